@@ -1,0 +1,3 @@
+module github.com/ruvllm/ruvllm
+
+go 1.26
