@@ -1,0 +1,26 @@
+// Command ruvllm is the command-line client of ruvllm: it inspects and runs
+// GGUF models directly, and talks to the ruvllmd daemon for everything else.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	root := &cobra.Command{
+		Use:           "ruvllm",
+		Short:         "A warm local LLM runtime shared by every app on your desktop",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+	// Subcommands register here, one constructor per file.
+	)
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "ruvllm:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,93 @@
+// Package llm is the engine's front door: load a GGUF model and generate
+// text or embeddings from it. The daemon and the CLI use only this API.
+package llm
+
+import (
+	"time"
+
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/sample"
+)
+
+// Request is one generation. Exactly one of Prompt and Messages is set:
+// Prompt is raw text (completion), Messages is a conversation rendered with
+// the model's chat template followed by the assistant's generation prompt.
+type Request struct {
+	Prompt   string
+	Messages []chat.Message
+	// Raw skips BOS insertion and templating for Prompt.
+	Raw bool
+	// MaxTokens bounds the generated tokens; 0 means until the context is full.
+	MaxTokens int
+	Sampling  sample.Params
+	// Stop ends generation when the generated text contains one of these
+	// strings; the stop string itself is not returned.
+	Stop []string
+	// TopLogprobs asks for this many alternatives with each token (0-20).
+	TopLogprobs int
+	// Logprobs asks for the chosen token's log-probability.
+	Logprobs bool
+	// Priority orders admission: higher first (interactive > background).
+	Priority int
+}
+
+// TokenLogprob is a token with its log-probability.
+type TokenLogprob struct {
+	ID      int32   `json:"id"`
+	Text    string  `json:"text"`
+	Logprob float32 `json:"logprob"`
+}
+
+// Token is one generated token as it is streamed. Text is the UTF-8 text it
+// completes (possibly empty when the token ends mid-character or is held
+// back while it may begin a stop string).
+type Token struct {
+	ID      int32
+	Text    string
+	Logprob float32
+	Top     []TokenLogprob
+}
+
+// FinishReason says why generation ended.
+type FinishReason string
+
+// The finish reasons, named as OpenAI names them.
+const (
+	FinishStop   FinishReason = "stop"   // end-of-generation token or stop string
+	FinishLength FinishReason = "length" // MaxTokens or the context limit
+)
+
+// Timings are the measured durations of one generation.
+type Timings struct {
+	// PromptEval is the time spent computing the prompt (prefill).
+	PromptEval time.Duration `json:"prompt_eval"`
+	// Eval is the time spent generating tokens after the first.
+	Eval time.Duration `json:"eval"`
+	// TTFT is the time from the request to its first generated token.
+	TTFT time.Duration `json:"ttft"`
+	// Total is the time from the request to its end.
+	Total time.Duration `json:"total"`
+}
+
+// Result summarises a finished generation.
+type Result struct {
+	PromptTokens     int
+	CachedTokens     int // prompt tokens served from the prefix cache
+	CompletionTokens int
+	FinishReason     FinishReason
+	Timings          Timings
+}
+
+// Info describes a loaded model.
+type Info struct {
+	Name          string `json:"name"`
+	Path          string `json:"path"`
+	Architecture  string `json:"architecture"`
+	Parameters    uint64 `json:"parameters"`
+	FileType      string `json:"file_type"` // dominant weight type, e.g. "Q4_0"
+	FileSize      int64  `json:"file_size"`
+	ContextLength int    `json:"context_length"`
+	EmbeddingSize int    `json:"embedding_size"`
+	VocabSize     int    `json:"vocab_size"`
+	ChatTemplate  string `json:"chat_template,omitempty"`
+}
