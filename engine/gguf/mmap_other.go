@@ -1,0 +1,10 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package gguf
+
+import "os"
+
+// mapFile reads the file into memory where mmap is unavailable.
+func mapFile(fh *os.File, size int) ([]byte, func() error, error) {
+	return readFile(fh, size)
+}
