@@ -17,7 +17,9 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(
-	// Subcommands register here, one constructor per file.
+		// Subcommands register here, one constructor per file.
+		newRunCmd(),
+		newPerplexityCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)

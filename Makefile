@@ -1,0 +1,55 @@
+# ruvllm — build, run and test. `make run` and `make test` are the two
+# commands the README promises work on a fresh Debian machine.
+
+GO        ?= go
+BIN       := bin
+SHARED    ?= $(abspath ../shared)
+MODEL     ?= $(SHARED)/models/ruvllm-test-llama-19m-q8_0.gguf
+GOTESTFLAGS ?=
+
+.PHONY: all build run test test-go test-darwin test-arm64 vet fuzz bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+# run starts the daemon with the shared test model and opens a chat.
+run: build
+	@test -f "$(MODEL)" || { echo "model $(MODEL) not found: set MODEL=path/to/model.gguf"; exit 1; }
+	$(BIN)/ruvllm chat -m "$(MODEL)"
+
+test: vet test-go test-darwin test-arm64
+
+vet:
+	$(GO) vet ./...
+
+test-go:
+	$(GO) test $(GOTESTFLAGS) ./...
+
+# Every package that builds without cgo must build for darwin/arm64; cgo
+# packages are type-checked with FakeImportC by tools/darwincheck.
+test-darwin:
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build ./...
+	@if [ -d tools/darwincheck ]; then $(GO) run ./tools/darwincheck ./...; fi
+
+# The engine's arm64 code paths run under qemu-user when it is installed.
+test-arm64:
+	@if command -v qemu-aarch64 >/dev/null; then \
+		GOARCH=arm64 $(GO) test -exec qemu-aarch64 ./engine/quant/... ./engine/compute/... ; \
+	else echo "test-arm64: qemu-aarch64 not installed, skipped (apt-get install qemu-user)"; fi
+
+FUZZTIME ?= 10s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/...
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/sample"
+)
+
+// genFlags are the sampling and length flags shared by run and bench.
+type genFlags struct {
+	prompt    string
+	maxTokens int
+	params    sample.Params
+	stops     []string
+}
+
+func (g *genFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVarP(&g.prompt, "prompt", "p", "", "prompt text")
+	f.IntVarP(&g.maxTokens, "n", "n", 128, "maximum tokens to generate (0: until the context is full)")
+	f.Float32Var(&g.params.Temperature, "temp", 0.8, "temperature (0: greedy)")
+	f.IntVar(&g.params.TopK, "top-k", 40, "top-k (0: off)")
+	f.Float32Var(&g.params.TopP, "top-p", 0.95, "top-p (1: off)")
+	f.Float32Var(&g.params.MinP, "min-p", 0.05, "min-p (0: off)")
+	f.Float32Var(&g.params.TypicalP, "typical-p", 1, "typical-p (1: off)")
+	f.Float32Var(&g.params.RepeatPenalty, "repeat-penalty", 1, "repetition penalty (1: off)")
+	f.Float32Var(&g.params.PresencePenalty, "presence-penalty", 0, "presence penalty")
+	f.Float32Var(&g.params.FrequencyPenalty, "frequency-penalty", 0, "frequency penalty")
+	f.IntVar(&g.params.RepeatLastN, "repeat-last-n", 64, "penalty window in tokens (-1: all)")
+	f.Uint64Var(&g.params.Seed, "seed", 0, "random seed (0: random)")
+	f.StringArrayVar(&g.stops, "stop", nil, "stop string (repeatable)")
+}
+
+func newRunCmd() *cobra.Command {
+	var (
+		g       genFlags
+		path    string
+		asChat  bool
+		system  string
+		asJSON  bool
+		threads int
+		ctxLen  int
+	)
+	cmd := &cobra.Command{
+		Use:   "run -m FILE.gguf -p TEXT",
+		Short: "Generate text from a GGUF model in this process",
+		Long: "run loads the model itself (no daemon), streams the generated text to stdout and prints timings\n" +
+			"to stderr. With --json it prints one object {tokens, text, timings} instead.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if path == "" {
+				return errors.New("missing -m FILE.gguf")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			loadStart := time.Now()
+			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: ctxLen})
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			load := time.Since(loadStart)
+			req := llm.Request{MaxTokens: g.maxTokens, Sampling: g.params, Stop: g.stops}
+			if asChat {
+				if system != "" {
+					req.Messages = append(req.Messages, chat.Message{Role: "system", Content: system})
+				}
+				req.Messages = append(req.Messages, chat.Message{Role: "user", Content: g.prompt})
+			} else {
+				req.Prompt = g.prompt
+			}
+			return runLocal(ctx, cmd, m, req, load, asJSON)
+		},
+	}
+	g.register(cmd)
+	f := cmd.Flags()
+	f.StringVarP(&path, "model", "m", "", "GGUF model file")
+	f.BoolVar(&asChat, "chat", false, "wrap the prompt in the model's chat template")
+	f.StringVar(&system, "system", "", "system prompt (with --chat)")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of streaming")
+	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
+	f.IntVar(&ctxLen, "ctx", 0, "context length (0: the model's, at most 4096)")
+	return cmd
+}
+
+type runTimings struct {
+	LoadMS       float64 `json:"load_ms"`
+	PromptTokens int     `json:"prompt_tokens"`
+	PromptMS     float64 `json:"prompt_ms"`
+	PromptTPS    float64 `json:"prompt_tokens_per_second"`
+	GenTokens    int     `json:"generated_tokens"`
+	GenMS        float64 `json:"generation_ms"`
+	GenTPS       float64 `json:"generation_tokens_per_second"`
+	TTFTMS       float64 `json:"ttft_ms"`
+	FinishReason string  `json:"finish_reason"`
+}
+
+func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Request, load time.Duration, asJSON bool) error {
+	out := cmd.OutOrStdout()
+	var tokens []int32
+	var text []byte
+	res, err := m.Generate(ctx, req, func(t llm.Token) error {
+		if t.ID >= 0 {
+			tokens = append(tokens, t.ID)
+		}
+		text = append(text, t.Text...)
+		if !asJSON {
+			_, err := fmt.Fprint(out, t.Text)
+			return err
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	tm := runTimings{
+		LoadMS:       ms(load),
+		PromptTokens: res.PromptTokens,
+		PromptMS:     ms(res.Timings.PromptEval),
+		GenTokens:    res.CompletionTokens,
+		GenMS:        ms(res.Timings.Eval),
+		TTFTMS:       ms(res.Timings.TTFT),
+		FinishReason: string(res.FinishReason),
+	}
+	if res.Timings.PromptEval > 0 {
+		tm.PromptTPS = float64(res.PromptTokens) / res.Timings.PromptEval.Seconds()
+	}
+	if res.CompletionTokens > 1 && res.Timings.Eval > 0 {
+		tm.GenTPS = float64(res.CompletionTokens-1) / res.Timings.Eval.Seconds()
+	}
+	if asJSON {
+		if tokens == nil {
+			tokens = []int32{}
+		}
+		return json.NewEncoder(out).Encode(map[string]any{"tokens": tokens, "text": string(text), "timings": tm})
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintf(cmd.ErrOrStderr(), "load %.0f ms | prompt %d tokens in %.1f ms (%.1f tok/s) | TTFT %.1f ms | generated %d tokens (%.1f tok/s) | %s\n",
+		tm.LoadMS, tm.PromptTokens, tm.PromptMS, tm.PromptTPS, tm.TTFTMS, tm.GenTokens, tm.GenTPS, tm.FinishReason)
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func newPerplexityCmd() *cobra.Command {
+	var (
+		path, file string
+		ctxLen     int
+		threads    int
+	)
+	cmd := &cobra.Command{
+		Use:   "perplexity -m FILE.gguf -f TEXTFILE",
+		Short: "Compute perplexity over a text file, like llama-perplexity",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if path == "" || file == "" {
+				return errors.New("need -m FILE.gguf and -f TEXTFILE")
+			}
+			text, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: max(ctxLen, 0)})
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			start := time.Now()
+			res, err := m.Perplexity(ctx, string(text), ctxLen, func(c int, ppl float64) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "[%d]%.4f ", c+1, ppl)
+			})
+			fmt.Fprintln(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "perplexity: %.4f (%d chunks of %d tokens, %d scored, %.1f s)\n",
+				res.Perplexity, res.Chunks, ctxLen, res.Scored, time.Since(start).Seconds())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&path, "model", "m", "", "GGUF model file")
+	f.StringVarP(&file, "file", "f", "", "text file to score")
+	f.IntVar(&ctxLen, "ctx", 512, "chunk size in tokens")
+	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
+	return cmd
+}

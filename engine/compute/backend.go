@@ -1,0 +1,155 @@
+// Package compute defines the device-neutral interface that model code is
+// written against: tensors that live on a device and the operations a
+// decoder-only transformer needs. The CPU backend (compute/cpu) is the
+// reference; accelerator backends (metal, coreml) implement the same
+// interface so model code never changes.
+package compute
+
+import (
+	"errors"
+
+	"github.com/ruvllm/ruvllm/engine/quant"
+)
+
+// ErrUnsupported is returned by backends for an operation or type they do
+// not implement.
+var ErrUnsupported = errors.New("not supported by this backend")
+
+// Tensor is a 2-D matrix owned by a Backend: Rows rows of Cols elements,
+// row-major. Activations are F32; weights keep their GGUF type. Model code
+// never touches a tensor's memory directly.
+type Tensor interface {
+	Rows() int
+	Cols() int
+	Type() quant.Type
+}
+
+// RoPEMode says which elements of a head are rotated together.
+type RoPEMode int
+
+const (
+	// RoPENormal rotates adjacent pairs (x[2i], x[2i+1]) — llama.
+	RoPENormal RoPEMode = iota
+	// RoPENeox rotates halves (x[i], x[i+d/2]) — qwen2, phi3, gemma2.
+	RoPENeox
+)
+
+// RoPE holds the rotary embedding parameters of a model, read from GGUF
+// metadata. The YaRN fields follow ggml's rope_yarn.
+type RoPE struct {
+	Mode     RoPEMode
+	Dims     int     // rotated dimensions per head (≤ head size)
+	FreqBase float32 // θ base, e.g. 10000
+	// FreqScale is 1/scaling factor for linear and YaRN scaling (1 = none).
+	FreqScale float32
+	// YaRN: ExtFactor > 0 enables the ramp between interpolation and
+	// extrapolation; AttnFactor scales the magnitude; BetaFast/BetaSlow
+	// bound the ramp; OrigCtx is the training context.
+	ExtFactor  float32
+	AttnFactor float32
+	BetaFast   float32
+	BetaSlow   float32
+	OrigCtx    int
+	// Factors, when non-nil, divides each frequency (llama3 rope_freqs,
+	// phi3 long/short factors); length Dims/2.
+	Factors Tensor
+}
+
+// Span is the part of a batch that belongs to one sequence: rows
+// [Row, Row+N) of the batch are that sequence's tokens at positions
+// [Pos, Pos+N). Blocks is the sequence's KV block table, covering at least
+// Pos+N positions.
+type Span struct {
+	Row, N int
+	Pos    int
+	Blocks []int32
+}
+
+// Attention describes one attention call.
+type Attention struct {
+	Layer   int
+	Heads   int     // query heads
+	KVHeads int     // key/value heads (GQA when fewer than Heads)
+	HeadDim int     // key/value head size
+	Scale   float32 // multiplies q·k, usually 1/sqrt(HeadDim)
+	// Softcap, when > 0, caps scores as Softcap·tanh(s/Softcap) (gemma2).
+	Softcap float32
+	// Window, when > 0, limits each query to the last Window positions
+	// (sliding-window attention).
+	Window int
+}
+
+// KVConfig sizes a KV store: Blocks blocks of BlockSize token positions,
+// each holding keys and values of every layer.
+type KVConfig struct {
+	Layers    int
+	Blocks    int
+	BlockSize int
+	KVHeads   int
+	HeadDim   int
+	// Type is the element type of stored keys and values (F16 or F32).
+	Type quant.Type
+}
+
+// KVStore is device memory for keys and values, addressed by block. Which
+// blocks belong to which sequence is decided outside (engine/kv); the
+// store only holds the data.
+type KVStore interface {
+	Config() KVConfig
+	// CopyBlock copies every layer of block src into block dst (copy-on-write).
+	CopyBlock(dst, src int32)
+	// ReadBlock and WriteBlock move one block's raw bytes (all layers) to and
+	// from host memory, for saving and restoring cached prefixes.
+	ReadBlock(b int32, dst []byte) error
+	WriteBlock(b int32, src []byte) error
+	// BlockBytes is the size of one block's raw bytes.
+	BlockBytes() int
+}
+
+// Backend executes tensor operations on one device. Operations are eager:
+// when a call returns, its result is visible to the next call. Shapes are
+// checked by the backend and mismatches panic, because they are programming
+// errors in model code, never a consequence of input.
+type Backend interface {
+	// Name identifies the backend in logs and `ruvllm inspect`.
+	Name() string
+	// Weight wraps GGUF weight data of a rows×cols matrix (rows = output
+	// features). The data may be memory-mapped and must outlive the tensor.
+	Weight(t quant.Type, rows, cols int, data []byte) (Tensor, error)
+	// New returns an F32 tensor of the given shape, zeroed. Tensors are
+	// reclaimed when unreferenced; hot loops reuse them instead.
+	New(rows, cols int) Tensor
+	// Upload copies host data into an F32 tensor; Download copies it back.
+	Upload(dst Tensor, src []float32)
+	Download(src Tensor, dst []float32)
+
+	// GetRows writes row ids[i] of table (any weight type) into dst row i.
+	GetRows(dst, table Tensor, ids []int32)
+	// MatMul sets dst = x · wᵀ: dst[r] = w · x[r] for each row r of x. w is a
+	// weight (any supported type) of shape out×in; x is N×in, dst N×out.
+	MatMul(dst, x, w Tensor)
+	// AddRow adds the single-row tensor b to every row of dst (bias).
+	AddRow(dst, b Tensor)
+	// Add sets dst = a + b elementwise (dst may alias a or b).
+	Add(dst, a, b Tensor)
+	// Scale multiplies x in place by s.
+	Scale(x Tensor, s float32)
+	// RMSNorm normalises each row of x by its RMS, times weight w (one row),
+	// into dst (may alias x).
+	RMSNorm(dst, x, w Tensor, eps float32)
+	// RoPE rotates the heads of x (rows laid out as heads×headDim) in place
+	// at the positions of each span.
+	RoPE(x Tensor, spans []Span, heads, headDim int, p RoPE)
+	// SwiGLU sets dst = silu(gate) * up; GeGLU uses tanh-approximated gelu.
+	SwiGLU(dst, gate, up Tensor)
+	GeGLU(dst, gate, up Tensor)
+	// Softcap sets x = c·tanh(x/c) in place.
+	Softcap(x Tensor, c float32)
+
+	// NewKVStore allocates key/value memory.
+	NewKVStore(cfg KVConfig) (KVStore, error)
+	// Attend stores k and v (rows per token, KVHeads×HeadDim) into kv at
+	// each span's positions, then writes causal attention of q
+	// (Heads×HeadDim per row) over each span's keys into dst.
+	Attend(dst, q, k, v Tensor, kv KVStore, spans []Span, a Attention)
+}

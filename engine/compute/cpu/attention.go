@@ -1,0 +1,218 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/quant"
+)
+
+// kvStore keeps keys and values in host memory. Layout: for each block, for
+// each layer, K then V, each BlockSize×KVHeads×HeadDim elements, so one
+// block's bytes are contiguous (cheap to copy, save and restore).
+type kvStore struct {
+	cfg      compute.KVConfig
+	f16      []uint16 // when cfg.Type == F16
+	f32      []float32
+	rowElems int // KVHeads×HeadDim
+	perLayer int // elements of K (or V) of one layer in one block
+	perBlock int // elements of one block, all layers, K and V
+}
+
+// NewKVStore implements compute.Backend.
+func (b *Backend) NewKVStore(cfg compute.KVConfig) (compute.KVStore, error) {
+	if cfg.Type != quant.F16 && cfg.Type != quant.F32 {
+		return nil, fmt.Errorf("kv type %s: %w", cfg.Type, compute.ErrUnsupported)
+	}
+	s := &kvStore{cfg: cfg, rowElems: cfg.KVHeads * cfg.HeadDim}
+	s.perLayer = cfg.BlockSize * s.rowElems
+	s.perBlock = 2 * cfg.Layers * s.perLayer
+	total := s.perBlock * cfg.Blocks
+	if cfg.Type == quant.F16 {
+		s.f16 = make([]uint16, total)
+	} else {
+		s.f32 = make([]float32, total)
+	}
+	return s, nil
+}
+
+func (s *kvStore) Config() compute.KVConfig { return s.cfg }
+
+func (s *kvStore) elemBytes() int {
+	if s.f16 != nil {
+		return 2
+	}
+	return 4
+}
+
+func (s *kvStore) BlockBytes() int { return s.perBlock * s.elemBytes() }
+
+func (s *kvStore) CopyBlock(dst, src int32) {
+	d, o := int(dst)*s.perBlock, int(src)*s.perBlock
+	if s.f16 != nil {
+		copy(s.f16[d:d+s.perBlock], s.f16[o:o+s.perBlock])
+	} else {
+		copy(s.f32[d:d+s.perBlock], s.f32[o:o+s.perBlock])
+	}
+}
+
+func (s *kvStore) ReadBlock(blk int32, dst []byte) error {
+	if len(dst) != s.BlockBytes() {
+		return fmt.Errorf("read block: buffer of %d bytes, block is %d", len(dst), s.BlockBytes())
+	}
+	o := int(blk) * s.perBlock
+	if s.f16 != nil {
+		for i, v := range s.f16[o : o+s.perBlock] {
+			dst[2*i], dst[2*i+1] = byte(v), byte(v>>8)
+		}
+		return nil
+	}
+	for i, v := range s.f32[o : o+s.perBlock] {
+		u := math.Float32bits(v)
+		dst[4*i], dst[4*i+1], dst[4*i+2], dst[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+	}
+	return nil
+}
+
+func (s *kvStore) WriteBlock(blk int32, src []byte) error {
+	if len(src) != s.BlockBytes() {
+		return fmt.Errorf("write block: %d bytes, block is %d", len(src), s.BlockBytes())
+	}
+	o := int(blk) * s.perBlock
+	if s.f16 != nil {
+		for i := range s.f16[o : o+s.perBlock] {
+			s.f16[o+i] = uint16(src[2*i]) | uint16(src[2*i+1])<<8
+		}
+		return nil
+	}
+	for i := range s.f32[o : o+s.perBlock] {
+		u := uint32(src[4*i]) | uint32(src[4*i+1])<<8 | uint32(src[4*i+2])<<16 | uint32(src[4*i+3])<<24
+		s.f32[o+i] = math.Float32frombits(u)
+	}
+	return nil
+}
+
+// offset returns the element offset of position pos's K row (V is
+// perLayer further) in layer l, through the block table.
+func (s *kvStore) offset(blocks []int32, layer, pos int) int {
+	bs := s.cfg.BlockSize
+	blk := int(blocks[pos/bs])
+	return blk*s.perBlock + layer*2*s.perLayer + (pos%bs)*s.rowElems
+}
+
+// Attend implements compute.Backend.
+func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spans []compute.Span, a compute.Attention) {
+	s := store.(*kvStore)
+	d, qs, ks, vs := ct(dst), ct(q), ct(k), ct(v)
+	hd, kvh := a.HeadDim, a.KVHeads
+	if qs.cols != a.Heads*hd || ks.cols != kvh*hd || vs.cols != kvh*hd || d.cols != qs.cols || s.rowElems != kvh*hd {
+		panic(fmt.Sprintf("Attend: q %d, k %d, v %d, dst %d cols for %d/%d heads of %d", qs.cols, ks.cols, vs.cols, d.cols, a.Heads, kvh, hd))
+	}
+	re := s.rowElems
+	// Store the new keys and values.
+	for _, sp := range spans {
+		if len(sp.Blocks)*s.cfg.BlockSize < sp.Pos+sp.N {
+			panic("Attend: block table too short")
+		}
+		for i := 0; i < sp.N; i++ {
+			o := s.offset(sp.Blocks, a.Layer, sp.Pos+i)
+			kr, vr := ks.f32[(sp.Row+i)*re:(sp.Row+i+1)*re], vs.f32[(sp.Row+i)*re:(sp.Row+i+1)*re]
+			if s.f16 != nil {
+				for j := 0; j < re; j++ {
+					s.f16[o+j] = quant.FP32ToFP16(kr[j])
+					s.f16[o+s.perLayer+j] = quant.FP32ToFP16(vr[j])
+				}
+			} else {
+				copy(s.f32[o:o+re], kr)
+				copy(s.f32[o+s.perLayer:o+s.perLayer+re], vr)
+			}
+		}
+	}
+	type job struct {
+		span *compute.Span
+		i, h int
+	}
+	var jobs []job
+	for si := range spans {
+		for i := 0; i < spans[si].N; i++ {
+			for h := 0; h < a.Heads; h++ {
+				jobs = append(jobs, job{&spans[si], i, h})
+			}
+		}
+	}
+	group := a.Heads / kvh
+	b.w.run(len(jobs), 4, func(lo, hi int) {
+		var scores []float32
+		qh := make([]float32, hd)
+		acc := make([]float32, hd)
+		for _, j := range jobs[lo:hi] {
+			sp := j.span
+			pos := sp.Pos + j.i
+			first := 0
+			if a.Window > 0 && pos-a.Window+1 > 0 {
+				first = pos - a.Window + 1
+			}
+			n := pos - first + 1
+			if cap(scores) < n {
+				scores = make([]float32, n)
+			}
+			scores = scores[:n]
+			row := sp.Row + j.i
+			copy(qh, qs.f32[row*qs.cols+j.h*hd:row*qs.cols+(j.h+1)*hd])
+			if s.f16 != nil {
+				// llama.cpp multiplies f16 keys with queries rounded to f16.
+				for t := range qh {
+					qh[t] = quant.FP16ToFP32(quant.FP32ToFP16(qh[t]))
+				}
+			}
+			kvOff := (j.h / group) * hd
+			maxScore := float32(math.Inf(-1))
+			for t := 0; t < n; t++ {
+				o := s.offset(sp.Blocks, a.Layer, first+t) + kvOff
+				var dot float32
+				if s.f16 != nil {
+					kr := s.f16[o : o+hd]
+					for e, x := range qh {
+						dot += x * quant.FP16ToFP32(kr[e])
+					}
+				} else {
+					kr := s.f32[o : o+hd]
+					for e, x := range qh {
+						dot += x * kr[e]
+					}
+				}
+				sc := dot * a.Scale
+				if a.Softcap > 0 {
+					sc = a.Softcap * float32(math.Tanh(float64(sc/a.Softcap)))
+				}
+				scores[t] = sc
+				maxScore = max(maxScore, sc)
+			}
+			var sum float64
+			for t, sc := range scores {
+				e := float32(math.Exp(float64(sc - maxScore)))
+				scores[t] = e
+				sum += float64(e)
+			}
+			inv := float32(1 / sum)
+			clear(acc)
+			for t, p := range scores {
+				p *= inv
+				o := s.offset(sp.Blocks, a.Layer, first+t) + s.perLayer + kvOff
+				if s.f16 != nil {
+					vr := s.f16[o : o+hd]
+					for e := range acc {
+						acc[e] += p * quant.FP16ToFP32(vr[e])
+					}
+				} else {
+					vr := s.f32[o : o+hd]
+					for e := range acc {
+						acc[e] += p * vr[e]
+					}
+				}
+			}
+			copy(d.f32[row*d.cols+j.h*hd:row*d.cols+(j.h+1)*hd], acc)
+		}
+	})
+}

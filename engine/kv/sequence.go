@@ -1,0 +1,95 @@
+package kv
+
+import "fmt"
+
+// Copier copies one block's data into another on the device; it is how a
+// sequence makes a shared block private before writing to it.
+type Copier interface {
+	CopyBlock(dst, src int32)
+}
+
+// Sequence is one sequence's view of the cache: its block table and the
+// number of positions filled. A Sequence is owned by one goroutine at a time.
+type Sequence struct {
+	pool   *Pool
+	blocks []int32
+	len    int
+}
+
+// NewSequence returns an empty sequence drawing blocks from p.
+func NewSequence(p *Pool) *Sequence { return &Sequence{pool: p} }
+
+// Len is the number of positions whose keys and values are stored.
+func (s *Sequence) Len() int { return s.len }
+
+// Blocks is the block table; valid until the next call that changes s.
+func (s *Sequence) Blocks() []int32 { return s.blocks }
+
+// Adopt makes s start with the given cached blocks holding n positions,
+// taking a reference to each (prefix-cache hit). s must be empty.
+func (s *Sequence) Adopt(blocks []int32, n int) {
+	if s.len != 0 || len(s.blocks) != 0 {
+		panic("kv: Adopt on a non-empty sequence")
+	}
+	if need := (n + s.pool.blockSize - 1) / s.pool.blockSize; need > len(blocks) {
+		panic(fmt.Sprintf("kv: %d positions need %d blocks, got %d", n, need, len(blocks)))
+	}
+	s.pool.Retain(blocks)
+	s.blocks = append(s.blocks, blocks...)
+	s.len = n
+}
+
+// Reserve makes room for n more positions: it allocates the blocks they
+// need and, when the last partly filled block is shared with another
+// sequence or the prefix cache, replaces it by a private copy
+// (copy-on-write) so the new positions never write into shared memory.
+func (s *Sequence) Reserve(n int, c Copier) error {
+	bs := s.pool.blockSize
+	if s.len%bs != 0 && n > 0 {
+		last := len(s.blocks) - 1
+		if b := s.blocks[last]; s.pool.Refs(b) > 1 {
+			fresh, err := s.pool.Alloc(1)
+			if err != nil {
+				return fmt.Errorf("copy-on-write: %w", err)
+			}
+			c.CopyBlock(fresh[0], b)
+			s.pool.Release([]int32{b})
+			s.blocks[last] = fresh[0]
+		}
+	}
+	need := (s.len+n+bs-1)/bs - len(s.blocks)
+	if need > 0 {
+		fresh, err := s.pool.Alloc(need)
+		if err != nil {
+			return err
+		}
+		s.blocks = append(s.blocks, fresh...)
+	}
+	return nil
+}
+
+// Advance records that n more positions were written.
+func (s *Sequence) Advance(n int) {
+	if s.len+n > len(s.blocks)*s.pool.blockSize {
+		panic("kv: Advance beyond reserved blocks")
+	}
+	s.len += n
+}
+
+// Truncate drops positions from n on, freeing whole blocks past it.
+func (s *Sequence) Truncate(n int) {
+	if n >= s.len {
+		return
+	}
+	keep := (n + s.pool.blockSize - 1) / s.pool.blockSize
+	s.pool.Release(s.blocks[keep:])
+	s.blocks = s.blocks[:keep]
+	s.len = n
+}
+
+// Release returns every block to the pool; s is empty afterwards.
+func (s *Sequence) Release() {
+	s.pool.Release(s.blocks)
+	s.blocks = s.blocks[:0]
+	s.len = 0
+}

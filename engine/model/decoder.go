@@ -1,0 +1,186 @@
+package model
+
+import (
+	"math"
+
+	"github.com/ruvllm/ruvllm/engine/compute"
+)
+
+// attnWeights are one layer's attention projections; biases are nil when
+// the family has none.
+type attnWeights struct {
+	q, k, v, o  compute.Tensor
+	bq, bk, bv  compute.Tensor
+	window      int // sliding window of this layer (0: full attention)
+	softcap     float32
+	scale       float32
+	ropeFactors compute.Tensor
+}
+
+// ffnWeights are one layer's gated feed-forward projections.
+type ffnWeights struct {
+	gate, up, down compute.Tensor
+}
+
+// buffers are the activations of one forward pass over n tokens, reused
+// while the batch size stays the same so decoding does not allocate.
+type buffers struct {
+	n                            int
+	x, h, q, k, v, attn, attnOut compute.Tensor
+	gate, up, ff, ffOut, out     compute.Tensor
+	logits                       compute.Tensor
+	logitRows                    int
+	sel                          compute.Tensor
+}
+
+// base holds what every family shares: the backend, the configuration, the
+// embedding, final norm and output projection, and the scratch buffers.
+type base struct {
+	b       compute.Backend
+	cfg     Config
+	embd    compute.Tensor
+	outNorm compute.Tensor
+	output  compute.Tensor
+	buf     *buffers
+}
+
+func (m *base) Config() Config { return m.cfg }
+
+// scratch returns activation buffers for n tokens.
+func (m *base) scratch(n int) *buffers {
+	if m.buf != nil && m.buf.n == n {
+		return m.buf
+	}
+	c, b := m.cfg, m.b
+	qd, kvd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	s := &buffers{
+		n: n, x: b.New(n, c.Dim), h: b.New(n, c.Dim),
+		q: b.New(n, qd), k: b.New(n, kvd), v: b.New(n, kvd), attn: b.New(n, qd), attnOut: b.New(n, c.Dim),
+		gate: b.New(n, c.FF), up: b.New(n, c.FF), ff: b.New(n, c.FF), ffOut: b.New(n, c.Dim), out: b.New(n, c.Dim),
+	}
+	if m.buf != nil { // keep the logits buffer across batch sizes
+		s.logits, s.logitRows, s.sel = m.buf.logits, m.buf.logitRows, m.buf.sel
+	}
+	m.buf = s
+	return s
+}
+
+// attention runs self-attention of the normalised input s.h into
+// s.attnOut: project, add biases, rotate, attend over the cache, project.
+func (m *base) attention(s *buffers, w *attnWeights, layer int, batch *Batch, kv compute.KVStore) {
+	b, c := m.b, m.cfg
+	b.MatMul(s.q, s.h, w.q)
+	b.MatMul(s.k, s.h, w.k)
+	b.MatMul(s.v, s.h, w.v)
+	if w.bq != nil {
+		b.AddRow(s.q, w.bq)
+		b.AddRow(s.k, w.bk)
+		b.AddRow(s.v, w.bv)
+	}
+	rope := c.RoPE
+	rope.Factors = w.ropeFactors
+	b.RoPE(s.q, batch.Spans, c.Heads, c.HeadDim, rope)
+	b.RoPE(s.k, batch.Spans, c.KVHeads, c.HeadDim, rope)
+	scale := w.scale
+	if scale == 0 {
+		scale = float32(1 / math.Sqrt(float64(c.HeadDim)))
+	}
+	b.Attend(s.attn, s.q, s.k, s.v, kv, batch.Spans, compute.Attention{
+		Layer: layer, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
+		Scale: scale, Softcap: w.softcap, Window: w.window,
+	})
+	b.MatMul(s.attnOut, s.attn, w.o)
+}
+
+// swiglu runs the gated feed-forward network with SiLU on s.h into s.ffOut.
+func (m *base) swiglu(s *buffers, w *ffnWeights) {
+	b := m.b
+	b.MatMul(s.gate, s.h, w.gate)
+	b.MatMul(s.up, s.h, w.up)
+	b.SwiGLU(s.ff, s.gate, s.up)
+	b.MatMul(s.ffOut, s.ff, w.down)
+}
+
+// Logits implements Model: gather the wanted rows, project to the
+// vocabulary, and cap when the family says so.
+func (m *base) Logits(hidden compute.Tensor, rows []int32) compute.Tensor {
+	b := m.b
+	s := m.buf
+	if s.logitRows != len(rows) {
+		s.logits = b.New(len(rows), m.cfg.Vocab)
+		s.sel = b.New(len(rows), m.cfg.Dim)
+		s.logitRows = len(rows)
+	}
+	b.GetRows(s.sel, hidden, rows)
+	b.MatMul(s.logits, s.sel, m.output)
+	if m.cfg.FinalSoftcap > 0 {
+		b.Softcap(s.logits, m.cfg.FinalSoftcap)
+	}
+	return s.logits
+}
+
+// loadAttn loads the separate q/k/v/o projections of layer i, with biases
+// when withBias.
+func (l *loader) loadAttn(c Config, i int, withBias bool) (attnWeights, error) {
+	var w attnWeights
+	var err error
+	qd, kvd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	for _, m := range []struct {
+		dst     *compute.Tensor
+		name    string
+		out, in int
+	}{
+		{&w.q, "attn_q.weight", qd, c.Dim},
+		{&w.k, "attn_k.weight", kvd, c.Dim},
+		{&w.v, "attn_v.weight", kvd, c.Dim},
+		{&w.o, "attn_output.weight", c.Dim, qd},
+	} {
+		if *m.dst, err = l.matrix(blk(i, m.name), m.out, m.in); err != nil {
+			return w, err
+		}
+	}
+	if withBias {
+		if w.bq, err = l.vector(blk(i, "attn_q.bias"), qd); err != nil {
+			return w, err
+		}
+		if w.bk, err = l.vector(blk(i, "attn_k.bias"), kvd); err != nil {
+			return w, err
+		}
+		if w.bv, err = l.vector(blk(i, "attn_v.bias"), kvd); err != nil {
+			return w, err
+		}
+	}
+	return w, nil
+}
+
+// loadFFN loads the separate gate/up/down projections of layer i.
+func (l *loader) loadFFN(c Config, i int) (ffnWeights, error) {
+	var w ffnWeights
+	var err error
+	if w.gate, err = l.matrix(blk(i, "ffn_gate.weight"), c.FF, c.Dim); err != nil {
+		return w, err
+	}
+	if w.up, err = l.matrix(blk(i, "ffn_up.weight"), c.FF, c.Dim); err != nil {
+		return w, err
+	}
+	if w.down, err = l.matrix(blk(i, "ffn_down.weight"), c.Dim, c.FF); err != nil {
+		return w, err
+	}
+	return w, nil
+}
+
+// loadBase loads the embedding, final norm and output projection.
+func (l *loader) loadBase(c Config) (base, error) {
+	m := base{b: l.b, cfg: c}
+	var err error
+	if m.embd, err = l.matrix("token_embd.weight", c.Vocab, c.Dim); err != nil {
+		return m, err
+	}
+	if m.outNorm, err = l.vector("output_norm.weight", c.Dim); err != nil {
+		return m, err
+	}
+	if m.output, err = l.output(c); err != nil {
+		return m, err
+	}
+	return m, nil
+}

@@ -1,0 +1,87 @@
+// Package model holds the transformer families ruvllm runs, one file each
+// (llama, qwen2, phi3, gemma2), written as plain Go against the
+// compute.Backend interface so any backend can run them.
+package model
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/gguf"
+)
+
+// ErrUnsupportedArch is returned for a GGUF architecture no family handles.
+var ErrUnsupportedArch = errors.New("unsupported model architecture")
+
+// Config holds the hyperparameters a forward pass needs, read from GGUF
+// metadata.
+type Config struct {
+	Arch          string
+	Layers        int
+	Dim           int // embedding size
+	Heads         int
+	KVHeads       int
+	HeadDim       int // key/value head size
+	FF            int // feed-forward size
+	Vocab         int
+	ContextLength int
+	NormEps       float32
+	RoPE          compute.RoPE
+	// Window is the sliding-window size for layers that use one (0: none).
+	Window int
+	// AttnSoftcap and FinalSoftcap cap attention scores and logits (gemma2).
+	AttnSoftcap, FinalSoftcap float32
+}
+
+// Batch is the input of one forward pass: the tokens of one or more
+// sequences, laid out span after span.
+type Batch struct {
+	Tokens []int32
+	Spans  []compute.Span
+}
+
+// Model is a loaded transformer.
+type Model interface {
+	Config() Config
+	// Forward runs the batch, storing each token's keys and values in kv,
+	// and returns the final normalised hidden state of every token
+	// (len(Tokens)×Dim). The tensor is reused by the next Forward.
+	Forward(b *Batch, kv compute.KVStore) compute.Tensor
+	// Logits projects the given rows of hidden to vocabulary logits
+	// (len(rows)×Vocab). The tensor is reused by the next call.
+	Logits(hidden compute.Tensor, rows []int32) compute.Tensor
+}
+
+type family func(l *loader) (Model, error)
+
+// families maps GGUF general.architecture values to constructors; a
+// registration table, filled by each family's file.
+var families = map[string]family{}
+
+// Architectures lists the supported general.architecture values.
+func Architectures() []string {
+	var out []string
+	for k := range families {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Load builds the model described by f on backend b. Weights are wrapped,
+// not copied, so f must stay open while the model is used.
+func Load(f *gguf.File, b compute.Backend) (Model, error) {
+	arch := f.Architecture()
+	fam, ok := families[arch]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (supported: %v)", ErrUnsupportedArch, arch, Architectures())
+	}
+	l := &loader{f: f, b: b, arch: arch}
+	m, err := fam(l)
+	if err != nil {
+		return nil, fmt.Errorf("load %s model: %w", arch, err)
+	}
+	return m, nil
+}

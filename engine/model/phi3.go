@@ -1,0 +1,71 @@
+package model
+
+import "github.com/ruvllm/ruvllm/engine/compute"
+
+// Phi3 is a llama-style decoder whose files fuse the q/k/v projections into
+// one matrix (attn_qkv) and the gate and up projections into one (ffn_up,
+// gate rows first). The fused matrices are split into row ranges at load
+// time, so the forward pass is Llama's. Rotary embeddings use the neox
+// layout, with LongRoPE factors when the file has them.
+func loadPhi3(l *loader) (Model, error) {
+	c, err := l.config(compute.RoPENeox)
+	if err != nil {
+		return nil, err
+	}
+	b, err := l.loadBase(c)
+	if err != nil {
+		return nil, err
+	}
+	m := &Llama{base: b, layers: make([]llamaLayer, c.Layers)}
+	// llama.cpp picks the long factors only when the context exceeds the
+	// original training context; ruvllm runs at the trained context.
+	factors, err := l.ropeFactors(c, "rope_factors_short.weight", "rope_freqs.weight")
+	if err != nil {
+		return nil, err
+	}
+	if orig, ok := l.f.ArchUint("rope.scaling.original_context_length"); ok && factors != nil {
+		m.cfg.RoPE.OrigCtx = int(orig)
+		m.cfg.RoPE.AttnFactor = l.floatKey("rope.scaling.attn_factor", 1)
+	}
+	qd, kvd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	for i := range m.layers {
+		L := &m.layers[i]
+		if L.attnNorm, err = l.vector(blk(i, "attn_norm.weight"), c.Dim); err != nil {
+			return nil, err
+		}
+		if L.ffnNorm, err = l.vector(blk(i, "ffn_norm.weight"), c.Dim); err != nil {
+			return nil, err
+		}
+		if l.has(blk(i, "attn_qkv.weight")) {
+			qkv, err := l.rows(blk(i, "attn_qkv.weight"), c.Dim, qd, kvd, kvd)
+			if err != nil {
+				return nil, err
+			}
+			L.attn.q, L.attn.k, L.attn.v = qkv[0], qkv[1], qkv[2]
+			if L.attn.o, err = l.matrix(blk(i, "attn_output.weight"), c.Dim, qd); err != nil {
+				return nil, err
+			}
+		} else if L.attn, err = l.loadAttn(c, i, false); err != nil {
+			return nil, err
+		}
+		L.attn.window = c.Window
+		L.attn.ropeFactors = factors
+		if l.has(blk(i, "ffn_gate.weight")) {
+			if L.ffn, err = l.loadFFN(c, i); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		gu, err := l.rows(blk(i, "ffn_up.weight"), c.Dim, c.FF, c.FF)
+		if err != nil {
+			return nil, err
+		}
+		L.ffn.gate, L.ffn.up = gu[0], gu[1]
+		if L.ffn.down, err = l.matrix(blk(i, "ffn_down.weight"), c.Dim, c.FF); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func init() { families["phi3"] = loadPhi3 }

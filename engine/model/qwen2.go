@@ -1,0 +1,18 @@
+package model
+
+import "github.com/ruvllm/ruvllm/engine/compute"
+
+// Qwen2 is the llama block with biases on the q/k/v projections, rotary
+// embeddings in the neox (half-split) layout, and usually an output
+// projection tied to the token embedding. Its forward pass is Llama's.
+func loadQwen2(l *loader) (Model, error) {
+	c, err := l.config(compute.RoPENeox)
+	if err != nil {
+		return nil, err
+	}
+	// Qwen2 GGUFs carry a sliding-window size that llama.cpp does not apply.
+	c.Window = 0
+	return loadLlamaLayers(l, c, true)
+}
+
+func init() { families["qwen2"] = loadQwen2 }
