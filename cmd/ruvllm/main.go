@@ -20,6 +20,8 @@ func main() {
 		// Subcommands register here, one constructor per file.
 		newRunCmd(),
 		newPerplexityCmd(),
+		newInspectCmd(),
+		newTestmodelCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)

@@ -1,0 +1,354 @@
+// Package modelinfo summarises a GGUF model file for people and tools:
+// architecture, parameter count, quantization mix, hyperparameters,
+// tokenizer, chat template, remaining metadata and the tensor table. It
+// backs `ruvllm inspect`.
+package modelinfo
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ruvllm/ruvllm/engine/gguf"
+)
+
+// Summary is everything inspect reports; its JSON form is `inspect --json`.
+type Summary struct {
+	Path         string         `json:"path,omitempty"`
+	FileSize     int64          `json:"file_size"`
+	Version      uint32         `json:"gguf_version"`
+	Architecture string         `json:"architecture"`
+	Name         string         `json:"name,omitempty"`
+	Parameters   uint64         `json:"parameters"`
+	Alignment    uint64         `json:"alignment"`
+	DataOffset   int64          `json:"data_offset"`
+	QuantMix     []TypeUsage    `json:"quant_mix"`
+	Hyper        []Entry        `json:"hyperparameters"`
+	Tokenizer    Tokenizer      `json:"tokenizer"`
+	ChatTemplate string         `json:"chat_template,omitempty"`
+	Metadata     []Entry        `json:"metadata"`
+	Tensors      []TensorRecord `json:"tensors"`
+}
+
+// TypeUsage is how many tensors, elements and bytes use one element type.
+type TypeUsage struct {
+	Type    string `json:"type"`
+	Tensors int    `json:"tensors"`
+	Params  uint64 `json:"parameters"`
+	Bytes   int64  `json:"bytes"`
+}
+
+// Entry is one metadata key with its value in a JSON-friendly form: scalars
+// as themselves, arrays of more than MaxArray elements abbreviated to their
+// first elements (Len gives the full length).
+type Entry struct {
+	Key   string `json:"key"`
+	Type  string `json:"type"`
+	Len   int    `json:"len,omitempty"` // array length
+	Value any    `json:"value"`
+}
+
+// Tokenizer is the tokenizer's description from tokenizer.* metadata.
+type Tokenizer struct {
+	Model     string           `json:"model,omitempty"`
+	Pre       string           `json:"pre,omitempty"`
+	VocabSize int              `json:"vocab_size"`
+	Merges    int              `json:"merges,omitempty"`
+	Special   map[string]int64 `json:"special_ids,omitempty"` // bos, eos, unknown, padding, ...
+	// SpecialText maps the special ids to their token text.
+	SpecialText map[string]string `json:"special_tokens,omitempty"`
+	AddBOS      *bool             `json:"add_bos,omitempty"`
+	AddEOS      *bool             `json:"add_eos,omitempty"`
+}
+
+// TensorRecord is one row of the tensor table.
+type TensorRecord struct {
+	Name   string   `json:"name"`
+	Type   string   `json:"type"`
+	Shape  []uint64 `json:"shape"`
+	Offset uint64   `json:"offset"`
+	Bytes  int64    `json:"bytes"`
+}
+
+// MaxArray is how many array elements an Entry keeps.
+const MaxArray = 8
+
+// hyperKeys are the <arch>.* keys shown as hyperparameters, in display order.
+var hyperKeys = []string{
+	"context_length", "embedding_length", "block_count", "feed_forward_length",
+	"attention.head_count", "attention.head_count_kv", "attention.key_length", "attention.value_length",
+	"attention.layer_norm_rms_epsilon", "attention.layer_norm_epsilon", "attention.sliding_window",
+	"rope.dimension_count", "rope.freq_base", "rope.scaling.type", "rope.scaling.factor",
+	"rope.scaling.original_context_length", "attn_logit_softcapping", "final_logit_softcapping",
+	"expert_count", "expert_used_count", "vocab_size",
+}
+
+// specialKeys name tokenizer.ggml.<name>_token_id keys.
+var specialKeys = []string{"bos", "eos", "unknown", "padding", "separator", "mask", "eot", "eom"}
+
+// Describe summarises f. path is only recorded.
+func Describe(f *gguf.File, path string) Summary {
+	s := Summary{
+		Path: path, FileSize: f.Size, Version: f.Version, Architecture: f.Architecture(),
+		Alignment: f.Alignment, DataOffset: f.DataOffset,
+	}
+	s.Name, _ = f.String("general.name")
+	shown := map[string]bool{"general.architecture": true, "general.name": true, "tokenizer.chat_template": true}
+
+	mix := map[string]*TypeUsage{}
+	for _, t := range f.Tensors {
+		n := t.Elements()
+		s.Parameters += n
+		u := mix[t.Type.String()]
+		if u == nil {
+			u = &TypeUsage{Type: t.Type.String()}
+			mix[u.Type] = u
+		}
+		u.Tensors++
+		u.Params += n
+		u.Bytes += t.Size
+		s.Tensors = append(s.Tensors, TensorRecord{Name: t.Name, Type: t.Type.String(), Shape: t.Shape, Offset: t.Offset, Bytes: t.Size})
+	}
+	for _, u := range mix {
+		s.QuantMix = append(s.QuantMix, *u)
+	}
+	slices.SortFunc(s.QuantMix, func(a, b TypeUsage) int { return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), cmp.Compare(a.Type, b.Type)) })
+
+	for _, k := range hyperKeys {
+		key := s.Architecture + "." + k
+		if v, ok := f.Get(key); ok {
+			s.Hyper = append(s.Hyper, entry(key, v))
+			shown[key] = true
+		}
+	}
+
+	tk := &s.Tokenizer
+	tk.Model, _ = f.String("tokenizer.ggml.model")
+	tk.Pre, _ = f.String("tokenizer.ggml.pre")
+	tokens, _ := f.Strings("tokenizer.ggml.tokens")
+	tk.VocabSize = len(tokens)
+	if v, ok := f.Get("tokenizer.ggml.merges"); ok {
+		tk.Merges = v.Len()
+	}
+	for _, name := range specialKeys {
+		key := "tokenizer.ggml." + name + "_token_id"
+		if id, ok := f.Int(key); ok {
+			if tk.Special == nil {
+				tk.Special, tk.SpecialText = map[string]int64{}, map[string]string{}
+			}
+			tk.Special[name] = id
+			if id >= 0 && id < int64(len(tokens)) {
+				tk.SpecialText[name] = tokens[id]
+			}
+			shown[key] = true
+		}
+	}
+	if b, ok := f.Bool("tokenizer.ggml.add_bos_token"); ok {
+		tk.AddBOS = &b
+		shown["tokenizer.ggml.add_bos_token"] = true
+	}
+	if b, ok := f.Bool("tokenizer.ggml.add_eos_token"); ok {
+		tk.AddEOS = &b
+		shown["tokenizer.ggml.add_eos_token"] = true
+	}
+	for _, k := range []string{"model", "pre"} {
+		shown["tokenizer.ggml."+k] = true
+	}
+	s.ChatTemplate, _ = f.String("tokenizer.chat_template")
+
+	for _, kv := range f.KV {
+		if !shown[kv.Key] {
+			s.Metadata = append(s.Metadata, entry(kv.Key, kv.Value))
+		}
+	}
+	return s
+}
+
+func entry(key string, v gguf.Value) Entry {
+	e := Entry{Key: key, Type: v.Type().String()}
+	if !v.IsArray() {
+		e.Value = jsonSafe(v.Interface())
+		return e
+	}
+	e.Type = "array[" + v.ElemType().String() + "]"
+	e.Len = v.Len()
+	vals := make([]any, 0, min(e.Len, MaxArray))
+	for i := 0; i < e.Len && i < MaxArray; i++ {
+		x, _ := v.Index(i)
+		if x.IsArray() {
+			vals = append(vals, x.Format(MaxArray))
+		} else {
+			vals = append(vals, jsonSafe(x.Interface()))
+		}
+	}
+	e.Value = vals
+	return e
+}
+
+// jsonSafe turns non-finite floats, which JSON cannot carry, into strings.
+func jsonSafe(x any) any {
+	var f float64
+	switch v := x.(type) {
+	case float32:
+		f = float64(v)
+	case float64:
+		f = v
+	default:
+		return x
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Sprint(f)
+	}
+	return x
+}
+
+// HumanCount renders a count like 18.9M or 1.2B.
+func HumanCount(n uint64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fK", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// HumanBytes renders a byte size in binary units.
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// templateLines is how much of the chat template the text form shows.
+const templateLines = 6
+
+// WriteText prints the summary for people.
+func (s Summary) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
+	if s.Path != "" {
+		p("file:\t%s\n", s.Path)
+	}
+	p("architecture:\t%s\n", s.Architecture)
+	if s.Name != "" {
+		p("name:\t%s\n", s.Name)
+	}
+	p("parameters:\t%s (%d)\n", HumanCount(s.Parameters), s.Parameters)
+	p("file size:\t%s (%d bytes)\n", HumanBytes(s.FileSize), s.FileSize)
+	p("gguf:\tv%d, alignment %d, data at %d, %d tensors\n", s.Version, s.Alignment, s.DataOffset, len(s.Tensors))
+	p("\nquant mix:\n")
+	for _, u := range s.QuantMix {
+		p("  %s\t%d tensors\t%s params\t%s\n", u.Type, u.Tensors, HumanCount(u.Params), HumanBytes(u.Bytes))
+	}
+	if len(s.Hyper) > 0 {
+		p("\nhyperparameters:\n")
+		for _, e := range s.Hyper {
+			p("  %s\t%v\n", strings.TrimPrefix(e.Key, s.Architecture+"."), e.Value)
+		}
+	}
+	t := s.Tokenizer
+	p("\ntokenizer:\n")
+	p("  model\t%s\n", orDash(t.Model))
+	p("  pre\t%s\n", orDash(t.Pre))
+	p("  vocab size\t%d\n", t.VocabSize)
+	if t.Merges > 0 {
+		p("  merges\t%d\n", t.Merges)
+	}
+	for _, name := range specialKeys {
+		if id, ok := t.Special[name]; ok {
+			p("  %s id\t%d %q\n", name, id, t.SpecialText[name])
+		}
+	}
+	if t.AddBOS != nil {
+		p("  add bos\t%v\n", *t.AddBOS)
+	}
+	if t.AddEOS != nil {
+		p("  add eos\t%v\n", *t.AddEOS)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if s.ChatTemplate != "" {
+		lines := strings.Split(s.ChatTemplate, "\n")
+		fmt.Fprintf(w, "\nchat template (%s, %d bytes):\n", plural(len(lines), "line"), len(s.ChatTemplate))
+		for i, l := range lines {
+			if i == templateLines {
+				fmt.Fprintf(w, "  … (%d more lines)\n", len(lines)-templateLines)
+				break
+			}
+			if len(l) > 160 {
+				l = l[:160] + "…"
+			}
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+	if len(s.Metadata) > 0 {
+		fmt.Fprintf(w, "\nmetadata:\n")
+		for _, e := range s.Metadata {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Key, e.Type, formatEntry(e))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "\ntensors:\n")
+	fmt.Fprintf(tw, "  name\ttype\tshape\toffset\tbytes\n")
+	for _, r := range s.Tensors {
+		fmt.Fprintf(tw, "  %s\t%s\t%v\t%d\t%d\n", r.Name, r.Type, r.Shape, r.Offset, r.Bytes)
+	}
+	return tw.Flush()
+}
+
+func formatEntry(e Entry) string {
+	if e.Len == 0 && !strings.HasPrefix(e.Type, "array") {
+		if s, ok := e.Value.(string); ok {
+			if len(s) > 120 {
+				s = s[:120] + "…"
+			}
+			return fmt.Sprintf("%q", s)
+		}
+		return fmt.Sprint(e.Value)
+	}
+	vals := e.Value.([]any)
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		if s, ok := v.(string); ok {
+			parts[i] = fmt.Sprintf("%q", s)
+		} else {
+			parts[i] = fmt.Sprint(v)
+		}
+	}
+	more := ""
+	if e.Len > len(vals) {
+		more = fmt.Sprintf(", … (%d total)", e.Len)
+	}
+	return "[" + strings.Join(parts, ", ") + more + "]"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
