@@ -19,6 +19,7 @@ func main() {
 	root.AddCommand(
 		// Subcommands register here, one constructor per file.
 		newRunCmd(),
+		newBenchCmd(),
 		newPerplexityCmd(),
 	)
 	if err := root.Execute(); err != nil {
