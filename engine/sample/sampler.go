@@ -1,0 +1,431 @@
+package sample
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// defaultRepeatLastN is the penalty window used when Params.RepeatLastN is 0,
+// the same default as llama.cpp.
+const defaultRepeatLastN = 64
+
+// cand is one surviving token during sampling. p is scratch space: a
+// probability, or the typicality score while typical-p sorts.
+type cand struct {
+	id    int32
+	logit float32
+	p     float32
+}
+
+// Sampler draws tokens from logits according to Params. It owns its PRNG so
+// that a sequence's tokens depend only on its seed and inputs, never on other
+// sequences. A Sampler keeps scratch buffers between calls (no allocations
+// once warmed up) and is therefore not safe for concurrent use: give every
+// sequence its own.
+type Sampler struct {
+	p      Params
+	seed   uint64
+	rng    *rand.Rand
+	cands  []cand
+	counts map[int32]int
+}
+
+// New returns a Sampler for p. A Seed of 0 picks a random seed (see Seed).
+func New(p Params) *Sampler {
+	seed := p.Seed
+	if seed == 0 {
+		seed = rand.Uint64() | 1 // never 0, so Seed() can be fed back to reproduce
+	}
+	return &Sampler{
+		p:      p,
+		seed:   seed,
+		rng:    rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		counts: make(map[int32]int),
+	}
+}
+
+// Seed reports the seed in use, so a run started with Seed 0 can be repeated.
+func (s *Sampler) Seed() uint64 { return s.seed }
+
+// Params reports the parameters the sampler was built with.
+func (s *Sampler) Params() Params { return s.p }
+
+// Sample picks the next token from logits (one per vocabulary entry) given
+// the token history (prompt and generated tokens) that penalties look at.
+//
+// Sample modifies logits in place: on return they hold the biased and
+// penalised values (but not temperature-scaled), exactly what TopLogprobs
+// expects for reporting log-probabilities. The chain follows llama.cpp's
+// common sampler: logit bias, penalties, top-k, typical-p, top-p, min-p,
+// temperature, softmax, draw. Temperature <= 0 is greedy: the arg-max, lowest
+// id on ties. Sample returns -1 when no token can be drawn: empty logits, or
+// every logit -Inf or NaN (every token banned).
+func (s *Sampler) Sample(logits []float32, history []int32) int32 {
+	if len(logits) == 0 {
+		return -1
+	}
+	s.applyBias(logits)
+	s.applyPenalties(logits, history)
+	if s.p.Temperature <= 0 {
+		return argmax(logits)
+	}
+
+	c := s.filter(logits)
+	if len(c) == 0 {
+		return -1
+	}
+	return s.draw(c)
+}
+
+// filter runs the truncation chain (top-k, typical-p, top-p, min-p) and
+// temperature over the finite logits and returns the surviving candidates,
+// which alias the sampler's scratch buffer.
+func (s *Sampler) filter(logits []float32) []cand {
+	c := s.cands[:0]
+	for i, l := range logits {
+		switch {
+		case math.IsInf(float64(l), -1) || math.IsNaN(float64(l)):
+			continue // banned or broken: never drawn
+		case math.IsInf(float64(l), 1):
+			l = math.MaxFloat32 // a +Inf bias forces the token without NaNs in softmax
+		}
+		c = append(c, cand{id: int32(i), logit: l})
+	}
+	s.cands = c // keep the grown buffer for the next call
+	if len(c) == 0 {
+		return c
+	}
+
+	sorted := false
+	if k := s.p.TopK; k > 0 && k < len(c) {
+		partialSortDesc(c, k)
+		c = c[:k]
+		sorted = true
+	}
+	if tp := s.p.TypicalP; tp > 0 && tp < 1 {
+		c = typical(c, tp)
+		sorted = false
+	}
+	if tp := s.p.TopP; tp > 0 && tp < 1 {
+		c = topP(c, tp, sorted)
+		sorted = true
+	}
+	if mp := s.p.MinP; mp > 0 {
+		c = minP(c, mp)
+	}
+	if t := s.p.Temperature; t != 1 {
+		inv := 1 / t
+		for i := range c {
+			c[i].logit *= inv
+		}
+	}
+	return c
+}
+
+// applyBias adds the configured biases; a -Inf bias bans a token. Ids outside
+// the vocabulary are ignored.
+func (s *Sampler) applyBias(logits []float32) {
+	for id, b := range s.p.LogitBias {
+		if id >= 0 && int(id) < len(logits) {
+			logits[id] += b
+		}
+	}
+}
+
+// applyPenalties applies repeat, presence and frequency penalties over the
+// last RepeatLastN tokens of history, the way llama.cpp does: the repeat
+// penalty divides positive logits and multiplies negative ones, then
+// count*frequency + presence is subtracted.
+func (s *Sampler) applyPenalties(logits []float32, history []int32) {
+	rp, pp, fp := s.p.RepeatPenalty, s.p.PresencePenalty, s.p.FrequencyPenalty
+	if (rp == 0 || rp == 1) && pp == 0 && fp == 0 {
+		return
+	}
+	n := s.p.RepeatLastN
+	if n == 0 {
+		n = defaultRepeatLastN
+	}
+	window := history
+	if n > 0 && len(window) > n {
+		window = window[len(window)-n:]
+	}
+	if len(window) == 0 {
+		return
+	}
+	clear(s.counts)
+	for _, t := range window {
+		s.counts[t]++
+	}
+	for t, cnt := range s.counts {
+		if t < 0 || int(t) >= len(logits) {
+			continue
+		}
+		l := logits[t]
+		if rp != 0 && rp != 1 {
+			if l > 0 {
+				l /= rp
+			} else {
+				l *= rp
+			}
+		}
+		l -= float32(cnt)*fp + pp
+		logits[t] = l
+	}
+}
+
+// argmax returns the index of the largest logit, lowest index on ties. NaN
+// never wins. It returns -1 when no logit is greater than -Inf.
+func argmax(logits []float32) int32 {
+	best := -1
+	bv := float32(math.Inf(-1))
+	for i, l := range logits {
+		if l > bv {
+			best, bv = i, l
+		}
+	}
+	return int32(best)
+}
+
+// better orders candidates by logit descending, then id ascending, so every
+// selection is deterministic.
+func better(a, b cand) bool {
+	if a.logit != b.logit {
+		return a.logit > b.logit
+	}
+	return a.id < b.id
+}
+
+// partialSortDesc moves the m best candidates to the front of c in
+// descending order, in place and without allocating: a min-heap of size m
+// is kept over c[:m] while scanning the rest (O(n log m)), then heap-sorted.
+func partialSortDesc(c []cand, m int) {
+	if m >= len(c) {
+		slices.SortFunc(c, cmpDesc)
+		return
+	}
+	h := c[:m]
+	for i := m/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for i := m; i < len(c); i++ {
+		if better(c[i], h[0]) {
+			h[0], c[i] = c[i], h[0]
+			siftDown(h, 0)
+		}
+	}
+	// Heap sort: repeatedly move the worst to the end, leaving best first.
+	for end := m - 1; end > 0; end-- {
+		h[0], h[end] = h[end], h[0]
+		siftDown(h[:end], 0)
+	}
+}
+
+// siftDown restores the min-heap property (worst candidate at the root).
+func siftDown(h []cand, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		w := l
+		if r := l + 1; r < len(h) && better(h[l], h[r]) {
+			w = r
+		}
+		if !better(h[i], h[w]) {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
+}
+
+func cmpDesc(a, b cand) int {
+	if better(a, b) {
+		return -1
+	}
+	if better(b, a) {
+		return 1
+	}
+	return 0
+}
+
+// softmax fills c[i].p with the probabilities of the candidates' logits.
+func softmax(c []cand) {
+	maxL := c[0].logit
+	for _, x := range c[1:] {
+		if x.logit > maxL {
+			maxL = x.logit
+		}
+	}
+	var sum float64
+	for i := range c {
+		e := math.Exp(float64(c[i].logit - maxL))
+		c[i].p = float32(e)
+		sum += e
+	}
+	inv := 1 / sum
+	for i := range c {
+		c[i].p = float32(float64(c[i].p) * inv)
+	}
+}
+
+// typical implements locally typical sampling: keep the tokens whose
+// surprisal is closest to the distribution's entropy until their mass
+// reaches p. The survivors are left in typicality order.
+func typical(c []cand, p float32) []cand {
+	softmax(c)
+	var ent float64
+	for _, x := range c {
+		if x.p > 0 {
+			ent -= float64(x.p) * math.Log(float64(x.p))
+		}
+	}
+	shift := func(x cand) float64 { return math.Abs(-math.Log(float64(x.p)) - ent) }
+	slices.SortStableFunc(c, func(a, b cand) int {
+		sa, sb := shift(a), shift(b)
+		switch {
+		case sa < sb:
+			return -1
+		case sa > sb:
+			return 1
+		}
+		return int(a.id) - int(b.id)
+	})
+	var cum float64
+	for i, x := range c {
+		cum += float64(x.p)
+		if cum >= float64(p) {
+			return c[:i+1]
+		}
+	}
+	return c
+}
+
+// topP keeps the smallest highest-probability prefix whose mass reaches p.
+// Without a prior sort it avoids sorting the whole vocabulary: it selects the
+// best m candidates, and grows m only while their mass falls short of p.
+func topP(c []cand, p float32, sorted bool) []cand {
+	softmax(c)
+	m := len(c)
+	if !sorted {
+		m = min(len(c), 128)
+	}
+	for {
+		if !sorted {
+			partialSortDesc(c, m)
+		}
+		var cum float64
+		for i := 0; i < m; i++ {
+			cum += float64(c[i].p)
+			if cum >= float64(p) {
+				return c[:i+1]
+			}
+		}
+		if m == len(c) {
+			return c
+		}
+		m = min(len(c), m*4)
+	}
+}
+
+// minP drops candidates whose probability is below p times the best one's,
+// i.e. whose logit is below max + ln(p). Order is preserved.
+func minP(c []cand, p float32) []cand {
+	maxL := c[0].logit
+	for _, x := range c[1:] {
+		if x.logit > maxL {
+			maxL = x.logit
+		}
+	}
+	thr := maxL + float32(math.Log(float64(p)))
+	out := c[:0]
+	for _, x := range c {
+		if x.logit >= thr {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// draw samples one candidate in proportion to exp(logit).
+func (s *Sampler) draw(c []cand) int32 {
+	softmax(c)
+	r := s.rng.Float64()
+	var cum float64
+	for _, x := range c {
+		cum += float64(x.p)
+		if r < cum {
+			return x.id
+		}
+	}
+	// Rounding can leave cum a hair below 1: fall back to the last
+	// candidate with non-zero probability.
+	for i := len(c) - 1; i >= 0; i-- {
+		if c[i].p > 0 {
+			return c[i].id
+		}
+	}
+	return c[0].id
+}
+
+// Candidate is a token with its log-probability.
+type Candidate struct {
+	ID      int32   `json:"id"`
+	Logprob float32 `json:"logprob"`
+}
+
+// TopLogprobs returns the n most likely tokens of log-softmax(logits), best
+// first (lowest id on ties). Pass the logits Sample left behind to report the
+// distribution after bias and penalties but before temperature, as the
+// OpenAI and llama.cpp servers do. It does not modify logits; it allocates
+// (it is meant for the reporting path, not every token of a plain run).
+func TopLogprobs(logits []float32, n int) []Candidate {
+	n = min(n, len(logits))
+	if n <= 0 {
+		return nil
+	}
+	lse := logSumExp(logits)
+	c := make([]cand, len(logits))
+	for i, l := range logits {
+		if math.IsNaN(float64(l)) {
+			l = float32(math.Inf(-1))
+		}
+		c[i] = cand{id: int32(i), logit: l}
+	}
+	partialSortDesc(c, n)
+	out := make([]Candidate, n)
+	for i := range out {
+		out[i] = Candidate{ID: c[i].id, Logprob: c[i].logit - lse}
+	}
+	return out
+}
+
+// Logprob returns log-softmax(logits)[id], the chosen token's logprob; -Inf
+// for an id outside the vocabulary.
+func Logprob(logits []float32, id int32) float32 {
+	if id < 0 || int(id) >= len(logits) {
+		return float32(math.Inf(-1))
+	}
+	return logits[id] - logSumExp(logits)
+}
+
+// logSumExp is log(sum(exp(logits))) computed stably; NaNs are skipped.
+func logSumExp(logits []float32) float32 {
+	maxL := float32(math.Inf(-1))
+	for _, l := range logits {
+		if l > maxL {
+			maxL = l
+		}
+	}
+	if math.IsInf(float64(maxL), -1) {
+		return maxL
+	}
+	var sum float64
+	for _, l := range logits {
+		if l == l { // not NaN
+			sum += math.Exp(float64(l - maxL))
+		}
+	}
+	return maxL + float32(math.Log(sum))
+}
