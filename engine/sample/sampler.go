@@ -10,12 +10,13 @@ import (
 // the same default as llama.cpp.
 const defaultRepeatLastN = 64
 
-// cand is one surviving token during sampling. p is scratch space: a
-// probability, or the typicality score while typical-p sorts.
+// cand is one surviving token during sampling: p holds its probability
+// after a softmax, aux the typicality score while typical-p sorts.
 type cand struct {
 	id    int32
 	logit float32
 	p     float32
+	aux   float32
 }
 
 // Sampler draws tokens from logits according to Params. It owns its PRNG so
@@ -82,6 +83,9 @@ func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 // temperature over the finite logits and returns the surviving candidates,
 // which alias the sampler's scratch buffer.
 func (s *Sampler) filter(logits []float32) []cand {
+	if cap(s.cands) < len(logits) {
+		s.cands = make([]cand, 0, len(logits))
+	}
 	c := s.cands[:0]
 	for i, l := range logits {
 		switch {
@@ -281,13 +285,14 @@ func typical(c []cand, p float32) []cand {
 			ent -= float64(x.p) * math.Log(float64(x.p))
 		}
 	}
-	shift := func(x cand) float64 { return math.Abs(-math.Log(float64(x.p)) - ent) }
-	slices.SortStableFunc(c, func(a, b cand) int {
-		sa, sb := shift(a), shift(b)
+	for i := range c {
+		c[i].aux = float32(math.Abs(-math.Log(float64(c[i].p)) - ent))
+	}
+	slices.SortFunc(c, func(a, b cand) int {
 		switch {
-		case sa < sb:
+		case a.aux < b.aux:
 			return -1
-		case sa > sb:
+		case a.aux > b.aux:
 			return 1
 		}
 		return int(a.id) - int(b.id)
