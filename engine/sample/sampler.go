@@ -308,10 +308,22 @@ func typical(c []cand, p float32) []cand {
 }
 
 // topP keeps the smallest highest-probability prefix whose mass reaches p.
-// Without a prior sort it avoids sorting the whole vocabulary: it selects the
-// best m candidates, and grows m only while their mass falls short of p.
+// Without a prior sort it avoids sorting the whole vocabulary: candidates are
+// bucketed by logit (a histogram of probability mass, O(n)), and only the
+// buckets that hold the nucleus are moved to the front and sorted.
 func topP(c []cand, p float32, sorted bool) []cand {
 	softmax(c)
+	if !sorted {
+		if n := nucleusPrefix(c, float64(p)); n > 0 {
+			slices.SortFunc(c[:n], cmpDesc)
+			sorted = true
+			if out, ok := cumCut(c[:n], p); ok {
+				return out
+			}
+		}
+	}
+	// Fallback (rounding at the bucket edge, or all logits equal): grow a
+	// sorted prefix until it holds mass p.
 	m := len(c)
 	if !sorted {
 		m = min(len(c), 128)
@@ -320,18 +332,66 @@ func topP(c []cand, p float32, sorted bool) []cand {
 		if !sorted {
 			partialSortDesc(c, m)
 		}
-		var cum float64
-		for i := 0; i < m; i++ {
-			cum += float64(c[i].p)
-			if cum >= float64(p) {
-				return c[:i+1]
-			}
+		if out, ok := cumCut(c[:m], p); ok {
+			return out
 		}
 		if m == len(c) {
 			return c
 		}
 		m = min(len(c), m*4)
 	}
+}
+
+// cumCut returns the shortest prefix of the sorted c whose mass reaches p.
+func cumCut(c []cand, p float32) ([]cand, bool) {
+	var cum float64
+	for i := range c {
+		cum += float64(c[i].p)
+		if cum >= float64(p) {
+			return c[:i+1], true
+		}
+	}
+	return c, false
+}
+
+// nucleusBuckets is the resolution of nucleusPrefix's histogram.
+const nucleusBuckets = 256
+
+// nucleusPrefix moves the candidates of the highest-logit histogram buckets
+// holding probability mass p to the front of c and returns how many there
+// are, or 0 when the logits are all equal. Buckets are monotone in logit, so
+// the front is exactly the top of a full sort, in some order.
+func nucleusPrefix(c []cand, p float64) int {
+	maxL, minL := c[0].logit, c[0].logit
+	for _, x := range c[1:] {
+		maxL = max(maxL, x.logit)
+		minL = min(minL, x.logit)
+	}
+	if maxL == minL {
+		return 0
+	}
+	scale := float32(nucleusBuckets-1) / (maxL - minL)
+	bucket := func(l float32) int { return min(int((maxL-l)*scale), nucleusBuckets-1) }
+	var mass [nucleusBuckets]float64
+	for _, x := range c {
+		mass[bucket(x.logit)] += float64(x.p)
+	}
+	last, cum := nucleusBuckets-1, 0.0
+	for b := range mass {
+		cum += mass[b]
+		if cum >= p {
+			last = b
+			break
+		}
+	}
+	n := 0
+	for i := range c {
+		if bucket(c[i].logit) <= last {
+			c[i], c[n] = c[n], c[i]
+			n++
+		}
+	}
+	return n
 }
 
 // minP drops candidates whose probability is below p times the best one's,
