@@ -19,6 +19,7 @@ func main() {
 	root.AddCommand(
 		// Subcommands register here, one constructor per file.
 		newRunCmd(),
+		newBenchCmd(),
 		newPerplexityCmd(),
 		newInspectCmd(),
 		newTestmodelCmd(),

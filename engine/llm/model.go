@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"math"
 	"os"
@@ -18,8 +19,10 @@ import (
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/kv"
 	"github.com/ruvllm/ruvllm/engine/model"
+	"github.com/ruvllm/ruvllm/engine/prefix"
 	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/sched"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
@@ -39,6 +42,8 @@ type Options struct {
 	KVType quant.Type
 	// Sequences is how many full-length sequences the KV pool holds.
 	Sequences int
+	// NoPrefixCache disables sharing computed prompt prefixes.
+	NoPrefixCache bool
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -62,9 +67,14 @@ type Model struct {
 	opts    Options
 	log     *slog.Logger
 
-	mu     sync.Mutex // serialises use of net, backend and kv
-	logits []float32
-	raw    []float32 // logits before sampling, for logprobs
+	sched     *sched.Scheduler
+	cache     *prefix.Cache
+	namespace string // prefix-cache namespace: the model's identity
+
+	mu         sync.Mutex // serialises use of net, backend and kv
+	closed     bool
+	logits     []float32 // sized to the vocabulary
+	stepLogits []float32
 }
 
 // Load opens a GGUF model and prepares it for generation.
@@ -125,13 +135,20 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	m := &Model{
 		file: f, tok: tok, net: net, backend: b, kv: store,
 		pool: kv.NewPool(blocks, blockSize), opts: o, log: o.Logger,
-		logits: make([]float32, cfg.Vocab), raw: make([]float32, cfg.Vocab),
+		logits: make([]float32, cfg.Vocab),
 	}
 	jinja, _ := f.String("tokenizer.chat_template")
 	if t, err := chat.Detect(jinja, cfg.Arch); err == nil {
 		m.tmpl, m.hasTmpl = t, true
 	}
 	m.info = describe(f, path, cfg, ctxLen, tok, jinja)
+	m.namespace = fmt.Sprintf("%s/%d/%s", m.info.Name, m.info.FileSize, fileIdentity(f))
+	if !o.NoPrefixCache {
+		m.cache = prefix.New(m.pool)
+	}
+	m.sched = sched.New(runner{m}, m.pool, m.cache, sched.Options{
+		MaxBatchTokens: o.BatchSize, MaxRunning: o.Sequences * 4, MaxSeqLen: ctxLen, Logger: o.Logger,
+	})
 	m.log.Info("model loaded", "name", m.info.Name, "arch", cfg.Arch, "params", m.info.Parameters,
 		"type", m.info.FileType, "ctx", ctxLen, "kv_blocks", blocks)
 	return m, nil
@@ -185,20 +202,33 @@ func (m *Model) Info() Info { return m.info }
 // Tokenizer returns the model's tokenizer.
 func (m *Model) Tokenizer() *tokenizer.Tokenizer { return m.tok }
 
+// Threads is the number of CPU threads the model computes with.
+func (m *Model) Threads() int { return m.backend.Threads() }
+
 // Config returns the model's hyperparameters.
 func (m *Model) Config() model.Config { return m.net.Config() }
 
 // Close releases the backend and the file mapping. The model must not be
 // used afterwards.
 func (m *Model) Close() error {
+	m.sched.Close()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.closed = true
 	m.backend.Close()
 	return m.file.Close()
 }
 
 // PromptTokens tokenizes a request's prompt as Generate would.
 func (m *Model) PromptTokens(req Request) ([]int32, error) {
+	if req.Tokens != nil {
+		for _, id := range req.Tokens {
+			if id < 0 || int(id) >= m.net.Config().Vocab {
+				return nil, fmt.Errorf("token id %d out of range [0,%d)", id, m.net.Config().Vocab)
+			}
+		}
+		return req.Tokens, nil
+	}
 	if req.Messages != nil {
 		if !m.hasTmpl {
 			return nil, errors.New("model has no chat template")
@@ -210,156 +240,6 @@ func (m *Model) PromptTokens(req Request) ([]int32, error) {
 		return m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}), nil
 	}
 	return m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: !req.Raw, ParseSpecial: req.Raw}), nil
-}
-
-// Generate runs one request, calling onToken for every generated token in
-// order. It stops at an end-of-generation token, a stop string, MaxTokens,
-// the context limit, when ctx is cancelled, or when onToken returns an
-// error (which Generate then returns).
-func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) error) (Result, error) {
-	start := time.Now()
-	var res Result
-	prompt, err := m.PromptTokens(req)
-	if err != nil {
-		return res, err
-	}
-	if len(prompt) == 0 {
-		return res, errors.New("empty prompt: nothing to condition on")
-	}
-	ctxLen := m.opts.ContextLength
-	if len(prompt) >= ctxLen {
-		return res, fmt.Errorf("%w: %d tokens, context is %d", ErrContextExceeded, len(prompt), ctxLen)
-	}
-	res.PromptTokens = len(prompt)
-	stops := append([]string(nil), req.Stop...)
-	if req.Messages != nil {
-		stops = append(stops, m.tmpl.StopStrings()...)
-	}
-	sampler := sample.New(req.Sampling)
-	matcher := sample.NewStopMatcher(stops)
-	dec := tokenizer.NewStreamDecoder(m.tok)
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	seq := kv.NewSequence(m.pool)
-	defer seq.Release()
-
-	if err := m.prefill(ctx, seq, prompt); err != nil {
-		return res, err
-	}
-	res.Timings.PromptEval = time.Since(start)
-	history := append(make([]int32, 0, len(prompt)+req.MaxTokens), prompt...)
-	res.FinishReason = FinishLength
-	var evalStart time.Time
-	wantLogprobs := req.Logprobs || req.TopLogprobs > 0
-	// finish flushes text held back by the decoder and the stop matcher.
-	finish := func() error {
-		text, _ := matcher.Push(dec.Flush())
-		if text += matcher.Flush(); text != "" {
-			return onToken(Token{ID: -1, Text: text})
-		}
-		return nil
-	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		if wantLogprobs {
-			copy(m.raw, m.logits)
-		}
-		id := sampler.Sample(m.logits, history)
-		tok := Token{ID: id}
-		if wantLogprobs {
-			tok.Logprob, tok.Top = m.logprobs(id, req.TopLogprobs)
-		}
-		if res.CompletionTokens == 0 {
-			res.Timings.TTFT = time.Since(start)
-			evalStart = time.Now()
-		}
-		res.CompletionTokens++
-		history = append(history, id)
-		if m.tok.IsEOG(id) {
-			res.FinishReason = FinishStop
-			if err := finish(); err != nil {
-				return res, err
-			}
-			break
-		}
-		text, stopped := matcher.Push(dec.Add(id))
-		tok.Text = text
-		if err := onToken(tok); err != nil {
-			return res, err
-		}
-		if stopped {
-			res.FinishReason = FinishStop
-			break
-		}
-		if (req.MaxTokens > 0 && res.CompletionTokens >= req.MaxTokens) || seq.Len()+1 >= ctxLen {
-			if err := finish(); err != nil {
-				return res, err
-			}
-			break
-		}
-		if err := m.step(seq, []int32{id}); err != nil {
-			return res, err
-		}
-	}
-	if !evalStart.IsZero() {
-		res.Timings.Eval = time.Since(evalStart)
-	}
-	res.Timings.Total = time.Since(start)
-	return res, nil
-}
-
-// prefill computes the prompt in chunks of BatchSize, leaving the logits of
-// its last token in m.logits. It checks ctx between chunks.
-func (m *Model) prefill(ctx context.Context, seq *kv.Sequence, tokens []int32) error {
-	for len(tokens) > 0 {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n := min(len(tokens), m.opts.BatchSize)
-		if err := m.step(seq, tokens[:n]); err != nil {
-			return err
-		}
-		tokens = tokens[n:]
-	}
-	return nil
-}
-
-// step runs one forward pass of tokens appended to seq and keeps the last
-// token's logits.
-func (m *Model) step(seq *kv.Sequence, tokens []int32) error {
-	if err := seq.Reserve(len(tokens), m.kv); err != nil {
-		return fmt.Errorf("kv cache: %w", err)
-	}
-	batch := &model.Batch{Tokens: tokens, Spans: []compute.Span{{Row: 0, N: len(tokens), Pos: seq.Len(), Blocks: seq.Blocks()}}}
-	hidden := m.net.Forward(batch, m.kv)
-	logits := m.net.Logits(hidden, []int32{int32(len(tokens) - 1)})
-	m.backend.Download(logits, m.logits)
-	seq.Advance(len(tokens))
-	return nil
-}
-
-// logprobs returns the log-probability of id and the top-n alternatives
-// under the model's distribution (the logits saved before sampling).
-func (m *Model) logprobs(id int32, n int) (float32, []TokenLogprob) {
-	maxv := float32(math.Inf(-1))
-	for _, v := range m.raw {
-		maxv = max(maxv, v)
-	}
-	var sum float64
-	for _, v := range m.raw {
-		sum += math.Exp(float64(v - maxv))
-	}
-	chosen := m.raw[id] - maxv - float32(math.Log(sum))
-	var top []TokenLogprob
-	if n > 0 {
-		for _, c := range sample.TopLogprobs(m.raw, n) {
-			top = append(top, TokenLogprob{ID: c.ID, Text: m.tok.Decode([]int32{c.ID}, tokenizer.DecodeOptions{}), Logprob: c.Logprob})
-		}
-	}
-	return chosen, top
 }
 
 // Embed returns one embedding per input: the mean of the final hidden
@@ -426,4 +306,37 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 		out = append(out, vec)
 	}
 	return out, total, nil
+}
+
+// fileIdentity fingerprints the model's tensors (names, types, offsets)
+// so two files with the same name and size never share cached prefixes.
+func fileIdentity(f *gguf.File) string {
+	h := fnv.New64a()
+	for _, t := range f.Tensors {
+		fmt.Fprintf(h, "%s/%d/%d/%v;", t.Name, t.Type, t.Offset, t.Shape)
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+// CacheStats returns the prefix cache's counters (zero when disabled).
+func (m *Model) CacheStats() prefix.Stats {
+	if m.cache == nil {
+		return prefix.Stats{}
+	}
+	return m.cache.Stats()
+}
+
+// CacheTop returns the most reused cached prefixes.
+func (m *Model) CacheTop(n int) []prefix.Prefix {
+	if m.cache == nil {
+		return nil
+	}
+	return m.cache.Top(n)
+}
+
+// ClearCache drops every cached prefix no request is using.
+func (m *Model) ClearCache() {
+	if m.cache != nil {
+		m.cache.Clear()
+	}
 }

@@ -9,12 +9,14 @@ import (
 	"github.com/ruvllm/ruvllm/engine/sample"
 )
 
-// Request is one generation. Exactly one of Prompt and Messages is set:
+// Request is one generation. Exactly one of Prompt, Messages and Tokens is set:
 // Prompt is raw text (completion), Messages is a conversation rendered with
 // the model's chat template followed by the assistant's generation prompt.
 type Request struct {
 	Prompt   string
 	Messages []chat.Message
+	// Tokens, when set, is the prompt as token ids, used verbatim.
+	Tokens []int32
 	// Raw skips BOS insertion and templating for Prompt.
 	Raw bool
 	// MaxTokens bounds the generated tokens; 0 means until the context is full.
@@ -27,6 +29,8 @@ type Request struct {
 	TopLogprobs int
 	// Logprobs asks for the chosen token's log-probability.
 	Logprobs bool
+	// IgnoreEOS keeps generating past end-of-generation tokens (benchmarks).
+	IgnoreEOS bool
 	// Priority orders admission: higher first (interactive > background).
 	Priority int
 }

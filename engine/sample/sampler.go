@@ -10,12 +10,13 @@ import (
 // the same default as llama.cpp.
 const defaultRepeatLastN = 64
 
-// cand is one surviving token during sampling. p is scratch space: a
-// probability, or the typicality score while typical-p sorts.
+// cand is one surviving token during sampling: p holds its probability
+// after a softmax, aux the typicality score while typical-p sorts.
 type cand struct {
 	id    int32
 	logit float32
 	p     float32
+	aux   float32
 }
 
 // Sampler draws tokens from logits according to Params. It owns its PRNG so
@@ -82,6 +83,9 @@ func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 // temperature over the finite logits and returns the surviving candidates,
 // which alias the sampler's scratch buffer.
 func (s *Sampler) filter(logits []float32) []cand {
+	if cap(s.cands) < len(logits) {
+		s.cands = make([]cand, 0, len(logits))
+	}
 	c := s.cands[:0]
 	for i, l := range logits {
 		switch {
@@ -281,13 +285,14 @@ func typical(c []cand, p float32) []cand {
 			ent -= float64(x.p) * math.Log(float64(x.p))
 		}
 	}
-	shift := func(x cand) float64 { return math.Abs(-math.Log(float64(x.p)) - ent) }
-	slices.SortStableFunc(c, func(a, b cand) int {
-		sa, sb := shift(a), shift(b)
+	for i := range c {
+		c[i].aux = float32(math.Abs(-math.Log(float64(c[i].p)) - ent))
+	}
+	slices.SortFunc(c, func(a, b cand) int {
 		switch {
-		case sa < sb:
+		case a.aux < b.aux:
 			return -1
-		case sa > sb:
+		case a.aux > b.aux:
 			return 1
 		}
 		return int(a.id) - int(b.id)
@@ -303,10 +308,22 @@ func typical(c []cand, p float32) []cand {
 }
 
 // topP keeps the smallest highest-probability prefix whose mass reaches p.
-// Without a prior sort it avoids sorting the whole vocabulary: it selects the
-// best m candidates, and grows m only while their mass falls short of p.
+// Without a prior sort it avoids sorting the whole vocabulary: candidates are
+// bucketed by logit (a histogram of probability mass, O(n)), and only the
+// buckets that hold the nucleus are moved to the front and sorted.
 func topP(c []cand, p float32, sorted bool) []cand {
 	softmax(c)
+	if !sorted {
+		if n := nucleusPrefix(c, float64(p)); n > 0 {
+			slices.SortFunc(c[:n], cmpDesc)
+			sorted = true
+			if out, ok := cumCut(c[:n], p); ok {
+				return out
+			}
+		}
+	}
+	// Fallback (rounding at the bucket edge, or all logits equal): grow a
+	// sorted prefix until it holds mass p.
 	m := len(c)
 	if !sorted {
 		m = min(len(c), 128)
@@ -315,18 +332,66 @@ func topP(c []cand, p float32, sorted bool) []cand {
 		if !sorted {
 			partialSortDesc(c, m)
 		}
-		var cum float64
-		for i := 0; i < m; i++ {
-			cum += float64(c[i].p)
-			if cum >= float64(p) {
-				return c[:i+1]
-			}
+		if out, ok := cumCut(c[:m], p); ok {
+			return out
 		}
 		if m == len(c) {
 			return c
 		}
 		m = min(len(c), m*4)
 	}
+}
+
+// cumCut returns the shortest prefix of the sorted c whose mass reaches p.
+func cumCut(c []cand, p float32) ([]cand, bool) {
+	var cum float64
+	for i := range c {
+		cum += float64(c[i].p)
+		if cum >= float64(p) {
+			return c[:i+1], true
+		}
+	}
+	return c, false
+}
+
+// nucleusBuckets is the resolution of nucleusPrefix's histogram.
+const nucleusBuckets = 256
+
+// nucleusPrefix moves the candidates of the highest-logit histogram buckets
+// holding probability mass p to the front of c and returns how many there
+// are, or 0 when the logits are all equal. Buckets are monotone in logit, so
+// the front is exactly the top of a full sort, in some order.
+func nucleusPrefix(c []cand, p float64) int {
+	maxL, minL := c[0].logit, c[0].logit
+	for _, x := range c[1:] {
+		maxL = max(maxL, x.logit)
+		minL = min(minL, x.logit)
+	}
+	if maxL == minL {
+		return 0
+	}
+	scale := float32(nucleusBuckets-1) / (maxL - minL)
+	bucket := func(l float32) int { return min(int((maxL-l)*scale), nucleusBuckets-1) }
+	var mass [nucleusBuckets]float64
+	for _, x := range c {
+		mass[bucket(x.logit)] += float64(x.p)
+	}
+	last, cum := nucleusBuckets-1, 0.0
+	for b := range mass {
+		cum += mass[b]
+		if cum >= p {
+			last = b
+			break
+		}
+	}
+	n := 0
+	for i := range c {
+		if bucket(c[i].logit) <= last {
+			c[i], c[n] = c[n], c[i]
+			n++
+		}
+	}
+	return n
 }
 
 // minP drops candidates whose probability is below p times the best one's,

@@ -383,3 +383,29 @@ func BenchmarkSample150k(b *testing.B) {
 		})
 	}
 }
+
+// TestTopPMatchesReference compares the bucketed nucleus with a plain full
+// sort on random logits with many ties.
+func TestTopPMatchesReference(t *testing.T) {
+	r := New(Params{Seed: 11})
+	for trial := range 20 {
+		c := make([]cand, 3000)
+		for i := range c {
+			c[i] = cand{id: int32(i), logit: float32(r.rng.IntN(400)) / 40}
+		}
+		p := float32(0.05 + 0.9*r.rng.Float64())
+		ref := slices.Clone(c)
+		softmax(ref)
+		slices.SortFunc(ref, cmpDesc)
+		want, _ := cumCut(ref, p)
+		got := topP(c, p, false)
+		if len(got) != len(want) {
+			t.Fatalf("trial %d p=%.3f: nucleus %d tokens, want %d", trial, p, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].id != want[i].id {
+				t.Fatalf("trial %d: survivor %d = %d, want %d", trial, i, got[i].id, want[i].id)
+			}
+		}
+	}
+}

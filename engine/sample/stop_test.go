@@ -31,7 +31,7 @@ func TestStopMatcher(t *testing.T) {
 		{"earliest start wins", []string{"cd", "abcde"},
 			[]string{"ab", "cd"}, []string{"", "ab"}, true, ""},
 		{"repeated prefix char", []string{"aab"},
-			[]string{"aaaa", "b"}, []string{"aa", "a"}, true, ""},
+			[]string{"aaaa", "b"}, []string{"aa", ""}, true, ""},
 		{"unicode stop", []string{"終わり"},
 			[]string{"日本語の", "終", "わ", "り。"}, []string{"日本語の", "", "", ""}, true, ""},
 		{"unicode false start", []string{"終わり"},

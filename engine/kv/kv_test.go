@@ -1,0 +1,116 @@
+package kv
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+)
+
+type copyLog struct{ copies [][2]int32 }
+
+func (c *copyLog) CopyBlock(dst, src int32) { c.copies = append(c.copies, [2]int32{dst, src}) }
+
+func TestPoolAllocRelease(t *testing.T) {
+	p := NewPool(4, 16)
+	a, err := p.Alloc(3)
+	if err != nil || len(a) != 3 {
+		t.Fatalf("Alloc(3) = %v, %v", a, err)
+	}
+	if _, err := p.Alloc(2); !errors.Is(err, ErrPoolExhausted) {
+		t.Fatalf("Alloc beyond capacity: err = %v, want ErrPoolExhausted", err)
+	}
+	if p.Free() != 1 {
+		t.Fatalf("Free() = %d after all-or-nothing failure, want 1", p.Free())
+	}
+	p.Retain(a[:1])
+	p.Release(a)
+	if p.Free() != 3 || p.Refs(a[0]) != 1 {
+		t.Fatalf("after release: free %d, refs %d; want 3 and 1", p.Free(), p.Refs(a[0]))
+	}
+	p.Release(a[:1])
+	if p.Free() != 4 {
+		t.Fatalf("Free() = %d, want 4", p.Free())
+	}
+}
+
+func TestSequenceReserveAndCopyOnWrite(t *testing.T) {
+	p := NewPool(8, 4)
+	var c copyLog
+	a := NewSequence(p)
+	if err := a.Reserve(6, &c); err != nil {
+		t.Fatal(err)
+	}
+	a.Advance(6)
+	if got := len(a.Blocks()); got != 2 {
+		t.Fatalf("6 positions in blocks of 4 use %d blocks, want 2", got)
+	}
+	// b shares a's blocks (a prefix-cache hit) and then appends: the shared,
+	// partly filled last block must be copied, the full first one not.
+	b := NewSequence(p)
+	b.Adopt(a.Blocks(), a.Len())
+	shared := append([]int32(nil), a.Blocks()...)
+	if err := b.Reserve(1, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.copies) != 1 || c.copies[0][1] != shared[1] {
+		t.Fatalf("copies = %v, want one copy of block %d", c.copies, shared[1])
+	}
+	if b.Blocks()[0] != shared[0] || b.Blocks()[1] == shared[1] {
+		t.Fatalf("b blocks %v: first must stay shared %d, last must be private", b.Blocks(), shared[0])
+	}
+	b.Advance(1)
+	a.Release()
+	b.Release()
+	if p.Free() != 8 {
+		t.Fatalf("leak: %d of 8 blocks free", p.Free())
+	}
+}
+
+func TestSequenceRandomNoLeak(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	p := NewPool(64, 16)
+	var c copyLog
+	var live []*Sequence
+	for step := 0; step < 2000; step++ {
+		switch r.IntN(4) {
+		case 0:
+			s := NewSequence(p)
+			if len(live) > 0 && r.IntN(2) == 0 {
+				src := live[r.IntN(len(live))]
+				if src.Len() > 0 {
+					n := 1 + r.IntN(src.Len())
+					s.Adopt(src.Blocks()[:(n+15)/16], n)
+				}
+			}
+			live = append(live, s)
+		case 1, 2:
+			if len(live) == 0 {
+				continue
+			}
+			s := live[r.IntN(len(live))]
+			n := 1 + r.IntN(40)
+			if err := s.Reserve(n, &c); err == nil {
+				s.Advance(n)
+			} else if !errors.Is(err, ErrPoolExhausted) {
+				t.Fatal(err)
+			}
+		case 3:
+			if len(live) == 0 {
+				continue
+			}
+			i := r.IntN(len(live))
+			if r.IntN(2) == 0 {
+				live[i].Truncate(live[i].Len() / 2)
+			} else {
+				live[i].Release()
+				live = append(live[:i], live[i+1:]...)
+			}
+		}
+	}
+	for _, s := range live {
+		s.Release()
+	}
+	if p.Free() != 64 {
+		t.Fatalf("leak: %d of 64 blocks free after releasing everything", p.Free())
+	}
+}

@@ -1,0 +1,220 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/model"
+	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/sched"
+	"github.com/ruvllm/ruvllm/engine/tokenizer"
+)
+
+// runner adapts the model to the scheduler: one locked forward pass per
+// step, logits copied out for the rows that need them.
+type runner struct{ m *Model }
+
+func (r runner) Vocab() int          { return r.m.net.Config().Vocab }
+func (r runner) KV() compute.KVStore { return r.m.kv }
+
+func (r runner) Step(batch *model.Batch, rows []int32, out [][]float32) error {
+	m := r.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errors.New("model closed")
+	}
+	hidden := m.net.Forward(batch, m.kv)
+	logits := m.net.Logits(hidden, rows)
+	vocab := len(m.logits)
+	if cap(m.stepLogits) < len(rows)*vocab {
+		m.stepLogits = make([]float32, len(rows)*vocab)
+	}
+	all := m.stepLogits[:len(rows)*vocab]
+	m.backend.Download(logits, all)
+	for i := range rows {
+		copy(out[i], all[i*vocab:(i+1)*vocab])
+	}
+	return nil
+}
+
+// tokenQueue carries tokens from the scheduler goroutine to the caller
+// without ever blocking the scheduler.
+type tokenQueue struct {
+	mu     sync.Mutex
+	items  []Token
+	signal chan struct{}
+}
+
+func newTokenQueue() *tokenQueue { return &tokenQueue{signal: make(chan struct{}, 1)} }
+
+func (q *tokenQueue) push(t Token) {
+	q.mu.Lock()
+	q.items = append(q.items, t)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (q *tokenQueue) drain() []Token {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.items
+	q.items = nil
+	return out
+}
+
+// Generate runs one request, calling onToken for every generated token in
+// order. It stops at an end-of-generation token, a stop string, MaxTokens,
+// the context limit, when ctx is cancelled, or when onToken returns an
+// error (which Generate then returns). Requests run concurrently through
+// the model's scheduler, batched into shared forward passes, and reuse
+// prompt prefixes computed by earlier requests.
+func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) error) (Result, error) {
+	start := time.Now()
+	var res Result
+	prompt, err := m.PromptTokens(req)
+	if err != nil {
+		return res, err
+	}
+	if len(prompt) == 0 {
+		return res, errors.New("empty prompt: nothing to condition on")
+	}
+	ctxLen := m.opts.ContextLength
+	if len(prompt) >= ctxLen {
+		return res, fmt.Errorf("%w: %d tokens, context is %d", ErrContextExceeded, len(prompt), ctxLen)
+	}
+	res.PromptTokens = len(prompt)
+	stops := append([]string(nil), req.Stop...)
+	if req.Messages != nil {
+		stops = append(stops, m.tmpl.StopStrings()...)
+	}
+
+	var (
+		sampler      = sample.New(req.Sampling)
+		matcher      = sample.NewStopMatcher(stops)
+		dec          = tokenizer.NewStreamDecoder(m.tok)
+		history      = append(make([]int32, 0, len(prompt)+max(req.MaxTokens, 0)+1), prompt...)
+		raw          []float32
+		wantLogprobs = req.Logprobs || req.TopLogprobs > 0
+		queue        = newTokenQueue()
+		firstAt      time.Time
+		finish       = FinishLength
+		generated    int
+	)
+	if wantLogprobs {
+		raw = make([]float32, len(m.logits))
+	}
+	jobCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// flush emits what the decoder and the stop matcher hold back.
+	flush := func() {
+		text, _ := matcher.Push(dec.Flush())
+		if text += matcher.Flush(); text != "" {
+			queue.push(Token{ID: -1, Text: text})
+		}
+	}
+	job := &sched.Job{
+		Prompt:    prompt,
+		Namespace: m.namespace,
+		Priority:  req.Priority,
+		Next: func(logits []float32) (int32, bool) {
+			if wantLogprobs {
+				copy(raw, logits)
+			}
+			id := sampler.Sample(logits, history)
+			if id < 0 { // every token banned: nothing can follow
+				finish = FinishStop
+				flush()
+				return 0, true
+			}
+			tok := Token{ID: id}
+			if wantLogprobs {
+				tok.Logprob = sample.Logprob(raw, id)
+				tok.Top = m.topLogprobs(raw, req.TopLogprobs)
+			}
+			if generated == 0 {
+				firstAt = time.Now()
+			}
+			generated++
+			history = append(history, id)
+			if !req.IgnoreEOS && m.tok.IsEOG(id) {
+				finish = FinishStop
+				flush()
+				return 0, true
+			}
+			text, stopped := matcher.Push(dec.Add(id))
+			tok.Text = text
+			queue.push(tok)
+			if stopped {
+				finish = FinishStop
+				return 0, true
+			}
+			if (req.MaxTokens > 0 && generated >= req.MaxTokens) || len(history) >= ctxLen {
+				flush()
+				return 0, true
+			}
+			return id, false
+		},
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.sched.Run(jobCtx, job) }()
+
+	var cbErr error
+	deliver := func() {
+		for _, t := range queue.drain() {
+			if cbErr != nil {
+				return
+			}
+			if cbErr = onToken(t); cbErr != nil {
+				cancel() // the scheduler frees the sequence before its next step
+			}
+		}
+	}
+	var runErr error
+wait:
+	for {
+		select {
+		case <-queue.signal:
+			deliver()
+		case runErr = <-done:
+			deliver()
+			break wait
+		}
+	}
+	// Counters written by Next are safe to read: Run returned.
+	res.CachedTokens = job.CachedTokens
+	res.CompletionTokens = generated
+	res.FinishReason = finish
+	if !firstAt.IsZero() {
+		res.Timings.TTFT = firstAt.Sub(start)
+		res.Timings.PromptEval = res.Timings.TTFT
+		res.Timings.Eval = time.Since(firstAt)
+	}
+	res.Timings.Total = time.Since(start)
+	if cbErr != nil {
+		return res, cbErr
+	}
+	if runErr != nil {
+		return res, runErr
+	}
+	return res, nil
+}
+
+// topLogprobs returns the n most likely tokens of logits with their text.
+func (m *Model) topLogprobs(logits []float32, n int) []TokenLogprob {
+	if n <= 0 {
+		return nil
+	}
+	var top []TokenLogprob
+	for _, c := range sample.TopLogprobs(logits, n) {
+		top = append(top, TokenLogprob{ID: c.ID, Text: m.tok.Decode([]int32{c.ID}, tokenizer.DecodeOptions{}), Logprob: c.Logprob})
+	}
+	return top
+}

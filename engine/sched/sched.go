@@ -1,0 +1,452 @@
+// Package sched is continuous batching: one goroutine owns the forward
+// pass and, step after step, runs every admitted sequence in one batch —
+// one token for each sequence that is decoding, and a chunk of prompt for
+// those still prefilling — so new requests join between decode steps and
+// long prompts never stall running streams. It takes cached prefixes from
+// engine/prefix on admission, gives finished sequences' blocks back to it,
+// honours priorities and cancellation, and when the KV pool runs short it
+// evicts cached prefixes and then preempts the lowest-priority sequence,
+// which is recomputed later: it never fails a request for lack of memory
+// while another could give way.
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/kv"
+	"github.com/ruvllm/ruvllm/engine/model"
+	"github.com/ruvllm/ruvllm/engine/prefix"
+)
+
+// ErrClosed is returned for jobs submitted to, or running in, a closed
+// scheduler.
+var ErrClosed = errors.New("scheduler closed")
+
+// ErrTooLarge is returned for a job that could not fit the KV pool even
+// if it ran alone.
+var ErrTooLarge = errors.New("sequence does not fit the KV cache")
+
+// Runner is the forward pass the scheduler drives.
+type Runner interface {
+	// Step runs batch and copies the logits of the given batch rows into
+	// out (one slice of Vocab floats per row).
+	Step(batch *model.Batch, rows []int32, out [][]float32) error
+	// Vocab is the number of logits per row.
+	Vocab() int
+	// KV is the device memory the pool's blocks index.
+	KV() compute.KVStore
+}
+
+// Job is one sequence to run. The scheduler calls Next from its own
+// goroutine after the prompt and after every generated token; Next returns
+// the token to feed next, or done.
+type Job struct {
+	// Prompt is the sequence's token ids; it must not be empty.
+	Prompt []int32
+	// Namespace partitions the prefix cache (model + adapters + scales);
+	// empty disables the cache for this job.
+	Namespace string
+	// Priority: higher runs first and is preempted last.
+	Priority int
+	// Next receives the logits for the last fed token.
+	Next func(logits []float32) (token int32, done bool)
+
+	// CachedTokens is set before the first Next: prompt tokens reused
+	// from the prefix cache.
+	CachedTokens int
+
+	ctx      context.Context
+	err      error
+	done     chan struct{}
+	seq      *kv.Sequence
+	tokens   []int32 // everything fed or to feed: prompt, then generated
+	fed      int     // tokens whose keys and values are stored
+	order    uint64  // admission order, for FIFO among equal priorities
+	finished bool
+}
+
+// Options configures a Scheduler.
+type Options struct {
+	// MaxBatchTokens bounds the tokens of one forward pass (prefill chunk
+	// size plus decode tokens). Default 512.
+	MaxBatchTokens int
+	// MaxRunning bounds the sequences decoding together. Default 16.
+	MaxRunning int
+	// MaxSeqLen is the longest sequence (context length).
+	MaxSeqLen int
+	Logger    *slog.Logger
+}
+
+// Scheduler runs jobs with continuous batching.
+type Scheduler struct {
+	run   Runner
+	pool  *kv.Pool
+	cache *prefix.Cache
+	o     Options
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	queue   []*Job // waiting for admission
+	closed  bool
+	wake    chan struct{}
+	stopped chan struct{}
+	counter uint64
+
+	// owned by the loop goroutine
+	running []*Job
+	logits  [][]float32
+}
+
+// New starts a scheduler over r, drawing KV blocks from pool and sharing
+// prefixes through cache (nil disables prefix caching).
+func New(r Runner, pool *kv.Pool, cache *prefix.Cache, o Options) *Scheduler {
+	if o.MaxBatchTokens <= 0 {
+		o.MaxBatchTokens = 512
+	}
+	if o.MaxRunning <= 0 {
+		o.MaxRunning = 16
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Scheduler{run: r, pool: pool, cache: cache, o: o, log: o.Logger,
+		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	go s.loop()
+	return s
+}
+
+// Run submits j and waits until it finishes, fails, or ctx is cancelled;
+// cancellation frees the job's blocks before the next forward pass.
+func (s *Scheduler) Run(ctx context.Context, j *Job) error {
+	if len(j.Prompt) == 0 {
+		return errors.New("empty prompt")
+	}
+	if s.o.MaxSeqLen > 0 && len(j.Prompt) > s.o.MaxSeqLen {
+		return fmt.Errorf("%w: prompt of %d tokens, context is %d", ErrTooLarge, len(j.Prompt), s.o.MaxSeqLen)
+	}
+	j.ctx = ctx
+	j.done = make(chan struct{})
+	j.tokens = append([]int32(nil), j.Prompt...)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.counter++
+	j.order = s.counter
+	s.queue = append(s.queue, j)
+	s.mu.Unlock()
+	s.poke()
+	select {
+	case <-j.done:
+		return j.err
+	case <-ctx.Done():
+		s.poke() // let the loop notice and free the job at once
+		<-j.done
+		return ctx.Err()
+	}
+}
+
+// Close stops the loop; running and queued jobs end with ErrClosed.
+func (s *Scheduler) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.poke()
+	<-s.stopped
+}
+
+// Cache returns the prefix cache (nil when disabled).
+func (s *Scheduler) Cache() *prefix.Cache { return s.cache }
+
+func (s *Scheduler) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Scheduler) loop() {
+	defer close(s.stopped)
+	for {
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			s.failAll(ErrClosed)
+			return
+		}
+		s.reap()
+		s.admit()
+		if len(s.running) == 0 {
+			<-s.wake
+			continue
+		}
+		if err := s.step(); err != nil {
+			s.log.Error("forward pass failed", "err", err)
+			for _, j := range s.running {
+				s.finish(j, err)
+			}
+			s.running = s.running[:0]
+		}
+	}
+}
+
+// reap ends cancelled jobs, running or queued.
+func (s *Scheduler) reap() {
+	keep := s.running[:0]
+	for _, j := range s.running {
+		if err := j.ctx.Err(); err != nil {
+			s.finish(j, err)
+			continue
+		}
+		keep = append(keep, j)
+	}
+	s.running = keep
+	s.mu.Lock()
+	q := s.queue[:0]
+	var dead []*Job
+	for _, j := range s.queue {
+		if j.ctx.Err() != nil {
+			dead = append(dead, j)
+			continue
+		}
+		q = append(q, j)
+	}
+	s.queue = q
+	s.mu.Unlock()
+	for _, j := range dead {
+		s.finish(j, j.ctx.Err())
+	}
+}
+
+// admit moves queued jobs into the running set, highest priority first,
+// while there is room.
+func (s *Scheduler) admit() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sort.SliceStable(s.queue, func(a, b int) bool {
+		if s.queue[a].Priority != s.queue[b].Priority {
+			return s.queue[a].Priority > s.queue[b].Priority
+		}
+		return s.queue[a].order < s.queue[b].order
+	})
+	for len(s.queue) > 0 && len(s.running) < s.o.MaxRunning {
+		j := s.queue[0]
+		// Admit only when the prompt's first chunk can get blocks, so
+		// a full pool queues work instead of thrashing.
+		if len(s.running) > 0 && s.pool.Free() < s.blocksFor(min(len(j.tokens), s.o.MaxBatchTokens)) {
+			if s.cache == nil || s.cache.Evict(s.blocksFor(min(len(j.tokens), s.o.MaxBatchTokens))) == 0 {
+				break
+			}
+		}
+		s.queue = s.queue[1:]
+		j.seq = kv.NewSequence(s.pool)
+		j.fed = 0
+		if s.cache != nil && j.Namespace != "" {
+			m := s.cache.Lookup(j.Namespace, j.tokens)
+			j.seq.Adopt(m.Blocks, m.Tokens)
+			s.cache.Done(m)
+			j.fed = m.Tokens
+			if j.CachedTokens == 0 {
+				j.CachedTokens = m.Tokens
+			}
+		}
+		s.running = append(s.running, j)
+	}
+}
+
+func (s *Scheduler) blocksFor(n int) int { return (n + s.pool.BlockSize() - 1) / s.pool.BlockSize() }
+
+// step builds one batch from the running jobs and runs it.
+func (s *Scheduler) step() error {
+	// Decoding jobs (one pending token) go first so streams keep flowing;
+	// prefilling jobs share what is left of the token budget.
+	sort.SliceStable(s.running, func(a, b int) bool {
+		da, db := s.pending(s.running[a]) == 1, s.pending(s.running[b]) == 1
+		if da != db {
+			return da
+		}
+		if s.running[a].Priority != s.running[b].Priority {
+			return s.running[a].Priority > s.running[b].Priority
+		}
+		return s.running[a].order < s.running[b].order
+	})
+	batch := &model.Batch{}
+	var rows []int32
+	var owners, spanJobs []*Job
+	inBatch := map[*Job]bool{}
+	budget := s.o.MaxBatchTokens
+	for _, j := range append([]*Job(nil), s.running...) {
+		if j.seq == nil || j.finished { // preempted or failed while making room
+			continue
+		}
+		n := min(s.pending(j), budget)
+		if n <= 0 {
+			continue
+		}
+		if err := s.reserve(j, n, inBatch); err != nil {
+			if errors.Is(err, ErrTooLarge) {
+				j.finished, j.err = true, err
+				continue
+			}
+			break // pool held by jobs with higher priority: wait for them
+		}
+		inBatch[j] = true
+		row := len(batch.Tokens)
+		batch.Tokens = append(batch.Tokens, j.tokens[j.fed:j.fed+n]...)
+		batch.Spans = append(batch.Spans, compute.Span{Row: row, N: n, Pos: j.fed, Blocks: j.seq.Blocks()})
+		spanJobs = append(spanJobs, j)
+		if j.fed+n == len(j.tokens) { // the job's last pending token: it needs logits
+			rows = append(rows, int32(row+n-1))
+			owners = append(owners, j)
+		}
+		budget -= n
+		if budget == 0 {
+			break
+		}
+	}
+	if len(batch.Tokens) > 0 {
+		for len(s.logits) < len(rows) {
+			s.logits = append(s.logits, make([]float32, s.run.Vocab()))
+		}
+		if err := s.run.Step(batch, rows, s.logits[:len(rows)]); err != nil {
+			return err
+		}
+		for i, sp := range batch.Spans {
+			spanJobs[i].seq.Advance(sp.N)
+			spanJobs[i].fed += sp.N
+		}
+		for i, j := range owners {
+			tok, done := j.Next(s.logits[i])
+			if done || (s.o.MaxSeqLen > 0 && len(j.tokens) >= s.o.MaxSeqLen) {
+				j.finished = true
+				continue
+			}
+			j.tokens = append(j.tokens, tok)
+		}
+	}
+	keep := s.running[:0]
+	for _, j := range s.running {
+		if j.finished {
+			s.finish(j, j.err)
+			continue
+		}
+		keep = append(keep, j)
+	}
+	s.running = keep
+	return nil
+}
+
+func (s *Scheduler) pending(j *Job) int { return len(j.tokens) - j.fed }
+
+// reserve finds blocks for n more tokens of j: from the free list, then by
+// evicting cached prefixes, then by preempting lower-priority jobs.
+// Jobs already in the batch being built are never preempted.
+func (s *Scheduler) reserve(j *Job, n int, inBatch map[*Job]bool) error {
+	for {
+		err := j.seq.Reserve(n, s.run.KV())
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, kv.ErrPoolExhausted) {
+			return err
+		}
+		need := s.blocksFor(j.fed+n) - len(j.seq.Blocks()) + 1
+		if s.cache != nil && s.cache.Evict(need) > 0 {
+			continue
+		}
+		victim := s.victim(j, inBatch)
+		if victim == nil {
+			if !s.anyOtherHolds(j) {
+				return fmt.Errorf("%w: %d tokens", ErrTooLarge, j.fed+n)
+			}
+			return err
+		}
+		s.preempt(victim)
+	}
+}
+
+// anyOtherHolds reports whether a running job other than j holds blocks.
+func (s *Scheduler) anyOtherHolds(j *Job) bool {
+	for _, r := range s.running {
+		if r != j && r.seq != nil && len(r.seq.Blocks()) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// victim picks the running job to preempt for j: the lowest priority,
+// latest admitted one other than j, if its priority is not above j's.
+func (s *Scheduler) victim(j *Job, inBatch map[*Job]bool) *Job {
+	var v *Job
+	for _, r := range s.running {
+		if r == j || r.seq == nil || inBatch[r] || r.Priority > j.Priority {
+			continue
+		}
+		if v == nil || r.Priority < v.Priority || (r.Priority == v.Priority && r.order > v.order) {
+			v = r
+		}
+	}
+	return v
+}
+
+// preempt frees a job's blocks (offering them to the prefix cache first)
+// and puts it back in the queue; it will recompute its tokens.
+func (s *Scheduler) preempt(j *Job) {
+	s.log.Debug("preempting sequence", "tokens", j.fed, "priority", j.Priority)
+	s.release(j)
+	for i, r := range s.running {
+		if r == j {
+			s.running = append(s.running[:i], s.running[i+1:]...)
+			break
+		}
+	}
+	s.mu.Lock()
+	s.queue = append(s.queue, j)
+	s.mu.Unlock()
+}
+
+// release gives j's computed blocks to the prefix cache and frees its hold.
+func (s *Scheduler) release(j *Job) {
+	if j.seq == nil {
+		return
+	}
+	if s.cache != nil && j.Namespace != "" && j.fed > 0 {
+		s.cache.Insert(j.Namespace, j.tokens[:j.fed], j.seq.Blocks())
+	}
+	j.seq.Release()
+	j.seq = nil
+	j.fed = 0
+}
+
+func (s *Scheduler) finish(j *Job, err error) {
+	s.release(j)
+	j.err = err
+	close(j.done)
+}
+
+func (s *Scheduler) failAll(err error) {
+	for _, j := range s.running {
+		s.finish(j, err)
+	}
+	s.running = nil
+	s.mu.Lock()
+	q := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+	for _, j := range q {
+		s.finish(j, err)
+	}
+}
