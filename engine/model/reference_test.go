@@ -225,3 +225,9 @@ func (r *refModel) logits(tokens []int32) [][]float64 {
 	}
 	return logits
 }
+
+// newRef builds the reference model over f with the hyperparameters the
+// engine read (the reference checks the computation, not the parsing).
+func newRef(t *testing.T, f *gguf.File, c Config) *refModel {
+	return &refModel{t: t, f: f, c: c, arch: c.Arch}
+}

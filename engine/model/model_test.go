@@ -1,0 +1,154 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/compute/cpu"
+	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/kv"
+	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/engine/testmodel"
+)
+
+// writeModel writes a small synthetic model and opens it.
+func writeModel(t *testing.T, o testmodel.Options) *gguf.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), o.Arch+".gguf")
+	if err := testmodel.Write(context.Background(), o, path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// engineLogits runs tokens through the engine the way generation does: a
+// prefill of the first half in one batch, then one token at a time, and
+// returns the logits at every position.
+func engineLogits(t *testing.T, f *gguf.File, tokens []int32, kvType quant.Type) [][]float32 {
+	t.Helper()
+	b := cpu.New(cpu.Options{Threads: 2})
+	defer b.Close()
+	m, err := Load(f, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Config()
+	pool := kv.NewPool(64, 16)
+	store, err := b.NewKVStore(compute.KVConfig{Layers: c.Layers, Blocks: 64, BlockSize: 16, KVHeads: c.KVHeads, HeadDim: c.HeadDim, Type: kvType})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := kv.NewSequence(pool)
+	var out [][]float32
+	run := func(toks []int32) {
+		if err := seq.Reserve(len(toks), store); err != nil {
+			t.Fatal(err)
+		}
+		batch := &Batch{Tokens: toks, Spans: []compute.Span{{N: len(toks), Pos: seq.Len(), Blocks: seq.Blocks()}}}
+		hidden := m.Forward(batch, store)
+		rows := make([]int32, len(toks))
+		for i := range rows {
+			rows[i] = int32(i)
+		}
+		logits := m.Logits(hidden, rows)
+		all := make([]float32, len(toks)*c.Vocab)
+		b.Download(logits, all)
+		for i := range toks {
+			out = append(out, all[i*c.Vocab:(i+1)*c.Vocab])
+		}
+		seq.Advance(len(toks))
+	}
+	half := len(tokens) / 2
+	run(tokens[:half])
+	for _, tok := range tokens[half:] {
+		run([]int32{tok})
+	}
+	return out
+}
+
+// TestFamiliesMatchReference checks each family's forward pass against the
+// float64 reference on synthetic models: f32 weights within 1e-4 relative
+// to the logits' scale, quantized weights within their quantization error.
+func TestFamiliesMatchReference(t *testing.T) {
+	tokens := []int32{1, 17, 200, 45, 99, 3, 250, 64, 7, 180, 33, 2, 90, 141}
+	for _, arch := range testmodel.Arches() {
+		for _, tc := range []struct {
+			typ quant.Type
+			tol float64
+		}{
+			{quant.F32, 1e-4},
+			{quant.F16, 2e-2},
+			{quant.Q8_0, 5e-2},
+		} {
+			t.Run(arch+"/"+tc.typ.String(), func(t *testing.T) {
+				o := testmodel.DefaultOptions()
+				o.Arch, o.Type, o.Seed = arch, tc.typ, 42
+				o.SlidingWindow = 6 // shorter than the sequence, so windows matter
+				f := writeModel(t, o)
+				b := cpu.New(cpu.Options{Threads: 1})
+				m, err := Load(f, b)
+				b.Close()
+				if err != nil {
+					if errors.Is(err, compute.ErrUnsupported) {
+						t.Skipf("%s weights not supported yet: %v", tc.typ, err)
+					}
+					t.Fatal(err)
+				}
+				ref := newRef(t, f, m.Config())
+				want := ref.logits(tokens)
+				got := engineLogits(t, f, tokens, quant.F32)
+				for p := range tokens {
+					var scale, maxDiff float64
+					for i, w := range want[p] {
+						scale = math.Max(scale, math.Abs(w))
+						maxDiff = math.Max(maxDiff, math.Abs(float64(got[p][i])-w))
+					}
+					if maxDiff > tc.tol*math.Max(scale, 1) {
+						t.Fatalf("position %d: max |engine-reference| = %.3g, scale %.3g, tolerance %.1g relative", p, maxDiff, scale, tc.tol)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestUnsupportedArchitecture(t *testing.T) {
+	o := testmodel.DefaultOptions()
+	f := writeModel(t, o)
+	// Rewrite the architecture key by writing a copy with another name.
+	w := gguf.NewWriter()
+	for _, kv := range f.KV {
+		if kv.Key == "general.architecture" {
+			w.AddKV(kv.Key, "mamba")
+			continue
+		}
+		w.AddKV(kv.Key, kv.Value)
+	}
+	for _, ti := range f.Tensors {
+		data, _ := f.TensorData(ti.Name)
+		w.AddTensor(ti.Name, ti.Type, ti.Shape, data)
+	}
+	path := filepath.Join(t.TempDir(), "mamba.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	g, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	b := cpu.New(cpu.Options{Threads: 1})
+	defer b.Close()
+	if _, err := Load(g, b); !errors.Is(err, ErrUnsupportedArch) {
+		t.Fatalf("err = %v, want ErrUnsupportedArch", err)
+	}
+}

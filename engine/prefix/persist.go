@@ -1,0 +1,229 @@
+package prefix
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// KVData reads and writes one block's raw keys and values; a
+// compute.KVStore satisfies it.
+type KVData interface {
+	BlockBytes() int
+	ReadBlock(b int32, dst []byte) error
+	WriteBlock(b int32, src []byte) error
+}
+
+// ErrBadSnapshot is returned for a snapshot that is corrupt or was made for
+// another model, cache layout or block size; such a file must be discarded.
+var ErrBadSnapshot = errors.New("prefix snapshot rejected")
+
+const snapshotMagic = "RUVLLM-PREFIX-1\n"
+
+// Save writes the hottest cached prefixes of namespace ns — nodes ranked by
+// hits then recency, each with all its ancestors — up to maxBlocks blocks,
+// with their keys and values, followed by a SHA-256 of everything before it.
+func (c *Cache) Save(w io.Writer, ns string, kvd KVData, maxBlocks int) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	root := c.roots[ns]
+	if root == nil || maxBlocks <= 0 {
+		return 0, c.writeSnapshot(w, ns, kvd, nil)
+	}
+	var all []*node
+	var walk func(*node)
+	walk = func(n *node) {
+		for _, ch := range n.children {
+			all = append(all, ch)
+			walk(ch)
+		}
+	}
+	walk(root)
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].hits != all[j].hits {
+			return all[i].hits > all[j].hits
+		}
+		return all[i].lastUsed > all[j].lastUsed
+	})
+	chosen := map[*node]bool{}
+	for _, n := range all {
+		var path []*node
+		for x := n; x.parent != nil && !chosen[x]; x = x.parent {
+			path = append(path, x)
+		}
+		if len(chosen)+len(path) > maxBlocks {
+			continue
+		}
+		for _, x := range path {
+			chosen[x] = true
+		}
+	}
+	var nodes []*node
+	for n := range chosen {
+		nodes = append(nodes, n)
+	}
+	// Parents before children, so Load can link each node on arrival.
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].depth < nodes[j].depth })
+	return len(nodes), c.writeSnapshot(w, ns, kvd, nodes)
+}
+
+func (c *Cache) writeSnapshot(w io.Writer, ns string, kvd KVData, nodes []*node) error {
+	h := sha256.New()
+	bw := bufio.NewWriter(io.MultiWriter(w, h))
+	le := binary.LittleEndian
+	var hdr []byte
+	hdr = append(hdr, snapshotMagic...)
+	hdr = le.AppendUint32(hdr, uint32(len(ns)))
+	hdr = append(hdr, ns...)
+	hdr = le.AppendUint32(hdr, uint32(c.bs))
+	hdr = le.AppendUint32(hdr, uint32(kvd.BlockBytes()))
+	hdr = le.AppendUint32(hdr, uint32(len(nodes)))
+	if _, err := bw.Write(hdr); err != nil {
+		return err
+	}
+	index := map[*node]int32{}
+	buf := make([]byte, kvd.BlockBytes())
+	for i, n := range nodes {
+		index[n] = int32(i)
+		parent := int32(-1)
+		if n.parent.parent != nil {
+			parent = index[n.parent]
+		}
+		rec := le.AppendUint32(nil, uint32(parent))
+		rec = le.AppendUint64(rec, n.hits)
+		rec = append(rec, n.key...)
+		if _, err := bw.Write(rec); err != nil {
+			return err
+		}
+		if err := kvd.ReadBlock(n.block, buf); err != nil {
+			return fmt.Errorf("read block %d: %w", n.block, err)
+		}
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(h.Sum(nil))
+	return err
+}
+
+// Load reads a snapshot written by Save into the cache: it verifies the
+// checksum, the namespace and the block layout before touching the pool,
+// then allocates blocks for the saved prefixes (as many as are free) and
+// writes their keys and values. It returns the number of blocks restored.
+func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return 0, err
+	}
+	if len(data) < sha256.Size+len(snapshotMagic) {
+		return 0, fmt.Errorf("%w: %d bytes is too short", ErrBadSnapshot, len(data))
+	}
+	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+		return 0, fmt.Errorf("%w: checksum mismatch", ErrBadSnapshot)
+	}
+	le := binary.LittleEndian
+	d := body
+	take := func(n int) ([]byte, error) {
+		if n < 0 || n > len(d) {
+			return nil, fmt.Errorf("%w: truncated", ErrBadSnapshot)
+		}
+		p := d[:n]
+		d = d[n:]
+		return p, nil
+	}
+	magic, err := take(len(snapshotMagic))
+	if err != nil || string(magic) != snapshotMagic {
+		return 0, fmt.Errorf("%w: not a prefix snapshot", ErrBadSnapshot)
+	}
+	u32 := func() (uint32, error) {
+		p, err := take(4)
+		if err != nil {
+			return 0, err
+		}
+		return le.Uint32(p), nil
+	}
+	nsLen, err := u32()
+	if err != nil {
+		return 0, err
+	}
+	gotNS, err := take(int(nsLen))
+	if err != nil {
+		return 0, err
+	}
+	if string(gotNS) != ns {
+		return 0, fmt.Errorf("%w: made for %q, not %q", ErrBadSnapshot, gotNS, ns)
+	}
+	bs, err := u32()
+	if err != nil {
+		return 0, err
+	}
+	bb, err := u32()
+	if err != nil {
+		return 0, err
+	}
+	if int(bs) != c.bs || int(bb) != kvd.BlockBytes() {
+		return 0, fmt.Errorf("%w: block layout %d positions/%d bytes, cache uses %d/%d", ErrBadSnapshot, bs, bb, c.bs, kvd.BlockBytes())
+	}
+	count, err := u32()
+	if err != nil {
+		return 0, err
+	}
+	recSize := 4 + 8 + 4*c.bs + int(bb)
+	if uint64(count)*uint64(recSize) != uint64(len(d)) {
+		return 0, fmt.Errorf("%w: %d records do not fill %d bytes", ErrBadSnapshot, count, len(d))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	root := c.roots[ns]
+	if root == nil {
+		root = &node{children: map[string]*node{}, block: -1, ns: ns}
+		c.roots[ns] = root
+	}
+	loaded := make([]*node, 0, count)
+	restored := 0
+	for i := 0; i < int(count); i++ {
+		rec := d[i*recSize : (i+1)*recSize]
+		parentIdx := int32(le.Uint32(rec))
+		hits := le.Uint64(rec[4:])
+		key := string(rec[12 : 12+4*c.bs])
+		kvBytes := rec[12+4*c.bs:]
+		parent := root
+		if parentIdx >= 0 {
+			if int(parentIdx) >= i || loaded[parentIdx] == nil {
+				loaded = append(loaded, nil) // parent missing: skip the subtree
+				continue
+			}
+			parent = loaded[parentIdx]
+		}
+		if existing := parent.children[key]; existing != nil {
+			loaded = append(loaded, existing)
+			continue
+		}
+		blocks, err := c.pool.Alloc(1)
+		if err != nil {
+			loaded = append(loaded, nil)
+			continue // pool full: keep what fits
+		}
+		if err := kvd.WriteBlock(blocks[0], kvBytes); err != nil {
+			c.pool.Release(blocks)
+			return restored, err
+		}
+		c.tick++
+		n := &node{parent: parent, children: map[string]*node{}, key: key, block: blocks[0],
+			depth: parent.depth + 1, ns: ns, hits: hits, lastUsed: c.tick}
+		parent.children[key] = n
+		c.nodes++
+		restored++
+		loaded = append(loaded, n)
+	}
+	return restored, nil
+}

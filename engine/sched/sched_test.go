@@ -1,0 +1,255 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/kv"
+	"github.com/ruvllm/ruvllm/engine/model"
+	"github.com/ruvllm/ruvllm/engine/prefix"
+)
+
+const vocab = 50
+
+// tokenKV is a KV store that holds the token id at each position: enough
+// to detect any block-table mistake, since the runner derives its logits
+// only from what it reads back.
+type tokenKV struct {
+	bs   int
+	data [][]int32
+}
+
+func (s *tokenKV) Config() compute.KVConfig  { return compute.KVConfig{BlockSize: s.bs, Blocks: len(s.data)} }
+func (s *tokenKV) CopyBlock(dst, src int32) { copy(s.data[dst], s.data[src]) }
+func (s *tokenKV) ReadBlock(int32, []byte) error  { return errors.New("unused") }
+func (s *tokenKV) WriteBlock(int32, []byte) error { return errors.New("unused") }
+func (s *tokenKV) BlockBytes() int               { return 0 }
+
+// hashRunner computes logits from the whole stored history of each span,
+// read through the block table after writing the batch's tokens.
+type hashRunner struct {
+	kv    *tokenKV
+	mu    sync.Mutex
+	steps int
+	maxSp int
+}
+
+func (r *hashRunner) Vocab() int          { return vocab }
+func (r *hashRunner) KV() compute.KVStore { return r.kv }
+
+func (r *hashRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
+	r.mu.Lock()
+	r.steps++
+	r.maxSp = max(r.maxSp, len(b.Spans))
+	r.mu.Unlock()
+	bs := r.kv.bs
+	hashes := make([]uint64, len(b.Tokens))
+	for _, sp := range b.Spans {
+		for i := 0; i < sp.N; i++ {
+			p := sp.Pos + i
+			r.kv.data[sp.Blocks[p/bs]][p%bs] = b.Tokens[sp.Row+i]
+		}
+		for i := 0; i < sp.N; i++ {
+			var h uint64 = 1469598103934665603
+			for p := 0; p <= sp.Pos+i; p++ {
+				h = (h ^ uint64(r.kv.data[sp.Blocks[p/bs]][p%bs])) * 1099511628211
+			}
+			hashes[sp.Row+i] = h
+		}
+	}
+	for i, row := range rows {
+		clear(out[i])
+		out[i][hashes[row]%vocab] = 1
+	}
+	return nil
+}
+
+// expected is what the hash model generates for prompt, computed directly.
+func expected(prompt []int32, n int) []int32 {
+	toks := append([]int32(nil), prompt...)
+	var out []int32
+	for len(out) < n {
+		var h uint64 = 1469598103934665603
+		for _, t := range toks {
+			h = (h ^ uint64(t)) * 1099511628211
+		}
+		next := int32(h % vocab)
+		out = append(out, next)
+		toks = append(toks, next)
+	}
+	return out
+}
+
+func greedyJob(prompt []int32, n int, out *[]int32) *Job {
+	return &Job{
+		Prompt:    prompt,
+		Namespace: "m",
+		Next: func(logits []float32) (int32, bool) {
+			best := int32(0)
+			for i, v := range logits {
+				if v > logits[best] {
+					best = int32(i)
+				}
+			}
+			*out = append(*out, best)
+			return best, len(*out) >= n
+		},
+	}
+}
+
+func newTestScheduler(blocks, bs int, o Options) (*Scheduler, *kv.Pool, *hashRunner) {
+	pool := kv.NewPool(blocks, bs)
+	store := &tokenKV{bs: bs, data: make([][]int32, blocks)}
+	for i := range store.data {
+		store.data[i] = make([]int32, bs)
+	}
+	r := &hashRunner{kv: store}
+	return New(r, pool, prefix.New(pool), o), pool, r
+}
+
+// TestRandomWorkloadMatchesIsolatedRuns runs many concurrent requests with
+// shared prefixes, cancellations and a pool small enough to force eviction
+// and preemption, and checks every finished request produced exactly what
+// it would alone, and that no block leaks.
+func TestRandomWorkloadMatchesIsolatedRuns(t *testing.T) {
+	s, pool, runner := newTestScheduler(48, 4, Options{MaxBatchTokens: 24, MaxRunning: 6, MaxSeqLen: 120})
+	defer s.Close()
+	r := rand.New(rand.NewPCG(3, 4))
+	shared := [][]int32{make([]int32, 30), make([]int32, 13)}
+	for _, p := range shared {
+		for i := range p {
+			p[i] = int32(r.IntN(vocab))
+		}
+	}
+	type reqCase struct {
+		prompt []int32
+		n      int
+		cancel bool
+		prio   int
+	}
+	var cases []reqCase
+	for i := 0; i < 40; i++ {
+		base := shared[r.IntN(len(shared))]
+		prompt := append(append([]int32(nil), base[:1+r.IntN(len(base))]...), int32(r.IntN(vocab)), int32(r.IntN(vocab)))
+		cases = append(cases, reqCase{prompt: prompt, n: 1 + r.IntN(25), cancel: r.IntN(6) == 0, prio: r.IntN(3)})
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(cases))
+	for i, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if c.cancel {
+				go func() { time.Sleep(time.Duration(r.IntN(3)) * time.Millisecond); cancel() }()
+			}
+			var got []int32
+			j := greedyJob(c.prompt, c.n, &got)
+			j.Priority = c.prio
+			err := s.Run(ctx, j)
+			if c.cancel && errors.Is(err, context.Canceled) {
+				return
+			}
+			if err != nil {
+				errs <- fmt.Errorf("request %d: %v", i, err)
+				return
+			}
+			if want := expected(c.prompt, c.n); fmt.Sprint(got) != fmt.Sprint(want) {
+				errs <- fmt.Errorf("request %d (cached %d): got %v, want %v", i, j.CachedTokens, got, want)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	st := s.Cache().Stats()
+	if st.HitTokens == 0 {
+		t.Errorf("no prefix-cache hits in a workload of shared prefixes: %+v", st)
+	}
+	if runner.maxSp < 2 {
+		t.Errorf("never batched more than one sequence per step (max %d spans)", runner.maxSp)
+	}
+	s.Cache().Clear()
+	waitFree(t, pool)
+}
+
+func waitFree(t *testing.T, pool *kv.Pool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for pool.Free() != pool.Blocks() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if pool.Free() != pool.Blocks() {
+		t.Fatalf("leak: %d of %d blocks free when idle", pool.Free(), pool.Blocks())
+	}
+}
+
+func TestTooLargeForPool(t *testing.T) {
+	s, pool, _ := newTestScheduler(4, 4, Options{MaxBatchTokens: 8})
+	defer s.Close()
+	var got []int32
+	err := s.Run(context.Background(), greedyJob(make([]int32, 20), 3, &got))
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", err)
+	}
+	s.Cache().Clear()
+	waitFree(t, pool)
+}
+
+func TestCancelFreesBlocks(t *testing.T) {
+	s, pool, _ := newTestScheduler(64, 4, Options{})
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	var once sync.Once
+	j := &Job{Prompt: []int32{1, 2, 3}, Next: func([]float32) (int32, bool) {
+		once.Do(func() { close(started) })
+		return 1, false // never ends by itself
+	}}
+	go func() { <-started; cancel() }()
+	if err := s.Run(ctx, j); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	s.Cache().Clear()
+	waitFree(t, pool)
+}
+
+func TestPriorityRunsFirst(t *testing.T) {
+	s, _, _ := newTestScheduler(64, 4, Options{MaxRunning: 1})
+	defer s.Close()
+	// Occupy the single running slot, then queue low before high.
+	block := make(chan struct{})
+	var order []string
+	var mu sync.Mutex
+	mark := func(name string) func([]float32) (int32, bool) {
+		return func([]float32) (int32, bool) {
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			return 0, true
+		}
+	}
+	first := &Job{Prompt: []int32{1}, Next: func([]float32) (int32, bool) { <-block; return 0, true }}
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); s.Run(context.Background(), first) }()
+	time.Sleep(20 * time.Millisecond)
+	go func() { defer wg.Done(); s.Run(context.Background(), &Job{Prompt: []int32{2}, Priority: 0, Next: mark("low")}) }()
+	time.Sleep(20 * time.Millisecond)
+	go func() { defer wg.Done(); s.Run(context.Background(), &Job{Prompt: []int32{3}, Priority: 5, Next: mark("high")}) }()
+	time.Sleep(20 * time.Millisecond)
+	close(block)
+	wg.Wait()
+	if fmt.Sprint(order) != "[high low]" {
+		t.Fatalf("order = %v, want [high low]", order)
+	}
+}
