@@ -25,11 +25,13 @@ type tokenKV struct {
 	data [][]int32
 }
 
-func (s *tokenKV) Config() compute.KVConfig  { return compute.KVConfig{BlockSize: s.bs, Blocks: len(s.data)} }
-func (s *tokenKV) CopyBlock(dst, src int32) { copy(s.data[dst], s.data[src]) }
+func (s *tokenKV) Config() compute.KVConfig {
+	return compute.KVConfig{BlockSize: s.bs, Blocks: len(s.data)}
+}
+func (s *tokenKV) CopyBlock(dst, src int32)       { copy(s.data[dst], s.data[src]) }
 func (s *tokenKV) ReadBlock(int32, []byte) error  { return errors.New("unused") }
 func (s *tokenKV) WriteBlock(int32, []byte) error { return errors.New("unused") }
-func (s *tokenKV) BlockBytes() int               { return 0 }
+func (s *tokenKV) BlockBytes() int                { return 0 }
 
 // hashRunner computes logits from the whole stored history of each span,
 // read through the block table after writing the batch's tokens.
@@ -243,9 +245,15 @@ func TestPriorityRunsFirst(t *testing.T) {
 	wg.Add(3)
 	go func() { defer wg.Done(); s.Run(context.Background(), first) }()
 	time.Sleep(20 * time.Millisecond)
-	go func() { defer wg.Done(); s.Run(context.Background(), &Job{Prompt: []int32{2}, Priority: 0, Next: mark("low")}) }()
+	go func() {
+		defer wg.Done()
+		s.Run(context.Background(), &Job{Prompt: []int32{2}, Priority: 0, Next: mark("low")})
+	}()
 	time.Sleep(20 * time.Millisecond)
-	go func() { defer wg.Done(); s.Run(context.Background(), &Job{Prompt: []int32{3}, Priority: 5, Next: mark("high")}) }()
+	go func() {
+		defer wg.Done()
+		s.Run(context.Background(), &Job{Prompt: []int32{3}, Priority: 5, Next: mark("high")})
+	}()
 	time.Sleep(20 * time.Millisecond)
 	close(block)
 	wg.Wait()

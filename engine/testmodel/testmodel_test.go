@@ -132,7 +132,7 @@ func floats(t *testing.T, f *gguf.File, name string) []float32 {
 		case quant.F32:
 			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:]))
 		case quant.F16:
-			out[i] = fromHalf(binary.LittleEndian.Uint16(d[2*i:]))
+			out[i] = quant.FP16ToFP32(binary.LittleEndian.Uint16(d[2*i:]))
 		default:
 			t.Fatalf("type %s", ti.Type)
 		}
@@ -254,8 +254,8 @@ func TestErrors(t *testing.T) {
 			t.Errorf("accepted %+v", o)
 		}
 	}
-	if _, err := New(context.Background(), Options{Type: quant.Q4_0}); !errors.Is(err, ErrType) {
-		t.Errorf("Q4_0: %v", err)
+	if _, err := New(context.Background(), Options{Type: quant.IQ2_XXS}); !errors.Is(err, ErrType) {
+		t.Errorf("IQ2_XXS (no quantizer): %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := New(ctx, Options{})
@@ -278,49 +278,4 @@ func TestErrors(t *testing.T) {
 	} else {
 		f.Close()
 	}
-}
-
-func TestHalfConversion(t *testing.T) {
-	tests := []struct {
-		in   float32
-		want uint16
-	}{
-		{0, 0}, {1, 0x3c00}, {-2, 0xc000}, {0.5, 0x3800}, {65504, 0x7bff}, {1e6, 0x7c00},
-		{0.1, 0x2e66}, {float32(math.Ldexp(1, -24)), 0x0001}, {float32(math.Ldexp(1, -14)), 0x0400},
-		{1e-9, 0}, {1 + 1.0/2048, 0x3c00}, {1 + 3.0/2048, 0x3c02}, // ties to even
-	}
-	for _, tc := range tests {
-		if got := toHalf(tc.in); got != tc.want {
-			t.Errorf("toHalf(%g) = %#04x, want %#04x", tc.in, got, tc.want)
-		}
-	}
-	if got := toBFloat(1); got != 0x3f80 {
-		t.Errorf("toBFloat(1) = %#x", got)
-	}
-	if got := toBFloat(-3.140625); got != 0xc049 {
-		t.Errorf("toBFloat(-3.140625) = %#x", got)
-	}
-	// Round trip within half precision for the generator's range.
-	for x := float32(-4); x < 4; x += 0.001 {
-		if y := fromHalf(toHalf(x)); math.Abs(float64(y-x)) > math.Abs(float64(x))/1024+1e-7 {
-			t.Fatalf("%g -> %g", x, y)
-		}
-	}
-}
-
-// fromHalf is a test-only decoder, written independently of toHalf.
-func fromHalf(h uint16) float32 {
-	sign := float32(1)
-	if h&0x8000 != 0 {
-		sign = -1
-	}
-	e := int(h>>10) & 0x1f
-	m := float64(h & 0x3ff)
-	switch e {
-	case 0:
-		return sign * float32(math.Ldexp(m, -24))
-	case 0x1f:
-		return sign * float32(math.Inf(1))
-	}
-	return sign * float32(math.Ldexp(1+m/1024, e-15))
 }

@@ -199,6 +199,11 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 			clear(acc)
 			for t, p := range scores {
 				p *= inv
+				if s.f16 != nil {
+					// llama.cpp multiplies f16 values by probabilities
+					// converted to f16.
+					p = quant.FP16ToFP32(quant.FP32ToFP16(p))
+				}
 				o := s.offset(sp.Blocks, a.Layer, first+t) + s.perLayer + kvOff
 				if s.f16 != nil {
 					vr := s.f16[o : o+hd]

@@ -213,7 +213,8 @@ func (b *Backend) RMSNorm(dst, x, w compute.Tensor, eps float32) {
 			for _, v := range in {
 				sum += float64(v * v)
 			}
-			scale := float32(1 / math.Sqrt(float64(float32(sum/float64(n))+eps)))
+			// float32 sqrt then float32 division, like sqrtf in ggml.
+			scale := 1 / float32(math.Sqrt(float64(float32(sum/float64(n))+eps)))
 			for i, v := range in {
 				out[i] = v * scale * ws.f32[i]
 			}
