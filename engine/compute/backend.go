@@ -128,6 +128,10 @@ type Backend interface {
 	// MatMul sets dst = x · wᵀ: dst[r] = w · x[r] for each row r of x. w is a
 	// weight (any supported type) of shape out×in; x is N×in, dst N×out.
 	MatMul(dst, x, w Tensor)
+	// AddRowsScaled adds scales[i]·(row i of src) into row rows[i] of dst
+	// (a scatter-add), so a delta computed for a few rows of a batch — a
+	// LoRA adapter used by some of its sequences — lands on those rows only.
+	AddRowsScaled(dst, src Tensor, rows []int32, scales []float32)
 	// AddRow adds the single-row tensor b to every row of dst (bias).
 	AddRow(dst, b Tensor)
 	// Add sets dst = a + b elementwise (dst may alias a or b).

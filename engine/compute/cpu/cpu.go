@@ -158,6 +158,25 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 	})
 }
 
+// AddRowsScaled implements compute.Backend.
+func (b *Backend) AddRowsScaled(dst, src compute.Tensor, rows []int32, scales []float32) {
+	d, x := ct(dst), ct(src)
+	if d.cols != x.cols || x.rows < len(rows) || len(scales) != len(rows) || x.typ != quant.F32 {
+		panic(fmt.Sprintf("AddRowsScaled: dst %dx%d, src %dx%d %s, %d rows, %d scales",
+			d.rows, d.cols, x.rows, x.cols, x.typ, len(rows), len(scales)))
+	}
+	n := d.cols
+	for i, r := range rows {
+		if r < 0 || int(r) >= d.rows {
+			panic(fmt.Sprintf("AddRowsScaled: row %d out of range [0,%d)", r, d.rows))
+		}
+		out, in, s := d.f32[int(r)*n:(int(r)+1)*n], x.f32[i*n:(i+1)*n], scales[i]
+		for j, v := range in {
+			out[j] += s * v
+		}
+	}
+}
+
 // AddRow implements compute.Backend.
 func (b *Backend) AddRow(dst, bias compute.Tensor) {
 	d, r := ct(dst), ct(bias)
