@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/lora"
 )
 
 // attnWeights are one layer's attention projections; biases are nil when
@@ -15,11 +16,15 @@ type attnWeights struct {
 	softcap     float32
 	scale       float32
 	ropeFactors compute.Tensor
+	// names are the LoRA target names of q, k, v, o ("" when the
+	// projection cannot be adapted, e.g. split from a fused matrix).
+	names [4]string
 }
 
 // ffnWeights are one layer's gated feed-forward projections.
 type ffnWeights struct {
 	gate, up, down compute.Tensor
+	names          [3]string // LoRA target names of gate, up, down
 }
 
 // buffers are the activations of one forward pass over n tokens, reused
@@ -42,6 +47,7 @@ type base struct {
 	outNorm compute.Tensor
 	output  compute.Tensor
 	buf     *buffers
+	lora    loraState
 }
 
 func (m *base) Config() Config { return m.cfg }
@@ -69,9 +75,9 @@ func (m *base) scratch(n int) *buffers {
 // s.attnOut: project, add biases, rotate, attend over the cache, project.
 func (m *base) attention(s *buffers, w *attnWeights, layer int, batch *Batch, kv compute.KVStore) {
 	b, c := m.b, m.cfg
-	b.MatMul(s.q, s.h, w.q)
-	b.MatMul(s.k, s.h, w.k)
-	b.MatMul(s.v, s.h, w.v)
+	m.matmul(s.q, s.h, w.q, w.names[0])
+	m.matmul(s.k, s.h, w.k, w.names[1])
+	m.matmul(s.v, s.h, w.v, w.names[2])
 	if w.bq != nil {
 		b.AddRow(s.q, w.bq)
 		b.AddRow(s.k, w.bk)
@@ -89,16 +95,15 @@ func (m *base) attention(s *buffers, w *attnWeights, layer int, batch *Batch, kv
 		Layer: layer, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 		Scale: scale, Softcap: w.softcap, Window: w.window,
 	})
-	b.MatMul(s.attnOut, s.attn, w.o)
+	m.matmul(s.attnOut, s.attn, w.o, w.names[3])
 }
 
 // swiglu runs the gated feed-forward network with SiLU on s.h into s.ffOut.
 func (m *base) swiglu(s *buffers, w *ffnWeights) {
-	b := m.b
-	b.MatMul(s.gate, s.h, w.gate)
-	b.MatMul(s.up, s.h, w.up)
-	b.SwiGLU(s.ff, s.gate, s.up)
-	b.MatMul(s.ffOut, s.ff, w.down)
+	m.matmul(s.gate, s.h, w.gate, w.names[0])
+	m.matmul(s.up, s.h, w.up, w.names[1])
+	m.b.SwiGLU(s.ff, s.gate, s.up)
+	m.matmul(s.ffOut, s.ff, w.down, w.names[2])
 }
 
 // Logits implements Model: gather the wanted rows, project to the
@@ -125,6 +130,7 @@ func (l *loader) loadAttn(c Config, i int, withBias bool) (attnWeights, error) {
 	var w attnWeights
 	var err error
 	qd, kvd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	w.names = [4]string{lora.Key(i, "attn_q"), lora.Key(i, "attn_k"), lora.Key(i, "attn_v"), lora.Key(i, "attn_output")}
 	for _, m := range []struct {
 		dst     *compute.Tensor
 		name    string
@@ -157,6 +163,7 @@ func (l *loader) loadAttn(c Config, i int, withBias bool) (attnWeights, error) {
 func (l *loader) loadFFN(c Config, i int) (ffnWeights, error) {
 	var w ffnWeights
 	var err error
+	w.names = [3]string{lora.Key(i, "ffn_gate"), lora.Key(i, "ffn_up"), lora.Key(i, "ffn_down")}
 	if w.gate, err = l.matrix(blk(i, "ffn_gate.weight"), c.FF, c.Dim); err != nil {
 		return w, err
 	}

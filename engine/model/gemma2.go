@@ -79,6 +79,7 @@ func loadGemma2(l *loader) (Model, error) {
 func (m *Gemma2) Forward(batch *Batch, kv compute.KVStore) compute.Tensor {
 	b, eps := m.b, m.cfg.NormEps
 	s := m.scratch(len(batch.Tokens))
+	m.prepareLoRA(batch)
 	b.GetRows(s.x, m.embd, batch.Tokens)
 	b.Scale(s.x, float32(math.Sqrt(float64(m.cfg.Dim))))
 	for i := range m.layers {
@@ -91,10 +92,10 @@ func (m *Gemma2) Forward(batch *Batch, kv compute.KVStore) compute.Tensor {
 		b.Add(s.x, s.x, s.attnOut)
 
 		b.RMSNorm(s.h, s.x, L.ffnNorm, eps)
-		b.MatMul(s.gate, s.h, L.ffn.gate)
-		b.MatMul(s.up, s.h, L.ffn.up)
+		m.matmul(s.gate, s.h, L.ffn.gate, L.ffn.names[0])
+		m.matmul(s.up, s.h, L.ffn.up, L.ffn.names[1])
 		b.GeGLU(s.ff, s.gate, s.up)
-		b.MatMul(s.ffOut, s.ff, L.ffn.down)
+		m.matmul(s.ffOut, s.ff, L.ffn.down, L.ffn.names[2])
 		if L.postFFNNorm != nil {
 			b.RMSNorm(s.ffOut, s.ffOut, L.postFFNNorm, eps)
 		}

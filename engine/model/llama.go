@@ -61,6 +61,7 @@ func loadLlamaLayers(l *loader, c Config, withBias bool) (*Llama, error) {
 func (m *Llama) Forward(batch *Batch, kv compute.KVStore) compute.Tensor {
 	b, eps := m.b, m.cfg.NormEps
 	s := m.scratch(len(batch.Tokens))
+	m.prepareLoRA(batch)
 	b.GetRows(s.x, m.embd, batch.Tokens)
 	for i := range m.layers {
 		L := &m.layers[i]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/lora"
 )
 
 // ErrUnsupportedArch is returned for a GGUF architecture no family handles.
@@ -40,6 +41,10 @@ type Config struct {
 type Batch struct {
 	Tokens []int32
 	Spans  []compute.Span
+	// Adapters, when non-nil, runs parallel to Spans: the LoRA adapters
+	// (with their scales) applied to that span's tokens; a nil entry means
+	// none. Spans using the same adapter share its matrix products.
+	Adapters [][]lora.Applied
 }
 
 // Model is a loaded transformer.

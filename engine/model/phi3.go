@@ -1,6 +1,9 @@
 package model
 
-import "github.com/ruvllm/ruvllm/engine/compute"
+import (
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/lora"
+)
 
 // Phi3 is a llama-style decoder whose files fuse the q/k/v projections into
 // one matrix (attn_qkv) and the gate and up projections into one (ffn_up,
@@ -42,6 +45,8 @@ func loadPhi3(l *loader) (Model, error) {
 				return nil, err
 			}
 			L.attn.q, L.attn.k, L.attn.v = qkv[0], qkv[1], qkv[2]
+			// Only the output projection of a fused layout is adaptable.
+			L.attn.names[3] = lora.Key(i, "attn_output")
 			if L.attn.o, err = l.matrix(blk(i, "attn_output.weight"), c.Dim, qd); err != nil {
 				return nil, err
 			}
@@ -61,6 +66,7 @@ func loadPhi3(l *loader) (Model, error) {
 			return nil, err
 		}
 		L.ffn.gate, L.ffn.up = gu[0], gu[1]
+		L.ffn.names[2] = lora.Key(i, "ffn_down")
 		if L.ffn.down, err = l.matrix(blk(i, "ffn_down.weight"), c.Dim, c.FF); err != nil {
 			return nil, err
 		}

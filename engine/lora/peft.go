@@ -1,0 +1,212 @@
+package lora
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/safetensors"
+)
+
+// PEFT file names inside an adapter directory.
+const (
+	PEFTConfig  = "adapter_config.json"
+	PEFTWeights = "adapter_model.safetensors"
+)
+
+// maxPEFTBytes bounds the safetensors file read into memory.
+const maxPEFTBytes = 8 << 30
+
+// PEFTConfigFile is the subset of PEFT's adapter_config.json that matters here.
+type PEFTConfigFile struct {
+	PEFTType      string             `json:"peft_type"`
+	R             int                `json:"r"`
+	Alpha         float64            `json:"lora_alpha"`
+	TargetModules json.RawMessage    `json:"target_modules"`
+	UseRSLoRA     bool               `json:"use_rslora"`
+	FanInFanOut   bool               `json:"fan_in_fan_out"`
+	AlphaPattern  map[string]float64 `json:"alpha_pattern"`
+	BaseModel     string             `json:"base_model_name_or_path"`
+}
+
+// hfModules maps Hugging Face module paths inside a decoder layer to GGUF
+// weight kinds, for llama-style models (llama, mistral, qwen2, gemma2).
+var hfModules = map[string]string{
+	"self_attn.q_proj": "attn_q",
+	"self_attn.k_proj": "attn_k",
+	"self_attn.v_proj": "attn_v",
+	"self_attn.o_proj": "attn_output",
+	"mlp.gate_proj":    "ffn_gate",
+	"mlp.up_proj":      "ffn_up",
+	"mlp.down_proj":    "ffn_down",
+}
+
+// LoadPEFT reads a PEFT LoRA directory (adapter_config.json and
+// adapter_model.safetensors) for the base model base, which is required:
+// module names are mapped to GGUF names, and for the llama architecture the
+// output rows of q and k deltas are permuted the way llama.cpp's converter
+// permutes the base q and k weights. The adapter is validated against base
+// and placed on b when b is non-nil.
+func LoadPEFT(dir string, base *gguf.File, b compute.Backend) (*Adapter, error) {
+	if base == nil {
+		return nil, errors.New("load PEFT adapter: a base model is required to map its module names")
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, PEFTConfig))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: no %s in %s", ErrNotAdapter, PEFTConfig, dir)
+		}
+		return nil, err
+	}
+	var cfg PEFTConfigFile
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, PEFTConfig, err)
+	}
+	if cfg.PEFTType != "" && !strings.EqualFold(cfg.PEFTType, "LORA") {
+		return nil, fmt.Errorf("%w: peft_type is %q", ErrNotAdapter, cfg.PEFTType)
+	}
+	if cfg.FanInFanOut {
+		return nil, fmt.Errorf("%w: fan_in_fan_out adapters (Conv1D layers)", ErrUnsupportedTarget)
+	}
+	if len(cfg.AlphaPattern) > 0 {
+		return nil, fmt.Errorf("%w: per-module alpha_pattern is not supported", ErrMalformed)
+	}
+	if cfg.R <= 0 || cfg.Alpha < 0 || math.IsNaN(cfg.Alpha) || math.IsInf(cfg.Alpha, 0) {
+		return nil, fmt.Errorf("%w: r = %d, lora_alpha = %v", ErrMalformed, cfg.R, cfg.Alpha)
+	}
+	st, err := safetensors.ReadFile(filepath.Join(dir, PEFTWeights), maxPEFTBytes)
+	if err != nil {
+		return nil, err
+	}
+	return fromPEFT(cfg, st, base, b)
+}
+
+// fromPEFT builds the adapter from a parsed config and weights file.
+func fromPEFT(cfg PEFTConfigFile, st *safetensors.File, base *gguf.File, b compute.Backend) (*Adapter, error) {
+	arch := base.Architecture()
+	a := &Adapter{Arch: arch, Targets: map[string]*Pair{}, Format: "peft"}
+	// The engine scales a pair by alpha/rank; rsLoRA scales by
+	// alpha/sqrt(r), which is the same as an alpha of alpha·sqrt(r).
+	alpha := cfg.Alpha
+	if cfg.UseRSLoRA {
+		alpha *= math.Sqrt(float64(cfg.R))
+	}
+	a.Alpha = float32(alpha)
+	for _, t := range st.Tensors {
+		key, isA, err := peftName(t.Name)
+		if err != nil {
+			return nil, err
+		}
+		if len(t.Shape) != 2 {
+			return nil, fmt.Errorf("%w: tensor %s has shape %v, want 2 dimensions", ErrMalformed, t.Name, t.Shape)
+		}
+		v, err := st.Floats(t.Name)
+		if err != nil {
+			return nil, err
+		}
+		rows, cols := int(t.Shape[0]), int(t.Shape[1])
+		p := a.Targets[key]
+		if p == nil {
+			p = &Pair{}
+			a.Targets[key] = p
+		}
+		if isA {
+			if p.HostA.Data != nil {
+				return nil, fmt.Errorf("%w: %s: two lora_A tensors", ErrMalformed, key)
+			}
+			p.HostA, p.In = f32Matrix(rows, cols, v), cols
+			continue
+		}
+		if p.HostB.Data != nil {
+			return nil, fmt.Errorf("%w: %s: two lora_B tensors", ErrMalformed, key)
+		}
+		if arch == "llama" {
+			_, kind := splitKey(key)
+			heads := 0
+			switch kind {
+			case "attn_q":
+				heads = archInt(base, "attention.head_count", 0)
+			case "attn_k":
+				heads = archInt(base, "attention.head_count_kv", archInt(base, "attention.head_count", 0))
+			}
+			if heads > 0 {
+				if err := permuteRows(v, rows, cols, heads); err != nil {
+					return nil, fmt.Errorf("%s: %w", t.Name, err)
+				}
+			}
+		}
+		p.HostB, p.Out = f32Matrix(rows, cols, v), rows
+	}
+	for _, name := range a.Names() {
+		p := a.Targets[name]
+		if p.HostA.Data == nil || p.HostB.Data == nil {
+			return nil, fmt.Errorf("%w: %s is missing its lora_A or lora_B", ErrMalformed, name)
+		}
+	}
+	return a.complete(base, b)
+}
+
+func archInt(f *gguf.File, suffix string, def int) int {
+	if v, ok := f.ArchUint(suffix); ok && v < math.MaxInt32 {
+		return int(v)
+	}
+	return def
+}
+
+// peftName maps "base_model.model.model.layers.N.self_attn.q_proj.lora_A.weight"
+// to ("blk.N.attn_q", true).
+func peftName(name string) (key string, isA bool, err error) {
+	s := strings.TrimPrefix(name, "base_model.model.")
+	rest, ok := strings.CutPrefix(s, "model.layers.")
+	if !ok {
+		return "", false, fmt.Errorf("%w: tensor %s is not inside a decoder layer", ErrUnsupportedTarget, name)
+	}
+	num, rest, ok := strings.Cut(rest, ".")
+	layer, perr := strconv.Atoi(num)
+	if !ok || perr != nil || layer < 0 || layer > 1<<20 {
+		return "", false, fmt.Errorf("%w: tensor %s: bad layer number", ErrMalformed, name)
+	}
+	var module string
+	switch {
+	case strings.HasSuffix(rest, ".lora_A.weight"):
+		module, isA = strings.TrimSuffix(rest, ".lora_A.weight"), true
+	case strings.HasSuffix(rest, ".lora_B.weight"):
+		module = strings.TrimSuffix(rest, ".lora_B.weight")
+	default:
+		return "", false, fmt.Errorf("%w: tensor %s is not a lora_A/lora_B weight", ErrUnsupportedTarget, name)
+	}
+	kind, ok := hfModules[module]
+	if !ok {
+		return "", false, fmt.Errorf("%w: module %s of tensor %s", ErrUnsupportedTarget, module, name)
+	}
+	return Key(layer, kind), isA, nil
+}
+
+// permuteRows reorders the rows of a rows×cols matrix the way llama.cpp's
+// converter reorders llama q/k projections: within each head, the rows of
+// the first half and the second half are interleaved (row h·d + j·d/2 + i
+// moves to h·d + 2i + j), turning HF's rotate-half layout into GGML's
+// adjacent-pair layout.
+func permuteRows(v []float32, rows, cols, heads int) error {
+	if heads <= 0 || rows%heads != 0 || (rows/heads)%2 != 0 {
+		return fmt.Errorf("%w: %d rows do not split into %d heads of even size", ErrMismatch, rows, heads)
+	}
+	d := rows / heads
+	src := append([]float32(nil), v...)
+	for h := 0; h < heads; h++ {
+		for j := 0; j < 2; j++ {
+			for i := 0; i < d/2; i++ {
+				from, to := h*d+j*d/2+i, h*d+2*i+j
+				copy(v[to*cols:(to+1)*cols], src[from*cols:(from+1)*cols])
+			}
+		}
+	}
+	return nil
+}
