@@ -90,6 +90,10 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 	if len(prompt) >= ctxLen {
 		return res, fmt.Errorf("%w: %d tokens, context is %d", ErrContextExceeded, len(prompt), ctxLen)
 	}
+	namespace, err := m.adapterNamespace(req.Adapters)
+	if err != nil {
+		return res, err
+	}
 	res.PromptTokens = len(prompt)
 	stops := append([]string(nil), req.Stop...)
 	if req.Messages != nil {
@@ -122,8 +126,9 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 	}
 	job := &sched.Job{
 		Prompt:    prompt,
-		Namespace: m.namespace,
+		Namespace: namespace,
 		Priority:  req.Priority,
+		Adapters:  req.Adapters,
 		Next: func(logits []float32) (int32, bool) {
 			if wantLogprobs {
 				copy(raw, logits)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/engine/sample"
 )
 
@@ -33,6 +34,9 @@ type Request struct {
 	IgnoreEOS bool
 	// Priority orders admission: higher first (interactive > background).
 	Priority int
+	// Adapters are LoRA adapters loaded by this model's LoadAdapter,
+	// applied to this request only, each with its scale (1 = as trained).
+	Adapters []lora.Applied
 }
 
 // TokenLogprob is a token with its log-probability.

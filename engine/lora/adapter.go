@@ -111,6 +111,9 @@ type Adapter struct {
 	Checksum string
 	// Format is "gguf" or "peft".
 	Format string
+	// Base identifies the model whose backend holds the matrices; set by
+	// the loader's caller (engine/llm) before the adapter is shared.
+	Base string
 }
 
 // Applied is an adapter used by a sequence with a user scale (1 = as trained).
@@ -231,15 +234,17 @@ func (a *Adapter) complete(base *gguf.File, b compute.Backend) (*Adapter, error)
 		}
 	}
 	if b != nil {
-		if err := a.upload(b); err != nil {
+		if err := a.Upload(b); err != nil {
 			return nil, err
 		}
 	}
 	return a, nil
 }
 
-// upload creates the backend tensors of every pair.
-func (a *Adapter) upload(b compute.Backend) error {
+// Upload creates the backend tensors of every pair, for an adapter loaded
+// without a backend. Call it before sharing the adapter: afterwards the
+// adapter must not change.
+func (a *Adapter) Upload(b compute.Backend) error {
 	for _, name := range a.Names() {
 		p := a.Targets[name]
 		var err error

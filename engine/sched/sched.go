@@ -20,6 +20,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/kv"
+	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/prefix"
 )
@@ -54,6 +55,9 @@ type Job struct {
 	Namespace string
 	// Priority: higher runs first and is preempted last.
 	Priority int
+	// Adapters are the LoRA adapters (with scales) applied to this
+	// sequence's tokens; the Namespace must distinguish them.
+	Adapters []lora.Applied
 	// Next receives the logits for the last fed token.
 	Next func(logits []float32) (token int32, done bool)
 
@@ -285,6 +289,8 @@ func (s *Scheduler) step() error {
 	batch := &model.Batch{}
 	var rows []int32
 	var owners, spanJobs []*Job
+	var adapters [][]lora.Applied
+	withAdapters := false
 	inBatch := map[*Job]bool{}
 	budget := s.o.MaxBatchTokens
 	for _, j := range append([]*Job(nil), s.running...) {
@@ -307,6 +313,8 @@ func (s *Scheduler) step() error {
 		batch.Tokens = append(batch.Tokens, j.tokens[j.fed:j.fed+n]...)
 		batch.Spans = append(batch.Spans, compute.Span{Row: row, N: n, Pos: j.fed, Blocks: j.seq.Blocks()})
 		spanJobs = append(spanJobs, j)
+		adapters = append(adapters, j.Adapters)
+		withAdapters = withAdapters || len(j.Adapters) > 0
 		if j.fed+n == len(j.tokens) { // the job's last pending token: it needs logits
 			rows = append(rows, int32(row+n-1))
 			owners = append(owners, j)
@@ -315,6 +323,9 @@ func (s *Scheduler) step() error {
 		if budget == 0 {
 			break
 		}
+	}
+	if withAdapters { // a batch without adapters leaves the model's fast path alone
+		batch.Adapters = adapters
 	}
 	if len(batch.Tokens) > 0 {
 		for len(s.logits) < len(rows) {
