@@ -65,9 +65,11 @@ type engine struct {
 	next  int32
 }
 
-func newEngine(t testing.TB, f *gguf.File) *engine {
+func newEngine(t testing.TB, f *gguf.File) *engine { return newEngineThreads(t, f, 2) }
+
+func newEngineThreads(t testing.TB, f *gguf.File, threads int) *engine {
 	t.Helper()
-	b := cpu.New(cpu.Options{Threads: 2})
+	b := cpu.New(cpu.Options{Threads: threads})
 	t.Cleanup(b.Close)
 	m, err := model.Load(f, b)
 	if err != nil {
