@@ -23,6 +23,11 @@ func main() {
 		newPerplexityCmd(),
 		newInspectCmd(),
 		newTestmodelCmd(),
+		newDaemonCmd(),
+		newChatCmd(),
+		newPsCmd(),
+		newModelsCmd(),
+		newCacheCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)
