@@ -15,13 +15,16 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -36,6 +39,9 @@ type API struct {
 	tokens    *prometheus.CounterVec
 	ttft      prometheus.Histogram
 	cacheHits *prometheus.CounterVec
+
+	mu       sync.Mutex
+	adapters *adapters.Pool
 }
 
 // Register mounts the model endpoints on srv.
@@ -81,6 +87,8 @@ type runSpec struct {
 	// onStart, when set, is called once the model is ready, before the
 	// first token (streaming responses send their headers there).
 	onStart func(name string)
+	// adapters are the LoRA adapters the request names.
+	adapters []ipc.AdapterRef
 }
 
 type runResult struct {
@@ -100,6 +108,10 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	}
 	defer h.Release()
 	out.name, out.load = h.Name, h.LoadTime
+	if s.req.Adapters, err = a.resolveAdapters(ctx, h.Model, s.adapters); err != nil {
+		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
+		return out, err
+	}
 	if s.onStart != nil {
 		s.onStart(h.Name)
 	}
@@ -182,13 +194,36 @@ func ollamaError(w http.ResponseWriter, err error) {
 	daemon.WriteJSON(w, statusOf(err), map[string]string{"error": err.Error()})
 }
 
-// rejectAdapters refuses adapter selection until adapters are supported:
-// silently ignoring them would give the user the wrong model.
-func rejectAdapters(refs []ipc.AdapterRef) error {
-	if len(refs) > 0 {
-		return &requestError{http.StatusBadRequest, "adapter support not available in this build"}
+// SetAdapters enables per-request adapters ("adapters" in OpenAI bodies,
+// options.adapters in Ollama bodies), resolved by name through pool.
+// Without a pool, requests naming adapters are refused: silently ignoring
+// them would give the user the wrong model.
+func (a *API) SetAdapters(pool *adapters.Pool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.adapters = pool
+}
+
+// resolveAdapters turns a request's adapter references into loaded
+// adapters of model m.
+func (a *API) resolveAdapters(ctx context.Context, m *llm.Model, refs []ipc.AdapterRef) ([]lora.Applied, error) {
+	if len(refs) == 0 {
+		return nil, nil
 	}
-	return nil
+	a.mu.Lock()
+	pool := a.adapters
+	a.mu.Unlock()
+	if pool == nil {
+		return nil, &requestError{http.StatusBadRequest, "adapter support is not enabled in this daemon"}
+	}
+	applied, err := pool.Resolve(ctx, m, refs)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, &requestError{adapters.StatusOf(err), err.Error()}
+	}
+	return applied, nil
 }
 
 func logitBias(in map[string]float32) (map[int32]float32, error) {

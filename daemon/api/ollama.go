@@ -25,9 +25,6 @@ func ollamaRequest(o *ipc.OllamaOptions, format any) (llm.Request, error) {
 	}
 	p := sample.Params{Temperature: 0.8, TopK: 40, TopP: 0.9, RepeatPenalty: 1.1, RepeatLastN: 64}
 	if o != nil {
-		if err := rejectAdapters(o.Adapters); err != nil {
-			return req, err
-		}
 		set := func(dst *float32, v *float32) {
 			if v != nil {
 				*dst = *v
@@ -123,7 +120,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	var name string
 	nd := &ndjson{w: w}
 	var text []byte
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options),
 		onStart: func(n string) { name = n },
 		onToken: func(t llm.Token) error {
 			if !stream {
@@ -193,7 +190,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	var name string
 	nd := &ndjson{w: w}
 	var text []byte
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options),
 		onStart: func(n string) { name = n },
 		onToken: func(t llm.Token) error {
 			if !stream {
@@ -208,7 +205,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	if err != nil && isNoTemplate(err) && !body.Raw {
 		// A model without a chat template completes the raw prompt.
 		req.Messages, req.Prompt = nil, body.Prompt
-		out, err = a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req,
+		out, err = a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options),
 			onStart: func(n string) { name = n },
 			onToken: func(t llm.Token) error {
 				if !stream {
@@ -346,4 +343,12 @@ func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	daemon.WriteJSON(w, http.StatusOK, ipc.OllamaEmbedResponse{Model: h.Name, Embeddings: vecs, PromptEvalCount: n})
+}
+
+// ollamaAdapters returns the adapters named in options.adapters.
+func ollamaAdapters(o *ipc.OllamaOptions) []ipc.AdapterRef {
+	if o == nil {
+		return nil
+	}
+	return o.Adapters
 }

@@ -20,9 +20,6 @@ func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 	if f.N > 1 {
 		return req, &requestError{http.StatusBadRequest, "n > 1 is not supported"}
 	}
-	if err := rejectAdapters(f.Adapters); err != nil {
-		return req, err
-	}
 	p := sample.Params{Temperature: 1, TopP: 1, PresencePenalty: f.PresencePenalty, FrequencyPenalty: f.FrequencyPenalty, RepeatPenalty: f.RepeatPenalty}
 	if f.Temperature != nil {
 		p.Temperature = *f.Temperature
@@ -117,7 +114,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name,
 			Choices: []ipc.ChunkChoice{{Delta: d, Logprobs: lp, FinishReason: finish}}}
 	}
-	spec := runSpec{endpoint: "chat.completions", model: body.Model, req: req,
+	spec := runSpec{endpoint: "chat.completions", model: body.Model, req: req, adapters: body.Adapters,
 		onStart: func(n string) {
 			handleModel(n)
 			model = a.models.Models()[n]
@@ -158,7 +155,7 @@ func (a *API) chatOnce(w http.ResponseWriter, r *http.Request, body ipc.ChatComp
 	var text []byte
 	var lps []ipc.TokenLogprob
 	var model *llm.Model
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "chat.completions", model: body.Model, req: req,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "chat.completions", model: body.Model, req: req, adapters: body.Adapters,
 		onStart: func(n string) { model = a.models.Models()[n] },
 		onToken: func(t llm.Token) error {
 			text = append(text, t.Text...)
@@ -199,7 +196,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	if !body.Stream {
 		var text []byte
-		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req,
+		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters,
 			onStart: func(n string) { name = n },
 			onToken: func(t llm.Token) error { text = append(text, t.Text...); return nil }})
 		if err != nil {
@@ -211,7 +208,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters,
 		onStart: func(n string) { name = n; sse.start() },
 		onToken: func(t llm.Token) error {
 			if t.Text == "" {

@@ -6,11 +6,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/api"
 	"github.com/ruvllm/ruvllm/daemon/models"
 )
@@ -24,6 +26,8 @@ type Options struct {
 	Preload   bool
 	KeepAlive time.Duration
 	MaxLoaded int
+	// AdapterBudget bounds the memory of loaded LoRA adapters (0: 1 GiB).
+	AdapterBudget int64
 }
 
 // Run serves until ctx is cancelled.
@@ -37,8 +41,34 @@ func Run(ctx context.Context, o Options) error {
 	}
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
 		Threads: o.Threads, Default: o.Model, Events: srv.Events(), Logger: o.Logger})
-	api.Register(srv, mgr)
+	a := api.Register(srv, mgr)
 	srv.OnShutdown(mgr.Close)
+	pool, err := adapters.New(adapters.Options{
+		DropDir: o.AdaptersDir, RegistryDir: filepath.Join(o.StateDir, "adapters"),
+		Store: srv.Store(), Events: srv.Events(), Budget: o.AdapterBudget, Logger: o.Logger,
+		Base: func() string { // validate new adapters against the default model
+			if o.Model == "" {
+				return ""
+			}
+			path, err := mgr.Resolve(o.Model)
+			if err != nil {
+				return ""
+			}
+			return path
+		},
+	})
+	if err != nil {
+		return err
+	}
+	pool.Register(srv)
+	a.SetAdapters(pool)
+	if o.AdaptersDir != "" {
+		go func() {
+			if err := pool.Watch(ctx); err != nil {
+				o.Logger.Error("adapter folder watch stopped", "err", err)
+			}
+		}()
+	}
 	if o.Preload && o.Model != "" {
 		go func() {
 			h, err := mgr.Acquire(ctx, o.Model, nil)

@@ -1,0 +1,441 @@
+// Package adapters is ruvllmd's LoRA adapter pool: a registry of installed
+// adapters (files in a registry directory, records in the state store),
+// loaded lazily per model and kept under a memory budget with LRU
+// eviction, installed from a watched drop folder or the API, and resolved
+// by name for each request. An adapter in use is an immutable
+// *lora.Adapter held by the request, so installing a new version under
+// the same name or evicting it never disturbs running requests.
+package adapters
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ruvllm/ruvllm/daemon/store"
+	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/lora"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// Bucket is the state-store bucket of adapter records.
+const Bucket = "adapters"
+
+// Sentinel errors callers branch on.
+var (
+	// ErrUnknown: no adapter of that name is installed.
+	ErrUnknown = errors.New("unknown adapter")
+	// ErrInvalid: the file is not a valid adapter (the reason follows).
+	ErrInvalid = errors.New("invalid adapter")
+)
+
+// Publisher receives pool events ("adapter.installed", "adapter.removed",
+// "adapter.rejected").
+type Publisher interface{ Publish(typ string, data any) }
+
+// Model is what the pool needs of a loaded model: *llm.Model.
+type Model interface {
+	LoadAdapter(path string) (*lora.Adapter, error)
+	Info() llm.Info
+}
+
+// Options configures a Pool.
+type Options struct {
+	// DropDir is the watched folder users drop adapter files into.
+	DropDir string
+	// RegistryDir holds installed adapter files; not watched.
+	RegistryDir string
+	Store       *store.DB
+	Events      Publisher
+	// Budget bounds the bytes of adapters kept loaded (default 1 GiB).
+	Budget int64
+	// Base, when set, returns the path of the model to validate new
+	// adapters against ("" when none is configured).
+	Base   func() string
+	Logger *slog.Logger
+	// Settle is how long a dropped file's size must stay unchanged before
+	// it is read (default 250ms); a file that is stable but does not parse
+	// is rejected only after RejectAfter (default 3s), in case the copy
+	// stalled.
+	Settle, RejectAfter time.Duration
+}
+
+// Pool is the adapter registry and the cache of loaded adapters.
+type Pool struct {
+	o   Options
+	log *slog.Logger
+
+	mu      sync.Mutex
+	records map[string]ipc.AdapterInfo
+	loaded  map[loadKey]*loadedAdapter
+	bytes   int64
+	clock   uint64
+}
+
+// loadKey is one adapter version on one model.
+type loadKey struct {
+	model  Model
+	name   string
+	sha256 string
+}
+
+type loadedAdapter struct {
+	a       *lora.Adapter
+	err     error
+	done    chan struct{}
+	lastUse uint64
+	bytes   int64
+}
+
+// New opens the pool: reads the records from the store and creates the
+// directories.
+func New(o Options) (*Pool, error) {
+	if o.Budget <= 0 {
+		o.Budget = 1 << 30
+	}
+	if o.Settle <= 0 {
+		o.Settle = 250 * time.Millisecond
+	}
+	if o.RejectAfter <= 0 {
+		o.RejectAfter = 3 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.RegistryDir == "" || o.Store == nil {
+		return nil, errors.New("adapters: a registry directory and a store are required")
+	}
+	for _, d := range []string{o.DropDir, o.RegistryDir} {
+		if d == "" {
+			continue
+		}
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("adapters: %w", err)
+		}
+	}
+	p := &Pool{o: o, log: o.Logger, records: map[string]ipc.AdapterInfo{}, loaded: map[loadKey]*loadedAdapter{}}
+	err := o.Store.List(Bucket, func(key string, value []byte) error {
+		var r ipc.AdapterInfo
+		if err := json.Unmarshal(value, &r); err != nil {
+			p.log.Warn("skipping unreadable adapter record", "name", key, "err", err)
+			return nil
+		}
+		p.records[key] = r
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("adapters: read registry: %w", err)
+	}
+	return p, nil
+}
+
+// List returns the installed adapters by name.
+func (p *Pool) List() []ipc.AdapterInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]ipc.AdapterInfo, 0, len(p.records))
+	for _, r := range p.records {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
+
+// cleanName turns a file name into an adapter name.
+func cleanName(s string) (string, error) {
+	n := lora.NameFromPath(s)
+	n = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+			return r
+		}
+		return '-'
+	}, n)
+	if !nameRE.MatchString(n) {
+		return "", fmt.Errorf("%w: bad adapter name %q", ErrInvalid, s)
+	}
+	return n, nil
+}
+
+// inspect parses the adapter file at path without a backend, validating
+// it against the configured base model when there is one.
+func (p *Pool) inspect(path string) (*lora.Adapter, string, error) {
+	var base *gguf.File
+	baseName := ""
+	if p.o.Base != nil {
+		if bp := p.o.Base(); bp != "" {
+			f, err := gguf.Open(bp)
+			if err != nil {
+				p.log.Warn("cannot open the base model to validate adapters", "path", bp, "err", err)
+			} else {
+				defer f.Close()
+				base, baseName = f, llm.NameFromPath(bp)
+			}
+		}
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	defer f.Close()
+	a, err := lora.LoadGGUF(f, base, nil)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return a, baseName, nil
+}
+
+// Install validates the adapter file at src and moves it (move) or copies
+// it atomically into the registry under name (default: from the file
+// name), replacing an older version of that name. The new version serves
+// requests that start afterwards; requests holding the old one finish on it.
+func (p *Pool) Install(ctx context.Context, src, name string, move bool) (ipc.AdapterInfo, error) {
+	var info ipc.AdapterInfo
+	if name == "" {
+		name = filepath.Base(src)
+	}
+	name, err := cleanName(name)
+	if err != nil {
+		return info, err
+	}
+	a, baseName, err := p.inspect(src)
+	if err != nil {
+		return info, err
+	}
+	sum, size, err := fileSHA256(src)
+	if err != nil {
+		return info, err
+	}
+	dst := filepath.Join(p.o.RegistryDir, name+"-"+sum[:12]+".gguf")
+	if err := placeFile(src, dst, move); err != nil {
+		return info, fmt.Errorf("install adapter %s: %w", name, err)
+	}
+	info = ipc.AdapterInfo{
+		Name: name, File: dst, Format: a.Format, Arch: a.Arch, BaseModel: baseName, Rank: a.Rank, Alpha: a.Alpha,
+		Targets: a.Names(), SHA256: sum, Size: size, InstalledAt: time.Now().UTC(),
+	}
+	if err := p.o.Store.Put(Bucket, name, info); err != nil {
+		return ipc.AdapterInfo{}, fmt.Errorf("install adapter %s: %w", name, err)
+	}
+	p.mu.Lock()
+	old, had := p.records[name]
+	p.records[name] = info
+	p.mu.Unlock()
+	if had && old.File != dst {
+		os.Remove(old.File) // loaded copies live in memory
+	}
+	p.log.Info("adapter installed", "name", name, "rank", a.Rank, "targets", len(a.Targets), "sha256", sum[:12])
+	if p.o.Events != nil {
+		p.o.Events.Publish("adapter.installed", info)
+	}
+	return info, nil
+}
+
+// Remove uninstalls the named adapter. Requests using it finish normally.
+func (p *Pool) Remove(name string) error {
+	p.mu.Lock()
+	r, ok := p.records[name]
+	if ok {
+		delete(p.records, name)
+		for k, l := range p.loaded {
+			if k.name == name {
+				p.drop(k, l)
+			}
+		}
+	}
+	p.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w %q", ErrUnknown, name)
+	}
+	if err := p.o.Store.Delete(Bucket, name); err != nil {
+		return err
+	}
+	os.Remove(r.File)
+	if p.o.Events != nil {
+		p.o.Events.Publish("adapter.removed", map[string]string{"name": name})
+	}
+	return nil
+}
+
+// drop forgets a loaded entry; p.mu is held.
+func (p *Pool) drop(k loadKey, l *loadedAdapter) {
+	delete(p.loaded, k)
+	p.bytes -= l.bytes
+}
+
+// Resolve returns the adapters a request names, loaded on m. A scale of 0
+// (absent) means 1. An unknown name or an adapter that does not fit m is
+// an ErrUnknown / ErrInvalid error.
+func (p *Pool) Resolve(ctx context.Context, m Model, refs []ipc.AdapterRef) ([]lora.Applied, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	out := make([]lora.Applied, 0, len(refs))
+	for _, ref := range refs {
+		a, err := p.get(ctx, m, ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		scale := ref.Scale
+		if scale == 0 {
+			scale = 1
+		}
+		out = append(out, lora.Applied{Adapter: a, Scale: scale})
+	}
+	return out, nil
+}
+
+// get returns the current version of name loaded on m, loading it once
+// however many requests ask at the same time.
+func (p *Pool) get(ctx context.Context, m Model, name string) (*lora.Adapter, error) {
+	p.mu.Lock()
+	r, ok := p.records[name]
+	if !ok {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("%w %q (see GET /v1/adapters)", ErrUnknown, name)
+	}
+	k := loadKey{model: m, name: name, sha256: r.SHA256}
+	l := p.loaded[k]
+	p.clock++
+	if l != nil {
+		l.lastUse = p.clock
+		p.mu.Unlock()
+	} else {
+		l = &loadedAdapter{done: make(chan struct{}), lastUse: p.clock}
+		p.loaded[k] = l
+		p.mu.Unlock()
+		go p.load(k, l, r.File)
+	}
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if l.err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, name, l.err)
+	}
+	return l.a, nil
+}
+
+// load reads one adapter version onto its model and evicts least recently
+// used entries beyond the budget.
+func (p *Pool) load(k loadKey, l *loadedAdapter, path string) {
+	defer close(l.done)
+	a, err := k.model.LoadAdapter(path)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		l.err = err
+		if p.loaded[k] == l {
+			delete(p.loaded, k) // retry on the next request
+		}
+		return
+	}
+	a.Name = k.name
+	l.a, l.bytes = a, a.Bytes()
+	if p.loaded[k] != l {
+		return // removed while loading
+	}
+	p.bytes += l.bytes
+	for p.bytes > p.o.Budget {
+		var victim loadKey
+		var vl *loadedAdapter
+		for kk, ll := range p.loaded {
+			if ll == l || ll.a == nil {
+				continue
+			}
+			if vl == nil || ll.lastUse < vl.lastUse {
+				victim, vl = kk, ll
+			}
+		}
+		if vl == nil {
+			break
+		}
+		p.drop(victim, vl)
+	}
+}
+
+// LoadedBytes is the memory held by loaded adapters.
+func (p *Pool) LoadedBytes() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bytes
+}
+
+// fileSHA256 hashes a file.
+func fileSHA256(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// placeFile puts src at dst atomically: a rename when moving within one
+// file system, else a copy to a temporary file in dst's directory, synced
+// and renamed (then src is removed when moving).
+func placeFile(src, dst string, move bool) error {
+	if move {
+		if err := os.Rename(src, dst); err == nil {
+			return nil
+		}
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".install-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return err
+	}
+	if move {
+		os.Remove(src)
+	}
+	return nil
+}
+
+// StatusOf maps pool errors to HTTP statuses.
+func StatusOf(err error) int {
+	switch {
+	case errors.Is(err, ErrUnknown), errors.Is(err, ErrInvalid):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
