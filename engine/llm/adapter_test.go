@@ -67,7 +67,7 @@ func loadTest(t *testing.T, path string) *Model {
 	return m
 }
 
-func generate(t *testing.T, m *Model, req Request) ([]int32, Result) {
+func generateIDs(t *testing.T, m *Model, req Request) ([]int32, Result) {
 	t.Helper()
 	var ids []int32
 	res, err := m.Generate(context.Background(), req, func(tok Token) error {
@@ -98,8 +98,8 @@ func TestAdapterThroughScheduler(t *testing.T) {
 	withReq := Request{Tokens: prompt, MaxTokens: 12, IgnoreEOS: true, Adapters: []lora.Applied{{Adapter: a, Scale: scale}}}
 	plainReq := Request{Tokens: prompt, MaxTokens: 12, IgnoreEOS: true}
 
-	wantWith, _ := generate(t, merged, plainReq)
-	wantPlain, _ := generate(t, loadTest(t, basePath), plainReq)
+	wantWith, _ := generateIDs(t, merged, plainReq)
+	wantPlain, _ := generateIDs(t, loadTest(t, basePath), plainReq)
 	if fmt.Sprint(wantWith) == fmt.Sprint(wantPlain) {
 		t.Fatal("the adapter does not change the output; the test would prove nothing")
 	}
@@ -114,7 +114,7 @@ func TestAdapterThroughScheduler(t *testing.T) {
 			if i%2 == 0 {
 				req = withReq
 			}
-			got[i], _ = generate(t, m, req)
+			got[i], _ = generateIDs(t, m, req)
 		}()
 	}
 	wg.Wait()
@@ -132,10 +132,10 @@ func TestAdapterThroughScheduler(t *testing.T) {
 	// a new namespace and must recompute.
 	other := withReq
 	other.Adapters = []lora.Applied{{Adapter: a, Scale: 0.3}}
-	if _, res := generate(t, m, other); res.CachedTokens != 0 {
+	if _, res := generateIDs(t, m, other); res.CachedTokens != 0 {
 		t.Errorf("scale 0.3 reused %d cached tokens of another adapter set", res.CachedTokens)
 	}
-	if _, res := generate(t, m, withReq); res.CachedTokens == 0 {
+	if _, res := generateIDs(t, m, withReq); res.CachedTokens == 0 {
 		t.Error("the same adapter and scale did not reuse its cached prefix")
 	}
 
