@@ -28,6 +28,7 @@ func main() {
 		newPsCmd(),
 		newModelsCmd(),
 		newCacheCmd(),
+		newAdapterCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)

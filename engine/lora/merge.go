@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/quant"
@@ -153,4 +156,51 @@ func mergeWriter(ctx context.Context, base *gguf.File, t gguf.TensorInfo, ts []m
 		}
 		return nil
 	}
+}
+
+// Spec names an adapter file (or PEFT directory) and its scale, as written
+// on the command line: "PATH" or "PATH:SCALE".
+type Spec struct {
+	Path  string
+	Scale float32
+}
+
+// ParseSpec parses "PATH[:SCALE]"; a suffix that is not a number is part
+// of the path.
+func ParseSpec(s string) (Spec, error) {
+	if i := strings.LastIndexByte(s, ':'); i > 0 {
+		if v, err := strconv.ParseFloat(s[i+1:], 32); err == nil {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return Spec{}, fmt.Errorf("adapter %q: bad scale", s)
+			}
+			return Spec{Path: s[:i], Scale: float32(v)}, nil
+		}
+	}
+	if s == "" {
+		return Spec{}, fmt.Errorf("empty adapter path")
+	}
+	return Spec{Path: s, Scale: 1}, nil
+}
+
+// MergeFile merges the adapters into the base model at basePath and writes
+// the result to out atomically.
+func MergeFile(ctx context.Context, basePath string, specs []Spec, out string) error {
+	base, err := gguf.Open(basePath)
+	if err != nil {
+		return err
+	}
+	defer base.Close()
+	var as []Applied
+	for _, s := range specs {
+		a, err := Load(s.Path, base, nil)
+		if err != nil {
+			return err
+		}
+		as = append(as, Applied{Adapter: a, Scale: s.Scale})
+	}
+	w, err := Merge(ctx, base, as)
+	if err != nil {
+		return err
+	}
+	return w.WriteFile(out)
 }
