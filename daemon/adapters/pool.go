@@ -188,6 +188,16 @@ func (p *Pool) inspect(path string) (*lora.Adapter, string, error) {
 			}
 		}
 	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if base == nil {
+			return nil, "", fmt.Errorf("%w: a PEFT adapter needs the daemon's default model (-m) to map its names", ErrInvalid)
+		}
+		a, err := lora.LoadPEFT(path, base, nil)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		return a, baseName, nil
+	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -217,13 +227,24 @@ func (p *Pool) Install(ctx context.Context, src, name string, move bool) (ipc.Ad
 	if err != nil {
 		return info, err
 	}
-	sum, size, err := fileSHA256(src)
-	if err != nil {
-		return info, err
-	}
-	dst := filepath.Join(p.o.RegistryDir, name+"-"+sum[:12]+".gguf")
-	if err := placeFile(src, dst, move); err != nil {
-		return info, fmt.Errorf("install adapter %s: %w", name, err)
+	var sum, dst string
+	var size int64
+	if a.Format == "peft" { // a directory: its two files, copied
+		if sum, size, err = dirSHA256(src); err != nil {
+			return info, err
+		}
+		dst = filepath.Join(p.o.RegistryDir, name+"-"+sum[:12])
+		if err := placeDir(src, dst); err != nil {
+			return info, fmt.Errorf("install adapter %s: %w", name, err)
+		}
+	} else {
+		if sum, size, err = fileSHA256(src); err != nil {
+			return info, err
+		}
+		dst = filepath.Join(p.o.RegistryDir, name+"-"+sum[:12]+".gguf")
+		if err := placeFile(src, dst, move); err != nil {
+			return info, fmt.Errorf("install adapter %s: %w", name, err)
+		}
 	}
 	info = ipc.AdapterInfo{
 		Name: name, File: dst, Format: a.Format, Arch: a.Arch, BaseModel: baseName, Rank: a.Rank, Alpha: a.Alpha,
@@ -237,7 +258,7 @@ func (p *Pool) Install(ctx context.Context, src, name string, move bool) (ipc.Ad
 	p.records[name] = info
 	p.mu.Unlock()
 	if had && old.File != dst {
-		os.Remove(old.File) // loaded copies live in memory
+		removeInstalled(old.File) // loaded copies live in memory
 	}
 	p.log.Info("adapter installed", "name", name, "rank", a.Rank, "targets", len(a.Targets), "sha256", sum[:12])
 	if p.o.Events != nil {
@@ -265,7 +286,7 @@ func (p *Pool) Remove(name string) error {
 	if err := p.o.Store.Delete(Bucket, name); err != nil {
 		return err
 	}
-	os.Remove(r.File)
+	removeInstalled(r.File)
 	if p.o.Events != nil {
 		p.o.Events.Publish("adapter.removed", map[string]string{"name": name})
 	}
@@ -429,6 +450,53 @@ func placeFile(src, dst string, move bool) error {
 		os.Remove(src)
 	}
 	return nil
+}
+
+// removeInstalled deletes an installed adapter: a file, or a PEFT
+// directory of the registry.
+func removeInstalled(path string) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		os.RemoveAll(path)
+		return
+	}
+	os.Remove(path)
+}
+
+// dirSHA256 hashes a PEFT directory's config and weights.
+func dirSHA256(dir string) (string, int64, error) {
+	h := sha256.New()
+	var total int64
+	for _, n := range []string{lora.PEFTConfig, lora.PEFTWeights} {
+		f, err := os.Open(filepath.Join(dir, n))
+		if err != nil {
+			return "", 0, err
+		}
+		fmt.Fprintf(h, "%s;", n)
+		k, err := io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", 0, err
+		}
+		total += k
+	}
+	return hex.EncodeToString(h.Sum(nil)), total, nil
+}
+
+// placeDir copies a PEFT directory's two files into dst atomically (a
+// temporary directory renamed into place). The source is left alone.
+func placeDir(src, dst string) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".install-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, n := range []string{lora.PEFTConfig, lora.PEFTWeights} {
+		if err := placeFile(filepath.Join(src, n), filepath.Join(tmp, n), false); err != nil {
+			return err
+		}
+	}
+	os.RemoveAll(dst) // the same version installed before
+	return os.Rename(tmp, dst)
 }
 
 // StatusOf maps pool errors to HTTP statuses.

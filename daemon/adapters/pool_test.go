@@ -257,3 +257,41 @@ func TestDropFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestInstallPEFTDirectory(t *testing.T) {
+	f := newFixture(t, 0)
+	ctx := context.Background()
+	base, err := gguf.Open(f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+	a, err := lora.Load(f.adapterFile(t, "x.gguf", 7, 4), base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(f.dir, "My-PEFT")
+	if err := lora.ExportPEFT(a, base, dir); err != nil {
+		t.Fatal(err)
+	}
+	info, err := f.pool.Install(ctx, dir, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Format != "peft" || info.Name != "my-peft" {
+		t.Fatalf("record %+v", info)
+	}
+	got, err := f.pool.Resolve(ctx, f.model, []ipc.AdapterRef{{Name: "my-peft"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Adapter.Checksum != a.Checksum {
+		t.Fatal("installed PEFT adapter differs from its GGUF source")
+	}
+	if err := f.pool.Remove("my-peft"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(info.File); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("removed PEFT directory still in the registry")
+	}
+}

@@ -267,6 +267,18 @@ func TestPEFTMatchesGGUF(t *testing.T) {
 			if got.Name != filepath.Base(dir) && got.Name != strings.ToLower(filepath.Base(dir)) {
 				t.Fatalf("name %q", got.Name)
 			}
+			// ExportPEFT writes the same HF layout.
+			dir2 := t.TempDir()
+			if err := ExportPEFT(want, base, dir2); err != nil {
+				t.Fatal(err)
+			}
+			exported, err := LoadPEFT(dir2, base, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if exported.Checksum != want.Checksum {
+				t.Fatal("ExportPEFT + LoadPEFT changed the adapter")
+			}
 		})
 	}
 }

@@ -210,3 +210,90 @@ func permuteRows(v []float32, rows, cols, heads int) error {
 	}
 	return nil
 }
+
+// ExportPEFT writes a as a PEFT directory (adapter_config.json and
+// adapter_model.safetensors, F32, Hugging Face module names and layout),
+// undoing the llama q/k row permutation; base gives the head counts.
+func ExportPEFT(a *Adapter, base *gguf.File, dir string) error {
+	kinds := map[string]string{}
+	for hf, kind := range hfModules {
+		kinds[kind] = hf
+	}
+	var names []string
+	var shapes [][]uint64
+	var values [][]float32
+	var modules []string
+	seen := map[string]bool{}
+	for _, key := range a.Names() {
+		p := a.Targets[key]
+		layer, kind := splitKey(key)
+		hf, ok := kinds[kind]
+		if layer < 0 || !ok {
+			return fmt.Errorf("%w: %s has no PEFT name", ErrUnsupportedTarget, key)
+		}
+		av, err := p.HostA.Floats()
+		if err != nil {
+			return err
+		}
+		bv, err := p.HostB.Floats()
+		if err != nil {
+			return err
+		}
+		if a.Arch == "llama" && (kind == "attn_q" || kind == "attn_k") {
+			heads := archInt(base, "attention.head_count", 0)
+			if kind == "attn_k" {
+				heads = archInt(base, "attention.head_count_kv", heads)
+			}
+			if bv, err = unpermuteRows(bv, p.Out, p.Rank, heads); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+		}
+		prefix := fmt.Sprintf("base_model.model.model.layers.%d.%s", layer, hf)
+		names = append(names, prefix+".lora_A.weight", prefix+".lora_B.weight")
+		shapes = append(shapes, []uint64{uint64(p.Rank), uint64(p.In)}, []uint64{uint64(p.Out), uint64(p.Rank)})
+		values = append(values, av, bv)
+		if m := hf[strings.LastIndexByte(hf, '.')+1:]; !seen[m] {
+			seen[m] = true
+			modules = append(modules, m)
+		}
+	}
+	st, err := safetensors.Encode(names, shapes, values, map[string]string{"format": "pt"})
+	if err != nil {
+		return err
+	}
+	rank, alpha := a.Rank, a.Alpha
+	if alpha == 0 { // no alpha means a scale of 1: alpha = rank
+		alpha = float32(rank)
+	}
+	cfg, err := json.MarshalIndent(map[string]any{
+		"peft_type": "LORA", "r": rank, "lora_alpha": alpha, "target_modules": modules,
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, PEFTWeights), st, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, PEFTConfig), cfg, 0o644)
+}
+
+// unpermuteRows is permuteRows' inverse.
+func unpermuteRows(v []float32, rows, cols, heads int) ([]float32, error) {
+	if heads <= 0 || rows%heads != 0 || (rows/heads)%2 != 0 {
+		return nil, fmt.Errorf("%w: %d rows do not split into %d heads of even size", ErrMismatch, rows, heads)
+	}
+	d := rows / heads
+	out := make([]float32, len(v))
+	for h := 0; h < heads; h++ {
+		for j := 0; j < 2; j++ {
+			for i := 0; i < d/2; i++ {
+				hf, gg := h*d+j*d/2+i, h*d+2*i+j
+				copy(out[hf*cols:(hf+1)*cols], v[gg*cols:(gg+1)*cols])
+			}
+		}
+	}
+	return out, nil
+}
