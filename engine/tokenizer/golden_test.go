@@ -9,12 +9,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
-	"github.com/ruvllm/ruvllm/internal/testpath"
 )
 
 func loadShared(t testing.TB, name string) *Tokenizer {
 	t.Helper()
-	f, err := gguf.Open(filepath.Join(testpath.Shared(t, "models"), name))
+	f, err := gguf.Open(filepath.Join(sharedDir(t, "models"), name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +42,7 @@ func jsonLines(t *testing.T, path string, each func([]byte)) {
 // TestGoldenTokenization compares with llama.cpp on 50 tricky strings,
 // with and without special-token parsing, and on the greedy prompts.
 func TestGoldenTokenization(t *testing.T) {
-	golden := testpath.Shared(t, "golden")
+	golden := sharedDir(t, "golden")
 	for _, tc := range []struct{ model, tokfile, greedy string }{
 		{"ruvllm-test-llama-19m-f16.gguf", "tokenize-llama-19m.jsonl", "greedy-llama-19m-f16.jsonl"},
 		{"ruvllm-test-qwen2-13m-f16.gguf", "tokenize-qwen2-13m.jsonl", "greedy-qwen2-13m-f16.jsonl"},
@@ -122,5 +121,28 @@ func TestStreamDecoderNeverSplitsRunes(t *testing.T) {
 				t.Fatalf("%s: streamed %q, Decode %q", model, all, want)
 			}
 		}
+	}
+}
+
+// sharedDir finds shared/<name> in the nearest directory above the package
+// that has one: ../shared beside a checkout at the repository root, or
+// further up for a worktree nested one level deeper. It skips the test
+// with the reason when there is none.
+func sharedDir(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		p := filepath.Join(dir, "shared", name)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skipf("shared test assets (shared/%s) not found in any directory above the package", name)
+		}
+		dir = parent
 	}
 }
