@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func errorsIs(err, target error) bool { return errors.Is(err, target) }
+func errorsIs(err, target error) bool   { return errors.Is(err, target) }
 func contains(err error, s string) bool { return err != nil && strings.Contains(err.Error(), s) }
 
 // TestPreTokenizers checks each splitter against what its regex (with

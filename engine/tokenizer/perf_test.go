@@ -1,0 +1,33 @@
+package tokenizer
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEncodeLargeInputFast encodes 100 KB inputs, including one-word
+// inputs that make a single merge list 100 K symbols long, and requires
+// each to take well under a second (the merge loop is a heap over a linked
+// list, not a rescan per merge).
+func TestEncodeLargeInputFast(t *testing.T) {
+	inputs := map[string]string{
+		"prose":     strings.Repeat("The quick brown fox jumps over the lazy dog; naïve café 日本語 1234567. ", 1400),
+		"one word":  strings.Repeat("a", 100_000),
+		"digits":    strings.Repeat("9", 100_000),
+		"spaces":    strings.Repeat(" ", 100_000),
+		"multibyte": strings.Repeat("é", 50_000),
+	}
+	toks := append([]*Tokenizer{mustNew(t, spmVocab()), mustNew(t, bpeVocab("gpt-2"))}, sharedTokenizers(t)...)
+	for name, in := range inputs {
+		for _, tok := range toks {
+			start := time.Now()
+			ids := tok.Encode(in, EncodeOptions{AddSpecial: true, ParseSpecial: true})
+			el := time.Since(start)
+			t.Logf("%s/%s %s: %d bytes → %d tokens in %v", tok.v.Model, tok.v.Pre, name, len(in), len(ids), el)
+			if el > time.Second {
+				t.Errorf("%s/%s %s: %v for %d bytes", tok.v.Model, tok.v.Pre, name, el, len(in))
+			}
+		}
+	}
+}
