@@ -23,6 +23,7 @@ func main() {
 		newPerplexityCmd(),
 		newInspectCmd(),
 		newTestmodelCmd(),
+		newTokenizeCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)
