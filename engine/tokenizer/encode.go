@@ -11,6 +11,9 @@ type fragment struct {
 	id   int32
 }
 
+// asciiSpace is C's isspace set, which llama.cpp's lstrip/rstrip use.
+const asciiSpace = " \t\n\v\f\r"
+
 // partition splits text around the special tokens written in it, longest
 // token first, as llama.cpp's tokenizer_st_partition does. Control and
 // unknown tokens are matched only with parseSpecial; user-defined tokens
@@ -36,11 +39,18 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 				if i < 0 {
 					break
 				}
-				if i > 0 {
-					out = append(out, fragment{text: rest[:i], id: -1})
+				left := rest[:i]
+				if t.lstrip[sid] {
+					left = strings.TrimRight(left, asciiSpace)
+				}
+				if left != "" {
+					out = append(out, fragment{text: left, id: -1})
 				}
 				out = append(out, fragment{id: sid})
 				rest = rest[i+len(s):]
+				if t.rstrip[sid] {
+					rest = strings.TrimLeft(rest, asciiSpace)
+				}
 			}
 			if rest != "" {
 				out = append(out, fragment{text: rest, id: -1})

@@ -19,6 +19,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		return nil, fmt.Errorf("%w: missing tokenizer.ggml.model", ErrInvalidVocab)
 	}
 	v.Pre, _ = f.String("tokenizer.ggml.pre")
+	v.Name, _ = f.String("general.name")
 	if v.Tokens, ok = f.Strings("tokenizer.ggml.tokens"); !ok {
 		return nil, fmt.Errorf("%w: missing tokenizer.ggml.tokens", ErrInvalidVocab)
 	}

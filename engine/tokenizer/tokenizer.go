@@ -54,6 +54,11 @@ type Vocab struct {
 	BOS, EOS, EOT, EOM, PAD, UNK int32
 
 	AddBOS, AddEOS, AddSpacePrefix bool
+
+	// Name is general.name. llama.cpp keys a few per-token attributes on
+	// it: for Phi-3 models special tokens swallow the whitespace after
+	// them when matched in text.
+	Name string
 }
 
 // preTokenizer describes one tokenizer.ggml.pre value as llama.cpp
@@ -107,6 +112,8 @@ type Tokenizer struct {
 	special []int32           // control/user-defined/unknown tokens, longest text first
 	eog     map[int32]bool
 	pre     preTokenizer
+	lstrip  map[int32]bool // special tokens that eat the whitespace before them when matched
+	rstrip  map[int32]bool // ... and after them
 	byteTok [256]int32 // SentencePiece byte-fallback tokens (-1: none)
 	spm     bool
 }
@@ -275,10 +282,38 @@ func New(v Vocab) (*Tokenizer, error) {
 			t.special = append(t.special, int32(i))
 		}
 	}
+	t.setStripAttrs()
 	sort.SliceStable(t.special, func(a, b int) bool {
 		return len(t.v.Tokens[t.special[a]]) > len(t.v.Tokens[t.special[b]])
 	})
 	return t, nil
+}
+
+// setStripAttrs sets llama.cpp's per-model lstrip/rstrip attributes: for
+// models named phi-3/phi3 every special token except <unk>, <s> and
+// <|endoftext|> (and also </s>) strips the whitespace after it; for the
+// jina-v2 BPE pre-tokenizers <mask> strips the whitespace before it.
+func (t *Tokenizer) setStripAttrs() {
+	t.lstrip, t.rstrip = map[int32]bool{}, map[int32]bool{}
+	name := strings.ToLower(t.v.Name)
+	if strings.Contains(name, "phi-3") || strings.Contains(name, "phi3") {
+		for _, id := range t.special {
+			t.rstrip[id] = true
+		}
+		if id, ok := t.ids["</s>"]; ok {
+			t.rstrip[id] = true
+		}
+		for _, s := range []string{"<unk>", "<s>", "<|endoftext|>"} {
+			if id, ok := t.ids[s]; ok {
+				delete(t.rstrip, id)
+			}
+		}
+	}
+	if strings.Contains(t.v.Pre, "jina-v2-de") || strings.Contains(t.v.Pre, "jina-v2-es") || strings.Contains(t.v.Pre, "jina-v2-code") {
+		if id, ok := t.ids["<mask>"]; ok {
+			t.lstrip[id] = true
+		}
+	}
 }
 
 // VocabSize is the number of tokens.

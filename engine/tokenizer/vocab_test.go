@@ -237,3 +237,19 @@ func TestNewErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestPhi3StripsAfterSpecialTokens(t *testing.T) {
+	v := bpeVocab("gpt-2")
+	v.Tokens = append(v.Tokens, "<|end|>", "<|user|>") // 268, 269
+	v.Types = append(v.Types, TypeControl, TypeControl)
+	v.Name = "Phi-3 mini"
+	phi := mustNew(t, v)
+	// <|endoftext|> keeps the whitespace after it; <|end|>/<|user|> eat it.
+	if got := phi.Encode("<|user|>\nhello<|end|>\n \t<|endoftext|> hello", EncodeOptions{ParseSpecial: true}); !equal(got, []int32{269, 259, 268, 265, 32, 259}) {
+		t.Errorf("phi-3 rstrip: %v", got)
+	}
+	v.Name = "other"
+	if got := mustNew(t, v).Encode("<|end|>\nhello", EncodeOptions{ParseSpecial: true}); !equal(got, []int32{268, 10, 259}) {
+		t.Errorf("no rstrip: %v", got)
+	}
+}
