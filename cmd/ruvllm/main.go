@@ -23,6 +23,11 @@ func main() {
 		newPerplexityCmd(),
 		newInspectCmd(),
 		newTestmodelCmd(),
+		newDaemonCmd(),
+		newChatCmd(),
+		newPsCmd(),
+		newModelsCmd(),
+		newCacheCmd(),
 		newTokenizeCmd(),
 	)
 	if err := root.Execute(); err != nil {

@@ -29,6 +29,9 @@ func (r runner) Step(batch *model.Batch, rows []int32, out [][]float32) error {
 		return errors.New("model closed")
 	}
 	hidden := m.net.Forward(batch, m.kv)
+	if len(rows) == 0 { // only prefill chunks this step: nobody needs logits yet
+		return nil
+	}
 	logits := m.net.Logits(hidden, rows)
 	vocab := len(m.logits)
 	if cap(m.stepLogits) < len(rows)*vocab {

@@ -27,6 +27,10 @@ import (
 // ErrContextExceeded is returned when a prompt does not fit the context.
 var ErrContextExceeded = errors.New("prompt exceeds the context length")
 
+// ErrNoTemplate is returned for a chat request to a model without a chat
+// template.
+var ErrNoTemplate = errors.New("model has no chat template")
+
 // Options configures Load.
 type Options struct {
 	// Threads for the CPU backend; 0 means all cores.
@@ -229,7 +233,7 @@ func (m *Model) PromptTokens(req Request) ([]int32, error) {
 	}
 	if req.Messages != nil {
 		if !m.hasTmpl {
-			return nil, errors.New("model has no chat template")
+			return nil, ErrNoTemplate
 		}
 		text, err := m.tmpl.Render(req.Messages, true)
 		if err != nil {

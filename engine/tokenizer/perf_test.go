@@ -8,8 +8,9 @@ import (
 
 // TestEncodeLargeInputFast encodes 100 KB inputs, including one-word
 // inputs that make a single merge list 100 K symbols long, and requires
-// each to take well under a second (the merge loop is a heap over a linked
-// list, not a rescan per merge).
+// each to finish within 3 s even on a loaded 2-core machine (unloaded it
+// takes 20-300 ms; a quadratic merge loop would take minutes), since the
+// merge loop is a heap over a linked list, not a rescan per merge.
 func TestEncodeLargeInputFast(t *testing.T) {
 	inputs := map[string]string{
 		"prose":     strings.Repeat("The quick brown fox jumps over the lazy dog; naïve café 日本語 1234567. ", 1400),
@@ -25,7 +26,7 @@ func TestEncodeLargeInputFast(t *testing.T) {
 			ids := tok.Encode(in, EncodeOptions{AddSpecial: true, ParseSpecial: true})
 			el := time.Since(start)
 			t.Logf("%s/%s %s: %d bytes → %d tokens in %v", tok.v.Model, tok.v.Pre, name, len(in), len(ids), el)
-			if el > time.Second {
+			if el > 3*time.Second {
 				t.Errorf("%s/%s %s: %v for %d bytes", tok.v.Model, tok.v.Pre, name, el, len(in))
 			}
 		}

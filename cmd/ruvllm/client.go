@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/serve"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// connect dials the daemon; when start is set and none answers, it starts
+// ruvllmd in the background (next to this executable, else on PATH) and
+// waits for it.
+func connect(ctx context.Context, start bool, daemonArgs ...string) (*ipc.Client, error) {
+	c, err := ipc.Dial(ctx, ipc.WithApp("ruvllm-cli"))
+	if err == nil || !start || !errors.Is(err, ipc.ErrNotRunning) {
+		return c, err
+	}
+	bin := "ruvllmd"
+	if exe, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), "ruvllmd"); fileExists(p) {
+			bin = p
+		}
+	}
+	if _, err := exec.LookPath(bin); err != nil && !fileExists(bin) {
+		return nil, fmt.Errorf("no daemon is running and ruvllmd was not found next to ruvllm or on PATH")
+	}
+	cfg, err := daemon.DefaultConfig()
+	if err != nil {
+		return nil, err
+	}
+	os.MkdirAll(cfg.CacheDir, 0o700)
+	logPath := filepath.Join(cfg.CacheDir, "ruvllmd.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(bin, daemonArgs...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlive this terminal
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start ruvllmd: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "started ruvllmd (pid %d, log %s)\n", cmd.Process.Pid, logPath)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return nil, fmt.Errorf("ruvllmd exited at start (%v); see %s", err, logPath)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if c, err := ipc.Dial(ctx, ipc.WithApp("ruvllm-cli")); err == nil {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("ruvllmd did not answer within 20 s; see %s", logPath)
+}
+
+func fileExists(p string) bool { st, err := os.Stat(p); return err == nil && !st.IsDir() }
+
+func newDaemonCmd() *cobra.Command {
+	cfg, _ := daemon.DefaultConfig()
+	o := serve.Options{Config: cfg}
+	cmd := &cobra.Command{
+		Use:   "daemon",
+		Short: "Run ruvllmd in the foreground",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := daemon.SignalContext(cmd.Context())
+			defer stop()
+			return serve.Run(ctx, o)
+		},
+	}
+	o.RegisterFlags(cmd.Flags())
+	serve.RegisterFlags(&o, cmd.Flags())
+	return cmd
+}
+
+func newChatCmd() *cobra.Command {
+	var model, system string
+	var temp float32
+	cmd := &cobra.Command{
+		Use:   "chat [-m MODEL]",
+		Short: "Chat with a model through the daemon (starting it if needed)",
+		Long: "chat is an interactive REPL. Commands: /system TEXT sets the system prompt, /clear forgets the\n" +
+			"conversation, /bye quits. If no daemon is running, it starts ruvllmd in the background.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var dargs []string
+			if model != "" {
+				dargs = []string{"--model", model}
+			}
+			c, err := connect(ctx, true, dargs...)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			return chatREPL(ctx, c, model, system, temp, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVarP(&model, "model", "m", "", "model name or .gguf path (default: the daemon's default model)")
+	cmd.Flags().StringVar(&system, "system", "", "system prompt")
+	cmd.Flags().Float32Var(&temp, "temp", 0.7, "temperature")
+	return cmd
+}
+
+func chatREPL(ctx context.Context, c *ipc.Client, model, system string, temp float32, in io.Reader, out, errw io.Writer) error {
+	var history []ipc.Message
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	interactive := isTerminal(in)
+	for {
+		if interactive {
+			fmt.Fprint(out, ">>> ")
+		}
+		if !sc.Scan() {
+			return sc.Err()
+		}
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "":
+			continue
+		case line == "/bye" || line == "/exit":
+			return nil
+		case line == "/clear":
+			history = nil
+			fmt.Fprintln(errw, "(conversation cleared)")
+			continue
+		case strings.HasPrefix(line, "/system"):
+			system = strings.TrimSpace(strings.TrimPrefix(line, "/system"))
+			fmt.Fprintln(errw, "(system prompt set)")
+			continue
+		case strings.HasPrefix(line, "/"):
+			fmt.Fprintln(errw, "commands: /system TEXT, /clear, /bye")
+			continue
+		}
+		history = append(history, ipc.Message{Role: "user", Content: line})
+		msgs := history
+		if system != "" {
+			msgs = append([]ipc.Message{{Role: "system", Content: system}}, history...)
+		}
+		req := ipc.ChatCompletionRequest{Model: model, Messages: msgs}
+		req.Temperature = &temp
+		req.MaxTokens = 512
+		var answer strings.Builder
+		var usage *ipc.Usage
+		start := time.Now()
+		var first time.Duration
+		err := c.ChatStream(ctx, req, func(ch ipc.ChatCompletionChunk) error {
+			if ch.Usage != nil {
+				usage = ch.Usage
+			}
+			for _, choice := range ch.Choices {
+				if choice.Delta.Content != "" && first == 0 {
+					first = time.Since(start)
+				}
+				answer.WriteString(choice.Delta.Content)
+				fmt.Fprint(out, choice.Delta.Content)
+			}
+			return nil
+		})
+		fmt.Fprintln(out)
+		if err != nil {
+			history = history[:len(history)-1]
+			fmt.Fprintln(errw, "error:", err)
+			continue
+		}
+		history = append(history, ipc.Message{Role: "assistant", Content: answer.String()})
+		if usage != nil && interactive {
+			cached := 0
+			if usage.PromptTokensDetails != nil {
+				cached = usage.PromptTokensDetails.CachedTokens
+			}
+			fmt.Fprintf(errw, "(%d prompt tokens, %d cached, %d generated, first token %.0f ms)\n",
+				usage.PromptTokens, cached, usage.CompletionTokens, float64(first.Microseconds())/1000)
+		}
+	}
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func newPsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "ps",
+		Short: "List the models the daemon has loaded",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := connect(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			h, err := c.Health(cmd.Context())
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tARCH\tTYPE\tSIZE\tCONTEXT\tACTIVE\tUNTIL")
+			for _, m := range h.Loaded {
+				until := "in use / forever"
+				if !m.ExpiresAt.IsZero() {
+					until = time.Until(m.ExpiresAt).Round(time.Second).String()
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f MiB\t%d\t%d\t%s\n", m.Name, m.Arch, m.FileType, float64(m.Size)/(1<<20), m.Context, m.Active, until)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newModelsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "models",
+		Short: "List the models the daemon can serve",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := connect(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			list, err := c.Models(cmd.Context())
+			if err != nil {
+				return err
+			}
+			for _, m := range list.Data {
+				fmt.Fprintln(cmd.OutOrStdout(), m.ID)
+			}
+			return nil
+		},
+	}
+}
+
+func newCacheCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "cache",
+		Short: "Show the daemon's shared prefix-cache statistics",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := connect(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			st, err := c.Cache(cmd.Context())
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			for _, m := range st.Models {
+				fmt.Fprintf(w, "%s: %d lookups, %d hits, %d of %d prompt tokens from cache (%.1f%%), %d blocks of %d tokens, %d evictions\n",
+					m.Model, m.Lookups, m.Hits, m.HitTokens, m.HitTokens+m.MissTokens, 100*m.HitRate, m.Blocks, m.BlockTokens, m.Evictions)
+				for _, p := range m.Top {
+					fmt.Fprintf(w, "  %5d tokens, %4d hits: %q\n", p.Tokens, p.Hits, p.Head)
+				}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,41 @@
+// Command ruvllmd is the ruvllm daemon: one warm model per user, shared by
+// every local app over a Unix socket.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/serve"
+)
+
+func main() {
+	cfg, err := daemon.DefaultConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ruvllmd:", err)
+		os.Exit(1)
+	}
+	o := serve.Options{Config: cfg}
+	fs := pflag.NewFlagSet("ruvllmd", pflag.ExitOnError)
+	o.RegisterFlags(fs)
+	serve.RegisterFlags(&o, fs)
+	level := fs.String("log-level", "info", "debug, info, warn or error")
+	fs.Parse(os.Args[1:])
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(*level)); err != nil {
+		fmt.Fprintln(os.Stderr, "ruvllmd: --log-level:", err)
+		os.Exit(2)
+	}
+	o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+	ctx, stop := daemon.SignalContext(context.Background())
+	defer stop()
+	if err := serve.Run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

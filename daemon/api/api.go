@@ -1,0 +1,256 @@
+// Package api serves ruvllmd's model endpoints: OpenAI-compatible
+// (/v1/chat/completions, /v1/completions, /v1/models, /v1/embeddings),
+// Ollama-compatible (/api/chat, /api/generate, /api/tags, /api/ps,
+// /api/show, /api/version, /api/embed) and the native /v1/cache. Every
+// request runs through the shared model manager, so all clients share
+// one warm model and its prefix cache.
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// API holds the handlers' dependencies.
+type API struct {
+	srv     *daemon.Server
+	models  *models.Manager
+	log     *slog.Logger
+	version string
+
+	reqs      *prometheus.CounterVec
+	tokens    *prometheus.CounterVec
+	ttft      prometheus.Histogram
+	cacheHits *prometheus.CounterVec
+}
+
+// Register mounts the model endpoints on srv.
+func Register(srv *daemon.Server, m *models.Manager) *API {
+	a := &API{srv: srv, models: m, log: srv.Logger(), version: srv.Config().Version}
+	a.reqs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_requests_total", Help: "Generation requests by endpoint and status."}, []string{"endpoint", "status"})
+	a.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_tokens_total", Help: "Tokens by kind: prompt, cached (prompt tokens from the prefix cache), completion."}, []string{"kind"})
+	a.ttft = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ruvllm_time_to_first_token_seconds", Help: "Time to first token.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)})
+	srv.Metrics().MustRegister(a.reqs, a.tokens, a.ttft, cacheCollector{m})
+	srv.SetHealth(m.Loaded)
+
+	srv.Handle("POST /v1/chat/completions", http.HandlerFunc(a.chatCompletions))
+	srv.Handle("POST /v1/completions", http.HandlerFunc(a.completions))
+	srv.Handle("GET /v1/models", http.HandlerFunc(a.listModels))
+	srv.Handle("POST /v1/embeddings", http.HandlerFunc(a.embeddings))
+	srv.Handle("GET /v1/cache", http.HandlerFunc(a.cache))
+	srv.Handle("DELETE /v1/cache", http.HandlerFunc(a.clearCache))
+
+	srv.Handle("POST /api/chat", http.HandlerFunc(a.ollamaChat))
+	srv.Handle("POST /api/generate", http.HandlerFunc(a.ollamaGenerate))
+	srv.Handle("GET /api/tags", http.HandlerFunc(a.ollamaTags))
+	srv.Handle("GET /api/ps", http.HandlerFunc(a.ollamaPs))
+	srv.Handle("POST /api/show", http.HandlerFunc(a.ollamaShow))
+	srv.Handle("GET /api/version", http.HandlerFunc(a.ollamaVersion))
+	srv.Handle("POST /api/embed", http.HandlerFunc(a.ollamaEmbed))
+	return a
+}
+
+func newID(prefix string) string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// run is the shared generation path: acquire the model, generate, and
+// record the request in the log and metrics.
+type runSpec struct {
+	endpoint  string
+	model     string
+	keepAlive *time.Duration
+	req       llm.Request
+	onToken   func(llm.Token) error
+	// onStart, when set, is called once the model is ready, before the
+	// first token (streaming responses send their headers there).
+	onStart func(name string)
+}
+
+type runResult struct {
+	name   string
+	res    llm.Result
+	load   time.Duration
+	handle *models.Handle
+}
+
+func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, error) {
+	var out runResult
+	start := time.Now()
+	h, err := a.models.Acquire(ctx, s.model, s.keepAlive)
+	if err != nil {
+		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
+		return out, err
+	}
+	defer h.Release()
+	out.name, out.load = h.Name, h.LoadTime
+	if s.onStart != nil {
+		s.onStart(h.Name)
+	}
+	res, err := h.Model.Generate(ctx, s.req, s.onToken)
+	out.res = res
+	status := "ok"
+	switch {
+	case err != nil && (errors.Is(err, context.Canceled) || ctx.Err() != nil):
+		status = "cancelled"
+	case err != nil:
+		status = "error"
+	}
+	a.reqs.WithLabelValues(s.endpoint, status).Inc()
+	a.tokens.WithLabelValues("prompt").Add(float64(res.PromptTokens))
+	a.tokens.WithLabelValues("cached").Add(float64(res.CachedTokens))
+	a.tokens.WithLabelValues("completion").Add(float64(res.CompletionTokens))
+	if res.CompletionTokens > 0 {
+		a.ttft.Observe(res.Timings.TTFT.Seconds())
+	}
+	rec := ipc.RequestRecord{
+		ID: newID("req-"), Time: start.UTC(), Client: clientName(r), Model: h.Name, Endpoint: s.endpoint,
+		PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, CompletionTokens: res.CompletionTokens,
+		TTFTMillis: float64(res.Timings.TTFT.Microseconds()) / 1000, Status: status,
+	}
+	if res.CompletionTokens > 1 && res.Timings.Eval > 0 {
+		rec.TokensPerSecond = float64(res.CompletionTokens-1) / res.Timings.Eval.Seconds()
+	}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	// Log with a fresh context: a cancelled request is still recorded.
+	if lerr := a.srv.Store().LogRequest(context.Background(), rec); lerr != nil {
+		a.log.Error("request log", "err", lerr)
+	}
+	a.srv.Events().Publish("request.finished", rec)
+	return out, err
+}
+
+func clientName(r *http.Request) string {
+	if c := r.Header.Get("X-Ruvllm-Client"); c != "" {
+		return c
+	}
+	if ua := r.UserAgent(); ua != "" {
+		return ua
+	}
+	return "unknown"
+}
+
+// statusOf maps an error to an HTTP status.
+func statusOf(err error) int {
+	var re *requestError
+	switch {
+	case errors.As(err, &re):
+		return re.status
+	case errors.Is(err, models.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, llm.ErrContextExceeded):
+		return http.StatusBadRequest
+	case errors.Is(err, context.Canceled):
+		return 499
+	}
+	return http.StatusInternalServerError
+}
+
+func openAIError(w http.ResponseWriter, err error) {
+	status := statusOf(err)
+	typ := "server_error"
+	if status < 500 {
+		typ = "invalid_request_error"
+	}
+	if status == http.StatusNotFound {
+		typ = "not_found_error"
+	}
+	var body ipc.OpenAIError
+	body.Error.Message, body.Error.Type = err.Error(), typ
+	daemon.WriteJSON(w, status, body)
+}
+
+func ollamaError(w http.ResponseWriter, err error) {
+	daemon.WriteJSON(w, statusOf(err), map[string]string{"error": err.Error()})
+}
+
+// rejectAdapters refuses adapter selection until adapters are supported:
+// silently ignoring them would give the user the wrong model.
+func rejectAdapters(refs []ipc.AdapterRef) error {
+	if len(refs) > 0 {
+		return &requestError{http.StatusBadRequest, "adapter support not available in this build"}
+	}
+	return nil
+}
+
+func logitBias(in map[string]float32) (map[int32]float32, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make(map[int32]float32, len(in))
+	for k, v := range in {
+		id, err := strconv.ParseInt(k, 10, 32)
+		if err != nil {
+			return nil, &requestError{http.StatusBadRequest, fmt.Sprintf("logit_bias key %q is not a token id", k)}
+		}
+		out[int32(id)] = v
+	}
+	return out, nil
+}
+
+// sseWriter streams server-sent events.
+type sseWriter struct {
+	w       http.ResponseWriter
+	fl      http.Flusher
+	started bool
+}
+
+func (s *sseWriter) start() {
+	if s.started {
+		return
+	}
+	s.started = true
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	s.w.WriteHeader(http.StatusOK)
+}
+
+func (s *sseWriter) send(v any) error {
+	s.start()
+	b, err := jsonMarshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(s.w, "data: %s\n\n", b); err != nil {
+		return err
+	}
+	s.fl.Flush()
+	return nil
+}
+
+func (s *sseWriter) done() {
+	s.start()
+	fmt.Fprint(s.w, "data: [DONE]\n\n")
+	s.fl.Flush()
+}
+
+func nowISO() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+
+func strPtr(s string) *string { return &s }
+
+func finishReason(r llm.FinishReason) string {
+	if r == "" {
+		return "stop"
+	}
+	return string(r)
+}

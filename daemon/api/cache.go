@@ -1,0 +1,69 @@
+package api
+
+import (
+	"net/http"
+	"sort"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/engine/tokenizer"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// cache answers GET /v1/cache: each loaded model's prefix-cache figures
+// and its most reused prefixes.
+func (a *API) cache(w http.ResponseWriter, r *http.Request) {
+	out := ipc.CacheStats{Models: []ipc.ModelCache{}}
+	for name, m := range a.models.Models() {
+		st := m.CacheStats()
+		mc := ipc.ModelCache{Model: name, Lookups: st.Lookups, Hits: st.Hits, HitTokens: st.HitTokens, MissTokens: st.MissTokens,
+			Evictions: st.Evictions, Blocks: st.Blocks, BlockTokens: st.BlockTokens, Top: []ipc.CachePrefix{}}
+		if total := st.HitTokens + st.MissTokens; total > 0 {
+			mc.HitRate = float64(st.HitTokens) / float64(total)
+		}
+		for _, p := range m.CacheTop(10) {
+			mc.Top = append(mc.Top, ipc.CachePrefix{Tokens: p.Tokens, Hits: p.Hits, Head: m.Tokenizer().Decode(p.Head, tokenizer.DecodeOptions{Special: true})})
+		}
+		out.Models = append(out.Models, mc)
+	}
+	sort.Slice(out.Models, func(i, j int) bool { return out.Models[i].Model < out.Models[j].Model })
+	daemon.WriteJSON(w, http.StatusOK, out)
+}
+
+// clearCache answers DELETE /v1/cache: drop every unused cached prefix.
+func (a *API) clearCache(w http.ResponseWriter, r *http.Request) {
+	for _, m := range a.models.Models() {
+		m.ClearCache()
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// cacheCollector exports prefix-cache figures of loaded models to
+// Prometheus at scrape time.
+type cacheCollector struct{ m *models.Manager }
+
+var (
+	descHitTokens  = prometheus.NewDesc("ruvllm_prefix_cache_hit_tokens_total", "Prompt tokens served from the prefix cache.", []string{"model"}, nil)
+	descMissTokens = prometheus.NewDesc("ruvllm_prefix_cache_miss_tokens_total", "Prompt tokens computed.", []string{"model"}, nil)
+	descEvictions  = prometheus.NewDesc("ruvllm_prefix_cache_evictions_total", "Cached KV blocks evicted.", []string{"model"}, nil)
+	descBlocks     = prometheus.NewDesc("ruvllm_prefix_cache_blocks", "KV blocks held by the prefix cache.", []string{"model"}, nil)
+)
+
+func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descHitTokens
+	ch <- descMissTokens
+	ch <- descEvictions
+	ch <- descBlocks
+}
+
+func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	for name, m := range c.m.Models() {
+		st := m.CacheStats()
+		ch <- prometheus.MustNewConstMetric(descHitTokens, prometheus.CounterValue, float64(st.HitTokens), name)
+		ch <- prometheus.MustNewConstMetric(descMissTokens, prometheus.CounterValue, float64(st.MissTokens), name)
+		ch <- prometheus.MustNewConstMetric(descEvictions, prometheus.CounterValue, float64(st.Evictions), name)
+		ch <- prometheus.MustNewConstMetric(descBlocks, prometheus.GaugeValue, float64(st.Blocks), name)
+	}
+}

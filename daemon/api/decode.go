@@ -1,0 +1,78 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// errBadRequest marks decoding errors the client caused.
+type requestError struct {
+	status int
+	msg    string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+// decode reads a JSON body into v. Unknown fields are tolerated; a field
+// of the wrong type is named in the error; an oversized body is 413.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	err := dec.Decode(v)
+	if err == nil {
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return &requestError{http.StatusBadRequest, "request body has data after the JSON object"}
+		}
+		return nil
+	}
+	var maxErr *http.MaxBytesError
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &maxErr):
+		return &requestError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", maxErr.Limit)}
+	case errors.As(err, &typeErr):
+		field := jsonPath(typeErr.Field)
+		if field == "" {
+			field = "body"
+		}
+		return &requestError{http.StatusBadRequest, fmt.Sprintf("field %q must be %s, not %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)}
+	case errors.As(err, &syntaxErr):
+		return &requestError{http.StatusBadRequest, fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.Offset, err)}
+	case errors.Is(err, io.EOF):
+		return &requestError{http.StatusBadRequest, "empty request body"}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &requestError{http.StatusBadRequest, "invalid JSON: the body ends in the middle of a value"}
+	}
+	return &requestError{http.StatusBadRequest, "invalid request: " + err.Error()}
+}
+
+// jsonPath drops the names of embedded Go structs (capitalised segments)
+// from a decoder field path, leaving the JSON names the client sent.
+func jsonPath(p string) string {
+	var keep []string
+	for _, seg := range strings.Split(p, ".") {
+		if seg != "" && seg[0] >= 'A' && seg[0] <= 'Z' {
+			continue
+		}
+		keep = append(keep, seg)
+	}
+	return strings.Join(keep, ".")
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	}
+	return "a number"
+}

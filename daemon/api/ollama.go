@@ -1,0 +1,349 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/tokenizer"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+var tokenizerDecode = tokenizer.DecodeOptions{}
+
+// ollamaRequest converts Ollama options, with Ollama's defaults.
+func ollamaRequest(o *ipc.OllamaOptions, format any) (llm.Request, error) {
+	var req llm.Request
+	if format != nil {
+		return req, &requestError{http.StatusBadRequest, "format (structured output) is not supported yet"}
+	}
+	p := sample.Params{Temperature: 0.8, TopK: 40, TopP: 0.9, RepeatPenalty: 1.1, RepeatLastN: 64}
+	if o != nil {
+		if err := rejectAdapters(o.Adapters); err != nil {
+			return req, err
+		}
+		set := func(dst *float32, v *float32) {
+			if v != nil {
+				*dst = *v
+			}
+		}
+		set(&p.Temperature, o.Temperature)
+		set(&p.TopP, o.TopP)
+		set(&p.MinP, o.MinP)
+		set(&p.TypicalP, o.TypicalP)
+		set(&p.RepeatPenalty, o.RepeatPenalty)
+		if o.TopK != nil {
+			p.TopK = *o.TopK
+		}
+		if o.RepeatLastN != nil {
+			p.RepeatLastN = *o.RepeatLastN
+		}
+		if o.Seed != nil {
+			p.Seed = *o.Seed
+		}
+		p.PresencePenalty, p.FrequencyPenalty = o.PresencePenalty, o.FrequencyPenalty
+		if o.NumPredict != nil && *o.NumPredict > 0 {
+			req.MaxTokens = *o.NumPredict
+		}
+		req.Stop = o.Stop
+	}
+	req.Sampling = p
+	return req, nil
+}
+
+func keepAlive(d *ipc.Duration) *time.Duration {
+	if d == nil || !d.Set {
+		return nil
+	}
+	v := d.Duration
+	return &v
+}
+
+func metrics(out runResult, total time.Duration) ipc.OllamaMetrics {
+	t := out.res.Timings
+	return ipc.OllamaMetrics{
+		TotalDuration: total.Nanoseconds(), LoadDuration: out.load.Nanoseconds(),
+		PromptEvalCount: out.res.PromptTokens, PromptEvalDuration: t.PromptEval.Nanoseconds(),
+		EvalCount: out.res.CompletionTokens, EvalDuration: t.Eval.Nanoseconds(),
+		PromptCachedCount: out.res.CachedTokens,
+	}
+}
+
+// ndjson writes newline-delimited JSON objects, flushing each.
+type ndjson struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (n *ndjson) send(v any) error {
+	if !n.started {
+		n.started = true
+		n.w.Header().Set("Content-Type", "application/x-ndjson")
+		n.w.WriteHeader(http.StatusOK)
+	}
+	if err := json.NewEncoder(n.w).Encode(v); err != nil {
+		return err
+	}
+	n.w.(http.Flusher).Flush()
+	return nil
+}
+
+func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var body ipc.OllamaChatRequest
+	if err := decode(r, &body); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if body.Model == "" {
+		ollamaError(w, &requestError{http.StatusBadRequest, "model is required"})
+		return
+	}
+	req, err := ollamaRequest(body.Options, body.Format)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if len(body.Messages) == 0 { // Ollama: an empty chat only loads the model
+		a.preload(w, r, body.Model, body.KeepAlive, func(name string) any {
+			return ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant"}, Done: true, DoneReason: "load"}
+		})
+		return
+	}
+	for _, m := range body.Messages {
+		req.Messages = append(req.Messages, chat.Message{Role: m.Role, Content: m.Content})
+	}
+	stream := body.Stream == nil || *body.Stream
+	var name string
+	nd := &ndjson{w: w}
+	var text []byte
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req,
+		onStart: func(n string) { name = n },
+		onToken: func(t llm.Token) error {
+			if !stream {
+				text = append(text, t.Text...)
+				return nil
+			}
+			if t.Text == "" {
+				return nil
+			}
+			return nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: t.Text}})
+		}})
+	if err != nil {
+		if !nd.started {
+			ollamaError(w, err)
+		} else if r.Context().Err() == nil {
+			nd.send(map[string]string{"error": err.Error()})
+		}
+		return
+	}
+	final := ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: string(text)},
+		Done: true, DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start))}
+	if stream {
+		final.Message.Content = ""
+		nd.send(final)
+		return
+	}
+	daemon.WriteJSON(w, http.StatusOK, final)
+}
+
+func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var body ipc.OllamaGenerateRequest
+	if err := decode(r, &body); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if body.Model == "" {
+		ollamaError(w, &requestError{http.StatusBadRequest, "model is required"})
+		return
+	}
+	req, err := ollamaRequest(body.Options, body.Format)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if body.Prompt == "" && body.System == "" { // Ollama: load (or unload with keep_alive 0)
+		a.preload(w, r, body.Model, body.KeepAlive, func(name string) any {
+			return ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Done: true, DoneReason: "load"}
+		})
+		return
+	}
+	if body.Template != "" {
+		a.log.Info("ignoring custom template in /api/generate; the model's chat template is used", "model", body.Model)
+	}
+	switch {
+	case body.Raw:
+		req.Prompt, req.Raw = body.Prompt, true
+	default:
+		// Like Ollama, a generate prompt is wrapped in the model's chat
+		// template as one user turn (with the system prompt if given).
+		if body.System != "" {
+			req.Messages = append(req.Messages, chat.Message{Role: "system", Content: body.System})
+		}
+		req.Messages = append(req.Messages, chat.Message{Role: "user", Content: body.Prompt})
+	}
+	stream := body.Stream == nil || *body.Stream
+	var name string
+	nd := &ndjson{w: w}
+	var text []byte
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req,
+		onStart: func(n string) { name = n },
+		onToken: func(t llm.Token) error {
+			if !stream {
+				text = append(text, t.Text...)
+				return nil
+			}
+			if t.Text == "" {
+				return nil
+			}
+			return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: t.Text})
+		}})
+	if err != nil && isNoTemplate(err) && !body.Raw {
+		// A model without a chat template completes the raw prompt.
+		req.Messages, req.Prompt = nil, body.Prompt
+		out, err = a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req,
+			onStart: func(n string) { name = n },
+			onToken: func(t llm.Token) error {
+				if !stream {
+					text = append(text, t.Text...)
+					return nil
+				}
+				if t.Text == "" {
+					return nil
+				}
+				return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: t.Text})
+			}})
+	}
+	if err != nil {
+		if !nd.started {
+			ollamaError(w, err)
+		} else if r.Context().Err() == nil {
+			nd.send(map[string]string{"error": err.Error()})
+		}
+		return
+	}
+	final := ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: string(text), Done: true,
+		DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start))}
+	if stream {
+		final.Response = ""
+		nd.send(final)
+		return
+	}
+	daemon.WriteJSON(w, http.StatusOK, final)
+}
+
+func isNoTemplate(err error) bool { return errors.Is(err, llm.ErrNoTemplate) }
+
+// preload loads a model (or unloads it when keep_alive is 0) without
+// generating, as Ollama does for empty requests.
+func (a *API) preload(w http.ResponseWriter, r *http.Request, model string, ka *ipc.Duration, resp func(string) any) {
+	h, err := a.models.Acquire(r.Context(), model, keepAlive(ka))
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	name := h.Name
+	h.Release()
+	out := resp(name)
+	if ka != nil && ka.Set && ka.Duration == 0 {
+		switch v := out.(type) {
+		case ipc.OllamaChatResponse:
+			v.DoneReason = "unload"
+			out = v
+		case ipc.OllamaGenerateResponse:
+			v.DoneReason = "unload"
+			out = v
+		}
+	}
+	daemon.WriteJSON(w, http.StatusOK, out)
+}
+
+func details(info llm.Info) ipc.OllamaModelDetails {
+	return ipc.OllamaModelDetails{Format: "gguf", Family: info.Architecture, Families: []string{info.Architecture},
+		ParameterSize: fmt.Sprintf("%.1fM", float64(info.Parameters)/1e6), QuantizationLevel: info.FileType}
+}
+
+func (a *API) ollamaTags(w http.ResponseWriter, r *http.Request) {
+	list, err := a.models.List()
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	out := ipc.OllamaTags{Models: []ipc.OllamaModel{}}
+	for _, m := range list {
+		out.Models = append(out.Models, ipc.OllamaModel{Name: m.Name, Model: m.Name, ModifiedAt: m.Modified.UTC().Format(time.RFC3339), Size: m.Size,
+			Details: ipc.OllamaModelDetails{Format: "gguf"}})
+	}
+	daemon.WriteJSON(w, http.StatusOK, out)
+}
+
+func (a *API) ollamaPs(w http.ResponseWriter, r *http.Request) {
+	out := ipc.OllamaTags{Models: []ipc.OllamaModel{}}
+	loaded := a.models.Models()
+	for _, lm := range a.models.Loaded() {
+		om := ipc.OllamaModel{Name: lm.Name, Model: lm.Name, Size: lm.Size}
+		if m := loaded[lm.Name]; m != nil {
+			om.Details = details(m.Info())
+		}
+		if !lm.ExpiresAt.IsZero() {
+			om.ExpiresAt = lm.ExpiresAt.UTC().Format(time.RFC3339)
+		}
+		out.Models = append(out.Models, om)
+	}
+	daemon.WriteJSON(w, http.StatusOK, out)
+}
+
+func (a *API) ollamaShow(w http.ResponseWriter, r *http.Request) {
+	var body ipc.OllamaShowRequest
+	if err := decode(r, &body); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if body.Model == "" {
+		body.Model = body.Name
+	}
+	h, err := a.models.Acquire(r.Context(), body.Model, nil)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	defer h.Release()
+	info := h.Model.Info()
+	cfg := h.Model.Config()
+	daemon.WriteJSON(w, http.StatusOK, ipc.OllamaShowResponse{Template: info.ChatTemplate, Details: details(info), ModelInfo: map[string]any{
+		"general.architecture": info.Architecture, "general.parameter_count": info.Parameters,
+		"context_length": info.ContextLength, "embedding_length": cfg.Dim, "block_count": cfg.Layers,
+		"attention.head_count": cfg.Heads, "attention.head_count_kv": cfg.KVHeads, "vocab_size": info.VocabSize,
+	}})
+}
+
+func (a *API) ollamaVersion(w http.ResponseWriter, r *http.Request) {
+	daemon.WriteJSON(w, http.StatusOK, map[string]string{"version": a.version})
+}
+
+func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
+	var body ipc.OllamaEmbedRequest
+	if err := decode(r, &body); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	h, err := a.models.Acquire(r.Context(), body.Model, nil)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	defer h.Release()
+	vecs, n, err := h.Model.Embed(r.Context(), body.Input)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	daemon.WriteJSON(w, http.StatusOK, ipc.OllamaEmbedResponse{Model: h.Name, Embeddings: vecs, PromptEvalCount: n})
+}

@@ -1,0 +1,275 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+var jsonMarshal = json.Marshal
+
+// openAIRequest converts the shared OpenAI sampling fields.
+func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
+	var req llm.Request
+	if f.N > 1 {
+		return req, &requestError{http.StatusBadRequest, "n > 1 is not supported"}
+	}
+	if err := rejectAdapters(f.Adapters); err != nil {
+		return req, err
+	}
+	p := sample.Params{Temperature: 1, TopP: 1, PresencePenalty: f.PresencePenalty, FrequencyPenalty: f.FrequencyPenalty, RepeatPenalty: f.RepeatPenalty}
+	if f.Temperature != nil {
+		p.Temperature = *f.Temperature
+	}
+	if f.TopP != nil {
+		p.TopP = *f.TopP
+	}
+	if f.TopK != nil {
+		p.TopK = *f.TopK
+	}
+	if f.MinP != nil {
+		p.MinP = *f.MinP
+	}
+	if f.Seed != nil {
+		p.Seed = *f.Seed
+	}
+	if p.Temperature < 0 || p.Temperature > 2 || p.TopP < 0 || p.TopP > 1 {
+		return req, &requestError{http.StatusBadRequest, "temperature must be in [0,2] and top_p in [0,1]"}
+	}
+	bias, err := logitBias(f.LogitBias)
+	if err != nil {
+		return req, err
+	}
+	p.LogitBias = bias
+	req.Sampling = p
+	req.Stop = f.Stop
+	req.MaxTokens = f.MaxTokens
+	if f.MaxCompletion > 0 {
+		req.MaxTokens = f.MaxCompletion
+	}
+	if req.MaxTokens < 0 {
+		return req, &requestError{http.StatusBadRequest, "max_tokens must not be negative"}
+	}
+	req.Priority = f.Priority
+	return req, nil
+}
+
+func usage(res llm.Result) ipc.Usage {
+	return ipc.Usage{
+		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens,
+		TotalTokens:         res.PromptTokens + res.CompletionTokens,
+		PromptTokensDetails: &ipc.PromptTokensDetails{CachedTokens: res.CachedTokens},
+	}
+}
+
+func tokenLogprob(m *llm.Model, t llm.Token) ipc.TokenLogprob {
+	piece := func(id int32) string { return m.Tokenizer().Decode([]int32{id}, tokenizerDecode) }
+	tl := ipc.TokenLogprob{Token: piece(t.ID), Logprob: t.Logprob, TopLogprobs: []ipc.TopLogprob{}}
+	tl.Bytes = []byte(tl.Token)
+	for _, c := range t.Top {
+		tl.TopLogprobs = append(tl.TopLogprobs, ipc.TopLogprob{Token: c.Text, Logprob: c.Logprob, Bytes: []byte(c.Text)})
+	}
+	return tl
+}
+
+func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	var body ipc.ChatCompletionRequest
+	if err := decode(r, &body); err != nil {
+		openAIError(w, err)
+		return
+	}
+	req, err := openAIRequest(body.SamplingFields)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	if len(body.Messages) == 0 {
+		openAIError(w, &requestError{http.StatusBadRequest, "messages must not be empty"})
+		return
+	}
+	for _, m := range body.Messages {
+		req.Messages = append(req.Messages, chat.Message{Role: m.Role, Content: m.Content})
+	}
+	req.Logprobs = body.Logprobs
+	if body.Logprobs {
+		if body.TopLogprobs < 0 || body.TopLogprobs > 20 {
+			openAIError(w, &requestError{http.StatusBadRequest, "top_logprobs must be in [0,20]"})
+			return
+		}
+		req.TopLogprobs = body.TopLogprobs
+	}
+	id, created := newID("chatcmpl-"), time.Now().Unix()
+	if !body.Stream {
+		a.chatOnce(w, r, body, req, id, created)
+		return
+	}
+	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
+	var model *llm.Model
+	var name string
+	var handleModel = func(n string) { name = n }
+	chunk := func(d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
+		return ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name,
+			Choices: []ipc.ChunkChoice{{Delta: d, Logprobs: lp, FinishReason: finish}}}
+	}
+	spec := runSpec{endpoint: "chat.completions", model: body.Model, req: req,
+		onStart: func(n string) {
+			handleModel(n)
+			model = a.models.Models()[n]
+			sse.send(chunk(ipc.Delta{Role: "assistant"}, nil, nil))
+		},
+		onToken: func(t llm.Token) error {
+			var lp *ipc.Logprobs
+			if req.Logprobs && t.ID >= 0 && model != nil {
+				lp = &ipc.Logprobs{Content: []ipc.TokenLogprob{tokenLogprob(model, t)}}
+			}
+			if t.Text == "" && lp == nil {
+				return nil
+			}
+			return sse.send(chunk(ipc.Delta{Content: t.Text}, lp, nil))
+		}}
+	out, err := a.run(r.Context(), r, spec)
+	if err != nil {
+		if !sse.started {
+			openAIError(w, err)
+			return
+		}
+		if r.Context().Err() == nil { // the client is still there: tell it
+			var e ipc.OpenAIError
+			e.Error.Message, e.Error.Type = err.Error(), "server_error"
+			sse.send(e)
+		}
+		return
+	}
+	sse.send(chunk(ipc.Delta{}, nil, strPtr(finishReason(out.res.FinishReason))))
+	if body.StreamOptions != nil && body.StreamOptions.IncludeUsage {
+		u := usage(out.res)
+		sse.send(ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name, Choices: []ipc.ChunkChoice{}, Usage: &u})
+	}
+	sse.done()
+}
+
+func (a *API) chatOnce(w http.ResponseWriter, r *http.Request, body ipc.ChatCompletionRequest, req llm.Request, id string, created int64) {
+	var text []byte
+	var lps []ipc.TokenLogprob
+	var model *llm.Model
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "chat.completions", model: body.Model, req: req,
+		onStart: func(n string) { model = a.models.Models()[n] },
+		onToken: func(t llm.Token) error {
+			text = append(text, t.Text...)
+			if req.Logprobs && t.ID >= 0 && model != nil {
+				lps = append(lps, tokenLogprob(model, t))
+			}
+			return nil
+		}})
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	choice := ipc.ChatChoice{Message: ipc.Message{Role: "assistant", Content: string(text)}, FinishReason: finishReason(out.res.FinishReason)}
+	if req.Logprobs {
+		choice.Logprobs = &ipc.Logprobs{Content: lps}
+	}
+	daemon.WriteJSON(w, http.StatusOK, ipc.ChatCompletionResponse{ID: id, Object: "chat.completion", Created: created,
+		Model: out.name, Choices: []ipc.ChatChoice{choice}, Usage: usage(out.res)})
+}
+
+func (a *API) completions(w http.ResponseWriter, r *http.Request) {
+	var body ipc.CompletionRequest
+	if err := decode(r, &body); err != nil {
+		openAIError(w, err)
+		return
+	}
+	req, err := openAIRequest(body.SamplingFields)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	req.Prompt = body.Prompt
+	id, created := newID("cmpl-"), time.Now().Unix()
+	var name string
+	resp := func(text string, finish *string, u *ipc.Usage) ipc.CompletionResponse {
+		return ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name,
+			Choices: []ipc.CompletionChoice{{Text: text, FinishReason: finish}}, Usage: u}
+	}
+	if !body.Stream {
+		var text []byte
+		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req,
+			onStart: func(n string) { name = n },
+			onToken: func(t llm.Token) error { text = append(text, t.Text...); return nil }})
+		if err != nil {
+			openAIError(w, err)
+			return
+		}
+		u := usage(out.res)
+		daemon.WriteJSON(w, http.StatusOK, resp(string(text), strPtr(finishReason(out.res.FinishReason)), &u))
+		return
+	}
+	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req,
+		onStart: func(n string) { name = n; sse.start() },
+		onToken: func(t llm.Token) error {
+			if t.Text == "" {
+				return nil
+			}
+			return sse.send(resp(t.Text, nil, nil))
+		}})
+	if err != nil {
+		if !sse.started {
+			openAIError(w, err)
+		}
+		return
+	}
+	sse.send(resp("", strPtr(finishReason(out.res.FinishReason)), nil))
+	if body.StreamOptions != nil && body.StreamOptions.IncludeUsage {
+		u := usage(out.res)
+		sse.send(ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name, Choices: []ipc.CompletionChoice{}, Usage: &u})
+	}
+	sse.done()
+}
+
+func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
+	list, err := a.models.List()
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	out := ipc.ModelList{Object: "list", Data: []ipc.ModelCard{}}
+	for _, m := range list {
+		out.Data = append(out.Data, ipc.ModelCard{ID: m.Name, Object: "model", Created: m.Modified.Unix(), OwnedBy: "ruvllm"})
+	}
+	daemon.WriteJSON(w, http.StatusOK, out)
+}
+
+func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
+	var body ipc.EmbeddingRequest
+	if err := decode(r, &body); err != nil {
+		openAIError(w, err)
+		return
+	}
+	if len(body.Input) == 0 {
+		openAIError(w, &requestError{http.StatusBadRequest, "input must not be empty"})
+		return
+	}
+	h, err := a.models.Acquire(r.Context(), body.Model, nil)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	defer h.Release()
+	vecs, n, err := h.Model.Embed(r.Context(), body.Input)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	out := ipc.EmbeddingResponse{Object: "list", Model: h.Name, Usage: ipc.Usage{PromptTokens: n, TotalTokens: n}}
+	for i, v := range vecs {
+		out.Data = append(out.Data, ipc.Embedding{Object: "embedding", Index: i, Embedding: v})
+	}
+	daemon.WriteJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,81 @@
+package daemon
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// Config holds where the daemon keeps things and how it listens.
+type Config struct {
+	// SocketPath is the Unix socket; default ipc.SocketPath().
+	SocketPath string
+	// TCPAddr, when set, also listens on this loopback address, with the
+	// bearer token from StateDir/token required on every request.
+	TCPAddr string
+	// StateDir holds state.db and the token; ModelsDir the GGUF files;
+	// AdaptersDir the adapter drop folder; CacheDir logs and prefix-cache
+	// snapshots.
+	StateDir, ModelsDir, AdaptersDir, CacheDir string
+	// MaxBodyBytes limits request bodies (default 32 MiB).
+	MaxBodyBytes int64
+	// Threads for inference (0: all cores).
+	Threads int
+	// Logger receives the daemon's logs.
+	Logger *slog.Logger
+	// Version is reported by /v1/health and /api/version.
+	Version string
+	// socketMode is the socket file's mode (0600); tests widen it to prove
+	// the peer check, not file modes, refuses other users.
+	socketMode os.FileMode
+	dirMode    os.FileMode
+}
+
+// DefaultConfig returns the platform's directories: XDG on Linux,
+// ~/Library/Application Support/ruvllm on macOS.
+func DefaultConfig() (Config, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Config{}, fmt.Errorf("default config: %w", err)
+	}
+	sock, err := ipc.SocketPath()
+	if err != nil {
+		return Config{}, err
+	}
+	c := Config{SocketPath: sock, MaxBodyBytes: 32 << 20, Version: "dev"}
+	if runtime.GOOS == "darwin" {
+		base := filepath.Join(home, "Library", "Application Support", "ruvllm")
+		c.StateDir, c.ModelsDir, c.AdaptersDir = base, filepath.Join(base, "models"), filepath.Join(base, "adapters")
+		c.CacheDir = filepath.Join(home, "Library", "Caches", "ruvllm")
+		return c, nil
+	}
+	xdg := func(env, def string) string {
+		if v := os.Getenv(env); v != "" {
+			return v
+		}
+		return filepath.Join(home, def)
+	}
+	c.StateDir = filepath.Join(xdg("XDG_CONFIG_HOME", ".config"), "ruvllm")
+	data := filepath.Join(xdg("XDG_DATA_HOME", ".local/share"), "ruvllm")
+	c.ModelsDir, c.AdaptersDir = filepath.Join(data, "models"), filepath.Join(data, "adapters")
+	c.CacheDir = filepath.Join(xdg("XDG_CACHE_HOME", ".cache"), "ruvllm")
+	return c, nil
+}
+
+// RegisterFlags binds the daemon's command-line flags to c (shared by
+// ruvllmd and `ruvllm daemon`).
+func (c *Config) RegisterFlags(f *pflag.FlagSet) {
+	f.StringVar(&c.SocketPath, "socket", c.SocketPath, "Unix socket path")
+	f.StringVar(&c.TCPAddr, "listen", "", "also listen on this loopback TCP address (bearer token required)")
+	f.StringVar(&c.StateDir, "state-dir", c.StateDir, "directory of state.db and the TCP token")
+	f.StringVar(&c.ModelsDir, "models-dir", c.ModelsDir, "directory of GGUF models")
+	f.StringVar(&c.AdaptersDir, "adapters-dir", c.AdaptersDir, "adapter drop folder")
+	f.StringVar(&c.CacheDir, "cache-dir", c.CacheDir, "directory for logs and prefix-cache snapshots")
+	f.IntVar(&c.Threads, "threads", 0, "inference threads (0: all cores)")
+}

@@ -1,0 +1,420 @@
+// Package models is ruvllmd's model manager: it resolves model names to
+// GGUF files, loads a model on first use (one load shared by concurrent
+// callers), keeps it warm for its keep-alive, unloads idle models (least
+// recently used first when over the limit), and saves and restores each
+// model's prefix cache across restarts.
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/prefix"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// ErrNotFound is returned for a model name that matches no file.
+var ErrNotFound = errors.New("model not found")
+
+// Publisher receives manager events.
+type Publisher interface{ Publish(typ string, data any) }
+
+// Options configures a Manager.
+type Options struct {
+	Dir       string        // models directory
+	CacheDir  string        // where prefix-cache snapshots live ("" disables them)
+	KeepAlive time.Duration // default keep-alive (default 5m; negative: forever)
+	MaxLoaded int           // models held at once (default 1)
+	Threads   int
+	// Default is the model used when a request names none.
+	Default string
+	Events  Publisher
+	Logger  *slog.Logger
+	// SnapshotBlocks bounds each saved prefix cache (default 4096 blocks).
+	SnapshotBlocks int
+}
+
+// Manager owns the loaded models.
+type Manager struct {
+	o Options
+
+	mu      sync.Mutex
+	loaded  map[string]*entry
+	loading map[string]*loadCall
+	closed  bool
+}
+
+type entry struct {
+	name, path string
+	model      *llm.Model
+	refs       int
+	lastUsed   time.Time
+	keepAlive  time.Duration
+	timer      *time.Timer
+	loadTime   time.Duration
+}
+
+type loadCall struct {
+	done chan struct{}
+	e    *entry
+	err  error
+}
+
+// New returns a manager; it loads nothing until asked.
+func New(o Options) *Manager {
+	if o.KeepAlive == 0 {
+		o.KeepAlive = 5 * time.Minute
+	}
+	if o.MaxLoaded <= 0 {
+		o.MaxLoaded = 1
+	}
+	if o.SnapshotBlocks <= 0 {
+		o.SnapshotBlocks = 4096
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{o: o, loaded: map[string]*entry{}, loading: map[string]*loadCall{}}
+}
+
+// Available is a model the manager can load.
+type Available struct {
+	Name     string
+	Path     string
+	Size     int64
+	Modified time.Time
+}
+
+// List returns the models in the models directory, plus the default and
+// any loaded model given by path.
+func (m *Manager) List() ([]Available, error) {
+	seen := map[string]bool{}
+	var out []Available
+	add := func(path string) {
+		st, err := os.Stat(path)
+		if err != nil || st.IsDir() {
+			return
+		}
+		name := llm.NameFromPath(path)
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		out = append(out, Available{Name: name, Path: path, Size: st.Size(), Modified: st.ModTime()})
+	}
+	if m.o.Dir != "" {
+		matches, err := filepath.Glob(filepath.Join(m.o.Dir, "*.gguf"))
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range matches {
+			add(p)
+		}
+	}
+	if m.o.Default != "" && strings.HasSuffix(m.o.Default, ".gguf") {
+		add(m.o.Default)
+	}
+	m.mu.Lock()
+	for _, e := range m.loaded {
+		add(e.path)
+	}
+	m.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Resolve maps a request's model name to a file: "" means the default, an
+// existing .gguf path is used as is, otherwise the name is matched against
+// the models directory (case-insensitive, ".gguf" optional, Ollama's
+// ":latest" tag ignored).
+func (m *Manager) Resolve(name string) (string, error) {
+	if name == "" || name == "default" {
+		if m.o.Default == "" {
+			return "", fmt.Errorf("%w: no model named and no default model configured", ErrNotFound)
+		}
+		name = m.o.Default
+	}
+	if strings.HasSuffix(name, ".gguf") {
+		if st, err := os.Stat(name); err == nil && !st.IsDir() {
+			return filepath.Abs(name)
+		}
+	}
+	want := strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(name, ":latest"), ".gguf"))
+	list, err := m.List()
+	if err != nil {
+		return "", err
+	}
+	for _, a := range list {
+		if a.Name == want {
+			return a.Path, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %q (see GET /v1/models)", ErrNotFound, name)
+}
+
+// Handle is a model in use; Release it when the request ends.
+type Handle struct {
+	Model    *llm.Model
+	Name     string
+	LoadTime time.Duration // time spent loading for this request (0 when warm)
+	m        *Manager
+	e        *entry
+	once     sync.Once
+}
+
+// Release ends the use and restarts the keep-alive countdown.
+func (h *Handle) Release() { h.once.Do(func() { h.m.release(h.e) }) }
+
+// Acquire returns the named model, loading it if needed. keepAlive, when
+// non-nil, sets how long the model stays loaded after this use.
+func (m *Manager) Acquire(ctx context.Context, name string, keepAlive *time.Duration) (*Handle, error) {
+	path, err := m.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	key := llm.NameFromPath(path)
+	for {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return nil, errors.New("model manager closed")
+		}
+		if e := m.loaded[key]; e != nil {
+			e.refs++
+			e.lastUsed = time.Now()
+			if e.timer != nil {
+				e.timer.Stop()
+				e.timer = nil
+			}
+			if keepAlive != nil {
+				e.keepAlive = *keepAlive
+			}
+			m.mu.Unlock()
+			return &Handle{Model: e.model, Name: key, m: m, e: e}, nil
+		}
+		call := m.loading[key]
+		if call == nil {
+			call = &loadCall{done: make(chan struct{})}
+			m.loading[key] = call
+			m.mu.Unlock()
+			go m.load(key, path, call)
+		} else {
+			m.mu.Unlock()
+		}
+		select {
+		case <-call.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if call.err != nil {
+			return nil, call.err
+		}
+		m.mu.Lock()
+		if e := m.loaded[key]; e != nil && e == call.e {
+			e.refs++
+			e.lastUsed = time.Now()
+			if keepAlive != nil {
+				e.keepAlive = *keepAlive
+			}
+			m.mu.Unlock()
+			return &Handle{Model: e.model, Name: key, LoadTime: e.loadTime, m: m, e: e}, nil
+		}
+		m.mu.Unlock() // unloaded again in between: retry
+	}
+}
+
+// load runs in its own goroutine so a cancelled caller does not abort a
+// load other callers wait for.
+func (m *Manager) load(key, path string, call *loadCall) {
+	defer close(call.done)
+	m.makeRoom()
+	start := time.Now()
+	model, err := llm.Load(context.Background(), path, llm.Options{Threads: m.o.Threads, Logger: m.o.Logger, Sequences: 4})
+	m.mu.Lock()
+	delete(m.loading, key)
+	if err != nil {
+		m.mu.Unlock()
+		call.err = fmt.Errorf("load model %s: %w", key, err)
+		m.o.Logger.Error("model load failed", "model", key, "err", err)
+		return
+	}
+	e := &entry{name: key, path: path, model: model, keepAlive: m.o.KeepAlive, lastUsed: time.Now(), loadTime: time.Since(start)}
+	m.loaded[key] = e
+	call.e = e
+	m.mu.Unlock()
+	restored := m.restoreCache(e)
+	m.o.Logger.Info("model loaded", "model", key, "path", path, "seconds", e.loadTime.Seconds(), "cached_blocks_restored", restored)
+	if m.o.Events != nil {
+		m.o.Events.Publish("model.loaded", map[string]any{"model": key, "path": path, "load_seconds": e.loadTime.Seconds(), "cached_blocks": restored})
+	}
+}
+
+func (m *Manager) snapshotPath(e *entry) string {
+	if m.o.CacheDir == "" {
+		return ""
+	}
+	return filepath.Join(m.o.CacheDir, "prefix-"+e.name+".snap")
+}
+
+// restoreCache loads the model's saved prefix cache; a bad snapshot is
+// logged and deleted, never trusted.
+func (m *Manager) restoreCache(e *entry) int {
+	p := m.snapshotPath(e)
+	if p == "" {
+		return 0
+	}
+	n, err := e.model.LoadCache(p)
+	switch {
+	case err == nil:
+		return n
+	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, prefix.ErrBadSnapshot):
+		m.o.Logger.Warn("discarding prefix-cache snapshot", "path", p, "err", err)
+		os.Remove(p)
+	default:
+		m.o.Logger.Warn("prefix-cache snapshot not restored", "path", p, "err", err)
+	}
+	return 0
+}
+
+// makeRoom unloads idle models while the limit would be exceeded.
+func (m *Manager) makeRoom() {
+	for {
+		m.mu.Lock()
+		if len(m.loaded) < m.o.MaxLoaded {
+			m.mu.Unlock()
+			return
+		}
+		var victim *entry
+		for _, e := range m.loaded {
+			if e.refs == 0 && (victim == nil || e.lastUsed.Before(victim.lastUsed)) {
+				victim = e
+			}
+		}
+		m.mu.Unlock()
+		if victim == nil {
+			return // all busy: load anyway, over the limit, rather than fail
+		}
+		m.unload(victim)
+	}
+}
+
+func (m *Manager) release(e *entry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e.refs--
+	e.lastUsed = time.Now()
+	if e.refs > 0 || e.keepAlive < 0 {
+		return
+	}
+	if e.keepAlive == 0 {
+		go m.unload(e)
+		return
+	}
+	e.timer = time.AfterFunc(e.keepAlive, func() { m.unload(e) })
+}
+
+// unload removes an idle model, saving its prefix cache first.
+func (m *Manager) unload(e *entry) {
+	m.mu.Lock()
+	if m.loaded[e.name] != e || e.refs > 0 {
+		m.mu.Unlock()
+		return
+	}
+	delete(m.loaded, e.name)
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+	m.mu.Unlock()
+	if p := m.snapshotPath(e); p != "" {
+		if n, err := e.model.SaveCache(p, m.o.SnapshotBlocks); err != nil {
+			m.o.Logger.Warn("saving prefix cache", "model", e.name, "err", err)
+		} else {
+			m.o.Logger.Info("prefix cache saved", "model", e.name, "blocks", n)
+		}
+	}
+	e.model.Close()
+	m.o.Logger.Info("model unloaded", "model", e.name)
+	if m.o.Events != nil {
+		m.o.Events.Publish("model.unloaded", map[string]any{"model": e.name})
+	}
+}
+
+// Unload unloads the named model now if it is idle.
+func (m *Manager) Unload(name string) {
+	m.mu.Lock()
+	e := m.loaded[strings.ToLower(name)]
+	m.mu.Unlock()
+	if e != nil {
+		m.unload(e)
+	}
+}
+
+// Loaded describes the models in memory.
+func (m *Manager) Loaded() []ipc.LoadedModel {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []ipc.LoadedModel
+	for _, e := range m.loaded {
+		info := e.model.Info()
+		lm := ipc.LoadedModel{Name: e.name, Path: e.path, Arch: info.Architecture, FileType: info.FileType,
+			Size: info.FileSize, Context: info.ContextLength, Active: e.refs}
+		if e.keepAlive >= 0 && e.refs == 0 {
+			lm.ExpiresAt = e.lastUsed.Add(e.keepAlive)
+		}
+		out = append(out, lm)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Models returns the loaded llm models by name (for cache statistics).
+func (m *Manager) Models() map[string]*llm.Model {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]*llm.Model{}
+	for k, e := range m.loaded {
+		out[k] = e.model
+	}
+	return out
+}
+
+// Close unloads every model (saving prefix caches); in-use models are
+// waited for until ctx ends.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	for {
+		m.mu.Lock()
+		var busy, idle []*entry
+		for _, e := range m.loaded {
+			if e.refs > 0 {
+				busy = append(busy, e)
+			} else {
+				idle = append(idle, e)
+			}
+		}
+		m.mu.Unlock()
+		for _, e := range idle {
+			m.unload(e)
+		}
+		if len(busy) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("close models: %d still in use: %w", len(busy), ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,431 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/engine/testmodel"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// testDaemon is a real ruvllmd on a temporary socket with a synthetic
+// qwen2 model (ChatML template, byte-level vocabulary).
+type testDaemon struct {
+	dir, sock, model string
+	cancel           context.CancelFunc
+	done             chan error
+	client           *ipc.Client
+	tcp, token       string
+}
+
+func writeModel(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "models", "tiny-qwen2.gguf")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	o := testmodel.DefaultOptions()
+	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 2, 64, 4, 2, 128, 4096
+	if err := testmodel.Write(context.Background(), o, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func startDaemon(t *testing.T, dir string, tcp bool) *testDaemon {
+	t.Helper()
+	d := &testDaemon{dir: dir, sock: filepath.Join(dir, "run", "ruvllm.sock"), done: make(chan error, 1)}
+	d.model = filepath.Join(dir, "models", "tiny-qwen2.gguf")
+	if _, err := os.Stat(d.model); err != nil {
+		d.model = writeModel(t, dir)
+	}
+	cfg := daemon.Config{SocketPath: d.sock, StateDir: filepath.Join(dir, "state"), ModelsDir: filepath.Join(dir, "models"),
+		CacheDir: filepath.Join(dir, "cache"), MaxBodyBytes: 64 << 10, Threads: 2, Version: "test",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if tcp {
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		d.tcp = ln.Addr().String()
+		ln.Close()
+		cfg.TCPAddr = d.tcp
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	go func() { d.done <- Run(ctx, Options{Config: cfg, Model: "tiny-qwen2", KeepAlive: time.Minute}) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := ipc.Dial(context.Background(), ipc.WithSocket(d.sock), ipc.WithApp("test"))
+		if err == nil {
+			d.client = c
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon did not start: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tcp {
+		b, _ := os.ReadFile(filepath.Join(dir, "state", "token"))
+		d.token = strings.TrimSpace(string(b))
+	}
+	t.Cleanup(func() { d.stop(t) })
+	return d
+}
+
+func (d *testDaemon) stop(t *testing.T) {
+	if d.cancel == nil {
+		return
+	}
+	d.cancel()
+	d.cancel = nil
+	select {
+	case err := <-d.done:
+		if err != nil {
+			t.Errorf("daemon: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Error("daemon did not stop")
+	}
+}
+
+// post sends a raw body over the socket and returns status and body.
+func (d *testDaemon) post(t *testing.T, path, body string) (int, []byte) {
+	t.Helper()
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", d.sock)
+	}}}
+	resp, err := hc.Post("http://ruvllm"+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func longSystemPrompt() string {
+	return strings.Repeat("You are a careful assistant for kernel developers. Answer briefly. ", 20)
+}
+
+func TestOpenAIChatStreamAndCacheAcrossClients(t *testing.T) {
+	d := startDaemon(t, t.TempDir(), false)
+	ctx := context.Background()
+	sys := longSystemPrompt()
+	temp := float32(0)
+	ask := func(c *ipc.Client, q string) (string, ipc.Usage, []ipc.ChatCompletionChunk) {
+		req := ipc.ChatCompletionRequest{Model: "tiny-qwen2", Messages: []ipc.Message{{Role: "system", Content: sys}, {Role: "user", Content: q}}}
+		req.Temperature, req.MaxTokens = &temp, 12
+		var chunks []ipc.ChatCompletionChunk
+		var text strings.Builder
+		var u ipc.Usage
+		if err := c.ChatStream(ctx, req, func(ch ipc.ChatCompletionChunk) error {
+			chunks = append(chunks, ch)
+			for _, c := range ch.Choices {
+				text.WriteString(c.Delta.Content)
+			}
+			if ch.Usage != nil {
+				u = *ch.Usage
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return text.String(), u, chunks
+	}
+	_, u1, chunks := ask(d.client, "What is a spinlock?")
+	if len(chunks) < 3 /* role, finish, usage */ || chunks[0].Choices[0].Delta.Role != "assistant" || chunks[0].Object != "chat.completion.chunk" {
+		t.Fatalf("first chunk %+v: want role assistant", chunks[0])
+	}
+	last := chunks[len(chunks)-2] // before the usage chunk
+	if fr := last.Choices[0].FinishReason; fr == nil || (*fr != "length" && *fr != "stop") {
+		t.Fatalf("finish chunk %+v", last)
+	}
+	if u1.PromptTokens < 200 || u1.CompletionTokens == 0 || u1.PromptTokensDetails == nil {
+		t.Fatalf("usage %+v", u1)
+	}
+	// A different client with the same system prompt reuses the prefix.
+	other, err := ipc.Dial(ctx, ipc.WithSocket(d.sock), ipc.WithApp("other-app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, u2, _ := ask(other, "What is RCU?")
+	if u2.PromptTokensDetails.CachedTokens < u1.PromptTokens/2 {
+		t.Fatalf("second client: %d of %d prompt tokens cached; the shared system prompt should be", u2.PromptTokensDetails.CachedTokens, u2.PromptTokens)
+	}
+	st, err := d.client.Cache(ctx)
+	if err != nil || len(st.Models) != 1 || st.Models[0].HitTokens == 0 {
+		t.Fatalf("cache stats %+v, %v", st, err)
+	}
+	// Non-streaming, with logprobs.
+	req := ipc.ChatCompletionRequest{Model: "tiny-qwen2", Messages: []ipc.Message{{Role: "user", Content: "hi"}}, Logprobs: true, TopLogprobs: 3}
+	req.Temperature, req.MaxTokens = &temp, 5
+	resp, err := d.client.Chat(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Object != "chat.completion" || len(resp.Choices) != 1 || resp.Choices[0].Logprobs == nil || len(resp.Choices[0].Logprobs.Content[0].TopLogprobs) != 3 {
+		t.Fatalf("response %+v", resp)
+	}
+	recs, err := d.client.Requests(ctx, 10)
+	if err != nil || len(recs) != 3 || recs[1].Client != "other-app" || recs[1].CachedTokens == 0 {
+		t.Fatalf("request log %+v, %v", recs, err)
+	}
+}
+
+func TestOllamaShapes(t *testing.T) {
+	d := startDaemon(t, t.TempDir(), false)
+	code, body := d.post(t, "/api/chat", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"hello"}],"options":{"num_predict":6,"temperature":0}}`)
+	if code != 200 {
+		t.Fatalf("status %d: %s", code, body)
+	}
+	lines := bytes.Split(bytes.TrimSpace(body), []byte("\n"))
+	var final ipc.OllamaChatResponse
+	if err := json.Unmarshal(lines[len(lines)-1], &final); err != nil {
+		t.Fatal(err)
+	}
+	if !final.Done || final.DoneReason == "" || final.EvalCount == 0 || final.TotalDuration == 0 || final.PromptEvalCount == 0 {
+		t.Fatalf("final line %+v", final)
+	}
+	for _, l := range lines[:len(lines)-1] {
+		var r ipc.OllamaChatResponse
+		if err := json.Unmarshal(l, &r); err != nil || r.Done || r.Message.Role != "assistant" {
+			t.Fatalf("stream line %s: %v", l, err)
+		}
+	}
+	code, body = d.post(t, "/api/generate", `{"model":"tiny-qwen2","prompt":"abc","raw":true,"stream":false,"options":{"num_predict":4}}`)
+	var gen ipc.OllamaGenerateResponse
+	if code != 200 || json.Unmarshal(body, &gen) != nil || !gen.Done || gen.EvalCount != 4 {
+		t.Fatalf("generate %d %s", code, body)
+	}
+	for _, path := range []string{"/api/tags", "/api/ps", "/api/version"} {
+		var out map[string]any
+		if err := d.client.Do(context.Background(), http.MethodGet, path, nil, &out); err != nil || len(out) == 0 {
+			t.Fatalf("%s: %v %v", path, out, err)
+		}
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	d := startDaemon(t, t.TempDir(), false)
+	for _, tc := range []struct {
+		path, body string
+		status     int
+		want       string
+	}{
+		{"/v1/chat/completions", `{"model":`, 400, "invalid JSON"},
+		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":"hi"}`, 400, `field "messages" must be an array`},
+		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"max_tokens":"ten"}`, 400, `"max_tokens" must be a number`},
+		{"/v1/chat/completions", `{"model":"nope","messages":[{"role":"user","content":"x"}]}`, 404, "model not found"},
+		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"n":2}`, 400, "n > 1"},
+		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"adapters":[{"name":"a"}]}`, 400, "adapter"},
+		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"` + strings.Repeat("x", 70<<10) + `"}]}`, 413, "exceeds"},
+		{"/api/chat", `{"model":"tiny-qwen2","messages":[],"options":{"temperature":"hot"}}`, 400, `"options.temperature" must be a number`},
+		{"/api/generate", `{"model":"tiny-qwen2","prompt":"x","format":"json"}`, 400, "format"},
+		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"unknown_field":1,"max_tokens":1}`, 200, ""},
+	} {
+		code, body := d.post(t, tc.path, tc.body)
+		msg := string(body)
+		var oa ipc.OpenAIError
+		var ol struct{ Error string }
+		if json.Unmarshal(body, &oa) == nil && oa.Error.Message != "" {
+			msg = oa.Error.Message
+		} else if json.Unmarshal(body, &ol) == nil && ol.Error != "" {
+			msg = ol.Error
+		}
+		if code != tc.status || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s %.60s: %d %s; want %d containing %q", tc.path, tc.body, code, body, tc.status, tc.want)
+		}
+	}
+}
+
+func TestDisconnectCancelsGeneration(t *testing.T) {
+	d := startDaemon(t, t.TempDir(), false)
+	ctx, cancel := context.WithCancel(context.Background())
+	req := ipc.ChatCompletionRequest{Model: "tiny-qwen2", Messages: []ipc.Message{{Role: "user", Content: "go on"}}}
+	req.MaxTokens = 900
+	n := 0
+	err := d.client.ChatStream(ctx, req, func(ipc.ChatCompletionChunk) error {
+		if n++; n == 5 {
+			cancel() // the client goes away mid-stream
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("stream err = %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		recs, _ := d.client.Requests(context.Background(), 1)
+		if len(recs) == 1 {
+			if recs[0].Status != "cancelled" || recs[0].CompletionTokens >= 900 {
+				t.Fatalf("record %+v: want cancelled well before 900 tokens", recs[0])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("cancelled request never logged")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h, _ := d.client.Health(context.Background())
+	if len(h.Loaded) != 1 || h.Loaded[0].Active != 0 {
+		t.Fatalf("model still busy after the client left: %+v", h.Loaded)
+	}
+}
+
+func TestConcurrentStreams(t *testing.T) {
+	d := startDaemon(t, t.TempDir(), false)
+	const clients = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := 0; i < clients; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := ipc.ChatCompletionRequest{Model: "tiny-qwen2", Messages: []ipc.Message{{Role: "user", Content: fmt.Sprintf("request %d", i)}}}
+			req.MaxTokens = 16
+			got := 0
+			err := d.client.ChatStream(context.Background(), req, func(ch ipc.ChatCompletionChunk) error {
+				if ch.Usage != nil {
+					got = ch.Usage.CompletionTokens
+				}
+				return nil
+			})
+			if err == nil && got == 0 {
+				err = fmt.Errorf("client %d: no tokens", i)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestRestartKeepsPrefixCacheWarm(t *testing.T) {
+	dir := t.TempDir()
+	d := startDaemon(t, dir, false)
+	ctx := context.Background()
+	temp := float32(0)
+	req := ipc.ChatCompletionRequest{Model: "tiny-qwen2", Messages: []ipc.Message{{Role: "system", Content: longSystemPrompt()}, {Role: "user", Content: "one"}}}
+	req.Temperature, req.MaxTokens = &temp, 4
+	if _, err := d.client.Chat(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	d.stop(t)
+	if _, err := os.Stat(filepath.Join(dir, "cache", "prefix-tiny-qwen2.snap")); err != nil {
+		t.Fatalf("no snapshot after shutdown: %v", err)
+	}
+	d2 := startDaemon(t, dir, false)
+	req.Messages[1].Content = "two"
+	resp, err := d2.client.Chat(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := resp.Usage.PromptTokensDetails.CachedTokens; c < resp.Usage.PromptTokens/2 {
+		t.Fatalf("first request after restart: %d of %d tokens cached", c, resp.Usage.PromptTokens)
+	}
+	// A corrupt snapshot is discarded, not trusted.
+	d2.stop(t)
+	snap := filepath.Join(dir, "cache", "prefix-tiny-qwen2.snap")
+	b, _ := os.ReadFile(snap)
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(snap, b, 0o600)
+	d3 := startDaemon(t, dir, false)
+	resp, err = d3.client.Chat(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := resp.Usage.PromptTokensDetails.CachedTokens; c != 0 {
+		t.Fatalf("a corrupt snapshot was used: %d cached tokens", c)
+	}
+}
+
+func TestTCPNeedsToken(t *testing.T) {
+	d := startDaemon(t, t.TempDir(), true)
+	resp, err := http.Get("http://" + d.tcp + "/v1/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no token: status %d, want 401", resp.StatusCode)
+	}
+	c, err := ipc.Dial(context.Background(), ipc.WithTCP(d.tcp, d.token))
+	if err != nil {
+		t.Fatalf("with token: %v", err)
+	}
+	c.Close()
+	if _, err := ipc.Dial(context.Background(), ipc.WithTCP(d.tcp, "wrong")); err == nil {
+		t.Fatal("a wrong token was accepted")
+	}
+}
+
+// TestOtherUserRefused connects as user nobody through a socket whose file
+// modes would allow it, so only the peer-credential check can refuse it.
+func TestOtherUserRefused(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a client as another user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) not installed")
+	}
+	dir, _ := os.MkdirTemp("/tmp", "ruvllm-peer-")
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	d := startDaemon(t, dir, false)
+	os.Chmod(filepath.Dir(d.sock), 0o755)
+	os.Chmod(d.sock, 0o666)
+	// The same request as root succeeds...
+	if _, err := d.client.Health(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// ...and as nobody the connection is closed without an answer.
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", os.Args[0], "-test.run=^TestHelperPeerClient$")
+	cmd.Env = append(os.Environ(), "PEER_SOCKET="+d.sock)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("client as nobody: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "REFUSED") {
+		t.Fatalf("client as nobody was served: %s", out)
+	}
+}
+
+func TestHelperPeerClient(t *testing.T) {
+	sock := os.Getenv("PEER_SOCKET")
+	if sock == "" {
+		t.Skip("helper process only")
+	}
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		fmt.Println("REFUSED at connect:", err)
+		return
+	}
+	fmt.Fprint(c, "GET /v1/health HTTP/1.0\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || line == "" {
+		fmt.Println("REFUSED: connection closed without an answer")
+		return
+	}
+	fmt.Println("SERVED:", line)
+}

@@ -1,0 +1,179 @@
+// Package store is ruvllmd's durable state: one bbolt file (state.db) with
+// settings, the model registry, the request log and buckets for later
+// features. Every write is one transaction, so a daemon killed at any
+// moment leaves every committed record intact.
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// ErrNotFound is returned by Get for a missing key.
+var ErrNotFound = errors.New("not found")
+
+// Bucket names.
+const (
+	Settings = "settings"
+	Models   = "models"
+	Requests = "requests"
+)
+
+// DB is the state database. It is safe for concurrent use.
+type DB struct {
+	db         *bolt.DB
+	maxRecords int
+}
+
+// Open opens (creating if needed) the database at path. A second daemon
+// on the same file gets an error instead of waiting.
+func Open(path string) (*DB, error) {
+	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("open %s: state.db is locked by another ruvllmd", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db := &DB{db: b, maxRecords: 10000}
+	err = b.Update(func(tx *bolt.Tx) error {
+		for _, name := range []string{Settings, Models, Requests} {
+			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Close closes the database.
+func (d *DB) Close() error { return d.db.Close() }
+
+// Check verifies the file's integrity (bbolt's consistency check).
+func (d *DB) Check() error {
+	return d.db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		return nil
+	})
+}
+
+// Put stores v as JSON under key in bucket, creating the bucket if needed.
+func (d *DB) Put(bucket, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("store %s/%s: %w", bucket, key, err)
+	}
+	return d.db.Update(func(tx *bolt.Tx) error {
+		bk, err := tx.CreateBucketIfNotExists([]byte(bucket))
+		if err != nil {
+			return err
+		}
+		return bk.Put([]byte(key), b)
+	})
+}
+
+// Get decodes the value under key into v.
+func (d *DB) Get(bucket, key string, v any) error {
+	return d.db.View(func(tx *bolt.Tx) error {
+		bk := tx.Bucket([]byte(bucket))
+		if bk == nil {
+			return fmt.Errorf("%s/%s: %w", bucket, key, ErrNotFound)
+		}
+		b := bk.Get([]byte(key))
+		if b == nil {
+			return fmt.Errorf("%s/%s: %w", bucket, key, ErrNotFound)
+		}
+		return json.Unmarshal(b, v)
+	})
+}
+
+// Delete removes key from bucket; a missing key is not an error.
+func (d *DB) Delete(bucket, key string) error {
+	return d.db.Update(func(tx *bolt.Tx) error {
+		if bk := tx.Bucket([]byte(bucket)); bk != nil {
+			return bk.Delete([]byte(key))
+		}
+		return nil
+	})
+}
+
+// List calls fn with every key and raw JSON value of bucket, in key order.
+func (d *DB) List(bucket string, fn func(key string, value []byte) error) error {
+	return d.db.View(func(tx *bolt.Tx) error {
+		bk := tx.Bucket([]byte(bucket))
+		if bk == nil {
+			return nil
+		}
+		return bk.ForEach(func(k, v []byte) error { return fn(string(k), v) })
+	})
+}
+
+// LogRequest appends a record to the request log, trimming the oldest
+// beyond the cap in the same transaction.
+func (d *DB) LogRequest(ctx context.Context, r ipc.RequestRecord) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return d.db.Update(func(tx *bolt.Tx) error {
+		bk := tx.Bucket([]byte(Requests))
+		seq, err := bk.NextSequence()
+		if err != nil {
+			return err
+		}
+		if err := bk.Put(binary.BigEndian.AppendUint64(nil, seq), b); err != nil {
+			return err
+		}
+		// Keys are consecutive sequence numbers, so the count is the
+		// distance from the oldest one.
+		c := bk.Cursor()
+		for {
+			k, _ := c.First()
+			if k == nil || seq-binary.BigEndian.Uint64(k)+1 <= uint64(d.maxRecords) {
+				break
+			}
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// RecentRequests returns up to limit records, newest first.
+func (d *DB) RecentRequests(ctx context.Context, limit int) ([]ipc.RequestRecord, error) {
+	var out []ipc.RequestRecord
+	err := d.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket([]byte(Requests)).Cursor()
+		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var r ipc.RequestRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("request record %x: %w", k, err)
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}

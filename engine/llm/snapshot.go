@@ -1,0 +1,61 @@
+package llm
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// SaveCache writes the hottest cached prefixes (up to maxBlocks KV blocks)
+// with their keys and values to path, atomically. The snapshot is bound to
+// this model file: another model rejects it.
+func (m *Model) SaveCache(path string, maxBlocks int) (int, error) {
+	if m.cache == nil {
+		return 0, nil
+	}
+	m.mu.Lock() // no forward pass may write KV blocks while they are read
+	defer m.mu.Unlock()
+	var buf bytes.Buffer
+	n, err := m.cache.Save(&buf, m.namespace, m.kv, maxBlocks)
+	if err != nil {
+		return 0, fmt.Errorf("save prefix cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".prefix-*")
+	if err != nil {
+		return 0, fmt.Errorf("save prefix cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return 0, fmt.Errorf("save prefix cache: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return 0, err
+	}
+	if err := tmp.Close(); err != nil {
+		return 0, err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return 0, fmt.Errorf("save prefix cache: %w", err)
+	}
+	return n, nil
+}
+
+// LoadCache restores prefixes saved by SaveCache. A corrupt snapshot, or
+// one made for another model or cache layout, is rejected with an error
+// wrapping prefix.ErrBadSnapshot and nothing is loaded.
+func (m *Model) LoadCache(path string) (int, error) {
+	if m.cache == nil {
+		return 0, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cache.Load(f, m.namespace, m.kv)
+}

@@ -1,0 +1,90 @@
+package ipc
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Health answers GET /v1/health.
+type Health struct {
+	Status        string        `json:"status"` // "ok"
+	Version       string        `json:"version"`
+	PID           int           `json:"pid"`
+	UptimeSeconds float64       `json:"uptime_seconds"`
+	Loaded        []LoadedModel `json:"loaded"`
+}
+
+// LoadedModel is a model held in memory by the daemon.
+type LoadedModel struct {
+	Name      string    `json:"name"`
+	Path      string    `json:"path"`
+	Arch      string    `json:"architecture"`
+	FileType  string    `json:"file_type"`
+	Size      int64     `json:"size"`
+	Context   int       `json:"context_length"`
+	Active    int       `json:"active_requests"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// Event is one server-sent event of GET /v1/events.
+type Event struct {
+	Type string          `json:"type"` // "model.loaded", "model.unloaded", "request.finished", ...
+	Time time.Time       `json:"time"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// CacheStats answers GET /v1/cache: the prefix cache of each loaded model.
+type CacheStats struct {
+	Models []ModelCache `json:"models"`
+}
+
+// ModelCache is one model's prefix-cache figures.
+type ModelCache struct {
+	Model       string        `json:"model"`
+	Lookups     uint64        `json:"lookups"`
+	Hits        uint64        `json:"hits"`
+	HitTokens   uint64        `json:"hit_tokens"`
+	MissTokens  uint64        `json:"miss_tokens"`
+	HitRate     float64       `json:"hit_rate"` // hit tokens / prompt tokens
+	Evictions   uint64        `json:"evictions"`
+	Blocks      int           `json:"blocks"`
+	BlockTokens int           `json:"block_tokens"`
+	Top         []CachePrefix `json:"top"`
+}
+
+// CachePrefix is one of the most reused cached prefixes.
+type CachePrefix struct {
+	Tokens int    `json:"tokens"`
+	Hits   uint64 `json:"hits"`
+	Head   string `json:"head"` // the prefix's first tokens as text
+}
+
+// RequestRecord is one entry of the request log (GET /v1/requests).
+type RequestRecord struct {
+	ID               string    `json:"id"`
+	Time             time.Time `json:"time"`
+	Client           string    `json:"client"`
+	Model            string    `json:"model"`
+	Endpoint         string    `json:"endpoint"`
+	PromptTokens     int       `json:"prompt_tokens"`
+	CachedTokens     int       `json:"cached_tokens"`
+	CompletionTokens int       `json:"completion_tokens"`
+	TTFTMillis       float64   `json:"ttft_ms"`
+	TokensPerSecond  float64   `json:"tokens_per_second"`
+	Status           string    `json:"status"` // "ok", "cancelled", "error"
+	Error            string    `json:"error,omitempty"`
+}
+
+// APIError is a non-2xx answer, in either protocol's error shape.
+type APIError struct {
+	Status  int
+	Message string
+	Type    string
+}
+
+func (e *APIError) Error() string {
+	if e.Type != "" {
+		return e.Type + ": " + e.Message
+	}
+	return e.Message
+}

@@ -1,0 +1,236 @@
+package ipc
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// AdapterRef selects a LoRA adapter for one request.
+type AdapterRef struct {
+	Name  string  `json:"name"`
+	Scale float32 `json:"scale,omitempty"`
+}
+
+// Message is one chat turn.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// StopList is OpenAI's "stop": a string or an array of strings.
+type StopList []string
+
+// UnmarshalJSON accepts a string or an array of strings.
+func (s *StopList) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*s = StopList{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return fmt.Errorf("stop must be a string or an array of strings")
+	}
+	*s = many
+	return nil
+}
+
+// StreamOptions is OpenAI's stream_options.
+type StreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// SamplingFields are the sampling parameters shared by OpenAI's chat and
+// completion requests (top_k and min_p are common extensions).
+type SamplingFields struct {
+	Temperature      *float32           `json:"temperature,omitempty"`
+	TopP             *float32           `json:"top_p,omitempty"`
+	TopK             *int               `json:"top_k,omitempty"`
+	MinP             *float32           `json:"min_p,omitempty"`
+	PresencePenalty  float32            `json:"presence_penalty,omitempty"`
+	FrequencyPenalty float32            `json:"frequency_penalty,omitempty"`
+	RepeatPenalty    float32            `json:"repeat_penalty,omitempty"`
+	Seed             *uint64            `json:"seed,omitempty"`
+	LogitBias        map[string]float32 `json:"logit_bias,omitempty"`
+	Stop             StopList           `json:"stop,omitempty"`
+	MaxTokens        int                `json:"max_tokens,omitempty"`
+	MaxCompletion    int                `json:"max_completion_tokens,omitempty"`
+	N                int                `json:"n,omitempty"`
+	Stream           bool               `json:"stream,omitempty"`
+	StreamOptions    *StreamOptions     `json:"stream_options,omitempty"`
+	Adapters         []AdapterRef       `json:"adapters,omitempty"`
+	// Priority orders requests in the daemon: higher first.
+	Priority int `json:"priority,omitempty"`
+}
+
+// ChatCompletionRequest is the body of POST /v1/chat/completions.
+type ChatCompletionRequest struct {
+	Model    string    `json:"model"`
+	Messages []Message `json:"messages"`
+	SamplingFields
+	Logprobs    bool `json:"logprobs,omitempty"`
+	TopLogprobs int  `json:"top_logprobs,omitempty"`
+}
+
+// CompletionRequest is the body of POST /v1/completions.
+type CompletionRequest struct {
+	Model  string `json:"model"`
+	Prompt string `json:"prompt"`
+	SamplingFields
+	Logprobs int `json:"logprobs,omitempty"`
+}
+
+// Usage counts tokens of one request.
+type Usage struct {
+	PromptTokens        int                  `json:"prompt_tokens"`
+	CompletionTokens    int                  `json:"completion_tokens"`
+	TotalTokens         int                  `json:"total_tokens"`
+	PromptTokensDetails *PromptTokensDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+// PromptTokensDetails reports prompt tokens served from the prefix cache.
+type PromptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// TopLogprob is one alternative token.
+type TopLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float32 `json:"logprob"`
+	Bytes   []byte  `json:"bytes,omitempty"`
+}
+
+// TokenLogprob is a generated token with its alternatives.
+type TokenLogprob struct {
+	Token       string       `json:"token"`
+	Logprob     float32      `json:"logprob"`
+	Bytes       []byte       `json:"bytes,omitempty"`
+	TopLogprobs []TopLogprob `json:"top_logprobs"`
+}
+
+// Logprobs is a choice's logprobs object.
+type Logprobs struct {
+	Content []TokenLogprob `json:"content"`
+}
+
+// ChatChoice is one choice of a chat completion.
+type ChatChoice struct {
+	Index        int       `json:"index"`
+	Message      Message   `json:"message"`
+	Logprobs     *Logprobs `json:"logprobs,omitempty"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+// ChatCompletionResponse is the non-streaming chat answer.
+type ChatCompletionResponse struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"` // "chat.completion"
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []ChatChoice `json:"choices"`
+	Usage   Usage        `json:"usage"`
+}
+
+// Delta is the incremental message of a stream chunk.
+type Delta struct {
+	Role    string `json:"role,omitempty"`
+	Content string `json:"content,omitempty"`
+}
+
+// ChunkChoice is one choice of a stream chunk.
+type ChunkChoice struct {
+	Index        int       `json:"index"`
+	Delta        Delta     `json:"delta"`
+	Logprobs     *Logprobs `json:"logprobs,omitempty"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+// ChatCompletionChunk is one SSE event of a streaming chat answer.
+type ChatCompletionChunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"` // "chat.completion.chunk"
+	Created int64         `json:"created"`
+	Model   string        `json:"model"`
+	Choices []ChunkChoice `json:"choices"`
+	Usage   *Usage        `json:"usage,omitempty"`
+}
+
+// CompletionChoice is one choice of a text completion (also a stream chunk).
+type CompletionChoice struct {
+	Index        int     `json:"index"`
+	Text         string  `json:"text"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+// CompletionResponse is a text completion or one chunk of a stream.
+type CompletionResponse struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"` // "text_completion"
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []CompletionChoice `json:"choices"`
+	Usage   *Usage             `json:"usage,omitempty"`
+}
+
+// ModelCard is one entry of GET /v1/models.
+type ModelCard struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"` // "model"
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// ModelList is GET /v1/models.
+type ModelList struct {
+	Object string      `json:"object"` // "list"
+	Data   []ModelCard `json:"data"`
+}
+
+// EmbeddingInput is a string or an array of strings.
+type EmbeddingInput []string
+
+// UnmarshalJSON accepts a string or an array of strings.
+func (e *EmbeddingInput) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*e = EmbeddingInput{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return fmt.Errorf("input must be a string or an array of strings")
+	}
+	*e = many
+	return nil
+}
+
+// EmbeddingRequest is the body of POST /v1/embeddings.
+type EmbeddingRequest struct {
+	Model string         `json:"model"`
+	Input EmbeddingInput `json:"input"`
+}
+
+// Embedding is one vector.
+type Embedding struct {
+	Object    string    `json:"object"` // "embedding"
+	Index     int       `json:"index"`
+	Embedding []float32 `json:"embedding"`
+}
+
+// EmbeddingResponse answers POST /v1/embeddings.
+type EmbeddingResponse struct {
+	Object string      `json:"object"` // "list"
+	Data   []Embedding `json:"data"`
+	Model  string      `json:"model"`
+	Usage  Usage       `json:"usage"`
+}
+
+// OpenAIError is OpenAI's error body.
+type OpenAIError struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
