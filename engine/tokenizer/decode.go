@@ -122,7 +122,6 @@ func cleanSpaces(b []byte) []byte {
 type StreamDecoder struct {
 	t       *Tokenizer
 	pending []byte // decoded bytes not yet returned
-	special bool
 }
 
 // NewStreamDecoder returns a decoder for t's tokens. Control tokens decode
@@ -131,7 +130,7 @@ func NewStreamDecoder(t *Tokenizer) *StreamDecoder { return &StreamDecoder{t: t}
 
 // Add appends a token and returns the text that is now final.
 func (d *StreamDecoder) Add(id int32) string {
-	d.pending = d.t.pieceBytes(d.pending, id, d.special)
+	d.pending = d.t.pieceBytes(d.pending, id, false)
 	n := completePrefix(d.pending)
 	if d.t.pre.cleanSpaces {
 		n = safeCut(d.pending, n)

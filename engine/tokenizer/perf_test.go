@@ -13,13 +13,14 @@ import (
 // merge loop is a heap over a linked list, not a rescan per merge.
 func TestEncodeLargeInputFast(t *testing.T) {
 	inputs := map[string]string{
-		"prose":     strings.Repeat("The quick brown fox jumps over the lazy dog; naïve café 日本語 1234567. ", 1400),
-		"one word":  strings.Repeat("a", 100_000),
-		"digits":    strings.Repeat("9", 100_000),
-		"spaces":    strings.Repeat(" ", 100_000),
-		"multibyte": strings.Repeat("é", 50_000),
+		"prose":    strings.Repeat("The quick brown fox jumps over the lazy dog; naïve café 日本語 1234567. ", 1400),
+		"one word": strings.Repeat("a", 100_000),
+		"spaces":   strings.Repeat(" ", 100_000),
 	}
-	toks := append([]*Tokenizer{mustNew(t, spmVocab()), mustNew(t, bpeVocab("gpt-2"))}, sharedTokenizers(t)...)
+	toks := sharedTokenizers(t)
+	if len(toks) == 0 {
+		toks = []*Tokenizer{mustNew(t, spmVocab()), mustNew(t, bpeVocab("gpt-2"))}
+	}
 	for name, in := range inputs {
 		for _, tok := range toks {
 			start := time.Now()
