@@ -80,8 +80,10 @@ func preTokenizerFor(pre string) (preTokenizer, error) {
 	case "", "default":
 		return preTokenizer{split: stages(matchPunctRun, matchGPT2, matchDigitRun, matchASCIIDigits3), cleanSpaces: true}, nil
 	case "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
-		"jina-v1-en", "jina-v2-code", "roberta-bpe", "mpt", "olmo", "exaone4":
+		"jina-v1-en", "jina-v2-code", "roberta-bpe", "mpt", "olmo", "exaone4", "jais":
 		return preTokenizer{split: stages(matchGPT2), cleanSpaces: true}, nil
+	case "trillion", "granite-docling":
+		return preTokenizer{split: stages(matchGPT2)}, nil
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2":
 		return preTokenizer{split: stages(matchLlama3(3)), ignoreMerges: true, cleanSpaces: true, addBOS: true}, nil
 	case "dbrx", "smaug-bpe":
