@@ -33,3 +33,16 @@ func TestEncodeLargeInputFast(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEncode measures Encode on 10 KB of prose per shared model.
+func BenchmarkEncode(b *testing.B) {
+	in := strings.Repeat("The quick brown fox jumps over the lazy dog; naïve café 日本語 1234567. ", 140)
+	for _, tok := range sharedTokenizers(b) {
+		b.Run(tok.v.Model, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				tok.Encode(in, EncodeOptions{})
+			}
+		})
+	}
+}
