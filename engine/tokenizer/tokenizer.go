@@ -237,11 +237,7 @@ func New(v Vocab) (*Tokenizer, error) {
 	t.v = v
 
 	// End-of-generation tokens, found as llama.cpp finds them.
-	forceControl := func(id int32) {
-		if t.types[id] != TypeControl {
-			t.types[id] = TypeControl
-		}
-	}
+	forceControl := func(id int32) { t.types[id] = TypeControl }
 	lookup := func(texts []string) []int32 {
 		var out []int32
 		for _, s := range texts {
