@@ -28,6 +28,7 @@ func main() {
 		newPsCmd(),
 		newModelsCmd(),
 		newCacheCmd(),
+		newServiceCmd(),
 		newTokenizeCmd(),
 	)
 	if err := root.Execute(); err != nil {
