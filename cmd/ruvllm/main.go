@@ -29,6 +29,8 @@ func main() {
 		newModelsCmd(),
 		newCacheCmd(),
 		newAdapterCmd(),
+		newServiceCmd(),
+		newTokenizeCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)
