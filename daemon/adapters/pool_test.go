@@ -295,3 +295,26 @@ func TestInstallPEFTDirectory(t *testing.T) {
 		t.Fatal("removed PEFT directory still in the registry")
 	}
 }
+
+// TestRegistryInsideDropFolder: the daemon keeps its registry in a hidden
+// folder of the drop folder; installed files there are never picked up
+// again.
+func TestRegistryInsideDropFolder(t *testing.T) {
+	f := newFixture(t, 0)
+	drop := f.pool.o.DropDir
+	f.pool.o.RegistryDir = filepath.Join(drop, ".installed")
+	os.MkdirAll(f.pool.o.RegistryDir, 0o700)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.pool.Watch(ctx)
+	src, _ := os.ReadFile(f.adapterFile(t, "x.gguf", 1, 4))
+	os.WriteFile(filepath.Join(drop, "x.gguf"), src, 0o600)
+	waitFor(t, 2*time.Second, "install", func() bool { return len(f.pool.List()) == 1 })
+	time.Sleep(300 * time.Millisecond) // several settle periods and a rescan
+	if l := f.pool.List(); len(l) != 1 || l[0].Name != "x" {
+		t.Fatalf("registry %+v", l)
+	}
+	if _, err := os.Stat(f.pool.List()[0].File); err != nil {
+		t.Fatal(err)
+	}
+}

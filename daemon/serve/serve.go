@@ -43,8 +43,14 @@ func Run(ctx context.Context, o Options) error {
 		Threads: o.Threads, Default: o.Model, Events: srv.Events(), Logger: o.Logger})
 	a := api.Register(srv, mgr)
 	srv.OnShutdown(mgr.Close)
+	// The registry lives in a hidden folder inside the drop folder: the
+	// watcher ignores it, and installing is a rename on one file system.
+	registry := filepath.Join(o.StateDir, "adapters")
+	if o.AdaptersDir != "" {
+		registry = filepath.Join(o.AdaptersDir, ".installed")
+	}
 	pool, err := adapters.New(adapters.Options{
-		DropDir: o.AdaptersDir, RegistryDir: filepath.Join(o.StateDir, "adapters"),
+		DropDir: o.AdaptersDir, RegistryDir: registry,
 		Store: srv.Store(), Events: srv.Events(), Budget: o.AdapterBudget, Logger: o.Logger,
 		Base: func() string { // validate new adapters against the default model
 			if o.Model == "" {
