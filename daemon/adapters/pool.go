@@ -234,7 +234,7 @@ func (p *Pool) Install(ctx context.Context, src, name string, move bool) (ipc.Ad
 			return info, err
 		}
 		dst = filepath.Join(p.o.RegistryDir, name+"-"+sum[:12])
-		if err := placeDir(src, dst); err != nil {
+		if err := placeDir(src, dst, move); err != nil {
 			return info, fmt.Errorf("install adapter %s: %w", name, err)
 		}
 	} else {
@@ -482,9 +482,16 @@ func dirSHA256(dir string) (string, int64, error) {
 	return hex.EncodeToString(h.Sum(nil)), total, nil
 }
 
-// placeDir copies a PEFT directory's two files into dst atomically (a
-// temporary directory renamed into place). The source is left alone.
-func placeDir(src, dst string) error {
+// placeDir puts a PEFT directory at dst atomically: a rename when moving
+// within one file system, else its two files copied into a temporary
+// directory renamed into place (the source is then left alone).
+func placeDir(src, dst string, move bool) error {
+	if move {
+		os.RemoveAll(dst) // the same version installed before
+		if err := os.Rename(src, dst); err == nil {
+			return nil
+		}
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".install-*")
 	if err != nil {
 		return err

@@ -318,3 +318,47 @@ func TestRegistryInsideDropFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDropPEFTDirectory: a PEFT folder copied into the drop folder file by
+// file is installed once both files are there and stable.
+func TestDropPEFTDirectory(t *testing.T) {
+	f := newFixture(t, 0)
+	base, err := gguf.Open(f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+	a, err := lora.Load(f.adapterFile(t, "x.gguf", 9, 4), base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := filepath.Join(f.dir, "staged")
+	if err := lora.ExportPEFT(a, base, staged); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.pool.Watch(ctx)
+	dst := filepath.Join(f.pool.o.DropDir, "coder")
+	os.MkdirAll(dst, 0o700)
+	cfg, _ := os.ReadFile(filepath.Join(staged, lora.PEFTConfig))
+	os.WriteFile(filepath.Join(dst, lora.PEFTConfig), cfg, 0o600)
+	time.Sleep(200 * time.Millisecond) // config alone: incomplete, must not be rejected yet
+	w, _ := os.ReadFile(filepath.Join(staged, lora.PEFTWeights))
+	os.WriteFile(filepath.Join(dst, lora.PEFTWeights), w, 0o600)
+	waitFor(t, 2*time.Second, "install", func() bool { return len(f.pool.List()) == 1 })
+	info := f.pool.List()[0]
+	if info.Name != "coder" || info.Format != "peft" {
+		t.Fatalf("record %+v", info)
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("installed folder still in the drop folder")
+	}
+	got, err := f.pool.Resolve(ctx, f.model, []ipc.AdapterRef{{Name: "coder"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Adapter.Checksum != a.Checksum {
+		t.Fatal("dropped PEFT adapter differs from its source")
+	}
+}

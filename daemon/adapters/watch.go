@@ -23,7 +23,8 @@ type pending struct {
 	lastErr error
 }
 
-// Watch installs every adapter file that appears in the drop folder until
+// Watch installs every adapter that appears in the drop folder — a GGUF
+// LoRA file or a PEFT directory — until
 // ctx ends: files already there at start, and files created, copied or
 // moved in later. A file is read only once its size and modification time
 // have been stable for Settle; a valid one is moved into the registry, an
@@ -99,7 +100,7 @@ func (p *Pool) scan(files map[string]*pending) {
 	}
 	for _, e := range ents {
 		path := filepath.Join(p.o.DropDir, e.Name())
-		if e.Type().IsRegular() && candidate(path) {
+		if (e.Type().IsRegular() || e.IsDir() && e.Name() != RejectedDir) && candidate(path) {
 			if _, seen := files[path]; !seen {
 				files[path] = &pending{size: -1}
 			}
@@ -111,19 +112,19 @@ func (p *Pool) scan(files map[string]*pending) {
 func (p *Pool) check(ctx context.Context, files map[string]*pending) {
 	now := time.Now()
 	for path, f := range files {
-		st, err := os.Stat(path)
-		if err != nil || !st.Mode().IsRegular() {
-			delete(files, path) // gone (moved away) or not a file
+		size, mod, ok := entryState(path)
+		if !ok {
+			delete(files, path) // gone (moved away) or not an adapter candidate
 			continue
 		}
-		if st.Size() != f.size || !st.ModTime().Equal(f.mod) {
-			f.size, f.mod, f.stable = st.Size(), st.ModTime(), now
+		if size != f.size || !mod.Equal(f.mod) {
+			f.size, f.mod, f.stable = size, mod, now
 			continue
 		}
 		if now.Sub(f.stable) < p.o.Settle {
 			continue
 		}
-		_, err = p.Install(ctx, path, "", true)
+		_, err := p.Install(ctx, path, "", true)
 		if err == nil {
 			delete(files, path)
 			continue
@@ -140,6 +141,36 @@ func (p *Pool) check(ctx context.Context, files map[string]*pending) {
 		p.reject(path, err)
 		delete(files, path)
 	}
+}
+
+// entryState is the size and modification time of a dropped file, or of
+// a dropped PEFT directory (the sum of its files' sizes, the latest time),
+// so a directory still being copied keeps changing.
+func entryState(path string) (int64, time.Time, bool) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, time.Time{}, false
+	}
+	if st.Mode().IsRegular() {
+		return st.Size(), st.ModTime(), true
+	}
+	if !st.IsDir() || filepath.Base(path) == RejectedDir {
+		return 0, time.Time{}, false
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return 0, time.Time{}, false
+	}
+	size, mod := int64(len(ents)), st.ModTime()
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil {
+			size += info.Size()
+			if info.ModTime().After(mod) {
+				mod = info.ModTime()
+			}
+		}
+	}
+	return size, mod, true
 }
 
 // reject moves an invalid dropped file into rejected/ with the reason.
@@ -162,7 +193,7 @@ func (p *Pool) reject(path string, reason error) {
 		return
 	}
 	msg := fmt.Sprintf("%s was not installed: %v\n", base, reason)
-	if err := os.WriteFile(dst+".reason.txt", []byte(msg), 0o600); err != nil {
+	if err := os.WriteFile(strings.TrimSuffix(dst, "/")+".reason.txt", []byte(msg), 0o600); err != nil {
 		p.log.Error("write rejection reason", "file", dst, "err", err)
 	}
 	p.log.Warn("adapter rejected", "file", base, "reason", reason)
