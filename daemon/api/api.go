@@ -156,6 +156,10 @@ func statusOf(err error) int {
 		return re.status
 	case errors.Is(err, models.ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, models.ErrLoadFailed):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, models.ErrInUse):
+		return http.StatusConflict
 	case errors.Is(err, llm.ErrContextExceeded):
 		return http.StatusBadRequest
 	case errors.Is(err, context.Canceled):

@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -68,9 +70,18 @@ func usage(res llm.Result) ipc.Usage {
 	}
 }
 
-func tokenLogprob(m *llm.Model, t llm.Token) ipc.TokenLogprob {
-	piece := func(id int32) string { return m.Tokenizer().Decode([]int32{id}, tokenizerDecode) }
-	tl := ipc.TokenLogprob{Token: piece(t.ID), Logprob: t.Logprob, TopLogprobs: []ipc.TopLogprob{}}
+// tokenizerModel is a model whose tokenizer can spell a token id (*llm.Model).
+type tokenizerModel interface{ Tokenizer() *tokenizer.Tokenizer }
+
+// tokenLogprob converts a token's log-probabilities. The token's own text
+// is its tokenizer piece when the model exposes a tokenizer, else the
+// streamed text.
+func tokenLogprob(m models.Model, t llm.Token) ipc.TokenLogprob {
+	text := t.Text
+	if tm, ok := m.(tokenizerModel); ok {
+		text = tm.Tokenizer().Decode([]int32{t.ID}, tokenizerDecode)
+	}
+	tl := ipc.TokenLogprob{Token: text, Logprob: t.Logprob, TopLogprobs: []ipc.TopLogprob{}}
 	tl.Bytes = []byte(tl.Token)
 	for _, c := range t.Top {
 		tl.TopLogprobs = append(tl.TopLogprobs, ipc.TopLogprob{Token: c.Text, Logprob: c.Logprob, Bytes: []byte(c.Text)})
@@ -110,7 +121,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
-	var model *llm.Model
+	var model models.Model
 	var name string
 	var handleModel = func(n string) { name = n }
 	chunk := func(d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
@@ -157,7 +168,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 func (a *API) chatOnce(w http.ResponseWriter, r *http.Request, body ipc.ChatCompletionRequest, req llm.Request, id string, created int64) {
 	var text []byte
 	var lps []ipc.TokenLogprob
-	var model *llm.Model
+	var model models.Model
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "chat.completions", model: body.Model, req: req,
 		onStart: func(n string) { model = a.models.Models()[n] },
 		onToken: func(t llm.Token) error {
