@@ -226,6 +226,12 @@ func (c *Client) ChatStream(ctx context.Context, req ChatCompletionRequest, fn f
 	req.Stream = true
 	req.StreamOptions = &StreamOptions{IncludeUsage: true}
 	return c.Stream(ctx, http.MethodPost, "/v1/chat/completions", req, func(b []byte) error {
+		if bytes.HasPrefix(b, []byte(`{"error"`)) { // the daemon failed mid-stream
+			var e OpenAIError
+			if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
+				return &APIError{Status: http.StatusInternalServerError, Message: e.Error.Message, Type: e.Error.Type}
+			}
+		}
 		var ch ChatCompletionChunk
 		if err := json.Unmarshal(b, &ch); err != nil {
 			return fmt.Errorf("decode chunk: %w", err)

@@ -36,6 +36,8 @@ type API struct {
 	tokens    *prometheus.CounterVec
 	ttft      prometheus.Histogram
 	cacheHits *prometheus.CounterVec
+
+	pulls pulls
 }
 
 // Register mounts the model endpoints on srv.
@@ -61,6 +63,8 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.Handle("POST /api/show", http.HandlerFunc(a.ollamaShow))
 	srv.Handle("GET /api/version", http.HandlerFunc(a.ollamaVersion))
 	srv.Handle("POST /api/embed", http.HandlerFunc(a.ollamaEmbed))
+	srv.Handle("POST /api/pull", http.HandlerFunc(a.ollamaPull))
+	srv.Handle("DELETE /api/delete", http.HandlerFunc(a.ollamaDelete))
 	return a
 }
 

@@ -128,6 +128,7 @@ type testAPI struct {
 	mgr    *models.Manager
 	http   *http.Client
 	fakes  map[string]*fakeModel
+	sock   string
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -157,7 +158,7 @@ func startAPI(t testing.TB) *testAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr := models.New(models.Options{Dir: mdir, Default: "fake", Logger: logger, Events: srv.Events(), MaxLoaded: 8,
+	mgr := models.New(models.Options{Dir: mdir, Default: "fake", Logger: logger, Events: srv.Events(), MaxLoaded: 8, Registry: srv.Store(),
 		MemAvailable: func() (int64, bool) { return 0, false },
 		Loader: func(ctx context.Context, path string) (models.Model, error) {
 			if f := fakes[llm.NameFromPath(path)]; f != nil {
@@ -168,7 +169,7 @@ func startAPI(t testing.TB) *testAPI {
 	Register(srv, mgr)
 	srv.OnShutdown(mgr.Close)
 	ctx, cancel := context.WithCancel(context.Background())
-	ta := &testAPI{srv: srv, mgr: mgr, fakes: fakes, cancel: cancel, done: make(chan error, 1)}
+	ta := &testAPI{srv: srv, mgr: mgr, fakes: fakes, sock: sock, cancel: cancel, done: make(chan error, 1)}
 	go func() { ta.done <- srv.Run(ctx, time.Second) }()
 	ta.http = &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {

@@ -36,7 +36,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
-		Threads: o.Threads, Default: o.Model, Events: srv.Events(), Logger: o.Logger})
+		Threads: o.Threads, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store()})
 	api.Register(srv, mgr)
 	srv.OnShutdown(mgr.Close)
 	if o.Preload && o.Model != "" {
