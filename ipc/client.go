@@ -226,11 +226,8 @@ func (c *Client) ChatStream(ctx context.Context, req ChatCompletionRequest, fn f
 	req.Stream = true
 	req.StreamOptions = &StreamOptions{IncludeUsage: true}
 	return c.Stream(ctx, http.MethodPost, "/v1/chat/completions", req, func(b []byte) error {
-		if bytes.HasPrefix(b, []byte(`{"error"`)) { // the daemon failed mid-stream
-			var e OpenAIError
-			if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
-				return &APIError{Status: http.StatusInternalServerError, Message: e.Error.Message, Type: e.Error.Type}
-			}
+		if err := streamError(b); err != nil { // the daemon failed mid-stream
+			return err
 		}
 		var ch ChatCompletionChunk
 		if err := json.Unmarshal(b, &ch); err != nil {

@@ -28,6 +28,8 @@ func main() {
 		newPsCmd(),
 		newModelsCmd(),
 		newCacheCmd(),
+		newPullCmd(),
+		newRmCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)
