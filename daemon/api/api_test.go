@@ -133,7 +133,11 @@ type testAPI struct {
 	done   chan error
 }
 
-func startAPI(t testing.TB) *testAPI {
+func startAPI(t testing.TB) *testAPI { t.Helper(); return startAPIWith(t, false) }
+
+// startAPIWith starts the server; with realEngine, model files outside the
+// test's models directory are opened with the engine's llm.Load.
+func startAPIWith(t testing.TB, realEngine bool) *testAPI {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "rvapi")
 	if err != nil {
@@ -161,6 +165,9 @@ func startAPI(t testing.TB) *testAPI {
 	mgr := models.New(models.Options{Dir: mdir, Default: "fake", Logger: logger, Events: srv.Events(), MaxLoaded: 8, Registry: srv.Store(),
 		MemAvailable: func() (int64, bool) { return 0, false },
 		Loader: func(ctx context.Context, path string) (models.Model, error) {
+			if realEngine && filepath.Dir(path) != mdir {
+				return llm.Load(ctx, path, llm.Options{Threads: 1, Sequences: 2})
+			}
 			if f := fakes[llm.NameFromPath(path)]; f != nil {
 				return f, nil
 			}
