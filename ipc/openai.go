@@ -75,7 +75,7 @@ type ChatCompletionRequest struct {
 // CompletionRequest is the body of POST /v1/completions.
 type CompletionRequest struct {
 	Model  string `json:"model"`
-	Prompt string `json:"prompt"`
+	Prompt CompletionPrompt `json:"prompt"`
 	SamplingFields
 	Logprobs int `json:"logprobs,omitempty"`
 }
@@ -233,4 +233,43 @@ type OpenAIError struct {
 		Param   *string `json:"param"`
 		Code    *string `json:"code"`
 	} `json:"error"`
+}
+
+// CompletionPrompt is OpenAI's completion "prompt": a string, an array
+// holding one string, or an array of token ids. Several prompts in one
+// request are refused (ruvllm answers n=1 only).
+type CompletionPrompt struct {
+	Text   string
+	Tokens []int32 // set when the prompt was given as token ids
+}
+
+// UnmarshalJSON accepts the three single-prompt forms.
+func (p *CompletionPrompt) UnmarshalJSON(b []byte) error {
+	*p = CompletionPrompt{}
+	if err := json.Unmarshal(b, &p.Text); err == nil {
+		return nil
+	}
+	var texts []string
+	if err := json.Unmarshal(b, &texts); err == nil {
+		switch len(texts) {
+		case 0:
+			return nil
+		case 1:
+			p.Text = texts[0]
+			return nil
+		}
+		return fmt.Errorf("prompt: %d prompts in one request are not supported, send one", len(texts))
+	}
+	if err := json.Unmarshal(b, &p.Tokens); err == nil {
+		return nil
+	}
+	return fmt.Errorf("prompt must be a string, an array of one string, or an array of token ids")
+}
+
+// MarshalJSON writes token ids as an array, else the text.
+func (p CompletionPrompt) MarshalJSON() ([]byte, error) {
+	if p.Tokens != nil {
+		return json.Marshal(p.Tokens)
+	}
+	return json.Marshal(p.Text)
 }

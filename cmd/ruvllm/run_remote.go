@@ -64,7 +64,7 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 			return nil
 		})
 	} else {
-		req := ipc.CompletionRequest{Model: model, Prompt: g.prompt, SamplingFields: sf}
+		req := ipc.CompletionRequest{Model: model, Prompt: ipc.CompletionPrompt{Text: g.prompt}, SamplingFields: sf}
 		err = c.CompleteStream(ctx, req, func(ch ipc.CompletionResponse) error {
 			if ch.Usage != nil {
 				usage = ch.Usage

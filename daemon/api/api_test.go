@@ -366,6 +366,19 @@ func TestOpenAICompletions(t *testing.T) {
 	if got := ta.fakes["fake"].lastRequest(); got.Prompt != "Once" || got.Messages != nil {
 		t.Fatalf("engine request %+v", got)
 	}
+	ta.post(t, "/v1/completions", `{"model":"fake","prompt":["Twice"]}`)
+	if got := ta.fakes["fake"].lastRequest(); got.Prompt != "Twice" {
+		t.Fatalf("one-string array prompt: %+v", got)
+	}
+	ta.post(t, "/v1/completions", `{"model":"fake","prompt":[1,2,3]}`)
+	if got := ta.fakes["fake"].lastRequest(); got.Prompt != "" || len(got.Tokens) != 3 || got.Tokens[2] != 3 {
+		t.Fatalf("token prompt: %+v", got)
+	}
+	for _, bad := range []string{`["a","b"]`, `{}`, `""`} {
+		if resp, body := ta.post(t, "/v1/completions", `{"model":"fake","prompt":`+bad+`}`); resp.StatusCode != 400 {
+			t.Fatalf("prompt %s: %d %s", bad, resp.StatusCode, body)
+		}
+	}
 	_, body = ta.post(t, "/v1/completions", `{"model":"fake","prompt":"Once","stream":true}`)
 	ev := sseEvents(t, body)
 	if ev[len(ev)-1] != "[DONE]" {

@@ -201,7 +201,11 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	req.Prompt = body.Prompt
+	req.Prompt, req.Tokens = body.Prompt.Text, body.Prompt.Tokens
+	if req.Prompt == "" && len(req.Tokens) == 0 {
+		openAIError(w, &requestError{http.StatusBadRequest, "prompt must not be empty"})
+		return
+	}
 	id, created := newID("cmpl-"), time.Now().Unix()
 	var name string
 	resp := func(text string, finish *string, u *ipc.Usage) ipc.CompletionResponse {
