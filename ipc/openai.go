@@ -74,7 +74,7 @@ type ChatCompletionRequest struct {
 
 // CompletionRequest is the body of POST /v1/completions.
 type CompletionRequest struct {
-	Model  string `json:"model"`
+	Model  string           `json:"model"`
 	Prompt CompletionPrompt `json:"prompt"`
 	SamplingFields
 	Logprobs int `json:"logprobs,omitempty"`
