@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/internal/servebench"
+	"github.com/ruvllm/ruvllm/ipc"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -61,5 +63,41 @@ func newBenchCmd() *cobra.Command {
 	f.IntVarP(&o.Reps, "reps", "r", 5, "repetitions")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(newBenchServeCmd())
+	return cmd
+}
+
+func newBenchServeCmd() *cobra.Command {
+	var o servebench.Options
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "serve [-m MODEL]",
+		Short: "Drive the running daemon with chat, RAG and concurrent workloads; TTFT with the cache on and off",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			a, err := ipc.Dial(ctx, ipc.WithApp("bench-editor"))
+			if err != nil {
+				return err
+			}
+			b, err := ipc.Dial(ctx, ipc.WithApp("bench-mail"))
+			if err != nil {
+				return err
+			}
+			figs, err := servebench.Run(ctx, a, b, o)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(figs)
+			}
+			servebench.Print(cmd.OutOrStdout(), figs)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&o.Model, "model", "m", "", "model name (default: the daemon's default)")
+	cmd.Flags().IntVar(&o.Requests, "requests", 8, "requests per workload")
+	cmd.Flags().IntVar(&o.Concurrency, "concurrency", 8, "streams in the concurrent workload")
+	cmd.Flags().IntVar(&o.MaxTokens, "max-tokens", 32, "tokens generated per request")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

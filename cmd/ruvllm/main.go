@@ -30,6 +30,7 @@ func main() {
 		newCacheCmd(),
 		newPullCmd(),
 		newRmCmd(),
+		newTokenizeCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)

@@ -208,14 +208,17 @@ func TestTooLargeForPool(t *testing.T) {
 }
 
 func TestCancelFreesBlocks(t *testing.T) {
-	s, pool, _ := newTestScheduler(64, 4, Options{})
+	s, pool, _ := newTestScheduler(256, 4, Options{})
 	defer s.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	var once sync.Once
 	j := &Job{Prompt: []int32{1, 2, 3}, Next: func([]float32) (int32, bool) {
 		once.Do(func() { close(started) })
-		return 1, false // never ends by itself
+		// Never ends by itself; slow enough that cancellation, not the
+		// pool filling up, ends it even on a loaded machine.
+		time.Sleep(time.Millisecond)
+		return 1, false
 	}}
 	go func() { <-started; cancel() }()
 	if err := s.Run(ctx, j); !errors.Is(err, context.Canceled) {

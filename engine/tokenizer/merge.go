@@ -12,7 +12,8 @@ type symbol struct {
 }
 
 // bigram is a candidate merge of two adjacent symbols. Lower priority
-// values merge first; ties go to the leftmost pair.
+// values merge first; ties go to the leftmost pair (both as in llama.cpp's
+// SPM and BPE work queues).
 type bigram struct {
 	left, right int
 	priority    float64
@@ -37,23 +38,51 @@ func (h *bigramHeap) Pop() any {
 	return x
 }
 
-// mergeWord splits word into UTF-8 characters and merges adjacent symbols
-// by priority until no candidate is left; rank returns a pair's priority
-// (ok false when the pair may not merge). It returns the final symbols in
-// order. This is the shared loop of llama.cpp's SPM and BPE tokenizers.
-func mergeWord(word string, rank func(left, right string) (float64, bool)) []string {
-	var syms []symbol
+// scratch holds the buffers one Encode call reuses across words.
+type scratch struct {
+	syms   []symbol
+	heap   bigramHeap
+	pieces []string
+	buf    []byte
+}
+
+// leadLen is the length llama.cpp's unicode_len_utf8 gives a sequence from
+// its first byte alone (continuation and invalid lead bytes count 1, 0xF8+
+// counts 4); symbols are cut this way, without validating the rest.
+func leadLen(b byte) int {
+	switch {
+	case b < 0xC0:
+		return 1
+	case b < 0xE0:
+		return 2
+	case b < 0xF0:
+		return 3
+	}
+	return 4
+}
+
+// mergeWord cuts word into characters and merges adjacent symbols by
+// priority until no candidate is left; rank returns a pair's priority (ok
+// false when the pair may not merge). It returns the final symbols in
+// order, reusing sc's buffers. This is the shared loop of llama.cpp's SPM
+// and BPE tokenizers: a heap of candidate pairs, a linked list of symbols,
+// stale candidates skipped when popped, so a word of n characters costs
+// O(n log n) rather than O(n²).
+func mergeWord(word string, rank func(left, right string) (float64, bool), sc *scratch) []string {
+	syms := sc.syms[:0]
 	for i := 0; i < len(word); {
-		_, n := utf8.DecodeRuneInString(word[i:])
+		n := min(leadLen(word[i]), len(word)-i)
 		syms = append(syms, symbol{start: i, n: n, prev: len(syms) - 1, next: len(syms) + 1})
 		i += n
 	}
+	sc.syms = syms
 	if len(syms) == 0 {
 		return nil
 	}
 	syms[len(syms)-1].next = -1
 	text := func(s symbol) string { return word[s.start : s.start+s.n] }
-	h := &bigramHeap{}
+	h := &sc.heap
+	*h = (*h)[:0]
 	try := func(l, r int) {
 		if l < 0 || r < 0 {
 			return
@@ -80,24 +109,27 @@ func mergeWord(word string, rank func(left, right string) (float64, bool)) []str
 		try(l.prev, b.left)
 		try(b.left, l.next)
 	}
-	var out []string
+	out := sc.pieces[:0]
 	for i := 0; i >= 0; i = syms[i].next {
 		out = append(out, text(syms[i]))
 	}
+	sc.pieces = out
 	return out
 }
 
 // encodeSPM tokenizes one escaped fragment (spaces already ▁) the way
-// SentencePiece's BPE does: merge the pair whose result has the highest
-// score, then map pieces that are not tokens to byte tokens.
-func (t *Tokenizer) encodeSPM(text string, out []int32) []int32 {
+// llama.cpp's llm_tokenizer_spm does: merge the pair whose result is the
+// token with the highest score, then emit each final symbol's token. Only
+// a symbol that never merged can be a non-token (a merge always makes a
+// token), so llama.cpp's resegment reduces to byte fallback here.
+func (t *Tokenizer) encodeSPM(text string, out []int32, sc *scratch) []int32 {
 	pieces := mergeWord(text, func(l, r string) (float64, bool) {
 		id, ok := t.ids[l+r]
 		if !ok {
 			return 0, false
 		}
 		return -float64(t.v.Scores[id]), true
-	})
+	}, sc)
 	for _, p := range pieces {
 		if id, ok := t.ids[p]; ok {
 			out = append(out, id)
@@ -115,36 +147,36 @@ func (t *Tokenizer) encodeSPM(text string, out []int32) []int32 {
 }
 
 // encodeBPE tokenizes a raw fragment with byte-level BPE: pre-tokenize
-// into words, map each word's bytes to the GPT-2 unicode alphabet, merge
-// by rank, look up the pieces.
-func (t *Tokenizer) encodeBPE(text string, out []int32) []int32 {
-	buf := make([]byte, 0, 64)
-	for _, w := range t.split(text) {
-		buf = buf[:0]
+// into words, map each word's bytes to the GPT-2 alphabet, merge by rank,
+// look up the pieces.
+func (t *Tokenizer) encodeBPE(text string, out []int32, sc *scratch) []int32 {
+	rank := func(l, r string) (float64, bool) {
+		rank, ok := t.ranks[mergePair{l, r}]
+		return float64(rank), ok
+	}
+	for _, w := range t.pre.split(validUTF8(text)) {
+		buf := sc.buf[:0]
 		for i := 0; i < len(w); i++ {
 			buf = utf8.AppendRune(buf, byteToRune[w[i]])
 		}
+		sc.buf = buf
 		word := string(buf)
-		if t.ignoreMerges {
+		if t.pre.ignoreMerges {
 			if id, ok := t.ids[word]; ok {
 				out = append(out, id)
 				continue
 			}
 		}
-		pieces := mergeWord(word, func(l, r string) (float64, bool) {
-			rank, ok := t.ranks[l+" "+r]
-			return float64(rank), ok
-		})
-		for _, p := range pieces {
+		for _, p := range mergeWord(word, rank, sc) {
 			if id, ok := t.ids[p]; ok {
 				out = append(out, id)
 				continue
 			}
-			for _, r := range p {
-				if b, ok := runeToByte[r]; ok && t.byteTok[b] >= 0 {
-					out = append(out, t.byteTok[b])
-				} else if t.v.UNK >= 0 {
-					out = append(out, t.v.UNK)
+			// llama.cpp looks each byte of an unknown symbol up as a
+			// one-byte piece and drops the ones that are not tokens.
+			for i := 0; i < len(p); i++ {
+				if id, ok := t.ids[p[i:i+1]]; ok {
+					out = append(out, id)
 				}
 			}
 		}

@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"fmt"
 	"unicode"
 	"unicode/utf8"
 )
@@ -13,26 +12,6 @@ type splitter func(text string) []string
 // regex alternation tried in order, as a leftmost-first engine would), or
 // 0 when nothing matches there.
 type matcher func(r []rune, i int) int
-
-// splitterFor returns the pre-tokenizer named by tokenizer.ggml.pre and
-// whether whole-word tokens skip merging (llama3). The patterns use
-// look-ahead, which Go's regexp lacks, so each is a hand-written matcher
-// with the same semantics as the regex it names.
-func splitterFor(pre string) (splitter, bool, error) {
-	switch pre {
-	case "gpt-2", "gpt2", "phi-2", "jina-es", "jina-de", "jina-v1-en", "jina-v2-es", "jina-v2-de", "roberta-bpe", "starcoder", "refact", "":
-		return stages(matchGPT2), false, nil
-	case "default":
-		// llama.cpp's adapted default: punctuation runs, then the GPT-2
-		// pattern (without its final \s+), then digit runs.
-		return stages(matchPunctRun, matchGPT2, matchDigitRun), false, nil
-	case "llama-bpe", "llama3", "llama-v3", "falcon3", "smaug-bpe", "dbrx", "pixtral":
-		return stages(matchLlama3(3)), true, nil
-	case "qwen2", "deepseek-r1-qwen", "megrez", "hunyuan":
-		return stages(matchLlama3(1)), false, nil
-	}
-	return nil, false, fmt.Errorf("%w: pre-tokenizer %q", ErrUnsupported, pre)
-}
 
 // stages applies matchers in sequence: each splits every fragment left by
 // the previous one; text a matcher does not match stays a fragment of its
@@ -197,3 +176,21 @@ func matchPunctRun(r []rune, i int) int {
 
 // matchDigitRun: \p{N}+
 func matchDigitRun(r []rune, i int) int { return run(r, i, isN) }
+
+// matchDigit: \p{N} (one number character per word).
+func matchDigit(r []rune, i int) int {
+	if isN(r[i]) {
+		return 1
+	}
+	return 0
+}
+
+// matchASCIIDigits3: [0-9][0-9][0-9].
+func matchASCIIDigits3(r []rune, i int) int {
+	if i+3 <= len(r) && isASCIIDigit(r[i]) && isASCIIDigit(r[i+1]) && isASCIIDigit(r[i+2]) {
+		return 3
+	}
+	return 0
+}
+
+func isASCIIDigit(c rune) bool { return c >= '0' && c <= '9' }

@@ -2,22 +2,31 @@
 // llama.cpp does, built from GGUF metadata alone: SentencePiece-style
 // vocabularies (tokenizer.ggml.model = llama) and byte-level BPE (gpt2) with
 // the pre-tokenizer named by tokenizer.ggml.pre.
+//
+// Where llama.cpp's behaviour is surprising it is reproduced on purpose and
+// said so in a comment: the point of this package is that a prompt becomes
+// the same ids here as in llama.cpp, so that reference outputs, prefix
+// caches and adapters trained there line up.
 package tokenizer
 
 import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
-
-	"github.com/ruvllm/ruvllm/engine/gguf"
 )
 
 // ErrUnsupported is returned for a tokenizer model or pre-tokenizer this
-// package does not implement.
+// package does not implement; the message names the value.
 var ErrUnsupported = errors.New("unsupported tokenizer")
 
-// TokenType is GGUF's tokenizer.ggml.token_type.
+// ErrInvalidVocab is returned when a vocabulary is inconsistent (no
+// tokens, array lengths that disagree, special ids out of range).
+var ErrInvalidVocab = errors.New("invalid tokenizer vocabulary")
+
+// TokenType is GGUF's tokenizer.ggml.token_type, the same numbering as
+// llama.cpp's llama_token_type.
 type TokenType int32
 
 // The token types.
@@ -32,35 +41,83 @@ const (
 )
 
 // Vocab is everything a tokenizer is built from. Absent special ids are -1.
+// New uses the flags as given; FromGGUF fills them with llama.cpp's
+// defaults where the file says nothing.
 type Vocab struct {
 	Model  string // "llama" (SentencePiece) or "gpt2" (byte-level BPE)
-	Pre    string // BPE pre-tokenizer: "gpt-2", "llama-bpe", "qwen2", "default", ...
+	Pre    string // BPE pre-tokenizer: "gpt-2", "llama-bpe", "qwen2", "default", ... ("" = "default")
 	Tokens []string
-	Scores []float32
-	Types  []TokenType
-	Merges []string // BPE merges "a b", rank = index
+	Scores []float32   // SentencePiece merge scores (required for "llama")
+	Types  []TokenType // nil: every token is TypeNormal
+	Merges []string    // BPE merges "left right", rank = index
 
 	BOS, EOS, EOT, EOM, PAD, UNK int32
 
 	AddBOS, AddEOS, AddSpacePrefix bool
+
+	// Name is general.name. llama.cpp keys a few per-token attributes on
+	// it: for Phi-3 models special tokens swallow the whitespace after
+	// them when matched in text.
+	Name string
 }
+
+// preTokenizer describes one tokenizer.ggml.pre value as llama.cpp
+// configures it.
+type preTokenizer struct {
+	split        splitter
+	ignoreMerges bool // a pre-tokenized word that is a token is not merged (llama3)
+	cleanSpaces  bool // Decode removes spaces before punctuation/contractions
+	addBOS       bool // llama.cpp's add_bos default when the GGUF has no key
+}
+
+// preTokenizerFor returns the pre-tokenizer named by tokenizer.ggml.pre.
+// The names and their grouping follow llama.cpp's llama_vocab::load. An
+// empty name is llama.cpp's fallback, "default"; an unknown name is an
+// error rather than a silent fallback, so that a model whose words would
+// be split differently is noticed.
+func preTokenizerFor(pre string) (preTokenizer, error) {
+	switch pre {
+	case "", "default":
+		return preTokenizer{split: stages(matchPunctRun, matchGPT2, matchDigitRun, matchASCIIDigits3), cleanSpaces: true}, nil
+	case "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
+		"jina-v1-en", "jina-v2-code", "roberta-bpe", "mpt", "olmo", "exaone4", "jais":
+		return preTokenizer{split: stages(matchGPT2), cleanSpaces: true}, nil
+	case "trillion", "granite-docling":
+		return preTokenizer{split: stages(matchGPT2)}, nil
+	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2":
+		return preTokenizer{split: stages(matchLlama3(3)), ignoreMerges: true, cleanSpaces: true, addBOS: true}, nil
+	case "dbrx", "smaug-bpe":
+		return preTokenizer{split: stages(matchLlama3(3)), cleanSpaces: true}, nil
+	case "qwen2", "deepseek-r1-qwen", "kormo", "hunyuan":
+		return preTokenizer{split: stages(matchLlama3(1))}, nil
+	case "megrez", "stablelm2":
+		return preTokenizer{split: stages(matchLlama3(1)), cleanSpaces: true}, nil
+	case "starcoder", "refact", "codeshell", "exaone", "minerva-7b":
+		return preTokenizer{split: stages(matchDigit, matchGPT2), cleanSpaces: true}, nil
+	case "command-r", "smollm":
+		return preTokenizer{split: stages(matchDigit, matchGPT2)}, nil
+	}
+	return preTokenizer{}, fmt.Errorf("%w: tokenizer.ggml.pre %q (known: default, gpt-2, llama-bpe, qwen2, starcoder and their aliases)", ErrUnsupported, pre)
+}
+
+// mergePair is a BPE merge's two sides, the key of the rank table (no
+// string concatenation per lookup).
+type mergePair struct{ left, right string }
 
 // Tokenizer encodes and decodes text. It is immutable and safe for
 // concurrent use.
 type Tokenizer struct {
 	v       Vocab
+	types   []TokenType // effective types (llama.cpp forces end-of-turn tokens to control)
 	ids     map[string]int32
-	ranks   map[string]int // BPE merge "left right" → rank
-	special []int32        // control/user-defined/unknown tokens, longest text first
+	ranks   map[mergePair]int // BPE merge → rank
+	special []int32           // control/user-defined/unknown tokens, longest text first
 	eog     map[int32]bool
-	split   splitter // BPE pre-tokenizer
-	byteTok [256]int32
-	// cleanSpaces removes spaces before punctuation and some contractions
-	// when decoding (llama.cpp's clean_spaces, on for most BPE vocabularies).
-	cleanSpaces bool
-	// ignoreMerges: a pre-tokenized word that is itself a token is not
-	// split (llama3).
-	ignoreMerges bool
+	pre     preTokenizer
+	lstrip  map[int32]bool // special tokens that eat the whitespace before them when matched
+	rstrip  map[int32]bool // ... and after them
+	byteTok [256]int32     // SentencePiece byte-fallback tokens (-1: none)
+	spm     bool
 }
 
 // EncodeOptions control Encode.
@@ -75,152 +132,231 @@ type EncodeOptions struct {
 
 // DecodeOptions control Decode.
 type DecodeOptions struct {
-	// Special renders control tokens as their text instead of nothing.
+	// Special renders control and unknown tokens as their text instead of
+	// nothing.
 	Special bool
 }
 
-// New builds a tokenizer from a vocabulary.
+// eotTexts are the texts llama.cpp takes for the end-of-turn token when
+// the file names none; eomTexts likewise for end-of-message; fimTexts are
+// fill-in-the-middle tokens. All of them are forced to control type.
+var (
+	eotTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
+		"<EOT>", "_<EOT>", "<｜end▁of▁sentence｜>", "<end_of_utterance>"}
+	eomTexts = []string{"<|eom_id|>"}
+	// fimEOG are the FIM pad/repo/file-separator tokens, which also end
+	// generation; fimOther only become control tokens.
+	fimEOG   = []string{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>"}
+	fimOther = []string{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>",
+		"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>",
+		"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>"}
+	// eogTexts end generation whenever present.
+	eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>", "<|endoftext|>",
+		"<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>"}
+)
+
+// New builds a tokenizer from a vocabulary. It copies what it keeps.
 func New(v Vocab) (*Tokenizer, error) {
 	n := len(v.Tokens)
 	if n == 0 {
-		return nil, errors.New("tokenizer: empty vocabulary")
+		return nil, fmt.Errorf("%w: no tokens", ErrInvalidVocab)
 	}
-	if v.Types == nil {
-		v.Types = make([]TokenType, n)
-		for i := range v.Types {
-			v.Types[i] = TypeNormal
+	if n > 1<<31-1 {
+		return nil, fmt.Errorf("%w: %d tokens", ErrInvalidVocab, n)
+	}
+	if v.Types != nil && len(v.Types) != n {
+		return nil, fmt.Errorf("%w: %d tokens but %d token types", ErrInvalidVocab, n, len(v.Types))
+	}
+	if v.Scores != nil && len(v.Scores) != n {
+		return nil, fmt.Errorf("%w: %d tokens but %d scores", ErrInvalidVocab, n, len(v.Scores))
+	}
+	for _, id := range []int32{v.BOS, v.EOS, v.EOT, v.EOM, v.PAD, v.UNK} {
+		if id < -1 || id >= int32(n) {
+			return nil, fmt.Errorf("%w: special token id %d out of range [0,%d)", ErrInvalidVocab, id, n)
 		}
 	}
-	if len(v.Types) != n || (v.Scores != nil && len(v.Scores) != n) {
-		return nil, fmt.Errorf("tokenizer: %d tokens but %d types and %d scores", n, len(v.Types), len(v.Scores))
-	}
-	for _, id := range []*int32{&v.BOS, &v.EOS, &v.EOT, &v.EOM, &v.PAD, &v.UNK} {
-		if *id >= int32(n) {
-			return nil, fmt.Errorf("tokenizer: special token id %d out of range [0,%d)", *id, n)
-		}
-	}
-	t := &Tokenizer{v: v, ids: make(map[string]int32, n), eog: map[int32]bool{}}
+	t := &Tokenizer{ids: make(map[string]int32, n), eog: map[int32]bool{}}
+	// Empty pieces get a placeholder text, and a text that occurs twice
+	// maps to its last id: both as llama.cpp's loader does.
+	v.Tokens = append([]string(nil), v.Tokens...)
 	for i, s := range v.Tokens {
-		if _, dup := t.ids[s]; !dup {
-			t.ids[s] = int32(i)
+		if s == "" {
+			s = "[EMPTY_" + strconv.Itoa(i) + "]"
+			v.Tokens[i] = s
+		}
+		t.ids[s] = int32(i)
+	}
+	t.types = make([]TokenType, n)
+	for i := range t.types {
+		t.types[i] = TypeNormal
+		if v.Types != nil {
+			t.types[i] = v.Types[i]
 		}
 	}
+	v.Types = nil // t.types is the truth from here on
 	for i := range t.byteTok {
 		t.byteTok[i] = -1
 	}
 	switch v.Model {
 	case "llama":
 		if v.Scores == nil {
-			return nil, errors.New("tokenizer: SentencePiece vocabulary without scores")
+			return nil, fmt.Errorf("%w: SentencePiece vocabulary without scores", ErrInvalidVocab)
 		}
+		t.spm = true
 		for b := 0; b < 256; b++ {
+			// llama.cpp's byte_to_token: the <0xXX> piece, else the byte
+			// itself as a one-character piece.
 			if id, ok := t.ids[fmt.Sprintf("<0x%02X>", b)]; ok {
+				t.byteTok[b] = id
+			} else if id, ok := t.ids[string([]byte{byte(b)})]; ok {
 				t.byteTok[b] = id
 			}
 		}
 	case "gpt2":
-		sp, ignore, err := splitterFor(v.Pre)
+		pre, err := preTokenizerFor(v.Pre)
 		if err != nil {
 			return nil, err
 		}
-		t.split, t.ignoreMerges = sp, ignore
-		t.cleanSpaces = v.Pre != "qwen2"
-		t.ranks = make(map[string]int, len(v.Merges))
+		t.pre = pre
+		t.ranks = make(map[mergePair]int, len(v.Merges))
 		for i, m := range v.Merges {
-			if _, dup := t.ranks[m]; !dup {
-				t.ranks[m] = i
+			// Split at the first space after the first byte, as llama.cpp
+			// does; the first of duplicate merges keeps its rank.
+			p := mergePair{}
+			if k := strings.IndexByte(m[min(1, len(m)):], ' '); k >= 0 {
+				k += min(1, len(m))
+				p = mergePair{m[:k], m[k+1:]}
 			}
-		}
-		for b := 0; b < 256; b++ {
-			if id, ok := t.ids[string(byteToRune[b])]; ok {
-				t.byteTok[b] = id
+			if _, dup := t.ranks[p]; !dup {
+				t.ranks[p] = i
 			}
 		}
 	default:
 		return nil, fmt.Errorf("%w: tokenizer.ggml.model %q", ErrUnsupported, v.Model)
 	}
-	for i, ty := range v.Types {
-		if (ty == TypeControl || ty == TypeUserDefined || ty == TypeUnknown) && v.Tokens[i] != "" {
-			t.special = append(t.special, int32(i))
+	t.v = v
+
+	// End-of-generation tokens, found as llama.cpp finds them.
+	forceControl := func(id int32) { t.types[id] = TypeControl }
+	lookup := func(texts []string) []int32 {
+		var out []int32
+		for _, s := range texts {
+			if id, ok := t.ids[s]; ok {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	if t.v.EOT < 0 {
+		if found := lookup(eotTexts); len(found) > 0 {
+			t.v.EOT = found[0]
 		}
 	}
-	sort.SliceStable(t.special, func(a, b int) bool { return len(v.Tokens[t.special[a]]) > len(v.Tokens[t.special[b]]) })
-	for _, id := range []int32{v.EOS, v.EOT, v.EOM} {
+	if t.v.EOM < 0 {
+		if found := lookup(eomTexts); len(found) > 0 {
+			t.v.EOM = found[0]
+		}
+	}
+	for _, id := range []int32{t.v.EOT, t.v.EOM} {
+		if id >= 0 {
+			forceControl(id)
+		}
+	}
+	for _, id := range lookup(fimOther) {
+		forceControl(id)
+	}
+	for _, id := range append(lookup(fimEOG), lookup(eogTexts)...) {
+		forceControl(id)
+		t.eog[id] = true
+	}
+	for _, id := range []int32{t.v.EOS, t.v.EOT, t.v.EOM} {
 		if id >= 0 {
 			t.eog[id] = true
 		}
 	}
-	for _, s := range []string{"<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>", "<|end_of_text|>"} {
-		if id, ok := t.ids[s]; ok && (v.Types[id] == TypeControl || v.Types[id] == TypeUserDefined) {
-			t.eog[id] = true
+
+	for i, ty := range t.types {
+		if ty == TypeControl || ty == TypeUserDefined || ty == TypeUnknown {
+			t.special = append(t.special, int32(i))
 		}
 	}
+	t.setStripAttrs()
+	sort.SliceStable(t.special, func(a, b int) bool {
+		return len(t.v.Tokens[t.special[a]]) > len(t.v.Tokens[t.special[b]])
+	})
 	return t, nil
 }
 
-// FromGGUF builds the tokenizer described by a GGUF file's metadata.
-func FromGGUF(f *gguf.File) (*Tokenizer, error) {
-	var v Vocab
-	var ok bool
-	if v.Model, ok = f.String("tokenizer.ggml.model"); !ok {
-		return nil, errors.New("tokenizer: missing tokenizer.ggml.model")
-	}
-	v.Pre, _ = f.String("tokenizer.ggml.pre")
-	if v.Tokens, ok = f.Strings("tokenizer.ggml.tokens"); !ok {
-		return nil, errors.New("tokenizer: missing tokenizer.ggml.tokens")
-	}
-	v.Scores, _ = f.Float32s("tokenizer.ggml.scores")
-	if types, ok := f.Int32s("tokenizer.ggml.token_type"); ok {
-		v.Types = make([]TokenType, len(types))
-		for i, ty := range types {
-			v.Types[i] = TokenType(ty)
+// setStripAttrs sets llama.cpp's per-model lstrip/rstrip attributes: for
+// models named phi-3/phi3 every special token except <unk>, <s> and
+// <|endoftext|> (and also </s>) strips the whitespace after it; for the
+// jina-v2 BPE pre-tokenizers <mask> strips the whitespace before it.
+func (t *Tokenizer) setStripAttrs() {
+	t.lstrip, t.rstrip = map[int32]bool{}, map[int32]bool{}
+	name := strings.ToLower(t.v.Name)
+	if strings.Contains(name, "phi-3") || strings.Contains(name, "phi3") {
+		for _, id := range t.special {
+			t.rstrip[id] = true
+		}
+		if id, ok := t.ids["</s>"]; ok {
+			t.rstrip[id] = true
+		}
+		for _, s := range []string{"<unk>", "<s>", "<|endoftext|>"} {
+			if id, ok := t.ids[s]; ok {
+				delete(t.rstrip, id)
+			}
 		}
 	}
-	v.Merges, _ = f.Strings("tokenizer.ggml.merges")
-	id := func(key string, def int32) int32 {
-		if x, ok := f.Uint("tokenizer.ggml." + key); ok && x < 1<<31 {
-			return int32(x)
+	if strings.Contains(t.v.Pre, "jina-v2-de") || strings.Contains(t.v.Pre, "jina-v2-es") || strings.Contains(t.v.Pre, "jina-v2-code") {
+		if id, ok := t.ids["<mask>"]; ok {
+			t.lstrip[id] = true
 		}
-		return def
 	}
-	flag := func(key string, def bool) bool {
-		if b, ok := f.Bool("tokenizer.ggml." + key); ok {
-			return b
-		}
-		return def
-	}
-	spm := v.Model == "llama"
-	v.BOS, v.EOS = id("bos_token_id", -1), id("eos_token_id", -1)
-	v.EOT, v.EOM = id("eot_token_id", -1), id("eom_token_id", -1)
-	v.PAD, v.UNK = id("padding_token_id", -1), id("unknown_token_id", -1)
-	v.AddBOS = flag("add_bos_token", spm)
-	v.AddEOS = flag("add_eos_token", false)
-	v.AddSpacePrefix = flag("add_space_prefix", spm)
-	t, err := New(v)
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
 }
 
 // VocabSize is the number of tokens.
 func (t *Tokenizer) VocabSize() int { return len(t.v.Tokens) }
 
-// BOS and EOS are the beginning- and end-of-sequence ids (-1 if absent).
+// Model is tokenizer.ggml.model: "llama" or "gpt2".
+func (t *Tokenizer) Model() string { return t.v.Model }
+
+// BOS is the beginning-of-sequence id (-1 if absent).
 func (t *Tokenizer) BOS() int32 { return t.v.BOS }
 
 // EOS is the end-of-sequence id (-1 if absent).
 func (t *Tokenizer) EOS() int32 { return t.v.EOS }
 
+// EOT is the end-of-turn id (-1 if absent), from the file or, like
+// llama.cpp, found by its text (<|eot_id|>, <|im_end|>, ...).
+func (t *Tokenizer) EOT() int32 { return t.v.EOT }
+
+// PAD is the padding id (-1 if absent).
+func (t *Tokenizer) PAD() int32 { return t.v.PAD }
+
+// UNK is the unknown-token id (-1 if absent).
+func (t *Tokenizer) UNK() int32 { return t.v.UNK }
+
 // AddBOS reports whether Encode with AddSpecial prepends BOS.
 func (t *Tokenizer) AddBOS() bool { return t.v.AddBOS && t.v.BOS >= 0 }
 
-// IsEOG reports whether id ends generation (EOS, EOT, <|im_end|>, ...).
+// AddEOS reports whether Encode with AddSpecial appends EOS.
+func (t *Tokenizer) AddEOS() bool { return t.v.AddEOS && t.v.EOS >= 0 }
+
+// IsEOG reports whether id ends generation: EOS, EOT, EOM and the tokens
+// llama.cpp recognises by text (<|im_end|>, <|eot_id|>, <|endoftext|>,
+// <end_of_turn>, ...).
 func (t *Tokenizer) IsEOG(id int32) bool { return t.eog[id] }
 
-// IsControl reports whether id is a control token.
-func (t *Tokenizer) IsControl(id int32) bool {
-	return id >= 0 && int(id) < len(t.v.Types) && t.v.Types[id] == TypeControl
+// IsControl reports whether id is a control token (after llama.cpp's
+// promotion of end-of-turn tokens to control).
+func (t *Tokenizer) IsControl(id int32) bool { return t.Type(id) == TypeControl }
+
+// Type returns id's effective token type (TypeUndefined when out of range).
+func (t *Tokenizer) Type(id int32) TokenType {
+	if id < 0 || int(id) >= len(t.types) {
+		return TypeUndefined
+	}
+	return t.types[id]
 }
 
 // Piece returns the vocabulary text of id ("" when out of range).
@@ -235,79 +371,4 @@ func (t *Tokenizer) Piece(id int32) string {
 func (t *Tokenizer) TokenID(text string) (int32, bool) {
 	id, ok := t.ids[text]
 	return id, ok
-}
-
-// fragment is a piece of input: raw text, or a special token (id >= 0).
-type fragment struct {
-	text string
-	id   int32
-}
-
-// partition splits text around special tokens written in it.
-func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
-	frags := []fragment{{text: text, id: -1}}
-	for _, sid := range t.special {
-		ty := t.v.Types[sid]
-		if !parseSpecial && (ty == TypeControl || ty == TypeUnknown) {
-			continue
-		}
-		s := t.v.Tokens[sid]
-		var out []fragment
-		for _, f := range frags {
-			if f.id >= 0 || !strings.Contains(f.text, s) {
-				out = append(out, f)
-				continue
-			}
-			rest := f.text
-			for {
-				i := strings.Index(rest, s)
-				if i < 0 {
-					break
-				}
-				if i > 0 {
-					out = append(out, fragment{text: rest[:i], id: -1})
-				}
-				out = append(out, fragment{id: sid})
-				rest = rest[i+len(s):]
-			}
-			if rest != "" {
-				out = append(out, fragment{text: rest, id: -1})
-			}
-		}
-		frags = out
-	}
-	return frags
-}
-
-// Encode tokenizes text.
-func (t *Tokenizer) Encode(text string, o EncodeOptions) []int32 {
-	var out []int32
-	if o.AddSpecial && t.v.AddBOS && t.v.BOS >= 0 {
-		out = append(out, t.v.BOS)
-	}
-	prevSpecial := true
-	for _, f := range t.partition(text, o.ParseSpecial) {
-		if f.id >= 0 {
-			out = append(out, f.id)
-			prevSpecial = true
-			continue
-		}
-		if f.text == "" {
-			continue
-		}
-		if t.v.Model == "llama" {
-			s := f.text
-			if t.v.AddSpacePrefix && prevSpecial {
-				s = " " + s
-			}
-			out = t.encodeSPM(strings.ReplaceAll(s, " ", "\u2581"), out)
-		} else {
-			out = t.encodeBPE(f.text, out)
-		}
-		prevSpecial = false
-	}
-	if o.AddSpecial && t.v.AddEOS && t.v.EOS >= 0 {
-		out = append(out, t.v.EOS)
-	}
-	return out
 }
