@@ -157,9 +157,32 @@ type ChatCompletionChunk struct {
 
 // CompletionChoice is one choice of a text completion (also a stream chunk).
 type CompletionChoice struct {
-	Index        int     `json:"index"`
-	Text         string  `json:"text"`
-	FinishReason *string `json:"finish_reason"`
+	Index        int                 `json:"index"`
+	Text         string              `json:"text"`
+	Logprobs     *CompletionLogprobs `json:"logprobs"`
+	FinishReason *string             `json:"finish_reason"`
+}
+
+// CompletionLogprobs is the completions endpoint's (legacy) logprobs
+// object: parallel arrays, one entry per generated token. TextOffset is
+// the byte offset of each token in the generated text.
+type CompletionLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float32            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float32 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}
+
+// Add appends one token's entry.
+func (l *CompletionLogprobs) Add(t TokenLogprob, offset int) {
+	top := make(map[string]float32, len(t.TopLogprobs))
+	for _, c := range t.TopLogprobs {
+		top[c.Token] = c.Logprob
+	}
+	l.Tokens = append(l.Tokens, t.Token)
+	l.TokenLogprobs = append(l.TokenLogprobs, t.Logprob)
+	l.TopLogprobs = append(l.TopLogprobs, top)
+	l.TextOffset = append(l.TextOffset, offset)
 }
 
 // CompletionResponse is a text completion or one chunk of a stream.

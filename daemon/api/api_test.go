@@ -22,6 +22,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/ipc"
 )
 
 // script is what the test double generates, one token per piece.
@@ -365,6 +366,22 @@ func TestOpenAICompletions(t *testing.T) {
 	}
 	if got := ta.fakes["fake"].lastRequest(); got.Prompt != "Once" || got.Messages != nil {
 		t.Fatalf("engine request %+v", got)
+	}
+	_, body = ta.post(t, "/v1/completions", `{"model":"fake","prompt":"Once","max_tokens":3,"logprobs":2}`)
+	var lr ipc.CompletionResponse
+	if err := json.Unmarshal(body, &lr); err != nil {
+		t.Fatal(err)
+	}
+	lp := lr.Choices[0].Logprobs
+	if lp == nil || strings.Join(lp.Tokens, "|") != "Hello| world|," || len(lp.TokenLogprobs) != 3 || lp.TokenLogprobs[0] != -0.5 ||
+		lp.TextOffset[1] != 5 || lp.TextOffset[2] != 11 || len(lp.TopLogprobs[0]) != 2 || lp.TopLogprobs[0]["x"] != -2 {
+		t.Fatalf("legacy logprobs %s", body)
+	}
+	if got := ta.fakes["fake"].lastRequest(); !got.Logprobs || got.TopLogprobs != 2 {
+		t.Fatalf("logprobs request %+v", got)
+	}
+	if resp, body := ta.post(t, "/v1/completions", `{"model":"fake","prompt":"x","logprobs":6}`); resp.StatusCode != 400 {
+		t.Fatalf("logprobs 6: %d %s", resp.StatusCode, body)
 	}
 	ta.post(t, "/v1/completions", `{"model":"fake","prompt":["Twice"]}`)
 	if got := ta.fakes["fake"].lastRequest(); got.Prompt != "Twice" {

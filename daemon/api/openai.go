@@ -206,41 +206,72 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, &requestError{http.StatusBadRequest, "prompt must not be empty"})
 		return
 	}
+	if body.Logprobs < 0 || body.Logprobs > 5 {
+		openAIError(w, &requestError{http.StatusBadRequest, "logprobs must be in [0,5]"})
+		return
+	}
+	if body.Logprobs > 0 {
+		req.Logprobs, req.TopLogprobs = true, body.Logprobs
+	}
 	id, created := newID("cmpl-"), time.Now().Unix()
 	var name string
-	resp := func(text string, finish *string, u *ipc.Usage) ipc.CompletionResponse {
+	var model models.Model
+	onStart := func(n string) { name, model = n, a.models.Models()[n] }
+	// logprobsOf converts one token's log-probabilities (nil when not asked).
+	logprobsOf := func(t llm.Token, offset int, into *ipc.CompletionLogprobs) *ipc.CompletionLogprobs {
+		if !req.Logprobs || t.ID < 0 || model == nil {
+			return nil
+		}
+		if into == nil {
+			into = &ipc.CompletionLogprobs{}
+		}
+		into.Add(tokenLogprob(model, t), offset)
+		return into
+	}
+	resp := func(text string, lp *ipc.CompletionLogprobs, finish *string, u *ipc.Usage) ipc.CompletionResponse {
 		return ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name,
-			Choices: []ipc.CompletionChoice{{Text: text, FinishReason: finish}}, Usage: u}
+			Choices: []ipc.CompletionChoice{{Text: text, Logprobs: lp, FinishReason: finish}}, Usage: u}
 	}
 	if !body.Stream {
 		var text []byte
-		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req,
-			onStart: func(n string) { name = n },
-			onToken: func(t llm.Token) error { text = append(text, t.Text...); return nil }})
+		var lp *ipc.CompletionLogprobs
+		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, onStart: onStart,
+			onToken: func(t llm.Token) error {
+				lp = logprobsOf(t, len(text), lp)
+				text = append(text, t.Text...)
+				return nil
+			}})
 		if err != nil {
 			openAIError(w, err)
 			return
 		}
 		u := usage(out.res)
-		daemon.WriteJSON(w, http.StatusOK, resp(string(text), strPtr(finishReason(out.res.FinishReason)), &u))
+		daemon.WriteJSON(w, http.StatusOK, resp(string(text), lp, strPtr(finishReason(out.res.FinishReason)), &u))
 		return
 	}
 	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
+	offset := 0
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req,
-		onStart: func(n string) { name = n; sse.start() },
+		onStart: func(n string) { onStart(n); sse.start() },
 		onToken: func(t llm.Token) error {
-			if t.Text == "" {
+			lp := logprobsOf(t, offset, nil)
+			offset += len(t.Text)
+			if t.Text == "" && lp == nil {
 				return nil
 			}
-			return sse.send(resp(t.Text, nil, nil))
+			return sse.send(resp(t.Text, lp, nil, nil))
 		}})
 	if err != nil {
 		if !sse.started {
 			openAIError(w, err)
+		} else if r.Context().Err() == nil { // the client is still there: tell it
+			var e ipc.OpenAIError
+			e.Error.Message, e.Error.Type = err.Error(), "server_error"
+			sse.send(e)
 		}
 		return
 	}
-	sse.send(resp("", strPtr(finishReason(out.res.FinishReason)), nil))
+	sse.send(resp("", nil, strPtr(finishReason(out.res.FinishReason)), nil))
 	if body.StreamOptions != nil && body.StreamOptions.IncludeUsage {
 		u := usage(out.res)
 		sse.send(ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name, Choices: []ipc.CompletionChoice{}, Usage: &u})
