@@ -164,6 +164,8 @@ func statusOf(err error) int {
 		return http.StatusServiceUnavailable
 	case errors.Is(err, models.ErrInUse):
 		return http.StatusConflict
+	case errors.Is(err, models.ErrOutsideDir):
+		return http.StatusBadRequest
 	case errors.Is(err, llm.ErrContextExceeded):
 		return http.StatusBadRequest
 	case errors.Is(err, context.Canceled):

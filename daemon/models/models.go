@@ -478,6 +478,10 @@ func (m *Manager) Close(ctx context.Context) error {
 // ErrInUse is returned by Remove for a model a request is using.
 var ErrInUse = errors.New("model in use")
 
+// ErrOutsideDir is returned by Remove for a model given by a path outside
+// the models directory: ruvllm deletes only files it manages.
+var ErrOutsideDir = errors.New("not in the models directory")
+
 // Registry records where pulled models came from; the daemon's bbolt store
 // implements it. Entries live in bucket "models" keyed by model name.
 type Registry interface {
@@ -499,7 +503,7 @@ func (m *Manager) Remove(name string) error {
 	}
 	key := llm.NameFromPath(path)
 	if m.o.Dir == "" || filepath.Dir(path) != filepath.Clean(m.o.Dir) {
-		return fmt.Errorf("remove %s: %s is not in the models directory", key, path)
+		return fmt.Errorf("remove %s: %s: %w", key, path, ErrOutsideDir)
 	}
 	m.mu.Lock()
 	e := m.loaded[key]

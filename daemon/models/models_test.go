@@ -299,6 +299,14 @@ func TestRemove(t *testing.T) {
 	if err := m.Remove("a"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("second Remove: %v, want ErrNotFound", err)
 	}
+	outside := filepath.Join(t.TempDir(), "elsewhere.gguf")
+	os.WriteFile(outside, []byte("GGUF"), 0o600)
+	if err := m.Remove(outside); !errors.Is(err, ErrOutsideDir) {
+		t.Fatalf("Remove outside the models dir: %v, want ErrOutsideDir", err)
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Fatalf("file outside the models dir touched: %v", err)
+	}
 }
 
 func TestParseMemAvailable(t *testing.T) {
