@@ -30,6 +30,7 @@ func main() {
 		newCacheCmd(),
 		newPullCmd(),
 		newRmCmd(),
+		newServiceCmd(),
 		newTokenizeCmd(),
 	)
 	if err := root.Execute(); err != nil {
