@@ -264,3 +264,29 @@ func finishReason(r llm.FinishReason) string {
 	}
 	return string(r)
 }
+
+// embed runs an embedding request on an acquired model and records it in
+// the request log and metrics like a generation.
+func (a *API) embed(r *http.Request, h *models.Handle, endpoint string, inputs []string) ([][]float32, int, error) {
+	start := time.Now()
+	vecs, n, err := h.Model.Embed(r.Context(), inputs)
+	status := "ok"
+	switch {
+	case err != nil && r.Context().Err() != nil:
+		status = "cancelled"
+	case err != nil:
+		status = "error"
+	}
+	a.reqs.WithLabelValues(endpoint, status).Inc()
+	a.tokens.WithLabelValues("prompt").Add(float64(n))
+	rec := ipc.RequestRecord{ID: newID("req-"), Time: start.UTC(), Client: clientName(r), Model: h.Name, Endpoint: endpoint,
+		PromptTokens: n, Status: status}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	if lerr := a.srv.Store().LogRequest(context.Background(), rec); lerr != nil {
+		a.log.Error("request log", "err", lerr)
+	}
+	a.srv.Events().Publish("request.finished", rec)
+	return vecs, n, err
+}

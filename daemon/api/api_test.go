@@ -666,6 +666,10 @@ func TestListingEndpoints(t *testing.T) {
 	if m := mustJSON(t, string(body)); len(m["embeddings"].([]any)) != 1 || m["prompt_eval_count"] != 3.0 {
 		t.Fatalf("/api/embed %s", body)
 	}
+	recs, err := ta.srv.Store().RecentRequests(context.Background(), 10)
+	if err != nil || len(recs) != 3 || recs[0].Endpoint != "api.embed" || recs[0].PromptTokens != 3 || recs[2].Endpoint != "embeddings" {
+		t.Fatalf("embedding requests not logged: %+v %v", recs, err)
+	}
 }
 
 // streamOnce runs one streaming chat and returns its text.

@@ -348,7 +348,7 @@ func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.Release()
-	vecs, n, err := h.Model.Embed(r.Context(), body.Input)
+	vecs, n, err := a.embed(r, h, "api.embed", body.Input)
 	if err != nil {
 		ollamaError(w, err)
 		return

@@ -308,7 +308,7 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.Release()
-	vecs, n, err := h.Model.Embed(r.Context(), body.Input)
+	vecs, n, err := a.embed(r, h, "embeddings", body.Input)
 	if err != nil {
 		openAIError(w, err)
 		return
