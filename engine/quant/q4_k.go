@@ -1,0 +1,129 @@
+package quant
+
+// Q4_K: super-blocks of 256 values in 8 groups of 32 with 4-bit quants;
+// each group has a 6-bit scale and 6-bit minimum (packed as scaleMinK4
+// reads them), multiplied by the super-block's f16 d and dmin:
+// x = d·sc·q - dmin·m. Layout: d, dmin (2+2 bytes), scales (12), qs (128).
+// In qs, each 32 bytes hold two groups: group 2k in the low nibbles and
+// group 2k+1 in the high nibbles. Activations are Q8_K.
+const q4_KBytes = 144
+
+// quantizeQ4_K is llama.cpp's quantize_row_q4_K_ref without importance
+// matrix: a make_qkx2_quants search per group, then the group scales and
+// minimums quantized to 6 bits and the values requantized with them.
+func quantizeQ4_K(dst []byte, src []float32) {
+	var laux [32]uint8
+	var levels [QKK]uint8
+	var w [32]float32
+	var scales, mins [8]float32
+	for b := 0; b < len(src)/QKK; b++ {
+		x := src[b*QKK : (b+1)*QKK]
+		out := dst[b*q4_KBytes : (b+1)*q4_KBytes]
+		var maxScale, maxMin float32
+		for j := 0; j < 8; j++ {
+			g := x[32*j : 32*j+32]
+			kQuantWeights(g, w[:])
+			scales[j], mins[j] = makeQKX2(15, g, w[:], levels[32*j:32*j+32], laux[:], -1, 0.1, 20, false)
+			maxScale, maxMin = max(maxScale, scales[j]), max(maxMin, mins[j])
+		}
+		packKScales(out[4:16], out, &scales, &mins, maxScale, maxMin)
+		requantK(x, out[4:16], f16At(out), f16At(out[2:]), 15, levels[:])
+		qs := out[16:144]
+		for j := 0; j < 4; j++ {
+			for i := 0; i < 32; i++ {
+				qs[32*j+i] = levels[64*j+i] | levels[64*j+32+i]<<4
+			}
+		}
+	}
+}
+
+// packKScales quantizes 8 group scales and minimums to 6 bits relative to
+// their maximums and writes them, with d and dmin, in the Q4_K/Q5_K layout
+// (hdr[0:2] d, hdr[2:4] dmin).
+func packKScales(s, hdr []byte, scales, mins *[8]float32, maxScale, maxMin float32) {
+	var invScale, invMin float32
+	if maxScale > 0 {
+		invScale = 63 / maxScale
+	}
+	if maxMin > 0 {
+		invMin = 63 / maxMin
+	}
+	clear(s)
+	for j := 0; j < 8; j++ {
+		ls := uint8(min(63, nearestInt(invScale*scales[j])))
+		lm := uint8(min(63, nearestInt(invMin*mins[j])))
+		packScaleMinK4(j, s, ls, lm)
+	}
+	le.PutUint16(hdr, FP32ToFP16(maxScale/63))
+	le.PutUint16(hdr[2:], FP32ToFP16(maxMin/63))
+}
+
+// requantK chooses the levels 0..nmax of the 8 groups of x with the
+// stored (rounded) scales and minimums.
+func requantK(x []float32, s []byte, d, dmin float32, nmax int32, levels []uint8) {
+	for j := 0; j < 8; j++ {
+		sc, m := scaleMinK4(j, s)
+		dj := d * float32(sc)
+		if dj == 0 {
+			// keep the search's levels, as llama.cpp does
+			continue
+		}
+		dm := dmin * float32(m)
+		for i := 0; i < 32; i++ {
+			levels[32*j+i] = uint8(clampInt(nearestInt((x[32*j+i]+dm)/dj), 0, nmax))
+		}
+	}
+}
+
+func dequantizeQ4_K(src []byte, dst []float32) {
+	for b := 0; b < len(dst)/QKK; b++ {
+		in := src[b*q4_KBytes : (b+1)*q4_KBytes]
+		d, dmin := f16At(in), f16At(in[2:])
+		s, qs := in[4:16], in[16:144]
+		y := dst[b*QKK : (b+1)*QKK]
+		for j := 0; j < 4; j++ {
+			sc1, m1 := scaleMinK4(2*j, s)
+			sc2, m2 := scaleMinK4(2*j+1, s)
+			d1, dm1 := d*float32(sc1), dmin*float32(m1)
+			d2, dm2 := d*float32(sc2), dmin*float32(m2)
+			for i := 0; i < 32; i++ {
+				q := qs[32*j+i]
+				y[64*j+i] = d1*float32(q&0xf) - dm1
+				y[64*j+32+i] = d2*float32(q>>4) - dm2
+			}
+		}
+	}
+}
+
+// dotQ4_KQ8_K accumulates block-wise in float32 like llama.cpp's generic
+// kernel: per super-block the exact integer sum Σ sc·Σq·q8 is scaled by
+// d·d8, and dmin·d8·Σ m·bsums subtracted. (The AVX2 kernel differs only in
+// float rounding; its lane order is not mirrored.)
+func dotQ4_KQ8_K(n int, w, a []byte) float32 {
+	var sum float32
+	for b := 0; b < n/QKK; b++ {
+		x := w[b*q4_KBytes : (b+1)*q4_KBytes : (b+1)*q4_KBytes]
+		y := a[b*q8_KBytes : (b+1)*q8_KBytes : (b+1)*q8_KBytes]
+		s, qs, q8 := x[4:16], x[16:144], y[4:260]
+		var isum, msum int32
+		for j := 0; j < 4; j++ {
+			sc1, m1 := scaleMinK4(2*j, s)
+			sc2, m2 := scaleMinK4(2*j+1, s)
+			var s1, s2 int32
+			for i := 0; i < 32; i++ {
+				q := qs[32*j+i]
+				s1 += int32(q&0xf) * int32(int8(q8[64*j+i]))
+				s2 += int32(q>>4) * int32(int8(q8[64*j+32+i]))
+			}
+			isum += int32(sc1)*s1 + int32(sc2)*s2
+			msum += int32(m1)*(q8KBsum(y, 4*j)+q8KBsum(y, 4*j+1)) + int32(m2)*(q8KBsum(y, 4*j+2)+q8KBsum(y, 4*j+3))
+		}
+		d8 := f32At(y)
+		sum += f16At(x)*d8*float32(isum) - f16At(x[2:])*d8*float32(msum)
+	}
+	return sum
+}
+
+func init() {
+	formats[Q4_K] = &format{dequant: dequantizeQ4_K, quant: quantizeQ4_K, vecDot: Q8_K, dot: dotQ4_KQ8_K}
+}
