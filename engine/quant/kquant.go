@@ -127,6 +127,9 @@ func makeQ3(nmax int32, x []float32, l []uint8) float32 {
 	for i := range x {
 		l[i] = uint8(q[i] + nmax)
 	}
+	if sumL2 <= 0 {
+		return 0
+	}
 	return sumLX / sumL2
 }
 
