@@ -221,3 +221,31 @@ func kQuantWeights(x, w []float32) {
 func q8KBsum(y []byte, j int) int32 { return int32(int16(le.Uint16(y[4+256+2*j:]))) }
 
 func f32At(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) }
+
+// kLanes returns the 8 integer lanes of llama.cpp's AVX2 K-quant dot
+// products for one super-block: lane u adds sc[g]·q·q8 over the elements
+// 32c+4u .. 32c+4u+3 of every 32-element chunk c, g being the element's
+// group of the given size. The sums are exact; only the assignment of
+// elements to lanes matters, because each lane is scaled and accumulated
+// in float32 separately.
+func kLanes(q *[QKK]int32, y []byte, sc []int32, size int) (l [8]int32) {
+	q8 := y[4:260:260]
+	for e := 0; e < QKK; e += 4 {
+		s := q[e]*int32(int8(q8[e])) + q[e+1]*int32(int8(q8[e+1])) +
+			q[e+2]*int32(int8(q8[e+2])) + q[e+3]*int32(int8(q8[e+3]))
+		l[e/4%8] += sc[e/size] * s
+	}
+	return l
+}
+
+// kMinSums32 returns, for groups of 32, Σ over each pair of groups
+// (2p, 2p+1) of m[g]·(sum of the group's activation quants) — the four
+// lanes of the AVX2 Q4_K and Q5_K kernels' minimum term.
+func kMinSums32(y []byte, m *[8]int32) (p [4]int32) {
+	for k := 0; k < 4; k++ {
+		s0 := q8KBsum(y, 4*k) + q8KBsum(y, 4*k+1)
+		s1 := q8KBsum(y, 4*k+2) + q8KBsum(y, 4*k+3)
+		p[k] = m[2*k]*s0 + m[2*k+1]*s1
+	}
+	return p
+}

@@ -92,20 +92,29 @@ func dequantizeQ2_K(src []byte, dst []float32) {
 	}
 }
 
-// dotQ2_KQ8_K accumulates block-wise in float32 as dotQ4_KQ8_K does.
+// dotQ2_KQ8_K mirrors llama.cpp's AVX2 ggml_vec_dot_q2_K_q8_K: per
+// super-block, lane u first takes the minimum term of groups 2u and 2u+1
+// (m·bsums, fused-multiply-added with -d8·dmin), then kLanes' lane u
+// (fused-multiply-added with d8·d); hsum8 at the end.
 func dotQ2_KQ8_K(n int, w, a []byte) float32 {
 	var q [QKK]int32
 	var sc, m [16]int32
-	var sum float32
+	var acc [8]float32
 	for b := 0; b < n/QKK; b++ {
 		x := w[b*q2_KBytes : (b+1)*q2_KBytes : (b+1)*q2_KBytes]
 		y := a[b*q8_KBytes : (b+1)*q8_KBytes : (b+1)*q8_KBytes]
-		unpackQ2_K(x, &q, &sc, &m)
-		isum, msum := groupDot(&q, y, sc[:], 16), minDot(y, m[:], 16)
 		d8 := f32At(y)
-		sum += f16At(x[80:])*d8*float32(isum) - f16At(x[82:])*d8*float32(msum)
+		d, dmin := d8*f16At(x[80:]), -d8*f16At(x[82:])
+		unpackQ2_K(x, &q, &sc, &m)
+		for u := 0; u < 8; u++ {
+			p := m[2*u]*q8KBsum(y, 2*u) + m[2*u+1]*q8KBsum(y, 2*u+1)
+			acc[u] = fma32(dmin, float32(p), acc[u])
+		}
+		for u, l := range kLanes(&q, y, sc[:], 16) {
+			acc[u] = fma32(d, float32(l), acc[u])
+		}
 	}
-	return sum
+	return hsum8(&acc)
 }
 
 func init() {

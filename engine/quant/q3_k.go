@@ -107,19 +107,22 @@ func dequantizeQ3_K(src []byte, dst []float32) {
 	}
 }
 
-// dotQ3_KQ8_K accumulates block-wise in float32: d·d8·Σ sc·Σ q·q8 per
-// super-block.
+// dotQ3_KQ8_K mirrors llama.cpp's AVX2 ggml_vec_dot_q3_K_q8_K: kLanes'
+// 8 lanes fused-multiply-added with d = d8·d, then hsum8.
 func dotQ3_KQ8_K(n int, w, a []byte) float32 {
 	var q [QKK]int32
 	var sc [16]int32
-	var sum float32
+	var acc [8]float32
 	for b := 0; b < n/QKK; b++ {
 		x := w[b*q3_KBytes : (b+1)*q3_KBytes : (b+1)*q3_KBytes]
 		y := a[b*q8_KBytes : (b+1)*q8_KBytes : (b+1)*q8_KBytes]
+		d := f32At(y) * f16At(x[108:])
 		unpackQ3_K(x, &q, &sc)
-		sum += f16At(x[108:]) * f32At(y) * float32(groupDot(&q, y, sc[:], 16))
+		for u, l := range kLanes(&q, y, sc[:], 16) {
+			acc[u] = fma32(d, float32(l), acc[u])
+		}
 	}
-	return sum
+	return hsum8(&acc)
 }
 
 func init() {

@@ -40,7 +40,8 @@ func dequantizeQ4_1(src []byte, dst []float32) {
 }
 
 // dotQ4_1Q8_1 mirrors llama.cpp's AVX2 ggml_vec_dot_q4_1_q8_1: the q·q8
-// part in dot32's lanes, the minimum's part m·s summed as a scalar and
+// part in dot32's lanes, the minimum's part m·s summed as a scalar
+// (summs += m·s, which C compilers targeting AVX2 fuse into an FMA) and
 // added after the lanes.
 func dotQ4_1Q8_1(n int, w, a []byte) float32 {
 	var acc [8]float32
@@ -49,7 +50,7 @@ func dotQ4_1Q8_1(n int, w, a []byte) float32 {
 	for b := 0; b < n/QK; b++ {
 		x := w[b*q4_1Bytes : (b+1)*q4_1Bytes : (b+1)*q4_1Bytes]
 		y := a[b*q8_1Bytes : (b+1)*q8_1Bytes : (b+1)*q8_1Bytes]
-		summs += f16At(x[2:]) * f16At(y[2:])
+		summs = fma32(f16At(x[2:]), f16At(y[2:]), summs)
 		for i := 0; i < 16; i++ {
 			q[i] = int32(x[4+i] & 0xf)
 			q[i+16] = int32(x[4+i] >> 4)

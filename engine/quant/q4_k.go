@@ -95,33 +95,45 @@ func dequantizeQ4_K(src []byte, dst []float32) {
 	}
 }
 
-// dotQ4_KQ8_K accumulates block-wise in float32 like llama.cpp's generic
-// kernel: per super-block the exact integer sum Σ sc·Σq·q8 is scaled by
-// d·d8, and dmin·d8·Σ m·bsums subtracted. (The AVX2 kernel differs only in
-// float rounding; its lane order is not mirrored.)
+// unpackQ4_K writes the 256 quants of block x (0..15) and its group
+// scales and minimums.
+func unpackQ4_K(x []byte, q *[QKK]int32, sc, m *[8]int32) {
+	s, qs := x[4:16], x[16:144]
+	for j := 0; j < 8; j++ {
+		a, b := scaleMinK4(j, s)
+		sc[j], m[j] = int32(a), int32(b)
+	}
+	for j := 0; j < 4; j++ {
+		for i := 0; i < 32; i++ {
+			q[64*j+i] = int32(qs[32*j+i] & 0xf)
+			q[64*j+32+i] = int32(qs[32*j+i] >> 4)
+		}
+	}
+}
+
+// dotQ4_KQ8_K mirrors llama.cpp's AVX2 ggml_vec_dot_q4_K_q8_K: the scaled
+// quant products in kLanes' 8 lanes, fused-multiply-added with d = d8·d;
+// the minimum term in 4 lanes (pairs of groups) with -d8·dmin; at the end
+// hsum8 of the first plus the 4 lanes added as (0+2)+(1+3).
 func dotQ4_KQ8_K(n int, w, a []byte) float32 {
-	var sum float32
+	var q [QKK]int32
+	var sc, m [8]int32
+	var acc [8]float32
+	var accM [4]float32
 	for b := 0; b < n/QKK; b++ {
 		x := w[b*q4_KBytes : (b+1)*q4_KBytes : (b+1)*q4_KBytes]
 		y := a[b*q8_KBytes : (b+1)*q8_KBytes : (b+1)*q8_KBytes]
-		s, qs, q8 := x[4:16], x[16:144], y[4:260]
-		var isum, msum int32
-		for j := 0; j < 4; j++ {
-			sc1, m1 := scaleMinK4(2*j, s)
-			sc2, m2 := scaleMinK4(2*j+1, s)
-			var s1, s2 int32
-			for i := 0; i < 32; i++ {
-				q := qs[32*j+i]
-				s1 += int32(q&0xf) * int32(int8(q8[64*j+i]))
-				s2 += int32(q>>4) * int32(int8(q8[64*j+32+i]))
-			}
-			isum += int32(sc1)*s1 + int32(sc2)*s2
-			msum += int32(m1)*(q8KBsum(y, 4*j)+q8KBsum(y, 4*j+1)) + int32(m2)*(q8KBsum(y, 4*j+2)+q8KBsum(y, 4*j+3))
-		}
 		d8 := f32At(y)
-		sum += f16At(x)*d8*float32(isum) - f16At(x[2:])*d8*float32(msum)
+		d, dmin := d8*f16At(x), -d8*f16At(x[2:])
+		unpackQ4_K(x, &q, &sc, &m)
+		for k, p := range kMinSums32(y, &m) {
+			accM[k] = fma32(dmin, float32(p), accM[k])
+		}
+		for u, l := range kLanes(&q, y, sc[:], 32) {
+			acc[u] = fma32(d, float32(l), acc[u])
+		}
 	}
-	return sum
+	return hsum8(&acc) + ((accM[0] + accM[2]) + (accM[1] + accM[3]))
 }
 
 func init() {

@@ -59,7 +59,7 @@ func dotQ5_1Q8_1(n int, w, a []byte) float32 {
 	for b := 0; b < n/QK; b++ {
 		x := w[b*q5_1Bytes : (b+1)*q5_1Bytes : (b+1)*q5_1Bytes]
 		y := a[b*q8_1Bytes : (b+1)*q8_1Bytes : (b+1)*q8_1Bytes]
-		summs += f16At(x[2:]) * f16At(y[2:])
+		summs = fma32(f16At(x[2:]), f16At(y[2:]), summs)
 		unpackQ5_1(x, &q)
 		dot32(&acc, f16At(x)*f16At(y), &q, y[4:])
 	}

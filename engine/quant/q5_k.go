@@ -67,47 +67,29 @@ func dequantizeQ5_K(src []byte, dst []float32) {
 	}
 }
 
-// dotQ5_KQ8_K accumulates block-wise in float32 as dotQ4_KQ8_K does.
+// dotQ5_KQ8_K mirrors llama.cpp's AVX2 ggml_vec_dot_q5_K_q8_K: the
+// scaled quant products in kLanes' 8 lanes, fused-multiply-added with
+// d = d8·d; the minimum term summed exactly per super-block and
+// accumulated as a scalar (summs += dmin·Σ, which compilers fuse into an
+// FMA); at the end hsum8 plus that scalar.
 func dotQ5_KQ8_K(n int, w, a []byte) float32 {
 	var q [QKK]int32
 	var sc, m [8]int32
-	var sum float32
+	var acc [8]float32
+	var summs float32
 	for b := 0; b < n/QKK; b++ {
 		x := w[b*q5_KBytes : (b+1)*q5_KBytes : (b+1)*q5_KBytes]
 		y := a[b*q8_KBytes : (b+1)*q8_KBytes : (b+1)*q8_KBytes]
-		unpackQ5_K(x, &q, &sc, &m)
-		isum, msum := groupDot(&q, y, sc[:], 32), minDot(y, m[:], 32)
 		d8 := f32At(y)
-		sum += f16At(x)*d8*float32(isum) - f16At(x[2:])*d8*float32(msum)
-	}
-	return sum
-}
-
-// groupDot returns Σ_g sc[g]·Σ_{i in g} q[i]·q8[i] over groups of size
-// g of one super-block against the Q8_K block y, exactly.
-func groupDot(q *[QKK]int32, y []byte, sc []int32, size int) int32 {
-	q8 := y[4:260:260]
-	var isum int32
-	for g, s := range sc {
-		var gs int32
-		for i := g * size; i < (g+1)*size; i++ {
-			gs += q[i] * int32(int8(q8[i]))
-		}
-		isum += s * gs
-	}
-	return isum
-}
-
-// minDot returns Σ_g m[g]·Σ_{i in g} q8[i] from the Q8_K block's bsums.
-func minDot(y []byte, m []int32, size int) int32 {
-	per := size / 16
-	var s int32
-	for g, mg := range m {
-		for k := 0; k < per; k++ {
-			s += mg * q8KBsum(y, g*per+k)
+		d, dmin := d8*f16At(x), -d8*f16At(x[2:])
+		unpackQ5_K(x, &q, &sc, &m)
+		p := kMinSums32(y, &m)
+		summs = fma32(dmin, float32((p[0]+p[2])+(p[1]+p[3])), summs)
+		for u, l := range kLanes(&q, y, sc[:], 32) {
+			acc[u] = fma32(d, float32(l), acc[u])
 		}
 	}
-	return s
+	return hsum8(&acc) + summs
 }
 
 func init() {
