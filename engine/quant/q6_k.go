@@ -93,7 +93,12 @@ func dequantizeQ6_K(src []byte, dst []float32) {
 }
 
 // dotQ6_KQ8_K mirrors llama.cpp's AVX2 ggml_vec_dot_q6_K_q8_K: kLanes'
-// 8 lanes fused-multiply-added with d = d8·d, then hsum8.
+// 8 lanes fused-multiply-added with d = d8·d, then hsum8. The kernel
+// multiplies the unsigned quants (0..63) and subtracts the offset per lane
+// as 32·(sc[2u]·bsums[2u] + sc[2u+1]·bsums[2u+1]), whose elements are not
+// the lane's own, so the lane integers (and the float rounding) differ
+// from signed quants' lanes although the total is the same; a C oracle
+// built from ggml's sources showed the difference.
 func dotQ6_KQ8_K(n int, w, a []byte) float32 {
 	var q [QKK]int32
 	var sc [16]int32
@@ -103,7 +108,11 @@ func dotQ6_KQ8_K(n int, w, a []byte) float32 {
 		y := a[b*q8_KBytes : (b+1)*q8_KBytes : (b+1)*q8_KBytes]
 		d := f32At(y) * f16At(x[208:])
 		unpackQ6_K(x, &q, &sc)
+		for i := range q {
+			q[i] += 32
+		}
 		for u, l := range kLanes(&q, y, sc[:], 16) {
+			l -= 32 * (q8KBsum(y, 2*u)*sc[2*u] + q8KBsum(y, 2*u+1)*sc[2*u+1])
 			acc[u] = fma32(d, float32(l), acc[u])
 		}
 	}
