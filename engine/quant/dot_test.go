@@ -91,3 +91,36 @@ func must(n int, err error) int {
 	}
 	return n
 }
+
+// TestQ4_KDotMatchesLanes checks the Q4_K kernel's inlined lanes against
+// the generic kLanes on the unpacked block: the results must be
+// bit-identical, the sums being exact integers.
+func TestQ4_KDotMatchesLanes(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	const n = 1024
+	wb := make([]byte, must(Q4_K.RowBytes(n)))
+	ab := make([]byte, must(Q8_K.RowBytes(n)))
+	if err := Quantize(Q4_K, wb, randRow(r, n, 0.3)); err != nil {
+		t.Fatal(err)
+	}
+	quantizeQ8_K(ab, randRow(r, n, 3))
+	var q [QKK]int32
+	var sc, m [8]int32
+	var acc [8]float32
+	var accM [4]float32
+	for b := 0; b < n/QKK; b++ {
+		x, y := wb[b*q4_KBytes:], ab[b*q8_KBytes:]
+		d8 := f32At(y)
+		unpackQ4_K(x, &q, &sc, &m)
+		for k, p := range kMinSums32(y, &m) {
+			accM[k] = fma32(-d8*f16At(x[2:]), float32(p), accM[k])
+		}
+		for u, l := range kLanes(&q, y, sc[:], 32) {
+			acc[u] = fma32(d8*f16At(x), float32(l), acc[u])
+		}
+	}
+	want := hsum8(&acc) + ((accM[0] + accM[2]) + (accM[1] + accM[3]))
+	if got := dotQ4_KQ8_K(n, wb, ab); got != want {
+		t.Errorf("dotQ4_KQ8_K = %g, generic lanes %g", got, want)
+	}
+}

@@ -116,7 +116,6 @@ func unpackQ4_K(x []byte, q *[QKK]int32, sc, m *[8]int32) {
 // the minimum term in 4 lanes (pairs of groups) with -d8·dmin; at the end
 // hsum8 of the first plus the 4 lanes added as (0+2)+(1+3).
 func dotQ4_KQ8_K(n int, w, a []byte) float32 {
-	var q [QKK]int32
 	var sc, m [8]int32
 	var acc [8]float32
 	var accM [4]float32
@@ -125,11 +124,29 @@ func dotQ4_KQ8_K(n int, w, a []byte) float32 {
 		y := a[b*q8_KBytes : (b+1)*q8_KBytes : (b+1)*q8_KBytes]
 		d8 := f32At(y)
 		d, dmin := d8*f16At(x), -d8*f16At(x[2:])
-		unpackQ4_K(x, &q, &sc, &m)
+		for j := 0; j < 8; j++ {
+			a, b := scaleMinK4(j, x[4:16])
+			sc[j], m[j] = int32(a), int32(b)
+		}
 		for k, p := range kMinSums32(y, &m) {
 			accM[k] = fma32(dmin, float32(p), accM[k])
 		}
-		for u, l := range kLanes(&q, y, sc[:], 32) {
+		// kLanes inlined for the 4-bit layout: byte i of chunk pair j holds
+		// element 64j+i (low nibble) and 64j+32+i (high nibble).
+		var lanes [8]int32
+		for j := 0; j < 4; j++ {
+			qs := x[16+32*j : 48+32*j : 48+32*j]
+			lo, hi := y[4+64*j:36+64*j:36+64*j], y[36+64*j:68+64*j:68+64*j]
+			for u := 0; u < 8; u++ {
+				var sl, sh int32
+				for k := 4 * u; k < 4*u+4; k++ {
+					sl += int32(qs[k]&0xf) * int32(int8(lo[k]))
+					sh += int32(qs[k]>>4) * int32(int8(hi[k]))
+				}
+				lanes[u] += sc[2*j]*sl + sc[2*j+1]*sh
+			}
+		}
+		for u, l := range lanes {
 			acc[u] = fma32(d, float32(l), acc[u])
 		}
 	}
