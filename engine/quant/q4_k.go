@@ -96,7 +96,8 @@ func dequantizeQ4_K(src []byte, dst []float32) {
 }
 
 // unpackQ4_K writes the 256 quants of block x (0..15) and its group
-// scales and minimums.
+// scales and minimums: the plain form of the layout, which the tests
+// check dotQ4_KQ8_K's inlined lanes against.
 func unpackQ4_K(x []byte, q *[QKK]int32, sc, m *[8]int32) {
 	s, qs := x[4:16], x[16:144]
 	for j := 0; j < 8; j++ {
