@@ -226,6 +226,9 @@ func (c *Client) ChatStream(ctx context.Context, req ChatCompletionRequest, fn f
 	req.Stream = true
 	req.StreamOptions = &StreamOptions{IncludeUsage: true}
 	return c.Stream(ctx, http.MethodPost, "/v1/chat/completions", req, func(b []byte) error {
+		if err := streamError(b); err != nil { // the daemon failed mid-stream
+			return err
+		}
 		var ch ChatCompletionChunk
 		if err := json.Unmarshal(b, &ch); err != nil {
 			return fmt.Errorf("decode chunk: %w", err)

@@ -74,8 +74,8 @@ type ChatCompletionRequest struct {
 
 // CompletionRequest is the body of POST /v1/completions.
 type CompletionRequest struct {
-	Model  string `json:"model"`
-	Prompt string `json:"prompt"`
+	Model  string           `json:"model"`
+	Prompt CompletionPrompt `json:"prompt"`
 	SamplingFields
 	Logprobs int `json:"logprobs,omitempty"`
 }
@@ -157,9 +157,32 @@ type ChatCompletionChunk struct {
 
 // CompletionChoice is one choice of a text completion (also a stream chunk).
 type CompletionChoice struct {
-	Index        int     `json:"index"`
-	Text         string  `json:"text"`
-	FinishReason *string `json:"finish_reason"`
+	Index        int                 `json:"index"`
+	Text         string              `json:"text"`
+	Logprobs     *CompletionLogprobs `json:"logprobs"`
+	FinishReason *string             `json:"finish_reason"`
+}
+
+// CompletionLogprobs is the completions endpoint's (legacy) logprobs
+// object: parallel arrays, one entry per generated token. TextOffset is
+// the byte offset of each token in the generated text.
+type CompletionLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float32            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float32 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}
+
+// Add appends one token's entry.
+func (l *CompletionLogprobs) Add(t TokenLogprob, offset int) {
+	top := make(map[string]float32, len(t.TopLogprobs))
+	for _, c := range t.TopLogprobs {
+		top[c.Token] = c.Logprob
+	}
+	l.Tokens = append(l.Tokens, t.Token)
+	l.TokenLogprobs = append(l.TokenLogprobs, t.Logprob)
+	l.TopLogprobs = append(l.TopLogprobs, top)
+	l.TextOffset = append(l.TextOffset, offset)
 }
 
 // CompletionResponse is a text completion or one chunk of a stream.
@@ -233,4 +256,43 @@ type OpenAIError struct {
 		Param   *string `json:"param"`
 		Code    *string `json:"code"`
 	} `json:"error"`
+}
+
+// CompletionPrompt is OpenAI's completion "prompt": a string, an array
+// holding one string, or an array of token ids. Several prompts in one
+// request are refused (ruvllm answers n=1 only).
+type CompletionPrompt struct {
+	Text   string
+	Tokens []int32 // set when the prompt was given as token ids
+}
+
+// UnmarshalJSON accepts the three single-prompt forms.
+func (p *CompletionPrompt) UnmarshalJSON(b []byte) error {
+	*p = CompletionPrompt{}
+	if err := json.Unmarshal(b, &p.Text); err == nil {
+		return nil
+	}
+	var texts []string
+	if err := json.Unmarshal(b, &texts); err == nil {
+		switch len(texts) {
+		case 0:
+			return nil
+		case 1:
+			p.Text = texts[0]
+			return nil
+		}
+		return fmt.Errorf("prompt: %d prompts in one request are not supported, send one", len(texts))
+	}
+	if err := json.Unmarshal(b, &p.Tokens); err == nil {
+		return nil
+	}
+	return fmt.Errorf("prompt must be a string, an array of one string, or an array of token ids")
+}
+
+// MarshalJSON writes token ids as an array, else the text.
+func (p CompletionPrompt) MarshalJSON() ([]byte, error) {
+	if p.Tokens != nil {
+		return json.Marshal(p.Tokens)
+	}
+	return json.Marshal(p.Text)
 }

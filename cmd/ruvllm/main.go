@@ -29,6 +29,8 @@ func main() {
 		newModelsCmd(),
 		newCacheCmd(),
 		newAdapterCmd(),
+		newPullCmd(),
+		newRmCmd(),
 		newServiceCmd(),
 		newTokenizeCmd(),
 	)

@@ -50,18 +50,22 @@ func newRunCmd() *cobra.Command {
 		asJSON  bool
 		threads int
 		ctxLen  int
+		remote  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run -m FILE.gguf -p TEXT",
+		Use:   "run [--remote] -m MODEL -p TEXT",
 		Short: "Generate text from a GGUF model in this process",
 		Long: "run loads the model itself (no daemon), streams the generated text to stdout and prints timings\n" +
 			"to stderr. With --json it prints one object {tokens, text, timings} instead.",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			if remote {
+				return runRemote(ctx, cmd, g, path, asChat, system, asJSON)
+			}
 			if path == "" {
 				return errors.New("missing -m FILE.gguf")
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
 			loadStart := time.Now()
 			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: ctxLen})
 			if err != nil {
@@ -83,7 +87,8 @@ func newRunCmd() *cobra.Command {
 	}
 	g.register(cmd)
 	f := cmd.Flags()
-	f.StringVarP(&path, "model", "m", "", "GGUF model file")
+	f.StringVarP(&path, "model", "m", "", "GGUF model file (with --remote: a model name the daemon knows)")
+	f.BoolVar(&remote, "remote", false, "generate through the daemon (started if needed) instead of in this process")
 	f.BoolVar(&asChat, "chat", false, "wrap the prompt in the model's chat template")
 	f.StringVar(&system, "system", "", "system prompt (with --chat)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of streaming")

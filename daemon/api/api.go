@@ -42,6 +42,8 @@ type API struct {
 
 	mu       sync.Mutex
 	adapters *adapters.Pool
+
+	pulls pulls
 }
 
 // Register mounts the model endpoints on srv.
@@ -67,6 +69,8 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.Handle("POST /api/show", http.HandlerFunc(a.ollamaShow))
 	srv.Handle("GET /api/version", http.HandlerFunc(a.ollamaVersion))
 	srv.Handle("POST /api/embed", http.HandlerFunc(a.ollamaEmbed))
+	srv.Handle("POST /api/pull", http.HandlerFunc(a.ollamaPull))
+	srv.Handle("DELETE /api/delete", http.HandlerFunc(a.ollamaDelete))
 	return a
 }
 
@@ -168,6 +172,12 @@ func statusOf(err error) int {
 		return re.status
 	case errors.Is(err, models.ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, models.ErrLoadFailed):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, models.ErrInUse):
+		return http.StatusConflict
+	case errors.Is(err, models.ErrOutsideDir):
+		return http.StatusBadRequest
 	case errors.Is(err, llm.ErrContextExceeded):
 		return http.StatusBadRequest
 	case errors.Is(err, context.Canceled):
@@ -206,7 +216,7 @@ func (a *API) SetAdapters(pool *adapters.Pool) {
 
 // resolveAdapters turns a request's adapter references into loaded
 // adapters of model m.
-func (a *API) resolveAdapters(ctx context.Context, m *llm.Model, refs []ipc.AdapterRef) ([]lora.Applied, error) {
+func (a *API) resolveAdapters(ctx context.Context, mdl models.Model, refs []ipc.AdapterRef) ([]lora.Applied, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -214,7 +224,11 @@ func (a *API) resolveAdapters(ctx context.Context, m *llm.Model, refs []ipc.Adap
 	pool := a.adapters
 	a.mu.Unlock()
 	if pool == nil {
-		return nil, &requestError{http.StatusBadRequest, "adapter support is not enabled in this daemon"}
+		return nil, &requestError{http.StatusBadRequest, "adapter support not available in this daemon"}
+	}
+	m, ok := mdl.(adapters.Model)
+	if !ok {
+		return nil, &requestError{http.StatusBadRequest, "adapter support not available for this model"}
 	}
 	applied, err := pool.Resolve(ctx, m, refs)
 	if err != nil {
@@ -288,4 +302,30 @@ func finishReason(r llm.FinishReason) string {
 		return "stop"
 	}
 	return string(r)
+}
+
+// embed runs an embedding request on an acquired model and records it in
+// the request log and metrics like a generation.
+func (a *API) embed(r *http.Request, h *models.Handle, endpoint string, inputs []string) ([][]float32, int, error) {
+	start := time.Now()
+	vecs, n, err := h.Model.Embed(r.Context(), inputs)
+	status := "ok"
+	switch {
+	case err != nil && r.Context().Err() != nil:
+		status = "cancelled"
+	case err != nil:
+		status = "error"
+	}
+	a.reqs.WithLabelValues(endpoint, status).Inc()
+	a.tokens.WithLabelValues("prompt").Add(float64(n))
+	rec := ipc.RequestRecord{ID: newID("req-"), Time: start.UTC(), Client: clientName(r), Model: h.Name, Endpoint: endpoint,
+		PromptTokens: n, Status: status}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	if lerr := a.srv.Store().LogRequest(context.Background(), rec); lerr != nil {
+		a.log.Error("request log", "err", lerr)
+	}
+	a.srv.Events().Publish("request.finished", rec)
+	return vecs, n, err
 }

@@ -8,15 +8,35 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/engine/prefix"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/ipc"
 )
+
+// cacheModel is a model with a prefix cache to report on (*llm.Model).
+type cacheModel interface {
+	CacheStats() prefix.Stats
+	CacheTop(n int) []prefix.Prefix
+	ClearCache()
+	Tokenizer() *tokenizer.Tokenizer
+}
+
+// cacheModels returns the loaded models that have a prefix cache.
+func cacheModels(mgr *models.Manager) map[string]cacheModel {
+	out := map[string]cacheModel{}
+	for name, m := range mgr.Models() {
+		if cm, ok := m.(cacheModel); ok {
+			out[name] = cm
+		}
+	}
+	return out
+}
 
 // cache answers GET /v1/cache: each loaded model's prefix-cache figures
 // and its most reused prefixes.
 func (a *API) cache(w http.ResponseWriter, r *http.Request) {
 	out := ipc.CacheStats{Models: []ipc.ModelCache{}}
-	for name, m := range a.models.Models() {
+	for name, m := range cacheModels(a.models) {
 		st := m.CacheStats()
 		mc := ipc.ModelCache{Model: name, Lookups: st.Lookups, Hits: st.Hits, HitTokens: st.HitTokens, MissTokens: st.MissTokens,
 			Evictions: st.Evictions, Blocks: st.Blocks, BlockTokens: st.BlockTokens, Top: []ipc.CachePrefix{}}
@@ -34,7 +54,7 @@ func (a *API) cache(w http.ResponseWriter, r *http.Request) {
 
 // clearCache answers DELETE /v1/cache: drop every unused cached prefix.
 func (a *API) clearCache(w http.ResponseWriter, r *http.Request) {
-	for _, m := range a.models.Models() {
+	for _, m := range cacheModels(a.models) {
 		m.ClearCache()
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -59,7 +79,7 @@ func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
-	for name, m := range c.m.Models() {
+	for name, m := range cacheModels(c.m) {
 		st := m.CacheStats()
 		ch <- prometheus.MustNewConstMetric(descHitTokens, prometheus.CounterValue, float64(st.HitTokens), name)
 		ch <- prometheus.MustNewConstMetric(descMissTokens, prometheus.CounterValue, float64(st.MissTokens), name)

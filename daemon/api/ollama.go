@@ -10,6 +10,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -313,13 +314,20 @@ func (a *API) ollamaShow(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.Release()
 	info := h.Model.Info()
-	cfg := h.Model.Config()
-	daemon.WriteJSON(w, http.StatusOK, ipc.OllamaShowResponse{Template: info.ChatTemplate, Details: details(info), ModelInfo: map[string]any{
+	mi := map[string]any{
 		"general.architecture": info.Architecture, "general.parameter_count": info.Parameters,
-		"context_length": info.ContextLength, "embedding_length": cfg.Dim, "block_count": cfg.Layers,
-		"attention.head_count": cfg.Heads, "attention.head_count_kv": cfg.KVHeads, "vocab_size": info.VocabSize,
-	}})
+		"context_length": info.ContextLength, "embedding_length": info.EmbeddingSize, "vocab_size": info.VocabSize,
+	}
+	if cm, ok := h.Model.(configModel); ok {
+		cfg := cm.Config()
+		mi["embedding_length"], mi["block_count"] = cfg.Dim, cfg.Layers
+		mi["attention.head_count"], mi["attention.head_count_kv"] = cfg.Heads, cfg.KVHeads
+	}
+	daemon.WriteJSON(w, http.StatusOK, ipc.OllamaShowResponse{Template: info.ChatTemplate, Details: details(info), ModelInfo: mi})
 }
+
+// configModel is a model that reports its architecture shape (*llm.Model).
+type configModel interface{ Config() model.Config }
 
 func (a *API) ollamaVersion(w http.ResponseWriter, r *http.Request) {
 	daemon.WriteJSON(w, http.StatusOK, map[string]string{"version": a.version})
@@ -337,7 +345,7 @@ func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.Release()
-	vecs, n, err := h.Model.Embed(r.Context(), body.Input)
+	vecs, n, err := a.embed(r, h, "api.embed", body.Input)
 	if err != nil {
 		ollamaError(w, err)
 		return

@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -65,9 +67,18 @@ func usage(res llm.Result) ipc.Usage {
 	}
 }
 
-func tokenLogprob(m *llm.Model, t llm.Token) ipc.TokenLogprob {
-	piece := func(id int32) string { return m.Tokenizer().Decode([]int32{id}, tokenizerDecode) }
-	tl := ipc.TokenLogprob{Token: piece(t.ID), Logprob: t.Logprob, TopLogprobs: []ipc.TopLogprob{}}
+// tokenizerModel is a model whose tokenizer can spell a token id (*llm.Model).
+type tokenizerModel interface{ Tokenizer() *tokenizer.Tokenizer }
+
+// tokenLogprob converts a token's log-probabilities. The token's own text
+// is its tokenizer piece when the model exposes a tokenizer, else the
+// streamed text.
+func tokenLogprob(m models.Model, t llm.Token) ipc.TokenLogprob {
+	text := t.Text
+	if tm, ok := m.(tokenizerModel); ok {
+		text = tm.Tokenizer().Decode([]int32{t.ID}, tokenizerDecode)
+	}
+	tl := ipc.TokenLogprob{Token: text, Logprob: t.Logprob, TopLogprobs: []ipc.TopLogprob{}}
 	tl.Bytes = []byte(tl.Token)
 	for _, c := range t.Top {
 		tl.TopLogprobs = append(tl.TopLogprobs, ipc.TopLogprob{Token: c.Text, Logprob: c.Logprob, Bytes: []byte(c.Text)})
@@ -107,7 +118,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
-	var model *llm.Model
+	var model models.Model
 	var name string
 	var handleModel = func(n string) { name = n }
 	chunk := func(d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
@@ -154,7 +165,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 func (a *API) chatOnce(w http.ResponseWriter, r *http.Request, body ipc.ChatCompletionRequest, req llm.Request, id string, created int64) {
 	var text []byte
 	var lps []ipc.TokenLogprob
-	var model *llm.Model
+	var model models.Model
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "chat.completions", model: body.Model, req: req, adapters: body.Adapters,
 		onStart: func(n string) { model = a.models.Models()[n] },
 		onToken: func(t llm.Token) error {
@@ -187,42 +198,77 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	req.Prompt = body.Prompt
+	req.Prompt, req.Tokens = body.Prompt.Text, body.Prompt.Tokens
+	if req.Prompt == "" && len(req.Tokens) == 0 {
+		openAIError(w, &requestError{http.StatusBadRequest, "prompt must not be empty"})
+		return
+	}
+	if body.Logprobs < 0 || body.Logprobs > 5 {
+		openAIError(w, &requestError{http.StatusBadRequest, "logprobs must be in [0,5]"})
+		return
+	}
+	if body.Logprobs > 0 {
+		req.Logprobs, req.TopLogprobs = true, body.Logprobs
+	}
 	id, created := newID("cmpl-"), time.Now().Unix()
 	var name string
-	resp := func(text string, finish *string, u *ipc.Usage) ipc.CompletionResponse {
+	var model models.Model
+	onStart := func(n string) { name, model = n, a.models.Models()[n] }
+	// logprobsOf converts one token's log-probabilities (nil when not asked).
+	logprobsOf := func(t llm.Token, offset int, into *ipc.CompletionLogprobs) *ipc.CompletionLogprobs {
+		if !req.Logprobs || t.ID < 0 || model == nil {
+			return nil
+		}
+		if into == nil {
+			into = &ipc.CompletionLogprobs{}
+		}
+		into.Add(tokenLogprob(model, t), offset)
+		return into
+	}
+	resp := func(text string, lp *ipc.CompletionLogprobs, finish *string, u *ipc.Usage) ipc.CompletionResponse {
 		return ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name,
-			Choices: []ipc.CompletionChoice{{Text: text, FinishReason: finish}}, Usage: u}
+			Choices: []ipc.CompletionChoice{{Text: text, Logprobs: lp, FinishReason: finish}}, Usage: u}
 	}
 	if !body.Stream {
 		var text []byte
-		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters,
-			onStart: func(n string) { name = n },
-			onToken: func(t llm.Token) error { text = append(text, t.Text...); return nil }})
+		var lp *ipc.CompletionLogprobs
+		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters, onStart: onStart,
+			onToken: func(t llm.Token) error {
+				lp = logprobsOf(t, len(text), lp)
+				text = append(text, t.Text...)
+				return nil
+			}})
 		if err != nil {
 			openAIError(w, err)
 			return
 		}
 		u := usage(out.res)
-		daemon.WriteJSON(w, http.StatusOK, resp(string(text), strPtr(finishReason(out.res.FinishReason)), &u))
+		daemon.WriteJSON(w, http.StatusOK, resp(string(text), lp, strPtr(finishReason(out.res.FinishReason)), &u))
 		return
 	}
 	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
+	offset := 0
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters,
-		onStart: func(n string) { name = n; sse.start() },
+		onStart: func(n string) { onStart(n); sse.start() },
 		onToken: func(t llm.Token) error {
-			if t.Text == "" {
+			lp := logprobsOf(t, offset, nil)
+			offset += len(t.Text)
+			if t.Text == "" && lp == nil {
 				return nil
 			}
-			return sse.send(resp(t.Text, nil, nil))
+			return sse.send(resp(t.Text, lp, nil, nil))
 		}})
 	if err != nil {
 		if !sse.started {
 			openAIError(w, err)
+		} else if r.Context().Err() == nil { // the client is still there: tell it
+			var e ipc.OpenAIError
+			e.Error.Message, e.Error.Type = err.Error(), "server_error"
+			sse.send(e)
 		}
 		return
 	}
-	sse.send(resp("", strPtr(finishReason(out.res.FinishReason)), nil))
+	sse.send(resp("", nil, strPtr(finishReason(out.res.FinishReason)), nil))
 	if body.StreamOptions != nil && body.StreamOptions.IncludeUsage {
 		u := usage(out.res)
 		sse.send(ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name, Choices: []ipc.CompletionChoice{}, Usage: &u})
@@ -259,7 +305,7 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.Release()
-	vecs, n, err := h.Model.Embed(r.Context(), body.Input)
+	vecs, n, err := a.embed(r, h, "embeddings", body.Input)
 	if err != nil {
 		openAIError(w, err)
 		return

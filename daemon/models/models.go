@@ -25,8 +25,37 @@ import (
 // ErrNotFound is returned for a model name that matches no file.
 var ErrNotFound = errors.New("model not found")
 
+// ErrLoadFailed wraps a failed model load; every caller waiting on that
+// load gets it (the API answers 503).
+var ErrLoadFailed = errors.New("model load failed")
+
 // Publisher receives manager events.
 type Publisher interface{ Publish(typ string, data any) }
+
+// Model is a loaded model as the manager and the API handlers use it;
+// *llm.Model implements it. Handlers reach optional abilities (prefix-cache
+// statistics, tokenizer, architecture config) through type assertions, so
+// a test double needs only these four methods.
+type Model interface {
+	Info() llm.Info
+	// Generate streams tokens to onToken; an error from onToken or a
+	// cancelled ctx stops generation within one token.
+	Generate(ctx context.Context, req llm.Request, onToken func(llm.Token) error) (llm.Result, error)
+	// Embed returns one normalised mean-pooled vector per input and the
+	// number of tokens read.
+	Embed(ctx context.Context, inputs []string) ([][]float32, int, error)
+	Close() error
+}
+
+// Loader opens the model file at path.
+type Loader func(ctx context.Context, path string) (Model, error)
+
+// CacheSnapshotter is implemented by models whose prefix cache can be saved
+// on unload and restored on load.
+type CacheSnapshotter interface {
+	SaveCache(path string, maxBlocks int) (int, error)
+	LoadCache(path string) (int, error)
+}
 
 // Options configures a Manager.
 type Options struct {
@@ -41,6 +70,18 @@ type Options struct {
 	Logger  *slog.Logger
 	// SnapshotBlocks bounds each saved prefix cache (default 4096 blocks).
 	SnapshotBlocks int
+	// Registry, when set, records pulled models and forgets removed ones.
+	Registry Registry
+	// Loader opens model files (default: llm.Load with Threads).
+	Loader Loader
+	// MemoryMargin is the free memory (bytes) a load must leave; before a
+	// load that would go below it, idle models are unloaded first
+	// (default 512 MiB; negative disables the check).
+	MemoryMargin int64
+	// MemAvailable reports free memory in bytes (default: /proc/meminfo's
+	// MemAvailable on Linux; where unknown, ok is false and the check is
+	// skipped).
+	MemAvailable func() (n int64, ok bool)
 }
 
 // Manager owns the loaded models.
@@ -55,7 +96,7 @@ type Manager struct {
 
 type entry struct {
 	name, path string
-	model      *llm.Model
+	model      Model
 	refs       int
 	lastUsed   time.Time
 	keepAlive  time.Duration
@@ -82,6 +123,18 @@ func New(o Options) *Manager {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Loader == nil {
+		threads, logger := o.Threads, o.Logger
+		o.Loader = func(ctx context.Context, path string) (Model, error) {
+			return llm.Load(ctx, path, llm.Options{Threads: threads, Logger: logger, Sequences: 4})
+		}
+	}
+	if o.MemoryMargin == 0 {
+		o.MemoryMargin = 512 << 20
+	}
+	if o.MemAvailable == nil {
+		o.MemAvailable = memAvailable
 	}
 	return &Manager{o: o, loaded: map[string]*entry{}, loading: map[string]*loadCall{}}
 }
@@ -163,7 +216,7 @@ func (m *Manager) Resolve(name string) (string, error) {
 
 // Handle is a model in use; Release it when the request ends.
 type Handle struct {
-	Model    *llm.Model
+	Model    Model
 	Name     string
 	LoadTime time.Duration // time spent loading for this request (0 when warm)
 	m        *Manager
@@ -236,14 +289,14 @@ func (m *Manager) Acquire(ctx context.Context, name string, keepAlive *time.Dura
 // load other callers wait for.
 func (m *Manager) load(key, path string, call *loadCall) {
 	defer close(call.done)
-	m.makeRoom()
+	m.makeRoom(path)
 	start := time.Now()
-	model, err := llm.Load(context.Background(), path, llm.Options{Threads: m.o.Threads, Logger: m.o.Logger, Sequences: 4})
+	model, err := m.o.Loader(context.Background(), path)
 	m.mu.Lock()
 	delete(m.loading, key)
 	if err != nil {
 		m.mu.Unlock()
-		call.err = fmt.Errorf("load model %s: %w", key, err)
+		call.err = fmt.Errorf("%w: %s: %w", ErrLoadFailed, key, err)
 		m.o.Logger.Error("model load failed", "model", key, "err", err)
 		return
 	}
@@ -269,10 +322,11 @@ func (m *Manager) snapshotPath(e *entry) string {
 // logged and deleted, never trusted.
 func (m *Manager) restoreCache(e *entry) int {
 	p := m.snapshotPath(e)
-	if p == "" {
+	snap, ok := e.model.(CacheSnapshotter)
+	if p == "" || !ok {
 		return 0
 	}
-	n, err := e.model.LoadCache(p)
+	n, err := snap.LoadCache(p)
 	switch {
 	case err == nil:
 		return n
@@ -286,11 +340,13 @@ func (m *Manager) restoreCache(e *entry) int {
 	return 0
 }
 
-// makeRoom unloads idle models while the limit would be exceeded.
-func (m *Manager) makeRoom() {
+// makeRoom unloads idle models, least recently used first, while the
+// limit would be exceeded or loading path would leave less free memory
+// than the margin. A model in use is never unloaded.
+func (m *Manager) makeRoom(path string) {
 	for {
 		m.mu.Lock()
-		if len(m.loaded) < m.o.MaxLoaded {
+		if len(m.loaded) < m.o.MaxLoaded && !m.lowMemory(path) {
 			m.mu.Unlock()
 			return
 		}
@@ -335,8 +391,8 @@ func (m *Manager) unload(e *entry) {
 		e.timer.Stop()
 	}
 	m.mu.Unlock()
-	if p := m.snapshotPath(e); p != "" {
-		if n, err := e.model.SaveCache(p, m.o.SnapshotBlocks); err != nil {
+	if snap, ok := e.model.(CacheSnapshotter); ok && m.snapshotPath(e) != "" {
+		if n, err := snap.SaveCache(m.snapshotPath(e), m.o.SnapshotBlocks); err != nil {
 			m.o.Logger.Warn("saving prefix cache", "model", e.name, "err", err)
 		} else {
 			m.o.Logger.Info("prefix cache saved", "model", e.name, "blocks", n)
@@ -377,11 +433,11 @@ func (m *Manager) Loaded() []ipc.LoadedModel {
 	return out
 }
 
-// Models returns the loaded llm models by name (for cache statistics).
-func (m *Manager) Models() map[string]*llm.Model {
+// Models returns the loaded models by name (for cache statistics).
+func (m *Manager) Models() map[string]Model {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[string]*llm.Model{}
+	out := map[string]Model{}
 	for k, e := range m.loaded {
 		out[k] = e.model
 	}
@@ -418,3 +474,70 @@ func (m *Manager) Close(ctx context.Context) error {
 		}
 	}
 }
+
+// ErrInUse is returned by Remove for a model a request is using.
+var ErrInUse = errors.New("model in use")
+
+// ErrOutsideDir is returned by Remove for a model given by a path outside
+// the models directory: ruvllm deletes only files it manages.
+var ErrOutsideDir = errors.New("not in the models directory")
+
+// Registry records where pulled models came from; the daemon's bbolt store
+// implements it. Entries live in bucket "models" keyed by model name.
+type Registry interface {
+	Put(bucket, key string, v any) error
+	Delete(bucket, key string) error
+}
+
+// RegistryBucket is the store bucket of model registry entries.
+const RegistryBucket = "models"
+
+// Remove deletes the named model's file from the models directory and its
+// registry entry. An idle loaded model is unloaded first; a model in use is
+// refused with ErrInUse. Files outside the models directory (explicit
+// paths) are never deleted.
+func (m *Manager) Remove(name string) error {
+	path, err := m.Resolve(name)
+	if err != nil {
+		return err
+	}
+	key := llm.NameFromPath(path)
+	if m.o.Dir == "" || filepath.Dir(path) != filepath.Clean(m.o.Dir) {
+		return fmt.Errorf("remove %s: %s: %w", key, path, ErrOutsideDir)
+	}
+	m.mu.Lock()
+	e := m.loaded[key]
+	if e != nil && e.refs > 0 {
+		m.mu.Unlock()
+		return fmt.Errorf("remove %s: %w by %d request(s)", key, ErrInUse, e.refs)
+	}
+	m.mu.Unlock()
+	if e != nil {
+		m.unload(e)
+		m.mu.Lock()
+		still := m.loaded[key] == e
+		m.mu.Unlock()
+		if still { // acquired again in between
+			return fmt.Errorf("remove %s: %w", key, ErrInUse)
+		}
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("remove %s: %w", key, err)
+	}
+	if m.o.Registry != nil {
+		if err := m.o.Registry.Delete(RegistryBucket, key); err != nil {
+			return fmt.Errorf("remove %s: registry: %w", key, err)
+		}
+	}
+	m.o.Logger.Info("model removed", "model", key, "path", path)
+	if m.o.Events != nil {
+		m.o.Events.Publish("model.removed", map[string]any{"model": key})
+	}
+	return nil
+}
+
+// The engine's model is the production Model, with prefix-cache snapshots.
+var (
+	_ Model            = (*llm.Model)(nil)
+	_ CacheSnapshotter = (*llm.Model)(nil)
+)

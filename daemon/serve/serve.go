@@ -40,7 +40,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
-		Threads: o.Threads, Default: o.Model, Events: srv.Events(), Logger: o.Logger})
+		Threads: o.Threads, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store()})
 	a := api.Register(srv, mgr)
 	srv.OnShutdown(mgr.Close)
 	// The registry lives in a hidden folder inside the drop folder: the

@@ -133,7 +133,9 @@ func (d *DB) LogRequest(ctx context.Context, r ipc.RequestRecord) error {
 	if err != nil {
 		return err
 	}
-	return d.db.Update(func(tx *bolt.Tx) error {
+	// Batch coalesces concurrent writers into one commit (one fsync); it
+	// returns only after the record is durable.
+	return d.db.Batch(func(tx *bolt.Tx) error {
 		bk := tx.Bucket([]byte(Requests))
 		seq, err := bk.NextSequence()
 		if err != nil {

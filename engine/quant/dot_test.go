@@ -18,7 +18,7 @@ func randRow(r *rand.Rand, n int, scale float64) []float32 {
 // against dequantize-then-dot in float64 on random data.
 func TestVecDotMatchesDequantized(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, typ := range []Type{F32, F16, BF16, Q8_0, Q4_0} {
+	for _, typ := range dotTypes {
 		for _, n := range []int{32, 256, 1024} {
 			if typ.BlockSize() > n {
 				continue
@@ -45,9 +45,41 @@ func TestVecDotMatchesDequantized(t *testing.T) {
 				want += float64(wd[i]) * float64(ad[i])
 				mag += math.Abs(float64(wd[i]) * float64(ad[i]))
 			}
+			// Q8_1's s = d·Σq is rounded to f16 from the unrounded d, so
+			// the weights' minimum term may differ from the dequantized
+			// one by up to about 2 half-precision ulps of m·s.
+			var tol float64
+			if vt == Q8_1 {
+				wbb := typ.BlockBytes()
+				for b := 0; b < n/QK; b++ {
+					tol += math.Abs(float64(f16At(wb[b*wbb+2:]) * f16At(ab[b*q8_1Bytes+2:])))
+				}
+				tol *= 0x1p-10
+			}
 			got := float64(VecDot(typ, n, wb, ab))
-			if math.Abs(got-want) > 1e-5*mag {
+			if math.Abs(got-want) > 1e-5*mag+tol {
 				t.Errorf("%s n=%d: VecDot %g, dequantized dot %g", typ, n, got, want)
+			}
+		}
+	}
+}
+
+// dotTypes are the weight types with a dot product.
+var dotTypes = []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K}
+
+// TestDotTable checks that every quantized type has a dot product unless
+// it is an activation-only format.
+func TestDotTable(t *testing.T) {
+	for _, typ := range quantTypes {
+		_, err := DotFor(typ)
+		switch typ {
+		case Q8_1, Q8_K:
+			if err == nil {
+				t.Errorf("%s: activation-only format has a dot product", typ)
+			}
+		default:
+			if err != nil {
+				t.Errorf("%s: %v", typ, err)
 			}
 		}
 	}
@@ -58,4 +90,37 @@ func must(n int, err error) int {
 		panic(err)
 	}
 	return n
+}
+
+// TestQ4_KDotMatchesLanes checks the Q4_K kernel's inlined lanes against
+// the generic kLanes on the unpacked block: the results must be
+// bit-identical, the sums being exact integers.
+func TestQ4_KDotMatchesLanes(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	const n = 1024
+	wb := make([]byte, must(Q4_K.RowBytes(n)))
+	ab := make([]byte, must(Q8_K.RowBytes(n)))
+	if err := Quantize(Q4_K, wb, randRow(r, n, 0.3)); err != nil {
+		t.Fatal(err)
+	}
+	quantizeQ8_K(ab, randRow(r, n, 3))
+	var q [QKK]int32
+	var sc, m [8]int32
+	var acc [8]float32
+	var accM [4]float32
+	for b := 0; b < n/QKK; b++ {
+		x, y := wb[b*q4_KBytes:], ab[b*q8_KBytes:]
+		d8 := f32At(y)
+		unpackQ4_K(x, &q, &sc, &m)
+		for k, p := range kMinSums32(y, &m) {
+			accM[k] = fma32(-d8*f16At(x[2:]), float32(p), accM[k])
+		}
+		for u, l := range kLanes(&q, y, sc[:], 32) {
+			acc[u] = fma32(d8*f16At(x), float32(l), acc[u])
+		}
+	}
+	want := hsum8(&acc) + ((accM[0] + accM[2]) + (accM[1] + accM[3]))
+	if got := dotQ4_KQ8_K(n, wb, ab); got != want {
+		t.Errorf("dotQ4_KQ8_K = %g, generic lanes %g", got, want)
+	}
 }

@@ -37,6 +37,7 @@ func (s *tokenKV) BlockBytes() int                { return 0 }
 // read through the block table after writing the batch's tokens.
 type hashRunner struct {
 	kv    *tokenKV
+	gate  chan struct{} // when set, steps wait until it is closed
 	mu    sync.Mutex
 	steps int
 	maxSp int
@@ -46,6 +47,9 @@ func (r *hashRunner) Vocab() int          { return vocab }
 func (r *hashRunner) KV() compute.KVStore { return r.kv }
 
 func (r *hashRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
+	if r.gate != nil {
+		<-r.gate
+	}
 	r.mu.Lock()
 	r.steps++
 	r.maxSp = max(r.maxSp, len(b.Spans))
@@ -122,6 +126,21 @@ func newTestScheduler(blocks, bs int, o Options) (*Scheduler, *kv.Pool, *hashRun
 func TestRandomWorkloadMatchesIsolatedRuns(t *testing.T) {
 	s, pool, runner := newTestScheduler(48, 4, Options{MaxBatchTokens: 24, MaxRunning: 6, MaxSeqLen: 120})
 	defer s.Close()
+	// Hold the first forward pass until requests have queued up, so they
+	// overlap however fast this machine runs them.
+	runner.gate = make(chan struct{})
+	go func() {
+		for {
+			s.mu.Lock()
+			n := len(s.queue)
+			s.mu.Unlock()
+			if n >= 20 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		close(runner.gate)
+	}()
 	r := rand.New(rand.NewPCG(3, 4))
 	shared := [][]int32{make([]int32, 30), make([]int32, 13)}
 	for _, p := range shared {

@@ -19,8 +19,13 @@ func encode(t quant.Type, src []float32, dst []byte) error {
 	return nil
 }
 
-// supported reports whether quant can encode t.
+// supported reports whether quant can encode t and multiply it: the
+// activation-only formats (Q8_1, Q8_K) have a quantizer but no engine can
+// run a model whose weights use them.
 func supported(t quant.Type) bool {
-	_, err := quant.QuantizeRowFor(t)
+	if _, err := quant.QuantizeRowFor(t); err != nil {
+		return false
+	}
+	_, err := quant.DotFor(t)
 	return err == nil
 }

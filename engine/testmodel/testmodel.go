@@ -91,11 +91,14 @@ func (o Options) normalize() (Options, error) {
 		return o, fmt.Errorf("testmodel: head size %d must be even for RoPE", o.Dim/o.Heads)
 	}
 	if !supported(o.Type) {
-		return o, encode(o.Type, nil, nil)
+		return o, fmt.Errorf("%w %s: engine/quant has no quantizer or no dot product for it", ErrType, o.Type)
 	}
-	// Every matrix's row length (Dim or FF) must be whole blocks.
-	if bs := o.Type.BlockSize(); o.Dim%bs != 0 || o.FF%bs != 0 {
-		return o, fmt.Errorf("testmodel: %s needs dim (%d) and ff (%d) to be multiples of %d", o.Type, o.Dim, o.FF, bs)
+	// Every matrix's row length (Dim or FF) must be whole blocks of the
+	// type it gets.
+	for _, n := range []int{o.Dim, o.FF} {
+		if t := matrixType(o.Type, n); n%t.BlockSize() != 0 {
+			return o, fmt.Errorf("testmodel: %s needs dim (%d) and ff (%d) to be multiples of %d", t, o.Dim, o.FF, t.BlockSize())
+		}
 	}
 	return o, nil
 }
@@ -117,7 +120,7 @@ func plan(o Options, vocab int) []tensor {
 	// activations stay O(1) however many layers there are.
 	resid := 1 / math.Sqrt(float64(2*o.Layers))
 	mat := func(name string, in, out int, scale float64) tensor {
-		return tensor{name: name, shape: []uint64{uint64(in), uint64(out)}, typ: o.Type, std: scale / math.Sqrt(float64(in))}
+		return tensor{name: name, shape: []uint64{uint64(in), uint64(out)}, typ: matrixType(o.Type, in), std: scale / math.Sqrt(float64(in))}
 	}
 	norm := func(name string) tensor {
 		return tensor{name: name, shape: []uint64{uint64(o.Dim)}, typ: quant.F32, mean: 1, std: 0.05}
@@ -162,6 +165,28 @@ func plan(o Options, vocab int) []tensor {
 		ts = append(ts, mat("output.weight", o.Dim, vocab, 1))
 	}
 	return ts
+}
+
+// matrixType is the type of a weight matrix with rows of n elements:
+// t, or when t is a K-quant whose 256-element super-block does not divide
+// n, the fallback llama.cpp's quantizer picks (Q4_K→Q5_0, Q5_K→Q5_1,
+// Q6_K→Q8_0; Q2_K and Q3_K get Q4_0, where llama.cpp uses IQ4_NL, which
+// engine/quant does not implement).
+func matrixType(t quant.Type, n int) quant.Type {
+	if t.BlockSize() != quant.QKK || n%quant.QKK == 0 {
+		return t
+	}
+	switch t {
+	case quant.Q4_K:
+		return quant.Q5_0
+	case quant.Q5_K:
+		return quant.Q5_1
+	case quant.Q6_K:
+		return quant.Q8_0
+	case quant.Q2_K, quant.Q3_K:
+		return quant.Q4_0
+	}
+	return t
 }
 
 // fileType maps a weight type to llama.cpp's general.file_type (LLAMA_FTYPE).

@@ -257,6 +257,12 @@ func TestErrors(t *testing.T) {
 	if _, err := New(context.Background(), Options{Type: quant.IQ2_XXS}); !errors.Is(err, ErrType) {
 		t.Errorf("IQ2_XXS (no quantizer): %v", err)
 	}
+	if _, err := New(context.Background(), Options{Type: quant.Q8_K}); !errors.Is(err, ErrType) {
+		t.Errorf("Q8_K (activation-only): %v", err)
+	}
+	if _, err := New(context.Background(), Options{Type: quant.Q4_K, Dim: 80, Heads: 4}); err == nil {
+		t.Error("accepted Q4_K with dim 80 (not whole blocks of its fallback Q5_0)")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := New(ctx, Options{})
 	if err != nil {
@@ -277,5 +283,52 @@ func TestErrors(t *testing.T) {
 		t.Fatal(err)
 	} else {
 		f.Close()
+	}
+}
+
+// TestQuantizedTypes generates a model for every weight type engine/quant
+// implements and checks each matrix's type (K-quants fall back as in
+// llama.cpp where 256 does not divide the rows) and that it decodes close
+// to the F32 model of the same seed.
+func TestQuantizedTypes(t *testing.T) {
+	base := Options{Layers: 1, Dim: 256, FF: 384, Seed: 9}
+	_, ref := build(t, base)
+	for _, typ := range []quant.Type{quant.F16, quant.BF16, quant.Q8_0, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1,
+		quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
+		o := base
+		o.Type = typ
+		_, f := build(t, o)
+		for _, c := range []struct {
+			name string
+			typ  quant.Type
+		}{
+			{"blk.0.attn_q.weight", typ},                    // rows of 256
+			{"blk.0.ffn_down.weight", matrixType(typ, 384)}, // rows of 384
+		} {
+			ti, _ := f.Tensor(c.name)
+			if ti.Type != c.typ {
+				t.Errorf("%s: %s is %s, want %s", typ, c.name, ti.Type, c.typ)
+				continue
+			}
+			d, err := f.TensorData(c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float32, ti.Elements())
+			if err := quant.Dequantize(ti.Type, d, got); err != nil {
+				t.Fatalf("%s %s: %v", typ, c.name, err)
+			}
+			want := floats(t, ref, c.name)
+			var se, ss float64
+			for i := range want {
+				e := float64(got[i] - want[i])
+				se += e * e
+				ss += float64(want[i]) * float64(want[i])
+			}
+			// Q2_K is the coarsest format, at about 0.3 relative rmse.
+			if rel := math.Sqrt(se / ss); rel > 0.4 {
+				t.Errorf("%s %s: relative rmse %.3f against the F32 model", typ, c.name, rel)
+			}
+		}
 	}
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// runRemote is `run --remote`: the same generation, done by the daemon
+// (its warm model and shared prefix cache) through the ipc client.
+func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string, asChat bool, system string, asJSON bool) error {
+	c, err := connect(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	p := g.params
+	sf := ipc.SamplingFields{Temperature: &p.Temperature, TopP: &p.TopP, TopK: &p.TopK, MinP: &p.MinP,
+		PresencePenalty: p.PresencePenalty, FrequencyPenalty: p.FrequencyPenalty, RepeatPenalty: p.RepeatPenalty,
+		Stop: g.stops, MaxTokens: g.maxTokens}
+	if p.Seed != 0 {
+		sf.Seed = &p.Seed
+	}
+	out := cmd.OutOrStdout()
+	start := time.Now()
+	var ttft time.Duration
+	var text strings.Builder
+	var usage *ipc.Usage
+	var finish string
+	emit := func(s string) {
+		if s == "" {
+			return
+		}
+		if ttft == 0 {
+			ttft = time.Since(start)
+		}
+		text.WriteString(s)
+		if !asJSON {
+			fmt.Fprint(out, s)
+		}
+	}
+	if asChat {
+		req := ipc.ChatCompletionRequest{Model: model, SamplingFields: sf}
+		if system != "" {
+			req.Messages = append(req.Messages, ipc.Message{Role: "system", Content: system})
+		}
+		req.Messages = append(req.Messages, ipc.Message{Role: "user", Content: g.prompt})
+		err = c.ChatStream(ctx, req, func(ch ipc.ChatCompletionChunk) error {
+			if ch.Usage != nil {
+				usage = ch.Usage
+			}
+			for _, choice := range ch.Choices {
+				emit(choice.Delta.Content)
+				if choice.FinishReason != nil {
+					finish = *choice.FinishReason
+				}
+			}
+			return nil
+		})
+	} else {
+		req := ipc.CompletionRequest{Model: model, Prompt: ipc.CompletionPrompt{Text: g.prompt}, SamplingFields: sf}
+		err = c.CompleteStream(ctx, req, func(ch ipc.CompletionResponse) error {
+			if ch.Usage != nil {
+				usage = ch.Usage
+			}
+			for _, choice := range ch.Choices {
+				emit(choice.Text)
+				if choice.FinishReason != nil {
+					finish = *choice.FinishReason
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return err
+	}
+	total := time.Since(start)
+	if asJSON {
+		res := map[string]any{"text": text.String(), "finish_reason": finish, "ttft_ms": ttft.Seconds() * 1000, "total_ms": total.Seconds() * 1000}
+		if usage != nil {
+			res["usage"] = usage
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Fprintln(out)
+	if usage != nil {
+		cached := 0
+		if usage.PromptTokensDetails != nil {
+			cached = usage.PromptTokensDetails.CachedTokens
+		}
+		gen := total - ttft
+		tps := 0.0
+		if usage.CompletionTokens > 1 && gen > 0 {
+			tps = float64(usage.CompletionTokens-1) / gen.Seconds()
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "prompt %d tokens (%d cached), generated %d tokens, ttft %.0f ms, %.1f tok/s, finish %s\n",
+			usage.PromptTokens, cached, usage.CompletionTokens, ttft.Seconds()*1000, tps, finish)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/daemon/pull"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// pulls guards against two downloads into the same partial file.
+type pulls struct {
+	mu     sync.Mutex
+	active map[string]bool
+}
+
+func (p *pulls) start(ref string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.active == nil {
+		p.active = map[string]bool{}
+	}
+	if p.active[ref] {
+		return false
+	}
+	p.active[ref] = true
+	return true
+}
+
+func (p *pulls) done(ref string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.active, ref)
+}
+
+func pullStatus(err error) int {
+	switch {
+	case errors.Is(err, pull.ErrInvalidRef):
+		return http.StatusBadRequest
+	case errors.Is(err, pull.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, context.Canceled):
+		return 499
+	}
+	return http.StatusBadGateway
+}
+
+// ollamaPull answers POST /api/pull: download a GGUF from the registry
+// into the models directory, streaming NDJSON progress by default.
+func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
+	var body ipc.PullRequest
+	if err := decode(r, &body); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	ref := body.Model
+	if ref == "" {
+		ref = body.Name
+	}
+	if _, _, err := pull.ParseRef(ref); err != nil {
+		ollamaError(w, &requestError{http.StatusBadRequest, err.Error()})
+		return
+	}
+	if !a.pulls.start(ref) {
+		ollamaError(w, &requestError{http.StatusConflict, "a pull of " + ref + " is already running"})
+		return
+	}
+	defer a.pulls.done(ref)
+	stream := body.Stream == nil || *body.Stream
+	nd := &ndjson{w: w}
+	opts := pull.Options{Registry: pull.Registry(body.Registry), Dir: a.srv.Config().ModelsDir}
+	if stream {
+		opts.Progress = func(p pull.Progress) {
+			nd.send(ipc.PullProgress{Status: p.Status, Digest: p.Digest, Total: p.Total, Completed: p.Completed})
+		}
+	}
+	a.log.Info("pull", "ref", ref, "registry", opts.Registry)
+	res, err := pull.Pull(r.Context(), ref, opts)
+	if err == nil {
+		err = a.srv.Store().Put(models.RegistryBucket, res.Name, ipc.ModelSource{Name: res.Name, Ref: ref, URL: res.Source,
+			Path: res.Path, Size: res.Size, SHA256: res.SHA256, Verified: res.Verified, Pulled: time.Now().UTC()})
+	}
+	if err != nil {
+		a.log.Warn("pull failed", "ref", ref, "err", err)
+		if nd.started {
+			nd.send(ipc.PullProgress{Error: err.Error()})
+		} else {
+			daemon.WriteJSON(w, pullStatus(err), map[string]string{"error": err.Error()})
+		}
+		return
+	}
+	a.srv.Events().Publish("model.pulled", map[string]any{"model": res.Name, "size": res.Size, "sha256": res.SHA256})
+	final := ipc.PullProgress{Status: "success", Model: res.Name, Digest: "sha256:" + res.SHA256, Total: res.Size, Completed: res.Size}
+	if stream {
+		nd.send(final)
+		return
+	}
+	daemon.WriteJSON(w, http.StatusOK, final)
+}
+
+// ollamaDelete answers DELETE /api/delete: remove a model's file and
+// registry entry (409 while a request uses it).
+func (a *API) ollamaDelete(w http.ResponseWriter, r *http.Request) {
+	var body ipc.DeleteRequest
+	if err := decode(r, &body); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if body.Model == "" {
+		body.Model = body.Name
+	}
+	if body.Model == "" {
+		ollamaError(w, &requestError{http.StatusBadRequest, "model is required"})
+		return
+	}
+	if err := a.models.Remove(body.Model); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}

@@ -1,0 +1,120 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+func registryServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	w := gguf.NewWriter()
+	w.AddKV("general.architecture", "llama")
+	w.AddTensor("x", quant.F32, []uint64{64}, make([]byte, 256))
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/Org/Repo-GGUF/resolve/main/New-Model-Q4_0.gguf" {
+			http.NotFound(rw, r)
+			return
+		}
+		rw.Write(buf.Bytes())
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestPullAndDelete(t *testing.T) {
+	ta := startAPI(t)
+	reg := registryServer(t)
+	c, err := ipc.Dial(context.Background(), ipc.WithSocket(ta.sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var statuses []string
+	err = c.Pull(context.Background(), ipc.PullRequest{Model: "Org/Repo-GGUF/New-Model-Q4_0.gguf", Registry: reg.URL}, func(p ipc.PullProgress) error {
+		statuses = append(statuses, p.Status)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(statuses) < 3 || statuses[0] != "pulling new-model-q4_0" || statuses[len(statuses)-1] != "success" {
+		t.Fatalf("statuses %q", statuses)
+	}
+	list, err := c.Models(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range list.Data {
+		names = append(names, m.ID)
+	}
+	if !strings.Contains(strings.Join(names, ","), "new-model-q4_0") {
+		t.Fatalf("pulled model not listed: %v", names)
+	}
+	var src ipc.ModelSource
+	if err := ta.srv.Store().Get(models.RegistryBucket, "new-model-q4_0", &src); err != nil || src.Ref != "Org/Repo-GGUF/New-Model-Q4_0.gguf" || len(src.SHA256) != 64 {
+		t.Fatalf("registry entry %+v, %v", src, err)
+	}
+
+	// Errors: unknown file (404 mid-stream as an error line), bad reference (400).
+	err = c.Pull(context.Background(), ipc.PullRequest{Model: "Org/Repo-GGUF/missing.gguf", Registry: reg.URL}, func(ipc.PullProgress) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("missing file: %v", err)
+	}
+	resp, body := ta.post(t, "/api/pull", `{"model":"not-a-ref","stream":false}`)
+	if resp.StatusCode != 400 {
+		t.Fatalf("bad ref: %d %s", resp.StatusCode, body)
+	}
+	resp, body = ta.post(t, "/api/pull", `{"model":"Org/Repo-GGUF/missing.gguf","stream":false,"registry":"`+reg.URL+`"}`)
+	if resp.StatusCode != 404 {
+		t.Fatalf("missing, not streamed: %d %s", resp.StatusCode, body)
+	}
+
+	if err := c.Delete(context.Background(), "new-model-q4_0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ta.srv.Config().ModelsDir, "New-Model-Q4_0.gguf")); !os.IsNotExist(err) {
+		t.Fatalf("file not deleted: %v", err)
+	}
+	if err := ta.srv.Store().Get(models.RegistryBucket, "new-model-q4_0", &src); err == nil {
+		t.Fatal("registry entry survived delete")
+	}
+	var apiErr *ipc.APIError
+	if err := c.Delete(context.Background(), "new-model-q4_0"); !errors.As(err, &apiErr) || apiErr.Status != 404 {
+		t.Fatalf("second delete: %v", err)
+	}
+}
+
+func TestDeleteRefusedWhileInUse(t *testing.T) {
+	ta := startAPI(t)
+	h, err := ta.mgr.Acquire(context.Background(), "fake", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, "http://ruvllm/api/delete", strings.NewReader(`{"model":"fake"}`))
+	resp, err := ta.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	h.Release()
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("status %d, want 409", resp.StatusCode)
+	}
+}

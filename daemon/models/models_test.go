@@ -1,0 +1,340 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ruvllm/ruvllm/engine/llm"
+)
+
+// stubModel is a loaded model that records its Close.
+type stubModel struct {
+	path   string
+	closed atomic.Bool
+}
+
+func (s *stubModel) Info() llm.Info { return llm.Info{Name: llm.NameFromPath(s.path), Path: s.path} }
+func (s *stubModel) Generate(ctx context.Context, req llm.Request, fn func(llm.Token) error) (llm.Result, error) {
+	return llm.Result{}, nil
+}
+func (s *stubModel) Embed(ctx context.Context, in []string) ([][]float32, int, error) {
+	return nil, 0, nil
+}
+func (s *stubModel) Close() error { s.closed.Store(true); return nil }
+
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) Publish(typ string, data any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, typ+":"+data.(map[string]any)["model"].(string))
+}
+
+func (r *recorder) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.events...)
+}
+
+// countingLoader loads stub models, counting loads per path; a path
+// containing "broken" fails, and gate (when set) holds every load.
+type countingLoader struct {
+	mu    sync.Mutex
+	loads map[string]int
+	gate  chan struct{}
+}
+
+func (l *countingLoader) load(ctx context.Context, path string) (Model, error) {
+	if l.gate != nil {
+		<-l.gate
+	}
+	l.mu.Lock()
+	l.loads[filepath.Base(path)]++
+	l.mu.Unlock()
+	if strings.Contains(path, "broken") {
+		return nil, errors.New("bad magic")
+	}
+	return &stubModel{path: path}, nil
+}
+
+func (l *countingLoader) count(file string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.loads[file]
+}
+
+func newTestManager(t *testing.T, o Options, files ...string) (*Manager, *countingLoader, *recorder) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("GGUF"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := &countingLoader{loads: map[string]int{}}
+	rec := &recorder{}
+	o.Dir, o.Loader, o.Events = dir, l.load, rec
+	if o.MemAvailable == nil {
+		o.MemAvailable = func() (int64, bool) { return 0, false }
+	}
+	m := New(o)
+	t.Cleanup(func() { m.Close(context.Background()) })
+	return m, l, rec
+}
+
+func TestNamesFromFiles(t *testing.T) {
+	m, _, _ := newTestManager(t, Options{}, "Qwen2.5-0.5B-Instruct-Q4_K_M.gguf", "notes.txt", "tiny.gguf")
+	list, err := m.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range list {
+		names = append(names, a.Name)
+	}
+	if got, want := strings.Join(names, ","), "qwen2.5-0.5b-instruct-q4_k_m,tiny"; got != want {
+		t.Fatalf("names %q, want %q", got, want)
+	}
+	for _, in := range []string{"qwen2.5-0.5b-instruct-q4_k_m", "Qwen2.5-0.5B-Instruct-Q4_K_M.gguf", "qwen2.5-0.5b-instruct-q4_k_m:latest"} {
+		p, err := m.Resolve(in)
+		if err != nil || filepath.Base(p) != "Qwen2.5-0.5B-Instruct-Q4_K_M.gguf" {
+			t.Errorf("Resolve(%q) = %q, %v", in, p, err)
+		}
+	}
+	if _, err := m.Resolve("nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Resolve(nope) err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestConcurrentAcquireLoadsOnce(t *testing.T) {
+	m, l, rec := newTestManager(t, Options{}, "a.gguf")
+	l.gate = make(chan struct{})
+	var wg sync.WaitGroup
+	handles := make([]*Handle, 8)
+	errs := make([]error, 8)
+	for i := range handles {
+		wg.Add(1)
+		go func() { defer wg.Done(); handles[i], errs[i] = m.Acquire(context.Background(), "a", nil) }()
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(l.gate)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("caller %d: %v", i, err)
+		}
+		if handles[i].Model != handles[0].Model {
+			t.Fatalf("caller %d got a different model instance", i)
+		}
+		handles[i].Release()
+	}
+	if n := l.count("a.gguf"); n != 1 {
+		t.Fatalf("loaded %d times, want 1", n)
+	}
+	if ev := rec.list(); len(ev) != 1 || ev[0] != "model.loaded:a" {
+		t.Fatalf("events %v", ev)
+	}
+}
+
+func TestFailedLoadReachesEveryCaller(t *testing.T) {
+	m, l, _ := newTestManager(t, Options{}, "broken.gguf")
+	l.gate = make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, errs[i] = m.Acquire(context.Background(), "broken", nil) }()
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(l.gate)
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, ErrLoadFailed) || !strings.Contains(err.Error(), "bad magic") {
+			t.Fatalf("caller %d: err %v, want ErrLoadFailed with cause", i, err)
+		}
+	}
+	if n := l.count("broken.gguf"); n != 1 {
+		t.Fatalf("loaded %d times, want 1", n)
+	}
+}
+
+func TestLRUUnloadNeverTouchesModelInUse(t *testing.T) {
+	m, _, rec := newTestManager(t, Options{MaxLoaded: 1}, "a.gguf", "b.gguf", "c.gguf")
+	ctx := context.Background()
+	ha, err := m.Acquire(ctx, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a is in use: loading b goes over the limit rather than unload a.
+	hb, err := m.Acquire(ctx, "b", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ha.Model.(*stubModel).closed.Load() {
+		t.Fatal("model in use was closed")
+	}
+	if n := len(m.Loaded()); n != 2 {
+		t.Fatalf("%d loaded, want 2", n)
+	}
+	hb.Release()
+	time.Sleep(5 * time.Millisecond)
+	ha.Release() // a is now the most recently used idle model
+	hc, err := m.Acquire(ctx, "c", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Release()
+	var names []string
+	for _, lm := range m.Loaded() {
+		names = append(names, lm.Name)
+	}
+	if got := strings.Join(names, ","); got != "c" {
+		t.Fatalf("loaded %q, want c only (both idle models unloaded down to the limit)", got)
+	}
+	if !ha.Model.(*stubModel).closed.Load() || !hb.Model.(*stubModel).closed.Load() {
+		t.Fatal("unloaded models were not closed")
+	}
+	ev := rec.list()
+	if !(len(ev) == 5 && ev[2] == "model.unloaded:b" && ev[3] == "model.unloaded:a") {
+		t.Fatalf("events %v: want b (least recently used) unloaded before a", ev)
+	}
+}
+
+func TestKeepAlive(t *testing.T) {
+	m, _, _ := newTestManager(t, Options{KeepAlive: 30 * time.Millisecond}, "a.gguf", "b.gguf")
+	ctx := context.Background()
+	h, _ := m.Acquire(ctx, "a", nil)
+	time.Sleep(60 * time.Millisecond)
+	if len(m.Loaded()) != 1 {
+		t.Fatal("model unloaded while in use")
+	}
+	h.Release()
+	if exp := m.Loaded()[0].ExpiresAt; exp.IsZero() {
+		t.Fatal("idle model has no expiry")
+	}
+	waitFor(t, func() bool { return len(m.Loaded()) == 0 }, "idle model unloaded after keep-alive")
+
+	forever := time.Duration(-1)
+	h, _ = m.Acquire(ctx, "b", &forever)
+	h.Release()
+	time.Sleep(60 * time.Millisecond)
+	if l := m.Loaded(); len(l) != 1 || !l[0].ExpiresAt.IsZero() {
+		t.Fatalf("keep_alive -1: loaded %+v, want b kept with no expiry", l)
+	}
+	zero := time.Duration(0)
+	h, _ = m.Acquire(ctx, "b", &zero)
+	h.Release()
+	waitFor(t, func() bool { return len(m.Loaded()) == 0 }, "keep_alive 0 unloads at once")
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestMemoryPressureUnloadsIdleFirst(t *testing.T) {
+	var free atomic.Int64
+	free.Store(1 << 30)
+	m, _, _ := newTestManager(t, Options{MaxLoaded: 4, MemoryMargin: 1 << 20,
+		MemAvailable: func() (int64, bool) { return free.Load(), true }}, "a.gguf", "b.gguf")
+	ctx := context.Background()
+	h, _ := m.Acquire(ctx, "a", nil)
+	h.Release()
+	free.Store(1 << 19) // below the margin: loading b must unload idle a
+	h, err := m.Acquire(ctx, "b", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	if l := m.Loaded(); len(l) != 1 || l[0].Name != "b" {
+		t.Fatalf("loaded %+v, want b only", l)
+	}
+}
+
+type memRegistry struct{ deleted []string }
+
+func (r *memRegistry) Put(bucket, key string, v any) error { return nil }
+func (r *memRegistry) Delete(bucket, key string) error {
+	r.deleted = append(r.deleted, bucket+"/"+key)
+	return nil
+}
+
+func TestRemove(t *testing.T) {
+	reg := &memRegistry{}
+	m, _, _ := newTestManager(t, Options{Registry: reg}, "a.gguf")
+	ctx := context.Background()
+	h, _ := m.Acquire(ctx, "a", nil)
+	if err := m.Remove("a"); !errors.Is(err, ErrInUse) {
+		t.Fatalf("Remove while in use: %v, want ErrInUse", err)
+	}
+	h.Release()
+	if err := m.Remove("a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(m.o.Dir, "a.gguf")); !os.IsNotExist(err) {
+		t.Fatalf("file still there: %v", err)
+	}
+	if len(m.Loaded()) != 0 || !h.Model.(*stubModel).closed.Load() {
+		t.Fatal("removed model still loaded")
+	}
+	if len(reg.deleted) != 1 || reg.deleted[0] != "models/a" {
+		t.Fatalf("registry deletes %v", reg.deleted)
+	}
+	if err := m.Remove("a"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second Remove: %v, want ErrNotFound", err)
+	}
+	outside := filepath.Join(t.TempDir(), "elsewhere.gguf")
+	os.WriteFile(outside, []byte("GGUF"), 0o600)
+	if err := m.Remove(outside); !errors.Is(err, ErrOutsideDir) {
+		t.Fatalf("Remove outside the models dir: %v, want ErrOutsideDir", err)
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Fatalf("file outside the models dir touched: %v", err)
+	}
+}
+
+func TestParseMemAvailable(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"MemTotal:       16000000 kB\nMemFree:  100 kB\nMemAvailable:    8000000 kB\n", 8000000 * 1024, true},
+		{"MemAvailable: 42\n", 42, true},
+		{"MemFree: 1 kB\n", 0, false},
+		{"MemAvailable: x kB\n", 0, false},
+		{"MemAvailable:\n", 0, false},
+		{"MemAvailable: 99999999999999999 kB\n", 0, false},
+	} {
+		got, ok := parseMemAvailable(strings.NewReader(tc.in))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%q: %d,%v want %d,%v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func FuzzParseMemAvailable(f *testing.F) {
+	f.Add("MemAvailable:    8000000 kB\n")
+	f.Add("MemAvailable: -1 kB\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		if n, ok := parseMemAvailable(strings.NewReader(s)); ok && n < 0 {
+			t.Fatalf("negative %d", n)
+		}
+	})
+}

@@ -1,0 +1,250 @@
+package pull
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/quant"
+)
+
+// tinyGGUF returns a valid GGUF file of about 64 KiB.
+func tinyGGUF(t *testing.T) []byte {
+	t.Helper()
+	w := gguf.NewWriter()
+	if err := w.AddKV("general.architecture", "llama"); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 4*16384)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if err := w.AddTensor("x", quant.F32, []uint64{16384}, data); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// hub imitates Hugging Face's /resolve/: a redirect carrying
+// X-Linked-Etag to a CDN path that serves the bytes with Range support.
+// cutAt > 0 makes the first full (non-range) download drop the connection
+// after that many bytes.
+type hub struct {
+	file      []byte
+	sha       string // published digest
+	cutAt     int
+	cuts      atomic.Int32
+	ranges    atomic.Int32
+	lastRange atomic.Value
+}
+
+func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == "/Org/Model-GGUF/resolve/main/sub/Tiny-Model-Q8_0.gguf":
+		w.Header().Set("X-Linked-Etag", `"`+h.sha+`"`)
+		w.Header().Set("X-Linked-Size", strconv.Itoa(len(h.file)))
+		http.Redirect(w, r, "/cdn/blob", http.StatusFound)
+	case r.URL.Path == "/cdn/blob":
+		etag := `"cdn-v1"`
+		w.Header().Set("ETag", etag)
+		w.Header().Set("Accept-Ranges", "bytes")
+		rg := r.Header.Get("Range")
+		h.lastRange.Store(rg + "|" + r.Header.Get("If-Range"))
+		if rg != "" && r.Header.Get("If-Range") == etag {
+			h.ranges.Add(1)
+			start, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(rg, "bytes="), "-"))
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, len(h.file)-1, len(h.file)))
+			w.Header().Set("Content-Length", strconv.Itoa(len(h.file)-start))
+			w.WriteHeader(http.StatusPartialContent)
+			w.Write(h.file[start:])
+			return
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(h.file)))
+		w.WriteHeader(http.StatusOK)
+		if h.cutAt > 0 && h.cuts.Add(1) == 1 {
+			w.Write(h.file[:h.cutAt])
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler) // drop the connection mid-body
+		}
+		w.Write(h.file)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func newHub(t *testing.T) (*hub, *httptest.Server) {
+	file := tinyGGUF(t)
+	sum := sha256.Sum256(file)
+	h := &hub{file: file, sha: hex.EncodeToString(sum[:])}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return h, srv
+}
+
+const ref = "Org/Model-GGUF/sub/Tiny-Model-Q8_0.gguf"
+
+func TestFullDownload(t *testing.T) {
+	h, srv := newHub(t)
+	dir := t.TempDir()
+	var statuses []string
+	res, err := Pull(context.Background(), ref, Options{Registry: srv.URL, Dir: dir, Progress: func(p Progress) {
+		if len(statuses) == 0 || statuses[len(statuses)-1] != p.Status {
+			statuses = append(statuses, p.Status)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Name != "tiny-model-q8_0" || res.Size != int64(len(h.file)) || res.SHA256 != h.sha || !res.Verified || res.Resumed {
+		t.Fatalf("result %+v", res)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "Tiny-Model-Q8_0.gguf"))
+	if err != nil || !bytes.Equal(got, h.file) {
+		t.Fatalf("file differs (%v)", err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*.partial*"))
+	if len(left) != 0 {
+		t.Fatalf("leftovers %v", left)
+	}
+	want := "pulling tiny-model-q8_0,downloading,verifying sha256 digest,validating,success"
+	if strings.Join(statuses, ",") != want {
+		t.Fatalf("statuses %q, want %q", strings.Join(statuses, ","), want)
+	}
+	// A second pull finds the file and does not download.
+	if _, err := Pull(context.Background(), ref, Options{Registry: srv.URL, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestResumeAfterCutOff(t *testing.T) {
+	h, srv := newHub(t)
+	h.cutAt = 20000
+	dir := t.TempDir()
+	_, err := Pull(context.Background(), ref, Options{Registry: srv.URL, Dir: dir})
+	if err == nil || !strings.Contains(err.Error(), "resume") {
+		t.Fatalf("first pull: err %v, want an interrupted download", err)
+	}
+	st, err := os.Stat(filepath.Join(dir, "Tiny-Model-Q8_0.gguf.partial"))
+	if err != nil || st.Size() != 20000 {
+		t.Fatalf("partial after cut-off: %v %v", st, err)
+	}
+	res, err := Pull(context.Background(), ref, Options{Registry: srv.URL, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Resumed || h.ranges.Load() != 1 || h.lastRange.Load() != `bytes=20000-|"cdn-v1"` {
+		t.Fatalf("not resumed with Range/If-Range: %+v, last %v", res, h.lastRange.Load())
+	}
+	got, _ := os.ReadFile(res.Path)
+	if !bytes.Equal(got, h.file) || !res.Verified {
+		t.Fatal("resumed file differs or is unverified")
+	}
+}
+
+func TestResumeRestartsWhenServerSendsWholeFile(t *testing.T) {
+	h, srv := newHub(t)
+	dir := t.TempDir()
+	// A partial with a stale ETag: the server answers 200 with the whole file.
+	p := filepath.Join(dir, "Tiny-Model-Q8_0.gguf.partial")
+	os.WriteFile(p, []byte("garbage that must not survive"), 0o600)
+	os.WriteFile(p+".json", []byte(`{"etag":"\"old\"","url":"`+srv.URL+`/Org/Model-GGUF/resolve/main/sub/Tiny-Model-Q8_0.gguf"}`), 0o600)
+	res, err := Pull(context.Background(), ref, Options{Registry: srv.URL, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(res.Path)
+	if res.Resumed || !bytes.Equal(got, h.file) {
+		t.Fatalf("result %+v; file equal %v", res, bytes.Equal(got, h.file))
+	}
+}
+
+func TestChecksumMismatchKeepsCorruptFile(t *testing.T) {
+	h, srv := newHub(t)
+	h.sha = strings.Repeat("ab", 32)
+	dir := t.TempDir()
+	_, err := Pull(context.Background(), ref, Options{Registry: srv.URL, Dir: dir})
+	if !errors.Is(err, ErrChecksum) || !strings.Contains(err.Error(), h.sha) {
+		t.Fatalf("err %v, want ErrChecksum naming the published digest", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Tiny-Model-Q8_0.gguf")); !os.IsNotExist(err) {
+		t.Fatal("corrupt download was installed")
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "Tiny-Model-Q8_0.gguf.corrupt"))
+	if err != nil || !bytes.Equal(got, h.file) {
+		t.Fatalf("corrupt copy not kept: %v", err)
+	}
+}
+
+func TestNotFoundAndInvalid(t *testing.T) {
+	_, srv := newHub(t)
+	dir := t.TempDir()
+	if _, err := Pull(context.Background(), "Org/Model-GGUF/missing.gguf", Options{Registry: srv.URL, Dir: dir}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("err %v, want ErrNotFound", err)
+	}
+	for _, bad := range []string{"model.gguf", "Org/model.gguf", "Org/Repo/../x.gguf", "Org/Repo/readme.md", "Org//x.gguf"} {
+		if _, err := Pull(context.Background(), bad, Options{Registry: srv.URL, Dir: dir}); !errors.Is(err, ErrInvalidRef) {
+			t.Errorf("%q: err %v, want ErrInvalidRef", bad, err)
+		}
+	}
+	// A file that downloads fine but is not GGUF is refused.
+	notGGUF := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<html>login</html>")) }))
+	defer notGGUF.Close()
+	_, err := Pull(context.Background(), "Org/Repo/m.gguf", Options{Registry: notGGUF.URL, Dir: dir})
+	if err == nil || !strings.Contains(err.Error(), "not a usable GGUF") {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m.gguf")); !os.IsNotExist(err) {
+		t.Fatal("invalid file installed")
+	}
+}
+
+func TestParseContentRange(t *testing.T) {
+	for _, tc := range []struct {
+		in           string
+		start, total int64
+		ok           bool
+	}{
+		{"bytes 100-199/200", 100, 200, true},
+		{"bytes 0-0/*", 0, 0, true},
+		{"bytes x-1/2", 0, 0, false},
+		{"items 1-2/3", 0, 0, false},
+		{"bytes 1-2", 0, 0, false},
+		{"bytes -5-2/3", 0, 0, false},
+	} {
+		s, tot, err := parseContentRange(tc.in)
+		if (err == nil) != tc.ok || s != tc.start || tot != tc.total {
+			t.Errorf("%q: %d %d %v", tc.in, s, tot, err)
+		}
+	}
+}
+
+func FuzzParseRef(f *testing.F) {
+	for _, s := range []string{ref, "a/b/c.gguf", "a/b/../c.gguf", "", "///"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		repo, file, err := ParseRef(s)
+		if err != nil {
+			return
+		}
+		if strings.Contains(file, "..") && strings.Contains("/"+file+"/", "/../") || strings.Count(repo, "/") != 1 {
+			t.Fatalf("%q accepted as %q %q", s, repo, file)
+		}
+	})
+}
