@@ -45,10 +45,11 @@ type Server struct {
 	httpReqs *prometheus.CounterVec
 	httpDur  *prometheus.HistogramVec
 
-	mu        sync.Mutex
-	shutdown  []func(context.Context) error
-	health    func() []ipc.LoadedModel
-	listeners []net.Listener
+	mu         sync.Mutex
+	bodyLimits map[string]int64 // by URL path, overriding MaxBodyBytes
+	shutdown   []func(context.Context) error
+	health     func() []ipc.LoadedModel
+	listeners  []net.Listener
 }
 
 // New prepares a server: directories, state store, token and metrics. It
@@ -102,6 +103,17 @@ func (s *Server) Logger() *slog.Logger { return s.log }
 
 // Handle mounts a handler on a Go 1.22 ServeMux pattern ("POST /v1/x").
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// SetBodyLimit allows request bodies of up to n bytes on the URL path
+// (instead of MaxBodyBytes), for uploads such as adapter files.
+func (s *Server) SetBodyLimit(path string, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bodyLimits == nil {
+		s.bodyLimits = map[string]int64{}
+	}
+	s.bodyLimits[path] = n
+}
 
 // Events is the server's event bus.
 func (s *Server) Events() *Events { return s.events }
@@ -356,7 +368,13 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 				return
 			}
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		limit := s.cfg.MaxBodyBytes
+		s.mu.Lock()
+		if l, ok := s.bodyLimits[r.URL.Path]; ok {
+			limit = l
+		}
+		s.mu.Unlock()
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, code: 200}
 		h.ServeHTTP(rec, r)

@@ -14,11 +14,16 @@ import (
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
+// MaxUpload bounds an adapter upload (LoRA files of large models are
+// hundreds of MB, beyond the daemon's usual body limit).
+const MaxUpload = 4 << 30
+
 // Register mounts GET /v1/adapters, POST /v1/adapters (a multipart upload
 // with the file in field "file" and an optional "name", or JSON
 // ipc.AdapterInstallRequest naming a file on this machine) and
 // DELETE /v1/adapters/{name}.
 func (p *Pool) Register(srv *daemon.Server) {
+	srv.SetBodyLimit("/v1/adapters", MaxUpload)
 	srv.Handle("GET /v1/adapters", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		daemon.WriteJSON(w, http.StatusOK, p.List())
 	}))

@@ -26,7 +26,7 @@ func startAdapterDaemon(t *testing.T) (dir, drop string, dial func(app string) *
 	sock := filepath.Join(dir, "run", "ruvllm.sock")
 	drop = filepath.Join(dir, "drop")
 	cfg := daemon.Config{SocketPath: sock, StateDir: filepath.Join(dir, "state"), ModelsDir: filepath.Join(dir, "models"),
-		AdaptersDir: drop, CacheDir: filepath.Join(dir, "cache"), MaxBodyBytes: 4 << 20, Threads: 2, Version: "test",
+		AdaptersDir: drop, CacheDir: filepath.Join(dir, "cache"), MaxBodyBytes: 64 << 10, Threads: 2, Version: "test",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -160,6 +160,9 @@ func TestDropAdapterUsableByAnotherClient(t *testing.T) {
 	// Upload (the app's drag and drop), list, remove.
 	src2 := filepath.Join(dir, "mail.gguf")
 	randomAdapterFile(t, filepath.Join(dir, "models", "tiny-qwen2.gguf"), src2, 5)
+	if st, _ := os.Stat(src2); st.Size() <= 64<<10 {
+		t.Fatalf("upload of %d bytes does not exceed the 64 KiB body limit; the test would prove nothing", st.Size())
+	}
 	info, err := user.UploadAdapter(ctx, src2, "")
 	if err != nil {
 		t.Fatal(err)
