@@ -280,9 +280,16 @@ func TestDisconnectCancelsGeneration(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	h, _ := d.client.Health(context.Background())
-	if len(h.Loaded) != 1 || h.Loaded[0].Active != 0 {
-		t.Fatalf("model still busy after the client left: %+v", h.Loaded)
+	// The record is written just before the model handle is released.
+	for {
+		h, _ := d.client.Health(context.Background())
+		if len(h.Loaded) == 1 && h.Loaded[0].Active == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("model still busy after the client left: %+v", h.Loaded)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
