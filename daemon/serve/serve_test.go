@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/testmodel"
 	"github.com/ruvllm/ruvllm/ipc"
 )
@@ -255,7 +256,10 @@ func TestDisconnectCancelsGeneration(t *testing.T) {
 	d := startDaemon(t, t.TempDir(), false)
 	ctx, cancel := context.WithCancel(context.Background())
 	req := ipc.ChatCompletionRequest{Model: "tiny-qwen2", Messages: []ipc.Message{{Role: "user", Content: "go on"}}}
-	req.MaxTokens = 900
+	// The tiny model decodes thousands of tokens a second: ban every
+	// control token so it cannot finish on its own before the client leaves.
+	req.MaxTokens = 4000
+	req.LogitBias = controlTokenBans(t, d.model)
 	n := 0
 	err := d.client.ChatStream(ctx, req, func(ipc.ChatCompletionChunk) error {
 		if n++; n == 5 {
@@ -270,8 +274,8 @@ func TestDisconnectCancelsGeneration(t *testing.T) {
 	for {
 		recs, _ := d.client.Requests(context.Background(), 1)
 		if len(recs) == 1 {
-			if recs[0].Status != "cancelled" || recs[0].CompletionTokens >= 900 {
-				t.Fatalf("record %+v: want cancelled well before 900 tokens", recs[0])
+			if recs[0].Status != "cancelled" || recs[0].CompletionTokens >= 4000 {
+				t.Fatalf("record %+v: want cancelled well before 4000 tokens", recs[0])
 			}
 			break
 		}
@@ -291,6 +295,31 @@ func TestDisconnectCancelsGeneration(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// controlTokenBans returns a logit_bias that forbids every control token
+// (end of text, end of turn) of the model at path.
+func controlTokenBans(t *testing.T, path string) map[string]float32 {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	types, ok := f.Int32s("tokenizer.ggml.token_type")
+	if !ok {
+		t.Fatal("model has no token types")
+	}
+	bans := map[string]float32{}
+	for id, typ := range types {
+		if typ == 3 { // control
+			bans[fmt.Sprint(id)] = -100
+		}
+	}
+	if len(bans) == 0 {
+		t.Fatal("model has no control tokens to ban")
+	}
+	return bans
 }
 
 func TestConcurrentStreams(t *testing.T) {
