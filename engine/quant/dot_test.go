@@ -124,3 +124,53 @@ func TestQ4_KDotMatchesLanes(t *testing.T) {
 		t.Errorf("dotQ4_KQ8_K = %g, generic lanes %g", got, want)
 	}
 }
+
+// TestAcceleratedMatchesReference checks every SIMD kernel selected on this
+// CPU against the pure-Go reference on random rows of random lengths.
+// The references follow llama.cpp's AVX2 reduction order, so the kernels
+// must agree bit for bit.
+func TestAcceleratedMatchesReference(t *testing.T) {
+	types, isa := Accelerated()
+	t.Logf("kernels: %s %v", isa, types)
+	rng := rand.New(rand.NewPCG(3, 9))
+	for _, typ := range types {
+		f := formats[typ]
+		fast := accelerated[typ]
+		bs := typ.BlockSize()
+		act := activationEncoder(t, f.vecDot)
+		for iter := 0; iter < 200; iter++ {
+			n := bs * (1 + rng.IntN(24))
+			x, y := make([]float32, n), make([]float32, n)
+			for i := range x {
+				x[i], y[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64()*3)
+			}
+			wb, _ := typ.RowBytes(n)
+			ab, _ := f.vecDot.RowBytes(n)
+			// Odd offsets inside larger buffers exercise unaligned loads.
+			off := rng.IntN(8)
+			w := make([]byte, wb+off)[off:]
+			a := make([]byte, ab+off)[off:]
+			if err := Quantize(typ, w, x); err != nil {
+				t.Fatal(err)
+			}
+			act(a, y)
+			want, got := f.dot(n, w, a), fast(n, w, a)
+			if math.Float32bits(want) != math.Float32bits(got) {
+				t.Fatalf("%s n=%d off=%d: kernel %v, reference %v", typ, n, off, got, want)
+			}
+		}
+	}
+}
+
+// activationEncoder returns the activation encoder of typ or fails.
+func activationEncoder(t *testing.T, typ Type) RowFunc {
+	t.Helper()
+	if typ == F32 {
+		return func(dst []byte, src []float32) { copy(f32View(dst), src) }
+	}
+	q, err := QuantizeRowFor(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -24,11 +25,31 @@ type format struct {
 	quant   RowFunc
 	act     RowFunc // activation quantizer when it differs from quant
 	vecDot  Type
-	dot     DotFunc
+	dot     DotFunc // pure-Go reference, the oracle of every SIMD kernel
 }
 
 // formats is a registration table filled by each format's file.
 var formats = map[Type]*format{}
+
+// accelerated holds SIMD dot-product kernels chosen at start-up from the
+// CPU's features by the architecture's kernels file (built unless the
+// noasm tag is set). DotFor prefers them to the reference in formats.
+var accelerated = map[Type]DotFunc{}
+
+// kernelISA names the instruction set of the accelerated kernels; "go" when
+// every dot product runs the reference (noasm builds, other architectures,
+// CPUs without the needed features).
+var kernelISA = "go"
+
+// Accelerated reports the weight types whose dot product runs a SIMD kernel
+// on this CPU, and the name of the instruction set it uses.
+func Accelerated() (types []Type, isa string) {
+	for t := range accelerated {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	return types, kernelISA
+}
 
 // VecDotType is the activation format that weight type t is multiplied
 // with, as in llama.cpp's CPU backend.
@@ -89,6 +110,9 @@ func QuantizeRowFor(t Type) (RowFunc, error) {
 
 // DotFor returns the dot-product kernel of weight type t.
 func DotFor(t Type) (DotFunc, error) {
+	if d, ok := accelerated[t]; ok {
+		return d, nil
+	}
 	f, ok := formats[t]
 	if !ok || f.dot == nil {
 		return nil, fmt.Errorf("dot product of %s: %w", t, ErrUnsupported)
