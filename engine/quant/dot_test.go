@@ -174,3 +174,44 @@ func activationEncoder(t *testing.T, typ Type) RowFunc {
 	}
 	return q
 }
+
+// TestMultiDotMatchesSingle checks the multi-row kernel of every type with
+// a dot product against its single-row kernel, for 1 to MaxMultiRows rows.
+func TestMultiDotMatchesSingle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 11))
+	for typ, f := range formats {
+		if f.dot == nil {
+			continue
+		}
+		multi, err := MultiDotFor(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		single, _ := DotFor(typ)
+		act := activationEncoder(t, f.vecDot)
+		bs := typ.BlockSize()
+		for iter := 0; iter < 20; iter++ {
+			n := bs * (1 + rng.IntN(12))
+			rows := 1 + rng.IntN(MaxMultiRows)
+			w, _ := typ.RowBytes(n)
+			stride, _ := f.vecDot.RowBytes(n)
+			stride += rng.IntN(3) * 4 // rows need not be packed
+			wb := make([]byte, w)
+			if err := Quantize(typ, wb, randRow(rng, n, 1)); err != nil {
+				t.Fatal(err)
+			}
+			a := make([]byte, rows*stride)
+			for r := 0; r < rows; r++ {
+				ab, _ := f.vecDot.RowBytes(n)
+				act(a[r*stride:r*stride+ab], randRow(rng, n, 2))
+			}
+			got := make([]float32, rows)
+			multi(n, wb, a, stride, got)
+			for r := range got {
+				if want := single(n, wb, a[r*stride:]); math.Float32bits(got[r]) != math.Float32bits(want) {
+					t.Fatalf("%s n=%d rows=%d row %d: multi %v, single %v", typ, n, rows, r, got[r], want)
+				}
+			}
+		}
+	}
+}
