@@ -129,95 +129,123 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 			}
 		}
 	}
-	type job struct {
-		span *compute.Span
-		i, h int
-	}
-	var jobs []job
+	j := &b.attend
+	j.items = j.items[:0]
 	for si := range spans {
 		for i := 0; i < spans[si].N; i++ {
 			for h := 0; h < a.Heads; h++ {
-				jobs = append(jobs, job{&spans[si], i, h})
+				j.items = append(j.items, attendItem{si, i, h})
 			}
 		}
 	}
-	group := a.Heads / kvh
-	b.w.run(len(jobs), 4, func(lo, hi int) {
-		var scores []float32
-		qh := make([]float32, hd)
-		acc := make([]float32, hd)
-		for _, j := range jobs[lo:hi] {
-			sp := j.span
-			pos := sp.Pos + j.i
-			first := 0
-			if a.Window > 0 && pos-a.Window+1 > 0 {
-				first = pos - a.Window + 1
-			}
-			n := pos - first + 1
-			if cap(scores) < n {
-				scores = make([]float32, n)
-			}
-			scores = scores[:n]
-			row := sp.Row + j.i
-			copy(qh, qs.f32[row*qs.cols+j.h*hd:row*qs.cols+(j.h+1)*hd])
-			if s.f16 != nil {
-				// llama.cpp multiplies f16 keys with queries rounded to f16.
-				for t := range qh {
-					qh[t] = quant.FP16ToFP32(quant.FP32ToFP16(qh[t]))
-				}
-			}
-			kvOff := (j.h / group) * hd
-			maxScore := float32(math.Inf(-1))
-			for t := 0; t < n; t++ {
-				o := s.offset(sp.Blocks, a.Layer, first+t) + kvOff
-				var dot float32
-				if s.f16 != nil {
-					kr := s.f16[o : o+hd]
-					for e, x := range qh {
-						dot += x * quant.FP16ToFP32(kr[e])
-					}
-				} else {
-					kr := s.f32[o : o+hd]
-					for e, x := range qh {
-						dot += x * kr[e]
-					}
-				}
-				sc := dot * a.Scale
-				if a.Softcap > 0 {
-					sc = a.Softcap * float32(math.Tanh(float64(sc/a.Softcap)))
-				}
-				scores[t] = sc
-				maxScore = max(maxScore, sc)
-			}
-			var sum float64
-			for t, sc := range scores {
-				e := float32(math.Exp(float64(sc - maxScore)))
-				scores[t] = e
-				sum += float64(e)
-			}
-			inv := float32(1 / sum)
-			clear(acc)
-			for t, p := range scores {
-				p *= inv
-				if s.f16 != nil {
-					// llama.cpp multiplies f16 values by probabilities
-					// converted to f16.
-					p = quant.FP16ToFP32(quant.FP32ToFP16(p))
-				}
-				o := s.offset(sp.Blocks, a.Layer, first+t) + s.perLayer + kvOff
-				if s.f16 != nil {
-					vr := s.f16[o : o+hd]
-					for e := range acc {
-						acc[e] += p * quant.FP16ToFP32(vr[e])
-					}
-				} else {
-					vr := s.f32[o : o+hd]
-					for e := range acc {
-						acc[e] += p * vr[e]
-					}
-				}
-			}
-			copy(d.f32[row*d.cols+j.h*hd:row*d.cols+(j.h+1)*hd], acc)
+	j.d, j.q, j.s, j.spans, j.a = d, qs, s, spans, a
+	// One item is one head of one token: decode parallelises over heads,
+	// prefill over tokens and heads.
+	b.w.run(len(j.items), 4, j)
+	j.d, j.q, j.s, j.spans = nil, nil, nil, nil
+}
+
+// attendItem is the attention of head h of token i of span span.
+type attendItem struct{ span, i, h int }
+
+// attendJob holds the parameters of one Attend call and per-worker scratch
+// rows (scores, the query head, the output accumulator).
+type attendJob struct {
+	items           []attendItem
+	d, q            *tensor
+	s               *kvStore
+	spans           []compute.Span
+	a               compute.Attention
+	scores, qh, acc [][]float32
+}
+
+// grow returns buf resliced to n elements, reallocated when too short.
+func grow(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	return buf[:n]
+}
+
+func (j *attendJob) do(wk, lo, hi int) {
+	s, a, qs, d := j.s, j.a, j.q, j.d
+	hd := a.HeadDim
+	group := a.Heads / a.KVHeads
+	f16 := s.f16 != nil
+	qh := grow(j.qh[wk], hd)
+	acc := grow(j.acc[wk], hd)
+	j.qh[wk], j.acc[wk] = qh, acc
+	for _, it := range j.items[lo:hi] {
+		sp := &j.spans[it.span]
+		pos := sp.Pos + it.i
+		first := 0
+		if a.Window > 0 && pos-a.Window+1 > 0 {
+			first = pos - a.Window + 1
 		}
-	})
+		n := pos - first + 1
+		scores := grow(j.scores[wk], n)
+		j.scores[wk] = scores
+		row := sp.Row + it.i
+		copy(qh, qs.f32[row*qs.cols+it.h*hd:row*qs.cols+(it.h+1)*hd])
+		if f16 {
+			// llama.cpp multiplies f16 keys with queries rounded to f16.
+			for t := range qh {
+				qh[t] = quant.FP16ToFP32(quant.FP32ToFP16(qh[t]))
+			}
+		}
+		kvOff := (it.h / group) * hd
+		maxScore := float32(math.Inf(-1))
+		for t := range scores {
+			o := s.offset(sp.Blocks, a.Layer, first+t) + kvOff
+			var dot float32
+			if f16 {
+				kr := s.f16[o : o+hd]
+				kr = kr[:len(qh)]
+				for e, x := range qh {
+					dot += x * quant.FP16ToFP32(kr[e])
+				}
+			} else {
+				kr := s.f32[o : o+hd]
+				kr = kr[:len(qh)]
+				for e, x := range qh {
+					dot += x * kr[e]
+				}
+			}
+			sc := dot * a.Scale
+			if a.Softcap > 0 {
+				sc = a.Softcap * float32(math.Tanh(float64(sc/a.Softcap)))
+			}
+			scores[t] = sc
+			maxScore = max(maxScore, sc)
+		}
+		var sum float64
+		for t, sc := range scores {
+			e := float32(math.Exp(float64(sc - maxScore)))
+			scores[t] = e
+			sum += float64(e)
+		}
+		inv := float32(1 / sum)
+		clear(acc)
+		for t, p := range scores {
+			p *= inv
+			o := s.offset(sp.Blocks, a.Layer, first+t) + s.perLayer + kvOff
+			if f16 {
+				// llama.cpp multiplies f16 values by probabilities
+				// converted to f16.
+				p = quant.FP16ToFP32(quant.FP32ToFP16(p))
+				vr := s.f16[o : o+hd]
+				vr = vr[:len(acc)]
+				for e := range acc {
+					acc[e] += p * quant.FP16ToFP32(vr[e])
+				}
+			} else {
+				vr := s.f32[o : o+hd]
+				vr = vr[:len(acc)]
+				for e := range acc {
+					acc[e] += p * vr[e]
+				}
+			}
+		}
+		copy(d.f32[row*d.cols+it.h*hd:row*d.cols+(it.h+1)*hd], acc)
+	}
 }

@@ -45,54 +45,82 @@ func (b *Backend) RoPE(x compute.Tensor, spans []compute.Span, heads, headDim in
 		corrLo, corrHi = ropeCorrDims(dims, p.OrigCtx, p.FreqBase, p.BetaFast, p.BetaSlow)
 	}
 	thetaScale := float32(math.Pow(float64(p.FreqBase), -2.0/float64(dims)))
-	type row struct{ r, pos int }
-	var rows []row
+	j := &b.rope
+	j.rows = j.rows[:0]
 	for _, s := range spans {
 		for i := 0; i < s.N; i++ {
-			rows = append(rows, row{s.Row + i, s.Pos + i})
+			j.rows = append(j.rows, ropeRow{s.Row + i, s.Pos + i})
 		}
 	}
-	half := dims / 2
-	b.w.run(len(rows), 1, func(lo, hi int) {
-		cos := make([]float32, half)
-		sin := make([]float32, half)
-		for _, rw := range rows[lo:hi] {
-			theta := float32(rw.pos)
-			for i := 0; i < half; i++ {
-				ff := float32(1)
-				if factors != nil {
-					ff = factors[i]
-				}
-				extrap := theta / ff
-				interp := freqScale * extrap
-				t, mscale := interp, attnFactor
-				if p.ExtFactor != 0 {
-					y := (float32(i) - corrLo) / max(0.001, corrHi-corrLo)
-					ramp := (1 - min(1, max(0, y))) * p.ExtFactor
-					t = interp*(1-ramp) + extrap*ramp
-					mscale *= 1 + 0.1*float32(math.Log(float64(1/freqScale)))
-				}
-				cos[i] = float32(math.Cos(float64(t))) * mscale
-				sin[i] = float32(math.Sin(float64(t))) * mscale
-				theta *= thetaScale
+	j.x, j.p, j.factors = xs, p, factors
+	j.heads, j.headDim, j.half = heads, headDim, dims/2
+	j.freqScale, j.attnFactor, j.thetaScale = freqScale, attnFactor, thetaScale
+	j.corrLo, j.corrHi = corrLo, corrHi
+	b.w.run(len(j.rows), 1, j)
+	j.x, j.factors, j.p.Factors = nil, nil, nil
+}
+
+// ropeRow is a row of the batch and its position.
+type ropeRow struct{ r, pos int }
+
+// ropeJob holds the parameters of one RoPE call and per-worker cos and sin
+// tables.
+type ropeJob struct {
+	rows                              []ropeRow
+	x                                 *tensor
+	p                                 compute.RoPE
+	factors                           []float32
+	heads, headDim, half              int
+	freqScale, attnFactor, thetaScale float32
+	corrLo, corrHi                    float32
+	cos, sin                          [][]float32
+}
+
+func (j *ropeJob) do(wk, lo, hi int) {
+	half, headDim, p := j.half, j.headDim, &j.p
+	cos, sin := grow(j.cos[wk], half), grow(j.sin[wk], half)
+	j.cos[wk], j.sin[wk] = cos, sin
+	sin = sin[:len(cos)]
+	xs := j.x
+	for _, rw := range j.rows[lo:hi] {
+		theta := float32(rw.pos)
+		for i := range cos {
+			ff := float32(1)
+			if j.factors != nil {
+				ff = j.factors[i]
 			}
-			data := xs.f32[rw.r*xs.cols : (rw.r+1)*xs.cols]
-			for h := 0; h < heads; h++ {
-				v := data[h*headDim : h*headDim+headDim]
-				if p.Mode == compute.RoPENeox {
-					for i := 0; i < half; i++ {
-						x0, x1 := v[i], v[i+half]
-						v[i] = x0*cos[i] - x1*sin[i]
-						v[i+half] = x0*sin[i] + x1*cos[i]
-					}
-				} else {
-					for i := 0; i < half; i++ {
-						x0, x1 := v[2*i], v[2*i+1]
-						v[2*i] = x0*cos[i] - x1*sin[i]
-						v[2*i+1] = x0*sin[i] + x1*cos[i]
-					}
+			extrap := theta / ff
+			interp := j.freqScale * extrap
+			t, mscale := interp, j.attnFactor
+			if p.ExtFactor != 0 {
+				y := (float32(i) - j.corrLo) / max(0.001, j.corrHi-j.corrLo)
+				ramp := (1 - min(1, max(0, y))) * p.ExtFactor
+				t = interp*(1-ramp) + extrap*ramp
+				mscale *= 1 + 0.1*float32(math.Log(float64(1/j.freqScale)))
+			}
+			cos[i] = float32(math.Cos(float64(t))) * mscale
+			sin[i] = float32(math.Sin(float64(t))) * mscale
+			theta *= j.thetaScale
+		}
+		data := xs.f32[rw.r*xs.cols : (rw.r+1)*xs.cols]
+		for h := 0; h < j.heads; h++ {
+			v := data[h*headDim : h*headDim+headDim]
+			if p.Mode == compute.RoPENeox {
+				lo, hi := v[:half], v[half:2*half]
+				lo, hi = lo[:len(cos)], hi[:len(cos)]
+				for i, c := range cos {
+					x0, x1 := lo[i], hi[i]
+					lo[i] = x0*c - x1*sin[i]
+					hi[i] = x0*sin[i] + x1*c
+				}
+			} else {
+				v = v[:2*len(cos)]
+				for i, c := range cos {
+					x0, x1 := v[2*i], v[2*i+1]
+					v[2*i] = x0*c - x1*sin[i]
+					v[2*i+1] = x0*sin[i] + x1*c
 				}
 			}
 		}
-	})
+	}
 }

@@ -5,19 +5,29 @@ import (
 	"sync"
 )
 
+// job is one parallel-for loop body. do handles items [lo, hi) on worker
+// w (0 ≤ w < workers.n), so a job can keep per-worker scratch memory
+// without locking. Operations keep their job values in the Backend and
+// pass pointers to them, so dispatching a loop allocates nothing.
+type job interface {
+	do(w, lo, hi int)
+}
+
 // workers is a fixed set of goroutines that run parallel-for loops, so hot
-// paths never spawn goroutines per operation.
+// paths never spawn goroutines per operation. Loops are run one at a time
+// (the Backend is single-threaded from the caller's side), which lets the
+// pool reuse one WaitGroup.
 type workers struct {
 	n     int
 	tasks chan task
 	stop  chan struct{}
 	once  sync.Once
+	wg    sync.WaitGroup
 }
 
 type task struct {
-	fn     func(lo, hi int)
+	j      job
 	lo, hi int
-	wg     *sync.WaitGroup
 }
 
 func newWorkers(n int) *workers {
@@ -25,18 +35,18 @@ func newWorkers(n int) *workers {
 		n = runtime.NumCPU()
 	}
 	w := &workers{n: n, tasks: make(chan task, 4*n), stop: make(chan struct{})}
-	for i := 0; i < n-1; i++ { // the caller is the n-th worker
-		go w.loop()
+	for i := 1; i < n; i++ { // the caller is worker 0
+		go w.loop(i)
 	}
 	return w
 }
 
-func (w *workers) loop() {
+func (w *workers) loop(id int) {
 	for {
 		select {
 		case t := <-w.tasks:
-			t.fn(t.lo, t.hi)
-			t.wg.Done()
+			t.j.do(id, t.lo, t.hi)
+			w.wg.Done()
 		case <-w.stop:
 			return
 		}
@@ -46,9 +56,11 @@ func (w *workers) loop() {
 // close stops the worker goroutines.
 func (w *workers) close() { w.once.Do(func() { close(w.stop) }) }
 
-// run calls fn over [0, n) split into chunks of at least grain items, in
-// parallel, and returns when all chunks are done.
-func (w *workers) run(n, grain int, fn func(lo, hi int)) {
+// run calls j.do over [0, n) split into chunks of at least grain items, in
+// parallel, and returns when all chunks are done. There are up to four
+// chunks per worker so that uneven chunks (other load on the machine)
+// even out.
+func (w *workers) run(n, grain int, j job) {
 	if n <= 0 {
 		return
 	}
@@ -60,33 +72,32 @@ func (w *workers) run(n, grain int, fn func(lo, hi int)) {
 		chunks = c
 	}
 	if chunks <= 1 || w.n == 1 {
-		fn(0, n)
+		j.do(0, 0, n)
 		return
 	}
 	size := (n + chunks - 1) / chunks
-	var wg sync.WaitGroup
-	var mine task
-	first := true
-	for lo := 0; lo < n; lo += size {
-		hi := min(lo+size, n)
-		if first { // keep the first chunk for the calling goroutine
-			mine, first = task{fn: fn, lo: lo, hi: hi}, false
-			continue
-		}
-		wg.Add(1)
-		w.tasks <- task{fn: fn, lo: lo, hi: hi, wg: &wg}
+	// The first chunk is the calling goroutine's.
+	for lo := size; lo < n; lo += size {
+		w.wg.Add(1)
+		w.tasks <- task{j: j, lo: lo, hi: min(lo+size, n)}
 	}
-	mine.fn(mine.lo, mine.hi)
+	j.do(0, 0, min(size, n))
 	// Help drain the queue instead of idling while others work.
 	for {
 		select {
 		case t := <-w.tasks:
-			t.fn(t.lo, t.hi)
-			t.wg.Done()
+			t.j.do(0, t.lo, t.hi)
+			w.wg.Done()
 			continue
 		default:
 		}
 		break
 	}
-	wg.Wait()
+	w.wg.Wait()
 }
+
+// funcJob adapts a closure to job, for cold paths where an allocation per
+// call does not matter.
+type funcJob func(lo, hi int)
+
+func (f funcJob) do(_, lo, hi int) { f(lo, hi) }
