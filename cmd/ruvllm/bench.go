@@ -1,15 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/internal/membw"
 	"github.com/ruvllm/ruvllm/internal/servebench"
 	"github.com/ruvllm/ruvllm/ipc"
 )
@@ -20,39 +26,50 @@ func newBenchCmd() *cobra.Command {
 		o       llm.BenchOptions
 		threads int
 		asJSON  bool
+		membwOn bool
 	)
 	cmd := &cobra.Command{
-		Use:   "bench -m FILE.gguf [-p 512] [-n 128] [-t THREADS] [-r REPS]",
+		Use:   "bench [-m FILE.gguf] [-p 512] [-n 128] [-t THREADS] [-r REPS] [--membw] [--json]",
 		Short: "Measure prompt processing and generation speed, like llama-bench",
+		Long: "bench loads a model and measures prompt processing (ppN) and generation (tgN) in tokens\n" +
+			"per second, mean ± stddev over the repetitions, plus peak resident memory and KV cache size.\n" +
+			"--membw also measures memory copy bandwidth with the same threads and, with a model, the\n" +
+			"decode speed that bandwidth allows (weight bytes read per token ÷ bandwidth).",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if path == "" {
+			if path == "" && !membwOn {
 				return errors.New("missing -m FILE.gguf")
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: max(o.PromptTokens, o.GenTokens) + 16, BatchSize: max(o.PromptTokens, 1), Sequences: 1})
-			if err != nil {
-				return err
+			out := benchOutput{}
+			// The model runs first: the bandwidth buffers would otherwise
+			// count in its peak RSS.
+			if path != "" {
+				rep, err := runBench(ctx, path, threads, o)
+				if err != nil {
+					return err
+				}
+				out.BenchReport = rep
 			}
-			defer m.Close()
-			figs, err := m.Bench(ctx, o)
-			if err != nil {
-				return err
+			if membwOn {
+				bwThreads := threads
+				if bwThreads <= 0 {
+					bwThreads = runtime.NumCPU()
+				}
+				r, err := membw.Measure(ctx, membw.Options{Threads: bwThreads})
+				if err != nil {
+					return err
+				}
+				out.MemBW = &r
+				if rep := out.BenchReport; rep != nil && rep.WeightBytesPerToken > 0 {
+					out.DecodeBoundTPS = r.ReadBytesPerSecond / float64(rep.WeightBytesPerToken)
+				}
 			}
-			info := m.Info()
 			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{
-					"model": info.Name, "file_type": info.FileType, "size_bytes": info.FileSize,
-					"parameters": info.Parameters, "backend": "cpu", "threads": m.Threads(), "results": figs,
-				})
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "| %-32s | %9s | %8s | %-7s | %7s | %8s | %20s |\n", "model", "size", "params", "backend", "threads", "test", "t/s")
-			fmt.Fprintf(w, "| %-32s | %9s | %8s | %-7s | %7s | %8s | %20s |\n", "---", "---:", "---:", "---", "---:", "---:", "---:")
-			for _, f := range figs {
-				fmt.Fprintf(w, "| %-32s | %6.2f MiB | %6.2f M | %-7s | %7d | %8s | %12.2f ± %5.2f |\n",
-					info.Name, float64(info.FileSize)/(1<<20), float64(info.Parameters)/1e6, "cpu", m.Threads(), f.Test, f.Mean, f.Stddev)
-			}
+			printBench(cmd.OutOrStdout(), out)
 			return nil
 		},
 	}
@@ -62,9 +79,83 @@ func newBenchCmd() *cobra.Command {
 	f.IntVarP(&o.GenTokens, "n", "n", 128, "generated tokens (tg test; 0 skips)")
 	f.IntVarP(&o.Reps, "reps", "r", 5, "repetitions")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
+	f.BoolVar(&membwOn, "membw", false, "also measure memory copy bandwidth and the decode bound it sets")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.AddCommand(newBenchServeCmd())
 	return cmd
+}
+
+// benchOutput is everything one `ruvllm bench` run measured; the JSON form
+// is read by bench/compare.
+type benchOutput struct {
+	*llm.BenchReport
+	MemBW *membw.Result `json:"membw,omitempty"`
+	// DecodeBoundTPS is the generation speed memory bandwidth allows:
+	// read bandwidth ÷ weight bytes per token.
+	DecodeBoundTPS float64 `json:"decode_bound_tokens_per_second,omitempty"`
+}
+
+func runBench(ctx context.Context, path string, threads int, o llm.BenchOptions) (*llm.BenchReport, error) {
+	m, err := llm.Load(ctx, path, llm.Options{
+		Threads: threads, ContextLength: max(o.PromptTokens, o.GenTokens) + 16,
+		BatchSize: max(o.PromptTokens, 1), Sequences: 1, NoPrefixCache: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	figs, err := m.Bench(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	info := m.Info()
+	_, isa := quant.Accelerated()
+	rep := &llm.BenchReport{
+		Model: info.Name, FileType: info.FileType, FileSize: info.FileSize, Parameters: info.Parameters,
+		Backend: "cpu", ISA: isa, Threads: m.Threads(), KVBytes: m.KVBytes(),
+		WeightBytesPerToken: m.WeightBytesPerToken(), Results: figs,
+	}
+	if rss, err := llm.PeakRSS(); err == nil {
+		rep.PeakRSS = rss
+	}
+	return rep, nil
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// printBench writes a llama-bench-shaped markdown table and the memory
+// figures under it.
+func printBench(w io.Writer, out benchOutput) {
+	if r := out.BenchReport; r != nil {
+		fmt.Fprintf(w, "| %-32s | %10s | %8s | %-10s | %7s | %7s | %20s |\n", "model", "size", "params", "backend", "threads", "test", "t/s")
+		fmt.Fprintf(w, "| %-32s | %10s | %8s | %-10s | %7s | %7s | %20s |\n", "---", "---:", "---:", "---", "---:", "---:", "---:")
+		for _, f := range r.Results {
+			fmt.Fprintf(w, "| %-32s | %6.2f MiB | %6.2f M | %-10s | %7d | %7s | %11.2f ± %6.2f |\n",
+				r.Model+" "+r.FileType, mib(r.FileSize), float64(r.Parameters)/1e6, r.Backend+" "+r.ISA, r.Threads, f.Test, f.Mean, f.Stddev)
+		}
+		fmt.Fprintln(w)
+		budget := r.FileSize + r.KVBytes + 64<<20
+		verdict := "within"
+		if r.PeakRSS > budget {
+			verdict = "OVER"
+		}
+		fmt.Fprintf(w, "peak RSS %.1f MiB; file %.1f MiB + KV cache %.1f MiB + 64 MiB = %.1f MiB (%s)\n",
+			mib(r.PeakRSS), mib(r.FileSize), mib(r.KVBytes), mib(budget), verdict)
+		fmt.Fprintf(w, "weights read per decoded token: %.1f MiB\n", mib(r.WeightBytesPerToken))
+	}
+	if bw := out.MemBW; bw != nil {
+		fmt.Fprintf(w, "memory bandwidth, %d threads copying %d MiB each: %.2f GB/s read (%.2f GB/s read+write)\n",
+			bw.Threads, bw.BufferBytes>>20, bw.ReadBytesPerSecond/1e9, bw.CopyBytesPerSecond/1e9)
+		if r := out.BenchReport; r != nil && out.DecodeBoundTPS > 0 {
+			fmt.Fprintf(w, "decode bound: %.2f ms/token = %.2f t/s", 1000/out.DecodeBoundTPS, out.DecodeBoundTPS)
+			for _, f := range r.Results {
+				if strings.HasPrefix(f.Test, "tg") {
+					fmt.Fprintf(w, "; %s reaches %.0f %% of it", f.Test, 100*f.Mean/out.DecodeBoundTPS)
+				}
+			}
+			fmt.Fprintln(w)
+		}
+	}
 }
 
 func newBenchServeCmd() *cobra.Command {

@@ -1,10 +1,14 @@
 package llm
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
 )
 
 // BenchOptions selects what Bench measures, in the manner of llama-bench:
@@ -23,6 +27,77 @@ type BenchFigure struct {
 	Mean    float64   `json:"tokens_per_second"`
 	Stddev  float64   `json:"stddev"`
 	Samples []float64 `json:"samples"`
+}
+
+// BenchReport is what `ruvllm bench` prints for one model: its identity,
+// the measured figures, and the memory arithmetic that goes with them.
+type BenchReport struct {
+	Model      string `json:"model"`
+	FileType   string `json:"file_type"`
+	FileSize   int64  `json:"size_bytes"`
+	Parameters uint64 `json:"parameters"`
+	Backend    string `json:"backend"`
+	// ISA is the instruction set of the dot-product kernels (quant.Accelerated):
+	// "go" when every weight type runs the portable reference.
+	ISA     string `json:"isa"`
+	Threads int    `json:"threads"`
+	// KVBytes is the KV cache the bench allocated (context × layers × K and V).
+	KVBytes int64 `json:"kv_bytes"`
+	// WeightBytesPerToken is what one decode step reads of the weights: every
+	// matrix but the token embedding, of which only one row is gathered
+	// (unless it doubles as the output projection).
+	WeightBytesPerToken int64 `json:"weight_bytes_per_token"`
+	// PeakRSS is the process's peak resident memory (VmHWM) after the runs,
+	// 0 where /proc is not available.
+	PeakRSS int64         `json:"peak_rss_bytes"`
+	Results []BenchFigure `json:"results"`
+}
+
+// WeightBytesPerToken is the number of weight bytes one decode step reads;
+// divided by memory bandwidth it gives the fastest possible decode.
+func (m *Model) WeightBytesPerToken() int64 {
+	var n, embd int64
+	tied := true
+	for _, t := range m.file.Tensors {
+		switch t.Name {
+		case "token_embd.weight":
+			embd = t.Size
+			continue
+		case "output.weight":
+			tied = false
+		}
+		n += t.Size
+	}
+	if tied {
+		n += embd
+	}
+	return n
+}
+
+// KVBytes is the size of the model's KV cache.
+func (m *Model) KVBytes() int64 {
+	return int64(m.kv.BlockBytes()) * int64(m.kv.Config().Blocks)
+}
+
+// PeakRSS returns the peak resident set size of this process (VmHWM in
+// /proc/self/status), in bytes.
+func PeakRSS() (int64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, fmt.Errorf("peak rss: %w", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := bytes.Fields(sc.Bytes())
+		if len(f) == 3 && string(f[0]) == "VmHWM:" && string(f[2]) == "kB" {
+			kb, err := strconv.ParseInt(string(f[1]), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("peak rss: %w", err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("peak rss: no VmHWM in /proc/self/status")
 }
 
 // Bench measures prompt processing and generation speed with random tokens

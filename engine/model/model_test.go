@@ -16,7 +16,7 @@ import (
 )
 
 // writeModel writes a small synthetic model and opens it.
-func writeModel(t *testing.T, o testmodel.Options) *gguf.File {
+func writeModel(t testing.TB, o testmodel.Options) *gguf.File {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), o.Arch+".gguf")
 	if err := testmodel.Write(context.Background(), o, path); err != nil {

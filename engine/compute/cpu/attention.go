@@ -159,10 +159,12 @@ type attendJob struct {
 	scores, qh, acc [][]float32
 }
 
-// grow returns buf resliced to n elements, reallocated when too short.
+// grow returns buf resliced to n elements, reallocated when too short with
+// at least double the capacity, so a row that grows by one element per
+// decode step (attention scores) is reallocated only log(context) times.
 func grow(buf []float32, n int) []float32 {
 	if cap(buf) < n {
-		return make([]float32, n)
+		return make([]float32, n, max(n, 2*cap(buf), 64))
 	}
 	return buf[:n]
 }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func runBenchCmd(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newBenchCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&bytes.Buffer{})
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+func TestBenchCmd(t *testing.T) {
+	path := sharedModel(t, "ruvllm-test-qwen2-13m-q8_0.gguf")
+
+	out, err := runBenchCmd(t, "-m", path, "-p", "8", "-n", "4", "-r", "2", "-t", "1", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got benchOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	r := got.BenchReport
+	if r == nil || r.Model != "ruvllm-test-qwen2-13m-q8_0" || r.FileType != "Q8_0" || r.Threads != 1 || r.Backend != "cpu" {
+		t.Fatalf("report %+v", r)
+	}
+	if len(r.Results) != 2 || r.Results[0].Test != "pp8" || r.Results[1].Test != "tg4" || len(r.Results[1].Samples) != 2 {
+		t.Errorf("results %+v: want pp8 and tg4 with 2 samples each", r.Results)
+	}
+	// Tied embeddings: every weight is read per token, so the figure is the
+	// file less its header and norms — close to, and below, the file size.
+	if r.WeightBytesPerToken <= 0 || r.WeightBytesPerToken >= r.FileSize || r.WeightBytesPerToken < r.FileSize*9/10 {
+		t.Errorf("weight bytes per token %d for a %d-byte file", r.WeightBytesPerToken, r.FileSize)
+	}
+	if r.PeakRSS < r.WeightBytesPerToken/2 || r.KVBytes <= 0 {
+		t.Errorf("peak RSS %d, KV %d", r.PeakRSS, r.KVBytes)
+	}
+	if got.MemBW != nil || got.DecodeBoundTPS != 0 {
+		t.Errorf("bandwidth measured without --membw: %+v", got)
+	}
+
+	out, err = runBenchCmd(t, "-m", path, "-p", "8", "-n", "4", "-r", "1", "-t", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| model ", "| ruvllm-test-qwen2-13m-q8_0 Q8_0 ", "pp8 |", "tg4 |", "peak RSS ", "+ 64 MiB ="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+
+	if _, err := runBenchCmd(t, "-p", "8"); err == nil {
+		t.Error("no -m and no --membw: no error")
+	}
+}

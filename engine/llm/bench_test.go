@@ -1,0 +1,108 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/engine/testmodel"
+)
+
+func TestBench(t *testing.T) {
+	m, err := Load(context.Background(), synthetic(t, "llama", quant.Q8_0),
+		Options{Threads: 2, ContextLength: 40, BatchSize: 16, Sequences: 1, NoPrefixCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	figs, err := m.Bench(context.Background(), BenchOptions{PromptTokens: 16, GenTokens: 8, Reps: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != 2 || figs[0].Test != "pp16" || figs[0].Tokens != 16 || figs[1].Test != "tg8" || figs[1].Tokens != 8 {
+		t.Fatalf("figures %+v: want pp16 then tg8", figs)
+	}
+	for _, f := range figs {
+		if len(f.Samples) != 3 {
+			t.Errorf("%s: %d samples, want 3", f.Test, len(f.Samples))
+		}
+		mean, lo, hi := 0.0, f.Samples[0], f.Samples[0]
+		for _, s := range f.Samples {
+			if !(s > 0) {
+				t.Errorf("%s: sample %v, want > 0", f.Test, s)
+			}
+			mean += s / float64(len(f.Samples))
+			lo, hi = min(lo, s), max(hi, s)
+		}
+		if d := f.Mean - mean; d > 1e-9*mean || d < -1e-9*mean {
+			t.Errorf("%s: mean %v, samples average %v", f.Test, f.Mean, mean)
+		}
+		if f.Stddev < 0 || f.Stddev > hi-lo {
+			t.Errorf("%s: stddev %v outside [0, %v]", f.Test, f.Stddev, hi-lo)
+		}
+	}
+
+	// Only the tests asked for run; a test longer than the context fails.
+	figs, err = m.Bench(context.Background(), BenchOptions{PromptTokens: 0, GenTokens: 4, Reps: 1})
+	if err != nil || len(figs) != 1 || figs[0].Test != "tg4" {
+		t.Errorf("tg only: %+v, %v", figs, err)
+	}
+	if _, err := m.Bench(context.Background(), BenchOptions{PromptTokens: 64, Reps: 1}); err == nil || !strings.Contains(err.Error(), "context") {
+		t.Errorf("pp64 in a context of 40: err %v, want a context error", err)
+	}
+}
+
+func TestMeanStddev(t *testing.T) {
+	for _, c := range []struct {
+		x        []float64
+		mean, sd float64
+	}{
+		{nil, 0, 0},
+		{[]float64{3}, 3, 0},
+		{[]float64{2, 4, 4, 4, 5, 5, 7, 9}, 5, 2.138089935299395}, // sample (n-1) stddev
+	} {
+		mean, sd := meanStddev(c.x)
+		if mean != c.mean || fmt.Sprintf("%.12f", sd) != fmt.Sprintf("%.12f", c.sd) {
+			t.Errorf("meanStddev(%v) = %v, %v; want %v, %v", c.x, mean, sd, c.mean, c.sd)
+		}
+	}
+}
+
+// TestMemoryFigures checks the arithmetic `ruvllm bench` prints against the
+// model's shape: with F32 weights every parameter is 4 bytes, and the token
+// embedding is read per token only where it doubles as the output matrix.
+func TestMemoryFigures(t *testing.T) {
+	for _, arch := range []string{"llama", "qwen2"} { // untied, tied
+		t.Run(arch, func(t *testing.T) {
+			o := testmodel.DefaultOptions()
+			m, err := Load(context.Background(), synthetic(t, arch, quant.F32),
+				Options{Threads: 1, ContextLength: 40, Sequences: 1, KVType: quant.F16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			info := m.Info()
+			want := 4 * int64(info.Parameters)
+			if arch == "llama" {
+				want -= 4 * int64(info.VocabSize*info.EmbeddingSize)
+			}
+			if got := m.WeightBytesPerToken(); got != want {
+				t.Errorf("weight bytes per token %d, want %d", got, want)
+			}
+			// 40 tokens round up to 3 blocks of 16; K and V, F16.
+			kv := int64(48 * o.Layers * 2 * o.KVHeads * (o.Dim / o.Heads) * 2)
+			if got := m.KVBytes(); got != kv {
+				t.Errorf("KV bytes %d, want %d", got, kv)
+			}
+		})
+	}
+	rss, err := PeakRSS()
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	if rss < 1<<20 || rss > 1<<40 {
+		t.Errorf("peak RSS %d bytes: implausible", rss)
+	}
+}
