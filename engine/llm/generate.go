@@ -65,12 +65,16 @@ func (q *tokenQueue) push(t Token) {
 	}
 }
 
-func (q *tokenQueue) drain() []Token {
+// drain appends the queued tokens to buf[:0] and returns it; passing the
+// previous result back in makes both slices' storage reused, so streaming
+// settles into no allocation per token.
+func (q *tokenQueue) drain(buf []Token) []Token {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	out := q.items
-	q.items = nil
-	return out
+	buf = append(buf[:0], q.items...)
+	clear(q.items)
+	q.items = q.items[:0]
+	return buf
 }
 
 // Generate runs one request, calling onToken for every generated token in
@@ -174,9 +178,13 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 	done := make(chan error, 1)
 	go func() { done <- m.sched.Run(jobCtx, job) }()
 
-	var cbErr error
+	var (
+		cbErr   error
+		batched []Token
+	)
 	deliver := func() {
-		for _, t := range queue.drain() {
+		batched = queue.drain(batched)
+		for _, t := range batched {
 			if cbErr != nil {
 				return
 			}

@@ -11,11 +11,12 @@
 package sched
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
@@ -105,6 +106,34 @@ type Scheduler struct {
 	// owned by the loop goroutine
 	running []*Job
 	logits  [][]float32
+	sb      stepBuffers
+}
+
+// stepBuffers is what step builds a batch in, kept between steps so a
+// decode step allocates nothing.
+type stepBuffers struct {
+	batch            model.Batch
+	rows             []int32
+	jobs             []*Job // the running jobs when the step began
+	owners, spanJobs []*Job
+	adapters         [][]lora.Applied
+	inBatch          map[*Job]bool
+}
+
+// reset empties the buffers, keeping their storage but dropping the
+// references they hold.
+func (b *stepBuffers) reset() {
+	clear(b.jobs)
+	clear(b.owners)
+	clear(b.spanJobs)
+	clear(b.adapters)
+	clear(b.batch.Spans)
+	b.batch = model.Batch{Tokens: b.batch.Tokens[:0], Spans: b.batch.Spans[:0]}
+	b.rows, b.jobs, b.owners, b.spanJobs, b.adapters = b.rows[:0], b.jobs[:0], b.owners[:0], b.spanJobs[:0], b.adapters[:0]
+	if b.inBatch == nil {
+		b.inBatch = map[*Job]bool{}
+	}
+	clear(b.inBatch)
 }
 
 // New starts a scheduler over r, drawing KV blocks from pool and sharing
@@ -239,12 +268,7 @@ func (s *Scheduler) reap() {
 func (s *Scheduler) admit() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sort.SliceStable(s.queue, func(a, b int) bool {
-		if s.queue[a].Priority != s.queue[b].Priority {
-			return s.queue[a].Priority > s.queue[b].Priority
-		}
-		return s.queue[a].order < s.queue[b].order
-	})
+	slices.SortStableFunc(s.queue, byPriority)
 	for len(s.queue) > 0 && len(s.running) < s.o.MaxRunning {
 		j := s.queue[0]
 		// Admit only when the prompt's first chunk can get blocks, so
@@ -270,30 +294,38 @@ func (s *Scheduler) admit() {
 	}
 }
 
+// byPriority orders jobs by descending priority, then by admission.
+func byPriority(a, b *Job) int {
+	if a.Priority != b.Priority {
+		return cmp.Compare(b.Priority, a.Priority)
+	}
+	return cmp.Compare(a.order, b.order)
+}
+
 func (s *Scheduler) blocksFor(n int) int { return (n + s.pool.BlockSize() - 1) / s.pool.BlockSize() }
 
 // step builds one batch from the running jobs and runs it.
 func (s *Scheduler) step() error {
 	// Decoding jobs (one pending token) go first so streams keep flowing;
 	// prefilling jobs share what is left of the token budget.
-	sort.SliceStable(s.running, func(a, b int) bool {
-		da, db := s.pending(s.running[a]) == 1, s.pending(s.running[b]) == 1
+	slices.SortStableFunc(s.running, func(a, b *Job) int {
+		da, db := s.pending(a) == 1, s.pending(b) == 1
 		if da != db {
-			return da
+			if da {
+				return -1
+			}
+			return 1
 		}
-		if s.running[a].Priority != s.running[b].Priority {
-			return s.running[a].Priority > s.running[b].Priority
-		}
-		return s.running[a].order < s.running[b].order
+		return byPriority(a, b)
 	})
-	batch := &model.Batch{}
-	var rows []int32
-	var owners, spanJobs []*Job
-	var adapters [][]lora.Applied
+	sb := &s.sb
+	sb.reset()
+	defer sb.reset()
+	batch, rows, owners, spanJobs, adapters, inBatch := &sb.batch, sb.rows, sb.owners, sb.spanJobs, sb.adapters, sb.inBatch
 	withAdapters := false
-	inBatch := map[*Job]bool{}
 	budget := s.o.MaxBatchTokens
-	for _, j := range append([]*Job(nil), s.running...) {
+	sb.jobs = append(sb.jobs, s.running...) // reserve may preempt, editing s.running
+	for _, j := range sb.jobs {
 		if j.seq == nil || j.finished { // preempted or failed while making room
 			continue
 		}
@@ -324,6 +356,8 @@ func (s *Scheduler) step() error {
 			break
 		}
 	}
+	// Keep what the appends grew for the next step.
+	sb.rows, sb.owners, sb.spanJobs, sb.adapters = rows, owners, spanJobs, adapters
 	if withAdapters { // a batch without adapters leaves the model's fast path alone
 		batch.Adapters = adapters
 	}

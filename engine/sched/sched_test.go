@@ -153,12 +153,14 @@ func TestRandomWorkloadMatchesIsolatedRuns(t *testing.T) {
 		n      int
 		cancel bool
 		prio   int
+		delay  time.Duration // before cancelling, when cancel
 	}
 	var cases []reqCase
 	for i := 0; i < 40; i++ {
 		base := shared[r.IntN(len(shared))]
 		prompt := append(append([]int32(nil), base[:1+r.IntN(len(base))]...), int32(r.IntN(vocab)), int32(r.IntN(vocab)))
-		cases = append(cases, reqCase{prompt: prompt, n: 1 + r.IntN(25), cancel: r.IntN(6) == 0, prio: r.IntN(3)})
+		cases = append(cases, reqCase{prompt: prompt, n: 1 + r.IntN(25), cancel: r.IntN(6) == 0, prio: r.IntN(3),
+			delay: time.Duration(r.IntN(3)) * time.Millisecond})
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(cases))
@@ -169,7 +171,7 @@ func TestRandomWorkloadMatchesIsolatedRuns(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if c.cancel {
-				go func() { time.Sleep(time.Duration(r.IntN(3)) * time.Millisecond); cancel() }()
+				go func() { time.Sleep(c.delay); cancel() }()
 			}
 			var got []int32
 			j := greedyJob(c.prompt, c.n, &got)
