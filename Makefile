@@ -7,7 +7,7 @@ SHARED    ?= $(abspath ../shared)
 MODEL     ?= $(SHARED)/models/ruvllm-test-llama-19m-q8_0.gguf
 GOTESTFLAGS ?=
 
-.PHONY: all build run test test-go test-darwin test-arm64 vet fuzz bench clean
+.PHONY: all build run test test-go test-darwin test-arm64 vet fuzz bench bench-compare clean
 
 all: build
 
@@ -50,6 +50,13 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/...
+
+# bench-compare measures ruvllm against llama.cpp (node-llama-cpp) on the
+# shared and synthetic models; needs node >= 20 and npm once. Example:
+# make bench-compare COMPAREFLAGS="-t 4 --write" (default: --quick).
+COMPAREFLAGS ?= --quick
+bench-compare:
+	bench/compare/run.sh $(COMPAREFLAGS)
 
 clean:
 	rm -rf $(BIN)
