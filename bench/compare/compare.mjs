@@ -181,7 +181,7 @@ function machine() {
   try { go = run("go", ["version"]).trim(); } catch { go = "go: not found"; }
   try {
     commit = run("git", ["-C", root, "rev-parse", "--short", "HEAD"]).trim();
-    if (run("git", ["-C", root, "status", "--porcelain", "--untracked-files=no"]).trim() !== "") commit += " (modified)";
+    if (run("git", ["-C", root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":!BENCHMARKS.md"]).trim() !== "") commit += " (modified)";
   } catch { commit = "?"; }
   const nlc = JSON.parse(readFileSync(join(here, "node_modules", "node-llama-cpp", "package.json"), "utf8")).version;
   try { llamaRelease = JSON.parse(readFileSync(join(here, "node_modules", "node-llama-cpp", "llama", "binariesGithubRelease.json"), "utf8")).release; } catch { llamaRelease = "?"; }
