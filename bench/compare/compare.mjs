@@ -216,10 +216,10 @@ function markdown(r) {
     }
   }
   out.push("");
-  out.push("Decode bound = read bandwidth ÷ weight bytes read per token; RSS budget = file + KV cache + 64 MiB (ruvllm's peak RSS, VmHWM).");
+  out.push("Decode bound = read bandwidth ÷ weight bytes read per token; ruvllm's RSS budget = file + KV cache + 64 MiB. Peak RSS is VmHWM; llama.cpp's includes the Node.js runtime.");
   out.push("");
-  out.push("| model | weights/token | decode bound | llama.cpp tg | ruvllm tg | ruvllm peak RSS | budget |");
-  out.push("|---|---:|---:|---:|---:|---:|---:|");
+  out.push("| model | weights/token | decode bound | llama.cpp tg | ruvllm tg | llama.cpp peak RSS | ruvllm peak RSS | ruvllm budget |");
+  out.push("|---|---:|---:|---:|---:|---:|---:|---:|");
   for (const row of r.rows) {
     const rv = row.ruvllm;
     if (!rv) continue;
@@ -228,7 +228,7 @@ function markdown(r) {
     const pct = (f) => (f ? `${fmt((100 * f.tokens_per_second) / bound, 0)} %` : "–");
     const budget = rv.size_bytes + rv.kv_bytes + 64 * (1 << 20);
     const over = rv.peak_rss_bytes > budget ? " (over)" : "";
-    out.push(`| ${row.name} | ${fmt(mib(rv.weight_bytes_per_token), 1)} MiB | ${fmt(bound, 1)} t/s | ${pct(tg(row.llama))} | ${pct(tg(rv))} | ${fmt(mib(rv.peak_rss_bytes), 1)} MiB${over} | ${fmt(mib(budget), 1)} MiB |`);
+    out.push(`| ${row.name} | ${fmt(mib(rv.weight_bytes_per_token), 1)} MiB | ${fmt(bound, 1)} t/s | ${pct(tg(row.llama))} | ${pct(tg(rv))} | ${row.llama?.peak_rss_bytes ? fmt(mib(row.llama.peak_rss_bytes), 1) + " MiB" : "–"} | ${fmt(mib(rv.peak_rss_bytes), 1)} MiB${over} | ${fmt(mib(budget), 1)} MiB |`);
   }
   return out.join("\n");
 }

@@ -5,7 +5,8 @@
 //
 //   node llamacpp.mjs --model FILE.gguf [--threads 2] [--p 512] [--n 128] [--reps 3]
 //
-// Prints one JSON object: {"model", "threads", "llama_cpp", "results": [{test, tokens, tokens_per_second, stddev, samples}]}.
+// Prints one JSON object: {"model", "threads", "llama_cpp", "peak_rss_bytes",
+// "results": [{test, tokens, tokens_per_second, stddev, samples}]}.
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 import { parseArgs } from "node:util";
 import { readFileSync } from "node:fs";
@@ -89,6 +90,8 @@ console.log(JSON.stringify({
   model: a.model,
   threads: context.currentThreads ?? threads,
   llama_cpp: `node-llama-cpp ${pkg.version}, llama.cpp ${llama.llamaCppRelease?.release ?? "?"}`,
+  // Peak RSS of this process: llama.cpp plus the Node.js runtime (~40-50 MiB).
+  peak_rss_bytes: process.resourceUsage().maxRSS * 1024,
   results,
 }));
 await context.dispose();
