@@ -135,12 +135,15 @@ func printBench(w io.Writer, out benchOutput) {
 		}
 		fmt.Fprintln(w)
 		budget := r.FileSize + r.KVBytes + 64<<20
-		verdict := "within"
-		if r.PeakRSS > budget {
-			verdict = "OVER"
+		rss, verdict := "unavailable", "not checked"
+		if r.PeakRSS > 0 {
+			rss, verdict = fmt.Sprintf("%.1f MiB", mib(r.PeakRSS)), "within"
+			if r.PeakRSS > budget {
+				verdict = "OVER"
+			}
 		}
-		fmt.Fprintf(w, "peak RSS %.1f MiB; file %.1f MiB + KV cache %.1f MiB + 64 MiB = %.1f MiB (%s)\n",
-			mib(r.PeakRSS), mib(r.FileSize), mib(r.KVBytes), mib(budget), verdict)
+		fmt.Fprintf(w, "peak RSS %s; file %.1f MiB + KV cache %.1f MiB + 64 MiB = %.1f MiB (%s)\n",
+			rss, mib(r.FileSize), mib(r.KVBytes), mib(budget), verdict)
 		fmt.Fprintf(w, "weights read per decoded token: %.1f MiB\n", mib(r.WeightBytesPerToken))
 	}
 	if bw := out.MemBW; bw != nil {
