@@ -10,11 +10,13 @@ package dbustest
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,13 +56,20 @@ func Start(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = os.Stderr
+	// dbus-daemon complains on stderr about things that do not matter to a
+	// test (it cannot raise its fd limit without privileges); show its
+	// output only when the test fails.
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start dbus-daemon: %v", err)
 	}
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
+		if t.Failed() && stderr.Len() > 0 {
+			t.Logf("dbus-daemon stderr:\n%s", stderr.String())
+		}
 	})
 	addrc := make(chan string, 1)
 	go func() {
@@ -78,6 +87,30 @@ func Start(t testing.TB) string {
 		t.Fatal("dbus-daemon did not print its address within 10s")
 	}
 	return ""
+}
+
+// syncBuffer collects the daemon's stderr, written by os/exec's copier.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // Connect opens a new client connection to the bus at addr, closed in
