@@ -123,10 +123,10 @@ func loadRuntime() error {
 	return rt.err
 }
 
-// nsString returns an autoreleased NSString.
+// nsString returns an autoreleased NSString; purego passes s as a
+// NUL-terminated copy that lives for the call.
 func nsString(s string) objc.ID {
-	b := append([]byte(s), 0)
-	return rt.nsString.Send(rt.stringWithUTF8String, unsafe.Pointer(&b[0]))
+	return rt.nsString.Send(rt.stringWithUTF8String, s)
 }
 
 // appkitItem is the AppKit side of a MenuBar. Its objects are touched only
@@ -186,8 +186,11 @@ func newBackend(ctx context.Context, m *MenuBar) (backend, error) {
 		}
 		canceled = true
 		mu.Unlock()
+		// The queued performSelector retains the target until it runs, and
+		// finds no item then; off the main thread there is no autorelease
+		// pool, hence release.
 		items.Delete(it.target)
-		it.target.Send(rt.autorelease)
+		it.target.Send(rt.release)
 		return nil, fmt.Errorf("menubar: waiting for the main run loop (is NSApp running?): %w", ctx.Err())
 	}
 }
