@@ -59,7 +59,7 @@ import (
 // ErrUnsupported is returned by New on systems without a macOS menu bar.
 var ErrUnsupported = errors.New("menubar: only supported on macOS")
 
-// ErrClosed is returned by the methods of a MenuBar after Close.
+// ErrClosed is returned by the setters of a MenuBar after Close.
 var ErrClosed = errors.New("menubar: closed")
 
 // templateIcon is the default menu-bar icon, drawn by tools/appicon: a black
@@ -228,13 +228,14 @@ func (m *MenuBar) SetDockIconVisible(visible bool) error {
 	return nil
 }
 
-// Close removes the item from the menu bar. Later calls return ErrClosed;
-// callbacks already started still run.
+// Close removes the item from the menu bar. It is idempotent, like
+// tray.Tray's Close; the setters return ErrClosed afterwards. Callbacks
+// already started still run.
 func (m *MenuBar) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return ErrClosed
+		return nil
 	}
 	m.closed = true
 	if err := m.b.close(); err != nil {

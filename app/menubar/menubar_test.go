@@ -84,11 +84,13 @@ func TestSettersReachTheBackendOnlyOnChange(t *testing.T) {
 		"SetModel":           func() error { return m.SetModel("c") },
 		"SetTitle":           func() error { return m.SetTitle("x") },
 		"SetDockIconVisible": func() error { return m.SetDockIconVisible(true) },
-		"Close":              m.Close,
 	} {
 		if err := fn(); !errors.Is(err, ErrClosed) {
 			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
 		}
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("second Close: %v, want nil (idempotent)", err)
 	}
 	if len(r.calls) != len(want) {
 		t.Errorf("backend called after Close: %q", r.calls[len(want):])
