@@ -121,7 +121,9 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	var name string
 	nd := &ndjson{w: w}
 	var text []byte
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options),
+	id := newID("req-")
+	w.Header().Set(RequestIDHeader, id)
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options), id: id,
 		onStart: func(n string) { name = n },
 		onToken: func(t llm.Token) error {
 			if !stream {
@@ -142,7 +144,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	final := ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: string(text)},
-		Done: true, DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start))}
+		Done: true, DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id}
 	if stream {
 		final.Message.Content = ""
 		nd.send(final)
@@ -191,7 +193,9 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	var name string
 	nd := &ndjson{w: w}
 	var text []byte
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options),
+	id := newID("req-")
+	w.Header().Set(RequestIDHeader, id)
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options), id: id,
 		onStart: func(n string) { name = n },
 		onToken: func(t llm.Token) error {
 			if !stream {
@@ -206,7 +210,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	if err != nil && isNoTemplate(err) && !body.Raw {
 		// A model without a chat template completes the raw prompt.
 		req.Messages, req.Prompt = nil, body.Prompt
-		out, err = a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options),
+		out, err = a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options), id: id,
 			onStart: func(n string) { name = n },
 			onToken: func(t llm.Token) error {
 				if !stream {
@@ -228,7 +232,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	final := ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: string(text), Done: true,
-		DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start))}
+		DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id}
 	if stream {
 		final.Response = ""
 		nd.send(final)
