@@ -65,7 +65,7 @@ func (a *API) createConversation(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	a.conversationChanged(c)
+	a.conversationEvent("conversation.created", c)
 	daemon.WriteJSON(w, http.StatusCreated, c)
 }
 
@@ -110,7 +110,7 @@ func (a *API) updateConversation(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	a.conversationChanged(c)
+	a.conversationEvent("conversation.updated", c)
 	daemon.WriteJSON(w, http.StatusOK, c)
 }
 
@@ -143,14 +143,16 @@ func (a *API) appendMessages(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	a.conversationChanged(c)
+	a.conversationEvent("conversation.updated", c)
 	daemon.WriteJSON(w, http.StatusOK, c)
 }
 
-// conversationChanged announces c (without its messages) on /v1/events.
-func (a *API) conversationChanged(c ipc.Conversation) {
+// conversationEvent announces c on /v1/events without its messages: a
+// subscriber refreshes its list from the event and fetches the thread it
+// shows with GET /v1/conversations/{id}.
+func (a *API) conversationEvent(typ string, c ipc.Conversation) {
 	c.Messages = nil
-	a.srv.Events().Publish("conversation.updated", c)
+	a.srv.Events().Publish(typ, c)
 }
 
 func (a *API) postFeedback(w http.ResponseWriter, r *http.Request) {
@@ -179,7 +181,11 @@ func (a *API) postFeedback(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	a.srv.Events().Publish("feedback.received", fb)
+	// The event names the rating; the prompt and answer it copies can be
+	// large, and a subscriber that wants them reads GET /v1/feedback.
+	ev := fb
+	ev.Prompt, ev.PromptText, ev.Answer = nil, "", ""
+	a.srv.Events().Publish("feedback.received", ev)
 	daemon.WriteJSON(w, http.StatusCreated, fb)
 }
 
