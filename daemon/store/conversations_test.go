@@ -69,9 +69,15 @@ func TestConversationCRUD(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, err := range map[string]error{
-		"get":    func() error { _, err := db.Conversation(ctx, c.ID); return err }(),
-		"update": func() error { _, err := db.UpdateConversation(ctx, c.ID, ipc.ConversationUpdate{Title: &title}); return err }(),
-		"append": func() error { _, err := db.AppendMessages(ctx, c.ID, []ipc.ConversationMessage{{Role: "user"}}); return err }(),
+		"get": func() error { _, err := db.Conversation(ctx, c.ID); return err }(),
+		"update": func() error {
+			_, err := db.UpdateConversation(ctx, c.ID, ipc.ConversationUpdate{Title: &title})
+			return err
+		}(),
+		"append": func() error {
+			_, err := db.AppendMessages(ctx, c.ID, []ipc.ConversationMessage{{Role: "user"}})
+			return err
+		}(),
 		"delete": db.DeleteConversation(ctx, c.ID),
 		"empty":  func() error { _, err := db.Conversation(ctx, ""); return err }(),
 	} {
