@@ -51,11 +51,7 @@ func (a *API) createConversation(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	err := firstError(
-		checkTitle(body.Title), checkName("model", body.Model), checkSystem(body.System),
-		checkAdapters(body.Adapters), checkSampling(body.Sampling), checkMessages(body.Messages),
-	)
-	if err != nil {
+	if err := validateCreate(body); err != nil {
 		openAIError(w, err)
 		return
 	}
@@ -84,24 +80,7 @@ func (a *API) updateConversation(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	var checks []error
-	if body.Title != nil {
-		checks = append(checks, checkTitle(*body.Title))
-	}
-	if body.Model != nil {
-		checks = append(checks, checkName("model", *body.Model))
-	}
-	if body.System != nil {
-		checks = append(checks, checkSystem(*body.System))
-	}
-	if body.Adapters != nil {
-		checks = append(checks, checkAdapters(*body.Adapters))
-	}
-	if body.Messages != nil {
-		checks = append(checks, checkMessages(*body.Messages))
-	}
-	checks = append(checks, checkSampling(body.Sampling))
-	if err := firstError(checks...); err != nil {
+	if err := validateUpdate(body); err != nil {
 		openAIError(w, err)
 		return
 	}
@@ -130,11 +109,7 @@ func (a *API) appendMessages(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	if len(body.Messages) == 0 {
-		openAIError(w, &requestError{http.StatusBadRequest, "messages must not be empty"})
-		return
-	}
-	if err := checkMessages(body.Messages); err != nil {
+	if err := validateAppend(body); err != nil {
 		openAIError(w, err)
 		return
 	}
@@ -161,18 +136,7 @@ func (a *API) postFeedback(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	err := firstError(
-		required("request_id", body.RequestID), checkName("request_id", body.RequestID),
-		checkName("conversation_id", body.ConversationID), checkName("message_id", body.MessageID),
-		checkBytes("correction", body.Correction, maxContentBytes), checkRunes("comment", body.Comment, maxCommentRunes),
-	)
-	if err == nil && body.Rating != 1 && body.Rating != -1 {
-		err = &requestError{http.StatusBadRequest, fmt.Sprintf("rating must be 1 (good) or -1 (bad), not %d", body.Rating)}
-	}
-	if err == nil && body.MessageID != "" && body.ConversationID == "" {
-		err = &requestError{http.StatusBadRequest, "message_id needs conversation_id"}
-	}
-	if err != nil {
+	if err := validateFeedback(body); err != nil {
 		openAIError(w, err)
 		return
 	}
@@ -205,6 +169,61 @@ func (a *API) listFeedback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	daemon.WriteJSON(w, http.StatusOK, ipc.FeedbackList{Feedback: list})
+}
+
+// The validate functions check a decoded body before it reaches the
+// store; each error is a 400 that names the field.
+
+func validateCreate(body ipc.ConversationCreate) error {
+	return firstError(
+		checkTitle(body.Title), checkName("model", body.Model), checkSystem(body.System),
+		checkAdapters(body.Adapters), checkSampling(body.Sampling), checkMessages(body.Messages),
+	)
+}
+
+func validateUpdate(body ipc.ConversationUpdate) error {
+	var checks []error
+	if body.Title != nil {
+		checks = append(checks, checkTitle(*body.Title))
+	}
+	if body.Model != nil {
+		checks = append(checks, checkName("model", *body.Model))
+	}
+	if body.System != nil {
+		checks = append(checks, checkSystem(*body.System))
+	}
+	if body.Adapters != nil {
+		checks = append(checks, checkAdapters(*body.Adapters))
+	}
+	if body.Messages != nil {
+		checks = append(checks, checkMessages(*body.Messages))
+	}
+	checks = append(checks, checkSampling(body.Sampling))
+	return firstError(checks...)
+}
+
+func validateAppend(body ipc.MessagesAppend) error {
+	if len(body.Messages) == 0 {
+		return badField("messages must not be empty")
+	}
+	return checkMessages(body.Messages)
+}
+
+func validateFeedback(body ipc.FeedbackRequest) error {
+	err := firstError(
+		required("request_id", body.RequestID), checkName("request_id", body.RequestID),
+		checkName("conversation_id", body.ConversationID), checkName("message_id", body.MessageID),
+		checkBytes("correction", body.Correction, maxContentBytes), checkRunes("comment", body.Comment, maxCommentRunes),
+	)
+	switch {
+	case err != nil:
+		return err
+	case body.Rating != 1 && body.Rating != -1:
+		return badField("rating must be 1 (up, good) or -1 (down, bad), not %d", body.Rating)
+	case body.MessageID != "" && body.ConversationID == "":
+		return badField("message_id needs conversation_id")
+	}
+	return nil
 }
 
 func firstError(errs ...error) error {

@@ -359,3 +359,38 @@ func TestConversationErrors(t *testing.T) {
 		t.Fatalf("refused feedback was stored: %+v", list)
 	}
 }
+
+// FuzzConversationRequests feeds arbitrary bodies to the conversation and
+// feedback request types and their validation: the answer is nil or a
+// client error (4xx), never a panic.
+func FuzzConversationRequests(f *testing.F) {
+	for _, s := range []string{
+		`{"title":"t","model":"m","system":"s","adapters":[{"name":"a","scale":0.5}],"sampling":{"temperature":0.2,"top_k":3},"messages":[{"role":"user","content":"hi"}]}`,
+		`{"title":null,"messages":[{"role":"assistant","content":"x","request_id":"chatcmpl-1","stats":{"prompt_tokens":3}}]}`,
+		`{"messages":[]}`, `{"sampling":{"temperature":-1}}`, `{"adapters":[{}]}`,
+		`{"request_id":"chatcmpl-1","rating":-1,"correction":"c","conversation_id":"conv-1","message_id":"m"}`,
+		`{"request_id":"x","rating":"up"}`, `{"rating":1e99}`, `[]`, `null`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		check := func(v any, validate func() error) {
+			err := decodeString(body, v)
+			if err == nil {
+				err = validate()
+			}
+			var re *requestError
+			if err != nil && (!errors.As(err, &re) || re.status < 400 || re.status > 499) {
+				t.Fatalf("%q into %T: %v", body, v, err)
+			}
+		}
+		var create ipc.ConversationCreate
+		check(&create, func() error { return validateCreate(create) })
+		var update ipc.ConversationUpdate
+		check(&update, func() error { return validateUpdate(update) })
+		var app ipc.MessagesAppend
+		check(&app, func() error { return validateAppend(app) })
+		var fb ipc.FeedbackRequest
+		check(&fb, func() error { return validateFeedback(fb) })
+	})
+}
