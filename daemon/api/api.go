@@ -99,6 +99,10 @@ type runSpec struct {
 	// id is the completion id the client sees; it is also the id of the
 	// request-log record and of the stored exchange that feedback names.
 	id string
+	// retryNoTemplate marks a run whose llm.ErrNoTemplate failure the
+	// caller retries as a raw prompt under the same id: that failure is
+	// not counted or logged, so the id names one record.
+	retryNoTemplate bool
 }
 
 type runResult struct {
@@ -131,6 +135,9 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		return s.onToken(t)
 	})
 	out.res = res
+	if s.retryNoTemplate && errors.Is(err, llm.ErrNoTemplate) {
+		return out, err
+	}
 	status := "ok"
 	switch {
 	case err != nil && (errors.Is(err, context.Canceled) || ctx.Err() != nil):

@@ -394,3 +394,27 @@ func FuzzConversationRequests(f *testing.F) {
 		check(&fb, func() error { return validateFeedback(fb) })
 	})
 }
+
+// TestGenerateWithoutTemplateIsOneExchange checks that /api/generate on a
+// model without a chat template, which the handler retries as a raw
+// prompt, leaves one request record and one exchange under its id.
+func TestGenerateWithoutTemplateIsOneExchange(t *testing.T) {
+	ta := startAPI(t)
+	f := ta.fakes["fake"]
+	f.mu.Lock()
+	f.noTemplate = true
+	f.mu.Unlock()
+	resp, body := ta.post(t, "/api/generate", `{"model":"fake","prompt":"The kernel","stream":false}`)
+	var out ipc.OllamaGenerateResponse
+	if err := json.Unmarshal(body, &out); err != nil || resp.StatusCode != 200 || out.RequestID == "" || out.Response != strings.Join(script, "") {
+		t.Fatalf("status %d: %s (%v)", resp.StatusCode, body, err)
+	}
+	recs, err := ta.srv.Store().RecentRequests(context.Background(), 10)
+	if err != nil || len(recs) != 1 || recs[0].ID != out.RequestID || recs[0].Status != "ok" {
+		t.Fatalf("records %+v %v", recs, err)
+	}
+	ex, err := ta.srv.Store().Exchange(context.Background(), out.RequestID)
+	if err != nil || ex.PromptText != "The kernel" || ex.Prompt != nil || ex.Answer != out.Response {
+		t.Fatalf("exchange %+v %v", ex, err)
+	}
+}

@@ -195,8 +195,9 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	var text []byte
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options), id: id,
-		onStart: func(n string) { name = n },
+	spec := runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options), id: id,
+		retryNoTemplate: !body.Raw,
+		onStart:         func(n string) { name = n },
 		onToken: func(t llm.Token) error {
 			if !stream {
 				text = append(text, t.Text...)
@@ -206,22 +207,12 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 				return nil
 			}
 			return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: t.Text})
-		}})
+		}}
+	out, err := a.run(r.Context(), r, spec)
 	if err != nil && isNoTemplate(err) && !body.Raw {
 		// A model without a chat template completes the raw prompt.
-		req.Messages, req.Prompt = nil, body.Prompt
-		out, err = a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options), id: id,
-			onStart: func(n string) { name = n },
-			onToken: func(t llm.Token) error {
-				if !stream {
-					text = append(text, t.Text...)
-					return nil
-				}
-				if t.Text == "" {
-					return nil
-				}
-				return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: t.Text})
-			}})
+		spec.req.Messages, spec.req.Prompt, spec.retryNoTemplate = nil, body.Prompt, false
+		out, err = a.run(r.Context(), r, spec)
 	}
 	if err != nil {
 		if !nd.started {
