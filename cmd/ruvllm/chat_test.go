@@ -88,7 +88,11 @@ func TestChatConversationsAndFeedback(t *testing.T) {
 		t.Fatalf("resumed conversation %+v %v", conv, err)
 	}
 	last := conv.Messages[5]
-	out, _, err := runCLI(t, newFeedbackCmd(), last.RequestID, "down", "--correction", "Fine.")
+	if _, _, err := runCLI(t, newFeedbackCmd(), conv.Messages[1].RequestID+"x", "up", "--conversation", id); err == nil ||
+		!strings.Contains(err.Error(), "has no reply") {
+		t.Fatalf("feedback on a reply not in the conversation: %v", err)
+	}
+	out, _, err := runCLI(t, newFeedbackCmd(), last.RequestID, "down", "--correction", "Fine.", "--conversation", id)
 	if err != nil || !strings.Contains(out, "rated "+last.RequestID+" down (tiny)") {
 		t.Fatalf("feedback: %q %v", out, err)
 	}
@@ -102,6 +106,7 @@ func TestChatConversationsAndFeedback(t *testing.T) {
 		roles = append(roles, p.Role)
 	}
 	if fb.Rating != -1 || fb.Correction != "Fine." || fb.RequestID != last.RequestID || fb.Answer != last.Content ||
+		fb.ConversationID != id || fb.MessageID != last.ID ||
 		strings.Join(roles, ",") != "system,user,assistant,user,assistant,user" || fb.Prompt[0].Content != "Be brief." ||
 		fb.Prompt[1].Content != "hello there" || fb.Prompt[5].Content != "third" {
 		t.Fatalf("CLI feedback %+v", fb)

@@ -165,6 +165,21 @@ func newFeedbackCmd() *cobra.Command {
 				return err
 			}
 			defer c.Close()
+			if req.ConversationID != "" && req.MessageID == "" {
+				// Link the rating to the conversation's message of that reply.
+				conv, err := c.Conversation(ctx, req.ConversationID)
+				if err != nil {
+					return err
+				}
+				for _, m := range conv.Messages {
+					if m.RequestID == req.RequestID {
+						req.MessageID = m.ID
+					}
+				}
+				if req.MessageID == "" {
+					return fmt.Errorf("conversation %s has no reply %s", req.ConversationID, req.RequestID)
+				}
+			}
 			fb, err := c.SendFeedback(ctx, req)
 			if err != nil {
 				return err
@@ -177,7 +192,7 @@ func newFeedbackCmd() *cobra.Command {
 	f.StringVar(&req.Correction, "correction", "", "the answer you wanted instead")
 	f.StringVar(&req.Comment, "comment", "", "a note on the rating")
 	f.StringVar(&req.ConversationID, "conversation", "", "the conversation `ID` the reply belongs to")
-	f.StringVar(&req.MessageID, "message", "", "the message `ID` of the reply in that conversation")
+	f.StringVar(&req.MessageID, "message", "", "the message `ID` of the reply in that conversation (default: found by REQUEST_ID)")
 	return cmd
 }
 
