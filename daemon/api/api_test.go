@@ -40,7 +40,7 @@ type fakeModel struct {
 
 	mu         sync.Mutex
 	last       llm.Request
-	noTemplate bool // refuse chat requests like a model without a chat template
+	noTemplate bool     // refuse chat requests like a model without a chat template
 	cancelSeen chan int // tokens emitted after ctx was done, once per cancelled request
 }
 
