@@ -25,6 +25,8 @@ func main() {
 		newTestmodelCmd(),
 		newDaemonCmd(),
 		newChatCmd(),
+		newConversationsCmd(),
+		newFeedbackCmd(),
 		newPsCmd(),
 		newModelsCmd(),
 		newCacheCmd(),
