@@ -19,15 +19,6 @@ import (
 //go:embed kernels.metal
 var kernelSource string
 
-// kernelNames are the functions of kernels.metal, one pipeline each.
-var kernelNames = []string{
-	"matmul_f32", "matmul_f16", "matmul_q8_0", "matmul_q4_0", "matmul_q4_k",
-	"get_rows_f32", "get_rows_f16", "get_rows_q8_0", "get_rows_q4_0", "get_rows_q4_k",
-	"add_f32", "add_row_f32", "scale_f32", "softcap_f32", "swiglu_f32", "geglu_f32",
-	"rms_norm_f32", "rope_f32",
-	"kv_store_f32", "kv_store_f16", "attend_f32", "attend_f16",
-}
-
 // Backend runs operations on the default Metal device. Like the CPU
 // backend its methods must not be called concurrently.
 //

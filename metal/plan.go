@@ -13,6 +13,15 @@ import (
 // build constraint so its logic is tested on every platform, including the
 // Linux machines where the kernels themselves cannot run.
 
+// kernelNames are the functions of kernels.metal, one pipeline each.
+var kernelNames = []string{
+	"matmul_f32", "matmul_f16", "matmul_q8_0", "matmul_q4_0", "matmul_q4_k",
+	"get_rows_f32", "get_rows_f16", "get_rows_q8_0", "get_rows_q4_0", "get_rows_q4_k",
+	"add_f32", "add_row_f32", "scale_f32", "softcap_f32", "swiglu_f32", "geglu_f32",
+	"rms_norm_f32", "rope_f32",
+	"kv_store_f32", "kv_store_f16", "attend_f32", "attend_f16",
+}
+
 // kernelSuffix names the weight types the MatMul and GetRows kernels read
 // (kernels.metal's w_* functions); other types fall back to the CPU.
 var kernelSuffix = map[quant.Type]string{
