@@ -21,12 +21,28 @@
 // Q5_K, Q6_K, BF16, ...), AddRow with a non-F32 bias, AddRowsScaled
 // (LoRA), and KV block copy/read/write (host memory copies).
 //
-// Verification status: the Go code is built and vetted for darwin/arm64
-// on Linux, and the host-side argument preparation (plan.go) is tested on
-// every platform. kernels.metal has been checked by reading only: it has
-// never been compiled by the Metal compiler or run. metal_test.go
-// compares every operation and whole synthetic models with the CPU
-// backend; it runs on a Mac with a Metal device and skips elsewhere.
+// Verification status — what has and has not been done:
+//   - Never run on Apple hardware. No line of this package has executed
+//     on a Mac; no kernel has run on a GPU.
+//   - kernels.metal has never been compiled by Apple's Metal compiler
+//     (there is none off macOS). msl_test.go compiles it with the host
+//     C++ compiler (-fsyntax-only, C++17) against testdata/mslshim, a
+//     small stand-in for <metal_stdlib> with the address-space qualifiers
+//     defined away: that checks syntax, names, types and the template
+//     instantiations, not Metal's address-space rules, attributes or
+//     code generation. It also checks every pipeline the backend builds
+//     names a kernel the source defines, and vice versa.
+//   - The Go code builds and vets for darwin/arm64 (make test-darwin);
+//     the Objective-C messages it sends are checked by reading only.
+//   - The host-side preparation (plan.go) is tested on every platform:
+//     the RoPE (cos, sin) table rotates bit-identically to the CPU
+//     backend, and kvIndex finds every key and value where the CPU
+//     backend's KV store puts them (plan_test.go).
+//   - metal_test.go (darwin only) compares every operation, the KV bytes
+//     and whole synthetic models of all four families with the CPU
+//     backend. It compiles for darwin; it has never been run, and it
+//     skips on a Mac without a Metal device.
 //
-// On other systems Open returns ErrUnavailable.
+// Selected with --backend metal (internal/backends); on other systems
+// Open returns ErrUnavailable.
 package metal

@@ -1,8 +1,9 @@
 // Metal Shading Language kernels of the ruvllm Metal backend (metal/).
 //
-// Compile-checked only by reading: this file is compiled at run time by
-// newLibraryWithSource:options:error: on a Mac and has never been compiled
-// or run on the machine it was written on. Kernels are deliberately plain
+// This file is compiled at run time by newLibraryWithSource:options:error:
+// on a Mac. It has never been compiled by the Metal compiler nor run; off
+// macOS, metal/msl_test.go only parses and type-checks it as C++17 against
+// testdata/mslshim (no Metal address-space or attribute checking). Kernels are deliberately plain
 // (one thread or one SIMD group per output, no tiling) so each can be
 // checked against engine/compute/cpu line by line.
 //
