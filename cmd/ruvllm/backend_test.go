@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -62,5 +63,28 @@ func TestBackendFlag(t *testing.T) {
 	_, _, err := runCLI(t, newRunCmd(), "--remote", "-m", "x", "-p", "hi", "--backend", "metal")
 	if err == nil || !strings.Contains(err.Error(), "--remote") {
 		t.Errorf("run --remote --backend: %v, want a refusal", err)
+	}
+}
+
+func TestBackendsCmd(t *testing.T) {
+	out, _, err := runCLI(t, newBackendsCmd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"BACKEND", "cpu", "metal", "coreml", "not a --backend"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ruvllm backends output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, err = runCLI(t, newBackendsCmd(), "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st []backends.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("--json output %q: %v", out, err)
+	}
+	if len(st) != 3 || st[0].Name != "cpu" || !st[0].Available || st[2].Name != "coreml" || st[2].Selectable {
+		t.Errorf("--json = %+v", st)
 	}
 }
