@@ -3,9 +3,10 @@
 // This file is compiled at run time by newLibraryWithSource:options:error:
 // on a Mac. It has never been compiled by the Metal compiler nor run; off
 // macOS, metal/msl_test.go only parses and type-checks it as C++17 against
-// testdata/mslshim (no Metal address-space or attribute checking). Kernels are deliberately plain
-// (one thread or one SIMD group per output, no tiling) so each can be
-// checked against engine/compute/cpu line by line.
+// testdata/mslshim (no Metal address-space or attribute checking).
+// Kernels are deliberately plain (one thread or one SIMD group per output,
+// no tiling) so each can be checked against engine/compute/cpu line by
+// line.
 //
 // Conventions:
 //   - Activations are row-major float. Weights keep their GGUF layout and
