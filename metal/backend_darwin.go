@@ -548,6 +548,27 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 		d, qs, s.t, blocks, rows, args)
 }
 
+// Probe returns the name of the system default Metal device without
+// compiling the kernels (for `ruvllm backends`); ErrNoDevice where there
+// is none.
+func Probe() (string, error) {
+	r, err := loadRuntime()
+	if err != nil {
+		return "", fmt.Errorf("metal: %w", err)
+	}
+	var name string
+	err = r.withPool(func() error {
+		dev := r.createDevice() // a +1 reference (Create rule)
+		if dev == 0 {
+			return ErrNoDevice
+		}
+		defer r.release(dev)
+		name = r.goString(dev.Send(r.selName))
+		return nil
+	})
+	return name, err
+}
+
 // Open is New returning the compute.Backend interface, the form binaries
 // wire in (it exists on every platform; elsewhere it returns
 // ErrUnavailable).

@@ -175,7 +175,10 @@ func TestElementwise(t *testing.T) {
 		{"SwiGLU", 1e-6, func(be compute.Backend, dst, x, y, w compute.Tensor) { be.SwiGLU(dst, x, y) }},
 		{"GeGLU", 1e-6, func(be compute.Backend, dst, x, y, w compute.Tensor) { be.GeGLU(dst, x, y) }},
 		{"RMSNorm", 1e-5, func(be compute.Backend, dst, x, y, w compute.Tensor) { be.RMSNorm(dst, x, w, 1e-5) }},
-		{"RMSNorm-aliased", 1e-5, func(be compute.Backend, dst, x, y, w compute.Tensor) { be.Add(dst, x, y); be.RMSNorm(dst, dst, w, 1e-6) }},
+		{"RMSNorm-aliased", 1e-5, func(be compute.Backend, dst, x, y, w compute.Tensor) {
+			be.Add(dst, x, y)
+			be.RMSNorm(dst, dst, w, 1e-6)
+		}},
 	}
 	for _, op := range ops {
 		xg, xc := p.tensors(rows, cols, a)

@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/ruvllm/ruvllm/coreml"
+	"github.com/ruvllm/ruvllm/metal"
 )
 
 // Status describes one compute backend for `ruvllm backends`.
@@ -21,10 +22,10 @@ type Status struct {
 // Statuses lists the registered backends and what this machine offers,
 // including Core ML, which is detected but not a selectable backend.
 func Statuses(ctx context.Context) []Status {
-	return statuses(ctx, runtime.GOOS, coreml.Probe)
+	return statuses(ctx, runtime.GOOS, metal.Probe, coreml.Probe)
 }
 
-func statuses(ctx context.Context, goos string, probe func(context.Context) (coreml.Info, error)) []Status {
+func statuses(ctx context.Context, goos string, metalProbe func() (string, error), probe func(context.Context) (coreml.Info, error)) []Status {
 	var out []Status
 	for _, e := range registry {
 		s := Status{Name: e.name, Selectable: true, Available: e.goos == "" || e.goos == goos}
@@ -32,7 +33,13 @@ func statuses(ctx context.Context, goos string, probe func(context.Context) (cor
 		case !s.Available:
 			s.Note = "needs " + e.osName
 		case e.name == "metal":
-			s.Note = "the Metal device is opened when a model loads"
+			name, err := metalProbe()
+			switch {
+			case err != nil:
+				s.Available, s.Note = false, err.Error()
+			default:
+				s.Note = "device " + name
+			}
 		default:
 			s.Note = "reference backend"
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ruvllm/ruvllm/coreml"
+	"github.com/ruvllm/ruvllm/metal"
 )
 
 func TestStatuses(t *testing.T) {
@@ -15,29 +16,32 @@ func TestStatuses(t *testing.T) {
 	}
 	none := func(context.Context) (coreml.Info, error) { return coreml.Info{}, coreml.ErrUnavailable }
 	broken := func(context.Context) (coreml.Info, error) { return coreml.Info{}, errors.New("dlopen failed") }
+	gpu := func() (string, error) { return "Apple M2", nil }
+	noGPU := func() (string, error) { return "", metal.ErrNoDevice }
 	tests := []struct {
 		goos  string
+		metal func() (string, error)
 		probe func(context.Context) (coreml.Info, error)
 		want  []Status
 	}{
-		{"linux", none, []Status{
+		{"linux", nil, none, []Status{
 			{Name: "cpu", Selectable: true, Available: true, Note: "reference backend"},
 			{Name: "metal", Selectable: true, Note: "needs macOS"},
 			{Name: "coreml", Note: "needs macOS; detection only, not a --backend (see coreml/doc.go)"},
 		}},
-		{"darwin", mac, []Status{
+		{"darwin", gpu, mac, []Status{
 			{Name: "cpu", Selectable: true, Available: true, Note: "reference backend"},
-			{Name: "metal", Selectable: true, Available: true, Note: "the Metal device is opened when a model loads"},
+			{Name: "metal", Selectable: true, Available: true, Note: "device Apple M2"},
 			{Name: "coreml", Available: true, Note: "Core ML devices: cpu, neural-engine (16 cores); detection only, not a --backend (see coreml/doc.go)"},
 		}},
-		{"darwin", broken, []Status{
+		{"darwin", noGPU, broken, []Status{
 			{Name: "cpu", Selectable: true, Available: true, Note: "reference backend"},
-			{Name: "metal", Selectable: true, Available: true, Note: "the Metal device is opened when a model loads"},
+			{Name: "metal", Selectable: true, Note: "no Metal device"},
 			{Name: "coreml", Note: "probe failed: dlopen failed"},
 		}},
 	}
 	for _, tt := range tests {
-		if got := statuses(context.Background(), tt.goos, tt.probe); !reflect.DeepEqual(got, tt.want) {
+		if got := statuses(context.Background(), tt.goos, tt.metal, tt.probe); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("statuses(%s) =\n%+v\nwant\n%+v", tt.goos, got, tt.want)
 		}
 	}
