@@ -35,6 +35,7 @@ func main() {
 		newRmCmd(),
 		newServiceCmd(),
 		newTokenizeCmd(),
+		newBackendsCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)
