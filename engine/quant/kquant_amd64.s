@@ -1,0 +1,260 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// AVX2 kernels of the K-quants against Q8_K activations, one to four
+// activation rows per weight super-block. For each super-block and row
+// they form the 8 int32 lanes of the reference (kLanes: lane u holds the
+// scaled products of elements 32c+4u..32c+4u+3 of every 32-element chunk
+// c) exactly, with VPMADDUBSW (unsigned weight quants × activation quants,
+// which cannot saturate for these widths) and VPMADDWD by the group
+// scales, then fused-multiply-add them with d8·d into the row's float
+// lanes in acc, which stay in memory: once per 256 elements.
+//
+// Registers shared by both kernels: SI weight super-block, DI activation
+// super-block of row 0, R10 = 0, R8 = stride, R11 = 2·stride,
+// R9 = 3·stride (row r at (DI)(Rr*1)), CX super-blocks left, DX rows,
+// Y8-Y11 the rows' integer lanes, Y5 the byte mask 0x0f.
+
+#define SETUPK \
+	MOVQ nb+0(FP), CX \
+	MOVQ w+8(FP), SI \
+	MOVQ a+16(FP), DI \
+	MOVQ stride+24(FP), R8 \
+	MOVQ rows+32(FP), DX \
+	XORQ R10, R10 \
+	LEAQ (R8)(R8*1), R11 \
+	LEAQ (R11)(R8*1), R9 \
+	MOVL $0x0f0f0f0f, AX \
+	VMOVD AX, X5 \
+	VPBROADCASTD X5, Y5
+
+#define ZEROI \
+	VPXOR Y8, Y8, Y8 \
+	VPXOR Y9, Y9, Y9 \
+	VPXOR Y10, Y10, Y10 \
+	VPXOR Y11, Y11, Y11
+
+// FMAD adds d8·d (d an f16 at off(SI)) times the float of the integer
+// lanes iacc to the 8 float lanes at aoff(BX), for the row at (DI)(idx*1).
+#define FMAD(idx, iacc, off, aoff) \
+	VCVTDQ2PS   iacc, Y12 \
+	VMOVSS      (DI)(idx*1), X13 \
+	MOVWLZX     off(SI), AX \
+	VMOVD       AX, X14 \
+	VCVTPH2PS   X14, X14 \
+	VMULSS      X14, X13, X14 \
+	VBROADCASTSS X14, Y14 \
+	VMOVUPS     aoff(BX), Y15 \
+	VFMADD231PS Y14, Y12, Y15 \
+	VMOVUPS     Y15, aoff(BX)
+
+// ---- Q4_K ----
+// Block: d, dmin (f16), 12 bytes of packed 6-bit scales and minimums,
+// 128 bytes of nibbles. Frame: 0-15 the unpacked scale and minimum bytes,
+// 16-31 the scales as int16. Y6 int16 ones, Y7 the minimums as int32.
+
+// Q4KROW adds one row's products of the nibbles of a 32-byte chunk pair
+// (low nibbles Y1 against lo, high nibbles Y0 against hi, scales Y2, Y3).
+#define Q4KROW(idx, lo, hi, iacc) \
+	VPMADDUBSW lo(DI)(idx*1), Y1, Y4 \
+	VPMADDWD   Y2, Y4, Y4 \
+	VPADDD     Y4, iacc, iacc \
+	VPMADDUBSW hi(DI)(idx*1), Y0, Y4 \
+	VPMADDWD   Y3, Y4, Y4 \
+	VPADDD     Y4, iacc, iacc
+
+#define Q4KJ(q, s0, s1, lo, hi, L) \
+	VMOVDQU      q(SI), Y0 \
+	VPAND        Y5, Y0, Y1 \
+	VPSRLW       $4, Y0, Y0 \
+	VPAND        Y5, Y0, Y0 \
+	VPBROADCASTW s0(SP), Y2 \
+	VPBROADCASTW s1(SP), Y3 \
+	Q4KROW(R10, lo, hi, Y8) \
+	CMPQ DX, $1 \
+	JEQ  L \
+	Q4KROW(R8, lo, hi, Y9) \
+	CMPQ DX, $2 \
+	JEQ  L \
+	Q4KROW(R11, lo, hi, Y10) \
+	CMPQ DX, $3 \
+	JEQ  L \
+	Q4KROW(R9, lo, hi, Y11) \
+L:
+
+// Q4KFIN finishes one row: the main lanes, then the minimum term
+// Σ m[g]·(bsums[2g]+bsums[2g+1]) added pairwise into 4 lanes and
+// fused-multiply-subtracted with d8·dmin.
+#define Q4KFIN(idx, iacc, aoff, moff) \
+	FMAD(idx, iacc, 0, aoff) \
+	VMOVDQU      260(DI)(idx*1), Y12 \
+	VPMADDWD     Y6, Y12, Y12 \
+	VPMULLD      Y7, Y12, Y12 \
+	VEXTRACTI128 $1, Y12, X13 \
+	VPHADDD      X13, X12, X12 \
+	VCVTDQ2PS    X12, X12 \
+	VMOVSS       (DI)(idx*1), X13 \
+	MOVWLZX      2(SI), AX \
+	VMOVD        AX, X14 \
+	VCVTPH2PS    X14, X14 \
+	VMULSS       X14, X13, X14 \
+	VBROADCASTSS X14, X14 \
+	VMOVUPS      moff(BX), X15 \
+	VFNMADD231PS X14, X12, X15 \
+	VMOVUPS      X15, moff(BX)
+
+// func kernQ4_KAVX2(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
+TEXT ·kernQ4_KAVX2(SB), NOSPLIT, $32-48
+	SETUPK
+	VPCMPEQW Y6, Y6, Y6
+	VPSRLW   $15, Y6, Y6
+q4kloop:
+	// Unpack the scales and minimums as llama.cpp does with 32-bit words:
+	// bytes 0-7 the scales of the 8 groups, bytes 8-15 their minimums.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), R12
+	MOVL R12, R13
+	SHRL $4, R13
+	ANDL $0x0f0f0f0f, R13
+	MOVL BX, R15
+	SHRL $6, R15
+	ANDL $0x03030303, R15
+	SHLL $4, R15
+	ORL  R15, R13
+	MOVL R13, 12(SP)
+	ANDL $0x3f3f3f3f, BX
+	MOVL BX, 8(SP)
+	ANDL $0x0f0f0f0f, R12
+	MOVL AX, R15
+	SHRL $6, R15
+	ANDL $0x03030303, R15
+	SHLL $4, R15
+	ORL  R15, R12
+	MOVL R12, 4(SP)
+	ANDL $0x3f3f3f3f, AX
+	MOVL AX, 0(SP)
+	VPMOVZXBW 0(SP), X12
+	VMOVDQU   X12, 16(SP)
+	VPMOVZXBD 8(SP), Y7
+	ZEROI
+	Q4KJ(16, 16, 18, 4, 36, q4kj0)
+	Q4KJ(48, 20, 22, 68, 100, q4kj1)
+	Q4KJ(80, 24, 26, 132, 164, q4kj2)
+	Q4KJ(112, 28, 30, 196, 228, q4kj3)
+	MOVQ acc+40(FP), BX
+	Q4KFIN(R10, Y8, 0, 32)
+	CMPQ DX, $1
+	JEQ  q4knext
+	Q4KFIN(R8, Y9, 64, 96)
+	CMPQ DX, $2
+	JEQ  q4knext
+	Q4KFIN(R11, Y10, 128, 160)
+	CMPQ DX, $3
+	JEQ  q4knext
+	Q4KFIN(R9, Y11, 192, 224)
+q4knext:
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q4kloop
+	VZEROUPPER
+	RET
+
+// ---- Q6_K ----
+// Block: ql (128 bytes), qh (64), int8 scales (16), d (f16). Frame: the
+// 16 scales as int16. Y7 the scales as int16, Y6 the byte mask 0x30,
+// Y0/Y1 the two 32-byte halves of ql of a 128-element half, Y2 its qh,
+// Y3 the unsigned 6-bit quants of one chunk, Y12 its scales.
+
+#define Q6ROW(idx, yoff, iacc) \
+	VPMADDUBSW yoff(DI)(idx*1), Y3, Y4 \
+	VPMADDWD   Y12, Y4, Y4 \
+	VPADDD     Y4, iacc, iacc
+
+// Q6C multiplies chunk quants Y3 with scales s0 (its first 16 elements)
+// and s1 (the last 16) by every row's activations at yoff.
+#define Q6C(s0, s1, yoff, L) \
+	VPBROADCASTW s0(SP), X12 \
+	VPBROADCASTW s1(SP), X13 \
+	VINSERTI128  $1, X13, Y12, Y12 \
+	Q6ROW(R10, yoff, Y8) \
+	CMPQ DX, $1 \
+	JEQ  L \
+	Q6ROW(R8, yoff, Y9) \
+	CMPQ DX, $2 \
+	JEQ  L \
+	Q6ROW(R11, yoff, Y10) \
+	CMPQ DX, $3 \
+	JEQ  L \
+	Q6ROW(R9, yoff, Y11) \
+L:
+
+// Q6H processes the 128-element half at ql offset ql, qh offset qh, with
+// scales from frame offset s and activations from yoff.
+#define Q6H(ql, qh, s, s2, s4, s6, s8, s10, s12, s14, y0, y1, y2, y3, L0, L1, L2, L3) \
+	VMOVDQU ql(SI), Y0 \
+	VMOVDQU ql+32(SI), Y1 \
+	VMOVDQU qh(SI), Y2 \
+	VPAND   Y5, Y0, Y3 \
+	VPSLLW  $4, Y2, Y4 \
+	VPAND   Y6, Y4, Y4 \
+	VPOR    Y4, Y3, Y3 \
+	Q6C(s, s2, y0, L0) \
+	VPAND   Y5, Y1, Y3 \
+	VPSLLW  $2, Y2, Y4 \
+	VPAND   Y6, Y4, Y4 \
+	VPOR    Y4, Y3, Y3 \
+	Q6C(s4, s6, y1, L1) \
+	VPSRLW  $4, Y0, Y3 \
+	VPAND   Y5, Y3, Y3 \
+	VPAND   Y6, Y2, Y4 \
+	VPOR    Y4, Y3, Y3 \
+	Q6C(s8, s10, y2, L2) \
+	VPSRLW  $4, Y1, Y3 \
+	VPAND   Y5, Y3, Y3 \
+	VPSRLW  $2, Y2, Y4 \
+	VPAND   Y6, Y4, Y4 \
+	VPOR    Y4, Y3, Y3 \
+	Q6C(s12, s14, y3, L3)
+
+// Q6FIN finishes one row: subtract 32·(bsums·scales) pairwise per lane,
+// which undoes the +32 offset of the unsigned quants, then FMAD.
+#define Q6FIN(idx, iacc, aoff) \
+	VMOVDQU  260(DI)(idx*1), Y12 \
+	VPMADDWD Y7, Y12, Y12 \
+	VPSLLD   $5, Y12, Y12 \
+	VPSUBD   Y12, iacc, iacc \
+	FMAD(idx, iacc, 208, aoff)
+
+// func kernQ6_KAVX2(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
+TEXT ·kernQ6_KAVX2(SB), NOSPLIT, $32-48
+	SETUPK
+	MOVL $0x30303030, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6
+	MOVQ acc+40(FP), BX
+q6kloop:
+	VPMOVSXBW 192(SI), Y7
+	VMOVDQU   Y7, 0(SP)
+	ZEROI
+	Q6H(0, 128, 0, 2, 4, 6, 8, 10, 12, 14, 4, 36, 68, 100, q6kc0, q6kc1, q6kc2, q6kc3)
+	Q6H(64, 160, 16, 18, 20, 22, 24, 26, 28, 30, 132, 164, 196, 228, q6kc4, q6kc5, q6kc6, q6kc7)
+	Q6FIN(R10, Y8, 0)
+	CMPQ DX, $1
+	JEQ  q6knext
+	Q6FIN(R8, Y9, 64)
+	CMPQ DX, $2
+	JEQ  q6knext
+	Q6FIN(R11, Y10, 128)
+	CMPQ DX, $3
+	JEQ  q6knext
+	Q6FIN(R9, Y11, 192)
+q6knext:
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q6kloop
+	VZEROUPPER
+	RET
