@@ -5,35 +5,62 @@ import (
 	"testing"
 )
 
-// BenchmarkVecDot measures every weight format's dot product on a row of
-// 4096 values; the reported throughput is weight bytes per second.
-func BenchmarkVecDot(b *testing.B) {
+// BenchmarkDot measures every weight format's dot product on a row of 4096
+// values: "ref" the pure-Go reference, "kernel" DotFor's choice (a SIMD
+// kernel where Accelerated lists the type, else the reference again) and
+// "multi4" MultiDotFor's on 4 activation rows. The throughput is weight
+// bytes per second, each weight row counted once per call.
+func BenchmarkDot(b *testing.B) {
 	const n = 4096
 	r := rand.New(rand.NewPCG(5, 5))
-	w, a := randRow(r, n, 0.5), randRow(r, n, 2)
+	w := randRow(r, n, 0.5)
 	for _, typ := range dotTypes {
 		wb := make([]byte, must(typ.RowBytes(n)))
 		if err := Quantize(typ, wb, w); err != nil {
 			b.Fatal(err)
 		}
 		vt := VecDotType(typ)
-		ab := make([]byte, must(vt.RowBytes(n)))
+		stride := must(vt.RowBytes(n))
+		ab := make([]byte, MaxMultiRows*stride)
 		q, err := QuantizeRowFor(vt)
 		if err != nil {
 			b.Fatal(err)
 		}
-		q(ab, a)
+		for i := 0; i < MaxMultiRows; i++ {
+			q(ab[i*stride:(i+1)*stride], randRow(r, n, 2))
+		}
 		dot, err := DotFor(typ)
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(typ.String(), func(b *testing.B) {
+		multi, err := MultiDotFor(typ)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ref := formats[typ].dot
+		b.Run(typ.String()+"/ref", func(b *testing.B) {
+			b.SetBytes(int64(len(wb)))
+			var s float32
+			for b.Loop() {
+				s += ref(n, wb, ab)
+			}
+			sink = s
+		})
+		b.Run(typ.String()+"/kernel", func(b *testing.B) {
 			b.SetBytes(int64(len(wb)))
 			var s float32
 			for b.Loop() {
 				s += dot(n, wb, ab)
 			}
 			sink = s
+		})
+		b.Run(typ.String()+"/multi4", func(b *testing.B) {
+			b.SetBytes(int64(len(wb)))
+			var dst [MaxMultiRows]float32
+			for b.Loop() {
+				multi(n, wb, ab, stride, dst[:])
+			}
+			sink = dst[0]
 		})
 	}
 }
