@@ -33,6 +33,9 @@ type kernelSpec struct {
 
 func finish8(acc *[16]float32) float32 { return hsum8((*[8]float32)(acc[:8])) }
 
+// finishSum adds the scalar minimum term in lane 8 (Q4_1, Q5_1, Q5_K).
+func finishSum(acc *[16]float32) float32 { return hsum8((*[8]float32)(acc[:8])) + acc[8] }
+
 // finishMin adds the minimum lanes 8-11 as the K-quant references do.
 func finishMin(acc *[16]float32) float32 {
 	return hsum8((*[8]float32)(acc[:8])) + ((acc[8] + acc[10]) + (acc[9] + acc[11]))
@@ -83,6 +86,9 @@ func init() {
 	specs := []kernelSpec{
 		{Q8_0, Q8_0, kernQ8_0AVX2, finish8},
 		{Q4_0, Q8_0, kernQ4_0AVX2, finish8},
+		{Q4_1, Q8_1, kernQ4_1AVX2, finishSum},
+		{Q5_0, Q8_0, kernQ5_0AVX2, finish8},
+		{Q5_1, Q8_1, kernQ5_1AVX2, finishSum},
 		{Q4_K, Q8_K, kernQ4_KAVX2, finishMin},
 		{Q6_K, Q8_K, kernQ6_KAVX2, finish8},
 	}
@@ -96,5 +102,8 @@ func init() {
 
 func kernQ8_0AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ4_0AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+func kernQ4_1AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+func kernQ5_0AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+func kernQ5_1AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ4_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ6_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
