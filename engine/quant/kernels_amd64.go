@@ -90,6 +90,7 @@ func init() {
 		{Q5_0, Q8_0, kernQ5_0AVX2, finish8},
 		{Q5_1, Q8_1, kernQ5_1AVX2, finishSum},
 		{Q4_K, Q8_K, kernQ4_KAVX2, finishMin},
+		{Q5_K, Q8_K, kernQ5_KAVX2, finishSum},
 		{Q6_K, Q8_K, kernQ6_KAVX2, finish8},
 	}
 	for _, s := range specs {
@@ -106,4 +107,5 @@ func kernQ4_1AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]f
 func kernQ5_0AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ5_1AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ4_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+func kernQ5_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ6_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)

@@ -104,40 +104,44 @@ L:
 	VFNMADD231PS X14, X12, X15 \
 	VMOVUPS      X15, moff(BX)
 
+// Q4KSCALES unpacks the scales and minimums at 4(SI) as llama.cpp does
+// with 32-bit words: frame bytes 0-7 the scales of the 8 groups, 8-15
+// their minimums, 16-31 the scales as int16; Y7 the minimums as int32.
+#define Q4KSCALES \
+	MOVL 4(SI), AX \
+	MOVL 8(SI), BX \
+	MOVL 12(SI), R12 \
+	MOVL R12, R13 \
+	SHRL $4, R13 \
+	ANDL $0x0f0f0f0f, R13 \
+	MOVL BX, R15 \
+	SHRL $6, R15 \
+	ANDL $0x03030303, R15 \
+	SHLL $4, R15 \
+	ORL  R15, R13 \
+	MOVL R13, 12(SP) \
+	ANDL $0x3f3f3f3f, BX \
+	MOVL BX, 8(SP) \
+	ANDL $0x0f0f0f0f, R12 \
+	MOVL AX, R15 \
+	SHRL $6, R15 \
+	ANDL $0x03030303, R15 \
+	SHLL $4, R15 \
+	ORL  R15, R12 \
+	MOVL R12, 4(SP) \
+	ANDL $0x3f3f3f3f, AX \
+	MOVL AX, 0(SP) \
+	VPMOVZXBW 0(SP), X12 \
+	VMOVDQU   X12, 16(SP) \
+	VPMOVZXBD 8(SP), Y7
+
 // func kernQ4_KAVX2(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
 TEXT ·kernQ4_KAVX2(SB), NOSPLIT, $32-48
 	SETUPK
 	VPCMPEQW Y6, Y6, Y6
 	VPSRLW   $15, Y6, Y6
 q4kloop:
-	// Unpack the scales and minimums as llama.cpp does with 32-bit words:
-	// bytes 0-7 the scales of the 8 groups, bytes 8-15 their minimums.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), R12
-	MOVL R12, R13
-	SHRL $4, R13
-	ANDL $0x0f0f0f0f, R13
-	MOVL BX, R15
-	SHRL $6, R15
-	ANDL $0x03030303, R15
-	SHLL $4, R15
-	ORL  R15, R13
-	MOVL R13, 12(SP)
-	ANDL $0x3f3f3f3f, BX
-	MOVL BX, 8(SP)
-	ANDL $0x0f0f0f0f, R12
-	MOVL AX, R15
-	SHRL $6, R15
-	ANDL $0x03030303, R15
-	SHLL $4, R15
-	ORL  R15, R12
-	MOVL R12, 4(SP)
-	ANDL $0x3f3f3f3f, AX
-	MOVL AX, 0(SP)
-	VPMOVZXBW 0(SP), X12
-	VMOVDQU   X12, 16(SP)
-	VPMOVZXBD 8(SP), Y7
+	Q4KSCALES
 	ZEROI
 	Q4KJ(16, 16, 18, 4, 36, q4kj0)
 	Q4KJ(48, 20, 22, 68, 100, q4kj1)
@@ -256,5 +260,105 @@ q6knext:
 	ADDQ $292, DI
 	DECQ CX
 	JNZ  q6kloop
+	VZEROUPPER
+	RET
+
+// ---- Q5_K ----
+// Block: d, dmin (f16), 12 bytes of scales and minimums as Q4_K, qh (32),
+// qs (128). As Q4_K, with the fifth bits from qh in Y12: chunk pair j's
+// low nibbles take bit 2j of qh[i], its high nibbles bit 2j+1. The minimum
+// term is one scalar per row, in acc[r][8].
+
+DATA mask10<>+0(SB)/8, $0x1010101010101010
+DATA mask10<>+8(SB)/8, $0x1010101010101010
+DATA mask10<>+16(SB)/8, $0x1010101010101010
+DATA mask10<>+24(SB)/8, $0x1010101010101010
+GLOBL mask10<>(SB), RODATA|NOPTR, $32
+
+// Q5KJ is Q4KJ with the fifth bits Y13 (low nibbles) and Y14 (high) added.
+#define Q5KJ(q, s0, s1, lo, hi, L) \
+	VPAND        mask10<>(SB), Y13, Y13 \
+	VPAND        mask10<>(SB), Y14, Y14 \
+	VMOVDQU      q(SI), Y0 \
+	VPAND        Y5, Y0, Y1 \
+	VPOR         Y13, Y1, Y1 \
+	VPSRLW       $4, Y0, Y0 \
+	VPAND        Y5, Y0, Y0 \
+	VPOR         Y14, Y0, Y0 \
+	VPBROADCASTW s0(SP), Y2 \
+	VPBROADCASTW s1(SP), Y3 \
+	Q4KROW(R10, lo, hi, Y8) \
+	CMPQ DX, $1 \
+	JEQ  L \
+	Q4KROW(R8, lo, hi, Y9) \
+	CMPQ DX, $2 \
+	JEQ  L \
+	Q4KROW(R11, lo, hi, Y10) \
+	CMPQ DX, $3 \
+	JEQ  L \
+	Q4KROW(R9, lo, hi, Y11) \
+L:
+
+// Q5KFIN finishes one row: the main lanes, then Σ m[g]·(bsums[2g] +
+// bsums[2g+1]) over all groups, fused-multiply-subtracted with d8·dmin
+// into the scalar at moff(BX).
+#define Q5KFIN(idx, iacc, aoff, moff) \
+	FMAD(idx, iacc, 0, aoff) \
+	VMOVDQU      260(DI)(idx*1), Y12 \
+	VPMADDWD     Y6, Y12, Y12 \
+	VPMULLD      Y7, Y12, Y12 \
+	VEXTRACTI128 $1, Y12, X13 \
+	VPADDD       X13, X12, X12 \
+	VPSHUFD      $0x4e, X12, X13 \
+	VPADDD       X13, X12, X12 \
+	VPSHUFD      $0xb1, X12, X13 \
+	VPADDD       X13, X12, X12 \
+	VCVTDQ2PS    X12, X12 \
+	VMOVSS       (DI)(idx*1), X13 \
+	MOVWLZX      2(SI), AX \
+	VMOVD        AX, X14 \
+	VCVTPH2PS    X14, X14 \
+	VMULSS       X14, X13, X14 \
+	VMOVSS       moff(BX), X15 \
+	VFNMADD231SS X14, X12, X15 \
+	VMOVSS       X15, moff(BX)
+
+// func kernQ5_KAVX2(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
+TEXT ·kernQ5_KAVX2(SB), NOSPLIT, $32-48
+	SETUPK
+	VPCMPEQW Y6, Y6, Y6
+	VPSRLW   $15, Y6, Y6
+q5kloop:
+	Q4KSCALES
+	ZEROI
+	VMOVDQU 16(SI), Y12
+	VPSLLW  $4, Y12, Y13
+	VPSLLW  $3, Y12, Y14
+	Q5KJ(48, 16, 18, 4, 36, q5kj0)
+	VPSLLW  $2, Y12, Y13
+	VPSLLW  $1, Y12, Y14
+	Q5KJ(80, 20, 22, 68, 100, q5kj1)
+	VMOVDQA Y12, Y13
+	VPSRLW  $1, Y12, Y14
+	Q5KJ(112, 24, 26, 132, 164, q5kj2)
+	VPSRLW  $2, Y12, Y13
+	VPSRLW  $3, Y12, Y14
+	Q5KJ(144, 28, 30, 196, 228, q5kj3)
+	MOVQ acc+40(FP), BX
+	Q5KFIN(R10, Y8, 0, 32)
+	CMPQ DX, $1
+	JEQ  q5knext
+	Q5KFIN(R8, Y9, 64, 96)
+	CMPQ DX, $2
+	JEQ  q5knext
+	Q5KFIN(R11, Y10, 128, 160)
+	CMPQ DX, $3
+	JEQ  q5knext
+	Q5KFIN(R9, Y11, 192, 224)
+q5knext:
+	ADDQ $176, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q5kloop
 	VZEROUPPER
 	RET
