@@ -89,6 +89,8 @@ func init() {
 		{Q4_1, Q8_1, kernQ4_1AVX2, finishSum},
 		{Q5_0, Q8_0, kernQ5_0AVX2, finish8},
 		{Q5_1, Q8_1, kernQ5_1AVX2, finishSum},
+		{Q2_K, Q8_K, kernQ2_KAVX2, finish8},
+		{Q3_K, Q8_K, kernQ3_KAVX2, finish8},
 		{Q4_K, Q8_K, kernQ4_KAVX2, finishMin},
 		{Q5_K, Q8_K, kernQ5_KAVX2, finishSum},
 		{Q6_K, Q8_K, kernQ6_KAVX2, finish8},
@@ -106,6 +108,8 @@ func kernQ4_0AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]f
 func kernQ4_1AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ5_0AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ5_1AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+func kernQ2_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+func kernQ3_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ4_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ5_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ6_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)

@@ -11,7 +11,7 @@
 // scales, then fused-multiply-add them with d8·d into the row's float
 // lanes in acc, which stay in memory: once per 256 elements.
 //
-// Registers shared by both kernels: SI weight super-block, DI activation
+// Registers shared by all the kernels: SI weight super-block, DI activation
 // super-block of row 0, R10 = 0, R8 = stride, R11 = 2·stride,
 // R9 = 3·stride (row r at (DI)(Rr*1)), CX super-blocks left, DX rows,
 // Y8-Y11 the rows' integer lanes, Y5 the byte mask 0x0f.
@@ -360,5 +360,225 @@ q5knext:
 	ADDQ $292, DI
 	DECQ CX
 	JNZ  q5kloop
+	VZEROUPPER
+	RET
+
+// ---- Q3_K ----
+// Block: hmask (32), qs (64), 12 bytes of packed 6-bit signed scales,
+// d (f16). Element 32c+i (chunk c, i < 32) has its low 2 bits at bits
+// 2(c%4) of qs[32(c/4)+i] and its high bit at bit c of hmask[i]; its
+// quant is low - 4 when that bit is clear. As llama.cpp, each row takes
+// maddubs(low, y) - maddubs(4·!high, y) (exact int16), then VPMADDWD by
+// the groups' scales: chunk c's first 16 elements have group 2c, the
+// rest 2c+1. Frame: the 16 scales as int16. Y5 the byte mask 0x03, Y7
+// 0x04, Y6 hmask, Y0 the qs half of the chunk, Y1/Y2 its low and high
+// parts, Y3 its scales.
+
+#define Q3KROW(idx, yoff, iacc) \
+	VPMADDUBSW yoff(DI)(idx*1), Y1, Y4 \
+	VPMADDUBSW yoff(DI)(idx*1), Y2, Y13 \
+	VPSUBW     Y13, Y4, Y4 \
+	VPMADDWD   Y3, Y4, Y4 \
+	VPADDD     Y4, iacc, iacc
+
+// Q3KC processes chunk c: the low bits are Y0 >> lsh, hbit shifted by
+// hop $hn onto bit 2, the scales at frame offsets s0 and s1, the
+// activations at yoff.
+#define Q3KC(lsh, hop, hn, s0, s1, yoff, L) \
+	VPSRLW       $lsh, Y0, Y1 \
+	VPAND        Y5, Y1, Y1 \
+	hop          $hn, Y6, Y2 \
+	VPANDN       Y7, Y2, Y2 \
+	VPBROADCASTW s0(SP), X3 \
+	VPBROADCASTW s1(SP), X12 \
+	VINSERTI128  $1, X12, Y3, Y3 \
+	Q3KROW(R10, yoff, Y8) \
+	CMPQ DX, $1 \
+	JEQ  L \
+	Q3KROW(R8, yoff, Y9) \
+	CMPQ DX, $2 \
+	JEQ  L \
+	Q3KROW(R11, yoff, Y10) \
+	CMPQ DX, $3 \
+	JEQ  L \
+	Q3KROW(R9, yoff, Y11) \
+L:
+
+// Q3KSCALES unpacks the 16 scales at 96(SI) with llama.cpp's 32-bit word
+// operations into bytes (scale+32), then into int16 at frame 0-31.
+#define Q3KSCALES \
+	MOVL  96(SI), AX \
+	MOVL  100(SI), R12 \
+	MOVL  104(SI), R13 \
+	MOVL  AX, R15 \
+	SHRL  $4, R15 \
+	ANDL  $0x0f0f0f0f, R15 \
+	MOVL  R13, BX \
+	SHRL  $4, BX \
+	ANDL  $0x03030303, BX \
+	SHLL  $4, BX \
+	ORL   BX, R15 \
+	VMOVD R15, X13 \
+	MOVL  R12, R15 \
+	SHRL  $4, R15 \
+	ANDL  $0x0f0f0f0f, R15 \
+	MOVL  R13, BX \
+	SHRL  $6, BX \
+	ANDL  $0x03030303, BX \
+	SHLL  $4, BX \
+	ORL   BX, R15 \
+	VPINSRD $1, R15, X13, X13 \
+	ANDL  $0x0f0f0f0f, AX \
+	MOVL  R13, BX \
+	ANDL  $0x03030303, BX \
+	SHLL  $4, BX \
+	ORL   BX, AX \
+	VMOVD AX, X12 \
+	ANDL  $0x0f0f0f0f, R12 \
+	MOVL  R13, BX \
+	SHRL  $2, BX \
+	ANDL  $0x03030303, BX \
+	SHLL  $4, BX \
+	ORL   BX, R12 \
+	VPINSRD $1, R12, X12, X12 \
+	VPUNPCKLQDQ X13, X12, X12 \
+	VPMOVZXBW X12, Y12 \
+	MOVL      $0x00200020, AX \
+	VMOVD     AX, X13 \
+	VPBROADCASTD X13, Y13 \
+	VPSUBW    Y13, Y12, Y12 \
+	VMOVDQU   Y12, 0(SP)
+
+// func kernQ3_KAVX2(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
+TEXT ·kernQ3_KAVX2(SB), NOSPLIT, $32-48
+	SETUPK
+	MOVL $0x03030303, AX
+	VMOVD AX, X5
+	VPBROADCASTD X5, Y5
+	MOVL $0x04040404, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+q3kloop:
+	Q3KSCALES
+	ZEROI
+	VMOVDQU 0(SI), Y6
+	VMOVDQU 32(SI), Y0
+	Q3KC(0, VPSLLW, 2, 0, 2, 4, q3kc0)
+	Q3KC(2, VPSLLW, 1, 4, 6, 36, q3kc1)
+	Q3KC(4, VPSRLW, 0, 8, 10, 68, q3kc2)
+	Q3KC(6, VPSRLW, 1, 12, 14, 100, q3kc3)
+	VMOVDQU 64(SI), Y0
+	Q3KC(0, VPSRLW, 2, 16, 18, 132, q3kc4)
+	Q3KC(2, VPSRLW, 3, 20, 22, 164, q3kc5)
+	Q3KC(4, VPSRLW, 4, 24, 26, 196, q3kc6)
+	Q3KC(6, VPSRLW, 5, 28, 30, 228, q3kc7)
+	MOVQ acc+40(FP), BX
+	FMAD(R10, Y8, 108, 0)
+	CMPQ DX, $1
+	JEQ  q3knext
+	FMAD(R8, Y9, 108, 64)
+	CMPQ DX, $2
+	JEQ  q3knext
+	FMAD(R11, Y10, 108, 128)
+	CMPQ DX, $3
+	JEQ  q3knext
+	FMAD(R9, Y11, 108, 192)
+q3knext:
+	ADDQ $110, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q3kloop
+	VZEROUPPER
+	RET
+
+// ---- Q2_K ----
+// Block: 16 bytes of 4-bit scales (low nibble) and minimums (high), qs
+// (64), d, dmin (f16). Element 32c+i has bits 2(c%4) of qs[32(c/4)+i];
+// chunk c's groups are 2c and 2c+1 as in Q3_K. Per super-block and row,
+// lane u first takes m[2u]·bsums[2u] + m[2u+1]·bsums[2u+1] fused-
+// multiply-subtracted with d8·dmin, then the quant lanes with d8·d.
+// Frame: the 16 scales as int16. Y5 the byte mask 0x0f, Y6 0x03, Y7 the
+// minimums as int16, Y0 the qs half, Y1 the chunk's quants, Y3 its scales.
+
+#define Q2KROW(idx, yoff, iacc) \
+	VPMADDUBSW yoff(DI)(idx*1), Y1, Y4 \
+	VPMADDWD   Y3, Y4, Y4 \
+	VPADDD     Y4, iacc, iacc
+
+#define Q2KC(lsh, s0, s1, yoff, L) \
+	VPSRLW       $lsh, Y0, Y1 \
+	VPAND        Y6, Y1, Y1 \
+	VPBROADCASTW s0(SP), X3 \
+	VPBROADCASTW s1(SP), X12 \
+	VINSERTI128  $1, X12, Y3, Y3 \
+	Q2KROW(R10, yoff, Y8) \
+	CMPQ DX, $1 \
+	JEQ  L \
+	Q2KROW(R8, yoff, Y9) \
+	CMPQ DX, $2 \
+	JEQ  L \
+	Q2KROW(R11, yoff, Y10) \
+	CMPQ DX, $3 \
+	JEQ  L \
+	Q2KROW(R9, yoff, Y11) \
+L:
+
+// Q2KFIN finishes one row: the minimum lanes first, then FMAD.
+#define Q2KFIN(idx, iacc, aoff) \
+	VMOVDQU      260(DI)(idx*1), Y12 \
+	VPMADDWD     Y7, Y12, Y12 \
+	VCVTDQ2PS    Y12, Y12 \
+	VMOVSS       (DI)(idx*1), X13 \
+	MOVWLZX      82(SI), AX \
+	VMOVD        AX, X14 \
+	VCVTPH2PS    X14, X14 \
+	VMULSS       X14, X13, X14 \
+	VBROADCASTSS X14, Y14 \
+	VMOVUPS      aoff(BX), Y15 \
+	VFNMADD231PS Y14, Y12, Y15 \
+	VMOVUPS      Y15, aoff(BX) \
+	FMAD(idx, iacc, 80, aoff)
+
+// func kernQ2_KAVX2(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
+TEXT ·kernQ2_KAVX2(SB), NOSPLIT, $32-48
+	SETUPK
+	MOVL $0x03030303, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6
+	MOVQ acc+40(FP), BX
+q2kloop:
+	VMOVDQU   0(SI), X12
+	VPSRLW    $4, X12, X13
+	VPAND     X5, X12, X12
+	VPAND     X5, X13, X13
+	VPMOVZXBW X12, Y12
+	VMOVDQU   Y12, 0(SP)
+	VPMOVZXBW X13, Y7
+	ZEROI
+	VMOVDQU 16(SI), Y0
+	Q2KC(0, 0, 2, 4, q2kc0)
+	Q2KC(2, 4, 6, 36, q2kc1)
+	Q2KC(4, 8, 10, 68, q2kc2)
+	Q2KC(6, 12, 14, 100, q2kc3)
+	VMOVDQU 48(SI), Y0
+	Q2KC(0, 16, 18, 132, q2kc4)
+	Q2KC(2, 20, 22, 164, q2kc5)
+	Q2KC(4, 24, 26, 196, q2kc6)
+	Q2KC(6, 28, 30, 228, q2kc7)
+	Q2KFIN(R10, Y8, 0)
+	CMPQ DX, $1
+	JEQ  q2knext
+	Q2KFIN(R8, Y9, 64)
+	CMPQ DX, $2
+	JEQ  q2knext
+	Q2KFIN(R11, Y10, 128)
+	CMPQ DX, $3
+	JEQ  q2knext
+	Q2KFIN(R9, Y11, 192)
+q2knext:
+	ADDQ $84, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q2kloop
 	VZEROUPPER
 	RET
