@@ -140,6 +140,9 @@ func TestAcceleratedMatchesReference(t *testing.T) {
 		act := activationEncoder(t, f.vecDot)
 		for iter := 0; iter < 200; iter++ {
 			n := bs * (1 + rng.IntN(24))
+			if bs == 1 {
+				n = 1 + rng.IntN(300) // float formats: any length
+			}
 			x, y := make([]float32, n), make([]float32, n)
 			for i := range x {
 				x[i], y[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64()*3)
@@ -210,6 +213,40 @@ func TestMultiDotMatchesSingle(t *testing.T) {
 			for r := range got {
 				if want := single(n, wb, a[r*stride:]); math.Float32bits(got[r]) != math.Float32bits(want) {
 					t.Fatalf("%s n=%d rows=%d row %d: multi %v, single %v", typ, n, rows, r, got[r], want)
+				}
+			}
+		}
+	}
+}
+
+// TestHalfKernelsAllValues runs the F16 and BF16 kernels on every 16-bit
+// pattern as a weight (infinities, NaNs and subnormals included), against
+// random activations, in dot products of 8 and 11 elements (whole groups
+// and a tail), and checks them against the references bit for bit.
+func TestHalfKernelsAllValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, typ := range []Type{F16, BF16} {
+		fast, ref := accelerated[typ], formats[typ].dot
+		if fast == nil {
+			t.Skipf("%s: no kernel on this CPU", typ)
+		}
+		w := make([]byte, 2<<16)
+		for h := range 1 << 16 {
+			le.PutUint16(w[2*h:], uint16(h))
+		}
+		a := make([]byte, 2<<16)
+		if err := Quantize(typ, a, randRow(rng, 1<<16, 4)); err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		for _, n := range []int{8, 11} {
+			for i := 0; i+n <= 1<<16; i += 8 {
+				want, got := ref(n, w[2*i:], a[2*i:]), fast(n, w[2*i:], a[2*i:])
+				if math.Float32bits(want) != math.Float32bits(got) {
+					if bad++; bad <= 5 {
+						t.Errorf("%s n=%d weights %#04x...: kernel %v (%#08x), reference %v (%#08x)",
+							typ, n, i, got, math.Float32bits(got), want, math.Float32bits(want))
+					}
 				}
 			}
 		}

@@ -99,6 +99,71 @@ func init() {
 		accelerated[s.typ] = s.single()
 		acceleratedMulti[s.typ] = s.multi()
 	}
+	for typ, m := range map[Type]MultiDotFunc{
+		F32:  multiF32,
+		F16:  multiHalf(kernF16AVX2, sumF16),
+		BF16: multiHalf(kernBF16AVX2, sumBF16),
+	} {
+		accelerated[typ] = singleOf(m)
+		acceleratedMulti[typ] = m
+	}
+}
+
+// singleOf returns the DotFunc of multi-row kernel m on one row.
+func singleOf(m MultiDotFunc) DotFunc {
+	return func(n int, w, a []byte) float32 {
+		var d [1]float32
+		m(n, w, a, 0, d[:])
+		return d[0]
+	}
+}
+
+// checkRows panics unless dst has at most MaxMultiRows rows and w and a
+// hold n elements of size bytes (a in len(dst) rows stride bytes apart),
+// as the references' indexing would on short buffers.
+func checkRows(n, size int, w, a []byte, stride int, dst []float32) {
+	if len(dst) > MaxMultiRows {
+		panic("quant: multi-row dot of more than MaxMultiRows rows")
+	}
+	if n > 0 && len(dst) > 0 {
+		_ = w[n*size-1]
+		_ = a[(len(dst)-1)*stride+n*size-1]
+	}
+}
+
+// multiHalf returns the multi-row dot product of a 16-bit float format:
+// kern on whole groups of 8 elements, sum (the reference's loop) on the
+// rest.
+func multiHalf(kern func(n int, w, a *byte, stride, rows int, acc *[MaxMultiRows]float64),
+	sum func(s float64, i int, x, y []uint16) float32) MultiDotFunc {
+	return func(n int, w, a []byte, stride int, dst []float32) {
+		checkRows(n, 2, w, a, stride, dst)
+		var acc [MaxMultiRows]float64
+		ng := n / 8
+		if ng > 0 && len(dst) > 0 {
+			kern(ng, &w[0], &a[0], stride, len(dst), &acc)
+		}
+		x := u16View(w)[:n]
+		for r := range dst {
+			dst[r] = sum(acc[r], 8*ng, x, u16View(a[r*stride:])[:n])
+		}
+	}
+}
+
+// multiF32 is the multi-row F32 dot product: kernF32AVX2 on whole groups
+// of 4 elements, sumF32 on the rest.
+func multiF32(n int, w, a []byte, stride int, dst []float32) {
+	checkRows(n, 4, w, a, stride, dst)
+	var acc [MaxMultiRows][4]float32
+	ng := n / 4
+	if ng > 0 && len(dst) > 0 {
+		kernF32AVX2(ng, &w[0], &a[0], stride, len(dst), &acc)
+	}
+	x := f32View(w)[:n]
+	for r := range dst {
+		s := &acc[r]
+		dst[r] = sumF32(s[0], s[1], s[2], s[3], 4*ng, x, f32View(a[r*stride:])[:n])
+	}
 }
 
 // Implemented in assembly.
@@ -113,3 +178,6 @@ func kernQ3_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]f
 func kernQ4_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ5_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ6_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+func kernF16AVX2(n int, w, a *byte, stride, rows int, acc *[MaxMultiRows]float64)
+func kernBF16AVX2(n int, w, a *byte, stride, rows int, acc *[MaxMultiRows]float64)
+func kernF32AVX2(n int, w, a *byte, stride, rows int, acc *[MaxMultiRows][4]float32)

@@ -161,19 +161,7 @@ func init() {
 		},
 		vecDot: F32,
 		dot: func(n int, w, a []byte) float32 {
-			x, y := f32View(w)[:n], f32View(a)[:n]
-			var s0, s1, s2, s3 float32
-			i := 0
-			for ; i+4 <= n; i += 4 {
-				s0 += x[i] * y[i]
-				s1 += x[i+1] * y[i+1]
-				s2 += x[i+2] * y[i+2]
-				s3 += x[i+3] * y[i+3]
-			}
-			for ; i < n; i++ {
-				s0 += x[i] * y[i]
-			}
-			return s0 + s1 + s2 + s3
+			return sumF32(0, 0, 0, 0, 0, f32View(w)[:n], f32View(a)[:n])
 		},
 	}
 	formats[F16] = &format{
@@ -189,12 +177,7 @@ func init() {
 		},
 		vecDot: F16,
 		dot: func(n int, w, a []byte) float32 {
-			x, y := u16View(w)[:n], u16View(a)[:n]
-			var s float64
-			for i := range x {
-				s += float64(FP16ToFP32(x[i]) * FP16ToFP32(y[i]))
-			}
-			return float32(s)
+			return sumF16(0, 0, u16View(w)[:n], u16View(a)[:n])
 		},
 	}
 	formats[BF16] = &format{
@@ -210,12 +193,48 @@ func init() {
 		},
 		vecDot: BF16,
 		dot: func(n int, w, a []byte) float32 {
-			x, y := u16View(w)[:n], u16View(a)[:n]
-			var s float64
-			for i := range x {
-				s += float64(BF16ToFP32(x[i]) * BF16ToFP32(y[i]))
-			}
-			return float32(s)
+			return sumBF16(0, 0, u16View(w)[:n], u16View(a)[:n])
 		},
 	}
+}
+
+// sumF32 is the F32 dot product from element i on, the four sums s0-s3
+// holding the products of the elements before i: sum j takes elements
+// 4k+j, the last n%4 elements go to s0, and the sums add up in order.
+// The conversions keep the compiler from fusing multiply and add
+// (GOAMD64=v3), so the kernels can reproduce the result.
+func sumF32(s0, s1, s2, s3 float32, i int, x, y []float32) float32 {
+	n := len(x)
+	y = y[:n]
+	for ; i+4 <= n; i += 4 {
+		s0 += float32(x[i] * y[i])
+		s1 += float32(x[i+1] * y[i+1])
+		s2 += float32(x[i+2] * y[i+2])
+		s3 += float32(x[i+3] * y[i+3])
+	}
+	for ; i < n; i++ {
+		s0 += float32(x[i] * y[i])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// sumF16 is the F16 dot product from element i on, s holding the sum of
+// the elements before i: each product, exact in float32, is added to a
+// float64 sum in element order, as llama.cpp's ggml_vec_dot_f16 does
+// without SIMD.
+func sumF16(s float64, i int, x, y []uint16) float32 {
+	y = y[:len(x)]
+	for ; i < len(x); i++ {
+		s += float64(FP16ToFP32(x[i]) * FP16ToFP32(y[i]))
+	}
+	return float32(s)
+}
+
+// sumBF16 is sumF16 for BF16 values.
+func sumBF16(s float64, i int, x, y []uint16) float32 {
+	y = y[:len(x)]
+	for ; i < len(x); i++ {
+		s += float64(BF16ToFP32(x[i]) * BF16ToFP32(y[i]))
+	}
+	return float32(s)
 }
