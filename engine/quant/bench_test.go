@@ -66,3 +66,47 @@ func BenchmarkDot(b *testing.B) {
 }
 
 var sink float32
+
+// BenchmarkDotISA compares the kernel instruction sets of this CPU on the
+// types whose kernels differ between them (Q8_0 and Q4_0 use VNNI where
+// the CPU has it), single-row and on 4 rows, in weight bytes per second.
+func BenchmarkDotISA(b *testing.B) {
+	isas := testISAs()
+	if len(isas) < 2 {
+		b.Skip("one kernel instruction set on this CPU")
+	}
+	defer setISA(isas[len(isas)-1])
+	const n = 4096
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, typ := range []Type{Q8_0, Q4_0} {
+		wb := make([]byte, must(typ.RowBytes(n)))
+		if err := Quantize(typ, wb, randRow(r, n, 0.5)); err != nil {
+			b.Fatal(err)
+		}
+		stride := must(Q8_0.RowBytes(n))
+		ab := make([]byte, MaxMultiRows*stride)
+		for i := 0; i < MaxMultiRows; i++ {
+			quantizeActQ8_0(ab[i*stride:(i+1)*stride], randRow(r, n, 2))
+		}
+		for _, isa := range isas {
+			setISA(isa)
+			dot, multi := accelerated[typ], acceleratedMulti[typ]
+			b.Run(typ.String()+"/"+isa, func(b *testing.B) {
+				b.SetBytes(int64(len(wb)))
+				var s float32
+				for b.Loop() {
+					s += dot(n, wb, ab)
+				}
+				sink = s
+			})
+			b.Run(typ.String()+"/"+isa+"-multi4", func(b *testing.B) {
+				b.SetBytes(int64(len(wb)))
+				var dst [MaxMultiRows]float32
+				for b.Loop() {
+					multi(n, wb, ab, stride, dst[:])
+				}
+				sink = dst[0]
+			})
+		}
+	}
+}

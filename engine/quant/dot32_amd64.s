@@ -241,3 +241,90 @@ q5_1loop:
 	JNZ  q5_1loop
 	STORE
 	RET
+
+// ---- VNNI variants of Q8_0 and Q4_0 ----
+// VPDPBUSD sums the 4 products |w|·(y·sign w) of each lane exactly in
+// int32, replacing VPMADDUBSW and VPMADDWD: the same lane sums, so the
+// same results. DP is the instruction: EVEX-encoded (AVX512-VNNI with
+// AVX512VL) or VEX-encoded (AVX-VNNI, which the Go assembler does not
+// know, so it is spelled in bytes), both computing Y4 += dot(Y1, Y3).
+
+#define DPEVEX VPDPBUSD Y3, Y1, Y4
+
+// vpdpbusd ymm4, ymm1, ymm3 with a VEX prefix: C4, RXB=111 map 0F38,
+// W=0 vvvv=~1 L=1 pp=66, opcode 50, modrm 11 100 011.
+#define DPVEX BYTE $0xC4; BYTE $0xE2; BYTE $0x75; BYTE $0x50; BYTE $0xE3
+
+#define ROW32V(dp, idx, acc) \
+	VMOVDQU    2(DI)(idx*1), Y3 \
+	VPSIGNB    Y0, Y3, Y3 \
+	VPXOR      Y4, Y4, Y4 \
+	dp \
+	VCVTDQ2PS  Y4, Y3 \
+	MOVWLZX    (DI)(idx*1), AX \
+	VMOVD      AX, X4 \
+	VCVTPH2PS  X4, X4 \
+	VMULSS     X2, X4, X4 \
+	VBROADCASTSS X4, Y4 \
+	VFMADD231PS Y4, Y3, acc
+
+#define ROWSV(dp, lbl) \
+	ROW32V(dp, R10, Y11) \
+	CMPQ DX, $1 \
+	JEQ  lbl \
+	ROW32V(dp, R8, Y12) \
+	CMPQ DX, $2 \
+	JEQ  lbl \
+	ROW32V(dp, R11, Y13) \
+	CMPQ DX, $3 \
+	JEQ  lbl \
+	ROW32V(dp, R9, Y14) \
+lbl: \
+	ADDQ $34, DI
+
+#define KQ8_0V(dp) \
+	SETUP \
+q8loop: \
+	VMOVDQU   2(SI), Y0 \
+	VPSIGNB   Y0, Y0, Y1 \
+	WSCALE \
+	ROWSV(dp, q8next) \
+	ADDQ $34, SI \
+	DECQ CX \
+	JNZ  q8loop \
+	STORE \
+	RET
+
+#define KQ4_0V(dp) \
+	SETUP \
+	MASKS \
+	MOVL $0x08080808, AX \
+	VMOVD AX, X6 \
+	VPBROADCASTD X6, Y6 \
+q4loop: \
+	NIBBLES(2) \
+	VPSUBB  Y6, Y0, Y0 \
+	VPSIGNB Y0, Y0, Y1 \
+	WSCALE \
+	ROWSV(dp, q4next) \
+	ADDQ $18, SI \
+	DECQ CX \
+	JNZ  q4loop \
+	STORE \
+	RET
+
+// func kernQ8_0AVX512VNNI(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
+TEXT ·kernQ8_0AVX512VNNI(SB), NOSPLIT, $0-48
+	KQ8_0V(DPEVEX)
+
+// func kernQ8_0AVXVNNI(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
+TEXT ·kernQ8_0AVXVNNI(SB), NOSPLIT, $0-48
+	KQ8_0V(DPVEX)
+
+// func kernQ4_0AVX512VNNI(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
+TEXT ·kernQ4_0AVX512VNNI(SB), NOSPLIT, $0-48
+	KQ4_0V(DPEVEX)
+
+// func kernQ4_0AVXVNNI(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
+TEXT ·kernQ4_0AVXVNNI(SB), NOSPLIT, $0-48
+	KQ4_0V(DPVEX)

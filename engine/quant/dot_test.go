@@ -130,6 +130,10 @@ func TestQ4_KDotMatchesLanes(t *testing.T) {
 // The references follow llama.cpp's AVX2 reduction order, so the kernels
 // must agree bit for bit.
 func TestAcceleratedMatchesReference(t *testing.T) {
+	forEachISA(t, testAcceleratedMatchesReference)
+}
+
+func testAcceleratedMatchesReference(t *testing.T) {
 	types, isa := Accelerated()
 	t.Logf("kernels: %s %v", isa, types)
 	rng := rand.New(rand.NewPCG(3, 9))
@@ -165,6 +169,22 @@ func TestAcceleratedMatchesReference(t *testing.T) {
 	}
 }
 
+// forEachISA runs f once per kernel instruction set this CPU has (AVX2
+// and the VNNI levels on amd64), selecting each in turn and the best one
+// again at the end; where there are none, once on the references.
+func forEachISA(t *testing.T, f func(t *testing.T)) {
+	isas := testISAs()
+	if len(isas) == 0 {
+		f(t)
+		return
+	}
+	defer setISA(isas[len(isas)-1])
+	for _, isa := range isas {
+		setISA(isa)
+		t.Run(isa, f)
+	}
+}
+
 // activationEncoder returns the activation encoder of typ or fails.
 func activationEncoder(t *testing.T, typ Type) RowFunc {
 	t.Helper()
@@ -181,6 +201,10 @@ func activationEncoder(t *testing.T, typ Type) RowFunc {
 // TestMultiDotMatchesSingle checks the multi-row kernel of every type with
 // a dot product against its single-row kernel, for 1 to MaxMultiRows rows.
 func TestMultiDotMatchesSingle(t *testing.T) {
+	forEachISA(t, testMultiDotMatchesSingle)
+}
+
+func testMultiDotMatchesSingle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 11))
 	for typ, f := range formats {
 		if f.dot == nil {
@@ -224,6 +248,10 @@ func TestMultiDotMatchesSingle(t *testing.T) {
 // random activations, in dot products of 8 and 11 elements (whole groups
 // and a tail), and checks them against the references bit for bit.
 func TestHalfKernelsAllValues(t *testing.T) {
+	forEachISA(t, testHalfKernelsAllValues)
+}
+
+func testHalfKernelsAllValues(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, typ := range []Type{F16, BF16} {
 		fast, ref := accelerated[typ], formats[typ].dot

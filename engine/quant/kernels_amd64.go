@@ -77,12 +77,34 @@ func (s kernelSpec) single() DotFunc {
 	}
 }
 
-func init() {
+// The instruction sets of the kernels, from the baseline up. Every level
+// runs the AVX2 kernels; the VNNI levels replace those of Q8_0 and Q4_0.
+const (
+	isaAVX2       = "avx2"
+	isaAVXVNNI    = "avx-vnni"
+	isaAVX512VNNI = "avx512-vnni"
+)
+
+// cpuISAs lists the kernel instruction sets this CPU runs, best last; none
+// without AVX2, FMA and F16C.
+func cpuISAs() []string {
 	x := cpu.X86
 	if !(x.HasAVX2 && x.HasFMA && x.HasF16C) {
-		return
+		return nil
 	}
-	kernelISA = "avx2"
+	isas := []string{isaAVX2}
+	if x.HasAVXVNNI {
+		isas = append(isas, isaAVXVNNI)
+	}
+	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512VNNI {
+		isas = append(isas, isaAVX512VNNI)
+	}
+	return isas
+}
+
+// useISA fills the kernel tables with the kernels of isa, one of
+// cpuISAs. Tests call it to run every level this CPU has.
+func useISA(isa string) {
 	specs := []kernelSpec{
 		{Q8_0, Q8_0, kernQ8_0AVX2, finish8},
 		{Q4_0, Q8_0, kernQ4_0AVX2, finish8},
@@ -95,6 +117,14 @@ func init() {
 		{Q5_K, Q8_K, kernQ5_KAVX2, finishSum},
 		{Q6_K, Q8_K, kernQ6_KAVX2, finish8},
 	}
+	switch isa {
+	case isaAVXVNNI:
+		specs[0].k, specs[1].k = kernQ8_0AVXVNNI, kernQ4_0AVXVNNI
+	case isaAVX512VNNI:
+		specs[0].k, specs[1].k = kernQ8_0AVX512VNNI, kernQ4_0AVX512VNNI
+	}
+	clear(accelerated)
+	clear(acceleratedMulti)
 	for _, s := range specs {
 		accelerated[s.typ] = s.single()
 		acceleratedMulti[s.typ] = s.multi()
@@ -106,6 +136,13 @@ func init() {
 	} {
 		accelerated[typ] = singleOf(m)
 		acceleratedMulti[typ] = m
+	}
+	kernelISA = isa
+}
+
+func init() {
+	if isas := cpuISAs(); len(isas) > 0 {
+		useISA(isas[len(isas)-1])
 	}
 }
 
@@ -170,6 +207,10 @@ func multiF32(n int, w, a []byte, stride int, dst []float32) {
 
 func kernQ8_0AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ4_0AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+func kernQ8_0AVXVNNI(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+func kernQ4_0AVXVNNI(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+func kernQ8_0AVX512VNNI(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+func kernQ4_0AVX512VNNI(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ4_1AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ5_0AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 func kernQ5_1AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
