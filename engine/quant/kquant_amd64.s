@@ -363,6 +363,36 @@ q5knext:
 	VZEROUPPER
 	RET
 
+// ---- Q3_K and Q2_K ----
+// Their 16 groups of 16 give chunk c (32 elements) the scales of groups
+// 2c and 2c+1, which one VPSHUFB takes from a register holding 8 int16
+// scales in both lanes (groups 0-7 for chunks 0-3, 8-15 for 4-7): the
+// control of chunk c%4 at scaleShuf<>+32(c%4) repeats word 2(c%4) in the
+// low lane and word 2(c%4)+1 in the high lane.
+DATA scaleShuf<>+0(SB)/8, $0x0100010001000100
+DATA scaleShuf<>+8(SB)/8, $0x0100010001000100
+DATA scaleShuf<>+16(SB)/8, $0x0302030203020302
+DATA scaleShuf<>+24(SB)/8, $0x0302030203020302
+DATA scaleShuf<>+32(SB)/8, $0x0504050405040504
+DATA scaleShuf<>+40(SB)/8, $0x0504050405040504
+DATA scaleShuf<>+48(SB)/8, $0x0706070607060706
+DATA scaleShuf<>+56(SB)/8, $0x0706070607060706
+DATA scaleShuf<>+64(SB)/8, $0x0908090809080908
+DATA scaleShuf<>+72(SB)/8, $0x0908090809080908
+DATA scaleShuf<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA scaleShuf<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA scaleShuf<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA scaleShuf<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA scaleShuf<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA scaleShuf<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL scaleShuf<>(SB), RODATA|NOPTR, $128
+
+// SCALEHALVES puts the int16 scales of groups 0-7 (Y12's low lane) into
+// both lanes of Y14, those of groups 8-15 into both lanes of Y15.
+#define SCALEHALVES \
+	VPERM2I128 $0x00, Y12, Y12, Y14 \
+	VPERM2I128 $0x11, Y12, Y12, Y15
+
 // ---- Q3_K ----
 // Block: hmask (32), qs (64), 12 bytes of packed 6-bit signed scales,
 // d (f16). Element 32c+i (chunk c, i < 32) has its low 2 bits at bits
@@ -370,9 +400,9 @@ q5knext:
 // quant is low - 4 when that bit is clear. As llama.cpp, each row takes
 // maddubs(low, y) - maddubs(4·!high, y) (exact int16), then VPMADDWD by
 // the groups' scales: chunk c's first 16 elements have group 2c, the
-// rest 2c+1. Frame: the 16 scales as int16. Y5 the byte mask 0x03, Y7
+// rest 2c+1. Y5 the byte mask 0x03, Y7
 // 0x04, Y6 hmask, Y0 the qs half of the chunk, Y1/Y2 its low and high
-// parts, Y3 its scales.
+// parts, Y3 its scales, Y14 and Y15 the scales (SCALEHALVES).
 
 #define Q3KROW(idx, yoff, iacc) \
 	VPMADDUBSW yoff(DI)(idx*1), Y1, Y4 \
@@ -382,16 +412,14 @@ q5knext:
 	VPADDD     Y4, iacc, iacc
 
 // Q3KC processes chunk c: the low bits are Y0 >> lsh, hbit shifted by
-// hop $hn onto bit 2, the scales at frame offsets s0 and s1, the
-// activations at yoff.
-#define Q3KC(lsh, hop, hn, s0, s1, yoff, L) \
+// hop $hn onto bit 2, the scales from shuffle control shuf of sc (Y14
+// or Y15), the activations at yoff.
+#define Q3KC(lsh, hop, hn, shuf, sc, yoff, L) \
 	VPSRLW       $lsh, Y0, Y1 \
 	VPAND        Y5, Y1, Y1 \
 	hop          $hn, Y6, Y2 \
 	VPANDN       Y7, Y2, Y2 \
-	VPBROADCASTW s0(SP), X3 \
-	VPBROADCASTW s1(SP), X12 \
-	VINSERTI128  $1, X12, Y3, Y3 \
+	VPSHUFB      scaleShuf<>+shuf(SB), sc, Y3 \
 	Q3KROW(R10, yoff, Y8) \
 	CMPQ DX, $1 \
 	JEQ  L \
@@ -405,7 +433,7 @@ q5knext:
 L:
 
 // Q3KSCALES unpacks the 16 scales at 96(SI) with llama.cpp's 32-bit word
-// operations into bytes (scale+32), then into int16 at frame 0-31.
+// operations into bytes (scale+32), then into int16 in SCALEHALVES.
 #define Q3KSCALES \
 	MOVL  96(SI), AX \
 	MOVL  100(SI), R12 \
@@ -447,10 +475,10 @@ L:
 	VMOVD     AX, X13 \
 	VPBROADCASTD X13, Y13 \
 	VPSUBW    Y13, Y12, Y12 \
-	VMOVDQU   Y12, 0(SP)
+	SCALEHALVES
 
 // func kernQ3_KAVX2(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
-TEXT ·kernQ3_KAVX2(SB), NOSPLIT, $32-48
+TEXT ·kernQ3_KAVX2(SB), NOSPLIT, $0-48
 	SETUPK
 	MOVL $0x03030303, AX
 	VMOVD AX, X5
@@ -463,15 +491,15 @@ q3kloop:
 	ZEROI
 	VMOVDQU 0(SI), Y6
 	VMOVDQU 32(SI), Y0
-	Q3KC(0, VPSLLW, 2, 0, 2, 4, q3kc0)
-	Q3KC(2, VPSLLW, 1, 4, 6, 36, q3kc1)
-	Q3KC(4, VPSRLW, 0, 8, 10, 68, q3kc2)
-	Q3KC(6, VPSRLW, 1, 12, 14, 100, q3kc3)
+	Q3KC(0, VPSLLW, 2, 0, Y14, 4, q3kc0)
+	Q3KC(2, VPSLLW, 1, 32, Y14, 36, q3kc1)
+	Q3KC(4, VPSRLW, 0, 64, Y14, 68, q3kc2)
+	Q3KC(6, VPSRLW, 1, 96, Y14, 100, q3kc3)
 	VMOVDQU 64(SI), Y0
-	Q3KC(0, VPSRLW, 2, 16, 18, 132, q3kc4)
-	Q3KC(2, VPSRLW, 3, 20, 22, 164, q3kc5)
-	Q3KC(4, VPSRLW, 4, 24, 26, 196, q3kc6)
-	Q3KC(6, VPSRLW, 5, 28, 30, 228, q3kc7)
+	Q3KC(0, VPSRLW, 2, 0, Y15, 132, q3kc4)
+	Q3KC(2, VPSRLW, 3, 32, Y15, 164, q3kc5)
+	Q3KC(4, VPSRLW, 4, 64, Y15, 196, q3kc6)
+	Q3KC(6, VPSRLW, 5, 96, Y15, 228, q3kc7)
 	MOVQ acc+40(FP), BX
 	FMAD(R10, Y8, 108, 0)
 	CMPQ DX, $1
@@ -497,20 +525,19 @@ q3knext:
 // chunk c's groups are 2c and 2c+1 as in Q3_K. Per super-block and row,
 // lane u first takes m[2u]·bsums[2u] + m[2u+1]·bsums[2u+1] fused-
 // multiply-subtracted with d8·dmin, then the quant lanes with d8·d.
-// Frame: the 16 scales as int16. Y5 the byte mask 0x0f, Y6 0x03, Y7 the
-// minimums as int16, Y0 the qs half, Y1 the chunk's quants, Y3 its scales.
+// Y5 the byte mask 0x0f, Y6 0x03, Y7 the minimums as int16, Y0 the qs
+// half, Y1 the chunk's quants, Y3 its scales, Y14 and Y15 the scales
+// (SCALEHALVES).
 
 #define Q2KROW(idx, yoff, iacc) \
 	VPMADDUBSW yoff(DI)(idx*1), Y1, Y4 \
 	VPMADDWD   Y3, Y4, Y4 \
 	VPADDD     Y4, iacc, iacc
 
-#define Q2KC(lsh, s0, s1, yoff, L) \
+#define Q2KC(lsh, shuf, sc, yoff, L) \
 	VPSRLW       $lsh, Y0, Y1 \
 	VPAND        Y6, Y1, Y1 \
-	VPBROADCASTW s0(SP), X3 \
-	VPBROADCASTW s1(SP), X12 \
-	VINSERTI128  $1, X12, Y3, Y3 \
+	VPSHUFB      scaleShuf<>+shuf(SB), sc, Y3 \
 	Q2KROW(R10, yoff, Y8) \
 	CMPQ DX, $1 \
 	JEQ  L \
@@ -523,24 +550,24 @@ q3knext:
 	Q2KROW(R9, yoff, Y11) \
 L:
 
-// Q2KFIN finishes one row: the minimum lanes first, then FMAD.
+// Q2KFIN finishes one row: the minimum lanes first (with d8·dmin), then
+// the quant lanes (with d8·d), in one read-modify-write of the row's
+// float lanes.
 #define Q2KFIN(idx, iacc, aoff) \
 	VMOVDQU      260(DI)(idx*1), Y12 \
 	VPMADDWD     Y7, Y12, Y12 \
 	VCVTDQ2PS    Y12, Y12 \
-	VMOVSS       (DI)(idx*1), X13 \
-	MOVWLZX      82(SI), AX \
-	VMOVD        AX, X14 \
-	VCVTPH2PS    X14, X14 \
-	VMULSS       X14, X13, X14 \
-	VBROADCASTSS X14, Y14 \
+	VBROADCASTSS (DI)(idx*1), Y13 \
+	VMULPS       Y1, Y13, Y14 \
 	VMOVUPS      aoff(BX), Y15 \
 	VFNMADD231PS Y14, Y12, Y15 \
-	VMOVUPS      Y15, aoff(BX) \
-	FMAD(idx, iacc, 80, aoff)
+	VCVTDQ2PS    iacc, Y12 \
+	VMULPS       Y0, Y13, Y14 \
+	VFMADD231PS  Y14, Y12, Y15 \
+	VMOVUPS      Y15, aoff(BX)
 
 // func kernQ2_KAVX2(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
-TEXT ·kernQ2_KAVX2(SB), NOSPLIT, $32-48
+TEXT ·kernQ2_KAVX2(SB), NOSPLIT, $0-48
 	SETUPK
 	MOVL $0x03030303, AX
 	VMOVD AX, X6
@@ -552,19 +579,23 @@ q2kloop:
 	VPAND     X5, X12, X12
 	VPAND     X5, X13, X13
 	VPMOVZXBW X12, Y12
-	VMOVDQU   Y12, 0(SP)
+	SCALEHALVES
 	VPMOVZXBW X13, Y7
 	ZEROI
 	VMOVDQU 16(SI), Y0
-	Q2KC(0, 0, 2, 4, q2kc0)
-	Q2KC(2, 4, 6, 36, q2kc1)
-	Q2KC(4, 8, 10, 68, q2kc2)
-	Q2KC(6, 12, 14, 100, q2kc3)
+	Q2KC(0, 0, Y14, 4, q2kc0)
+	Q2KC(2, 32, Y14, 36, q2kc1)
+	Q2KC(4, 64, Y14, 68, q2kc2)
+	Q2KC(6, 96, Y14, 100, q2kc3)
 	VMOVDQU 48(SI), Y0
-	Q2KC(0, 16, 18, 132, q2kc4)
-	Q2KC(2, 20, 22, 164, q2kc5)
-	Q2KC(4, 24, 26, 196, q2kc6)
-	Q2KC(6, 28, 30, 228, q2kc7)
+	Q2KC(0, 0, Y15, 132, q2kc4)
+	Q2KC(2, 32, Y15, 164, q2kc5)
+	Q2KC(4, 64, Y15, 196, q2kc6)
+	Q2KC(6, 96, Y15, 228, q2kc7)
+	VPBROADCASTW 80(SI), X0
+	VCVTPH2PS    X0, Y0
+	VPBROADCASTW 82(SI), X1
+	VCVTPH2PS    X1, Y1
 	Q2KFIN(R10, Y8, 0)
 	CMPQ DX, $1
 	JEQ  q2knext
