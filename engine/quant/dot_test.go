@@ -2,6 +2,7 @@ package quant
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 )
@@ -277,6 +278,42 @@ func testHalfKernelsAllValues(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestFMA32RoundsOnce checks fma32 against a*b+c computed exactly and
+// rounded once to float32, on random operands and on sums whose float64
+// rounding lands on a float32 midpoint (where rounding twice errs).
+func TestFMA32RoundsOnce(t *testing.T) {
+	exact := func(a, b, c float32) float32 {
+		x := new(big.Float).SetPrec(200).SetFloat64(float64(a))
+		x.Mul(x, new(big.Float).SetFloat64(float64(b)))
+		x.Add(x, new(big.Float).SetFloat64(float64(c)))
+		f, _ := x.Float32()
+		return f
+	}
+	type abc struct{ a, b, c float32 }
+	cases := []abc{
+		// 2^24+3 - 2^-46 is below the midpoint 2^24+3 of 2^24+2 and 2^24+4,
+		// but rounds to it in float64, whose tie goes to 2^24+4.
+		{1 + 0x1p-23, 1 - 0x1p-23, 0x1p24 + 2},
+		{1 + 0x1p-23, 1 + 0x1p-23, 0x1p24 + 2},
+		{-(1 + 0x1p-23), 1 - 0x1p-23, -(0x1p24 + 2)},
+		{3, 0x1p-25, 1}, // exact tie
+	}
+	rng := rand.New(rand.NewPCG(13, 13))
+	for range 100000 {
+		c := float32(rng.NormFloat64() * 1e3)
+		// a product near half a float32 ulp of c, slightly off.
+		ulp := math.Nextafter32(abs32(c), float32(math.Inf(1))) - abs32(c)
+		a := ulp / 2 * float32(1+rng.IntN(7))
+		b := 1 + float32(rng.IntN(5)-2)*0x1p-23
+		cases = append(cases, abc{a, b, c}, abc{float32(rng.NormFloat64()), float32(rng.NormFloat64()), c})
+	}
+	for _, k := range cases {
+		if got, want := fma32(k.a, k.b, k.c), exact(k.a, k.b, k.c); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("fma32(%g, %g, %g) = %g, exact rounding %g", k.a, k.b, k.c, got, want)
 		}
 	}
 }
