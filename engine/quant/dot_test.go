@@ -317,3 +317,32 @@ func TestFMA32RoundsOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestDotDoesNotAllocate checks that the dot products of every type, one
+// row and four, allocate nothing: they run once per output element of a
+// matrix product, and an escaping accumulator once cost an allocation per
+// call.
+func TestDotDoesNotAllocate(t *testing.T) {
+	const n = 512
+	for _, typ := range dotTypes {
+		vt := VecDotType(typ)
+		w := make([]byte, must(typ.RowBytes(n)))
+		stride := must(vt.RowBytes(n))
+		a := make([]byte, MaxMultiRows*stride)
+		dot, err := DotFor(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		multi, err := MultiDotFor(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dst [MaxMultiRows]float32
+		if got := testing.AllocsPerRun(20, func() { dst[0] = dot(n, w, a) }); got != 0 {
+			t.Errorf("%s: DotFor's kernel allocates %v times per call", typ, got)
+		}
+		if got := testing.AllocsPerRun(20, func() { multi(n, w, a, stride, dst[:]) }); got != 0 {
+			t.Errorf("%s: MultiDotFor's kernel allocates %v times per call", typ, got)
+		}
+	}
+}

@@ -12,68 +12,117 @@ import "golang.org/x/sys/cpu"
 // references.
 //
 // The kernels of the 32-element formats with signed weights (Q8_0, Q4_0)
-// use the sign trick of llama.cpp (|w|·(y·sign w) with VPMADDUBSW), which
-// is exact while the activation quants stay in -127..127, as every
-// activation quantizer of this package produces.
+// use the sign trick of llama.cpp (|w|·(y·sign w) with VPMADDUBSW or
+// VPDPBUSD), which is exact while the activation quants stay in
+// -127..127, as every activation quantizer of this package produces.
+//
+// The kernels are called statically (runKernel's switch), never through
+// function values, so that the accumulators they fill stay on the
+// caller's stack: a call through a function value makes its pointer
+// arguments escape, which cost an allocation per dot product.
 
-// kernel is the signature of every assembly kernel: it accumulates nb
-// blocks of weight row w against rows activation rows (1..4) stride bytes
-// apart starting at a into acc[r] (lanes 0-7 the main sum, 8-11 the
-// minimum term of the K-quants that have one).
-type kernel func(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+// kernelID names one assembly kernel of the block formats. Each
+// accumulates nb blocks of a weight row against 1 to 4 activation rows
+// into acc[r] (lanes 0-7 the main sum, 8-11 the minimum term of the
+// formats that have one).
+type kernelID uint8
 
-// kernelSpec describes one weight type's kernel: block geometry of the
-// weight and activation formats and how the lanes finish into a float.
-type kernelSpec struct {
-	typ    Type
-	act    Type // the activation format, VecDotType(typ)
-	k      kernel
-	finish func(acc *[16]float32) float32
-}
+const (
+	kQ8_0AVX2 kernelID = iota
+	kQ4_0AVX2
+	kQ4_1AVX2
+	kQ5_0AVX2
+	kQ5_1AVX2
+	kQ2_KAVX2
+	kQ3_KAVX2
+	kQ4_KAVX2
+	kQ5_KAVX2
+	kQ6_KAVX2
+	kQ8_0AVXVNNI
+	kQ4_0AVXVNNI
+	kQ8_0AVX512VNNI
+	kQ4_0AVX512VNNI
+)
 
-func finish8(acc *[16]float32) float32 { return hsum8((*[8]float32)(acc[:8])) }
-
-// finishSum adds the scalar minimum term in lane 8 (Q4_1, Q5_1, Q5_K).
-func finishSum(acc *[16]float32) float32 { return hsum8((*[8]float32)(acc[:8])) + acc[8] }
-
-// finishMin adds the minimum lanes 8-11 as the K-quant references do.
-func finishMin(acc *[16]float32) float32 {
-	return hsum8((*[8]float32)(acc[:8])) + ((acc[8] + acc[10]) + (acc[9] + acc[11]))
-}
-
-// multi returns the MultiDotFunc of s, which checks the buffers' lengths
-// before handing their addresses to assembly.
-func (s kernelSpec) multi() MultiDotFunc {
-	bs, wb, ab := s.typ.BlockSize(), s.typ.BlockBytes(), s.act.BlockBytes()
-	return func(n int, w, a []byte, stride int, dst []float32) {
-		rows := len(dst)
-		if rows > MaxMultiRows {
-			panic("quant: multi-row dot of more than MaxMultiRows rows")
-		}
-		nb := n / bs
-		if nb == 0 || rows == 0 {
-			clear(dst)
-			return
-		}
-		// Slicing panics like the references' indexing would on short
-		// buffers.
-		_ = w[nb*wb-1]
-		_ = a[(rows-1)*stride+nb*ab-1]
-		var acc [MaxMultiRows][16]float32
-		s.k(nb, &w[0], &a[0], stride, rows, &acc)
-		for r := range dst {
-			dst[r] = s.finish(&acc[r])
-		}
+func runKernel(id kernelID, nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32) {
+	switch id {
+	case kQ8_0AVX2:
+		kernQ8_0AVX2(nb, w, a, stride, rows, acc)
+	case kQ4_0AVX2:
+		kernQ4_0AVX2(nb, w, a, stride, rows, acc)
+	case kQ4_1AVX2:
+		kernQ4_1AVX2(nb, w, a, stride, rows, acc)
+	case kQ5_0AVX2:
+		kernQ5_0AVX2(nb, w, a, stride, rows, acc)
+	case kQ5_1AVX2:
+		kernQ5_1AVX2(nb, w, a, stride, rows, acc)
+	case kQ2_KAVX2:
+		kernQ2_KAVX2(nb, w, a, stride, rows, acc)
+	case kQ3_KAVX2:
+		kernQ3_KAVX2(nb, w, a, stride, rows, acc)
+	case kQ4_KAVX2:
+		kernQ4_KAVX2(nb, w, a, stride, rows, acc)
+	case kQ5_KAVX2:
+		kernQ5_KAVX2(nb, w, a, stride, rows, acc)
+	case kQ6_KAVX2:
+		kernQ6_KAVX2(nb, w, a, stride, rows, acc)
+	case kQ8_0AVXVNNI:
+		kernQ8_0AVXVNNI(nb, w, a, stride, rows, acc)
+	case kQ4_0AVXVNNI:
+		kernQ4_0AVXVNNI(nb, w, a, stride, rows, acc)
+	case kQ8_0AVX512VNNI:
+		kernQ8_0AVX512VNNI(nb, w, a, stride, rows, acc)
+	case kQ4_0AVX512VNNI:
+		kernQ4_0AVX512VNNI(nb, w, a, stride, rows, acc)
+	default:
+		panic("quant: unknown kernel")
 	}
 }
 
-// single returns the DotFunc of s: the multi-row kernel on one row.
-func (s kernelSpec) single() DotFunc {
-	m := s.multi()
-	return func(n int, w, a []byte) float32 {
-		var d [1]float32
-		m(n, w, a, 0, d[:])
-		return d[0]
+// How a row's lanes finish into a float.
+const (
+	finish8   = iota // hsum8 of lanes 0-7
+	finishSum        // plus the scalar minimum term in lane 8 (Q4_1, Q5_1, Q5_K)
+	finishMin        // plus lanes 8-11 as (8+10)+(9+11), as the Q4_K reference
+)
+
+// kernelSpec describes one weight type's kernel: the weight and
+// activation formats and how the lanes finish.
+type kernelSpec struct {
+	typ    Type
+	act    Type // the activation format, VecDotType(typ)
+	k      kernelID
+	finish uint8
+}
+
+// run is the multi-row dot product of s. It checks the buffers' lengths
+// before handing their addresses to assembly.
+func (s kernelSpec) run(n int, w, a []byte, stride int, dst []float32) {
+	rows := len(dst)
+	if rows > MaxMultiRows {
+		panic("quant: multi-row dot of more than MaxMultiRows rows")
+	}
+	nb := n / s.typ.BlockSize()
+	if nb == 0 || rows == 0 {
+		clear(dst)
+		return
+	}
+	// Slicing panics like the references' indexing would on short
+	// buffers.
+	_ = w[nb*s.typ.BlockBytes()-1]
+	_ = a[(rows-1)*stride+nb*s.act.BlockBytes()-1]
+	var acc [MaxMultiRows][16]float32
+	runKernel(s.k, nb, &w[0], &a[0], stride, rows, &acc)
+	for r := range dst {
+		l := &acc[r]
+		v := hsum8((*[8]float32)(l[:8]))
+		switch s.finish {
+		case finishSum:
+			v += l[8]
+		case finishMin:
+			v += (l[8] + l[10]) + (l[9] + l[11])
+		}
+		dst[r] = v
 	}
 }
 
@@ -106,36 +155,49 @@ func cpuISAs() []string {
 // cpuISAs. Tests call it to run every level this CPU has.
 func useISA(isa string) {
 	specs := []kernelSpec{
-		{Q8_0, Q8_0, kernQ8_0AVX2, finish8},
-		{Q4_0, Q8_0, kernQ4_0AVX2, finish8},
-		{Q4_1, Q8_1, kernQ4_1AVX2, finishSum},
-		{Q5_0, Q8_0, kernQ5_0AVX2, finish8},
-		{Q5_1, Q8_1, kernQ5_1AVX2, finishSum},
-		{Q2_K, Q8_K, kernQ2_KAVX2, finish8},
-		{Q3_K, Q8_K, kernQ3_KAVX2, finish8},
-		{Q4_K, Q8_K, kernQ4_KAVX2, finishMin},
-		{Q5_K, Q8_K, kernQ5_KAVX2, finishSum},
-		{Q6_K, Q8_K, kernQ6_KAVX2, finish8},
+		{Q8_0, Q8_0, kQ8_0AVX2, finish8},
+		{Q4_0, Q8_0, kQ4_0AVX2, finish8},
+		{Q4_1, Q8_1, kQ4_1AVX2, finishSum},
+		{Q5_0, Q8_0, kQ5_0AVX2, finish8},
+		{Q5_1, Q8_1, kQ5_1AVX2, finishSum},
+		{Q2_K, Q8_K, kQ2_KAVX2, finish8},
+		{Q3_K, Q8_K, kQ3_KAVX2, finish8},
+		{Q4_K, Q8_K, kQ4_KAVX2, finishMin},
+		{Q5_K, Q8_K, kQ5_KAVX2, finishSum},
+		{Q6_K, Q8_K, kQ6_KAVX2, finish8},
 	}
 	switch isa {
 	case isaAVXVNNI:
-		specs[0].k, specs[1].k = kernQ8_0AVXVNNI, kernQ4_0AVXVNNI
+		specs[0].k, specs[1].k = kQ8_0AVXVNNI, kQ4_0AVXVNNI
 	case isaAVX512VNNI:
-		specs[0].k, specs[1].k = kernQ8_0AVX512VNNI, kernQ4_0AVX512VNNI
+		specs[0].k, specs[1].k = kQ8_0AVX512VNNI, kQ4_0AVX512VNNI
 	}
 	clear(accelerated)
 	clear(acceleratedMulti)
 	for _, s := range specs {
-		accelerated[s.typ] = s.single()
-		acceleratedMulti[s.typ] = s.multi()
+		accelerated[s.typ] = func(n int, w, a []byte) float32 {
+			var d [1]float32
+			s.run(n, w, a, 0, d[:])
+			return d[0]
+		}
+		acceleratedMulti[s.typ] = s.run
 	}
-	for typ, m := range map[Type]MultiDotFunc{
-		F32:  multiF32,
-		F16:  multiHalf(kernF16AVX2, sumF16),
-		BF16: multiHalf(kernBF16AVX2, sumBF16),
-	} {
-		accelerated[typ] = singleOf(m)
-		acceleratedMulti[typ] = m
+	accelerated[F32] = func(n int, w, a []byte) float32 {
+		var d [1]float32
+		multiF32(n, w, a, 0, d[:])
+		return d[0]
+	}
+	acceleratedMulti[F32] = multiF32
+	for _, typ := range []Type{F16, BF16} {
+		bf := typ == BF16
+		accelerated[typ] = func(n int, w, a []byte) float32 {
+			var d [1]float32
+			multiHalf(bf, n, w, a, 0, d[:])
+			return d[0]
+		}
+		acceleratedMulti[typ] = func(n int, w, a []byte, stride int, dst []float32) {
+			multiHalf(bf, n, w, a, stride, dst)
+		}
 	}
 	kernelISA = isa
 }
@@ -143,15 +205,6 @@ func useISA(isa string) {
 func init() {
 	if isas := cpuISAs(); len(isas) > 0 {
 		useISA(isas[len(isas)-1])
-	}
-}
-
-// singleOf returns the DotFunc of multi-row kernel m on one row.
-func singleOf(m MultiDotFunc) DotFunc {
-	return func(n int, w, a []byte) float32 {
-		var d [1]float32
-		m(n, w, a, 0, d[:])
-		return d[0]
 	}
 }
 
@@ -168,21 +221,26 @@ func checkRows(n, size int, w, a []byte, stride int, dst []float32) {
 	}
 }
 
-// multiHalf returns the multi-row dot product of a 16-bit float format:
-// kern on whole groups of 8 elements, sum (the reference's loop) on the
-// rest.
-func multiHalf(kern func(n int, w, a *byte, stride, rows int, acc *[MaxMultiRows]float64),
-	sum func(s float64, i int, x, y []uint16) float32) MultiDotFunc {
-	return func(n int, w, a []byte, stride int, dst []float32) {
-		checkRows(n, 2, w, a, stride, dst)
-		var acc [MaxMultiRows]float64
-		ng := n / 8
-		if ng > 0 && len(dst) > 0 {
-			kern(ng, &w[0], &a[0], stride, len(dst), &acc)
+// multiHalf is the multi-row dot product of F16 (BF16 if bf): the kernel
+// on whole groups of 8 elements, the reference's loop on the rest.
+func multiHalf(bf bool, n int, w, a []byte, stride int, dst []float32) {
+	checkRows(n, 2, w, a, stride, dst)
+	var acc [MaxMultiRows]float64
+	ng := n / 8
+	if ng > 0 && len(dst) > 0 {
+		if bf {
+			kernBF16AVX2(ng, &w[0], &a[0], stride, len(dst), &acc)
+		} else {
+			kernF16AVX2(ng, &w[0], &a[0], stride, len(dst), &acc)
 		}
-		x := u16View(w)[:n]
-		for r := range dst {
-			dst[r] = sum(acc[r], 8*ng, x, u16View(a[r*stride:])[:n])
+	}
+	x := u16View(w)[:n]
+	for r := range dst {
+		y := u16View(a[r*stride:])[:n]
+		if bf {
+			dst[r] = sumBF16(acc[r], 8*ng, x, y)
+		} else {
+			dst[r] = sumF16(acc[r], 8*ng, x, y)
 		}
 	}
 }
@@ -203,22 +261,55 @@ func multiF32(n int, w, a []byte, stride int, dst []float32) {
 	}
 }
 
-// Implemented in assembly.
+// Implemented in assembly. None keeps a pointer.
 
+//go:noescape
 func kernQ8_0AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ4_0AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ8_0AVXVNNI(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ4_0AVXVNNI(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ8_0AVX512VNNI(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ4_0AVX512VNNI(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ4_1AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ5_0AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ5_1AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ2_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ3_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ4_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ5_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernQ6_KAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
 func kernF16AVX2(n int, w, a *byte, stride, rows int, acc *[MaxMultiRows]float64)
+
+//go:noescape
 func kernBF16AVX2(n int, w, a *byte, stride, rows int, acc *[MaxMultiRows]float64)
+
+//go:noescape
 func kernF32AVX2(n int, w, a *byte, stride, rows int, acc *[MaxMultiRows][4]float32)
