@@ -12,7 +12,7 @@
 // Registers: SI weight block, DI activation block of row 0, R10 = 0,
 // R8 = stride, R11 = 2·stride, R9 = 3·stride (row r at (DI)(Rr*1)),
 // CX blocks left, DX rows, Y11-Y14 the rows' accumulators, Y15 int16
-// ones, Y0 the weight quants (signed), Y1 their magnitudes, X2 d_w.
+// ones, Y0 the weight quants (signed), Y1 their magnitudes, Y2 d_w in every lane.
 
 // ROW32 adds row (DI)(idx*1)'s block product to acc.
 #define ROW32(idx, acc) \
@@ -21,11 +21,9 @@
 	VPMADDUBSW Y3, Y1, Y3 \
 	VPMADDWD   Y15, Y3, Y3 \
 	VCVTDQ2PS  Y3, Y3 \
-	MOVWLZX    (DI)(idx*1), AX \
-	VMOVD      AX, X4 \
-	VCVTPH2PS  X4, X4 \
-	VMULSS     X2, X4, X4 \
-	VBROADCASTSS X4, Y4 \
+	VPBROADCASTW (DI)(idx*1), X4 \
+	VCVTPH2PS  X4, Y4 \
+	VMULPS     Y2, Y4, Y4 \
 	VFMADD231PS Y4, Y3, acc
 
 // ROW32U adds row (DI)(idx*1)'s product with the unsigned weight quants
@@ -36,11 +34,9 @@
 	VPMADDUBSW Y3, Y1, Y3 \
 	VPMADDWD   Y15, Y3, Y3 \
 	VCVTDQ2PS  Y3, Y3 \
-	MOVWLZX    (DI)(idx*1), AX \
-	VMOVD      AX, X4 \
-	VCVTPH2PS  X4, X4 \
-	VMULSS     X2, X4, X4 \
-	VBROADCASTSS X4, Y4 \
+	VPBROADCASTW (DI)(idx*1), X4 \
+	VCVTPH2PS  X4, Y4 \
+	VMULPS     Y2, Y4, Y4 \
 	VFMADD231PS Y4, Y3, acc \
 	MOVWLZX    2(DI)(idx*1), AX \
 	VMOVD      AX, X3 \
@@ -132,11 +128,10 @@ lbl: \
 	VINSERTI128 $1, X1, Y0, Y0 \
 	VPAND       Y5, Y0, Y0
 
-// WSCALE converts the weight block's f16 scale to X2.
+// WSCALE converts the weight block's f16 scale to every lane of Y2.
 #define WSCALE \
-	MOVWLZX   (SI), AX \
-	VMOVD     AX, X2 \
-	VCVTPH2PS X2, X2
+	VPBROADCASTW (SI), X2 \
+	VCVTPH2PS    X2, Y2
 
 #define MASKS \
 	MOVL $0x0f0f0f0f, AX \
@@ -165,9 +160,7 @@ TEXT ·kernQ8_0AVX2(SB), NOSPLIT, $0-48
 q8_0loop:
 	VMOVDQU   2(SI), Y0
 	VPSIGNB   Y0, Y0, Y1
-	MOVWLZX   (SI), AX
-	VMOVD     AX, X2
-	VCVTPH2PS X2, X2
+	WSCALE
 	ROWS(q8_0next)
 	ADDQ $34, SI
 	DECQ CX
@@ -261,11 +254,9 @@ q5_1loop:
 	VPXOR      Y4, Y4, Y4 \
 	dp \
 	VCVTDQ2PS  Y4, Y3 \
-	MOVWLZX    (DI)(idx*1), AX \
-	VMOVD      AX, X4 \
-	VCVTPH2PS  X4, X4 \
-	VMULSS     X2, X4, X4 \
-	VBROADCASTSS X4, Y4 \
+	VPBROADCASTW (DI)(idx*1), X4 \
+	VCVTPH2PS  X4, Y4 \
+	VMULPS     Y2, Y4, Y4 \
 	VFMADD231PS Y4, Y3, acc
 
 #define ROWSV(dp, lbl) \
