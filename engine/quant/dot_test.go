@@ -346,3 +346,38 @@ func TestDotDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestAcceleratedRandomWeightBytes checks every kernel against its
+// reference on weight rows of random bytes, which reach every scale,
+// minimum and quant bit pattern (f16 infinities and NaNs included) that
+// the quantizers never produce. Activations come from their quantizer:
+// the 32-element kernels' sign trick needs quants in -127..127.
+func TestAcceleratedRandomWeightBytes(t *testing.T) {
+	forEachISA(t, testAcceleratedRandomWeightBytes)
+}
+
+func testAcceleratedRandomWeightBytes(t *testing.T) {
+	types, _ := Accelerated()
+	rng := rand.New(rand.NewPCG(17, 19))
+	for _, typ := range types {
+		f := formats[typ]
+		fast := accelerated[typ]
+		act := activationEncoder(t, f.vecDot)
+		for iter := 0; iter < 300; iter++ {
+			n := typ.BlockSize() * (1 + rng.IntN(8))
+			if typ.BlockSize() == 1 {
+				n = 1 + rng.IntN(100)
+			}
+			w := make([]byte, must(typ.RowBytes(n)))
+			for i := range w {
+				w[i] = byte(rng.Uint32())
+			}
+			a := make([]byte, must(f.vecDot.RowBytes(n)))
+			act(a, randRow(rng, n, 3))
+			want, got := f.dot(n, w, a), fast(n, w, a)
+			if math.Float32bits(want) != math.Float32bits(got) && !(want != want && got != got) {
+				t.Fatalf("%s n=%d: kernel %v, reference %v", typ, n, got, want)
+			}
+		}
+	}
+}
