@@ -36,9 +36,11 @@ var formats = map[Type]*format{}
 // noasm tag is set). DotFor prefers them to the reference in formats.
 var accelerated = map[Type]DotFunc{}
 
-// kernelISA names the instruction set of the accelerated kernels; "go" when
-// every dot product runs the reference (noasm builds, other architectures,
-// CPUs without the needed features).
+// kernelISA names the instruction set of the accelerated kernels, the best
+// level in use ("avx2", "avx-vnni" or "avx512-vnni" on amd64, the VNNI
+// levels differing in the Q8_0 and Q4_0 kernels only); "go" when every dot
+// product runs the reference (noasm builds, other architectures, CPUs
+// without the needed features).
 var kernelISA = "go"
 
 // Accelerated reports the weight types whose dot product runs a SIMD kernel
