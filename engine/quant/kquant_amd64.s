@@ -35,6 +35,35 @@
 	VPXOR Y10, Y10, Y10 \
 	VPXOR Y11, Y11, Y11
 
+// Q6_K, Q3_K and Q2_K: their 16 groups of 16 give chunk c (32 elements) the scales of groups
+// 2c and 2c+1, which one VPSHUFB takes from a register holding 8 int16
+// scales in both lanes (groups 0-7 for chunks 0-3, 8-15 for 4-7): the
+// control of chunk c%4 at scaleShuf<>+32(c%4) repeats word 2(c%4) in the
+// low lane and word 2(c%4)+1 in the high lane.
+DATA scaleShuf<>+0(SB)/8, $0x0100010001000100
+DATA scaleShuf<>+8(SB)/8, $0x0100010001000100
+DATA scaleShuf<>+16(SB)/8, $0x0302030203020302
+DATA scaleShuf<>+24(SB)/8, $0x0302030203020302
+DATA scaleShuf<>+32(SB)/8, $0x0504050405040504
+DATA scaleShuf<>+40(SB)/8, $0x0504050405040504
+DATA scaleShuf<>+48(SB)/8, $0x0706070607060706
+DATA scaleShuf<>+56(SB)/8, $0x0706070607060706
+DATA scaleShuf<>+64(SB)/8, $0x0908090809080908
+DATA scaleShuf<>+72(SB)/8, $0x0908090809080908
+DATA scaleShuf<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA scaleShuf<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA scaleShuf<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA scaleShuf<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA scaleShuf<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA scaleShuf<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL scaleShuf<>(SB), RODATA|NOPTR, $128
+
+// SCALEHALVES puts the int16 scales of groups 0-7 (src's low lane) into
+// both lanes of Y14, those of groups 8-15 into both lanes of Y15.
+#define SCALEHALVES(src) \
+	VPERM2I128 $0x00, src, src, Y14 \
+	VPERM2I128 $0x11, src, src, Y15
+
 // FMAD adds d8·d (d an f16 at off(SI)) times the float of the integer
 // lanes iacc to the 8 float lanes at aoff(BX), for the row at (DI)(idx*1).
 #define FMAD(idx, iacc, off, aoff) \
@@ -51,8 +80,8 @@
 
 // ---- Q4_K ----
 // Block: d, dmin (f16), 12 bytes of packed 6-bit scales and minimums,
-// 128 bytes of nibbles. Frame: 0-15 the unpacked scale and minimum bytes,
-// 16-31 the scales as int16. Y6 int16 ones, Y7 the minimums as int32.
+// 128 bytes of nibbles. Frame: 16-31 the scales as int16. Y6 int16 ones,
+// Y7 the minimums as int32.
 
 // Q4KROW adds one row's products of the nibbles of a 32-byte chunk pair
 // (low nibbles Y1 against lo, high nibbles Y0 against hi, scales Y2, Y3).
@@ -105,8 +134,10 @@ L:
 	VMOVUPS      X15, moff(BX)
 
 // Q4KSCALES unpacks the scales and minimums at 4(SI) as llama.cpp does
-// with 32-bit words: frame bytes 0-7 the scales of the 8 groups, 8-15
-// their minimums, 16-31 the scales as int16; Y7 the minimums as int32.
+// with 32-bit words (built in X12: bytes 0-7 the scales of the 8 groups,
+// 8-15 their minimums, never through memory, whose narrow stores a wide
+// load cannot forward from): frame bytes 16-31 the scales as int16, Y7
+// the minimums as int32.
 #define Q4KSCALES \
 	MOVL 4(SI), AX \
 	MOVL 8(SI), BX \
@@ -119,21 +150,22 @@ L:
 	ANDL $0x03030303, R15 \
 	SHLL $4, R15 \
 	ORL  R15, R13 \
-	MOVL R13, 12(SP) \
 	ANDL $0x3f3f3f3f, BX \
-	MOVL BX, 8(SP) \
 	ANDL $0x0f0f0f0f, R12 \
 	MOVL AX, R15 \
 	SHRL $6, R15 \
 	ANDL $0x03030303, R15 \
 	SHLL $4, R15 \
 	ORL  R15, R12 \
-	MOVL R12, 4(SP) \
 	ANDL $0x3f3f3f3f, AX \
-	MOVL AX, 0(SP) \
-	VPMOVZXBW 0(SP), X12 \
-	VMOVDQU   X12, 16(SP) \
-	VPMOVZXBD 8(SP), Y7
+	VMOVD     AX, X12 \
+	VPINSRD   $1, R12, X12, X12 \
+	VPINSRD   $2, BX, X12, X12 \
+	VPINSRD   $3, R13, X12, X12 \
+	VPMOVZXBW X12, X13 \
+	VMOVDQU   X13, 16(SP) \
+	VPSRLDQ   $8, X12, X12 \
+	VPMOVZXBD X12, Y7
 
 // func kernQ4_KAVX2(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
 TEXT ·kernQ4_KAVX2(SB), NOSPLIT, $32-48
@@ -167,8 +199,8 @@ q4knext:
 	RET
 
 // ---- Q6_K ----
-// Block: ql (128 bytes), qh (64), int8 scales (16), d (f16). Frame: the
-// 16 scales as int16. Y7 the scales as int16, Y6 the byte mask 0x30,
+// Block: ql (128 bytes), qh (64), int8 scales (16), d (f16). Y7 the 16
+// scales as int16 (and Y14, Y15 by SCALEHALVES), Y6 the byte mask 0x30,
 // Y0/Y1 the two 32-byte halves of ql of a 128-element half, Y2 its qh,
 // Y3 the unsigned 6-bit quants of one chunk, Y12 its scales.
 
@@ -177,12 +209,10 @@ q4knext:
 	VPMADDWD   Y12, Y4, Y4 \
 	VPADDD     Y4, iacc, iacc
 
-// Q6C multiplies chunk quants Y3 with scales s0 (its first 16 elements)
-// and s1 (the last 16) by every row's activations at yoff.
-#define Q6C(s0, s1, yoff, L) \
-	VPBROADCASTW s0(SP), X12 \
-	VPBROADCASTW s1(SP), X13 \
-	VINSERTI128  $1, X13, Y12, Y12 \
+// Q6C multiplies chunk quants Y3 with their scales (shuffle control shuf
+// of sc, as SCALEHALVES) by every row's activations at yoff.
+#define Q6C(shuf, sc, yoff, L) \
+	VPSHUFB scaleShuf<>+shuf(SB), sc, Y12 \
 	Q6ROW(R10, yoff, Y8) \
 	CMPQ DX, $1 \
 	JEQ  L \
@@ -196,8 +226,8 @@ q4knext:
 L:
 
 // Q6H processes the 128-element half at ql offset ql, qh offset qh, with
-// scales from frame offset s and activations from yoff.
-#define Q6H(ql, qh, s, s2, s4, s6, s8, s10, s12, s14, y0, y1, y2, y3, L0, L1, L2, L3) \
+// the scales of its groups in sc and activations from yoff.
+#define Q6H(ql, qh, sc, y0, y1, y2, y3, L0, L1, L2, L3) \
 	VMOVDQU ql(SI), Y0 \
 	VMOVDQU ql+32(SI), Y1 \
 	VMOVDQU qh(SI), Y2 \
@@ -205,23 +235,23 @@ L:
 	VPSLLW  $4, Y2, Y4 \
 	VPAND   Y6, Y4, Y4 \
 	VPOR    Y4, Y3, Y3 \
-	Q6C(s, s2, y0, L0) \
+	Q6C(0, sc, y0, L0) \
 	VPAND   Y5, Y1, Y3 \
 	VPSLLW  $2, Y2, Y4 \
 	VPAND   Y6, Y4, Y4 \
 	VPOR    Y4, Y3, Y3 \
-	Q6C(s4, s6, y1, L1) \
+	Q6C(32, sc, y1, L1) \
 	VPSRLW  $4, Y0, Y3 \
 	VPAND   Y5, Y3, Y3 \
 	VPAND   Y6, Y2, Y4 \
 	VPOR    Y4, Y3, Y3 \
-	Q6C(s8, s10, y2, L2) \
+	Q6C(64, sc, y2, L2) \
 	VPSRLW  $4, Y1, Y3 \
 	VPAND   Y5, Y3, Y3 \
 	VPSRLW  $2, Y2, Y4 \
 	VPAND   Y6, Y4, Y4 \
 	VPOR    Y4, Y3, Y3 \
-	Q6C(s12, s14, y3, L3)
+	Q6C(96, sc, y3, L3)
 
 // Q6FIN finishes one row: subtract 32·(bsums·scales) pairwise per lane,
 // which undoes the +32 offset of the unsigned quants, then FMAD.
@@ -233,7 +263,7 @@ L:
 	FMAD(idx, iacc, 208, aoff)
 
 // func kernQ6_KAVX2(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
-TEXT ·kernQ6_KAVX2(SB), NOSPLIT, $32-48
+TEXT ·kernQ6_KAVX2(SB), NOSPLIT, $0-48
 	SETUPK
 	MOVL $0x30303030, AX
 	VMOVD AX, X6
@@ -241,10 +271,10 @@ TEXT ·kernQ6_KAVX2(SB), NOSPLIT, $32-48
 	MOVQ acc+40(FP), BX
 q6kloop:
 	VPMOVSXBW 192(SI), Y7
-	VMOVDQU   Y7, 0(SP)
+	SCALEHALVES(Y7)
 	ZEROI
-	Q6H(0, 128, 0, 2, 4, 6, 8, 10, 12, 14, 4, 36, 68, 100, q6kc0, q6kc1, q6kc2, q6kc3)
-	Q6H(64, 160, 16, 18, 20, 22, 24, 26, 28, 30, 132, 164, 196, 228, q6kc4, q6kc5, q6kc6, q6kc7)
+	Q6H(0, 128, Y14, 4, 36, 68, 100, q6kc0, q6kc1, q6kc2, q6kc3)
+	Q6H(64, 160, Y15, 132, 164, 196, 228, q6kc4, q6kc5, q6kc6, q6kc7)
 	Q6FIN(R10, Y8, 0)
 	CMPQ DX, $1
 	JEQ  q6knext
@@ -363,36 +393,6 @@ q5knext:
 	VZEROUPPER
 	RET
 
-// ---- Q3_K and Q2_K ----
-// Their 16 groups of 16 give chunk c (32 elements) the scales of groups
-// 2c and 2c+1, which one VPSHUFB takes from a register holding 8 int16
-// scales in both lanes (groups 0-7 for chunks 0-3, 8-15 for 4-7): the
-// control of chunk c%4 at scaleShuf<>+32(c%4) repeats word 2(c%4) in the
-// low lane and word 2(c%4)+1 in the high lane.
-DATA scaleShuf<>+0(SB)/8, $0x0100010001000100
-DATA scaleShuf<>+8(SB)/8, $0x0100010001000100
-DATA scaleShuf<>+16(SB)/8, $0x0302030203020302
-DATA scaleShuf<>+24(SB)/8, $0x0302030203020302
-DATA scaleShuf<>+32(SB)/8, $0x0504050405040504
-DATA scaleShuf<>+40(SB)/8, $0x0504050405040504
-DATA scaleShuf<>+48(SB)/8, $0x0706070607060706
-DATA scaleShuf<>+56(SB)/8, $0x0706070607060706
-DATA scaleShuf<>+64(SB)/8, $0x0908090809080908
-DATA scaleShuf<>+72(SB)/8, $0x0908090809080908
-DATA scaleShuf<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA scaleShuf<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA scaleShuf<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA scaleShuf<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA scaleShuf<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA scaleShuf<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
-GLOBL scaleShuf<>(SB), RODATA|NOPTR, $128
-
-// SCALEHALVES puts the int16 scales of groups 0-7 (Y12's low lane) into
-// both lanes of Y14, those of groups 8-15 into both lanes of Y15.
-#define SCALEHALVES \
-	VPERM2I128 $0x00, Y12, Y12, Y14 \
-	VPERM2I128 $0x11, Y12, Y12, Y15
-
 // ---- Q3_K ----
 // Block: hmask (32), qs (64), 12 bytes of packed 6-bit signed scales,
 // d (f16). Element 32c+i (chunk c, i < 32) has its low 2 bits at bits
@@ -475,7 +475,7 @@ L:
 	VMOVD     AX, X13 \
 	VPBROADCASTD X13, Y13 \
 	VPSUBW    Y13, Y12, Y12 \
-	SCALEHALVES
+	SCALEHALVES(Y12)
 
 // func kernQ3_KAVX2(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
 TEXT ·kernQ3_KAVX2(SB), NOSPLIT, $0-48
@@ -579,7 +579,7 @@ q2kloop:
 	VPAND     X5, X12, X12
 	VPAND     X5, X13, X13
 	VPMOVZXBW X12, Y12
-	SCALEHALVES
+	SCALEHALVES(Y12)
 	VPMOVZXBW X13, Y7
 	ZEROI
 	VMOVDQU 16(SI), Y0
