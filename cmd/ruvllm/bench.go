@@ -15,6 +15,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/internal/backends"
 	"github.com/ruvllm/ruvllm/internal/membw"
 	"github.com/ruvllm/ruvllm/internal/servebench"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -27,6 +28,7 @@ func newBenchCmd() *cobra.Command {
 		threads int
 		asJSON  bool
 		membwOn bool
+		backend string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [-m FILE.gguf] [-p 512] [-n 128] [-t THREADS] [-r REPS] [--membw] [--json]",
@@ -46,7 +48,11 @@ func newBenchCmd() *cobra.Command {
 			// The model runs first: the bandwidth buffers would otherwise
 			// count in its peak RSS.
 			if path != "" {
-				rep, err := runBench(ctx, path, threads, o)
+				newBackend, err := backends.Factory(backend, threads)
+				if err != nil {
+					return err
+				}
+				rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend}, o)
 				if err != nil {
 					return err
 				}
@@ -81,6 +87,7 @@ func newBenchCmd() *cobra.Command {
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.BoolVar(&membwOn, "membw", false, "also measure memory copy bandwidth and the decode bound it sets")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
+	backends.Flag(f, &backend)
 	cmd.AddCommand(newBenchServeCmd())
 	return cmd
 }
@@ -95,11 +102,12 @@ type benchOutput struct {
 	DecodeBoundTPS float64 `json:"decode_bound_tokens_per_second,omitempty"`
 }
 
-func runBench(ctx context.Context, path string, threads int, o llm.BenchOptions) (*llm.BenchReport, error) {
-	m, err := llm.Load(ctx, path, llm.Options{
-		Threads: threads, ContextLength: max(o.PromptTokens, o.GenTokens) + 16,
-		BatchSize: max(o.PromptTokens, 1), Sequences: 1, NoPrefixCache: true,
-	})
+// runBench loads path with lo (threads and backend) sized for o and runs
+// the bench.
+func runBench(ctx context.Context, path string, lo llm.Options, o llm.BenchOptions) (*llm.BenchReport, error) {
+	lo.ContextLength, lo.BatchSize = max(o.PromptTokens, o.GenTokens)+16, max(o.PromptTokens, 1)
+	lo.Sequences, lo.NoPrefixCache = 1, true
+	m, err := llm.Load(ctx, path, lo)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +120,7 @@ func runBench(ctx context.Context, path string, threads int, o llm.BenchOptions)
 	_, isa := quant.Accelerated()
 	rep := &llm.BenchReport{
 		Model: info.Name, FileType: info.FileType, FileSize: info.FileSize, Parameters: info.Parameters,
-		Backend: "cpu", ISA: isa, Threads: m.Threads(), KVBytes: m.KVBytes(),
+		Backend: m.Backend(), ISA: isa, Threads: m.Threads(), KVBytes: m.KVBytes(),
 		WeightBytesPerToken: m.WeightBytesPerToken(), Results: figs,
 	}
 	if rss, err := llm.PeakRSS(); err == nil {
