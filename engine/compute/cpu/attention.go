@@ -197,7 +197,24 @@ func (j *attendJob) do(wk, lo, hi int) {
 		}
 		kvOff := (it.h / group) * hd
 		maxScore := float32(math.Inf(-1))
-		for t := range scores {
+		// Raw dot products first, four keys at a time: four independent
+		// sums, each in element order, so the additions overlap and every
+		// score is bit-identical to a one-key loop.
+		t := 0
+		for ; t+4 <= len(scores); t += 4 {
+			var o [4]int
+			for u := range o {
+				o[u] = s.offset(sp.Blocks, a.Layer, first+t+u) + kvOff
+			}
+			var d [4]float32
+			if f16 {
+				d = dot4F16(qh, s.f16[o[0]:o[0]+hd], s.f16[o[1]:o[1]+hd], s.f16[o[2]:o[2]+hd], s.f16[o[3]:o[3]+hd])
+			} else {
+				d = dot4F32(qh, s.f32[o[0]:o[0]+hd], s.f32[o[1]:o[1]+hd], s.f32[o[2]:o[2]+hd], s.f32[o[3]:o[3]+hd])
+			}
+			copy(scores[t:t+4], d[:])
+		}
+		for ; t < len(scores); t++ {
 			o := s.offset(sp.Blocks, a.Layer, first+t) + kvOff
 			var dot float32
 			if f16 {
@@ -213,6 +230,9 @@ func (j *attendJob) do(wk, lo, hi int) {
 					dot += x * kr[e]
 				}
 			}
+			scores[t] = dot
+		}
+		for t, dot := range scores {
 			sc := dot * a.Scale
 			if a.Softcap > 0 {
 				sc = a.Softcap * float32(math.Tanh(float64(sc/a.Softcap)))
@@ -250,4 +270,31 @@ func (j *attendJob) do(wk, lo, hi int) {
 		}
 		copy(d.f32[row*d.cols+it.h*hd:row*d.cols+(it.h+1)*hd], acc)
 	}
+}
+
+// dot4F16 returns the dot products of q with four f16 key rows (each at
+// least len(q) long), each summed in element order.
+func dot4F16(q []float32, k0, k1, k2, k3 []uint16) [4]float32 {
+	k0, k1, k2, k3 = k0[:len(q)], k1[:len(q)], k2[:len(q)], k3[:len(q)]
+	var d0, d1, d2, d3 float32
+	for e, x := range q {
+		d0 += x * quant.FP16ToFP32(k0[e])
+		d1 += x * quant.FP16ToFP32(k1[e])
+		d2 += x * quant.FP16ToFP32(k2[e])
+		d3 += x * quant.FP16ToFP32(k3[e])
+	}
+	return [4]float32{d0, d1, d2, d3}
+}
+
+// dot4F32 is dot4F16 for f32 key rows.
+func dot4F32(q, k0, k1, k2, k3 []float32) [4]float32 {
+	k0, k1, k2, k3 = k0[:len(q)], k1[:len(q)], k2[:len(q)], k3[:len(q)]
+	var d0, d1, d2, d3 float32
+	for e, x := range q {
+		d0 += x * k0[e]
+		d1 += x * k1[e]
+		d2 += x * k2[e]
+		d3 += x * k3[e]
+	}
+	return [4]float32{d0, d1, d2, d3}
 }
