@@ -24,14 +24,18 @@ func installARM64(asimd, dotprod bool) {
 		return
 	}
 	kernelISA = "neon"
-	k32 := block32NEON
+	k32, kk := block32NEON, kquantNEON
 	if dotprod {
 		kernelISA = "neon+dotprod"
-		k32 = block32SDOT
+		k32, kk = block32SDOT, kquantSDOT
 	}
 	for t, k := range k32 {
 		accelerated[t] = k.dot
 		acceleratedMulti[t] = k.multi
+	}
+	// The K-quants have single-row kernels; MultiDotFor loops over them.
+	for t, k := range kk {
+		accelerated[t] = k.dot
 	}
 }
 

@@ -12,7 +12,10 @@ import (
 )
 
 // arm64Types are the weight types with arm64 kernels.
-var arm64Types = []Type{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1}
+var arm64Types = []Type{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K}
+
+// arm64MultiTypes are those of arm64Types with multi-row kernels.
+var arm64MultiTypes = []Type{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1}
 
 // arm64ISAs are the kernel sets installARM64 can choose, plain NEON first.
 var arm64ISAs = []struct {
@@ -41,8 +44,13 @@ func TestARM64Kernels(t *testing.T) {
 				t.Fatalf("installed ISA %q, want %q", isa, k.isa)
 			}
 			for _, typ := range arm64Types {
-				if !slices.Contains(types, typ) || acceleratedMulti[typ] == nil {
+				if !slices.Contains(types, typ) {
 					t.Errorf("%s: no %s kernel installed", typ, k.isa)
+				}
+			}
+			for _, typ := range arm64MultiTypes {
+				if acceleratedMulti[typ] == nil {
+					t.Errorf("%s: no %s multi-row kernel installed", typ, k.isa)
 				}
 			}
 			t.Run("single", TestAcceleratedMatchesReference)
@@ -57,7 +65,7 @@ func TestARM64Kernels(t *testing.T) {
 // rows or return zeros.
 func testMultiDotManyRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 13))
-	for _, typ := range arm64Types {
+	for _, typ := range arm64MultiTypes {
 		multi, _ := MultiDotFor(typ)
 		single, _ := DotFor(typ)
 		vt := VecDotType(typ)
@@ -129,6 +137,9 @@ func BenchmarkDotARM64(b *testing.B) {
 				}
 				sink = s
 			})
+			if multi == nil {
+				continue
+			}
 			b.Run(typ.String()+"/"+k.isa+"/x4", func(b *testing.B) {
 				b.SetBytes(int64(MaxMultiRows * len(wb)))
 				var dst [MaxMultiRows]float32

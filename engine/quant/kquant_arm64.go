@@ -1,0 +1,64 @@
+//go:build arm64 && !noasm
+
+package quant
+
+// K-quant kernels in kquant_arm64.s: each computes a row's 8 float lanes
+// (acc[0:8]) and its minimum lanes (acc[8:12]); kKernel adds them up in
+// the references' order.
+
+//go:noescape
+func dotQ4_KSDOT(nb int, w, a *byte, acc *[12]float32)
+
+//go:noescape
+func dotQ4_KNEON(nb int, w, a *byte, acc *[12]float32)
+
+//go:noescape
+func dotQ5_KSDOT(nb int, w, a *byte, acc *[12]float32)
+
+//go:noescape
+func dotQ5_KNEON(nb int, w, a *byte, acc *[12]float32)
+
+// kMinLanes says how a K-quant kernel's acc[8:12] joins the 8 lanes.
+type kMinLanes int
+
+const (
+	kMinNone kMinLanes = iota // Q6_K: no minimum term
+	kMinOne                   // Q5_K: the scalar summs in acc[8]
+	kMinFour                  // Q4_K: 4 lanes added as (0+2)+(1+3)
+)
+
+// kKernel is the assembly of one 256-element super-block format.
+type kKernel struct {
+	one    func(nb int, w, a *byte, acc *[12]float32)
+	wBytes int
+	mins   kMinLanes
+}
+
+var kquantSDOT = map[Type]kKernel{
+	Q4_K: {dotQ4_KSDOT, q4_KBytes, kMinFour},
+	Q5_K: {dotQ5_KSDOT, q5_KBytes, kMinOne},
+}
+
+var kquantNEON = map[Type]kKernel{
+	Q4_K: {dotQ4_KNEON, q4_KBytes, kMinFour},
+	Q5_K: {dotQ5_KNEON, q5_KBytes, kMinOne},
+}
+
+func (k kKernel) dot(n int, w, a []byte) float32 {
+	nb := n / QKK
+	if nb == 0 {
+		return 0
+	}
+	// The assembly reads nb super-blocks of each row without bounds checks.
+	_, _ = w[nb*k.wBytes-1], a[nb*q8_KBytes-1]
+	var acc [12]float32
+	k.one(nb, &w[0], &a[0], &acc)
+	s := hsum8((*[8]float32)(acc[:8]))
+	switch k.mins {
+	case kMinOne:
+		s += acc[8]
+	case kMinFour:
+		s += (acc[8] + acc[10]) + (acc[9] + acc[11])
+	}
+	return s
+}
