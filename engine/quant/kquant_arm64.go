@@ -18,6 +18,12 @@ func dotQ5_KSDOT(nb int, w, a *byte, acc *[12]float32)
 //go:noescape
 func dotQ5_KNEON(nb int, w, a *byte, acc *[12]float32)
 
+//go:noescape
+func dotQ6_KSDOT(nb int, w, a *byte, acc *[12]float32)
+
+//go:noescape
+func dotQ6_KNEON(nb int, w, a *byte, acc *[12]float32)
+
 // kMinLanes says how a K-quant kernel's acc[8:12] joins the 8 lanes.
 type kMinLanes int
 
@@ -37,11 +43,13 @@ type kKernel struct {
 var kquantSDOT = map[Type]kKernel{
 	Q4_K: {dotQ4_KSDOT, q4_KBytes, kMinFour},
 	Q5_K: {dotQ5_KSDOT, q5_KBytes, kMinOne},
+	Q6_K: {dotQ6_KSDOT, q6_KBytes, kMinNone},
 }
 
 var kquantNEON = map[Type]kKernel{
 	Q4_K: {dotQ4_KNEON, q4_KBytes, kMinFour},
 	Q5_K: {dotQ5_KNEON, q5_KBytes, kMinOne},
+	Q6_K: {dotQ6_KNEON, q6_KBytes, kMinNone},
 }
 
 func (k kKernel) dot(n int, w, a []byte) float32 {

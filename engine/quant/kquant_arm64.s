@@ -202,3 +202,112 @@ TEXT ·dotQ5_KNEON(SB), NOSPLIT, $0-32
 	ARGS
 	Q5_K(SUM4_NEON)
 	RET
+
+// Q6_K: the unsigned 6-bit quants (0..63) against the Q8_K activations
+// in kLanes' lanes with groups of 16 (lanes 0-3 of a 32-element chunk
+// take the scale of its first group, lanes 4-7 of its second), then lane
+// u minus 32·(sc[2u]·bsums[2u] + sc[2u+1]·bsums[2u+1]), as dotQ6_KQ8_K.
+//
+// Registers: R1 the super-block, R4 its ql, R5 its qh; V3 V6 the 16
+// scales as int16, V7 V8 V9 V13 as int32; V18-V21 64 bytes of ql, V4 V5
+// 32 bytes of qh; V24 V25 a chunk's 32 quants; V28 0x0f, V29 0x30 bytes.
+
+// Q6HI adds to V24 V25 the top two bits already shifted to bits 4-5 of
+// V14 V15.
+#define Q6HI \
+	VAND V29.B16, V14.B16, V14.B16; \
+	VAND V29.B16, V15.B16, V15.B16; \
+	VORR V14.B16, V24.B16, V24.B16; \
+	VORR V15.B16, V25.B16, V25.B16
+
+// Q6DOT adds the chunk V24 V25 times the next 32 activations, scaled by
+// lanes il (elements 0-15) and ih (16-31) of scale register s.
+#define Q6DOT(SUM4, s, il, ih) \
+	VLD1.P 32(R2), [V22.B16, V23.B16]; \
+	SUM4(26, 24, 22); \
+	SUM4(27, 25, 23); \
+	MLAE4S(16, 26, s, il); \
+	MLAE4S(17, 27, s, ih)
+
+// Q6HALF does the 4 chunks of 128 elements whose 8 scales are the int32
+// lanes of registers A and B.
+#define Q6HALF(SUM4, A, B) \
+	VLD1.P 64(R4), [V18.B16, V19.B16, V20.B16, V21.B16]; \
+	VLD1.P 32(R5), [V4.B16, V5.B16]; \
+	VAND V28.B16, V18.B16, V24.B16; \
+	VAND V28.B16, V19.B16, V25.B16; \
+	VSHL $4, V4.B16, V14.B16; \
+	VSHL $4, V5.B16, V15.B16; \
+	Q6HI; \
+	Q6DOT(SUM4, A, 0, 1); \
+	VAND V28.B16, V20.B16, V24.B16; \
+	VAND V28.B16, V21.B16, V25.B16; \
+	VSHL $2, V4.B16, V14.B16; \
+	VSHL $2, V5.B16, V15.B16; \
+	Q6HI; \
+	Q6DOT(SUM4, A, 2, 3); \
+	VUSHR $4, V18.B16, V24.B16; \
+	VUSHR $4, V19.B16, V25.B16; \
+	VORR V4.B16, V4.B16, V14.B16; \
+	VORR V5.B16, V5.B16, V15.B16; \
+	Q6HI; \
+	Q6DOT(SUM4, B, 0, 1); \
+	VUSHR $4, V20.B16, V24.B16; \
+	VUSHR $4, V21.B16, V25.B16; \
+	VUSHR $2, V4.B16, V14.B16; \
+	VUSHR $2, V5.B16, V15.B16; \
+	Q6HI; \
+	Q6DOT(SUM4, B, 2, 3)
+
+#define Q6_K(SUM4) \
+	VMOVI $15, V28.B16; \
+	VMOVI $48, V29.B16; \
+	ZERO(V10); ZERO(V11); \
+loop: \
+	FMOVS.P 4(R2), F1; \
+	MOVHU 208(R1), R9; \
+	FMOVS R9, F0; \
+	FCVTSH(0, 0); \
+	FMULS F0, F1, F2; \
+	VDUP V2.S[0], V2.S4; \
+	ADD $192, R1, R5; \
+	VLD1 (R5), [V12.B16]; \
+	SXTL8H(3, 12); \
+	SXTL28H(6, 12); \
+	SXTL4S(7, 3); \
+	SXTL24S(8, 3); \
+	SXTL4S(9, 6); \
+	SXTL24S(13, 6); \
+	MOVD R1, R4; \
+	ADD $128, R1, R5; \
+	ZERO(V16); ZERO(V17); \
+	Q6HALF(SUM4, 7, 8); \
+	Q6HALF(SUM4, 9, 13); \
+	VLD1.P 32(R2), [V14.H8, V15.H8]; \
+	SMULL4S(26, 3, 14); \
+	SMULL24S(27, 3, 14); \
+	ADDP4S(26, 26, 27); \
+	SMULL4S(27, 6, 15); \
+	SMULL24S(14, 6, 15); \
+	ADDP4S(27, 27, 14); \
+	VSHL $5, V26.S4, V26.S4; \
+	VSHL $5, V27.S4, V27.S4; \
+	VSUB V26.S4, V16.S4, V16.S4; \
+	VSUB V27.S4, V17.S4, V17.S4; \
+	KFMA; \
+	ADD $210, R1; \
+	SUBS $1, R0; \
+	BNE loop; \
+	VST1 [V10.S4, V11.S4], (R3)
+
+// func dotQ6_KSDOT(nb int, w, a *byte, acc *[12]float32)
+TEXT ·dotQ6_KSDOT(SB), NOSPLIT, $0-32
+	ARGS
+	Q6_K(SUM4_SDOT)
+	RET
+
+// func dotQ6_KNEON(nb int, w, a *byte, acc *[12]float32)
+TEXT ·dotQ6_KNEON(SB), NOSPLIT, $0-32
+	ARGS
+	Q6_K(SUM4_NEON)
+	RET
