@@ -24,11 +24,23 @@ func dotQ6_KSDOT(nb int, w, a *byte, acc *[12]float32)
 //go:noescape
 func dotQ6_KNEON(nb int, w, a *byte, acc *[12]float32)
 
+//go:noescape
+func dotQ3_KSDOT(nb int, w, a *byte, acc *[12]float32)
+
+//go:noescape
+func dotQ3_KNEON(nb int, w, a *byte, acc *[12]float32)
+
+//go:noescape
+func dotQ2_KSDOT(nb int, w, a *byte, acc *[12]float32)
+
+//go:noescape
+func dotQ2_KNEON(nb int, w, a *byte, acc *[12]float32)
+
 // kMinLanes says how a K-quant kernel's acc[8:12] joins the 8 lanes.
 type kMinLanes int
 
 const (
-	kMinNone kMinLanes = iota // Q6_K: no minimum term
+	kMinNone kMinLanes = iota // Q6_K, Q3_K, Q2_K (in the lanes): nothing
 	kMinOne                   // Q5_K: the scalar summs in acc[8]
 	kMinFour                  // Q4_K: 4 lanes added as (0+2)+(1+3)
 )
@@ -44,12 +56,16 @@ var kquantSDOT = map[Type]kKernel{
 	Q4_K: {dotQ4_KSDOT, q4_KBytes, kMinFour},
 	Q5_K: {dotQ5_KSDOT, q5_KBytes, kMinOne},
 	Q6_K: {dotQ6_KSDOT, q6_KBytes, kMinNone},
+	Q3_K: {dotQ3_KSDOT, q3_KBytes, kMinNone},
+	Q2_K: {dotQ2_KSDOT, q2_KBytes, kMinNone},
 }
 
 var kquantNEON = map[Type]kKernel{
 	Q4_K: {dotQ4_KNEON, q4_KBytes, kMinFour},
 	Q5_K: {dotQ5_KNEON, q5_KBytes, kMinOne},
 	Q6_K: {dotQ6_KNEON, q6_KBytes, kMinNone},
+	Q3_K: {dotQ3_KNEON, q3_KBytes, kMinNone},
+	Q2_K: {dotQ2_KNEON, q2_KBytes, kMinNone},
 }
 
 func (k kKernel) dot(n int, w, a []byte) float32 {

@@ -311,3 +311,190 @@ TEXT ·dotQ6_KNEON(SB), NOSPLIT, $0-32
 	ARGS
 	Q6_K(SUM4_NEON)
 	RET
+
+// Q3_K and Q2_K keep element 128n+32k+i in bits 2k of byte 32n+i of qs:
+// each half's 32 bytes (V18 V19) give its 4 chunks by shifting. Their
+// lanes are kLanes' with groups of 16, scaled as Q6_K's (Q6DOT).
+
+// Q2LOW and Q2BITS put bits 0-1, or bits sh..sh+1, of V18 V19 into V24
+// V25 (V28 holds 3 in every byte).
+#define Q2LOW \
+	VAND V28.B16, V18.B16, V24.B16; \
+	VAND V28.B16, V19.B16, V25.B16
+
+#define Q2BITS(sh) \
+	VUSHR $sh, V18.B16, V24.B16; \
+	VUSHR $sh, V19.B16, V25.B16; \
+	Q2LOW2
+
+#define Q2LOW2 \
+	VAND V28.B16, V24.B16, V24.B16; \
+	VAND V28.B16, V25.B16, V25.B16
+
+// Q3H adds the next hmask bit (bit 0 of V4 V5, which then shift right)
+// as bit 2 of V24 V25 and subtracts 4 (V29 holds 4 in every byte): the
+// signed quants -4..3.
+#define Q3H \
+	VSHL $2, V4.B16, V14.B16; \
+	VSHL $2, V5.B16, V15.B16; \
+	VAND V29.B16, V14.B16, V14.B16; \
+	VAND V29.B16, V15.B16, V15.B16; \
+	VORR V14.B16, V24.B16, V24.B16; \
+	VORR V15.B16, V25.B16, V25.B16; \
+	VSUB V29.B16, V24.B16, V24.B16; \
+	VSUB V29.B16, V25.B16, V25.B16; \
+	VUSHR $1, V4.B16, V4.B16; \
+	VUSHR $1, V5.B16, V5.B16
+
+#define Q3HALF(SUM4, A, B) \
+	VLD1.P 32(R4), [V18.B16, V19.B16]; \
+	Q2LOW; Q3H; Q6DOT(SUM4, A, 0, 1); \
+	Q2BITS(2); Q3H; Q6DOT(SUM4, A, 2, 3); \
+	Q2BITS(4); Q3H; Q6DOT(SUM4, B, 0, 1); \
+	Q2BITS(6); Q3H; Q6DOT(SUM4, B, 2, 3)
+
+#define Q2HALF(SUM4, A, B) \
+	VLD1.P 32(R4), [V18.B16, V19.B16]; \
+	Q2LOW; Q6DOT(SUM4, A, 0, 1); \
+	Q2BITS(2); Q6DOT(SUM4, A, 2, 3); \
+	Q2BITS(4); Q6DOT(SUM4, B, 0, 1); \
+	Q2BITS(6); Q6DOT(SUM4, B, 2, 3)
+
+// Q3SCALES unpacks the 16 6-bit scales at 96(R1) as ggml does with
+// 32-bit words (kmask1 0x03030303, kmask2 0x0f0f0f0f), minus 32: V3 V6
+// as int16, V7 V8 V9 V13 as int32. V20 holds 32 in every byte.
+#define Q3SCALES \
+	MOVWU 96(R1), R4; \
+	MOVWU 100(R1), R5; \
+	MOVWU 104(R1), R6; \
+	ANDW $0x03030303, R6, R7; \
+	ANDW $0x0f0f0f0f, R4, R8; \
+	ORRW R7<<4, R8, R7; \
+	LSRW $2, R6, R8; \
+	ANDW $0x03030303, R8, R8; \
+	ANDW $0x0f0f0f0f, R5, R10; \
+	ORRW R8<<4, R10, R8; \
+	LSRW $4, R4, R10; \
+	ANDW $0x0f0f0f0f, R10, R10; \
+	LSRW $4, R6, R11; \
+	ANDW $0x03030303, R11, R11; \
+	ORRW R11<<4, R10, R10; \
+	LSRW $4, R5, R11; \
+	ANDW $0x0f0f0f0f, R11, R11; \
+	LSRW $6, R6, R12; \
+	ANDW $0x03030303, R12, R12; \
+	ORRW R12<<4, R11, R11; \
+	ORR R8<<32, R7, R7; \
+	ORR R11<<32, R10, R10; \
+	VMOV R7, V12.D[0]; \
+	VMOV R10, V12.D[1]; \
+	VSUB V20.B16, V12.B16, V12.B16; \
+	SXTL8H(3, 12); \
+	SXTL28H(6, 12); \
+	SXTL4S(7, 3); \
+	SXTL24S(8, 3); \
+	SXTL4S(9, 6); \
+	SXTL24S(13, 6)
+
+#define Q3_K(SUM4) \
+	VMOVI $3, V28.B16; \
+	VMOVI $4, V29.B16; \
+	VMOVI $32, V20.B16; \
+	ZERO(V10); ZERO(V11); \
+loop: \
+	FMOVS.P 4(R2), F1; \
+	MOVHU 108(R1), R9; \
+	FMOVS R9, F0; \
+	FCVTSH(0, 0); \
+	FMULS F0, F1, F2; \
+	VDUP V2.S[0], V2.S4; \
+	Q3SCALES; \
+	VLD1 (R1), [V4.B16, V5.B16]; \
+	ADD $32, R1, R4; \
+	ZERO(V16); ZERO(V17); \
+	Q3HALF(SUM4, 7, 8); \
+	Q3HALF(SUM4, 9, 13); \
+	ADD $32, R2; \
+	KFMA; \
+	ADD $110, R1; \
+	SUBS $1, R0; \
+	BNE loop; \
+	VST1 [V10.S4, V11.S4], (R3)
+
+// Q2_K first adds each lane's minimum term, -d8·dmin times
+// m[2u]·bsums[2u] + m[2u+1]·bsums[2u+1], then its scaled products, as
+// dotQ2_KQ8_K. V29 holds 0x0f in every byte.
+#define Q2_K(SUM4) \
+	VMOVI $3, V28.B16; \
+	VMOVI $15, V29.B16; \
+	ZERO(V10); ZERO(V11); \
+loop: \
+	FMOVS.P 4(R2), F1; \
+	MOVHU 80(R1), R9; \
+	FMOVS R9, F0; \
+	FCVTSH(0, 0); \
+	FMULS F0, F1, F2; \
+	VDUP V2.S[0], V2.S4; \
+	MOVHU 82(R1), R9; \
+	FMOVS R9, F3; \
+	FCVTSH(3, 3); \
+	FMULS F3, F1, F3; \
+	FNEGS F3, F3; \
+	VDUP V3.S[0], V3.S4; \
+	VLD1 (R1), [V12.B16]; \
+	VAND V29.B16, V12.B16, V6.B16; \
+	VUSHR $4, V12.B16, V12.B16; \
+	ADD $256, R2, R5; \
+	VLD1 (R5), [V14.H8, V15.H8]; \
+	VUXTL V12.B8, V20.H8; \
+	VUXTL2 V12.B16, V21.H8; \
+	SMULL4S(26, 20, 14); \
+	SMULL24S(27, 20, 14); \
+	ADDP4S(26, 26, 27); \
+	SMULL4S(27, 21, 15); \
+	SMULL24S(14, 21, 15); \
+	ADDP4S(27, 27, 14); \
+	SCVTF4S(26, 26); \
+	SCVTF4S(27, 27); \
+	VFMLA V26.S4, V3.S4, V10.S4; \
+	VFMLA V27.S4, V3.S4, V11.S4; \
+	VUXTL V6.B8, V22.H8; \
+	VUXTL2 V6.B16, V23.H8; \
+	VUXTL V22.H4, V7.S4; \
+	VUXTL2 V22.H8, V8.S4; \
+	VUXTL V23.H4, V9.S4; \
+	VUXTL2 V23.H8, V13.S4; \
+	ADD $16, R1, R4; \
+	ZERO(V16); ZERO(V17); \
+	Q2HALF(SUM4, 7, 8); \
+	Q2HALF(SUM4, 9, 13); \
+	ADD $32, R2; \
+	KFMA; \
+	ADD $84, R1; \
+	SUBS $1, R0; \
+	BNE loop; \
+	VST1 [V10.S4, V11.S4], (R3)
+
+// func dotQ3_KSDOT(nb int, w, a *byte, acc *[12]float32)
+TEXT ·dotQ3_KSDOT(SB), NOSPLIT, $0-32
+	ARGS
+	Q3_K(SUM4_SDOT)
+	RET
+
+// func dotQ3_KNEON(nb int, w, a *byte, acc *[12]float32)
+TEXT ·dotQ3_KNEON(SB), NOSPLIT, $0-32
+	ARGS
+	Q3_K(SUM4_NEON)
+	RET
+
+// func dotQ2_KSDOT(nb int, w, a *byte, acc *[12]float32)
+TEXT ·dotQ2_KSDOT(SB), NOSPLIT, $0-32
+	ARGS
+	Q2_K(SUM4_SDOT)
+	RET
+
+// func dotQ2_KNEON(nb int, w, a *byte, acc *[12]float32)
+TEXT ·dotQ2_KNEON(SB), NOSPLIT, $0-32
+	ARGS
+	Q2_K(SUM4_NEON)
+	RET
