@@ -33,9 +33,12 @@ func installARM64(asimd, dotprod bool) {
 		accelerated[t] = k.dot
 		acceleratedMulti[t] = k.multi
 	}
-	// The K-quants have single-row kernels; MultiDotFor loops over them.
+	// K-quants without a four-row kernel: MultiDotFor loops over dot.
 	for t, k := range kk {
 		accelerated[t] = k.dot
+		if k.four != nil {
+			acceleratedMulti[t] = k.multi
+		}
 	}
 }
 

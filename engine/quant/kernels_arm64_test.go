@@ -15,7 +15,7 @@ import (
 var arm64Types = []Type{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K}
 
 // arm64MultiTypes are those of arm64Types with multi-row kernels.
-var arm64MultiTypes = []Type{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1}
+var arm64MultiTypes = []Type{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K}
 
 // arm64ISAs are the kernel sets installARM64 can choose, plain NEON first.
 var arm64ISAs = []struct {
@@ -61,8 +61,8 @@ func TestARM64Kernels(t *testing.T) {
 }
 
 // testMultiDotManyRows checks the multi-row kernels past their contract's
-// four rows and at lengths under one block, where the wrappers split the
-// rows or return zeros.
+// four rows and at zero length, where the wrappers split the rows or
+// return zeros.
 func testMultiDotManyRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 13))
 	for _, typ := range arm64MultiTypes {
@@ -70,7 +70,8 @@ func testMultiDotManyRows(t *testing.T) {
 		single, _ := DotFor(typ)
 		vt := VecDotType(typ)
 		act := activationEncoder(t, vt)
-		for _, tc := range []struct{ n, rows int }{{0, 3}, {96, 7}, {256, 9}, {32, 2}} {
+		for _, tc := range []struct{ n, rows int }{{0, 3}, {3, 7}, {8, 9}, {1, 2}} {
+			tc.n *= typ.BlockSize()
 			stride := must(vt.RowBytes(tc.n)) + 4
 			wb := make([]byte, must(typ.RowBytes(tc.n)))
 			if err := Quantize(typ, wb, randRow(rng, tc.n, 1)); err != nil {

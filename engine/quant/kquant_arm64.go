@@ -36,6 +36,12 @@ func dotQ2_KSDOT(nb int, w, a *byte, acc *[12]float32)
 //go:noescape
 func dotQ2_KNEON(nb int, w, a *byte, acc *[12]float32)
 
+//go:noescape
+func dotQ4_KSDOTx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+
+//go:noescape
+func dotQ4_KNEONx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+
 // kMinLanes says how a K-quant kernel's acc[8:12] joins the 8 lanes.
 type kMinLanes int
 
@@ -45,27 +51,29 @@ const (
 	kMinFour                  // Q4_K: 4 lanes added as (0+2)+(1+3)
 )
 
-// kKernel is the assembly of one 256-element super-block format.
+// kKernel is the assembly of one 256-element super-block format: one
+// row, and (where written, else nil) four activation rows at once.
 type kKernel struct {
 	one    func(nb int, w, a *byte, acc *[12]float32)
+	four   func(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
 	wBytes int
 	mins   kMinLanes
 }
 
 var kquantSDOT = map[Type]kKernel{
-	Q4_K: {dotQ4_KSDOT, q4_KBytes, kMinFour},
-	Q5_K: {dotQ5_KSDOT, q5_KBytes, kMinOne},
-	Q6_K: {dotQ6_KSDOT, q6_KBytes, kMinNone},
-	Q3_K: {dotQ3_KSDOT, q3_KBytes, kMinNone},
-	Q2_K: {dotQ2_KSDOT, q2_KBytes, kMinNone},
+	Q4_K: {dotQ4_KSDOT, dotQ4_KSDOTx4, q4_KBytes, kMinFour},
+	Q5_K: {dotQ5_KSDOT, nil, q5_KBytes, kMinOne},
+	Q6_K: {dotQ6_KSDOT, nil, q6_KBytes, kMinNone},
+	Q3_K: {dotQ3_KSDOT, nil, q3_KBytes, kMinNone},
+	Q2_K: {dotQ2_KSDOT, nil, q2_KBytes, kMinNone},
 }
 
 var kquantNEON = map[Type]kKernel{
-	Q4_K: {dotQ4_KNEON, q4_KBytes, kMinFour},
-	Q5_K: {dotQ5_KNEON, q5_KBytes, kMinOne},
-	Q6_K: {dotQ6_KNEON, q6_KBytes, kMinNone},
-	Q3_K: {dotQ3_KNEON, q3_KBytes, kMinNone},
-	Q2_K: {dotQ2_KNEON, q2_KBytes, kMinNone},
+	Q4_K: {dotQ4_KNEON, dotQ4_KNEONx4, q4_KBytes, kMinFour},
+	Q5_K: {dotQ5_KNEON, nil, q5_KBytes, kMinOne},
+	Q6_K: {dotQ6_KNEON, nil, q6_KBytes, kMinNone},
+	Q3_K: {dotQ3_KNEON, nil, q3_KBytes, kMinNone},
+	Q2_K: {dotQ2_KNEON, nil, q2_KBytes, kMinNone},
 }
 
 func (k kKernel) dot(n int, w, a []byte) float32 {
@@ -77,6 +85,11 @@ func (k kKernel) dot(n int, w, a []byte) float32 {
 	_, _ = w[nb*k.wBytes-1], a[nb*q8_KBytes-1]
 	var acc [12]float32
 	k.one(nb, &w[0], &a[0], &acc)
+	return k.sum(&acc)
+}
+
+// sum adds one row's lanes in the references' order.
+func (k kKernel) sum(acc *[12]float32) float32 {
 	s := hsum8((*[8]float32)(acc[:8]))
 	switch k.mins {
 	case kMinOne:
@@ -85,4 +98,36 @@ func (k kKernel) dot(n int, w, a []byte) float32 {
 		s += (acc[8] + acc[10]) + (acc[9] + acc[11])
 	}
 	return s
+}
+
+func (k kKernel) multi(n int, w, a []byte, stride int, dst []float32) {
+	nb := n / QKK
+	for len(dst) > 0 {
+		rows := min(len(dst), MaxMultiRows)
+		switch {
+		case nb == 0:
+			clear(dst[:rows])
+		case rows == 1:
+			dst[0] = k.dot(n, w, a)
+		default:
+			_ = w[nb*k.wBytes-1]
+			// Rows past the last are computed again from the last one
+			// and dropped.
+			var p [MaxMultiRows]*byte
+			for r := range p {
+				off := min(r, rows-1) * stride
+				_ = a[off+nb*q8_KBytes-1]
+				p[r] = &a[off]
+			}
+			var acc [MaxMultiRows][12]float32
+			k.four(nb, &w[0], p[0], p[1], p[2], p[3], &acc)
+			for r := range rows {
+				dst[r] = k.sum(&acc[r])
+			}
+		}
+		dst = dst[rows:]
+		if len(dst) > 0 {
+			a = a[rows*stride:]
+		}
+	}
 }

@@ -24,6 +24,15 @@
 	MOVD a+16(FP), R2; \
 	MOVD acc+24(FP), R3
 
+#define ARGS4 \
+	MOVD nb+0(FP), R0; \
+	MOVD w+8(FP), R1; \
+	MOVD a0+16(FP), R2; \
+	MOVD a1+24(FP), R5; \
+	MOVD a2+32(FP), R6; \
+	MOVD a3+40(FP), R7; \
+	MOVD acc+48(FP), R3
+
 // HALF loads the f16 at (R) into S register FR (number f), converted to
 // float32, and advances R.
 #define HALF(R, FR, f) \
@@ -497,4 +506,125 @@ TEXT ·dotQ2_KSDOT(SB), NOSPLIT, $0-32
 TEXT ·dotQ2_KNEON(SB), NOSPLIT, $0-32
 	ARGS
 	Q2_K(SUM4_NEON)
+	RET
+
+// The four-row Q4_K kernel unpacks each 64-element pair of weights once
+// and runs it against the four activation rows R2 R5 R6 R7, whose
+// integer lanes are V0 V1, V4 V5, V6 V12 and V14 V15. The float
+// accumulators stay in acc (zeroed first), updated once per super-block.
+// V3 holds the rows' d8, V29 (F29) the weights' d, V11 (F11) their dmin.
+
+// KHEADW is KHEAD without the activations: F29 d, F11 dmin, V7 V8 the
+// scales and V9 V13 the minimums as int32 (scratch V12 V16 V17).
+#define KHEADW \
+	HALF(R1, F29, 29); \
+	HALF(R1, F11, 11); \
+	MOVWU.P 4(R1), R10; \
+	MOVWU.P 4(R1), R11; \
+	MOVWU.P 4(R1), R12; \
+	LSRW $6, R10, R13; \
+	ANDW $0x03030303, R13, R13; \
+	ANDW $0x0f0f0f0f, R12, R14; \
+	ORRW R13<<4, R14, R14; \
+	ANDW $0x3f3f3f3f, R10, R10; \
+	ORR R14<<32, R10, R10; \
+	LSRW $6, R11, R13; \
+	ANDW $0x03030303, R13, R13; \
+	LSRW $4, R12, R14; \
+	ANDW $0x0f0f0f0f, R14, R14; \
+	ORRW R13<<4, R14, R14; \
+	ANDW $0x3f3f3f3f, R11, R11; \
+	ORR R14<<32, R11, R11; \
+	VMOV R10, V12.D[0]; \
+	VMOV R11, V12.D[1]; \
+	VUXTL V12.B8, V16.H8; \
+	VUXTL2 V12.B16, V17.H8; \
+	VUXTL V16.H4, V7.S4; \
+	VUXTL2 V16.H8, V8.S4; \
+	VUXTL V17.H4, V9.S4; \
+	VUXTL2 V17.H8, V13.S4
+
+// KPAIRR is KPAIR for activation row ra into the integer lanes lo, hi.
+#define KPAIRR(SUM4, ra, lo, hi, sl, il, sh, ih) \
+	VLD1.P 64(ra), [V20.B16, V21.B16, V22.B16, V23.B16]; \
+	SUM4(26, 24, 20); \
+	SUM4(27, 25, 21); \
+	MLAE4S(lo, 26, sl, il); \
+	MLAE4S(hi, 27, sl, il); \
+	SUM4(26, 18, 22); \
+	SUM4(27, 19, 23); \
+	MLAE4S(lo, 26, sh, ih); \
+	MLAE4S(hi, 27, sh, ih)
+
+#define KPAIR4(SUM4, sl, il, sh, ih) \
+	Q4PAIR; \
+	KPAIRR(SUM4, R2, 0, 1, sl, il, sh, ih); \
+	KPAIRR(SUM4, R5, 4, 5, sl, il, sh, ih); \
+	KPAIRR(SUM4, R6, 6, 12, sl, il, sh, ih); \
+	KPAIRR(SUM4, R7, 14, 15, sl, il, sh, ih)
+
+// KEND4 finishes row ra's super-block (integer lanes lo, hi, numbered
+// and named; d8 in lane r of V3): the minimum lanes from its bsums and
+// the scaled lanes fused into its 12 floats at (R8), R8 then advancing.
+#define KEND4(ra, lo, hi, Vlo, Vhi, r) \
+	VDUP V3.S[r], V2.S4; \
+	FMULS F29, F2, F2; \
+	VDUP V2.S[0], V2.S4; \
+	VDUP V3.S[r], V10.S4; \
+	FMULS F11, F10, F10; \
+	FNEGS F10, F10; \
+	VDUP V10.S[0], V10.S4; \
+	VLD1.P 32(ra), [V20.H8, V21.H8]; \
+	SADDLP4S(20, 20); \
+	SADDLP4S(21, 21); \
+	MUL4S(20, 20, 9); \
+	MUL4S(21, 21, 13); \
+	ADDP4S(20, 20, 21); \
+	SCVTF4S(20, 20); \
+	VLD1 (R8), [V22.S4, V23.S4, V24.S4]; \
+	VFMLA V20.S4, V10.S4, V24.S4; \
+	SCVTF4S(lo, lo); \
+	SCVTF4S(hi, hi); \
+	VFMLA Vlo.S4, V2.S4, V22.S4; \
+	VFMLA Vhi.S4, V2.S4, V23.S4; \
+	VST1.P [V22.S4, V23.S4, V24.S4], 48(R8)
+
+#define Q4_Kx4(SUM4) \
+	VMOVI $15, V28.B16; \
+	ZERO(V22); ZERO(V23); ZERO(V24); \
+	MOVD R3, R8; \
+	VST1.P [V22.S4, V23.S4, V24.S4], 48(R8); \
+	VST1.P [V22.S4, V23.S4, V24.S4], 48(R8); \
+	VST1.P [V22.S4, V23.S4, V24.S4], 48(R8); \
+	VST1 [V22.S4, V23.S4, V24.S4], (R8); \
+loop: \
+	VLD1.P 4(R2), V3.S[0]; \
+	VLD1.P 4(R5), V3.S[1]; \
+	VLD1.P 4(R6), V3.S[2]; \
+	VLD1.P 4(R7), V3.S[3]; \
+	KHEADW; \
+	ZERO(V0); ZERO(V1); ZERO(V4); ZERO(V5); \
+	ZERO(V6); ZERO(V12); ZERO(V14); ZERO(V15); \
+	KPAIR4(SUM4, 7, 0, 7, 1); \
+	KPAIR4(SUM4, 7, 2, 7, 3); \
+	KPAIR4(SUM4, 8, 0, 8, 1); \
+	KPAIR4(SUM4, 8, 2, 8, 3); \
+	MOVD R3, R8; \
+	KEND4(R2, 0, 1, V0, V1, 0); \
+	KEND4(R5, 4, 5, V4, V5, 1); \
+	KEND4(R6, 6, 12, V6, V12, 2); \
+	KEND4(R7, 14, 15, V14, V15, 3); \
+	SUBS $1, R0; \
+	BNE loop
+
+// func dotQ4_KSDOTx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+TEXT ·dotQ4_KSDOTx4(SB), NOSPLIT, $0-56
+	ARGS4
+	Q4_Kx4(SUM4_SDOT)
+	RET
+
+// func dotQ4_KNEONx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+TEXT ·dotQ4_KNEONx4(SB), NOSPLIT, $0-56
+	ARGS4
+	Q4_Kx4(SUM4_NEON)
 	RET
