@@ -628,3 +628,128 @@ TEXT ·dotQ4_KNEONx4(SB), NOSPLIT, $0-56
 	ARGS4
 	Q4_Kx4(SUM4_NEON)
 	RET
+
+// The four-row Q6_K kernel builds each 32-element chunk once and runs it
+// against the rows R2 R5 R6 R7, integer lanes V16 V17, V0 V1, V2 V10,
+// V11 V12; the rows' d8 bits are in R10-R13, the weights' f16 d in R9;
+// R14 R15 point at ql and qh. The float lanes stay in acc.
+
+// Q6DOTR is Q6DOT for activation row ra into the integer lanes lo, hi.
+#define Q6DOTR(SUM4, ra, lo, hi, s, il, ih) \
+	VLD1.P 32(ra), [V22.B16, V23.B16]; \
+	SUM4(26, 24, 22); \
+	SUM4(27, 25, 23); \
+	MLAE4S(lo, 26, s, il); \
+	MLAE4S(hi, 27, s, ih)
+
+#define Q6DOT4(SUM4, s, il, ih) \
+	Q6DOTR(SUM4, R2, 16, 17, s, il, ih); \
+	Q6DOTR(SUM4, R5, 0, 1, s, il, ih); \
+	Q6DOTR(SUM4, R6, 2, 10, s, il, ih); \
+	Q6DOTR(SUM4, R7, 11, 12, s, il, ih)
+
+#define Q6HALF4(SUM4, A, B) \
+	VLD1.P 64(R14), [V18.B16, V19.B16, V20.B16, V21.B16]; \
+	VLD1.P 32(R15), [V4.B16, V5.B16]; \
+	VAND V28.B16, V18.B16, V24.B16; \
+	VAND V28.B16, V19.B16, V25.B16; \
+	VSHL $4, V4.B16, V14.B16; \
+	VSHL $4, V5.B16, V15.B16; \
+	Q6HI; \
+	Q6DOT4(SUM4, A, 0, 1); \
+	VAND V28.B16, V20.B16, V24.B16; \
+	VAND V28.B16, V21.B16, V25.B16; \
+	VSHL $2, V4.B16, V14.B16; \
+	VSHL $2, V5.B16, V15.B16; \
+	Q6HI; \
+	Q6DOT4(SUM4, A, 2, 3); \
+	VUSHR $4, V18.B16, V24.B16; \
+	VUSHR $4, V19.B16, V25.B16; \
+	VORR V4.B16, V4.B16, V14.B16; \
+	VORR V5.B16, V5.B16, V15.B16; \
+	Q6HI; \
+	Q6DOT4(SUM4, B, 0, 1); \
+	VUSHR $4, V20.B16, V24.B16; \
+	VUSHR $4, V21.B16, V25.B16; \
+	VUSHR $2, V4.B16, V14.B16; \
+	VUSHR $2, V5.B16, V15.B16; \
+	Q6HI; \
+	Q6DOT4(SUM4, B, 2, 3)
+
+// KEND6 finishes row ra's super-block as Q6_K does: the offset from its
+// bsums, then its lanes fused with d8 (bits in Rd)·d into its floats at
+// (R8), R8 then advancing to the next row.
+#define KEND6(ra, lo, hi, Vlo, Vhi, Rd) \
+	VLD1.P 32(ra), [V14.H8, V15.H8]; \
+	SMULL4S(26, 3, 14); \
+	SMULL24S(27, 3, 14); \
+	ADDP4S(26, 26, 27); \
+	SMULL4S(27, 6, 15); \
+	SMULL24S(14, 6, 15); \
+	ADDP4S(27, 27, 14); \
+	VSHL $5, V26.S4, V26.S4; \
+	VSHL $5, V27.S4, V27.S4; \
+	VSUB V26.S4, Vlo.S4, Vlo.S4; \
+	VSUB V27.S4, Vhi.S4, Vhi.S4; \
+	SCVTF4S(lo, lo); \
+	SCVTF4S(hi, hi); \
+	FMOVS R9, F22; \
+	FCVTSH(22, 22); \
+	FMOVS Rd, F23; \
+	FMULS F22, F23, F23; \
+	VDUP V23.S[0], V23.S4; \
+	VLD1 (R8), [V24.S4, V25.S4]; \
+	VFMLA Vlo.S4, V23.S4, V24.S4; \
+	VFMLA Vhi.S4, V23.S4, V25.S4; \
+	VST1 [V24.S4, V25.S4], (R8); \
+	ADD $48, R8
+
+#define Q6_Kx4(SUM4) \
+	VMOVI $15, V28.B16; \
+	VMOVI $48, V29.B16; \
+	ZERO(V24); ZERO(V25); ZERO(V26); \
+	MOVD R3, R8; \
+	VST1.P [V24.S4, V25.S4, V26.S4], 48(R8); \
+	VST1.P [V24.S4, V25.S4, V26.S4], 48(R8); \
+	VST1.P [V24.S4, V25.S4, V26.S4], 48(R8); \
+	VST1 [V24.S4, V25.S4, V26.S4], (R8); \
+loop: \
+	MOVWU.P 4(R2), R10; \
+	MOVWU.P 4(R5), R11; \
+	MOVWU.P 4(R6), R12; \
+	MOVWU.P 4(R7), R13; \
+	MOVHU 208(R1), R9; \
+	ADD $192, R1, R14; \
+	VLD1 (R14), [V12.B16]; \
+	SXTL8H(3, 12); \
+	SXTL28H(6, 12); \
+	SXTL4S(7, 3); \
+	SXTL24S(8, 3); \
+	SXTL4S(9, 6); \
+	SXTL24S(13, 6); \
+	MOVD R1, R14; \
+	ADD $128, R1, R15; \
+	ZERO(V16); ZERO(V17); ZERO(V0); ZERO(V1); \
+	ZERO(V2); ZERO(V10); ZERO(V11); ZERO(V12); \
+	Q6HALF4(SUM4, 7, 8); \
+	Q6HALF4(SUM4, 9, 13); \
+	MOVD R3, R8; \
+	KEND6(R2, 16, 17, V16, V17, R10); \
+	KEND6(R5, 0, 1, V0, V1, R11); \
+	KEND6(R6, 2, 10, V2, V10, R12); \
+	KEND6(R7, 11, 12, V11, V12, R13); \
+	ADD $210, R1; \
+	SUBS $1, R0; \
+	BNE loop
+
+// func dotQ6_KSDOTx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+TEXT ·dotQ6_KSDOTx4(SB), NOSPLIT, $0-56
+	ARGS4
+	Q6_Kx4(SUM4_SDOT)
+	RET
+
+// func dotQ6_KNEONx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+TEXT ·dotQ6_KNEONx4(SB), NOSPLIT, $0-56
+	ARGS4
+	Q6_Kx4(SUM4_NEON)
+	RET
