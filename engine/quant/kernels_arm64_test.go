@@ -56,6 +56,7 @@ func TestARM64Kernels(t *testing.T) {
 			t.Run("single", TestAcceleratedMatchesReference)
 			t.Run("multi", TestMultiDotMatchesSingle)
 			t.Run("manyrows", testMultiDotManyRows)
+			t.Run("arbitrary", testArbitraryBlocks)
 		})
 	}
 }
@@ -89,6 +90,69 @@ func testMultiDotManyRows(t *testing.T) {
 			for r := range got {
 				if want := single(tc.n, wb, a[r*stride:]); math.Float32bits(got[r]) != math.Float32bits(want) {
 					t.Errorf("%s n=%d rows=%d row %d: multi %v, single %v", typ, tc.n, tc.rows, r, got[r], want)
+				}
+			}
+		}
+	}
+}
+
+// scaleFields are the byte offsets of each block's f16 scales (f32 for
+// Q8_K), which testArbitraryBlocks keeps finite: NaN payloads need not
+// survive both paths alike.
+var scaleFields = map[Type][]int{
+	Q8_0: {0}, Q4_0: {0}, Q5_0: {0}, Q4_1: {0, 2}, Q5_1: {0, 2}, Q8_1: {0, 2},
+	Q2_K: {80, 82}, Q3_K: {108}, Q4_K: {0, 2}, Q5_K: {0, 2}, Q6_K: {208},
+	Q8_K: {0},
+}
+
+// randomBlocks fills nb blocks of typ with random bytes and finite
+// random scales.
+func randomBlocks(rng *rand.Rand, typ Type, nb int) []byte {
+	bb := typ.BlockBytes()
+	b := make([]byte, nb*bb)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	for blk := 0; blk < nb; blk++ {
+		for _, off := range scaleFields[typ] {
+			v := float32(rng.NormFloat64())
+			if typ == Q8_K {
+				le.PutUint32(b[blk*bb+off:], math.Float32bits(v))
+			} else {
+				le.PutUint16(b[blk*bb+off:], FP32ToFP16(v))
+			}
+		}
+	}
+	return b
+}
+
+// testArbitraryBlocks compares the kernels with the references on random
+// bytes rather than quantizer output: every bit pattern of the packed
+// scales, quants and activation sums (Q8_K bsums that do not match its
+// quants included), single rows and four.
+func testArbitraryBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 19))
+	for _, typ := range arm64Types {
+		ref := formats[typ].dot
+		vt := VecDotType(typ)
+		single, multi := accelerated[typ], acceleratedMulti[typ]
+		for iter := 0; iter < 50; iter++ {
+			nb := 1 + rng.IntN(8)
+			n := nb * typ.BlockSize()
+			w := randomBlocks(rng, typ, nb)
+			ab := must(vt.RowBytes(n))
+			a := randomBlocks(rng, vt, MaxMultiRows*ab/vt.BlockBytes())
+			if got, want := single(n, w, a), ref(n, w, a); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("%s n=%d: kernel %v, reference %v", typ, n, got, want)
+			}
+			if multi == nil {
+				continue
+			}
+			dst := make([]float32, 1+rng.IntN(MaxMultiRows))
+			multi(n, w, a, ab, dst)
+			for r, got := range dst {
+				if want := ref(n, w, a[r*ab:]); math.Float32bits(got) != math.Float32bits(want) {
+					t.Fatalf("%s n=%d rows=%d row %d: kernel %v, reference %v", typ, n, len(dst), r, got, want)
 				}
 			}
 		}
