@@ -48,6 +48,12 @@ func dotQ6_KSDOTx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
 //go:noescape
 func dotQ6_KNEONx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
 
+//go:noescape
+func dotQ5_KSDOTx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+
+//go:noescape
+func dotQ5_KNEONx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+
 // kMinLanes says how a K-quant kernel's acc[8:12] joins the 8 lanes.
 type kMinLanes int
 
@@ -68,7 +74,7 @@ type kKernel struct {
 
 var kquantSDOT = map[Type]kKernel{
 	Q4_K: {dotQ4_KSDOT, dotQ4_KSDOTx4, q4_KBytes, kMinFour},
-	Q5_K: {dotQ5_KSDOT, nil, q5_KBytes, kMinOne},
+	Q5_K: {dotQ5_KSDOT, dotQ5_KSDOTx4, q5_KBytes, kMinOne},
 	Q6_K: {dotQ6_KSDOT, dotQ6_KSDOTx4, q6_KBytes, kMinNone},
 	Q3_K: {dotQ3_KSDOT, nil, q3_KBytes, kMinNone},
 	Q2_K: {dotQ2_KSDOT, nil, q2_KBytes, kMinNone},
@@ -76,7 +82,7 @@ var kquantSDOT = map[Type]kKernel{
 
 var kquantNEON = map[Type]kKernel{
 	Q4_K: {dotQ4_KNEON, dotQ4_KNEONx4, q4_KBytes, kMinFour},
-	Q5_K: {dotQ5_KNEON, nil, q5_KBytes, kMinOne},
+	Q5_K: {dotQ5_KNEON, dotQ5_KNEONx4, q5_KBytes, kMinOne},
 	Q6_K: {dotQ6_KNEON, dotQ6_KNEONx4, q6_KBytes, kMinNone},
 	Q3_K: {dotQ3_KNEON, nil, q3_KBytes, kMinNone},
 	Q2_K: {dotQ2_KNEON, nil, q2_KBytes, kMinNone},

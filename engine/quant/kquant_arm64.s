@@ -519,6 +519,11 @@ TEXT ·dotQ2_KNEON(SB), NOSPLIT, $0-32
 #define KHEADW \
 	HALF(R1, F29, 29); \
 	HALF(R1, F11, 11); \
+	KSCALESW
+
+// KSCALESW unpacks the 12 bytes of scales and minimums at (R1) into V7
+// V8 and V9 V13, advancing R1 (scratch R10-R14, V12 V16 V17).
+#define KSCALESW \
 	MOVWU.P 4(R1), R10; \
 	MOVWU.P 4(R1), R11; \
 	MOVWU.P 4(R1), R12; \
@@ -558,6 +563,9 @@ TEXT ·dotQ2_KNEON(SB), NOSPLIT, $0-32
 
 #define KPAIR4(SUM4, sl, il, sh, ih) \
 	Q4PAIR; \
+	KROWS4(SUM4, sl, il, sh, ih)
+
+#define KROWS4(SUM4, sl, il, sh, ih) \
 	KPAIRR(SUM4, R2, 0, 1, sl, il, sh, ih); \
 	KPAIRR(SUM4, R5, 4, 5, sl, il, sh, ih); \
 	KPAIRR(SUM4, R6, 6, 12, sl, il, sh, ih); \
@@ -752,4 +760,102 @@ TEXT ·dotQ6_KSDOTx4(SB), NOSPLIT, $0-56
 TEXT ·dotQ6_KNEONx4(SB), NOSPLIT, $0-56
 	ARGS4
 	Q6_Kx4(SUM4_NEON)
+	RET
+
+// The four-row Q5_K kernel is the Q4_K one with the fifth bits (qh in
+// V16 V17, scratch V2 V10, 16 in every byte of V29) and one minimum sum
+// per row, as the single-row Q5_K; the weights' f16 d and dmin stay in
+// R9 and R15.
+
+#define Q5PAIR4 \
+	Q4PAIR; \
+	VSHL $4, V16.B16, V2.B16; \
+	VSHL $4, V17.B16, V10.B16; \
+	VAND V29.B16, V2.B16, V2.B16; \
+	VAND V29.B16, V10.B16, V10.B16; \
+	VORR V2.B16, V24.B16, V24.B16; \
+	VORR V10.B16, V25.B16, V25.B16; \
+	VSHL $3, V16.B16, V2.B16; \
+	VSHL $3, V17.B16, V10.B16; \
+	VAND V29.B16, V2.B16, V2.B16; \
+	VAND V29.B16, V10.B16, V10.B16; \
+	VORR V2.B16, V18.B16, V18.B16; \
+	VORR V10.B16, V19.B16, V19.B16; \
+	VUSHR $2, V16.B16, V16.B16; \
+	VUSHR $2, V17.B16, V17.B16
+
+#define KEND5(ra, lo, hi, Vlo, Vhi, r) \
+	VDUP V3.S[r], V2.S4; \
+	FMOVS R9, F10; \
+	FCVTSH(10, 10); \
+	FMULS F10, F2, F2; \
+	VDUP V2.S[0], V2.S4; \
+	VDUP V3.S[r], V10.S4; \
+	FMOVS R15, F11; \
+	FCVTSH(11, 11); \
+	FMULS F11, F10, F10; \
+	FNEGS F10, F10; \
+	VDUP V10.S[0], V10.S4; \
+	VLD1.P 32(ra), [V20.H8, V21.H8]; \
+	SADDLP4S(20, 20); \
+	SADDLP4S(21, 21); \
+	MUL4S(20, 20, 9); \
+	MUL4S(21, 21, 13); \
+	ADDP4S(20, 20, 21); \
+	VADDV V20.S4, V20; \
+	SCVTF4S(20, 20); \
+	VLD1 (R8), [V22.S4, V23.S4, V24.S4]; \
+	VFMLA V20.S4, V10.S4, V24.S4; \
+	SCVTF4S(lo, lo); \
+	SCVTF4S(hi, hi); \
+	VFMLA Vlo.S4, V2.S4, V22.S4; \
+	VFMLA Vhi.S4, V2.S4, V23.S4; \
+	VST1.P [V22.S4, V23.S4, V24.S4], 48(R8)
+
+#define Q5_Kx4(SUM4) \
+	VMOVI $15, V28.B16; \
+	VMOVI $16, V29.B16; \
+	ZERO(V22); ZERO(V23); ZERO(V24); \
+	MOVD R3, R8; \
+	VST1.P [V22.S4, V23.S4, V24.S4], 48(R8); \
+	VST1.P [V22.S4, V23.S4, V24.S4], 48(R8); \
+	VST1.P [V22.S4, V23.S4, V24.S4], 48(R8); \
+	VST1 [V22.S4, V23.S4, V24.S4], (R8); \
+loop: \
+	VLD1.P 4(R2), V3.S[0]; \
+	VLD1.P 4(R5), V3.S[1]; \
+	VLD1.P 4(R6), V3.S[2]; \
+	VLD1.P 4(R7), V3.S[3]; \
+	MOVHU.P 2(R1), R9; \
+	MOVHU.P 2(R1), R15; \
+	KSCALESW; \
+	VLD1.P 32(R1), [V16.B16, V17.B16]; \
+	ZERO(V0); ZERO(V1); ZERO(V4); ZERO(V5); \
+	ZERO(V6); ZERO(V12); ZERO(V14); ZERO(V15); \
+	Q5PAIR4; \
+	KROWS4(SUM4, 7, 0, 7, 1); \
+	Q5PAIR4; \
+	KROWS4(SUM4, 7, 2, 7, 3); \
+	Q5PAIR4; \
+	KROWS4(SUM4, 8, 0, 8, 1); \
+	Q5PAIR4; \
+	KROWS4(SUM4, 8, 2, 8, 3); \
+	MOVD R3, R8; \
+	KEND5(R2, 0, 1, V0, V1, 0); \
+	KEND5(R5, 4, 5, V4, V5, 1); \
+	KEND5(R6, 6, 12, V6, V12, 2); \
+	KEND5(R7, 14, 15, V14, V15, 3); \
+	SUBS $1, R0; \
+	BNE loop
+
+// func dotQ5_KSDOTx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+TEXT ·dotQ5_KSDOTx4(SB), NOSPLIT, $0-56
+	ARGS4
+	Q5_Kx4(SUM4_SDOT)
+	RET
+
+// func dotQ5_KNEONx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+TEXT ·dotQ5_KNEONx4(SB), NOSPLIT, $0-56
+	ARGS4
+	Q5_Kx4(SUM4_NEON)
 	RET
