@@ -33,12 +33,9 @@ func installARM64(asimd, dotprod bool) {
 		accelerated[t] = k.dot
 		acceleratedMulti[t] = k.multi
 	}
-	// K-quants without a four-row kernel: MultiDotFor loops over dot.
 	for t, k := range kk {
 		accelerated[t] = k.dot
-		if k.four != nil {
-			acceleratedMulti[t] = k.multi
-		}
+		acceleratedMulti[t] = k.multi
 	}
 }
 

@@ -14,8 +14,6 @@ import (
 // arm64Types are the weight types with arm64 kernels.
 var arm64Types = []Type{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K}
 
-// arm64MultiTypes are those of arm64Types with multi-row kernels.
-var arm64MultiTypes = []Type{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K}
 
 // arm64ISAs are the kernel sets installARM64 can choose, plain NEON first.
 var arm64ISAs = []struct {
@@ -44,13 +42,8 @@ func TestARM64Kernels(t *testing.T) {
 				t.Fatalf("installed ISA %q, want %q", isa, k.isa)
 			}
 			for _, typ := range arm64Types {
-				if !slices.Contains(types, typ) {
+				if !slices.Contains(types, typ) || acceleratedMulti[typ] == nil {
 					t.Errorf("%s: no %s kernel installed", typ, k.isa)
-				}
-			}
-			for _, typ := range arm64MultiTypes {
-				if acceleratedMulti[typ] == nil {
-					t.Errorf("%s: no %s multi-row kernel installed", typ, k.isa)
 				}
 			}
 			t.Run("single", TestAcceleratedMatchesReference)
@@ -66,7 +59,7 @@ func TestARM64Kernels(t *testing.T) {
 // return zeros.
 func testMultiDotManyRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 13))
-	for _, typ := range arm64MultiTypes {
+	for _, typ := range arm64Types {
 		multi, _ := MultiDotFor(typ)
 		single, _ := DotFor(typ)
 		vt := VecDotType(typ)
@@ -145,9 +138,6 @@ func testArbitraryBlocks(t *testing.T) {
 			if got, want := single(n, w, a), ref(n, w, a); math.Float32bits(got) != math.Float32bits(want) {
 				t.Fatalf("%s n=%d: kernel %v, reference %v", typ, n, got, want)
 			}
-			if multi == nil {
-				continue
-			}
 			dst := make([]float32, 1+rng.IntN(MaxMultiRows))
 			multi(n, w, a, ab, dst)
 			for r, got := range dst {
@@ -202,9 +192,6 @@ func BenchmarkDotARM64(b *testing.B) {
 				}
 				sink = s
 			})
-			if multi == nil {
-				continue
-			}
 			b.Run(typ.String()+"/"+k.isa+"/x4", func(b *testing.B) {
 				b.SetBytes(int64(MaxMultiRows * len(wb)))
 				var dst [MaxMultiRows]float32

@@ -54,6 +54,18 @@ func dotQ5_KSDOTx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
 //go:noescape
 func dotQ5_KNEONx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
 
+//go:noescape
+func dotQ3_KSDOTx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+
+//go:noescape
+func dotQ3_KNEONx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+
+//go:noescape
+func dotQ2_KSDOTx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+
+//go:noescape
+func dotQ2_KNEONx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+
 // kMinLanes says how a K-quant kernel's acc[8:12] joins the 8 lanes.
 type kMinLanes int
 
@@ -64,7 +76,7 @@ const (
 )
 
 // kKernel is the assembly of one 256-element super-block format: one
-// row, and (where written, else nil) four activation rows at once.
+// row, and four activation rows at once.
 type kKernel struct {
 	one    func(nb int, w, a *byte, acc *[12]float32)
 	four   func(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
@@ -76,16 +88,16 @@ var kquantSDOT = map[Type]kKernel{
 	Q4_K: {dotQ4_KSDOT, dotQ4_KSDOTx4, q4_KBytes, kMinFour},
 	Q5_K: {dotQ5_KSDOT, dotQ5_KSDOTx4, q5_KBytes, kMinOne},
 	Q6_K: {dotQ6_KSDOT, dotQ6_KSDOTx4, q6_KBytes, kMinNone},
-	Q3_K: {dotQ3_KSDOT, nil, q3_KBytes, kMinNone},
-	Q2_K: {dotQ2_KSDOT, nil, q2_KBytes, kMinNone},
+	Q3_K: {dotQ3_KSDOT, dotQ3_KSDOTx4, q3_KBytes, kMinNone},
+	Q2_K: {dotQ2_KSDOT, dotQ2_KSDOTx4, q2_KBytes, kMinNone},
 }
 
 var kquantNEON = map[Type]kKernel{
 	Q4_K: {dotQ4_KNEON, dotQ4_KNEONx4, q4_KBytes, kMinFour},
 	Q5_K: {dotQ5_KNEON, dotQ5_KNEONx4, q5_KBytes, kMinOne},
 	Q6_K: {dotQ6_KNEON, dotQ6_KNEONx4, q6_KBytes, kMinNone},
-	Q3_K: {dotQ3_KNEON, nil, q3_KBytes, kMinNone},
-	Q2_K: {dotQ2_KNEON, nil, q2_KBytes, kMinNone},
+	Q3_K: {dotQ3_KNEON, dotQ3_KNEONx4, q3_KBytes, kMinNone},
+	Q2_K: {dotQ2_KNEON, dotQ2_KNEONx4, q2_KBytes, kMinNone},
 }
 
 func (k kKernel) dot(n int, w, a []byte) float32 {

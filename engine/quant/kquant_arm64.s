@@ -371,32 +371,33 @@ TEXT ·dotQ6_KNEON(SB), NOSPLIT, $0-32
 
 // Q3SCALES unpacks the 16 6-bit scales at 96(R1) as ggml does with
 // 32-bit words (kmask1 0x03030303, kmask2 0x0f0f0f0f), minus 32: V3 V6
-// as int16, V7 V8 V9 V13 as int32. V20 holds 32 in every byte.
-#define Q3SCALES \
-	MOVWU 96(R1), R4; \
-	MOVWU 100(R1), R5; \
-	MOVWU 104(R1), R6; \
-	ANDW $0x03030303, R6, R7; \
-	ANDW $0x0f0f0f0f, R4, R8; \
-	ORRW R7<<4, R8, R7; \
-	LSRW $2, R6, R8; \
-	ANDW $0x03030303, R8, R8; \
-	ANDW $0x0f0f0f0f, R5, R10; \
-	ORRW R8<<4, R10, R8; \
-	LSRW $4, R4, R10; \
-	ANDW $0x0f0f0f0f, R10, R10; \
-	LSRW $4, R6, R11; \
-	ANDW $0x03030303, R11, R11; \
-	ORRW R11<<4, R10, R10; \
-	LSRW $4, R5, R11; \
-	ANDW $0x0f0f0f0f, R11, R11; \
-	LSRW $6, R6, R12; \
-	ANDW $0x03030303, R12, R12; \
-	ORRW R12<<4, R11, R11; \
-	ORR R8<<32, R7, R7; \
-	ORR R11<<32, R10, R10; \
-	VMOV R7, V12.D[0]; \
-	VMOV R10, V12.D[1]; \
+// as int16, V7 V8 V9 V13 as int32 (GPR scratch a-c, t0-t4; V12). V20
+// holds 32 in every byte.
+#define Q3SCALES(a, b, c, t0, t1, t2, t3, t4) \
+	MOVWU 96(R1), a; \
+	MOVWU 100(R1), b; \
+	MOVWU 104(R1), c; \
+	ANDW $0x03030303, c, t0; \
+	ANDW $0x0f0f0f0f, a, t1; \
+	ORRW t0<<4, t1, t0; \
+	LSRW $2, c, t1; \
+	ANDW $0x03030303, t1, t1; \
+	ANDW $0x0f0f0f0f, b, t2; \
+	ORRW t1<<4, t2, t1; \
+	LSRW $4, a, t2; \
+	ANDW $0x0f0f0f0f, t2, t2; \
+	LSRW $4, c, t3; \
+	ANDW $0x03030303, t3, t3; \
+	ORRW t3<<4, t2, t2; \
+	LSRW $4, b, t3; \
+	ANDW $0x0f0f0f0f, t3, t3; \
+	LSRW $6, c, t4; \
+	ANDW $0x03030303, t4, t4; \
+	ORRW t4<<4, t3, t3; \
+	ORR t1<<32, t0, t0; \
+	ORR t3<<32, t2, t2; \
+	VMOV t0, V12.D[0]; \
+	VMOV t2, V12.D[1]; \
 	VSUB V20.B16, V12.B16, V12.B16; \
 	SXTL8H(3, 12); \
 	SXTL28H(6, 12); \
@@ -417,7 +418,7 @@ loop: \
 	FCVTSH(0, 0); \
 	FMULS F0, F1, F2; \
 	VDUP V2.S[0], V2.S4; \
-	Q3SCALES; \
+	Q3SCALES(R4, R5, R6, R7, R8, R10, R11, R12); \
 	VLD1 (R1), [V4.B16, V5.B16]; \
 	ADD $32, R1, R4; \
 	ZERO(V16); ZERO(V17); \
@@ -858,4 +859,166 @@ TEXT ·dotQ5_KSDOTx4(SB), NOSPLIT, $0-56
 TEXT ·dotQ5_KNEONx4(SB), NOSPLIT, $0-56
 	ARGS4
 	Q5_Kx4(SUM4_NEON)
+	RET
+
+// The four-row Q3_K and Q2_K kernels build each chunk once for the rows
+// R2 R5 R6 R7 (Q6DOT4's lanes); the rows' d8 bits are in R10-R13, the
+// weights' f16 d (and Q2_K's dmin) in R9 (R14), qs at R15.
+
+#define Q3HALF4(SUM4, A, B) \
+	VLD1.P 32(R15), [V18.B16, V19.B16]; \
+	Q2LOW; Q3H; Q6DOT4(SUM4, A, 0, 1); \
+	Q2BITS(2); Q3H; Q6DOT4(SUM4, A, 2, 3); \
+	Q2BITS(4); Q3H; Q6DOT4(SUM4, B, 0, 1); \
+	Q2BITS(6); Q3H; Q6DOT4(SUM4, B, 2, 3)
+
+#define Q2HALF4(SUM4, A, B) \
+	VLD1.P 32(R15), [V18.B16, V19.B16]; \
+	Q2LOW; Q6DOT4(SUM4, A, 0, 1); \
+	Q2BITS(2); Q6DOT4(SUM4, A, 2, 3); \
+	Q2BITS(4); Q6DOT4(SUM4, B, 0, 1); \
+	Q2BITS(6); Q6DOT4(SUM4, B, 2, 3)
+
+// KLANES4 fuses a row's integer lanes with d8 (bits in Rd)·d (f16 bits
+// in R9) into its floats at (R8) and advances R8 to the next row.
+#define KLANES4(lo, hi, Vlo, Vhi, Rd) \
+	SCVTF4S(lo, lo); \
+	SCVTF4S(hi, hi); \
+	FMOVS R9, F22; \
+	FCVTSH(22, 22); \
+	FMOVS Rd, F23; \
+	FMULS F22, F23, F23; \
+	VDUP V23.S[0], V23.S4; \
+	VLD1 (R8), [V24.S4, V25.S4]; \
+	VFMLA Vlo.S4, V23.S4, V24.S4; \
+	VFMLA Vhi.S4, V23.S4, V25.S4; \
+	VST1 [V24.S4, V25.S4], (R8); \
+	ADD $48, R8
+
+#define KZERO4 \
+	ZERO(V24); ZERO(V25); ZERO(V26); \
+	MOVD R3, R8; \
+	VST1.P [V24.S4, V25.S4, V26.S4], 48(R8); \
+	VST1.P [V24.S4, V25.S4, V26.S4], 48(R8); \
+	VST1.P [V24.S4, V25.S4, V26.S4], 48(R8); \
+	VST1 [V24.S4, V25.S4, V26.S4], (R8)
+
+#define KD8x4 \
+	MOVWU.P 4(R2), R10; \
+	MOVWU.P 4(R5), R11; \
+	MOVWU.P 4(R6), R12; \
+	MOVWU.P 4(R7), R13
+
+#define KZLANES4 \
+	ZERO(V16); ZERO(V17); ZERO(V0); ZERO(V1); \
+	ZERO(V2); ZERO(V10); ZERO(V11); ZERO(V12)
+
+#define Q3_Kx4(SUM4) \
+	VMOVI $3, V28.B16; \
+	VMOVI $4, V29.B16; \
+	VMOVI $32, V20.B16; \
+	KZERO4; \
+loop: \
+	KD8x4; \
+	MOVHU 108(R1), R9; \
+	Q3SCALES(R19, R20, R21, R22, R23, R24, R25, R14); \
+	VLD1 (R1), [V4.B16, V5.B16]; \
+	ADD $32, R1, R15; \
+	KZLANES4; \
+	Q3HALF4(SUM4, 7, 8); \
+	Q3HALF4(SUM4, 9, 13); \
+	ADD $32, R2; \
+	ADD $32, R5; \
+	ADD $32, R6; \
+	ADD $32, R7; \
+	MOVD R3, R8; \
+	KLANES4(16, 17, V16, V17, R10); \
+	KLANES4(0, 1, V0, V1, R11); \
+	KLANES4(2, 10, V2, V10, R12); \
+	KLANES4(11, 12, V11, V12, R13); \
+	ADD $110, R1; \
+	SUBS $1, R0; \
+	BNE loop
+
+// KMIN2 adds, before its lanes, row ra's Q2_K minimum term (m as int16
+// in V20 V21; d8 bits in Rd, dmin f16 bits in R14) to its floats at (R8).
+#define KMIN2(ra, Rd) \
+	VLD1.P 32(ra), [V14.H8, V15.H8]; \
+	SMULL4S(26, 20, 14); \
+	SMULL24S(27, 20, 14); \
+	ADDP4S(26, 26, 27); \
+	SMULL4S(27, 21, 15); \
+	SMULL24S(14, 21, 15); \
+	ADDP4S(27, 27, 14); \
+	SCVTF4S(26, 26); \
+	SCVTF4S(27, 27); \
+	FMOVS R14, F5; \
+	FCVTSH(5, 5); \
+	FMOVS Rd, F6; \
+	FMULS F6, F5, F5; \
+	FNEGS F5, F5; \
+	VDUP V5.S[0], V5.S4; \
+	VLD1 (R8), [V24.S4, V25.S4]; \
+	VFMLA V26.S4, V5.S4, V24.S4; \
+	VFMLA V27.S4, V5.S4, V25.S4; \
+	VST1 [V24.S4, V25.S4], (R8)
+
+#define Q2_Kx4(SUM4) \
+	VMOVI $3, V28.B16; \
+	VMOVI $15, V29.B16; \
+	KZERO4; \
+loop: \
+	KD8x4; \
+	MOVHU 80(R1), R9; \
+	MOVHU 82(R1), R14; \
+	VLD1 (R1), [V12.B16]; \
+	VAND V29.B16, V12.B16, V6.B16; \
+	VUSHR $4, V12.B16, V12.B16; \
+	VUXTL V12.B8, V20.H8; \
+	VUXTL2 V12.B16, V21.H8; \
+	VUXTL V6.B8, V22.H8; \
+	VUXTL2 V6.B16, V23.H8; \
+	VUXTL V22.H4, V7.S4; \
+	VUXTL2 V22.H8, V8.S4; \
+	VUXTL V23.H4, V9.S4; \
+	VUXTL2 V23.H8, V13.S4; \
+	ADD $16, R1, R15; \
+	KZLANES4; \
+	Q2HALF4(SUM4, 7, 8); \
+	Q2HALF4(SUM4, 9, 13); \
+	MOVD R3, R8; \
+	KMIN2(R2, R10); \
+	KLANES4(16, 17, V16, V17, R10); \
+	KMIN2(R5, R11); \
+	KLANES4(0, 1, V0, V1, R11); \
+	KMIN2(R6, R12); \
+	KLANES4(2, 10, V2, V10, R12); \
+	KMIN2(R7, R13); \
+	KLANES4(11, 12, V11, V12, R13); \
+	ADD $84, R1; \
+	SUBS $1, R0; \
+	BNE loop
+
+// func dotQ3_KSDOTx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+TEXT ·dotQ3_KSDOTx4(SB), NOSPLIT, $0-56
+	ARGS4
+	Q3_Kx4(SUM4_SDOT)
+	RET
+
+// func dotQ3_KNEONx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+TEXT ·dotQ3_KNEONx4(SB), NOSPLIT, $0-56
+	ARGS4
+	Q3_Kx4(SUM4_NEON)
+	RET
+
+// func dotQ2_KSDOTx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+TEXT ·dotQ2_KSDOTx4(SB), NOSPLIT, $0-56
+	ARGS4
+	Q2_Kx4(SUM4_SDOT)
+	RET
+
+// func dotQ2_KNEONx4(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+TEXT ·dotQ2_KNEONx4(SB), NOSPLIT, $0-56
+	ARGS4
+	Q2_Kx4(SUM4_NEON)
 	RET
