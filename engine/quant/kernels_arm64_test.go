@@ -14,7 +14,6 @@ import (
 // arm64Types are the weight types with arm64 kernels.
 var arm64Types = []Type{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K}
 
-
 // arm64ISAs are the kernel sets installARM64 can choose, plain NEON first.
 var arm64ISAs = []struct {
 	isa     string
