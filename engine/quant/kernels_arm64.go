@@ -9,7 +9,10 @@ import "golang.org/x/sys/cpu"
 // later, Cortex-A55/A76 and later) reproduce the references bit for bit:
 // SDOT, like the NEON sequence SMULL, SADDLP, ADDP, sums each group of 4
 // consecutive int8 products into one int32 lane, which is the references'
-// lane assignment, and FMLA is the references' fused multiply-add.
+// lane assignment, and FMLA is the references' fused multiply-add. The
+// formats covered are Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 (block32_arm64.s) and
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (kquant_arm64.s), each with one-row and
+// four-row kernels.
 
 func init() { installARM64(cpu.ARM64.HasASIMD, cpu.ARM64.HasASIMDDP) }
 

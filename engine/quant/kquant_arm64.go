@@ -2,9 +2,10 @@
 
 package quant
 
-// K-quant kernels in kquant_arm64.s: each computes a row's 8 float lanes
-// (acc[0:8]) and its minimum lanes (acc[8:12]); kKernel adds them up in
-// the references' order.
+// K-quant kernels in kquant_arm64.s, plain NEON and SDOT, one row and
+// four rows: each computes a row's 8 float lanes (acc[0:8]) and, for
+// Q4_K and Q5_K, its minimum lanes (acc[8:12]); kKernel adds them up in
+// the references' order. acc must be the Go side's stack array.
 
 //go:noescape
 func dotQ4_KSDOT(nb int, w, a *byte, acc *[12]float32)

@@ -9,9 +9,12 @@
 // elements 4u..4u+3 (first 16 bytes, V16) or 16+4(u-4).. (last 16, V17);
 // the integer lanes are converted and fused-multiply-added with d8·d into
 // V10-V11, stored to acc[0:8]. The minimum terms go to acc[8:12] (Q4_K:
-// 4 lanes; Q5_K: lane 8 only).
+// 4 lanes; Q5_K: lane 8 only); Q2_K's join its lanes, Q6_K's offset of 32
+// is subtracted from them. Q6_K, Q3_K and Q2_K have groups of 16: lanes
+// 0-3 of a chunk take its first group's scale, lanes 4-7 the second's.
 //
-// Registers: R0 super-blocks left, R1 weights, R2 activations, R3 output;
+// Registers of the single-row Q4_K and Q5_K kernels (the others say
+// where they differ): R0 super-blocks left, R1 weights, R2 activations, R3 output;
 // V2 d8·d and V3 -d8·dmin in every lane, V7 V8 (V9 V13) the group scales
 // as int32, V28 0x0f bytes, V29 the fifth/sixth bit mask, V30-V31
 // SUM4_NEON scratch.
