@@ -36,7 +36,8 @@ test-darwin:
 # The engine's arm64 code paths run under qemu-user when it is installed.
 test-arm64:
 	@if command -v qemu-aarch64 >/dev/null; then \
-		GOARCH=arm64 $(GO) test -exec qemu-aarch64 ./engine/quant/... ./engine/compute/... ; \
+		GOARCH=arm64 $(GO) test -exec qemu-aarch64 ./engine/quant/... ./engine/compute/... && \
+		QEMU_CPU=cortex-a53 GOARCH=arm64 $(GO) test -exec qemu-aarch64 -run TestARM64Kernels ./engine/quant/ ; \
 	else echo "test-arm64: qemu-aarch64 not installed, skipped (apt-get install qemu-user)"; fi
 
 FUZZTIME ?= 10s

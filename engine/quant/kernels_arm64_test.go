@@ -22,10 +22,22 @@ var arm64ISAs = []struct {
 
 // TestARM64Kernels runs the bit-exactness tests with the plain NEON
 // kernels and, where the CPU has FEAT_DotProd (qemu's default CPU does),
-// with the SDOT ones, so both paths are checked on any arm64 machine.
+// with the SDOT ones, so both paths are checked on any arm64 machine; it
+// also checks the start-up choice for the CPU (make test-arm64 runs it
+// again on a qemu CPU model without FEAT_DotProd).
 func TestARM64Kernels(t *testing.T) {
 	t.Logf("CPU features: ASIMD=%v ASIMDDP=%v; installed at start-up: %s",
 		cpu.ARM64.HasASIMD, cpu.ARM64.HasASIMDDP, kernelISA)
+	want := "go"
+	switch {
+	case cpu.ARM64.HasASIMDDP:
+		want = "neon+dotprod"
+	case cpu.ARM64.HasASIMD:
+		want = "neon"
+	}
+	if _, isa := Accelerated(); isa != want {
+		t.Errorf("start-up chose %q for this CPU, want %q", isa, want)
+	}
 	if !cpu.ARM64.HasASIMD {
 		t.Skip("CPU without ASIMD")
 	}
