@@ -87,7 +87,7 @@ func dequantizeQ2_K(src []byte, dst []float32) {
 		d, dmin := f16At(in[80:]), f16At(in[82:])
 		unpackQ2_K(in, &q, &sc, &m)
 		for i := range q {
-			dst[b*QKK+i] = d*float32(sc[i/16])*float32(q[i]) - dmin*float32(m[i/16])
+			dst[b*QKK+i] = float32(d*float32(sc[i/16])*float32(q[i])) - float32(dmin*float32(m[i/16]))
 		}
 	}
 }

@@ -165,13 +165,13 @@ func init() {
 			var s0, s1, s2, s3 float32
 			i := 0
 			for ; i+4 <= n; i += 4 {
-				s0 += x[i] * y[i]
-				s1 += x[i+1] * y[i+1]
-				s2 += x[i+2] * y[i+2]
-				s3 += x[i+3] * y[i+3]
+				s0 += float32(x[i] * y[i])
+				s1 += float32(x[i+1] * y[i+1])
+				s2 += float32(x[i+2] * y[i+2])
+				s3 += float32(x[i+3] * y[i+3])
 			}
 			for ; i < n; i++ {
-				s0 += x[i] * y[i]
+				s0 += float32(x[i] * y[i])
 			}
 			return s0 + s1 + s2 + s3
 		},
