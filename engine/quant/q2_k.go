@@ -48,7 +48,7 @@ func quantizeQ2_K(dst []byte, src []float32) {
 			if dj == 0 {
 				continue // keep the search's levels, as llama.cpp does
 			}
-			dm := dmin * float32(out[j]>>4)
+			dm := float32(dmin * float32(out[j]>>4))
 			for i := 16 * j; i < 16*j+16; i++ {
 				levels[i] = uint8(clampInt(nearestInt((x[i]+dm)/dj), 0, 3))
 			}

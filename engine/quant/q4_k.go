@@ -68,7 +68,7 @@ func requantK(x []float32, s []byte, d, dmin float32, nmax int32, levels []uint8
 			// keep the search's levels, as llama.cpp does
 			continue
 		}
-		dm := dmin * float32(m)
+		dm := float32(dmin * float32(m))
 		for i := 0; i < 32; i++ {
 			levels[32*j+i] = uint8(clampInt(nearestInt((x[32*j+i]+dm)/dj), 0, nmax))
 		}
