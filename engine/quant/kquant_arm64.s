@@ -14,10 +14,10 @@
 // 0-3 of a chunk take its first group's scale, lanes 4-7 the second's.
 //
 // Registers of the single-row Q4_K and Q5_K kernels (the others say
-// where they differ): R0 super-blocks left, R1 weights, R2 activations, R3 output;
-// V2 d8·d and V3 -d8·dmin in every lane, V7 V8 (V9 V13) the group scales
-// as int32, V28 0x0f bytes, V29 the fifth/sixth bit mask, V30-V31
-// SUM4_NEON scratch.
+// where they differ): R0 super-blocks left, R1 weights, R2 activations,
+// R3 output; V2 d8·d and V3 -d8·dmin in every lane, V7 V8 (V9 V13) the
+// group scales (minimums) as int32, V28 0x0f bytes, V29 the fifth bit
+// mask, V30-V31 SUM4_NEON scratch.
 
 #define ZERO(r) VEOR r.B16, r.B16, r.B16
 
