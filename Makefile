@@ -7,7 +7,7 @@ SHARED    ?= $(abspath ../shared)
 MODEL     ?= $(SHARED)/models/ruvllm-test-llama-19m-q8_0.gguf
 GOTESTFLAGS ?=
 
-.PHONY: all build run test test-go test-noasm test-darwin test-arm64 vet fuzz bench bench-compare clean
+.PHONY: all build run test test-go test-noasm test-darwin test-arm64 check-arm64-fma vet fuzz bench bench-compare clean
 
 all: build
 
@@ -39,10 +39,19 @@ test-darwin:
 	@if [ -d tools/darwincheck ]; then $(GO) run ./tools/darwincheck ./...; fi
 
 # The engine's arm64 code paths run under qemu-user when it is installed.
-test-arm64:
+test-arm64: check-arm64-fma
 	@if command -v qemu-aarch64 >/dev/null; then \
-		GOARCH=arm64 $(GO) test -exec qemu-aarch64 ./engine/quant/... ./engine/compute/... ; \
+		GOARCH=arm64 $(GO) test -exec qemu-aarch64 ./engine/quant/... ./engine/compute/... && \
+		QEMU_CPU=cortex-a53 GOARCH=arm64 $(GO) test -exec qemu-aarch64 -run TestARM64Kernels ./engine/quant/ ; \
 	else echo "test-arm64: qemu-aarch64 not installed, skipped (apt-get install qemu-user)"; fi
+
+# Go may fuse x*y+z into one float32 FMA on arm64, which amd64 never
+# does; engine/quant rounds such products with float32() so the reference
+# dot products, dequantizers and quantizers give the same bits on both
+# (fma32, a float64 FMA, is the only fusion they mean).
+check-arm64-fma:
+	@GOARCH=arm64 $(GO) build -gcflags=-S ./engine/quant/ 2>&1 | \
+		awk '/ STEXT/ {fn = $$1} /\tFN?M(ADD|SUB)S\t/ {print "engine/quant: float32 FMA on arm64 in " fn; bad = 1} END {exit bad}'
 
 FUZZTIME ?= 10s
 fuzz:

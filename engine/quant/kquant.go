@@ -27,7 +27,7 @@ func makeQKX2(nmax int32, x, w []float32, l, laux []uint8, rmin, rdelta float32,
 	for i := 1; i < len(x); i++ {
 		lo, hi = min(lo, x[i]), max(hi, x[i])
 		sumW += w[i]
-		sumX += w[i] * x[i]
+		sumX += float32(w[i] * x[i])
 	}
 	lo = min(lo, 0)
 	if hi == lo {
@@ -46,32 +46,32 @@ func makeQKX2(nmax int32, x, w []float32, l, laux []uint8, rmin, rdelta float32,
 	for i, v := range x {
 		q := clampInt(nearestInt(iscale*(v-lo)), 0, nmax)
 		l[i] = uint8(q)
-		best += w[i] * errOf(scale*float32(q)+lo-v)
+		best += float32(w[i] * errOf(float32(scale*float32(q))+lo-v))
 	}
 	for is := 0; is <= nstep; is++ {
-		iscale := (rmin + rdelta*float32(is) + float32(nmax)) / (hi - lo)
+		iscale := (rmin + float32(rdelta*float32(is)) + float32(nmax)) / (hi - lo)
 		var sumL, sumL2, sumXL float32
 		for i, v := range x {
 			q := clampInt(nearestInt(iscale*(v-lo)), 0, nmax)
 			laux[i] = uint8(q)
 			fq := float32(q)
-			sumL += w[i] * fq
-			sumL2 += w[i] * fq * fq
-			sumXL += w[i] * fq * v
+			sumL += float32(w[i] * fq)
+			sumL2 += float32(w[i] * fq * fq)
+			sumXL += float32(w[i] * fq * v)
 		}
-		D := sumW*sumL2 - sumL*sumL
+		D := float32(sumW*sumL2) - float32(sumL*sumL)
 		if D <= 0 {
 			continue
 		}
-		thisScale := (sumW*sumXL - sumX*sumL) / D
-		thisMin := (sumL2*sumX - sumL*sumXL) / D
+		thisScale := (float32(sumW*sumXL) - float32(sumX*sumL)) / D
+		thisMin := (float32(sumL2*sumX) - float32(sumL*sumXL)) / D
 		if thisMin > 0 {
 			thisMin = 0
 			thisScale = sumXL / sumL2
 		}
 		var cur float32
 		for i, v := range x {
-			cur += w[i] * errOf(thisScale*float32(laux[i])+thisMin-v)
+			cur += float32(w[i] * errOf(float32(thisScale*float32(laux[i]))+thisMin-v))
 		}
 		if cur < best {
 			copy(l, laux)
@@ -97,24 +97,24 @@ func makeQ3(nmax int32, x []float32, l []uint8) float32 {
 	for i, v := range x {
 		q[i] = clampInt(nearestInt(iscale*v), -nmax, nmax-1)
 		w := v * v
-		sumLX += w * v * float32(q[i])
-		sumL2 += w * float32(q[i]) * float32(q[i])
+		sumLX += float32(w * v * float32(q[i]))
+		sumL2 += float32(w * float32(q[i]) * float32(q[i]))
 	}
 	for try := 0; try < 5; try++ {
 		changed := 0
 		for i, v := range x {
 			w := v * v
-			slx := sumLX - w*v*float32(q[i])
+			slx := sumLX - float32(w*v*float32(q[i]))
 			if slx <= 0 {
 				continue
 			}
-			sl2 := sumL2 - w*float32(q[i])*float32(q[i])
+			sl2 := sumL2 - float32(w*float32(q[i])*float32(q[i]))
 			nq := clampInt(nearestInt(v*sl2/slx), -nmax, nmax-1)
 			if nq == q[i] {
 				continue
 			}
-			slx += w * v * float32(nq)
-			sl2 += w * float32(nq) * float32(nq)
+			slx += float32(w * v * float32(nq))
+			sl2 += float32(w * float32(nq) * float32(nq))
 			if sl2 > 0 && slx*slx*sumL2 > sumLX*sumLX*sl2 {
 				q[i], sumLX, sumL2 = nq, slx, sl2
 				changed++
@@ -147,8 +147,8 @@ func makeQX(nmax int32, x []float32, l []uint8) float32 {
 		for _, v := range x {
 			q := float32(clampInt(nearestInt(iscale*v), -nmax, nmax-1))
 			w := v * v
-			sumLX += w * v * q
-			sumL2 += w * q * q
+			sumLX += float32(w * v * q)
+			sumL2 += float32(w * q * q)
 		}
 		return sumLX, sumL2
 	}
@@ -169,7 +169,7 @@ func makeQX(nmax int32, x []float32, l []uint8) float32 {
 		if is == 0 {
 			continue
 		}
-		iscale := -(float32(nmax) + 0.1*float32(is)) / vmax
+		iscale := -(float32(nmax) + float32(0.1*float32(is))) / vmax
 		sumLX, sumL2 := fit(iscale)
 		if sumL2 > 0 && sumLX*sumLX > best*sumL2 {
 			set(iscale)
@@ -208,7 +208,7 @@ func packScaleMinK4(j int, s []byte, sc, m uint8) {
 func kQuantWeights(x, w []float32) {
 	var sumX2 float32
 	for _, v := range x {
-		sumX2 += v * v
+		sumX2 += float32(v * v)
 	}
 	av := float32(math.Sqrt(float64(sumX2 / float32(len(x)))))
 	for i, v := range x {

@@ -48,7 +48,7 @@ func quantizeQ2_K(dst []byte, src []float32) {
 			if dj == 0 {
 				continue // keep the search's levels, as llama.cpp does
 			}
-			dm := dmin * float32(out[j]>>4)
+			dm := float32(dmin * float32(out[j]>>4))
 			for i := 16 * j; i < 16*j+16; i++ {
 				levels[i] = uint8(clampInt(nearestInt((x[i]+dm)/dj), 0, 3))
 			}
@@ -87,7 +87,7 @@ func dequantizeQ2_K(src []byte, dst []float32) {
 		d, dmin := f16At(in[80:]), f16At(in[82:])
 		unpackQ2_K(in, &q, &sc, &m)
 		for i := range q {
-			dst[b*QKK+i] = d*float32(sc[i/16])*float32(q[i]) - dmin*float32(m[i/16])
+			dst[b*QKK+i] = float32(d*float32(sc[i/16])*float32(q[i])) - float32(dmin*float32(m[i/16]))
 		}
 	}
 }

@@ -33,8 +33,8 @@ func dequantizeQ4_1(src []byte, dst []float32) {
 		d, m := f16At(in), f16At(in[2:])
 		out := dst[b*QK : (b+1)*QK]
 		for i := 0; i < 16; i++ {
-			out[i] = float32(in[4+i]&0xf)*d + m
-			out[i+16] = float32(in[4+i]>>4)*d + m
+			out[i] = float32(float32(in[4+i]&0xf)*d) + m
+			out[i+16] = float32(float32(in[4+i]>>4)*d) + m
 		}
 	}
 }

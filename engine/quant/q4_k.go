@@ -68,7 +68,7 @@ func requantK(x []float32, s []byte, d, dmin float32, nmax int32, levels []uint8
 			// keep the search's levels, as llama.cpp does
 			continue
 		}
-		dm := dmin * float32(m)
+		dm := float32(dmin * float32(m))
 		for i := 0; i < 32; i++ {
 			levels[32*j+i] = uint8(clampInt(nearestInt((x[32*j+i]+dm)/dj), 0, nmax))
 		}
@@ -84,12 +84,12 @@ func dequantizeQ4_K(src []byte, dst []float32) {
 		for j := 0; j < 4; j++ {
 			sc1, m1 := scaleMinK4(2*j, s)
 			sc2, m2 := scaleMinK4(2*j+1, s)
-			d1, dm1 := d*float32(sc1), dmin*float32(m1)
-			d2, dm2 := d*float32(sc2), dmin*float32(m2)
+			d1, dm1 := d*float32(sc1), float32(dmin*float32(m1))
+			d2, dm2 := d*float32(sc2), float32(dmin*float32(m2))
 			for i := 0; i < 32; i++ {
 				q := qs[32*j+i]
-				y[64*j+i] = d1*float32(q&0xf) - dm1
-				y[64*j+32+i] = d2*float32(q>>4) - dm2
+				y[64*j+i] = float32(d1*float32(q&0xf)) - dm1
+				y[64*j+32+i] = float32(d2*float32(q>>4)) - dm2
 			}
 		}
 	}

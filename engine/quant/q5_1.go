@@ -45,7 +45,7 @@ func dequantizeQ5_1(src []byte, dst []float32) {
 		d, m := f16At(in), f16At(in[2:])
 		unpackQ5_1(in, &q)
 		for i, v := range q {
-			dst[b*QK+i] = float32(v)*d + m
+			dst[b*QK+i] = float32(float32(v)*d) + m
 		}
 	}
 }

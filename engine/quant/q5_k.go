@@ -62,7 +62,7 @@ func dequantizeQ5_K(src []byte, dst []float32) {
 		d, dmin := f16At(in), f16At(in[2:])
 		unpackQ5_K(in, &q, &sc, &m)
 		for i := range q {
-			dst[b*QKK+i] = d*float32(sc[i/32])*float32(q[i]) - dmin*float32(m[i/32])
+			dst[b*QKK+i] = float32(d*float32(sc[i/32])*float32(q[i])) - float32(dmin*float32(m[i/32]))
 		}
 	}
 }
