@@ -46,27 +46,26 @@ func installARM64(asimd, dotprod bool) {
 // a row's 8 float lanes (acc[0:8]) and the _1 formats' minimum term
 // (acc[8]); four does the same for four activation rows at once.
 type block32Kernel struct {
-	one    func(nb int, w, a *byte, acc *[12]float32)
-	four   func(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+	k      asmKernel
 	wBytes int
 	aBytes int
 	summs  bool
 }
 
 var block32SDOT = map[Type]block32Kernel{
-	Q8_0: {dotQ8_0SDOT, dotQ8_0SDOTx4, q8_0Bytes, q8_0Bytes, false},
-	Q4_0: {dotQ4_0SDOT, dotQ4_0SDOTx4, q4_0Bytes, q8_0Bytes, false},
-	Q5_0: {dotQ5_0SDOT, dotQ5_0SDOTx4, q5_0Bytes, q8_0Bytes, false},
-	Q4_1: {dotQ4_1SDOT, dotQ4_1SDOTx4, q4_1Bytes, q8_1Bytes, true},
-	Q5_1: {dotQ5_1SDOT, dotQ5_1SDOTx4, q5_1Bytes, q8_1Bytes, true},
+	Q8_0: {kQ8_0SDOT, q8_0Bytes, q8_0Bytes, false},
+	Q4_0: {kQ4_0SDOT, q4_0Bytes, q8_0Bytes, false},
+	Q5_0: {kQ5_0SDOT, q5_0Bytes, q8_0Bytes, false},
+	Q4_1: {kQ4_1SDOT, q4_1Bytes, q8_1Bytes, true},
+	Q5_1: {kQ5_1SDOT, q5_1Bytes, q8_1Bytes, true},
 }
 
 var block32NEON = map[Type]block32Kernel{
-	Q8_0: {dotQ8_0NEON, dotQ8_0NEONx4, q8_0Bytes, q8_0Bytes, false},
-	Q4_0: {dotQ4_0NEON, dotQ4_0NEONx4, q4_0Bytes, q8_0Bytes, false},
-	Q5_0: {dotQ5_0NEON, dotQ5_0NEONx4, q5_0Bytes, q8_0Bytes, false},
-	Q4_1: {dotQ4_1NEON, dotQ4_1NEONx4, q4_1Bytes, q8_1Bytes, true},
-	Q5_1: {dotQ5_1NEON, dotQ5_1NEONx4, q5_1Bytes, q8_1Bytes, true},
+	Q8_0: {kQ8_0NEON, q8_0Bytes, q8_0Bytes, false},
+	Q4_0: {kQ4_0NEON, q4_0Bytes, q8_0Bytes, false},
+	Q5_0: {kQ5_0NEON, q5_0Bytes, q8_0Bytes, false},
+	Q4_1: {kQ4_1NEON, q4_1Bytes, q8_1Bytes, true},
+	Q5_1: {kQ5_1NEON, q5_1Bytes, q8_1Bytes, true},
 }
 
 // sum adds one row's lanes in the references' order.
@@ -86,7 +85,7 @@ func (k block32Kernel) dot(n int, w, a []byte) float32 {
 	// The assembly reads nb blocks of each row without bounds checks.
 	_, _ = w[nb*k.wBytes-1], a[nb*k.aBytes-1]
 	var acc [12]float32
-	k.one(nb, &w[0], &a[0], &acc)
+	runOne(k.k, nb, &w[0], &a[0], &acc)
 	return k.sum(&acc)
 }
 
@@ -110,7 +109,7 @@ func (k block32Kernel) multi(n int, w, a []byte, stride int, dst []float32) {
 				p[r] = &a[off]
 			}
 			var acc [MaxMultiRows][12]float32
-			k.four(nb, &w[0], p[0], p[1], p[2], p[3], &acc)
+			runFour(k.k, nb, &w[0], p[0], p[1], p[2], p[3], &acc)
 			for r := range rows {
 				dst[r] = k.sum(&acc[r])
 			}

@@ -79,26 +79,25 @@ const (
 // kKernel is the assembly of one 256-element super-block format: one
 // row, and four activation rows at once.
 type kKernel struct {
-	one    func(nb int, w, a *byte, acc *[12]float32)
-	four   func(nb int, w, a0, a1, a2, a3 *byte, acc *[4][12]float32)
+	k      asmKernel
 	wBytes int
 	mins   kMinLanes
 }
 
 var kquantSDOT = map[Type]kKernel{
-	Q4_K: {dotQ4_KSDOT, dotQ4_KSDOTx4, q4_KBytes, kMinFour},
-	Q5_K: {dotQ5_KSDOT, dotQ5_KSDOTx4, q5_KBytes, kMinOne},
-	Q6_K: {dotQ6_KSDOT, dotQ6_KSDOTx4, q6_KBytes, kMinNone},
-	Q3_K: {dotQ3_KSDOT, dotQ3_KSDOTx4, q3_KBytes, kMinNone},
-	Q2_K: {dotQ2_KSDOT, dotQ2_KSDOTx4, q2_KBytes, kMinNone},
+	Q4_K: {kQ4_KSDOT, q4_KBytes, kMinFour},
+	Q5_K: {kQ5_KSDOT, q5_KBytes, kMinOne},
+	Q6_K: {kQ6_KSDOT, q6_KBytes, kMinNone},
+	Q3_K: {kQ3_KSDOT, q3_KBytes, kMinNone},
+	Q2_K: {kQ2_KSDOT, q2_KBytes, kMinNone},
 }
 
 var kquantNEON = map[Type]kKernel{
-	Q4_K: {dotQ4_KNEON, dotQ4_KNEONx4, q4_KBytes, kMinFour},
-	Q5_K: {dotQ5_KNEON, dotQ5_KNEONx4, q5_KBytes, kMinOne},
-	Q6_K: {dotQ6_KNEON, dotQ6_KNEONx4, q6_KBytes, kMinNone},
-	Q3_K: {dotQ3_KNEON, dotQ3_KNEONx4, q3_KBytes, kMinNone},
-	Q2_K: {dotQ2_KNEON, dotQ2_KNEONx4, q2_KBytes, kMinNone},
+	Q4_K: {kQ4_KNEON, q4_KBytes, kMinFour},
+	Q5_K: {kQ5_KNEON, q5_KBytes, kMinOne},
+	Q6_K: {kQ6_KNEON, q6_KBytes, kMinNone},
+	Q3_K: {kQ3_KNEON, q3_KBytes, kMinNone},
+	Q2_K: {kQ2_KNEON, q2_KBytes, kMinNone},
 }
 
 func (k kKernel) dot(n int, w, a []byte) float32 {
@@ -109,7 +108,7 @@ func (k kKernel) dot(n int, w, a []byte) float32 {
 	// The assembly reads nb super-blocks of each row without bounds checks.
 	_, _ = w[nb*k.wBytes-1], a[nb*q8_KBytes-1]
 	var acc [12]float32
-	k.one(nb, &w[0], &a[0], &acc)
+	runOne(k.k, nb, &w[0], &a[0], &acc)
 	return k.sum(&acc)
 }
 
@@ -145,7 +144,7 @@ func (k kKernel) multi(n int, w, a []byte, stride int, dst []float32) {
 				p[r] = &a[off]
 			}
 			var acc [MaxMultiRows][12]float32
-			k.four(nb, &w[0], p[0], p[1], p[2], p[3], &acc)
+			runFour(k.k, nb, &w[0], p[0], p[1], p[2], p[3], &acc)
 			for r := range rows {
 				dst[r] = k.sum(&acc[r])
 			}
