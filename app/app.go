@@ -23,13 +23,13 @@ type Emitter func(event string, data any)
 
 // Event names sent to the frontend.
 const (
-	EventStatus       = "daemon:status"  // Status
-	EventDaemon       = "daemon:event"   // ipc.Event, forwarded from /v1/events
-	EventChatStart    = "chat:start"     // ChatStart
-	EventChatToken    = "chat:token"     // ChatToken
-	EventChatDone     = "chat:done"      // ChatDone
-	EventChatError    = "chat:error"     // ChatError
-	EventAdapterDrop  = "adapter:install" // AdapterInstall
+	EventStatus      = "daemon:status"   // Status
+	EventDaemon      = "daemon:event"    // ipc.Event, forwarded from /v1/events
+	EventChatStart   = "chat:start"      // ChatStart
+	EventChatToken   = "chat:token"      // ChatToken
+	EventChatDone    = "chat:done"       // ChatDone
+	EventChatError   = "chat:error"      // ChatError
+	EventAdapterDrop = "adapter:install" // AdapterInstall
 )
 
 // Config says where the daemon is and how to start it.

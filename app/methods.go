@@ -270,8 +270,8 @@ type Stats struct {
 	Cache   []ipc.ModelCache  `json:"cache"`
 	Loaded  []ipc.LoadedModel `json:"loaded"`
 	// Memory is the bytes of loaded models (from /api/ps).
-	Memory  int64  `json:"memory"`
-	Version string `json:"version"`
+	Memory  int64   `json:"memory"`
+	Version string  `json:"version"`
 	Uptime  float64 `json:"uptime_seconds"`
 }
 
