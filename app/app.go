@@ -185,9 +185,13 @@ func (a *App) Status() Status {
 
 func (a *App) setStatus(f func(*Status)) {
 	a.mu.Lock()
+	prev := a.status.State
 	f(&a.status)
 	s := a.status
 	a.mu.Unlock()
+	if a.trace != nil && s.State != prev {
+		a.trace.State(s.State)
+	}
 	a.emit(EventStatus, s)
 }
 

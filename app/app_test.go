@@ -197,16 +197,26 @@ func TestSendMessageStreamsAndStores(t *testing.T) {
 	}
 	defer f.Close()
 	var lines []TraceLine
+	ready := false
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var l TraceLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatal(err)
 		}
-		lines = append(lines, l)
+		switch l.Event {
+		case EventChatDone:
+			lines = append(lines, l)
+		case EventStatus:
+			ready = ready || l.State == StateReady
+		}
 	}
-	if len(lines) != 2 || lines[0].CompletionID != done.CompletionID || lines[0].ConversationID != conv.ID || lines[0].Tokens != done.Stats.CompletionTokens {
+	if len(lines) != 2 || lines[0].CompletionID != done.CompletionID || lines[0].ConversationID != conv.ID ||
+		lines[0].Tokens != done.Stats.CompletionTokens || lines[1].Prompt != "And a mutex?" {
 		t.Fatalf("trace %+v", lines)
+	}
+	if !ready {
+		t.Fatal("trace has no ready line")
 	}
 	st, err := a.Stats()
 	if err != nil {

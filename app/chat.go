@@ -311,8 +311,18 @@ func (a *App) stream(ctx context.Context, c *ipc.Client, store convStore, conv i
 	done := ChatDone{ConversationID: conv.ID, CompletionID: id, Message: msg, Stats: stats, FinishReason: finish}
 	a.emit(EventChatDone, done)
 	if a.trace != nil {
-		a.trace.Write(done)
+		a.trace.Reply(done, lastUser(conv))
 	}
+}
+
+// lastUser is the text of the conversation's last user message.
+func lastUser(c ipc.Conversation) string {
+	for i := len(c.Messages) - 1; i >= 0; i-- {
+		if c.Messages[i].Role == "user" {
+			return c.Messages[i].Content
+		}
+	}
+	return ""
 }
 
 func (a *App) recordReply(s ReplyStat) {

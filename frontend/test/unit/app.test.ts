@@ -158,3 +158,13 @@ describe('App', () => {
     expect(localStorage.getItem('ruvllm.theme')).toBe('dark');
   });
 });
+
+describe('keyboard', () => {
+  it('Ctrl+Shift+L switches the theme and the composer takes focus when ready', async () => {
+    render(App, { s });
+    const box = await screen.findByRole('textbox', { name: 'Message' });
+    await waitFor(() => expect(document.activeElement).toBe(box));
+    await fireEvent.keyDown(window, { key: 'L', ctrlKey: true, shiftKey: true });
+    expect(document.documentElement.dataset.theme).toBe('dark');
+  });
+});

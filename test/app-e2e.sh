@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# End-to-end test of the real desktop binary (bin/ruvllm-app, `make app`)
+# under Xvfb: a real ruvllmd with the synthetic model (started by
+# bin/appserver), a message typed with xdotool, the streamed answer checked
+# through the app's trace file (--trace), and light and dark screenshots
+# whose brightness is checked.
+#
+#   test/app-e2e.sh [OUT_DIR]     screenshots go to OUT_DIR (default: a temp dir)
+#   SOCKET=/path/ruvllm.sock ...  use a daemon that is already running instead
+#
+# Needs: xvfb, xdotool, imagemagick, dbus (dbus-run-session), and the
+# libwebkit2gtk-4.1 runtime.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=${1:-}
+work=$(mktemp -d)
+[ -n "$out" ] || out=$work
+mkdir -p "$out"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+	echo "app-e2e: FAIL: $*" >&2
+	echo "--- app log" >&2; tail -n 40 "$work/app.log" >&2 || true
+	echo "--- trace" >&2; cat "$work/trace.jsonl" >&2 || true
+	exit 1
+}
+# wait_for SECONDS COMMAND...: retry COMMAND every 0.2s.
+wait_for() {
+	local n=$(( $1 * 5 )); shift
+	for _ in $(seq "$n"); do "$@" && return 0; sleep 0.2; done
+	return 1
+}
+
+for tool in Xvfb xdotool import convert dbus-run-session; do
+	command -v "$tool" >/dev/null || fail "$tool not installed (apt-get install xvfb xdotool imagemagick dbus)"
+done
+[ -x bin/ruvllm-app ] || fail "bin/ruvllm-app missing: make app"
+
+sock=${SOCKET:-}
+if [ -z "$sock" ]; then
+	[ -x bin/appserver ] || fail "bin/appserver missing: make app-server"
+	bin/appserver --addr 127.0.0.1:0 --dist frontend/dist --dir "$work/daemon" >"$work/appserver.out" 2>"$work/appserver.log" &
+	pids+=($!)
+	wait_for 120 grep -q "listening on" "$work/appserver.out" || { cat "$work/appserver.log" >&2; fail "daemon did not start"; }
+	sock=$(sed -n 's/^appserver daemon socket //p' "$work/appserver.out")
+fi
+
+# A free display number.
+disp=99
+while [ -e "/tmp/.X11-unix/X$disp" ] || [ -e "/tmp/.X$disp-lock" ]; do disp=$((disp + 1)); done
+Xvfb ":$disp" -screen 0 1280x840x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+pids+=($!)
+export DISPLAY=":$disp"
+wait_for 20 xdotool getdisplaygeometry >/dev/null 2>&1 || fail "Xvfb did not start"
+
+# Software rendering: no GPU under Xvfb.
+export LIBGL_ALWAYS_SOFTWARE=1 WEBKIT_DISABLE_DMABUF_RENDERER=1 WEBKIT_DISABLE_COMPOSITING_MODE=1
+export XDG_RUNTIME_DIR="$work/xdg" && mkdir -m 0700 -p "$XDG_RUNTIME_DIR"
+export HOME="$work/home" && mkdir -p "$HOME"
+dbus-run-session -- bin/ruvllm-app --socket "$sock" --trace "$work/trace.jsonl" --log-level debug >"$work/app.log" 2>&1 &
+pids+=($!)
+
+wait_for 60 xdotool search --onlyvisible --name '^ruvllm$' >/dev/null 2>&1 || fail "no app window"
+win=$(xdotool search --onlyvisible --name '^ruvllm$' | head -1)
+wait_for 60 grep -q '"state":"ready"' "$work/trace.jsonl" || fail "app never became ready"
+sleep 1 # let the page render the ready state and focus the composer
+
+msg="Hello from xdotool, tell me about the kernel"
+# No window manager under Xvfb: focus the window directly, then type with
+# XTEST (real key events, which GTK accepts; synthetic ones it ignores).
+xdotool windowfocus --sync "$win" || fail "cannot focus the window"
+xdotool mousemove --window "$win" 600 700
+xdotool type --delay 15 "$msg"
+xdotool key Return
+wait_for 90 grep -q '"event":"chat:done"' "$work/trace.jsonl" || fail "no reply streamed"
+
+line=$(grep '"event":"chat:done"' "$work/trace.jsonl" | head -1)
+python3 - "$line" "$msg" <<'PY' || fail "trace line does not match"
+import json, sys
+l, msg = json.loads(sys.argv[1]), sys.argv[2]
+assert l["prompt"] == msg, f"prompt {l['prompt']!r} != typed {msg!r}"
+assert l["completion_tokens"] > 0 and l["text"], "empty reply"
+assert l["completion_id"].startswith("chatcmpl-"), l["completion_id"]
+print(f"app-e2e: reply {l['completion_id']}: {l['completion_tokens']} tokens, prompt {l['prompt_tokens']}")
+PY
+
+# brightness FILE: mean luminance 0..1 of the window area.
+brightness() { convert "$1" -colorspace Gray -format '%[fx:mean]' info:; }
+sleep 1
+import -window "$win" "$out/app-light.png"
+xdotool key ctrl+shift+l
+sleep 1
+import -window "$win" "$out/app-dark.png"
+light=$(brightness "$out/app-light.png")
+dark=$(brightness "$out/app-dark.png")
+echo "app-e2e: brightness light $light dark $dark"
+python3 -c "import sys; l, d = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if l > 0.75 and d < 0.3 else 1)" "$light" "$dark" \
+	|| fail "screenshots are not a light and a dark window (light $light, dark $dark)"
+echo "app-e2e: ok, screenshots in $out"
