@@ -26,6 +26,7 @@ cleanup() {
 trap cleanup EXIT
 fail() {
 	echo "app-e2e: FAIL: $*" >&2
+	[ -z "${DISPLAY:-}" ] || import -window root "$out/failure.png" 2>/dev/null || true
 	echo "--- app log" >&2; tail -n 40 "$work/app.log" >&2 || true
 	echo "--- trace" >&2; cat "$work/trace.jsonl" >&2 || true
 	exit 1
@@ -71,29 +72,42 @@ win=$(xdotool search --onlyvisible --name '^ruvllm$' | head -1)
 wait_for 60 grep -q '"state":"ready"' "$work/trace.jsonl" || fail "app never became ready"
 sleep 1 # let the page render the ready state and focus the composer
 
-msg="Hello from xdotool, tell me about the kernel"
+msg=${E2E_MESSAGE:-"Hello from xdotool, tell me about the kernel"}
+msg2=${E2E_MESSAGE2:-"And how do I write a test for it?"}
 # No window manager under Xvfb: focus the window directly, then type with
 # XTEST (real key events, which GTK accepts; synthetic ones it ignores).
 xdotool windowfocus --sync "$win" || fail "cannot focus the window"
 xdotool mousemove --window "$win" 600 700
 xdotool type --delay 15 "$msg"
 xdotool key Return
-wait_for 90 grep -q '"event":"chat:done"' "$work/trace.jsonl" || fail "no reply streamed"
+# has_replies N: the trace holds at least N finished replies.
+has_replies() { [ "$(grep -c '"event":"chat:done"' "$work/trace.jsonl")" -ge "$1" ]; }
+wait_for 90 has_replies 1 || fail "no reply streamed"
+# A second message in the same conversation: its prompt starts with the
+# first exchange, which the daemon's prefix cache must serve.
+sleep 0.5
+xdotool type --delay 15 "$msg2"
+xdotool key Return
+wait_for 90 has_replies 2 || fail "no second reply"
 
-line=$(grep '"event":"chat:done"' "$work/trace.jsonl" | head -1)
-python3 - "$line" "$msg" <<'PY' || fail "trace line does not match"
+python3 - "$work/trace.jsonl" "$msg" "$msg2" <<'PY' || fail "trace does not match what was typed"
 import json, sys
-l, msg = json.loads(sys.argv[1]), sys.argv[2]
-assert l["prompt"] == msg, f"prompt {l['prompt']!r} != typed {msg!r}"
-assert l["completion_tokens"] > 0 and l["text"], "empty reply"
-assert l["completion_id"].startswith("chatcmpl-"), l["completion_id"]
-print(f"app-e2e: reply {l['completion_id']}: {l['completion_tokens']} tokens, prompt {l['prompt_tokens']}")
+lines = [json.loads(l) for l in open(sys.argv[1]) if '"chat:done"' in l]
+for l, msg in zip(lines, sys.argv[2:]):
+    assert l["prompt"] == msg, f"prompt {l['prompt']!r} != typed {msg!r}"
+    assert l["completion_tokens"] > 0 and l["text"], "empty reply"
+    assert l["completion_id"].startswith("chatcmpl-"), l["completion_id"]
+    print(f"app-e2e: reply {l['completion_id']}: {l['completion_tokens']} tokens, prompt {l['prompt_tokens']}, cached {l['cached_tokens']}")
+assert lines[0]["conversation_id"] == lines[1]["conversation_id"], "second message went to another conversation"
+assert lines[1]["cached_tokens"] > 0, "second reply got no prompt tokens from the prefix cache"
 PY
 
 # brightness FILE: mean luminance 0..1 of the window area.
 brightness() { convert "$1" -colorspace Gray -format '%[fx:mean]' info:; }
 sleep 1
 import -window "$win" "$out/app-light.png"
+# The dark shot shows the stats tab (its place in the 1180-wide window).
+xdotool mousemove --window "$win" 1120 26 click 1
 xdotool key ctrl+shift+l
 sleep 1
 import -window "$win" "$out/app-dark.png"

@@ -22,7 +22,7 @@ export function ms(v: number): string {
 }
 
 export function rate(v: number): string {
-  return v ? `${v.toFixed(1)} tok/s` : '—';
+  return v ? `${v.toFixed(v >= 100 ? 0 : 1)} tok/s` : '—';
 }
 
 export function duration(s: number): string {

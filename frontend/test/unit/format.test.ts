@@ -18,6 +18,7 @@ describe('format', () => {
     expect(ms(12.4)).toBe('12 ms');
     expect(ms(1500)).toBe('1.50 s');
     expect(rate(42.25)).toBe('42.3 tok/s');
+    expect(rate(4411.7)).toBe('4412 tok/s');
     expect(duration(59)).toBe('59s');
     expect(duration(61)).toBe('1m 1s');
     expect(duration(7322)).toBe('2h 2m');
