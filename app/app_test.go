@@ -540,3 +540,22 @@ func TestStartsDaemonWhenNoneAnswers(t *testing.T) {
 		t.Fatalf("daemon still answers after Close: %v", err)
 	}
 }
+
+func TestNewConversationBoundsReplies(t *testing.T) {
+	a, _, _ := startApp(t)
+	conv, err := a.CreateConversation("  bounded  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conv.Title != "bounded" || conv.Sampling == nil || conv.Sampling.MaxTokens != DefaultMaxTokens {
+		t.Fatalf("new conversation %+v sampling %+v", conv, conv.Sampling)
+	}
+	c, _, _ := a.conn()
+	req, err := a.chatRequest(context.Background(), c, conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.MaxTokens != DefaultMaxTokens || req.Model != testdaemon.ModelName {
+		t.Fatalf("request max_tokens %d model %q", req.MaxTokens, req.Model)
+	}
+}

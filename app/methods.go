@@ -26,8 +26,13 @@ func (a *App) ListConversations() ([]ipc.Conversation, error) {
 	return list, err
 }
 
+// DefaultMaxTokens bounds the replies of a new conversation: without a
+// bound a small model may write until its context is full, and the next
+// message then no longer fits. The sampling settings change it.
+const DefaultMaxTokens = 512
+
 // CreateConversation starts an empty conversation with the app's default
-// model.
+// model and DefaultMaxTokens.
 func (a *App) CreateConversation(title string) (ipc.Conversation, error) {
 	_, store, err := a.conn()
 	if err != nil {
@@ -35,7 +40,8 @@ func (a *App) CreateConversation(title string) (ipc.Conversation, error) {
 	}
 	ctx, cancel := a.callCtx()
 	defer cancel()
-	return store.Create(ctx, ipc.ConversationCreate{Title: strings.TrimSpace(title), Model: a.cfg.Model})
+	return store.Create(ctx, ipc.ConversationCreate{Title: strings.TrimSpace(title), Model: a.cfg.Model,
+		Sampling: &ipc.SamplingFields{MaxTokens: DefaultMaxTokens}})
 }
 
 // LoadConversation returns a conversation with its messages.
