@@ -77,7 +77,10 @@ msg2=${E2E_MESSAGE2:-"And how do I write a test for it?"}
 # No window manager under Xvfb: focus the window directly, then type with
 # XTEST (real key events, which GTK accepts; synthetic ones it ignores).
 xdotool windowfocus --sync "$win" || fail "cannot focus the window"
-xdotool mousemove --window "$win" 600 700
+# Click into the message box (bottom of the 1180x780 window's chat column),
+# so no keystroke goes anywhere else while focus settles.
+xdotool mousemove --window "$win" 520 713 click 1
+sleep 0.5
 xdotool type --delay 15 "$msg"
 xdotool key Return
 # has_replies N: the trace holds at least N finished replies.
@@ -86,6 +89,8 @@ wait_for 90 has_replies 1 || fail "no reply streamed"
 # A second message in the same conversation: its prompt starts with the
 # first exchange, which the daemon's prefix cache must serve.
 sleep 0.5
+xdotool mousemove --window "$win" 520 713 click 1
+sleep 0.3
 xdotool type --delay 15 "$msg2"
 xdotool key Return
 wait_for 90 has_replies 2 || fail "no second reply"
