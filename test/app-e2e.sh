@@ -121,4 +121,4 @@ dark=$(brightness "$out/app-dark.png")
 echo "app-e2e: brightness light $light dark $dark"
 python3 -c "import sys; l, d = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if l > 0.75 and d < 0.3 else 1)" "$light" "$dark" \
 	|| fail "screenshots are not a light and a dark window (light $light, dark $dark)"
-echo "app-e2e: ok, screenshots in $out"
+if [ "$out" = "$work" ]; then echo "app-e2e: ok"; else echo "app-e2e: ok, screenshots in $out"; fi
