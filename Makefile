@@ -7,7 +7,7 @@ SHARED    ?= $(abspath ../shared)
 MODEL     ?= $(SHARED)/models/ruvllm-test-llama-19m-q8_0.gguf
 GOTESTFLAGS ?=
 
-.PHONY: all build run test test-go test-darwin test-arm64 vet fuzz bench clean \
+.PHONY: all build run test test-go test-noasm test-darwin test-arm64 vet fuzz bench clean \
 	frontend-deps frontend app app-server test-frontend test-app-e2e screenshots
 
 all: build
@@ -20,13 +20,18 @@ run: build
 	@test -f "$(MODEL)" || { echo "model $(MODEL) not found: set MODEL=path/to/model.gguf"; exit 1; }
 	$(BIN)/ruvllm chat -m "$(MODEL)"
 
-test: vet test-go test-darwin test-arm64 test-frontend test-app-e2e
+test: vet test-go test-noasm test-darwin test-arm64 test-frontend test-app-e2e
 
 vet:
 	$(GO) vet ./...
 
 test-go:
 	$(GO) test $(GOTESTFLAGS) ./...
+
+# The pure-Go references, which the SIMD kernels are tested against, must
+# pass on their own too: the noasm tag leaves the assembly out.
+test-noasm:
+	$(GO) test $(GOTESTFLAGS) -tags noasm ./engine/quant/ ./engine/compute/...
 
 # Every package that builds without cgo must build for darwin/arm64; cgo
 # packages are type-checked with FakeImportC by tools/darwincheck.

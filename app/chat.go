@@ -309,10 +309,11 @@ func (a *App) stream(ctx context.Context, c *ipc.Client, store convStore, conv i
 	}
 	a.recordReply(ReplyStat{ConversationID: conv.ID, CompletionID: id, Model: req.Model, Time: msg.Time, ReplyStats: stats})
 	done := ChatDone{ConversationID: conv.ID, CompletionID: id, Message: msg, Stats: stats, FinishReason: finish}
-	a.emit(EventChatDone, done)
+	// The trace line first: whoever sees chat:done may read the trace.
 	if a.trace != nil {
 		a.trace.Reply(done, lastUser(conv))
 	}
+	a.emit(EventChatDone, done)
 }
 
 // lastUser is the text of the conversation's last user message.

@@ -419,11 +419,13 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
+	// Subscribe before answering, so a client that has the response
+	// headers misses no event published after them.
+	ch := s.events.Subscribe(r.Context())
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	fl.Flush()
-	ch := s.events.Subscribe(r.Context())
 	tick := time.NewTicker(15 * time.Second)
 	defer tick.Stop()
 	for {

@@ -107,7 +107,10 @@ type Feedback struct {
 	Model    string       `json:"model,omitempty"`
 	Adapters []AdapterRef `json:"adapters,omitempty"`
 	Prompt   []Message    `json:"prompt,omitempty"`
-	Answer   string       `json:"answer,omitempty"`
+	// PromptText is the raw prompt of a text completion (/v1/completions,
+	// raw /api/generate), which has no messages.
+	PromptText string `json:"prompt_text,omitempty"`
+	Answer     string `json:"answer,omitempty"`
 }
 
 // FeedbackList answers GET /v1/feedback, newest first.

@@ -106,6 +106,9 @@ type OllamaChatResponse struct {
 	Done       bool    `json:"done"`
 	DoneReason string  `json:"done_reason,omitempty"`
 	OllamaMetrics
+	// RequestID (a ruvllm extension, on the final object) names the reply
+	// in POST /v1/feedback.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // OllamaGenerateResponse is one NDJSON line of /api/generate.
@@ -116,6 +119,9 @@ type OllamaGenerateResponse struct {
 	Done       bool   `json:"done"`
 	DoneReason string `json:"done_reason,omitempty"`
 	OllamaMetrics
+	// RequestID (a ruvllm extension, on the final object) names the reply
+	// in POST /v1/feedback.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // OllamaModelDetails describes a model in /api/tags and /api/ps.

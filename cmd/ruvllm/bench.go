@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/internal/backends"
 	"github.com/ruvllm/ruvllm/internal/servebench"
 	"github.com/ruvllm/ruvllm/ipc"
 )
@@ -20,6 +21,7 @@ func newBenchCmd() *cobra.Command {
 		o       llm.BenchOptions
 		threads int
 		asJSON  bool
+		backend string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench -m FILE.gguf [-p 512] [-n 128] [-t THREADS] [-r REPS]",
@@ -30,7 +32,11 @@ func newBenchCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: max(o.PromptTokens, o.GenTokens) + 16, BatchSize: max(o.PromptTokens, 1), Sequences: 1})
+			newBackend, err := backends.Factory(backend, threads)
+			if err != nil {
+				return err
+			}
+			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: max(o.PromptTokens, o.GenTokens) + 16, BatchSize: max(o.PromptTokens, 1), Sequences: 1, NewBackend: newBackend})
 			if err != nil {
 				return err
 			}
@@ -43,7 +49,7 @@ func newBenchCmd() *cobra.Command {
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{
 					"model": info.Name, "file_type": info.FileType, "size_bytes": info.FileSize,
-					"parameters": info.Parameters, "backend": "cpu", "threads": m.Threads(), "results": figs,
+					"parameters": info.Parameters, "backend": m.Backend(), "threads": m.Threads(), "results": figs,
 				})
 			}
 			w := cmd.OutOrStdout()
@@ -51,7 +57,7 @@ func newBenchCmd() *cobra.Command {
 			fmt.Fprintf(w, "| %-32s | %9s | %8s | %-7s | %7s | %8s | %20s |\n", "---", "---:", "---:", "---", "---:", "---:", "---:")
 			for _, f := range figs {
 				fmt.Fprintf(w, "| %-32s | %6.2f MiB | %6.2f M | %-7s | %7d | %8s | %12.2f ± %5.2f |\n",
-					info.Name, float64(info.FileSize)/(1<<20), float64(info.Parameters)/1e6, "cpu", m.Threads(), f.Test, f.Mean, f.Stddev)
+					info.Name, float64(info.FileSize)/(1<<20), float64(info.Parameters)/1e6, m.Backend(), m.Threads(), f.Test, f.Mean, f.Stddev)
 			}
 			return nil
 		},
@@ -63,6 +69,7 @@ func newBenchCmd() *cobra.Command {
 	f.IntVarP(&o.Reps, "reps", "r", 5, "repetitions")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
+	backends.Flag(f, &backend)
 	cmd.AddCommand(newBenchServeCmd())
 	return cmd
 }

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -89,116 +86,6 @@ func newDaemonCmd() *cobra.Command {
 	o.RegisterFlags(cmd.Flags())
 	serve.RegisterFlags(&o, cmd.Flags())
 	return cmd
-}
-
-func newChatCmd() *cobra.Command {
-	var model, system string
-	var temp float32
-	cmd := &cobra.Command{
-		Use:   "chat [-m MODEL]",
-		Short: "Chat with a model through the daemon (starting it if needed)",
-		Long: "chat is an interactive REPL. Commands: /system TEXT sets the system prompt, /clear forgets the\n" +
-			"conversation, /bye quits. If no daemon is running, it starts ruvllmd in the background.",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			var dargs []string
-			if model != "" {
-				dargs = []string{"--model", model}
-			}
-			c, err := connect(ctx, true, dargs...)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			return chatREPL(ctx, c, model, system, temp, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
-	}
-	cmd.Flags().StringVarP(&model, "model", "m", "", "model name or .gguf path (default: the daemon's default model)")
-	cmd.Flags().StringVar(&system, "system", "", "system prompt")
-	cmd.Flags().Float32Var(&temp, "temp", 0.7, "temperature")
-	return cmd
-}
-
-func chatREPL(ctx context.Context, c *ipc.Client, model, system string, temp float32, in io.Reader, out, errw io.Writer) error {
-	var history []ipc.Message
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	interactive := isTerminal(in)
-	for {
-		if interactive {
-			fmt.Fprint(out, ">>> ")
-		}
-		if !sc.Scan() {
-			return sc.Err()
-		}
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case line == "":
-			continue
-		case line == "/bye" || line == "/exit":
-			return nil
-		case line == "/clear":
-			history = nil
-			fmt.Fprintln(errw, "(conversation cleared)")
-			continue
-		case strings.HasPrefix(line, "/system"):
-			system = strings.TrimSpace(strings.TrimPrefix(line, "/system"))
-			fmt.Fprintln(errw, "(system prompt set)")
-			continue
-		case strings.HasPrefix(line, "/"):
-			fmt.Fprintln(errw, "commands: /system TEXT, /clear, /bye")
-			continue
-		}
-		history = append(history, ipc.Message{Role: "user", Content: line})
-		msgs := history
-		if system != "" {
-			msgs = append([]ipc.Message{{Role: "system", Content: system}}, history...)
-		}
-		req := ipc.ChatCompletionRequest{Model: model, Messages: msgs}
-		req.Temperature = &temp
-		req.MaxTokens = 512
-		var answer strings.Builder
-		var usage *ipc.Usage
-		start := time.Now()
-		var first time.Duration
-		err := c.ChatStream(ctx, req, func(ch ipc.ChatCompletionChunk) error {
-			if ch.Usage != nil {
-				usage = ch.Usage
-			}
-			for _, choice := range ch.Choices {
-				if choice.Delta.Content != "" && first == 0 {
-					first = time.Since(start)
-				}
-				answer.WriteString(choice.Delta.Content)
-				fmt.Fprint(out, choice.Delta.Content)
-			}
-			return nil
-		})
-		fmt.Fprintln(out)
-		if err != nil {
-			history = history[:len(history)-1]
-			fmt.Fprintln(errw, "error:", err)
-			continue
-		}
-		history = append(history, ipc.Message{Role: "assistant", Content: answer.String()})
-		if usage != nil && interactive {
-			cached := 0
-			if usage.PromptTokensDetails != nil {
-				cached = usage.PromptTokensDetails.CachedTokens
-			}
-			fmt.Fprintf(errw, "(%d prompt tokens, %d cached, %d generated, first token %.0f ms)\n",
-				usage.PromptTokens, cached, usage.CompletionTokens, float64(first.Microseconds())/1000)
-		}
-	}
-}
-
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func newPsCmd() *cobra.Command {

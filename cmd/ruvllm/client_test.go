@@ -25,14 +25,45 @@ import (
 // runCLI runs one subcommand in process and returns its stdout and stderr.
 func runCLI(t *testing.T, cmd *cobra.Command, args ...string) (string, string, error) {
 	t.Helper()
+	return runCLIIn(t, strings.NewReader(""), cmd, args...)
+}
+
+// runCLIIn is runCLI with in as standard input.
+func runCLIIn(t *testing.T, in io.Reader, cmd *cobra.Command, args ...string) (string, string, error) {
+	t.Helper()
 	root := &cobra.Command{Use: "ruvllm", SilenceUsage: true, SilenceErrors: true}
 	root.AddCommand(cmd)
 	var out, errw bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errw)
+	root.SetIn(in)
 	root.SetArgs(append([]string{cmd.Name()}, args...))
 	err := root.ExecuteContext(context.Background())
 	return out.String(), errw.String(), err
+}
+
+// startDaemon serves o in process on a socket in dir (state, models and
+// cache under dir too), points the CLI at it and stops it when t ends.
+func startDaemon(t *testing.T, dir string, o serve.Options) {
+	t.Helper()
+	sock := filepath.Join(dir, "s.sock")
+	t.Setenv(ipc.EnvSocket, sock)
+	o.Config = daemon.Config{SocketPath: sock, StateDir: filepath.Join(dir, "state"), ModelsDir: filepath.Join(dir, "models"),
+		CacheDir: filepath.Join(dir, "cache"), Threads: 1, Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve.Run(ctx, o) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if c, err := ipc.Dial(context.Background()); err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("daemon did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // TestClientCommandsAgainstDaemon drives pull, models, run --remote, ps
@@ -43,7 +74,7 @@ func TestClientCommandsAgainstDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	t.Cleanup(func() { os.RemoveAll(dir) }) // after the daemon stops
 	src := filepath.Join(dir, "src.gguf")
 	o := testmodel.DefaultOptions()
 	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 512
@@ -60,24 +91,7 @@ func TestClientCommandsAgainstDaemon(t *testing.T) {
 	}))
 	defer reg.Close()
 
-	sock := filepath.Join(dir, "s.sock")
-	t.Setenv(ipc.EnvSocket, sock)
-	cfg := daemon.Config{SocketPath: sock, StateDir: filepath.Join(dir, "state"), ModelsDir: filepath.Join(dir, "models"),
-		CacheDir: filepath.Join(dir, "cache"), Threads: 1, Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve.Run(ctx, serve.Options{Config: cfg, KeepAlive: time.Minute, MaxLoaded: 1}) }()
-	defer func() { cancel(); <-done }()
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if c, err := ipc.Dial(context.Background()); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("daemon did not start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	startDaemon(t, dir, serve.Options{KeepAlive: time.Minute, MaxLoaded: 1})
 
 	out, errOut, err := runCLI(t, newPullCmd(), "--registry", reg.URL, "Org/Tiny-GGUF/Tiny-Qwen2-F32.gguf")
 	if err != nil || strings.TrimSpace(out) != "tiny-qwen2-f32" || !strings.Contains(errOut, "success") {

@@ -25,6 +25,8 @@ func main() {
 		newTestmodelCmd(),
 		newDaemonCmd(),
 		newChatCmd(),
+		newConversationsCmd(),
+		newFeedbackCmd(),
 		newPsCmd(),
 		newModelsCmd(),
 		newCacheCmd(),
@@ -33,6 +35,7 @@ func main() {
 		newRmCmd(),
 		newServiceCmd(),
 		newTokenizeCmd(),
+		newBackendsCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/internal/backends"
 )
 
 // genFlags are the sampling and length flags shared by run and bench.
@@ -51,6 +52,7 @@ func newRunCmd() *cobra.Command {
 		threads int
 		ctxLen  int
 		remote  bool
+		backend string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--remote] -m MODEL -p TEXT",
@@ -61,13 +63,20 @@ func newRunCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			if remote {
+				if cmd.Flags().Changed("backend") {
+					return errors.New("--backend applies to in-process runs; with --remote the daemon's --backend decides")
+				}
 				return runRemote(ctx, cmd, g, path, asChat, system, asJSON)
 			}
 			if path == "" {
 				return errors.New("missing -m FILE.gguf")
 			}
+			newBackend, err := backends.Factory(backend, threads)
+			if err != nil {
+				return err
+			}
 			loadStart := time.Now()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: ctxLen})
+			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend})
 			if err != nil {
 				return err
 			}
@@ -94,6 +103,7 @@ func newRunCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of streaming")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.IntVar(&ctxLen, "ctx", 0, "context length (0: the model's, at most 4096)")
+	backends.Flag(f, &backend)
 	return cmd
 }
 
@@ -161,6 +171,7 @@ func newPerplexityCmd() *cobra.Command {
 		path, file string
 		ctxLen     int
 		threads    int
+		backend    string
 	)
 	cmd := &cobra.Command{
 		Use:   "perplexity -m FILE.gguf -f TEXTFILE",
@@ -173,9 +184,13 @@ func newPerplexityCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			newBackend, err := backends.Factory(backend, threads)
+			if err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: max(ctxLen, 0)})
+			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend})
 			if err != nil {
 				return err
 			}
@@ -198,5 +213,6 @@ func newPerplexityCmd() *cobra.Command {
 	f.StringVarP(&file, "file", "f", "", "text file to score")
 	f.IntVar(&ctxLen, "ctx", 512, "chunk size in tokens")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
+	backends.Flag(f, &backend)
 	return cmd
 }

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/daemon/store"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -71,6 +73,7 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.Handle("POST /api/embed", http.HandlerFunc(a.ollamaEmbed))
 	srv.Handle("POST /api/pull", http.HandlerFunc(a.ollamaPull))
 	srv.Handle("DELETE /api/delete", http.HandlerFunc(a.ollamaDelete))
+	a.registerConversations()
 	return a
 }
 
@@ -93,6 +96,13 @@ type runSpec struct {
 	onStart func(name string)
 	// adapters are the LoRA adapters the request names.
 	adapters []ipc.AdapterRef
+	// id is the completion id the client sees; it is also the id of the
+	// request-log record and of the stored exchange that feedback names.
+	id string
+	// retryNoTemplate marks a run whose llm.ErrNoTemplate failure the
+	// caller retries as a raw prompt under the same id: that failure is
+	// not counted or logged, so the id names one record.
+	retryNoTemplate bool
 }
 
 type runResult struct {
@@ -119,8 +129,15 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	if s.onStart != nil {
 		s.onStart(h.Name)
 	}
-	res, err := h.Model.Generate(ctx, s.req, s.onToken)
+	var answer strings.Builder
+	res, err := h.Model.Generate(ctx, s.req, func(t llm.Token) error {
+		answer.WriteString(t.Text)
+		return s.onToken(t)
+	})
 	out.res = res
+	if s.retryNoTemplate && errors.Is(err, llm.ErrNoTemplate) {
+		return out, err
+	}
 	status := "ok"
 	switch {
 	case err != nil && (errors.Is(err, context.Canceled) || ctx.Err() != nil):
@@ -135,8 +152,11 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	if res.CompletionTokens > 0 {
 		a.ttft.Observe(res.Timings.TTFT.Seconds())
 	}
+	if s.id == "" {
+		s.id = newID("req-")
+	}
 	rec := ipc.RequestRecord{
-		ID: newID("req-"), Time: start.UTC(), Client: clientName(r), Model: h.Name, Endpoint: s.endpoint,
+		ID: s.id, Time: start.UTC(), Client: clientName(r), Model: h.Name, Endpoint: s.endpoint,
 		PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, CompletionTokens: res.CompletionTokens,
 		TTFTMillis: float64(res.Timings.TTFT.Microseconds()) / 1000, Status: status,
 	}
@@ -146,13 +166,29 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	if err != nil {
 		rec.Error = err.Error()
 	}
-	// Log with a fresh context: a cancelled request is still recorded.
-	if lerr := a.srv.Store().LogRequest(context.Background(), rec); lerr != nil {
+	// Log with a fresh context: a cancelled request is still recorded, and
+	// so is what it answered so far, since a stopped reply can be rated.
+	var lerr error
+	if status == "error" {
+		lerr = a.srv.Store().LogRequest(context.Background(), rec)
+	} else {
+		ex := store.Exchange{ID: s.id, Time: rec.Time, Endpoint: s.endpoint, Model: h.Name, Adapters: s.adapters,
+			PromptText: s.req.Prompt, Answer: answer.String()}
+		for _, m := range s.req.Messages {
+			ex.Prompt = append(ex.Prompt, ipc.Message{Role: m.Role, Content: m.Content})
+		}
+		lerr = a.srv.Store().LogCompletion(context.Background(), rec, ex)
+	}
+	if lerr != nil {
 		a.log.Error("request log", "err", lerr)
 	}
 	a.srv.Events().Publish("request.finished", rec)
 	return out, err
 }
+
+// RequestIDHeader carries the completion id on every generation response,
+// so clients of any protocol can name the reply in POST /v1/feedback.
+const RequestIDHeader = "X-Ruvllm-Request-Id"
 
 func clientName(r *http.Request) string {
 	if c := r.Header.Get("X-Ruvllm-Client"); c != "" {
@@ -170,7 +206,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &re):
 		return re.status
-	case errors.Is(err, models.ErrNotFound):
+	case errors.Is(err, models.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, models.ErrLoadFailed):
 		return http.StatusServiceUnavailable

@@ -40,6 +40,7 @@ type fakeModel struct {
 
 	mu         sync.Mutex
 	last       llm.Request
+	noTemplate bool     // refuse chat requests like a model without a chat template
 	cancelSeen chan int // tokens emitted after ctx was done, once per cancelled request
 }
 
@@ -56,7 +57,11 @@ func (f *fakeModel) lastRequest() llm.Request {
 func (f *fakeModel) Generate(ctx context.Context, req llm.Request, onToken func(llm.Token) error) (llm.Result, error) {
 	f.mu.Lock()
 	f.last = req
+	noTemplate := f.noTemplate
 	f.mu.Unlock()
+	if noTemplate && len(req.Messages) > 0 {
+		return llm.Result{}, llm.ErrNoTemplate
+	}
 	start := time.Now()
 	res := llm.Result{PromptTokens: 10 + len(req.Messages), CachedTokens: 4, FinishReason: llm.FinishStop}
 	if f.fail {

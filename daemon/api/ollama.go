@@ -121,7 +121,9 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	var name string
 	nd := &ndjson{w: w}
 	var text []byte
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options),
+	id := newID("req-")
+	w.Header().Set(RequestIDHeader, id)
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options), id: id,
 		onStart: func(n string) { name = n },
 		onToken: func(t llm.Token) error {
 			if !stream {
@@ -142,7 +144,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	final := ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: string(text)},
-		Done: true, DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start))}
+		Done: true, DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id}
 	if stream {
 		final.Message.Content = ""
 		nd.send(final)
@@ -191,8 +193,11 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	var name string
 	nd := &ndjson{w: w}
 	var text []byte
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options),
-		onStart: func(n string) { name = n },
+	id := newID("req-")
+	w.Header().Set(RequestIDHeader, id)
+	spec := runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options), id: id,
+		retryNoTemplate: !body.Raw,
+		onStart:         func(n string) { name = n },
 		onToken: func(t llm.Token) error {
 			if !stream {
 				text = append(text, t.Text...)
@@ -202,22 +207,12 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 				return nil
 			}
 			return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: t.Text})
-		}})
+		}}
+	out, err := a.run(r.Context(), r, spec)
 	if err != nil && isNoTemplate(err) && !body.Raw {
 		// A model without a chat template completes the raw prompt.
-		req.Messages, req.Prompt = nil, body.Prompt
-		out, err = a.run(r.Context(), r, runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options),
-			onStart: func(n string) { name = n },
-			onToken: func(t llm.Token) error {
-				if !stream {
-					text = append(text, t.Text...)
-					return nil
-				}
-				if t.Text == "" {
-					return nil
-				}
-				return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: t.Text})
-			}})
+		spec.req.Messages, spec.req.Prompt, spec.retryNoTemplate = nil, body.Prompt, false
+		out, err = a.run(r.Context(), r, spec)
 	}
 	if err != nil {
 		if !nd.started {
@@ -228,7 +223,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	final := ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: string(text), Done: true,
-		DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start))}
+		DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id}
 	if stream {
 		final.Response = ""
 		nd.send(final)

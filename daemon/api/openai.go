@@ -113,6 +113,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		req.TopLogprobs = body.TopLogprobs
 	}
 	id, created := newID("chatcmpl-"), time.Now().Unix()
+	w.Header().Set(RequestIDHeader, id)
 	if !body.Stream {
 		a.chatOnce(w, r, body, req, id, created)
 		return
@@ -125,7 +126,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name,
 			Choices: []ipc.ChunkChoice{{Delta: d, Logprobs: lp, FinishReason: finish}}}
 	}
-	spec := runSpec{endpoint: "chat.completions", model: body.Model, req: req, adapters: body.Adapters,
+	spec := runSpec{endpoint: "chat.completions", model: body.Model, req: req, adapters: body.Adapters, id: id,
 		onStart: func(n string) {
 			handleModel(n)
 			model = a.models.Models()[n]
@@ -166,7 +167,7 @@ func (a *API) chatOnce(w http.ResponseWriter, r *http.Request, body ipc.ChatComp
 	var text []byte
 	var lps []ipc.TokenLogprob
 	var model models.Model
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "chat.completions", model: body.Model, req: req, adapters: body.Adapters,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "chat.completions", model: body.Model, req: req, adapters: body.Adapters, id: id,
 		onStart: func(n string) { model = a.models.Models()[n] },
 		onToken: func(t llm.Token) error {
 			text = append(text, t.Text...)
@@ -211,6 +212,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		req.Logprobs, req.TopLogprobs = true, body.Logprobs
 	}
 	id, created := newID("cmpl-"), time.Now().Unix()
+	w.Header().Set(RequestIDHeader, id)
 	var name string
 	var model models.Model
 	onStart := func(n string) { name, model = n, a.models.Models()[n] }
@@ -232,7 +234,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	if !body.Stream {
 		var text []byte
 		var lp *ipc.CompletionLogprobs
-		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters, onStart: onStart,
+		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters, id: id, onStart: onStart,
 			onToken: func(t llm.Token) error {
 				lp = logprobsOf(t, len(text), lp)
 				text = append(text, t.Text...)
@@ -248,7 +250,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
 	offset := 0
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters, id: id,
 		onStart: func(n string) { onStart(n); sse.start() },
 		onToken: func(t llm.Token) error {
 			lp := logprobsOf(t, offset, nil)

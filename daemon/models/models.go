@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/prefix"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -64,6 +65,9 @@ type Options struct {
 	KeepAlive time.Duration // default keep-alive (default 5m; negative: forever)
 	MaxLoaded int           // models held at once (default 1)
 	Threads   int
+	// NewBackend, when set, creates each loaded model's compute backend
+	// (llm.Options.NewBackend); nil runs models on the CPU backend.
+	NewBackend func() (compute.Backend, error)
 	// Default is the model used when a request names none.
 	Default string
 	Events  Publisher
@@ -72,7 +76,8 @@ type Options struct {
 	SnapshotBlocks int
 	// Registry, when set, records pulled models and forgets removed ones.
 	Registry Registry
-	// Loader opens model files (default: llm.Load with Threads).
+	// Loader opens model files (default: llm.Load with Threads and
+	// NewBackend).
 	Loader Loader
 	// MemoryMargin is the free memory (bytes) a load must leave; before a
 	// load that would go below it, idle models are unloaded first
@@ -125,9 +130,9 @@ func New(o Options) *Manager {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Loader == nil {
-		threads, logger := o.Threads, o.Logger
+		threads, logger, newBackend := o.Threads, o.Logger, o.NewBackend
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
-			return llm.Load(ctx, path, llm.Options{Threads: threads, Logger: logger, Sequences: 4})
+			return llm.Load(ctx, path, llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend})
 		}
 	}
 	if o.MemoryMargin == 0 {

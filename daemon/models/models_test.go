@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/testmodel"
 )
 
 // stubModel is a loaded model that records its Close.
@@ -337,4 +340,42 @@ func FuzzParseMemAvailable(f *testing.F) {
 			t.Fatalf("negative %d", n)
 		}
 	})
+}
+
+// TestDefaultLoaderUsesNewBackend: the default loader hands NewBackend to
+// llm.Load, so the daemon's --backend reaches every model it loads.
+func TestDefaultLoaderUsesNewBackend(t *testing.T) {
+	dir := t.TempDir()
+	o := testmodel.DefaultOptions()
+	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "llama", 1, 32, 2, 2, 64, 256
+	if err := testmodel.Write(context.Background(), o, filepath.Join(dir, "tiny.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	var opened atomic.Int32
+	boom := errors.New("device lost")
+	m := New(Options{Dir: dir, Threads: 1, NewBackend: func() (compute.Backend, error) {
+		opened.Add(1)
+		return nil, boom
+	}})
+	defer m.Close(context.Background())
+	if _, err := m.Acquire(context.Background(), "tiny", nil); !errors.Is(err, boom) {
+		t.Fatalf("Acquire with a failing backend: %v, want %v", err, boom)
+	}
+	if opened.Load() != 1 {
+		t.Errorf("NewBackend called %d times, want 1", opened.Load())
+	}
+
+	m2 := New(Options{Dir: dir, Threads: 1, NewBackend: func() (compute.Backend, error) {
+		opened.Add(1)
+		return cpu.New(cpu.Options{Threads: 1}), nil
+	}})
+	defer m2.Close(context.Background())
+	h, err := m2.Acquire(context.Background(), "tiny", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Release()
+	if opened.Load() != 2 {
+		t.Errorf("NewBackend called %d times in all, want 2", opened.Load())
+	}
 }

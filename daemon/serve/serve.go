@@ -15,6 +15,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/api"
 	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/internal/backends"
 )
 
 // Options adds model settings to the server configuration.
@@ -28,6 +29,9 @@ type Options struct {
 	MaxLoaded int
 	// AdapterBudget bounds the memory of loaded LoRA adapters (0: 1 GiB).
 	AdapterBudget int64
+	// Backend names the compute backend models run on (internal/backends:
+	// "cpu", the default, or "metal" on macOS).
+	Backend string
 }
 
 // Run serves until ctx is cancelled.
@@ -35,12 +39,17 @@ func Run(ctx context.Context, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	// A backend this platform lacks fails before the socket is taken.
+	newBackend, err := backends.Factory(o.Backend, o.Threads)
+	if err != nil {
+		return fmt.Errorf("ruvllmd: %w", err)
+	}
 	srv, err := daemon.New(o.Config)
 	if err != nil {
 		return err
 	}
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
-		Threads: o.Threads, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store()})
+		Threads: o.Threads, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store()})
 	a := api.Register(srv, mgr)
 	srv.OnShutdown(mgr.Close)
 	// The registry lives in a hidden folder inside the drop folder: the
@@ -97,4 +106,5 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.BoolVar(&o.Preload, "preload", true, "load the default model at start")
 	f.DurationVar(&o.KeepAlive, "keep-alive", 5*time.Minute, "how long an idle model stays loaded (negative: forever)")
 	f.IntVar(&o.MaxLoaded, "max-loaded", 1, "models held in memory at once")
+	backends.Flag(f, &o.Backend)
 }

@@ -1,6 +1,6 @@
 // Package store is ruvllmd's durable state: one bbolt file (state.db) with
-// settings, the model registry, the request log and buckets for later
-// features. Every write is one transaction, so a daemon killed at any
+// settings, the model registry, the request log, conversations, the recent
+// exchanges (prompt and answer of each completion) and feedback. Every write is one transaction, so a daemon killed at any
 // moment leaves every committed record intact.
 package store
 
@@ -29,8 +29,9 @@ const (
 
 // DB is the state database. It is safe for concurrent use.
 type DB struct {
-	db         *bolt.DB
-	maxRecords int
+	db           *bolt.DB
+	maxRecords   int
+	maxExchanges int
 }
 
 // Open opens (creating if needed) the database at path. A second daemon
@@ -43,9 +44,9 @@ func Open(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db := &DB{db: b, maxRecords: 10000}
+	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges}
 	err = b.Update(func(tx *bolt.Tx) error {
-		for _, name := range []string{Settings, Models, Requests} {
+		for _, name := range []string{Settings, Models, Requests, Conversations, convByUpdate, Exchanges, exchangesSeq, Feedback, feedbackByRequest} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
@@ -135,29 +136,31 @@ func (d *DB) LogRequest(ctx context.Context, r ipc.RequestRecord) error {
 	}
 	// Batch coalesces concurrent writers into one commit (one fsync); it
 	// returns only after the record is durable.
-	return d.db.Batch(func(tx *bolt.Tx) error {
-		bk := tx.Bucket([]byte(Requests))
-		seq, err := bk.NextSequence()
-		if err != nil {
+	return d.db.Batch(func(tx *bolt.Tx) error { return d.logRequestTx(tx, b) })
+}
+
+// logRequestTx appends the encoded record b to the request log in tx.
+func (d *DB) logRequestTx(tx *bolt.Tx, b []byte) error {
+	bk := tx.Bucket([]byte(Requests))
+	seq, err := bk.NextSequence()
+	if err != nil {
+		return err
+	}
+	if err := bk.Put(binary.BigEndian.AppendUint64(nil, seq), b); err != nil {
+		return err
+	}
+	// Keys are consecutive sequence numbers, so the count is the distance
+	// from the oldest one.
+	c := bk.Cursor()
+	for {
+		k, _ := c.First()
+		if k == nil || seq-binary.BigEndian.Uint64(k)+1 <= uint64(d.maxRecords) {
+			return nil
+		}
+		if err := c.Delete(); err != nil {
 			return err
 		}
-		if err := bk.Put(binary.BigEndian.AppendUint64(nil, seq), b); err != nil {
-			return err
-		}
-		// Keys are consecutive sequence numbers, so the count is the
-		// distance from the oldest one.
-		c := bk.Cursor()
-		for {
-			k, _ := c.First()
-			if k == nil || seq-binary.BigEndian.Uint64(k)+1 <= uint64(d.maxRecords) {
-				break
-			}
-			if err := c.Delete(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
 }
 
 // RecentRequests returns up to limit records, newest first.

@@ -48,6 +48,11 @@ type Options struct {
 	NoPrefixCache bool
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
+	// NewBackend, when set, creates the compute backend the model runs on;
+	// nil selects the CPU backend with Threads threads. The binaries wire
+	// accelerator backends (metal) in through it, so engine never imports
+	// them. Model.Close calls the backend's Close method if it has one.
+	NewBackend func() (compute.Backend, error)
 }
 
 // blockSize is the number of positions per KV block.
@@ -63,7 +68,7 @@ type Model struct {
 	tmpl    chat.Template
 	hasTmpl bool
 	net     model.Model
-	backend *cpu.Backend
+	backend compute.Backend
 	kv      compute.KVStore
 	pool    *kv.Pool
 	opts    Options
@@ -113,10 +118,13 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := cpu.New(cpu.Options{Threads: o.Threads})
+	b, err := newBackend(o)
+	if err != nil {
+		return nil, err
+	}
 	net, err := model.Load(f, b)
 	if err != nil {
-		b.Close()
+		closeBackend(b)
 		return nil, err
 	}
 	cfg := net.Config()
@@ -131,7 +139,7 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim, Type: o.KVType,
 	})
 	if err != nil {
-		b.Close()
+		closeBackend(b)
 		return nil, err
 	}
 	m := &Model{
@@ -204,8 +212,37 @@ func (m *Model) Info() Info { return m.info }
 // Tokenizer returns the model's tokenizer.
 func (m *Model) Tokenizer() *tokenizer.Tokenizer { return m.tok }
 
-// Threads is the number of CPU threads the model computes with.
-func (m *Model) Threads() int { return m.backend.Threads() }
+// Threads is the number of CPU threads the model computes with (for an
+// accelerator backend, the threads of its CPU fallback; 0 if it has none).
+func (m *Model) Threads() int {
+	if t, ok := m.backend.(interface{ Threads() int }); ok {
+		return t.Threads()
+	}
+	return 0
+}
+
+// Backend names the compute backend the model runs on ("cpu", "metal").
+func (m *Model) Backend() string { return m.backend.Name() }
+
+// newBackend creates the backend Options select.
+func newBackend(o Options) (compute.Backend, error) {
+	if o.NewBackend == nil {
+		return cpu.New(cpu.Options{Threads: o.Threads}), nil
+	}
+	b, err := o.NewBackend()
+	if err != nil {
+		return nil, fmt.Errorf("compute backend: %w", err)
+	}
+	return b, nil
+}
+
+// closeBackend stops a backend that holds resources (worker threads,
+// device handles).
+func closeBackend(b compute.Backend) {
+	if c, ok := b.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
 
 // Config returns the model's hyperparameters.
 func (m *Model) Config() model.Config { return m.net.Config() }
@@ -217,7 +254,7 @@ func (m *Model) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.closed = true
-	m.backend.Close()
+	closeBackend(m.backend)
 	return m.file.Close()
 }
 

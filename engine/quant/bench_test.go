@@ -5,29 +5,48 @@ import (
 	"testing"
 )
 
-// BenchmarkVecDot measures every weight format's dot product on a row of
-// 4096 values; the reported throughput is weight bytes per second.
-func BenchmarkVecDot(b *testing.B) {
+// BenchmarkDot measures every weight format's dot product on a row of 4096
+// values: "ref" the pure-Go reference, "kernel" DotFor's choice (a SIMD
+// kernel where Accelerated lists the type, else the reference again) and
+// "multi4" MultiDotFor's on 4 activation rows. The throughput is weight
+// bytes per second, each weight row counted once per call.
+func BenchmarkDot(b *testing.B) {
 	const n = 4096
 	r := rand.New(rand.NewPCG(5, 5))
-	w, a := randRow(r, n, 0.5), randRow(r, n, 2)
+	w := randRow(r, n, 0.5)
 	for _, typ := range dotTypes {
 		wb := make([]byte, must(typ.RowBytes(n)))
 		if err := Quantize(typ, wb, w); err != nil {
 			b.Fatal(err)
 		}
 		vt := VecDotType(typ)
-		ab := make([]byte, must(vt.RowBytes(n)))
+		stride := must(vt.RowBytes(n))
+		ab := make([]byte, MaxMultiRows*stride)
 		q, err := QuantizeRowFor(vt)
 		if err != nil {
 			b.Fatal(err)
 		}
-		q(ab, a)
+		for i := 0; i < MaxMultiRows; i++ {
+			q(ab[i*stride:(i+1)*stride], randRow(r, n, 2))
+		}
 		dot, err := DotFor(typ)
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(typ.String(), func(b *testing.B) {
+		multi, err := MultiDotFor(typ)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ref := formats[typ].dot
+		b.Run(typ.String()+"/ref", func(b *testing.B) {
+			b.SetBytes(int64(len(wb)))
+			var s float32
+			for b.Loop() {
+				s += ref(n, wb, ab)
+			}
+			sink = s
+		})
+		b.Run(typ.String()+"/kernel", func(b *testing.B) {
 			b.SetBytes(int64(len(wb)))
 			var s float32
 			for b.Loop() {
@@ -35,7 +54,59 @@ func BenchmarkVecDot(b *testing.B) {
 			}
 			sink = s
 		})
+		b.Run(typ.String()+"/multi4", func(b *testing.B) {
+			b.SetBytes(int64(len(wb)))
+			var dst [MaxMultiRows]float32
+			for b.Loop() {
+				multi(n, wb, ab, stride, dst[:])
+			}
+			sink = dst[0]
+		})
 	}
 }
 
 var sink float32
+
+// BenchmarkDotISA compares the kernel instruction sets of this CPU on the
+// types whose kernels differ between them (Q8_0 and Q4_0 use VNNI where
+// the CPU has it), single-row and on 4 rows, in weight bytes per second.
+func BenchmarkDotISA(b *testing.B) {
+	isas := testISAs()
+	if len(isas) < 2 {
+		b.Skip("one kernel instruction set on this CPU")
+	}
+	defer setISA(isas[len(isas)-1])
+	const n = 4096
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, typ := range []Type{Q8_0, Q4_0} {
+		wb := make([]byte, must(typ.RowBytes(n)))
+		if err := Quantize(typ, wb, randRow(r, n, 0.5)); err != nil {
+			b.Fatal(err)
+		}
+		stride := must(Q8_0.RowBytes(n))
+		ab := make([]byte, MaxMultiRows*stride)
+		for i := 0; i < MaxMultiRows; i++ {
+			quantizeActQ8_0(ab[i*stride:(i+1)*stride], randRow(r, n, 2))
+		}
+		for _, isa := range isas {
+			setISA(isa)
+			dot, multi := accelerated[typ], acceleratedMulti[typ]
+			b.Run(typ.String()+"/"+isa, func(b *testing.B) {
+				b.SetBytes(int64(len(wb)))
+				var s float32
+				for b.Loop() {
+					s += dot(n, wb, ab)
+				}
+				sink = s
+			})
+			b.Run(typ.String()+"/"+isa+"-multi4", func(b *testing.B) {
+				b.SetBytes(int64(len(wb)))
+				var dst [MaxMultiRows]float32
+				for b.Loop() {
+					multi(n, wb, ab, stride, dst[:])
+				}
+				sink = dst[0]
+			})
+		}
+	}
+}

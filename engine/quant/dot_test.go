@@ -2,6 +2,7 @@ package quant
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 )
@@ -130,6 +131,10 @@ func TestQ4_KDotMatchesLanes(t *testing.T) {
 // The references follow llama.cpp's AVX2 reduction order, so the kernels
 // must agree bit for bit.
 func TestAcceleratedMatchesReference(t *testing.T) {
+	forEachISA(t, testAcceleratedMatchesReference)
+}
+
+func testAcceleratedMatchesReference(t *testing.T) {
 	types, isa := Accelerated()
 	t.Logf("kernels: %s %v", isa, types)
 	rng := rand.New(rand.NewPCG(3, 9))
@@ -140,6 +145,9 @@ func TestAcceleratedMatchesReference(t *testing.T) {
 		act := activationEncoder(t, f.vecDot)
 		for iter := 0; iter < 200; iter++ {
 			n := bs * (1 + rng.IntN(24))
+			if bs == 1 {
+				n = 1 + rng.IntN(300) // float formats: any length
+			}
 			x, y := make([]float32, n), make([]float32, n)
 			for i := range x {
 				x[i], y[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64()*3)
@@ -162,6 +170,22 @@ func TestAcceleratedMatchesReference(t *testing.T) {
 	}
 }
 
+// forEachISA runs f once per kernel instruction set this CPU has (AVX2
+// and the VNNI levels on amd64), selecting each in turn and the best one
+// again at the end; where there are none, once on the references.
+func forEachISA(t *testing.T, f func(t *testing.T)) {
+	isas := testISAs()
+	if len(isas) == 0 {
+		f(t)
+		return
+	}
+	defer setISA(isas[len(isas)-1])
+	for _, isa := range isas {
+		setISA(isa)
+		t.Run(isa, f)
+	}
+}
+
 // activationEncoder returns the activation encoder of typ or fails.
 func activationEncoder(t *testing.T, typ Type) RowFunc {
 	t.Helper()
@@ -178,6 +202,10 @@ func activationEncoder(t *testing.T, typ Type) RowFunc {
 // TestMultiDotMatchesSingle checks the multi-row kernel of every type with
 // a dot product against its single-row kernel, for 1 to MaxMultiRows rows.
 func TestMultiDotMatchesSingle(t *testing.T) {
+	forEachISA(t, testMultiDotMatchesSingle)
+}
+
+func testMultiDotMatchesSingle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 11))
 	for typ, f := range formats {
 		if f.dot == nil {
@@ -211,6 +239,144 @@ func TestMultiDotMatchesSingle(t *testing.T) {
 				if want := single(n, wb, a[r*stride:]); math.Float32bits(got[r]) != math.Float32bits(want) {
 					t.Fatalf("%s n=%d rows=%d row %d: multi %v, single %v", typ, n, rows, r, got[r], want)
 				}
+			}
+		}
+	}
+}
+
+// TestHalfKernelsAllValues runs the F16 and BF16 kernels on every 16-bit
+// pattern as a weight (infinities, NaNs and subnormals included), against
+// random activations, in dot products of 8 and 11 elements (whole groups
+// and a tail), and checks them against the references bit for bit.
+func TestHalfKernelsAllValues(t *testing.T) {
+	forEachISA(t, testHalfKernelsAllValues)
+}
+
+func testHalfKernelsAllValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, typ := range []Type{F16, BF16} {
+		fast, ref := accelerated[typ], formats[typ].dot
+		if fast == nil {
+			t.Skipf("%s: no kernel on this CPU", typ)
+		}
+		w := make([]byte, 2<<16)
+		for h := range 1 << 16 {
+			le.PutUint16(w[2*h:], uint16(h))
+		}
+		a := make([]byte, 2<<16)
+		if err := Quantize(typ, a, randRow(rng, 1<<16, 4)); err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		for _, n := range []int{8, 11} {
+			for i := 0; i+n <= 1<<16; i += 8 {
+				want, got := ref(n, w[2*i:], a[2*i:]), fast(n, w[2*i:], a[2*i:])
+				if math.Float32bits(want) != math.Float32bits(got) {
+					if bad++; bad <= 5 {
+						t.Errorf("%s n=%d weights %#04x...: kernel %v (%#08x), reference %v (%#08x)",
+							typ, n, i, got, math.Float32bits(got), want, math.Float32bits(want))
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFMA32RoundsOnce checks fma32 against a*b+c computed exactly and
+// rounded once to float32, on random operands and on sums whose float64
+// rounding lands on a float32 midpoint (where rounding twice errs).
+func TestFMA32RoundsOnce(t *testing.T) {
+	exact := func(a, b, c float32) float32 {
+		x := new(big.Float).SetPrec(200).SetFloat64(float64(a))
+		x.Mul(x, new(big.Float).SetFloat64(float64(b)))
+		x.Add(x, new(big.Float).SetFloat64(float64(c)))
+		f, _ := x.Float32()
+		return f
+	}
+	type abc struct{ a, b, c float32 }
+	cases := []abc{
+		// 2^24+3 - 2^-46 is below the midpoint 2^24+3 of 2^24+2 and 2^24+4,
+		// but rounds to it in float64, whose tie goes to 2^24+4.
+		{1 + 0x1p-23, 1 - 0x1p-23, 0x1p24 + 2},
+		{1 + 0x1p-23, 1 + 0x1p-23, 0x1p24 + 2},
+		{-(1 + 0x1p-23), 1 - 0x1p-23, -(0x1p24 + 2)},
+		{3, 0x1p-25, 1}, // exact tie
+	}
+	rng := rand.New(rand.NewPCG(13, 13))
+	for range 100000 {
+		c := float32(rng.NormFloat64() * 1e3)
+		// a product near half a float32 ulp of c, slightly off.
+		ulp := math.Nextafter32(abs32(c), float32(math.Inf(1))) - abs32(c)
+		a := ulp / 2 * float32(1+rng.IntN(7))
+		b := 1 + float32(rng.IntN(5)-2)*0x1p-23
+		cases = append(cases, abc{a, b, c}, abc{float32(rng.NormFloat64()), float32(rng.NormFloat64()), c})
+	}
+	for _, k := range cases {
+		if got, want := fma32(k.a, k.b, k.c), exact(k.a, k.b, k.c); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("fma32(%g, %g, %g) = %g, exact rounding %g", k.a, k.b, k.c, got, want)
+		}
+	}
+}
+
+// TestDotDoesNotAllocate checks that the dot products of every type, one
+// row and four, allocate nothing: they run once per output element of a
+// matrix product, and an escaping accumulator once cost an allocation per
+// call.
+func TestDotDoesNotAllocate(t *testing.T) {
+	const n = 512
+	for _, typ := range dotTypes {
+		vt := VecDotType(typ)
+		w := make([]byte, must(typ.RowBytes(n)))
+		stride := must(vt.RowBytes(n))
+		a := make([]byte, MaxMultiRows*stride)
+		dot, err := DotFor(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		multi, err := MultiDotFor(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dst [MaxMultiRows]float32
+		if got := testing.AllocsPerRun(20, func() { dst[0] = dot(n, w, a) }); got != 0 {
+			t.Errorf("%s: DotFor's kernel allocates %v times per call", typ, got)
+		}
+		if got := testing.AllocsPerRun(20, func() { multi(n, w, a, stride, dst[:]) }); got != 0 {
+			t.Errorf("%s: MultiDotFor's kernel allocates %v times per call", typ, got)
+		}
+	}
+}
+
+// TestAcceleratedRandomWeightBytes checks every kernel against its
+// reference on weight rows of random bytes, which reach every scale,
+// minimum and quant bit pattern (f16 infinities and NaNs included) that
+// the quantizers never produce. Activations come from their quantizer:
+// the 32-element kernels' sign trick needs quants in -127..127.
+func TestAcceleratedRandomWeightBytes(t *testing.T) {
+	forEachISA(t, testAcceleratedRandomWeightBytes)
+}
+
+func testAcceleratedRandomWeightBytes(t *testing.T) {
+	types, _ := Accelerated()
+	rng := rand.New(rand.NewPCG(17, 19))
+	for _, typ := range types {
+		f := formats[typ]
+		fast := accelerated[typ]
+		act := activationEncoder(t, f.vecDot)
+		for iter := 0; iter < 300; iter++ {
+			n := typ.BlockSize() * (1 + rng.IntN(8))
+			if typ.BlockSize() == 1 {
+				n = 1 + rng.IntN(100)
+			}
+			w := make([]byte, must(typ.RowBytes(n)))
+			for i := range w {
+				w[i] = byte(rng.Uint32())
+			}
+			a := make([]byte, must(f.vecDot.RowBytes(n)))
+			act(a, randRow(rng, n, 3))
+			want, got := f.dot(n, w, a), fast(n, w, a)
+			if math.Float32bits(want) != math.Float32bits(got) && !(want != want && got != got) {
+				t.Fatalf("%s n=%d: kernel %v, reference %v", typ, n, got, want)
 			}
 		}
 	}

@@ -25,8 +25,8 @@ func quantizeQ4_0(dst []byte, src []float32) {
 		}
 		le.PutUint16(out, FP32ToFP16(d))
 		for i := 0; i < 16; i++ {
-			q0 := min(15, int8(x[i]*id+8.5))
-			q1 := min(15, int8(x[i+16]*id+8.5))
+			q0 := min(15, int8(float32(x[i]*id)+8.5))
+			q1 := min(15, int8(float32(x[i+16]*id)+8.5))
 			out[2+i] = byte(q0) | byte(q1)<<4
 		}
 	}

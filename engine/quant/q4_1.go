@@ -20,8 +20,8 @@ func quantizeQ4_1(dst []byte, src []float32) {
 		le.PutUint16(out, FP32ToFP16(d))
 		le.PutUint16(out[2:], FP32ToFP16(lo))
 		for i := 0; i < 16; i++ {
-			q0 := min(15, int8((x[i]-lo)*id+0.5))
-			q1 := min(15, int8((x[i+16]-lo)*id+0.5))
+			q0 := min(15, int8(float32((x[i]-lo)*id)+0.5))
+			q1 := min(15, int8(float32((x[i+16]-lo)*id)+0.5))
 			out[4+i] = byte(q0) | byte(q1)<<4
 		}
 	}

@@ -21,8 +21,8 @@ func quantizeQ5_0(dst []byte, src []float32) {
 		le.PutUint16(out, FP32ToFP16(d))
 		var qh uint32
 		for i := 0; i < 16; i++ {
-			q0 := uint8(min(31, int8(x[i]*id+16.5)))
-			q1 := uint8(min(31, int8(x[i+16]*id+16.5)))
+			q0 := uint8(min(31, int8(float32(x[i]*id)+16.5)))
+			q1 := uint8(min(31, int8(float32(x[i+16]*id)+16.5)))
 			out[6+i] = q0&0xf | (q1&0xf)<<4
 			qh |= uint32(q0>>4) << i
 			qh |= uint32(q1>>4) << (i + 16)

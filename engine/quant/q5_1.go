@@ -20,8 +20,8 @@ func quantizeQ5_1(dst []byte, src []float32) {
 		le.PutUint16(out[2:], FP32ToFP16(lo))
 		var qh uint32
 		for i := 0; i < 16; i++ {
-			q0 := uint8((x[i]-lo)*id + 0.5)
-			q1 := uint8((x[i+16]-lo)*id + 0.5)
+			q0 := uint8(float32((x[i]-lo)*id) + 0.5)
+			q1 := uint8(float32((x[i+16]-lo)*id) + 0.5)
 			out[8+i] = q0&0xf | (q1&0xf)<<4
 			qh |= uint32(q0>>4&1) << i
 			qh |= uint32(q1>>4&1) << (i + 16)

@@ -83,9 +83,24 @@ func dotQ8_0Q8_0(n int, w, a []byte) float32 {
 	return hsum8(&acc)
 }
 
-// fma32 is a float32 fused multiply-add. The product of two float32 is
-// exact in float64, so only the final additions round.
-func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+// fma32 is a float32 fused multiply-add, rounded once as VFMADD231PS
+// rounds. The product of two float32 is exact in float64; their sum s is
+// rounded to float64 first, which matters only when s falls exactly
+// halfway between two float32 values: then the exact sum's error (from
+// Knuth's TwoSum) says on which side the unrounded sum lay.
+func fma32(a, b, c float32) float32 {
+	p, cd := float64(a)*float64(b), float64(c)
+	s := p + cd
+	if math.Float64bits(s)&(1<<29-1) != 1<<28 {
+		return float32(s) // not a float32 midpoint: one rounding
+	}
+	bp := s - cd
+	e := (p - bp) + (cd - (s - bp))
+	if e == 0 {
+		return float32(s) // a true tie
+	}
+	return float32(math.Nextafter(s, math.Copysign(math.Inf(1), e)))
+}
 
 // hsum8 adds 8 lanes in the order of ggml's hsum_float_8.
 func hsum8(x *[8]float32) float32 {

@@ -36,9 +36,11 @@ var formats = map[Type]*format{}
 // noasm tag is set). DotFor prefers them to the reference in formats.
 var accelerated = map[Type]DotFunc{}
 
-// kernelISA names the instruction set of the accelerated kernels; "go" when
-// every dot product runs the reference (noasm builds, other architectures,
-// CPUs without the needed features).
+// kernelISA names the instruction set of the accelerated kernels, the best
+// level in use ("avx2", "avx-vnni" or "avx512-vnni" on amd64, the VNNI
+// levels differing in the Q8_0 and Q4_0 kernels only); "go" when every dot
+// product runs the reference (noasm builds, other architectures, CPUs
+// without the needed features).
 var kernelISA = "go"
 
 // Accelerated reports the weight types whose dot product runs a SIMD kernel
@@ -161,19 +163,7 @@ func init() {
 		},
 		vecDot: F32,
 		dot: func(n int, w, a []byte) float32 {
-			x, y := f32View(w)[:n], f32View(a)[:n]
-			var s0, s1, s2, s3 float32
-			i := 0
-			for ; i+4 <= n; i += 4 {
-				s0 += x[i] * y[i]
-				s1 += x[i+1] * y[i+1]
-				s2 += x[i+2] * y[i+2]
-				s3 += x[i+3] * y[i+3]
-			}
-			for ; i < n; i++ {
-				s0 += x[i] * y[i]
-			}
-			return s0 + s1 + s2 + s3
+			return sumF32(0, 0, 0, 0, 0, f32View(w)[:n], f32View(a)[:n])
 		},
 	}
 	formats[F16] = &format{
@@ -189,12 +179,7 @@ func init() {
 		},
 		vecDot: F16,
 		dot: func(n int, w, a []byte) float32 {
-			x, y := u16View(w)[:n], u16View(a)[:n]
-			var s float64
-			for i := range x {
-				s += float64(FP16ToFP32(x[i]) * FP16ToFP32(y[i]))
-			}
-			return float32(s)
+			return sumF16(0, 0, u16View(w)[:n], u16View(a)[:n])
 		},
 	}
 	formats[BF16] = &format{
@@ -210,12 +195,48 @@ func init() {
 		},
 		vecDot: BF16,
 		dot: func(n int, w, a []byte) float32 {
-			x, y := u16View(w)[:n], u16View(a)[:n]
-			var s float64
-			for i := range x {
-				s += float64(BF16ToFP32(x[i]) * BF16ToFP32(y[i]))
-			}
-			return float32(s)
+			return sumBF16(0, 0, u16View(w)[:n], u16View(a)[:n])
 		},
 	}
+}
+
+// sumF32 is the F32 dot product from element i on, the four sums s0-s3
+// holding the products of the elements before i: sum j takes elements
+// 4k+j, the last n%4 elements go to s0, and the sums add up in order.
+// The conversions keep the compiler from fusing multiply and add
+// (GOAMD64=v3), so the kernels can reproduce the result.
+func sumF32(s0, s1, s2, s3 float32, i int, x, y []float32) float32 {
+	n := len(x)
+	y = y[:n]
+	for ; i+4 <= n; i += 4 {
+		s0 += float32(x[i] * y[i])
+		s1 += float32(x[i+1] * y[i+1])
+		s2 += float32(x[i+2] * y[i+2])
+		s3 += float32(x[i+3] * y[i+3])
+	}
+	for ; i < n; i++ {
+		s0 += float32(x[i] * y[i])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// sumF16 is the F16 dot product from element i on, s holding the sum of
+// the elements before i: each product, exact in float32, is added to a
+// float64 sum in element order, as llama.cpp's ggml_vec_dot_f16 does
+// without SIMD.
+func sumF16(s float64, i int, x, y []uint16) float32 {
+	y = y[:len(x)]
+	for ; i < len(x); i++ {
+		s += float64(FP16ToFP32(x[i]) * FP16ToFP32(y[i]))
+	}
+	return float32(s)
+}
+
+// sumBF16 is sumF16 for BF16 values.
+func sumBF16(s float64, i int, x, y []uint16) float32 {
+	y = y[:len(x)]
+	for ; i < len(x); i++ {
+		s += float64(BF16ToFP32(x[i]) * BF16ToFP32(y[i]))
+	}
+	return float32(s)
 }

@@ -1,0 +1,310 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+func newChatCmd() *cobra.Command {
+	var o chatOptions
+	var convID string
+	cmd := &cobra.Command{
+		Use:   "chat [-m MODEL] [--conversation ID]",
+		Short: "Chat with a model through the daemon (starting it if needed)",
+		Long: "chat is an interactive REPL. Every turn is saved in a new conversation in the daemon (see\n" +
+			"`ruvllm conversations`); --conversation ID continues a saved one with its history, model, system\n" +
+			"prompt and temperature. Commands: /system TEXT sets the system prompt, /up and /down [CORRECTION]\n" +
+			"rate the last reply, /clear starts a new conversation, /bye quits. If no daemon is running, it\n" +
+			"starts ruvllmd in the background.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var dargs []string
+			if o.model != "" {
+				dargs = []string{"--model", o.model}
+			}
+			c, err := connect(ctx, true, dargs...)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			s := &chatSession{c: c, opts: o, out: cmd.OutOrStdout(), errw: cmd.ErrOrStderr()}
+			if convID != "" {
+				f := cmd.Flags()
+				if err := s.resume(ctx, convID, f.Changed("model"), f.Changed("system"), f.Changed("temp")); err != nil {
+					return err
+				}
+			}
+			return s.repl(ctx, cmd.InOrStdin())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.model, "model", "m", "", "model name or .gguf path (default: the daemon's default model)")
+	f.StringVar(&o.system, "system", "", "system prompt")
+	f.Float32Var(&o.temp, "temp", 0.7, "temperature")
+	f.IntVarP(&o.maxTokens, "max-tokens", "n", 512, "most tokens per reply")
+	f.StringVar(&convID, "conversation", "", "continue the saved conversation `ID`")
+	f.BoolVar(&o.noSave, "no-save", false, "do not save the conversation in the daemon")
+	return cmd
+}
+
+// chatOptions are the settings of a chat, from flags or a resumed
+// conversation.
+type chatOptions struct {
+	model, system string
+	temp          float32
+	maxTokens     int
+	noSave        bool
+}
+
+// chatSession is one REPL conversation: the turns sent with every request
+// and the stored conversation they are saved to.
+type chatSession struct {
+	c    *ipc.Client
+	opts chatOptions
+	// conv is the stored conversation's id, "" until the first reply is
+	// saved (so a chat left without a reply leaves nothing behind).
+	conv    string
+	history []ipc.Message
+	// sampling holds a resumed conversation's stored sampling settings.
+	sampling ipc.SamplingFields
+	// lastRequest and lastMessage name the last reply for /up and /down.
+	lastRequest, lastMessage string
+	out, errw                io.Writer
+}
+
+// resume loads conversation id: its thread becomes the history and its
+// settings apply unless the matching flag was given, in which case the
+// flag's value is stored in the conversation.
+func (s *chatSession) resume(ctx context.Context, id string, modelSet, systemSet, tempSet bool) error {
+	conv, err := s.c.Conversation(ctx, id)
+	if err != nil {
+		return fmt.Errorf("load conversation %s: %w", id, err)
+	}
+	s.conv = id
+	for _, m := range conv.Messages {
+		s.history = append(s.history, ipc.Message{Role: m.Role, Content: m.Content})
+		if m.Role == "assistant" {
+			s.lastRequest, s.lastMessage = m.RequestID, m.ID
+		}
+	}
+	var upd ipc.ConversationUpdate
+	if modelSet && s.opts.model != conv.Model {
+		upd.Model = &s.opts.model
+	} else {
+		s.opts.model = conv.Model
+	}
+	if systemSet && s.opts.system != conv.System {
+		upd.System = &s.opts.system
+	} else {
+		s.opts.system = conv.System
+	}
+	// The stored sampling settings (which another client may have set)
+	// apply to every request; --temp overrides the stored temperature.
+	if conv.Sampling != nil {
+		s.sampling = *conv.Sampling
+	}
+	switch {
+	case tempSet:
+		sampling := s.sampling
+		sampling.Temperature = &s.opts.temp
+		upd.Sampling = &sampling
+	case s.sampling.Temperature != nil:
+		s.opts.temp = *s.sampling.Temperature
+	}
+	if upd.Model != nil || upd.System != nil || upd.Sampling != nil {
+		if _, err := s.c.UpdateConversation(ctx, id, upd); err != nil {
+			return fmt.Errorf("update conversation %s: %w", id, err)
+		}
+	}
+	fmt.Fprintf(s.errw, "(continuing %q, %d messages)\n", conv.Title, len(conv.Messages))
+	return nil
+}
+
+func (s *chatSession) repl(ctx context.Context, in io.Reader) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	interactive := isTerminal(in)
+	for {
+		if interactive {
+			fmt.Fprint(s.out, ">>> ")
+		}
+		if !sc.Scan() {
+			return sc.Err()
+		}
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "":
+		case line == "/bye" || line == "/exit":
+			return nil
+		case line == "/clear":
+			s.conv, s.history, s.lastRequest, s.lastMessage = "", nil, "", ""
+			fmt.Fprintln(s.errw, "(new conversation)")
+		case command(line, "/system"):
+			s.setSystem(ctx, strings.TrimSpace(strings.TrimPrefix(line, "/system")))
+		case command(line, "/up"), command(line, "/down"):
+			rating, correction := 1, ""
+			if command(line, "/down") {
+				rating, correction = -1, strings.TrimSpace(strings.TrimPrefix(line, "/down"))
+			}
+			s.rate(ctx, rating, correction)
+		case strings.HasPrefix(line, "/"):
+			fmt.Fprintln(s.errw, "commands: /system TEXT, /up, /down [CORRECTION], /clear, /bye")
+		default:
+			s.turn(ctx, line, interactive)
+		}
+	}
+}
+
+// command reports whether line is the REPL command name, alone or with an
+// argument.
+func command(line, name string) bool {
+	return line == name || strings.HasPrefix(line, name+" ")
+}
+
+func (s *chatSession) setSystem(ctx context.Context, system string) {
+	s.opts.system = system
+	if s.conv != "" {
+		if _, err := s.c.UpdateConversation(ctx, s.conv, ipc.ConversationUpdate{System: &system}); err != nil {
+			fmt.Fprintln(s.errw, "error: save system prompt:", err)
+			return
+		}
+	}
+	fmt.Fprintln(s.errw, "(system prompt set)")
+}
+
+func (s *chatSession) rate(ctx context.Context, rating int, correction string) {
+	if s.lastRequest == "" {
+		fmt.Fprintln(s.errw, "(no reply to rate yet)")
+		return
+	}
+	req := ipc.FeedbackRequest{RequestID: s.lastRequest, Rating: rating, Correction: correction}
+	if s.conv != "" && s.lastMessage != "" {
+		req.ConversationID, req.MessageID = s.conv, s.lastMessage
+	}
+	if _, err := s.c.SendFeedback(ctx, req); err != nil {
+		fmt.Fprintln(s.errw, "error:", err)
+		return
+	}
+	fmt.Fprintln(s.errw, "(feedback saved)")
+}
+
+// turn sends line with the history, streams the reply and saves both.
+func (s *chatSession) turn(ctx context.Context, line string, interactive bool) {
+	user := ipc.Message{Role: "user", Content: line}
+	msgs := append(s.history[:len(s.history):len(s.history)], user)
+	if s.opts.system != "" {
+		msgs = append([]ipc.Message{{Role: "system", Content: s.opts.system}}, msgs...)
+	}
+	req := ipc.ChatCompletionRequest{Model: s.opts.model, Messages: msgs, SamplingFields: s.sampling}
+	req.Temperature = &s.opts.temp
+	req.MaxTokens = s.opts.maxTokens
+	var answer strings.Builder
+	var usage *ipc.Usage
+	var id, model string
+	start := time.Now()
+	var first time.Duration
+	err := s.c.ChatStream(ctx, req, func(ch ipc.ChatCompletionChunk) error {
+		id, model = ch.ID, ch.Model
+		if ch.Usage != nil {
+			usage = ch.Usage
+		}
+		for _, choice := range ch.Choices {
+			if choice.Delta.Content != "" && first == 0 {
+				first = time.Since(start)
+			}
+			answer.WriteString(choice.Delta.Content)
+			fmt.Fprint(s.out, choice.Delta.Content)
+		}
+		return nil
+	})
+	fmt.Fprintln(s.out)
+	if err != nil {
+		fmt.Fprintln(s.errw, "error:", err)
+		return
+	}
+	reply := ipc.Message{Role: "assistant", Content: answer.String()}
+	s.history = append(s.history, user, reply)
+	s.lastRequest, s.lastMessage = id, ""
+	stats := replyStats(usage, first, time.Since(start))
+	if usage != nil && interactive {
+		fmt.Fprintf(s.errw, "(%d prompt tokens, %d cached, %d generated, first token %.0f ms)\n",
+			stats.PromptTokens, stats.CachedTokens, stats.CompletionTokens, stats.TTFTMillis)
+	}
+	if s.opts.noSave {
+		return
+	}
+	if s.opts.model == "" {
+		// Pin the conversation to the model that answered, so resuming it
+		// later talks to the same one whatever the daemon's default is.
+		s.opts.model = model
+	}
+	if err := s.save(ctx, user, reply, id, stats); err != nil {
+		fmt.Fprintln(s.errw, "error: save conversation:", err)
+	}
+}
+
+// save stores a user turn and its reply, creating the conversation on the
+// first one.
+func (s *chatSession) save(ctx context.Context, user, reply ipc.Message, id string, stats *ipc.ReplyStats) error {
+	msgs := []ipc.ConversationMessage{
+		{Role: user.Role, Content: user.Content},
+		{Role: reply.Role, Content: reply.Content, RequestID: id, Stats: stats},
+	}
+	var conv ipc.Conversation
+	var err error
+	if s.conv == "" {
+		sampling := s.sampling
+		sampling.Temperature = &s.opts.temp
+		conv, err = s.c.CreateConversation(ctx, ipc.ConversationCreate{Model: s.opts.model, System: s.opts.system,
+			Sampling: &sampling, Messages: msgs})
+		if err == nil {
+			s.conv = conv.ID
+			fmt.Fprintf(s.errw, "(saved as conversation %s; continue it with ruvllm chat --conversation %s)\n", conv.ID, conv.ID)
+		}
+	} else {
+		conv, err = s.c.AppendMessages(ctx, s.conv, msgs...)
+	}
+	if err != nil {
+		return err
+	}
+	if n := len(conv.Messages); n > 0 {
+		s.lastMessage = conv.Messages[n-1].ID
+	}
+	return nil
+}
+
+// replyStats turns a reply's usage and client-side timings into the
+// figures stored with it.
+func replyStats(u *ipc.Usage, first, total time.Duration) *ipc.ReplyStats {
+	if u == nil {
+		return nil
+	}
+	st := &ipc.ReplyStats{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+		TTFTMillis: float64(first.Microseconds()) / 1000}
+	if u.PromptTokensDetails != nil {
+		st.CachedTokens = u.PromptTokensDetails.CachedTokens
+	}
+	if gen := total - first; u.CompletionTokens > 1 && gen > 0 {
+		st.TokensPerSecond = float64(u.CompletionTokens-1) / gen.Seconds()
+	}
+	return st
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

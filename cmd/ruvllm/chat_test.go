@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ruvllm/ruvllm/daemon/serve"
+	"github.com/ruvllm/ruvllm/engine/testmodel"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// TestChatConversationsAndFeedback chats through the daemon with a real
+// synthetic model, then resumes the saved conversation, rates replies from
+// the REPL and with `ruvllm feedback`, and lists, shows and removes
+// conversations.
+func TestChatConversationsAndFeedback(t *testing.T) {
+	dir, err := os.MkdirTemp("", "rvchat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) }) // after the daemon stops
+	mdir := filepath.Join(dir, "models")
+	os.MkdirAll(mdir, 0o700)
+	o := testmodel.DefaultOptions()
+	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 2048
+	if err := testmodel.Write(context.Background(), o, filepath.Join(mdir, "tiny.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, dir, serve.Options{Model: "tiny", KeepAlive: time.Minute, MaxLoaded: 1})
+	ctx := context.Background()
+	c, err := ipc.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	// A new chat saves every turn in a new conversation.
+	_, errOut, err := runCLIIn(t, strings.NewReader("hello there\n/up\nsecond question\n/bye\nnot sent\n"),
+		newChatCmd(), "--temp", "0", "-n", "4", "--system", "Be brief.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`saved as conversation (conv-[0-9a-f]+)`).FindStringSubmatch(errOut)
+	if m == nil || !strings.Contains(errOut, "(feedback saved)") || strings.Contains(errOut, "error") {
+		t.Fatalf("chat stderr %q", errOut)
+	}
+	id := m[1]
+	conv, err := c.Conversation(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv.Messages) != 4 || conv.System != "Be brief." || conv.Model != "tiny" || conv.Title != "hello there" ||
+		conv.Sampling == nil || conv.Sampling.Temperature == nil || *conv.Sampling.Temperature != 0 {
+		t.Fatalf("conversation %+v", conv)
+	}
+	for i, want := range []string{"user", "assistant", "user", "assistant"} {
+		msg := conv.Messages[i]
+		if msg.Role != want || (want == "assistant") != (msg.RequestID != "" && msg.Stats != nil && msg.Stats.CompletionTokens > 0) {
+			t.Fatalf("message %d %+v", i, msg)
+		}
+	}
+	if conv.Messages[2].Content != "second question" {
+		t.Fatalf("message 2 %+v", conv.Messages[2])
+	}
+	fbs, err := c.Feedback(ctx, 10)
+	if err != nil || len(fbs) != 1 {
+		t.Fatalf("feedback %+v %v", fbs, err)
+	}
+	if fb := fbs[0]; fb.Rating != 1 || fb.RequestID != conv.Messages[1].RequestID || fb.ConversationID != id ||
+		fb.MessageID != conv.Messages[1].ID || len(fb.Prompt) != 2 || fb.Prompt[0].Content != "Be brief." ||
+		fb.Prompt[1].Content != "hello there" || fb.Answer != conv.Messages[1].Content {
+		t.Fatalf("REPL feedback %+v", fb)
+	}
+
+	// --conversation resumes it: the next request carries the system
+	// prompt and the whole history, and the turn is appended.
+	_, errOut, err = runCLIIn(t, strings.NewReader("third\n"), newChatCmd(), "--conversation", id, "-n", "4")
+	if err != nil || !strings.Contains(errOut, `continuing "hello there", 4 messages`) || strings.Contains(errOut, "saved as") {
+		t.Fatalf("resume: %v, stderr %q", err, errOut)
+	}
+	conv, err = c.Conversation(ctx, id)
+	if err != nil || len(conv.Messages) != 6 || conv.Messages[4].Content != "third" || *conv.Sampling.Temperature != 0 {
+		t.Fatalf("resumed conversation %+v %v", conv, err)
+	}
+	last := conv.Messages[5]
+	if _, _, err := runCLI(t, newFeedbackCmd(), conv.Messages[1].RequestID+"x", "up", "--conversation", id); err == nil ||
+		!strings.Contains(err.Error(), "has no reply") {
+		t.Fatalf("feedback on a reply not in the conversation: %v", err)
+	}
+	out, _, err := runCLI(t, newFeedbackCmd(), last.RequestID, "down", "--correction", "Fine.", "--conversation", id)
+	if err != nil || !strings.Contains(out, "rated "+last.RequestID+" down (tiny)") {
+		t.Fatalf("feedback: %q %v", out, err)
+	}
+	fbs, _ = c.Feedback(ctx, 10)
+	if len(fbs) != 2 {
+		t.Fatalf("feedback %+v", fbs)
+	}
+	fb := fbs[0]
+	var roles []string
+	for _, p := range fb.Prompt {
+		roles = append(roles, p.Role)
+	}
+	if fb.Rating != -1 || fb.Correction != "Fine." || fb.RequestID != last.RequestID || fb.Answer != last.Content ||
+		fb.ConversationID != id || fb.MessageID != last.ID ||
+		strings.Join(roles, ",") != "system,user,assistant,user,assistant,user" || fb.Prompt[0].Content != "Be brief." ||
+		fb.Prompt[1].Content != "hello there" || fb.Prompt[5].Content != "third" {
+		t.Fatalf("CLI feedback %+v", fb)
+	}
+	if _, _, err := runCLI(t, newFeedbackCmd(), last.RequestID, "sideways"); err == nil || !strings.Contains(err.Error(), "want up or down") {
+		t.Fatalf("bad rating: %v", err)
+	}
+	if _, _, err := runCLI(t, newFeedbackCmd(), "chatcmpl-nope", "up"); err == nil || !strings.Contains(err.Error(), "unknown request_id") {
+		t.Fatalf("unknown id: %v", err)
+	}
+
+	// --no-save chats without storing anything.
+	if _, errOut, err := runCLIIn(t, strings.NewReader("hi\n"), newChatCmd(), "--no-save", "-n", "2"); err != nil || strings.Contains(errOut, "saved as") {
+		t.Fatalf("--no-save: %v %q", err, errOut)
+	}
+
+	out, _, err = runCLI(t, newConversationsCmd())
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err != nil || len(lines) != 2 || !strings.HasPrefix(lines[0], "ID ") || !regexp.MustCompile(`^`+id+`\s+\d+s ago\s+6\s+tiny\s+hello there$`).MatchString(lines[1]) {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, newConversationsCmd(), "show", id)
+	for _, want := range []string{id + "  hello there", "model:  tiny", "system: Be brief.", "[user] third", "(" + last.RequestID + ", "} {
+		if err != nil || !strings.Contains(out, want) {
+			t.Fatalf("show lacks %q (%v):\n%s", want, err, out)
+		}
+	}
+	if _, _, err := runCLI(t, newConversationsCmd(), "frobnicate"); err == nil || !strings.Contains(err.Error(), "unknown action") {
+		t.Fatalf("bad action: %v", err)
+	}
+	if out, _, err := runCLI(t, newConversationsCmd(), "rm", id); err != nil || strings.TrimSpace(out) != "removed "+id {
+		t.Fatalf("rm: %q %v", out, err)
+	}
+	if _, _, err := runCLI(t, newConversationsCmd(), "show", id); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("show after rm: %v", err)
+	}
+	if _, _, err := runCLIIn(t, strings.NewReader("x\n"), newChatCmd(), "--conversation", id); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("resume after rm: %v", err)
+	}
+	if out, _, err := runCLI(t, newConversationsCmd(), "list"); err != nil || strings.Count(out, "\n") != 1 {
+		t.Fatalf("list after rm: %q %v", out, err)
+	}
+}

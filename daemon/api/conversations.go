@@ -1,0 +1,314 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// Bounds on stored conversations and feedback. The server's body limit
+// caps a request as a whole; these keep single fields sane.
+const (
+	maxTitleRunes    = 200
+	maxNameBytes     = 256 // model, adapter names, ids
+	maxSystemBytes   = 256 << 10
+	maxContentBytes  = 1 << 20
+	maxMessages      = 10000 // per request
+	maxAdapters      = 16
+	maxCommentRunes  = 4000
+	defaultFeedbacks = 50
+	maxFeedbacks     = 1000
+)
+
+// registerConversations mounts the conversation and feedback endpoints.
+func (a *API) registerConversations() {
+	a.srv.Handle("GET /v1/conversations", http.HandlerFunc(a.listConversations))
+	a.srv.Handle("POST /v1/conversations", http.HandlerFunc(a.createConversation))
+	a.srv.Handle("GET /v1/conversations/{id}", http.HandlerFunc(a.getConversation))
+	a.srv.Handle("PATCH /v1/conversations/{id}", http.HandlerFunc(a.updateConversation))
+	a.srv.Handle("DELETE /v1/conversations/{id}", http.HandlerFunc(a.deleteConversation))
+	a.srv.Handle("POST /v1/conversations/{id}/messages", http.HandlerFunc(a.appendMessages))
+	a.srv.Handle("POST /v1/feedback", http.HandlerFunc(a.postFeedback))
+	a.srv.Handle("GET /v1/feedback", http.HandlerFunc(a.listFeedback))
+}
+
+func (a *API) listConversations(w http.ResponseWriter, r *http.Request) {
+	list, err := a.srv.Store().Conversations(r.Context())
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	daemon.WriteJSON(w, http.StatusOK, ipc.ConversationList{Conversations: list})
+}
+
+func (a *API) createConversation(w http.ResponseWriter, r *http.Request) {
+	var body ipc.ConversationCreate
+	if err := decode(r, &body); err != nil {
+		openAIError(w, err)
+		return
+	}
+	if err := validateCreate(body); err != nil {
+		openAIError(w, err)
+		return
+	}
+	c, err := a.srv.Store().CreateConversation(r.Context(), ipc.Conversation{Title: body.Title, Model: body.Model, System: body.System,
+		Adapters: body.Adapters, Sampling: body.Sampling, Messages: body.Messages})
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	a.conversationEvent("conversation.created", c)
+	daemon.WriteJSON(w, http.StatusCreated, c)
+}
+
+func (a *API) getConversation(w http.ResponseWriter, r *http.Request) {
+	c, err := a.srv.Store().Conversation(r.Context(), r.PathValue("id"))
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	daemon.WriteJSON(w, http.StatusOK, c)
+}
+
+func (a *API) updateConversation(w http.ResponseWriter, r *http.Request) {
+	var body ipc.ConversationUpdate
+	if err := decode(r, &body); err != nil {
+		openAIError(w, err)
+		return
+	}
+	if err := validateUpdate(body); err != nil {
+		openAIError(w, err)
+		return
+	}
+	c, err := a.srv.Store().UpdateConversation(r.Context(), r.PathValue("id"), body)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	a.conversationEvent("conversation.updated", c)
+	daemon.WriteJSON(w, http.StatusOK, c)
+}
+
+func (a *API) deleteConversation(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := a.srv.Store().DeleteConversation(r.Context(), id); err != nil {
+		openAIError(w, err)
+		return
+	}
+	a.srv.Events().Publish("conversation.deleted", map[string]string{"id": id})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (a *API) appendMessages(w http.ResponseWriter, r *http.Request) {
+	var body ipc.MessagesAppend
+	if err := decode(r, &body); err != nil {
+		openAIError(w, err)
+		return
+	}
+	if err := validateAppend(body); err != nil {
+		openAIError(w, err)
+		return
+	}
+	c, err := a.srv.Store().AppendMessages(r.Context(), r.PathValue("id"), body.Messages)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	a.conversationEvent("conversation.updated", c)
+	daemon.WriteJSON(w, http.StatusOK, c)
+}
+
+// conversationEvent announces c on /v1/events without its messages: a
+// subscriber refreshes its list from the event and fetches the thread it
+// shows with GET /v1/conversations/{id}.
+func (a *API) conversationEvent(typ string, c ipc.Conversation) {
+	c.Messages = nil
+	a.srv.Events().Publish(typ, c)
+}
+
+func (a *API) postFeedback(w http.ResponseWriter, r *http.Request) {
+	var body ipc.FeedbackRequest
+	if err := decode(r, &body); err != nil {
+		openAIError(w, err)
+		return
+	}
+	if err := validateFeedback(body); err != nil {
+		openAIError(w, err)
+		return
+	}
+	fb, err := a.srv.Store().AddFeedback(r.Context(), body)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	// The event names the rating; the prompt and answer it copies can be
+	// large, and a subscriber that wants them reads GET /v1/feedback.
+	ev := fb
+	ev.Prompt, ev.PromptText, ev.Answer = nil, "", ""
+	a.srv.Events().Publish("feedback.received", ev)
+	daemon.WriteJSON(w, http.StatusCreated, fb)
+}
+
+func (a *API) listFeedback(w http.ResponseWriter, r *http.Request) {
+	limit := defaultFeedbacks
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			openAIError(w, &requestError{http.StatusBadRequest, fmt.Sprintf("limit must be a positive integer, not %q", s)})
+			return
+		}
+		limit = min(n, maxFeedbacks)
+	}
+	list, err := a.srv.Store().RecentFeedback(r.Context(), limit)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	daemon.WriteJSON(w, http.StatusOK, ipc.FeedbackList{Feedback: list})
+}
+
+// The validate functions check a decoded body before it reaches the
+// store; each error is a 400 that names the field.
+
+func validateCreate(body ipc.ConversationCreate) error {
+	return firstError(
+		checkTitle(body.Title), checkName("model", body.Model), checkSystem(body.System),
+		checkAdapters(body.Adapters), checkSampling(body.Sampling), checkMessages(body.Messages),
+	)
+}
+
+func validateUpdate(body ipc.ConversationUpdate) error {
+	var checks []error
+	if body.Title != nil {
+		checks = append(checks, checkTitle(*body.Title))
+	}
+	if body.Model != nil {
+		checks = append(checks, checkName("model", *body.Model))
+	}
+	if body.System != nil {
+		checks = append(checks, checkSystem(*body.System))
+	}
+	if body.Adapters != nil {
+		checks = append(checks, checkAdapters(*body.Adapters))
+	}
+	if body.Messages != nil {
+		checks = append(checks, checkMessages(*body.Messages))
+	}
+	checks = append(checks, checkSampling(body.Sampling))
+	return firstError(checks...)
+}
+
+func validateAppend(body ipc.MessagesAppend) error {
+	if len(body.Messages) == 0 {
+		return badField("messages must not be empty")
+	}
+	return checkMessages(body.Messages)
+}
+
+func validateFeedback(body ipc.FeedbackRequest) error {
+	err := firstError(
+		required("request_id", body.RequestID), checkName("request_id", body.RequestID),
+		checkName("conversation_id", body.ConversationID), checkName("message_id", body.MessageID),
+		checkBytes("correction", body.Correction, maxContentBytes), checkRunes("comment", body.Comment, maxCommentRunes),
+	)
+	switch {
+	case err != nil:
+		return err
+	case body.Rating != 1 && body.Rating != -1:
+		return badField("rating must be 1 (up, good) or -1 (down, bad), not %d", body.Rating)
+	case body.MessageID != "" && body.ConversationID == "":
+		return badField("message_id needs conversation_id")
+	}
+	return nil
+}
+
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func badField(format string, args ...any) error {
+	return &requestError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
+}
+
+func required(field, v string) error {
+	if v == "" {
+		return badField("%s is required", field)
+	}
+	return nil
+}
+
+func checkRunes(field, v string, max int) error {
+	if n := utf8.RuneCountInString(v); n > max {
+		return badField("%s is %d characters long; at most %d are allowed", field, n, max)
+	}
+	return nil
+}
+
+func checkBytes(field, v string, max int) error {
+	if len(v) > max {
+		return badField("%s is %d bytes long; at most %d are allowed", field, len(v), max)
+	}
+	return nil
+}
+
+func checkTitle(v string) error  { return checkRunes("title", v, maxTitleRunes) }
+func checkSystem(v string) error { return checkBytes("system", v, maxSystemBytes) }
+
+func checkName(field, v string) error { return checkBytes(field, v, maxNameBytes) }
+
+func checkAdapters(refs []ipc.AdapterRef) error {
+	if len(refs) > maxAdapters {
+		return badField("adapters has %d entries; at most %d are allowed", len(refs), maxAdapters)
+	}
+	for i, ref := range refs {
+		field := fmt.Sprintf("adapters[%d].name", i)
+		if err := firstError(required(field, ref.Name), checkName(field, ref.Name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSampling validates stored sampling settings the way a completion
+// request would be validated, so a conversation never holds settings its
+// next request would be refused for.
+func checkSampling(s *ipc.SamplingFields) error {
+	if s == nil {
+		return nil
+	}
+	if _, err := openAIRequest(*s); err != nil {
+		return badField("sampling: %v", err)
+	}
+	return nil
+}
+
+func checkMessages(msgs []ipc.ConversationMessage) error {
+	if len(msgs) > maxMessages {
+		return badField("messages has %d entries; at most %d are allowed per request", len(msgs), maxMessages)
+	}
+	for i, m := range msgs {
+		switch m.Role {
+		case "system", "user", "assistant":
+		default:
+			return badField("messages[%d].role must be \"system\", \"user\" or \"assistant\", not %q", i, m.Role)
+		}
+		err := firstError(
+			checkBytes(fmt.Sprintf("messages[%d].content", i), m.Content, maxContentBytes),
+			checkName(fmt.Sprintf("messages[%d].request_id", i), m.RequestID),
+			checkName(fmt.Sprintf("messages[%d].id", i), m.ID),
+		)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

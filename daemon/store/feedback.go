@@ -1,0 +1,210 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// Exchanges and feedback. A rating names a completion by its id, and the
+// learning loop needs what was rated, so every finished generation keeps
+// its prompt and answer in Exchanges (keyed by the completion id, which is
+// also the id of its request-log record). exchangesSeq lists them in
+// arrival order (8-byte big-endian sequence → id) so the oldest beyond the
+// cap are dropped in the transaction that adds a new one.
+//
+// Feedback keys ratings by sequence (newest last) and copies the rated
+// exchange into the record, so a rating outlives the exchange and the
+// conversation. feedbackByRequest maps a completion id to its rating's
+// key: rating a reply again replaces the earlier rating.
+const (
+	Exchanges         = "exchanges"
+	exchangesSeq      = "exchanges.seq"
+	Feedback          = "feedback"
+	feedbackByRequest = "feedback.byrequest"
+)
+
+// DefaultMaxExchanges is how many recent exchanges are kept for feedback.
+const DefaultMaxExchanges = 2000
+
+// Exchange is what one generation request was asked and answered.
+type Exchange struct {
+	// ID is the completion id ("chatcmpl-…", "cmpl-…", "req-…").
+	ID       string           `json:"id"`
+	Time     time.Time        `json:"time"`
+	Endpoint string           `json:"endpoint"`
+	Model    string           `json:"model"`
+	Adapters []ipc.AdapterRef `json:"adapters,omitempty"`
+	// Prompt holds the chat messages; PromptText the raw prompt of a
+	// text completion.
+	Prompt     []ipc.Message `json:"prompt,omitempty"`
+	PromptText string        `json:"prompt_text,omitempty"`
+	Answer     string        `json:"answer"`
+}
+
+// storedExchange remembers its position in exchangesSeq, so trimming an
+// old position never removes a newer exchange that reused the id.
+type storedExchange struct {
+	Exchange
+	Seq uint64 `json:"seq"`
+}
+
+// LogCompletion records a finished generation: its request-log record and
+// its exchange, in one transaction. rec.ID and ex.ID must be equal.
+func (d *DB) LogCompletion(ctx context.Context, rec ipc.RequestRecord, ex Exchange) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if rec.ID != ex.ID || ex.ID == "" {
+		return fmt.Errorf("log completion: record id %q and exchange id %q differ", rec.ID, ex.ID)
+	}
+	rb, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return d.db.Batch(func(tx *bolt.Tx) error {
+		if err := d.logRequestTx(tx, rb); err != nil {
+			return err
+		}
+		seqs := tx.Bucket([]byte(exchangesSeq))
+		seq, err := seqs.NextSequence()
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(storedExchange{Exchange: ex, Seq: seq})
+		if err != nil {
+			return err
+		}
+		exs := tx.Bucket([]byte(Exchanges))
+		if err := exs.Put([]byte(ex.ID), b); err != nil {
+			return err
+		}
+		if err := seqs.Put(binary.BigEndian.AppendUint64(nil, seq), []byte(ex.ID)); err != nil {
+			return err
+		}
+		c := seqs.Cursor()
+		for {
+			k, id := c.First()
+			if k == nil || seq-binary.BigEndian.Uint64(k)+1 <= uint64(d.maxExchanges) {
+				return nil
+			}
+			var old storedExchange
+			if v := exs.Get(id); v != nil && json.Unmarshal(v, &old) == nil && old.Seq == binary.BigEndian.Uint64(k) {
+				if err := exs.Delete(id); err != nil {
+					return err
+				}
+			}
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+	})
+}
+
+// Exchange returns the recorded exchange of completion id.
+func (d *DB) Exchange(ctx context.Context, id string) (Exchange, error) {
+	var ex Exchange
+	err := d.db.View(func(tx *bolt.Tx) error {
+		var err error
+		ex, err = d.exchangeTx(tx, id)
+		return err
+	})
+	return ex, err
+}
+
+func (d *DB) exchangeTx(tx *bolt.Tx, id string) (Exchange, error) {
+	v := tx.Bucket([]byte(Exchanges)).Get([]byte(id))
+	if v == nil || id == "" {
+		return Exchange{}, fmt.Errorf("unknown request_id %q: no completion with this id is on record (the daemon keeps the last %d): %w",
+			id, d.maxExchanges, ErrNotFound)
+	}
+	var s storedExchange
+	if err := json.Unmarshal(v, &s); err != nil {
+		return Exchange{}, fmt.Errorf("exchange %s: %w", id, err)
+	}
+	return s.Exchange, nil
+}
+
+// AddFeedback stores a rating of completion req.RequestID together with
+// what it rates, replacing an earlier rating of the same completion. The
+// completion must be on record (ErrNotFound otherwise), and so must the
+// conversation and message the rating names, if any.
+func (d *DB) AddFeedback(ctx context.Context, req ipc.FeedbackRequest) (ipc.Feedback, error) {
+	if err := ctx.Err(); err != nil {
+		return ipc.Feedback{}, err
+	}
+	fb := ipc.Feedback{FeedbackRequest: req, ID: NewID("fb-"), Time: time.Now().UTC()}
+	err := d.db.Update(func(tx *bolt.Tx) error {
+		ex, err := d.exchangeTx(tx, req.RequestID)
+		if err != nil {
+			return err
+		}
+		fb.Model, fb.Adapters, fb.Prompt, fb.PromptText, fb.Answer = ex.Model, ex.Adapters, ex.Prompt, ex.PromptText, ex.Answer
+		if req.ConversationID != "" {
+			if _, _, err := getConversation(tx, req.ConversationID); err != nil {
+				return err
+			}
+		}
+		if req.MessageID != "" {
+			if req.ConversationID == "" {
+				return fmt.Errorf("message_id %q needs its conversation_id", req.MessageID)
+			}
+			ok, err := hasMessage(tx, req.ConversationID, req.MessageID)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("message %q in conversation %q: %w", req.MessageID, req.ConversationID, ErrNotFound)
+			}
+		}
+		fbs, byReq := tx.Bucket([]byte(Feedback)), tx.Bucket([]byte(feedbackByRequest))
+		if old := byReq.Get([]byte(req.RequestID)); old != nil {
+			if err := fbs.Delete(old); err != nil {
+				return err
+			}
+		}
+		seq, err := fbs.NextSequence()
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(fb)
+		if err != nil {
+			return err
+		}
+		key := binary.BigEndian.AppendUint64(nil, seq)
+		if err := fbs.Put(key, b); err != nil {
+			return err
+		}
+		return byReq.Put([]byte(req.RequestID), key)
+	})
+	if err != nil {
+		return ipc.Feedback{}, fmt.Errorf("feedback: %w", err)
+	}
+	return fb, nil
+}
+
+// RecentFeedback returns up to limit ratings, newest first.
+func (d *DB) RecentFeedback(ctx context.Context, limit int) ([]ipc.Feedback, error) {
+	out := []ipc.Feedback{}
+	err := d.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket([]byte(Feedback)).Cursor()
+		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var fb ipc.Feedback
+			if err := json.Unmarshal(v, &fb); err != nil {
+				return fmt.Errorf("feedback %x: %w", k, err)
+			}
+			out = append(out, fb)
+		}
+		return nil
+	})
+	return out, err
+}

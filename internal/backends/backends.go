@@ -1,0 +1,112 @@
+// Package backends maps the --backend flag of the binaries (ruvllm run,
+// bench, perplexity; ruvllmd and `ruvllm daemon`) to the compute backend
+// the engine runs on. It is the one place that imports the accelerator
+// packages, so engine never does: each selectable backend is one entry of
+// a registration table, with the platform it needs.
+//
+// Only backends that compute real results are registered. coreml is not:
+// it detects Core ML and the Neural Engine but runs no model operation
+// (see coreml/doc.go).
+package backends
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/metal"
+)
+
+// ErrPlatform is returned (wrapped, with the platform named) when a known
+// backend cannot exist on this operating system.
+var ErrPlatform = errors.New("backend not available on this platform")
+
+// entry registers one selectable backend.
+type entry struct {
+	name string
+	// goos is the one operating system the backend runs on ("" for all)
+	// and osName its human name, for messages.
+	goos, osName string
+	// open creates the backend; nil means the engine's CPU backend
+	// (llm.Options.NewBackend left nil).
+	open func(threads int) (compute.Backend, error)
+}
+
+// registry is the table of selectable backends, in the order help lists
+// them.
+var registry = []entry{
+	{name: "cpu"},
+	{name: "metal", goos: "darwin", osName: "macOS", open: func(threads int) (compute.Backend, error) {
+		return metal.Open(metal.Options{Threads: threads})
+	}},
+}
+
+// Names lists every accepted --backend value, whether or not this
+// platform can run it.
+func Names() []string {
+	names := make([]string, len(registry))
+	for i, e := range registry {
+		names[i] = e.name
+	}
+	return names
+}
+
+// Available lists the backends this platform (goos) can run.
+func Available(goos string) []string {
+	var names []string
+	for _, e := range registry {
+		if e.goos == "" || e.goos == goos {
+			names = append(names, e.name)
+		}
+	}
+	return names
+}
+
+// Factory returns the function that creates the named backend, for
+// llm.Options.NewBackend; nil selects the engine's CPU backend. threads
+// sizes the CPU backend, or an accelerator's CPU fallback. A backend this
+// platform cannot have is an error at once, before any model is read.
+func Factory(name string, threads int) (func() (compute.Backend, error), error) {
+	return factory(name, threads, runtime.GOOS, runtime.GOARCH)
+}
+
+// factory is Factory for a given platform, so tests can ask as if on
+// another one.
+func factory(name string, threads int, goos, goarch string) (func() (compute.Backend, error), error) {
+	want := strings.ToLower(strings.TrimSpace(name))
+	if want == "" {
+		want = "cpu"
+	}
+	for _, e := range registry {
+		if e.name != want {
+			continue
+		}
+		if e.goos != "" && e.goos != goos {
+			return nil, fmt.Errorf("--backend %s needs %s; this is %s/%s (available here: %s): %w",
+				e.name, e.osName, goos, goarch, strings.Join(Available(goos), ", "), ErrPlatform)
+		}
+		if e.open == nil {
+			return nil, nil
+		}
+		open := e.open
+		return func() (compute.Backend, error) { return open(threads) }, nil
+	}
+	return nil, fmt.Errorf("unknown backend %q (want one of %s)", name, strings.Join(Names(), ", "))
+}
+
+// Flag registers --backend on f, storing the name in dst.
+func Flag(f *pflag.FlagSet, dst *string) {
+	var help []string
+	for _, e := range registry {
+		if e.goos != "" {
+			help = append(help, e.name+" ("+e.osName+" only)")
+		} else {
+			help = append(help, e.name)
+		}
+	}
+	f.StringVar(dst, "backend", "cpu", "compute backend: "+strings.Join(help, ", "))
+}

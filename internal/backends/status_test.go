@@ -1,0 +1,55 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/coreml"
+	"github.com/ruvllm/ruvllm/metal"
+)
+
+func TestStatuses(t *testing.T) {
+	mac := func(context.Context) (coreml.Info, error) {
+		return coreml.Info{Framework: true, DevicesKnown: true, Devices: []coreml.Device{{Kind: coreml.CPU}, {Kind: coreml.NeuralEngine, Cores: 16}}}, nil
+	}
+	none := func(context.Context) (coreml.Info, error) { return coreml.Info{}, coreml.ErrUnavailable }
+	broken := func(context.Context) (coreml.Info, error) { return coreml.Info{}, errors.New("dlopen failed") }
+	gpu := func() (string, error) { return "Apple M2", nil }
+	noGPU := func() (string, error) { return "", metal.ErrNoDevice }
+	tests := []struct {
+		goos  string
+		metal func() (string, error)
+		probe func(context.Context) (coreml.Info, error)
+		want  []Status
+	}{
+		{"linux", nil, none, []Status{
+			{Name: "cpu", Selectable: true, Available: true, Note: "reference backend"},
+			{Name: "metal", Selectable: true, Note: "needs macOS"},
+			{Name: "coreml", Note: "needs macOS; detection only, not a --backend (see coreml/doc.go)"},
+		}},
+		{"darwin", gpu, mac, []Status{
+			{Name: "cpu", Selectable: true, Available: true, Note: "reference backend"},
+			{Name: "metal", Selectable: true, Available: true, Note: "device Apple M2"},
+			{Name: "coreml", Available: true, Note: "Core ML devices: cpu, neural-engine (16 cores); detection only, not a --backend (see coreml/doc.go)"},
+		}},
+		{"darwin", noGPU, broken, []Status{
+			{Name: "cpu", Selectable: true, Available: true, Note: "reference backend"},
+			{Name: "metal", Selectable: true, Note: "no Metal device"},
+			{Name: "coreml", Note: "probe failed: dlopen failed"},
+		}},
+	}
+	for _, tt := range tests {
+		if got := statuses(context.Background(), tt.goos, tt.metal, tt.probe); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("statuses(%s) =\n%+v\nwant\n%+v", tt.goos, got, tt.want)
+		}
+	}
+	// The real probe on this machine agrees with the table's notion of
+	// the platform.
+	for _, s := range Statuses(context.Background()) {
+		if s.Name == "coreml" && s.Selectable {
+			t.Error("coreml is listed as selectable; it computes nothing")
+		}
+	}
+}
