@@ -115,6 +115,18 @@ describe('app in chromium against ruvllmd', () => {
     expect(stored.messages[1].request_id).not.toBe(before);
   });
 
+  it('rates a reply and sends a correction to the daemon', async () => {
+    const reply = page.locator('article.assistant').last();
+    await reply.getByRole('button', { name: 'Good answer' }).click();
+    const isOn = (name: string) => reply.getByRole('button', { name }).evaluate((b) => b.classList.contains('on'));
+    await expect.poll(() => isOn('Good answer')).toBe(true);
+    await reply.getByRole('button', { name: 'Bad answer' }).click();
+    await reply.getByRole('textbox', { name: 'Correction' }).fill('A short story about a cat.');
+    await reply.getByRole('button', { name: 'Send feedback' }).click();
+    await expect.poll(() => isOn('Bad answer')).toBe(true);
+    expect(await page.getByRole('status').allInnerTexts()).toEqual([]); // no error toast
+  });
+
   it('keeps a system prompt per conversation', async () => {
     const sys = page.getByRole('textbox', { name: 'System prompt' });
     await sys.fill('You answer in one word.');
