@@ -8,7 +8,11 @@
 #   test/app-e2e.sh [OUT_DIR]     screenshots go to OUT_DIR (default: a temp dir)
 #   SOCKET=/path/ruvllm.sock ...  use a daemon that is already running instead
 #
-# Needs: xvfb, xdotool, imagemagick, dbus (dbus-run-session), and the
+# It then clicks the tray icon and its Quit item over D-Bus (the app's
+# StatusNotifierItem on a private session bus) and checks that the window
+# hides, shows again and the app exits.
+#
+# Needs: xvfb, xdotool, imagemagick, dbus (dbus-daemon, dbus-send), and the
 # libwebkit2gtk-4.1 runtime.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +42,7 @@ wait_for() {
 	return 1
 }
 
-for tool in Xvfb xdotool import convert dbus-run-session; do
+for tool in Xvfb xdotool import convert dbus-daemon dbus-send; do
 	command -v "$tool" >/dev/null || fail "$tool not installed (apt-get install xvfb xdotool imagemagick dbus)"
 done
 [ -x bin/ruvllm-app ] || fail "bin/ruvllm-app missing: make app"
@@ -64,8 +68,15 @@ wait_for 20 xdotool getdisplaygeometry >/dev/null 2>&1 || fail "Xvfb did not sta
 export LIBGL_ALWAYS_SOFTWARE=1 WEBKIT_DISABLE_DMABUF_RENDERER=1 WEBKIT_DISABLE_COMPOSITING_MODE=1
 export XDG_RUNTIME_DIR="$work/xdg" && mkdir -m 0700 -p "$XDG_RUNTIME_DIR"
 export HOME="$work/home" && mkdir -p "$HOME"
-dbus-run-session -- bin/ruvllm-app --socket "$sock" --trace "$work/trace.jsonl" --log-level debug >"$work/app.log" 2>&1 &
+# A private session bus, so the test can reach the app's tray item.
+dbus-daemon --session --nofork --print-address=3 3>"$work/bus.addr" >"$work/dbus.log" 2>&1 &
 pids+=($!)
+wait_for 10 test -s "$work/bus.addr" || fail "dbus-daemon did not start"
+DBUS_SESSION_BUS_ADDRESS=$(head -n 1 "$work/bus.addr")
+export DBUS_SESSION_BUS_ADDRESS
+bin/ruvllm-app --socket "$sock" --trace "$work/trace.jsonl" --log-level debug >"$work/app.log" 2>&1 &
+app_pid=$!
+pids+=($app_pid)
 
 wait_for 60 xdotool search --onlyvisible --name '^ruvllm$' >/dev/null 2>&1 || fail "no app window"
 win=$(xdotool search --onlyvisible --name '^ruvllm$' | head -1)
@@ -121,4 +132,22 @@ dark=$(brightness "$out/app-dark.png")
 echo "app-e2e: brightness light $light dark $dark"
 python3 -c "import sys; l, d = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if l > 0.75 and d < 0.3 else 1)" "$light" "$dark" \
 	|| fail "screenshots are not a light and a dark window (light $light, dark $dark)"
+# The tray: Activate (a click on the icon) hides the window and shows it
+# again; the menu's Quit (dbusmenu item 4) ends the app.
+item=$(dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+	org.freedesktop.DBus.ListNames | grep -o "org.kde.StatusNotifierItem-$app_pid-[0-9]*" | head -n 1)
+[ -n "$item" ] || fail "no StatusNotifierItem of the app on the session bus"
+visible() { xdotool search --onlyvisible --name '^ruvllm$' >/dev/null 2>&1; }
+hidden() { ! visible; }
+click_icon() { dbus-send --session --print-reply --dest="$item" /StatusNotifierItem org.kde.StatusNotifierItem.Activate int32:0 int32:0 >/dev/null; }
+click_icon || fail "tray Activate failed"
+wait_for 10 hidden || fail "tray click did not hide the window"
+click_icon || fail "tray Activate failed"
+wait_for 10 visible || fail "second tray click did not show the window"
+dbus-send --session --print-reply --dest="$item" /MenuBar com.canonical.dbusmenu.Event \
+	int32:4 string:clicked variant:int32:0 uint32:0 >/dev/null || fail "tray Quit failed"
+gone() { ! kill -0 "$app_pid" 2>/dev/null; }
+wait_for 20 gone || fail "tray Quit did not end the app"
+echo "app-e2e: tray $item hid, showed and quit the app"
+
 if [ "$out" = "$work" ]; then echo "app-e2e: ok"; else echo "app-e2e: ok, screenshots in $out"; fi
