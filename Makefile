@@ -7,7 +7,8 @@ SHARED    ?= $(abspath ../shared)
 MODEL     ?= $(SHARED)/models/ruvllm-test-llama-19m-q8_0.gguf
 GOTESTFLAGS ?=
 
-.PHONY: all build run test test-go test-noasm test-darwin test-arm64 check-arm64-fma vet fuzz bench bench-compare clean
+.PHONY: all build run test test-go test-noasm test-darwin test-arm64 check-arm64-fma vet fuzz bench bench-compare clean \
+	frontend-deps frontend app app-server test-frontend test-app-e2e screenshots
 
 all: build
 
@@ -19,7 +20,7 @@ run: build
 	@test -f "$(MODEL)" || { echo "model $(MODEL) not found: set MODEL=path/to/model.gguf"; exit 1; }
 	$(BIN)/ruvllm chat -m "$(MODEL)"
 
-test: vet test-go test-noasm test-darwin test-arm64
+test: vet test-go test-noasm test-darwin test-arm64 test-frontend test-app-e2e
 
 vet:
 	$(GO) vet ./...
@@ -72,5 +73,42 @@ COMPAREFLAGS ?= --quick
 bench-compare:
 	bench/compare/run.sh $(COMPAREFLAGS)
 
+# --- desktop app (Wails v2): frontend/ (Svelte + Vite), main.go, app/ ---
+# Needs node >= 20.19 with npm, and for `app` the webkit2gtk 4.1 and GTK 3
+# headers (apt: libwebkit2gtk-4.1-dev libgtk-3-dev pkg-config gcc).
+APP_TAGS ?= desktop,production$(if $(filter Linux,$(shell uname -s)),$(comma)webkit2_41)
+comma := ,
+CHROMIUM ?= /usr/bin/chromium
+
+frontend/node_modules/.package-lock.json: frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+
+frontend-deps: frontend/node_modules/.package-lock.json
+
+frontend: frontend-deps
+	cd frontend && npx vite build --logLevel warn
+
+app: frontend
+	CGO_ENABLED=1 $(GO) build -tags $(APP_TAGS) -o $(BIN)/ruvllm-app .
+
+app-server:
+	$(GO) build -o $(BIN)/appserver ./test/appserver
+
+# Unit and component tests (jsdom), type checks, then the built frontend
+# in chromium against a real daemon through bin/appserver.
+test-frontend: frontend app-server
+	cd frontend && npx svelte-check --tsconfig ./tsconfig.json --threshold error
+	cd frontend && npx vitest run
+	cd frontend && CHROMIUM=$(CHROMIUM) npx vitest run --config vitest.browser.config.ts
+
+# The real Wails binary under Xvfb, driven with xdotool (apt: xvfb xdotool
+# imagemagick dbus libwebkit2gtk-4.1-0).
+test-app-e2e: app app-server
+	bash test/app-e2e.sh
+
+# Refresh docs/screenshots from the e2e run.
+screenshots: app app-server
+	bash test/app-e2e.sh docs/screenshots
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) frontend/dist
