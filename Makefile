@@ -16,9 +16,18 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 # run starts the daemon with the shared test model and opens a chat.
+# With a display it builds and opens the desktop app (which starts the daemon
+# with MODEL); without one, or with CLI=1, or when the app cannot be built
+# here, the terminal chat.
 run: build
 	@test -f "$(MODEL)" || { echo "model $(MODEL) not found: set MODEL=path/to/model.gguf"; exit 1; }
-	$(BIN)/ruvllm chat -m "$(MODEL)"
+	@if [ -z "$(CLI)" ] && { [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] || [ "$$(uname -s)" = Darwin ]; }; then \
+		if $(MAKE) --no-print-directory app; then \
+			exec $(BIN)/ruvllm-app --model "$(MODEL)" --daemon $(abspath $(BIN))/ruvllmd; \
+		fi; \
+		echo "make run: the desktop app did not build (apt: libwebkit2gtk-4.1-dev libgtk-3-dev pkg-config gcc; node >= 20.19): terminal chat instead"; \
+	fi; \
+	exec $(BIN)/ruvllm chat -m "$(MODEL)"
 
 test: vet test-go test-noasm test-darwin test-arm64 test-frontend test-app-e2e
 

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,7 +44,9 @@ type Config struct {
 	// DaemonArgs are extra arguments for a started daemon.
 	DaemonArgs []string
 	// Model is the model new conversations use ("" for the daemon's
-	// default, else the first model it lists).
+	// default, else the first model it lists): a name, or a .gguf path,
+	// which a daemon the app starts preloads and which conversations then
+	// name as the daemon lists it (ipc.ModelNameFromPath).
 	Model string
 	// StartTimeout bounds starting the daemon (default 60s).
 	StartTimeout time.Duration
@@ -212,4 +216,13 @@ func (a *App) callCtx() (context.Context, context.CancelFunc) {
 		base = context.Background()
 	}
 	return context.WithTimeout(base, 30*time.Second)
+}
+
+// modelName is the name new conversations use for cfg.Model: a .gguf path
+// becomes the name the daemon lists the file under.
+func (c Config) modelName() string {
+	if strings.EqualFold(filepath.Ext(c.Model), ".gguf") {
+		return ipc.ModelNameFromPath(c.Model)
+	}
+	return c.Model
 }

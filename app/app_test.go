@@ -559,3 +559,16 @@ func TestNewConversationBoundsReplies(t *testing.T) {
 		t.Fatalf("request max_tokens %d model %q", req.MaxTokens, req.Model)
 	}
 }
+
+func TestConfigModelName(t *testing.T) {
+	for _, tc := range []struct{ model, want string }{
+		{"", ""},
+		{"qwen2.5-0.5b-instruct-q4_k_m", "qwen2.5-0.5b-instruct-q4_k_m"},
+		{"/models/Qwen2.5-0.5B-Instruct-Q4_K_M.gguf", "qwen2.5-0.5b-instruct-q4_k_m"},
+		{"../shared/models/ruvllm-test-llama-19m-q8_0.GGUF", "ruvllm-test-llama-19m-q8_0"},
+	} {
+		if got := (Config{Model: tc.model}).modelName(); got != tc.want {
+			t.Errorf("modelName(%q) = %q, want %q", tc.model, got, tc.want)
+		}
+	}
+}

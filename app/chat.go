@@ -188,7 +188,7 @@ func (a *App) chatRequest(ctx context.Context, c *ipc.Client, conv ipc.Conversat
 // listed one.
 func (a *App) defaultModel(ctx context.Context, c *ipc.Client) (string, error) {
 	if a.cfg.Model != "" {
-		return a.cfg.Model, nil
+		return a.cfg.modelName(), nil
 	}
 	if h, err := c.Health(ctx); err == nil && len(h.Loaded) > 0 {
 		return h.Loaded[0].Name, nil

@@ -40,7 +40,7 @@ func (a *App) CreateConversation(title string) (ipc.Conversation, error) {
 	}
 	ctx, cancel := a.callCtx()
 	defer cancel()
-	return store.Create(ctx, ipc.ConversationCreate{Title: strings.TrimSpace(title), Model: a.cfg.Model,
+	return store.Create(ctx, ipc.ConversationCreate{Title: strings.TrimSpace(title), Model: a.cfg.modelName(),
 		Sampling: &ipc.SamplingFields{MaxTokens: DefaultMaxTokens}})
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -77,4 +79,12 @@ func (c *Client) Tags(ctx context.Context) (OllamaTags, error) {
 	var out OllamaTags
 	err := c.Do(ctx, http.MethodGet, "/api/tags", nil, &out)
 	return out, err
+}
+
+// ModelNameFromPath is the name under which the daemon lists a model file
+// given by path (for example with ruvllmd --model): the file's base name
+// without its extension, lower-cased.
+func ModelNameFromPath(path string) string {
+	base := filepath.Base(path)
+	return strings.ToLower(strings.TrimSuffix(base, filepath.Ext(base)))
 }
