@@ -40,7 +40,7 @@ type Options struct {
 func New(o Options) *Backend {
 	b := &Backend{w: newWorkers(o.Threads)}
 	n := b.w.n
-	b.matmul.out4 = make([][quant.MaxMultiRows]float32, n)
+	b.matmul.out4 = make([]workerResults, n)
 	b.rope.cos, b.rope.sin = make([][]float32, n), make([][]float32, n)
 	b.attend.scores, b.attend.qh, b.attend.acc = make([][]float32, n), make([][]float32, n), make([][]float32, n)
 	return b
@@ -247,13 +247,22 @@ type matmulJob struct {
 	multi          quant.MultiDotFunc
 	n, in, out     int
 	qrow, tileRows int
-	out4           [][quant.MaxMultiRows]float32 // per-worker multi-row results
+	out4           []workerResults // per-worker multi-row results
+}
+
+// workerResults holds one worker's multi-row dot products, padded to two
+// cache lines: packed next to each other, the workers' result arrays
+// shared a line, and every dot product's four stores bounced it between
+// the cores (half the time of a prefill went there).
+type workerResults struct {
+	v [quant.MaxMultiRows]float32
+	_ [128 - 4*quant.MaxMultiRows]byte
 }
 
 func (j *matmulJob) do(wk, lo, hi int) {
 	wrb, in, out, qrow := j.w.rowBytes, j.in, j.out, j.qrow
 	raw, d, act := j.w.raw, j.d, j.act
-	res := &j.out4[wk]
+	res := &j.out4[wk].v
 	for t := lo; t < hi; t++ {
 		o0, o1 := t*j.tileRows, min((t+1)*j.tileRows, out)
 		r := 0
