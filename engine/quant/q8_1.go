@@ -45,7 +45,7 @@ func quantizeActQ8_1(dst []byte, src []float32) {
 		}
 		var sum int32
 		for i, v := range x {
-			q := int8(math.RoundToEven(float64(v * id)))
+			q := int8(roundHalfEven(float32(v * id)))
 			out[4+i] = byte(q)
 			sum += int32(q)
 		}
