@@ -18,6 +18,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/serve"
 	"github.com/ruvllm/ruvllm/engine/testmodel"
+	"github.com/ruvllm/ruvllm/internal/testpath"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -38,10 +39,25 @@ func TestNPMClients(t *testing.T) {
 	defer os.RemoveAll(dir)
 	models := filepath.Join(dir, "models")
 	os.MkdirAll(models, 0o700)
-	o := testmodel.DefaultOptions()
-	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 512
-	if err := testmodel.Write(context.Background(), o, filepath.Join(models, "tiny-qwen2.gguf")); err != nil {
-		t.Fatal(err)
+	// The clients talk to the real trained qwen2 model of ../shared when it
+	// is there, else to a tiny synthetic one.
+	model := "ruvllm-test-qwen2-13m-q8_0"
+	real := filepath.Join(testpath.Root(t), "..", "shared", "models", model+".gguf")
+	if abs, err := filepath.Abs(real); err == nil {
+		real = abs
+	}
+	if _, err := os.Stat(real); err == nil {
+		if err := os.Symlink(real, filepath.Join(models, model+".gguf")); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		t.Logf("%s not found: the clients run against a synthetic model", real)
+		model = "tiny-qwen2"
+		o := testmodel.DefaultOptions()
+		o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 512
+		if err := testmodel.Write(context.Background(), o, filepath.Join(models, model+".gguf")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -55,7 +71,7 @@ func TestNPMClients(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve.Run(ctx, serve.Options{Config: cfg, Model: "tiny-qwen2", KeepAlive: time.Minute, MaxLoaded: 1})
+		done <- serve.Run(ctx, serve.Options{Config: cfg, Model: model, KeepAlive: time.Minute, MaxLoaded: 1})
 	}()
 	defer func() { cancel(); <-done }()
 	for deadline := time.Now().Add(5 * time.Second); ; {
@@ -75,7 +91,7 @@ func TestNPMClients(t *testing.T) {
 	runCtx, stop := context.WithTimeout(context.Background(), 60*time.Second)
 	defer stop()
 	cmd := exec.CommandContext(runCtx, node, "clients.mjs")
-	cmd.Env = append(os.Environ(), "RUVLLM_URL=http://"+addr, "RUVLLM_TOKEN="+strings.TrimSpace(string(token)), "RUVLLM_MODEL=tiny-qwen2")
+	cmd.Env = append(os.Environ(), "RUVLLM_URL=http://"+addr, "RUVLLM_TOKEN="+strings.TrimSpace(string(token)), "RUVLLM_MODEL="+model)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("clients.mjs: %v\n%s", err, out)
