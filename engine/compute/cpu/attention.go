@@ -157,6 +157,7 @@ type attendJob struct {
 	spans           []compute.Span
 	a               compute.Attention
 	scores, qh, acc [][]float32
+	kf              [][]float32 // per-worker f16 KV rows converted to f32
 }
 
 // grow returns buf resliced to n elements, reallocated when too short with
@@ -177,6 +178,12 @@ func (j *attendJob) do(wk, lo, hi int) {
 	qh := grow(j.qh[wk], hd)
 	acc := grow(j.acc[wk], hd)
 	j.qh[wk], j.acc[wk] = qh, acc
+	// f16 keys and values are converted to f32 here, four rows at a time,
+	// with F16C where the CPU has it; the conversion is exact, so the
+	// scores are those of multiplying by each converted element.
+	kf := grow(j.kf[wk], 4*hd)
+	j.kf[wk] = kf
+	k0, k1, k2, k3 := kf[:hd], kf[hd:2*hd], kf[2*hd:3*hd], kf[3*hd:4*hd]
 	for _, it := range j.items[lo:hi] {
 		sp := &j.spans[it.span]
 		pos := sp.Pos + it.i
@@ -208,7 +215,11 @@ func (j *attendJob) do(wk, lo, hi int) {
 			}
 			var d [4]float32
 			if f16 {
-				d = dot4F16(qh, s.f16[o[0]:o[0]+hd], s.f16[o[1]:o[1]+hd], s.f16[o[2]:o[2]+hd], s.f16[o[3]:o[3]+hd])
+				quant.HalfToFloat(k0, s.f16[o[0]:o[0]+hd])
+				quant.HalfToFloat(k1, s.f16[o[1]:o[1]+hd])
+				quant.HalfToFloat(k2, s.f16[o[2]:o[2]+hd])
+				quant.HalfToFloat(k3, s.f16[o[3]:o[3]+hd])
+				d = dot4F32(qh, k0, k1, k2, k3)
 			} else {
 				d = dot4F32(qh, s.f32[o[0]:o[0]+hd], s.f32[o[1]:o[1]+hd], s.f32[o[2]:o[2]+hd], s.f32[o[3]:o[3]+hd])
 			}
@@ -218,10 +229,10 @@ func (j *attendJob) do(wk, lo, hi int) {
 			o := s.offset(sp.Blocks, a.Layer, first+t) + kvOff
 			var dot float32
 			if f16 {
-				kr := s.f16[o : o+hd]
-				kr = kr[:len(qh)]
+				quant.HalfToFloat(k0, s.f16[o:o+hd])
+				kr := k0[:len(qh)]
 				for e, x := range qh {
-					dot += x * quant.FP16ToFP32(kr[e])
+					dot += x * kr[e]
 				}
 			} else {
 				kr := s.f32[o : o+hd]
@@ -255,10 +266,10 @@ func (j *attendJob) do(wk, lo, hi int) {
 				// llama.cpp multiplies f16 values by probabilities
 				// converted to f16.
 				p = quant.FP16ToFP32(quant.FP32ToFP16(p))
-				vr := s.f16[o : o+hd]
-				vr = vr[:len(acc)]
+				quant.HalfToFloat(k0, s.f16[o:o+hd])
+				vr := k0[:len(acc)]
 				for e := range acc {
-					acc[e] += p * quant.FP16ToFP32(vr[e])
+					acc[e] += p * vr[e]
 				}
 			} else {
 				vr := s.f32[o : o+hd]
@@ -273,7 +284,9 @@ func (j *attendJob) do(wk, lo, hi int) {
 }
 
 // dot4F16 returns the dot products of q with four f16 key rows (each at
-// least len(q) long), each summed in element order.
+// least len(q) long), each summed in element order: the plain form of
+// what Attend computes by converting the rows with quant.HalfToFloat and
+// calling dot4F32, kept as the tests' reference.
 func dot4F16(q []float32, k0, k1, k2, k3 []uint16) [4]float32 {
 	k0, k1, k2, k3 = k0[:len(q)], k1[:len(q)], k2[:len(q)], k3[:len(q)]
 	var d0, d1, d2, d3 float32

@@ -1,0 +1,7 @@
+//go:build !amd64 || noasm
+
+package quant
+
+// halfToFloatVector has no vector path here: HalfToFloat converts every
+// element through the table.
+func halfToFloatVector(dst []float32, src []uint16) int { return 0 }
