@@ -133,6 +133,14 @@ func run(addr, dist, dir string, log *slog.Logger) error {
 			case e := <-c:
 				writeEvent(w, e)
 				fl.Flush()
+				// Wails hands each event to the page as its own call. Over
+				// HTTP, events written back to back can reach chromium in
+				// one read and be dispatched in one task, so a fast model's
+				// whole reply would render at once: a millisecond between
+				// tokens keeps them separate, as in the real app.
+				if e.Name == app.EventChatToken {
+					time.Sleep(time.Millisecond)
+				}
 			case <-r.Context().Done():
 				return
 			}
