@@ -1,13 +1,11 @@
 package service
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +13,8 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/ruvllm/ruvllm/internal/dbustest"
 )
 
 // fakeSystemd implements the parts of org.freedesktop.systemd1.Manager the
@@ -120,41 +120,6 @@ func (p *fakeUnitProps) Get(iface, prop string) (dbus.Variant, *dbus.Error) {
 	return dbus.MakeVariant(p.f.active[p.name]), nil
 }
 
-// privateBus starts a dbus-daemon for this test and returns its address.
-func privateBus(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("dbus-daemon")
-	if err != nil {
-		t.Skip("dbus-daemon not installed (apt package dbus); CI installs it")
-	}
-	cmd := exec.Command(bin, "--session", "--nofork", "--print-address=1", "--nopidfile")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addrc := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		addrc <- strings.TrimSpace(line)
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case a := <-addrc:
-		if a == "" {
-			t.Fatal("dbus-daemon printed no address")
-		}
-		return a
-	case <-time.After(5 * time.Second):
-		t.Fatal("dbus-daemon did not start")
-	}
-	return ""
-}
-
 func startFake(t *testing.T, addr string) *fakeSystemd {
 	t.Helper()
 	conn, err := dbus.Connect(addr)
@@ -174,7 +139,7 @@ func startFake(t *testing.T, addr string) *fakeSystemd {
 }
 
 func TestSystemdInstallStatusUninstall(t *testing.T) {
-	addr := privateBus(t)
+	addr := dbustest.Start(t)
 	fake := startFake(t, addr)
 	home := t.TempDir()
 	o, err := Options{
