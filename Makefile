@@ -112,8 +112,11 @@ test-frontend: frontend app-server
 
 # The real Wails binary under Xvfb, driven with xdotool (apt: xvfb xdotool
 # imagemagick dbus libwebkit2gtk-4.1-0).
+# The synthetic model samples, and about once in a dozen runs one of the two
+# replies came back empty, which the script counts as a failure: one retry
+# keeps that from failing CI, while a real fault fails both runs.
 test-app-e2e: app app-server
-	bash test/app-e2e.sh
+	bash test/app-e2e.sh || { echo "test-app-e2e: failed once, retrying"; bash test/app-e2e.sh; }
 
 # Refresh docs/screenshots from the e2e run.
 screenshots: app app-server
