@@ -26,6 +26,7 @@ func newBenchCmd() *cobra.Command {
 		path    string
 		o       llm.BenchOptions
 		threads int
+		batch   int
 		asJSON  bool
 		membwOn bool
 		backend string
@@ -52,7 +53,7 @@ func newBenchCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend}, o)
+				rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch}, o)
 				if err != nil {
 					return err
 				}
@@ -85,6 +86,7 @@ func newBenchCmd() *cobra.Command {
 	f.IntVarP(&o.GenTokens, "n", "n", 128, "generated tokens (tg test; 0 skips)")
 	f.IntVarP(&o.Reps, "reps", "r", 5, "repetitions")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
+	f.IntVarP(&batch, "batch-size", "b", 256, "prompt tokens per forward pass (like llama-bench's -ub)")
 	f.BoolVar(&membwOn, "membw", false, "also measure memory copy bandwidth and the decode bound it sets")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	backends.Flag(f, &backend)
@@ -105,7 +107,8 @@ type benchOutput struct {
 // runBench loads path with lo (threads and backend) sized for o and runs
 // the bench.
 func runBench(ctx context.Context, path string, lo llm.Options, o llm.BenchOptions) (*llm.BenchReport, error) {
-	lo.ContextLength, lo.BatchSize = max(o.PromptTokens, o.GenTokens)+16, max(o.PromptTokens, 1)
+	lo.ContextLength = max(o.PromptTokens, o.GenTokens) + 16
+	lo.BatchSize = min(max(lo.BatchSize, 1), max(o.PromptTokens, 1))
 	lo.Sequences, lo.NoPrefixCache = 1, true
 	m, err := llm.Load(ctx, path, lo)
 	if err != nil {
