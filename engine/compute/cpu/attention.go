@@ -131,25 +131,35 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 	}
 	j := &b.attend
 	j.items = j.items[:0]
+	grain := 4 // single-token items (decode) are small
 	for si := range spans {
-		for i := 0; i < spans[si].N; i++ {
+		if spans[si].N > 1 {
+			grain = 1
+		}
+		for i0 := 0; i0 < spans[si].N; i0 += attendChunk {
 			for h := 0; h < a.Heads; h++ {
-				j.items = append(j.items, attendItem{si, i, h})
+				j.items = append(j.items, attendItem{si, i0, min(i0+attendChunk, spans[si].N), h})
 			}
 		}
 	}
 	j.d, j.q, j.s, j.spans, j.a = d, qs, s, spans, a
-	// One item is one head of one token: decode parallelises over heads,
-	// prefill over tokens and heads.
-	b.w.run(len(j.items), 4, j)
+	// One item is one head of up to attendChunk tokens: decode
+	// parallelises over heads, prefill over chunks of tokens and heads.
+	b.w.run(len(j.items), grain, j)
 	j.d, j.q, j.s, j.spans = nil, nil, nil, nil
 }
 
-// attendItem is the attention of head h of token i of span span.
-type attendItem struct{ span, i, h int }
+// attendChunk is the number of consecutive query tokens one attention item
+// takes: their keys and values are converted to f32 (and the keys
+// transposed) once for all of them.
+const attendChunk = 16
+
+// attendItem is the attention of head h for tokens [i0, i1) of span span.
+type attendItem struct{ span, i0, i1, h int }
 
 // attendJob holds the parameters of one Attend call and per-worker scratch
-// rows (scores, the query head, the output accumulator).
+// rows (scores, the query head, the output accumulator, the keys and
+// values of the current item in f32).
 type attendJob struct {
 	items           []attendItem
 	d, q            *tensor
@@ -157,7 +167,7 @@ type attendJob struct {
 	spans           []compute.Span
 	a               compute.Attention
 	scores, qh, acc [][]float32
-	kf              [][]float32 // per-worker f16 KV rows converted to f32
+	kt, vf          [][]float32 // keys transposed (head dim × keys) and values (keys × head dim)
 }
 
 // grow returns buf resliced to n elements, reallocated when too short with
@@ -170,6 +180,21 @@ func grow(buf []float32, n int) []float32 {
 	return buf[:n]
 }
 
+// firstKey returns the first position a query at pos attends to.
+func (a *attendJob) firstKey(pos int) int {
+	if w := a.a.Window; w > 0 && pos-w+1 > 0 {
+		return pos - w + 1
+	}
+	return 0
+}
+
+// do computes items [lo, hi). For each item it gathers the keys and
+// values its tokens see into f32 rows (converting an f16 cache exactly),
+// with the keys transposed so that a query's scores are a weighted sum of
+// key-element rows. Scores and the weighted sum of values are then
+// quant.AddScaledRows calls: every score sums its products in element
+// order and every output element its terms in key order, so results do
+// not depend on the chunking, and equal a plain loop's on amd64.
 func (j *attendJob) do(wk, lo, hi int) {
 	s, a, qs, d := j.s, j.a, j.q, j.d
 	hd := a.HeadDim
@@ -178,136 +203,94 @@ func (j *attendJob) do(wk, lo, hi int) {
 	qh := grow(j.qh[wk], hd)
 	acc := grow(j.acc[wk], hd)
 	j.qh[wk], j.acc[wk] = qh, acc
-	// f16 keys and values are converted to f32 here, four rows at a time,
-	// with F16C where the CPU has it; the conversion is exact, so the
-	// scores are those of multiplying by each converted element.
-	kf := grow(j.kf[wk], 4*hd)
-	j.kf[wk] = kf
-	k0, k1, k2, k3 := kf[:hd], kf[hd:2*hd], kf[2*hd:3*hd], kf[3*hd:4*hd]
 	for _, it := range j.items[lo:hi] {
 		sp := &j.spans[it.span]
-		pos := sp.Pos + it.i
-		first := 0
-		if a.Window > 0 && pos-a.Window+1 > 0 {
-			first = pos - a.Window + 1
-		}
-		n := pos - first + 1
-		scores := grow(j.scores[wk], n)
-		j.scores[wk] = scores
-		row := sp.Row + it.i
-		copy(qh, qs.f32[row*qs.cols+it.h*hd:row*qs.cols+(it.h+1)*hd])
-		if f16 {
-			// llama.cpp multiplies f16 keys with queries rounded to f16.
-			for t := range qh {
-				qh[t] = quant.FP16ToFP32(quant.FP32ToFP16(qh[t]))
-			}
-		}
 		kvOff := (it.h / group) * hd
-		maxScore := float32(math.Inf(-1))
-		// Raw dot products first, four keys at a time: four independent
-		// sums, each in element order, so the additions overlap and every
-		// score is bit-identical to a one-key loop.
-		t := 0
-		for ; t+4 <= len(scores); t += 4 {
-			var o [4]int
-			for u := range o {
-				o[u] = s.offset(sp.Blocks, a.Layer, first+t+u) + kvOff
+		// Keys [k0, k0+nk) cover every token of the item.
+		k0 := j.firstKey(sp.Pos + it.i0)
+		nk := sp.Pos + it.i1 - k0
+		ldk := (nk + 7) &^ 7
+		kt := grow(j.kt[wk], hd*ldk+8*hd)
+		vf := grow(j.vf[wk], nk*hd)
+		j.kt[wk], j.vf[wk] = kt, vf
+		// The 8·hd elements of kt past the transposed keys are scratch
+		// for eight key rows, transposed together so that each key
+		// element's row gets eight consecutive stores.
+		var rows [8][]float32
+		for t0 := 0; t0 < nk; t0 += 8 {
+			m := min(8, nk-t0)
+			for u := range m {
+				o := s.offset(sp.Blocks, a.Layer, k0+t0+u) + kvOff
+				v := vf[(t0+u)*hd : (t0+u+1)*hd]
+				if f16 {
+					rows[u] = kt[hd*ldk+u*hd : hd*ldk+(u+1)*hd]
+					quant.HalfToFloat(rows[u], s.f16[o:o+hd])
+					quant.HalfToFloat(v, s.f16[o+s.perLayer:o+s.perLayer+hd])
+				} else {
+					rows[u] = s.f32[o : o+hd]
+					copy(v, s.f32[o+s.perLayer:o+s.perLayer+hd])
+				}
 			}
-			var d [4]float32
+			if m == 8 {
+				r0, r1, r2, r3 := rows[0][:hd], rows[1][:hd], rows[2][:hd], rows[3][:hd]
+				r4, r5, r6, r7 := rows[4][:hd], rows[5][:hd], rows[6][:hd], rows[7][:hd]
+				for e := range hd {
+					c := kt[e*ldk+t0 : e*ldk+t0+8]
+					c[0], c[1], c[2], c[3] = r0[e], r1[e], r2[e], r3[e]
+					c[4], c[5], c[6], c[7] = r4[e], r5[e], r6[e], r7[e]
+				}
+				continue
+			}
+			for u := range m {
+				for e, x := range rows[u][:hd] {
+					kt[e*ldk+t0+u] = x
+				}
+			}
+		}
+		for i := it.i0; i < it.i1; i++ {
+			pos := sp.Pos + i
+			first := j.firstKey(pos)
+			n, off := pos-first+1, first-k0
+			row := sp.Row + i
+			copy(qh, qs.f32[row*qs.cols+it.h*hd:row*qs.cols+(it.h+1)*hd])
 			if f16 {
-				quant.HalfToFloat(k0, s.f16[o[0]:o[0]+hd])
-				quant.HalfToFloat(k1, s.f16[o[1]:o[1]+hd])
-				quant.HalfToFloat(k2, s.f16[o[2]:o[2]+hd])
-				quant.HalfToFloat(k3, s.f16[o[3]:o[3]+hd])
-				d = dot4F32(qh, k0, k1, k2, k3)
-			} else {
-				d = dot4F32(qh, s.f32[o[0]:o[0]+hd], s.f32[o[1]:o[1]+hd], s.f32[o[2]:o[2]+hd], s.f32[o[3]:o[3]+hd])
-			}
-			copy(scores[t:t+4], d[:])
-		}
-		for ; t < len(scores); t++ {
-			o := s.offset(sp.Blocks, a.Layer, first+t) + kvOff
-			var dot float32
-			if f16 {
-				quant.HalfToFloat(k0, s.f16[o:o+hd])
-				kr := k0[:len(qh)]
-				for e, x := range qh {
-					dot += x * kr[e]
-				}
-			} else {
-				kr := s.f32[o : o+hd]
-				kr = kr[:len(qh)]
-				for e, x := range qh {
-					dot += x * kr[e]
+				// llama.cpp multiplies f16 keys with queries rounded to f16.
+				for t := range qh {
+					qh[t] = quant.FP16ToFP32(quant.FP32ToFP16(qh[t]))
 				}
 			}
-			scores[t] = dot
-		}
-		for t, dot := range scores {
-			sc := dot * a.Scale
-			if a.Softcap > 0 {
-				sc = a.Softcap * float32(math.Tanh(float64(sc/a.Softcap)))
-			}
-			scores[t] = sc
-			maxScore = max(maxScore, sc)
-		}
-		var sum float64
-		for t, sc := range scores {
-			e := float32(math.Exp(float64(sc - maxScore)))
-			scores[t] = e
-			sum += float64(e)
-		}
-		inv := float32(1 / sum)
-		clear(acc)
-		for t, p := range scores {
-			p *= inv
-			o := s.offset(sp.Blocks, a.Layer, first+t) + s.perLayer + kvOff
-			if f16 {
-				// llama.cpp multiplies f16 values by probabilities
-				// converted to f16.
-				p = quant.FP16ToFP32(quant.FP32ToFP16(p))
-				quant.HalfToFloat(k0, s.f16[o:o+hd])
-				vr := k0[:len(acc)]
-				for e := range acc {
-					acc[e] += p * vr[e]
+			scores := grow(j.scores[wk], n)
+			j.scores[wk] = scores
+			clear(scores)
+			quant.AddScaledRows(scores, qh, kt[off:], ldk)
+			maxScore := float32(math.Inf(-1))
+			for t, dot := range scores {
+				sc := dot * a.Scale
+				if a.Softcap > 0 {
+					sc = a.Softcap * float32(math.Tanh(float64(sc/a.Softcap)))
 				}
-			} else {
-				vr := s.f32[o : o+hd]
-				vr = vr[:len(acc)]
-				for e := range acc {
-					acc[e] += p * vr[e]
-				}
+				scores[t] = sc
+				maxScore = max(maxScore, sc)
 			}
+			var sum float64
+			for t, sc := range scores {
+				e := float32(math.Exp(float64(sc - maxScore)))
+				scores[t] = e
+				sum += float64(e)
+			}
+			inv := float32(1 / sum)
+			for t, p := range scores {
+				p *= inv
+				if f16 {
+					// llama.cpp multiplies f16 values by probabilities
+					// converted to f16.
+					p = quant.FP16ToFP32(quant.FP32ToFP16(p))
+				}
+				scores[t] = p
+			}
+			clear(acc)
+			quant.AddScaledRows(acc, scores, vf[off*hd:], hd)
+			copy(d.f32[row*d.cols+it.h*hd:row*d.cols+(it.h+1)*hd], acc)
 		}
-		copy(d.f32[row*d.cols+it.h*hd:row*d.cols+(it.h+1)*hd], acc)
 	}
-}
-
-// dot4F16 returns the dot products of q with four f16 key rows (each at
-// least len(q) long), each summed in element order: the plain form of
-// what Attend computes by converting the rows with quant.HalfToFloat and
-// calling dot4F32, kept as the tests' reference.
-func dot4F16(q []float32, k0, k1, k2, k3 []uint16) [4]float32 {
-	k0, k1, k2, k3 = k0[:len(q)], k1[:len(q)], k2[:len(q)], k3[:len(q)]
-	var d0, d1, d2, d3 float32
-	for e, x := range q {
-		d0 += x * quant.FP16ToFP32(k0[e])
-		d1 += x * quant.FP16ToFP32(k1[e])
-		d2 += x * quant.FP16ToFP32(k2[e])
-		d3 += x * quant.FP16ToFP32(k3[e])
-	}
-	return [4]float32{d0, d1, d2, d3}
-}
-
-// dot4F32 is dot4F16 for f32 key rows.
-func dot4F32(q, k0, k1, k2, k3 []float32) [4]float32 {
-	k0, k1, k2, k3 = k0[:len(q)], k1[:len(q)], k2[:len(q)], k3[:len(q)]
-	var d0, d1, d2, d3 float32
-	for e, x := range q {
-		d0 += x * k0[e]
-		d1 += x * k1[e]
-		d2 += x * k2[e]
-		d3 += x * k3[e]
-	}
-	return [4]float32{d0, d1, d2, d3}
 }

@@ -1,42 +1,150 @@
 package cpu
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/quant"
 )
 
-// TestDot4BitExact checks that the four-key dot products equal one-key
-// loops summing in element order, bit for bit: attention scores must not
-// depend on how many keys a loop takes at once.
-func TestDot4BitExact(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	for _, hd := range []int{1, 3, 64, 80, 128, 256} {
-		q := make([]float32, hd)
-		for i := range q {
-			q[i] = float32(r.NormFloat64())
-		}
-		var k16 [4][]uint16
-		var k32 [4][]float32
-		for u := range k16 {
-			k16[u], k32[u] = make([]uint16, hd+5), make([]float32, hd+5) // longer rows, as in the KV store
-			for i := range k16[u] {
-				k32[u][i] = float32(r.NormFloat64() * 3)
-				k16[u][i] = quant.FP32ToFP16(k32[u][i])
+// TestAttendChunkingBitExact runs the same attention three ways: a whole
+// prompt in one Attend call (chunks of attendChunk tokens per item), one
+// token per call (decode), and two sequences batched in one call; all
+// must agree bit for bit, and with a float64 reference within the
+// rounding of the KV type. Shapes cover GQA, head sizes that are not a
+// multiple of the vector width, sliding windows and soft-capping.
+func TestAttendChunkingBitExact(t *testing.T) {
+	for _, tc := range []struct {
+		kvType             quant.Type
+		heads, kvHeads, hd int
+		window             int
+		softcap            float32
+		tol                float64
+	}{
+		{quant.F32, 4, 2, 64, 0, 0, 1e-5},
+		{quant.F16, 4, 2, 64, 0, 0, 2e-3},
+		{quant.F32, 2, 1, 20, 7, 0, 1e-5},
+		{quant.F16, 3, 3, 36, 19, 30, 2e-3},
+	} {
+		t.Run(fmt.Sprintf("%s/h%d-kv%d-hd%d-w%d-cap%g", tc.kvType, tc.heads, tc.kvHeads, tc.hd, tc.window, tc.softcap), func(t *testing.T) {
+			const n, bs = 45, 16
+			r := rand.New(rand.NewPCG(uint64(tc.hd), uint64(tc.heads)))
+			b := New(Options{Threads: 2})
+			defer b.Close()
+			a := compute.Attention{Heads: tc.heads, KVHeads: tc.kvHeads, HeadDim: tc.hd,
+				Scale: float32(1 / math.Sqrt(float64(tc.hd))), Softcap: tc.softcap, Window: tc.window}
+			qv := randRows(r, n, tc.heads*tc.hd)
+			kv := randRows(r, n, tc.kvHeads*tc.hd)
+			vv := randRows(r, n, tc.kvHeads*tc.hd)
+			cfg := compute.KVConfig{Layers: 1, Blocks: 8, BlockSize: bs, KVHeads: tc.kvHeads, HeadDim: tc.hd, Type: tc.kvType}
+			tensor := func(v []float32, rows, cols int) compute.Tensor {
+				x := b.New(rows, cols)
+				b.Upload(x, v)
+				return x
 			}
-		}
-		got16 := dot4F16(q, k16[0], k16[1], k16[2], k16[3])
-		got32 := dot4F32(q, k32[0], k32[1], k32[2], k32[3])
-		for u := range 4 {
-			var want16, want32 float32
-			for e, x := range q {
-				want16 += x * quant.FP16ToFP32(k16[u][e])
-				want32 += x * k32[u][e]
+			run := func(blocks []int32, calls [][2]int) []float32 {
+				store, err := b.NewKVStore(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := make([]float32, n*tc.heads*tc.hd)
+				for _, c := range calls { // tokens [c[0], c[1])
+					m := c[1] - c[0]
+					q := tensor(qv[c[0]*tc.heads*tc.hd:c[1]*tc.heads*tc.hd], m, tc.heads*tc.hd)
+					k := tensor(kv[c[0]*tc.kvHeads*tc.hd:c[1]*tc.kvHeads*tc.hd], m, tc.kvHeads*tc.hd)
+					v := tensor(vv[c[0]*tc.kvHeads*tc.hd:c[1]*tc.kvHeads*tc.hd], m, tc.kvHeads*tc.hd)
+					dst := b.New(m, tc.heads*tc.hd)
+					b.Attend(dst, q, k, v, store, []compute.Span{{Row: 0, N: m, Pos: c[0], Blocks: blocks}}, a)
+					copy(out[c[0]*tc.heads*tc.hd:], F32(dst))
+				}
+				return out
 			}
-			if got16[u] != want16 || got32[u] != want32 {
-				t.Errorf("hd %d key %d: f16 %v want %v, f32 %v want %v", hd, u, got16[u], want16, got32[u], want32)
+			blocks := []int32{5, 2, 7}
+			whole := run(blocks, [][2]int{{0, n}})
+			var steps [][2]int
+			for i := range n {
+				steps = append(steps, [2]int{i, i + 1})
 			}
-		}
+			decode := run([]int32{0, 1, 3}, steps)
+			uneven := run(blocks, [][2]int{{0, 3}, {3, 20}, {20, 21}, {21, n}})
+			for i := range whole {
+				if math.Float32bits(whole[i]) != math.Float32bits(decode[i]) || math.Float32bits(whole[i]) != math.Float32bits(uneven[i]) {
+					t.Fatalf("element %d (token %d): whole prompt %v, one token per call %v, uneven calls %v",
+						i, i/(tc.heads*tc.hd), whole[i], decode[i], uneven[i])
+				}
+			}
+
+			// Two sequences in one call: the second a copy of the first
+			// token's K/V history, at its own blocks.
+			store, err := b.NewKVStore(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			half := n / 2
+			q := tensor(append(append([]float32(nil), qv[:half*tc.heads*tc.hd]...), qv[:half*tc.heads*tc.hd]...), 2*half, tc.heads*tc.hd)
+			k := tensor(append(append([]float32(nil), kv[:half*tc.kvHeads*tc.hd]...), kv[:half*tc.kvHeads*tc.hd]...), 2*half, tc.kvHeads*tc.hd)
+			v := tensor(append(append([]float32(nil), vv[:half*tc.kvHeads*tc.hd]...), vv[:half*tc.kvHeads*tc.hd]...), 2*half, tc.kvHeads*tc.hd)
+			dst := b.New(2*half, tc.heads*tc.hd)
+			b.Attend(dst, q, k, v, store, []compute.Span{
+				{Row: 0, N: half, Pos: 0, Blocks: []int32{1, 4}},
+				{Row: half, N: half, Pos: 0, Blocks: []int32{6, 0}},
+			}, a)
+			got := F32(dst)
+			for i := range half * tc.heads * tc.hd {
+				if got[i] != whole[i] || got[half*tc.heads*tc.hd+i] != whole[i] {
+					t.Fatalf("batched sequences: element %d = %v and %v, want %v", i, got[i], got[half*tc.heads*tc.hd+i], whole[i])
+				}
+			}
+
+			// A float64 reference.
+			round := func(x float32) float64 {
+				if tc.kvType == quant.F16 {
+					return float64(quant.FP16ToFP32(quant.FP32ToFP16(x)))
+				}
+				return float64(x)
+			}
+			var maxDiff float64
+			for i := range n {
+				for h := range tc.heads {
+					kh := h / (tc.heads / tc.kvHeads)
+					first := 0
+					if tc.window > 0 {
+						first = max(0, i-tc.window+1)
+					}
+					scores := make([]float64, i-first+1)
+					best := math.Inf(-1)
+					for tk := first; tk <= i; tk++ {
+						var dot float64
+						for e := range tc.hd {
+							dot += round(qv[i*tc.heads*tc.hd+h*tc.hd+e]) * round(kv[tk*tc.kvHeads*tc.hd+kh*tc.hd+e])
+						}
+						s := dot * float64(a.Scale)
+						if tc.softcap > 0 {
+							s = float64(tc.softcap) * math.Tanh(s/float64(tc.softcap))
+						}
+						scores[tk-first] = s
+						best = max(best, s)
+					}
+					var sum float64
+					for j := range scores {
+						scores[j] = math.Exp(scores[j] - best)
+						sum += scores[j]
+					}
+					for e := range tc.hd {
+						var o float64
+						for tk := first; tk <= i; tk++ {
+							o += scores[tk-first] / sum * round(vv[tk*tc.kvHeads*tc.hd+kh*tc.hd+e])
+						}
+						maxDiff = max(maxDiff, math.Abs(o-float64(whole[i*tc.heads*tc.hd+h*tc.hd+e])))
+					}
+				}
+			}
+			if maxDiff > tc.tol {
+				t.Errorf("max |engine - float64 reference| = %.3g, tolerance %.1g", maxDiff, tc.tol)
+			}
+		})
 	}
 }

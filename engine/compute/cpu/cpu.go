@@ -43,7 +43,7 @@ func New(o Options) *Backend {
 	b.matmul.out4 = make([]workerResults, n)
 	b.rope.cos, b.rope.sin = make([][]float32, n), make([][]float32, n)
 	b.attend.scores, b.attend.qh, b.attend.acc = make([][]float32, n), make([][]float32, n), make([][]float32, n)
-	b.attend.kf = make([][]float32, n)
+	b.attend.kt, b.attend.vf = make([][]float32, n), make([][]float32, n)
 	return b
 }
 

@@ -1,0 +1,29 @@
+package quant
+
+// AddScaledRows adds a weighted sum of rows to dst:
+// dst[j] += coef[0]·m[j] + coef[1]·m[stride+j] + … for j < len(dst),
+// each term a product rounded to float32 and then added, rows in order.
+// m holds len(coef) rows of at least len(dst) elements, stride elements
+// apart. It is the inner loop of attention: scores against transposed
+// keys (coef the query) and the probability-weighted sum of values (coef
+// the probabilities). Every element is summed in the same order as the
+// plain loop, so the vector path's results equal it bit for bit on amd64,
+// where Go never fuses a multiply and an add.
+func AddScaledRows(dst, coef, m []float32, stride int) {
+	if len(dst) == 0 || len(coef) == 0 {
+		return
+	}
+	_ = m[(len(coef)-1)*stride+len(dst)-1] // bounds, before any vector code
+	j := addScaledRowsVector(dst, coef, m, stride)
+	if j == len(dst) {
+		return
+	}
+	for r, c := range coef {
+		row := m[r*stride+j : r*stride+len(dst)]
+		d := dst[j:len(dst)]
+		d = d[:len(row)]
+		for i, v := range row {
+			d[i] += float32(c * v) // rounded: no fused multiply-add on arm64
+		}
+	}
+}

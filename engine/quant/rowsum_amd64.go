@@ -1,0 +1,25 @@
+//go:build amd64 && !noasm
+
+package quant
+
+import "golang.org/x/sys/cpu"
+
+// hasAVX reports whether 256-bit float vectors are available.
+var hasAVX = cpu.X86.HasAVX
+
+// addScaledRows8 is AddScaledRows for n elements, n a positive multiple of
+// 8.
+//
+//go:noescape
+func addScaledRows8(dst *float32, n int, coef *float32, rows int, m *float32, stride int)
+
+// addScaledRowsVector handles the longest multiple of 8 elements of dst
+// and returns how many it handled.
+func addScaledRowsVector(dst, coef, m []float32, stride int) int {
+	n := len(dst) &^ 7
+	if !hasAVX || n == 0 {
+		return 0
+	}
+	addScaledRows8(&dst[0], n, &coef[0], len(coef), &m[0], stride)
+	return n
+}
