@@ -199,6 +199,7 @@ func useISA(isa string) {
 			multiHalf(bf, n, w, a, stride, dst)
 		}
 	}
+	useTiles(isa)
 	kernelISA = isa
 }
 

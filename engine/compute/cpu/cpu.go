@@ -66,6 +66,7 @@ type tensor struct {
 	// Kernels of a weight, looked up once instead of on every MatMul.
 	dot   quant.DotFunc
 	multi quant.MultiDotFunc
+	tile  quant.TileDotFunc // nil where the CPU has no tile kernel for typ
 	// deq is a quantized single-row tensor (a bias) decoded once, for AddRow.
 	deq []float32
 }
@@ -87,7 +88,7 @@ func (t *tensor) kernels() (quant.DotFunc, quant.MultiDotFunc) {
 		if err != nil {
 			panic(err)
 		}
-		t.dot, t.multi = dot, multi
+		t.dot, t.multi, t.tile = dot, multi, quant.TileDotFor(t.typ)
 	}
 	return t.dot, t.multi
 }
@@ -109,7 +110,7 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (compute.T
 	if err != nil {
 		return nil, fmt.Errorf("weight type %s: %w", typ, compute.ErrUnsupported)
 	}
-	t := &tensor{rows: rows, cols: cols, typ: typ, raw: data, rowBytes: rb, dot: dot, multi: multi}
+	t := &tensor{rows: rows, cols: cols, typ: typ, raw: data, rowBytes: rb, dot: dot, multi: multi, tile: quant.TileDotFor(typ)}
 	if typ == quant.F32 {
 		t.f32 = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(data))), rows*cols)
 	}
@@ -210,7 +211,7 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 		b.w.run(n, 1, &b.quantize)
 	}
 	j := &b.matmul
-	j.d, j.w, j.act, j.dot, j.multi = d.f32, ws, act, dot, multi
+	j.d, j.w, j.act, j.dot, j.multi, j.tile = d.f32, ws, act, dot, multi, ws.tile
 	j.n, j.in, j.out, j.qrow = n, in, out, qrow
 	if n < quant.MaxMultiRows {
 		j.tileRows = decodeGrain
@@ -218,6 +219,10 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 		// Tiles of tileBytes, but at least four per worker so that the
 		// split stays even when another process takes a core for a while.
 		j.tileRows = max(1, min(tileBytes/ws.rowBytes, (out+4*b.w.n-1)/(4*b.w.n)))
+		if j.tile != nil && j.tileRows > quant.TileRows {
+			// Whole groups of TileRows weight rows for the tile kernel.
+			j.tileRows = (j.tileRows + quant.TileRows - 1) &^ (quant.TileRows - 1)
+		}
 	}
 	tiles := (out + j.tileRows - 1) / j.tileRows
 	b.w.run(tiles, 1, j)
@@ -246,6 +251,7 @@ type matmulJob struct {
 	act            []byte
 	dot            quant.DotFunc
 	multi          quant.MultiDotFunc
+	tile           quant.TileDotFunc
 	n, in, out     int
 	qrow, tileRows int
 	out4           []workerResults // per-worker multi-row results
@@ -257,19 +263,31 @@ type matmulJob struct {
 // the cores (half the time of a prefill went there).
 type workerResults struct {
 	v [quant.MaxMultiRows]float32
-	_ [128 - 4*quant.MaxMultiRows]byte
+	t [quant.TileRows][quant.TileRows]float32
+	_ [128 - 4*(quant.MaxMultiRows+quant.TileRows*quant.TileRows)%128]byte
 }
 
 func (j *matmulJob) do(wk, lo, hi int) {
 	wrb, in, out, qrow := j.w.rowBytes, j.in, j.out, j.qrow
 	raw, d, act := j.w.raw, j.d, j.act
-	res := &j.out4[wk].v
+	res, tres := &j.out4[wk].v, &j.out4[wk].t
 	for t := lo; t < hi; t++ {
 		o0, o1 := t*j.tileRows, min((t+1)*j.tileRows, out)
 		r := 0
 		for ; r+quant.MaxMultiRows <= j.n; r += quant.MaxMultiRows {
 			a := act[r*qrow:]
-			for o := o0; o < o1; o++ {
+			o := o0
+			if j.tile != nil {
+				for ; o+quant.TileRows <= o1; o += quant.TileRows {
+					j.tile(in, raw[o*wrb:], wrb, a, qrow, tres)
+					for i := range quant.TileRows {
+						for k := range quant.TileRows {
+							d[(r+k)*out+o+i] = tres[i][k]
+						}
+					}
+				}
+			}
+			for ; o < o1; o++ {
 				j.multi(in, raw[o*wrb:(o+1)*wrb], a, qrow, res[:])
 				for k, v := range res {
 					d[(r+k)*out+o] = v

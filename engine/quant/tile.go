@@ -1,0 +1,20 @@
+package quant
+
+// TileDotFunc computes a 4×4 tile of dot products: dst[i][r] =
+// dot(n, w[i·wstride:], a[r·astride:]) for four weight rows i and four
+// activation rows r (in the weight type's dot-product format). Loading
+// each activation block once for four weight rows and each weight block
+// once for four activation rows is what makes prefill and batched decode
+// compute-bound. Results must equal the single-row DotFunc bit for bit.
+type TileDotFunc func(n int, w []byte, wstride int, a []byte, astride int, dst *[TileRows][TileRows]float32)
+
+// TileRows is the number of weight rows and of activation rows in a tile.
+const TileRows = 4
+
+// acceleratedTile holds the tile kernels chosen at start-up, like
+// accelerated; most types have none.
+var acceleratedTile = map[Type]TileDotFunc{}
+
+// TileDotFor returns the tile kernel of weight type t, or nil when this
+// CPU has none for it (MultiDotFor is then the fastest form).
+func TileDotFor(t Type) TileDotFunc { return acceleratedTile[t] }

@@ -1,0 +1,67 @@
+//go:build amd64 && !noasm
+
+package quant
+
+import "golang.org/x/sys/cpu"
+
+// hasTileISA reports whether the tile kernels can run: AVX-512 with VNNI,
+// and BW for the nibble shifts.
+var hasTileISA = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
+
+// tileKernel names one assembly tile kernel.
+type tileKernel uint8
+
+const (
+	tQ4_0AVX512VNNI tileKernel = iota
+	tQ8_0AVX512VNNI
+)
+
+// tileSpec is the tile dot product of one weight type.
+type tileSpec struct {
+	typ Type
+	k   tileKernel
+}
+
+// run checks the buffers' lengths, runs the kernel and finishes each
+// (weight row, activation row) pair's 8 lanes with hsum8, as the
+// single-row kernels and the references do.
+func (s tileSpec) run(n int, w []byte, wstride int, a []byte, astride int, dst *[TileRows][TileRows]float32) {
+	nb := n / 32
+	if nb == 0 {
+		*dst = [TileRows][TileRows]float32{}
+		return
+	}
+	_ = w[(TileRows-1)*wstride+nb*s.typ.BlockBytes()-1]
+	_ = a[(TileRows-1)*astride+nb*Q8_0.BlockBytes()-1]
+	var acc [TileRows][2][16]float32
+	switch s.k {
+	case tQ4_0AVX512VNNI:
+		tileQ4_0AVX512VNNI(nb, &w[0], wstride, &a[0], astride, &acc)
+	case tQ8_0AVX512VNNI:
+		tileQ8_0AVX512VNNI(nb, &w[0], wstride, &a[0], astride, &acc)
+	default:
+		panic("quant: unknown tile kernel")
+	}
+	for r := range TileRows {
+		for p := range 2 {
+			dst[2*p][r] = hsum8((*[8]float32)(acc[r][p][:8]))
+			dst[2*p+1][r] = hsum8((*[8]float32)(acc[r][p][8:]))
+		}
+	}
+}
+
+// useTiles fills the tile kernel table for isa.
+func useTiles(isa string) {
+	clear(acceleratedTile)
+	if isa != isaAVX512VNNI || !hasTileISA {
+		return
+	}
+	acceleratedTile[Q4_0] = tileSpec{Q4_0, tQ4_0AVX512VNNI}.run
+	acceleratedTile[Q8_0] = tileSpec{Q8_0, tQ8_0AVX512VNNI}.run
+}
+
+//go:noescape
+func tileQ4_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride int, acc *[TileRows][2][16]float32)
+
+//go:noescape
+func tileQ8_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride int, acc *[TileRows][2][16]float32)

@@ -1,0 +1,156 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// 4×4 tile kernels of Q4_0 and Q8_0 weights against Q8_0 activations with
+// AVX-512 VNNI. A ZMM register holds one block of two weight rows (row 2p
+// in bytes 0-31, row 2p+1 in 32-63), as unsigned quants (Q4_0 nibbles
+// 0..15, Q8_0 quants + 128), and VPDPBUSD multiplies them with the
+// activation block broadcast to both halves. The offset is taken back
+// exactly: every lane starts from -off·(sum of its 4 activation quants),
+// so each lane holds the same int32 sum of 4 products as the reference's,
+// and is converted and fused-multiply-added with d_w·d_a into the lane
+// of its (weight row, activation row) in block order, as the reference.
+//
+// Registers: SI weight row 0's block, R8 weight stride, R12 3·wstride;
+// DX 2·wstride; DI activation row 0's block, R9, R10, R11 its rows 1-3
+// offsets, R13 = 0;
+// CX blocks left. Z0-Z7 accumulators (activation row r: Z(2r) weight rows
+// 0|1, Z(2r+1) rows 2|3); Z8, Z9 weight quants of rows 0|1 and 2|3;
+// Z10, Z11 their scales; Z28 zero; Z29 the offset in every byte; Z30
+// nibble shifts; Z31 bytes 0x0f (Q4_0) or 0x80 (Q8_0).
+
+// TILEROW adds activation row (DI)(idx*1)'s block to accumulators a01, a23.
+#define TILEROW(idx, a01, a23) \
+	VBROADCASTI64X4 2(DI)(idx*1), Z12 \
+	VPXORD          Z13, Z13, Z13 \
+	VPDPBUSD        Z12, Z29, Z13 \
+	VPSUBD          Z13, Z28, Z13 \
+	VPBROADCASTW    (DI)(idx*1), Y14 \
+	VCVTPH2PS       Y14, Z14 \
+	VMOVDQA32       Z13, Z15 \
+	VMOVDQA32       Z13, Z17 \
+	VPDPBUSD        Z12, Z8, Z15 \
+	VPDPBUSD        Z12, Z9, Z17 \
+	VCVTDQ2PS       Z15, Z15 \
+	VCVTDQ2PS       Z17, Z17 \
+	VMULPS          Z14, Z10, Z16 \
+	VMULPS          Z14, Z11, Z18 \
+	VFMADD231PS     Z16, Z15, a01 \
+	VFMADD231PS     Z18, Z17, a23
+
+// TILESCALES converts the f16 scales of the four weight rows' blocks to
+// Z10 (row 0 in lanes 0-7, row 1 in 8-15) and Z11 (rows 2, 3).
+#define TILESCALES \
+	VPBROADCASTW (SI), X10 \
+	VPBROADCASTW (SI)(R8*1), X12 \
+	VINSERTI128  $1, X12, Y10, Y10 \
+	VCVTPH2PS    Y10, Z10 \
+	VPBROADCASTW (SI)(R8*2), X11 \
+	VPBROADCASTW (SI)(R12*1), X12 \
+	VINSERTI128  $1, X12, Y11, Y11 \
+	VCVTPH2PS    Y11, Z11
+
+#define TILESETUP \
+	MOVQ nb+0(FP), CX \
+	MOVQ w+8(FP), SI \
+	MOVQ wstride+16(FP), R8 \
+	MOVQ a+24(FP), DI \
+	MOVQ astride+32(FP), R9 \
+	LEAQ (R8)(R8*2), R12 \
+	LEAQ (R9)(R9*1), R10 \
+	LEAQ (R10)(R9*1), R11 \
+	XORQ R13, R13 \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z28, Z28, Z28
+
+#define TILEROWS \
+	TILEROW(R13, Z0, Z1) \
+	TILEROW(R9, Z2, Z3) \
+	TILEROW(R10, Z4, Z5) \
+	TILEROW(R11, Z6, Z7)
+
+// TILESTORE writes the accumulators to acc[r][p] (16 floats each).
+#define TILESTORE \
+	MOVQ acc+40(FP), BX \
+	VMOVUPS Z0, 0(BX) \
+	VMOVUPS Z1, 64(BX) \
+	VMOVUPS Z2, 128(BX) \
+	VMOVUPS Z3, 192(BX) \
+	VMOVUPS Z4, 256(BX) \
+	VMOVUPS Z5, 320(BX) \
+	VMOVUPS Z6, 384(BX) \
+	VMOVUPS Z7, 448(BX) \
+	VZEROUPPER \
+	RET
+
+// NIBBLES2 loads the 16 quant bytes at off(base) and off(base)(idx*1) as
+// 32 nibbles each (low nibbles first, as NIBBLES) into zmm.
+#define NIBBLES2(off, base, i1, i2, x, y, zmm) \
+	VMOVDQU      off(base)(i1*1), x \
+	VINSERTI128  $1, off(base)(i2*1), y, y \
+	VSHUFI64X2   $0x50, zmm, zmm, zmm \
+	VPSRLVW      Z30, zmm, zmm \
+	VPANDD       Z31, zmm, zmm
+
+// func tileQ4_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride int, acc *[4][2][16]float32)
+TEXT ·tileQ4_0AVX512VNNI(SB), NOSPLIT, $0-48
+	TILESETUP
+	LEAQ (R8)(R8*1), DX // 2·wstride
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x08080808, AX
+	VPBROADCASTD AX, Z29
+	VMOVDQU64 tileShift<>(SB), Z30
+
+tq4loop:
+	NIBBLES2(2, SI, R13, R8, X8, Y8, Z8)
+	NIBBLES2(2, SI, DX, R12, X9, Y9, Z9)
+	TILESCALES
+	TILEROWS
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ  tq4loop
+	TILESTORE
+
+// func tileQ8_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride int, acc *[4][2][16]float32)
+TEXT ·tileQ8_0AVX512VNNI(SB), NOSPLIT, $0-48
+	TILESETUP
+	LEAQ (R8)(R8*1), DX // 2·wstride
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQA64 Z31, Z29
+
+tq8loop:
+	VMOVDQU       2(SI), Y8
+	VINSERTI64X4  $1, 2(SI)(R8*1), Z8, Z8
+	VPXORD        Z31, Z8, Z8
+	VMOVDQU       2(SI)(DX*1), Y9
+	VINSERTI64X4  $1, 2(SI)(R12*1), Z9, Z9
+	VPXORD        Z31, Z9, Z9
+	TILESCALES
+	TILEROWS
+	ADDQ $34, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ  tq8loop
+	TILESTORE
+
+// Word shifts of NIBBLES2: 128-bit lanes 1 and 3 (the high nibbles) by 4.
+DATA tileShift<>+0(SB)/8, $0
+DATA tileShift<>+8(SB)/8, $0
+DATA tileShift<>+16(SB)/8, $0x0004000400040004
+DATA tileShift<>+24(SB)/8, $0x0004000400040004
+DATA tileShift<>+32(SB)/8, $0
+DATA tileShift<>+40(SB)/8, $0
+DATA tileShift<>+48(SB)/8, $0x0004000400040004
+DATA tileShift<>+56(SB)/8, $0x0004000400040004
+GLOBL tileShift<>(SB), RODATA|NOPTR, $64

@@ -1,0 +1,76 @@
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestTileDotMatchesReference checks every tile kernel this CPU has
+// against the pure-Go reference dot product of each of its 16 (weight
+// row, activation row) pairs, bit for bit: rows of quantized values and
+// rows of random bytes (every quant and scale pattern), with strides
+// that leave gaps between rows.
+func TestTileDotMatchesReference(t *testing.T) {
+	forEachISA(t, testTileDotMatchesReference)
+}
+
+func testTileDotMatchesReference(t *testing.T) {
+	if len(acceleratedTile) == 0 {
+		t.Skip("no tile kernels on this CPU and instruction set")
+	}
+	rng := rand.New(rand.NewPCG(23, 29))
+	for typ, tile := range acceleratedTile {
+		f := formats[typ]
+		act := activationEncoder(t, f.vecDot)
+		for iter := range 200 {
+			n := typ.BlockSize() * (1 + rng.IntN(20))
+			wrb, arb := must(typ.RowBytes(n)), must(f.vecDot.RowBytes(n))
+			wstride, astride := wrb+rng.IntN(5), arb+rng.IntN(5)
+			w := make([]byte, (TileRows-1)*wstride+wrb)
+			a := make([]byte, (TileRows-1)*astride+arb)
+			for i := range TileRows {
+				row := w[i*wstride : i*wstride+wrb]
+				if iter%2 == 0 {
+					if err := Quantize(typ, row, randRow(rng, n, 1)); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					for j := range row {
+						row[j] = byte(rng.Uint32())
+					}
+				}
+				act(a[i*astride:i*astride+arb], randRow(rng, n, 3))
+			}
+			var got [TileRows][TileRows]float32
+			tile(n, w, wstride, a, astride, &got)
+			for i := range TileRows {
+				for r := range TileRows {
+					want := f.dot(n, w[i*wstride:], a[r*astride:])
+					if g := got[i][r]; math.Float32bits(g) != math.Float32bits(want) && !(g != g && want != want) {
+						t.Fatalf("%s n=%d weight row %d activation row %d: tile %v, reference %v", typ, n, i, r, g, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTileDotShortBuffers checks that a tile kernel panics, before
+// reading, on buffers shorter than four rows.
+func TestTileDotShortBuffers(t *testing.T) {
+	for typ, tile := range acceleratedTile {
+		wrb, arb := must(typ.RowBytes(64)), must(VecDotType(typ).RowBytes(64))
+		for _, c := range []struct{ w, a int }{{3*wrb + wrb - 1, 4 * arb}, {4 * wrb, 3*arb + arb - 1}} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%s: %d weight bytes, %d activation bytes: no panic", typ, c.w, c.a)
+					}
+				}()
+				var dst [TileRows][TileRows]float32
+				tile(64, make([]byte, c.w), wrb, make([]byte, c.a), arb, &dst)
+			}()
+		}
+	}
+}
