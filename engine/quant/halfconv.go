@@ -12,3 +12,24 @@ func HalfToFloat(dst []float32, src []uint16) {
 		dst[i] = halfTable[src[i]]
 	}
 }
+
+// FloatToHalf converts the float32 values of src to half precision in dst
+// (len(dst) ≥ len(src)), rounding like FP32ToFP16 element by element; on
+// amd64 with F16C it converts eight at a time.
+func FloatToHalf(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	i := floatToHalfVector(dst, src)
+	for ; i < len(src); i++ {
+		dst[i] = FP32ToFP16(src[i])
+	}
+}
+
+// RoundToHalf rounds every value of x to the nearest half-precision value
+// (FP16ToFP32(FP32ToFP16(v))), in place: what a float32 is worth once
+// stored in an f16 KV cache or multiplied in f16.
+func RoundToHalf(x []float32) {
+	i := roundToHalfVector(x)
+	for ; i < len(x); i++ {
+		x[i] = halfTable[FP32ToFP16(x[i])]
+	}
+}

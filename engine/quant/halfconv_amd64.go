@@ -23,3 +23,37 @@ func halfToFloatVector(dst []float32, src []uint16) int {
 	cvtHalf8(&dst[0], &src[0], n)
 	return n
 }
+
+// cvtFloat8 converts n float32 values (n a positive multiple of 8) at src
+// to halves at dst, rounding to nearest even.
+//
+//go:noescape
+func cvtFloat8(dst *uint16, src *float32, n int)
+
+// roundHalf8 rounds n float32 values (n a positive multiple of 8) at x to
+// half precision and back, in place.
+//
+//go:noescape
+func roundHalf8(x *float32, n int)
+
+// floatToHalfVector converts the longest multiple of 8 elements it can and
+// returns how many it converted.
+func floatToHalfVector(dst []uint16, src []float32) int {
+	n := len(src) &^ 7
+	if !hasF16C || n == 0 {
+		return 0
+	}
+	cvtFloat8(&dst[0], &src[0], n)
+	return n
+}
+
+// roundToHalfVector rounds the longest multiple of 8 elements it can and
+// returns how many it rounded.
+func roundToHalfVector(x []float32) int {
+	n := len(x) &^ 7
+	if !hasF16C || n == 0 {
+		return 0
+	}
+	roundHalf8(&x[0], n)
+	return n
+}

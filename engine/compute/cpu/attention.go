@@ -119,10 +119,8 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 			o := s.offset(sp.Blocks, a.Layer, sp.Pos+i)
 			kr, vr := ks.f32[(sp.Row+i)*re:(sp.Row+i+1)*re], vs.f32[(sp.Row+i)*re:(sp.Row+i+1)*re]
 			if s.f16 != nil {
-				for j := 0; j < re; j++ {
-					s.f16[o+j] = quant.FP32ToFP16(kr[j])
-					s.f16[o+s.perLayer+j] = quant.FP32ToFP16(vr[j])
-				}
+				quant.FloatToHalf(s.f16[o:o+re], kr)
+				quant.FloatToHalf(s.f16[o+s.perLayer:o+s.perLayer+re], vr)
 			} else {
 				copy(s.f32[o:o+re], kr)
 				copy(s.f32[o+s.perLayer:o+s.perLayer+re], vr)
@@ -131,20 +129,29 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 	}
 	j := &b.attend
 	j.items = j.items[:0]
-	grain := 4 // single-token items (decode) are small
-	for si := range spans {
-		if spans[si].N > 1 {
+	group := a.Heads / kvh
+	units, grain := 0, 4 // single-token items (decode) are small
+	for _, sp := range spans {
+		units += (sp.N + attendChunk - 1) / attendChunk
+		if sp.N > 1 {
 			grain = 1
 		}
+	}
+	// An item takes every query head of a KV head when that leaves enough
+	// items to share out, so that the group's keys and values are
+	// gathered once; otherwise (decode of few sequences) one head.
+	perItem := 1
+	if units*kvh >= 2*b.w.n {
+		perItem, grain = group, 1
+	}
+	for si := range spans {
 		for i0 := 0; i0 < spans[si].N; i0 += attendChunk {
-			for h := 0; h < a.Heads; h++ {
-				j.items = append(j.items, attendItem{si, i0, min(i0+attendChunk, spans[si].N), h})
+			for h := 0; h < a.Heads; h += perItem {
+				j.items = append(j.items, attendItem{si, i0, min(i0+attendChunk, spans[si].N), h, h + perItem})
 			}
 		}
 	}
 	j.d, j.q, j.s, j.spans, j.a = d, qs, s, spans, a
-	// One item is one head of up to attendChunk tokens: decode
-	// parallelises over heads, prefill over chunks of tokens and heads.
 	b.w.run(len(j.items), grain, j)
 	j.d, j.q, j.s, j.spans = nil, nil, nil, nil
 }
@@ -154,8 +161,9 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 // transposed) once for all of them.
 const attendChunk = 16
 
-// attendItem is the attention of head h for tokens [i0, i1) of span span.
-type attendItem struct{ span, i0, i1, h int }
+// attendItem is the attention of query heads [h0, h1), which share one
+// KV head, for tokens [i0, i1) of span span.
+type attendItem struct{ span, i0, i1, h0, h1 int }
 
 // attendJob holds the parameters of one Attend call and per-worker scratch
 // rows (scores, the query head, the output accumulator, the keys and
@@ -205,7 +213,7 @@ func (j *attendJob) do(wk, lo, hi int) {
 	j.qh[wk], j.acc[wk] = qh, acc
 	for _, it := range j.items[lo:hi] {
 		sp := &j.spans[it.span]
-		kvOff := (it.h / group) * hd
+		kvOff := (it.h0 / group) * hd
 		// Keys [k0, k0+nk) cover every token of the item.
 		k0 := j.firstKey(sp.Pos + it.i0)
 		nk := sp.Pos + it.i1 - k0
@@ -247,50 +255,55 @@ func (j *attendJob) do(wk, lo, hi int) {
 				}
 			}
 		}
-		for i := it.i0; i < it.i1; i++ {
-			pos := sp.Pos + i
-			first := j.firstKey(pos)
-			n, off := pos-first+1, first-k0
-			row := sp.Row + i
-			copy(qh, qs.f32[row*qs.cols+it.h*hd:row*qs.cols+(it.h+1)*hd])
-			if f16 {
-				// llama.cpp multiplies f16 keys with queries rounded to f16.
-				for t := range qh {
-					qh[t] = quant.FP16ToFP32(quant.FP32ToFP16(qh[t]))
+		for h := it.h0; h < it.h1; h++ {
+			for i := it.i0; i < it.i1; i++ {
+				pos := sp.Pos + i
+				first := j.firstKey(pos)
+				n, off := pos-first+1, first-k0
+				row := sp.Row + i
+				copy(qh, qs.f32[row*qs.cols+h*hd:row*qs.cols+(h+1)*hd])
+				if f16 {
+					// llama.cpp multiplies f16 keys with queries rounded
+					// to f16.
+					quant.RoundToHalf(qh)
 				}
-			}
-			scores := grow(j.scores[wk], n)
-			j.scores[wk] = scores
-			clear(scores)
-			quant.AddScaledRows(scores, qh, kt[off:], ldk)
-			maxScore := float32(math.Inf(-1))
-			for t, dot := range scores {
-				sc := dot * a.Scale
+				scores := grow(j.scores[wk], n)
+				j.scores[wk] = scores
+				clear(scores)
+				quant.AddScaledRows(scores, qh, kt[off:], ldk)
+				maxScore := float32(math.Inf(-1))
 				if a.Softcap > 0 {
-					sc = a.Softcap * float32(math.Tanh(float64(sc/a.Softcap)))
+					for t, dot := range scores {
+						sc := a.Softcap * float32(math.Tanh(float64(dot*a.Scale/a.Softcap)))
+						scores[t] = sc
+						maxScore = max(maxScore, sc)
+					}
+				} else {
+					for t, dot := range scores {
+						sc := dot * a.Scale
+						scores[t] = sc
+						maxScore = max(maxScore, sc)
+					}
 				}
-				scores[t] = sc
-				maxScore = max(maxScore, sc)
-			}
-			var sum float64
-			for t, sc := range scores {
-				e := float32(math.Exp(float64(sc - maxScore)))
-				scores[t] = e
-				sum += float64(e)
-			}
-			inv := float32(1 / sum)
-			for t, p := range scores {
-				p *= inv
+				var sum float64
+				for t, sc := range scores {
+					e := float32(math.Exp(float64(sc - maxScore)))
+					scores[t] = e
+					sum += float64(e)
+				}
+				inv := float32(1 / sum)
+				for t := range scores {
+					scores[t] *= inv
+				}
 				if f16 {
 					// llama.cpp multiplies f16 values by probabilities
 					// converted to f16.
-					p = quant.FP16ToFP32(quant.FP32ToFP16(p))
+					quant.RoundToHalf(scores)
 				}
-				scores[t] = p
+				clear(acc)
+				quant.AddScaledRows(acc, scores, vf[off*hd:], hd)
+				copy(d.f32[row*d.cols+h*hd:row*d.cols+(h+1)*hd], acc)
 			}
-			clear(acc)
-			quant.AddScaledRows(acc, scores, vf[off*hd:], hd)
-			copy(d.f32[row*d.cols+it.h*hd:row*d.cols+(it.h+1)*hd], acc)
 		}
 	}
 }
