@@ -49,3 +49,54 @@ func TestActivationSums(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeActQ8_0VectorMatchesBlocks checks the activation quantizer
+// (vector path where the CPU has one) against its scalar block code, byte
+// for byte, on rows mixing ordinary blocks with blocks the vector path
+// must leave to the scalar one: zeros, NaN, infinities, subnormal and tiny
+// magnitudes, values at rounding ties.
+func TestQuantizeActQ8_0VectorMatchesBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 37))
+	special := []func(x []float32){
+		func(x []float32) { clear(x) },
+		func(x []float32) { x[r.IntN(QK)] = float32(math.NaN()) },
+		func(x []float32) { x[r.IntN(QK)] = float32(math.Inf(1 - 2*r.IntN(2))) },
+		func(x []float32) {
+			for i := range x {
+				x[i] *= 1e-39 // subnormal
+			}
+		},
+		func(x []float32) {
+			for i := range x {
+				x[i] *= 3e-37 // normal, but 127/amax overflows
+			}
+		},
+		func(x []float32) {
+			for i := range x {
+				x[i] = float32(r.IntN(255)-127) / 2 // ties after scaling by 127/amax
+			}
+			x[0] = 127
+		},
+		func(x []float32) { x[r.IntN(QK)] = float32(math.Copysign(0, -1)) },
+	}
+	for iter := range 300 {
+		nb := 1 + r.IntN(12)
+		x := randRow(r, nb*QK, math.Pow(10, float64(r.IntN(9)-4)))
+		for b := range nb {
+			if r.IntN(3) == 0 {
+				special[r.IntN(len(special))](x[b*QK : (b+1)*QK])
+			}
+		}
+		got := make([]byte, nb*q8_0Bytes+1)
+		want := make([]byte, nb*q8_0Bytes+1)
+		quantizeActQ8_0(got[:nb*q8_0Bytes], x)
+		for b := range nb {
+			quantizeActQ8_0Block(want[b*q8_0Bytes:(b+1)*q8_0Bytes], x[b*QK:(b+1)*QK])
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("iteration %d: byte %d (block %d) = %#02x, want %#02x; block %v", iter, i, i/q8_0Bytes, got[i], want[i], x[i/q8_0Bytes*QK:min(len(x), (i/q8_0Bytes+1)*QK)])
+			}
+		}
+	}
+}

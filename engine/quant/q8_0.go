@@ -32,21 +32,31 @@ func quantizeQ8_0(dst []byte, src []float32) {
 // 1/d) and values round half to even. Matching it keeps greedy decoding on
 // llama.cpp's tokens where two candidates are nearly tied.
 func quantizeActQ8_0(dst []byte, src []float32) {
-	for b := 0; b < len(src)/QK; b++ {
-		x := src[b*QK : (b+1)*QK]
-		out := dst[b*q8_0Bytes : (b+1)*q8_0Bytes]
-		var amax float32
-		for _, v := range x {
-			amax = max(amax, float32(math.Abs(float64(v))))
+	nb := len(src) / QK
+	for b := 0; b < nb; {
+		// The vector path stops before a block it leaves to the scalar
+		// one (non-finite or tiny values).
+		b += quantizeActQ8_0Vector(dst[b*q8_0Bytes:], src[b*QK:], nb-b)
+		if b < nb {
+			quantizeActQ8_0Block(dst[b*q8_0Bytes:(b+1)*q8_0Bytes], src[b*QK:(b+1)*QK])
+			b++
 		}
-		id := float32(0)
-		if amax != 0 {
-			id = 127 / amax
-		}
-		le.PutUint16(out, FP32ToFP16(amax/127))
-		for i, v := range x {
-			out[2+i] = byte(int8(roundHalfEven(float32(v * id))))
-		}
+	}
+}
+
+// quantizeActQ8_0Block is quantizeActQ8_0 of one block.
+func quantizeActQ8_0Block(out []byte, x []float32) {
+	var amax float32
+	for _, v := range x {
+		amax = max(amax, float32(math.Abs(float64(v))))
+	}
+	id := float32(0)
+	if amax != 0 {
+		id = 127 / amax
+	}
+	le.PutUint16(out, FP32ToFP16(amax/127))
+	for i, v := range x {
+		out[2+i] = byte(int8(roundHalfEven(float32(v * id))))
 	}
 }
 
