@@ -154,7 +154,31 @@ func BenchmarkTileDot(b *testing.B) {
 			b.SetBytes(int64(len(wb)))
 			var dst [TileRows][TileRows]float32
 			for b.Loop() {
-				tile(n, wb, rb, ab, stride, &dst)
+				tile(n, wb, rb, ab, stride, TileRows, &dst)
+			}
+			sink = dst[0][0]
+		})
+		// Decode: one activation row against four weight rows, or four
+		// single-row dot products.
+		dot, err := DotFor(typ)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(typ.String()+"/dot-1x1", func(b *testing.B) {
+			b.SetBytes(int64(len(wb)))
+			var s float32
+			for b.Loop() {
+				for i := range TileRows {
+					s += dot(n, wb[i*rb:], ab)
+				}
+			}
+			sink = s
+		})
+		b.Run(typ.String()+"/tile4x1", func(b *testing.B) {
+			b.SetBytes(int64(len(wb)))
+			var dst [TileRows][TileRows]float32
+			for b.Loop() {
+				tile(n, wb, rb, ab, stride, 1, &dst)
 			}
 			sink = dst[0][0]
 		})

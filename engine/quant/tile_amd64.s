@@ -2,6 +2,12 @@
 
 #include "textflag.h"
 
+// PFD is how far ahead (bytes) the kernels prefetch each weight row: the
+// first group of activation rows reads the weights from memory, and four
+// interleaved rows stream slower than one unless prefetched (measured on
+// Zen 5: 4×8 tokens of a 896×4864 Q4_0 matrix 1.6× faster with it).
+#define PFD 256
+
 // 4×4 tile kernels of Q4_0 and Q8_0 weights against Q8_0 activations with
 // AVX-512 VNNI. A ZMM register holds one block of two weight rows (row 2p
 // in bytes 0-31, row 2p+1 in 32-63), as unsigned quants (Q4_0 nibbles
@@ -11,6 +17,9 @@
 // so each lane holds the same int32 sum of 4 products as the reference's,
 // and is converted and fused-multiply-added with d_w·d_a into the lane
 // of its (weight row, activation row) in block order, as the reference.
+//
+// One to four activation rows (BX); with one, the kernel is the decode
+// step's: four weight rows per pass over the activations.
 //
 // Registers: SI weight row 0's block, R8 weight stride, R12 3·wstride;
 // DX 2·wstride; DI activation row 0's block, R9, R10, R11 its rows 1-3
@@ -57,6 +66,7 @@
 	MOVQ wstride+16(FP), R8 \
 	MOVQ a+24(FP), DI \
 	MOVQ astride+32(FP), R9 \
+	MOVQ rows+40(FP), BX \
 	LEAQ (R8)(R8*2), R12 \
 	LEAQ (R9)(R9*1), R10 \
 	LEAQ (R10)(R9*1), R11 \
@@ -71,15 +81,24 @@
 	VPXORD Z7, Z7, Z7 \
 	VPXORD Z28, Z28, Z28
 
-#define TILEROWS \
+// TILEROWS runs TILEROW on the first BX (1 to 4) activation rows.
+#define TILEROWS(lbl) \
 	TILEROW(R13, Z0, Z1) \
+	CMPQ BX, $1 \
+	JEQ  lbl \
 	TILEROW(R9, Z2, Z3) \
+	CMPQ BX, $2 \
+	JEQ  lbl \
 	TILEROW(R10, Z4, Z5) \
-	TILEROW(R11, Z6, Z7)
+	CMPQ BX, $3 \
+	JEQ  lbl \
+	TILEROW(R11, Z6, Z7) \
+lbl:
 
-// TILESTORE writes the accumulators to acc[r][p] (16 floats each).
+// TILESTORE writes the accumulators to acc[r][p] (16 floats each; zeros
+// for rows past BX).
 #define TILESTORE \
-	MOVQ acc+40(FP), BX \
+	MOVQ acc+48(FP), BX \
 	VMOVUPS Z0, 0(BX) \
 	VMOVUPS Z1, 64(BX) \
 	VMOVUPS Z2, 128(BX) \
@@ -100,8 +119,8 @@
 	VPSRLVW      Z30, zmm, zmm \
 	VPANDD       Z31, zmm, zmm
 
-// func tileQ4_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride int, acc *[4][2][16]float32)
-TEXT ·tileQ4_0AVX512VNNI(SB), NOSPLIT, $0-48
+// func tileQ4_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, acc *[4][2][16]float32)
+TEXT ·tileQ4_0AVX512VNNI(SB), NOSPLIT, $0-56
 	TILESETUP
 	LEAQ (R8)(R8*1), DX // 2·wstride
 	MOVL $0x0f0f0f0f, AX
@@ -111,18 +130,22 @@ TEXT ·tileQ4_0AVX512VNNI(SB), NOSPLIT, $0-48
 	VMOVDQU64 tileShift<>(SB), Z30
 
 tq4loop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD(SI)(R8*1)
+	PREFETCHT0 PFD(SI)(R8*2)
+	PREFETCHT0 PFD(SI)(R12*1)
 	NIBBLES2(2, SI, R13, R8, X8, Y8, Z8)
 	NIBBLES2(2, SI, DX, R12, X9, Y9, Z9)
 	TILESCALES
-	TILEROWS
+	TILEROWS(tq4rows)
 	ADDQ $18, SI
 	ADDQ $34, DI
 	DECQ CX
 	JNZ  tq4loop
 	TILESTORE
 
-// func tileQ8_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride int, acc *[4][2][16]float32)
-TEXT ·tileQ8_0AVX512VNNI(SB), NOSPLIT, $0-48
+// func tileQ8_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, acc *[4][2][16]float32)
+TEXT ·tileQ8_0AVX512VNNI(SB), NOSPLIT, $0-56
 	TILESETUP
 	LEAQ (R8)(R8*1), DX // 2·wstride
 	MOVL $0x80808080, AX
@@ -130,6 +153,10 @@ TEXT ·tileQ8_0AVX512VNNI(SB), NOSPLIT, $0-48
 	VMOVDQA64 Z31, Z29
 
 tq8loop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD(SI)(R8*1)
+	PREFETCHT0 PFD(SI)(R8*2)
+	PREFETCHT0 PFD(SI)(R12*1)
 	VMOVDQU       2(SI), Y8
 	VINSERTI64X4  $1, 2(SI)(R8*1), Z8, Z8
 	VPXORD        Z31, Z8, Z8
@@ -137,7 +164,7 @@ tq8loop:
 	VINSERTI64X4  $1, 2(SI)(R12*1), Z9, Z9
 	VPXORD        Z31, Z9, Z9
 	TILESCALES
-	TILEROWS
+	TILEROWS(tq8rows)
 	ADDQ $34, SI
 	ADDQ $34, DI
 	DECQ CX

@@ -42,13 +42,14 @@ func testTileDotMatchesReference(t *testing.T) {
 				}
 				act(a[i*astride:i*astride+arb], randRow(rng, n, 3))
 			}
+			rows := 1 + iter%TileRows
 			var got [TileRows][TileRows]float32
-			tile(n, w, wstride, a, astride, &got)
+			tile(n, w, wstride, a, astride, rows, &got)
 			for i := range TileRows {
-				for r := range TileRows {
+				for r := range rows {
 					want := f.dot(n, w[i*wstride:], a[r*astride:])
 					if g := got[i][r]; math.Float32bits(g) != math.Float32bits(want) && !(g != g && want != want) {
-						t.Fatalf("%s n=%d weight row %d activation row %d: tile %v, reference %v", typ, n, i, r, g, want)
+						t.Fatalf("%s n=%d rows=%d weight row %d activation row %d: tile %v, reference %v", typ, n, rows, i, r, g, want)
 					}
 				}
 			}
@@ -57,19 +58,22 @@ func testTileDotMatchesReference(t *testing.T) {
 }
 
 // TestTileDotShortBuffers checks that a tile kernel panics, before
-// reading, on buffers shorter than four rows.
+// reading, on buffers shorter than its rows and on row counts outside
+// 1..TileRows.
 func TestTileDotShortBuffers(t *testing.T) {
 	for typ, tile := range acceleratedTile {
 		wrb, arb := must(typ.RowBytes(64)), must(VecDotType(typ).RowBytes(64))
-		for _, c := range []struct{ w, a int }{{3*wrb + wrb - 1, 4 * arb}, {4 * wrb, 3*arb + arb - 1}} {
+		for _, c := range []struct{ w, a, rows int }{
+			{3*wrb + wrb - 1, 4 * arb, 4}, {4 * wrb, 3*arb + arb - 1, 4}, {4 * wrb, arb - 1, 1}, {4 * wrb, 4 * arb, 0}, {4 * wrb, 8 * arb, 5},
+		} {
 			func() {
 				defer func() {
 					if recover() == nil {
-						t.Errorf("%s: %d weight bytes, %d activation bytes: no panic", typ, c.w, c.a)
+						t.Errorf("%s: %d weight bytes, %d activation bytes, %d rows: no panic", typ, c.w, c.a, c.rows)
 					}
 				}()
 				var dst [TileRows][TileRows]float32
-				tile(64, make([]byte, c.w), wrb, make([]byte, c.a), arb, &dst)
+				tile(64, make([]byte, c.w), wrb, make([]byte, c.a), arb, c.rows, &dst)
 			}()
 		}
 	}

@@ -279,7 +279,7 @@ func (j *matmulJob) do(wk, lo, hi int) {
 			o := o0
 			if j.tile != nil {
 				for ; o+quant.TileRows <= o1; o += quant.TileRows {
-					j.tile(in, raw[o*wrb:], wrb, a, qrow, tres)
+					j.tile(in, raw[o*wrb:], wrb, a, qrow, quant.TileRows, tres)
 					for i := range quant.TileRows {
 						for k := range quant.TileRows {
 							d[(r+k)*out+o+i] = tres[i][k]
@@ -294,18 +294,37 @@ func (j *matmulJob) do(wk, lo, hi int) {
 				}
 			}
 		}
-		if rest := j.n - r; rest > 1 {
-			a := act[r*qrow:]
-			for o := o0; o < o1; o++ {
+		rest := j.n - r
+		if rest == 0 {
+			continue
+		}
+		a := act[r*qrow:]
+		o := o0
+		if j.tile != nil && j.n >= quant.TileRows {
+			// Four weight rows per pass over the last 1 to 3 activation
+			// rows. Not in decode of fewer than four rows, where the weights
+			// stream from memory once: the dot kernels' single stream
+			// reads faster there than the tile's four interleaved ones.
+			for ; o+quant.TileRows <= o1; o += quant.TileRows {
+				j.tile(in, raw[o*wrb:], wrb, a, qrow, rest, tres)
+				for i := range quant.TileRows {
+					for k := range rest {
+						d[(r+k)*out+o+i] = tres[i][k]
+					}
+				}
+			}
+		}
+		if rest > 1 {
+			for ; o < o1; o++ {
 				j.multi(in, raw[o*wrb:(o+1)*wrb], a, qrow, res[:rest])
 				for k, v := range res[:rest] {
 					d[(r+k)*out+o] = v
 				}
 			}
-		} else if rest == 1 {
+		} else {
 			a := act[r*qrow : (r+1)*qrow]
 			dr := d[r*out : (r+1)*out]
-			for o := o0; o < o1; o++ {
+			for ; o < o1; o++ {
 				dr[o] = j.dot(in, raw[o*wrb:(o+1)*wrb], a)
 			}
 		}
