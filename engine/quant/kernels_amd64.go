@@ -42,6 +42,7 @@ const (
 	kQ4_0AVXVNNI
 	kQ8_0AVX512VNNI
 	kQ4_0AVX512VNNI
+	kQ4_KAVX512
 )
 
 func runKernel(id kernelID, nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32) {
@@ -74,6 +75,8 @@ func runKernel(id kernelID, nb int, w, a *byte, stride, rows int, acc *[MaxMulti
 		kernQ8_0AVX512VNNI(nb, w, a, stride, rows, acc)
 	case kQ4_0AVX512VNNI:
 		kernQ4_0AVX512VNNI(nb, w, a, stride, rows, acc)
+	case kQ4_KAVX512:
+		kernQ4_KAVX512(nb, w, a, stride, rows, acc)
 	default:
 		panic("quant: unknown kernel")
 	}
@@ -171,6 +174,9 @@ func useISA(isa string) {
 		specs[0].k, specs[1].k = kQ8_0AVXVNNI, kQ4_0AVXVNNI
 	case isaAVX512VNNI:
 		specs[0].k, specs[1].k = kQ8_0AVX512VNNI, kQ4_0AVX512VNNI
+		if hasTileISA { // VPERMW, VPMADDUBSW on ZMM: AVX512BW too
+			specs[7].k = kQ4_KAVX512
+		}
 	}
 	clear(accelerated)
 	clear(acceleratedMulti)
@@ -281,6 +287,9 @@ func kernQ8_0AVX512VNNI(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows
 
 //go:noescape
 func kernQ4_0AVX512VNNI(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
+func kernQ4_KAVX512(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
 
 //go:noescape
 func kernQ4_1AVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
