@@ -285,10 +285,12 @@ func (j *attendJob) do(wk, lo, hi int) {
 						maxScore = max(maxScore, sc)
 					}
 				}
+				for t := range scores {
+					scores[t] -= maxScore
+				}
+				quant.Exp(scores, scores)
 				var sum float64
-				for t, sc := range scores {
-					e := float32(math.Exp(float64(sc - maxScore)))
-					scores[t] = e
+				for _, e := range scores {
 					sum += float64(e)
 				}
 				inv := float32(1 / sum)

@@ -506,9 +506,14 @@ func (j *gluJob) do(_, lo, hi int) {
 		}
 		return
 	}
-	for i := range d {
-		x := g[i]
-		d[i] = x / (1 + float32(math.Exp(float64(-x)))) * u[i]
+	// x / (1 + float32(math.Exp(float64(-x)))) · u, with the
+	// exponentials computed eight at a time by quant.Exp.
+	for i, x := range g {
+		d[i] = -x
+	}
+	quant.Exp(d, d)
+	for i, x := range g {
+		d[i] = x / (1 + d[i]) * u[i]
 	}
 }
 
