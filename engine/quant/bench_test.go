@@ -152,11 +152,11 @@ func BenchmarkTileDot(b *testing.B) {
 		})
 		b.Run(typ.String()+"/tile4x4", func(b *testing.B) {
 			b.SetBytes(int64(len(wb)))
-			var dst [TileRows][TileRows]float32
+			dst := make([]float32, TileRows*TileRows)
 			for b.Loop() {
-				tile(n, wb, rb, ab, stride, TileRows, &dst)
+				tile(n, wb, rb, ab, stride, TileRows, dst, TileRows)
 			}
-			sink = dst[0][0]
+			sink = dst[0]
 		})
 		// Decode: one activation row against four weight rows, or four
 		// single-row dot products.
@@ -176,11 +176,11 @@ func BenchmarkTileDot(b *testing.B) {
 		})
 		b.Run(typ.String()+"/tile4x1", func(b *testing.B) {
 			b.SetBytes(int64(len(wb)))
-			var dst [TileRows][TileRows]float32
+			dst := make([]float32, TileRows)
 			for b.Loop() {
-				tile(n, wb, rb, ab, stride, 1, &dst)
+				tile(n, wb, rb, ab, stride, 1, dst, TileRows)
 			}
-			sink = dst[0][0]
+			sink = dst[0]
 		})
 	}
 }

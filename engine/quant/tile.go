@@ -1,13 +1,13 @@
 package quant
 
-// TileDotFunc computes a tile of dot products: dst[i][r] =
+// TileDotFunc computes a tile of dot products: dst[r·dstride+i] =
 // dot(n, w[i·wstride:], a[r·astride:]) for four weight rows i and rows
-// (1 to 4) activation rows r (in the weight type's dot-product format);
-// dst[i][r] for r ≥ rows is left unspecified. Loading
-// each activation block once for four weight rows and each weight block
-// once for four activation rows is what makes prefill and batched decode
+// (1 to 4) activation rows r (in the weight type's dot-product format),
+// so that dst can be a row-major output matrix. Loading each activation
+// block once for four weight rows and each weight block once for four
+// activation rows is what makes prefill and batched decode
 // compute-bound. Results must equal the single-row DotFunc bit for bit.
-type TileDotFunc func(n int, w []byte, wstride int, a []byte, astride, rows int, dst *[TileRows][TileRows]float32)
+type TileDotFunc func(n int, w []byte, wstride int, a []byte, astride, rows int, dst []float32, dstride int)
 
 // TileRows is the number of weight rows and of activation rows in a tile.
 const TileRows = 4

@@ -22,34 +22,29 @@ type tileSpec struct {
 	k   tileKernel
 }
 
-// run checks the buffers' lengths, runs the kernel and finishes each
-// (weight row, activation row) pair's 8 lanes with hsum8, as the
-// single-row kernels and the references do.
-func (s tileSpec) run(n int, w []byte, wstride int, a []byte, astride, rows int, dst *[TileRows][TileRows]float32) {
+// run checks the buffers' lengths and runs the kernel, which finishes
+// each (weight row, activation row) pair's 8 lanes in hsum8's order.
+func (s tileSpec) run(n int, w []byte, wstride int, a []byte, astride, rows int, dst []float32, dstride int) {
 	if rows < 1 || rows > TileRows {
 		panic("quant: tile of an activation row count outside 1..TileRows")
 	}
+	_ = dst[(rows-1)*dstride+TileRows-1]
 	nb := n / 32
 	if nb == 0 {
-		*dst = [TileRows][TileRows]float32{}
+		for r := range rows {
+			clear(dst[r*dstride : r*dstride+TileRows])
+		}
 		return
 	}
 	_ = w[(TileRows-1)*wstride+nb*s.typ.BlockBytes()-1]
 	_ = a[(rows-1)*astride+nb*Q8_0.BlockBytes()-1]
-	var acc [TileRows][2][16]float32
 	switch s.k {
 	case tQ4_0AVX512VNNI:
-		tileQ4_0AVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &acc)
+		tileQ4_0AVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
 	case tQ8_0AVX512VNNI:
-		tileQ8_0AVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &acc)
+		tileQ8_0AVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
 	default:
 		panic("quant: unknown tile kernel")
-	}
-	for r := range rows {
-		for p := range 2 {
-			dst[2*p][r] = hsum8((*[8]float32)(acc[r][p][:8]))
-			dst[2*p+1][r] = hsum8((*[8]float32)(acc[r][p][8:]))
-		}
 	}
 }
 
@@ -64,7 +59,7 @@ func useTiles(isa string) {
 }
 
 //go:noescape
-func tileQ4_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, acc *[TileRows][2][16]float32)
+func tileQ4_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
 
 //go:noescape
-func tileQ8_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, acc *[TileRows][2][16]float32)
+func tileQ8_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)

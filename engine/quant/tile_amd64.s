@@ -95,18 +95,50 @@
 	TILEROW(R11, Z6, Z7) \
 lbl:
 
-// TILESTORE writes the accumulators to acc[r][p] (16 floats each; zeros
-// for rows past BX).
-#define TILESTORE \
-	MOVQ acc+48(FP), BX \
-	VMOVUPS Z0, 0(BX) \
-	VMOVUPS Z1, 64(BX) \
-	VMOVUPS Z2, 128(BX) \
-	VMOVUPS Z3, 192(BX) \
-	VMOVUPS Z4, 256(BX) \
-	VMOVUPS Z5, 320(BX) \
-	VMOVUPS Z6, 384(BX) \
-	VMOVUPS Z7, 448(BX) \
+// HSUM2 adds the 8 lanes of each half of z in the order of hsum8
+// ((x0+x4)+(x2+x6)) + ((x1+x5)+(x3+x7)), leaving the sums in lanes 0 and 8.
+#define HSUM2(z) \
+	VSHUFF32X4 $0xb1, z, z, Z12 \
+	VADDPS     Z12, z, z \
+	VPERMILPS  $0x4e, z, Z12 \
+	VADDPS     Z12, z, z \
+	VPERMILPS  $0xb1, z, Z12 \
+	VADDPS     Z12, z, z
+
+// TILEOUT stores activation row r's four dot products (weight rows 0-3:
+// lanes 0 and 8 of z01, then of z23) at (DI) and advances DI by the
+// output stride R8.
+#define TILEOUT(z01, z23, x01) \
+	VPERMT2PS z23, Z13, z01 \
+	VMOVUPS   x01, (DI) \
+	ADDQ      R8, DI
+
+// TILESTORE finishes every accumulator like hsum8 and writes the first
+// rows rows of results to dst, dstride floats apart.
+#define TILESTORE(lbl) \
+	HSUM2(Z0) \
+	HSUM2(Z1) \
+	HSUM2(Z2) \
+	HSUM2(Z3) \
+	HSUM2(Z4) \
+	HSUM2(Z5) \
+	HSUM2(Z6) \
+	HSUM2(Z7) \
+	VMOVDQU64 tileOut<>(SB), Z13 \
+	MOVQ dst+48(FP), DI \
+	MOVQ dstride+56(FP), R8 \
+	SHLQ $2, R8 \
+	TILEOUT(Z0, Z1, X0) \
+	CMPQ BX, $1 \
+	JEQ  lbl \
+	TILEOUT(Z2, Z3, X2) \
+	CMPQ BX, $2 \
+	JEQ  lbl \
+	TILEOUT(Z4, Z5, X4) \
+	CMPQ BX, $3 \
+	JEQ  lbl \
+	TILEOUT(Z6, Z7, X6) \
+lbl: \
 	VZEROUPPER \
 	RET
 
@@ -119,8 +151,8 @@ lbl:
 	VPSRLVW      Z30, zmm, zmm \
 	VPANDD       Z31, zmm, zmm
 
-// func tileQ4_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, acc *[4][2][16]float32)
-TEXT ·tileQ4_0AVX512VNNI(SB), NOSPLIT, $0-56
+// func tileQ4_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
+TEXT ·tileQ4_0AVX512VNNI(SB), NOSPLIT, $0-64
 	TILESETUP
 	LEAQ (R8)(R8*1), DX // 2·wstride
 	MOVL $0x0f0f0f0f, AX
@@ -142,10 +174,10 @@ tq4loop:
 	ADDQ $34, DI
 	DECQ CX
 	JNZ  tq4loop
-	TILESTORE
+	TILESTORE(tq4out)
 
-// func tileQ8_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, acc *[4][2][16]float32)
-TEXT ·tileQ8_0AVX512VNNI(SB), NOSPLIT, $0-56
+// func tileQ8_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
+TEXT ·tileQ8_0AVX512VNNI(SB), NOSPLIT, $0-64
 	TILESETUP
 	LEAQ (R8)(R8*1), DX // 2·wstride
 	MOVL $0x80808080, AX
@@ -169,7 +201,7 @@ tq8loop:
 	ADDQ $34, DI
 	DECQ CX
 	JNZ  tq8loop
-	TILESTORE
+	TILESTORE(tq8out)
 
 // Word shifts of NIBBLES2: 128-bit lanes 1 and 3 (the high nibbles) by 4.
 DATA tileShift<>+0(SB)/8, $0
@@ -181,3 +213,17 @@ DATA tileShift<>+40(SB)/8, $0
 DATA tileShift<>+48(SB)/8, $0x0004000400040004
 DATA tileShift<>+56(SB)/8, $0x0004000400040004
 GLOBL tileShift<>(SB), RODATA|NOPTR, $64
+
+// VPERMT2PS indices of TILEOUT: lanes 0 and 8 of the first table, then of
+// the second.
+DATA tileOut<>+0(SB)/4, $0
+DATA tileOut<>+4(SB)/4, $8
+DATA tileOut<>+8(SB)/4, $16
+DATA tileOut<>+12(SB)/4, $24
+DATA tileOut<>+16(SB)/8, $0
+DATA tileOut<>+24(SB)/8, $0
+DATA tileOut<>+32(SB)/8, $0
+DATA tileOut<>+40(SB)/8, $0
+DATA tileOut<>+48(SB)/8, $0
+DATA tileOut<>+56(SB)/8, $0
+GLOBL tileOut<>(SB), RODATA|NOPTR, $64

@@ -263,14 +263,13 @@ type matmulJob struct {
 // the cores (half the time of a prefill went there).
 type workerResults struct {
 	v [quant.MaxMultiRows]float32
-	t [quant.TileRows][quant.TileRows]float32
-	_ [128 - 4*(quant.MaxMultiRows+quant.TileRows*quant.TileRows)%128]byte
+	_ [128 - 4*quant.MaxMultiRows]byte
 }
 
 func (j *matmulJob) do(wk, lo, hi int) {
 	wrb, in, out, qrow := j.w.rowBytes, j.in, j.out, j.qrow
 	raw, d, act := j.w.raw, j.d, j.act
-	res, tres := &j.out4[wk].v, &j.out4[wk].t
+	res := &j.out4[wk].v
 	for t := lo; t < hi; t++ {
 		o0, o1 := t*j.tileRows, min((t+1)*j.tileRows, out)
 		r := 0
@@ -279,12 +278,7 @@ func (j *matmulJob) do(wk, lo, hi int) {
 			o := o0
 			if j.tile != nil {
 				for ; o+quant.TileRows <= o1; o += quant.TileRows {
-					j.tile(in, raw[o*wrb:], wrb, a, qrow, quant.TileRows, tres)
-					for i := range quant.TileRows {
-						for k := range quant.TileRows {
-							d[(r+k)*out+o+i] = tres[i][k]
-						}
-					}
+					j.tile(in, raw[o*wrb:], wrb, a, qrow, quant.TileRows, d[r*out+o:], out)
 				}
 			}
 			for ; o < o1; o++ {
@@ -306,12 +300,7 @@ func (j *matmulJob) do(wk, lo, hi int) {
 			// stream from memory once: the dot kernels' single stream
 			// reads faster there than the tile's four interleaved ones.
 			for ; o+quant.TileRows <= o1; o += quant.TileRows {
-				j.tile(in, raw[o*wrb:], wrb, a, qrow, rest, tres)
-				for i := range quant.TileRows {
-					for k := range rest {
-						d[(r+k)*out+o+i] = tres[i][k]
-					}
-				}
+				j.tile(in, raw[o*wrb:], wrb, a, qrow, rest, d[r*out+o:], out)
 			}
 		}
 		if rest > 1 {
