@@ -87,6 +87,66 @@ L:
 	VMULPS.BCST   (DI)(idx*1), X24, X13 \
 	VFNMADD231PS  X13, X12, macc
 
+// K4CONST loads the constants and clears the float accumulators.
+#define K4CONST \
+	XORQ R10, R10 \
+	LEAQ (R8)(R8*1), R11 \
+	LEAQ (R11)(R8*1), R9 \
+	MOVL $0x0f0f0f0f, AX \
+	VPBROADCASTD AX, Z15 \
+	VMOVDQU64 k4Shift<>(SB), Z16 \
+	VMOVDQU64 k4Perm<>+0(SB), Z17 \
+	VMOVDQU64 k4Perm<>+64(SB), Z18 \
+	VMOVDQU64 k4Perm<>+128(SB), Z19 \
+	VMOVDQU64 k4Perm<>+192(SB), Z20
+
+#define K4CLEAR \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7
+
+// K4LOOP runs CX super-blocks of the weight row at SI against the rows at
+// DI (labels: loop, chunks 0-3, next).
+#define K4LOOP(lp, c0, c1, c2, c3, nx) \
+lp: \
+	K4SCALES \
+	VPMOVZXBW    X12, Y21 \
+	VPSRLDQ      $8, X12, X13 \
+	VPUNPCKLBW   X13, X13, X13 \
+	VPMOVZXBW    X13, Y22 \
+	VPBROADCASTW (SI), X13 \
+	VCVTPH2PS    X13, Y23 \
+	VPBROADCASTW 2(SI), X13 \
+	VCVTPH2PS    X13, X24 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	K4CHUNK(16, 4, Z17, c0) \
+	K4CHUNK(48, 68, Z18, c1) \
+	K4CHUNK(80, 132, Z19, c2) \
+	K4CHUNK(112, 196, Z20, c3) \
+	K4FIN(R10, Z8, Y8, Y0, X4) \
+	CMPQ DX, $1 \
+	JEQ  nx \
+	K4FIN(R8, Z9, Y9, Y1, X5) \
+	CMPQ DX, $2 \
+	JEQ  nx \
+	K4FIN(R11, Z10, Y10, Y2, X6) \
+	CMPQ DX, $3 \
+	JEQ  nx \
+	K4FIN(R9, Z11, Y11, Y3, X7) \
+nx: \
+	ADDQ $144, SI \
+	ADDQ $292, DI \
+	DECQ CX \
+	JNZ  lp
+
 // func kernQ4_KAVX512(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
 TEXT ·kernQ4_KAVX512(SB), NOSPLIT, $0-48
 	MOVQ nb+0(FP), CX
@@ -94,59 +154,9 @@ TEXT ·kernQ4_KAVX512(SB), NOSPLIT, $0-48
 	MOVQ a+16(FP), DI
 	MOVQ stride+24(FP), R8
 	MOVQ rows+32(FP), DX
-	XORQ R10, R10
-	LEAQ (R8)(R8*1), R11
-	LEAQ (R11)(R8*1), R9
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z15
-	VMOVDQU64 k4Shift<>(SB), Z16
-	VMOVDQU64 k4Perm<>+0(SB), Z17
-	VMOVDQU64 k4Perm<>+64(SB), Z18
-	VMOVDQU64 k4Perm<>+128(SB), Z19
-	VMOVDQU64 k4Perm<>+192(SB), Z20
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-
-k4loop:
-	K4SCALES
-	VPMOVZXBW    X12, Y21
-	VPSRLDQ      $8, X12, X13
-	VPUNPCKLBW   X13, X13, X13
-	VPMOVZXBW    X13, Y22
-	VPBROADCASTW (SI), X13
-	VCVTPH2PS    X13, Y23
-	VPBROADCASTW 2(SI), X13
-	VCVTPH2PS    X13, X24
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	K4CHUNK(16, 4, Z17, k4c0)
-	K4CHUNK(48, 68, Z18, k4c1)
-	K4CHUNK(80, 132, Z19, k4c2)
-	K4CHUNK(112, 196, Z20, k4c3)
-	K4FIN(R10, Z8, Y8, Y0, X4)
-	CMPQ DX, $1
-	JEQ  k4next
-	K4FIN(R8, Z9, Y9, Y1, X5)
-	CMPQ DX, $2
-	JEQ  k4next
-	K4FIN(R11, Z10, Y10, Y2, X6)
-	CMPQ DX, $3
-	JEQ  k4next
-	K4FIN(R9, Z11, Y11, Y3, X7)
-
-k4next:
-	ADDQ $144, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNZ  k4loop
+	K4CONST
+	K4CLEAR
+	K4LOOP(k4loop, k4c0, k4c1, k4c2, k4c3, k4next)
 	MOVQ acc+40(FP), BX
 	VMOVUPS Y0, 0(BX)
 	VMOVUPS Y1, 64(BX)
@@ -156,6 +166,68 @@ k4next:
 	VMOVUPS X5, 96(BX)
 	VMOVUPS X6, 160(BX)
 	VMOVUPS X7, 224(BX)
+	VZEROUPPER
+	RET
+
+// K4OUT finishes one (weight row, activation row) pair like finishMin:
+// hsum8 of the float lanes acc plus (m0+m2)+(m1+m3) of the minimum terms
+// macc, stored at (BX).
+#define K4OUT(acc, accx, macc) \
+	VEXTRACTF128 $1, acc, X12 \
+	VADDPS       X12, accx, X12 \
+	VPERMILPS    $0x4e, X12, X13 \
+	VADDPS       X13, X12, X12 \
+	VMOVSHDUP    X12, X13 \
+	VADDSS       X13, X12, X12 \
+	VPERMILPS    $0x4e, macc, X13 \
+	VADDPS       X13, macc, X13 \
+	VMOVSHDUP    X13, X14 \
+	VADDSS       X14, X13, X13 \
+	VADDSS       X13, X12, X12 \
+	VMOVSS       X12, (BX)
+
+// func tileQ4_KAVX512(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
+//
+// Four weight rows, one after another, each against the 1 to 4
+// activation rows; the frame holds the weight row index.
+TEXT ·tileQ4_KAVX512(SB), NOSPLIT, $8-64
+	MOVQ astride+32(FP), R8
+	MOVQ rows+40(FP), DX
+	K4CONST
+	MOVQ $0, 0(SP)
+
+t4row:
+	MOVQ nb+0(FP), CX
+	MOVQ 0(SP), AX
+	IMULQ wstride+16(FP), AX
+	MOVQ w+8(FP), SI
+	ADDQ AX, SI
+	MOVQ a+24(FP), DI
+	K4CLEAR
+	K4LOOP(t4loop, t4c0, t4c1, t4c2, t4c3, t4next)
+	MOVQ 0(SP), AX
+	MOVQ dst+48(FP), BX
+	LEAQ (BX)(AX*4), BX
+	MOVQ dstride+56(FP), R12
+	SHLQ $2, R12
+	K4OUT(Y0, X0, X4)
+	CMPQ DX, $1
+	JEQ  t4done
+	ADDQ R12, BX
+	K4OUT(Y1, X1, X5)
+	CMPQ DX, $2
+	JEQ  t4done
+	ADDQ R12, BX
+	K4OUT(Y2, X2, X6)
+	CMPQ DX, $3
+	JEQ  t4done
+	ADDQ R12, BX
+	K4OUT(Y3, X3, X7)
+
+t4done:
+	INCQ 0(SP)
+	CMPQ 0(SP), $4
+	JLT  t4row
 	VZEROUPPER
 	RET
 

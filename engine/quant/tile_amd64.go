@@ -14,6 +14,7 @@ type tileKernel uint8
 const (
 	tQ4_0AVX512VNNI tileKernel = iota
 	tQ8_0AVX512VNNI
+	tQ4_KAVX512
 )
 
 // tileSpec is the tile dot product of one weight type.
@@ -29,7 +30,7 @@ func (s tileSpec) run(n int, w []byte, wstride int, a []byte, astride, rows int,
 		panic("quant: tile of an activation row count outside 1..TileRows")
 	}
 	_ = dst[(rows-1)*dstride+TileRows-1]
-	nb := n / 32
+	nb := n / s.typ.BlockSize()
 	if nb == 0 {
 		for r := range rows {
 			clear(dst[r*dstride : r*dstride+TileRows])
@@ -37,12 +38,14 @@ func (s tileSpec) run(n int, w []byte, wstride int, a []byte, astride, rows int,
 		return
 	}
 	_ = w[(TileRows-1)*wstride+nb*s.typ.BlockBytes()-1]
-	_ = a[(rows-1)*astride+nb*Q8_0.BlockBytes()-1]
+	_ = a[(rows-1)*astride+nb*VecDotType(s.typ).BlockBytes()-1]
 	switch s.k {
 	case tQ4_0AVX512VNNI:
 		tileQ4_0AVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
 	case tQ8_0AVX512VNNI:
 		tileQ8_0AVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
+	case tQ4_KAVX512:
+		tileQ4_KAVX512(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
 	default:
 		panic("quant: unknown tile kernel")
 	}
@@ -56,6 +59,7 @@ func useTiles(isa string) {
 	}
 	acceleratedTile[Q4_0] = tileSpec{Q4_0, tQ4_0AVX512VNNI}.run
 	acceleratedTile[Q8_0] = tileSpec{Q8_0, tQ8_0AVX512VNNI}.run
+	acceleratedTile[Q4_K] = tileSpec{Q4_K, tQ4_KAVX512}.run
 }
 
 //go:noescape
@@ -63,3 +67,6 @@ func tileQ4_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int
 
 //go:noescape
 func tileQ8_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
+
+//go:noescape
+func tileQ4_KAVX512(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)

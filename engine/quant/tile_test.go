@@ -63,7 +63,8 @@ func testTileDotMatchesReference(t *testing.T) {
 // 1..TileRows.
 func TestTileDotShortBuffers(t *testing.T) {
 	for typ, tile := range acceleratedTile {
-		wrb, arb := must(typ.RowBytes(64)), must(VecDotType(typ).RowBytes(64))
+		n := 2 * typ.BlockSize()
+		wrb, arb := must(typ.RowBytes(n)), must(VecDotType(typ).RowBytes(n))
 		for _, c := range []struct{ w, a, rows int }{
 			{3*wrb + wrb - 1, 4 * arb, 4}, {4 * wrb, 3*arb + arb - 1, 4}, {4 * wrb, arb - 1, 1}, {4 * wrb, 4 * arb, 0}, {4 * wrb, 8 * arb, 5},
 		} {
@@ -73,7 +74,7 @@ func TestTileDotShortBuffers(t *testing.T) {
 						t.Errorf("%s: %d weight bytes, %d activation bytes, %d rows: no panic", typ, c.w, c.a, c.rows)
 					}
 				}()
-				tile(64, make([]byte, c.w), wrb, make([]byte, c.a), arb, c.rows, make([]float32, 4*TileRows), TileRows)
+				tile(n, make([]byte, c.w), wrb, make([]byte, c.a), arb, c.rows, make([]float32, 4*TileRows), TileRows)
 			}()
 		}
 	}
