@@ -100,3 +100,67 @@ func TestQuantizeActQ8_0VectorMatchesBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeQ8_KVectorMatchesScalar checks the Q8_K quantizer (vector
+// path where the CPU has one) against the plain per-block code, byte for
+// byte, on blocks with ties for the largest magnitude (the first one
+// sets the sign), zeros, non-finite and tiny values.
+func TestQuantizeQ8_KVectorMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 53))
+	scalar := func(out []byte, x []float32) {
+		vmax, amax := absMax(x)
+		if amax == 0 {
+			clear(out)
+			return
+		}
+		iscale := -127 / vmax
+		qs := out[4:260]
+		for i, v := range x {
+			qs[i] = byte(int8(min(127, nearestInt(iscale*v))))
+		}
+		for j := 0; j < 16; j++ {
+			var s int32
+			for _, q := range qs[16*j : 16*j+16] {
+				s += int32(int8(q))
+			}
+			le.PutUint16(out[260+2*j:], uint16(int16(s)))
+		}
+		le.PutUint32(out, math.Float32bits(1/iscale))
+	}
+	for iter := range 400 {
+		nb := 1 + r.IntN(4)
+		x := randRow(r, nb*QKK, math.Pow(10, float64(r.IntN(9)-4)))
+		for b := range nb {
+			blk := x[b*QKK : (b+1)*QKK]
+			switch r.IntN(8) {
+			case 0:
+				clear(blk)
+			case 1:
+				blk[r.IntN(QKK)] = float32(math.NaN())
+			case 2:
+				blk[r.IntN(QKK)] = float32(math.Inf(1 - 2*r.IntN(2)))
+			case 3:
+				for i := range blk {
+					blk[i] *= 1e-38
+				}
+			case 4: // a tie of opposite signs for the largest magnitude
+				i, j := r.IntN(QKK), r.IntN(QKK)
+				blk[i], blk[j] = 50, -50
+			case 5:
+				for i := range blk {
+					blk[i] = float32(r.IntN(255)-127) / 2
+				}
+			}
+		}
+		got, want := make([]byte, nb*q8_KBytes), make([]byte, nb*q8_KBytes)
+		quantizeQ8_K(got, x)
+		for b := range nb {
+			scalar(want[b*q8_KBytes:(b+1)*q8_KBytes], x[b*QKK:(b+1)*QKK])
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("iteration %d: byte %d (block %d, offset %d) = %#02x, want %#02x", iter, i, i/q8_KBytes, i%q8_KBytes, got[i], want[i])
+			}
+		}
+	}
+}

@@ -25,3 +25,19 @@ func quantizeActQ8_0Vector(dst []byte, src []float32, nb int) int {
 	_ = src[nb*QK-1]
 	return quantQ8_0AVX2(&dst[0], &src[0], nb)
 }
+
+// quantQ8_KAVX512 quantizes the 256 values at x to quants at qs and
+// returns the inverse scale, or 0 (writing nothing) for a block it leaves
+// to the scalar code: largest magnitude zero, non-finite or below 2⁻¹²¹.
+//
+//go:noescape
+func quantQ8_KAVX512(qs *byte, x *float32) float32
+
+// quantizeQ8_KVector is quantQ8_KAVX512 where the CPU has AVX-512, else 0.
+func quantizeQ8_KVector(qs []byte, x []float32) float32 {
+	if !hasAVX512F {
+		return 0
+	}
+	_, _ = qs[QKK-1], x[QKK-1]
+	return quantQ8_KAVX512(&qs[0], &x[0])
+}

@@ -95,3 +95,103 @@ DATA q8Perm<>+20(SB)/4, $6
 DATA q8Perm<>+24(SB)/4, $3
 DATA q8Perm<>+28(SB)/4, $7
 GLOBL q8Perm<>(SB), RODATA|NOPTR, $32
+
+// func quantQ8_KAVX512(qs *byte, x *float32) float32
+//
+// Quantizes one super-block of 256 values to the 256 Q8_K quants at qs
+// and returns the inverse scale -127/vmax, vmax being the first value of
+// largest magnitude (found as the first whose |x| bits equal the largest,
+// as absMax's strict comparison picks it); quants are min(127,
+// round-half-even(iscale·x)). It returns 0 without writing when the
+// largest magnitude is zero, infinite, NaN or below 2⁻¹²¹, which the
+// scalar code handles.
+TEXT ·quantQ8_KAVX512(SB), NOSPLIT, $0-20
+	MOVQ qs+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z31
+	VPANDD 0(SI), Z31, Z0
+	VPANDD 64(SI), Z31, Z1
+	VPANDD 128(SI), Z31, Z2
+	VPANDD 192(SI), Z31, Z3
+	VPANDD 256(SI), Z31, Z4
+	VPANDD 320(SI), Z31, Z5
+	VPANDD 384(SI), Z31, Z6
+	VPANDD 448(SI), Z31, Z7
+	VPANDD 512(SI), Z31, Z8
+	VPANDD 576(SI), Z31, Z9
+	VPANDD 640(SI), Z31, Z10
+	VPANDD 704(SI), Z31, Z11
+	VPANDD 768(SI), Z31, Z12
+	VPANDD 832(SI), Z31, Z13
+	VPANDD 896(SI), Z31, Z14
+	VPANDD 960(SI), Z31, Z15
+	VPMAXUD Z8, Z0, Z0
+	VPMAXUD Z9, Z1, Z1
+	VPMAXUD Z10, Z2, Z2
+	VPMAXUD Z11, Z3, Z3
+	VPMAXUD Z12, Z4, Z4
+	VPMAXUD Z13, Z5, Z5
+	VPMAXUD Z14, Z6, Z6
+	VPMAXUD Z15, Z7, Z7
+	VPMAXUD Z4, Z0, Z0
+	VPMAXUD Z5, Z1, Z1
+	VPMAXUD Z6, Z2, Z2
+	VPMAXUD Z7, Z3, Z3
+	VPMAXUD Z2, Z0, Z0
+	VPMAXUD Z3, Z1, Z1
+	VPMAXUD Z1, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPMAXUD Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPMAXUD X1, X0, X0
+	VPSHUFD $0x4e, X0, X1
+	VPMAXUD X1, X0, X0
+	VPSHUFD $0xb1, X0, X1
+	VPMAXUD X1, X0, X0
+	VMOVD X0, AX
+	CMPL AX, $0x7f800000
+	JAE  kbail
+	CMPL AX, $0x03000000
+	JB   kbail
+	VPBROADCASTD AX, Z16
+	XORQ CX, CX
+
+kfind:
+	VPANDD   (SI)(CX*1), Z31, Z17
+	VPCMPEQD Z16, Z17, K1
+	KMOVW    K1, AX
+	TESTL    AX, AX
+	JNZ      kfound
+	ADDQ     $64, CX
+	JMP      kfind
+
+kfound:
+	BSFL   AX, AX
+	ADDQ   SI, CX
+	VMOVSS (CX)(AX*4), X18
+	MOVL   $0xc2fe0000, DX // -127
+	VMOVD  DX, X19
+	VDIVSS X18, X19, X19
+	VBROADCASTSS X19, Z19
+	MOVL   $127, AX
+	VPBROADCASTD AX, Z20
+	MOVQ   $16, CX
+
+kquant:
+	VMULPS    (SI), Z19, Z21
+	VCVTPS2DQ Z21, Z21
+	VPMINSD   Z20, Z21, Z21
+	VPMOVSDB  Z21, (DI)
+	ADDQ $64, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ  kquant
+	VMOVSS X19, ret+16(FP)
+	VZEROUPPER
+	RET
+
+kbail:
+	MOVL $0, ret+16(FP)
+	VZEROUPPER
+	RET

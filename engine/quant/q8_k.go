@@ -16,15 +16,18 @@ func quantizeQ8_K(dst []byte, src []float32) {
 	for b := 0; b < len(src)/QKK; b++ {
 		x := src[b*QKK : (b+1)*QKK]
 		out := dst[b*q8_KBytes : (b+1)*q8_KBytes]
-		vmax, amax := absMax(x)
-		if amax == 0 {
-			clear(out)
-			continue
-		}
-		iscale := -127 / vmax
 		qs := out[4:260]
-		for i, v := range x {
-			qs[i] = byte(int8(min(127, nearestInt(iscale*v))))
+		iscale := quantizeQ8_KVector(qs, x)
+		if iscale == 0 {
+			vmax, amax := absMax(x)
+			if amax == 0 {
+				clear(out)
+				continue
+			}
+			iscale = -127 / vmax
+			for i, v := range x {
+				qs[i] = byte(int8(min(127, nearestInt(iscale*v))))
+			}
 		}
 		for j := 0; j < 16; j++ {
 			var s int32
