@@ -28,7 +28,7 @@ func TestAddScaledRows(t *testing.T) {
 			want := append([]float32(nil), dst...)
 			for k, c := range coef {
 				for j := range n {
-					want[j] += c * m[k*stride+j]
+					want[j] += float32(c * m[k*stride+j]) // rounded product, as documented
 				}
 			}
 			AddScaledRows(dst[:n], coef, m, stride)
