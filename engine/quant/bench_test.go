@@ -118,7 +118,7 @@ func BenchmarkDotISA(b *testing.B) {
 func BenchmarkTileDot(b *testing.B) {
 	const n = 4096
 	r := rand.New(rand.NewPCG(5, 5))
-	for _, typ := range []Type{Q8_0, Q4_0} {
+	for _, typ := range []Type{Q8_0, Q4_0, Q4_K} {
 		tile := TileDotFor(typ)
 		if tile == nil {
 			b.Logf("%s: no tile kernel on this CPU", typ)
@@ -131,10 +131,15 @@ func BenchmarkTileDot(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		stride := must(Q8_0.RowBytes(n))
+		vt := VecDotType(typ)
+		stride := must(vt.RowBytes(n))
 		ab := make([]byte, TileRows*stride)
+		q, err := QuantizeRowFor(vt)
+		if err != nil {
+			b.Fatal(err)
+		}
 		for i := range TileRows {
-			quantizeActQ8_0(ab[i*stride:(i+1)*stride], randRow(r, n, 2))
+			q(ab[i*stride:(i+1)*stride], randRow(r, n, 2))
 		}
 		multi, err := MultiDotFor(typ)
 		if err != nil {
