@@ -48,6 +48,14 @@ type Model interface {
 	Close() error
 }
 
+// Warmer is implemented by models that can run a throw-away pass after
+// loading (llm.Model.Warmup), so that the first request does not pay for
+// paging in the weights and sizing scratch buffers. Callers waiting for
+// the load are released after it.
+type Warmer interface {
+	Warmup(ctx context.Context) error
+}
+
 // Loader opens the model file at path.
 type Loader func(ctx context.Context, path string) (Model, error)
 
@@ -310,7 +318,16 @@ func (m *Manager) load(key, path string, call *loadCall) {
 	call.e = e
 	m.mu.Unlock()
 	restored := m.restoreCache(e)
-	m.o.Logger.Info("model loaded", "model", key, "path", path, "seconds", e.loadTime.Seconds(), "cached_blocks_restored", restored)
+	var warmup time.Duration
+	if w, ok := model.(Warmer); ok {
+		start := time.Now()
+		if err := w.Warmup(context.Background()); err != nil {
+			m.o.Logger.Warn("model warm-up failed", "model", key, "err", err)
+		}
+		warmup = time.Since(start)
+	}
+	m.o.Logger.Info("model loaded", "model", key, "path", path, "seconds", e.loadTime.Seconds(),
+		"warmup_seconds", warmup.Seconds(), "cached_blocks_restored", restored)
 	if m.o.Events != nil {
 		m.o.Events.Publish("model.loaded", map[string]any{"model": key, "path": path, "load_seconds": e.loadTime.Seconds(), "cached_blocks": restored})
 	}

@@ -379,3 +379,48 @@ func TestDefaultLoaderUsesNewBackend(t *testing.T) {
 		t.Errorf("NewBackend called %d times in all, want 2", opened.Load())
 	}
 }
+
+// warmingModel is a stub model that records its warm-ups.
+type warmingModel struct {
+	stubModel
+	warmups atomic.Int32
+	fail    bool
+}
+
+func (w *warmingModel) Warmup(ctx context.Context) error {
+	w.warmups.Add(1)
+	if w.fail {
+		return errors.New("no memory for scratch")
+	}
+	return nil
+}
+
+// TestLoadWarmsUpBeforeServing checks that a model with Warmup is warmed
+// up once, before the caller that loaded it gets it, and that a failed
+// warm-up does not fail the load.
+func TestLoadWarmsUpBeforeServing(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		m, _, _ := newTestManager(t, Options{}, "a.gguf")
+		var loaded *warmingModel
+		m.o.Loader = func(ctx context.Context, path string) (Model, error) {
+			loaded = &warmingModel{stubModel: stubModel{path: path}, fail: fail}
+			return loaded, nil
+		}
+		h, err := m.Acquire(context.Background(), "a", nil)
+		if err != nil {
+			t.Fatalf("fail=%v: %v", fail, err)
+		}
+		if n := loaded.warmups.Load(); n != 1 {
+			t.Errorf("fail=%v: %d warm-ups when Acquire returned, want 1", fail, n)
+		}
+		h.Release()
+		h, err = m.Acquire(context.Background(), "a", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Release()
+		if n := loaded.warmups.Load(); n != 1 {
+			t.Errorf("fail=%v: %d warm-ups after a second Acquire, want 1", fail, n)
+		}
+	}
+}

@@ -206,7 +206,7 @@ func TestOllamaShapes(t *testing.T) {
 			t.Fatalf("stream line %s: %v", l, err)
 		}
 	}
-	code, body = d.post(t, "/api/generate", `{"model":"tiny-qwen2","prompt":"abc","raw":true,"stream":false,"options":{"num_predict":4}}`)
+	code, body = d.post(t, "/api/generate", `{"model":"tiny-qwen2","prompt":"abc","raw":true,"stream":false,"options":{"num_predict":4,"temperature":0}}`)
 	var gen ipc.OllamaGenerateResponse
 	if code != 200 || json.Unmarshal(body, &gen) != nil || !gen.Done || gen.EvalCount != 4 {
 		t.Fatalf("generate %d %s", code, body)
