@@ -118,7 +118,7 @@ func BenchmarkDotISA(b *testing.B) {
 func BenchmarkTileDot(b *testing.B) {
 	const n = 4096
 	r := rand.New(rand.NewPCG(5, 5))
-	for _, typ := range []Type{Q8_0, Q4_0, Q4_K} {
+	for _, typ := range []Type{Q8_0, Q4_0, Q4_K, F16} {
 		tile := TileDotFor(typ)
 		if tile == nil {
 			b.Logf("%s: no tile kernel on this CPU", typ)

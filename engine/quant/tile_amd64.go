@@ -60,7 +60,51 @@ func useTiles(isa string) {
 	acceleratedTile[Q4_0] = tileSpec{Q4_0, tQ4_0AVX512VNNI}.run
 	acceleratedTile[Q8_0] = tileSpec{Q8_0, tQ8_0AVX512VNNI}.run
 	acceleratedTile[Q4_K] = tileSpec{Q4_K, tQ4_KAVX512}.run
+	acceleratedTile[F16] = tileF16
 }
+
+// tileF16 is the F16 tile: the kernel on whole groups of 8 elements of
+// four weight rows × four activation rows, the reference's loop on the
+// rest of each pair; fewer than four activation rows take the multi-row
+// path per weight row.
+func tileF16(n int, w []byte, wstride int, a []byte, astride, rows int, dst []float32, dstride int) {
+	if rows < 1 || rows > TileRows {
+		panic("quant: tile of an activation row count outside 1..TileRows")
+	}
+	_ = dst[(rows-1)*dstride+TileRows-1]
+	if rows < TileRows {
+		var d [MaxMultiRows]float32
+		for i := range TileRows {
+			multiHalf(false, n, w[i*wstride:], a, astride, d[:rows])
+			for r := range rows {
+				dst[r*dstride+i] = d[r]
+			}
+		}
+		return
+	}
+	if n == 0 {
+		for r := range rows {
+			clear(dst[r*dstride : r*dstride+TileRows])
+		}
+		return
+	}
+	_ = w[(TileRows-1)*wstride+2*n-1]
+	_ = a[(TileRows-1)*astride+2*n-1]
+	var acc [TileRows * TileRows]float64
+	ng := n / 8
+	if ng > 0 {
+		tileF16AVX512(ng, &w[0], wstride, &a[0], astride, &acc)
+	}
+	for i := range TileRows {
+		x := u16View(w[i*wstride:])[:n]
+		for r := range TileRows {
+			dst[r*dstride+i] = sumF16(acc[i*TileRows+r], 8*ng, x, u16View(a[r*astride:])[:n])
+		}
+	}
+}
+
+//go:noescape
+func tileF16AVX512(ng int, w *byte, wstride int, a *byte, astride int, acc *[TileRows * TileRows]float64)
 
 //go:noescape
 func tileQ4_0AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
