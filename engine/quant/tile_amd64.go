@@ -21,6 +21,16 @@ const (
 type tileSpec struct {
 	typ Type
 	k   tileKernel
+	// Block sizes and bytes of the weights and activations, looked up once
+	// (a map lookup per tile was 2 % of a prefill).
+	bs, wbb, abb int
+}
+
+// newTileSpec describes kernel k of weight type t with activations of type
+// act (given, not looked up: this runs from init, maybe before the formats
+// are registered).
+func newTileSpec(t, act Type, k tileKernel) tileSpec {
+	return tileSpec{typ: t, k: k, bs: t.BlockSize(), wbb: t.BlockBytes(), abb: act.BlockBytes()}
 }
 
 // run checks the buffers' lengths and runs the kernel, which finishes
@@ -30,15 +40,15 @@ func (s tileSpec) run(n int, w []byte, wstride int, a []byte, astride, rows int,
 		panic("quant: tile of an activation row count outside 1..TileRows")
 	}
 	_ = dst[(rows-1)*dstride+TileRows-1]
-	nb := n / s.typ.BlockSize()
+	nb := n / s.bs
 	if nb == 0 {
 		for r := range rows {
 			clear(dst[r*dstride : r*dstride+TileRows])
 		}
 		return
 	}
-	_ = w[(TileRows-1)*wstride+nb*s.typ.BlockBytes()-1]
-	_ = a[(rows-1)*astride+nb*VecDotType(s.typ).BlockBytes()-1]
+	_ = w[(TileRows-1)*wstride+nb*s.wbb-1]
+	_ = a[(rows-1)*astride+nb*s.abb-1]
 	switch s.k {
 	case tQ4_0AVX512VNNI:
 		tileQ4_0AVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
@@ -57,9 +67,9 @@ func useTiles(isa string) {
 	if isa != isaAVX512VNNI || !hasTileISA {
 		return
 	}
-	acceleratedTile[Q4_0] = tileSpec{Q4_0, tQ4_0AVX512VNNI}.run
-	acceleratedTile[Q8_0] = tileSpec{Q8_0, tQ8_0AVX512VNNI}.run
-	acceleratedTile[Q4_K] = tileSpec{Q4_K, tQ4_KAVX512}.run
+	acceleratedTile[Q4_0] = newTileSpec(Q4_0, Q8_0, tQ4_0AVX512VNNI).run
+	acceleratedTile[Q8_0] = newTileSpec(Q8_0, Q8_0, tQ8_0AVX512VNNI).run
+	acceleratedTile[Q4_K] = newTileSpec(Q4_K, Q8_K, tQ4_KAVX512).run
 	acceleratedTile[F16] = tileF16
 }
 
