@@ -1,0 +1,118 @@
+//go:build amd64 && !noasm
+
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestFlashVectorsMatchGo checks the AVX-512 forms of DotHalf, MadHalf,
+// ScaleHalf and SwiGLU bit for bit against their Go forms, on lengths
+// with and without tails, including values that overflow f16 and
+// exponents past ggml_v_expf's ±192 cut-off.
+func TestFlashVectorsMatchGo(t *testing.T) {
+	if !hasFlashAVX512 {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	r := rand.New(rand.NewPCG(41, 43))
+	half := func(n int, scale float32) []uint16 {
+		h := make([]uint16, n)
+		for i := range h {
+			h[i] = FP32ToFP16((r.Float32()*2 - 1) * scale)
+		}
+		return h
+	}
+	run := func(f func()) {
+		f()
+		hasFlashAVX512 = false
+		defer func() { hasFlashAVX512 = true }()
+		f()
+	}
+	for _, n := range []int{16, 64, 80, 128, 130, 256, 1000} {
+		x, y := half(n, 4), half(n, 4)
+		var got, want float32
+		run(func() { want, got = got, DotHalf(x, y) })
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Errorf("DotHalf n=%d: vector %v, Go %v", n, want, got)
+		}
+		for _, v := range []float32{0.37, 1, 0, 3e4} {
+			a, b := append([]uint16(nil), y...), append([]uint16(nil), y...)
+			MadHalf(a, x, v)
+			hasFlashAVX512 = false
+			MadHalf(b, x, v)
+			hasFlashAVX512 = true
+			for i := range a {
+				if a[i] != b[i] {
+					t.Fatalf("MadHalf n=%d v=%g element %d: vector %#x, Go %#x", n, v, i, a[i], b[i])
+				}
+			}
+			a, b = append([]uint16(nil), y...), append([]uint16(nil), y...)
+			ScaleHalf(a, v)
+			hasFlashAVX512 = false
+			ScaleHalf(b, v)
+			hasFlashAVX512 = true
+			for i := range a {
+				if a[i] != b[i] {
+					t.Fatalf("ScaleHalf n=%d v=%g element %d: vector %#x, Go %#x", n, v, i, a[i], b[i])
+				}
+			}
+		}
+		g, u := make([]float32, n), make([]float32, n)
+		for i := range g {
+			g[i] = (r.Float32()*2 - 1) * 20
+			if i%17 == 3 {
+				g[i] = (r.Float32()*2 - 1) * 300 // |x| log2 e past 192
+			}
+			u[i] = r.Float32()*2 - 1
+		}
+		a, b := make([]float32, n), make([]float32, n)
+		SwiGLU(a, g, u)
+		hasFlashAVX512 = false
+		SwiGLU(b, g, u)
+		hasFlashAVX512 = true
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
+				t.Fatalf("SwiGLU n=%d element %d (g=%g): vector %v, Go %v", n, i, g[i], a[i], b[i])
+			}
+		}
+	}
+}
+
+// TestFlashKeysVectorMatchesGo runs FlashKeys over the same keys with and
+// without the AVX-512 forms, soft-capping included, and wants the same
+// accumulator, maximum and sum bit for bit.
+func TestFlashKeysVectorMatchesGo(t *testing.T) {
+	if !hasFlashAVX512 {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	r := rand.New(rand.NewPCG(47, 53))
+	const hd, stride, n = 64, 128, 40
+	k, v, q := make([]uint16, n*stride), make([]uint16, n*stride), make([]uint16, hd)
+	for i := range k {
+		k[i], v[i] = FP32ToFP16(r.Float32()*4-2), FP32ToFP16(r.Float32()*4-2)
+	}
+	for i := range q {
+		q[i] = FP32ToFP16(r.Float32()*4 - 2)
+	}
+	for _, softcap := range []float32{0, 5} {
+		run := func() FlashState {
+			st := FlashState{Max: float32(math.Inf(-1)), Acc: make([]uint16, hd), Scale: 0.125, Softcap: softcap}
+			FlashKeys(&st, q, k, v, stride, 17)
+			FlashKeys(&st, q, k[17*stride:], v[17*stride:], stride, n-17)
+			return st
+		}
+		a := run()
+		hasFlashAVX512 = false
+		b := run()
+		hasFlashAVX512 = true
+		if a.Max != b.Max || math.Float32bits(a.Sum) != math.Float32bits(b.Sum) || !slices.Equal(a.Acc, b.Acc) {
+			t.Errorf("softcap %g: vector max %v sum %v, Go max %v sum %v (accumulators equal: %v)", softcap, a.Max, a.Sum, b.Max, b.Sum, slices.Equal(a.Acc, b.Acc))
+		}
+		if a.Sum < 1 {
+			t.Errorf("softcap %g: sum %v below the maximum key's 1", softcap, a.Sum)
+		}
+	}
+}

@@ -1,0 +1,17 @@
+//go:build !amd64 || noasm
+
+package quant
+
+// The functions of flashvec_amd64.go have no vector paths here.
+
+func dotHalfVector(x, y []uint16, np int) (float32, bool) { return 0, false }
+func madHalfVector(y, x []uint16, v float32) int          { return 0 }
+func scaleHalfVector(y []uint16, v float32) int           { return 0 }
+func swigluVector(dst, g, u []float32) int                { return 0 }
+
+// hasFlashAVX512 is false here, so FlashKeys never calls the stubs below.
+const hasFlashAVX512 = false
+
+func dotHalf64(n int, x, y *uint16) float32    { panic("quant: no vector dotHalf64") }
+func madHalf16(n int, y, x *uint16, v float32) { panic("quant: no vector madHalf16") }
+func scaleHalf16(n int, y *uint16, v float32)  { panic("quant: no vector scaleHalf16") }
