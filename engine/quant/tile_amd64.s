@@ -227,3 +227,127 @@ DATA tileOut<>+40(SB)/8, $0
 DATA tileOut<>+48(SB)/8, $0
 DATA tileOut<>+56(SB)/8, $0
 GLOBL tileOut<>(SB), RODATA|NOPTR, $64
+
+// The interleaved-order Q4_0 tile: llama.cpp repacks Q4_0 weights whose
+// row count is a multiple of 8 into 8-row interleaved blocks on AVX2
+// machines, and its kernels take each block's whole integer sum
+// Σ(q-8)·a, convert it and fuse-multiply-add it with d_w·d_a into one
+// float32 per (weight row, activation row), block after block. This
+// kernel does the same: after VPDPBUSD it adds each half's 8 lanes as
+// integers (exactly, so every lane of the half holds the block sum), and
+// the FMA then keeps every lane of a half equal to that pair's result.
+
+// TILESCALESI converts the f16 scales of the four weight rows' blocks to
+// Z10: row r's scale in lanes 4r..4r+3.
+#define TILESCALESI \
+	VPBROADCASTW (SI), X10 \
+	VPBROADCASTW (SI)(R8*1), X12 \
+	VPUNPCKLQDQ  X12, X10, X10 \
+	VPBROADCASTW (SI)(R8*2), X11 \
+	VPBROADCASTW (SI)(R12*1), X12 \
+	VPUNPCKLQDQ  X12, X11, X11 \
+	VINSERTI128  $1, X11, Y10, Y10 \
+	VCVTPH2PS    Y10, Z10
+
+// TILEROWI adds activation row (DI)(idx*1)'s block to accumulator acc
+// (weight row r in lanes 4r..4r+3). After VPDPBUSD, Z15 holds weight rows
+// 0|1 and Z17 rows 2|3 as 8 int32 lanes each; the 128-bit lane shuffles
+// gather each row's two quarter-rows into one 128-bit lane, and two more
+// adds give every lane of it the row's block sum, exactly.
+#define TILEROWI(idx, acc) \
+	VBROADCASTI64X4 2(DI)(idx*1), Z12 \
+	VPXORD          Z13, Z13, Z13 \
+	VPDPBUSD        Z12, Z29, Z13 \
+	VPSUBD          Z13, Z28, Z13 \
+	VPBROADCASTW    (DI)(idx*1), Y14 \
+	VCVTPH2PS       Y14, Z14 \
+	VMOVDQA32       Z13, Z15 \
+	VMOVDQA32       Z13, Z17 \
+	VPDPBUSD        Z12, Z8, Z15 \
+	VPDPBUSD        Z12, Z9, Z17 \
+	VSHUFI32X4      $0x88, Z17, Z15, Z16 \
+	VSHUFI32X4      $0xdd, Z17, Z15, Z18 \
+	VPADDD          Z18, Z16, Z16 \
+	VPSHUFD         $0x4e, Z16, Z18 \
+	VPADDD          Z18, Z16, Z16 \
+	VPSHUFD         $0xb1, Z16, Z18 \
+	VPADDD          Z18, Z16, Z16 \
+	VCVTDQ2PS       Z16, Z16 \
+	VMULPS          Z14, Z10, Z18 \
+	VFMADD231PS     Z18, Z16, acc
+
+#define TILEROWSI(lbl) \
+	TILEROWI(R13, Z0) \
+	CMPQ BX, $1 \
+	JEQ  lbl \
+	TILEROWI(R9, Z2) \
+	CMPQ BX, $2 \
+	JEQ  lbl \
+	TILEROWI(R10, Z4) \
+	CMPQ BX, $3 \
+	JEQ  lbl \
+	TILEROWI(R11, Z6) \
+lbl:
+
+// TILEOUTI stores lanes 0, 4, 8 and 12 of acc at (DI) and advances DI by
+// the output stride R8.
+#define TILEOUTI(acc) \
+	VPERMPS acc, Z13, Z12 \
+	VMOVUPS X12, (DI) \
+	ADDQ    R8, DI
+
+#define TILESTOREI(lbl) \
+	VMOVDQU64 tileOutI<>(SB), Z13 \
+	MOVQ dst+48(FP), DI \
+	MOVQ dstride+56(FP), R8 \
+	SHLQ $2, R8 \
+	TILEOUTI(Z0) \
+	CMPQ BX, $1 \
+	JEQ  lbl \
+	TILEOUTI(Z2) \
+	CMPQ BX, $2 \
+	JEQ  lbl \
+	TILEOUTI(Z4) \
+	CMPQ BX, $3 \
+	JEQ  lbl \
+	TILEOUTI(Z6) \
+lbl: \
+	VZEROUPPER \
+	RET
+
+DATA tileOutI<>+0(SB)/4, $0
+DATA tileOutI<>+4(SB)/4, $4
+DATA tileOutI<>+8(SB)/4, $8
+DATA tileOutI<>+12(SB)/4, $12
+DATA tileOutI<>+16(SB)/8, $0
+DATA tileOutI<>+24(SB)/8, $0
+DATA tileOutI<>+32(SB)/8, $0
+DATA tileOutI<>+40(SB)/8, $0
+DATA tileOutI<>+48(SB)/8, $0
+DATA tileOutI<>+56(SB)/8, $0
+GLOBL tileOutI<>(SB), RODATA|NOPTR, $64
+
+// func tileQ4_0IAVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
+TEXT ·tileQ4_0IAVX512VNNI(SB), NOSPLIT, $0-64
+	TILESETUP
+	LEAQ (R8)(R8*1), DX // 2·wstride
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x08080808, AX
+	VPBROADCASTD AX, Z29
+	VMOVDQU64 tileShift<>(SB), Z30
+
+tq4iloop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD(SI)(R8*1)
+	PREFETCHT0 PFD(SI)(R8*2)
+	PREFETCHT0 PFD(SI)(R12*1)
+	NIBBLES2(2, SI, R13, R8, X8, Y8, Z8)
+	NIBBLES2(2, SI, DX, R12, X9, Y9, Z9)
+	TILESCALESI
+	TILEROWSI(tq4irows)
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ  tq4iloop
+	TILESTOREI(tq4iout)

@@ -82,3 +82,50 @@ func TestTileDotShortBuffers(t *testing.T) {
 		}
 	}
 }
+
+// TestInterleavedTileMatchesReference checks the interleaved-order tile
+// kernels bit for bit against DotQ4_0Interleaved, and that the order
+// differs from the vector dot product's (else the test would prove
+// nothing about which order the kernel follows).
+func TestInterleavedTileMatchesReference(t *testing.T) {
+	forEachISA(t, func(t *testing.T) {
+		tile := InterleavedTileFor(Q4_0)
+		if tile == nil {
+			t.Skip("no interleaved tile kernel on this CPU and instruction set")
+		}
+		rng := rand.New(rand.NewPCG(31, 37))
+		act := activationEncoder(t, Q8_0)
+		differs := 0
+		for iter := range 300 {
+			n := QK * (1 + rng.IntN(40))
+			wrb, arb := must(Q4_0.RowBytes(n)), must(Q8_0.RowBytes(n))
+			wstride, astride := wrb+rng.IntN(5), arb+rng.IntN(5)
+			w := make([]byte, (TileRows-1)*wstride+wrb)
+			a := make([]byte, (TileRows-1)*astride+arb)
+			for i := range TileRows {
+				if err := Quantize(Q4_0, w[i*wstride:i*wstride+wrb], randRow(rng, n, 1)); err != nil {
+					t.Fatal(err)
+				}
+				act(a[i*astride:i*astride+arb], randRow(rng, n, 3))
+			}
+			rows := 1 + iter%TileRows
+			dstride := TileRows + iter%3
+			got := make([]float32, (rows-1)*dstride+TileRows)
+			tile(n, w, wstride, a, astride, rows, got, dstride)
+			for i := range TileRows {
+				for r := range rows {
+					want := DotQ4_0Interleaved(n, w[i*wstride:], a[r*astride:])
+					if g := got[r*dstride+i]; math.Float32bits(g) != math.Float32bits(want) {
+						t.Fatalf("n=%d rows=%d weight row %d activation row %d: tile %v, reference %v", n, rows, i, r, g, want)
+					}
+					if want != formats[Q4_0].dot(n, w[i*wstride:], a[r*astride:]) {
+						differs++
+					}
+				}
+			}
+		}
+		if differs == 0 {
+			t.Error("the interleaved order never differed from the vector dot product's")
+		}
+	})
+}
