@@ -290,8 +290,9 @@ kernel void rope_f32(
     uint i1 = a.neox != 0 ? i + a.half_dims : 2 * i + 1;
     float x0 = v[i0];
     float x1 = v[i1];
-    v[i0] = x0 * c - x1 * s;
-    v[i1] = x0 * s + x1 * c;
+    // Fused as the CPU backend (and llama.cpp's x86 build) rotates.
+    v[i0] = fma(x0, c, -(x1 * s));
+    v[i1] = fma(x0, s, x1 * c);
 }
 
 // ---------------------------------------------------------------------------

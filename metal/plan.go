@@ -92,7 +92,7 @@ func ropeTable(spans []compute.Span, headDim int, p compute.RoPE, factors []floa
 	if p.ExtFactor != 0 {
 		corrLo, corrHi = ropeCorrDims(dims, p.OrigCtx, p.FreqBase, p.BetaFast, p.BetaSlow)
 	}
-	thetaScale := float32(math.Pow(float64(p.FreqBase), -2.0/float64(dims)))
+	thetaScale := float32(math.Pow(float64(p.FreqBase), float64(float32(-2)/float32(dims))))
 	half = dims / 2
 	for _, s := range spans {
 		for i := 0; i < s.N; i++ {
@@ -112,7 +112,8 @@ func ropeTable(spans []compute.Span, headDim int, p compute.RoPE, factors []floa
 					t = interp*(1-ramp) + extrap*ramp
 					mscale *= 1 + 0.1*float32(math.Log(float64(1/freqScale)))
 				}
-				cs = append(cs, float32(math.Cos(float64(t)))*mscale, float32(math.Sin(float64(t)))*mscale)
+				sn, c := quant.Sincosf(t) // llama.cpp's rope cache rounding, as the CPU backend
+				cs = append(cs, c*mscale, sn*mscale)
 				theta *= thetaScale
 			}
 		}

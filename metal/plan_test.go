@@ -94,8 +94,9 @@ func TestRopeTableMatchesCPU(t *testing.T) {
 						i0, i1 = i, i+half
 					}
 					x0, x1 := v[i0], v[i1]
-					v[i0] = x0*c - x1*s
-					v[i1] = x0*s + x1*c
+					// The CPU backend's fused rotation (llama.cpp's).
+					v[i0] = float32(math.FMA(float64(x0), float64(c), -float64(x1*s)))
+					v[i1] = float32(math.FMA(float64(x0), float64(s), float64(x1*c)))
 				}
 			}
 		}

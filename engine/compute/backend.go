@@ -157,3 +157,12 @@ type Backend interface {
 	// (Heads×HeadDim per row) over each span's keys into dst.
 	Attend(dst, q, k, v Tensor, kv KVStore, spans []Span, a Attention)
 }
+
+// MatMulWeighter is implemented by backends that treat a weight used only
+// as the right-hand side of MatMul (not an embedding table read by rows)
+// differently: the CPU backend sums such Q4_0 weights in the order of
+// llama.cpp's repacked kernels, because llama.cpp repacks exactly those.
+// Model loaders call MatMulWeight for them when the backend has it.
+type MatMulWeighter interface {
+	MatMulWeight(t quant.Type, rows, cols int, data []byte) (Tensor, error)
+}

@@ -134,11 +134,22 @@ func (l *loader) matrix(name string, out, in int) (compute.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := l.b.Weight(t.Type, out, in, data)
+	w, err := l.weight(name, t.Type, out, in, data)
 	if err != nil {
 		return nil, fmt.Errorf("tensor %s: %w", name, err)
 	}
 	return w, nil
+}
+
+// weight wraps tensor name's data, through compute.MatMulWeighter when
+// the backend has it and the tensor is not the embedding table (which is
+// read by rows, and which llama.cpp therefore never repacks, even where
+// the output projection shares it).
+func (l *loader) weight(name string, typ quant.Type, rows, cols int, data []byte) (compute.Tensor, error) {
+	if mw, ok := l.b.(compute.MatMulWeighter); ok && name != "token_embd.weight" {
+		return mw.MatMulWeight(typ, rows, cols, data)
+	}
+	return l.b.Weight(typ, rows, cols, data)
 }
 
 // rows loads a 2-D weight of out×in and splits it into consecutive row
@@ -166,7 +177,7 @@ func (l *loader) rows(name string, in int, parts ...int) ([]compute.Tensor, erro
 	var out []compute.Tensor
 	off := 0
 	for _, p := range parts {
-		w, err := l.b.Weight(t.Type, p, in, data[off*rb:(off+p)*rb])
+		w, err := l.weight(name, t.Type, p, in, data[off*rb:(off+p)*rb])
 		if err != nil {
 			return nil, fmt.Errorf("tensor %s: %w", name, err)
 		}

@@ -175,6 +175,7 @@ type attendJob struct {
 	spans           []compute.Span
 	a               compute.Attention
 	scores, qh, acc [][]float32
+	q16, acc16      [][]uint16  // the query and output accumulator in f16 (flash)
 	kt, vf          [][]float32 // keys transposed (head dim × keys) and values (keys × head dim)
 }
 
@@ -196,9 +197,9 @@ func (a *attendJob) firstKey(pos int) int {
 	return 0
 }
 
-// do computes items [lo, hi). For each item it gathers the keys and
-// values its tokens see into f32 rows (converting an f16 cache exactly),
-// with the keys transposed so that a query's scores are a weighted sum of
+// do computes items [lo, hi); over an f16 cache each item goes to flash.
+// Over an f32 cache it gathers the keys and values its tokens see, with
+// the keys transposed so that a query's scores are a weighted sum of
 // key-element rows. Scores and the weighted sum of values are then
 // quant.AddScaledRows calls: every score sums its products in element
 // order and every output element its terms in key order, so results do
@@ -213,16 +214,19 @@ func (j *attendJob) do(wk, lo, hi int) {
 	j.qh[wk], j.acc[wk] = qh, acc
 	for _, it := range j.items[lo:hi] {
 		sp := &j.spans[it.span]
+		if f16 {
+			j.flash(wk, it)
+			continue
+		}
 		kvOff := (it.h0 / group) * hd
 		// Keys [k0, k0+nk) cover every token of the item.
 		k0 := j.firstKey(sp.Pos + it.i0)
 		nk := sp.Pos + it.i1 - k0
 		ldk := (nk + 7) &^ 7
-		kt := grow(j.kt[wk], hd*ldk+8*hd)
+		kt := grow(j.kt[wk], hd*ldk)
 		vf := grow(j.vf[wk], nk*hd)
 		j.kt[wk], j.vf[wk] = kt, vf
-		// The 8·hd elements of kt past the transposed keys are scratch
-		// for eight key rows, transposed together so that each key
+		// Eight key rows are transposed together, so that each key
 		// element's row gets eight consecutive stores.
 		var rows [8][]float32
 		for t0 := 0; t0 < nk; t0 += 8 {
@@ -230,14 +234,8 @@ func (j *attendJob) do(wk, lo, hi int) {
 			for u := range m {
 				o := s.offset(sp.Blocks, a.Layer, k0+t0+u) + kvOff
 				v := vf[(t0+u)*hd : (t0+u+1)*hd]
-				if f16 {
-					rows[u] = kt[hd*ldk+u*hd : hd*ldk+(u+1)*hd]
-					quant.HalfToFloat(rows[u], s.f16[o:o+hd])
-					quant.HalfToFloat(v, s.f16[o+s.perLayer:o+s.perLayer+hd])
-				} else {
-					rows[u] = s.f32[o : o+hd]
-					copy(v, s.f32[o+s.perLayer:o+s.perLayer+hd])
-				}
+				rows[u] = s.f32[o : o+hd]
+				copy(v, s.f32[o+s.perLayer:o+s.perLayer+hd])
 			}
 			if m == 8 {
 				r0, r1, r2, r3 := rows[0][:hd], rows[1][:hd], rows[2][:hd], rows[3][:hd]
@@ -262,11 +260,6 @@ func (j *attendJob) do(wk, lo, hi int) {
 				n, off := pos-first+1, first-k0
 				row := sp.Row + i
 				copy(qh, qs.f32[row*qs.cols+h*hd:row*qs.cols+(h+1)*hd])
-				if f16 {
-					// llama.cpp multiplies f16 keys with queries rounded
-					// to f16.
-					quant.RoundToHalf(qh)
-				}
 				scores := grow(j.scores[wk], n)
 				j.scores[wk] = scores
 				clear(scores)
@@ -297,15 +290,63 @@ func (j *attendJob) do(wk, lo, hi int) {
 				for t := range scores {
 					scores[t] *= inv
 				}
-				if f16 {
-					// llama.cpp multiplies f16 values by probabilities
-					// converted to f16.
-					quant.RoundToHalf(scores)
-				}
 				clear(acc)
 				quant.AddScaledRows(acc, scores, vf[off*hd:], hd)
 				copy(d.f32[row*d.cols+h*hd:row*d.cols+(h+1)*hd], acc)
 			}
 		}
 	}
+}
+
+// flash computes item it the way llama.cpp's CPU flash attention computes
+// one query row over an f16 cache (quant.FlashKeys): the query rounded to
+// f16, each visible key in position order, a block's run at a time, an
+// online softmax with glibc-exact expf whose running output is held in
+// f16, and a final division by the float32 sum, taken as a multiplication
+// by its reciprocal. llama.cpp runs this per-key path for batches of
+// fewer than 64 query tokens and every decode step, which is what
+// reproducing its tokens needs; from 64 query tokens it switches to a
+// tiled float32 path, not reproduced here: taking the per-key path for
+// every span keeps a prompt's results independent of how it is batched
+// and of how much of it came from the prefix cache.
+func (j *attendJob) flash(wk int, it attendItem) {
+	s, a, qs, d := j.s, j.a, j.q, j.d
+	hd, bs := a.HeadDim, s.cfg.BlockSize
+	sp := &j.spans[it.span]
+	kvOff := (it.h0 / (a.Heads / a.KVHeads)) * hd
+	q16, acc16 := growHalf(j.q16[wk], hd), growHalf(j.acc16[wk], hd)
+	j.q16[wk], j.acc16[wk] = q16, acc16
+	st := quant.FlashState{Acc: acc16, Scale: a.Scale, Softcap: a.Softcap}
+	if a.Softcap > 0 {
+		st.Scale /= a.Softcap
+	}
+	for h := it.h0; h < it.h1; h++ {
+		for i := it.i0; i < it.i1; i++ {
+			pos, row := sp.Pos+i, sp.Row+i
+			quant.FloatToHalf(q16, qs.f32[row*qs.cols+h*hd:row*qs.cols+(h+1)*hd])
+			clear(acc16)
+			st.Max, st.Sum = float32(math.Inf(-1)), 0
+			// The visible keys, a block's run of consecutive rows at a time.
+			for t := j.firstKey(pos); t <= pos; {
+				m := min(bs-t%bs, pos+1-t)
+				o := s.offset(sp.Blocks, a.Layer, t) + kvOff
+				quant.FlashKeys(&st, q16, s.f16[o:], s.f16[o+s.perLayer:], s.rowElems, m)
+				t += m
+			}
+			out := d.f32[row*d.cols+h*hd : row*d.cols+(h+1)*hd]
+			quant.HalfToFloat(out, acc16)
+			inv := 1 / st.Sum
+			for e := range out {
+				out[e] *= inv
+			}
+		}
+	}
+}
+
+// growHalf is grow for f16 rows.
+func growHalf(buf []uint16, n int) []uint16 {
+	if cap(buf) < n {
+		return make([]uint16, n, max(n, 2*cap(buf), 64))
+	}
+	return buf[:n]
 }

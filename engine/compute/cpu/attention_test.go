@@ -25,9 +25,9 @@ func TestAttendChunkingBitExact(t *testing.T) {
 		tol                float64
 	}{
 		{quant.F32, 4, 2, 64, 0, 0, 1e-5},
-		{quant.F16, 4, 2, 64, 0, 0, 2e-3},
+		{quant.F16, 4, 2, 64, 0, 0, 5e-3}, // f16 keys, values and output accumulator
 		{quant.F32, 2, 1, 20, 7, 0, 1e-5},
-		{quant.F16, 3, 3, 36, 19, 30, 2e-3},
+		{quant.F16, 3, 3, 36, 19, 30, 5e-3},
 	} {
 		t.Run(fmt.Sprintf("%s/h%d-kv%d-hd%d-w%d-cap%g", tc.kvType, tc.heads, tc.kvHeads, tc.hd, tc.window, tc.softcap), func(t *testing.T) {
 			const n, bs = 45, 16

@@ -44,6 +44,7 @@ func New(o Options) *Backend {
 	b.rope.cos, b.rope.sin = make([][]float32, n), make([][]float32, n)
 	b.attend.scores, b.attend.qh, b.attend.acc = make([][]float32, n), make([][]float32, n), make([][]float32, n)
 	b.attend.kt, b.attend.vf = make([][]float32, n), make([][]float32, n)
+	b.attend.q16, b.attend.acc16 = make([][]uint16, n), make([][]uint16, n)
 	return b
 }
 
@@ -67,6 +68,9 @@ type tensor struct {
 	dot   quant.DotFunc
 	multi quant.MultiDotFunc
 	tile  quant.TileDotFunc // nil where the CPU has no tile kernel for typ
+	// interleaved is set when tile sums in llama.cpp's repacked order
+	// (MatMulWeight): every output element must then come from tile.
+	interleaved bool
 	// deq is a quantized single-row tensor (a bias) decoded once, for AddRow.
 	deq []float32
 }
@@ -88,7 +92,10 @@ func (t *tensor) kernels() (quant.DotFunc, quant.MultiDotFunc) {
 		if err != nil {
 			panic(err)
 		}
-		t.dot, t.multi, t.tile = dot, multi, quant.TileDotFor(t.typ)
+		t.dot, t.multi = dot, multi
+		if !t.interleaved {
+			t.tile = quant.TileDotFor(t.typ)
+		}
 	}
 	return t.dot, t.multi
 }
@@ -115,6 +122,22 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (compute.T
 		t.f32 = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(data))), rows*cols)
 	}
 	return t, nil
+}
+
+// MatMulWeight implements compute.MatMulWeighter: a Q4_0 weight of a
+// multiple of 8 rows takes the interleaved-order tile kernel, where this
+// CPU has it (llama.cpp repacks such weights on every AVX2 machine).
+func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (compute.Tensor, error) {
+	w, err := b.Weight(typ, rows, cols, data)
+	if err != nil {
+		return nil, err
+	}
+	if t := ct(w); typ == quant.Q4_0 && rows%8 == 0 {
+		if k := quant.InterleavedTileFor(typ); k != nil {
+			t.tile, t.interleaved = k, true
+		}
+	}
+	return w, nil
 }
 
 // New implements compute.Backend.
@@ -219,7 +242,7 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 		// Tiles of tileBytes, but at least four per worker so that the
 		// split stays even when another process takes a core for a while.
 		j.tileRows = max(1, min(tileBytes/ws.rowBytes, (out+4*b.w.n-1)/(4*b.w.n)))
-		if j.tile != nil && j.tileRows > quant.TileRows {
+		if j.tile != nil && (j.tileRows > quant.TileRows || ws.interleaved) {
 			// Whole groups of TileRows weight rows for the tile kernel.
 			j.tileRows = (j.tileRows + quant.TileRows - 1) &^ (quant.TileRows - 1)
 		}
@@ -294,7 +317,7 @@ func (j *matmulJob) do(wk, lo, hi int) {
 		}
 		a := act[r*qrow:]
 		o := o0
-		if j.tile != nil && j.n >= quant.TileRows {
+		if j.tile != nil && (j.n >= quant.TileRows || j.w.interleaved) {
 			// Four weight rows per pass over the last 1 to 3 activation
 			// rows. Not in decode of fewer than four rows, where the weights
 			// stream from memory once: the dot kernels' single stream
@@ -457,12 +480,13 @@ func (j *rmsNormJob) do(_, lo, hi int) {
 
 // SwiGLU implements compute.Backend.
 func (b *Backend) SwiGLU(dst, gate, up compute.Tensor) {
-	d, g, u := ct(dst).f32, ct(gate).f32, ct(up).f32
+	dt := ct(dst)
+	d, g, u := dt.f32, ct(gate).f32, ct(up).f32
 	if len(d) != len(g) || len(d) != len(u) {
 		panic("SwiGLU: shape mismatch")
 	}
-	b.glu = gluJob{d: d, g: g, u: u}
-	b.w.run(len(d), 4096, &b.glu)
+	b.glu = gluJob{d: d, g: g, u: u, cols: dt.cols}
+	b.w.run(len(d)/dt.cols, max(1, 4096/dt.cols), &b.glu)
 	b.glu = gluJob{}
 }
 
@@ -472,21 +496,22 @@ func (b *Backend) GeGLU(dst, gate, up compute.Tensor) {
 	if len(d) != len(g) || len(d) != len(u) {
 		panic("GeGLU: shape mismatch")
 	}
-	b.glu = gluJob{d: d, g: g, u: u, gelu: true}
-	b.w.run(len(d), 4096, &b.glu)
+	b.glu = gluJob{d: d, g: g, u: u, gelu: true, cols: ct(dst).cols}
+	b.w.run(len(d)/b.glu.cols, max(1, 4096/b.glu.cols), &b.glu)
 	b.glu = gluJob{}
 }
 
-// gluJob sets d = act(g)·u with act silu, or gelu when gelu is set.
+// gluJob sets d = act(g)·u, row by row (cols elements each), with act
+// silu, or gelu when gelu is set.
 type gluJob struct {
 	d, g, u []float32
+	cols    int
 	gelu    bool
 }
 
 func (j *gluJob) do(_, lo, hi int) {
-	d := j.d[lo:hi]
-	g, u := j.g[lo:hi], j.u[lo:hi]
-	g, u = g[:len(d)], u[:len(d)]
+	d := j.d[lo*j.cols : hi*j.cols]
+	g, u := j.g[lo*j.cols:hi*j.cols], j.u[lo*j.cols:hi*j.cols]
 	if j.gelu {
 		const c = 0.7978845608028654 // sqrt(2/pi)
 		for i := range d {
@@ -495,14 +520,9 @@ func (j *gluJob) do(_, lo, hi int) {
 		}
 		return
 	}
-	// x / (1 + float32(math.Exp(float64(-x)))) · u, with the
-	// exponentials computed eight at a time by quant.Exp.
-	for i, x := range g {
-		d[i] = -x
-	}
-	quant.Exp(d, d)
-	for i, x := range g {
-		d[i] = x / (1 + d[i]) * u[i]
+	// Row by row: llama.cpp's vector blocks start again at each row.
+	for r := 0; r < len(d); r += j.cols {
+		quant.SwiGLU(d[r:r+j.cols], g[r:r+j.cols], u[r:r+j.cols])
 	}
 }
 

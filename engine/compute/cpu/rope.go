@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/quant"
 )
 
 // ropeCorrDims returns the YaRN ramp bounds, as ggml_rope_yarn_corr_dims.
@@ -44,7 +45,8 @@ func (b *Backend) RoPE(x compute.Tensor, spans []compute.Span, heads, headDim in
 	if p.ExtFactor != 0 {
 		corrLo, corrHi = ropeCorrDims(dims, p.OrigCtx, p.FreqBase, p.BetaFast, p.BetaSlow)
 	}
-	thetaScale := float32(math.Pow(float64(p.FreqBase), -2.0/float64(dims)))
+	// powf(base, -2.0f/dims) with the exponent rounded to float32 first.
+	thetaScale := float32(math.Pow(float64(p.FreqBase), float64(float32(-2)/float32(dims))))
 	j := &b.rope
 	j.rows = j.rows[:0]
 	for _, s := range spans {
@@ -98,8 +100,9 @@ func (j *ropeJob) do(wk, lo, hi int) {
 				t = interp*(1-ramp) + extrap*ramp
 				mscale *= 1 + 0.1*float32(math.Log(float64(1/j.freqScale)))
 			}
-			cos[i] = float32(math.Cos(float64(t))) * mscale
-			sin[i] = float32(math.Sin(float64(t))) * mscale
+			// sincosf's rounding, as llama.cpp's rope cache.
+			sn, cs := quant.Sincosf(t)
+			cos[i], sin[i] = cs*mscale, sn*mscale
 			theta *= j.thetaScale
 		}
 		data := xs.f32[rw.r*xs.cols : (rw.r+1)*xs.cols]
@@ -110,17 +113,24 @@ func (j *ropeJob) do(wk, lo, hi int) {
 				lo, hi = lo[:len(cos)], hi[:len(cos)]
 				for i, c := range cos {
 					x0, x1 := lo[i], hi[i]
-					lo[i] = x0*c - x1*sin[i]
-					hi[i] = x0*sin[i] + x1*c
+					lo[i] = fmaf(x0, c, -(x1 * sin[i]))
+					hi[i] = fmaf(x0, sin[i], x1*c)
 				}
 			} else {
 				v = v[:2*len(cos)]
 				for i, c := range cos {
 					x0, x1 := v[2*i], v[2*i+1]
-					v[2*i] = x0*c - x1*sin[i]
-					v[2*i+1] = x0*sin[i] + x1*c
+					v[2*i] = fmaf(x0, c, -(x1 * sin[i]))
+					v[2*i+1] = fmaf(x0, sin[i], x1*c)
 				}
 			}
 		}
 	}
+}
+
+// fmaf returns a·b+c with one rounding, as the FMA instructions llama.cpp's
+// compiler contracts the rotation into (float64 holds the exact product;
+// the double rounding left differs from a float32 FMA about once in 2^29).
+func fmaf(a, b, c float32) float32 {
+	return float32(math.FMA(float64(a), float64(b), float64(c)))
 }
