@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/internal/testpath"
 )
@@ -57,17 +59,30 @@ func readGolden(t *testing.T, path string) []goldenRow {
 func TestGoldenGreedy(t *testing.T) {
 	models := testpath.Shared(t, "models")
 	golden := testpath.Shared(t, "golden")
-	// On a CPU where ruvllm follows llama.cpp's arithmetic (see
-	// llamaCppArithmetic) the counts are those of llama.cpp itself here:
-	// the shared golden files were made on another machine, whose
-	// llama.cpp build rounds differently (TestLlamaCppExact compares with
-	// this machine's llama.cpp, token for token).
-	strict := llamaCppArithmetic("") == "" && llamaCppArithmetic("q4_0") == ""
-	pick := func(strictN, otherN int) int {
-		if strict {
+	// The golden files were made on a CPU with AMX: llama.cpp's AMX
+	// kernels sum Q8_0 matrices block by block and F16 ones against
+	// float32 activations (llama.cpp itself, on this AVX-512 machine
+	// without AMX, reproduces only 14/15, 13/15 and 6/14 of the f16 and
+	// Q8_0 rows). With the backend in that order, on a CPU where ruvllm
+	// follows llama.cpp's AVX-512 arithmetic (llamaCppArithmetic), every
+	// row must match.
+	strict := llamaCppArithmetic("") == ""
+	q4 := strict && llamaCppArithmetic("q4_0") == ""
+	pick := func(ok bool, strictN, otherN int) int {
+		if ok {
 			return strictN
 		}
 		return otherN
+	}
+	// Same arithmetic, same logits: the probabilities then differ only by
+	// how each side computes its softmax. Not quite for qwen2 f16, whose
+	// output projection is the token embedding (never in the AMX buffer):
+	// llama.cpp's ggml_vec_dot_f16 sums it in another order than ours.
+	tol := func(ok bool, other float64) float64 {
+		if ok {
+			return 1e-4
+		}
+		return other
 	}
 	for _, tc := range []struct {
 		model, golden string
@@ -75,15 +90,16 @@ func TestGoldenGreedy(t *testing.T) {
 		minExact      int     // prompts whose tokens must all match
 		probTol       float64 // absolute tolerance on top-5 probabilities before divergence
 	}{
-		{"ruvllm-test-llama-19m-f16.gguf", "greedy-llama-19m-f16.jsonl", 0.01, pick(14, 12), 0.005},
-		{"ruvllm-test-llama-19m-q8_0.gguf", "greedy-llama-19m-q8_0.jsonl", 0.25, pick(13, 2), 0.06},
-		{"ruvllm-test-llama-19m-q4_0.gguf", "greedy-llama-19m-q4_0.jsonl", 0.25, pick(15, 2), 0.06},
-		{"ruvllm-test-qwen2-13m-f16.gguf", "greedy-qwen2-13m-f16.jsonl", 0.01, pick(14, 12), 0.005},
-		{"ruvllm-test-qwen2-13m-q8_0.gguf", "greedy-qwen2-13m-q8_0.jsonl", 0.25, pick(6, 2), 0.06},
-		{"ruvllm-test-qwen2-13m-q4_0.gguf", "greedy-qwen2-13m-q4_0.jsonl", 0.3, pick(14, 2), 0.06},
+		{"ruvllm-test-llama-19m-f16.gguf", "greedy-llama-19m-f16.jsonl", 0.01, pick(strict, 15, 12), tol(strict, 0.005)},
+		{"ruvllm-test-llama-19m-q8_0.gguf", "greedy-llama-19m-q8_0.jsonl", 0.25, pick(strict, 15, 2), tol(strict, 0.06)},
+		{"ruvllm-test-llama-19m-q4_0.gguf", "greedy-llama-19m-q4_0.jsonl", 0.25, pick(q4, 15, 2), tol(q4, 0.06)},
+		{"ruvllm-test-qwen2-13m-f16.gguf", "greedy-qwen2-13m-f16.jsonl", 0.01, pick(strict, 14, 12), max(tol(strict, 0.005), 1e-3)},
+		{"ruvllm-test-qwen2-13m-q8_0.gguf", "greedy-qwen2-13m-q8_0.jsonl", 0.25, pick(strict, 14, 2), tol(strict, 0.06)},
+		{"ruvllm-test-qwen2-13m-q4_0.gguf", "greedy-qwen2-13m-q4_0.jsonl", 0.3, pick(q4, 14, 2), tol(q4, 0.06)},
 	} {
 		t.Run(tc.model, func(t *testing.T) {
-			m, err := Load(context.Background(), filepath.Join(models, tc.model), Options{ContextLength: 256, Sequences: 1})
+			m, err := Load(context.Background(), filepath.Join(models, tc.model), Options{ContextLength: 256, Sequences: 1,
+				NewBackend: func() (compute.Backend, error) { return cpu.New(cpu.Options{AMX: cpu.AMXOn}), nil }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +188,9 @@ func TestLlamaCppExact(t *testing.T) {
 			if why := llamaCppArithmetic(name[strings.LastIndex(name, "-")+1:]); why != "" {
 				t.Skip(why)
 			}
-			m, err := Load(context.Background(), filepath.Join(models, "ruvllm-test-"+name+".gguf"), Options{ContextLength: 256, Sequences: 1})
+			// This machine's llama.cpp has no AMX.
+			m, err := Load(context.Background(), filepath.Join(models, "ruvllm-test-"+name+".gguf"), Options{ContextLength: 256, Sequences: 1,
+				NewBackend: func() (compute.Backend, error) { return cpu.New(cpu.Options{AMX: cpu.AMXOff}), nil }})
 			if err != nil {
 				t.Fatal(err)
 			}

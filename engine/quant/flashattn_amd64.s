@@ -163,3 +163,33 @@ DATA gvc<>+40(SB)/4, $0x43400000 // 192
 DATA gvc<>+44(SB)/4, $0x7f800000 // +inf
 DATA gvc<>+48(SB)/4, $0x7fffffff
 GLOBL gvc<>(SB), RODATA|NOPTR, $52
+
+// func dotF16F32x16(n int, w *uint16, a *float32) float32
+// llama.cpp's AMX-buffer F16 kernel (tinygemm_kernel_avx): one ZMM of 16
+// lanes, lane l accumulating a[k+l]·w[k+l] with FMA over k in steps of 16,
+// then _mm512_reduce_add_ps. n > 0, a multiple of 16.
+TEXT ·dotF16F32x16(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   w+8(FP), SI
+	MOVQ   a+16(FP), DI
+	VXORPS Z0, Z0, Z0
+
+df16loop:
+	VCVTPH2PS   (SI), Z1
+	VFMADD231PS (DI), Z1, Z0
+	ADDQ        $32, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JNZ         df16loop
+
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPS        X1, X0, X0
+	VPERMILPS     $0x4e, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VZEROUPPER
+	MOVSS         X0, ret+24(FP)
+	RET

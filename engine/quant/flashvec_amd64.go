@@ -65,3 +65,6 @@ func scaleHalf16(n int, y *uint16, v float32)
 
 //go:noescape
 func swiglu16(n int, dst, gate, up *float32)
+
+//go:noescape
+func dotF16F32x16(n int, w *uint16, a *float32) float32

@@ -116,3 +116,28 @@ func TestFlashKeysVectorMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestDotF16AMXVectorMatchesGo checks DotF16AMX's AVX-512 form against
+// its Go form bit for bit.
+func TestDotF16AMXVectorMatchesGo(t *testing.T) {
+	if !hasFlashAVX512 {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	r := rand.New(rand.NewPCG(59, 61))
+	for _, n := range []int{16, 32, 384, 1024} {
+		w, a := make([]byte, 2*n), make([]byte, 4*n)
+		for i := range n {
+			h := FP32ToFP16(r.Float32()*2 - 1)
+			w[2*i], w[2*i+1] = byte(h), byte(h>>8)
+			f := math.Float32bits(r.Float32()*8 - 4)
+			a[4*i], a[4*i+1], a[4*i+2], a[4*i+3] = byte(f), byte(f>>8), byte(f>>16), byte(f>>24)
+		}
+		got := DotF16AMX(n, w, a)
+		hasFlashAVX512 = false
+		want := DotF16AMX(n, w, a)
+		hasFlashAVX512 = true
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Errorf("n=%d: vector %v, Go %v", n, got, want)
+		}
+	}
+}

@@ -16,6 +16,7 @@ const (
 	tQ8_0AVX512VNNI
 	tQ4_KAVX512
 	tQ4_0IAVX512VNNI
+	tQ8_0IAVX512VNNI
 )
 
 // tileSpec is the tile dot product of one weight type.
@@ -59,6 +60,8 @@ func (s tileSpec) run(n int, w []byte, wstride int, a []byte, astride, rows int,
 		tileQ4_KAVX512(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
 	case tQ4_0IAVX512VNNI:
 		tileQ4_0IAVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
+	case tQ8_0IAVX512VNNI:
+		tileQ8_0IAVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
 	default:
 		panic("quant: unknown tile kernel")
 	}
@@ -76,6 +79,7 @@ func useTiles(isa string) {
 	acceleratedTile[Q4_K] = newTileSpec(Q4_K, Q8_K, tQ4_KAVX512).run
 	acceleratedTile[F16] = tileF16
 	interleavedTile[Q4_0] = newTileSpec(Q4_0, Q8_0, tQ4_0IAVX512VNNI).run
+	interleavedTile[Q8_0] = newTileSpec(Q8_0, Q8_0, tQ8_0IAVX512VNNI).run
 }
 
 // tileF16 is the F16 tile: the kernel on whole groups of 8 elements of
@@ -132,3 +136,6 @@ func tileQ4_KAVX512(nb int, w *byte, wstride int, a *byte, astride, rows int, ds
 
 //go:noescape
 func tileQ4_0IAVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
+
+//go:noescape
+func tileQ8_0IAVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)

@@ -351,3 +351,31 @@ tq4iloop:
 	DECQ CX
 	JNZ  tq4iloop
 	TILESTOREI(tq4iout)
+
+// func tileQ8_0IAVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
+// The per-block order for Q8_0 (llama.cpp's AMX kernels), as tileQ4_0I.
+TEXT ·tileQ8_0IAVX512VNNI(SB), NOSPLIT, $0-64
+	TILESETUP
+	LEAQ (R8)(R8*1), DX // 2·wstride
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQA64 Z31, Z29
+
+tq8iloop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD(SI)(R8*1)
+	PREFETCHT0 PFD(SI)(R8*2)
+	PREFETCHT0 PFD(SI)(R12*1)
+	VMOVDQU       2(SI), Y8
+	VINSERTI64X4  $1, 2(SI)(R8*1), Z8, Z8
+	VPXORD        Z31, Z8, Z8
+	VMOVDQU       2(SI)(DX*1), Y9
+	VINSERTI64X4  $1, 2(SI)(R12*1), Z9, Z9
+	VPXORD        Z31, Z9, Z9
+	TILESCALESI
+	TILEROWSI(tq8irows)
+	ADDQ $34, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ  tq8iloop
+	TILESTOREI(tq8iout)

@@ -84,48 +84,55 @@ func TestTileDotShortBuffers(t *testing.T) {
 }
 
 // TestInterleavedTileMatchesReference checks the interleaved-order tile
-// kernels bit for bit against DotQ4_0Interleaved, and that the order
-// differs from the vector dot product's (else the test would prove
-// nothing about which order the kernel follows).
+// kernels bit for bit against their references (and the Go tiles of
+// InterleavedTileReference), and that the order differs from the vector
+// dot product's (else the test would prove nothing about which order the
+// kernel follows).
 func TestInterleavedTileMatchesReference(t *testing.T) {
 	forEachISA(t, func(t *testing.T) {
-		tile := InterleavedTileFor(Q4_0)
-		if tile == nil {
-			t.Skip("no interleaved tile kernel on this CPU and instruction set")
-		}
-		rng := rand.New(rand.NewPCG(31, 37))
-		act := activationEncoder(t, Q8_0)
-		differs := 0
-		for iter := range 300 {
-			n := QK * (1 + rng.IntN(40))
-			wrb, arb := must(Q4_0.RowBytes(n)), must(Q8_0.RowBytes(n))
-			wstride, astride := wrb+rng.IntN(5), arb+rng.IntN(5)
-			w := make([]byte, (TileRows-1)*wstride+wrb)
-			a := make([]byte, (TileRows-1)*astride+arb)
-			for i := range TileRows {
-				if err := Quantize(Q4_0, w[i*wstride:i*wstride+wrb], randRow(rng, n, 1)); err != nil {
-					t.Fatal(err)
-				}
-				act(a[i*astride:i*astride+arb], randRow(rng, n, 3))
+		for _, typ := range []Type{Q4_0, Q8_0} {
+			tile := InterleavedTileFor(typ)
+			if tile == nil {
+				t.Skipf("no interleaved %s tile kernel on this CPU and instruction set", typ)
 			}
-			rows := 1 + iter%TileRows
-			dstride := TileRows + iter%3
-			got := make([]float32, (rows-1)*dstride+TileRows)
-			tile(n, w, wstride, a, astride, rows, got, dstride)
-			for i := range TileRows {
-				for r := range rows {
-					want := DotQ4_0Interleaved(n, w[i*wstride:], a[r*astride:])
-					if g := got[r*dstride+i]; math.Float32bits(g) != math.Float32bits(want) {
-						t.Fatalf("n=%d rows=%d weight row %d activation row %d: tile %v, reference %v", n, rows, i, r, g, want)
+			ref := InterleavedTileReference(typ)
+			dot := map[Type]DotFunc{Q4_0: DotQ4_0Interleaved, Q8_0: DotQ8_0Interleaved}[typ]
+			rng := rand.New(rand.NewPCG(31, 37))
+			act := activationEncoder(t, Q8_0)
+			differs := 0
+			for iter := range 300 {
+				n := QK * (1 + rng.IntN(40))
+				wrb, arb := must(typ.RowBytes(n)), must(Q8_0.RowBytes(n))
+				wstride, astride := wrb+rng.IntN(5), arb+rng.IntN(5)
+				w := make([]byte, (TileRows-1)*wstride+wrb)
+				a := make([]byte, (TileRows-1)*astride+arb)
+				for i := range TileRows {
+					if err := Quantize(typ, w[i*wstride:i*wstride+wrb], randRow(rng, n, 1)); err != nil {
+						t.Fatal(err)
 					}
-					if want != formats[Q4_0].dot(n, w[i*wstride:], a[r*astride:]) {
-						differs++
+					act(a[i*astride:i*astride+arb], randRow(rng, n, 3))
+				}
+				rows := 1 + iter%TileRows
+				dstride := TileRows + iter%3
+				got := make([]float32, (rows-1)*dstride+TileRows)
+				goRef := make([]float32, len(got))
+				tile(n, w, wstride, a, astride, rows, got, dstride)
+				ref(n, w, wstride, a, astride, rows, goRef, dstride)
+				for i := range TileRows {
+					for r := range rows {
+						want := dot(n, w[i*wstride:], a[r*astride:])
+						if g := got[r*dstride+i]; math.Float32bits(g) != math.Float32bits(want) || math.Float32bits(goRef[r*dstride+i]) != math.Float32bits(want) {
+							t.Fatalf("%s n=%d rows=%d weight row %d activation row %d: tile %v, Go tile %v, reference %v", typ, n, rows, i, r, g, goRef[r*dstride+i], want)
+						}
+						if want != formats[typ].dot(n, w[i*wstride:], a[r*astride:]) {
+							differs++
+						}
 					}
 				}
 			}
-		}
-		if differs == 0 {
-			t.Error("the interleaved order never differed from the vector dot product's")
+			if differs == 0 {
+				t.Errorf("%s: the interleaved order never differed from the vector dot product's", typ)
+			}
 		}
 	})
 }

@@ -20,6 +20,7 @@ import (
 type Backend struct {
 	w       *workers
 	scratch []byte
+	amx     bool // matrices sum in llama.cpp's AMX kernels' order (Options.AMX)
 
 	quantize quantizeJob
 	matmul   matmulJob
@@ -34,11 +35,37 @@ type Backend struct {
 type Options struct {
 	// Threads is the number of worker threads; 0 means all cores.
 	Threads int
+	// AMX selects whether matrix products follow the order of llama.cpp's
+	// AMX kernels.
+	AMX AMXMode
 }
+
+// AMXMode says whether the backend sums Q8_0 and F16 matrix products as
+// llama.cpp's CPU backend does on CPUs with AMX-INT8, which it chooses by
+// the CPU it runs on; following the same choice is what makes greedy
+// tokens equal to its own. (Q4_0 sums the same way either way: llama.cpp's
+// repacked kernels, used without AMX, share the AMX kernels' order.)
+type AMXMode uint8
+
+const (
+	// AMXAuto follows llama.cpp on this CPU: AMXOn where it has AMX-INT8.
+	AMXAuto AMXMode = iota
+	// AMXOff sums Q8_0 in ggml_vec_dot_q8_0_q8_0's eight float lanes and
+	// F16 with f16-rounded activations in ggml_vec_dot_f16's order.
+	AMXOff
+	// AMXOn sums the Q8_0 and F16 matrices llama.cpp gives its AMX
+	// buffer (rows a multiple of 32, only multiplying matrices) as its AMX
+	// kernels do: Q8_0 block by block (each block's integer sum fused-
+	// multiply-added into one float per output), F16 against float32
+	// activations in 16 lanes. Without AVX-512 VNNI the Q8_0 order runs
+	// the slow Go reference.
+	AMXOn
+)
 
 // New returns a CPU backend. Call Close to stop its workers.
 func New(o Options) *Backend {
 	b := &Backend{w: newWorkers(o.Threads)}
+	b.amx = o.AMX == AMXOn || o.AMX == AMXAuto && hasAMXInt8
 	n := b.w.n
 	b.matmul.out4 = make([]workerResults, n)
 	b.rope.cos, b.rope.sin = make([][]float32, n), make([][]float32, n)
@@ -71,6 +98,8 @@ type tensor struct {
 	// interleaved is set when tile sums in llama.cpp's repacked order
 	// (MatMulWeight): every output element must then come from tile.
 	interleaved bool
+	// actF32 keeps the activations in float32 for tile (AMX F16 order).
+	actF32 bool
 	// deq is a quantized single-row tensor (a bias) decoded once, for AddRow.
 	deq []float32
 }
@@ -126,11 +155,25 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (compute.T
 
 // MatMulWeight implements compute.MatMulWeighter: a Q4_0 weight of a
 // multiple of 8 rows takes the interleaved-order tile kernel, where this
-// CPU has it (llama.cpp repacks such weights on every AVX2 machine).
+// CPU has it (llama.cpp repacks such weights on every AVX2 machine), and
+// with AMX on, Q8_0 and F16 weights of a multiple of 32 rows take the
+// order of llama.cpp's AMX kernels.
 func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (compute.Tensor, error) {
 	w, err := b.Weight(typ, rows, cols, data)
 	if err != nil {
 		return nil, err
+	}
+	if t := ct(w); b.amx && rows%32 == 0 {
+		switch {
+		case typ == quant.Q8_0:
+			t.tile = quant.InterleavedTileFor(typ)
+			if t.tile == nil {
+				t.tile = quant.InterleavedTileReference(typ)
+			}
+			t.interleaved = true
+		case typ == quant.F16 && cols%16 == 0:
+			t.tile, t.interleaved, t.actF32 = quant.TileF16AMX, true, true
+		}
 	}
 	if t := ct(w); typ == quant.Q4_0 && rows%8 == 0 {
 		if k := quant.InterleavedTileFor(typ); k != nil {
@@ -216,6 +259,9 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 	}
 	dot, multi := ws.kernels()
 	vt := quant.VecDotType(ws.typ)
+	if ws.actF32 {
+		vt = quant.F32
+	}
 	n, in, out := xs.rows, xs.cols, ws.rows
 	qrow, err := vt.RowBytes(in)
 	if err != nil {
