@@ -59,9 +59,17 @@ func (s tileSpec) run(n int, w []byte, wstride int, a []byte, astride, rows int,
 	case tQ4_KAVX512:
 		tileQ4_KAVX512(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
 	case tQ4_0IAVX512VNNI:
-		tileQ4_0IAVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
+		if rows == TileRows {
+			tileQ4_0I4AVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
+		} else {
+			tileQ4_0IAVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
+		}
 	case tQ8_0IAVX512VNNI:
-		tileQ8_0IAVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
+		if rows == TileRows {
+			tileQ8_0I4AVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
+		} else {
+			tileQ8_0IAVX512VNNI(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
+		}
 	default:
 		panic("quant: unknown tile kernel")
 	}
@@ -139,3 +147,9 @@ func tileQ4_0IAVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows in
 
 //go:noescape
 func tileQ8_0IAVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
+
+//go:noescape
+func tileQ4_0I4AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
+
+//go:noescape
+func tileQ8_0I4AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)

@@ -379,3 +379,141 @@ tq8iloop:
 	DECQ CX
 	JNZ  tq8iloop
 	TILESTOREI(tq8iout)
+
+// The interleaved-order tiles for exactly four activation rows: the four
+// rows' block sums are finished together. After the 128-bit lane shuffle
+// of TILEROWI, C_t holds weight row r's four partial sums for activation
+// row t in 128-bit lane r; two rounds of dword and qword unpacks and adds
+// transpose-add C_0..C_3 into one register whose lane (r, t) = 4r+t is
+// the block sum of weight row r and activation row t (integer sums, so the
+// order of the adds does not matter). One conversion, one scale product
+// (d_w in each 128-bit lane times d_a of the four rows) and one FMA per
+// block then serve all 16 pairs.
+
+// TILEC4 leaves activation row (DI)(idx*1)'s C_t in c.
+#define TILEC4(idx, c) \
+	VBROADCASTI64X4 2(DI)(idx*1), Z12 \
+	VPXORD          Z13, Z13, Z13 \
+	VPDPBUSD        Z12, Z29, Z13 \
+	VPSUBD          Z13, Z28, Z13 \
+	VMOVDQA32       Z13, Z15 \
+	VMOVDQA32       Z13, Z17 \
+	VPDPBUSD        Z12, Z8, Z15 \
+	VPDPBUSD        Z12, Z9, Z17 \
+	VSHUFI32X4      $0x88, Z17, Z15, c \
+	VSHUFI32X4      $0xdd, Z17, Z15, Z16 \
+	VPADDD          Z16, c, c
+
+// TILEBLOCK4 adds one block of the four activation rows to Z0.
+#define TILEBLOCK4 \
+	MOVWLZX      (DI), AX \
+	VMOVD        AX, X14 \
+	VPINSRW      $1, (DI)(R9*1), X14, X14 \
+	VPINSRW      $2, (DI)(R10*1), X14, X14 \
+	VPINSRW      $3, (DI)(R11*1), X14, X14 \
+	VCVTPH2PS    X14, X14 \
+	VSHUFF32X4   $0, Z14, Z14, Z14 \
+	TILEC4(R13, Z20) \
+	TILEC4(R9, Z21) \
+	TILEC4(R10, Z22) \
+	TILEC4(R11, Z23) \
+	VPUNPCKLDQ   Z21, Z20, Z16 \
+	VPUNPCKHDQ   Z21, Z20, Z17 \
+	VPADDD       Z17, Z16, Z16 \
+	VPUNPCKLDQ   Z23, Z22, Z18 \
+	VPUNPCKHDQ   Z23, Z22, Z19 \
+	VPADDD       Z19, Z18, Z18 \
+	VPUNPCKLQDQ  Z18, Z16, Z17 \
+	VPUNPCKHQDQ  Z18, Z16, Z19 \
+	VPADDD       Z19, Z17, Z17 \
+	VCVTDQ2PS    Z17, Z17 \
+	VMULPS       Z14, Z10, Z16 \
+	VFMADD231PS  Z16, Z17, Z0
+
+// TILESTORE4 transposes Z0 (lane 4r+t) to activation-row order and writes
+// row t's four results at dst + t·dstride.
+#define TILESTORE4 \
+	VMOVDQU64     tileOutI4<>(SB), Z13 \
+	VPERMPS       Z0, Z13, Z0 \
+	MOVQ          dst+48(FP), DI \
+	MOVQ          dstride+56(FP), R8 \
+	SHLQ          $2, R8 \
+	VMOVUPS       X0, (DI) \
+	ADDQ          R8, DI \
+	VEXTRACTF32X4 $1, Z0, (DI) \
+	ADDQ          R8, DI \
+	VEXTRACTF32X4 $2, Z0, (DI) \
+	ADDQ          R8, DI \
+	VEXTRACTF32X4 $3, Z0, (DI) \
+	VZEROUPPER \
+	RET
+
+DATA tileOutI4<>+0(SB)/4, $0
+DATA tileOutI4<>+4(SB)/4, $4
+DATA tileOutI4<>+8(SB)/4, $8
+DATA tileOutI4<>+12(SB)/4, $12
+DATA tileOutI4<>+16(SB)/4, $1
+DATA tileOutI4<>+20(SB)/4, $5
+DATA tileOutI4<>+24(SB)/4, $9
+DATA tileOutI4<>+28(SB)/4, $13
+DATA tileOutI4<>+32(SB)/4, $2
+DATA tileOutI4<>+36(SB)/4, $6
+DATA tileOutI4<>+40(SB)/4, $10
+DATA tileOutI4<>+44(SB)/4, $14
+DATA tileOutI4<>+48(SB)/4, $3
+DATA tileOutI4<>+52(SB)/4, $7
+DATA tileOutI4<>+56(SB)/4, $11
+DATA tileOutI4<>+60(SB)/4, $15
+GLOBL tileOutI4<>(SB), RODATA|NOPTR, $64
+
+// func tileQ4_0I4AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
+TEXT ·tileQ4_0I4AVX512VNNI(SB), NOSPLIT, $0-64
+	TILESETUP
+	LEAQ (R8)(R8*1), DX // 2·wstride
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x08080808, AX
+	VPBROADCASTD AX, Z29
+	VMOVDQU64 tileShift<>(SB), Z30
+
+tq4i4loop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD(SI)(R8*1)
+	PREFETCHT0 PFD(SI)(R8*2)
+	PREFETCHT0 PFD(SI)(R12*1)
+	NIBBLES2(2, SI, R13, R8, X8, Y8, Z8)
+	NIBBLES2(2, SI, DX, R12, X9, Y9, Z9)
+	TILESCALESI
+	TILEBLOCK4
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ  tq4i4loop
+	TILESTORE4
+
+// func tileQ8_0I4AVX512VNNI(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
+TEXT ·tileQ8_0I4AVX512VNNI(SB), NOSPLIT, $0-64
+	TILESETUP
+	LEAQ (R8)(R8*1), DX // 2·wstride
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQA64 Z31, Z29
+
+tq8i4loop:
+	PREFETCHT0 PFD(SI)
+	PREFETCHT0 PFD(SI)(R8*1)
+	PREFETCHT0 PFD(SI)(R8*2)
+	PREFETCHT0 PFD(SI)(R12*1)
+	VMOVDQU       2(SI), Y8
+	VINSERTI64X4  $1, 2(SI)(R8*1), Z8, Z8
+	VPXORD        Z31, Z8, Z8
+	VMOVDQU       2(SI)(DX*1), Y9
+	VINSERTI64X4  $1, 2(SI)(R12*1), Z9, Z9
+	VPXORD        Z31, Z9, Z9
+	TILESCALESI
+	TILEBLOCK4
+	ADDQ $34, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ  tq8i4loop
+	TILESTORE4
