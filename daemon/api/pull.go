@@ -70,7 +70,6 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, &requestError{http.StatusConflict, "a pull of " + ref + " is already running"})
 		return
 	}
-	defer a.pulls.done(ref)
 	stream := body.Stream == nil || *body.Stream
 	nd := &ndjson{w: w}
 	opts := pull.Options{Registry: pull.Registry(body.Registry), Dir: a.srv.Config().ModelsDir}
@@ -85,6 +84,9 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 		err = a.srv.Store().Put(models.RegistryBucket, res.Name, ipc.ModelSource{Name: res.Name, Ref: ref, URL: res.Source,
 			Path: res.Path, Size: res.Size, SHA256: res.SHA256, Verified: res.Verified, Pulled: time.Now().UTC()})
 	}
+	// The pull is over: release the reference before the last line goes
+	// out, so a client that retries on reading it is not refused with 409.
+	a.pulls.done(ref)
 	if err != nil {
 		a.log.Warn("pull failed", "ref", ref, "err", err)
 		if nd.started {
