@@ -166,3 +166,13 @@ type Backend interface {
 type MatMulWeighter interface {
 	MatMulWeight(t quant.Type, rows, cols int, data []byte) (Tensor, error)
 }
+
+// Repacked is implemented by tensors that MatMulWeight may have copied
+// into a layout of the backend's own (the CPU backend interleaves Q4_0
+// matrices 16 rows at a time, as llama.cpp repacks them). When Repacked
+// reports true the tensor never reads the data it was given again, and
+// the caller may release that memory: the model loader drops the file's
+// mapped pages, so the weights are not resident twice.
+type Repacked interface {
+	Repacked() bool
+}

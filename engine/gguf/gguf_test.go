@@ -315,6 +315,50 @@ func TestWriteFileOpen(t *testing.T) {
 	}
 }
 
+// TestReleaseDataKeepsContents releases a tensor's pages of a mapped file
+// and of a file parsed from memory (where releasing must not touch the
+// caller's bytes) and reads the tensor again: the contents are unchanged.
+func TestReleaseDataKeepsContents(t *testing.T) {
+	w := NewWriter()
+	big := make([]byte, 3*os.Getpagesize()+100) // spans whole pages wherever it starts
+	for i := range big {
+		big[i] = byte(i*7 + 1)
+	}
+	w.AddTensor("big", quant.F32, []uint64{uint64(len(big) / 4)}, big)
+	path := filepath.Join(t.TempDir(), "r.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	mapped, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mapped.Close()
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inMemory, err := Parse(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]*File{"mapped": mapped, "in memory": inMemory} {
+		data, err := f.TensorData("big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.ReleaseData(data); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := f.ReleaseData(big); err != nil { // not the file's memory: ignored
+			t.Fatalf("%s, foreign slice: %v", name, err)
+		}
+		if again, _ := f.TensorData("big"); !bytes.Equal(again, big) {
+			t.Fatalf("%s: tensor changed after ReleaseData", name)
+		}
+	}
+}
+
 // raw builds hand-made headers for malformed-input tests.
 type raw struct{ bytes.Buffer }
 

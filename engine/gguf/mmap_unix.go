@@ -5,6 +5,8 @@ package gguf
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // mapFile maps size bytes of fh read-only and shared; the mapping outlives fh.
@@ -15,3 +17,7 @@ func mapFile(fh *os.File, size int) ([]byte, func() error, error) {
 	}
 	return b, func() error { return syscall.Munmap(b) }, nil
 }
+
+// dropPages drops the process's mapping of b's pages (page-aligned, inside
+// a shared file mapping); they are read back from the file on next use.
+func dropPages(b []byte) error { return unix.Madvise(b, unix.MADV_DONTNEED) }

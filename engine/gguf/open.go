@@ -37,5 +37,6 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("gguf: %s: %w", path, err)
 	}
 	f.closer = unmap
+	f.mapped = unmap != nil
 	return f, nil
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"os"
 	"sort"
 	"unsafe"
 
@@ -89,6 +90,7 @@ type File struct {
 	Size       int64 // file size in bytes
 
 	data    []byte // the whole file: mapping or memory
+	mapped  bool   // data is a file mapping (Open), not memory of its own
 	closer  func() error
 	kvIndex map[string]int
 	tIndex  map[string]int
@@ -116,6 +118,34 @@ func (f *File) Close() error {
 		c := f.closer
 		f.closer = nil
 		return c()
+	}
+	return nil
+}
+
+// ReleaseData tells the system that the caller no longer reads the
+// mapped pages that lie wholly inside b, a tensor's data (or part of it)
+// from TensorData, so that they stop counting as the process's resident
+// memory: a backend that copied a tensor into a layout of its own then
+// does not hold it twice. Reading b again stays valid (the pages come back
+// from the page cache). It does nothing for a file not opened by Open
+// with a mapping, or for b outside the file.
+func (f *File) ReleaseData(b []byte) error {
+	if !f.mapped || len(b) == 0 || len(f.data) == 0 {
+		return nil
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(f.data)))
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if start < base || start+uintptr(len(b)) > base+uintptr(len(f.data)) {
+		return nil
+	}
+	page := uintptr(os.Getpagesize())
+	lo := (start - base + page - 1) &^ (page - 1)
+	hi := (start - base + uintptr(len(b))) &^ (page - 1)
+	if lo >= hi {
+		return nil
+	}
+	if err := dropPages(f.data[lo:hi]); err != nil {
+		return fmt.Errorf("gguf: release %d bytes of tensor data: %w", hi-lo, err)
 	}
 	return nil
 }

@@ -145,11 +145,25 @@ func (l *loader) matrix(name string, out, in int) (compute.Tensor, error) {
 // the backend has it and the tensor is not the embedding table (which is
 // read by rows, and which llama.cpp therefore never repacks, even where
 // the output projection shares it).
+//
+// A weight the backend repacked into a layout of its own (compute.Repacked)
+// no longer reads data, so its pages of the file mapping are released: the
+// matrix is then resident once, in the backend's copy.
 func (l *loader) weight(name string, typ quant.Type, rows, cols int, data []byte) (compute.Tensor, error) {
-	if mw, ok := l.b.(compute.MatMulWeighter); ok && name != "token_embd.weight" {
-		return mw.MatMulWeight(typ, rows, cols, data)
+	mw, ok := l.b.(compute.MatMulWeighter)
+	if !ok || name == "token_embd.weight" {
+		return l.b.Weight(typ, rows, cols, data)
 	}
-	return l.b.Weight(typ, rows, cols, data)
+	w, err := mw.MatMulWeight(typ, rows, cols, data)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := w.(compute.Repacked); ok && r.Repacked() {
+		if err := l.f.ReleaseData(data); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // rows loads a 2-D weight of out×in and splits it into consecutive row

@@ -206,6 +206,7 @@ func useISA(isa string) {
 		}
 	}
 	useTiles(isa)
+	useQ4x16(isa)
 	kernelISA = isa
 }
 

@@ -6,6 +6,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"unsafe"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
@@ -24,6 +25,8 @@ type Backend struct {
 
 	quantize quantizeJob
 	matmul   matmulJob
+	q4x16    q4x16Job
+	aux      []uint32 // Q8_0Aux words of the activations, for q4x16
 	rms      rmsNormJob
 	glu      gluJob
 	add      addJob
@@ -102,7 +105,15 @@ type tensor struct {
 	actF32 bool
 	// deq is a quantized single-row tensor (a bias) decoded once, for AddRow.
 	deq []float32
+	// q4x16 holds a Q4_0 matrix that MatMulWeight repacked into the
+	// Q4_0x16 layout, outside the Go heap (raw is then nil): MatMul runs
+	// the Q4_0x16 kernel on it.
+	q4x16 []byte
 }
+
+// Repacked implements compute.Repacked: a repacked tensor no longer reads
+// the file data it was made from.
+func (t *tensor) Repacked() bool { return t.q4x16 != nil }
 
 func (t *tensor) Rows() int        { return t.rows }
 func (t *tensor) Cols() int        { return t.cols }
@@ -176,11 +187,31 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 		}
 	}
 	if t := ct(w); typ == quant.Q4_0 && rows%8 == 0 {
-		if k := quant.InterleavedTileFor(typ); k != nil {
+		if quant.Q4x16For() != nil && rows%quant.Q4x16Rows == 0 && cols > 0 {
+			if err := t.repackQ4x16(); err != nil {
+				return nil, err
+			}
+		} else if k := quant.InterleavedTileFor(typ); k != nil {
 			t.tile, t.interleaved = k, true
 		}
 	}
 	return w, nil
+}
+
+// repackQ4x16 copies Q4_0 matrix t into the Q4_0x16 layout, in memory
+// that is returned when t is collected.
+func (t *tensor) repackQ4x16() error {
+	buf, err := allocWeights(quant.Q4x16Bytes(t.rows, t.cols))
+	if err != nil {
+		return err
+	}
+	if err := quant.RepackQ4x16(buf, t.raw, t.rows, t.cols); err != nil {
+		freeWeights(buf)
+		return err
+	}
+	t.q4x16, t.raw, t.interleaved = buf, nil, true
+	runtime.AddCleanup(t, freeWeights, buf)
+	return nil
 }
 
 // New implements compute.Backend.
@@ -217,6 +248,9 @@ func (b *Backend) GetRows(dst, table compute.Tensor, ids []int32) {
 	d, t := ct(dst), ct(table)
 	if d.cols != t.cols || d.rows < len(ids) {
 		panic(fmt.Sprintf("GetRows: dst %dx%d, table %dx%d, %d ids", d.rows, d.cols, t.rows, t.cols, len(ids)))
+	}
+	if t.q4x16 != nil {
+		panic("GetRows of a repacked matrix (only MatMul reads it)")
 	}
 	for i, id := range ids {
 		if id < 0 || int(id) >= t.rows {
@@ -256,6 +290,10 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 	d, xs, ws := ct(dst), ct(x), ct(w)
 	if xs.cols != ws.cols || d.rows != xs.rows || d.cols != ws.rows {
 		panic(fmt.Sprintf("MatMul: dst %dx%d, x %dx%d, w %dx%d", d.rows, d.cols, xs.rows, xs.cols, ws.rows, ws.cols))
+	}
+	if ws.q4x16 != nil {
+		b.matmulQ4x16(d, xs, ws)
+		return
 	}
 	dot, multi := ws.kernels()
 	vt := quant.VecDotType(ws.typ)
@@ -298,18 +336,88 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 	j.d, j.w, j.act = nil, nil, nil // do not keep the caller's memory alive
 }
 
-// quantizeJob encodes activation rows into the dot-product format.
+// matmulQ4x16 is MatMul of a weight in the Q4_0x16 layout: activations
+// are quantized to Q8_0 with their Q8_0Aux words, then groups of 16
+// weight rows are split into tiles across the workers as in MatMul, and
+// each group runs against four activation rows per kernel call.
+func (b *Backend) matmulQ4x16(d, xs, ws *tensor) {
+	n, in, out := xs.rows, xs.cols, ws.rows
+	nb := in / quant.QK
+	qrow, err := quant.Q8_0.RowBytes(in)
+	if err != nil {
+		panic(fmt.Sprintf("MatMul: %v", err))
+	}
+	quantize, err := quant.QuantizeRowFor(quant.Q8_0)
+	if err != nil {
+		panic(err)
+	}
+	auxRow := quant.Q8_0AuxWords * nb
+	act := b.buf(n * qrow)
+	if cap(b.aux) < n*auxRow {
+		b.aux = make([]uint32, n*auxRow)
+	}
+	aux := b.aux[:n*auxRow]
+	b.quantize = quantizeJob{fn: quantize, dst: act, rowBytes: qrow, src: xs.f32, cols: in, aux: aux, auxRow: auxRow}
+	b.w.run(n, 1, &b.quantize)
+	b.quantize.aux = nil
+
+	groups, groupBytes := out/quant.Q4x16Rows, nb*quant.Q4x16BlockBytes
+	per := 1 // decode: the weights stream from memory once, split finely
+	if n >= quant.TileRows {
+		per = max(1, min(tileBytes/groupBytes, (groups+4*b.w.n-1)/(4*b.w.n)))
+	}
+	j := &b.q4x16
+	*j = q4x16Job{kernel: quant.Q4x16For(), d: d.f32, w: ws.q4x16, act: act, aux: aux,
+		n: n, out: out, nb: nb, qrow: qrow, auxRow: auxRow, groupBytes: groupBytes, groups: groups, per: per}
+	b.w.run((groups+per-1)/per, 1, j)
+	*j = q4x16Job{} // do not keep the caller's memory alive
+	runtime.KeepAlive(ws)
+}
+
+// q4x16Job computes tiles of groups of 16 output columns of dst = x·wᵀ
+// for a weight in the Q4_0x16 layout.
+type q4x16Job struct {
+	kernel                   quant.Q4x16Func
+	d                        []float32
+	w, act                   []byte
+	aux                      []uint32
+	n, out, nb, qrow, auxRow int
+	groupBytes, groups, per  int
+}
+
+func (j *q4x16Job) do(_, lo, hi int) {
+	for t := lo; t < hi; t++ {
+		g0, g1 := t*j.per, min((t+1)*j.per, j.groups)
+		for r := 0; r < j.n; r += quant.TileRows {
+			rows := min(quant.TileRows, j.n-r)
+			a, aux := j.act[r*j.qrow:], j.aux[r*j.auxRow:]
+			for g := g0; g < g1; g++ {
+				j.kernel(j.nb, j.w[g*j.groupBytes:(g+1)*j.groupBytes], a, j.qrow, aux, j.auxRow, rows,
+					j.d[r*j.out+g*quant.Q4x16Rows:], j.out)
+			}
+		}
+	}
+}
+
+// quantizeJob encodes activation rows into the dot-product format, and,
+// when aux is set, writes each Q8_0 row's Q8_0Aux words (auxRow per row).
 type quantizeJob struct {
 	fn       quant.RowFunc
 	dst      []byte
 	rowBytes int
 	src      []float32
 	cols     int
+	aux      []uint32
+	auxRow   int
 }
 
 func (j *quantizeJob) do(_, lo, hi int) {
 	for r := lo; r < hi; r++ {
-		j.fn(j.dst[r*j.rowBytes:(r+1)*j.rowBytes], j.src[r*j.cols:(r+1)*j.cols])
+		row := j.dst[r*j.rowBytes : (r+1)*j.rowBytes]
+		j.fn(row, j.src[r*j.cols:(r+1)*j.cols])
+		if j.aux != nil {
+			quant.Q8_0Aux(j.aux[r*j.auxRow:(r+1)*j.auxRow], row)
+		}
 	}
 }
 

@@ -1,0 +1,106 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/quant"
+)
+
+// TestMatMulWeightQ4_0InterleavedOrder checks that a Q4_0 weight made by
+// MatMulWeight sums in llama.cpp's repacked order, bit for bit, whether
+// the backend repacked it (rows a multiple of 16, where this CPU has the
+// Q4_0x16 kernel), runs the interleaved tile on the GGUF layout (a
+// multiple of 8) or the vector order (other row counts), for token counts
+// around the kernel's four rows and several thread counts.
+func TestMatMulWeightQ4_0InterleavedOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 17))
+	for _, tc := range []struct {
+		in, out    int
+		repackable bool
+	}{
+		{256, 16, true},
+		{512, 400, true},
+		{96, 40, false}, // a multiple of 8, not of 16
+		{64, 37, false},
+	} {
+		w := randRows(r, tc.out, tc.in)
+		rb, _ := quant.Q4_0.RowBytes(tc.in)
+		raw := make([]byte, tc.out*rb)
+		for o := range tc.out {
+			if err := quant.Quantize(quant.Q4_0, raw[o*rb:(o+1)*rb], w[o*tc.in:(o+1)*tc.in]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, n := range []int{1, 2, 3, 4, 5, 8, 13, 64} {
+			x := randRows(r, n, tc.in)
+			for _, threads := range []int{1, 3} {
+				t.Run(fmt.Sprintf("%dx%d/n%d/t%d", tc.out, tc.in, n, threads), func(t *testing.T) {
+					b := New(Options{Threads: threads})
+					defer b.Close()
+					wt, err := b.MatMulWeight(quant.Q4_0, tc.out, tc.in, raw)
+					if err != nil {
+						t.Fatal(err)
+					}
+					repacked := wt.(compute.Repacked).Repacked()
+					if want := tc.repackable && quant.Q4x16For() != nil; repacked != want {
+						t.Fatalf("Repacked() = %v, want %v", repacked, want)
+					}
+					xt, dst := b.New(n, tc.in), b.New(n, tc.out)
+					b.Upload(xt, x)
+					b.MatMul(dst, xt, wt)
+					got := F32(dst)
+					dot := quant.DotQ4_0Interleaved
+					if tc.out%8 != 0 || (!repacked && quant.InterleavedTileFor(quant.Q4_0) == nil) {
+						dot = func(n int, w, a []byte) float32 { return quant.VecDot(quant.Q4_0, n, w, a) }
+					}
+					ab, _ := quant.Q8_0.RowBytes(tc.in)
+					a := make([]byte, ab)
+					quantize, _ := quant.QuantizeRowFor(quant.Q8_0)
+					for i := range n {
+						quantize(a, x[i*tc.in:(i+1)*tc.in])
+						for o := range tc.out {
+							want := dot(tc.in, raw[o*rb:(o+1)*rb], a)
+							if g := got[i*tc.out+o]; math.Float32bits(g) != math.Float32bits(want) {
+								t.Fatalf("dst[%d][%d] = %g, want %g", i, o, g, want)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestRepackedMatMulDoesNotAllocate checks the decode step of a repacked
+// Q4_0 weight, as TestDecodeOpsDoNotAllocate does the others.
+func TestRepackedMatMulDoesNotAllocate(t *testing.T) {
+	if quant.Q4x16For() == nil {
+		t.Skip("no Q4_0x16 kernel on this CPU")
+	}
+	b := New(Options{Threads: 2})
+	defer b.Close()
+	const in, out = 256, 512
+	rb, _ := quant.Q4_0.RowBytes(in)
+	raw := make([]byte, out*rb)
+	r := rand.New(rand.NewPCG(3, 4))
+	for o := range out {
+		if err := quant.Quantize(quant.Q4_0, raw[o*rb:(o+1)*rb], randRows(r, 1, in)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wt, err := b.MatMulWeight(quant.Q4_0, out, in, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, dst := b.New(1, in), b.New(1, out)
+	b.Upload(x, randRows(r, 1, in))
+	op := func() { b.MatMul(dst, x, wt) }
+	op()
+	if n := testing.AllocsPerRun(20, op); n != 0 {
+		t.Errorf("%v allocations per call, want 0", n)
+	}
+}

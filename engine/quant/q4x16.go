@@ -1,0 +1,128 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+)
+
+// Q4_0x16 is an in-memory layout of Q4_0 weights that the CPU backend
+// builds at load time (llama.cpp repacks Q4_0 matrices likewise): 16
+// weight rows are interleaved so that one 512-bit register holds four
+// quant bytes of each of the 16 rows, and a VPDPBUSD with four activation
+// bytes broadcast to every lane adds four products to each row's sum. No
+// lane ever needs adding across, which is what the GGUF layout costs in
+// the interleaved (repacked) summation order.
+//
+// A matrix of rows (a multiple of 16) × cols Q4_0 values is rows/16
+// groups; group g is cols/32 blocks of Q4x16BlockBytes in block order:
+//
+//	bytes   0..31   the 16 rows' f16 scales, row 0 first
+//	bytes  32..287  four chunks of 64 bytes; chunk m holds, for row i,
+//	                the row's quant bytes 4m..4m+3 at 4i..4i+3
+//
+// so a chunk's low nibbles are elements 4m..4m+3 of each row and its high
+// nibbles elements 16+4m..16+4m+3 (see the Q4_0 block layout).
+const (
+	Q4x16Rows       = 16
+	Q4x16BlockBytes = Q4x16Rows * q4_0Bytes
+)
+
+// Q4x16Bytes is the size of a rows × cols matrix in the Q4_0x16 layout
+// (the same as in GGUF).
+func Q4x16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QK) * Q4x16BlockBytes }
+
+// RepackQ4x16 writes the Q4_0 matrix src (rows × cols, GGUF layout) into
+// dst in the Q4_0x16 layout. rows must be a multiple of 16 and cols of 32.
+func RepackQ4x16(dst, src []byte, rows, cols int) error {
+	if rows%Q4x16Rows != 0 || cols%QK != 0 {
+		return fmt.Errorf("quant: Q4_0x16 repack of %d×%d: rows must be a multiple of %d and columns of %d", rows, cols, Q4x16Rows, QK)
+	}
+	nb := cols / QK
+	rb := nb * q4_0Bytes
+	if len(src) != rows*rb || len(dst) != Q4x16Bytes(rows, cols) {
+		return fmt.Errorf("quant: Q4_0x16 repack of %d×%d: have %d and %d bytes, want %d", rows, cols, len(src), len(dst), rows*rb)
+	}
+	for g := 0; g < rows/Q4x16Rows; g++ {
+		for b := 0; b < nb; b++ {
+			out := dst[(g*nb+b)*Q4x16BlockBytes:][:Q4x16BlockBytes]
+			for i := range Q4x16Rows {
+				in := src[(g*Q4x16Rows+i)*rb+b*q4_0Bytes:][:q4_0Bytes]
+				out[2*i], out[2*i+1] = in[0], in[1]
+				for m := range 4 {
+					copy(out[32+64*m+4*i:][:4], in[2+4*m:][:4])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Q8_0AuxWords is the number of uint32 words Q8_0Aux writes per block.
+const Q8_0AuxWords = 2
+
+// Q8_0Aux writes, for each block of the Q8_0 activation row a, what the
+// Q4_0x16 kernel needs besides the quants: −8 times the sum of the
+// block's quants (int32; the weights' nibbles are taken unsigned, 0..15,
+// and this takes the offset of 8 back exactly) and its scale as float32.
+func Q8_0Aux(aux []uint32, a []byte) {
+	nb := len(a) / q8_0Bytes
+	aux = aux[:Q8_0AuxWords*nb]
+	for b := range nb {
+		y := a[b*q8_0Bytes : (b+1)*q8_0Bytes : (b+1)*q8_0Bytes]
+		var s int32
+		for _, q := range y[2:] {
+			s += int32(int8(q))
+		}
+		aux[2*b] = uint32(-8 * s)
+		aux[2*b+1] = math.Float32bits(f16At(y))
+	}
+}
+
+// Q4x16Func computes, for the 16 weight rows of one Q4_0x16 group w
+// (nb blocks) and activation rows r < rows (1 to 4; Q8_0 rows at
+// a[r·astride:], their Q8_0Aux words at aux[r·auxstride:]),
+// dst[r·dstride+i] = DotQ4_0Interleaved(row i, activation row r), bit for
+// bit: the interleaved summation order of llama.cpp's repacked kernels.
+type Q4x16Func func(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int)
+
+// Q4x16For returns the Q4_0x16 kernel of this CPU, or nil where there is
+// none (weights then stay in the GGUF layout).
+func Q4x16For() Q4x16Func { return q4x16Kernel }
+
+// Q4x16Reference is the pure-Go form of the Q4_0x16 kernel, the oracle of
+// its tests.
+func Q4x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	for r := range rows {
+		var acc [Q4x16Rows]float32
+		for b := range nb {
+			blk := w[b*Q4x16BlockBytes:][:Q4x16BlockBytes]
+			y := a[r*astride+b*q8_0Bytes:][:q8_0Bytes]
+			corr, da := int32(aux[r*auxstride+2*b]), math.Float32frombits(aux[r*auxstride+2*b+1])
+			for i := range Q4x16Rows {
+				sum := corr
+				for m := range 4 {
+					for k := range 4 {
+						q := blk[32+64*m+4*i+k]
+						sum += int32(q&0xf)*int32(int8(y[2+4*m+k])) + int32(q>>4)*int32(int8(y[18+4*m+k]))
+					}
+				}
+				dw := FP16ToFP32(uint16(blk[2*i]) | uint16(blk[2*i+1])<<8)
+				acc[i] = fma32(float32(sum), dw*da, acc[i])
+			}
+		}
+		copy(dst[r*dstride:][:Q4x16Rows], acc[:])
+	}
+}
+
+// checkQ4x16 panics unless the buffers of a Q4x16Func call are large
+// enough, so that the assembly kernel never reads or writes past them.
+func checkQ4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	if rows < 1 || rows > TileRows || nb < 1 {
+		panic(fmt.Sprintf("quant: Q4_0x16 kernel of %d blocks × %d activation rows", nb, rows))
+	}
+	_ = w[nb*Q4x16BlockBytes-1]
+	_ = a[(rows-1)*astride+nb*q8_0Bytes-1]
+	_ = aux[(rows-1)*auxstride+Q8_0AuxWords*nb-1]
+	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
+}

@@ -1,0 +1,23 @@
+//go:build amd64 && !noasm
+
+package quant
+
+// q4x16Kernel is the Q4_0x16 kernel chosen by useQ4x16 (nil: none).
+var q4x16Kernel Q4x16Func
+
+// useQ4x16 selects the Q4_0x16 kernel for isa.
+func useQ4x16(isa string) {
+	q4x16Kernel = nil
+	if isa == isaAVX512VNNI && hasTileISA {
+		q4x16Kernel = q4x16
+	}
+}
+
+// q4x16 checks the buffers and runs the assembly kernel.
+func q4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	q4x16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride)
+}
+
+//go:noescape
+func q4x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)

@@ -1,0 +1,137 @@
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestQ4x16MatchesInterleavedDot repacks random Q4_0 matrices of 16 rows
+// and checks the Q4_0x16 reference and, where this CPU has it, the
+// assembly kernel against DotQ4_0Interleaved on the GGUF rows, bit for
+// bit, for 1 to 4 activation rows with gaps between them.
+func TestQ4x16MatchesInterleavedDot(t *testing.T) {
+	forEachISA(t, testQ4x16MatchesInterleavedDot)
+}
+
+func testQ4x16MatchesInterleavedDot(t *testing.T) {
+	kernels := map[string]Q4x16Func{"reference": Q4x16Reference}
+	if k := Q4x16For(); k != nil {
+		kernels["kernel"] = k
+	}
+	rng := rand.New(rand.NewPCG(41, 43))
+	for iter := range 300 {
+		nb := 1 + rng.IntN(40)
+		n := nb * QK
+		rb := nb * q4_0Bytes
+		w := make([]byte, Q4x16Rows*rb)
+		for i := range Q4x16Rows {
+			row := w[i*rb : (i+1)*rb]
+			if iter%2 == 0 {
+				quantizeQ4_0(row, randRow(rng, n, 1))
+			} else {
+				for j := range row {
+					row[j] = byte(rng.Uint32())
+				}
+				for b := range nb { // finite scales: random bytes make NaN and Inf
+					row[b*q4_0Bytes+1] &= 0x7b
+				}
+			}
+		}
+		packed := make([]byte, Q4x16Bytes(Q4x16Rows, n))
+		if err := RepackQ4x16(packed, w, Q4x16Rows, n); err != nil {
+			t.Fatal(err)
+		}
+		rows := 1 + iter%TileRows
+		astride := nb*q8_0Bytes + rng.IntN(5)
+		auxstride := Q8_0AuxWords*nb + rng.IntN(3)
+		a := make([]byte, (rows-1)*astride+nb*q8_0Bytes)
+		aux := make([]uint32, (rows-1)*auxstride+Q8_0AuxWords*nb)
+		for r := range rows {
+			row := a[r*astride : r*astride+nb*q8_0Bytes]
+			quantizeQ8_0(row, randRow(rng, n, 3))
+			Q8_0Aux(aux[r*auxstride:], row)
+		}
+		dstride := Q4x16Rows + iter%3
+		if iter == 0 {
+			t.Logf("kernels: %d", len(kernels))
+		}
+		for name, k := range kernels {
+			got := make([]float32, (rows-1)*dstride+Q4x16Rows)
+			k(nb, packed, a, astride, aux, auxstride, rows, got, dstride)
+			for r := range rows {
+				for i := range Q4x16Rows {
+					want := DotQ4_0Interleaved(n, w[i*rb:], a[r*astride:])
+					if g := got[r*dstride+i]; math.Float32bits(g) != math.Float32bits(want) {
+						t.Fatalf("%s nb=%d rows=%d weight row %d activation row %d: %v, want %v", name, nb, rows, i, r, g, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRepackQ4x16Errors checks that shapes the layout cannot hold are
+// refused, not truncated.
+func TestRepackQ4x16Errors(t *testing.T) {
+	for _, tc := range []struct{ rows, cols, src, dst int }{
+		{8, 32, 8 * 18, 8 * 18},                    // rows not a multiple of 16
+		{16, 40, 16 * 18, 16 * 18},                 // columns not a multiple of 32
+		{16, 32, 16*18 - 1, 16 * 18},               // short source
+		{32, 64, 32 * 36, 32*36 - Q4x16BlockBytes}, // short destination
+	} {
+		if err := RepackQ4x16(make([]byte, tc.dst), make([]byte, tc.src), tc.rows, tc.cols); err == nil {
+			t.Errorf("%d×%d with %d/%d bytes: no error", tc.rows, tc.cols, tc.src, tc.dst)
+		}
+	}
+}
+
+// BenchmarkQ4x16 runs the Q4_0x16 kernel on a 896×4864 group row (FF
+// down projection of a 0.5B model) for 4 activation rows and for 1.
+func BenchmarkQ4x16(b *testing.B) {
+	k := Q4x16For()
+	if k == nil {
+		b.Skip("no Q4_0x16 kernel on this CPU")
+	}
+	const n = 4864
+	nb := n / QK
+	rng := rand.New(rand.NewPCG(1, 2))
+	w := make([]byte, Q4x16Rows*nb*q4_0Bytes)
+	for i := range Q4x16Rows {
+		quantizeQ4_0(w[i*nb*q4_0Bytes:(i+1)*nb*q4_0Bytes], randRow(rng, n, 1))
+	}
+	packed := make([]byte, len(w))
+	if err := RepackQ4x16(packed, w, Q4x16Rows, n); err != nil {
+		b.Fatal(err)
+	}
+	a := make([]byte, TileRows*nb*q8_0Bytes)
+	aux := make([]uint32, TileRows*Q8_0AuxWords*nb)
+	for r := range TileRows {
+		row := a[r*nb*q8_0Bytes : (r+1)*nb*q8_0Bytes]
+		quantizeQ8_0(row, randRow(rng, n, 3))
+		Q8_0Aux(aux[r*Q8_0AuxWords*nb:], row)
+	}
+	dst := make([]float32, TileRows*Q4x16Rows)
+	if tile := InterleavedTileFor(Q4_0); tile != nil {
+		// The same products from the GGUF layout, for comparison.
+		b.Run("gguf-tile-rows4", func(b *testing.B) {
+			b.SetBytes(int64(len(packed)))
+			rb := nb * q4_0Bytes
+			for b.Loop() {
+				for g := 0; g < Q4x16Rows; g += TileRows {
+					tile(n, w[g*rb:], rb, a, nb*q8_0Bytes, TileRows, dst[g:], Q4x16Rows)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nb*Q4x16Rows*TileRows), "ns/block-pair")
+		})
+	}
+	for _, rows := range []int{4, 1} {
+		b.Run(map[int]string{4: "rows4", 1: "rows1"}[rows], func(b *testing.B) {
+			b.SetBytes(int64(len(packed)))
+			for b.Loop() {
+				k(nb, packed, a, nb*q8_0Bytes, aux, Q8_0AuxWords*nb, rows, dst, Q4x16Rows)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nb*Q4x16Rows*rows), "ns/block-pair")
+		})
+	}
+}
