@@ -78,16 +78,14 @@ func Q8_0Aux(aux []uint32, a []byte) {
 	}
 }
 
-// Q4x16Func computes, for the 16 weight rows of one Q4_0x16 group w
-// (nb blocks) and activation rows r < rows (1 to 4; Q8_0 rows at
-// a[r·astride:], their Q8_0Aux words at aux[r·auxstride:]),
-// dst[r·dstride+i] = DotQ4_0Interleaved(row i, activation row r), bit for
-// bit: the interleaved summation order of llama.cpp's repacked kernels.
-type Q4x16Func func(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int)
-
-// Q4x16For returns the Q4_0x16 kernel of this CPU, or nil where there is
-// none (weights then stay in the GGUF layout).
-func Q4x16For() Q4x16Func { return q4x16Kernel }
+// PackedKernel computes, for the 16 weight rows of one group w of a
+// repacked layout (nb blocks) and activation rows r < rows (1 to 4, rows
+// of the layout's activation format at a[r·astride:], their aux words at
+// aux[r·auxstride:]), dst[r·dstride+i] = the dot product of row i and
+// activation row r in the layout's order. For Q4_0x16 that is
+// DotQ4_0Interleaved, bit for bit: the summation order of llama.cpp's
+// repacked kernels; for Q4_Kx16, Q4Kx16Reference.
+type PackedKernel func(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int)
 
 // Q4x16Reference is the pure-Go form of the Q4_0x16 kernel, the oracle of
 // its tests.
@@ -115,7 +113,7 @@ func Q4x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxst
 	}
 }
 
-// checkQ4x16 panics unless the buffers of a Q4x16Func call are large
+// checkQ4x16 panics unless the buffers of a PackedKernel call are large
 // enough, so that the assembly kernel never reads or writes past them.
 func checkQ4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	if rows < 1 || rows > TileRows || nb < 1 {
@@ -125,4 +123,38 @@ func checkQ4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride
 	_ = a[(rows-1)*astride+nb*q8_0Bytes-1]
 	_ = aux[(rows-1)*auxstride+Q8_0AuxWords*nb-1]
 	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
+}
+
+// Packed describes a repacked weight layout of 16-row groups (Q4_0x16,
+// Q4_Kx16) and this CPU's kernel for it.
+type Packed struct {
+	Act        Type // activation format: Q8_0 or Q8_K
+	BlockSize  int  // values per block
+	BlockBytes int  // bytes per block of a 16-row group
+	AuxWords   int  // words of aux per activation block
+	// Aux writes an activation row's aux words.
+	Aux func(aux []uint32, a []byte)
+	// Repack writes a GGUF-layout matrix into the layout.
+	Repack func(dst, src []byte, rows, cols int) error
+	// Kernel computes one group against 1 to 4 activation rows.
+	Kernel PackedKernel
+}
+
+// Bytes is the size of a rows × cols matrix in the layout.
+func (p *Packed) Bytes(rows, cols int) int {
+	return rows / Q4x16Rows * (cols / p.BlockSize) * p.BlockBytes
+}
+
+// PackedFor returns the repacked layout of weight type t that this CPU has
+// a kernel for, or nil (the weight then stays in its GGUF layout).
+func PackedFor(t Type) *Packed {
+	switch {
+	case t == Q4_0 && q4x16Kernel != nil:
+		return &Packed{Act: Q8_0, BlockSize: QK, BlockBytes: Q4x16BlockBytes, AuxWords: Q8_0AuxWords,
+			Aux: Q8_0Aux, Repack: RepackQ4x16, Kernel: q4x16Kernel}
+	case t == Q4_K && q4kx16Kernel != nil:
+		return &Packed{Act: Q8_K, BlockSize: QKK, BlockBytes: Q4Kx16BlockBytes, AuxWords: Q8_KAuxWords,
+			Aux: Q8_KAux, Repack: RepackQ4Kx16, Kernel: q4kx16Kernel}
+	}
+	return nil
 }

@@ -2,14 +2,14 @@
 
 package quant
 
-// q4x16Kernel is the Q4_0x16 kernel chosen by useQ4x16 (nil: none).
-var q4x16Kernel Q4x16Func
+// The kernels of the repacked layouts chosen by useQ4x16 (nil: none).
+var q4x16Kernel, q4kx16Kernel PackedKernel
 
 // useQ4x16 selects the Q4_0x16 kernel for isa.
 func useQ4x16(isa string) {
-	q4x16Kernel = nil
+	q4x16Kernel, q4kx16Kernel = nil, nil
 	if isa == isaAVX512VNNI && hasTileISA {
-		q4x16Kernel = q4x16
+		q4x16Kernel, q4kx16Kernel = q4x16, q4kx16
 	}
 }
 
@@ -21,3 +21,12 @@ func q4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int,
 
 //go:noescape
 func q4x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
+
+// q4kx16 checks the buffers and runs the assembly kernel.
+func q4kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	checkQ4Kx16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	q4kx16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride)
+}
+
+//go:noescape
+func q4kx16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)

@@ -2,5 +2,6 @@
 
 package quant
 
-// q4x16Kernel is nil: only amd64 with AVX-512 VNNI has a Q4_0x16 kernel.
-var q4x16Kernel Q4x16Func
+// The kernels of the repacked layouts are nil: only amd64 with AVX-512
+// VNNI has them.
+var q4x16Kernel, q4kx16Kernel PackedKernel

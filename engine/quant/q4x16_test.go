@@ -15,8 +15,8 @@ func TestQ4x16MatchesInterleavedDot(t *testing.T) {
 }
 
 func testQ4x16MatchesInterleavedDot(t *testing.T) {
-	kernels := map[string]Q4x16Func{"reference": Q4x16Reference}
-	if k := Q4x16For(); k != nil {
+	kernels := map[string]PackedKernel{"reference": Q4x16Reference}
+	if k := q4x16Kernel; k != nil {
 		kernels["kernel"] = k
 	}
 	rng := rand.New(rand.NewPCG(41, 43))
@@ -89,7 +89,7 @@ func TestRepackQ4x16Errors(t *testing.T) {
 // BenchmarkQ4x16 runs the Q4_0x16 kernel on a 896×4864 group row (FF
 // down projection of a 0.5B model) for 4 activation rows and for 1.
 func BenchmarkQ4x16(b *testing.B) {
-	k := Q4x16For()
+	k := q4x16Kernel
 	if k == nil {
 		b.Skip("no Q4_0x16 kernel on this CPU")
 	}

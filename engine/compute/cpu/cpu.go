@@ -25,8 +25,8 @@ type Backend struct {
 
 	quantize quantizeJob
 	matmul   matmulJob
-	q4x16    q4x16Job
-	aux      []uint32 // Q8_0Aux words of the activations, for q4x16
+	packed   packedJob
+	aux      []uint32 // aux words of the activations, for packed
 	rms      rmsNormJob
 	glu      gluJob
 	add      addJob
@@ -105,15 +105,16 @@ type tensor struct {
 	actF32 bool
 	// deq is a quantized single-row tensor (a bias) decoded once, for AddRow.
 	deq []float32
-	// q4x16 holds a Q4_0 matrix that MatMulWeight repacked into the
-	// Q4_0x16 layout, outside the Go heap (raw is then nil): MatMul runs
-	// the Q4_0x16 kernel on it.
-	q4x16 []byte
+	// packed holds a matrix that MatMulWeight repacked into the layout
+	// pk (Q4_0x16, Q4_Kx16), outside the Go heap (raw is then nil): MatMul
+	// runs pk's kernel on it.
+	packed []byte
+	pk     *quant.Packed
 }
 
 // Repacked implements compute.Repacked: a repacked tensor no longer reads
 // the file data it was made from.
-func (t *tensor) Repacked() bool { return t.q4x16 != nil }
+func (t *tensor) Repacked() bool { return t.packed != nil }
 
 func (t *tensor) Rows() int        { return t.rows }
 func (t *tensor) Cols() int        { return t.cols }
@@ -186,30 +187,31 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 			t.tile, t.interleaved, t.actF32 = quant.TileF16AMX, true, true
 		}
 	}
-	if t := ct(w); typ == quant.Q4_0 && rows%8 == 0 {
-		if quant.Q4x16For() != nil && rows%quant.Q4x16Rows == 0 && cols > 0 {
-			if err := t.repackQ4x16(); err != nil {
-				return nil, err
-			}
-		} else if k := quant.InterleavedTileFor(typ); k != nil {
+	t := ct(w)
+	if p := quant.PackedFor(typ); p != nil && rows%quant.Q4x16Rows == 0 && cols > 0 {
+		if err := t.repack(p); err != nil {
+			return nil, err
+		}
+	} else if typ == quant.Q4_0 && rows%8 == 0 {
+		if k := quant.InterleavedTileFor(typ); k != nil {
 			t.tile, t.interleaved = k, true
 		}
 	}
 	return w, nil
 }
 
-// repackQ4x16 copies Q4_0 matrix t into the Q4_0x16 layout, in memory
-// that is returned when t is collected.
-func (t *tensor) repackQ4x16() error {
-	buf, err := allocWeights(quant.Q4x16Bytes(t.rows, t.cols))
+// repack copies matrix t into layout p, in memory that is returned when t
+// is collected.
+func (t *tensor) repack(p *quant.Packed) error {
+	buf, err := allocWeights(p.Bytes(t.rows, t.cols))
 	if err != nil {
 		return err
 	}
-	if err := quant.RepackQ4x16(buf, t.raw, t.rows, t.cols); err != nil {
+	if err := p.Repack(buf, t.raw, t.rows, t.cols); err != nil {
 		freeWeights(buf)
 		return err
 	}
-	t.q4x16, t.raw, t.interleaved = buf, nil, true
+	t.packed, t.pk, t.raw, t.interleaved = buf, p, nil, true
 	runtime.AddCleanup(t, freeWeights, buf)
 	return nil
 }
@@ -249,7 +251,7 @@ func (b *Backend) GetRows(dst, table compute.Tensor, ids []int32) {
 	if d.cols != t.cols || d.rows < len(ids) {
 		panic(fmt.Sprintf("GetRows: dst %dx%d, table %dx%d, %d ids", d.rows, d.cols, t.rows, t.cols, len(ids)))
 	}
-	if t.q4x16 != nil {
+	if t.packed != nil {
 		panic("GetRows of a repacked matrix (only MatMul reads it)")
 	}
 	for i, id := range ids {
@@ -291,8 +293,8 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 	if xs.cols != ws.cols || d.rows != xs.rows || d.cols != ws.rows {
 		panic(fmt.Sprintf("MatMul: dst %dx%d, x %dx%d, w %dx%d", d.rows, d.cols, xs.rows, xs.cols, ws.rows, ws.cols))
 	}
-	if ws.q4x16 != nil {
-		b.matmulQ4x16(d, xs, ws)
+	if ws.packed != nil {
+		b.matmulPacked(d, xs, ws)
 		return
 	}
 	dot, multi := ws.kernels()
@@ -336,48 +338,49 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 	j.d, j.w, j.act = nil, nil, nil // do not keep the caller's memory alive
 }
 
-// matmulQ4x16 is MatMul of a weight in the Q4_0x16 layout: activations
-// are quantized to Q8_0 with their Q8_0Aux words, then groups of 16
-// weight rows are split into tiles across the workers as in MatMul, and
-// each group runs against four activation rows per kernel call.
-func (b *Backend) matmulQ4x16(d, xs, ws *tensor) {
+// matmulPacked is MatMul of a repacked weight: activations are quantized
+// to the layout's format with their aux words, then groups of 16 weight
+// rows are split into tiles across the workers as in MatMul, and each
+// group runs against four activation rows per kernel call.
+func (b *Backend) matmulPacked(d, xs, ws *tensor) {
+	p := ws.pk
 	n, in, out := xs.rows, xs.cols, ws.rows
-	nb := in / quant.QK
-	qrow, err := quant.Q8_0.RowBytes(in)
+	nb := in / p.BlockSize
+	qrow, err := p.Act.RowBytes(in)
 	if err != nil {
 		panic(fmt.Sprintf("MatMul: %v", err))
 	}
-	quantize, err := quant.QuantizeRowFor(quant.Q8_0)
+	quantize, err := quant.QuantizeRowFor(p.Act)
 	if err != nil {
 		panic(err)
 	}
-	auxRow := quant.Q8_0AuxWords * nb
+	auxRow := p.AuxWords * nb
 	act := b.buf(n * qrow)
 	if cap(b.aux) < n*auxRow {
 		b.aux = make([]uint32, n*auxRow)
 	}
 	aux := b.aux[:n*auxRow]
-	b.quantize = quantizeJob{fn: quantize, dst: act, rowBytes: qrow, src: xs.f32, cols: in, aux: aux, auxRow: auxRow}
+	b.quantize = quantizeJob{fn: quantize, dst: act, rowBytes: qrow, src: xs.f32, cols: in, aux: aux, auxRow: auxRow, auxFn: p.Aux}
 	b.w.run(n, 1, &b.quantize)
-	b.quantize.aux = nil
+	b.quantize.aux, b.quantize.auxFn = nil, nil
 
-	groups, groupBytes := out/quant.Q4x16Rows, nb*quant.Q4x16BlockBytes
+	groups, groupBytes := out/quant.Q4x16Rows, nb*p.BlockBytes
 	per := 1 // decode: the weights stream from memory once, split finely
 	if n >= quant.TileRows {
 		per = max(1, min(tileBytes/groupBytes, (groups+4*b.w.n-1)/(4*b.w.n)))
 	}
-	j := &b.q4x16
-	*j = q4x16Job{kernel: quant.Q4x16For(), d: d.f32, w: ws.q4x16, act: act, aux: aux,
+	j := &b.packed
+	*j = packedJob{kernel: p.Kernel, d: d.f32, w: ws.packed, act: act, aux: aux,
 		n: n, out: out, nb: nb, qrow: qrow, auxRow: auxRow, groupBytes: groupBytes, groups: groups, per: per}
 	b.w.run((groups+per-1)/per, 1, j)
-	*j = q4x16Job{} // do not keep the caller's memory alive
+	*j = packedJob{} // do not keep the caller's memory alive
 	runtime.KeepAlive(ws)
 }
 
-// q4x16Job computes tiles of groups of 16 output columns of dst = x·wᵀ
-// for a weight in the Q4_0x16 layout.
-type q4x16Job struct {
-	kernel                   quant.Q4x16Func
+// packedJob computes tiles of groups of 16 output columns of dst = x·wᵀ
+// for a repacked weight.
+type packedJob struct {
+	kernel                   quant.PackedKernel
 	d                        []float32
 	w, act                   []byte
 	aux                      []uint32
@@ -385,7 +388,7 @@ type q4x16Job struct {
 	groupBytes, groups, per  int
 }
 
-func (j *q4x16Job) do(_, lo, hi int) {
+func (j *packedJob) do(_, lo, hi int) {
 	for t := lo; t < hi; t++ {
 		g0, g1 := t*j.per, min((t+1)*j.per, j.groups)
 		for r := 0; r < j.n; r += quant.TileRows {
@@ -400,7 +403,8 @@ func (j *q4x16Job) do(_, lo, hi int) {
 }
 
 // quantizeJob encodes activation rows into the dot-product format, and,
-// when aux is set, writes each Q8_0 row's Q8_0Aux words (auxRow per row).
+// when auxFn is set, writes each row's aux words (auxRow per row) for a
+// repacked weight's kernel.
 type quantizeJob struct {
 	fn       quant.RowFunc
 	dst      []byte
@@ -409,14 +413,15 @@ type quantizeJob struct {
 	cols     int
 	aux      []uint32
 	auxRow   int
+	auxFn    func(aux []uint32, a []byte)
 }
 
 func (j *quantizeJob) do(_, lo, hi int) {
 	for r := lo; r < hi; r++ {
 		row := j.dst[r*j.rowBytes : (r+1)*j.rowBytes]
 		j.fn(row, j.src[r*j.cols:(r+1)*j.cols])
-		if j.aux != nil {
-			quant.Q8_0Aux(j.aux[r*j.auxRow:(r+1)*j.auxRow], row)
+		if j.auxFn != nil {
+			j.auxFn(j.aux[r*j.auxRow:(r+1)*j.auxRow], row)
 		}
 	}
 }

@@ -46,7 +46,7 @@ func TestMatMulWeightQ4_0InterleavedOrder(t *testing.T) {
 						t.Fatal(err)
 					}
 					repacked := wt.(compute.Repacked).Repacked()
-					if want := tc.repackable && quant.Q4x16For() != nil; repacked != want {
+					if want := tc.repackable && quant.PackedFor(quant.Q4_0) != nil; repacked != want {
 						t.Fatalf("Repacked() = %v, want %v", repacked, want)
 					}
 					xt, dst := b.New(n, tc.in), b.New(n, tc.out)
@@ -78,7 +78,7 @@ func TestMatMulWeightQ4_0InterleavedOrder(t *testing.T) {
 // TestRepackedMatMulDoesNotAllocate checks the decode step of a repacked
 // Q4_0 weight, as TestDecodeOpsDoNotAllocate does the others.
 func TestRepackedMatMulDoesNotAllocate(t *testing.T) {
-	if quant.Q4x16For() == nil {
+	if quant.PackedFor(quant.Q4_0) == nil {
 		t.Skip("no Q4_0x16 kernel on this CPU")
 	}
 	b := New(Options{Threads: 2})
@@ -102,5 +102,67 @@ func TestRepackedMatMulDoesNotAllocate(t *testing.T) {
 	op()
 	if n := testing.AllocsPerRun(20, op); n != 0 {
 		t.Errorf("%v allocations per call, want 0", n)
+	}
+}
+
+// TestMatMulWeightQ4_KRepacked checks a repacked Q4_K weight's MatMul
+// against Q4Kx16Reference on the same groups, bit for bit, and against
+// the GGUF vector order within float32 rounding.
+func TestMatMulWeightQ4_KRepacked(t *testing.T) {
+	p := quant.PackedFor(quant.Q4_K)
+	if p == nil {
+		t.Skip("no Q4_Kx16 kernel on this CPU")
+	}
+	r := rand.New(rand.NewPCG(19, 23))
+	const in, out = 512, 48
+	w := randRows(r, out, in)
+	rb, _ := quant.Q4_K.RowBytes(in)
+	raw := make([]byte, out*rb)
+	for o := range out {
+		if err := quant.Quantize(quant.Q4_K, raw[o*rb:(o+1)*rb], w[o*in:(o+1)*in]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	packed := make([]byte, p.Bytes(out, in))
+	if err := p.Repack(packed, raw, out, in); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 3, 4, 9} {
+		x := randRows(r, n, in)
+		b := New(Options{Threads: 3})
+		wt, err := b.MatMulWeight(quant.Q4_K, out, in, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !wt.(compute.Repacked).Repacked() {
+			t.Fatal("Q4_K weight of 48 rows not repacked")
+		}
+		xt, dst := b.New(n, in), b.New(n, out)
+		b.Upload(xt, x)
+		b.MatMul(dst, xt, wt)
+		got := F32(dst)
+		ab, _ := quant.Q8_K.RowBytes(in)
+		a := make([]byte, ab)
+		aux := make([]uint32, p.AuxWords*in/p.BlockSize)
+		quantize, _ := quant.QuantizeRowFor(quant.Q8_K)
+		want := make([]float32, quant.Q4x16Rows)
+		for i := range n {
+			quantize(a, x[i*in:(i+1)*in])
+			p.Aux(aux, a)
+			for g := 0; g < out/quant.Q4x16Rows; g++ {
+				gb := p.BlockBytes * in / p.BlockSize
+				quant.Q4Kx16Reference(in/p.BlockSize, packed[g*gb:(g+1)*gb], a, ab, aux, len(aux), 1, want, quant.Q4x16Rows)
+				for k, v := range want {
+					o := g*quant.Q4x16Rows + k
+					if g := got[i*out+o]; math.Float32bits(g) != math.Float32bits(v) {
+						t.Fatalf("n=%d dst[%d][%d] = %g, want %g", n, i, o, g, v)
+					}
+					if vec := quant.VecDot(quant.Q4_K, in, raw[o*rb:(o+1)*rb], a); math.Abs(float64(vec-v)) > 1e-3*math.Abs(float64(vec))+1e-3 {
+						t.Fatalf("n=%d dst[%d][%d] = %g, vector order %g", n, i, o, v, vec)
+					}
+				}
+			}
+		}
+		b.Close()
 	}
 }

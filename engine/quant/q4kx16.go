@@ -1,0 +1,136 @@
+package quant
+
+import "fmt"
+
+// Q4_Kx16 is the in-memory layout the CPU backend repacks Q4_K matrices
+// into, like Q4_0x16: 16 weight rows interleaved so that VPDPBUSD adds
+// four products to each row's lane with no sum across lanes. The 6-bit
+// group scales and minimums are unpacked to bytes, so a block takes 148
+// bytes per row instead of 144.
+//
+// A matrix of rows (a multiple of 16) × cols Q4_K values is rows/16
+// groups; group g is cols/256 super-blocks of Q4Kx16BlockBytes:
+//
+//	bytes    0..31    the 16 rows' f16 d, row 0 first
+//	bytes   32..63    their f16 dmin
+//	bytes   64..191   group scales: byte 64+16j+i is group j's of row i
+//	bytes  192..319   group minimums in pairs: byte 192+32k+2i+e is
+//	                  group 2k+e's of row i
+//	bytes  320..2367  quants: for each 32-byte half k of the block's
+//	                  qs, eight 64-byte chunks; chunk c holds row i's
+//	                  bytes 32k+4c..32k+4c+3 at 4i..4i+3
+//
+// so chunk c of half k holds elements 64k+4c.. (group 2k) in its low
+// nibbles and 64k+32+4c.. (group 2k+1) in its high nibbles.
+//
+// The layout has its own summation order (Q4Kx16Reference): per block and
+// row, the exact integer sums Σ_j sc_j·Σ q·a and Σ_j m_j·Σ a are
+// fused-multiply-added with d·d_a and subtracted with dmin·d_a into one
+// float32, block after block. llama.cpp repacks Q4_K too, in an order
+// this does not reproduce; no reference output depends on it.
+const Q4Kx16BlockBytes = Q4x16Rows * (q4_KBytes + 4)
+
+// Q8_KAuxWords is the number of uint32 words Q8_KAux writes per block.
+const Q8_KAuxWords = 4
+
+// Q4Kx16Bytes is the size of a rows × cols matrix in the Q4_Kx16 layout.
+func Q4Kx16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QKK) * Q4Kx16BlockBytes }
+
+// RepackQ4Kx16 writes the Q4_K matrix src (rows × cols, GGUF layout) into
+// dst in the Q4_Kx16 layout. rows must be a multiple of 16 and cols of 256.
+func RepackQ4Kx16(dst, src []byte, rows, cols int) error {
+	if rows%Q4x16Rows != 0 || cols%QKK != 0 {
+		return fmt.Errorf("quant: Q4_Kx16 repack of %d×%d: rows must be a multiple of %d and columns of %d", rows, cols, Q4x16Rows, QKK)
+	}
+	nb := cols / QKK
+	rb := nb * q4_KBytes
+	if len(src) != rows*rb || len(dst) != Q4Kx16Bytes(rows, cols) {
+		return fmt.Errorf("quant: Q4_Kx16 repack of %d×%d: have %d and %d bytes, want %d and %d", rows, cols, len(src), len(dst), rows*rb, Q4Kx16Bytes(rows, cols))
+	}
+	for g := 0; g < rows/Q4x16Rows; g++ {
+		for b := 0; b < nb; b++ {
+			out := dst[(g*nb+b)*Q4Kx16BlockBytes:][:Q4Kx16BlockBytes]
+			for i := range Q4x16Rows {
+				in := src[(g*Q4x16Rows+i)*rb+b*q4_KBytes:][:q4_KBytes]
+				copy(out[2*i:][:2], in[0:2])
+				copy(out[32+2*i:][:2], in[2:4])
+				for j := range 8 {
+					sc, m := scaleMinK4(j, in[4:16])
+					out[64+16*j+i] = sc
+					out[192+32*(j/2)+2*i+j%2] = m
+				}
+				for k := range 4 {
+					for c := range 8 {
+						copy(out[320+512*k+64*c+4*i:][:4], in[16+32*k+4*c:][:4])
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Q8_KAux writes, for each block of the Q8_K activation row a, the sums
+// of its eight groups of 32 quants as int16 pairs (groups 2k and 2k+1 in
+// word k), which the Q4_Kx16 kernel multiplies with the minimums.
+func Q8_KAux(aux []uint32, a []byte) {
+	nb := len(a) / q8_KBytes
+	aux = aux[:Q8_KAuxWords*nb]
+	for b := range nb {
+		bs := a[b*q8_KBytes+260:][:32]
+		for k := range 4 {
+			var s [2]int16
+			for e := range 2 {
+				j := 2*k + e
+				s[e] = int16(le.Uint16(bs[4*j:])) + int16(le.Uint16(bs[4*j+2:]))
+			}
+			aux[4*b+k] = uint32(uint16(s[0])) | uint32(uint16(s[1]))<<16
+		}
+	}
+}
+
+// Q4Kx16Reference is the pure-Go form of the Q4_Kx16 kernel: the
+// definition of the layout's summation order and the oracle of its tests.
+func Q4Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	checkQ4Kx16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	for r := range rows {
+		var acc [Q4x16Rows]float32
+		for b := range nb {
+			blk := w[b*Q4Kx16BlockBytes:][:Q4Kx16BlockBytes]
+			y := a[r*astride+b*q8_KBytes:][:q8_KBytes]
+			da := f32At(y)
+			for i := range Q4x16Rows {
+				var sumi, summ int32
+				for k := range 4 {
+					var lo, hi int32
+					for c := range 8 {
+						for e := range 4 {
+							q := blk[320+512*k+64*c+4*i+e]
+							lo += int32(q&0xf) * int32(int8(y[4+64*k+4*c+e]))
+							hi += int32(q>>4) * int32(int8(y[4+64*k+32+4*c+e]))
+						}
+					}
+					sumi += int32(blk[64+16*(2*k)+i])*lo + int32(blk[64+16*(2*k+1)+i])*hi
+					s := aux[r*auxstride+Q8_KAuxWords*b+k]
+					summ += int32(blk[192+32*k+2*i])*int32(int16(s)) + int32(blk[192+32*k+2*i+1])*int32(int16(s>>16))
+				}
+				d := FP16ToFP32(uint16(blk[2*i]) | uint16(blk[2*i+1])<<8)
+				dmin := FP16ToFP32(uint16(blk[32+2*i]) | uint16(blk[32+2*i+1])<<8)
+				acc[i] = fma32(float32(sumi), d*da, acc[i])
+				acc[i] = fma32(-float32(summ), dmin*da, acc[i])
+			}
+		}
+		copy(dst[r*dstride:][:Q4x16Rows], acc[:])
+	}
+}
+
+// checkQ4Kx16 is checkQ4x16 for the Q4_Kx16 kernel.
+func checkQ4Kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	if rows < 1 || rows > TileRows || nb < 1 {
+		panic(fmt.Sprintf("quant: Q4_Kx16 kernel of %d blocks × %d activation rows", nb, rows))
+	}
+	_ = w[nb*Q4Kx16BlockBytes-1]
+	_ = a[(rows-1)*astride+nb*q8_KBytes-1]
+	_ = aux[(rows-1)*auxstride+Q8_KAuxWords*nb-1]
+	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
+}
