@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -30,6 +31,7 @@ func newBenchCmd() *cobra.Command {
 		asJSON  bool
 		membwOn bool
 		backend string
+		profile string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [-m FILE.gguf] [-p 512] [-n 128] [-t THREADS] [-r REPS] [--membw] [--json]",
@@ -45,6 +47,13 @@ func newBenchCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
+			if profile != "" {
+				done, err := startCPUProfile(profile)
+				if err != nil {
+					return err
+				}
+				defer done()
+			}
 			out := benchOutput{}
 			// The model runs first: the bandwidth buffers would otherwise
 			// count in its peak RSS.
@@ -89,9 +98,27 @@ func newBenchCmd() *cobra.Command {
 	f.IntVarP(&batch, "batch-size", "b", 256, "prompt tokens per forward pass (like llama-bench's -ub)")
 	f.BoolVar(&membwOn, "membw", false, "also measure memory copy bandwidth and the decode bound it sets")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
 	backends.Flag(f, &backend)
 	cmd.AddCommand(newBenchServeCmd())
 	return cmd
+}
+
+// startCPUProfile starts a CPU profile into path; the returned function
+// stops it and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // benchOutput is everything one `ruvllm bench` run measured; the JSON form

@@ -95,6 +95,8 @@ type FlashState struct {
 	// Scale multiplies every dot product; Softcap, when positive, is
 	// llama.cpp's logit soft-capping (Scale then already divided by it).
 	Scale, Softcap float32
+
+	scratch [3 * flashChunk]float32 // scores and exponentials of a chunk of keys
 }
 
 // FlashKeys runs the per-key step of llama.cpp's CPU flash attention for
@@ -111,6 +113,10 @@ func FlashKeys(st *FlashState, q, k, v []uint16, stride, n int) {
 	fast := hasFlashAVX512 && halfDotLanes == 16 && hd > 0 && hd%64 == 0
 	if n > 0 {
 		_, _ = k[(n-1)*stride+hd-1], v[(n-1)*stride+hd-1]
+	}
+	if fast {
+		flashKeysChunked(st, q, k, v, stride, n)
+		return
 	}
 	for i := range n {
 		kr, vr := k[i*stride:i*stride+hd], v[i*stride:i*stride+hd]
@@ -143,4 +149,40 @@ func FlashKeys(st *FlashState, q, k, v []uint16, stride, n int) {
 		}
 		st.Sum = float32(st.Sum*ms) + vs
 	}
+}
+
+// flashChunk is how many keys flashKeysChunked takes per pass.
+const flashChunk = 64
+
+// flashKeysChunked is FlashKeys with AVX-512, in three passes over up to
+// flashChunk keys: the scores (independent of each other), then the
+// running maximum, the two exponentials and the sum in key order, then
+// every value into the accumulator with flashMad64, which keeps it in
+// registers across the keys. The arithmetic is FlashKeys' step for step.
+func flashKeysChunked(st *FlashState, q, k, v []uint16, stride, n int) {
+	hd := len(q)
+	sc, ms, vs := st.scratch[:flashChunk], st.scratch[flashChunk:2*flashChunk], st.scratch[2*flashChunk:]
+	mx, sum := st.Max, st.Sum
+	for c := 0; c < n; c += flashChunk {
+		cnt := min(flashChunk, n-c)
+		dotHalf64Keys(hd, &k[c*stride], stride, &q[0], cnt, st.Scale, &sc[0])
+		if st.Softcap > 0 {
+			for i, s := range sc[:cnt] {
+				sc[i] = st.Softcap * float32(math.Tanh(float64(s)))
+			}
+		}
+		for i, s := range sc[:cnt] {
+			m, w := float32(1), float32(1)
+			if s > mx {
+				m = Expf(mx - s)
+				mx = s
+			} else {
+				w = Expf(s - mx)
+			}
+			ms[i], vs[i] = m, w
+			sum = float32(sum*m) + w
+		}
+		flashMad64(hd, &st.Acc[0], &v[c*stride], stride, &ms[0], &vs[0], cnt)
+	}
+	st.Max, st.Sum = mx, sum
 }

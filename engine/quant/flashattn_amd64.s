@@ -193,3 +193,144 @@ df16loop:
 	VZEROUPPER
 	MOVSS         X0, ret+24(FP)
 	RET
+
+// func flashMad64(hd int, acc, v *uint16, vstride int, ms, vs *float32, n int)
+// For each 64 of the hd accumulator elements (hd a multiple of 64), held
+// in four ZMM registers as float32 across the n keys: when ms[i] ≠ 1,
+// acc = f16(acc·ms[i]) (ggml_vec_scale_f16), then acc = f16(v_i·vs[i] +
+// acc) (ggml_vec_mad_f16), v_i at v + i·vstride elements. Each step
+// rounds as scaleHalf16 and madHalf16 do through memory.
+TEXT ·flashMad64(SB), NOSPLIT, $0-56
+	MOVQ hd+0(FP), R8
+	SHRQ $6, R8
+	MOVQ acc+8(FP), DI
+	MOVQ v+16(FP), SI
+	MOVQ vstride+24(FP), DX
+	SHLQ $1, DX
+	MOVQ ms+32(FP), R9
+	MOVQ vs+40(FP), R10
+	MOVQ n+48(FP), CX
+	MOVL $0x3f800000, AX
+	VMOVD AX, X31
+
+fm64slice:
+	VCVTPH2PS 0(DI), Z0
+	VCVTPH2PS 32(DI), Z1
+	VCVTPH2PS 64(DI), Z2
+	VCVTPH2PS 96(DI), Z3
+	MOVQ SI, R11
+	XORQ AX, AX
+
+fm64key:
+	VMOVSS   (R9)(AX*4), X4
+	VUCOMISS X31, X4
+	JNE      fm64scale
+	JPS      fm64scale
+	JMP      fm64mad
+
+fm64scale:
+	VBROADCASTSS X4, Z5
+	VMULPS       Z5, Z0, Z0
+	VMULPS       Z5, Z1, Z1
+	VMULPS       Z5, Z2, Z2
+	VMULPS       Z5, Z3, Z3
+	VCVTPS2PH    $0, Z0, Y0
+	VCVTPS2PH    $0, Z1, Y1
+	VCVTPS2PH    $0, Z2, Y2
+	VCVTPS2PH    $0, Z3, Y3
+	VCVTPH2PS    Y0, Z0
+	VCVTPH2PS    Y1, Z1
+	VCVTPH2PS    Y2, Z2
+	VCVTPH2PS    Y3, Z3
+
+fm64mad:
+	VBROADCASTSS (R10)(AX*4), Z5
+	VCVTPH2PS    0(R11), Z6
+	VCVTPH2PS    32(R11), Z7
+	VCVTPH2PS    64(R11), Z8
+	VCVTPH2PS    96(R11), Z9
+	VFMADD231PS  Z5, Z6, Z0
+	VFMADD231PS  Z5, Z7, Z1
+	VFMADD231PS  Z5, Z8, Z2
+	VFMADD231PS  Z5, Z9, Z3
+	VCVTPS2PH    $0, Z0, Y0
+	VCVTPS2PH    $0, Z1, Y1
+	VCVTPS2PH    $0, Z2, Y2
+	VCVTPS2PH    $0, Z3, Y3
+	VCVTPH2PS    Y0, Z0
+	VCVTPH2PS    Y1, Z1
+	VCVTPH2PS    Y2, Z2
+	VCVTPH2PS    Y3, Z3
+	ADDQ         DX, R11
+	INCQ         AX
+	CMPQ         AX, CX
+	JLT          fm64key
+
+	VCVTPS2PH $0, Z0, 0(DI)
+	VCVTPS2PH $0, Z1, 32(DI)
+	VCVTPS2PH $0, Z2, 64(DI)
+	VCVTPS2PH $0, Z3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	DECQ R8
+	JNZ  fm64slice
+	VZEROUPPER
+	RET
+
+// func dotHalf64Keys(hd int, k *uint16, kstride int, q *uint16, n int, scale float32, out *float32)
+// out[i] = dotHalf64(hd, k + i·kstride, q)·scale for i < n, with
+// dotHalf64's instructions in its order.
+TEXT ·dotHalf64Keys(SB), NOSPLIT, $0-56
+	MOVQ         k+8(FP), R8
+	MOVQ         kstride+16(FP), DX
+	SHLQ         $1, DX
+	MOVQ         n+32(FP), R9
+	VMOVSS       scale+40(FP), X12
+	MOVQ         out+48(FP), R10
+
+dhkkey:
+	MOVQ   hd+0(FP), CX
+	MOVQ   R8, SI
+	MOVQ   q+24(FP), DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+
+dhkloop:
+	VCVTPH2PS   (SI), Z4
+	VCVTPH2PS   (DI), Z5
+	VFMADD231PS Z5, Z4, Z0
+	VCVTPH2PS   32(SI), Z6
+	VCVTPH2PS   32(DI), Z7
+	VFMADD231PS Z7, Z6, Z1
+	VCVTPH2PS   64(SI), Z8
+	VCVTPH2PS   64(DI), Z9
+	VFMADD231PS Z9, Z8, Z2
+	VCVTPH2PS   96(SI), Z10
+	VCVTPH2PS   96(DI), Z11
+	VFMADD231PS Z11, Z10, Z3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $64, CX
+	JNZ         dhkloop
+
+	VADDPS        Z2, Z0, Z0
+	VADDPS        Z3, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPS        X1, X0, X0
+	VPERMILPS     $0x4e, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMULSS        X12, X0, X0
+	VMOVSS        X0, (R10)
+	ADDQ          $4, R10
+	ADDQ          DX, R8
+	DECQ          R9
+	JNZ           dhkkey
+	VZEROUPPER
+	RET

@@ -68,3 +68,9 @@ func swiglu16(n int, dst, gate, up *float32)
 
 //go:noescape
 func dotF16F32x16(n int, w *uint16, a *float32) float32
+
+//go:noescape
+func flashMad64(hd int, acc, v *uint16, vstride int, ms, vs *float32, n int)
+
+//go:noescape
+func dotHalf64Keys(hd int, k *uint16, kstride int, q *uint16, n int, scale float32, out *float32)

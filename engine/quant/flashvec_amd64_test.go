@@ -89,30 +89,42 @@ func TestFlashKeysVectorMatchesGo(t *testing.T) {
 		t.Skip("no AVX-512 on this CPU")
 	}
 	r := rand.New(rand.NewPCG(47, 53))
-	const hd, stride, n = 64, 128, 40
-	k, v, q := make([]uint16, n*stride), make([]uint16, n*stride), make([]uint16, hd)
-	for i := range k {
-		k[i], v[i] = FP32ToFP16(r.Float32()*4-2), FP32ToFP16(r.Float32()*4-2)
-	}
-	for i := range q {
-		q[i] = FP32ToFP16(r.Float32()*4 - 2)
-	}
-	for _, softcap := range []float32{0, 5} {
-		run := func() FlashState {
-			st := FlashState{Max: float32(math.Inf(-1)), Acc: make([]uint16, hd), Scale: 0.125, Softcap: softcap}
-			FlashKeys(&st, q, k, v, stride, 17)
-			FlashKeys(&st, q, k[17*stride:], v[17*stride:], stride, n-17)
-			return st
+	for _, tc := range []struct{ hd, stride, n, split int }{
+		{64, 128, 40, 17},
+		{128, 256, 150, 70}, // chunks of 64 keys, split mid-chunk
+		{64, 64, 200, 1},
+	} {
+		hd, stride, n := tc.hd, tc.stride, tc.n
+		k, v, q := make([]uint16, n*stride), make([]uint16, n*stride), make([]uint16, hd)
+		for i := range k {
+			k[i], v[i] = FP32ToFP16(r.Float32()*4-2), FP32ToFP16(r.Float32()*4-2)
 		}
-		a := run()
-		hasFlashAVX512 = false
-		b := run()
-		hasFlashAVX512 = true
-		if a.Max != b.Max || math.Float32bits(a.Sum) != math.Float32bits(b.Sum) || !slices.Equal(a.Acc, b.Acc) {
-			t.Errorf("softcap %g: vector max %v sum %v, Go max %v sum %v (accumulators equal: %v)", softcap, a.Max, a.Sum, b.Max, b.Sum, slices.Equal(a.Acc, b.Acc))
+		for i := range q {
+			q[i] = FP32ToFP16(r.Float32()*4 - 2)
 		}
-		if a.Sum < 1 {
-			t.Errorf("softcap %g: sum %v below the maximum key's 1", softcap, a.Sum)
+		// Rising keys make new maxima (the scaling step) all along.
+		for i := 0; i < n; i += 7 {
+			for e := range hd {
+				k[i*stride+e] = FP32ToFP16(halfTable[q[e]] * float32(i) / float32(n))
+			}
+		}
+		for _, softcap := range []float32{0, 5} {
+			run := func() FlashState {
+				st := FlashState{Max: float32(math.Inf(-1)), Acc: make([]uint16, hd), Scale: 0.125, Softcap: softcap}
+				FlashKeys(&st, q, k, v, stride, tc.split)
+				FlashKeys(&st, q, k[tc.split*stride:], v[tc.split*stride:], stride, n-tc.split)
+				return st
+			}
+			a := run()
+			hasFlashAVX512 = false
+			b := run()
+			hasFlashAVX512 = true
+			if a.Max != b.Max || math.Float32bits(a.Sum) != math.Float32bits(b.Sum) || !slices.Equal(a.Acc, b.Acc) {
+				t.Errorf("hd %d n %d softcap %g: vector max %v sum %v, Go max %v sum %v (accumulators equal: %v)", hd, n, softcap, a.Max, a.Sum, b.Max, b.Sum, slices.Equal(a.Acc, b.Acc))
+			}
+			if a.Sum < 1 {
+				t.Errorf("hd %d softcap %g: sum %v below the maximum key's 1", hd, softcap, a.Sum)
+			}
 		}
 	}
 }

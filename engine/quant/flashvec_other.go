@@ -15,5 +15,11 @@ const hasFlashAVX512 = false
 func dotHalf64(n int, x, y *uint16) float32    { panic("quant: no vector dotHalf64") }
 func madHalf16(n int, y, x *uint16, v float32) { panic("quant: no vector madHalf16") }
 func scaleHalf16(n int, y *uint16, v float32)  { panic("quant: no vector scaleHalf16") }
+func dotHalf64Keys(hd int, k *uint16, kstride int, q *uint16, n int, scale float32, out *float32) {
+	panic("quant: no vector dotHalf64Keys")
+}
+func flashMad64(hd int, acc, v *uint16, vstride int, ms, vs *float32, n int) {
+	panic("quant: no vector flashMad64")
+}
 
 func dotF16F32x16(n int, w *uint16, a *float32) float32 { panic("quant: no vector dotF16F32x16") }
