@@ -94,6 +94,7 @@ func newBenchCmd() *cobra.Command {
 	f.IntVarP(&o.PromptTokens, "p", "p", 512, "prompt tokens (pp test; 0 skips)")
 	f.IntVarP(&o.GenTokens, "n", "n", 128, "generated tokens (tg test; 0 skips)")
 	f.IntVarP(&o.Reps, "reps", "r", 5, "repetitions")
+	f.IntVar(&o.Parallel, "parallel", 0, "also generate N sequences at once and report their aggregate tokens per second (tgNxP)")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.IntVarP(&batch, "batch-size", "b", 256, "prompt tokens per forward pass (like llama-bench's -ub)")
 	f.BoolVar(&membwOn, "membw", false, "also measure memory copy bandwidth and the decode bound it sets")
@@ -135,8 +136,9 @@ type benchOutput struct {
 // the bench.
 func runBench(ctx context.Context, path string, lo llm.Options, o llm.BenchOptions) (*llm.BenchReport, error) {
 	lo.ContextLength = max(o.PromptTokens, o.GenTokens) + 16
-	lo.BatchSize = min(max(lo.BatchSize, 1), max(o.PromptTokens, 1))
-	lo.Sequences, lo.NoPrefixCache = 1, true
+	// A batch holds the prompt, or one token of every parallel sequence.
+	lo.BatchSize = min(max(lo.BatchSize, 1), max(o.PromptTokens, o.Parallel, 1))
+	lo.Sequences, lo.NoPrefixCache = max(1, o.Parallel), true
 	m, err := llm.Load(ctx, path, lo)
 	if err != nil {
 		return nil, err
@@ -230,6 +232,7 @@ func newBenchServeCmd() *cobra.Command {
 	cmd.Flags().IntVar(&o.Requests, "requests", 8, "requests per workload")
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", 8, "streams in the concurrent workload")
 	cmd.Flags().IntVar(&o.MaxTokens, "max-tokens", 32, "tokens generated per request")
+	cmd.Flags().StringSliceVar(&o.Workloads, "workloads", nil, "workloads to run, comma-separated: "+strings.Join(servebench.WorkloadNames, ", ")+" (default all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/pflag"
 
@@ -25,6 +26,7 @@ func main() {
 	o.RegisterFlags(fs)
 	serve.RegisterFlags(&o, fs)
 	level := fs.String("log-level", "info", "debug, info, warn or error")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the daemon's whole run to `FILE` (go tool pprof)")
 	fs.Parse(os.Args[1:])
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
@@ -34,8 +36,24 @@ func main() {
 	o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
 	ctx, stop := daemon.SignalContext(context.Background())
 	defer stop()
-	if err := serve.Run(ctx, o); err != nil {
+	if err := run(ctx, o, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// run serves until ctx ends, profiling the CPU into profile when it is set.
+func run(ctx context.Context, o serve.Options, profile string) error {
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return fmt.Errorf("ruvllmd: cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("ruvllmd: cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	return serve.Run(ctx, o)
 }

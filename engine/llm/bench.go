@@ -9,6 +9,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // BenchOptions selects what Bench measures, in the manner of llama-bench:
@@ -18,6 +22,12 @@ type BenchOptions struct {
 	PromptTokens int
 	GenTokens    int
 	Reps         int
+	// Parallel, when above 1, adds a test of that many generations of
+	// GenTokens running at once ("tg128x8"): their aggregate tokens per
+	// second, from the first request to the last token, as continuous
+	// batching serves concurrent clients. The model needs a KV pool of
+	// Parallel sequences.
+	Parallel int
 }
 
 // BenchFigure is the throughput of one test over its repetitions.
@@ -151,7 +161,45 @@ func (m *Model) Bench(ctx context.Context, o BenchOptions) ([]BenchFigure, error
 	if err != nil {
 		return nil, err
 	}
+	if o.Parallel > 1 && o.GenTokens > 0 {
+		fig, err := m.benchParallel(ctx, o, randomTokens)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fig)
+	}
 	return out, nil
+}
+
+// benchParallel measures o.Parallel concurrent generations of o.GenTokens
+// tokens each: total generated tokens over the wall time from submitting
+// the first to receiving the last token.
+func (m *Model) benchParallel(ctx context.Context, o BenchOptions, randomTokens func(int) []int32) (BenchFigure, error) {
+	fig := BenchFigure{Test: fmt.Sprintf("tg%dx%d", o.GenTokens, o.Parallel), Tokens: o.GenTokens * o.Parallel}
+	for rep := -1; rep < o.Reps; rep++ { // rep -1 warms up
+		reqs := make([]Request, o.Parallel)
+		for i := range reqs {
+			reqs[i] = Request{Tokens: randomTokens(1), MaxTokens: o.GenTokens, IgnoreEOS: true}
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		var generated atomic.Int64
+		start := time.Now()
+		for _, req := range reqs {
+			g.Go(func() error {
+				res, err := m.Generate(gctx, req, func(Token) error { return nil })
+				generated.Add(int64(res.CompletionTokens))
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return fig, fmt.Errorf("%s: %w", fig.Test, err)
+		}
+		if rep >= 0 {
+			fig.Samples = append(fig.Samples, float64(generated.Load())/time.Since(start).Seconds())
+		}
+	}
+	fig.Mean, fig.Stddev = meanStddev(fig.Samples)
+	return fig, nil
 }
 
 func meanStddev(x []float64) (mean, sd float64) {

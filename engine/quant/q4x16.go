@@ -84,7 +84,8 @@ func Q8_0Aux(aux []uint32, a []byte) {
 // aux[r·auxstride:]), dst[r·dstride+i] = the dot product of row i and
 // activation row r in the layout's order. For Q4_0x16 that is
 // DotQ4_0Interleaved, bit for bit: the summation order of llama.cpp's
-// repacked kernels; for Q4_Kx16, Q4Kx16Reference.
+// repacked kernels; for Q8_0x16, the vector order of dotQ8_0Q8_0; for
+// Q4_Kx16, Q4Kx16Reference.
 type PackedKernel func(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int)
 
 // Q4x16Reference is the pure-Go form of the Q4_0x16 kernel, the oracle of
@@ -126,7 +127,7 @@ func checkQ4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride
 }
 
 // Packed describes a repacked weight layout of 16-row groups (Q4_0x16,
-// Q4_Kx16) and this CPU's kernel for it.
+// Q8_0x16, Q4_Kx16) and this CPU's kernel for it.
 type Packed struct {
 	Act        Type // activation format: Q8_0 or Q8_K
 	BlockSize  int  // values per block
@@ -152,6 +153,9 @@ func PackedFor(t Type) *Packed {
 	case t == Q4_0 && q4x16Kernel != nil:
 		return &Packed{Act: Q8_0, BlockSize: QK, BlockBytes: Q4x16BlockBytes, AuxWords: Q8_0AuxWords,
 			Aux: Q8_0Aux, Repack: RepackQ4x16, Kernel: q4x16Kernel}
+	case t == Q8_0 && q8x16Kernel != nil:
+		return &Packed{Act: Q8_0, BlockSize: QK, BlockBytes: Q8x16BlockBytes, AuxWords: Q8_0x16AuxWords,
+			Aux: Q8_0x16Aux, Repack: RepackQ8x16, Kernel: q8x16Kernel}
 	case t == Q4_K && q4kx16Kernel != nil:
 		return &Packed{Act: Q8_K, BlockSize: QKK, BlockBytes: Q4Kx16BlockBytes, AuxWords: Q8_KAuxWords,
 			Aux: Q8_KAux, Repack: RepackQ4Kx16, Kernel: q4kx16Kernel}

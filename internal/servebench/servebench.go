@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,25 @@ type Options struct {
 	Requests    int // requests per workload (default 8)
 	Concurrency int // streams of the concurrent workload (default 8)
 	MaxTokens   int // generated tokens per request (default 32)
+	// Workloads names the workloads to run, from [WorkloadNames]; empty
+	// runs them all.
+	Workloads []string
+}
+
+// WorkloadNames are the workloads Run knows, in the order it runs them.
+var WorkloadNames = []string{"chat", "rag", "streams"}
+
+// wants reports whether the run includes the named workload.
+func (o Options) wants(name string) bool {
+	if len(o.Workloads) == 0 {
+		return true
+	}
+	for _, w := range o.Workloads {
+		if w == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Figures are one workload's measurements.
@@ -135,13 +155,36 @@ func summarize(name string, cache bool, ss []sample, wall time.Duration) Figures
 // connections standing for two different apps).
 func Run(ctx context.Context, a, b *ipc.Client, o Options) ([]Figures, error) {
 	o = o.defaults()
-	var out []Figures
-	sys := systemPrompt()
+	for _, w := range o.Workloads {
+		if !slices.Contains(WorkloadNames, w) {
+			return nil, fmt.Errorf("servebench: unknown workload %q (want one of %s)", w, strings.Join(WorkloadNames, ", "))
+		}
+	}
 	// Warm the model up so loading is not measured.
 	if _, err := one(ctx, a, o, []ipc.Message{{Role: "user", Content: "warm up"}}); err != nil {
 		return nil, err
 	}
-	// chat: two apps share the same long system prompt.
+	var out []Figures
+	for _, w := range []struct {
+		name string
+		run  func(context.Context, *ipc.Client, *ipc.Client, Options) ([]Figures, error)
+	}{{"chat", runChat}, {"rag", runRAG}, {"streams", runStreams}} {
+		if !o.wants(w.name) {
+			continue
+		}
+		figs, err := w.run(ctx, a, b, o)
+		if err != nil {
+			return nil, fmt.Errorf("servebench: %s: %w", w.name, err)
+		}
+		out = append(out, figs...)
+	}
+	return out, nil
+}
+
+// runChat: two apps share the same long system prompt.
+func runChat(ctx context.Context, a, b *ipc.Client, o Options) ([]Figures, error) {
+	var out []Figures
+	sys := systemPrompt()
 	for _, cache := range []bool{false, true} {
 		if err := clearCache(ctx, a); err != nil {
 			return nil, err
@@ -168,7 +211,12 @@ func Run(ctx context.Context, a, b *ipc.Client, o Options) ([]Figures, error) {
 		}
 		out = append(out, summarize("chat-2-clients", cache, ss, time.Since(start)))
 	}
-	// rag: a few long documents, varying questions.
+	return out, nil
+}
+
+// runRAG: a few long documents, varying questions.
+func runRAG(ctx context.Context, a, _ *ipc.Client, o Options) ([]Figures, error) {
+	var out []Figures
 	for _, cache := range []bool{false, true} {
 		if err := clearCache(ctx, a); err != nil {
 			return nil, err
@@ -191,7 +239,12 @@ func Run(ctx context.Context, a, b *ipc.Client, o Options) ([]Figures, error) {
 		}
 		out = append(out, summarize("rag-3-docs", cache, ss, time.Since(start)))
 	}
-	// concurrent streams vs a single stream.
+	return out, nil
+}
+
+// runStreams: concurrent streams against a single stream.
+func runStreams(ctx context.Context, a, _ *ipc.Client, o Options) ([]Figures, error) {
+	var out []Figures
 	for _, n := range []int{1, o.Concurrency} {
 		var mu sync.Mutex
 		var ss []sample

@@ -169,7 +169,10 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (compute.T
 // multiple of 8 rows takes the interleaved-order tile kernel, where this
 // CPU has it (llama.cpp repacks such weights on every AVX2 machine), and
 // with AMX on, Q8_0 and F16 weights of a multiple of 32 rows take the
-// order of llama.cpp's AMX kernels.
+// order of llama.cpp's AMX kernels. Where the CPU has a kernel for a
+// repacked layout (quant.PackedFor: Q4_0, Q8_0, Q4_K with AVX-512 VNNI),
+// weights of a multiple of 16 rows are copied into it, keeping their
+// order.
 func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (compute.Tensor, error) {
 	w, err := b.Weight(typ, rows, cols, data)
 	if err != nil {
@@ -188,7 +191,9 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 		}
 	}
 	t := ct(w)
-	if p := quant.PackedFor(typ); p != nil && rows%quant.Q4x16Rows == 0 && cols > 0 {
+	// A weight already in the AMX order keeps it: the repacked Q8_0
+	// layout sums in the vector order.
+	if p := quant.PackedFor(typ); p != nil && !t.interleaved && rows%quant.Q4x16Rows == 0 && cols > 0 {
 		if err := t.repack(p); err != nil {
 			return nil, err
 		}

@@ -166,3 +166,69 @@ func TestMatMulWeightQ4_KRepacked(t *testing.T) {
 		b.Close()
 	}
 }
+
+// TestMatMulWeightQ8_0Repacked checks that a Q8_0 weight of a multiple of
+// 16 rows is repacked where the CPU has the Q8_0x16 kernel, and that its
+// MatMul still gives the vector order of ggml_vec_dot_q8_0_q8_0 bit for
+// bit, for any number of activation rows and threads. With AMX on,
+// weights of a multiple of 32 rows keep the AMX order instead and are
+// not repacked.
+func TestMatMulWeightQ8_0Repacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 31))
+	for _, tc := range []struct {
+		in, out int
+		amx     AMXMode
+		packed  bool // repacked where the kernel exists
+	}{
+		{384, 128, AMXOff, true},
+		{1024, 48, AMXOff, true},
+		{96, 40, AMXOff, false}, // not a multiple of 16
+		{384, 48, AMXOn, true},  // not a multiple of 32: the vector order
+		{384, 64, AMXOn, false}, // the AMX order
+	} {
+		w := randRows(r, tc.out, tc.in)
+		rb, _ := quant.Q8_0.RowBytes(tc.in)
+		raw := make([]byte, tc.out*rb)
+		for o := range tc.out {
+			if err := quant.Quantize(quant.Q8_0, raw[o*rb:(o+1)*rb], w[o*tc.in:(o+1)*tc.in]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, n := range []int{1, 2, 3, 4, 5, 8, 11} {
+			x := randRows(r, n, tc.in)
+			for _, threads := range []int{1, 3} {
+				t.Run(fmt.Sprintf("%dx%d/amx%d/n%d/t%d", tc.out, tc.in, tc.amx, n, threads), func(t *testing.T) {
+					b := New(Options{Threads: threads, AMX: tc.amx})
+					defer b.Close()
+					wt, err := b.MatMulWeight(quant.Q8_0, tc.out, tc.in, raw)
+					if err != nil {
+						t.Fatal(err)
+					}
+					repacked := wt.(compute.Repacked).Repacked()
+					if want := tc.packed && quant.PackedFor(quant.Q8_0) != nil; repacked != want {
+						t.Fatalf("Repacked() = %v, want %v", repacked, want)
+					}
+					xt, dst := b.New(n, tc.in), b.New(n, tc.out)
+					b.Upload(xt, x)
+					b.MatMul(dst, xt, wt)
+					got := F32(dst)
+					dot := func(n int, w, a []byte) float32 { return quant.VecDot(quant.Q8_0, n, w, a) }
+					if tc.amx == AMXOn && tc.out%32 == 0 {
+						dot = quant.DotQ8_0Interleaved
+					}
+					a := make([]byte, rb)
+					quantize, _ := quant.QuantizeRowFor(quant.Q8_0)
+					for i := range n {
+						quantize(a, x[i*tc.in:(i+1)*tc.in])
+						for o := range tc.out {
+							want := dot(tc.in, raw[o*rb:], a)
+							if g := got[i*tc.out+o]; math.Float32bits(g) != math.Float32bits(want) {
+								t.Fatalf("row %d col %d: %v, want %v", i, o, g, want)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
