@@ -3,6 +3,8 @@ package cpu
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // job is one parallel-for loop body. do handles items [lo, hi) on worker
@@ -13,53 +15,135 @@ type job interface {
 	do(w, lo, hi int)
 }
 
+// spinFor is how long an idle helper keeps polling for the next loop
+// before it parks. A forward pass dispatches a loop every few
+// microseconds, and waking a parked goroutine costs tens of microseconds
+// on a busy or virtualized machine: on small models that wake-up, paid
+// once per operation, made two threads slower than one. Spinning helpers
+// yield their processor (runtime.Gosched) as they poll, so other
+// goroutines (the daemon's request handlers) still run.
+const spinFor = 200 * time.Microsecond
+
+// Helper mailbox states.
+const (
+	slotIdle    = iota // nothing posted, or the helper finished
+	slotPosted         // run posted a loop for the helper
+	slotRunning        // the helper took the loop
+)
+
 // workers is a fixed set of goroutines that run parallel-for loops, so hot
-// paths never spawn goroutines per operation. Loops are run one at a time
-// (the Backend is single-threaded from the caller's side), which lets the
-// pool reuse one WaitGroup.
+// paths never spawn goroutines per operation. The caller is worker 0; the
+// helpers 1..n-1 spin briefly between loops and then park. Loops are run
+// one at a time (the Backend is single-threaded from the caller's side).
+// A loop is split into chunks that every worker claims from one counter,
+// so a helper that is slow to start (parked, or its core taken by another
+// process) costs nothing: the others take its chunks.
 type workers struct {
 	n     int
-	tasks chan task
-	stop  chan struct{}
-	once  sync.Once
-	wg    sync.WaitGroup
+	slots []workerSlot // helpers' mailboxes; slot 0 is unused
+	stop  atomic.Bool
+	done  sync.WaitGroup // helpers that have not exited
+
+	// The loop being run. run writes these only while every helper is
+	// idle, and a helper reads them only after taking a posted loop.
+	j                   job
+	size, chunks, total int
+	next                atomic.Int64 // the next chunk to claim
 }
 
-type task struct {
-	j      job
-	lo, hi int
+// workerSlot is one helper's mailbox, on its own cache lines.
+type workerSlot struct {
+	state  atomic.Uint32
+	parked atomic.Bool
+	wake   chan struct{} // capacity 1: a wake-up is never lost
+	_      [64]byte
 }
 
 func newWorkers(n int) *workers {
 	if n <= 0 {
 		n = runtime.NumCPU()
 	}
-	w := &workers{n: n, tasks: make(chan task, 4*n), stop: make(chan struct{})}
-	for i := 1; i < n; i++ { // the caller is worker 0
+	w := &workers{n: n, slots: make([]workerSlot, n)}
+	for i := 1; i < n; i++ {
+		w.slots[i].wake = make(chan struct{}, 1)
+		w.done.Add(1)
 		go w.loop(i)
 	}
 	return w
 }
 
+// loop is helper id: wait for a posted loop, take it, claim chunks.
 func (w *workers) loop(id int) {
-	for {
-		select {
-		case t := <-w.tasks:
-			t.j.do(id, t.lo, t.hi)
-			w.wg.Done()
-		case <-w.stop:
-			return
+	defer w.done.Done()
+	s := &w.slots[id]
+	for w.await(s) {
+		if !s.state.CompareAndSwap(slotPosted, slotRunning) {
+			continue // run finished the loop itself and took it back
 		}
+		w.claim(id)
+		s.state.Store(slotIdle)
 	}
 }
 
-// close stops the worker goroutines.
-func (w *workers) close() { w.once.Do(func() { close(w.stop) }) }
+// await returns true once a loop is posted to s, false when the pool is
+// closed. It polls for spinFor, then parks until run wakes it.
+func (w *workers) await(s *workerSlot) bool {
+	start := time.Now()
+	for i := 1; ; i++ {
+		if s.state.Load() == slotPosted {
+			return true
+		}
+		if w.stop.Load() {
+			return false
+		}
+		if i%64 != 0 {
+			continue
+		}
+		runtime.Gosched()
+		if time.Since(start) < spinFor {
+			continue
+		}
+		// Park. run sets the state before it looks at parked, and this
+		// sets parked before it looks at the state again, so one of the
+		// two always sees the other (and a stale wake-up only costs one
+		// more look).
+		s.parked.Store(true)
+		if s.state.Load() != slotPosted && !w.stop.Load() {
+			<-s.wake
+		}
+		s.parked.Store(false)
+		start = time.Now()
+	}
+}
+
+// claim runs chunks of the current loop on worker id until none are left.
+func (w *workers) claim(id int) {
+	for {
+		c := int(w.next.Add(1) - 1)
+		if c >= w.chunks {
+			return
+		}
+		lo := c * w.size
+		w.j.do(id, lo, min(lo+w.size, w.total))
+	}
+}
+
+// close stops the helper goroutines and waits for them to exit.
+func (w *workers) close() {
+	if w.stop.Swap(true) {
+		return
+	}
+	for i := 1; i < w.n; i++ {
+		select {
+		case w.slots[i].wake <- struct{}{}:
+		default:
+		}
+	}
+	w.done.Wait()
+}
 
 // run calls j.do over [0, n) split into chunks of at least grain items, in
-// parallel, and returns when all chunks are done. There are up to four
-// chunks per worker so that uneven chunks (other load on the machine)
-// even out.
+// parallel, and returns when all chunks are done.
 func (w *workers) run(n, grain int, j job) {
 	if n <= 0 {
 		return
@@ -67,7 +151,13 @@ func (w *workers) run(n, grain int, j job) {
 	if grain < 1 {
 		grain = 1
 	}
-	chunks := w.n * 4
+	// One chunk per worker keeps short loops (decode) to one claim
+	// each; long ones take four so that uneven progress (another process
+	// on a core) evens out.
+	chunks := w.n
+	if n >= manyChunksFrom*w.n*grain {
+		chunks = 4 * w.n
+	}
 	if c := (n + grain - 1) / grain; c < chunks {
 		chunks = c
 	}
@@ -76,24 +166,34 @@ func (w *workers) run(n, grain int, j job) {
 		return
 	}
 	size := (n + chunks - 1) / chunks
-	// The first chunk is the calling goroutine's.
-	for lo := size; lo < n; lo += size {
-		w.wg.Add(1)
-		w.tasks <- task{j: j, lo: lo, hi: min(lo+size, n)}
-	}
-	j.do(0, 0, min(size, n))
-	// Help drain the queue instead of idling while others work.
-	for {
-		select {
-		case t := <-w.tasks:
-			t.j.do(0, t.lo, t.hi)
-			w.wg.Done()
-			continue
-		default:
+	w.j, w.size, w.chunks, w.total = j, size, (n+size-1)/size, n
+	w.next.Store(0)
+	helpers := min(w.n-1, w.chunks-1)
+	for i := 1; i <= helpers; i++ {
+		s := &w.slots[i]
+		s.state.Store(slotPosted)
+		if s.parked.Load() {
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
 		}
-		break
 	}
-	w.wg.Wait()
+	w.claim(0)
+	// Take back the loop from helpers that have not started it; wait for
+	// the others to finish their chunks.
+	for i := 1; i <= helpers; i++ {
+		s := &w.slots[i]
+		if s.state.CompareAndSwap(slotPosted, slotIdle) {
+			continue
+		}
+		for spins := 1; s.state.Load() != slotIdle; spins++ {
+			if spins%64 == 0 {
+				runtime.Gosched()
+			}
+		}
+	}
+	w.j = nil // do not keep the caller's memory alive
 }
 
 // funcJob adapts a closure to job, for cold paths where an allocation per
@@ -101,3 +201,7 @@ func (w *workers) run(n, grain int, j job) {
 type funcJob func(lo, hi int)
 
 func (f funcJob) do(_, lo, hi int) { f(lo, hi) }
+
+// manyChunksFrom is the number of grains per worker from which a loop is
+// split into four chunks per worker instead of one.
+const manyChunksFrom = 16
