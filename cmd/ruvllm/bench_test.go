@@ -48,6 +48,20 @@ func TestBenchCmd(t *testing.T) {
 		t.Errorf("bandwidth measured without --membw: %+v", got)
 	}
 
+	// --parallel adds the aggregate of concurrent generations.
+	out, err = runBenchCmd(t, "-m", path, "-p", "0", "-n", "4", "-r", "2", "-t", "1", "--parallel", "3", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = benchOutput{}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if r := got.BenchReport.Results; len(r) != 2 || r[0].Test != "tg4" || r[1].Test != "tg4x3" || r[1].Tokens != 12 ||
+		len(r[1].Samples) != 2 || r[1].Mean <= 0 {
+		t.Errorf("--parallel 3 results %+v: want tg4 and tg4x3", r)
+	}
+
 	out, err = runBenchCmd(t, "-m", path, "-p", "8", "-n", "4", "-r", "1", "-t", "1")
 	if err != nil {
 		t.Fatal(err)
