@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,6 +70,29 @@ func TestRealModelEndToEnd(t *testing.T) {
 	}
 	if streamed.String() != first.Choices[0].Message.Content {
 		t.Fatalf("streamed %q, want %q", streamed.String(), first.Choices[0].Message.Content)
+	}
+
+	// The next turn of a conversation finds its whole history in the cache,
+	// the previous reply included: the reply's follow-up is warmed. (This
+	// model spells a 40-token reply in pieces its tokenizer would merge,
+	// so without warming the next turn recomputes most of the reply.)
+	turn := func(msgs string, maxTokens int) ipc.ChatCompletionResponse {
+		t.Helper()
+		_, body := ta.post(t, "/v1/chat/completions", `{"model":"`+model+`","temperature":0,"max_tokens":`+strconv.Itoa(maxTokens)+`,"messages":[{"role":"system","content":"`+system+`"},`+msgs+`]}`)
+		var r ipc.ChatCompletionResponse
+		if err := json.Unmarshal(body, &r); err != nil || len(r.Choices) == 0 {
+			t.Fatalf("%v: %s", err, body)
+		}
+		return r
+	}
+	ask := `{"role":"user","content":"How do I open a file?"}`
+	long := turn(ask, 40)
+	ta.api.warming.Wait()
+	reply, _ := json.Marshal(long.Choices[0].Message.Content)
+	next := turn(ask+`,{"role":"assistant","content":`+string(reply)+`},{"role":"user","content":"Another one?"}`, 4)
+	// Only the new message and the part of a block before it are computed.
+	if u := next.Usage; u.PromptTokensDetails == nil || u.PromptTokens-u.PromptTokensDetails.CachedTokens > 16+12 {
+		t.Fatalf("next turn cached %+v of %d prompt tokens after a reply of %d", u.PromptTokensDetails, u.PromptTokens, long.Usage.CompletionTokens)
 	}
 
 	// Embeddings are unit vectors of the model's width.

@@ -123,7 +123,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	var text []byte
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options), id: id,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options), id: id,
 		onStart: func(n string) { name = n },
 		onToken: func(t llm.Token) error {
 			if !stream {

@@ -126,7 +126,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name,
 			Choices: []ipc.ChunkChoice{{Delta: d, Logprobs: lp, FinishReason: finish}}}
 	}
-	spec := runSpec{endpoint: "chat.completions", model: body.Model, req: req, adapters: body.Adapters, id: id,
+	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id,
 		onStart: func(n string) {
 			handleModel(n)
 			model = a.models.Models()[n]
@@ -167,7 +167,7 @@ func (a *API) chatOnce(w http.ResponseWriter, r *http.Request, body ipc.ChatComp
 	var text []byte
 	var lps []ipc.TokenLogprob
 	var model models.Model
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "chat.completions", model: body.Model, req: req, adapters: body.Adapters, id: id,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id,
 		onStart: func(n string) { model = a.models.Models()[n] },
 		onToken: func(t llm.Token) error {
 			text = append(text, t.Text...)

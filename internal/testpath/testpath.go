@@ -38,3 +38,14 @@ func Shared(t testing.TB, name string) string {
 	}
 	return p
 }
+
+// SharedIfPresent returns the path of name under ../shared, or "" when it
+// is absent, for tests that run with or without it.
+func SharedIfPresent(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(Root(t), "..", "shared", name)
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}

@@ -1,0 +1,111 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/internal/testpath"
+)
+
+// TestWarmFollowUp plays two turns of a chat. After the first reply,
+// WarmFollowUp computes the next turn's history; the second turn must then
+// find all of it in the cache, the reply included, and still answer
+// exactly what a model without a cache answers. Without warming, the
+// shared llama model (llama2 template, replies that start with a newline)
+// recomputes its previous reply, which the test checks too, so that the
+// warming is shown to matter.
+func TestWarmFollowUp(t *testing.T) {
+	paths := map[string]string{"synthetic-qwen2": synthetic(t, "qwen2", quant.Q8_0)}
+	if dir := testpath.SharedIfPresent(t, "models"); dir != "" {
+		for _, f := range []string{"ruvllm-test-llama-19m-q8_0.gguf", "ruvllm-test-qwen2-13m-q8_0.gguf"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				paths[f] = filepath.Join(dir, f)
+			}
+		}
+	} else {
+		t.Log("../shared/models absent: only the synthetic model is played")
+	}
+	ctx := context.Background()
+	for name, path := range paths {
+		t.Run(name, func(t *testing.T) {
+			load := func(o Options) *Model {
+				o.Threads = 2
+				m, err := Load(ctx, path, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { m.Close() })
+				return m
+			}
+			warm, cold, alone := load(Options{}), load(Options{}), load(Options{NoPrefixCache: true})
+			first := Request{Messages: []chat.Message{
+				{Role: "system", Content: "You are a helpful assistant who answers questions about files."},
+				{Role: "user", Content: "How do I open a file?"},
+			}, MaxTokens: 40}
+			_, reply, _ := generate(t, warm, first)
+			if _, r, _ := generate(t, cold, first); r != reply {
+				t.Fatalf("two models answered differently: %q and %q", reply, r)
+			}
+			follow := warm.FollowUpTokens(first, reply)
+			if len(follow) == 0 {
+				t.Fatal("no follow-up tokens")
+			}
+			n, err := warm.WarmFollowUp(ctx, first, reply)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := len(follow) / blockSize * blockSize; n != want {
+				t.Errorf("warmed %d tokens, want %d of %d", n, want, len(follow))
+			}
+			second := first
+			second.Messages = append(append([]chat.Message(nil), first.Messages...),
+				chat.Message{Role: "assistant", Content: reply},
+				chat.Message{Role: "user", Content: "And how do I close it?"})
+			prompt, err := warm.PromptTokens(second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(prompt[:len(follow)]) != fmt.Sprint(follow) {
+				t.Fatalf("follow-up tokens are not a prefix of the next prompt:\n%v\n%v", follow, prompt)
+			}
+			wantIDs, _, _ := generate(t, alone, second)
+			gotIDs, _, res := generate(t, warm, second)
+			if fmt.Sprint(gotIDs) != fmt.Sprint(wantIDs) {
+				t.Fatalf("second turn after warming: %v, without a cache: %v", gotIDs, wantIDs)
+			}
+			if res.CachedTokens < n {
+				t.Errorf("second turn reused %d of %d prompt tokens; %d were warmed", res.CachedTokens, res.PromptTokens, n)
+			}
+			_, _, coldRes := generate(t, cold, second)
+			t.Logf("prompt %d tokens, reply %q: cached %d after warming, %d without", res.PromptTokens, reply, res.CachedTokens, coldRes.CachedTokens)
+			if name == "ruvllm-test-llama-19m-q8_0.gguf" && coldRes.CachedTokens >= res.CachedTokens {
+				t.Errorf("without warming the second turn reused %d tokens, with it %d: warming made no difference", coldRes.CachedTokens, res.CachedTokens)
+			}
+			warm.ClearCache()
+			if free := warm.pool.Free(); free != warm.pool.Blocks() {
+				t.Fatalf("leak: %d of %d blocks free when idle", free, warm.pool.Blocks())
+			}
+		})
+	}
+}
+
+// TestFollowUpTokensNeedsAChat checks the cases that have no follow-up:
+// raw prompts and models without a chat template.
+func TestFollowUpTokensNeedsAChat(t *testing.T) {
+	m, err := Load(context.Background(), synthetic(t, "llama", quant.Q8_0), Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := m.FollowUpTokens(Request{Prompt: "hello"}, "world"); got != nil {
+		t.Errorf("raw prompt: %v", got)
+	}
+	if n, err := m.WarmFollowUp(context.Background(), Request{Prompt: "hello"}, "world"); n != 0 || err != nil {
+		t.Errorf("raw prompt warmed %d tokens, err %v", n, err)
+	}
+}
