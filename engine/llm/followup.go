@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/sched"
@@ -58,9 +59,10 @@ func (m *Model) FollowUpTokens(req Request, reply string) []int32 {
 // template renders the reply as ' ' + content, or merges the reply's
 // first newline with the text before it). The computed tokens are the
 // next prompt's own, so this changes only how fast the next turn starts,
-// never what it answers. It runs below req's priority, so requests go
-// first; it does nothing without the prefix cache, and for requests with
-// adapters, whose weights may be unloaded once the request is done.
+// never what it answers. It runs as background work, in steps that no
+// request has tokens for, so it never slows a request down; ClearCache
+// cancels it. It does nothing without the prefix cache, and for requests
+// with adapters, whose weights may be unloaded once the request is done.
 func (m *Model) WarmFollowUp(ctx context.Context, req Request, reply string) (int, error) {
 	if m.cache == nil || len(req.Adapters) > 0 {
 		return 0, nil
@@ -69,10 +71,13 @@ func (m *Model) WarmFollowUp(ctx context.Context, req Request, reply string) (in
 	if len(tokens) < 2 {
 		return 0, nil
 	}
+	ctx, stop := m.warming.join(ctx)
+	defer stop()
 	job := &sched.Job{
-		Prompt:    tokens,
-		Namespace: m.namespace,
-		Priority:  req.Priority - 1,
+		Prompt:     tokens,
+		Namespace:  m.namespace,
+		Priority:   req.Priority - 1,
+		Background: true,
 		// Only the keys and values are wanted: stop at the first logits.
 		Next: func([]float32) (int32, bool) { return 0, true },
 	}
@@ -80,4 +85,36 @@ func (m *Model) WarmFollowUp(ctx context.Context, req Request, reply string) (in
 		return 0, err
 	}
 	return len(tokens) / blockSize * blockSize, nil
+}
+
+// warmGroup cancels the follow-up warming in flight when the cache is
+// cleared: a cleared cache must stay empty, not fill up again with work
+// that was queued before.
+type warmGroup struct {
+	mu     sync.Mutex
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// join returns a context that ends with ctx or at the next cancelAll.
+func (g *warmGroup) join(ctx context.Context) (context.Context, context.CancelFunc) {
+	g.mu.Lock()
+	if g.ctx == nil {
+		g.ctx, g.cancel = context.WithCancel(context.Background())
+	}
+	group := g.ctx
+	g.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(group, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// cancelAll ends the work that joined so far.
+func (g *warmGroup) cancelAll() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cancel != nil {
+		g.cancel()
+		g.ctx, g.cancel = nil, nil
+	}
 }

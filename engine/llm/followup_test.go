@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/quant"
@@ -107,5 +108,27 @@ func TestFollowUpTokensNeedsAChat(t *testing.T) {
 	}
 	if n, err := m.WarmFollowUp(context.Background(), Request{Prompt: "hello"}, "world"); n != 0 || err != nil {
 		t.Errorf("raw prompt warmed %d tokens, err %v", n, err)
+	}
+}
+
+// TestWarmGroupCancelsWhatJoined checks that ClearCache's cancelAll ends
+// the warming that joined before it and not the warming that joins after.
+func TestWarmGroupCancelsWhatJoined(t *testing.T) {
+	var g warmGroup
+	before, stopBefore := g.join(context.Background())
+	defer stopBefore()
+	g.cancelAll()
+	select {
+	case <-before.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("warming that joined before cancelAll still runs")
+	}
+	after, stopAfter := g.join(context.Background())
+	if after.Err() != nil {
+		t.Fatal("warming that joined after cancelAll was cancelled")
+	}
+	stopAfter()
+	if after.Err() == nil {
+		t.Fatal("stop did not end the joined context")
 	}
 }

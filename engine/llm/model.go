@@ -80,6 +80,7 @@ type Model struct {
 	sched     *sched.Scheduler
 	cache     *prefix.Cache
 	namespace string // prefix-cache namespace: the model's identity
+	warming   warmGroup
 
 	mu         sync.Mutex // serialises use of net, backend and kv
 	closed     bool
@@ -376,8 +377,10 @@ func (m *Model) CacheTop(n int) []prefix.Prefix {
 	return m.cache.Top(n)
 }
 
-// ClearCache drops every cached prefix no request is using.
+// ClearCache drops every cached prefix no request is using, and cancels
+// the warming of chats' next turns (WarmFollowUp) in flight.
 func (m *Model) ClearCache() {
+	m.warming.cancelAll()
 	if m.cache != nil {
 		m.cache.Clear()
 	}

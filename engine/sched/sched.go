@@ -56,6 +56,10 @@ type Job struct {
 	Namespace string
 	// Priority: higher runs first and is preempted last.
 	Priority int
+	// Background jobs run only in steps that no other job has tokens
+	// for: work done ahead (warming a chat's next turn) never slows a
+	// request down, and pauses, keeping its blocks, while requests run.
+	Background bool
 	// Adapters are the LoRA adapters (with scales) applied to this
 	// sequence's tokens; the Namespace must distinguish them.
 	Adapters []lora.Applied
@@ -324,9 +328,19 @@ func (s *Scheduler) step() error {
 	batch, rows, owners, spanJobs, adapters, inBatch := &sb.batch, sb.rows, sb.owners, sb.spanJobs, sb.adapters, sb.inBatch
 	withAdapters := false
 	budget := s.o.MaxBatchTokens
+	foreground := false
+	for _, j := range s.running {
+		if !j.Background && s.pending(j) > 0 {
+			foreground = true
+			break
+		}
+	}
 	sb.jobs = append(sb.jobs, s.running...) // reserve may preempt, editing s.running
 	for _, j := range sb.jobs {
 		if j.seq == nil || j.finished { // preempted or failed while making room
+			continue
+		}
+		if j.Background && foreground {
 			continue
 		}
 		n := min(s.pending(j), budget)
@@ -464,11 +478,13 @@ func (s *Scheduler) preempt(j *Job) {
 }
 
 // release gives j's computed blocks to the prefix cache and frees its hold.
+// A cancelled background job gives nothing: it was cancelled because its
+// work is no longer wanted (the cache was cleared).
 func (s *Scheduler) release(j *Job) {
 	if j.seq == nil {
 		return
 	}
-	if s.cache != nil && j.Namespace != "" && j.fed > 0 {
+	if s.cache != nil && j.Namespace != "" && j.fed > 0 && !(j.Background && j.ctx.Err() != nil) {
 		s.cache.Insert(j.Namespace, j.tokens[:j.fed], j.seq.Blocks())
 	}
 	j.seq.Release()

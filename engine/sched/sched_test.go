@@ -285,3 +285,141 @@ func TestPriorityRunsFirst(t *testing.T) {
 		t.Fatalf("order = %v, want [high low]", order)
 	}
 }
+
+// spanRunner records, for each step, whether it held tokens of the
+// background job (whose prompt starts with an id from bgToken up) and of
+// other jobs.
+type spanRunner struct {
+	*hashRunner
+	mu          sync.Mutex
+	mixed, bgOn int
+}
+
+const bgToken = 40
+
+func (r *spanRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
+	bg, fg := false, false
+	for _, sp := range b.Spans {
+		first := b.Tokens[sp.Row] // the sequence's first token
+		if sp.Pos > 0 {
+			first = r.kv.data[sp.Blocks[0]][0]
+		}
+		if first >= bgToken {
+			bg = true
+		} else {
+			fg = true
+		}
+	}
+	r.mu.Lock()
+	if bg && fg {
+		r.mixed++
+	}
+	if bg {
+		r.bgOn++
+	}
+	r.mu.Unlock()
+	return r.hashRunner.Step(b, rows, out)
+}
+
+// TestBackgroundWaitsForRequests submits a background job together with
+// requests and checks that no forward pass holds both, that the
+// background job still finishes (and its blocks reach the cache), and
+// that a cancelled background job leaves nothing in the cache.
+func TestBackgroundWaitsForRequests(t *testing.T) {
+	pool := kv.NewPool(128, 4)
+	store := &tokenKV{bs: 4, data: make([][]int32, 128)}
+	for i := range store.data {
+		store.data[i] = make([]int32, 4)
+	}
+	r := &spanRunner{hashRunner: &hashRunner{kv: store, gate: make(chan struct{})}}
+	s := New(r, pool, prefix.New(pool), Options{MaxBatchTokens: 8})
+	defer s.Close()
+	background := func(first int32) (*Job, []int32) {
+		p := make([]int32, 30)
+		for i := range p {
+			p[i] = bgToken + (first+int32(i))%(vocab-bgToken)
+		}
+		return &Job{Prompt: p, Namespace: "m", Background: true, Priority: -1,
+			Next: func([]float32) (int32, bool) { return 0, true }}, p
+	}
+	bg, bgPrompt := background(0)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := s.Run(context.Background(), bg); err != nil {
+			t.Error(err)
+		}
+	}()
+	outs := make([][]int32, 3)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			prompt := []int32{int32(i + 1), 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+			if err := s.Run(context.Background(), greedyJob(prompt, 12, &outs[i])); err != nil {
+				t.Error(err)
+			}
+			if want := expected(prompt, 12); fmt.Sprint(outs[i]) != fmt.Sprint(want) {
+				t.Errorf("request %d: %v, want %v", i, outs[i], want)
+			}
+		}()
+	}
+	for { // all four submitted, the first step waiting on the gate
+		s.mu.Lock()
+		n := s.counter
+		s.mu.Unlock()
+		if n == 4 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(r.gate)
+	wg.Wait()
+	if r.mixed != 0 || r.bgOn == 0 {
+		t.Errorf("%d steps mixed background and request tokens; the background job ran in %d", r.mixed, r.bgOn)
+	}
+	m := s.Cache().Lookup("m", bgPrompt)
+	s.Cache().Done(m)
+	if m.Tokens != 28 {
+		t.Errorf("background job left %d of its tokens in the cache, want 28 (whole blocks)", m.Tokens)
+	}
+
+	// A cancelled background job gives the cache nothing.
+	s.Cache().Clear()
+	ctx, cancel := context.WithCancel(context.Background())
+	bg, bgPrompt = background(5)
+	started := false
+	bg.Next = func([]float32) (int32, bool) { started = true; return 0, true }
+	hold, held := make(chan struct{}), make(chan struct{})
+	go func() { // keep a request decoding so the background job waits
+		defer close(held)
+		var out []int32
+		j := greedyJob([]int32{1, 2, 3}, 1000, &out)
+		next := j.Next
+		j.Next = func(l []float32) (int32, bool) {
+			select {
+			case <-hold:
+				return 0, true
+			default:
+			}
+			time.Sleep(time.Millisecond) // far from filling the pool
+			return next(l)
+		}
+		s.Run(context.Background(), j)
+	}()
+	time.Sleep(5 * time.Millisecond)
+	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	if err := s.Run(ctx, bg); !errors.Is(err, context.Canceled) || started {
+		t.Errorf("cancelled background job: err %v, reached its logits %v", err, started)
+	}
+	close(hold)
+	<-held
+	m = s.Cache().Lookup("m", bgPrompt)
+	s.Cache().Done(m)
+	if m.Tokens != 0 {
+		t.Errorf("cancelled background job left %d tokens in the cache", m.Tokens)
+	}
+	s.Cache().Clear()
+	waitFree(t, pool)
+}

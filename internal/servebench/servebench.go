@@ -24,13 +24,16 @@ type Options struct {
 	Requests    int // requests per workload (default 8)
 	Concurrency int // streams of the concurrent workload (default 8)
 	MaxTokens   int // generated tokens per request (default 32)
+	// TurnPause is the time between a reply and the next question of the
+	// multi-turn chat (default 300ms; a user reads and types for longer).
+	TurnPause time.Duration
 	// Workloads names the workloads to run, from [WorkloadNames]; empty
 	// runs them all.
 	Workloads []string
 }
 
 // WorkloadNames are the workloads Run knows, in the order it runs them.
-var WorkloadNames = []string{"chat", "rag", "streams"}
+var WorkloadNames = []string{"chat", "rag", "multiturn", "streams"}
 
 // wants reports whether the run includes the named workload.
 func (o Options) wants(name string) bool {
@@ -78,6 +81,7 @@ func document(i int) string {
 }
 
 type sample struct {
+	reply          string
 	ttft           time.Duration
 	prompt, cached int
 	completion     int
@@ -94,6 +98,9 @@ func (o Options) defaults() Options {
 	if o.MaxTokens <= 0 {
 		o.MaxTokens = 32
 	}
+	if o.TurnPause <= 0 {
+		o.TurnPause = 300 * time.Millisecond
+	}
 	return o
 }
 
@@ -109,6 +116,7 @@ func one(ctx context.Context, c *ipc.Client, o Options, msgs []ipc.Message) (sam
 			if choice.Delta.Content != "" && s.ttft == 0 {
 				s.ttft = time.Since(start)
 			}
+			s.reply += choice.Delta.Content
 		}
 		if ch.Usage != nil {
 			s.prompt, s.completion = ch.Usage.PromptTokens, ch.Usage.CompletionTokens
@@ -168,7 +176,7 @@ func Run(ctx context.Context, a, b *ipc.Client, o Options) ([]Figures, error) {
 	for _, w := range []struct {
 		name string
 		run  func(context.Context, *ipc.Client, *ipc.Client, Options) ([]Figures, error)
-	}{{"chat", runChat}, {"rag", runRAG}, {"streams", runStreams}} {
+	}{{"chat", runChat}, {"rag", runRAG}, {"multiturn", runMultiTurn}, {"streams", runStreams}} {
 		if !o.wants(w.name) {
 			continue
 		}
@@ -238,6 +246,48 @@ func runRAG(ctx context.Context, a, _ *ipc.Client, o Options) ([]Figures, error)
 			}
 		}
 		out = append(out, summarize("rag-3-docs", cache, ss, time.Since(start)))
+	}
+	return out, nil
+}
+
+// runMultiTurn: one conversation of o.Requests turns, each sending the
+// whole history back with the model's replies of 2·MaxTokens tokens. TTFT is measured
+// from the second turn on. With the cache on, each turn should compute
+// only its new message: the daemon warms the next turn's history after
+// every reply.
+func runMultiTurn(ctx context.Context, a, _ *ipc.Client, o Options) ([]Figures, error) {
+	var out []Figures
+	o2 := o
+	o2.MaxTokens = 2 * o.MaxTokens
+	for _, cache := range []bool{false, true} {
+		if err := clearCache(ctx, a); err != nil {
+			return nil, err
+		}
+		msgs := []ipc.Message{{Role: "system", Content: "You are a concise assistant for questions about operating systems."}}
+		var ss []sample
+		start := time.Now()
+		for i := 0; i <= o.Requests; i++ {
+			if !cache {
+				if err := clearCache(ctx, a); err != nil {
+					return nil, err
+				}
+			}
+			msgs = append(msgs, ipc.Message{Role: "user", Content: fmt.Sprintf("Question %d: how does the kernel schedule task %d?", i, i)})
+			s, err := one(ctx, a, o2, msgs)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, ipc.Message{Role: "assistant", Content: s.reply})
+			if i > 0 { // the first turn has no history
+				ss = append(ss, s)
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(o.TurnPause):
+			}
+		}
+		out = append(out, summarize("multi-turn", cache, ss, time.Since(start)))
 	}
 	return out, nil
 }

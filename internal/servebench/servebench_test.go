@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ruvllm/ruvllm/internal/testdaemon"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -29,7 +30,7 @@ func TestRunAgainstDaemon(t *testing.T) {
 	}
 	defer b.Close()
 
-	figs, err := Run(ctx, d.Client, b, Options{Requests: 2, Concurrency: 3, MaxTokens: 4})
+	figs, err := Run(ctx, d.Client, b, Options{Requests: 2, Concurrency: 3, MaxTokens: 4, TurnPause: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestRunAgainstDaemon(t *testing.T) {
 		}
 		byName[key] = f
 	}
-	for _, want := range []string{"chat-2-clients", "chat-2-clients/on", "rag-3-docs", "rag-3-docs/on", "streams-1/on", "streams-3/on"} {
+	for _, want := range []string{"chat-2-clients", "chat-2-clients/on", "rag-3-docs", "rag-3-docs/on", "multi-turn", "multi-turn/on", "streams-1/on", "streams-3/on"} {
 		f, ok := byName[want]
 		if !ok {
 			t.Fatalf("no %s figures in %+v", want, figs)
@@ -58,6 +59,9 @@ func TestRunAgainstDaemon(t *testing.T) {
 	}
 	if f := byName["rag-3-docs/on"]; f.CachedTokens < f.PromptTokens/2 {
 		t.Errorf("rag with the cache reused %d of %d prompt tokens", f.CachedTokens, f.PromptTokens)
+	}
+	if f := byName["multi-turn/on"]; f.Requests != 2 || f.CachedTokens < f.PromptTokens/2 {
+		t.Errorf("multi-turn with the cache: %+v", f)
 	}
 	if f := byName["streams-3/on"]; f.Requests != 3 {
 		t.Errorf("streams-3 ran %d requests", f.Requests)
