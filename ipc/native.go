@@ -40,16 +40,19 @@ type CacheStats struct {
 
 // ModelCache is one model's prefix-cache figures.
 type ModelCache struct {
-	Model       string        `json:"model"`
-	Lookups     uint64        `json:"lookups"`
-	Hits        uint64        `json:"hits"`
-	HitTokens   uint64        `json:"hit_tokens"`
-	MissTokens  uint64        `json:"miss_tokens"`
-	HitRate     float64       `json:"hit_rate"` // hit tokens / prompt tokens
-	Evictions   uint64        `json:"evictions"`
-	Blocks      int           `json:"blocks"`
-	BlockTokens int           `json:"block_tokens"`
-	Top         []CachePrefix `json:"top"`
+	Model       string  `json:"model"`
+	Lookups     uint64  `json:"lookups"`
+	Hits        uint64  `json:"hits"`
+	HitTokens   uint64  `json:"hit_tokens"`
+	MissTokens  uint64  `json:"miss_tokens"`
+	HitRate     float64 `json:"hit_rate"` // hit tokens / prompt tokens
+	Evictions   uint64  `json:"evictions"`
+	Blocks      int     `json:"blocks"`
+	BlockTokens int     `json:"block_tokens"`
+	// WarmedTokens are the tokens computed ahead, after chat replies, so
+	// that the next turns found their history cached.
+	WarmedTokens uint64        `json:"warmed_tokens"`
+	Top          []CachePrefix `json:"top"`
 }
 
 // CachePrefix is one of the most reused cached prefixes.

@@ -46,16 +46,13 @@ type API struct {
 	adapters *adapters.Pool
 
 	pulls pulls
-
-	// warming counts the follow-up warming goroutines (tests wait on it).
-	warming sync.WaitGroup
 }
 
 // Register mounts the model endpoints on srv.
 func Register(srv *daemon.Server, m *models.Manager) *API {
 	a := &API{srv: srv, models: m, log: srv.Logger(), version: srv.Config().Version}
 	a.reqs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_requests_total", Help: "Generation requests by endpoint and status."}, []string{"endpoint", "status"})
-	a.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_tokens_total", Help: "Tokens by kind: prompt, cached (prompt tokens from the prefix cache), completion, warmed (a chat's next-turn history computed after its reply)."}, []string{"kind"})
+	a.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_tokens_total", Help: "Tokens by kind: prompt, cached (prompt tokens from the prefix cache), completion."}, []string{"kind"})
 	a.ttft = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ruvllm_time_to_first_token_seconds", Help: "Time to first token.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)})
 	srv.Metrics().MustRegister(a.reqs, a.tokens, a.ttft, cacheCollector{m})
 	srv.SetHealth(m.Loaded)
@@ -103,7 +100,8 @@ type runSpec struct {
 	// request-log record and of the stored exchange that feedback names.
 	id string
 	// conversation marks a chat, whose next turn will send this request's
-	// messages and the reply back: run then warms that turn's history.
+	// messages and the reply back: the model warms that turn's history
+	// (llm.Request.WarmFollowUp).
 	conversation bool
 	// retryNoTemplate marks a run whose llm.ErrNoTemplate failure the
 	// caller retries as a raw prompt under the same id: that failure is
@@ -135,6 +133,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	if s.onStart != nil {
 		s.onStart(h.Name)
 	}
+	s.req.WarmFollowUp = s.conversation && s.req.Messages != nil
 	var answer strings.Builder
 	res, err := h.Model.Generate(ctx, s.req, func(t llm.Token) error {
 		answer.WriteString(t.Text)
@@ -189,31 +188,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		a.log.Error("request log", "err", lerr)
 	}
 	a.srv.Events().Publish("request.finished", rec)
-	if err == nil && s.conversation && s.req.Messages != nil {
-		a.warmFollowUp(h.Model, s.req, answer.String())
-	}
 	return out, err
-}
-
-// warmFollowUp lets the model compute, in the background and below the
-// request's priority, the history a chat's next turn will start with, so
-// that turn reuses the reply it just sent from the prefix cache. A model
-// that is unloaded meanwhile ends the work with its scheduler.
-func (a *API) warmFollowUp(m models.Model, req llm.Request, reply string) {
-	w, ok := m.(models.FollowUpWarmer)
-	if !ok {
-		return
-	}
-	a.warming.Add(1)
-	go func() {
-		defer a.warming.Done()
-		n, err := w.WarmFollowUp(context.Background(), req, reply)
-		if err != nil {
-			a.log.Debug("follow-up warming", "err", err)
-			return
-		}
-		a.tokens.WithLabelValues("warmed").Add(float64(n))
-	}()
 }
 
 // RequestIDHeader carries the completion id on every generation response,

@@ -19,6 +19,7 @@ type cacheModel interface {
 	CacheTop(n int) []prefix.Prefix
 	ClearCache()
 	Tokenizer() *tokenizer.Tokenizer
+	WarmedTokens() uint64
 }
 
 // cacheModels returns the loaded models that have a prefix cache.
@@ -39,7 +40,7 @@ func (a *API) cache(w http.ResponseWriter, r *http.Request) {
 	for name, m := range cacheModels(a.models) {
 		st := m.CacheStats()
 		mc := ipc.ModelCache{Model: name, Lookups: st.Lookups, Hits: st.Hits, HitTokens: st.HitTokens, MissTokens: st.MissTokens,
-			Evictions: st.Evictions, Blocks: st.Blocks, BlockTokens: st.BlockTokens, Top: []ipc.CachePrefix{}}
+			Evictions: st.Evictions, Blocks: st.Blocks, BlockTokens: st.BlockTokens, WarmedTokens: m.WarmedTokens(), Top: []ipc.CachePrefix{}}
 		if total := st.HitTokens + st.MissTokens; total > 0 {
 			mc.HitRate = float64(st.HitTokens) / float64(total)
 		}
@@ -69,6 +70,7 @@ var (
 	descMissTokens = prometheus.NewDesc("ruvllm_prefix_cache_miss_tokens_total", "Prompt tokens computed.", []string{"model"}, nil)
 	descEvictions  = prometheus.NewDesc("ruvllm_prefix_cache_evictions_total", "Cached KV blocks evicted.", []string{"model"}, nil)
 	descBlocks     = prometheus.NewDesc("ruvllm_prefix_cache_blocks", "KV blocks held by the prefix cache.", []string{"model"}, nil)
+	descWarmed     = prometheus.NewDesc("ruvllm_prefix_cache_warmed_tokens_total", "Tokens computed ahead after chat replies, so that next turns find their history cached.", []string{"model"}, nil)
 )
 
 func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -76,6 +78,7 @@ func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descMissTokens
 	ch <- descEvictions
 	ch <- descBlocks
+	ch <- descWarmed
 }
 
 func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
@@ -85,5 +88,6 @@ func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descMissTokens, prometheus.CounterValue, float64(st.MissTokens), name)
 		ch <- prometheus.MustNewConstMetric(descEvictions, prometheus.CounterValue, float64(st.Evictions), name)
 		ch <- prometheus.MustNewConstMetric(descBlocks, prometheus.GaugeValue, float64(st.Blocks), name)
+		ch <- prometheus.MustNewConstMetric(descWarmed, prometheus.CounterValue, float64(m.WarmedTokens()), name)
 	}
 }

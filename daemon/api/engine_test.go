@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -87,7 +88,12 @@ func TestRealModelEndToEnd(t *testing.T) {
 	}
 	ask := `{"role":"user","content":"How do I open a file?"}`
 	long := turn(ask, 40)
-	ta.api.warming.Wait()
+	h, err := ta.mgr.Acquire(context.Background(), model, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Model.(interface{ WaitWarming() }).WaitWarming()
+	h.Release()
 	reply, _ := json.Marshal(long.Choices[0].Message.Content)
 	next := turn(ask+`,{"role":"assistant","content":`+string(reply)+`},{"role":"user","content":"Another one?"}`, 4)
 	// Only the new message and the part of a block before it are computed.

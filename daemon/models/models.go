@@ -56,14 +56,6 @@ type Warmer interface {
 	Warmup(ctx context.Context) error
 }
 
-// FollowUpWarmer is implemented by models that can compute, after a chat
-// reply, the history the conversation's next turn will start with
-// (llm.Model.WarmFollowUp), so that turn finds the reply in the prefix
-// cache instead of recomputing it.
-type FollowUpWarmer interface {
-	WarmFollowUp(ctx context.Context, req llm.Request, reply string) (int, error)
-}
-
 // Loader opens the model file at path.
 type Loader func(ctx context.Context, path string) (Model, error)
 

@@ -59,20 +59,43 @@ func (m *Model) FollowUpTokens(req Request, reply string) []int32 {
 // template renders the reply as ' ' + content, or merges the reply's
 // first newline with the text before it). The computed tokens are the
 // next prompt's own, so this changes only how fast the next turn starts,
-// never what it answers. It runs as background work, in steps that no
-// request has tokens for, so it never slows a request down; ClearCache
-// cancels it. It does nothing without the prefix cache, and for requests
-// with adapters, whose weights may be unloaded once the request is done.
+// never what it answers. It runs as background work (sched.Job.Background:
+// once no request has run for a moment, in short passes) and ClearCache
+// cancels it. It does nothing without the prefix cache, for requests with
+// adapters, whose weights may be unloaded once the request is done, and
+// when the cache already holds the history.
 func (m *Model) WarmFollowUp(ctx context.Context, req Request, reply string) (int, error) {
+	ctx, stop := m.warming.join(ctx)
+	defer stop()
+	return m.warmFollowUp(ctx, req, reply)
+}
+
+// startWarmFollowUp runs WarmFollowUp in the background; it joins the
+// warming group before returning, so a ClearCache after the reply was
+// delivered cancels it.
+func (m *Model) startWarmFollowUp(req Request, reply string) {
+	ctx, stop := m.warming.join(context.Background())
+	go func() {
+		defer stop()
+		n, err := m.warmFollowUp(ctx, req, reply)
+		if err != nil {
+			m.log.Debug("follow-up warming", "err", err)
+			return
+		}
+		m.log.Debug("follow-up warmed", "tokens", n)
+	}()
+}
+
+func (m *Model) warmFollowUp(ctx context.Context, req Request, reply string) (int, error) {
 	if m.cache == nil || len(req.Adapters) > 0 {
 		return 0, nil
 	}
 	tokens := m.FollowUpTokens(req, reply)
-	if len(tokens) < 2 {
-		return 0, nil
+	// Only whole blocks are cached: the tail is the next turn's to compute.
+	tokens = tokens[:len(tokens)/blockSize*blockSize]
+	if len(tokens) == 0 || m.cache.Cached(m.namespace, tokens) == len(tokens) {
+		return len(tokens), nil
 	}
-	ctx, stop := m.warming.join(ctx)
-	defer stop()
 	job := &sched.Job{
 		Prompt:     tokens,
 		Namespace:  m.namespace,
@@ -84,37 +107,66 @@ func (m *Model) WarmFollowUp(ctx context.Context, req Request, reply string) (in
 	if err := m.sched.Run(ctx, job); err != nil {
 		return 0, err
 	}
-	return len(tokens) / blockSize * blockSize, nil
+	m.warmed.Add(uint64(len(tokens) - job.CachedTokens))
+	return len(tokens), nil
 }
+
+// WaitWarming waits until the follow-up warming in flight has ended.
+func (m *Model) WaitWarming() { m.warming.wg.Wait() }
+
+// WarmedTokens is the number of tokens follow-up warming has computed.
+func (m *Model) WarmedTokens() uint64 { return m.warmed.Load() }
 
 // warmGroup cancels the follow-up warming in flight when the cache is
 // cleared: a cleared cache must stay empty, not fill up again with work
-// that was queued before.
+// that was queued before (nor keep the blocks that work holds).
 type warmGroup struct {
-	mu     sync.Mutex
+	mu  sync.Mutex
+	cur *warmEpoch     // the work joined since the last cancelAll
+	wg  sync.WaitGroup // all work that joined and has not stopped
+}
+
+// warmEpoch is the work that joined between two cancelAll calls.
+type warmEpoch struct {
 	ctx    context.Context
 	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
-// join returns a context that ends with ctx or at the next cancelAll.
+// join returns a context that ends with ctx or at the next cancelAll, and
+// the function to call when the work is done.
 func (g *warmGroup) join(ctx context.Context) (context.Context, context.CancelFunc) {
 	g.mu.Lock()
-	if g.ctx == nil {
-		g.ctx, g.cancel = context.WithCancel(context.Background())
+	if g.cur == nil {
+		e := &warmEpoch{}
+		e.ctx, e.cancel = context.WithCancel(context.Background())
+		g.cur = e
 	}
-	group := g.ctx
+	e := g.cur
+	e.wg.Add(1)
+	g.wg.Add(1)
 	g.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(group, cancel)
-	return ctx, func() { stop(); cancel() }
+	stop := context.AfterFunc(e.ctx, cancel)
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			stop()
+			cancel()
+			e.wg.Done()
+			g.wg.Done()
+		})
+	}
 }
 
-// cancelAll ends the work that joined so far.
+// cancelAll ends the work that joined so far and waits until it stopped.
 func (g *warmGroup) cancelAll() {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.cancel != nil {
-		g.cancel()
-		g.ctx, g.cancel = nil, nil
+	e := g.cur
+	g.cur = nil
+	g.mu.Unlock()
+	if e != nil {
+		e.cancel()
+		e.wg.Wait()
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,16 +113,21 @@ func TestFollowUpTokensNeedsAChat(t *testing.T) {
 }
 
 // TestWarmGroupCancelsWhatJoined checks that ClearCache's cancelAll ends
-// the warming that joined before it and not the warming that joins after.
+// the warming that joined before it, waits until that work stopped, and
+// leaves the warming that joins after it alone.
 func TestWarmGroupCancelsWhatJoined(t *testing.T) {
 	var g warmGroup
 	before, stopBefore := g.join(context.Background())
-	defer stopBefore()
+	var stopped atomic.Bool
+	go func() { // the work: it ends when cancelled
+		<-before.Done()
+		time.Sleep(10 * time.Millisecond)
+		stopped.Store(true)
+		stopBefore()
+	}()
 	g.cancelAll()
-	select {
-	case <-before.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("warming that joined before cancelAll still runs")
+	if !stopped.Load() {
+		t.Fatal("cancelAll returned before the cancelled work stopped")
 	}
 	after, stopAfter := g.join(context.Background())
 	if after.Err() != nil {
@@ -131,4 +137,6 @@ func TestWarmGroupCancelsWhatJoined(t *testing.T) {
 	if after.Err() == nil {
 		t.Fatal("stop did not end the joined context")
 	}
+	g.cancelAll() // nothing left to wait for
+	g.wg.Wait()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -181,12 +182,16 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 	var (
 		cbErr   error
 		batched []Token
+		reply   strings.Builder // what the client got, for WarmFollowUp
 	)
 	deliver := func() {
 		batched = queue.drain(batched)
 		for _, t := range batched {
 			if cbErr != nil {
 				return
+			}
+			if req.WarmFollowUp {
+				reply.WriteString(t.Text)
 			}
 			if cbErr = onToken(t); cbErr != nil {
 				cancel() // the scheduler frees the sequence before its next step
@@ -219,6 +224,9 @@ wait:
 	}
 	if runErr != nil {
 		return res, runErr
+	}
+	if req.WarmFollowUp {
+		m.startWarmFollowUp(req, reply.String())
 	}
 	return res, nil
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/compute"
@@ -81,6 +82,7 @@ type Model struct {
 	cache     *prefix.Cache
 	namespace string // prefix-cache namespace: the model's identity
 	warming   warmGroup
+	warmed    atomic.Uint64 // tokens computed by follow-up warming
 
 	mu         sync.Mutex // serialises use of net, backend and kv
 	closed     bool
@@ -377,8 +379,9 @@ func (m *Model) CacheTop(n int) []prefix.Prefix {
 	return m.cache.Top(n)
 }
 
-// ClearCache drops every cached prefix no request is using, and cancels
-// the warming of chats' next turns (WarmFollowUp) in flight.
+// ClearCache drops every cached prefix no request is using, after
+// cancelling the warming of chats' next turns (WarmFollowUp) in flight
+// and waiting for it to give back the blocks it held.
 func (m *Model) ClearCache() {
 	m.warming.cancelAll()
 	if m.cache != nil {

@@ -37,6 +37,12 @@ type Request struct {
 	// Adapters are LoRA adapters loaded by this model's LoadAdapter,
 	// applied to this request only, each with its scale (1 = as trained).
 	Adapters []lora.Applied
+	// WarmFollowUp marks a turn of a chat whose client will send Messages
+	// and the reply back with its next message: once the reply is done,
+	// Generate starts computing that history in the background
+	// (Model.WarmFollowUp), so the next turn reuses the reply from the
+	// prefix cache instead of recomputing it.
+	WarmFollowUp bool
 }
 
 // TokenLogprob is a token with its log-probability.

@@ -103,6 +103,21 @@ func (c *Cache) Lookup(ns string, tokens []int32) Match {
 	return m
 }
 
+// Cached returns how many leading tokens of tokens the cache holds in
+// namespace ns, in whole blocks, without counting a lookup or holding the
+// blocks.
+func (c *Cache) Cached(ns string, tokens []int32) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, held := c.roots[ns], 0
+	for i := 0; i+c.bs <= len(tokens) && n != nil; i += c.bs {
+		if n = n.children[chunkKey(tokens[i:i+c.bs])]; n != nil {
+			held += c.bs
+		}
+	}
+	return held
+}
+
 // Done releases the hold that Lookup took on a match; call it after the
 // sequence adopted the blocks (or when the match is not used).
 func (c *Cache) Done(m Match) { c.pool.Release(m.Blocks) }

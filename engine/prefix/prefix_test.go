@@ -72,6 +72,37 @@ func TestLookupLongestPrefix(t *testing.T) {
 	}
 }
 
+// TestCachedPeeks checks Cached against the same cases as Lookup, whole
+// blocks only (the last token included), and that it neither counts a
+// lookup nor holds blocks.
+func TestCachedPeeks(t *testing.T) {
+	pool := kv.NewPool(64, 4)
+	c := New(pool)
+	a := seqTokens(13, 2)
+	s, _ := fill(t, c, pool, "m", a)
+	s.Release()
+	before, free := c.Stats(), pool.Free()
+	for _, tc := range []struct {
+		ns     string
+		tokens []int32
+		want   int
+	}{
+		{"m", a, 12},
+		{"m", a[:12], 12}, // unlike Lookup, the last whole block counts
+		{"m", a[:7], 4},
+		{"m", append(append([]int32(nil), a[:4]...), 999, 998, 997, 996), 4},
+		{"other", a, 0},
+		{"m", a[:3], 0},
+	} {
+		if got := c.Cached(tc.ns, tc.tokens); got != tc.want {
+			t.Errorf("Cached(%q, %d tokens) = %d, want %d", tc.ns, len(tc.tokens), got, tc.want)
+		}
+	}
+	if after := c.Stats(); after.Lookups != before.Lookups || pool.Free() != free {
+		t.Errorf("Cached counted lookups (%d → %d) or held blocks (%d → %d free)", before.Lookups, after.Lookups, free, pool.Free())
+	}
+}
+
 func TestEvictOnlyUnreferencedLRU(t *testing.T) {
 	pool := kv.NewPool(8, 4)
 	c := New(pool)

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/kv"
@@ -56,9 +57,11 @@ type Job struct {
 	Namespace string
 	// Priority: higher runs first and is preempted last.
 	Priority int
-	// Background jobs run only in steps that no other job has tokens
-	// for: work done ahead (warming a chat's next turn) never slows a
-	// request down, and pauses, keeping its blocks, while requests run.
+	// Background jobs run only once no other job has had tokens to run
+	// for Options.BackgroundDelay, in short chunks
+	// (Options.BackgroundChunk): work done ahead (warming a chat's next
+	// turn) delays a request by one short pass at most, and pauses,
+	// keeping its blocks, while requests run.
 	Background bool
 	// Adapters are the LoRA adapters (with scales) applied to this
 	// sequence's tokens; the Namespace must distinguish them.
@@ -87,6 +90,15 @@ type Options struct {
 	MaxBatchTokens int
 	// MaxRunning bounds the sequences decoding together. Default 16.
 	MaxRunning int
+	// BackgroundChunk bounds the tokens of a background job in one
+	// forward pass (default 16), so that a request arriving meanwhile
+	// waits for at most that short a pass.
+	BackgroundChunk int
+	// BackgroundDelay is how long the scheduler must have had no other
+	// work before background jobs run (default 50ms): requests that come
+	// back to back (benchmarks, an app's burst) never share the machine
+	// with work done ahead.
+	BackgroundDelay time.Duration
 	// MaxSeqLen is the longest sequence (context length).
 	MaxSeqLen int
 	Logger    *slog.Logger
@@ -109,6 +121,7 @@ type Scheduler struct {
 
 	// owned by the loop goroutine
 	running []*Job
+	busyAt  time.Time // when a step last ran tokens of a job not in the background
 	logits  [][]float32
 	sb      stepBuffers
 }
@@ -148,6 +161,12 @@ func New(r Runner, pool *kv.Pool, cache *prefix.Cache, o Options) *Scheduler {
 	}
 	if o.MaxRunning <= 0 {
 		o.MaxRunning = 16
+	}
+	if o.BackgroundChunk <= 0 {
+		o.BackgroundChunk = 16
+	}
+	if o.BackgroundDelay <= 0 {
+		o.BackgroundDelay = 50 * time.Millisecond
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -229,6 +248,15 @@ func (s *Scheduler) loop() {
 			<-s.wake
 			continue
 		}
+		if wait := s.backgroundWait(); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-s.wake:
+			case <-t.C:
+			}
+			t.Stop()
+			continue
+		}
 		if err := s.step(); err != nil {
 			s.log.Error("forward pass failed", "err", err)
 			for _, j := range s.running {
@@ -237,6 +265,17 @@ func (s *Scheduler) loop() {
 			s.running = s.running[:0]
 		}
 	}
+}
+
+// backgroundWait returns how long to wait before a step, when only
+// background jobs are running and other work ran too recently.
+func (s *Scheduler) backgroundWait() time.Duration {
+	for _, j := range s.running {
+		if !j.Background {
+			return 0
+		}
+	}
+	return s.o.BackgroundDelay - time.Since(s.busyAt)
 }
 
 // reap ends cancelled jobs, running or queued.
@@ -335,6 +374,9 @@ func (s *Scheduler) step() error {
 			break
 		}
 	}
+	if foreground {
+		defer func() { s.busyAt = time.Now() }()
+	}
 	sb.jobs = append(sb.jobs, s.running...) // reserve may preempt, editing s.running
 	for _, j := range sb.jobs {
 		if j.seq == nil || j.finished { // preempted or failed while making room
@@ -344,6 +386,9 @@ func (s *Scheduler) step() error {
 			continue
 		}
 		n := min(s.pending(j), budget)
+		if j.Background {
+			n = min(n, s.o.BackgroundChunk)
+		}
 		if n <= 0 {
 			continue
 		}

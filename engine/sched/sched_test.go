@@ -293,6 +293,11 @@ type spanRunner struct {
 	*hashRunner
 	mu          sync.Mutex
 	mixed, bgOn int
+	maxBg       int // the most background tokens in one step
+	// lastFg is when the last step with request tokens ended; gap the
+	// shortest time from such an end to a step with background tokens.
+	lastFg time.Time
+	gap    time.Duration
 }
 
 const bgToken = 40
@@ -306,6 +311,9 @@ func (r *spanRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
 		}
 		if first >= bgToken {
 			bg = true
+			r.mu.Lock()
+			r.maxBg = max(r.maxBg, sp.N)
+			r.mu.Unlock()
 		} else {
 			fg = true
 		}
@@ -316,9 +324,18 @@ func (r *spanRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
 	}
 	if bg {
 		r.bgOn++
+		if gap := time.Since(r.lastFg); !r.lastFg.IsZero() && (r.gap == 0 || gap < r.gap) {
+			r.gap = gap
+		}
 	}
 	r.mu.Unlock()
-	return r.hashRunner.Step(b, rows, out)
+	err := r.hashRunner.Step(b, rows, out)
+	if fg {
+		r.mu.Lock()
+		r.lastFg = time.Now()
+		r.mu.Unlock()
+	}
+	return err
 }
 
 // TestBackgroundWaitsForRequests submits a background job together with
@@ -332,7 +349,7 @@ func TestBackgroundWaitsForRequests(t *testing.T) {
 		store.data[i] = make([]int32, 4)
 	}
 	r := &spanRunner{hashRunner: &hashRunner{kv: store, gate: make(chan struct{})}}
-	s := New(r, pool, prefix.New(pool), Options{MaxBatchTokens: 8})
+	s := New(r, pool, prefix.New(pool), Options{MaxBatchTokens: 8, BackgroundChunk: 3, BackgroundDelay: 30 * time.Millisecond})
 	defer s.Close()
 	background := func(first int32) (*Job, []int32) {
 		p := make([]int32, 30)
@@ -343,6 +360,7 @@ func TestBackgroundWaitsForRequests(t *testing.T) {
 			Next: func([]float32) (int32, bool) { return 0, true }}, p
 	}
 	bg, bgPrompt := background(0)
+	r.maxBg = 0
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -376,8 +394,11 @@ func TestBackgroundWaitsForRequests(t *testing.T) {
 	}
 	close(r.gate)
 	wg.Wait()
-	if r.mixed != 0 || r.bgOn == 0 {
-		t.Errorf("%d steps mixed background and request tokens; the background job ran in %d", r.mixed, r.bgOn)
+	if r.gap < 30*time.Millisecond {
+		t.Errorf("a background step ran %v after a request's step; the delay is 30ms", r.gap)
+	}
+	if r.mixed != 0 || r.bgOn == 0 || r.maxBg > 3 {
+		t.Errorf("%d steps mixed background and request tokens; the background job ran in %d, up to %d tokens at once (chunk 3)", r.mixed, r.bgOn, r.maxBg)
 	}
 	m := s.Cache().Lookup("m", bgPrompt)
 	s.Cache().Done(m)
