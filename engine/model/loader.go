@@ -14,6 +14,23 @@ type loader struct {
 	f    *gguf.File
 	b    compute.Backend
 	arch string
+	// released are the file data of repacked weights, released once
+	// loaded and again when loading ends: reading the next tensor maps
+	// the pages around it back in (the kernel's fault-around), a
+	// released neighbour's tail among them.
+	released [][]byte
+}
+
+// releaseAgain drops the repacked weights' file pages that loading the
+// tensors after them mapped back in.
+func (l *loader) releaseAgain() error {
+	for _, data := range l.released {
+		if err := l.f.ReleaseData(data); err != nil {
+			return err
+		}
+	}
+	l.released = nil
+	return nil
 }
 
 func (l *loader) uintKey(suffix string, def int, required bool) (int, error) {
@@ -162,6 +179,7 @@ func (l *loader) weight(name string, typ quant.Type, rows, cols int, data []byte
 		if err := l.f.ReleaseData(data); err != nil {
 			return nil, err
 		}
+		l.released = append(l.released, data)
 	}
 	return w, nil
 }

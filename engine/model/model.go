@@ -85,6 +85,9 @@ func Load(f *gguf.File, b compute.Backend) (Model, error) {
 	}
 	l := &loader{f: f, b: b, arch: arch}
 	m, err := fam(l)
+	if err == nil {
+		err = l.releaseAgain()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load %s model: %w", arch, err)
 	}
