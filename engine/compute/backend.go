@@ -167,6 +167,16 @@ type MatMulWeighter interface {
 	MatMulWeight(t quant.Type, rows, cols int, data []byte) (Tensor, error)
 }
 
+// MultiMatMuler is implemented by backends that multiply one input by
+// several weights at once (a layer's q, k and v projections, or gate and
+// up): the input is prepared once and the products share one parallel
+// loop, which on small models costs less than the products themselves.
+// Every dsts[i] must come out exactly as MatMul(dsts[i], x, ws[i]) would
+// write it.
+type MultiMatMuler interface {
+	MatMulMulti(dsts []Tensor, x Tensor, ws []Tensor)
+}
+
 // Repacked is implemented by tensors that MatMulWeight may have copied
 // into a layout of the backend's own (the CPU backend interleaves Q4_0
 // matrices 16 rows at a time, as llama.cpp repacks them). When Repacked

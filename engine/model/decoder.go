@@ -48,6 +48,9 @@ type base struct {
 	output  compute.Tensor
 	buf     *buffers
 	lora    loraState
+	// mmDst and mmW hold matmuls' operands, so that passing them as
+	// slices allocates nothing.
+	mmDst, mmW [3]compute.Tensor
 }
 
 func (m *base) Config() Config { return m.cfg }
@@ -75,9 +78,7 @@ func (m *base) scratch(n int) *buffers {
 // s.attnOut: project, add biases, rotate, attend over the cache, project.
 func (m *base) attention(s *buffers, w *attnWeights, layer int, batch *Batch, kv compute.KVStore) {
 	b, c := m.b, m.cfg
-	m.matmul(s.q, s.h, w.q, w.names[0])
-	m.matmul(s.k, s.h, w.k, w.names[1])
-	m.matmul(s.v, s.h, w.v, w.names[2])
+	m.matmuls(s.h, [3]compute.Tensor{s.q, s.k, s.v}, [3]compute.Tensor{w.q, w.k, w.v}, [3]string(w.names[:3]), 3)
 	if w.bq != nil {
 		b.AddRow(s.q, w.bq)
 		b.AddRow(s.k, w.bk)
@@ -100,8 +101,7 @@ func (m *base) attention(s *buffers, w *attnWeights, layer int, batch *Batch, kv
 
 // swiglu runs the gated feed-forward network with SiLU on s.h into s.ffOut.
 func (m *base) swiglu(s *buffers, w *ffnWeights) {
-	m.matmul(s.gate, s.h, w.gate, w.names[0])
-	m.matmul(s.up, s.h, w.up, w.names[1])
+	m.matmuls(s.h, [3]compute.Tensor{s.gate, s.up}, [3]compute.Tensor{w.gate, w.up}, w.names, 2)
 	m.b.SwiGLU(s.ff, s.gate, s.up)
 	m.matmul(s.ffOut, s.ff, w.down, w.names[2])
 }

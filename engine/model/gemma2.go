@@ -92,8 +92,7 @@ func (m *Gemma2) Forward(batch *Batch, kv compute.KVStore) compute.Tensor {
 		b.Add(s.x, s.x, s.attnOut)
 
 		b.RMSNorm(s.h, s.x, L.ffnNorm, eps)
-		m.matmul(s.gate, s.h, L.ffn.gate, L.ffn.names[0])
-		m.matmul(s.up, s.h, L.ffn.up, L.ffn.names[1])
+		m.matmuls(s.h, [3]compute.Tensor{s.gate, s.up}, [3]compute.Tensor{L.ffn.gate, L.ffn.up}, L.ffn.names, 2)
 		b.GeGLU(s.ff, s.gate, s.up)
 		m.matmul(s.ffOut, s.ff, L.ffn.down, L.ffn.names[2])
 		if L.postFFNNorm != nil {

@@ -93,6 +93,30 @@ func (m *base) loraBuf(slot, rows, cols int) compute.Tensor {
 // the weight called name, on the rows that use them.
 func (m *base) matmul(dst, x, w compute.Tensor, name string) {
 	m.b.MatMul(dst, x, w)
+	m.addLoRA(dst, x, name)
+}
+
+// matmuls is matmul for the first n (2 or 3) weights of ws, all
+// multiplying x, in one backend call where the backend fuses them
+// (compute.MultiMatMuler): one parallel loop instead of n.
+func (m *base) matmuls(x compute.Tensor, dsts, ws [3]compute.Tensor, names [3]string, n int) {
+	if mm, ok := m.b.(compute.MultiMatMuler); ok {
+		m.mmDst, m.mmW = dsts, ws
+		mm.MatMulMulti(m.mmDst[:n], x, m.mmW[:n])
+		m.mmDst, m.mmW = [3]compute.Tensor{}, [3]compute.Tensor{}
+	} else {
+		for i := range n {
+			m.b.MatMul(dsts[i], x, ws[i])
+		}
+	}
+	for i := range n {
+		m.addLoRA(dsts[i], x, names[i])
+	}
+}
+
+// addLoRA adds to dst = x·wᵀ the deltas of the adapters that target the
+// weight called name, on the rows that use them.
+func (m *base) addLoRA(dst, x compute.Tensor, name string) {
 	if len(m.lora.groups) == 0 || name == "" {
 		return
 	}

@@ -129,10 +129,11 @@ func checkQ4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride
 // Packed describes a repacked weight layout of 16-row groups (Q4_0x16,
 // Q8_0x16, Q4_Kx16) and this CPU's kernel for it.
 type Packed struct {
-	Act        Type // activation format: Q8_0 or Q8_K
-	BlockSize  int  // values per block
-	BlockBytes int  // bytes per block of a 16-row group
-	AuxWords   int  // words of aux per activation block
+	Name       string // the layout's name: Q4_0x16, Q8_0x16, Q4_Kx16
+	Act        Type   // activation format: Q8_0 or Q8_K
+	BlockSize  int    // values per block
+	BlockBytes int    // bytes per block of a 16-row group
+	AuxWords   int    // words of aux per activation block
 	// Aux writes an activation row's aux words.
 	Aux func(aux []uint32, a []byte)
 	// Repack writes a GGUF-layout matrix into the layout.
@@ -151,13 +152,13 @@ func (p *Packed) Bytes(rows, cols int) int {
 func PackedFor(t Type) *Packed {
 	switch {
 	case t == Q4_0 && q4x16Kernel != nil:
-		return &Packed{Act: Q8_0, BlockSize: QK, BlockBytes: Q4x16BlockBytes, AuxWords: Q8_0AuxWords,
+		return &Packed{Name: "Q4_0x16", Act: Q8_0, BlockSize: QK, BlockBytes: Q4x16BlockBytes, AuxWords: Q8_0AuxWords,
 			Aux: Q8_0Aux, Repack: RepackQ4x16, Kernel: q4x16Kernel}
 	case t == Q8_0 && q8x16Kernel != nil:
-		return &Packed{Act: Q8_0, BlockSize: QK, BlockBytes: Q8x16BlockBytes, AuxWords: Q8_0x16AuxWords,
+		return &Packed{Name: "Q8_0x16", Act: Q8_0, BlockSize: QK, BlockBytes: Q8x16BlockBytes, AuxWords: Q8_0x16AuxWords,
 			Aux: Q8_0x16Aux, Repack: RepackQ8x16, Kernel: q8x16Kernel}
 	case t == Q4_K && q4kx16Kernel != nil:
-		return &Packed{Act: Q8_K, BlockSize: QKK, BlockBytes: Q4Kx16BlockBytes, AuxWords: Q8_KAuxWords,
+		return &Packed{Name: "Q4_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q4Kx16BlockBytes, AuxWords: Q8_KAuxWords,
 			Aux: Q8_KAux, Repack: RepackQ4Kx16, Kernel: q4kx16Kernel}
 	}
 	return nil

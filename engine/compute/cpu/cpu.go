@@ -26,7 +26,8 @@ type Backend struct {
 	quantize quantizeJob
 	matmul   matmulJob
 	packed   packedJob
-	aux      []uint32 // aux words of the activations, for packed
+	parts    []packedPart // the weights of packed
+	aux      []uint32     // aux words of the activations, for packed
 	rms      rmsNormJob
 	glu      gluJob
 	add      addJob
@@ -343,13 +344,57 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 	j.d, j.w, j.act = nil, nil, nil // do not keep the caller's memory alive
 }
 
-// matmulPacked is MatMul of a repacked weight: activations are quantized
-// to the layout's format with their aux words, then groups of 16 weight
-// rows are split into tiles across the workers as in MatMul, and each
-// group runs against four activation rows per kernel call.
+// matmulPacked is MatMul of a repacked weight.
 func (b *Backend) matmulPacked(d, xs, ws *tensor) {
-	p := ws.pk
-	n, in, out := xs.rows, xs.cols, ws.rows
+	b.parts = append(b.parts[:0], packedPart{d: d.f32, w: ws.packed, out: ws.rows})
+	b.runPacked(xs, ws.pk)
+	runtime.KeepAlive(ws)
+}
+
+// MatMulMulti implements compute.MultiMatMuler. The weights repacked into
+// the same layout as the first repacked one share one quantization of x
+// and one parallel loop over all their groups; every other weight takes
+// MatMul. Each output element is the same kernel call on the same rows
+// as in MatMul, so the results are identical.
+func (b *Backend) MatMulMulti(dsts []compute.Tensor, x compute.Tensor, ws []compute.Tensor) {
+	if len(dsts) != len(ws) {
+		panic(fmt.Sprintf("MatMulMulti: %d outputs for %d weights", len(dsts), len(ws)))
+	}
+	xs := ct(x)
+	var p *quant.Packed
+	fused := func(t *tensor) bool { return t.packed != nil && t.pk.Name == p.Name }
+	b.parts = b.parts[:0]
+	for i, w := range ws {
+		d, t := ct(dsts[i]), ct(w)
+		if p == nil && t.packed != nil {
+			p = t.pk
+		}
+		if p == nil || !fused(t) {
+			continue
+		}
+		if xs.cols != t.cols || d.rows != xs.rows || d.cols != t.rows {
+			panic(fmt.Sprintf("MatMulMulti: dst %dx%d, x %dx%d, w %dx%d", d.rows, d.cols, xs.rows, xs.cols, t.rows, t.cols))
+		}
+		b.parts = append(b.parts, packedPart{d: d.f32, w: t.packed, out: t.rows})
+	}
+	if len(b.parts) > 0 {
+		b.runPacked(xs, p)
+	}
+	for i, w := range ws {
+		if p == nil || !fused(ct(w)) {
+			b.MatMul(dsts[i], x, w)
+		}
+	}
+	runtime.KeepAlive(ws)
+}
+
+// runPacked multiplies xs by the repacked weights of b.parts, all in
+// layout p: activations are quantized to the layout's format with their
+// aux words, then groups of 16 weight rows are split into tiles across
+// the workers as in MatMul, and each group runs against four activation
+// rows per kernel call.
+func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
+	n, in := xs.rows, xs.cols
 	nb := in / p.BlockSize
 	qrow, err := p.Act.RowBytes(in)
 	if err != nil {
@@ -369,39 +414,62 @@ func (b *Backend) matmulPacked(d, xs, ws *tensor) {
 	b.w.run(n, 1, &b.quantize)
 	b.quantize.aux, b.quantize.auxFn = nil, nil
 
-	groups, groupBytes := out/quant.Q4x16Rows, nb*p.BlockBytes
-	per := 1 // decode: the weights stream from memory once, split finely
-	if n >= quant.TileRows {
-		per = max(1, min(tileBytes/groupBytes, (groups+4*b.w.n-1)/(4*b.w.n)))
+	groupBytes, tiles := nb*p.BlockBytes, 0
+	for i := range b.parts {
+		pt := &b.parts[i]
+		pt.groups = pt.out / quant.Q4x16Rows
+		pt.per = 1 // decode: the weights stream from memory once, split finely
+		if n >= quant.TileRows {
+			pt.per = max(1, min(tileBytes/groupBytes, (pt.groups+4*b.w.n-1)/(4*b.w.n)))
+		}
+		tiles += (pt.groups + pt.per - 1) / pt.per
+		pt.tilesEnd = tiles
 	}
 	j := &b.packed
-	*j = packedJob{kernel: p.Kernel, d: d.f32, w: ws.packed, act: act, aux: aux,
-		n: n, out: out, nb: nb, qrow: qrow, auxRow: auxRow, groupBytes: groupBytes, groups: groups, per: per}
-	b.w.run((groups+per-1)/per, 1, j)
+	*j = packedJob{kernel: p.Kernel, parts: b.parts, act: act, aux: aux,
+		n: n, nb: nb, qrow: qrow, auxRow: auxRow, groupBytes: groupBytes}
+	b.w.run(tiles, 1, j)
 	*j = packedJob{} // do not keep the caller's memory alive
-	runtime.KeepAlive(ws)
+	clear(b.parts)
+	b.parts = b.parts[:0]
+}
+
+// packedPart is one weight of a packedJob: its output, its repacked
+// groups, and the tiles it takes in the job's numbering (the tiles before
+// tilesEnd and after the previous part's).
+type packedPart struct {
+	d                []float32
+	w                []byte
+	out, groups, per int
+	tilesEnd         int
 }
 
 // packedJob computes tiles of groups of 16 output columns of dst = x·wᵀ
-// for a repacked weight.
+// for one or more repacked weights of the same layout.
 type packedJob struct {
-	kernel                   quant.PackedKernel
-	d                        []float32
-	w, act                   []byte
-	aux                      []uint32
-	n, out, nb, qrow, auxRow int
-	groupBytes, groups, per  int
+	kernel              quant.PackedKernel
+	parts               []packedPart
+	act                 []byte
+	aux                 []uint32
+	n, nb, qrow, auxRow int
+	groupBytes          int
 }
 
 func (j *packedJob) do(_, lo, hi int) {
+	pi, first := 0, 0
 	for t := lo; t < hi; t++ {
-		g0, g1 := t*j.per, min((t+1)*j.per, j.groups)
+		for t >= j.parts[pi].tilesEnd {
+			first = j.parts[pi].tilesEnd
+			pi++
+		}
+		pt := &j.parts[pi]
+		g0, g1 := (t-first)*pt.per, min((t-first+1)*pt.per, pt.groups)
 		for r := 0; r < j.n; r += quant.TileRows {
 			rows := min(quant.TileRows, j.n-r)
 			a, aux := j.act[r*j.qrow:], j.aux[r*j.auxRow:]
 			for g := g0; g < g1; g++ {
-				j.kernel(j.nb, j.w[g*j.groupBytes:(g+1)*j.groupBytes], a, j.qrow, aux, j.auxRow, rows,
-					j.d[r*j.out+g*quant.Q4x16Rows:], j.out)
+				j.kernel(j.nb, pt.w[g*j.groupBytes:(g+1)*j.groupBytes], a, j.qrow, aux, j.auxRow, rows,
+					pt.d[r*pt.out+g*quant.Q4x16Rows:], pt.out)
 			}
 		}
 	}

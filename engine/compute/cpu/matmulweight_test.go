@@ -232,3 +232,75 @@ func TestMatMulWeightQ8_0Repacked(t *testing.T) {
 		}
 	}
 }
+
+// TestMatMulMultiMatchesMatMul checks that MatMulMulti writes every output
+// exactly as separate MatMul calls do, for weights that share a repacked
+// layout (fused into one loop), weights of another layout or none (run
+// alone), token counts around the kernel's rows and thread counts.
+func TestMatMulMultiMatchesMatMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 41))
+	const in = 256
+	type spec struct {
+		typ  quant.Type
+		rows int
+	}
+	for _, set := range [][]spec{
+		{{quant.Q8_0, 64}, {quant.Q8_0, 32}, {quant.Q8_0, 32}}, // q, k, v
+		{{quant.Q8_0, 48}, {quant.Q8_0, 48}},                   // gate, up
+		{{quant.Q4_K, 32}, {quant.Q4_K, 16}, {quant.Q6_K, 16}}, // Q4_K_M's v
+		{{quant.Q4_0, 32}, {quant.Q8_0, 32}, {quant.Q4_0, 16}}, // two layouts
+		{{quant.Q8_0, 40}, {quant.F32, 16}},                    // not a multiple of 16, F32
+	} {
+		for _, threads := range []int{1, 3} {
+			b := New(Options{Threads: threads, AMX: AMXOff})
+			var ws []compute.Tensor
+			name := ""
+			for _, s := range set {
+				raw := quantized(t, s.typ, s.rows, in, randRows(r, s.rows, in))
+				w, err := b.MatMulWeight(s.typ, s.rows, in, raw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ws = append(ws, w)
+				name += fmt.Sprintf("%s×%d,", s.typ, s.rows)
+			}
+			for _, n := range []int{1, 2, 5, 8, 17} {
+				t.Run(fmt.Sprintf("%s/t%d/n%d", name, threads, n), func(t *testing.T) {
+					x := b.New(n, in)
+					b.Upload(x, randRows(r, n, in))
+					var got, want []compute.Tensor
+					for _, w := range ws {
+						got, want = append(got, b.New(n, w.Rows())), append(want, b.New(n, w.Rows()))
+						b.MatMul(want[len(want)-1], x, w)
+					}
+					b.MatMulMulti(got, x, ws)
+					for i := range ws {
+						g, w := F32(got[i]), F32(want[i])
+						for k := range w {
+							if math.Float32bits(g[k]) != math.Float32bits(w[k]) {
+								t.Fatalf("weight %d element %d: %v, MatMul gives %v", i, k, g[k], w[k])
+							}
+						}
+					}
+				})
+			}
+			b.Close()
+		}
+	}
+}
+
+// quantized encodes vals as rows×cols GGUF data of type typ.
+func quantized(t *testing.T, typ quant.Type, rows, cols int, vals []float32) []byte {
+	t.Helper()
+	rb, err := typ.RowBytes(cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]byte, rows*rb)
+	for i := range rows {
+		if err := quant.Quantize(typ, raw[i*rb:(i+1)*rb], vals[i*cols:(i+1)*cols]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return raw
+}
