@@ -44,6 +44,11 @@ func Open(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	// Completions are logged in Batch transactions so that concurrent
+	// streams share one commit; bbolt's default 10ms wait for company
+	// held every lone request's reply that long (the log is written
+	// before the stream's last chunk).
+	b.MaxBatchDelay = time.Millisecond
 	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges}
 	err = b.Update(func(tx *bolt.Tx) error {
 		for _, name := range []string{Settings, Models, Requests, Conversations, convByUpdate, Exchanges, exchangesSeq, Feedback, feedbackByRequest} {

@@ -58,10 +58,11 @@ type Job struct {
 	// Priority: higher runs first and is preempted last.
 	Priority int
 	// Background jobs run only once no other job has had tokens to run
-	// for Options.BackgroundDelay, in short chunks
+	// for Options.BackgroundDelay, one at a time, in short chunks
 	// (Options.BackgroundChunk): work done ahead (warming a chat's next
-	// turn) delays a request by one short pass at most, and pauses,
-	// keeping its blocks, while requests run.
+	// turn) delays a request by one short pass at most, never holds a
+	// request out of a MaxRunning slot, and pauses, keeping its blocks,
+	// while requests run.
 	Background bool
 	// Adapters are the LoRA adapters (with scales) applied to this
 	// sequence's tokens; the Namespace must distinguish them.
@@ -88,11 +89,12 @@ type Options struct {
 	// MaxBatchTokens bounds the tokens of one forward pass (prefill chunk
 	// size plus decode tokens). Default 512.
 	MaxBatchTokens int
-	// MaxRunning bounds the sequences decoding together. Default 16.
+	// MaxRunning bounds the requests decoding together (a background
+	// job takes a free slot only when no request waits). Default 16.
 	MaxRunning int
-	// BackgroundChunk bounds the tokens of a background job in one
-	// forward pass (default 16), so that a request arriving meanwhile
-	// waits for at most that short a pass.
+	// BackgroundChunk bounds the background tokens of one forward pass
+	// (default 16), so that a request arriving meanwhile waits for at
+	// most that short a pass.
 	BackgroundChunk int
 	// BackgroundDelay is how long the scheduler must have had no other
 	// work before background jobs run (default 50ms): requests that come
@@ -312,29 +314,66 @@ func (s *Scheduler) admit() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	slices.SortStableFunc(s.queue, byPriority)
-	for len(s.queue) > 0 && len(s.running) < s.o.MaxRunning {
-		j := s.queue[0]
-		// Admit only when the prompt's first chunk can get blocks, so
-		// a full pool queues work instead of thrashing.
-		if len(s.running) > 0 && s.pool.Free() < s.blocksFor(min(len(j.tokens), s.o.MaxBatchTokens)) {
-			if s.cache == nil || s.cache.Evict(s.blocksFor(min(len(j.tokens), s.o.MaxBatchTokens))) == 0 {
-				break
-			}
+	// Requests count against MaxRunning among themselves: background jobs
+	// never keep a request waiting for a slot. A background job is
+	// admitted only when no request waits, and one at a time, so that a
+	// background pass stays short.
+	requests, background := 0, 0
+	for _, j := range s.running {
+		if j.Background {
+			background++
+		} else {
+			requests++
 		}
-		s.queue = s.queue[1:]
-		j.seq = kv.NewSequence(s.pool)
-		j.fed = 0
-		if s.cache != nil && j.Namespace != "" {
-			m := s.cache.Lookup(j.Namespace, j.tokens)
-			j.seq.Adopt(m.Blocks, m.Tokens)
-			s.cache.Done(m)
-			j.fed = m.Tokens
-			if j.CachedTokens == 0 {
-				j.CachedTokens = m.Tokens
-			}
-		}
-		s.running = append(s.running, j)
 	}
+	waiting := false
+	q := s.queue[:0]
+	for _, j := range s.queue {
+		if j.Background || waiting || requests >= s.o.MaxRunning || !s.admitOne(j) {
+			waiting = waiting || !j.Background
+			q = append(q, j)
+			continue
+		}
+		requests++
+	}
+	s.queue = q
+	if waiting || background > 0 || len(s.running) >= s.o.MaxRunning {
+		return
+	}
+	for i, j := range s.queue {
+		if j.Background {
+			if s.admitOne(j) {
+				s.queue = slices.Delete(s.queue, i, i+1)
+			}
+			return
+		}
+	}
+}
+
+// admitOne moves queued job j to running, with the longest cached prefix
+// of its prompt, and reports whether it did: it does not when the pool
+// cannot hold the prompt's first chunk even after evicting cached
+// prefixes, so a full pool queues work instead of thrashing.
+func (s *Scheduler) admitOne(j *Job) bool {
+	need := s.blocksFor(min(len(j.tokens), s.o.MaxBatchTokens))
+	if len(s.running) > 0 && s.pool.Free() < need {
+		if s.cache == nil || s.cache.Evict(need) == 0 {
+			return false
+		}
+	}
+	j.seq = kv.NewSequence(s.pool)
+	j.fed = 0
+	if s.cache != nil && j.Namespace != "" {
+		m := s.cache.Lookup(j.Namespace, j.tokens)
+		j.seq.Adopt(m.Blocks, m.Tokens)
+		s.cache.Done(m)
+		j.fed = m.Tokens
+		if j.CachedTokens == 0 {
+			j.CachedTokens = m.Tokens
+		}
+	}
+	s.running = append(s.running, j)
+	return true
 }
 
 // byPriority orders jobs by descending priority, then by admission.
@@ -366,7 +405,7 @@ func (s *Scheduler) step() error {
 	defer sb.reset()
 	batch, rows, owners, spanJobs, adapters, inBatch := &sb.batch, sb.rows, sb.owners, sb.spanJobs, sb.adapters, sb.inBatch
 	withAdapters := false
-	budget := s.o.MaxBatchTokens
+	budget, bgBudget := s.o.MaxBatchTokens, s.o.BackgroundChunk
 	foreground := false
 	for _, j := range s.running {
 		if !j.Background && s.pending(j) > 0 {
@@ -387,7 +426,8 @@ func (s *Scheduler) step() error {
 		}
 		n := min(s.pending(j), budget)
 		if j.Background {
-			n = min(n, s.o.BackgroundChunk)
+			n = min(n, bgBudget)
+			bgBudget -= n
 		}
 		if n <= 0 {
 			continue

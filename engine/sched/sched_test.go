@@ -298,12 +298,13 @@ type spanRunner struct {
 	// shortest time from such an end to a step with background tokens.
 	lastFg time.Time
 	gap    time.Duration
+	delay  time.Duration // each step sleeps this long
 }
 
 const bgToken = 40
 
 func (r *spanRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
-	bg, fg := false, false
+	bg, fg, bgTokens := false, false, 0
 	for _, sp := range b.Spans {
 		first := b.Tokens[sp.Row] // the sequence's first token
 		if sp.Pos > 0 {
@@ -311,14 +312,13 @@ func (r *spanRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
 		}
 		if first >= bgToken {
 			bg = true
-			r.mu.Lock()
-			r.maxBg = max(r.maxBg, sp.N)
-			r.mu.Unlock()
+			bgTokens += sp.N
 		} else {
 			fg = true
 		}
 	}
 	r.mu.Lock()
+	r.maxBg = max(r.maxBg, bgTokens)
 	if bg && fg {
 		r.mixed++
 	}
@@ -329,6 +329,7 @@ func (r *spanRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
 		}
 	}
 	r.mu.Unlock()
+	time.Sleep(r.delay)
 	err := r.hashRunner.Step(b, rows, out)
 	if fg {
 		r.mu.Lock()
@@ -440,6 +441,78 @@ func TestBackgroundWaitsForRequests(t *testing.T) {
 	s.Cache().Done(m)
 	if m.Tokens != 0 {
 		t.Errorf("cancelled background job left %d tokens in the cache", m.Tokens)
+	}
+	s.Cache().Clear()
+	waitFree(t, pool)
+}
+
+// TestBackgroundLeavesRequestsRoom checks that queued background jobs never
+// keep a request from starting: with more background jobs than MaxRunning
+// slots, a request that arrives runs after at most the background pass in
+// flight, and no pass carries more background tokens than the chunk.
+func TestBackgroundLeavesRequestsRoom(t *testing.T) {
+	pool := kv.NewPool(256, 4)
+	store := &tokenKV{bs: 4, data: make([][]int32, 256)}
+	for i := range store.data {
+		store.data[i] = make([]int32, 4)
+	}
+	r := &spanRunner{hashRunner: &hashRunner{kv: store}, delay: 2 * time.Millisecond}
+	s := New(r, pool, prefix.New(pool), Options{MaxBatchTokens: 16, MaxRunning: 2, BackgroundChunk: 3, BackgroundDelay: time.Millisecond})
+	defer s.Close()
+	var wg sync.WaitGroup
+	for k := range 6 {
+		p := make([]int32, 30)
+		for i := range p {
+			p[i] = bgToken + (int32(k*7)+int32(i))%(vocab-bgToken)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j := &Job{Prompt: p, Namespace: "m", Background: true, Priority: -1, Next: func([]float32) (int32, bool) { return 0, true }}
+			if err := s.Run(context.Background(), j); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	for { // background passes under way
+		r.mu.Lock()
+		n := r.bgOn
+		r.mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.mu.Lock()
+	before := r.bgOn
+	r.mu.Unlock()
+	var out []int32
+	prompt := []int32{1, 2, 3, 4, 5}
+	j := greedyJob(prompt, 4, &out)
+	next, passes := j.Next, -1
+	j.Next = func(l []float32) (int32, bool) {
+		if passes < 0 {
+			r.mu.Lock()
+			passes = r.bgOn - before
+			r.mu.Unlock()
+		}
+		return next(l)
+	}
+	if err := s.Run(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	if want := expected(prompt, 4); fmt.Sprint(out) != fmt.Sprint(want) {
+		t.Errorf("request: %v, want %v", out, want)
+	}
+	if passes > 1 {
+		t.Errorf("the request waited for %d background passes, want at most the one in flight", passes)
+	}
+	wg.Wait()
+	if r.maxBg > 3 {
+		t.Errorf("a pass carried %d background tokens, chunk 3", r.maxBg)
+	}
+	if r.mixed != 0 {
+		t.Errorf("%d passes mixed background and request tokens", r.mixed)
 	}
 	s.Cache().Clear()
 	waitFree(t, pool)

@@ -21,7 +21,7 @@ import (
 // Options configures a run.
 type Options struct {
 	Model       string
-	Requests    int // requests per workload (default 8)
+	Requests    int // requests per workload, and per stream of the streams workload (default 8)
 	Concurrency int // streams of the concurrent workload (default 8)
 	MaxTokens   int // generated tokens per request (default 32)
 	// TurnPause is the time between a reply and the next question of the
@@ -292,7 +292,10 @@ func runMultiTurn(ctx context.Context, a, _ *ipc.Client, o Options) ([]Figures, 
 	return out, nil
 }
 
-// runStreams: concurrent streams against a single stream.
+// runStreams: concurrent streams against a single stream. Each stream is
+// a client that sends o.Requests requests of 64 tokens one after another,
+// so the figures cover sustained generation rather than one burst; the
+// throughput is every stream's tokens over the wall time of the whole run.
 func runStreams(ctx context.Context, a, _ *ipc.Client, o Options) ([]Figures, error) {
 	var out []Figures
 	for _, n := range []int{1, o.Concurrency} {
@@ -307,14 +310,16 @@ func runStreams(ctx context.Context, a, _ *ipc.Client, o Options) ([]Figures, er
 				defer wg.Done()
 				o2 := o
 				o2.MaxTokens = 64
-				s, err := one(ctx, a, o2, []ipc.Message{{Role: "user", Content: fmt.Sprintf("Stream %d: tell me about interrupts.", i)}})
-				if err != nil {
-					errs <- err
-					return
+				for k := range o.Requests {
+					s, err := one(ctx, a, o2, []ipc.Message{{Role: "user", Content: fmt.Sprintf("Stream %d, question %d: tell me about interrupts.", i, k)}})
+					if err != nil {
+						errs <- err
+						return
+					}
+					mu.Lock()
+					ss = append(ss, s)
+					mu.Unlock()
 				}
-				mu.Lock()
-				ss = append(ss, s)
-				mu.Unlock()
 			}()
 		}
 		wg.Wait()

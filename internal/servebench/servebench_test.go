@@ -63,8 +63,8 @@ func TestRunAgainstDaemon(t *testing.T) {
 	if f := byName["multi-turn/on"]; f.Requests != 2 || f.CachedTokens < f.PromptTokens/2 {
 		t.Errorf("multi-turn with the cache: %+v", f)
 	}
-	if f := byName["streams-3/on"]; f.Requests != 3 {
-		t.Errorf("streams-3 ran %d requests", f.Requests)
+	if f := byName["streams-3/on"]; f.Requests != 6 {
+		t.Errorf("streams-3 ran %d requests, want 2 from each of 3 streams", f.Requests)
 	}
 
 	figs, err = Run(ctx, d.Client, b, Options{Requests: 1, Concurrency: 2, MaxTokens: 2, Workloads: []string{"streams"}})
