@@ -414,62 +414,64 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	b.w.run(n, 1, &b.quantize)
 	b.quantize.aux, b.quantize.auxFn = nil, nil
 
-	groupBytes, tiles := nb*p.BlockBytes, 0
+	groupBytes, groups := nb*p.BlockBytes, 0
 	for i := range b.parts {
-		pt := &b.parts[i]
-		pt.groups = pt.out / quant.Q4x16Rows
-		pt.per = 1 // decode: the weights stream from memory once, split finely
-		if n >= quant.TileRows {
-			pt.per = max(1, min(tileBytes/groupBytes, (pt.groups+4*b.w.n-1)/(4*b.w.n)))
-		}
-		tiles += (pt.groups + pt.per - 1) / pt.per
-		pt.tilesEnd = tiles
+		groups += b.parts[i].out / quant.Q4x16Rows
+		b.parts[i].groupsEnd = groups
+	}
+	// Tiles of per groups, run against every activation row while they
+	// sit in L2. The loop runs over groups, so that workers split the
+	// products evenly whatever the parts' sizes (q beside a small k).
+	per := 1 // decode: the weights stream from memory once, split finely
+	if n >= quant.TileRows {
+		per = max(1, min(tileBytes/groupBytes, (groups+4*b.w.n-1)/(4*b.w.n)))
 	}
 	j := &b.packed
 	*j = packedJob{kernel: p.Kernel, parts: b.parts, act: act, aux: aux,
-		n: n, nb: nb, qrow: qrow, auxRow: auxRow, groupBytes: groupBytes}
-	b.w.run(tiles, 1, j)
+		n: n, nb: nb, qrow: qrow, auxRow: auxRow, groupBytes: groupBytes, per: per}
+	b.w.run(groups, per, j)
 	*j = packedJob{} // do not keep the caller's memory alive
 	clear(b.parts)
 	b.parts = b.parts[:0]
 }
 
 // packedPart is one weight of a packedJob: its output, its repacked
-// groups, and the tiles it takes in the job's numbering (the tiles before
-// tilesEnd and after the previous part's).
+// groups, and where its groups end in the job's numbering (they start
+// where the previous part's end).
 type packedPart struct {
-	d                []float32
-	w                []byte
-	out, groups, per int
-	tilesEnd         int
+	d         []float32
+	w         []byte
+	out       int
+	groupsEnd int
 }
 
-// packedJob computes tiles of groups of 16 output columns of dst = x·wᵀ
-// for one or more repacked weights of the same layout.
+// packedJob computes groups of 16 output columns of dst = x·wᵀ for one
+// or more repacked weights of the same layout, numbered one after the
+// other, in tiles of per groups.
 type packedJob struct {
 	kernel              quant.PackedKernel
 	parts               []packedPart
 	act                 []byte
 	aux                 []uint32
 	n, nb, qrow, auxRow int
-	groupBytes          int
+	groupBytes, per     int
 }
 
 func (j *packedJob) do(_, lo, hi int) {
-	pi, first := 0, 0
-	for t := lo; t < hi; t++ {
-		for t >= j.parts[pi].tilesEnd {
-			first = j.parts[pi].tilesEnd
-			pi++
-		}
-		pt := &j.parts[pi]
-		g0, g1 := (t-first)*pt.per, min((t-first+1)*pt.per, pt.groups)
+	for t0 := lo; t0 < hi; t0 += j.per {
+		t1 := min(t0+j.per, hi)
 		for r := 0; r < j.n; r += quant.TileRows {
 			rows := min(quant.TileRows, j.n-r)
 			a, aux := j.act[r*j.qrow:], j.aux[r*j.auxRow:]
-			for g := g0; g < g1; g++ {
-				j.kernel(j.nb, pt.w[g*j.groupBytes:(g+1)*j.groupBytes], a, j.qrow, aux, j.auxRow, rows,
-					pt.d[r*pt.out+g*quant.Q4x16Rows:], pt.out)
+			pi, first := 0, 0
+			for g := t0; g < t1; g++ {
+				for g >= j.parts[pi].groupsEnd {
+					first = j.parts[pi].groupsEnd
+					pi++
+				}
+				pt, k := &j.parts[pi], g-first
+				j.kernel(j.nb, pt.w[k*j.groupBytes:(k+1)*j.groupBytes], a, j.qrow, aux, j.auxRow, rows,
+					pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out)
 			}
 		}
 	}
