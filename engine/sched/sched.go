@@ -336,6 +336,7 @@ func (s *Scheduler) admit() {
 		}
 		requests++
 	}
+	clear(s.queue[len(q):]) // do not keep admitted jobs alive
 	s.queue = q
 	if waiting || background > 0 || len(s.running) >= s.o.MaxRunning {
 		return
