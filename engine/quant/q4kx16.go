@@ -126,7 +126,7 @@ func Q4Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 
 // checkQ4Kx16 is checkQ4x16 for the Q4_Kx16 kernel.
 func checkQ4Kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
-	if rows < 1 || rows > TileRows || nb < 1 {
+	if rows < 1 || rows > PackedRows || nb < 1 {
 		panic(fmt.Sprintf("quant: Q4_Kx16 kernel of %d blocks × %d activation rows", nb, rows))
 	}
 	_ = w[nb*Q4Kx16BlockBytes-1]

@@ -39,7 +39,7 @@ func testQ4Kx16(t *testing.T) {
 		if err := RepackQ4Kx16(packed, w, Q4x16Rows, n); err != nil {
 			t.Fatal(err)
 		}
-		rows := 1 + iter%TileRows
+		rows := 1 + iter%PackedRows
 		astride := nb*q8_KBytes + rng.IntN(5)
 		auxstride := Q8_KAuxWords*nb + rng.IntN(3)
 		a := make([]byte, (rows-1)*astride+nb*q8_KBytes)

@@ -79,7 +79,7 @@ func Q8_0Aux(aux []uint32, a []byte) {
 }
 
 // PackedKernel computes, for the 16 weight rows of one group w of a
-// repacked layout (nb blocks) and activation rows r < rows (1 to 4, rows
+// repacked layout (nb blocks) and activation rows r < rows (1 to PackedRows, rows
 // of the layout's activation format at a[r·astride:], their aux words at
 // aux[r·auxstride:]), dst[r·dstride+i] = the dot product of row i and
 // activation row r in the layout's order. For Q4_0x16 that is
@@ -117,7 +117,7 @@ func Q4x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxst
 // checkQ4x16 panics unless the buffers of a PackedKernel call are large
 // enough, so that the assembly kernel never reads or writes past them.
 func checkQ4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
-	if rows < 1 || rows > TileRows || nb < 1 {
+	if rows < 1 || rows > PackedRows || nb < 1 {
 		panic(fmt.Sprintf("quant: Q4_0x16 kernel of %d blocks × %d activation rows", nb, rows))
 	}
 	_ = w[nb*Q4x16BlockBytes-1]
@@ -125,6 +125,11 @@ func checkQ4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride
 	_ = aux[(rows-1)*auxstride+Q8_0AuxWords*nb-1]
 	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
 }
+
+// PackedRows is the most activation rows a PackedKernel takes in one
+// call: a decode batch of up to eight sequences reads each group of
+// weights once.
+const PackedRows = 8
 
 // Packed describes a repacked weight layout of 16-row groups (Q4_0x16,
 // Q8_0x16, Q4_Kx16) and this CPU's kernel for it.
@@ -138,7 +143,7 @@ type Packed struct {
 	Aux func(aux []uint32, a []byte)
 	// Repack writes a GGUF-layout matrix into the layout.
 	Repack func(dst, src []byte, rows, cols int) error
-	// Kernel computes one group against 1 to 4 activation rows.
+	// Kernel computes one group against 1 to PackedRows activation rows.
 	Kernel PackedKernel
 }
 

@@ -22,10 +22,13 @@ func q4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int,
 //go:noescape
 func q4x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
 
-// q4kx16 checks the buffers and runs the assembly kernel.
+// q4kx16 checks the buffers and runs the assembly kernel, which takes up
+// to four activation rows at a time.
 func q4kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ4Kx16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
-	q4kx16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride)
+	for r := 0; r < rows; r += TileRows {
+		q4kx16AVX512VNNI(nb, &w[0], &a[r*astride], astride, &aux[r*auxstride], auxstride, min(TileRows, rows-r), &dst[r*dstride], dstride)
+	}
 }
 
 //go:noescape

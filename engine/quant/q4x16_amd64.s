@@ -12,25 +12,39 @@
 // (q−8)·a; it is converted and fused-multiply-added with d_w·d_a into the
 // row's float32 accumulator, block after block, as DotQ4_0Interleaved.
 //
-// Registers: DI weights; SI, R8, R10, R11 activation rows 0-3's block;
-// R12-R15 their aux words; CX blocks left, BX activation rows.
-// Z8-Z11 accumulators of activation rows 0-3; Z12 the block's integer
-// sums, Z13 its scales; Z20 the 16 weight scales; Z31 bytes 0x0f.
+// Registers: DI weights; SI, R8 = SI+3·astride and R9 = SI+6·astride
+// address the blocks of activation rows 0-7 with AX = astride, and R12,
+// R13, R14 their aux words likewise with DX = auxstride in bytes; R11 is
+// zero, the index of rows 0, 3 and 6; CX blocks left, BX activation rows
+// (1 to 8). Z8-Z11 and Z14-Z17 are the accumulators of activation rows
+// 0-7; Z12 the block's integer sums, Z13 its scales; Z20 the 16 weight
+// scales; Z31 bytes 0x0f. With eight rows each block's weights are
+// unpacked once for all of them, and a batch of eight reads the weights
+// from memory once, with enough work per byte to hide the load.
 
-// Q4X16ROW adds the activation block at (act), aux words at (aux), to acc.
-#define Q4X16ROW(act, aux, acc) \
-	VPBROADCASTD      (aux), Z12 \
-	VPDPBUSD.BCST     2(act), Z0, Z12 \
-	VPDPBUSD.BCST     6(act), Z1, Z12 \
-	VPDPBUSD.BCST     10(act), Z2, Z12 \
-	VPDPBUSD.BCST     14(act), Z3, Z12 \
-	VPDPBUSD.BCST     18(act), Z4, Z12 \
-	VPDPBUSD.BCST     22(act), Z5, Z12 \
-	VPDPBUSD.BCST     26(act), Z6, Z12 \
-	VPDPBUSD.BCST     30(act), Z7, Z12 \
+// Q4X16ROW adds the activation block at act(ai), aux words at aux(xi), to
+// acc.
+#define Q4X16ROW(act, ai, aux, xi, acc) \
+	VPBROADCASTD      (aux)(xi), Z12 \
+	VPDPBUSD.BCST     2(act)(ai), Z0, Z12 \
+	VPDPBUSD.BCST     6(act)(ai), Z1, Z12 \
+	VPDPBUSD.BCST     10(act)(ai), Z2, Z12 \
+	VPDPBUSD.BCST     14(act)(ai), Z3, Z12 \
+	VPDPBUSD.BCST     18(act)(ai), Z4, Z12 \
+	VPDPBUSD.BCST     22(act)(ai), Z5, Z12 \
+	VPDPBUSD.BCST     26(act)(ai), Z6, Z12 \
+	VPDPBUSD.BCST     30(act)(ai), Z7, Z12 \
 	VCVTDQ2PS         Z12, Z12 \
-	VMULPS.BCST       4(aux), Z20, Z13 \
+	VMULPS.BCST       4(aux)(xi), Z20, Z13 \
 	VFMADD231PS       Z13, Z12, acc
+
+// STOREROW stores accumulator acc to the next destination row (DI += R10)
+// when the kernel has more than k activation rows.
+#define STOREROW(k, acc) \
+	CMPQ    BX, $k \
+	JLE     q4x16done \
+	ADDQ    R10, DI \
+	VMOVUPS acc, (DI)
 
 // func q4x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
 TEXT ·q4x16AVX512VNNI(SB), NOSPLIT, $0-72
@@ -38,22 +52,27 @@ TEXT ·q4x16AVX512VNNI(SB), NOSPLIT, $0-72
 	MOVQ w+8(FP), DI
 	MOVQ a+16(FP), SI
 	MOVQ astride+24(FP), AX
-	LEAQ (SI)(AX*1), R8
-	LEAQ (R8)(AX*1), R10
-	LEAQ (R10)(AX*1), R11
+	LEAQ (AX)(AX*2), R10
+	LEAQ (SI)(R10*1), R8
+	LEAQ (R8)(R10*1), R9
 	MOVQ aux+32(FP), R12
-	MOVQ auxstride+40(FP), AX
-	SHLQ $2, AX
-	LEAQ (R12)(AX*1), R13
-	LEAQ (R13)(AX*1), R14
-	LEAQ (R14)(AX*1), R15
+	MOVQ auxstride+40(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R10
+	LEAQ (R12)(R10*1), R13
+	LEAQ (R13)(R10*1), R14
 	MOVQ rows+48(FP), BX
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z31
+	MOVL $0x0f0f0f0f, R11
+	VPBROADCASTD R11, Z31
+	XORQ R11, R11 // the zero index of rows 0, 3 and 6
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
 
 q4x16loop:
 	VCVTPH2PS 0(DI), Z20
@@ -73,46 +92,51 @@ q4x16loop:
 	VPANDD    Z31, Z21, Z3
 	VPSRLW    $4, Z21, Z21
 	VPANDD    Z31, Z21, Z7
-	Q4X16ROW(SI, R12, Z8)
+	Q4X16ROW(SI, R11*1, R12, R11*1, Z8)
 	CMPQ BX, $1
 	JEQ  q4x16next
-	Q4X16ROW(R8, R13, Z9)
+	Q4X16ROW(SI, AX*1, R12, DX*1, Z9)
 	CMPQ BX, $2
 	JEQ  q4x16next
-	Q4X16ROW(R10, R14, Z10)
+	Q4X16ROW(SI, AX*2, R12, DX*2, Z10)
 	CMPQ BX, $3
 	JEQ  q4x16next
-	Q4X16ROW(R11, R15, Z11)
+	Q4X16ROW(R8, R11*1, R13, R11*1, Z11)
+	CMPQ BX, $4
+	JEQ  q4x16next
+	Q4X16ROW(SI, AX*4, R12, DX*4, Z14)
+	CMPQ BX, $5
+	JEQ  q4x16next
+	Q4X16ROW(R8, AX*2, R13, DX*2, Z15)
+	CMPQ BX, $6
+	JEQ  q4x16next
+	Q4X16ROW(R9, R11*1, R14, R11*1, Z16)
+	CMPQ BX, $7
+	JEQ  q4x16next
+	Q4X16ROW(R8, AX*4, R13, DX*4, Z17)
 
 q4x16next:
 	ADDQ $288, DI
 	ADDQ $34, SI
 	ADDQ $34, R8
-	ADDQ $34, R10
-	ADDQ $34, R11
+	ADDQ $34, R9
 	ADDQ $8, R12
 	ADDQ $8, R13
 	ADDQ $8, R14
-	ADDQ $8, R15
 	DECQ CX
 	JNZ  q4x16loop
 
 	MOVQ dst+56(FP), DI
-	MOVQ dstride+64(FP), R8
-	SHLQ $2, R8
+	MOVQ dstride+64(FP), R10
+	SHLQ $2, R10
 	VMOVUPS Z8, (DI)
-	CMPQ BX, $1
-	JEQ  q4x16done
-	ADDQ R8, DI
-	VMOVUPS Z9, (DI)
-	CMPQ BX, $2
-	JEQ  q4x16done
-	ADDQ R8, DI
-	VMOVUPS Z10, (DI)
-	CMPQ BX, $3
-	JEQ  q4x16done
-	ADDQ R8, DI
-	VMOVUPS Z11, (DI)
+	STOREROW(1, Z9)
+	STOREROW(2, Z10)
+	STOREROW(3, Z11)
+	STOREROW(4, Z14)
+	STOREROW(5, Z15)
+	STOREROW(6, Z16)
+	STOREROW(7, Z17)
 
 q4x16done:
 	VZEROUPPER

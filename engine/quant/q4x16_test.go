@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -9,7 +10,7 @@ import (
 // TestQ4x16MatchesInterleavedDot repacks random Q4_0 matrices of 16 rows
 // and checks the Q4_0x16 reference and, where this CPU has it, the
 // assembly kernel against DotQ4_0Interleaved on the GGUF rows, bit for
-// bit, for 1 to 4 activation rows with gaps between them.
+// bit, for 1 to 8 activation rows with gaps between them.
 func TestQ4x16MatchesInterleavedDot(t *testing.T) {
 	forEachISA(t, testQ4x16MatchesInterleavedDot)
 }
@@ -42,7 +43,7 @@ func testQ4x16MatchesInterleavedDot(t *testing.T) {
 		if err := RepackQ4x16(packed, w, Q4x16Rows, n); err != nil {
 			t.Fatal(err)
 		}
-		rows := 1 + iter%TileRows
+		rows := 1 + iter%PackedRows
 		astride := nb*q8_0Bytes + rng.IntN(5)
 		auxstride := Q8_0AuxWords*nb + rng.IntN(3)
 		a := make([]byte, (rows-1)*astride+nb*q8_0Bytes)
@@ -87,7 +88,7 @@ func TestRepackQ4x16Errors(t *testing.T) {
 }
 
 // BenchmarkQ4x16 runs the Q4_0x16 kernel on a 896×4864 group row (FF
-// down projection of a 0.5B model) for 4 activation rows and for 1.
+// down projection of a 0.5B model) for 8, 4 and 1 activation rows.
 func BenchmarkQ4x16(b *testing.B) {
 	k := q4x16Kernel
 	if k == nil {
@@ -104,14 +105,14 @@ func BenchmarkQ4x16(b *testing.B) {
 	if err := RepackQ4x16(packed, w, Q4x16Rows, n); err != nil {
 		b.Fatal(err)
 	}
-	a := make([]byte, TileRows*nb*q8_0Bytes)
-	aux := make([]uint32, TileRows*Q8_0AuxWords*nb)
-	for r := range TileRows {
+	a := make([]byte, PackedRows*nb*q8_0Bytes)
+	aux := make([]uint32, PackedRows*Q8_0AuxWords*nb)
+	for r := range PackedRows {
 		row := a[r*nb*q8_0Bytes : (r+1)*nb*q8_0Bytes]
 		quantizeQ8_0(row, randRow(rng, n, 3))
 		Q8_0Aux(aux[r*Q8_0AuxWords*nb:], row)
 	}
-	dst := make([]float32, TileRows*Q4x16Rows)
+	dst := make([]float32, PackedRows*Q4x16Rows)
 	if tile := InterleavedTileFor(Q4_0); tile != nil {
 		// The same products from the GGUF layout, for comparison.
 		b.Run("gguf-tile-rows4", func(b *testing.B) {
@@ -125,8 +126,8 @@ func BenchmarkQ4x16(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nb*Q4x16Rows*TileRows), "ns/block-pair")
 		})
 	}
-	for _, rows := range []int{4, 1} {
-		b.Run(map[int]string{4: "rows4", 1: "rows1"}[rows], func(b *testing.B) {
+	for _, rows := range []int{8, 4, 1} {
+		b.Run(fmt.Sprintf("rows%d", rows), func(b *testing.B) {
 			b.SetBytes(int64(len(packed)))
 			for b.Loop() {
 				k(nb, packed, a, nb*q8_0Bytes, aux, Q8_0AuxWords*nb, rows, dst, Q4x16Rows)

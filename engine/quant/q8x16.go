@@ -113,7 +113,7 @@ func Q8x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxst
 // checkQ8x16 panics unless the buffers of a Q8_0x16 kernel call are large
 // enough, so that the assembly kernel never reads or writes past them.
 func checkQ8x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
-	if rows < 1 || rows > TileRows || nb < 1 {
+	if rows < 1 || rows > PackedRows || nb < 1 {
 		panic(fmt.Sprintf("quant: Q8_0x16 kernel of %d blocks × %d activation rows", nb, rows))
 	}
 	_ = w[nb*Q8x16BlockBytes-1]

@@ -8,7 +8,7 @@ import (
 
 // TestQ8x16MatchesVectorDot repacks random Q8_0 matrices of 16 rows and
 // checks the Q8_0x16 reference and, where this CPU has it, the assembly
-// kernel against dotQ8_0Q8_0 on the GGUF rows, bit for bit, for 1 to 4
+// kernel against dotQ8_0Q8_0 on the GGUF rows, bit for bit, for 1 to 8
 // activation rows with gaps between them. Random bytes include the quant
 // -128, which quantizing never writes.
 func TestQ8x16MatchesVectorDot(t *testing.T) {
@@ -43,7 +43,7 @@ func testQ8x16MatchesVectorDot(t *testing.T) {
 		if err := RepackQ8x16(packed, w, Q4x16Rows, n); err != nil {
 			t.Fatal(err)
 		}
-		rows := 1 + iter%TileRows
+		rows := 1 + iter%PackedRows
 		astride := nb*q8_0Bytes + rng.IntN(5)
 		auxstride := Q8_0x16AuxWords*nb + rng.IntN(3)
 		a := make([]byte, (rows-1)*astride+nb*q8_0Bytes)

@@ -460,8 +460,8 @@ type packedJob struct {
 func (j *packedJob) do(_, lo, hi int) {
 	for t0 := lo; t0 < hi; t0 += j.per {
 		t1 := min(t0+j.per, hi)
-		for r := 0; r < j.n; r += quant.TileRows {
-			rows := min(quant.TileRows, j.n-r)
+		for r := 0; r < j.n; r += quant.PackedRows {
+			rows := min(quant.PackedRows, j.n-r)
 			a, aux := j.act[r*j.qrow:], j.aux[r*j.auxRow:]
 			pi, first := 0, 0
 			for g := t0; g < t1; g++ {
