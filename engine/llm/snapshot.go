@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,26 +15,25 @@ func (m *Model) SaveCache(path string, maxBlocks int) (int, error) {
 	}
 	m.mu.Lock() // no forward pass may write KV blocks while they are read
 	defer m.mu.Unlock()
-	var buf bytes.Buffer
-	n, err := m.cache.Save(&buf, m.namespace, m.kv, maxBlocks)
-	if err != nil {
-		return 0, fmt.Errorf("save prefix cache: %w", err)
-	}
+	// The snapshot goes straight to a temporary file that replaces path
+	// only once it is complete and synced: a crash mid-write leaves the
+	// old snapshot, and no copy of the blocks is held in memory.
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".prefix-*")
 	if err != nil {
 		return 0, fmt.Errorf("save prefix cache: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
+	n, err := m.cache.Save(tmp, m.namespace, m.kv, maxBlocks)
+	if err != nil {
 		tmp.Close()
 		return 0, fmt.Errorf("save prefix cache: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return 0, err
+		return 0, fmt.Errorf("save prefix cache: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("save prefix cache: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return 0, fmt.Errorf("save prefix cache: %w", err)
