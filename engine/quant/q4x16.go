@@ -91,9 +91,22 @@ type PackedKernel func(nb int, w []byte, a []byte, astride int, aux []uint32, au
 // Q4x16Reference is the pure-Go form of the Q4_0x16 kernel, the oracle of
 // its tests.
 func Q4x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	q4x16Reference(nb, w, a, astride, aux, auxstride, rows, dst, dstride, false)
+}
+
+// Q4x16AccReference is Q4x16Reference starting from dst's values instead
+// of zero, the form of Packed.Accumulate.
+func Q4x16AccReference(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	q4x16Reference(nb, w, a, astride, aux, auxstride, rows, dst, dstride, true)
+}
+
+func q4x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int, accumulate bool) {
 	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 	for r := range rows {
 		var acc [Q4x16Rows]float32
+		if accumulate {
+			copy(acc[:], dst[r*dstride:][:Q4x16Rows])
+		}
 		for b := range nb {
 			blk := w[b*Q4x16BlockBytes:][:Q4x16BlockBytes]
 			y := a[r*astride+b*q8_0Bytes:][:q8_0Bytes]
@@ -145,6 +158,12 @@ type Packed struct {
 	Repack func(dst, src []byte, rows, cols int) error
 	// Kernel computes one group against 1 to PackedRows activation rows.
 	Kernel PackedKernel
+	// Accumulate, where the layout allows it, is Kernel adding to dst's
+	// values instead of starting from zero. The layout then sums block
+	// after block into one float per output, so a product split over
+	// consecutive ranges of blocks gives the same result, bit for bit,
+	// while a range's activations stay in L1. Nil: no split.
+	Accumulate PackedKernel
 }
 
 // Bytes is the size of a rows × cols matrix in the layout.
@@ -158,7 +177,7 @@ func PackedFor(t Type) *Packed {
 	switch {
 	case t == Q4_0 && q4x16Kernel != nil:
 		return &Packed{Name: "Q4_0x16", Act: Q8_0, BlockSize: QK, BlockBytes: Q4x16BlockBytes, AuxWords: Q8_0AuxWords,
-			Aux: Q8_0Aux, Repack: RepackQ4x16, Kernel: q4x16Kernel}
+			Aux: Q8_0Aux, Repack: RepackQ4x16, Kernel: q4x16Kernel, Accumulate: q4x16AccKernel}
 	case t == Q8_0 && q8x16Kernel != nil:
 		return &Packed{Name: "Q8_0x16", Act: Q8_0, BlockSize: QK, BlockBytes: Q8x16BlockBytes, AuxWords: Q8_0x16AuxWords,
 			Aux: Q8_0x16Aux, Repack: RepackQ8x16, Kernel: q8x16Kernel}

@@ -2,25 +2,32 @@
 
 package quant
 
-// The kernels of the repacked layouts chosen by useQ4x16 (nil: none).
-var q4x16Kernel, q4kx16Kernel, q8x16Kernel PackedKernel
+// The kernels of the repacked layouts chosen by useQ4x16 (nil: none), and
+// the Q4_0x16 kernel that adds to dst.
+var q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel PackedKernel
 
 // useQ4x16 selects the kernels of the repacked layouts for isa.
 func useQ4x16(isa string) {
-	q4x16Kernel, q4kx16Kernel, q8x16Kernel = nil, nil, nil
+	q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel = nil, nil, nil, nil
 	if isa == isaAVX512VNNI && hasTileISA {
-		q4x16Kernel, q4kx16Kernel, q8x16Kernel = q4x16, q4kx16, q8x16
+		q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel = q4x16, q4kx16, q8x16, q4x16Acc
 	}
 }
 
 // q4x16 checks the buffers and runs the assembly kernel.
 func q4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
-	q4x16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride)
+	q4x16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, false)
+}
+
+// q4x16Acc is q4x16 starting from dst's values instead of zero.
+func q4x16Acc(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	q4x16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, true)
 }
 
 //go:noescape
-func q4x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
+func q4x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, accumulate bool)
 
 // q4kx16 checks the buffers and runs the assembly kernel, which takes up
 // to four activation rows at a time.

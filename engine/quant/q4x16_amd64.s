@@ -38,6 +38,14 @@
 	VMULPS.BCST       4(aux)(xi), Z20, Z13 \
 	VFMADD231PS       Z13, Z12, acc
 
+// LOADROW loads accumulator acc from the next destination row (DI += R10)
+// when the kernel has more than k activation rows.
+#define LOADROW(k, acc) \
+	CMPQ    BX, $k \
+	JLE     q4x16loaded \
+	ADDQ    R10, DI \
+	VMOVUPS (DI), acc
+
 // STOREROW stores accumulator acc to the next destination row (DI += R10)
 // when the kernel has more than k activation rows.
 #define STOREROW(k, acc) \
@@ -46,8 +54,8 @@
 	ADDQ    R10, DI \
 	VMOVUPS acc, (DI)
 
-// func q4x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
-TEXT ·q4x16AVX512VNNI(SB), NOSPLIT, $0-72
+// func q4x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, accumulate bool)
+TEXT ·q4x16AVX512VNNI(SB), NOSPLIT, $0-73
 	MOVQ nb+0(FP), CX
 	MOVQ w+8(FP), DI
 	MOVQ a+16(FP), SI
@@ -73,6 +81,24 @@ TEXT ·q4x16AVX512VNNI(SB), NOSPLIT, $0-72
 	VPXORD Z15, Z15, Z15
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
+	MOVBQZX accumulate+72(FP), R10
+	TESTQ R10, R10
+	JZ    q4x16loop
+	// Accumulate: start from dst's values instead of zero.
+	MOVQ    dst+56(FP), DI
+	MOVQ    dstride+64(FP), R10
+	SHLQ    $2, R10
+	VMOVUPS (DI), Z8
+	LOADROW(1, Z9)
+	LOADROW(2, Z10)
+	LOADROW(3, Z11)
+	LOADROW(4, Z14)
+	LOADROW(5, Z15)
+	LOADROW(6, Z16)
+	LOADROW(7, Z17)
+
+q4x16loaded:
+	MOVQ w+8(FP), DI
 
 q4x16loop:
 	VCVTPH2PS 0(DI), Z20

@@ -10,15 +10,18 @@ import (
 // TestQ4x16MatchesInterleavedDot repacks random Q4_0 matrices of 16 rows
 // and checks the Q4_0x16 reference and, where this CPU has it, the
 // assembly kernel against DotQ4_0Interleaved on the GGUF rows, bit for
-// bit, for 1 to 8 activation rows with gaps between them.
+// bit, for 1 to 8 activation rows with gaps between them, in one call and
+// split in two where the second call adds to the first (Accumulate).
 func TestQ4x16MatchesInterleavedDot(t *testing.T) {
 	forEachISA(t, testQ4x16MatchesInterleavedDot)
 }
 
 func testQ4x16MatchesInterleavedDot(t *testing.T) {
 	kernels := map[string]PackedKernel{"reference": Q4x16Reference}
+	accKernels := map[string]PackedKernel{"reference": Q4x16AccReference}
 	if k := q4x16Kernel; k != nil {
 		kernels["kernel"] = k
+		accKernels["kernel"] = q4x16AccKernel
 	}
 	rng := rand.New(rand.NewPCG(41, 43))
 	for iter := range 300 {
@@ -57,14 +60,29 @@ func testQ4x16MatchesInterleavedDot(t *testing.T) {
 		if iter == 0 {
 			t.Logf("kernels: %d", len(kernels))
 		}
+		cut := 1 + rng.IntN(nb) // blocks of the first call when split in two
 		for name, k := range kernels {
 			got := make([]float32, (rows-1)*dstride+Q4x16Rows)
 			k(nb, packed, a, astride, aux, auxstride, rows, got, dstride)
+			// The same product in two calls, the second adding to the
+			// first's results.
+			var parts []float32
+			if acc := accKernels[name]; acc != nil && cut < nb {
+				parts = make([]float32, len(got))
+				k(cut, packed, a, astride, aux, auxstride, rows, parts, dstride)
+				acc(nb-cut, packed[cut*Q4x16BlockBytes:], a[cut*q8_0Bytes:], astride, aux[cut*Q8_0AuxWords:], auxstride, rows, parts, dstride)
+			}
 			for r := range rows {
 				for i := range Q4x16Rows {
 					want := DotQ4_0Interleaved(n, w[i*rb:], a[r*astride:])
 					if g := got[r*dstride+i]; math.Float32bits(g) != math.Float32bits(want) {
 						t.Fatalf("%s nb=%d rows=%d weight row %d activation row %d: %v, want %v", name, nb, rows, i, r, g, want)
+					}
+					if parts == nil {
+						continue
+					}
+					if g := parts[r*dstride+i]; math.Float32bits(g) != math.Float32bits(want) {
+						t.Fatalf("%s split after %d of %d blocks, rows=%d weight row %d activation row %d: %v, want %v", name, cut, nb, rows, i, r, g, want)
 					}
 				}
 			}

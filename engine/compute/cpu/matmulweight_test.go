@@ -15,7 +15,8 @@ import (
 // the backend repacked it (rows a multiple of 16, where this CPU has the
 // Q4_0x16 kernel), runs the interleaved tile on the GGUF layout (a
 // multiple of 8) or the vector order (other row counts), for token counts
-// around the kernel's four rows and several thread counts.
+// around the kernel's eight rows and several thread counts, and for rows
+// long enough that the product is split over ranges of blocks.
 func TestMatMulWeightQ4_0InterleavedOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 17))
 	for _, tc := range []struct {
@@ -24,7 +25,8 @@ func TestMatMulWeightQ4_0InterleavedOrder(t *testing.T) {
 	}{
 		{256, 16, true},
 		{512, 400, true},
-		{96, 40, false}, // a multiple of 8, not of 16
+		{4864, 32, true}, // from 2 tokens on, split over ranges of blocks (chunkActBytes)
+		{96, 40, false},  // a multiple of 8, not of 16
 		{64, 37, false},
 	} {
 		w := randRows(r, tc.out, tc.in)
