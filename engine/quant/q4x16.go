@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -70,12 +71,32 @@ func Q8_0Aux(aux []uint32, a []byte) {
 	for b := range nb {
 		y := a[b*q8_0Bytes : (b+1)*q8_0Bytes : (b+1)*q8_0Bytes]
 		var s int32
-		for _, q := range y[2:] {
-			s += int32(int8(q))
+		for k := 2; k < q8_0Bytes; k += 8 {
+			s += sum8(binary.LittleEndian.Uint64(y[k:]))
 		}
 		aux[2*b] = uint32(-8 * s)
 		aux[2*b+1] = math.Float32bits(f16At(y))
 	}
+}
+
+// sum8 is the sum of the eight signed bytes of x, added eight at a time:
+// flipping the sign bits makes each byte q+128, whose pairs and then
+// quadruples are summed in 16-bit lanes (at most 4·255).
+func sum8(x uint64) int32 {
+	const lo = 0x00ff00ff00ff00ff
+	x ^= 0x8080808080808080
+	x = x&lo + x>>8&lo
+	x = (x * 0x0001000100010001) >> 48 // the four 16-bit lanes' sum
+	return int32(x) - 8*128
+}
+
+// sum4x2 returns the sums of the low and the high four signed bytes of x.
+func sum4x2(x uint64) (lo, hi int32) {
+	const b16, b32 = 0x00ff00ff00ff00ff, 0x0000ffff0000ffff
+	x ^= 0x8080808080808080
+	x = x&b16 + x>>8&b16
+	x = x&b32 + x>>16&b32
+	return int32(x&0xffffffff) - 4*128, int32(x>>32) - 4*128
 }
 
 // PackedKernel computes, for the 16 weight rows of one group w of a

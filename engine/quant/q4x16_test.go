@@ -154,3 +154,44 @@ func BenchmarkQ4x16(b *testing.B) {
 		})
 	}
 }
+
+// TestActivationAuxSums checks the byte sums behind Q8_0Aux and
+// Q8_0x16Aux against a plain loop, on random blocks and on blocks of the
+// extreme quants −128 and 127.
+func TestActivationAuxSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 7))
+	blocks := [][]byte{make([]byte, q8_0Bytes), make([]byte, q8_0Bytes)}
+	for k := 2; k < q8_0Bytes; k++ {
+		blocks[0][k], blocks[1][k] = 0x80, 0x7f
+	}
+	for range 200 {
+		y := make([]byte, q8_0Bytes)
+		for k := range y {
+			y[k] = byte(rng.Uint32())
+		}
+		y[1] &= 0x3b // a finite scale
+		blocks = append(blocks, y)
+	}
+	for i, y := range blocks {
+		aux := make([]uint32, Q8_0AuxWords)
+		Q8_0Aux(aux, y)
+		var s int32
+		for _, q := range y[2:] {
+			s += int32(int8(q))
+		}
+		if got := int32(aux[0]); got != -8*s {
+			t.Fatalf("block %d: Q8_0Aux sum term %d, want %d", i, got, -8*s)
+		}
+		aux16 := make([]uint32, Q8_0x16AuxWords)
+		Q8_0x16Aux(aux16, y)
+		for j := range 8 {
+			var s int32
+			for k := range 4 {
+				s += int32(int8(y[2+4*j+k]))
+			}
+			if got := int32(aux16[j]); got != -128*s {
+				t.Fatalf("block %d group %d: Q8_0x16Aux term %d, want %d", i, j, got, -128*s)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -74,9 +75,9 @@ func Q8_0x16Aux(aux []uint32, a []byte) {
 	for b := range nb {
 		y := a[b*q8_0Bytes : (b+1)*q8_0Bytes : (b+1)*q8_0Bytes]
 		out := aux[Q8_0x16AuxWords*b:][:Q8_0x16AuxWords]
-		for j := range 8 {
-			s := int32(int8(y[2+4*j])) + int32(int8(y[3+4*j])) + int32(int8(y[4+4*j])) + int32(int8(y[5+4*j]))
-			out[j] = uint32(-128 * s)
+		for j := 0; j < 8; j += 2 {
+			lo, hi := sum4x2(binary.LittleEndian.Uint64(y[2+4*j:]))
+			out[j], out[j+1] = uint32(-128*lo), uint32(-128*hi)
 		}
 		out[8] = math.Float32bits(f16At(y))
 	}
