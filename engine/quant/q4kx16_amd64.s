@@ -2,6 +2,10 @@
 
 #include "textflag.h"
 
+// PFD is how far ahead of the superblock being read the weights are
+// prefetched with two or more rows (see q4x16_amd64.s).
+#define PFD 4608
+
 // The Q4_Kx16 kernel (see q4kx16.go for the layout and its order) with
 // AVX-512 VNNI. Each 32-byte half k of a block's quants is eight 64-byte
 // chunks, split into low nibbles (Z0-Z7, group 2k: lane i holds four
@@ -94,6 +98,15 @@ TEXT ·q4kx16AVX512VNNI(SB), NOSPLIT, $0-72
 	VPXORD Z25, Z25, Z25
 
 q4kblock:
+	CMPQ BX, $2
+	JLT  q4kheader
+	PREFETCHT0 PFD+0(DX)
+	PREFETCHT0 PFD+64(DX)
+	PREFETCHT0 PFD+128(DX)
+	PREFETCHT0 PFD+192(DX)
+	PREFETCHT0 PFD+256(DX)
+
+q4kheader:
 	LEAQ 320(DX), DI
 	LEAQ 64(DX), R9
 	VPXORD Z18, Z18, Z18
@@ -103,6 +116,18 @@ q4kblock:
 	MOVQ $4, AX
 
 q4khalf:
+	CMPQ BX, $2
+	JLT  q4kchunks
+	PREFETCHT0 PFD+0(DI)
+	PREFETCHT0 PFD+64(DI)
+	PREFETCHT0 PFD+128(DI)
+	PREFETCHT0 PFD+192(DI)
+	PREFETCHT0 PFD+256(DI)
+	PREFETCHT0 PFD+320(DI)
+	PREFETCHT0 PFD+384(DI)
+	PREFETCHT0 PFD+448(DI)
+
+q4kchunks:
 	Q4KCHUNK(0, Z0, Z8)
 	Q4KCHUNK(64, Z1, Z9)
 	Q4KCHUNK(128, Z2, Z10)

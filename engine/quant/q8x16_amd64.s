@@ -2,6 +2,10 @@
 
 #include "textflag.h"
 
+// PFD is how far ahead of the block being read the weights are
+// prefetched with two rows (see q4x16_amd64.s).
+#define PFD 4608
+
 // The Q8_0x16 kernel (see q8x16.go for the layout) with AVX-512 VNNI, for
 // one or two activation rows. Per block, the eight 64-byte quant chunks
 // (Z16-Z23: quants 4j..4j+3 of each row in lane i, plus 128) are loaded
@@ -80,6 +84,19 @@ TEXT ·q8x16AVX512VNNI(SB), NOSPLIT, $0-72
 	VPXORD Z15, Z15, Z15
 
 q8x16loop:
+	CMPQ BX, $2
+	JLT  q8x16load
+	PREFETCHT0 PFD+0(DI)
+	PREFETCHT0 PFD+64(DI)
+	PREFETCHT0 PFD+128(DI)
+	PREFETCHT0 PFD+192(DI)
+	PREFETCHT0 PFD+256(DI)
+	PREFETCHT0 PFD+320(DI)
+	PREFETCHT0 PFD+384(DI)
+	PREFETCHT0 PFD+448(DI)
+	PREFETCHT0 PFD+512(DI)
+
+q8x16load:
 	VCVTPH2PS 0(DI), Z24
 	VMOVDQU64 32(DI), Z16
 	VMOVDQU64 96(DI), Z17
