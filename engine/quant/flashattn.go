@@ -186,3 +186,73 @@ func flashKeysChunked(st *FlashState, q, k, v []uint16, stride, n int) {
 	}
 	st.Max, st.Sum = mx, sum
 }
+
+// FlashMaxHeads is the most query heads FlashKeysHeads takes at once.
+const FlashMaxHeads = 4
+
+// FlashHeads is the running state of N query heads (1 ≤ N ≤
+// FlashMaxHeads) that read one KV head, each as a FlashState: head h's
+// largest score Max[h], sum Sum[h] and f16 accumulator Acc[h·hd:(h+1)·hd].
+// Reset it (Max = -Inf, Sum = 0, Acc zeroed) before the first key.
+type FlashHeads struct {
+	N        int
+	Max, Sum [FlashMaxHeads]float32
+	Acc      []uint16
+	// Scale and Softcap are as in FlashState.
+	Scale, Softcap float32
+
+	sc, ms, vs [FlashMaxHeads][flashChunk]float32 // per head: scores, then the two exponentials
+}
+
+// FlashKeysHeads runs FlashKeys for each of st's heads, head h with the
+// query q[h·hd:(h+1)·hd], over the same n keys and values: every head's
+// arithmetic is FlashKeys' step for step, so the results are the same bits
+// as N calls of it. With AVX-512 the heads go through the keys together:
+// each key and value is converted once for all of them, and the heads'
+// accumulators, each a chain of dependent roundings, are updated side by
+// side instead of one chain at a time.
+func FlashKeysHeads(st *FlashHeads, q, k, v []uint16, stride, n int) {
+	heads := st.N
+	if heads < 1 || heads > FlashMaxHeads {
+		panic("quant: FlashKeysHeads with a bad head count")
+	}
+	hd := len(q) / heads
+	acc := st.Acc[:heads*hd]
+	if n > 0 {
+		_, _ = k[(n-1)*stride+hd-1], v[(n-1)*stride+hd-1]
+	}
+	if !hasFlashAVX512 || halfDotLanes != 16 || hd == 0 || hd%64 != 0 {
+		for h := range heads {
+			one := FlashState{Max: st.Max[h], Sum: st.Sum[h], Acc: acc[h*hd : (h+1)*hd], Scale: st.Scale, Softcap: st.Softcap}
+			FlashKeys(&one, q[h*hd:(h+1)*hd], k, v, stride, n)
+			st.Max[h], st.Sum[h] = one.Max, one.Sum
+		}
+		return
+	}
+	for c := 0; c < n; c += flashChunk {
+		cnt := min(flashChunk, n-c)
+		dotHalf64KeysHeads(hd, &k[c*stride], stride, &q[0], heads, cnt, st.Scale, &st.sc[0][0])
+		for h := range heads {
+			sc, ms, vs := st.sc[h][:cnt], st.ms[h][:cnt], st.vs[h][:cnt]
+			if st.Softcap > 0 {
+				for i, s := range sc {
+					sc[i] = st.Softcap * float32(math.Tanh(float64(s)))
+				}
+			}
+			mx, sum := st.Max[h], st.Sum[h]
+			for i, s := range sc {
+				m, w := float32(1), float32(1)
+				if s > mx {
+					m = Expf(mx - s)
+					mx = s
+				} else {
+					w = Expf(s - mx)
+				}
+				ms[i], vs[i] = m, w
+				sum = float32(sum*m) + w
+			}
+			st.Max[h], st.Sum[h] = mx, sum
+		}
+		flashMad64Heads(hd, &acc[0], &v[c*stride], stride, &st.ms[0][0], &st.vs[0][0], cnt, heads)
+	}
+}

@@ -334,3 +334,240 @@ dhkloop:
 	JNZ           dhkkey
 	VZEROUPPER
 	RET
+
+// DHFMA adds the products of the converted key chunk Z16-Z19 and the f16
+// query elements at q0-q3 to a0-a3, as dotHalf64Keys does.
+#define DHFMA(q0, q1, q2, q3, a0, a1, a2, a3) \
+	VCVTPH2PS   q0, Z20 \
+	VFMADD231PS Z20, Z16, a0 \
+	VCVTPH2PS   q1, Z21 \
+	VFMADD231PS Z21, Z17, a1 \
+	VCVTPH2PS   q2, Z22 \
+	VFMADD231PS Z22, Z18, a2 \
+	VCVTPH2PS   q3, Z23 \
+	VFMADD231PS Z23, Z19, a3
+
+// DHSUM reduces a0-a3 in dotHalf64's order, scales the sum by X24 and
+// stores it at off(R10); y0, x0 are a0's lower halves and y1, x1 a1's.
+#define DHSUM(a0, a1, a2, a3, y0, y1, x0, x1, off) \
+	VADDPS        a2, a0, a0 \
+	VADDPS        a3, a1, a1 \
+	VADDPS        a1, a0, a0 \
+	VEXTRACTF64X4 $1, a0, y1 \
+	VADDPS        y1, y0, y0 \
+	VEXTRACTF128  $1, y0, x1 \
+	VADDPS        x1, x0, x0 \
+	VPERMILPS     $0x4e, x0, x1 \
+	VADDPS        x1, x0, x0 \
+	VMOVSHDUP     x0, x1 \
+	VADDSS        x1, x0, x0 \
+	VMULSS        X24, x0, x0 \
+	VMOVSS        x0, off(R10)
+
+// func dotHalf64KeysHeads(hd int, k *uint16, kstride int, q *uint16, heads, n int, scale float32, out *float32)
+// dotHalf64Keys for heads (1-4) queries at q + h·hd elements: each key
+// chunk is converted once and multiplied into every head's accumulators
+// (head h in Z4h-Z4h+3); out[h·64 + i] is head h's score of key i.
+TEXT ·dotHalf64KeysHeads(SB), NOSPLIT, $0-64
+	MOVQ k+8(FP), R8
+	MOVQ kstride+16(FP), DX
+	SHLQ $1, DX
+	MOVQ heads+32(FP), BX
+	MOVQ n+40(FP), R9
+	MOVQ out+56(FP), R10
+	VMOVSS scale+48(FP), X24
+	MOVQ hd+0(FP), R11
+	SHLQ $1, R11             // bytes of one head's query
+	LEAQ (R11)(R11*2), R13   // three heads' bytes
+
+dhhkey:
+	MOVQ   hd+0(FP), CX
+	MOVQ   R8, SI
+	MOVQ   q+24(FP), DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+
+dhhloop:
+	VCVTPH2PS (SI), Z16
+	VCVTPH2PS 32(SI), Z17
+	VCVTPH2PS 64(SI), Z18
+	VCVTPH2PS 96(SI), Z19
+	DHFMA((DI), 32(DI), 64(DI), 96(DI), Z0, Z1, Z2, Z3)
+	CMPQ BX, $1
+	JEQ  dhhnext
+	DHFMA((DI)(R11*1), 32(DI)(R11*1), 64(DI)(R11*1), 96(DI)(R11*1), Z4, Z5, Z6, Z7)
+	CMPQ BX, $2
+	JEQ  dhhnext
+	DHFMA((DI)(R11*2), 32(DI)(R11*2), 64(DI)(R11*2), 96(DI)(R11*2), Z8, Z9, Z10, Z11)
+	CMPQ BX, $3
+	JEQ  dhhnext
+	DHFMA((DI)(R13*1), 32(DI)(R13*1), 64(DI)(R13*1), 96(DI)(R13*1), Z12, Z13, Z14, Z15)
+
+dhhnext:
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $64, CX
+	JNZ  dhhloop
+
+	DHSUM(Z0, Z1, Z2, Z3, Y0, Y1, X0, X1, 0)
+	CMPQ BX, $1
+	JEQ  dhhstored
+	DHSUM(Z4, Z5, Z6, Z7, Y4, Y5, X4, X5, 256)
+	CMPQ BX, $2
+	JEQ  dhhstored
+	DHSUM(Z8, Z9, Z10, Z11, Y8, Y9, X8, X9, 512)
+	CMPQ BX, $3
+	JEQ  dhhstored
+	DHSUM(Z12, Z13, Z14, Z15, Y12, Y13, X12, X13, 768)
+
+dhhstored:
+	ADDQ $4, R10
+	ADDQ DX, R8
+	DECQ R9
+	JNZ  dhhkey
+	VZEROUPPER
+	RET
+
+// FMHEAD runs one key's step of flashMad64 for the head whose ms and vs
+// are at off(R9) and off(R10) (index AX) and whose accumulators are a0-a3
+// (y0-y3 their f16 halves), with the key's value converted in Z16-Z19.
+#define FMHEAD(off, a0, a1, a2, a3, y0, y1, y2, y3, scale, mad) \
+	VMOVSS       off(R9)(AX*4), X20 \
+	VUCOMISS     X31, X20 \
+	JNE          scale \
+	JPS          scale \
+	JMP          mad \
+scale: \
+	VBROADCASTSS X20, Z21 \
+	VMULPS       Z21, a0, a0 \
+	VMULPS       Z21, a1, a1 \
+	VMULPS       Z21, a2, a2 \
+	VMULPS       Z21, a3, a3 \
+	VCVTPS2PH    $0, a0, y0 \
+	VCVTPS2PH    $0, a1, y1 \
+	VCVTPS2PH    $0, a2, y2 \
+	VCVTPS2PH    $0, a3, y3 \
+	VCVTPH2PS    y0, a0 \
+	VCVTPH2PS    y1, a1 \
+	VCVTPH2PS    y2, a2 \
+	VCVTPH2PS    y3, a3 \
+mad: \
+	VBROADCASTSS off(R10)(AX*4), Z21 \
+	VFMADD231PS  Z21, Z16, a0 \
+	VFMADD231PS  Z21, Z17, a1 \
+	VFMADD231PS  Z21, Z18, a2 \
+	VFMADD231PS  Z21, Z19, a3 \
+	VCVTPS2PH    $0, a0, y0 \
+	VCVTPS2PH    $0, a1, y1 \
+	VCVTPS2PH    $0, a2, y2 \
+	VCVTPS2PH    $0, a3, y3 \
+	VCVTPH2PS    y0, a0 \
+	VCVTPH2PS    y1, a1 \
+	VCVTPH2PS    y2, a2 \
+	VCVTPH2PS    y3, a3
+
+// FMLOAD and FMSTORE move 64 accumulator elements at base between f16
+// memory and a0-a3.
+#define FMLOAD(o0, o1, o2, o3, a0, a1, a2, a3) \
+	VCVTPH2PS o0, a0 \
+	VCVTPH2PS o1, a1 \
+	VCVTPH2PS o2, a2 \
+	VCVTPH2PS o3, a3
+
+#define FMSTORE(o0, o1, o2, o3, a0, a1, a2, a3) \
+	VCVTPS2PH $0, a0, o0 \
+	VCVTPS2PH $0, a1, o1 \
+	VCVTPS2PH $0, a2, o2 \
+	VCVTPS2PH $0, a3, o3
+
+// func flashMad64Heads(hd int, acc, v *uint16, vstride int, ms, vs *float32, n, heads int)
+// flashMad64 for heads (1-4) accumulators at acc + h·hd elements, head h
+// with ms[h·64 + i] and vs[h·64 + i]: each value is converted once, and
+// the heads' rounding chains (head h in Z4h-Z4h+3) run side by side.
+TEXT ·flashMad64Heads(SB), NOSPLIT, $0-64
+	MOVQ hd+0(FP), R8
+	SHRQ $6, R8
+	MOVQ hd+0(FP), R12
+	SHLQ $1, R12             // bytes of one head's accumulator
+	LEAQ (R12)(R12*2), R13   // three heads' bytes
+	MOVQ acc+8(FP), DI
+	MOVQ v+16(FP), SI
+	MOVQ vstride+24(FP), DX
+	SHLQ $1, DX
+	MOVQ ms+32(FP), R9
+	MOVQ vs+40(FP), R10
+	MOVQ n+48(FP), CX
+	MOVQ heads+56(FP), BX
+	MOVL $0x3f800000, AX
+	VMOVD AX, X31
+
+fmhslice:
+	FMLOAD(0(DI), 32(DI), 64(DI), 96(DI), Z0, Z1, Z2, Z3)
+	CMPQ BX, $1
+	JEQ  fmhloaded
+	FMLOAD(0(DI)(R12*1), 32(DI)(R12*1), 64(DI)(R12*1), 96(DI)(R12*1), Z4, Z5, Z6, Z7)
+	CMPQ BX, $2
+	JEQ  fmhloaded
+	FMLOAD(0(DI)(R12*2), 32(DI)(R12*2), 64(DI)(R12*2), 96(DI)(R12*2), Z8, Z9, Z10, Z11)
+	CMPQ BX, $3
+	JEQ  fmhloaded
+	FMLOAD(0(DI)(R13*1), 32(DI)(R13*1), 64(DI)(R13*1), 96(DI)(R13*1), Z12, Z13, Z14, Z15)
+
+fmhloaded:
+	MOVQ SI, R11
+	XORQ AX, AX
+
+fmhkey:
+	VCVTPH2PS 0(R11), Z16
+	VCVTPH2PS 32(R11), Z17
+	VCVTPH2PS 64(R11), Z18
+	VCVTPH2PS 96(R11), Z19
+	FMHEAD(0, Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, fmhscale0, fmhmad0)
+	CMPQ BX, $1
+	JEQ  fmhnext
+	FMHEAD(256, Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, fmhscale1, fmhmad1)
+	CMPQ BX, $2
+	JEQ  fmhnext
+	FMHEAD(512, Z8, Z9, Z10, Z11, Y8, Y9, Y10, Y11, fmhscale2, fmhmad2)
+	CMPQ BX, $3
+	JEQ  fmhnext
+	FMHEAD(768, Z12, Z13, Z14, Z15, Y12, Y13, Y14, Y15, fmhscale3, fmhmad3)
+
+fmhnext:
+	ADDQ DX, R11
+	INCQ AX
+	CMPQ AX, CX
+	JLT  fmhkey
+
+	FMSTORE(0(DI), 32(DI), 64(DI), 96(DI), Z0, Z1, Z2, Z3)
+	CMPQ BX, $1
+	JEQ  fmhstored
+	FMSTORE(0(DI)(R12*1), 32(DI)(R12*1), 64(DI)(R12*1), 96(DI)(R12*1), Z4, Z5, Z6, Z7)
+	CMPQ BX, $2
+	JEQ  fmhstored
+	FMSTORE(0(DI)(R12*2), 32(DI)(R12*2), 64(DI)(R12*2), 96(DI)(R12*2), Z8, Z9, Z10, Z11)
+	CMPQ BX, $3
+	JEQ  fmhstored
+	FMSTORE(0(DI)(R13*1), 32(DI)(R13*1), 64(DI)(R13*1), 96(DI)(R13*1), Z12, Z13, Z14, Z15)
+
+fmhstored:
+	ADDQ $128, DI
+	ADDQ $128, SI
+	DECQ R8
+	JNZ  fmhslice
+	VZEROUPPER
+	RET

@@ -74,3 +74,15 @@ func flashMad64(hd int, acc, v *uint16, vstride int, ms, vs *float32, n int)
 
 //go:noescape
 func dotHalf64Keys(hd int, k *uint16, kstride int, q *uint16, n int, scale float32, out *float32)
+
+// dotHalf64KeysHeads is dotHalf64Keys for heads queries (q[h·hd:]) over
+// the same keys: out[h·flashChunk+i] for head h and key i.
+//
+//go:noescape
+func dotHalf64KeysHeads(hd int, k *uint16, kstride int, q *uint16, heads, n int, scale float32, out *float32)
+
+// flashMad64Heads is flashMad64 for heads accumulators (acc[h·hd:]) over
+// the same values, head h with ms[h·flashChunk+i] and vs[h·flashChunk+i].
+//
+//go:noescape
+func flashMad64Heads(hd int, acc, v *uint16, vstride int, ms, vs *float32, n, heads int)

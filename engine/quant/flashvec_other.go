@@ -22,4 +22,11 @@ func flashMad64(hd int, acc, v *uint16, vstride int, ms, vs *float32, n int) {
 	panic("quant: no vector flashMad64")
 }
 
+func dotHalf64KeysHeads(hd int, k *uint16, kstride int, q *uint16, heads, n int, scale float32, out *float32) {
+	panic("quant: no vector dotHalf64KeysHeads")
+}
+func flashMad64Heads(hd int, acc, v *uint16, vstride int, ms, vs *float32, n, heads int) {
+	panic("quant: no vector flashMad64Heads")
+}
+
 func dotF16F32x16(n int, w *uint16, a *float32) float32 { panic("quant: no vector dotF16F32x16") }

@@ -139,15 +139,29 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 	}
 	// An item takes every query head of a KV head when that leaves enough
 	// items to share out, so that the group's keys and values are
-	// gathered once; otherwise (decode of few sequences) one head.
+	// gathered once; otherwise (decode of few sequences) one head. Over
+	// an f16 cache an item takes up to quant.FlashMaxHeads heads of one
+	// KV head, which flash runs side by side, and as many as still leave
+	// two items per worker.
 	perItem := 1
 	if units*kvh >= 2*b.w.n {
 		perItem, grain = group, 1
 	}
+	if s.f16 != nil {
+		perItem = min(group, quant.FlashMaxHeads)
+		for perItem > 1 && units*kvh*((group+perItem-1)/perItem) < 2*b.w.n {
+			perItem--
+		}
+		if perItem > 1 {
+			grain = 1
+		}
+	}
 	for si := range spans {
 		for i0 := 0; i0 < spans[si].N; i0 += attendChunk {
-			for h := 0; h < a.Heads; h += perItem {
-				j.items = append(j.items, attendItem{si, i0, min(i0+attendChunk, spans[si].N), h, h + perItem})
+			for g := range kvh {
+				for h := g * group; h < (g+1)*group; h += perItem {
+					j.items = append(j.items, attendItem{si, i0, min(i0+attendChunk, spans[si].N), h, min(h+perItem, (g+1)*group)})
+				}
 			}
 		}
 	}
@@ -175,8 +189,9 @@ type attendJob struct {
 	spans           []compute.Span
 	a               compute.Attention
 	scores, qh, acc [][]float32
-	q16, acc16      [][]uint16  // the query and output accumulator in f16 (flash)
-	kt, vf          [][]float32 // keys transposed (head dim × keys) and values (keys × head dim)
+	q16, acc16      [][]uint16         // the queries and output accumulators in f16 (flash)
+	heads           []quant.FlashHeads // flash's running state of an item's heads
+	kt, vf          [][]float32        // keys transposed (head dim × keys) and values (keys × head dim)
 }
 
 // grow returns buf resliced to n elements, reallocated when too short with
@@ -308,39 +323,46 @@ func (j *attendJob) do(wk, lo, hi int) {
 // reproducing its tokens needs; from 64 query tokens it switches to a
 // tiled float32 path, not reproduced here: taking the per-key path for
 // every span keeps a prompt's results independent of how it is batched
-// and of how much of it came from the prefix cache.
+// and of how much of it came from the prefix cache. The item's heads
+// share one KV head and go through its keys together
+// (quant.FlashKeysHeads), each with the arithmetic it would have alone.
 func (j *attendJob) flash(wk int, it attendItem) {
 	s, a, qs, d := j.s, j.a, j.q, j.d
 	hd, bs := a.HeadDim, s.cfg.BlockSize
 	sp := &j.spans[it.span]
 	kvOff := (it.h0 / (a.Heads / a.KVHeads)) * hd
-	q16, acc16 := growHalf(j.q16[wk], hd), growHalf(j.acc16[wk], hd)
+	nh := it.h1 - it.h0
+	q16, acc16 := growHalf(j.q16[wk], nh*hd), growHalf(j.acc16[wk], nh*hd)
 	j.q16[wk], j.acc16[wk] = q16, acc16
-	st := quant.FlashState{Acc: acc16, Scale: a.Scale, Softcap: a.Softcap}
+	st := &j.heads[wk]
+	st.N, st.Acc, st.Scale, st.Softcap = nh, acc16, a.Scale, a.Softcap
 	if a.Softcap > 0 {
 		st.Scale /= a.Softcap
 	}
-	for h := it.h0; h < it.h1; h++ {
-		for i := it.i0; i < it.i1; i++ {
-			pos, row := sp.Pos+i, sp.Row+i
-			quant.FloatToHalf(q16, qs.f32[row*qs.cols+h*hd:row*qs.cols+(h+1)*hd])
-			clear(acc16)
-			st.Max, st.Sum = float32(math.Inf(-1)), 0
-			// The visible keys, a block's run of consecutive rows at a time.
-			for t := j.firstKey(pos); t <= pos; {
-				m := min(bs-t%bs, pos+1-t)
-				o := s.offset(sp.Blocks, a.Layer, t) + kvOff
-				quant.FlashKeys(&st, q16, s.f16[o:], s.f16[o+s.perLayer:], s.rowElems, m)
-				t += m
-			}
-			out := d.f32[row*d.cols+h*hd : row*d.cols+(h+1)*hd]
-			quant.HalfToFloat(out, acc16)
-			inv := 1 / st.Sum
-			for e := range out {
-				out[e] *= inv
+	for i := it.i0; i < it.i1; i++ {
+		pos, row := sp.Pos+i, sp.Row+i
+		quant.FloatToHalf(q16, qs.f32[row*qs.cols+it.h0*hd:row*qs.cols+it.h1*hd])
+		clear(acc16)
+		for h := range nh {
+			st.Max[h], st.Sum[h] = float32(math.Inf(-1)), 0
+		}
+		// The visible keys, a block's run of consecutive rows at a time.
+		for t := j.firstKey(pos); t <= pos; {
+			m := min(bs-t%bs, pos+1-t)
+			o := s.offset(sp.Blocks, a.Layer, t) + kvOff
+			quant.FlashKeysHeads(st, q16, s.f16[o:], s.f16[o+s.perLayer:], s.rowElems, m)
+			t += m
+		}
+		out := d.f32[row*d.cols+it.h0*hd : row*d.cols+it.h1*hd]
+		quant.HalfToFloat(out, acc16)
+		for h := range nh {
+			inv := 1 / st.Sum[h]
+			for e := range out[h*hd : (h+1)*hd] {
+				out[h*hd+e] *= inv
 			}
 		}
 	}
+	st.Acc = nil
 }
 
 // growHalf is grow for f16 rows.

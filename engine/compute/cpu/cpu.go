@@ -76,6 +76,7 @@ func New(o Options) *Backend {
 	b.attend.scores, b.attend.qh, b.attend.acc = make([][]float32, n), make([][]float32, n), make([][]float32, n)
 	b.attend.kt, b.attend.vf = make([][]float32, n), make([][]float32, n)
 	b.attend.q16, b.attend.acc16 = make([][]uint16, n), make([][]uint16, n)
+	b.attend.heads = make([]quant.FlashHeads, n)
 	return b
 }
 
