@@ -305,18 +305,19 @@ func (m *Manager) load(key, path string, call *loadCall) {
 	m.makeRoom(path)
 	start := time.Now()
 	model, err := m.o.Loader(context.Background(), path)
-	m.mu.Lock()
-	delete(m.loading, key)
 	if err != nil {
+		m.mu.Lock()
+		delete(m.loading, key)
 		m.mu.Unlock()
 		call.err = fmt.Errorf("%w: %s: %w", ErrLoadFailed, key, err)
 		m.o.Logger.Error("model load failed", "model", key, "err", err)
 		return
 	}
 	e := &entry{name: key, path: path, model: model, keepAlive: m.o.KeepAlive, lastUsed: time.Now(), loadTime: time.Since(start)}
-	m.loaded[key] = e
-	call.e = e
-	m.mu.Unlock()
+	// The saved prefixes are restored and the warm-up run before the model
+	// is published: until then callers wait on call.done, so the first
+	// request after a restart finds its prefix in the cache instead of
+	// racing the restore (and then missing it).
 	restored := m.restoreCache(e)
 	var warmup time.Duration
 	if w, ok := model.(Warmer); ok {
@@ -326,6 +327,17 @@ func (m *Manager) load(key, path string, call *loadCall) {
 		}
 		warmup = time.Since(start)
 	}
+	m.mu.Lock()
+	delete(m.loading, key)
+	if m.closed { // Close did not see this model: it must not outlive the manager
+		m.mu.Unlock()
+		model.Close()
+		call.err = errors.New("model manager closed")
+		return
+	}
+	m.loaded[key] = e
+	call.e = e
+	m.mu.Unlock()
 	m.o.Logger.Info("model loaded", "model", key, "path", path, "seconds", e.loadTime.Seconds(),
 		"warmup_seconds", warmup.Seconds(), "cached_blocks_restored", restored)
 	if m.o.Events != nil {

@@ -424,3 +424,86 @@ func TestLoadWarmsUpBeforeServing(t *testing.T) {
 		}
 	}
 }
+
+// gatedWarmingModel is a stub model whose warm-up signals that it started
+// and then waits for its gate.
+type gatedWarmingModel struct {
+	stubModel
+	started, gate chan struct{}
+}
+
+func (g *gatedWarmingModel) Warmup(ctx context.Context) error {
+	close(g.started)
+	<-g.gate
+	return nil
+}
+
+// TestNoCallerGetsModelBeforeWarmup checks that a caller arriving while a
+// model is restoring its cache or warming up waits for the load to end
+// instead of getting the model early: a request served then would miss
+// the prefixes a restart restores (bench/restart.sh's first request after
+// a restart did, at 0 of 1740 tokens cached).
+func TestNoCallerGetsModelBeforeWarmup(t *testing.T) {
+	m, _, _ := newTestManager(t, Options{}, "a.gguf")
+	g := &gatedWarmingModel{started: make(chan struct{}), gate: make(chan struct{})}
+	m.o.Loader = func(ctx context.Context, path string) (Model, error) {
+		g.path = path
+		return g, nil
+	}
+	first := make(chan error, 1)
+	go func() {
+		h, err := m.Acquire(context.Background(), "a", nil)
+		if err == nil {
+			h.Release()
+		}
+		first <- err
+	}()
+	<-g.started
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if h, err := m.Acquire(ctx, "a", nil); err == nil {
+		h.Release()
+		t.Fatal("a second caller got the model while it was warming up")
+	} else if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second caller: %v, want the deadline", err)
+	}
+	close(g.gate)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	h, err := m.Acquire(context.Background(), "a", nil)
+	if err != nil {
+		t.Fatalf("after the warm-up: %v", err)
+	}
+	h.Release()
+}
+
+// TestCloseDuringLoadClosesModel checks that a model whose load ends after
+// Close is closed, not left loaded in a closed manager.
+func TestCloseDuringLoadClosesModel(t *testing.T) {
+	m, _, _ := newTestManager(t, Options{}, "a.gguf")
+	g := &gatedWarmingModel{started: make(chan struct{}), gate: make(chan struct{})}
+	m.o.Loader = func(ctx context.Context, path string) (Model, error) {
+		g.path = path
+		return g, nil
+	}
+	first := make(chan error, 1)
+	go func() {
+		h, err := m.Acquire(context.Background(), "a", nil)
+		if err == nil {
+			h.Release()
+		}
+		first <- err
+	}()
+	<-g.started
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(g.gate)
+	if err := <-first; err == nil {
+		t.Error("Acquire succeeded on a manager closed during the load")
+	}
+	if !g.closed.Load() {
+		t.Error("the model loaded during Close was not closed")
+	}
+}
