@@ -114,49 +114,55 @@ func (c *Cache) writeSnapshot(w io.Writer, ns string, kvd KVData, nodes []*node)
 	return err
 }
 
-// Load reads a snapshot written by Save into the cache: it verifies the
-// checksum, the namespace and the block layout before touching the pool,
-// then allocates blocks for the saved prefixes (as many as are free) and
-// writes their keys and values. It returns the number of blocks restored.
+// maxNamespaceBytes bounds a snapshot's namespace, so that a corrupt
+// length cannot make Load allocate gigabytes.
+const maxNamespaceBytes = 64 << 10
+
+// Load reads a snapshot written by Save into the cache. It checks the
+// namespace and the block layout first, then streams the records: each
+// saved prefix block takes a block from the pool (as many as are free) and
+// gets its keys and values, one record in memory at a time, while the
+// checksum is computed over what was read. If the checksum (or anything
+// after the header) turns out wrong, every block restored so far is
+// given back and the tree is as before: a corrupt snapshot loads nothing.
+// It returns the number of blocks restored.
 func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return 0, err
-	}
-	if len(data) < sha256.Size+len(snapshotMagic) {
-		return 0, fmt.Errorf("%w: %d bytes is too short", ErrBadSnapshot, len(data))
-	}
-	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
-	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
-		return 0, fmt.Errorf("%w: checksum mismatch", ErrBadSnapshot)
+	h := sha256.New()
+	br := bufio.NewReaderSize(r, 64<<10)
+	tr := io.TeeReader(br, h)
+	read := func(p []byte) error {
+		if _, err := io.ReadFull(tr, p); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("%w: truncated", ErrBadSnapshot)
+			}
+			return fmt.Errorf("read prefix snapshot: %w", err)
+		}
+		return nil
 	}
 	le := binary.LittleEndian
-	d := body
-	take := func(n int) ([]byte, error) {
-		if n < 0 || n > len(d) {
-			return nil, fmt.Errorf("%w: truncated", ErrBadSnapshot)
-		}
-		p := d[:n]
-		d = d[n:]
-		return p, nil
-	}
-	magic, err := take(len(snapshotMagic))
-	if err != nil || string(magic) != snapshotMagic {
-		return 0, fmt.Errorf("%w: not a prefix snapshot", ErrBadSnapshot)
-	}
+	var word [4]byte
 	u32 := func() (uint32, error) {
-		p, err := take(4)
-		if err != nil {
+		if err := read(word[:]); err != nil {
 			return 0, err
 		}
-		return le.Uint32(p), nil
+		return le.Uint32(word[:]), nil
+	}
+	magic := make([]byte, len(snapshotMagic))
+	if err := read(magic); err != nil || string(magic) != snapshotMagic {
+		if err != nil && !errors.Is(err, ErrBadSnapshot) {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%w: not a prefix snapshot", ErrBadSnapshot)
 	}
 	nsLen, err := u32()
 	if err != nil {
 		return 0, err
 	}
-	gotNS, err := take(int(nsLen))
-	if err != nil {
+	if nsLen > maxNamespaceBytes {
+		return 0, fmt.Errorf("%w: namespace of %d bytes", ErrBadSnapshot, nsLen)
+	}
+	gotNS := make([]byte, nsLen)
+	if err := read(gotNS); err != nil {
 		return 0, err
 	}
 	if string(gotNS) != ns {
@@ -177,10 +183,6 @@ func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	recSize := 4 + 8 + 4*c.bs + int(bb)
-	if uint64(count)*uint64(recSize) != uint64(len(d)) {
-		return 0, fmt.Errorf("%w: %d records do not fill %d bytes", ErrBadSnapshot, count, len(d))
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	root := c.roots[ns]
@@ -188,10 +190,27 @@ func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
 		root = &node{children: map[string]*node{}, block: -1, ns: ns}
 		c.roots[ns] = root
 	}
-	loaded := make([]*node, 0, count)
-	restored := 0
+	var created []*node
+	fail := func(err error) (int, error) {
+		// Children were created after their parents: undo in reverse.
+		for i := len(created) - 1; i >= 0; i-- {
+			n := created[i]
+			delete(n.parent.children, n.key)
+			c.pool.Release([]int32{n.block})
+			c.nodes--
+		}
+		if len(root.children) == 0 {
+			delete(c.roots, ns)
+		}
+		return 0, err
+	}
+	recSize := 4 + 8 + 4*c.bs + int(bb)
+	rec := make([]byte, recSize)
+	loaded := make([]*node, 0, min(count, 1<<16))
 	for i := 0; i < int(count); i++ {
-		rec := d[i*recSize : (i+1)*recSize]
+		if err := read(rec); err != nil {
+			return fail(err)
+		}
 		parentIdx := int32(le.Uint32(rec))
 		hits := le.Uint64(rec[4:])
 		key := string(rec[12 : 12+4*c.bs])
@@ -215,15 +234,29 @@ func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
 		}
 		if err := kvd.WriteBlock(blocks[0], kvBytes); err != nil {
 			c.pool.Release(blocks)
-			return restored, err
+			return fail(err)
 		}
 		c.tick++
 		n := &node{parent: parent, children: map[string]*node{}, key: key, block: blocks[0],
 			depth: parent.depth + 1, ns: ns, hits: hits, lastUsed: c.tick}
 		parent.children[key] = n
 		c.nodes++
-		restored++
+		created = append(created, n)
 		loaded = append(loaded, n)
 	}
-	return restored, nil
+	want := h.Sum(nil)
+	sum := make([]byte, sha256.Size)
+	if _, err := io.ReadFull(br, sum); err != nil {
+		return fail(fmt.Errorf("%w: truncated", ErrBadSnapshot))
+	}
+	if !bytes.Equal(want, sum) {
+		return fail(fmt.Errorf("%w: checksum mismatch", ErrBadSnapshot))
+	}
+	switch _, err := br.ReadByte(); {
+	case err == nil:
+		return fail(fmt.Errorf("%w: data after the checksum", ErrBadSnapshot))
+	case err != io.EOF:
+		return fail(fmt.Errorf("read prefix snapshot: %w", err))
+	}
+	return len(created), nil
 }

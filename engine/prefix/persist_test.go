@@ -2,6 +2,7 @@ package prefix
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"testing"
@@ -81,6 +82,10 @@ func TestLoadRejectsBadSnapshots(t *testing.T) {
 	good := buf.Bytes()
 	flipped := append([]byte(nil), good...)
 	flipped[len(flipped)/2] ^= 1
+	// The last byte of the last block's values: caught only by the checksum,
+	// after every block was restored, which must then all be given back.
+	lastFlipped := append([]byte(nil), good...)
+	lastFlipped[len(lastFlipped)-sha256.Size-1] ^= 1
 	for _, tc := range []struct {
 		name  string
 		data  []byte
@@ -89,6 +94,9 @@ func TestLoadRejectsBadSnapshots(t *testing.T) {
 	}{
 		{"corrupt byte", flipped, "m", newMemKV(8, 8)},
 		{"truncated", good[:len(good)-5], "m", newMemKV(8, 8)},
+		{"truncated mid-record", good[:len(good)-sha256.Size-3], "m", newMemKV(8, 8)},
+		{"last value byte", lastFlipped, "m", newMemKV(8, 8)},
+		{"data after the checksum", append(append([]byte(nil), good...), 0), "m", newMemKV(8, 8)},
 		{"other model", good, "other", newMemKV(8, 8)},
 		{"other block layout", good, "m", newMemKV(8, 16)},
 		{"empty", nil, "m", newMemKV(8, 8)},
@@ -136,4 +144,44 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("leak after Load+Clear: %d free", p.Free())
 		}
 	})
+}
+
+// TestFailedLoadKeepsCachedPrefixes checks that a snapshot rejected after
+// its records were restored gives back exactly what it added: prefixes
+// the cache held before, some of them shared with the snapshot, stay.
+func TestFailedLoadKeepsCachedPrefixes(t *testing.T) {
+	pool := kv.NewPool(16, 4)
+	c := New(pool)
+	store := newMemKV(16, 8)
+	s, _ := fill(t, c, pool, "m", seqTokens(13, 1))
+	s.Release()
+	var buf bytes.Buffer
+	if _, err := c.Save(&buf, "m", store, 10); err != nil {
+		t.Fatal(err)
+	}
+	bad := buf.Bytes()
+	bad[len(bad)-sha256.Size-1] ^= 1
+
+	p2 := kv.NewPool(16, 4)
+	c2 := New(p2)
+	// The first 8 tokens are already cached (two blocks the snapshot shares),
+	// and another prefix besides.
+	s2, _ := fill(t, c2, p2, "m", seqTokens(9, 1))
+	s2.Release()
+	s3, _ := fill(t, c2, p2, "m", seqTokens(9, 100))
+	s3.Release()
+	before, free := c2.Stats().Blocks, p2.Free()
+	if n, err := c2.Load(bytes.NewReader(bad), "m", newMemKV(16, 8)); !errors.Is(err, ErrBadSnapshot) || n != 0 {
+		t.Fatalf("Load = %d, %v; want ErrBadSnapshot", n, err)
+	}
+	if got := c2.Stats().Blocks; got != before || p2.Free() != free {
+		t.Fatalf("after a rejected load: %d cached blocks and %d free, want %d and %d", got, p2.Free(), before, free)
+	}
+	for _, start := range []uint64{1, 100} {
+		m := c2.Lookup("m", seqTokens(13, start))
+		if m.Tokens != 8 {
+			t.Errorf("prefix from %d: %d tokens cached after the rejected load, want 8", start, m.Tokens)
+		}
+		c2.Done(m)
+	}
 }
