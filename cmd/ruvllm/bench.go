@@ -32,6 +32,7 @@ func newBenchCmd() *cobra.Command {
 		membwOn bool
 		backend string
 		profile string
+		exact   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [-m FILE.gguf] [-p 512] [-n 128] [-t THREADS] [-r REPS] [--membw] [--json]",
@@ -62,7 +63,7 @@ func newBenchCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch}, o)
+				rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, Exact: exact}, o)
 				if err != nil {
 					return err
 				}
@@ -101,6 +102,7 @@ func newBenchCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
 	backends.Flag(f, &backend)
+	backends.ExactFlag(f, &exact)
 	cmd.AddCommand(newBenchServeCmd())
 	return cmd
 }
@@ -152,7 +154,7 @@ func runBench(ctx context.Context, path string, lo llm.Options, o llm.BenchOptio
 	_, isa := quant.Accelerated()
 	rep := &llm.BenchReport{
 		Model: info.Name, FileType: info.FileType, FileSize: info.FileSize, Parameters: info.Parameters,
-		Backend: m.Backend(), ISA: isa, Threads: m.Threads(), KVBytes: m.KVBytes(),
+		Backend: m.Backend(), ISA: isa, Exact: m.Exact(), Threads: m.Threads(), KVBytes: m.KVBytes(),
 		WeightBytesPerToken: m.WeightBytesPerToken(), Results: figs,
 	}
 	if rss, err := llm.PeakRSS(); err == nil {
@@ -169,9 +171,13 @@ func printBench(w io.Writer, out benchOutput) {
 	if r := out.BenchReport; r != nil {
 		fmt.Fprintf(w, "| %-32s | %10s | %8s | %-10s | %7s | %7s | %20s |\n", "model", "size", "params", "backend", "threads", "test", "t/s")
 		fmt.Fprintf(w, "| %-32s | %10s | %8s | %-10s | %7s | %7s | %20s |\n", "---", "---:", "---:", "---", "---:", "---:", "---:")
+		backend := r.Backend + " " + r.ISA
+		if r.Exact {
+			backend += " exact"
+		}
 		for _, f := range r.Results {
 			fmt.Fprintf(w, "| %-32s | %6.2f MiB | %6.2f M | %-10s | %7d | %7s | %11.2f ± %6.2f |\n",
-				r.Model+" "+r.FileType, mib(r.FileSize), float64(r.Parameters)/1e6, r.Backend+" "+r.ISA, r.Threads, f.Test, f.Mean, f.Stddev)
+				r.Model+" "+r.FileType, mib(r.FileSize), float64(r.Parameters)/1e6, backend, r.Threads, f.Test, f.Mean, f.Stddev)
 		}
 		fmt.Fprintln(w)
 		budget := r.FileSize + r.KVBytes + 64<<20

@@ -76,6 +76,9 @@ type Options struct {
 	// NewBackend, when set, creates each loaded model's compute backend
 	// (llm.Options.NewBackend); nil runs models on the CPU backend.
 	NewBackend func() (compute.Backend, error)
+	// Exact runs models on the CPU backend in llama.cpp's arithmetic
+	// (llm.Options.Exact).
+	Exact bool
 	// Default is the model used when a request names none.
 	Default string
 	Events  Publisher
@@ -138,9 +141,9 @@ func New(o Options) *Manager {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Loader == nil {
-		threads, logger, newBackend := o.Threads, o.Logger, o.NewBackend
+		threads, logger, newBackend, exact := o.Threads, o.Logger, o.NewBackend, o.Exact
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
-			return llm.Load(ctx, path, llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend})
+			return llm.Load(ctx, path, llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, Exact: exact})
 		}
 	}
 	if o.MemoryMargin == 0 {

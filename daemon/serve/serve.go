@@ -32,6 +32,8 @@ type Options struct {
 	// Backend names the compute backend models run on (internal/backends:
 	// "cpu", the default, or "metal" on macOS).
 	Backend string
+	// Exact runs models in llama.cpp's arithmetic, bit for bit (--exact).
+	Exact bool
 }
 
 // Run serves until ctx is cancelled.
@@ -49,7 +51,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
-		Threads: o.Threads, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store()})
+		Threads: o.Threads, NewBackend: newBackend, Exact: o.Exact, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store()})
 	a := api.Register(srv, mgr)
 	srv.OnShutdown(mgr.Close)
 	// The registry lives in a hidden folder inside the drop folder: the
@@ -107,4 +109,5 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.DurationVar(&o.KeepAlive, "keep-alive", 5*time.Minute, "how long an idle model stays loaded (negative: forever)")
 	f.IntVar(&o.MaxLoaded, "max-loaded", 1, "models held in memory at once")
 	backends.Flag(f, &o.Backend)
+	backends.ExactFlag(f, &o.Exact)
 }

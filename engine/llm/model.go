@@ -50,6 +50,11 @@ type Options struct {
 	Sequences int
 	// NoPrefixCache disables sharing computed prompt prefixes.
 	NoPrefixCache bool
+	// Exact makes the CPU backend compute llama.cpp's arithmetic rounding
+	// for rounding (cpu.Options.Exact), so that greedy tokens equal
+	// llama.cpp's; by default it takes its fastest arithmetic, within the
+	// tolerance TestDefaultModeAccuracy checks. Ignored with NewBackend.
+	Exact bool
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 	// NewBackend, when set, creates the compute backend the model runs on;
@@ -159,6 +164,11 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	}
 	m.info = describe(f, path, cfg, ctxLen, tok, jinja)
 	m.namespace = fmt.Sprintf("%s/%d/%s", m.info.Name, m.info.FileSize, fileIdentity(f))
+	if x, ok := b.(interface{ Exact() bool }); ok && x.Exact() {
+		// Keys computed in llama.cpp's arithmetic are not those of the
+		// default mode: a snapshot saved in one is not restored in the other.
+		m.namespace += "|exact"
+	}
 	if !o.NoPrefixCache {
 		m.cache = prefix.New(m.pool)
 	}
@@ -227,13 +237,20 @@ func (m *Model) Threads() int {
 	return 0
 }
 
+// Exact reports whether the model computes llama.cpp's arithmetic bit for
+// bit (Options.Exact, on the CPU backend).
+func (m *Model) Exact() bool {
+	x, ok := m.backend.(interface{ Exact() bool })
+	return ok && x.Exact()
+}
+
 // Backend names the compute backend the model runs on ("cpu", "metal").
 func (m *Model) Backend() string { return m.backend.Name() }
 
 // newBackend creates the backend Options select.
 func newBackend(o Options) (compute.Backend, error) {
 	if o.NewBackend == nil {
-		return cpu.New(cpu.Options{Threads: o.Threads}), nil
+		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact}), nil
 	}
 	b, err := o.NewBackend()
 	if err != nil {

@@ -15,8 +15,15 @@ import (
 // token per call (decode), and two sequences batched in one call; all
 // must agree bit for bit, and with a float64 reference within the
 // rounding of the KV type. Shapes cover GQA, head sizes that are not a
-// multiple of the vector width, sliding windows and soft-capping.
+// multiple of the vector width, sliding windows and soft-capping, in both
+// arithmetic modes.
 func TestAttendChunkingBitExact(t *testing.T) {
+	for _, exact := range []bool{true, false} {
+		testAttendChunkingBitExact(t, exact)
+	}
+}
+
+func testAttendChunkingBitExact(t *testing.T, exact bool) {
 	for _, tc := range []struct {
 		kvType             quant.Type
 		heads, kvHeads, hd int
@@ -29,10 +36,10 @@ func TestAttendChunkingBitExact(t *testing.T) {
 		{quant.F32, 2, 1, 20, 7, 0, 1e-5},
 		{quant.F16, 3, 3, 36, 19, 30, 5e-3},
 	} {
-		t.Run(fmt.Sprintf("%s/h%d-kv%d-hd%d-w%d-cap%g", tc.kvType, tc.heads, tc.kvHeads, tc.hd, tc.window, tc.softcap), func(t *testing.T) {
+		t.Run(fmt.Sprintf("exact=%v/%s/h%d-kv%d-hd%d-w%d-cap%g", exact, tc.kvType, tc.heads, tc.kvHeads, tc.hd, tc.window, tc.softcap), func(t *testing.T) {
 			const n, bs = 45, 16
 			r := rand.New(rand.NewPCG(uint64(tc.hd), uint64(tc.heads)))
-			b := New(Options{Threads: 2})
+			b := New(Options{Threads: 2, Exact: exact})
 			defer b.Close()
 			a := compute.Attention{Heads: tc.heads, KVHeads: tc.kvHeads, HeadDim: tc.hd,
 				Scale: float32(1 / math.Sqrt(float64(tc.hd))), Softcap: tc.softcap, Window: tc.window}

@@ -22,6 +22,7 @@ type Backend struct {
 	w       *workers
 	scratch []byte
 	amx     bool // matrices sum in llama.cpp's AMX kernels' order (Options.AMX)
+	exact   bool // llama.cpp's arithmetic (Options.Exact)
 
 	quantize quantizeJob
 	matmul   matmulJob
@@ -40,8 +41,16 @@ type Options struct {
 	// Threads is the number of worker threads; 0 means all cores.
 	Threads int
 	// AMX selects whether matrix products follow the order of llama.cpp's
-	// AMX kernels.
+	// AMX kernels (exact mode only).
 	AMX AMXMode
+	// Exact computes what llama.cpp's CPU backend computes, rounding for
+	// rounding (docs/DESIGN.md, Numerics): greedy tokens equal llama.cpp's,
+	// which the golden tests check. Off (the default), matrix products and
+	// attention take the fastest arithmetic this backend has, whose
+	// distance from llama.cpp's is bounded by tolerance instead
+	// (engine/llm's TestDefaultModeAccuracy). Either way a sequence's
+	// results do not depend on batching, chunking or the prefix cache.
+	Exact bool
 }
 
 // AMXMode says whether the backend sums Q8_0 and F16 matrix products as
@@ -68,8 +77,8 @@ const (
 
 // New returns a CPU backend. Call Close to stop its workers.
 func New(o Options) *Backend {
-	b := &Backend{w: newWorkers(o.Threads)}
-	b.amx = o.AMX == AMXOn || o.AMX == AMXAuto && hasAMXInt8
+	b := &Backend{w: newWorkers(o.Threads), exact: o.Exact}
+	b.amx = o.Exact && (o.AMX == AMXOn || o.AMX == AMXAuto && hasAMXInt8)
 	n := b.w.n
 	b.matmul.out4 = make([]workerResults, n)
 	b.rope.cos, b.rope.sin = make([][]float32, n), make([][]float32, n)
@@ -79,6 +88,10 @@ func New(o Options) *Backend {
 	b.attend.heads = make([]quant.FlashHeads, n)
 	return b
 }
+
+// Exact reports whether the backend computes llama.cpp's arithmetic
+// (Options.Exact).
+func (b *Backend) Exact() bool { return b.exact }
 
 // Close stops the worker goroutines.
 func (b *Backend) Close() { b.w.close() }
