@@ -207,8 +207,13 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 	}
 	t := ct(w)
 	// A weight already in the AMX order keeps it: the repacked Q8_0
-	// layout sums in the vector order.
-	if p := quant.PackedFor(typ); p != nil && !t.interleaved && rows%quant.Q4x16Rows == 0 && cols > 0 {
+	// layout sums in the vector order. The default mode takes the layouts
+	// whose order is chosen for speed too (quant.FastPackedFor).
+	p := quant.PackedFor(typ)
+	if !b.exact {
+		p = quant.FastPackedFor(typ)
+	}
+	if p != nil && !t.interleaved && rows%quant.Q4x16Rows == 0 && cols > 0 && cols%p.BlockSize == 0 {
 		if err := t.repack(p); err != nil {
 			return nil, err
 		}
@@ -414,19 +419,25 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	if err != nil {
 		panic(fmt.Sprintf("MatMul: %v", err))
 	}
-	quantize, err := quant.QuantizeRowFor(p.Act)
-	if err != nil {
-		panic(err)
-	}
+	actBlock := qrow / nb // bytes of an activation block
 	auxRow := p.AuxWords * nb
-	act := b.buf(n * qrow)
 	if cap(b.aux) < n*auxRow {
 		b.aux = make([]uint32, n*auxRow)
 	}
 	aux := b.aux[:n*auxRow]
-	b.quantize = quantizeJob{fn: quantize, dst: act, rowBytes: qrow, src: xs.f32, cols: in, aux: aux, auxRow: auxRow, auxFn: p.Aux}
-	b.w.run(n, 1, &b.quantize)
-	b.quantize.aux, b.quantize.auxFn = nil, nil
+	var act []byte
+	if p.Act == quant.F32 {
+		act = xs.raw // the layout multiplies float32 activations as they are
+	} else {
+		quantize, err := quant.QuantizeRowFor(p.Act)
+		if err != nil {
+			panic(err)
+		}
+		act = b.buf(n * qrow)
+		b.quantize = quantizeJob{fn: quantize, dst: act, rowBytes: qrow, src: xs.f32, cols: in, aux: aux, auxRow: auxRow, auxFn: p.Aux}
+		b.w.run(n, 1, &b.quantize)
+		b.quantize.aux, b.quantize.auxFn = nil, nil
+	}
 
 	groupBytes, groups := nb*p.BlockBytes, 0
 	for i := range b.parts {
@@ -445,7 +456,7 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	// streaming weights (eight rows of a 4864-wide Q4_0 product are 50 KiB).
 	chunk := nb
 	if p.Accumulate != nil {
-		perBlock := min(n, quant.PackedRows) * (p.Act.BlockBytes() + 4*p.AuxWords)
+		perBlock := min(n, quant.PackedRows) * (actBlock + 4*p.AuxWords)
 		if nb*perBlock > chunkActBytes {
 			calls := (nb*perBlock + chunkTargetBytes - 1) / chunkTargetBytes
 			chunk = (nb + calls - 1) / calls
@@ -460,7 +471,7 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	}
 	j := &b.packed
 	*j = packedJob{kernel: p.Kernel, accumulate: p.Accumulate, parts: b.parts, act: act, aux: aux,
-		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: p.Act.BlockBytes(), auxBlock: p.AuxWords,
+		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: actBlock, auxBlock: p.AuxWords,
 		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per}
 	b.w.run(groups, per, j)
 	*j = packedJob{} // do not keep the caller's memory alive
