@@ -187,7 +187,9 @@ func newPerplexityCmd() *cobra.Command {
 			"of each scored). With --kl-divergence-base FILE it also saves every scored position's\n" +
 			"log-probabilities there, in llama-perplexity's format; with --kl-divergence as well it reads\n" +
 			"such a file instead (saved by llama-perplexity or ruvllm, no -f needed) and compares this\n" +
-			"model with the base on the file's tokens: mean KL divergence, same top token, both perplexities.",
+			"model with the base on the file's tokens: mean KL divergence, same top token, both perplexities.\n" +
+			"--exact here also follows llama.cpp's attention path by batch size (tiled float32 from 64 tokens),\n" +
+			"so that its logits equal llama-perplexity's.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if path == "" || (file == "" && !kldScore) {
 				return errors.New("need -m FILE.gguf and -f TEXTFILE (or --kl-divergence-base FILE --kl-divergence)")
@@ -208,7 +210,8 @@ func newPerplexityCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend, Exact: exact})
+			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend,
+				Exact: exact, LlamaBatching: exact})
 			if err != nil {
 				return err
 			}

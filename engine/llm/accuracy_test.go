@@ -46,7 +46,10 @@ const (
 // TestDefaultModeAccuracy scores the default (fast) arithmetic against the
 // exact one, which is llama.cpp's bit for bit (the golden tests prove it;
 // without AMX, as llama.cpp runs on CPUs without AMX-INT8 and as the
-// llama.cpp built on the development VM runs), on every shared model:
+// llama.cpp built on the development VM runs), with llama.cpp's attention
+// path for batches of 64 tokens or more (LlamaBatching: every sequence
+// here is one batch that long, and llama.cpp computes it so), on every
+// shared model:
 // teacher-forced over each golden prompt followed by llama.cpp's greedy
 // continuation, and over textChunks chunks of textCtx tokens of text, every
 // position's next-token distribution. The default mode must put the same
@@ -121,7 +124,7 @@ func loadMode(t *testing.T, path string, exact bool) *Model {
 	t.Helper()
 	m, err := Load(context.Background(), path, Options{ContextLength: textCtx, Sequences: 1, BatchSize: textCtx,
 		NewBackend: func() (compute.Backend, error) {
-			return cpu.New(cpu.Options{Threads: 2, Exact: exact, AMX: cpu.AMXOff}), nil
+			return cpu.New(cpu.Options{Threads: 2, Exact: exact, LlamaBatching: true, AMX: cpu.AMXOff}), nil
 		}})
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,12 @@ type Options struct {
 	// llama.cpp's; by default it takes its fastest arithmetic, within the
 	// tolerance TestDefaultModeAccuracy checks. Ignored with NewBackend.
 	Exact bool
+	// LlamaBatching, with Exact, also follows llama.cpp's attention path
+	// by batch size (cpu.Options.LlamaBatching): scoring (Perplexity,
+	// KLDivergence, Logits) then gives llama-perplexity's figures, but a
+	// sequence's results depend on its batching, so the prefix cache is
+	// off.
+	LlamaBatching bool
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 	// NewBackend, when set, creates the compute backend the model runs on;
@@ -111,6 +117,9 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	}
 	if o.Sequences <= 0 {
 		o.Sequences = 2
+	}
+	if o.LlamaBatching {
+		o.NoPrefixCache = true
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -250,7 +259,7 @@ func (m *Model) Backend() string { return m.backend.Name() }
 // newBackend creates the backend Options select.
 func newBackend(o Options) (compute.Backend, error) {
 	if o.NewBackend == nil {
-		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact}), nil
+		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching}), nil
 	}
 	b, err := o.NewBackend()
 	if err != nil {

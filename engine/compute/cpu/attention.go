@@ -130,9 +130,10 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 	j := &b.attend
 	j.items = j.items[:0]
 	group := a.Heads / kvh
-	units, grain := 0, 4 // single-token items (decode) are small
+	units, grain, tokens := 0, 4, 0 // single-token items (decode) are small
 	for _, sp := range spans {
 		units += (sp.N + attendChunk - 1) / attendChunk
+		tokens += sp.N
 		if sp.N > 1 {
 			grain = 1
 		}
@@ -147,7 +148,17 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 	if units*kvh >= 2*b.w.n {
 		perItem, grain = group, 1
 	}
-	if s.f16 != nil {
+	tiled := (!b.exact || b.batched && tokens >= quant.FlashTile) && a.HeadDim%16 == 0
+	if tiled {
+		// Every query head of a KV head in one item, so that each tile of
+		// keys and values is converted once for all of them, unless that
+		// leaves a worker without an item (decode of one sequence).
+		perItem = group
+		for perItem > 1 && units*kvh*((group+perItem-1)/perItem) < 2*b.w.n {
+			perItem = (perItem + 1) / 2
+		}
+		grain = 1
+	} else if s.f16 != nil {
 		perItem = min(group, quant.FlashMaxHeads)
 		for perItem > 1 && units*kvh*((group+perItem-1)/perItem) < 2*b.w.n {
 			perItem--
@@ -165,7 +176,7 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 			}
 		}
 	}
-	j.d, j.q, j.s, j.spans, j.a = d, qs, s, spans, a
+	j.d, j.q, j.s, j.spans, j.a, j.tiledMode = d, qs, s, spans, a, tiled
 	b.w.run(len(j.items), grain, j)
 	j.d, j.q, j.s, j.spans = nil, nil, nil, nil
 }
@@ -192,6 +203,18 @@ type attendJob struct {
 	q16, acc16      [][]uint16         // the queries and output accumulators in f16 (flash)
 	heads           []quant.FlashHeads // flash's running state of an item's heads
 	kt, vf          [][]float32        // keys transposed (head dim × keys) and values (keys × head dim)
+	// tiledMode runs every item through tiled (the default mode's
+	// attention); its per-worker state is tile.
+	tiledMode bool
+	tile      []tileState
+}
+
+// tileState is one worker's scratch for tiled: a tile of keys (transposed)
+// and values in float32, the scores of one token's heads, and the running
+// maximum, sum and output accumulator of each (token, head) row of an item.
+type tileState struct {
+	kt, vt, sc, acc, ms, ss []float32
+	tmp                     []float32
 }
 
 // grow returns buf resliced to n elements, reallocated when too short with
@@ -229,6 +252,10 @@ func (j *attendJob) do(wk, lo, hi int) {
 	j.qh[wk], j.acc[wk] = qh, acc
 	for _, it := range j.items[lo:hi] {
 		sp := &j.spans[it.span]
+		if j.tiledMode {
+			j.tiled(wk, it)
+			continue
+		}
 		if f16 {
 			j.flash(wk, it)
 			continue
@@ -371,4 +398,115 @@ func growHalf(buf []uint16, n int) []uint16 {
 		return make([]uint16, n, max(n, 2*cap(buf), 64))
 	}
 	return buf[:n]
+}
+
+// tiled computes item it with the tiled float32 flash attention of the
+// default mode (quant.FlashTile): the arithmetic of llama.cpp's CPU flash
+// attention for batches of 64 query tokens or more, here for every query
+// row, decode included. Tiles of quant.FlashTile keys are aligned to
+// position 0; a tile is converted to float32 once (keys transposed) for
+// all of the item's rows, and each (token, head) row keeps its own running
+// maximum, sum and accumulator, so its result does not depend on the
+// other rows, the chunking or the batch.
+func (j *attendJob) tiled(wk int, it attendItem) {
+	s, a, qs, d := j.s, j.a, j.q, j.d
+	hd, bs := a.HeadDim, s.cfg.BlockSize
+	const tile = quant.FlashTile
+	sp := &j.spans[it.span]
+	kvOff := (it.h0 / (a.Heads / a.KVHeads)) * hd
+	nh, nt := it.h1-it.h0, it.i1-it.i0
+	st := &j.tile[wk]
+	st.kt, st.vt = grow(st.kt, hd*tile), grow(st.vt, tile*hd)
+	st.sc, st.tmp = grow(st.sc, nh*tile), grow(st.tmp, hd)
+	st.acc, st.ms, st.ss = grow(st.acc, nt*nh*hd), grow(st.ms, nt*nh), grow(st.ss, nt*nh)
+	clear(st.acc)
+	for r := range st.ms {
+		st.ms[r], st.ss[r] = float32(math.Inf(-1)), 0
+	}
+	scale := a.Scale
+	if a.Softcap > 0 {
+		scale /= a.Softcap
+	}
+	kmin := j.firstKey(sp.Pos + it.i0) // the first key any row sees
+	kmax := sp.Pos + it.i1 - 1         // the last
+	for t0 := kmin / tile * tile; t0 <= kmax; t0 += tile {
+		// The tile's keys [t0, t0+tile) that some row sees, in float32;
+		// the others are zero (their scores are masked).
+		lo, hi := max(t0, kmin), min(t0+tile-1, kmax)
+		clear(st.kt)
+		clear(st.vt)
+		for p := lo; p <= hi; {
+			m := min(bs-p%bs, hi+1-p)
+			o := s.offset(sp.Blocks, a.Layer, p) + kvOff
+			for u := range m {
+				jj := p + u - t0
+				ko, vo := o+u*s.rowElems, o+s.perLayer+u*s.rowElems
+				if s.f16 != nil {
+					quant.HalfToFloat(st.tmp, s.f16[ko:ko+hd])
+					quant.HalfToFloat(st.vt[jj*hd:(jj+1)*hd], s.f16[vo:vo+hd])
+				} else {
+					copy(st.tmp, s.f32[ko:ko+hd])
+					copy(st.vt[jj*hd:(jj+1)*hd], s.f32[vo:vo+hd])
+				}
+				for e, x := range st.tmp[:hd] {
+					st.kt[e*tile+jj] = x
+				}
+			}
+			p += m
+		}
+		for i := it.i0; i < it.i1; i++ {
+			pos, row := sp.Pos+i, sp.Row+i
+			first := j.firstKey(pos)
+			if t0 > pos || t0+tile <= first {
+				continue // no key of the tile is visible to this token
+			}
+			sc := st.sc[:nh*tile]
+			quant.FlashScores(sc, qs.f32[row*qs.cols+it.h0*hd:], hd, st.kt, hd, nh)
+			vis0, vis1 := max(first, t0)-t0, min(pos, t0+tile-1)-t0 // visible columns
+			r0 := (i - it.i0) * nh
+			for h := range nh {
+				x := sc[h*tile : (h+1)*tile]
+				for c := range x {
+					x[c] *= scale
+				}
+				if a.Softcap > 0 {
+					for c := range x {
+						x[c] = a.Softcap * float32(math.Tanh(float64(x[c])))
+					}
+				}
+				for c := range x {
+					if c < vis0 || c > vis1 {
+						x[c] = float32(math.Inf(-1))
+					}
+				}
+				r := r0 + h
+				mt := quant.FlashMax(x)
+				mold := st.ms[r]
+				mnew := max(mold, mt)
+				if mnew > mold {
+					ms := quant.Expf(mold - mnew)
+					quant.FlashRescale(st.acc[r*hd:(r+1)*hd], ms)
+					st.ss[r] *= ms
+				}
+				st.ms[r] = mnew
+				st.ss[r] = float32(float64(st.ss[r]) + quant.FlashSoftmax(x, mnew))
+			}
+			quant.FlashPV(st.acc[r0*hd:], hd, sc, st.vt, hd, nh)
+		}
+	}
+	for i := it.i0; i < it.i1; i++ {
+		row := sp.Row + i
+		out := d.f32[row*d.cols+it.h0*hd : row*d.cols+it.h1*hd]
+		for h := range nh {
+			r := (i-it.i0)*nh + h
+			inv := float32(0)
+			if st.ss[r] != 0 {
+				inv = 1 / st.ss[r]
+			}
+			o, acc := out[h*hd:(h+1)*hd], st.acc[r*hd:(r+1)*hd]
+			for e := range o {
+				o[e] = acc[e] * inv
+			}
+		}
+	}
 }

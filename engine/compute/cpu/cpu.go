@@ -23,6 +23,7 @@ type Backend struct {
 	scratch []byte
 	amx     bool // matrices sum in llama.cpp's AMX kernels' order (Options.AMX)
 	exact   bool // llama.cpp's arithmetic (Options.Exact)
+	batched bool // ... with llama.cpp's attention path by batch size (Options.LlamaBatching)
 
 	quantize quantizeJob
 	matmul   matmulJob
@@ -51,6 +52,15 @@ type Options struct {
 	// (engine/llm's TestDefaultModeAccuracy). Either way a sequence's
 	// results do not depend on batching, chunking or the prefix cache.
 	Exact bool
+	// LlamaBatching, in the exact mode, follows llama.cpp's choice of
+	// attention path by batch size: a call of 64 query tokens or more
+	// (llama.cpp's ubatch) takes the tiled float32 flash attention
+	// (quant.FlashTile, the default mode's), smaller ones and decode the
+	// per-key f16 path. Logits then equal llama.cpp's for the same batches
+	// (llama-perplexity's, teacher-forced sequences), at the price of
+	// depending on how a sequence is batched. Off, the exact mode takes the
+	// per-key path for every call.
+	LlamaBatching bool
 }
 
 // AMXMode says whether the backend sums Q8_0 and F16 matrix products as
@@ -77,7 +87,7 @@ const (
 
 // New returns a CPU backend. Call Close to stop its workers.
 func New(o Options) *Backend {
-	b := &Backend{w: newWorkers(o.Threads), exact: o.Exact}
+	b := &Backend{w: newWorkers(o.Threads), exact: o.Exact, batched: o.Exact && o.LlamaBatching}
 	b.amx = o.Exact && (o.AMX == AMXOn || o.AMX == AMXAuto && hasAMXInt8)
 	n := b.w.n
 	b.matmul.out4 = make([]workerResults, n)
@@ -86,6 +96,7 @@ func New(o Options) *Backend {
 	b.attend.kt, b.attend.vf = make([][]float32, n), make([][]float32, n)
 	b.attend.q16, b.attend.acc16 = make([][]uint16, n), make([][]uint16, n)
 	b.attend.heads = make([]quant.FlashHeads, n)
+	b.attend.tile = make([]tileState, n)
 	return b
 }
 

@@ -1,0 +1,16 @@
+//go:build amd64 && !noasm
+
+package quant
+
+// flashTileAVX512 selects the AVX-512 forms of the tiled flash
+// attention's steps.
+var flashTileAVX512 = hasFlashAVX512
+
+//go:noescape
+func flashScores4(s *float32, q *float32, ldq int, kt *float32, dk, rows int)
+
+//go:noescape
+func flashPV4(acc *float32, ldacc int, p *float32, v *float32, ldv, rows int)
+
+//go:noescape
+func flashSoftmax64(x *float32, m float32) float64

@@ -1,0 +1,17 @@
+//go:build !amd64 || noasm
+
+package quant
+
+// flashTileAVX512 is false: the tiled flash attention's steps run the
+// references.
+const flashTileAVX512 = false
+
+func flashScores4(s *float32, q *float32, ldq int, kt *float32, dk, rows int) {
+	panic("quant: no flashScores4 here")
+}
+
+func flashPV4(acc *float32, ldacc int, p *float32, v *float32, ldv, rows int) {
+	panic("quant: no flashPV4 here")
+}
+
+func flashSoftmax64(x *float32, m float32) float64 { panic("quant: no flashSoftmax64 here") }
