@@ -169,3 +169,58 @@ func FlashMax(x []float32) float32 {
 	}
 	return m
 }
+
+// FlashScaleMask multiplies the FlashTile scores x by scale (as
+// ggml_vec_scale_f32), sets those outside columns [lo, hi] to −∞ (masked)
+// and returns the largest, −∞ when none is left.
+func FlashScaleMask(x []float32, scale float32, lo, hi int) float32 {
+	x = x[:FlashTile]
+	if flashTileAVX512 && lo >= 0 && hi < FlashTile && lo <= hi {
+		return flashScaleMask64(&x[0], scale, lo, hi)
+	}
+	for c := range x {
+		x[c] *= scale
+		if c < lo || c > hi {
+			x[c] = float32(math.Inf(-1))
+		}
+	}
+	return FlashMax(x)
+}
+
+// FlashLoadKT converts one KV block of n ≤ FlashTile positions whose keys
+// are stored transposed (src[d·n+p] is element d of position p; the
+// default mode's cache layout) into columns j0..j0+n of a transposed tile:
+// kt[d·FlashTile+j0+p] = src[d·n+p] for d < hd.
+func FlashLoadKT(kt []float32, src []uint16, hd, n, j0 int) {
+	if j0 < 0 || n < 1 || j0+n > FlashTile || hd < 1 {
+		panic(fmt.Sprintf("quant: FlashLoadKT of %d positions at %d", n, j0))
+	}
+	_ = src[hd*n-1]
+	_ = kt[(hd-1)*FlashTile+j0+n-1]
+	if flashTileAVX512 && n == 16 {
+		flashLoadKT16(&kt[j0], &src[0], hd)
+		return
+	}
+	for d := range hd {
+		for p := range n {
+			kt[d*FlashTile+j0+p] = halfTable[src[d*n+p]]
+		}
+	}
+}
+
+// FlashLoadV converts n value rows of hd halves, stride halves apart in
+// src, into n contiguous rows of dst.
+func FlashLoadV(dst []float32, src []uint16, stride, n, hd int) {
+	if n < 1 || hd < 1 || stride < hd {
+		panic(fmt.Sprintf("quant: FlashLoadV of %d rows of %d (stride %d)", n, hd, stride))
+	}
+	_ = src[(n-1)*stride+hd-1]
+	_ = dst[n*hd-1]
+	if flashTileAVX512 && hd%16 == 0 {
+		flashLoadV16(&dst[0], &src[0], stride, n, hd)
+		return
+	}
+	for r := range n {
+		HalfToFloat(dst[r*hd:(r+1)*hd], src[r*stride:r*stride+hd])
+	}
+}

@@ -14,3 +14,12 @@ func flashPV4(acc *float32, ldacc int, p *float32, v *float32, ldv, rows int)
 
 //go:noescape
 func flashSoftmax64(x *float32, m float32) float64
+
+//go:noescape
+func flashScaleMask64(x *float32, scale float32, lo, hi int) float32
+
+//go:noescape
+func flashLoadKT16(kt *float32, src *uint16, hd int)
+
+//go:noescape
+func flashLoadV16(dst *float32, src *uint16, stride, n, hd int)

@@ -413,3 +413,108 @@ DATA ftc<>+40(SB)/4, $0x43400000 // 192
 DATA ftc<>+44(SB)/4, $0x7f800000 // +inf
 DATA ftc<>+48(SB)/4, $0x7fffffff
 GLOBL ftc<>(SB), RODATA|NOPTR, $52
+
+// func flashScaleMask64(x *float32, scale float32, lo, hi int) float32
+// x[c] *= scale for the 64 scores, columns outside [lo, hi] set to -inf,
+// and the largest returned.
+TEXT ·flashScaleMask64(SB), NOSPLIT, $0-36
+	MOVQ         x+0(FP), DI
+	VBROADCASTSS scale+8(FP), Z16
+	MOVQ         lo+16(FP), AX
+	MOVQ         hi+24(FP), DX
+	VPBROADCASTD AX, Z17          // lo
+	VPBROADCASTD DX, Z18          // hi
+	VMOVDQU32    ftidx<>(SB), Z19 // 0..15
+	MOVL         $0x10, AX
+	VPBROADCASTD AX, Z20          // 16
+	MOVL         $0xff800000, AX
+	VPBROADCASTD AX, Z21          // -inf
+	VMOVAPS      Z21, Z22         // the running maximum
+	MOVQ         $4, CX
+
+fsmkloop:
+	VMULPS       (DI), Z16, Z0
+	VPCMPD       $1, Z17, Z19, K1 // c < lo
+	VPCMPD       $6, Z18, Z19, K2 // c > hi
+	KORW         K1, K2, K1
+	VMOVAPS      Z21, K1, Z0
+	VMOVUPS      Z0, (DI)
+	VMAXPS       Z0, Z22, Z22
+	VPADDD       Z20, Z19, Z19
+	ADDQ         $64, DI
+	DECQ         CX
+	JNZ          fsmkloop
+	VEXTRACTF64X4 $1, Z22, Y0
+	VMAXPS       Y0, Y22, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VMAXSS       X1, X0, X0
+	VMOVSS       X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+DATA ftidx<>+0(SB)/4, $0
+DATA ftidx<>+4(SB)/4, $1
+DATA ftidx<>+8(SB)/4, $2
+DATA ftidx<>+12(SB)/4, $3
+DATA ftidx<>+16(SB)/4, $4
+DATA ftidx<>+20(SB)/4, $5
+DATA ftidx<>+24(SB)/4, $6
+DATA ftidx<>+28(SB)/4, $7
+DATA ftidx<>+32(SB)/4, $8
+DATA ftidx<>+36(SB)/4, $9
+DATA ftidx<>+40(SB)/4, $10
+DATA ftidx<>+44(SB)/4, $11
+DATA ftidx<>+48(SB)/4, $12
+DATA ftidx<>+52(SB)/4, $13
+DATA ftidx<>+56(SB)/4, $14
+DATA ftidx<>+60(SB)/4, $15
+GLOBL ftidx<>(SB), RODATA|NOPTR, $64
+
+// func flashLoadKT16(kt *float32, src *uint16, hd int)
+// kt[d*64+p] = src[d*16+p] as float32, for d < hd and p < 16.
+TEXT ·flashLoadKT16(SB), NOSPLIT, $0-24
+	MOVQ kt+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ hd+16(FP), CX
+
+fkt16loop:
+	VCVTPH2PS (SI), Z0
+	VMOVUPS   Z0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $256, DI
+	DECQ      CX
+	JNZ       fkt16loop
+	VZEROUPPER
+	RET
+
+// func flashLoadV16(dst *float32, src *uint16, stride, n, hd int)
+// n rows of hd (a multiple of 16) halves, stride halves apart, to float32.
+TEXT ·flashLoadV16(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ stride+16(FP), AX
+	SHLQ $1, AX
+	MOVQ n+24(FP), DX
+	MOVQ hd+32(FP), BX
+	SHRQ $4, BX
+
+flvrow:
+	MOVQ SI, R8
+	MOVQ BX, CX
+
+flvcol:
+	VCVTPH2PS (R8), Z0
+	VMOVUPS   Z0, (DI)
+	ADDQ      $32, R8
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       flvcol
+	ADDQ      AX, SI
+	DECQ      DX
+	JNZ       flvrow
+	VZEROUPPER
+	RET

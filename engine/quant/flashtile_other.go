@@ -15,3 +15,13 @@ func flashPV4(acc *float32, ldacc int, p *float32, v *float32, ldv, rows int) {
 }
 
 func flashSoftmax64(x *float32, m float32) float64 { panic("quant: no flashSoftmax64 here") }
+
+func flashScaleMask64(x *float32, scale float32, lo, hi int) float32 {
+	panic("quant: no flashScaleMask64 here")
+}
+
+func flashLoadKT16(kt *float32, src *uint16, hd int) { panic("quant: no flashLoadKT16 here") }
+
+func flashLoadV16(dst *float32, src *uint16, stride, n, hd int) {
+	panic("quant: no flashLoadV16 here")
+}

@@ -45,6 +45,57 @@ func TestFlashTileKernels(t *testing.T) {
 			}
 		}
 
+		sc := randRow(r, FlashTile, 3)
+		scRef := append([]float32(nil), sc...)
+		lo := r.IntN(FlashTile)
+		hi := lo + r.IntN(FlashTile-lo)
+		scale := float32(0.125 + r.Float64())
+		gm := FlashScaleMask(sc, scale, lo, hi)
+		for c := range scRef {
+			scRef[c] *= scale
+			if c < lo || c > hi {
+				scRef[c] = float32(math.Inf(-1))
+			}
+		}
+		if wm := FlashMax(scRef); gm != wm {
+			t.Fatalf("scale-mask max %v, reference %v", gm, wm)
+		}
+		for c := range sc {
+			if math.Float32bits(sc[c]) != math.Float32bits(scRef[c]) {
+				t.Fatalf("scale-mask [%d] = %v, reference %v", c, sc[c], scRef[c])
+			}
+		}
+
+		hd := 16 * (1 + r.IntN(8))
+		src := make([]uint16, hd*16)
+		for i := range src {
+			src[i] = FP32ToFP16(float32(r.NormFloat64()))
+		}
+		ktile := make([]float32, hd*FlashTile)
+		j0 := 16 * r.IntN(4)
+		FlashLoadKT(ktile, src, hd, 16, j0)
+		stride := hd + 16*r.IntN(3)
+		vsrc := make([]uint16, 5*stride)
+		for i := range vsrc {
+			vsrc[i] = FP32ToFP16(float32(r.NormFloat64()))
+		}
+		vt := make([]float32, 5*hd)
+		FlashLoadV(vt, vsrc, stride, 5, hd)
+		for d := range hd {
+			for p := range 16 {
+				if ktile[d*FlashTile+j0+p] != FP16ToFP32(src[d*16+p]) {
+					t.Fatalf("FlashLoadKT: d %d p %d", d, p)
+				}
+			}
+		}
+		for row := range 5 {
+			for e := range hd {
+				if vt[row*hd+e] != FP16ToFP32(vsrc[row*stride+e]) {
+					t.Fatalf("FlashLoadV: row %d e %d", row, e)
+				}
+			}
+		}
+
 		x := randRow(r, FlashTile, 8)
 		for j := range x {
 			switch r.IntN(8) {

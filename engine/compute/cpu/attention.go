@@ -12,7 +12,12 @@ import (
 // each layer, K then V, each BlockSize×KVHeads×HeadDim elements, so one
 // block's bytes are contiguous (cheap to copy, save and restore).
 type kvStore struct {
-	cfg      compute.KVConfig
+	cfg compute.KVConfig
+	// kT stores each block's keys transposed, per KV head element-major
+	// ([KVHeads][HeadDim][BlockSize]), so that the tiled attention of the
+	// default mode converts a block of keys into its transposed tile with
+	// contiguous loads. Values keep rows of KVHeads×HeadDim.
+	kT       bool
 	f16      []uint16 // when cfg.Type == F16
 	f32      []float32
 	rowElems int // KVHeads×HeadDim
@@ -26,6 +31,7 @@ func (b *Backend) NewKVStore(cfg compute.KVConfig) (compute.KVStore, error) {
 		return nil, fmt.Errorf("kv type %s: %w", cfg.Type, compute.ErrUnsupported)
 	}
 	s := &kvStore{cfg: cfg, rowElems: cfg.KVHeads * cfg.HeadDim}
+	s.kT = !b.exact && cfg.HeadDim%16 == 0 && cfg.BlockSize > 0 && quant.FlashTile%cfg.BlockSize == 0
 	s.perLayer = cfg.BlockSize * s.rowElems
 	s.perBlock = 2 * cfg.Layers * s.perLayer
 	total := s.perBlock * cfg.Blocks
@@ -93,12 +99,33 @@ func (s *kvStore) WriteBlock(blk int32, src []byte) error {
 	return nil
 }
 
+// kbase returns the element offset of the keys of layer l in the block
+// that holds position pos (values are perLayer further).
+func (s *kvStore) kbase(blocks []int32, layer, pos int) int {
+	return int(blocks[pos/s.cfg.BlockSize])*s.perBlock + layer*2*s.perLayer
+}
+
 // offset returns the element offset of position pos's K row (V is
 // perLayer further) in layer l, through the block table.
 func (s *kvStore) offset(blocks []int32, layer, pos int) int {
 	bs := s.cfg.BlockSize
 	blk := int(blocks[pos/bs])
 	return blk*s.perBlock + layer*2*s.perLayer + (pos%bs)*s.rowElems
+}
+
+// storeKT writes the key row k of position pos into its block's
+// transposed keys (kT).
+func (s *kvStore) storeKT(blocks []int32, layer, pos int, k []float32) {
+	bs, base, p := s.cfg.BlockSize, s.kbase(blocks, layer, pos), pos%s.cfg.BlockSize
+	if s.f16 != nil {
+		for e, x := range k[:s.rowElems] {
+			s.f16[base+e*bs+p] = quant.FP32ToFP16(x)
+		}
+		return
+	}
+	for e, x := range k[:s.rowElems] {
+		s.f32[base+e*bs+p] = x
+	}
 }
 
 // Attend implements compute.Backend.
@@ -118,6 +145,15 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 		for i := 0; i < sp.N; i++ {
 			o := s.offset(sp.Blocks, a.Layer, sp.Pos+i)
 			kr, vr := ks.f32[(sp.Row+i)*re:(sp.Row+i+1)*re], vs.f32[(sp.Row+i)*re:(sp.Row+i+1)*re]
+			if s.kT {
+				s.storeKT(sp.Blocks, a.Layer, sp.Pos+i, kr)
+				if s.f16 != nil {
+					quant.FloatToHalf(s.f16[o+s.perLayer:o+s.perLayer+re], vr)
+				} else {
+					copy(s.f32[o+s.perLayer:o+s.perLayer+re], vr)
+				}
+				continue
+			}
 			if s.f16 != nil {
 				quant.FloatToHalf(s.f16[o:o+re], kr)
 				quant.FloatToHalf(s.f16[o+s.perLayer:o+s.perLayer+re], vr)
@@ -433,23 +469,45 @@ func (j *attendJob) tiled(wk int, it attendItem) {
 		// The tile's keys [t0, t0+tile) that some row sees, in float32;
 		// the others are zero (their scores are masked).
 		lo, hi := max(t0, kmin), min(t0+tile-1, kmax)
-		clear(st.kt)
-		clear(st.vt)
+		// Value rows outside [lo, hi] are zero, so that a masked key's
+		// weight of 0 adds 0; key columns there may hold anything, their
+		// scores are masked.
+		clear(st.vt[:(lo-t0)*hd])
+		clear(st.vt[(hi-t0+1)*hd:])
 		for p := lo; p <= hi; {
 			m := min(bs-p%bs, hi+1-p)
 			o := s.offset(sp.Blocks, a.Layer, p) + kvOff
-			for u := range m {
-				jj := p + u - t0
-				ko, vo := o+u*s.rowElems, o+s.perLayer+u*s.rowElems
-				if s.f16 != nil {
-					quant.HalfToFloat(st.tmp, s.f16[ko:ko+hd])
-					quant.HalfToFloat(st.vt[jj*hd:(jj+1)*hd], s.f16[vo:vo+hd])
-				} else {
-					copy(st.tmp, s.f32[ko:ko+hd])
-					copy(st.vt[jj*hd:(jj+1)*hd], s.f32[vo:vo+hd])
+			jj := p - t0
+			vo := o + s.perLayer
+			if s.f16 != nil {
+				quant.FlashLoadV(st.vt[jj*hd:], s.f16[vo:], s.rowElems, m, hd)
+			} else {
+				for u := range m {
+					copy(st.vt[(jj+u)*hd:(jj+u+1)*hd], s.f32[vo+u*s.rowElems:])
 				}
-				for e, x := range st.tmp[:hd] {
-					st.kt[e*tile+jj] = x
+			}
+			if s.kT {
+				// The whole block's keys, transposed already.
+				p0 := p - p%bs
+				kb := s.kbase(sp.Blocks, a.Layer, p) + kvOff*bs
+				if s.f16 != nil {
+					quant.FlashLoadKT(st.kt, s.f16[kb:kb+hd*bs], hd, bs, p0-t0)
+				} else {
+					for e := range hd {
+						copy(st.kt[e*tile+p0-t0:e*tile+p0-t0+bs], s.f32[kb+e*bs:])
+					}
+				}
+			} else {
+				for u := range m {
+					ko := o + u*s.rowElems
+					if s.f16 != nil {
+						quant.HalfToFloat(st.tmp, s.f16[ko:ko+hd])
+					} else {
+						copy(st.tmp, s.f32[ko:ko+hd])
+					}
+					for e, x := range st.tmp[:hd] {
+						st.kt[e*tile+jj+u] = x
+					}
 				}
 			}
 			p += m
@@ -466,21 +524,16 @@ func (j *attendJob) tiled(wk int, it attendItem) {
 			r0 := (i - it.i0) * nh
 			for h := range nh {
 				x := sc[h*tile : (h+1)*tile]
-				for c := range x {
-					x[c] *= scale
-				}
+				var mt float32
 				if a.Softcap > 0 {
 					for c := range x {
-						x[c] = a.Softcap * float32(math.Tanh(float64(x[c])))
+						x[c] = a.Softcap * float32(math.Tanh(float64(x[c]*scale)))
 					}
-				}
-				for c := range x {
-					if c < vis0 || c > vis1 {
-						x[c] = float32(math.Inf(-1))
-					}
+					mt = quant.FlashScaleMask(x, 1, vis0, vis1)
+				} else {
+					mt = quant.FlashScaleMask(x, scale, vis0, vis1)
 				}
 				r := r0 + h
-				mt := quant.FlashMax(x)
 				mold := st.ms[r]
 				mnew := max(mold, mt)
 				if mnew > mold {
