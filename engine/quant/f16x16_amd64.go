@@ -2,7 +2,11 @@
 
 package quant
 
-import "golang.org/x/sys/cpu"
+import (
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The F16x16 and BF16x16 kernels, set by useHalf16 (nil: none here).
 var f16x16Kernel, f16x16AccKernel, bf16x16Kernel, bf16x16AccKernel PackedKernel
@@ -25,6 +29,33 @@ func useHalf16(isa string) {
 		bf16x16AccKernel = func(nb int, w, a []byte, astride int, aux []uint32, auxstride, rows int, dst []float32, dstride int) {
 			half16(true, true, nb, w, a, astride, rows, dst, dstride)
 		}
+	}
+}
+
+// half16DecodeGroups is the number of groups the decode kernels take.
+const half16DecodeGroups = 4
+
+// f16x16Decode and bf16x16Decode are Packed.Decode of the F16x16 and
+// BF16x16 layouts.
+func f16x16Decode(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool) {
+	half16Decode(false, nb, w, groupBytes, a, dst, accumulate)
+}
+
+func bf16x16Decode(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool) {
+	half16Decode(true, nb, w, groupBytes, a, dst, accumulate)
+}
+
+func half16Decode(bf bool, nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool) {
+	if nb < 1 || groupBytes < nb*F16x16BlockBytes {
+		panic(fmt.Sprintf("quant: F16x16 decode of %d blocks in groups of %d bytes", nb, groupBytes))
+	}
+	_ = w[(half16DecodeGroups-1)*groupBytes+nb*F16x16BlockBytes-1]
+	_ = a[nb*QK*4-1]
+	_ = dst[half16DecodeGroups*Q4x16Rows-1]
+	if bf {
+		bf16x16G4AVX512(nb*QK, &w[0], groupBytes, &a[0], &dst[0], accumulate)
+	} else {
+		f16x16G4AVX512(nb*QK, &w[0], groupBytes, &a[0], &dst[0], accumulate)
 	}
 }
 
@@ -91,3 +122,9 @@ func bf16x16R2AVX512(n int, w *byte, a *byte, astride int, dst *float32, dstride
 
 //go:noescape
 func bf16x16R1AVX512(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func f16x16G4AVX512(n int, w *byte, gstride int, a *byte, dst *float32, accumulate bool)
+
+//go:noescape
+func bf16x16G4AVX512(n int, w *byte, gstride int, a *byte, dst *float32, accumulate bool)

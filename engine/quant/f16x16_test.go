@@ -98,3 +98,51 @@ func testHalf16MatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestHalf16DecodeMatchesKernel checks Packed.Decode of the F16x16 and
+// BF16x16 layouts (four groups at once, one activation row) against the
+// one-group kernel on each group, bit for bit, starting from zero and
+// adding to dst.
+func TestHalf16DecodeMatchesKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(101, 103))
+	for _, typ := range []Type{F16, BF16} {
+		p := FastPackedFor(typ)
+		if p == nil || p.Decode == nil {
+			t.Skipf("no %s decode kernel here", typ)
+		}
+		for _, nb := range []int{1, 3, 28} {
+			n := nb * QK
+			rows := Q4x16Rows * p.DecodeGroups
+			w := make([]byte, rows*n*2)
+			if err := Quantize(typ, w, randRow(rng, rows*n, 1)); err != nil {
+				t.Fatal(err)
+			}
+			packed := make([]byte, p.Bytes(rows, n))
+			if err := p.Repack(packed, w, rows, n); err != nil {
+				t.Fatal(err)
+			}
+			a := make([]byte, 4*n)
+			for k, x := range randRow(rng, n, 1) {
+				le.PutUint32(a[4*k:], math.Float32bits(x))
+			}
+			gb := nb * p.BlockBytes
+			for _, acc := range []bool{false, true} {
+				start := randRow(rng, rows, 1)
+				want, got := append([]float32(nil), start...), append([]float32(nil), start...)
+				k := p.Kernel
+				if acc {
+					k = p.Accumulate
+				}
+				for g := range p.DecodeGroups {
+					k(nb, packed[g*gb:], a, 4*n, nil, 0, 1, want[g*Q4x16Rows:], Q4x16Rows)
+				}
+				p.Decode(nb, packed, gb, a, got, acc)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s nb=%d accumulate=%v: output %d = %v, kernel %v", typ, nb, acc, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -459,6 +459,9 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	// sit in L2. The loop runs over groups, so that workers split the
 	// products evenly whatever the parts' sizes (q beside a small k).
 	per := 1 // decode: the weights stream from memory once, split finely
+	if n == 1 && p.Decode != nil {
+		per = p.DecodeGroups // ... but in runs the decode kernel takes at once
+	}
 	if n >= quant.TileRows {
 		per = max(1, min(tileBytes/groupBytes, (groups+4*b.w.n-1)/(4*b.w.n)))
 	}
@@ -482,6 +485,7 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	}
 	j := &b.packed
 	*j = packedJob{kernel: p.Kernel, accumulate: p.Accumulate, parts: b.parts, act: act, aux: aux,
+		decode: p.Decode, decodeGroups: p.DecodeGroups,
 		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: actBlock, auxBlock: p.AuxWords,
 		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per}
 	b.w.run(groups, per, j)
@@ -505,6 +509,10 @@ type packedPart struct {
 // other, in tiles of per groups, chunk blocks per kernel call.
 type packedJob struct {
 	kernel, accumulate quant.PackedKernel
+	// decode runs decodeGroups groups at once for one activation row
+	// (quant.Packed.Decode), nil where the layout has no such kernel.
+	decode       func(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool)
+	decodeGroups int
 	parts              []packedPart
 	act                []byte
 	aux                []uint32
@@ -544,6 +552,12 @@ func (j *packedJob) do(_, lo, hi int) {
 						pi++
 					}
 					pt, k := &j.parts[pi], g-first
+					if rows == 1 && j.decode != nil && g+j.decodeGroups <= min(t1, pt.groupsEnd) {
+						// Consecutive groups of one weight, side by side.
+						j.decode(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:], j.groupBytes, a, pt.d[r*pt.out+k*quant.Q4x16Rows:], b0 > 0)
+						g += j.decodeGroups - 1
+						continue
+					}
 					kernel(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:(k+1)*j.groupBytes], a, j.qrow, aux, j.auxRow, rows,
 						pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out)
 				}
