@@ -511,8 +511,8 @@ type packedJob struct {
 	kernel, accumulate quant.PackedKernel
 	// decode runs decodeGroups groups at once for one activation row
 	// (quant.Packed.Decode), nil where the layout has no such kernel.
-	decode       func(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool)
-	decodeGroups int
+	decode             func(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool)
+	decodeGroups       int
 	parts              []packedPart
 	act                []byte
 	aux                []uint32
