@@ -23,11 +23,12 @@ import "fmt"
 // so chunk c of half k holds elements 64k+4c.. (group 2k) in its low
 // nibbles and 64k+32+4c.. (group 2k+1) in its high nibbles.
 //
-// The layout has its own summation order (Q4Kx16Reference): per block and
-// row, the exact integer sums Σ_j sc_j·Σ q·a and Σ_j m_j·Σ a are
-// fused-multiply-added with d·d_a and subtracted with dmin·d_a into one
-// float32, block after block. llama.cpp repacks Q4_K too, in an order
-// this does not reproduce; no reference output depends on it.
+// The summation order (Q4Kx16Reference) is that of llama.cpp's repacked
+// Q4_K kernels (ggml_gemm_q4_K_8x8_q8_K and its gemv, which llama.cpp uses
+// on every AVX2 machine for matrices of a multiple of 8 rows): per block
+// and row, the exact integer sums Σ_j sc_j·Σ q·a and Σ_j m_j·Σ a are
+// fused-multiply-added with d·d_a and dmin·d_a into two float32
+// accumulators, block after block, and the output is their difference.
 const Q4Kx16BlockBytes = Q4x16Rows * (q4_KBytes + 4)
 
 // Q8_KAuxWords is the number of uint32 words Q8_KAux writes per block.
@@ -94,7 +95,7 @@ func Q8_KAux(aux []uint32, a []byte) {
 func Q4Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ4Kx16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 	for r := range rows {
-		var acc [Q4x16Rows]float32
+		var acc, accMin [Q4x16Rows]float32
 		for b := range nb {
 			blk := w[b*Q4Kx16BlockBytes:][:Q4Kx16BlockBytes]
 			y := a[r*astride+b*q8_KBytes:][:q8_KBytes]
@@ -117,10 +118,12 @@ func Q4Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 				d := FP16ToFP32(uint16(blk[2*i]) | uint16(blk[2*i+1])<<8)
 				dmin := FP16ToFP32(uint16(blk[32+2*i]) | uint16(blk[32+2*i+1])<<8)
 				acc[i] = fma32(float32(sumi), d*da, acc[i])
-				acc[i] = fma32(-float32(summ), dmin*da, acc[i])
+				accMin[i] = fma32(float32(summ), dmin*da, accMin[i])
 			}
 		}
-		copy(dst[r*dstride:][:Q4x16Rows], acc[:])
+		for i := range Q4x16Rows {
+			dst[r*dstride+i] = acc[i] - accMin[i]
+		}
 	}
 }
 

@@ -13,9 +13,11 @@
 // activation row, VPDPBUSD with four of its quants broadcast adds into
 // two fresh sums, which VPMULLD scales by the rows' group scales (Z16,
 // Z17) and adds into the row's block sum. After the four halves, VPDPWSSD
-// adds the minimums times the groups' activation sums (Q8_KAux), and both
-// sums are converted and fused-multiply-added, with d·d_a and −dmin·d_a,
-// into the row's float32 accumulator.
+// adds the minimums times the groups' activation sums (Q8_KAux), and the
+// two sums are converted and fused-multiply-added, with d·d_a and dmin·d_a,
+// into the row's two float32 accumulators (the second kept in the row's
+// destination until the end, when the kernel stores their difference), as
+// llama.cpp's repacked Q4_K kernels do.
 //
 // Registers: DX the block; DI its quants, R9 its group scales (both move
 // through the halves); SI, R8, R10, R11 activation rows 0-3 (moved by 64
@@ -58,7 +60,8 @@
 	ADDQ          $64, act
 
 // Q4KFINISH adds activation row act's block (act now 256 bytes in) with
-// aux words at (aux) to acc, and moves both to the next block.
+// aux words at (aux) to acc and to the minimum accumulator at (DI), and
+// moves act, aux and DI to the next block and row.
 #define Q4KFINISH(act, aux, sum, acc) \
 	VPXORD          Z26, Z26, Z26 \
 	VPDPWSSD.BCST   0(aux), Z0, Z26 \
@@ -70,7 +73,10 @@
 	VFMADD231PS     Z27, sum, acc \
 	VCVTDQ2PS       Z26, Z26 \
 	VMULPS.BCST     -256(act), Z5, Z27 \
-	VFNMADD231PS    Z27, Z26, acc \
+	VMOVUPS         (DI), Z28 \
+	VFMADD231PS     Z27, Z26, Z28 \
+	VMOVUPS         Z28, (DI) \
+	ADDQ            R9, DI \
 	ADDQ            $36, act \
 	ADDQ            $16, aux
 
@@ -96,6 +102,17 @@ TEXT ·q4kx16AVX512VNNI(SB), NOSPLIT, $0-72
 	VPXORD Z23, Z23, Z23
 	VPXORD Z24, Z24, Z24
 	VPXORD Z25, Z25, Z25
+	// The minimum accumulators start at zero in dst.
+	MOVQ dst+56(FP), DI
+	MOVQ dstride+64(FP), R9
+	SHLQ $2, R9
+	MOVQ BX, AX
+
+q4kzero:
+	VMOVUPS Z22, (DI)
+	ADDQ    R9, DI
+	DECQ    AX
+	JNZ     q4kzero
 
 q4kblock:
 	CMPQ BX, $2
@@ -161,6 +178,9 @@ q4khalfdone:
 	VPMOVZXBW 288(DX), Z3
 	VCVTPH2PS 0(DX), Z4
 	VCVTPH2PS 32(DX), Z5
+	MOVQ      dst+56(FP), DI
+	MOVQ      dstride+64(FP), R9
+	SHLQ      $2, R9
 	Q4KFINISH(SI, R12, Z18, Z22)
 	CMPQ BX, $1
 	JEQ  q4knext
@@ -180,18 +200,22 @@ q4knext:
 	MOVQ dst+56(FP), DI
 	MOVQ dstride+64(FP), R8
 	SHLQ $2, R8
+	VSUBPS  (DI), Z22, Z22
 	VMOVUPS Z22, (DI)
 	CMPQ BX, $1
 	JEQ  q4kdone
 	ADDQ R8, DI
+	VSUBPS  (DI), Z23, Z23
 	VMOVUPS Z23, (DI)
 	CMPQ BX, $2
 	JEQ  q4kdone
 	ADDQ R8, DI
+	VSUBPS  (DI), Z24, Z24
 	VMOVUPS Z24, (DI)
 	CMPQ BX, $3
 	JEQ  q4kdone
 	ADDQ R8, DI
+	VSUBPS  (DI), Z25, Z25
 	VMOVUPS Z25, (DI)
 
 q4kdone:
