@@ -216,6 +216,9 @@ func PackedFor(t Type) *Packed {
 	case t == Q6_K && q6kx16Kernel != nil:
 		return &Packed{Name: "Q6_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q6Kx16BlockBytes,
 			Repack: RepackQ6Kx16, Kernel: q6kx16Kernel}
+	case t == Q5_K && q5kx16Kernel != nil:
+		return &Packed{Name: "Q5_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q5Kx16BlockBytes, AuxWords: Q8_KAuxWords,
+			Aux: Q8_KAux, Repack: RepackQ5Kx16, Kernel: q5kx16Kernel}
 	case t == Q4_K && q4kx16Kernel != nil:
 		return &Packed{Name: "Q4_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q4Kx16BlockBytes, AuxWords: Q8_KAuxWords,
 			Aux: Q8_KAux, Repack: RepackQ4Kx16, Kernel: q4kx16Kernel}

@@ -31,6 +31,8 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 		{quant.Q5_0, 896, 32},
 		{quant.Q6_K, 1024, 48},
 		{quant.Q6_K, 256, 40},
+		{quant.Q5_K, 512, 32},
+		{quant.Q4_K, 768, 32},
 	} {
 		raw := quantized(t, tc.typ, tc.out, tc.in, randRows(r, tc.out, tc.in))
 		deq := make([]float32, tc.out*tc.in) // (activations are rounded to the dot type: 1e-2 of Σ|w·x|)
