@@ -32,6 +32,7 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 		{quant.Q6_K, 1024, 48},
 		{quant.Q6_K, 256, 40},
 		{quant.Q5_K, 512, 32},
+		{quant.Q5_1, 896, 16},
 		{quant.Q4_K, 768, 32},
 	} {
 		raw := quantized(t, tc.typ, tc.out, tc.in, randRows(r, tc.out, tc.in))
