@@ -68,4 +68,3 @@ func testQ51x16MatchesVecDot(t *testing.T) {
 		}
 	}
 }
-
