@@ -28,7 +28,7 @@ const FlashTile = 64
 // d from zero, as llama.cpp's simd_gemm computes it.
 func FlashScores(s, q []float32, ldq int, kt []float32, dk, rows int) {
 	checkFlashScores(s, q, ldq, kt, dk, rows)
-	if flashTileAVX512 {
+	if flashTileAsm {
 		for r := 0; r < rows; r += 4 {
 			flashScores4(&s[r*FlashTile], &q[r*ldq], ldq, &kt[0], dk, min(4, rows-r))
 		}
@@ -63,7 +63,7 @@ func checkFlashScores(s, q []float32, ldq int, kt []float32, dk, rows int) {
 // fused-multiply-add chain over j from the accumulator's value (simd_gemm).
 func FlashPV(acc []float32, ldacc int, p, v []float32, dv, rows int) {
 	checkFlashPV(acc, ldacc, p, v, dv, rows)
-	if flashTileAVX512 && dv%64 == 0 {
+	if flashTileAsm && dv%64 == 0 {
 		for r := 0; r < rows; r += 4 {
 			for e := 0; e < dv; e += 64 {
 				flashPV4(&acc[r*ldacc+e], ldacc, &p[r*FlashTile], &v[e], dv, min(4, rows-r))
@@ -103,7 +103,7 @@ func checkFlashPV(acc []float32, ldacc int, p, v []float32, dv, rows int) {
 // score of −∞ gives 0.
 func FlashSoftmax(x []float32, m float32) float64 {
 	x = x[:FlashTile]
-	if flashTileAVX512 && halfDotLanes == 16 {
+	if flashSoftmaxAsm && halfDotLanes == 16 {
 		return flashSoftmax64(&x[0], m)
 	}
 	return flashSoftmaxRef(x, m, halfDotLanes)
@@ -175,7 +175,7 @@ func FlashMax(x []float32) float32 {
 // and returns the largest, −∞ when none is left.
 func FlashScaleMask(x []float32, scale float32, lo, hi int) float32 {
 	x = x[:FlashTile]
-	if flashTileAVX512 && lo >= 0 && hi < FlashTile && lo <= hi {
+	if flashSoftmaxAsm && lo >= 0 && hi < FlashTile && lo <= hi {
 		return flashScaleMask64(&x[0], scale, lo, hi)
 	}
 	for c := range x {
@@ -197,7 +197,7 @@ func FlashLoadKT(kt []float32, src []uint16, hd, n, j0 int) {
 	}
 	_ = src[hd*n-1]
 	_ = kt[(hd-1)*FlashTile+j0+n-1]
-	if flashTileAVX512 && n == 16 {
+	if flashTileAsm && n == 16 {
 		flashLoadKT16(&kt[j0], &src[0], hd)
 		return
 	}
@@ -216,7 +216,7 @@ func FlashLoadV(dst []float32, src []uint16, stride, n, hd int) {
 	}
 	_ = src[(n-1)*stride+hd-1]
 	_ = dst[n*hd-1]
-	if flashTileAVX512 && hd%16 == 0 {
+	if flashTileAsm && hd%16 == 0 {
 		flashLoadV16(&dst[0], &src[0], stride, n, hd)
 		return
 	}

@@ -2,9 +2,9 @@
 
 package quant
 
-// flashTileAVX512 selects the AVX-512 forms of the tiled flash
-// attention's steps.
-var flashTileAVX512 = hasFlashAVX512
+// flashTileAsm selects the AVX-512 forms of the tiled flash attention's
+// steps, flashSoftmaxAsm that of FlashSoftmax.
+var flashTileAsm, flashSoftmaxAsm = hasFlashAVX512, hasFlashAVX512
 
 //go:noescape
 func flashScores4(s *float32, q *float32, ldq int, kt *float32, dk, rows int)

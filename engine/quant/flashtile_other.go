@@ -1,10 +1,10 @@
-//go:build !amd64 || noasm
+//go:build !(amd64 || arm64) || noasm
 
 package quant
 
-// flashTileAVX512 is false: the tiled flash attention's steps run the
-// references.
-const flashTileAVX512 = false
+// flashTileAsm and flashSoftmaxAsm are false: the tiled flash attention's
+// steps run the references.
+const flashTileAsm, flashSoftmaxAsm = false, false
 
 func flashScores4(s *float32, q *float32, ldq int, kt *float32, dk, rows int) {
 	panic("quant: no flashScores4 here")
