@@ -20,14 +20,18 @@ import (
 //	BF16x16: bytes 64p..64p+63 hold columns 2p and 2p+1 (p = 0..15), row
 //	         i's two values at 64p+4i (column 2p) and 64p+4i+2 (column 2p+1)
 //
-// The summation order (F16x16Reference, BF16x16Reference) is the same for
-// both: each output is one float32 accumulator that takes the products of
-// its row with the activation row column after column, each with one
-// fused multiply-add (llama.cpp's ggml_vec_dot_f16 instead rounds the
-// activations to f16 and sums in lanes; the exact mode keeps that). The
-// activations are float32 (Packed.Act F32). A product split into ranges
-// of blocks whose later calls add to the earlier results (Accumulate) is
-// the same chain, so it gives the same bits.
+// The summation order (F16x16Reference, BF16x16Reference): each output
+// is one float32 accumulator that takes the products of its row with the
+// activation row column after column, each with one fused multiply-add.
+// F16 activations stay float32 (Packed.Act F32; llama.cpp's F16 kernels
+// round them to f16 and sum in lanes, which the exact mode keeps). BF16
+// activations are rounded to bf16 (Packed.Act BF16), as llama.cpp does,
+// and the columns of a pair go odd first, then even, with bf16 inputs
+// that are subnormal taken as zero and float32 results that are
+// subnormal flushed to zero: AVX512-BF16's VDPBF16PS, which multiplies
+// 32 pairs per instruction. A product split into ranges of blocks whose
+// later calls add to the earlier results (Accumulate) is the same chain,
+// so it gives the same bits.
 const (
 	F16x16BlockBytes = Q4x16Rows * QK * 2
 )
@@ -80,7 +84,8 @@ func repackHalf16(dst, src []byte, rows, cols int, bf bool) error {
 
 // F16x16Reference is the pure-Go form of the F16x16 kernel: the definition
 // of its summation order and the oracle of its tests. a holds float32
-// activation rows (little-endian bytes); aux is unused.
+// activation rows (little-endian bytes; bf16 ones for BF16x16Reference);
+// aux is unused.
 func F16x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	half16Reference(nb, w, a, astride, rows, dst, dstride, false, false)
 }
@@ -101,7 +106,7 @@ func BF16x16AccReference(nb int, w []byte, a []byte, astride int, aux []uint32, 
 }
 
 func half16Reference(nb int, w []byte, a []byte, astride int, rows int, dst []float32, dstride int, bf, accumulate bool) {
-	checkHalf16(nb, w, a, astride, rows, dst, dstride)
+	checkHalf16(nb, w, a, astride, rows, dst, dstride, bf)
 	for r := range rows {
 		var acc [Q4x16Rows]float32
 		if accumulate {
@@ -109,16 +114,21 @@ func half16Reference(nb int, w []byte, a []byte, astride int, rows int, dst []fl
 		}
 		for b := range nb {
 			blk := w[b*F16x16BlockBytes:][:F16x16BlockBytes]
+			if bf {
+				for p := range QK / 2 {
+					ao := r*astride + 2*(b*QK+2*p)
+					for i := range Q4x16Rows {
+						o := 64*p + 4*i
+						acc[i] = ftz(fma32(bf16DAZ(le.Uint16(blk[o+2:])), bf16DAZ(le.Uint16(a[ao+2:])), acc[i]))
+						acc[i] = ftz(fma32(bf16DAZ(le.Uint16(blk[o:])), bf16DAZ(le.Uint16(a[ao:])), acc[i]))
+					}
+				}
+				continue
+			}
 			for k := range QK {
 				x := math.Float32frombits(le.Uint32(a[r*astride+4*(b*QK+k):]))
 				for i := range Q4x16Rows {
-					var v float32
-					if bf {
-						v = BF16ToFP32(le.Uint16(blk[64*(k/2)+4*i+2*(k%2):]))
-					} else {
-						v = halfTable[le.Uint16(blk[32*k+2*i:])]
-					}
-					acc[i] = fma32(v, x, acc[i])
+					acc[i] = fma32(halfTable[le.Uint16(blk[32*k+2*i:])], x, acc[i])
 				}
 			}
 		}
@@ -126,14 +136,34 @@ func half16Reference(nb int, w []byte, a []byte, astride int, rows int, dst []fl
 	}
 }
 
+// bf16DAZ converts a bf16 value to float32, a subnormal one as zero.
+func bf16DAZ(h uint16) float32 {
+	if h&0x7f80 == 0 {
+		return math.Float32frombits(uint32(h&0x8000) << 16)
+	}
+	return BF16ToFP32(h)
+}
+
+// ftz flushes a subnormal float32 to zero of its sign.
+func ftz(x float32) float32 {
+	if u := math.Float32bits(x); u&0x7f800000 == 0 {
+		return math.Float32frombits(u & 0x80000000)
+	}
+	return x
+}
+
 // checkHalf16 panics unless the buffers of an F16x16 or BF16x16 kernel
 // call are large enough, so that the assembly never reads or writes past
 // them.
-func checkHalf16(nb int, w []byte, a []byte, astride int, rows int, dst []float32, dstride int) {
+func checkHalf16(nb int, w []byte, a []byte, astride int, rows int, dst []float32, dstride int, bf bool) {
 	if rows < 1 || rows > PackedRows || nb < 1 {
 		panic(fmt.Sprintf("quant: F16x16 kernel of %d blocks × %d activation rows", nb, rows))
 	}
+	ab := 4 // float32 activations, or bf16
+	if bf {
+		ab = 2
+	}
 	_ = w[nb*F16x16BlockBytes-1]
-	_ = a[(rows-1)*astride+nb*QK*4-1]
+	_ = a[(rows-1)*astride+nb*QK*ab-1]
 	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
 }

@@ -12,11 +12,15 @@ import (
 var f16x16Kernel, f16x16AccKernel, bf16x16Kernel, bf16x16AccKernel PackedKernel
 
 // useHalf16 selects the kernels of the F16x16 and BF16x16 layouts for isa:
-// AVX-512 (F for the FMAs and conversions, BW for nothing but the
-// baseline of the other 512-bit kernels).
+// AVX-512F, and AVX512-BF16 for BF16.
 func useHalf16(isa string) {
 	f16x16Kernel, f16x16AccKernel, bf16x16Kernel, bf16x16AccKernel = nil, nil, nil, nil
 	if isa == isaAVX512VNNI && cpu.X86.HasAVX512F {
+		defer func() {
+			if !cpu.X86.HasAVX512BF16 { // VDPBF16PS
+				bf16x16Kernel, bf16x16AccKernel = nil, nil
+			}
+		}()
 		f16x16Kernel = func(nb int, w, a []byte, astride int, aux []uint32, auxstride, rows int, dst []float32, dstride int) {
 			half16(false, false, nb, w, a, astride, rows, dst, dstride)
 		}
@@ -50,7 +54,11 @@ func half16Decode(bf bool, nb int, w []byte, groupBytes int, a []byte, dst []flo
 		panic(fmt.Sprintf("quant: F16x16 decode of %d blocks in groups of %d bytes", nb, groupBytes))
 	}
 	_ = w[(half16DecodeGroups-1)*groupBytes+nb*F16x16BlockBytes-1]
-	_ = a[nb*QK*4-1]
+	if bf {
+		_ = a[nb*QK*2-1]
+	} else {
+		_ = a[nb*QK*4-1]
+	}
 	_ = dst[half16DecodeGroups*Q4x16Rows-1]
 	if bf {
 		bf16x16G4AVX512(nb*QK, &w[0], groupBytes, &a[0], &dst[0], accumulate)
@@ -62,7 +70,7 @@ func half16Decode(bf bool, nb int, w []byte, groupBytes int, a []byte, dst []flo
 // half16 checks the buffers and runs the kernels of 8, 4, 2 and 1
 // activation rows over rows.
 func half16(bf, accumulate bool, nb int, w, a []byte, astride, rows int, dst []float32, dstride int) {
-	checkHalf16(nb, w, a, astride, rows, dst, dstride)
+	checkHalf16(nb, w, a, astride, rows, dst, dstride, bf)
 	n := nb * QK
 	for r := 0; r < rows; {
 		ap, dp := &a[r*astride], &dst[r*dstride]

@@ -34,7 +34,7 @@ func init() {
 // half16NEON checks the buffers and runs the kernels of 4, 2 and 1
 // activation rows over rows.
 func half16NEON(bf, accumulate bool, nb int, w, a []byte, astride, rows int, dst []float32, dstride int) {
-	checkHalf16(nb, w, a, astride, rows, dst, dstride)
+	checkHalf16(nb, w, a, astride, rows, dst, dstride, bf)
 	n := nb * QK
 	for r := 0; r < rows; {
 		ap, dp := &a[r*astride], &dst[r*dstride]

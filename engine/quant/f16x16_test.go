@@ -42,13 +42,23 @@ func testHalf16MatchesReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			rows := 1 + iter%PackedRows
-			astride := 4*n + 4*rng.IntN(3)
-			a := make([]byte, (rows-1)*astride+4*n)
+			ab := 4 // bytes per activation: float32, or bf16 for BF16x16
+			if bf {
+				ab = 2
+			}
+			astride := ab*n + 4*rng.IntN(3)
+			a := make([]byte, (rows-1)*astride+ab*n)
 			act := make([][]float32, rows)
 			for r := range rows {
 				act[r] = randRow(rng, n, 2)
 				for k, x := range act[r] {
-					le.PutUint32(a[r*astride+4*k:], math.Float32bits(x))
+					if bf {
+						h := FP32ToBF16(x)
+						le.PutUint16(a[r*astride+2*k:], h)
+						act[r][k] = BF16ToFP32(h)
+					} else {
+						le.PutUint32(a[r*astride+4*k:], math.Float32bits(x))
+					}
 				}
 			}
 			dstride := Q4x16Rows + iter%3
@@ -82,7 +92,7 @@ func testHalf16MatchesReference(t *testing.T) {
 				h := nb / 2
 				if h > 0 {
 					k[0](h, packed, a, astride, nil, 0, rows, split, dstride)
-					k[1](nb-h, packed[h*F16x16BlockBytes:], a[h*QK*4:], astride, nil, 0, rows, split, dstride)
+					k[1](nb-h, packed[h*F16x16BlockBytes:], a[h*QK*ab:], astride, nil, 0, rows, split, dstride)
 				} else {
 					k[1](nb, packed, a, astride, nil, 0, rows, split, dstride)
 				}
@@ -121,10 +131,15 @@ func TestHalf16DecodeMatchesKernel(t *testing.T) {
 			if err := p.Repack(packed, w, rows, n); err != nil {
 				t.Fatal(err)
 			}
-			a := make([]byte, 4*n)
-			for k, x := range randRow(rng, n, 1) {
-				le.PutUint32(a[4*k:], math.Float32bits(x))
+			var a []byte
+			for _, x := range randRow(rng, n, 1) {
+				if typ == BF16 {
+					a = le.AppendUint16(a, FP32ToBF16(x))
+				} else {
+					a = le.AppendUint32(a, math.Float32bits(x))
+				}
 			}
+			astride := len(a)
 			gb := nb * p.BlockBytes
 			for _, acc := range []bool{false, true} {
 				start := randRow(rng, rows, 1)
@@ -134,7 +149,7 @@ func TestHalf16DecodeMatchesKernel(t *testing.T) {
 					k = p.Accumulate
 				}
 				for g := range p.DecodeGroups {
-					k(nb, packed[g*gb:], a, 4*n, nil, 0, 1, want[g*Q4x16Rows:], Q4x16Rows)
+					k(nb, packed[g*gb:], a, astride, nil, 0, 1, want[g*Q4x16Rows:], Q4x16Rows)
 				}
 				p.Decode(nb, packed, gb, a, got, acc)
 				for i := range want {

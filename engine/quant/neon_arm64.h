@@ -74,3 +74,9 @@
 
 // FMLA Vd.4S, Vn.4S, Vm.S[i] (fused multiply-add by element)
 #define FMLAE4S(d, n, m, i) WORD $(0x4F801000 | (((i)&1)<<21) | (((i)>>1)<<11) | ((m)<<16) | ((n)<<5) | (d))
+
+// SHLL Vd.4S, Vn.4H, #16 (bf16 to float32, the low four halves)
+#define SHLL4S(d, n) WORD $(0x2E613800 | ((n)<<5) | (d))
+
+// SHLL2 Vd.4S, Vn.8H, #16 (the high four halves)
+#define SHLL24S(d, n) WORD $(0x6E613800 | ((n)<<5) | (d))
