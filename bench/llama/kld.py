@@ -64,6 +64,7 @@ def main():
     ap.add_argument("--llama-bin", default=None)
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
     ap.add_argument("--json", default=None)
+    ap.add_argument("--no-ub32", action="store_true", help="leave out the llama.cpp -ub 32 rows (slow)")
     args = ap.parse_args()
 
     bin_dir = args.llama_bin or run([str(ROOT / "bench/llama/build.sh")]).stdout.strip().splitlines()[-1]
@@ -94,6 +95,8 @@ def main():
             s = json.loads(r.stdout)
             rows.append({"model": name, "run": label, "kld_mean": s["kld_mean"], "kld_max": s["kld_max"],
                          "same_top": s["same_top"], "ppl_ratio": s["ppl"] / llama_ppl, "positions": s["positions"]})
+        if args.no_ub32:
+            continue
         print(f"kld.py: {name}: llama.cpp -ub 32", file=sys.stderr)
         r = llama_kld(args, bin_dir, model, base, ["-ub", "32", "-b", str(args.ctx)])
         r["ppl_ratio"] = r.pop("ppl") / llama_ppl
