@@ -76,13 +76,23 @@ def llama_bench(args, model):
     return out
 
 
+WEIGHT_BYTES = {}  # model -> weight bytes one decode step reads (ruvllm bench)
+
+
 def ruvllm_bench(args, model):
     cmd = [args.ruvllm, "bench", "-m", str(model), "-p", str(args.p), "-n", str(args.n), "-r", "1",
            "-t", str(args.threads), "--json"]
     if args.exact:
         cmd.append("--exact")
     rep = json.loads(run(cmd).stdout)
+    WEIGHT_BYTES[str(model)] = rep["weight_bytes_per_token"]
     return {f["test"]: f["tokens_per_second"] for f in rep["results"]}
+
+
+def membw(args):
+    """Read bandwidth in bytes/s (ruvllm bench --membw, copy of 64 MiB per thread)."""
+    r = json.loads(run([args.ruvllm, "bench", "--membw", "--json", "-t", str(args.threads)]).stdout)
+    return r["membw"]["read_bytes_per_second"]
 
 
 def fmt_range(v):
@@ -114,11 +124,14 @@ def main():
     commit = run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT).stdout.strip()
     dirty = run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT).stdout.strip()
 
+    bws = [membw(args)]
     samples = {}
+    files = {}
     for shape in args.shapes.split(","):
         for typ in args.types.split(","):
             model = ensure_model(args, shape, typ)
             key = f"{shape} {typ.upper()}"
+            files[key] = str(model)
             s = samples.setdefault(key, {"llama": {}, "ruvllm": {}})
             for rnd in range(args.rounds):
                 order = [("llama", llama_bench), ("ruvllm", ruvllm_bench)]
@@ -130,6 +143,8 @@ def main():
                 print(f"compare.py: {key} round {rnd + 1}: " + ", ".join(
                     f"{n} {t} {v[-1]:.1f}" for n in ("llama", "ruvllm") for t, v in s[n].items()), file=sys.stderr)
 
+    bws.append(membw(args))
+    bw = max(bws)
     mode = "ruvllm --exact" if args.exact else "ruvllm (default mode)"
     print(f"ruvllm {commit}{' (modified)' if dirty else ''}, {mode}; llama.cpp from {args.llama_bin}; "
           f"{args.threads} threads, {args.rounds} alternated rounds of one repetition each; "
@@ -144,9 +159,22 @@ def main():
             ratios = [r / l for r, l in zip(rv, lv)]
             print(f"| {key} | {test} | {fmt_range(lv)} | {fmt_range(rv)} | "
                   f"**{statistics.median(rv) / statistics.median(lv):.2f}** ({min(ratios):.2f}–{max(ratios):.2f}) |")
+    print(f"\nDecode bound = read bandwidth ÷ weight bytes per token; bandwidth {bw / 1e9:.1f} GB/s "
+          f"(best of {len(bws)} `ruvllm bench --membw` runs, before and after).\n")
+    print("| model | weights/token | decode bound | ruvllm tg (median) | % of bound |")
+    print("|---|---:|---:|---:|---:|")
+    for key, s in samples.items():
+        tg = [v for t, v in s["ruvllm"].items() if t.startswith("tg")]
+        wb = WEIGHT_BYTES.get(files[key])
+        if not tg or not wb:
+            continue
+        bound = bw / wb
+        med = statistics.median(tg[0])
+        print(f"| {key} | {wb / 2**20:.1f} MiB | {bound:.1f} t/s | {med:.1f} | {100 * med / bound:.0f} % |")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"commit": commit, "exact": args.exact, "samples": samples}, f, indent=1)
+            json.dump({"commit": commit, "exact": args.exact, "samples": samples, "membw": bws,
+                       "weight_bytes": WEIGHT_BYTES}, f, indent=1)
 
 
 if __name__ == "__main__":
