@@ -24,11 +24,15 @@ import "fmt"
 // nibbles and 64k+32+4c.. (group 2k+1) in its high nibbles.
 //
 // The summation order (Q4Kx16Reference) is that of llama.cpp's repacked
-// Q4_K kernels (ggml_gemm_q4_K_8x8_q8_K and its gemv, which llama.cpp uses
-// on every AVX2 machine for matrices of a multiple of 8 rows): per block
-// and row, the exact integer sums Σ_j sc_j·Σ q·a and Σ_j m_j·Σ a are
-// fused-multiply-added with d·d_a and dmin·d_a into two float32
-// accumulators, block after block, and the output is their difference.
+// Q4_K matrix kernel (ggml_gemm_q4_K_8x8_q8_K, which llama.cpp uses on
+// every AVX2 machine for matrices of a multiple of 8 rows and batches of
+// four rows or more, prompts included): per block, row and 64-element
+// half (groups 2k and 2k+1), the exact integer sums sc·Σ q·a and m·Σ a of
+// the half are fused-multiply-added with d·d_a and dmin·d_a into two
+// float32 accumulators, half after half, and the output is their
+// difference. (llama.cpp's vector kernel for fewer rows, gemv, adds a
+// whole block's integers first: its decode is not batch-invariant; ruvllm
+// takes the prompt order everywhere.)
 const Q4Kx16BlockBytes = Q4x16Rows * (q4_KBytes + 4)
 
 // Q8_KAuxWords is the number of uint32 words Q8_KAux writes per block.
@@ -101,7 +105,8 @@ func Q4Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 			y := a[r*astride+b*q8_KBytes:][:q8_KBytes]
 			da := f32At(y)
 			for i := range Q4x16Rows {
-				var sumi, summ int32
+				d := FP16ToFP32(uint16(blk[2*i]) | uint16(blk[2*i+1])<<8)
+				dmin := FP16ToFP32(uint16(blk[32+2*i]) | uint16(blk[32+2*i+1])<<8)
 				for k := range 4 {
 					var lo, hi int32
 					for c := range 8 {
@@ -111,14 +116,12 @@ func Q4Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 							hi += int32(q>>4) * int32(int8(y[4+64*k+32+4*c+e]))
 						}
 					}
-					sumi += int32(blk[64+16*(2*k)+i])*lo + int32(blk[64+16*(2*k+1)+i])*hi
+					sumi := int32(blk[64+16*(2*k)+i])*lo + int32(blk[64+16*(2*k+1)+i])*hi
 					s := aux[r*auxstride+Q8_KAuxWords*b+k]
-					summ += int32(blk[192+32*k+2*i])*int32(int16(s)) + int32(blk[192+32*k+2*i+1])*int32(int16(s>>16))
+					summ := int32(blk[192+32*k+2*i])*int32(int16(s)) + int32(blk[192+32*k+2*i+1])*int32(int16(s>>16))
+					acc[i] = fma32(float32(sumi), d*da, acc[i])
+					accMin[i] = fma32(float32(summ), dmin*da, accMin[i])
 				}
-				d := FP16ToFP32(uint16(blk[2*i]) | uint16(blk[2*i+1])<<8)
-				dmin := FP16ToFP32(uint16(blk[32+2*i]) | uint16(blk[32+2*i+1])<<8)
-				acc[i] = fma32(float32(sumi), d*da, acc[i])
-				accMin[i] = fma32(float32(summ), dmin*da, accMin[i])
 			}
 		}
 		for i := range Q4x16Rows {
