@@ -173,10 +173,11 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	}
 	m.info = describe(f, path, cfg, ctxLen, tok, jinja)
 	m.namespace = fmt.Sprintf("%s/%d/%s", m.info.Name, m.info.FileSize, fileIdentity(f))
-	if x, ok := b.(interface{ Exact() bool }); ok && x.Exact() {
-		// Keys computed in llama.cpp's arithmetic are not those of the
-		// default mode: a snapshot saved in one is not restored in the other.
-		m.namespace += "|exact"
+	if x, ok := b.(interface{ Arithmetic() string }); ok {
+		// Keys computed in one arithmetic (llama.cpp's, the default mode's,
+		// an earlier version of it) are not those of another: a snapshot
+		// saved in one is not restored in the other.
+		m.namespace += "|" + x.Arithmetic()
 	}
 	if !o.NoPrefixCache {
 		m.cache = prefix.New(m.pool)

@@ -104,6 +104,23 @@ func New(o Options) *Backend {
 // (Options.Exact).
 func (b *Backend) Exact() bool { return b.exact }
 
+// Arithmetic names the backend's arithmetic, and with it the layout of
+// its KV cache: keys and values computed under one name are not those of
+// another, so a prefix cache (and its snapshots on disk) keeps them apart.
+// The default mode's name carries a version, raised whenever its results
+// or its cache layout change.
+func (b *Backend) Arithmetic() string {
+	switch {
+	case b.batched:
+		return "exact-batched"
+	case b.exact && b.amx:
+		return "exact-amx"
+	case b.exact:
+		return "exact"
+	}
+	return "default-1"
+}
+
 // Close stops the worker goroutines.
 func (b *Backend) Close() { b.w.close() }
 
