@@ -7,7 +7,6 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
-	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
@@ -16,11 +15,14 @@ import (
 
 var jsonMarshal = json.Marshal
 
-// openAIRequest converts the shared OpenAI sampling fields.
+// openAIRequest converts and validates the shared OpenAI sampling fields.
 func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 	var req llm.Request
 	if f.N > 1 {
-		return req, &requestError{http.StatusBadRequest, "n > 1 is not supported"}
+		return req, badParam("n", "must be 1: n > 1 is not supported yet")
+	}
+	if f.N < 0 {
+		return req, badParam("n", "must be 1, not %d", f.N)
 	}
 	p := sample.Params{Temperature: 1, TopP: 1, PresencePenalty: f.PresencePenalty, FrequencyPenalty: f.FrequencyPenalty, RepeatPenalty: f.RepeatPenalty}
 	if f.Temperature != nil {
@@ -38,22 +40,34 @@ func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 	if f.Seed != nil {
 		p.Seed = *f.Seed
 	}
-	if p.Temperature < 0 || p.Temperature > 2 || p.TopP < 0 || p.TopP > 1 {
-		return req, &requestError{http.StatusBadRequest, "temperature must be in [0,2] and top_p in [0,1]"}
+	if err := checkSampling(p, openAINames); err != nil {
+		return req, err
 	}
 	bias, err := logitBias(f.LogitBias)
 	if err != nil {
 		return req, err
 	}
 	p.LogitBias = bias
+	if err := checkStops(f.Stop, "stop"); err != nil {
+		return req, err
+	}
+	if err := checkAdapters(f.Adapters, "adapters"); err != nil {
+		return req, err
+	}
 	req.Sampling = p
 	req.Stop = f.Stop
+	// A limit past the context is no error: generation stops when the
+	// context is full, with finish_reason "length" (as llama-server and
+	// Ollama do). Nothing is sized from it.
 	req.MaxTokens = f.MaxTokens
+	if f.MaxTokens < 0 {
+		return req, badParam("max_tokens", "must not be negative, not %d", f.MaxTokens)
+	}
+	if f.MaxCompletion < 0 {
+		return req, badParam("max_completion_tokens", "must not be negative, not %d", f.MaxCompletion)
+	}
 	if f.MaxCompletion > 0 {
 		req.MaxTokens = f.MaxCompletion
-	}
-	if req.MaxTokens < 0 {
-		return req, &requestError{http.StatusBadRequest, "max_tokens must not be negative"}
 	}
 	req.Priority = f.Priority
 	return req, nil
@@ -98,18 +112,19 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(body.Messages) == 0 {
-		openAIError(w, &requestError{http.StatusBadRequest, "messages must not be empty"})
+		openAIError(w, badParam("messages", "must not be empty"))
 		return
 	}
-	for _, m := range body.Messages {
-		req.Messages = append(req.Messages, chat.Message{Role: m.Role, Content: m.Content})
+	if req.Messages, err = chatMessages(body.Messages, "messages"); err != nil {
+		openAIError(w, err)
+		return
 	}
 	req.Logprobs = body.Logprobs
+	if body.TopLogprobs < 0 || body.TopLogprobs > MaxTopLogprobs {
+		openAIError(w, badParam("top_logprobs", "must be between 0 and %d, not %d", MaxTopLogprobs, body.TopLogprobs))
+		return
+	}
 	if body.Logprobs {
-		if body.TopLogprobs < 0 || body.TopLogprobs > 20 {
-			openAIError(w, &requestError{http.StatusBadRequest, "top_logprobs must be in [0,20]"})
-			return
-		}
 		req.TopLogprobs = body.TopLogprobs
 	}
 	id, created := newID("chatcmpl-"), time.Now().Unix()
@@ -148,10 +163,8 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			openAIError(w, err)
 			return
 		}
-		if r.Context().Err() == nil { // the client is still there: tell it
-			var e ipc.OpenAIError
-			e.Error.Message, e.Error.Type = err.Error(), "server_error"
-			sse.send(e)
+		if tellClient(r, err) {
+			sse.fail(err)
 		}
 		return
 	}
@@ -201,11 +214,11 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Prompt, req.Tokens = body.Prompt.Text, body.Prompt.Tokens
 	if req.Prompt == "" && len(req.Tokens) == 0 {
-		openAIError(w, &requestError{http.StatusBadRequest, "prompt must not be empty"})
+		openAIError(w, badParam("prompt", "must not be empty"))
 		return
 	}
 	if body.Logprobs < 0 || body.Logprobs > 5 {
-		openAIError(w, &requestError{http.StatusBadRequest, "logprobs must be in [0,5]"})
+		openAIError(w, badParam("logprobs", "must be between 0 and 5, not %d", body.Logprobs))
 		return
 	}
 	if body.Logprobs > 0 {
@@ -263,10 +276,8 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		if !sse.started {
 			openAIError(w, err)
-		} else if r.Context().Err() == nil { // the client is still there: tell it
-			var e ipc.OpenAIError
-			e.Error.Message, e.Error.Type = err.Error(), "server_error"
-			sse.send(e)
+		} else if tellClient(r, err) {
+			sse.fail(err)
 		}
 		return
 	}
@@ -297,8 +308,8 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	if len(body.Input) == 0 {
-		openAIError(w, &requestError{http.StatusBadRequest, "input must not be empty"})
+	if err := checkEmbeddingInputs(body.Input, "input"); err != nil {
+		openAIError(w, err)
 		return
 	}
 	h, err := a.models.Acquire(r.Context(), body.Model, nil)

@@ -63,11 +63,11 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 		ref = body.Name
 	}
 	if _, _, err := pull.ParseRef(ref); err != nil {
-		ollamaError(w, &requestError{http.StatusBadRequest, err.Error()})
+		ollamaError(w, &requestError{status: http.StatusBadRequest, msg: err.Error()})
 		return
 	}
 	if !a.pulls.start(ref) {
-		ollamaError(w, &requestError{http.StatusConflict, "a pull of " + ref + " is already running"})
+		ollamaError(w, &requestError{status: http.StatusConflict, msg: "a pull of " + ref + " is already running"})
 		return
 	}
 	stream := body.Stream == nil || *body.Stream
@@ -117,7 +117,7 @@ func (a *API) ollamaDelete(w http.ResponseWriter, r *http.Request) {
 		body.Model = body.Name
 	}
 	if body.Model == "" {
-		ollamaError(w, &requestError{http.StatusBadRequest, "model is required"})
+		ollamaError(w, &requestError{status: http.StatusBadRequest, msg: "model is required"})
 		return
 	}
 	if err := a.models.Remove(body.Model); err != nil {

@@ -112,7 +112,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		sampler      = sample.New(req.Sampling)
 		matcher      = sample.NewStopMatcher(stops)
 		dec          = tokenizer.NewStreamDecoder(m.tok)
-		history      = append(make([]int32, 0, len(prompt)+max(req.MaxTokens, 0)+1), prompt...)
+		history      = append(make([]int32, 0, historyCap(len(prompt), req.MaxTokens, ctxLen)), prompt...)
 		raw          []float32
 		wantLogprobs = req.Logprobs || req.TopLogprobs > 0
 		queue        = newTokenQueue()
@@ -229,6 +229,17 @@ wait:
 		m.startWarmFollowUp(req, reply.String())
 	}
 	return res, nil
+}
+
+// historyCap is the capacity a generation's token history needs: the
+// prompt and what may follow it, never more than the context holds
+// (MaxTokens comes from a client and may be any number).
+func historyCap(prompt, maxTokens, ctxLen int) int {
+	room := ctxLen - prompt
+	if maxTokens > 0 && maxTokens < room {
+		room = maxTokens
+	}
+	return prompt + max(room, 0) + 1
 }
 
 // topLogprobs returns the n most likely tokens of logits with their text.

@@ -28,6 +28,13 @@ import (
 // ErrContextExceeded is returned when a prompt does not fit the context.
 var ErrContextExceeded = errors.New("prompt exceeds the context length")
 
+// ErrTokenRange is returned for a prompt given as token ids that holds an
+// id outside the vocabulary.
+var ErrTokenRange = errors.New("token id outside the vocabulary")
+
+// ErrEmptyInput is returned for an input with no tokens to read.
+var ErrEmptyInput = errors.New("input has no tokens")
+
 // ErrNoTemplate is returned for a chat request to a model without a chat
 // template.
 var ErrNoTemplate = errors.New("model has no chat template")
@@ -269,7 +276,7 @@ func (m *Model) PromptTokens(req Request) ([]int32, error) {
 	if req.Tokens != nil {
 		for _, id := range req.Tokens {
 			if id < 0 || int(id) >= m.net.Config().Vocab {
-				return nil, fmt.Errorf("token id %d out of range [0,%d)", id, m.net.Config().Vocab)
+				return nil, fmt.Errorf("%w: %d is not in [0,%d)", ErrTokenRange, id, m.net.Config().Vocab)
 			}
 		}
 		return req.Tokens, nil
@@ -290,9 +297,11 @@ func (m *Model) PromptTokens(req Request) ([]int32, error) {
 // Embed returns one embedding per input: the mean of the final hidden
 // states over the input's tokens, L2-normalised, and the total number of
 // tokens read.
+//
+// The model's lock is held for one forward pass at a time, not for the
+// whole request, so generations keep streaming between an embedding
+// request's chunks however many inputs it has.
 func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	dim := m.net.Config().Dim
 	var out [][]float32
 	total := 0
@@ -302,7 +311,7 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 		}
 		tokens := m.tok.Encode(in, tokenizer.EncodeOptions{AddSpecial: true})
 		if len(tokens) == 0 {
-			return nil, total, fmt.Errorf("input %d is empty", i)
+			return nil, total, fmt.Errorf("input %d: %w", i, ErrEmptyInput)
 		}
 		if len(tokens) > m.opts.ContextLength {
 			return nil, total, fmt.Errorf("input %d: %w: %d tokens, context is %d", i, ErrContextExceeded, len(tokens), m.opts.ContextLength)
@@ -318,13 +327,17 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 				if err := seq.Reserve(n, m.kv); err != nil {
 					return fmt.Errorf("kv cache: %w", err)
 				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				batch := &model.Batch{Tokens: rest[:n], Spans: []compute.Span{{N: n, Pos: seq.Len(), Blocks: seq.Blocks()}}}
-				hidden := m.net.Forward(batch, m.kv)
 				if cap(row) < n*dim {
 					row = make([]float32, n*dim)
 				}
 				row = row[:n*dim]
-				m.backend.Download(hidden, row)
+				if err := m.forwardHidden(batch, row); err != nil {
+					return err
+				}
 				for j, v := range row {
 					sum[j%dim] += float64(v)
 				}
@@ -351,6 +364,19 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 		out = append(out, vec)
 	}
 	return out, total, nil
+}
+
+// forwardHidden runs one forward pass under the model's lock and copies
+// its final hidden states into row.
+func (m *Model) forwardHidden(batch *model.Batch, row []float32) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errors.New("model closed")
+	}
+	hidden := m.net.Forward(batch, m.kv)
+	m.backend.Download(hidden, row)
+	return nil
 }
 
 // fileIdentity fingerprints the model's tensors (names, types, offsets)
