@@ -141,12 +141,24 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		return nil, err
 	}
 	cfg := net.Config()
+	if tok.VocabSize() > cfg.Vocab {
+		closeBackend(b)
+		return nil, fmt.Errorf("the tokenizer has %d tokens but token_embd.weight only %d rows", tok.VocabSize(), cfg.Vocab)
+	}
 	ctxLen := o.ContextLength
 	if ctxLen <= 0 {
 		ctxLen = min(cfg.ContextLength, 4096)
 	}
+	if ctxLen > model.MaxContextLength {
+		closeBackend(b)
+		return nil, fmt.Errorf("context length %d is above the supported %d", ctxLen, model.MaxContextLength)
+	}
 	o.ContextLength = ctxLen
 	blocks := o.Sequences * ((ctxLen + blockSize - 1) / blockSize)
+	if err := checkKVSize(f, cfg, blocks, o.KVType); err != nil {
+		closeBackend(b)
+		return nil, err
+	}
 	store, err := b.NewKVStore(compute.KVConfig{
 		Layers: cfg.Layers, Blocks: blocks, BlockSize: blockSize,
 		KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim, Type: o.KVType,
@@ -175,6 +187,27 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	m.log.Info("model loaded", "name", m.info.Name, "arch", cfg.Arch, "params", m.info.Parameters,
 		"type", m.info.FileType, "ctx", ctxLen, "kv_blocks", blocks)
 	return m, nil
+}
+
+// checkKVSize refuses a KV cache out of all proportion to the weights.
+// Real models need well under their own size for a few sequences of their
+// default context; only a file whose head sizes contradict its tensors
+// (or absurd metadata) gets here, and it would otherwise be allocated.
+func checkKVSize(f *gguf.File, cfg model.Config, blocks int, typ quant.Type) error {
+	var weights int64
+	for _, t := range f.Tensors {
+		weights += t.Size
+	}
+	elem := int64(2)
+	if typ == quant.F32 {
+		elem = 4
+	}
+	kv := int64(blocks) * blockSize * int64(cfg.Layers) * 2 * int64(cfg.KVHeads) * int64(cfg.HeadDim) * elem
+	if limit := 16*weights + 4<<30; kv > limit {
+		return fmt.Errorf("the KV cache would need %d MiB for %d MiB of weights (%d layers, %d kv heads of %d): refusing the file's shape",
+			kv>>20, weights>>20, cfg.Layers, cfg.KVHeads, cfg.HeadDim)
+	}
+	return nil
 }
 
 func describe(f *gguf.File, path string, cfg model.Config, ctxLen int, tok *tokenizer.Tokenizer, jinja string) Info {
