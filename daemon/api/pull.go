@@ -3,13 +3,18 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"path"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/pull"
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/internal/disk"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -44,6 +49,8 @@ func pullStatus(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, pull.ErrNotFound):
 		return http.StatusNotFound
+	case disk.IsFull(err):
+		return http.StatusInsufficientStorage
 	case errors.Is(err, context.Canceled):
 		return 499
 	}
@@ -62,8 +69,19 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 	if ref == "" {
 		ref = body.Name
 	}
-	if _, _, err := pull.ParseRef(ref); err != nil {
-		ollamaError(w, &requestError{status: http.StatusBadRequest, msg: err.Error()})
+	_, file, err := pull.ParseRef(ref)
+	if err != nil {
+		ollamaError(w, &requestError{status: http.StatusBadRequest, msg: err.Error(), param: "model"})
+		return
+	}
+	// A pulled model may not take the name of one served from elsewhere
+	// (the default model given by path): requests naming it, and a later
+	// delete, would reach the wrong model.
+	dest := filepath.Join(a.srv.Config().ModelsDir, path.Base(file))
+	name := llm.NameFromPath(dest)
+	if have, err := a.models.Resolve(name); err == nil && have != dest {
+		ollamaError(w, &requestError{status: http.StatusConflict, param: "model",
+			msg: fmt.Sprintf("a model named %q is already served from %s: pulling %s would shadow it", name, have, ref)})
 		return
 	}
 	if !a.pulls.start(ref) {

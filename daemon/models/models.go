@@ -177,6 +177,12 @@ func (m *Manager) List() ([]Available, error) {
 		seen[name] = true
 		out = append(out, Available{Name: name, Path: path, Size: st.Size(), Modified: st.ModTime()})
 	}
+	// The default model given by path comes first: a file of the same
+	// name in the models directory never shadows it (nor does deleting
+	// that file reach it).
+	if m.o.Default != "" && strings.HasSuffix(m.o.Default, ".gguf") {
+		add(m.o.Default)
+	}
 	if m.o.Dir != "" {
 		matches, err := filepath.Glob(filepath.Join(m.o.Dir, "*.gguf"))
 		if err != nil {
@@ -185,9 +191,6 @@ func (m *Manager) List() ([]Available, error) {
 		for _, p := range matches {
 			add(p)
 		}
-	}
-	if m.o.Default != "" && strings.HasSuffix(m.o.Default, ".gguf") {
-		add(m.o.Default)
 	}
 	m.mu.Lock()
 	for _, e := range m.loaded {

@@ -15,6 +15,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/api"
 	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/daemon/pull"
 	"github.com/ruvllm/ruvllm/internal/backends"
 )
 
@@ -47,6 +48,11 @@ func Run(ctx context.Context, o Options) error {
 	srv, err := daemon.New(o.Config)
 	if err != nil {
 		return err
+	}
+	if freed, err := pull.CleanStale(o.ModelsDir, pull.StaleAge); err != nil {
+		o.Logger.Warn("cleaning interrupted downloads", "dir", o.ModelsDir, "err", err)
+	} else if freed > 0 {
+		o.Logger.Info("removed interrupted downloads older than a day", "dir", o.ModelsDir, "bytes", freed)
 	}
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
 		Threads: o.Threads, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store()})
