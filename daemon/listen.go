@@ -19,10 +19,12 @@ import (
 // only its owner can reach it.
 const (
 	// MaxUnauthConns is how many TCP connections may be open without
-	// having sent a request with the token. Past it, the oldest of them is
-	// closed to make room, so a process that opens connections and sends
-	// nothing cannot lock the owner out by exhausting file descriptors.
-	MaxUnauthConns = 64
+	// having sent a request with the token. An idle one costs a goroutine
+	// and a file descriptor, and lives at most TCPHeaderTimeout; past the
+	// cap the oldest is closed to make room, so a process that opens
+	// connections and sends nothing cannot lock the owner out by
+	// exhausting file descriptors.
+	MaxUnauthConns = 2048
 	// TCPHeaderTimeout bounds the time to send a request's headers.
 	TCPHeaderTimeout = 5 * time.Second
 	// TCPReadTimeout bounds the time to send a whole request, body included.

@@ -220,6 +220,8 @@ func statusOf(err error) int {
 		return re.status
 	case errors.Is(err, models.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, llm.ErrInvalidModel):
+		return http.StatusUnprocessableEntity
 	case errors.Is(err, models.ErrLoadFailed):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, models.ErrInUse):

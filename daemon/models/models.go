@@ -460,7 +460,7 @@ func (m *Manager) Loaded() []ipc.LoadedModel {
 	for _, e := range m.loaded {
 		info := e.model.Info()
 		lm := ipc.LoadedModel{Name: e.name, Path: e.path, Arch: info.Architecture, FileType: info.FileType,
-			Size: info.FileSize, Context: info.ContextLength, Active: e.refs}
+			Size: info.FileSize, Context: info.ContextLength, KVBytes: info.KVBytes, Active: e.refs}
 		if e.keepAlive >= 0 && e.refs == 0 {
 			lm.ExpiresAt = e.lastUsed.Add(e.keepAlive)
 		}

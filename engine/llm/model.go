@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/compute"
@@ -27,6 +28,12 @@ import (
 
 // ErrContextExceeded is returned when a prompt does not fit the context.
 var ErrContextExceeded = errors.New("prompt exceeds the context length")
+
+// ErrInvalidModel wraps every reason a model file is refused at load: it
+// is not a GGUF file, its metadata is malformed or absurd, its tensors do
+// not match it, or its tokenizer is unknown. A load that fails for any
+// other reason (no memory, no backend) does not wrap it.
+var ErrInvalidModel = errors.New("invalid model file")
 
 // ErrTokenRange is returned for a prompt given as token ids that holds an
 // id outside the vocabulary.
@@ -116,7 +123,7 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidModel, path, err)
 	}
 	m, err := load(f, path, o)
 	if err != nil {
@@ -126,10 +133,13 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	return m, nil
 }
 
+// invalid marks err as a reason the file is refused (ErrInvalidModel).
+func invalid(err error) error { return fmt.Errorf("%w: %w", ErrInvalidModel, err) }
+
 func load(f *gguf.File, path string, o Options) (*Model, error) {
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
-		return nil, err
+		return nil, invalid(err)
 	}
 	b, err := newBackend(o)
 	if err != nil {
@@ -138,12 +148,12 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	net, err := model.Load(f, b)
 	if err != nil {
 		closeBackend(b)
-		return nil, err
+		return nil, invalid(err)
 	}
 	cfg := net.Config()
 	if tok.VocabSize() > cfg.Vocab {
 		closeBackend(b)
-		return nil, fmt.Errorf("the tokenizer has %d tokens but token_embd.weight only %d rows", tok.VocabSize(), cfg.Vocab)
+		return nil, invalid(fmt.Errorf("the tokenizer has %d tokens but token_embd.weight only %d rows", tok.VocabSize(), cfg.Vocab))
 	}
 	ctxLen := o.ContextLength
 	if ctxLen <= 0 {
@@ -155,9 +165,10 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	}
 	o.ContextLength = ctxLen
 	blocks := o.Sequences * ((ctxLen + blockSize - 1) / blockSize)
-	if err := checkKVSize(f, cfg, blocks, o.KVType); err != nil {
+	kvBytes, err := checkKVSize(f, cfg, blocks, o.KVType)
+	if err != nil {
 		closeBackend(b)
-		return nil, err
+		return nil, invalid(err)
 	}
 	store, err := b.NewKVStore(compute.KVConfig{
 		Layers: cfg.Layers, Blocks: blocks, BlockSize: blockSize,
@@ -177,6 +188,7 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		m.tmpl, m.hasTmpl = t, true
 	}
 	m.info = describe(f, path, cfg, ctxLen, tok, jinja)
+	m.info.KVBytes = kvBytes
 	m.namespace = fmt.Sprintf("%s/%d/%s", m.info.Name, m.info.FileSize, fileIdentity(f))
 	if !o.NoPrefixCache {
 		m.cache = prefix.New(m.pool)
@@ -193,7 +205,7 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 // Real models need well under their own size for a few sequences of their
 // default context; only a file whose head sizes contradict its tensors
 // (or absurd metadata) gets here, and it would otherwise be allocated.
-func checkKVSize(f *gguf.File, cfg model.Config, blocks int, typ quant.Type) error {
+func checkKVSize(f *gguf.File, cfg model.Config, blocks int, typ quant.Type) (int64, error) {
 	var weights int64
 	for _, t := range f.Tensors {
 		weights += t.Size
@@ -204,10 +216,10 @@ func checkKVSize(f *gguf.File, cfg model.Config, blocks int, typ quant.Type) err
 	}
 	kv := int64(blocks) * blockSize * int64(cfg.Layers) * 2 * int64(cfg.KVHeads) * int64(cfg.HeadDim) * elem
 	if limit := 16*weights + 4<<30; kv > limit {
-		return fmt.Errorf("the KV cache would need %d MiB for %d MiB of weights (%d layers, %d kv heads of %d): refusing the file's shape",
+		return 0, fmt.Errorf("the KV cache would need %d MiB for %d MiB of weights (%d layers, %d kv heads of %d): refusing the file's shape",
 			kv>>20, weights>>20, cfg.Layers, cfg.KVHeads, cfg.HeadDim)
 	}
-	return nil
+	return kv, nil
 }
 
 func describe(f *gguf.File, path string, cfg model.Config, ctxLen int, tok *tokenizer.Tokenizer, jinja string) Info {
@@ -357,7 +369,7 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 			defer seq.Release()
 			for rest := tokens; len(rest) > 0; {
 				n := min(len(rest), m.opts.BatchSize)
-				if err := seq.Reserve(n, m.kv); err != nil {
+				if err := m.reserveOutsideScheduler(ctx, seq, n); err != nil {
 					return fmt.Errorf("kv cache: %w", err)
 				}
 				if err := ctx.Err(); err != nil {
@@ -397,6 +409,28 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 		out = append(out, vec)
 	}
 	return out, total, nil
+}
+
+// reserveOutsideScheduler makes room for n more positions of seq, a
+// sequence run outside the scheduler (embeddings). The scheduler's
+// sequences and the prefix cache share the block pool: when it is full,
+// cached prefixes no one uses are evicted, and failing that the call waits
+// for running sequences to give blocks back, until ctx ends.
+func (m *Model) reserveOutsideScheduler(ctx context.Context, seq *kv.Sequence, n int) error {
+	for wait := time.Millisecond; ; wait = min(2*wait, 20*time.Millisecond) {
+		err := seq.Reserve(n, m.kv)
+		if !errors.Is(err, kv.ErrPoolExhausted) {
+			return err
+		}
+		if m.cache != nil && m.cache.Evict(n/blockSize+2) > 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for KV cache room: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 // forwardHidden runs one forward pass under the model's lock and copies

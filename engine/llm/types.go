@@ -104,4 +104,6 @@ type Info struct {
 	EmbeddingSize int    `json:"embedding_size"`
 	VocabSize     int    `json:"vocab_size"`
 	ChatTemplate  string `json:"chat_template,omitempty"`
+	// KVBytes is the memory of the model's KV cache (all sequences).
+	KVBytes int64 `json:"kv_bytes"`
 }
