@@ -60,6 +60,7 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.Handle("POST /v1/chat/completions", http.HandlerFunc(a.chatCompletions))
 	srv.Handle("POST /v1/completions", http.HandlerFunc(a.completions))
 	srv.Handle("GET /v1/models", http.HandlerFunc(a.listModels))
+	srv.Handle("GET /v1/models/{id...}", http.HandlerFunc(a.getModel))
 	srv.Handle("POST /v1/embeddings", http.HandlerFunc(a.embeddings))
 	srv.Handle("GET /v1/cache", http.HandlerFunc(a.cache))
 	srv.Handle("DELETE /v1/cache", http.HandlerFunc(a.clearCache))
@@ -259,6 +260,11 @@ func openAIErrorBody(err error) (int, ipc.OpenAIError) {
 	var re *requestError
 	if errors.As(err, &re) && re.param != "" {
 		body.Error.Param = &re.param
+	}
+	if errors.Is(err, models.ErrNotFound) {
+		// Clients branch on OpenAI's code for an unknown model.
+		body.Error.Code = strPtr("model_not_found")
+		body.Error.Param = strPtr("model")
 	}
 	return status, body
 }

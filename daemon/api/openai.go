@@ -1,7 +1,11 @@
 package api
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
 	"time"
 
@@ -289,6 +293,28 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	sse.done()
 }
 
+// getModel answers GET /v1/models/{id}.
+func (a *API) getModel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	list, err := a.models.List()
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	path, err := a.models.Resolve(id)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	for _, m := range list {
+		if m.Path == path {
+			daemon.WriteJSON(w, http.StatusOK, ipc.ModelCard{ID: m.Name, Object: "model", Created: m.Modified.Unix(), OwnedBy: "ruvllm"})
+			return
+		}
+	}
+	openAIError(w, fmt.Errorf("%w: %q (see GET /v1/models)", models.ErrNotFound, id))
+}
+
 func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
 	list, err := a.models.List()
 	if err != nil {
@@ -312,12 +338,26 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	switch body.EncodingFormat {
+	case "", "float", "base64":
+	default:
+		openAIError(w, badParam("encoding_format", "must be \"float\" or \"base64\", not %q", body.EncodingFormat))
+		return
+	}
+	if body.Dimensions != nil && *body.Dimensions < 1 {
+		openAIError(w, badParam("dimensions", "must be at least 1, not %d", *body.Dimensions))
+		return
+	}
 	h, err := a.models.Acquire(r.Context(), body.Model, nil)
 	if err != nil {
 		openAIError(w, err)
 		return
 	}
 	defer h.Release()
+	if body.Dimensions != nil && *body.Dimensions > h.Model.Info().EmbeddingSize {
+		openAIError(w, badParam("dimensions", "%d is more than the model's %d", *body.Dimensions, h.Model.Info().EmbeddingSize))
+		return
+	}
 	vecs, n, err := a.embed(r, h, "embeddings", body.Input)
 	if err != nil {
 		openAIError(w, err)
@@ -325,7 +365,43 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 	}
 	out := ipc.EmbeddingResponse{Object: "list", Model: h.Name, Usage: ipc.Usage{PromptTokens: n, TotalTokens: n}}
 	for i, v := range vecs {
-		out.Data = append(out.Data, ipc.Embedding{Object: "embedding", Index: i, Embedding: v})
+		if body.Dimensions != nil {
+			v = truncateNormalized(v, *body.Dimensions)
+		}
+		e := ipc.Embedding{Object: "embedding", Index: i, Embedding: v}
+		if body.EncodingFormat == "base64" {
+			e.Embedding = base64Floats(v)
+		}
+		out.Data = append(out.Data, e)
 	}
 	daemon.WriteJSON(w, http.StatusOK, out)
+}
+
+// truncateNormalized keeps the first n values of v and scales them back
+// to unit length (what OpenAI's dimensions does).
+func truncateNormalized(v []float32, n int) []float32 {
+	v = v[:n]
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return v
+	}
+	inv := 1 / math.Sqrt(sum)
+	out := make([]float32, n)
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+// base64Floats encodes v as OpenAI's base64 embeddings: little-endian
+// float32 values.
+func base64Floats(v []float32) string {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }

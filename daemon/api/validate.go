@@ -184,13 +184,25 @@ func checkEmbeddingInputs(in []string, param string) error {
 	return nil
 }
 
-// chatMessages converts a request's chat messages, checking each role.
+// chatMessages converts a request's chat messages, checking each role and
+// refusing by name what the model cannot read (images, audio) and what
+// needs tool calling.
 func chatMessages(in []ipc.Message, param string) ([]chat.Message, error) {
 	out := make([]chat.Message, 0, len(in))
 	for i, m := range in {
+		at := fmt.Sprintf("%s[%d]", param, i)
 		role, err := checkRole(m.Role, i, param)
 		if err != nil {
 			return nil, err
+		}
+		if len(m.NonText) > 0 {
+			return nil, badParam(at+".content", "has a %q part: this model takes text only (no images, audio or files)", m.NonText[0])
+		}
+		if len(m.Images) > 0 {
+			return nil, badParam(at+".images", "this model takes no images")
+		}
+		if len(m.ToolCalls) > 0 {
+			return nil, badParam(at+".tool_calls", "tool calls need tool calling, which this daemon does not support yet")
 		}
 		out = append(out, chat.Message{Role: role, Content: m.Content})
 	}

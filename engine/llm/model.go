@@ -29,6 +29,10 @@ import (
 // ErrContextExceeded is returned when a prompt does not fit the context.
 var ErrContextExceeded = errors.New("prompt exceeds the context length")
 
+// ErrNoFIM is returned for a fill-in-the-middle request (Request.Suffix)
+// to a model without fill-in-the-middle tokens.
+var ErrNoFIM = errors.New("this model has no fill-in-the-middle tokens")
+
 // ErrInvalidModel wraps every reason a model file is refused at load: it
 // is not a GGUF file, its metadata is malformed or absurd, its tensors do
 // not match it, or its tokenizer is unknown. A load that fails for any
@@ -336,7 +340,75 @@ func (m *Model) PromptTokens(req Request) ([]int32, error) {
 		}
 		return m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}), nil
 	}
+	if req.Suffix != "" {
+		fim, ok := m.FIM()
+		if !ok {
+			return nil, ErrNoFIM
+		}
+		var out []int32
+		if m.tok.AddBOS() {
+			out = append(out, m.tok.BOS())
+		}
+		plain := tokenizer.EncodeOptions{}
+		out = append(out, fim.Prefix)
+		out = append(out, m.tok.Encode(req.Prompt, plain)...)
+		out = append(out, fim.Suffix)
+		out = append(out, m.tok.Encode(req.Suffix, plain)...)
+		return append(out, fim.Middle), nil
+	}
+	if req.Templated {
+		return m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}), nil
+	}
 	return m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: !req.Raw, ParseSpecial: req.Raw}), nil
+}
+
+// FIMTokens are a model's fill-in-the-middle tokens.
+type FIMTokens struct{ Prefix, Suffix, Middle int32 }
+
+// fimNames are the fill-in-the-middle token texts of the model families
+// whose files do not name them in tokenizer.ggml.fim_*_token_id.
+var fimNames = [][3]string{
+	{"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"}, // Qwen2.5-Coder
+	{"<fim_prefix>", "<fim_suffix>", "<fim_middle>"},       // StarCoder
+	{"<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"},       // DeepSeek-Coder
+	{"<|fim▁begin|>", "<|fim▁hole|>", "<|fim▁end|>"},       // DeepSeek-Coder (ASCII bars)
+	{"▁<PRE>", "▁<SUF>", "▁<MID>"},                         // CodeLlama
+	{"<PRE>", "<SUF>", "<MID>"},
+	{"<|fim_begin|>", "<|fim_hole|>", "<|fim_end|>"},
+}
+
+// FIM returns the model's fill-in-the-middle tokens, from the file's
+// tokenizer.ggml.fim_{pre,suf,mid}_token_id or the known token texts.
+func (m *Model) FIM() (FIMTokens, bool) {
+	vocab := int64(m.tok.VocabSize())
+	ids := [3]int32{}
+	found := true
+	for i, k := range []string{"fim_pre", "fim_suf", "fim_mid"} {
+		v, ok := m.file.Int("tokenizer.ggml." + k + "_token_id")
+		if !ok || v < 0 || v >= vocab {
+			found = false
+			break
+		}
+		ids[i] = int32(v)
+	}
+	if found {
+		return FIMTokens{ids[0], ids[1], ids[2]}, true
+	}
+	for _, names := range fimNames {
+		found = true
+		for i, n := range names {
+			id, ok := m.tok.TokenID(n)
+			if !ok {
+				found = false
+				break
+			}
+			ids[i] = id
+		}
+		if found {
+			return FIMTokens{ids[0], ids[1], ids[2]}, true
+		}
+	}
+	return FIMTokens{}, false
 }
 
 // Embed returns one embedding per input: the mean of the final hidden
@@ -439,12 +511,15 @@ func (m *Model) forwardHidden(batch *model.Batch, row []float32) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return errors.New("model closed")
+		return errorClosed
 	}
 	hidden := m.net.Forward(batch, m.kv)
 	m.backend.Download(hidden, row)
 	return nil
 }
+
+// errorClosed is returned by passes run after Close.
+var errorClosed = errors.New("model closed")
 
 // fileIdentity fingerprints the model's tensors (names, types, offsets)
 // so two files with the same name and size never share cached prefixes.

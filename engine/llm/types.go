@@ -43,6 +43,22 @@ type Request struct {
 	// (Model.WarmFollowUp), so the next turn reuses the reply from the
 	// prefix cache instead of recomputing it.
 	WarmFollowUp bool
+	// Suffix, when set, makes Prompt the text before an insertion point and
+	// Suffix the text after it: the model fills in the middle, with its
+	// fill-in-the-middle tokens (Model.FIM); a model without them refuses
+	// (ErrNoFIM).
+	Suffix string
+	// Templated says Prompt is a chat template already rendered: the
+	// tokenizer adds BOS as for any prompt and reads special tokens.
+	Templated bool
+	// ContextLimit bounds this request's prompt and reply below the
+	// model's context (0: the model's context).
+	ContextLimit int
+	// Truncate keeps the end of a prompt that does not fit the context
+	// (and its BOS), leaving a quarter of the context for the reply,
+	// instead of failing with ErrContextExceeded; Result.TruncatedTokens
+	// says how many tokens were dropped.
+	Truncate bool
 }
 
 // TokenLogprob is a token with its log-probability.
@@ -88,6 +104,9 @@ type Result struct {
 	PromptTokens     int
 	CachedTokens     int // prompt tokens served from the prefix cache
 	CompletionTokens int
+	// TruncatedTokens were dropped from the start of a prompt that did not
+	// fit (Request.Truncate).
+	TruncatedTokens int
 	FinishReason     FinishReason
 	Timings          Timings
 }
