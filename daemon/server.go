@@ -46,9 +46,11 @@ type Server struct {
 
 	mu         sync.Mutex
 	bodyLimits map[string]int64 // by URL path, overriding MaxBodyBytes
-	shutdown   []func(context.Context) error
-	health     func() []ipc.LoadedModel
-	tcp        *tcpListener
+	// prefixLimits are body limits by URL path prefix.
+	prefixLimits map[string]int64
+	shutdown     []func(context.Context) error
+	health       func() []ipc.LoadedModel
+	tcp          *tcpListener
 }
 
 // New prepares a server: directories, state store, token and metrics. It
@@ -112,6 +114,17 @@ func (s *Server) SetBodyLimit(path string, n int64) {
 		s.bodyLimits = map[string]int64{}
 	}
 	s.bodyLimits[path] = n
+}
+
+// SetBodyLimitPrefix allows request bodies of up to n bytes on every URL
+// path under prefix.
+func (s *Server) SetBodyLimitPrefix(prefix string, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prefixLimits == nil {
+		s.prefixLimits = map[string]int64{}
+	}
+	s.prefixLimits[prefix] = n
 }
 
 // Events is the server's event bus.
@@ -270,6 +283,11 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 		s.mu.Lock()
 		if l, ok := s.bodyLimits[r.URL.Path]; ok {
 			limit = l
+		}
+		for p, l := range s.prefixLimits {
+			if strings.HasPrefix(r.URL.Path, p) {
+				limit = l
+			}
 		}
 		s.mu.Unlock()
 		start := time.Now()

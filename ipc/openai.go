@@ -170,6 +170,14 @@ type CompletionRequest struct {
 	Prompt CompletionPrompt `json:"prompt"`
 	SamplingFields
 	Logprobs int `json:"logprobs,omitempty"`
+	// Echo puts the prompt before the completion in the text (and, with
+	// Logprobs, its tokens' log-probabilities before the completion's).
+	Echo bool `json:"echo,omitempty"`
+	// Suffix is the text after the completion: the model fills in the
+	// middle between Prompt and Suffix.
+	Suffix string `json:"suffix,omitempty"`
+	// BestOf must be 1 (or absent).
+	BestOf *int `json:"best_of,omitempty"`
 }
 
 // Usage counts tokens of one request.
@@ -300,21 +308,34 @@ type CompletionChoice struct {
 // object: parallel arrays, one entry per generated token. TextOffset is
 // the byte offset of each token in the generated text.
 type CompletionLogprobs struct {
-	Tokens        []string             `json:"tokens"`
-	TokenLogprobs []float32            `json:"token_logprobs"`
+	Tokens []string `json:"tokens"`
+	// TokenLogprobs and TopLogprobs are null for the first token of an
+	// echoed prompt, which has nothing before it.
+	TokenLogprobs []*float32           `json:"token_logprobs"`
 	TopLogprobs   []map[string]float32 `json:"top_logprobs"`
 	TextOffset    []int                `json:"text_offset"`
 }
 
-// Add appends one token's entry.
+// Add appends one token's entry; offset is where its text starts in the
+// choice's text, in characters (Unicode code points).
 func (l *CompletionLogprobs) Add(t TokenLogprob, offset int) {
 	top := make(map[string]float32, len(t.TopLogprobs))
 	for _, c := range t.TopLogprobs {
 		top[c.Token] = c.Logprob
 	}
+	lp := t.Logprob
 	l.Tokens = append(l.Tokens, t.Token)
-	l.TokenLogprobs = append(l.TokenLogprobs, t.Logprob)
+	l.TokenLogprobs = append(l.TokenLogprobs, &lp)
 	l.TopLogprobs = append(l.TopLogprobs, top)
+	l.TextOffset = append(l.TextOffset, offset)
+}
+
+// AddUnscored appends a token without log-probabilities (an echoed
+// prompt's first token).
+func (l *CompletionLogprobs) AddUnscored(token string, offset int) {
+	l.Tokens = append(l.Tokens, token)
+	l.TokenLogprobs = append(l.TokenLogprobs, nil)
+	l.TopLogprobs = append(l.TopLogprobs, nil)
 	l.TextOffset = append(l.TextOffset, offset)
 }
 

@@ -46,6 +46,7 @@ type API struct {
 	adapters *adapters.Pool
 
 	pulls pulls
+	descs descCache
 }
 
 // Register mounts the model endpoints on srv.
@@ -74,6 +75,21 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.Handle("POST /api/embed", http.HandlerFunc(a.ollamaEmbed))
 	srv.Handle("POST /api/pull", http.HandlerFunc(a.ollamaPull))
 	srv.Handle("DELETE /api/delete", http.HandlerFunc(a.ollamaDelete))
+	srv.Handle("POST /api/embeddings", http.HandlerFunc(a.ollamaEmbeddings))
+	srv.Handle("POST /api/create", http.HandlerFunc(a.ollamaCreate))
+	srv.Handle("POST /api/copy", http.HandlerFunc(a.ollamaCopy))
+	srv.Handle("POST /api/push", http.HandlerFunc(a.ollamaPush))
+	srv.Handle("HEAD /api/blobs/{digest}", http.HandlerFunc(a.blobHead))
+	srv.Handle("POST /api/blobs/{digest}", http.HandlerFunc(a.blobPost))
+	srv.SetBodyLimit("/api/create", MaxModelfileBytes*2)
+	srv.SetBodyLimitPrefix("/api/blobs/", MaxBlobBytes)
+	// Unknown routes answer in their protocol's error shape.
+	srv.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ollamaError(w, &requestError{status: http.StatusNotFound, msg: fmt.Sprintf("%s %s: no such endpoint", r.Method, r.URL.Path)})
+	}))
+	srv.Handle("/v1/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		openAIError(w, &requestError{status: http.StatusNotFound, msg: fmt.Sprintf("%s %s: no such endpoint", r.Method, r.URL.Path)})
+	}))
 	a.registerConversations()
 	return a
 }
@@ -229,7 +245,8 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, models.ErrOutsideDir):
 		return http.StatusBadRequest
-	case errors.Is(err, llm.ErrContextExceeded), errors.Is(err, llm.ErrEmptyInput), errors.Is(err, llm.ErrTokenRange):
+	case errors.Is(err, llm.ErrContextExceeded), errors.Is(err, llm.ErrEmptyInput), errors.Is(err, llm.ErrTokenRange),
+		errors.Is(err, llm.ErrNoFIM):
 		return http.StatusBadRequest
 	case errors.Is(err, daemon.ErrShuttingDown):
 		return http.StatusServiceUnavailable

@@ -379,7 +379,7 @@ func TestOpenAICompletions(t *testing.T) {
 		t.Fatal(err)
 	}
 	lp := lr.Choices[0].Logprobs
-	if lp == nil || strings.Join(lp.Tokens, "|") != "Hello| world|," || len(lp.TokenLogprobs) != 3 || lp.TokenLogprobs[0] != -0.5 ||
+	if lp == nil || strings.Join(lp.Tokens, "|") != "Hello| world|," || len(lp.TokenLogprobs) != 3 || lp.TokenLogprobs[0] == nil || *lp.TokenLogprobs[0] != -0.5 ||
 		lp.TextOffset[1] != 5 || lp.TextOffset[2] != 11 || len(lp.TopLogprobs[0]) != 2 || lp.TopLogprobs[0]["x"] != -2 {
 		t.Fatalf("legacy logprobs %s", body)
 	}

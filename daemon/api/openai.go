@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
@@ -110,6 +112,13 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	rm, err := a.resolveModel(body.Model)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	withManifestSampling(rm.man, &body.SamplingFields)
+	body.Model = rm.base
 	req, err := openAIRequest(body.SamplingFields)
 	if err != nil {
 		openAIError(w, err)
@@ -119,9 +128,20 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, badParam("messages", "must not be empty"))
 		return
 	}
-	if req.Messages, err = chatMessages(body.Messages, "messages"); err != nil {
+	if _, err = chatMessages(body.Messages, "messages"); err != nil {
 		openAIError(w, err)
 		return
+	}
+	msgs := withManifestMessages(rm.man, body.Messages)
+	if req.Messages, err = chatMessages(msgs, "messages"); err != nil {
+		openAIError(w, err)
+		return
+	}
+	if prompt, ok, err := applyTemplate(rm.man, msgs); err != nil {
+		openAIError(w, err)
+		return
+	} else if ok {
+		req.Prompt, req.Templated, req.Messages = prompt, true, nil
 	}
 	req.Logprobs = body.Logprobs
 	if body.TopLogprobs < 0 || body.TopLogprobs > MaxTopLogprobs {
@@ -211,6 +231,12 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	rm, err := a.resolveModel(body.Model)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	withManifestSampling(rm.man, &body.SamplingFields)
 	req, err := openAIRequest(body.SamplingFields)
 	if err != nil {
 		openAIError(w, err)
@@ -225,18 +251,46 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, badParam("logprobs", "must be between 0 and 5, not %d", body.Logprobs))
 		return
 	}
+	if body.BestOf != nil && *body.BestOf != 1 {
+		openAIError(w, badParam("best_of", "must be 1: best_of > 1 is not supported"))
+		return
+	}
+	if body.Suffix != "" {
+		if req.Tokens != nil {
+			openAIError(w, badParam("suffix", "needs the prompt as text, not token ids"))
+			return
+		}
+		if body.Echo {
+			openAIError(w, badParam("echo", "cannot be combined with suffix"))
+			return
+		}
+		req.Suffix = body.Suffix
+	}
 	if body.Logprobs > 0 {
 		req.Logprobs, req.TopLogprobs = true, body.Logprobs
 	}
 	id, created := newID("cmpl-"), time.Now().Unix()
 	w.Header().Set(RequestIDHeader, id)
-	var name string
-	var model models.Model
-	onStart := func(n string) { name, model = n, a.models.Models()[n] }
+	var (
+		name     string
+		model    models.Model
+		prefix   string                  // the echoed prompt
+		promptLP *ipc.CompletionLogprobs // its tokens' logprobs
+		offset   int                     // characters of text so far
+		startErr error
+	)
+	onStart := func(n string) {
+		name, model = n, a.models.Models()[n]
+		if !body.Echo {
+			return
+		}
+		prefix, promptLP, startErr = a.echoPrompt(r.Context(), model, req, body.Logprobs)
+		offset = utf8.RuneCountInString(prefix)
+	}
 	// logprobsOf converts one token's log-probabilities (nil when not asked).
-	logprobsOf := func(t llm.Token, offset int, into *ipc.CompletionLogprobs) *ipc.CompletionLogprobs {
+	logprobsOf := func(t llm.Token, into *ipc.CompletionLogprobs) *ipc.CompletionLogprobs {
 		if !req.Logprobs || t.ID < 0 || model == nil {
-			return nil
+			return into
 		}
 		if into == nil {
 			into = &ipc.CompletionLogprobs{}
@@ -251,32 +305,58 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	if !body.Stream {
 		var text []byte
 		var lp *ipc.CompletionLogprobs
-		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters, id: id, onStart: onStart,
+		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, onStart: onStart,
 			onToken: func(t llm.Token) error {
-				lp = logprobsOf(t, len(text), lp)
+				if startErr != nil {
+					return startErr
+				}
+				lp = logprobsOf(t, lp)
+				offset += utf8.RuneCountInString(t.Text)
 				text = append(text, t.Text...)
 				return nil
 			}})
+		if err == nil {
+			err = startErr
+		}
 		if err != nil {
 			openAIError(w, err)
 			return
 		}
+		if promptLP != nil {
+			if lp != nil {
+				promptLP.Tokens = append(promptLP.Tokens, lp.Tokens...)
+				promptLP.TokenLogprobs = append(promptLP.TokenLogprobs, lp.TokenLogprobs...)
+				promptLP.TopLogprobs = append(promptLP.TopLogprobs, lp.TopLogprobs...)
+				promptLP.TextOffset = append(promptLP.TextOffset, lp.TextOffset...)
+			}
+			lp = promptLP
+		}
 		u := usage(out.res)
-		daemon.WriteJSON(w, http.StatusOK, resp(string(text), lp, strPtr(finishReason(out.res.FinishReason)), &u))
+		daemon.WriteJSON(w, http.StatusOK, resp(prefix+string(text), lp, strPtr(finishReason(out.res.FinishReason)), &u))
 		return
 	}
 	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
-	offset := 0
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters, id: id,
-		onStart: func(n string) { onStart(n); sse.start() },
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id,
+		onStart: func(n string) {
+			onStart(n)
+			if startErr == nil && body.Echo {
+				sse.send(resp(prefix, promptLP, nil, nil))
+			}
+		},
 		onToken: func(t llm.Token) error {
-			lp := logprobsOf(t, offset, nil)
-			offset += len(t.Text)
+			if startErr != nil {
+				return startErr
+			}
+			lp := logprobsOf(t, nil)
+			offset += utf8.RuneCountInString(t.Text)
 			if t.Text == "" && lp == nil {
 				return nil
 			}
 			return sse.send(resp(t.Text, lp, nil, nil))
 		}})
+	if err == nil {
+		err = startErr
+	}
 	if err != nil {
 		if !sse.started {
 			openAIError(w, err)
@@ -291,6 +371,62 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		sse.send(ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name, Choices: []ipc.CompletionChoice{}, Usage: &u})
 	}
 	sse.done()
+}
+
+// scorer is a model that scores prompt tokens (*llm.Model).
+type scorer interface {
+	ScoreTokens(ctx context.Context, tokens []int32, top int) ([]llm.Token, error)
+	PromptTokens(req llm.Request) ([]int32, error)
+}
+
+// echoPrompt is what an echoing completion puts before the reply: the
+// prompt's text and, when top > 0, its tokens with their log-probabilities
+// (the first has none).
+func (a *API) echoPrompt(ctx context.Context, m models.Model, req llm.Request, top int) (string, *ipc.CompletionLogprobs, error) {
+	sc, ok := m.(scorer)
+	tm, ok2 := m.(tokenizerModel)
+	if !ok || !ok2 {
+		if req.Tokens != nil {
+			return "", nil, badParam("echo", "this model cannot echo token-id prompts")
+		}
+		return req.Prompt, nil, nil
+	}
+	tokens, err := sc.PromptTokens(req)
+	if err != nil {
+		return "", nil, err
+	}
+	tok := tm.Tokenizer()
+	// The echoed text is the prompt as the client sent it (for token ids,
+	// their text); BOS, which the model adds, is not part of it.
+	shown := tokens
+	if len(shown) > 0 && tok.AddBOS() && shown[0] == tok.BOS() && req.Tokens == nil {
+		shown = shown[1:]
+	}
+	text := req.Prompt
+	if req.Tokens != nil {
+		text = tok.Decode(shown, tokenizerDecode)
+	}
+	if top <= 0 {
+		return text, nil, nil
+	}
+	scored, err := sc.ScoreTokens(ctx, tokens, top)
+	if err != nil {
+		return "", nil, err
+	}
+	lp := &ipc.CompletionLogprobs{}
+	skip := len(tokens) - len(shown) // the BOS, scored but not shown
+	off := 0
+	for i, id := range shown {
+		piece := tok.Decode([]int32{id}, tokenizerDecode)
+		if i+skip == 0 {
+			lp.AddUnscored(piece, off)
+		} else {
+			s := scored[i+skip-1]
+			lp.Add(tokenLogprob(m, s), off)
+		}
+		off += utf8.RuneCountInString(piece)
+	}
+	return text, lp, nil
 }
 
 // getModel answers GET /v1/models/{id}.

@@ -212,8 +212,8 @@ func (m *Manager) Resolve(name string) (string, error) {
 		}
 		name = m.o.Default
 	}
-	if strings.HasSuffix(name, ".gguf") {
-		if st, err := os.Stat(name); err == nil && !st.IsDir() {
+	if strings.HasSuffix(name, ".gguf") || filepath.IsAbs(name) {
+		if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() {
 			return filepath.Abs(name)
 		}
 	}

@@ -379,12 +379,16 @@ var fimNames = [][3]string{
 
 // FIM returns the model's fill-in-the-middle tokens, from the file's
 // tokenizer.ggml.fim_{pre,suf,mid}_token_id or the known token texts.
-func (m *Model) FIM() (FIMTokens, bool) {
-	vocab := int64(m.tok.VocabSize())
+func (m *Model) FIM() (FIMTokens, bool) { return FileFIM(m.file) }
+
+// FileFIM reads a GGUF file's fill-in-the-middle tokens (see Model.FIM).
+func FileFIM(f *gguf.File) (FIMTokens, bool) {
+	tokens, _ := f.Strings("tokenizer.ggml.tokens")
+	vocab := int64(len(tokens))
 	ids := [3]int32{}
 	found := true
 	for i, k := range []string{"fim_pre", "fim_suf", "fim_mid"} {
-		v, ok := m.file.Int("tokenizer.ggml." + k + "_token_id")
+		v, ok := f.Int("tokenizer.ggml." + k + "_token_id")
 		if !ok || v < 0 || v >= vocab {
 			found = false
 			break
@@ -394,18 +398,20 @@ func (m *Model) FIM() (FIMTokens, bool) {
 	if found {
 		return FIMTokens{ids[0], ids[1], ids[2]}, true
 	}
+	index := map[string]int32{}
 	for _, names := range fimNames {
-		found = true
-		for i, n := range names {
-			id, ok := m.tok.TokenID(n)
-			if !ok {
-				found = false
-				break
-			}
-			ids[i] = id
+		for _, n := range names {
+			index[n] = -1
 		}
-		if found {
-			return FIMTokens{ids[0], ids[1], ids[2]}, true
+	}
+	for i, t := range tokens {
+		if _, want := index[t]; want {
+			index[t] = int32(i)
+		}
+	}
+	for _, names := range fimNames {
+		if p, s, m := index[names[0]], index[names[1]], index[names[2]]; p >= 0 && s >= 0 && m >= 0 {
+			return FIMTokens{p, s, m}, true
 		}
 	}
 	return FIMTokens{}, false
