@@ -82,6 +82,7 @@ func (s *Server) listen() (unixLns []net.Listener, tcp *tcpListener, err error) 
 			return unixLns, nil, fmt.Errorf("listen %s: %w", s.cfg.TCPAddr, err)
 		}
 		tcp = newTCPListener(ln, MaxUnauthConns)
+		tcp.trustSameUser = !s.cfg.RequireToken
 	}
 	return unixLns, tcp, nil
 }
@@ -235,6 +236,9 @@ func (l *peerListener) Accept() (net.Conn, error) {
 type tcpListener struct {
 	net.Listener
 	max int
+	// trustSameUser lets loopback clients of the daemon's own uid in
+	// without the token where the platform tells (tcpPeerUID).
+	trustSameUser bool
 
 	mu     sync.Mutex
 	unauth []*tcpConn // oldest first
@@ -250,6 +254,14 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	tc := &tcpConn{Conn: c, ln: l}
+	// A loopback peer of our own uid (readable from the kernel on Linux)
+	// is the owner: no token needed, as on the Unix socket.
+	if l.trustSameUser {
+		if uid, ok := tcpPeerUID(c); ok && uid == uint32(os.Getuid()) {
+			tc.sameUser, tc.authed = true, true
+			return tc, nil
+		}
+	}
 	l.mu.Lock()
 	var evict *tcpConn
 	if len(l.unauth) >= l.max {
@@ -288,10 +300,12 @@ func (l *tcpListener) forget(c *tcpConn) {
 // that keeps flowing is not).
 type tcpConn struct {
 	net.Conn
-	ln     *tcpListener
-	mu     sync.Mutex
-	authed bool
-	closed bool
+	ln *tcpListener
+	// sameUser: the peer runs as the daemon's uid (tcpPeerUID).
+	sameUser bool
+	mu       sync.Mutex
+	authed   bool
+	closed   bool
 }
 
 // authenticated marks the connection as having presented the token.

@@ -272,7 +272,7 @@ const connKey ctxKey = 0
 // wrap adds token checks on TCP, body limits and metrics.
 func (s *Server) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tc, isTCP := r.Context().Value(connKey).(*tcpConn); isTCP {
+		if tc, isTCP := r.Context().Value(connKey).(*tcpConn); isTCP && !tc.sameUser {
 			if !s.tokenOK(r) {
 				s.unauthorized(w, r)
 				return

@@ -375,7 +375,7 @@ func TestTokenAndTCP(t *testing.T) {
 	weak := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	os.WriteFile(filepath.Join(dir, "state", "token"), []byte(weak), 0o644)
 	os.Chmod(filepath.Join(dir, "state", "token"), 0o644)
-	p := start(t, startOptions{tcp: true, dir: dir})
+	p := start(t, startOptions{tcp: true, dir: dir, args: []string{"--require-token"}})
 	if p.token == weak {
 		t.Fatal("a world-readable token file was used")
 	}
