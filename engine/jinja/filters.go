@@ -501,6 +501,7 @@ func fJoin(r *renderer, v any, args []any, kwargs []kwval) (any, error) {
 		return nil, err
 	}
 	if a.has(1) {
+		items = append([]any(nil), items...) // iterate may return the list's own items
 		get, err := attrGetter(a.vals[1], nil, false)
 		if err != nil {
 			return nil, err

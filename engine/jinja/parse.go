@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // parser builds the statement tree from tokens with jinja2's grammar and
@@ -117,7 +118,7 @@ func (p *parser) body(ends ...string) ([]node, string, error) {
 		switch t.kind {
 		case tEOF:
 			if len(ends) > 0 {
-				return nil, "", p.errorf("unexpected end of template, expected '%s'", ends[0])
+				return nil, "", p.errorf("unexpected end of template, expected '%s'", strings.Join(ends, "' or '"))
 			}
 			return out, "", nil
 		case tText:
@@ -201,6 +202,9 @@ func (p *parser) statement() (node, error) {
 			return &breakNode{at}, nil
 		}
 		return &continueNode{at}, nil
+	}
+	if strings.HasPrefix(t.val, "end") || t.val == "elif" || t.val == "else" {
+		return nil, &Error{Line: t.line, Msg: fmt.Sprintf("unexpected '%s'", t.val)}
 	}
 	if slices.Contains(unsupportedTags, t.val) {
 		return nil, &Error{Line: t.line, Msg: fmt.Sprintf("unsupported template feature: the '%s' tag", t.val)}
@@ -431,7 +435,7 @@ func (p *parser) callStmt(at pos) (node, error) {
 
 func (p *parser) withStmt(at pos) (node, error) {
 	n := &withNode{pos: at}
-	for !p.isOp(",") && p.cur().kind != tBlockEnd {
+	for p.cur().kind != tBlockEnd {
 		if len(n.targets) > 0 {
 			if err := p.expectOp(","); err != nil {
 				return nil, err
