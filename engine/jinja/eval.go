@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // scope holds the variables of one level: the template, a loop iteration,
@@ -38,7 +39,7 @@ const (
 type renderer struct {
 	ctx   context.Context
 	lim   Limits
-	env   *Env
+	now   func() time.Time // the clock of strftime_now
 	steps int
 	depth int   // macro calls and recursive loops in progress
 	alloc int64 // bytes of strings and list slots made so far

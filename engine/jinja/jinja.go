@@ -93,8 +93,8 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Env is the environment a template renders in.
-type Env struct {
+// env is the environment a template renders in.
+type env struct {
 	now func() time.Time
 }
 
@@ -103,7 +103,7 @@ type Env struct {
 type Template struct {
 	nodes []node
 	lim   Limits
-	env   Env
+	env   env
 }
 
 // Parse parses src. o may be nil for the defaults.
@@ -121,7 +121,7 @@ func Parse(src string, o *Options) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Template{nodes: nodes, lim: lim, env: Env{now: opts.Now}}
+	t := &Template{nodes: nodes, lim: lim, env: env{now: opts.Now}}
 	if t.env.now == nil {
 		t.env.now = time.Now
 	}
@@ -132,8 +132,18 @@ func Parse(src string, o *Options) (*Template, error) {
 // converted by ValueOf). A template that calls raise_exception fails with
 // a *RaiseError; other failures are *Error (with ErrLimit inside when a
 // limit was hit) or the context's error.
-func (t *Template) Render(ctx context.Context, vars map[string]any) (out string, err error) {
-	r := &renderer{ctx: ctx, lim: t.lim, env: &t.env}
+func (t *Template) Render(ctx context.Context, vars map[string]any) (string, error) {
+	return t.render(ctx, vars, t.env.now)
+}
+
+// RenderAt is Render with strftime_now reading the time now instead of
+// the clock of Options.Now.
+func (t *Template) RenderAt(ctx context.Context, vars map[string]any, now time.Time) (string, error) {
+	return t.render(ctx, vars, func() time.Time { return now })
+}
+
+func (t *Template) render(ctx context.Context, vars map[string]any, now func() time.Time) (out string, err error) {
+	r := &renderer{ctx: ctx, lim: t.lim, now: now}
 	defer func() {
 		// The evaluator returns errors for bad input; a panic here is a
 		// bug, but a hostile template must not take the process down.
@@ -255,7 +265,7 @@ func gStrftimeNow(r *renderer, args []any, kwargs []kwval) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("strftime_now() argument must be str, not %s", typeName(args[0]))
 	}
-	return strftime(r.env.now(), f), nil
+	return strftime(r.now(), f), nil
 }
 
 // strftime formats t with Python's (C's) strftime directives.
