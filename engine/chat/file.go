@@ -12,6 +12,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/jinja"
+	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
 // ErrTools means tools or tool messages were given to a built-in
@@ -33,6 +34,19 @@ const (
 type SpecialTokens struct {
 	BOS, EOS       string
 	AddBOS, AddEOS bool
+}
+
+// SpecialTokensOf returns the BOS and EOS texts of a model's tokenizer
+// and whether it adds those tokens itself.
+func SpecialTokensOf(tok *tokenizer.Tokenizer) SpecialTokens {
+	var st SpecialTokens
+	if id := tok.BOS(); id >= 0 && int(id) < tok.VocabSize() {
+		st.BOS, st.AddBOS = tok.Piece(id), tok.AddBOS()
+	}
+	if id := tok.EOS(); id >= 0 && int(id) < tok.VocabSize() {
+		st.EOS, st.AddEOS = tok.Piece(id), tok.AddEOS()
+	}
+	return st
 }
 
 // fileTemplate is a model file's own Jinja chat template.

@@ -155,7 +155,7 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		logits: make([]float32, cfg.Vocab),
 	}
 	jinja, variants := chat.TemplatesFromGGUF(f)
-	switch t, err := chat.ForModel(jinja, variants, cfg.Arch, specialTokens(tok)); {
+	switch t, err := chat.ForModel(jinja, variants, cfg.Arch, chat.SpecialTokensOf(tok)); {
 	case err == nil:
 		m.tmpl, m.hasTmpl = t, true
 	case strings.TrimSpace(jinja) != "":
@@ -215,19 +215,6 @@ func describe(f *gguf.File, path string, cfg model.Config, ctxLen int, tok *toke
 		VocabSize:     tok.VocabSize(),
 		ChatTemplate:  jinja,
 	}
-}
-
-// specialTokens are the BOS and EOS texts a chat template writes and
-// whether the tokenizer adds those tokens itself.
-func specialTokens(tok *tokenizer.Tokenizer) chat.SpecialTokens {
-	var st chat.SpecialTokens
-	if id := tok.BOS(); id >= 0 && int(id) < tok.VocabSize() {
-		st.BOS, st.AddBOS = tok.Piece(id), tok.AddBOS()
-	}
-	if id := tok.EOS(); id >= 0 && int(id) < tok.VocabSize() {
-		st.EOS, st.AddEOS = tok.Piece(id), tok.AddEOS()
-	}
-	return st
 }
 
 // NameFromPath derives a model name from its file name:
