@@ -18,24 +18,24 @@ import (
 )
 
 // Summary is everything inspect reports; its JSON form is `inspect --json`.
+// ChatFormat says which chat template chat requests use: the file's own
+// (size, hash, variants), a built-in fallback, or why there is none.
 type Summary struct {
-	Path         string      `json:"path,omitempty"`
-	FileSize     int64       `json:"file_size"`
-	Version      uint32      `json:"gguf_version"`
-	Architecture string      `json:"architecture"`
-	Name         string      `json:"name,omitempty"`
-	Parameters   uint64      `json:"parameters"`
-	Alignment    uint64      `json:"alignment"`
-	DataOffset   int64       `json:"data_offset"`
-	QuantMix     []TypeUsage `json:"quant_mix"`
-	Hyper        []Entry     `json:"hyperparameters"`
-	Tokenizer    Tokenizer   `json:"tokenizer"`
-	ChatTemplate string      `json:"chat_template,omitempty"`
-	// ChatFormat says which chat template chat requests use: the file's
-	// own (size, hash, variants) or a built-in fallback, or why none.
-	ChatFormat string         `json:"chat_format"`
-	Metadata   []Entry        `json:"metadata"`
-	Tensors    []TensorRecord `json:"tensors"`
+	Path         string         `json:"path,omitempty"`
+	FileSize     int64          `json:"file_size"`
+	Version      uint32         `json:"gguf_version"`
+	Architecture string         `json:"architecture"`
+	Name         string         `json:"name,omitempty"`
+	Parameters   uint64         `json:"parameters"`
+	Alignment    uint64         `json:"alignment"`
+	DataOffset   int64          `json:"data_offset"`
+	QuantMix     []TypeUsage    `json:"quant_mix"`
+	Hyper        []Entry        `json:"hyperparameters"`
+	Tokenizer    Tokenizer      `json:"tokenizer"`
+	ChatTemplate string         `json:"chat_template,omitempty"`
+	ChatFormat   string         `json:"chat_format"`
+	Metadata     []Entry        `json:"metadata"`
+	Tensors      []TensorRecord `json:"tensors"`
 }
 
 // TypeUsage is how many tensors, elements and bytes use one element type.
