@@ -275,3 +275,38 @@ func TestForModel(t *testing.T) {
 		t.Fatalf("built-in with tools: %v, want ErrTools", err)
 	}
 }
+
+// BenchmarkRenderFileTemplate renders a 20-turn conversation with tools
+// through real models' templates (../shared/templates).
+func BenchmarkRenderFileTemplate(b *testing.B) {
+	dir := testpath.Shared(b, "templates")
+	tools := []json.RawMessage{json.RawMessage(`{"type": "function", "function": {"name": "get_weather", "description": "Get the weather", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City"}, "unit": {"type": "string", "enum": ["c", "f"]}}, "required": ["city"]}}}`)}
+	msgs := []Message{{Role: "system", Content: "You are a helpful assistant."}}
+	for i := range 10 {
+		msgs = append(msgs, Message{Role: "user", Content: strings.Repeat("question words ", 20) + string(rune('a'+i))},
+			Message{Role: "assistant", Content: strings.Repeat("answer words ", 40)})
+	}
+	msgs = append(msgs, Message{Role: "user", Content: "last"})
+	for _, name := range []string{"Qwen-Qwen3-0.6B", "meta-llama-Llama-3.1-8B-Instruct", "google-gemma-4-31B-it"} {
+		src, err := os.ReadFile(filepath.Join(dir, name+".jinja"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		tmpl, err := FromJinja(string(src), nil, SpecialTokens{BOS: "<s>", EOS: "</s>"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		conv := Conversation{Messages: msgs, Tools: tools, AddGenerationPrompt: true}
+		b.Run(name, func(b *testing.B) {
+			var n int
+			for b.Loop() {
+				out, err := tmpl.Apply(context.Background(), conv)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(out)
+			}
+			b.SetBytes(int64(n))
+		})
+	}
+}

@@ -2,6 +2,7 @@ package jinja
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -255,6 +256,31 @@ func FuzzTemplate(f *testing.F) {
 		var e *Error
 		if errors.As(err, &e) && strings.HasPrefix(e.Msg, "internal error") {
 			t.Fatalf("%q: %v", src, err)
+		}
+	})
+}
+
+// FuzzParseJSON checks that ParseJSON never panics and that what it
+// accepts writes back (through tojson) as JSON that encoding/json accepts.
+func FuzzParseJSON(f *testing.F) {
+	for _, s := range []string{`{"a": [1, 2.5, "x", null, true]}`, `[]`, `"\u00e9"`, `1e400`, `{"a":{"b":{}}}`, `[1,`} {
+		f.Add([]byte(s))
+	}
+	tmpl, err := Parse("{{ v | tojson }}", nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := ParseJSON(data)
+		if err != nil {
+			return
+		}
+		out, err := tmpl.Render(context.Background(), map[string]any{"v": v})
+		if err != nil {
+			return // NaN/Infinity have no JSON form; Python writes them anyway
+		}
+		if !json.Valid([]byte(out)) && !strings.Contains(out, "Infinity") && !strings.Contains(out, "NaN") {
+			t.Fatalf("%q wrote back as invalid JSON %q", data, out)
 		}
 	})
 }
