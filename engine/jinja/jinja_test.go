@@ -284,3 +284,27 @@ func FuzzParseJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestSelfContainingValues checks that lists and dicts that contain
+// themselves (possible through append) neither hang nor crash repr,
+// comparison, tojson or membership.
+func TestSelfContainingValues(t *testing.T) {
+	for _, src := range []string{
+		"{% set l = [] %}{% set _ = l.append(l) %}{% set _ = l.append(l) %}{{ l }}",
+		"{% set l = [] %}{% set _ = l.append(l) %}{{ l == l }}{{ l in l }}",
+		"{% set l = [] %}{% set _ = l.append(l) %}{{ l < l }}",
+		"{% set l = [] %}{% set _ = l.append(l) %}{% set _ = l.append(l) %}{{ l | tojson }}",
+		"{% set d = {} %}{% set _ = d.update({'a': d}) %}{{ d == d }}{{ d }}",
+		"{% set l = [] %}{% set _ = l.append(l) %}{{ [l, l] | unique | list | length }}",
+	} {
+		tmpl, err := Parse(src, &Options{Limits: Limits{MaxOutput: 1 << 20}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err = tmpl.Render(context.Background(), nil)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("%q: took %v (err %v)", src, d, err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package jinja
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -323,8 +324,17 @@ func repr(v any) string {
 	return b.String()
 }
 
+// maxRepr bounds the text writeRepr makes: a list that contains itself
+// twice would otherwise expand exponentially. Callers' size limits then
+// reject the result.
+const maxRepr = 16 << 20
+
+// maxNesting bounds the recursion of repr, ==, < and the like through
+// nested (or self-containing) lists and dicts.
+const maxNesting = 100
+
 func writeRepr(b *strings.Builder, v any, depth int) {
-	if depth > 100 {
+	if depth > maxNesting || b.Len() > maxRepr {
 		b.WriteString("...")
 		return
 	}
@@ -469,7 +479,12 @@ func formatFloat(f float64) string {
 }
 
 // equal is Python's ==.
-func equal(a, b any) bool {
+func equal(a, b any) bool { return equalDepth(a, b, 0) }
+
+func equalDepth(a, b any, depth int) bool {
+	if depth > maxNesting {
+		return false // too deep (or cyclic) to tell: Python fails with RecursionError
+	}
 	if sa, ok := asString(a); ok {
 		sb, ok := asString(b)
 		return ok && sa == sb
@@ -490,7 +505,7 @@ func equal(a, b any) bool {
 			return false
 		}
 		for i := range x.Items {
-			if !equal(x.Items[i], y.Items[i]) {
+			if !equalDepth(x.Items[i], y.Items[i], depth+1) {
 				return false
 			}
 		}
@@ -502,7 +517,7 @@ func equal(a, b any) bool {
 		}
 		for _, k := range x.keys {
 			v, ok := y.vals[k]
-			if !ok || !equal(x.vals[k], v) {
+			if !ok || !equalDepth(x.vals[k], v, depth+1) {
 				return false
 			}
 		}
@@ -530,7 +545,12 @@ func number(v any) (float64, bool) {
 
 // compare orders a and b as Python's < does: numbers with numbers,
 // strings by code point, lists element by element.
-func compare(a, b any) (int, error) {
+func compare(a, b any) (int, error) { return compareDepth(a, b, 0) }
+
+func compareDepth(a, b any, depth int) (int, error) {
+	if depth > maxNesting {
+		return 0, errors.New("maximum recursion depth exceeded in comparison")
+	}
 	if na, ok := number(a); ok {
 		if nb, ok := number(b); ok {
 			ia, aInt := intOf(a)
@@ -555,10 +575,10 @@ func compare(a, b any) (int, error) {
 	if la, ok := a.(*List); ok {
 		if lb, ok := b.(*List); ok {
 			for i := 0; i < len(la.Items) && i < len(lb.Items); i++ {
-				if equal(la.Items[i], lb.Items[i]) {
+				if equalDepth(la.Items[i], lb.Items[i], depth+1) {
 					continue
 				}
-				return compare(la.Items[i], lb.Items[i])
+				return compareDepth(la.Items[i], lb.Items[i], depth+1)
 			}
 			return cmpInt(int64(len(la.Items)), int64(len(lb.Items))), nil
 		}
