@@ -12,7 +12,6 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/gguf"
-	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
 func newTemplateCmd() *cobra.Command {
@@ -118,11 +117,7 @@ func loadTemplate(tmplPath, model string, c templateCase) (chat.Template, error)
 			return chat.Template{}, err
 		}
 		defer f.Close()
-		tok, err := tokenizer.FromGGUF(f)
-		if err != nil {
-			return chat.Template{}, fmt.Errorf("template render %s: %w", model, err)
-		}
-		st = chat.SpecialTokensOf(tok)
+		st = chat.SpecialTokensFromGGUF(f)
 		src, variants = chat.TemplatesFromGGUF(f)
 		arch = f.Architecture()
 	}

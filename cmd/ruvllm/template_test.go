@@ -83,6 +83,7 @@ func TestTemplateRenderCmd(t *testing.T) {
 // checks the flag errors.
 func TestTemplateRenderCmdModel(t *testing.T) {
 	qwen := sharedModel(t, "ruvllm-test-qwen2-13m-f16.gguf")
+	llama := sharedModel(t, "ruvllm-test-llama-19m-f16.gguf")
 	conv := filepath.Join(t.TempDir(), "c.json")
 	if err := os.WriteFile(conv, []byte(`{"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": true}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -93,6 +94,7 @@ func TestTemplateRenderCmdModel(t *testing.T) {
 		wantErr string
 	}{
 		{[]string{"render", "-m", qwen, "--conversation", conv}, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n", ""},
+		{[]string{"render", "-m", llama, "--conversation", conv}, "<s>[INST] Hi [/INST]", ""}, // bos_token from the file
 		{[]string{"render", "--conversation", conv}, "", "exactly one of --template"},
 		{[]string{"render", "-m", qwen}, "", "--conversation CASE.json is required"},
 		{[]string{"render", "-m", qwen, "--conversation", conv, "--now", "yesterday"}, "", "--now"},

@@ -49,6 +49,26 @@ func SpecialTokensOf(tok *tokenizer.Tokenizer) SpecialTokens {
 	return st
 }
 
+// SpecialTokensFromGGUF reads the BOS and EOS texts from a file's
+// tokenizer metadata without building its tokenizer (which may be of a
+// kind this engine cannot run). AddBOS and AddEOS are what the metadata
+// says, false when it is silent; use SpecialTokensOf for a prompt that is
+// then tokenized.
+func SpecialTokensFromGGUF(f *gguf.File) SpecialTokens {
+	var st SpecialTokens
+	tokens, _ := f.Strings("tokenizer.ggml.tokens")
+	text := func(key string) string {
+		if id, ok := f.Int(key); ok && id >= 0 && id < int64(len(tokens)) {
+			return tokens[id]
+		}
+		return ""
+	}
+	st.BOS, st.EOS = text("tokenizer.ggml.bos_token_id"), text("tokenizer.ggml.eos_token_id")
+	st.AddBOS, _ = f.Bool("tokenizer.ggml.add_bos_token")
+	st.AddEOS, _ = f.Bool("tokenizer.ggml.add_eos_token")
+	return st
+}
+
 // fileTemplate is a model file's own Jinja chat template.
 type fileTemplate struct {
 	main     *jinja.Template
@@ -184,9 +204,9 @@ func (t Template) Apply(ctx context.Context, conv Conversation) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	tmpl := t.file.main
+	tmpl, which := t.file.main, "chat template"
 	if v, ok := t.file.variants[ToolUseVariant]; ok && len(conv.Tools) > 0 {
-		tmpl = v
+		tmpl, which = v, "chat template "+ToolUseVariant
 	}
 	var out string
 	if conv.Now.IsZero() {
@@ -195,7 +215,7 @@ func (t Template) Apply(ctx context.Context, conv Conversation) (string, error) 
 		out, err = tmpl.RenderAt(ctx, vars, conv.Now)
 	}
 	if err != nil {
-		return "", fmt.Errorf("render chat template: %w", err)
+		return "", fmt.Errorf("render %s: %w", which, err)
 	}
 	return out, nil
 }

@@ -163,7 +163,7 @@ func Describe(f *gguf.File, path string) Summary {
 		shown["tokenizer.ggml."+k] = true
 	}
 	s.ChatTemplate, _ = f.String("tokenizer.chat_template")
-	s.ChatFormat = chatFormat(f, s.Architecture, tk)
+	s.ChatFormat = chatFormat(f, s.Architecture)
 	for _, kv := range f.KV {
 		if strings.HasPrefix(kv.Key, chat.TemplateKey+".") {
 			shown[kv.Key] = true // named variants: ChatFormat lists them
@@ -179,10 +179,9 @@ func Describe(f *gguf.File, path string) Summary {
 }
 
 // chatFormat describes the chat template a model's chat requests use.
-func chatFormat(f *gguf.File, arch string, tk *Tokenizer) string {
+func chatFormat(f *gguf.File, arch string) string {
 	src, variants := chat.TemplatesFromGGUF(f)
-	st := chat.SpecialTokens{BOS: tk.SpecialText["bos"], EOS: tk.SpecialText["eos"]}
-	t, err := chat.ForModel(src, variants, arch, st)
+	t, err := chat.ForModel(src, variants, arch, chat.SpecialTokensFromGGUF(f))
 	switch {
 	case err == nil:
 		return t.Describe()
