@@ -59,6 +59,7 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.SetHealth(m.Loaded)
 
 	srv.Handle("POST /v1/chat/completions", http.HandlerFunc(a.chatCompletions))
+	srv.Handle("POST /v1/chat/template", http.HandlerFunc(a.chatTemplate))
 	srv.Handle("POST /v1/completions", http.HandlerFunc(a.completions))
 	srv.Handle("GET /v1/models", http.HandlerFunc(a.listModels))
 	srv.Handle("GET /v1/models/{id...}", http.HandlerFunc(a.getModel))

@@ -89,6 +89,7 @@ type Model struct {
 	tok     *tokenizer.Tokenizer
 	tmpl    chat.Template
 	hasTmpl bool
+	tmplErr error // the file's chat template does not parse: chat requests fail with it
 	net     model.Model
 	backend compute.Backend
 	kv      compute.KVStore
@@ -187,12 +188,24 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		pool: kv.NewPool(blocks, blockSize), opts: o, log: o.Logger,
 		logits: make([]float32, cfg.Vocab),
 	}
-	jinja, _ := f.String("tokenizer.chat_template")
-	if t, err := chat.Detect(jinja, cfg.Arch); err == nil {
+	jinja, variants := chat.TemplatesFromGGUF(f)
+	switch t, err := chat.ForModel(jinja, variants, cfg.Arch, chat.SpecialTokensOf(tok)); {
+	case err == nil:
 		m.tmpl, m.hasTmpl = t, true
+	case strings.TrimSpace(jinja) != "":
+		// The file has a template this engine cannot render: chat requests
+		// fail with the reason rather than guess a format.
+		m.tmplErr = err
+		o.Logger.Warn("chat template unusable", "err", err)
 	}
 	m.info = describe(f, path, cfg, ctxLen, tok, jinja)
 	m.info.KVBytes = kvBytes
+	switch {
+	case m.hasTmpl:
+		m.info.ChatFormat = m.tmpl.Describe()
+	case m.tmplErr != nil:
+		m.info.ChatFormat = "unusable: " + m.tmplErr.Error()
+	}
 	m.namespace = fmt.Sprintf("%s/%d/%s", m.info.Name, m.info.FileSize, fileIdentity(f))
 	if !o.NoPrefixCache {
 		m.cache = prefix.New(m.pool)
@@ -331,10 +344,7 @@ func (m *Model) PromptTokens(req Request) ([]int32, error) {
 		return req.Tokens, nil
 	}
 	if req.Messages != nil {
-		if !m.hasTmpl {
-			return nil, ErrNoTemplate
-		}
-		text, err := m.tmpl.Render(req.Messages, true)
+		text, err := m.chatPrompt(context.Background(), req, req.Messages)
 		if err != nil {
 			return nil, err
 		}
@@ -415,6 +425,40 @@ func FileFIM(f *gguf.File) (FIMTokens, bool) {
 		}
 	}
 	return FIMTokens{}, false
+}
+
+// chatTemplate returns the model's chat template, or why there is none.
+func (m *Model) chatTemplate() (chat.Template, error) {
+	switch {
+	case m.tmplErr != nil:
+		return chat.Template{}, m.tmplErr
+	case !m.hasTmpl:
+		return chat.Template{}, ErrNoTemplate
+	}
+	return m.tmpl, nil
+}
+
+// chatPrompt renders msgs with req's tools and template variables and
+// the assistant's generation prompt, as the text to tokenize.
+func (m *Model) chatPrompt(ctx context.Context, req Request, msgs []chat.Message) (string, error) {
+	t, err := m.chatTemplate()
+	if err != nil {
+		return "", err
+	}
+	return t.Prompt(ctx, chat.Conversation{Messages: msgs, Tools: req.Tools, AddGenerationPrompt: true, Vars: req.TemplateVars})
+}
+
+// ApplyChatTemplate renders conv with the model's chat template exactly
+// as the template writes it (BOS text included): what the model reads for
+// that conversation. It fails with ErrNoTemplate for a model without a
+// template, and with the template's own error (a *jinja.RaiseError for
+// raise_exception) when it refuses the conversation.
+func (m *Model) ApplyChatTemplate(ctx context.Context, conv chat.Conversation) (string, error) {
+	t, err := m.chatTemplate()
+	if err != nil {
+		return "", err
+	}
+	return t.Apply(ctx, conv)
 }
 
 // Embed returns one embedding per input: the mean of the final hidden

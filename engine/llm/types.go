@@ -3,6 +3,7 @@
 package llm
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
@@ -16,6 +17,12 @@ import (
 type Request struct {
 	Prompt   string
 	Messages []chat.Message
+	// Tools are OpenAI-style tool definitions the chat template offers
+	// the model (with Messages only).
+	Tools []json.RawMessage
+	// TemplateVars are extra chat template variables, such as
+	// enable_thinking (llama-server's chat_template_kwargs).
+	TemplateVars map[string]any
 	// Tokens, when set, is the prompt as token ids, used verbatim.
 	Tokens []int32
 	// Raw skips BOS insertion and templating for Prompt.
@@ -125,4 +132,7 @@ type Info struct {
 	ChatTemplate  string `json:"chat_template,omitempty"`
 	// KVBytes is the memory of the model's KV cache (all sequences).
 	KVBytes int64 `json:"kv_bytes"`
+	// ChatFormat says which chat template the model uses: the file's own
+	// (with its hash) or a built-in fallback.
+	ChatFormat string `json:"chat_format,omitempty"`
 }

@@ -13,10 +13,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/gguf"
 )
 
 // Summary is everything inspect reports; its JSON form is `inspect --json`.
+// ChatFormat says which chat template chat requests use: the file's own
+// (size, hash, variants), a built-in fallback, or why there is none.
 type Summary struct {
 	Path         string         `json:"path,omitempty"`
 	FileSize     int64          `json:"file_size"`
@@ -30,6 +33,7 @@ type Summary struct {
 	Hyper        []Entry        `json:"hyperparameters"`
 	Tokenizer    Tokenizer      `json:"tokenizer"`
 	ChatTemplate string         `json:"chat_template,omitempty"`
+	ChatFormat   string         `json:"chat_format"`
 	Metadata     []Entry        `json:"metadata"`
 	Tensors      []TensorRecord `json:"tensors"`
 }
@@ -159,6 +163,12 @@ func Describe(f *gguf.File, path string) Summary {
 		shown["tokenizer.ggml."+k] = true
 	}
 	s.ChatTemplate, _ = f.String("tokenizer.chat_template")
+	s.ChatFormat = chatFormat(f, s.Architecture)
+	for _, kv := range f.KV {
+		if strings.HasPrefix(kv.Key, chat.TemplateKey+".") {
+			shown[kv.Key] = true // named variants: ChatFormat lists them
+		}
+	}
 
 	for _, kv := range f.KV {
 		if !shown[kv.Key] {
@@ -166,6 +176,19 @@ func Describe(f *gguf.File, path string) Summary {
 		}
 	}
 	return s
+}
+
+// chatFormat describes the chat template a model's chat requests use.
+func chatFormat(f *gguf.File, arch string) string {
+	src, variants := chat.TemplatesFromGGUF(f)
+	t, err := chat.ForModel(src, variants, arch, chat.SpecialTokensFromGGUF(f))
+	switch {
+	case err == nil:
+		return t.Describe()
+	case strings.TrimSpace(src) != "":
+		return "unusable: " + err.Error()
+	}
+	return "none: the file has no chat template and no built-in family fits its architecture"
 }
 
 func entry(key string, v gguf.Value) Entry {
@@ -282,6 +305,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "\nchat format: %s\n", s.ChatFormat)
 	if s.ChatTemplate != "" {
 		lines := strings.Split(s.ChatTemplate, "\n")
 		fmt.Fprintf(w, "\nchat template (%s, %d bytes):\n", plural(len(lines), "line"), len(s.ChatTemplate))

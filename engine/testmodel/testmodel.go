@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/quant"
@@ -39,6 +40,8 @@ type Options struct {
 	VocabFrom string
 	// Name is general.name (default "ruvllm-testmodel-<arch>").
 	Name string
+	// ChatTemplate, when set, replaces tokenizer.chat_template.
+	ChatTemplate string
 }
 
 // DefaultOptions is the shape of a tiny llama model that builds in
@@ -256,6 +259,10 @@ func New(ctx context.Context, o Options) (*gguf.Writer, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if o.ChatTemplate != "" {
+		vocab = slices.DeleteFunc(vocab, func(e entry) bool { return e.key == "tokenizer.chat_template" })
+		vocab = append(vocab, entry{"tokenizer.chat_template", o.ChatTemplate})
 	}
 	nVocab := 0
 	for _, e := range vocab {
