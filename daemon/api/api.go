@@ -25,6 +25,8 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/store"
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/jinja"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -238,6 +240,10 @@ func statusOf(err error) int {
 		return re.status
 	case errors.Is(err, models.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound
+	case isTemplateError(err):
+		// The model's template refused the conversation (raise_exception),
+		// or could not render it.
+		return http.StatusBadRequest
 	case errors.Is(err, llm.ErrInvalidModel):
 		return http.StatusUnprocessableEntity
 	case errors.Is(err, models.ErrLoadFailed):
@@ -255,6 +261,15 @@ func statusOf(err error) int {
 		return 499
 	}
 	return http.StatusInternalServerError
+}
+
+// isTemplateError reports whether err comes from rendering the model's
+// chat template for the request's conversation.
+func isTemplateError(err error) bool {
+	var re *jinja.RaiseError
+	var je *jinja.Error
+	return errors.As(err, &re) || errors.As(err, &je) || errors.Is(err, jinja.ErrLimit) || errors.Is(err, llm.ErrNoTemplate) ||
+		errors.Is(err, chat.ErrTools) || errors.Is(err, chat.ErrInvalidRole) || errors.Is(err, chat.ErrRoleOrder)
 }
 
 // tellClient reports whether a stream that failed with err should still

@@ -10,8 +10,6 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/engine/chat"
-	"github.com/ruvllm/ruvllm/engine/jinja"
-	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -48,10 +46,7 @@ func (a *API) chatTemplate(w http.ResponseWriter, r *http.Request) {
 	}
 	prompt, err := m.ApplyChatTemplate(r.Context(), conv)
 	if err != nil {
-		var re *jinja.RaiseError
-		var je *jinja.Error
-		if errors.As(err, &re) || errors.As(err, &je) || errors.Is(err, llm.ErrNoTemplate) ||
-			errors.Is(err, chat.ErrTools) || errors.Is(err, chat.ErrInvalidRole) || errors.Is(err, chat.ErrRoleOrder) {
+		if isTemplateError(err) {
 			// The template (or the built-in format) refuses this conversation.
 			err = &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("chat template of %s: %v", h.Name, err)}
 		}
