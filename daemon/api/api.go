@@ -69,6 +69,9 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.Handle("GET /v1/cache", http.HandlerFunc(a.cache))
 	srv.Handle("DELETE /v1/cache", http.HandlerFunc(a.clearCache))
 
+	srv.Handle("POST /v1/messages", http.HandlerFunc(a.anthropicMessages))
+	srv.Handle("POST /v1/messages/count_tokens", http.HandlerFunc(a.anthropicCountTokens))
+
 	srv.Handle("POST /api/chat", http.HandlerFunc(a.ollamaChat))
 	srv.Handle("POST /api/generate", http.HandlerFunc(a.ollamaGenerate))
 	srv.Handle("GET /api/tags", http.HandlerFunc(a.ollamaTags))
@@ -94,6 +97,7 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 		openAIError(w, &requestError{status: http.StatusNotFound, msg: fmt.Sprintf("%s %s: no such endpoint", r.Method, r.URL.Path)})
 	}))
 	a.registerConversations()
+	a.registerResponses()
 	return a
 }
 

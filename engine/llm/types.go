@@ -114,6 +114,9 @@ type Result struct {
 	// TruncatedTokens were dropped from the start of a prompt that did not
 	// fit (Request.Truncate).
 	TruncatedTokens int
+	// StopSequence is the string of Request.Stop that ended the reply
+	// ("" when another reason did, the chat template's own stops included).
+	StopSequence string
 	FinishReason     FinishReason
 	Timings          Timings
 }

@@ -141,3 +141,14 @@ func FuzzStopMatcher(f *testing.F) {
 		}
 	})
 }
+
+func TestStopMatcherMatched(t *testing.T) {
+	m := NewStopMatcher([]string{"END", "\n\n", "ZZZ"})
+	if m.Matched() != "" {
+		t.Fatal("matched before any text")
+	}
+	m.Push("one\n")
+	if emit, stopped := m.Push("\nEND"); !stopped || emit != "one" || m.Matched() != "\n\n" {
+		t.Fatalf("emit %q stopped %v matched %q: want the earliest stop, \\n\\n", emit, stopped, m.Matched())
+	}
+}
