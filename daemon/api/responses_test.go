@@ -170,3 +170,53 @@ func TestAnthropicMessages(t *testing.T) {
 		}
 	}
 }
+
+func TestNChoices(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	resp, b := ta.post(t, "/v1/chat/completions", `{"model":"`+model+`","n":3,"max_tokens":4,"temperature":1,"seed":5,"logprobs":true,"messages":[{"role":"user","content":"Hi"}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("n=3: %d %s", resp.StatusCode, b)
+	}
+	m := mustJSON(t, string(b))
+	choices := m["choices"].([]any)
+	if len(choices) != 3 {
+		t.Fatalf("%d choices", len(choices))
+	}
+	completion := 0.0
+	for i, c := range choices {
+		c := c.(map[string]any)
+		if c["index"] != float64(i) || field(c, "message", "role") != "assistant" || field(c, "logprobs", "content") == nil {
+			t.Fatalf("choice %d: %v", i, c)
+		}
+		completion += float64(len(field(c, "logprobs", "content").([]any)))
+	}
+	if field(m, "usage", "completion_tokens") != completion {
+		t.Fatalf("usage %v for %v completion tokens", m["usage"], completion)
+	}
+	// Streamed: chunks of every index, a finish for each, then [DONE].
+	resp, b = ta.post(t, "/v1/chat/completions", `{"model":"`+model+`","n":2,"max_tokens":3,"stream":true,"messages":[{"role":"user","content":"Hi"}]}`)
+	events := sseEvents(t, b)
+	finished := map[float64]bool{}
+	roles := map[float64]bool{}
+	for _, e := range events[:len(events)-1] {
+		ch := field(mustJSON(t, e), "choices", 0).(map[string]any)
+		if field(ch, "delta", "role") == "assistant" {
+			roles[ch["index"].(float64)] = true
+		}
+		if ch["finish_reason"] != nil {
+			finished[ch["index"].(float64)] = true
+		}
+	}
+	if resp.StatusCode != 200 || events[len(events)-1] != "[DONE]" || len(finished) != 2 || len(roles) != 2 {
+		t.Fatalf("stream of 2 choices: roles %v finished %v (%d events)", roles, finished, len(events))
+	}
+	// Completions.
+	resp, b = ta.post(t, "/v1/completions", `{"model":"`+model+`","n":2,"max_tokens":3,"prompt":"The"}`)
+	if m := mustJSON(t, string(b)); resp.StatusCode != 200 || len(m["choices"].([]any)) != 2 || field(m, "choices", 1, "index") != 1.0 {
+		t.Fatalf("completions n=2: %d %s", resp.StatusCode, b)
+	}
+	if r, b := ta.post(t, "/v1/completions", `{"model":"`+model+`","n":2,"echo":true,"prompt":"The"}`); r.StatusCode != 400 || !strings.Contains(string(b), "echo") {
+		t.Fatalf("echo with n=2: %d %s", r.StatusCode, b)
+	}
+}

@@ -142,10 +142,11 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		}
 	}
 	job := &sched.Job{
-		Prompt:    prompt,
-		Namespace: namespace,
-		Priority:  req.Priority,
-		Adapters:  req.Adapters,
+		Prompt:      prompt,
+		Namespace:   namespace,
+		Priority:    req.Priority,
+		Adapters:    req.Adapters,
+		OnPrefilled: req.onPrefilled,
 		Next: func(logits []float32) (int32, bool) {
 			if wantLogprobs {
 				copy(raw, logits)
