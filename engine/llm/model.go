@@ -139,6 +139,9 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		ctxLen = min(cfg.ContextLength, 4096)
 	}
 	o.ContextLength = ctxLen
+	if cs, ok := net.(model.ContextSizer); ok {
+		cs.SizeContext(ctxLen)
+	}
 	blocks := o.Sequences * ((ctxLen + blockSize - 1) / blockSize)
 	store, err := b.NewKVStore(compute.KVConfig{
 		Layers: cfg.Layers, Blocks: blocks, BlockSize: blockSize,
