@@ -214,7 +214,11 @@ func (o Options) normalize() (Options, error) {
 	}
 	// Every matrix's row length (Dim or FF) must be whole blocks of the
 	// type it gets.
-	for _, n := range []int{o.Dim, o.FF, o.Heads * o.HeadDim, o.ExpertFF, o.SharedFF} {
+	ff := o.FF
+	if o.moe() {
+		ff = 0 // no dense feed-forward matrix
+	}
+	for _, n := range []int{o.Dim, ff, o.Heads * o.HeadDim, o.ExpertFF, o.SharedFF} {
 		if t := matrixType(o.Type, n); n > 0 && n%t.BlockSize() != 0 {
 			return o, fmt.Errorf("testmodel: %s needs dim (%d), ff (%d), heads×head size (%d) and expert widths (%d, %d) to be multiples of %d",
 				t, o.Dim, o.FF, o.Heads*o.HeadDim, o.ExpertFF, o.SharedFF, t.BlockSize())
