@@ -30,7 +30,7 @@ func randomTokens(n, vocab int, seed uint64) []int32 {
 // frequencies from the extension's definition (Meta's llama3 rule, YaRN's
 // ramp and magnitude, LongRoPE's factors) rather than from the file.
 func TestRopeExtensionsMatchReference(t *testing.T) {
-	tokens := randomTokens(48, 256, 3)
+	tokens := randomTokens(160, 256, 3)
 	for _, tc := range []struct {
 		name string
 		o    testmodel.Options
@@ -43,8 +43,10 @@ func TestRopeExtensionsMatchReference(t *testing.T) {
 		// dimensions at this small original context; the file's
 		// attn_factor multiplies YaRN's own magnitude, as in llama.cpp.
 		{"qwen3/yarn-ramp", testmodel.Options{Arch: "qwen3", HeadDim: 32, RopeBase: 100, RopeScaling: "yarn", RopeFactor: 4, RopeOrigCtx: 32, RopeAttnFactor: 1.25}, 0},
-		{"phi3/longrope-long", testmodel.Options{Arch: "phi3", ContextLength: 256, RopeScaling: "longrope", RopeFactor: 6, RopeOrigCtx: 32}, 256},
-		{"phi3/longrope-short", testmodel.Options{Arch: "phi3", ContextLength: 256, RopeScaling: "longrope", RopeFactor: 6, RopeOrigCtx: 32}, 32},
+		// LongRoPE's long factors apply to every position of a context
+		// longer than the original; the sequence stays within 160.
+		{"phi3/longrope-long", testmodel.Options{Arch: "phi3", ContextLength: 1024, RopeScaling: "longrope", RopeFactor: 6, RopeOrigCtx: 256}, 512},
+		{"phi3/longrope-short", testmodel.Options{Arch: "phi3", ContextLength: 1024, RopeScaling: "longrope", RopeFactor: 6, RopeOrigCtx: 256}, 256},
 		{"gemma3/linear", testmodel.Options{Arch: "gemma3", HeadDim: 32, RopeBase: 1e6, RopeScaling: "linear", RopeFactor: 8, SWAPattern: 2, SlidingWindow: 6}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,27 +63,48 @@ func TestRopeExtensionsMatchReference(t *testing.T) {
 	}
 }
 
-// TestLongRoPEChoosesByContext checks that the two LongRoPE choices
-// differ (so the test above can tell them apart) and that a context at
-// the original length keeps the short factors.
+// TestLongRoPEChoosesByContext checks where LongRoPE switches: the long
+// factors once the context, rounded up to a multiple of 256 as llama.cpp
+// rounds it, exceeds the original context; the short ones up to it and
+// before SizeContext is called. It also checks that the two choices give
+// different logits, so the test above tells them apart.
 func TestLongRoPEChoosesByContext(t *testing.T) {
-	o := testmodel.Options{Arch: "phi3", ContextLength: 256, RopeScaling: "longrope", RopeFactor: 6, RopeOrigCtx: 32, Seed: 5}
-	f := writeModel(t, o)
 	tokens := randomTokens(40, 256, 4)
-	short := engineRun(t, f, tokens, quant.F32, runOptions{ctx: 32})
-	long := engineRun(t, f, tokens, quant.F32, runOptions{ctx: 33})
-	unset := engineRun(t, f, tokens, quant.F32, runOptions{})
-	var diff float64
-	for p := range short {
-		for i := range short[p] {
-			diff = math.Max(diff, math.Abs(float64(short[p][i]-long[p][i])))
-			if unset[p][i] != short[p][i] {
-				t.Fatalf("position %d: without SizeContext the logits differ from the short factors'", p)
+	for _, tc := range []struct {
+		orig        int
+		short, long []int // contexts that take each
+	}{
+		{256, []int{1, 200, 256}, []int{257, 512}},
+		{300, []int{256}, []int{257, 300, 512}}, // 257..300 round up to 512
+	} {
+		o := testmodel.Options{Arch: "phi3", ContextLength: 1024, RopeScaling: "longrope", RopeFactor: 6, RopeOrigCtx: tc.orig, Seed: 5}
+		f := writeModel(t, o)
+		short := engineRun(t, f, tokens, quant.F32, runOptions{})
+		long := engineRun(t, f, tokens, quant.F32, runOptions{ctx: 4096})
+		var diff float64
+		for p := range short {
+			for i := range short[p] {
+				diff = math.Max(diff, math.Abs(float64(short[p][i]-long[p][i])))
 			}
 		}
-	}
-	if diff < 1e-2 {
-		t.Fatalf("long and short factors give logits within %.3g of each other", diff)
+		if diff < 1e-2 {
+			t.Fatalf("long and short factors give logits within %.3g of each other", diff)
+		}
+		for _, c := range []struct {
+			ctxs []int
+			want [][]float32
+		}{{tc.short, short}, {tc.long, long}} {
+			for _, n := range c.ctxs {
+				got := engineRun(t, f, tokens, quant.F32, runOptions{ctx: n})
+				for p := range got {
+					for i := range got[p] {
+						if got[p][i] != c.want[p][i] {
+							t.Fatalf("original %d, context %d: position %d takes the other factors", tc.orig, n, p)
+						}
+					}
+				}
+			}
+		}
 	}
 }
 

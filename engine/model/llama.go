@@ -102,13 +102,16 @@ func loadLlamaLayers(l *loader, c Config, o llamaOptions) (*Llama, error) {
 
 // SizeContext implements ContextSizer: Phi-3's LongRoPE takes its long
 // factors when the context exceeds the original training context, its
-// short factors otherwise, as llama.cpp chooses them by its context size.
+// short factors otherwise, as llama.cpp chooses them by its context size,
+// which it rounds up to a multiple of 256 first (so a context of 3000 on a
+// file trained at 2500 takes the long factors there too; Phi-3.5's
+// original 4096 is a multiple).
 func (m *Llama) SizeContext(n int) {
 	if m.longFactors == nil {
 		return
 	}
 	f := m.shortFactors
-	if n > m.cfg.RoPE.OrigCtx {
+	if (n+255)/256*256 > m.cfg.RoPE.OrigCtx {
 		f = m.longFactors
 	}
 	for i := range m.layers {

@@ -224,13 +224,18 @@ func (m *base) moeSize(n int, mc *moeConfig) *moeState {
 	return st
 }
 
-// view returns rows [row, row+rows) of buffer t (numbered id for the
+// moeView returns rows [row, row+rows) of buffer t (numbered id for the
 // cache), through compute.Viewer; without views it returns a tensor of
 // its own of that shape, shared by every caller asking for the same id
-// and row count.
+// and row count. Views of small batches (decoding) are kept, so that a
+// decode step allocates nothing once their few offsets have been seen;
+// a prompt's offsets hardly repeat, and its views are made afresh.
 func (m *base) moeView(id int, t compute.Tensor, row, rows int) compute.Tensor {
 	st := &m.moe
 	v, ok := m.b.(compute.Viewer)
+	if ok && st.n > maxCachedViewRows {
+		return v.View(t, row*t.Cols(), rows, t.Cols())
+	}
 	key := [4]int{id, row, rows, 0}
 	if !ok {
 		key[1] = 0
@@ -250,6 +255,9 @@ func (m *base) moeView(id int, t compute.Tensor, row, rows int) compute.Tensor {
 	st.views[key] = x
 	return x
 }
+
+// maxCachedViewRows is the largest batch whose expert views moeView keeps.
+const maxCachedViewRows = 16
 
 // moeFFN runs layer w's experts on s.h into s.ffOut: the router's softmax
 // picks each row's k best experts (weights renormalised where the family

@@ -161,7 +161,7 @@ func (r *refModel) rope(base float64, scaled bool) refRoPE {
 	case "longrope":
 		short, long := testmodel.LongRoPEFactors(o)
 		factors := short
-		if r.ctx > o.RopeOrigCtx {
+		if r.ctx > o.RopeOrigCtx { // contexts here are multiples of 256
 			factors = long
 		}
 		for i := range rr.freq {
