@@ -71,8 +71,8 @@ type scenario struct {
 // ruvllm's (issue 26), which shows as disagreement on every family,
 // extensions or not.
 type regime struct {
-	name                        string
-	ctx, orig, prompt, window   int
+	name                      string
+	ctx, orig, prompt, window int
 	// LongRoPE's short-factor case (llama.cpp rounds its context up to a
 	// multiple of 256 before it compares) and the files' trained context.
 	shortCtx, shortPrompt, file int
