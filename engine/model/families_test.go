@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -404,4 +405,62 @@ func TestYarnAttnFactor(t *testing.T) {
 			t.Errorf("factor %g: %v, want 1 within float32 rounding", f, got)
 		}
 	}
+}
+
+// FuzzNewFamilyMetadata loads files of the new families with fuzzed
+// metadata numbers (experts, widths, head size, window and pattern, rope
+// scaling): the load must fail with an error or give a model whose
+// forward pass runs; it must never panic or size memory from a number it
+// has not bounded.
+func FuzzNewFamilyMetadata(f *testing.F) {
+	arches := []string{"qwen3moe", "qwen2moe", "gemma3", "qwen3", "llama", "phi3"}
+	scalings := []string{"none", "linear", "yarn", "longrope"}
+	f.Add(uint8(0), uint8(2), uint32(4), uint32(2), uint32(64), uint32(16), uint32(6), uint32(2), float32(4), uint32(8))
+	f.Add(uint8(1), uint8(0), uint32(4), uint32(2), uint32(64), uint32(16), uint32(6), uint32(2), float32(4), uint32(8))
+	f.Add(uint8(2), uint8(1), uint32(0), uint32(0), uint32(64), uint32(16), uint32(3), uint32(0), float32(8), uint32(8))
+	f.Add(uint8(3), uint8(2), uint32(0), uint32(0), uint32(64), uint32(1<<31), uint32(1<<31), uint32(1<<31), float32(-1), uint32(0))
+	f.Add(uint8(4), uint8(3), uint32(1<<30), uint32(1<<30), uint32(1<<30), uint32(16), uint32(0), uint32(0), float32(1e30), uint32(1<<30))
+	f.Add(uint8(5), uint8(3), uint32(0), uint32(0), uint32(0), uint32(16), uint32(0), uint32(0), float32(4), uint32(16))
+	dir := f.TempDir()
+	bases := map[string]*gguf.File{}
+	f.Cleanup(func() {
+		for _, b := range bases {
+			b.Close()
+		}
+	})
+	f.Fuzz(func(t *testing.T, archIdx, scaleIdx uint8, experts, used, expertFF, keyLen, window, pattern uint32, factor float32, orig uint32) {
+		arch := arches[int(archIdx)%len(arches)]
+		base := bases[arch]
+		if base == nil {
+			path := filepath.Join(dir, arch+".gguf")
+			if err := testmodel.Write(context.Background(), testmodel.Options{Arch: arch, Seed: 1}, path); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if base, err = gguf.Open(path); err != nil {
+				t.Fatal(err)
+			}
+			bases[arch] = base
+		}
+		a := arch + "."
+		set := map[string]any{
+			a + "attention.key_length": keyLen, a + "attention.value_length": keyLen,
+			a + "rope.scaling.type": scalings[int(scaleIdx)%len(scalings)], a + "rope.scaling.factor": factor,
+			a + "rope.scaling.original_context_length": orig,
+		}
+		if arch == "gemma3" {
+			set[a+"attention.sliding_window"], set[a+"attention.sliding_window_pattern"] = window, pattern
+		}
+		if experts != 0 || arch != "llama" {
+			set[a+"expert_count"], set[a+"expert_used_count"], set[a+"expert_feed_forward_length"] = experts, used, expertFF
+		}
+		g := rewrite(t, base, set, nil)
+		b := cpu.New(cpu.Options{Threads: 1})
+		_, err := Load(g, b)
+		b.Close()
+		if err != nil {
+			return
+		}
+		engineRun(t, g, []int32{1, 2, 3}, quant.F32, runOptions{ctx: 64})
+	})
 }
