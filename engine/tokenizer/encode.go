@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -99,22 +100,79 @@ func (t *Tokenizer) Encode(text string, o EncodeOptions) []int32 {
 	return out
 }
 
-// validUTF8 replaces each byte that is not part of a valid UTF-8 sequence
-// with U+FFFD, as llama.cpp's unicode_cpts_from_utf8 does before BPE
-// pre-tokenization.
+// validUTF8 rewrites s the way llama.cpp's unicode_cpts_from_utf8 and
+// unicode_cpt_to_utf8 do before BPE pre-tokenization. llama.cpp decodes a
+// lead byte and its continuation bytes without checking the value, so an
+// overlong form becomes the shortest one (C0 80 → NUL) and a surrogate
+// (ED A0 80) stays as it is; every other byte that starts no sequence
+// becomes U+FFFD. (A sequence above U+10FFFF makes llama.cpp abort; here
+// its lead byte becomes U+FFFD.)
 func validUTF8(s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
-	var b strings.Builder
+	b := make([]byte, 0, len(s)+8)
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b.WriteString("\uFFFD")
-		} else {
-			b.WriteString(s[i : i+n])
+		if r != utf8.RuneError || n > 1 {
+			b = append(b, s[i:i+n]...)
+			i += n
+			continue
+		}
+		c, n := lenientRune(s[i:])
+		switch {
+		case n == 0 || c > unicode.MaxRune:
+			b = append(b, "\uFFFD"...)
+			i++
+			continue
+		case c >= 0xD800 && c < 0xE000:
+			b = append(b, 0xE0|byte(c>>12), 0x80|byte(c>>6)&0x3F, 0x80|byte(c)&0x3F)
+		default:
+			b = utf8.AppendRune(b, c)
 		}
 		i += n
 	}
-	return b.String()
+	return string(b)
+}
+
+// lenientRune decodes the sequence at the start of s as llama.cpp's
+// unicode_cpt_from_utf8 does: the lead byte gives the length, the next
+// bytes must be continuation bytes, the value is not checked. n is 0 when
+// no sequence starts there.
+func lenientRune(s string) (c rune, n int) {
+	b := s[0]
+	switch {
+	case b < 0x80:
+		return rune(b), 1
+	case b < 0xC0:
+		return 0, 0
+	case b < 0xE0:
+		n, c = 2, rune(b&0x1F)
+	case b < 0xF0:
+		n, c = 3, rune(b&0x0F)
+	case b < 0xF8:
+		n, c = 4, rune(b&0x07)
+	default:
+		return 0, 0
+	}
+	if len(s) < n {
+		return 0, 0
+	}
+	for k := 1; k < n; k++ {
+		if s[k]&0xC0 != 0x80 {
+			return 0, 0
+		}
+		c = c<<6 | rune(s[k]&0x3F)
+	}
+	return c, n
+}
+
+// decodeRune is utf8.DecodeRuneInString that also takes the encoded
+// surrogates validUTF8 keeps as one code point each.
+func decodeRune(s string) (rune, int) {
+	r, n := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError && n == 1 && len(s) >= 3 && s[0] == 0xED && s[1]&0xE0 == 0xA0 && s[2]&0xC0 == 0x80 {
+		return 0xD000 | rune(s[1]&0x3F)<<6 | rune(s[2]&0x3F), 3
+	}
+	return r, n
 }

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"container/heap"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -146,22 +147,28 @@ func (t *Tokenizer) encodeSPM(text string, out []int32, sc *scratch) []int32 {
 	return out
 }
 
-// encodeBPE tokenizes a raw fragment with byte-level BPE: pre-tokenize
-// into words, map each word's bytes to the GPT-2 alphabet, merge by rank,
-// look up the pieces.
+// encodeBPE tokenizes a raw fragment with BPE: pre-tokenize into words,
+// map each word's bytes to the GPT-2 alphabet (or, for SentencePiece-style
+// BPE, spaces to ▁), merge by rank, look up the pieces.
 func (t *Tokenizer) encodeBPE(text string, out []int32, sc *scratch) []int32 {
 	rank := func(l, r string) (float64, bool) {
 		rank, ok := t.ranks[mergePair{l, r}]
 		return float64(rank), ok
 	}
+	if t.pre.escapeSpaces {
+		text = strings.ReplaceAll(text, " ", "\u2581")
+	}
 	for _, w := range t.pre.split(validUTF8(text)) {
-		buf := sc.buf[:0]
-		for i := 0; i < len(w); i++ {
-			buf = utf8.AppendRune(buf, byteToRune[w[i]])
+		word := w
+		if !t.pre.escapeSpaces {
+			buf := sc.buf[:0]
+			for i := 0; i < len(w); i++ {
+				buf = utf8.AppendRune(buf, byteToRune[w[i]])
+			}
+			sc.buf = buf
+			word = string(buf)
 		}
-		sc.buf = buf
-		word := string(buf)
-		if t.pre.ignoreMerges {
+		if t.pre.ignoreMerges || (t.pre.newlineTokens && strings.Trim(word, "\n") == "") {
 			if id, ok := t.ids[word]; ok {
 				out = append(out, id)
 				continue
@@ -172,10 +179,15 @@ func (t *Tokenizer) encodeBPE(text string, out []int32, sc *scratch) []int32 {
 				out = append(out, id)
 				continue
 			}
-			// llama.cpp looks each byte of an unknown symbol up as a
-			// one-byte piece and drops the ones that are not tokens.
+			// llama.cpp looks each byte of an unknown symbol up (as a
+			// one-byte piece, or as <0xXX> for raw UTF-8 BPE) and drops
+			// the ones that are not tokens.
 			for i := 0; i < len(p); i++ {
-				if id, ok := t.ids[p[i:i+1]]; ok {
+				if t.pre.escapeSpaces {
+					if id := t.byteTok[p[i]]; id >= 0 {
+						out = append(out, id)
+					}
+				} else if id, ok := t.ids[p[i:i+1]]; ok {
 					out = append(out, id)
 				}
 			}

@@ -1,6 +1,9 @@
 package tokenizer
 
 import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -61,23 +64,58 @@ func TestParseVocabVectors(t *testing.T) {
 	}
 }
 
-// TestLlamaCppVocabVectors runs every ggml-vocab-*.gguf with .inp/.out
-// vectors found in shared/vocab (llama.cpp's models/ directory layout).
+// extraVector is one line of testdata/llamacpp-vectors.jsonl: strings
+// made by bench/tokdiff (every kind of space, scripts, combining marks,
+// digits, special-token texts, malformed UTF-8) with the ids llama.cpp
+// gave them, with add_special and parse_special both off or both on.
+type extraVector struct {
+	Vocab   string  `json:"vocab"`
+	Text    string  `json:"text"`
+	TextHex string  `json:"text_hex"`
+	Special bool    `json:"special"`
+	IDs     []int32 `json:"ids"`
+}
+
+func loadExtraVectors(t *testing.T) map[string][]extraVector {
+	t.Helper()
+	byVocab := map[string][]extraVector{}
+	jsonLines(t, filepath.Join("testdata", "llamacpp-vectors.jsonl"), func(line []byte) {
+		var v extraVector
+		if err := json.Unmarshal(line, &v); err != nil {
+			t.Fatalf("llamacpp-vectors.jsonl: %v", err)
+		}
+		if v.TextHex != "" {
+			b, err := hex.DecodeString(v.TextHex)
+			if err != nil {
+				t.Fatalf("llamacpp-vectors.jsonl: %v", err)
+			}
+			v.Text = string(b)
+		}
+		byVocab[v.Vocab] = append(byVocab[v.Vocab], v)
+	})
+	return byVocab
+}
+
+// TestLlamaCppVocabVectors runs every ggml-vocab-*.gguf of shared/vocab
+// (llama.cpp's models/ directory) against its .inp/.out vectors and this
+// package's extra llama.cpp vectors, and fails on any difference or on a
+// vocabulary it cannot load. go test -v shows the counts per family.
 func TestLlamaCppVocabVectors(t *testing.T) {
 	dir := findShared("vocab")
 	if dir == "" {
 		t.Skip("no shared/vocab directory with llama.cpp ggml-vocab-*.gguf + .inp/.out test vectors; nothing to compare against")
 	}
 	models, _ := filepath.Glob(filepath.Join(dir, "*.gguf"))
-	ran := 0
+	extra := loadExtraVectors(t)
+	var summary []string
 	for _, path := range models {
 		inp, err1 := os.ReadFile(path + ".inp")
 		out, err2 := os.ReadFile(path + ".out")
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		ran++
-		t.Run(filepath.Base(path), func(t *testing.T) {
+		name := filepath.Base(path)
+		t.Run(name, func(t *testing.T) {
 			vs, err := parseVocabVectors(string(inp), string(out))
 			if err != nil {
 				t.Fatalf("vectors: %v", err)
@@ -86,19 +124,32 @@ func TestLlamaCppVocabVectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
 			tok, err := FromGGUF(f)
+			f.Close()
 			if err != nil {
-				t.Skipf("tokenizer not supported: %v", err)
+				summary = append(summary, fmt.Sprintf("%-32s not loaded: %v", name, err))
+				t.Fatalf("tokenizer: %v", err)
 			}
-			for _, v := range vs {
-				if got := tok.Encode(v.text, EncodeOptions{}); !equal(got, v.ids) {
-					t.Errorf("Encode(%q) = %v, llama.cpp %v", v.text, got, v.ids)
+			pass, failed := 0, 0
+			check := func(text string, o EncodeOptions, want []int32) {
+				if got := tok.Encode(text, o); equal(got, want) {
+					pass++
+				} else if failed++; failed <= 5 {
+					t.Errorf("Encode(%q, %+v) = %v, llama.cpp %v", text, o, got, want)
 				}
 			}
+			for _, v := range vs {
+				check(v.text, EncodeOptions{}, v.ids)
+			}
+			inpPass := pass
+			for _, v := range extra[name] {
+				check(v.Text, EncodeOptions{AddSpecial: v.Special, ParseSpecial: v.Special}, v.IDs)
+			}
+			summary = append(summary, fmt.Sprintf("%-32s .inp/.out %d/%d, extra %d/%d", name, inpPass, len(vs), pass-inpPass, len(extra[name])))
 		})
 	}
-	if ran == 0 {
+	if len(summary) == 0 {
 		t.Skipf("%s has no *.gguf with .inp/.out vectors", dir)
 	}
+	t.Logf("llama.cpp tokenizer vectors per family:\n%s", strings.Join(summary, "\n"))
 }
