@@ -21,10 +21,14 @@ const asciiSpace = " \t\n\v\f\r"
 // always are.
 func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 	frags := []fragment{{text: text, id: -1}}
-	for _, sid := range t.special {
-		if ty := t.types[sid]; !parseSpecial && (ty == TypeControl || ty == TypeUnknown) {
-			continue
-		}
+	// Only the tokens that occur in text can split it (every fragment is a
+	// piece of it); they are taken in the same order as all would be.
+	want := func(id int32) bool {
+		ty := t.types[id]
+		return parseSpecial || (ty != TypeControl && ty != TypeUnknown)
+	}
+	for _, pos := range t.specialIdx.find(text, t.v.Tokens, t.special, want, nil) {
+		sid := t.special[pos]
 		s := t.v.Tokens[sid]
 		var out []fragment
 		changed := false
@@ -73,7 +77,11 @@ func (t *Tokenizer) Encode(text string, o EncodeOptions) []int32 {
 	// SentencePiece prefixes a space to the first raw fragment and to
 	// every raw fragment that follows a special token.
 	prevSpecial := true
-	var sc scratch
+	sc, _ := t.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = new(scratch)
+	}
+	defer t.putScratch(sc)
 	for _, f := range t.partition(text, o.ParseSpecial) {
 		if f.id >= 0 {
 			out = append(out, f.id)
@@ -88,9 +96,9 @@ func (t *Tokenizer) Encode(text string, o EncodeOptions) []int32 {
 			if t.v.AddSpacePrefix && prevSpecial {
 				s = " " + s
 			}
-			out = t.encodeSPM(strings.ReplaceAll(s, " ", "\u2581"), out, &sc)
+			out = t.encodeSPM(strings.ReplaceAll(s, " ", "\u2581"), out, sc)
 		} else {
-			out = t.encodeBPE(f.text, out, &sc)
+			out = t.encodeBPE(f.text, out, sc)
 		}
 		prevSpecial = false
 	}
@@ -98,6 +106,15 @@ func (t *Tokenizer) Encode(text string, o EncodeOptions) []int32 {
 		out = append(out, t.v.EOS)
 	}
 	return out
+}
+
+// putScratch returns sc to the pool unless a long input grew it past
+// what typical prompts need (then the memory goes back to the GC).
+func (t *Tokenizer) putScratch(sc *scratch) {
+	if cap(sc.split.runes) > 1<<16 || cap(sc.syms) > 1<<16 || cap(sc.heap) > 1<<16 {
+		return
+	}
+	t.scratch.Put(sc)
 }
 
 // validUTF8 rewrites s the way llama.cpp's unicode_cpts_from_utf8 and

@@ -4,8 +4,21 @@ import (
 	"unicode"
 )
 
-// splitter cuts raw text into the words BPE merges within.
-type splitter func(text string) []string
+// splitter cuts raw text into the words BPE merges within, reusing sc's
+// buffers (the words are valid until the next call with sc).
+type splitter func(text string, sc *splitScratch) []string
+
+// splitScratch holds a splitter's buffers: the text's runes, the byte
+// offset of each, and the fragments as rune ranges.
+type splitScratch struct {
+	runes      []rune
+	offs       []int
+	frags, out []span
+	words      []string
+}
+
+// span is a fragment of the text, as a range of rune indices.
+type span struct{ lo, hi int }
 
 // matcher returns the length in runes of the pattern's match at r[i:] (the
 // regex alternation tried in order, as a leftmost-first engine would), or
@@ -16,32 +29,44 @@ type matcher func(r []rune, i int) int
 
 // stages applies matchers in sequence: each splits every fragment left by
 // the previous one; text a matcher does not match stays a fragment of its
-// own, as llama.cpp's unicode_regex_split does.
+// own, as llama.cpp's unicode_regex_split does. The text is decoded once;
+// fragments are rune ranges of it.
 func stages(ms ...matcher) splitter {
-	return func(text string) []string {
-		frags := []string{text}
-		for _, m := range ms {
-			var out []string
-			for _, f := range frags {
-				out = splitOne(f, m, out)
-			}
-			frags = out
+	return func(text string, sc *splitScratch) []string {
+		if cap(sc.runes) < len(text) {
+			sc.runes, sc.offs = make([]rune, 0, len(text)), make([]int, 0, len(text)+1)
 		}
-		return frags
+		r, offs := sc.runes[:0], sc.offs[:0]
+		for i := 0; i < len(text); {
+			c, n := decodeRune(text[i:])
+			r = append(r, c)
+			offs = append(offs, i)
+			i += n
+		}
+		offs = append(offs, len(text))
+		sc.runes, sc.offs = r, offs
+		frags := append(sc.frags[:0], span{0, len(r)})
+		out := sc.out[:0]
+		for _, m := range ms {
+			out = out[:0]
+			for _, f := range frags {
+				out = splitSpan(r[f.lo:f.hi], f.lo, m, out)
+			}
+			frags, out = out, frags
+		}
+		sc.frags, sc.out = frags, out
+		words := sc.words[:0]
+		for _, f := range frags {
+			words = append(words, text[offs[f.lo]:offs[f.hi]])
+		}
+		sc.words = words
+		return words
 	}
 }
 
-func splitOne(text string, m matcher, out []string) []string {
-	// The runes and the byte offset of each, to slice the original text.
-	r := make([]rune, 0, len(text))
-	offs := make([]int, 0, len(text)+1)
-	for i := 0; i < len(text); {
-		c, n := decodeRune(text[i:])
-		r = append(r, c)
-		offs = append(offs, i)
-		i += n
-	}
-	offs = append(offs, len(text))
+// splitSpan appends to out the pieces m cuts r into (r starts at rune
+// index base of the text): each match, and the text between matches.
+func splitSpan(r []rune, base int, m matcher, out []span) []span {
 	gap := 0
 	for i := 0; i < len(r); {
 		n := m(r, i)
@@ -50,14 +75,14 @@ func splitOne(text string, m matcher, out []string) []string {
 			continue
 		}
 		if gap < i {
-			out = append(out, text[offs[gap]:offs[i]])
+			out = append(out, span{base + gap, base + i})
 		}
-		out = append(out, text[offs[i]:offs[i+n]])
+		out = append(out, span{base + i, base + i + n})
 		i += n
 		gap = i
 	}
 	if gap < len(r) {
-		out = append(out, text[offs[gap]:])
+		out = append(out, span{base + gap, base + len(r)})
 	}
 	return out
 }

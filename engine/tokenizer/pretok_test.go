@@ -63,7 +63,7 @@ func TestPreTokenizers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := pre.split(tc.text)
+		got := pre.split(tc.text, &splitScratch{})
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
 			t.Errorf("%s split %q = %q, want %q", tc.pre, tc.text, got, tc.want)
 		}

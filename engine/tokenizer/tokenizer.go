@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ErrUnsupported is returned for a tokenizer model or pre-tokenizer this
@@ -136,24 +137,37 @@ func bpePre(v Vocab) string {
 	return v.Pre
 }
 
-// mergePair is a BPE merge's two sides, the key of the rank table (no
-// string concatenation per lookup).
-type mergePair struct{ left, right string }
+// A BPE merge is looked up by the token ids of its two sides (one integer
+// hashed per lookup instead of two strings). Merges of which a side is no
+// token, which real vocabularies do not have, are kept by text.
+type (
+	bpeMerge struct {
+		rank int32 // position in tokenizer.ggml.merges: lower merges first
+		id   int32 // the merged text's token, -1 if none
+	}
+	mergePair struct{ left, right string }
+)
+
+func pairKey(l, r int32) uint64 { return uint64(uint32(l))<<32 | uint64(uint32(r)) }
 
 // Tokenizer encodes and decodes text. It is immutable and safe for
 // concurrent use.
 type Tokenizer struct {
-	v       Vocab
-	types   []TokenType // effective types (llama.cpp forces end-of-turn tokens to control)
-	ids     map[string]int32
-	ranks   map[mergePair]int // BPE merge → rank
-	special []int32           // control/user-defined/unknown tokens, longest text first
-	eog     map[int32]bool
-	pre     preTokenizer
-	lstrip  map[int32]bool // special tokens that eat the whitespace before them when matched
-	rstrip  map[int32]bool // ... and after them
-	byteTok [256]int32     // SentencePiece byte-fallback tokens (-1: none)
-	spm     bool
+	v          Vocab
+	types      []TokenType // effective types (llama.cpp forces end-of-turn tokens to control)
+	ids        map[string]int32
+	merges     map[uint64]bpeMerge // BPE merges of two tokens, by pairKey
+	oddMerges  map[mergePair]int   // BPE merges with a side that is no token → rank
+	special    []int32             // control/user-defined/unknown tokens, longest text first
+	chars      [0x800]int32        // token of each character below U+0800 (-1: none)
+	scratch    sync.Pool           // *scratch buffers for Encode
+	specialIdx *specialIndex       // finds which special tokens a text contains
+	eog        map[int32]bool
+	pre        preTokenizer
+	lstrip     map[int32]bool // special tokens that eat the whitespace before them when matched
+	rstrip     map[int32]bool // ... and after them
+	byteTok    [256]int32     // SentencePiece byte-fallback tokens (-1: none)
+	spm        bool
 }
 
 // EncodeOptions control Encode.
@@ -227,6 +241,12 @@ func New(v Vocab) (*Tokenizer, error) {
 		}
 		t.ids[s] = int32(i)
 	}
+	for c := range t.chars {
+		t.chars[c] = -1
+		if id, ok := t.ids[string(rune(c))]; ok {
+			t.chars[c] = id
+		}
+	}
 	t.types = make([]TokenType, n)
 	for i := range t.types {
 		t.types[i] = TypeNormal
@@ -267,18 +287,31 @@ func New(v Vocab) (*Tokenizer, error) {
 				}
 			}
 		}
-		t.ranks = make(map[mergePair]int, len(v.Merges))
+		t.merges = make(map[uint64]bpeMerge, len(v.Merges))
 		for i := len(v.Merges) - 1; i >= 0; i-- {
 			// Split at the first space after the first byte, as llama.cpp
 			// does; the first of duplicate merges keeps its rank (written
 			// last here, which saves a lookup per merge).
 			m := v.Merges[i]
-			p := mergePair{}
+			var left, right string
 			if k := strings.IndexByte(m[min(1, len(m)):], ' '); k >= 0 {
 				k += min(1, len(m))
-				p = mergePair{m[:k], m[k+1:]}
+				left, right = m[:k], m[k+1:]
 			}
-			t.ranks[p] = i
+			l, okl := t.ids[left]
+			r, okr := t.ids[right]
+			if !okl || !okr {
+				if t.oddMerges == nil {
+					t.oddMerges = map[mergePair]int{}
+				}
+				t.oddMerges[mergePair{left, right}] = i
+				continue
+			}
+			id, ok := t.ids[left+right]
+			if !ok {
+				id = -1
+			}
+			t.merges[pairKey(l, r)] = bpeMerge{rank: int32(i), id: id}
 		}
 	default:
 		return nil, fmt.Errorf("%w: tokenizer.ggml.model %q (known: llama, gpt2, gemma4)", ErrUnsupported, v.Model)
@@ -346,6 +379,7 @@ func New(v Vocab) (*Tokenizer, error) {
 	sort.SliceStable(t.special, func(a, b int) bool {
 		return len(t.v.Tokens[t.special[a]]) > len(t.v.Tokens[t.special[b]])
 	})
+	t.specialIdx = newSpecialIndex(t.v.Tokens, t.special)
 	return t, nil
 }
 
