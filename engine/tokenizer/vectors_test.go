@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/ruvllm/ruvllm/engine/gguf"
 )
 
 // vocabTestSep separates the test strings of llama.cpp's ggml-vocab-*.inp
@@ -101,55 +99,47 @@ func loadExtraVectors(t *testing.T) map[string][]extraVector {
 // package's extra llama.cpp vectors, and fails on any difference or on a
 // vocabulary it cannot load. go test -v shows the counts per family.
 func TestLlamaCppVocabVectors(t *testing.T) {
-	dir := findShared("vocab")
-	if dir == "" {
+	all := vocabTokenizers(t)
+	if len(all) == 0 {
 		t.Skip("no shared/vocab directory with llama.cpp ggml-vocab-*.gguf + .inp/.out test vectors; nothing to compare against")
 	}
-	models, _ := filepath.Glob(filepath.Join(dir, "*.gguf"))
 	extra := loadExtraVectors(t)
 	var summary []string
-	for _, path := range models {
-		inp, err1 := os.ReadFile(path + ".inp")
-		out, err2 := os.ReadFile(path + ".out")
+	for _, v := range all {
+		inp, err1 := os.ReadFile(v.path + ".inp")
+		out, err2 := os.ReadFile(v.path + ".out")
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		name := filepath.Base(path)
-		t.Run(name, func(t *testing.T) {
+		t.Run(v.name, func(t *testing.T) {
 			vs, err := parseVocabVectors(string(inp), string(out))
 			if err != nil {
 				t.Fatalf("vectors: %v", err)
 			}
-			f, err := gguf.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tok, err := FromGGUF(f)
-			f.Close()
-			if err != nil {
-				summary = append(summary, fmt.Sprintf("%-32s not loaded: %v", name, err))
-				t.Fatalf("tokenizer: %v", err)
+			if v.err != nil {
+				summary = append(summary, fmt.Sprintf("%-32s not loaded: %v", v.name, v.err))
+				t.Fatalf("tokenizer: %v", v.err)
 			}
 			pass, failed := 0, 0
 			check := func(text string, o EncodeOptions, want []int32) {
-				if got := tok.Encode(text, o); equal(got, want) {
+				if got := v.tok.Encode(text, o); equal(got, want) {
 					pass++
 				} else if failed++; failed <= 5 {
 					t.Errorf("Encode(%q, %+v) = %v, llama.cpp %v", text, o, got, want)
 				}
 			}
-			for _, v := range vs {
-				check(v.text, EncodeOptions{}, v.ids)
+			for _, x := range vs {
+				check(x.text, EncodeOptions{}, x.ids)
 			}
 			inpPass := pass
-			for _, v := range extra[name] {
-				check(v.Text, EncodeOptions{AddSpecial: v.Special, ParseSpecial: v.Special}, v.IDs)
+			for _, x := range extra[v.name] {
+				check(x.Text, EncodeOptions{AddSpecial: x.Special, ParseSpecial: x.Special}, x.IDs)
 			}
-			summary = append(summary, fmt.Sprintf("%-32s .inp/.out %d/%d, extra %d/%d", name, inpPass, len(vs), pass-inpPass, len(extra[name])))
+			summary = append(summary, fmt.Sprintf("%-32s .inp/.out %d/%d, extra %d/%d", v.name, inpPass, len(vs), pass-inpPass, len(extra[v.name])))
 		})
 	}
 	if len(summary) == 0 {
-		t.Skipf("%s has no *.gguf with .inp/.out vectors", dir)
+		t.Skip("shared/vocab has no *.gguf with .inp/.out vectors")
 	}
 	t.Logf("llama.cpp tokenizer vectors per family:\n%s", strings.Join(summary, "\n"))
 }
