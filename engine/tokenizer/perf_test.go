@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,9 @@ var benchText = strings.Repeat("The quick brown fox jumps over the lazy dog; na√
 
 // BenchmarkEncodeVocab measures Encode on benchText with every vocabulary
 // of shared/vocab (one sub-benchmark per family), in bytes and tokens per
-// second: go test -run '^$' -bench EncodeVocab ./engine/tokenizer/
+// second and, on Linux, in CPU time of the benchmark's thread (cpu-ns/op,
+// which a loaded machine disturbs much less than the wall time):
+// go test -run '^$' -bench EncodeVocab ./engine/tokenizer/
 func BenchmarkEncodeVocab(b *testing.B) {
 	dir := findShared("vocab")
 	if dir == "" {
@@ -111,10 +114,16 @@ func BenchmarkEncodeVocab(b *testing.B) {
 			}
 			n := len(tok.Encode(benchText, EncodeOptions{}))
 			b.SetBytes(int64(len(benchText)))
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			c0, ok := threadCPU()
 			for b.Loop() {
 				tok.Encode(benchText, EncodeOptions{})
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+			if c1, ok1 := threadCPU(); ok && ok1 {
+				b.ReportMetric(float64(c1-c0)/float64(b.N), "cpu-ns/op")
+			}
 		})
 	}
 }

@@ -212,7 +212,11 @@ func generate(path string, n int, seed uint64, invalid bool) []string {
 	out := append([]string(nil), tests...)
 	for len(out) < n {
 		var b strings.Builder
-		for k := 1 + rng.IntN(12); k > 0; k-- {
+		k := 1 + rng.IntN(12)
+		if rng.IntN(10) == 0 {
+			k = 50 + rng.IntN(150) // long words and lines: the merge heap's side
+		}
+		for ; k > 0; k-- {
 			switch x := rng.IntN(20); {
 			case x == 0 && len(tests) > 0:
 				t := []rune(tests[rng.IntN(len(tests))])
