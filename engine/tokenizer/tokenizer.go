@@ -166,7 +166,7 @@ type Tokenizer struct {
 	pre        preTokenizer
 	lstrip     map[int32]bool // special tokens that eat the whitespace before them when matched
 	rstrip     map[int32]bool // ... and after them
-	byteTok    [256]int32     // SentencePiece byte-fallback tokens (-1: none)
+	byteTok    [256]int32     // byte-fallback tokens of SentencePiece and raw UTF-8 BPE (-1: none)
 	spm        bool
 }
 
