@@ -10,8 +10,9 @@ import (
 // pieceBytes appends the bytes token id stands for, as llama.cpp's
 // token_to_piece: control and unknown tokens only with special (then as
 // their text), user-defined tokens as their text, byte tokens as the byte,
-// normal tokens with ▁ → space (SentencePiece) or the GPT-2 alphabet
-// mapped back to bytes (BPE); unused and undefined tokens as nothing.
+// normal tokens with ▁ → space (SentencePiece and SentencePiece-style BPE)
+// or the GPT-2 alphabet mapped back to bytes (byte-level BPE); unused and
+// undefined tokens as nothing.
 func (t *Tokenizer) pieceBytes(dst []byte, id int32, special bool) []byte {
 	if id < 0 || int(id) >= len(t.v.Tokens) {
 		return dst
@@ -33,7 +34,7 @@ func (t *Tokenizer) pieceBytes(dst []byte, id int32, special bool) []byte {
 		}
 		return dst
 	case TypeNormal:
-		if t.spm {
+		if t.spm || t.pre.escapeSpaces {
 			return append(dst, strings.ReplaceAll(s, "\u2581", " ")...)
 		}
 		for _, r := range s {
