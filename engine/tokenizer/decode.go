@@ -193,3 +193,9 @@ func safeCut(b []byte, limit int) int {
 	}
 	return 0
 }
+
+// TokenBytes appends to dst the bytes token id stands for in generated text,
+// as StreamDecoder emits them before any clean-up: nothing for control,
+// unknown, unused and undefined tokens. Grammar constraints match generated
+// text against these bytes.
+func (t *Tokenizer) TokenBytes(dst []byte, id int32) []byte { return t.pieceBytes(dst, id, false) }
