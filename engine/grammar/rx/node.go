@@ -64,7 +64,9 @@ func Alt(subs ...*Node) *Node {
 }
 
 // Rep is n repeated min..max times (max < 0: unbounded).
-func Rep(n *Node, min, max int) *Node { return &Node{Op: OpRepeat, Subs: []*Node{n}, Min: min, Max: max} }
+func Rep(n *Node, min, max int) *Node {
+	return &Node{Op: OpRepeat, Subs: []*Node{n}, Min: min, Max: max}
+}
 
 // AndNode is the intersection of subs.
 func AndNode(subs ...*Node) *Node {
