@@ -510,6 +510,15 @@ func (p *Pool) grow(t ID) {
 // Row returns the transitions of state t for all 256 bytes; a dead target
 // is Nothing. The slice is shared; do not modify it.
 func (p *Pool) Row(t ID) []ID {
+	if int(t) < len(p.rows) {
+		if r := p.rows[t]; r != nil {
+			return r
+		}
+	}
+	return p.buildRow(t)
+}
+
+func (p *Pool) buildRow(t ID) []ID {
 	p.grow(t)
 	if r := p.rows[t]; r != nil {
 		return r

@@ -1,0 +1,139 @@
+package grammar
+
+import (
+	"fmt"
+
+	"github.com/ruvllm/ruvllm/engine/grammar/rx"
+)
+
+// OrderJSON rewrites a JSON document compactly, with the members of each
+// object in the order the schema lists their properties (members the
+// schema does not list keep their order, after the listed ones): the order
+// in which CompileJSONSchema's grammar generates them. It serves to check
+// existing documents against the grammar (as MaskBench does) and to
+// compare generated output with expected values.
+func OrderJSON(schema, doc []byte) ([]byte, error) {
+	root, err := parseJSON(schema)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSchema, err)
+	}
+	v, err := parseJSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	c := newSchemaCompiler(root, JSONOptions{})
+	c.order(v, []*jvalue{root}, 0)
+	return appendCompact(nil, v), nil
+}
+
+// order sorts v's object members by the property order of schemas (and of
+// every schema they reach through $ref, allOf, anyOf, oneOf), recursively.
+func (c *schemaCompiler) order(v *jvalue, schemas []*jvalue, depth int) {
+	if depth > maxJSONDepth || len(schemas) == 0 {
+		return
+	}
+	all := c.reach(schemas)
+	switch v.kind {
+	case jObj:
+		var names []string
+		seen := map[string]bool{}
+		for _, s := range all {
+			if props := s.get("properties"); props != nil && props.kind == jObj {
+				for _, k := range props.keys {
+					if !seen[k] {
+						seen[k] = true
+						names = append(names, k)
+					}
+				}
+			}
+		}
+		var keys []string
+		var vals []*jvalue
+		used := make([]bool, len(v.keys))
+		for _, name := range names {
+			for i, k := range v.keys {
+				if !used[i] && k == name {
+					used[i] = true
+					keys, vals = append(keys, k), append(vals, v.vals[i])
+				}
+			}
+		}
+		for i, k := range v.keys {
+			if !used[i] {
+				keys, vals = append(keys, k), append(vals, v.vals[i])
+			}
+		}
+		v.keys, v.vals = keys, vals
+		for i, k := range v.keys {
+			var sub []*jvalue
+			for _, s := range all {
+				if props := s.get("properties"); props != nil && props.has(k) {
+					sub = append(sub, props.get(k))
+					continue
+				}
+				if pp := s.get("patternProperties"); pp != nil && pp.kind == jObj {
+					for j, src := range pp.keys {
+						if n, err := c.pattern(src); err == nil && c.b.pool.Match(rx.Lower(c.b.pool, n, rx.UTF8Encoding{}), []byte(k)) {
+							sub = append(sub, pp.vals[j])
+						}
+					}
+				}
+				if ap := s.get("additionalProperties"); ap != nil && ap.kind == jObj {
+					sub = append(sub, ap)
+				}
+			}
+			c.order(v.vals[i], sub, depth+1)
+		}
+	case jArr:
+		for i, x := range v.arr {
+			var sub []*jvalue
+			for _, s := range all {
+				items, prefix := s.get("items"), s.get("prefixItems")
+				switch {
+				case prefix != nil && prefix.kind == jArr && i < len(prefix.arr):
+					sub = append(sub, prefix.arr[i])
+				case items != nil && items.kind == jArr:
+					if i < len(items.arr) {
+						sub = append(sub, items.arr[i])
+					} else if ai := s.get("additionalItems"); ai != nil {
+						sub = append(sub, ai)
+					}
+				case items != nil:
+					sub = append(sub, items)
+				}
+			}
+			c.order(x, sub, depth+1)
+		}
+	}
+}
+
+// reach returns schemas and every schema they reach through $ref, allOf,
+// anyOf and oneOf, in order, each once.
+func (c *schemaCompiler) reach(schemas []*jvalue) []*jvalue {
+	var out []*jvalue
+	seen := map[*jvalue]bool{}
+	var visit func(s *jvalue, depth int)
+	visit = func(s *jvalue, depth int) {
+		if s == nil || s.kind != jObj || seen[s] || depth > 64 {
+			return
+		}
+		seen[s] = true
+		out = append(out, s)
+		if r := s.get("$ref"); r != nil && r.kind == jStr {
+			t := c.resolve(s, r.s)
+			c.err = nil
+			visit(t, depth+1)
+		}
+		for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
+			if l := s.get(kw); l != nil && l.kind == jArr {
+				for _, x := range l.arr {
+					visit(x, depth+1)
+				}
+			}
+		}
+	}
+	for _, s := range schemas {
+		visit(s, 0)
+	}
+	return out
+}
