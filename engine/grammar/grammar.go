@@ -27,8 +27,8 @@ const (
 // terminal (^t < 0).
 type sym int32
 
-func term(t int32) sym       { return sym(^t) }
-func (s sym) isTerm() bool   { return s < 0 }
+func term(t int32) sym        { return sym(^t) }
+func (s sym) isTerm() bool    { return s < 0 }
 func (s sym) terminal() int32 { return int32(^s) }
 
 // builder assembles a context-free grammar whose terminals are regular
@@ -222,7 +222,7 @@ type Grammar struct {
 	first    [][]int32
 	nullable []bool
 	names    []string
-	start    int32 // the augmented start rule
+	start    int32        // the augmented start rule
 	follow   []rx.ByteSet // per terminal: bytes that can start what follows it
 	endOK    []bool       // per terminal: the text may end right after it
 	desc     string

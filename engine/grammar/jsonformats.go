@@ -36,7 +36,7 @@ const (
 	fmtSegNZNC    = `(?:` + fmtUnreserved + `|` + fmtPct + `|` + fmtSubDelims + `|@)+`
 	fmtHost       = `(?:\[(?:` + fmtIPv6 + `|v[0-9A-Fa-f]+\.(?:` + fmtUnreserved + `|` + fmtSubDelims + `|:)+)\]|` + fmtIPv4 +
 		`|(?:` + fmtUnreserved + `|` + fmtPct + `|` + fmtSubDelims + `)*)`
-	fmtAuthority = `(?:(?:` + fmtUnreserved + `|` + fmtPct + `|` + fmtSubDelims + `|:)*@)?` + fmtHost + `(?::\d*)?`
+	fmtAuthority    = `(?:(?:` + fmtUnreserved + `|` + fmtPct + `|` + fmtSubDelims + `|:)*@)?` + fmtHost + `(?::\d*)?`
 	fmtPathAbEmpty  = `(?:/` + fmtSegment + `)*`
 	fmtPathAbsolute = `/(?:` + fmtSegmentNZ + `(?:/` + fmtSegment + `)*)?`
 	fmtPathRootless = fmtSegmentNZ + `(?:/` + fmtSegment + `)*`
