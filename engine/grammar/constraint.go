@@ -3,6 +3,8 @@ package grammar
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ruvllm/ruvllm/engine/grammar/rx"
 )
 
 // ErrRejected is returned when a token or text is not allowed by the
@@ -21,21 +23,29 @@ type Constraint struct {
 
 	// guarded by g.mu
 	entries   map[string]*lexEntry
+	comps2    map[compKey]*compEntry
+	caps      []uint16 // per lexeme state: plainCap+1, 0 unknown
+	loopSets  []rx.ByteSet
+	loopKnown []bool
 	key       []byte
 	comps     []comp
 	walkStack []walkLevel
+	triggers  map[string]*triggerSet
 	stats     Stats
 }
 
 // Stats describes a Constraint's caches.
 type Stats struct {
-	// Entries is the number of distinct lexer states whose masks are cached.
+	// Entries is the number of distinct frontiers whose masks are cached.
 	Entries int
+	// Lexemes is the number of distinct lexeme states walked over the
+	// vocabulary.
+	Lexemes int
 }
 
 // NewConstraint binds g to v.
 func NewConstraint(g *Grammar, v *Vocab) *Constraint {
-	return &Constraint{g: g, v: v, entries: map[string]*lexEntry{}}
+	return &Constraint{g: g, v: v, entries: map[string]*lexEntry{}, comps2: map[compKey]*compEntry{}}
 }
 
 // Grammar returns the constraint's grammar.
@@ -58,6 +68,7 @@ type Matcher struct {
 	c     *Constraint
 	p     *parser
 	ended bool
+	lazy  *lazyState // nil unless made by NewLazyMatcher
 }
 
 // NewMatcher starts a generation at the beginning of the grammar.
@@ -82,6 +93,10 @@ func (m *Matcher) FillMask(dst []uint64) {
 	}
 	m.c.g.mu.Lock()
 	defer m.c.g.mu.Unlock()
+	if m.free() {
+		m.lazyMask(dst)
+		return
+	}
 	m.c.fillMask(m.p, dst)
 }
 
@@ -98,6 +113,9 @@ func (m *Matcher) Accept(tok int32) error {
 	}
 	m.c.g.mu.Lock()
 	defer m.c.g.mu.Unlock()
+	if m.free() {
+		return m.lazyAccept(tok)
+	}
 	if m.c.v.isEOG(tok) {
 		if !m.p.accepting() {
 			return fmt.Errorf("%w: end of generation before the grammar is complete", ErrRejected)
@@ -119,6 +137,9 @@ func (m *Matcher) AcceptText(text []byte) error {
 	}
 	m.c.g.mu.Lock()
 	defer m.c.g.mu.Unlock()
+	if m.free() {
+		return fmt.Errorf("grammar: AcceptText on a lazy matcher before its trigger")
+	}
 	return m.feedLocked(text, fmt.Sprintf("text %q", text))
 }
 
@@ -140,6 +161,11 @@ func (m *Matcher) Allowed(tok int32) bool {
 	}
 	m.c.g.mu.Lock()
 	defer m.c.g.mu.Unlock()
+	if m.free() {
+		mask := make([]uint64, m.c.v.MaskWords())
+		m.lazyMask(mask)
+		return mask[tok>>6]&(1<<(tok&63)) != 0
+	}
 	if m.c.v.isEOG(tok) {
 		return m.p.accepting()
 	}
@@ -161,7 +187,7 @@ func (m *Matcher) CanEnd() bool {
 	}
 	m.c.g.mu.Lock()
 	defer m.c.g.mu.Unlock()
-	return m.p.accepting()
+	return m.free() || m.p.accepting()
 }
 
 // Done reports whether the generation must stop: it ended, or the text is
@@ -172,7 +198,7 @@ func (m *Matcher) Done() bool {
 	}
 	m.c.g.mu.Lock()
 	defer m.c.g.mu.Unlock()
-	return m.p.accepting() && m.p.fend == m.p.fstart
+	return !m.free() && m.p.accepting() && m.p.fend == m.p.fstart
 }
 
 // Ended reports whether an end-of-generation token was accepted.

@@ -106,7 +106,13 @@ type schemaCompiler struct {
 }
 
 func newSchemaCompiler(root *jvalue, o JSONOptions) *schemaCompiler {
-	c := &schemaCompiler{b: newBuilder(), root: root, opts: o, draft: 2020,
+	return newSchemaCompilerIn(newBuilder(), root, o)
+}
+
+// newSchemaCompilerIn compiles into an existing builder (to compose a
+// schema with other parts of a grammar).
+func newSchemaCompilerIn(b *builder, root *jvalue, o JSONOptions) *schemaCompiler {
+	c := &schemaCompiler{b: b, root: root, opts: o, draft: 2020,
 		ids: map[string]*jvalue{}, base: map[*jvalue]string{}, path: map[*jvalue]string{}, nodeID: map[*jvalue]int{},
 		memo: map[string]sym{}, flatMemo: map[string]sym{}, patterns: map[string]*rx.Node{}, litLexemes: map[string]sym{}}
 	if s := root.get("$schema"); s != nil && s.kind == jStr {
@@ -126,7 +132,7 @@ func newSchemaCompiler(root *jvalue, o JSONOptions) *schemaCompiler {
 	// Keys are written without \u escapes of printable characters, so that
 	// a key has one spelling per name (besides "\/"), which lets the
 	// grammar tell listed properties from the others.
-	c.keyChar = rx.JSONStringEncoding{}.Char(p, rx.Negate([]rx.RuneRange{{Lo: 0x10FFFF, Hi: 0x10FFFF}}))
+	c.keyChar = rx.JSONStringEncoding{Narrow: true}.Char(p, rx.AnyRune)
 	c.strBody = p.Star(c.anyChar)
 	c.index(root, "root:///schema.json", "#")
 	return c
@@ -1046,7 +1052,7 @@ func (c *schemaCompiler) stringTerm(s strCons, excl []*jvalue) rx.ID {
 		parts = append(parts, rx.Lower(p, n, rx.JSONStringEncoding{}))
 	}
 	if len(parts) > 0 {
-		body = p.And(append(parts, body)...)
+		body = p.And(parts...) // each is within strBody already
 	}
 	t := p.Seq(p.Byte('"'), body, p.Byte('"'))
 	var ex []rx.ID

@@ -40,18 +40,25 @@ type comp struct {
 	q rx.ID
 }
 
+// compEntry is the cached part of the masks for one lexeme state: the
+// tokens the lexeme reads whole and can go on after (inside), and the
+// remainders of the tokens it could end inside, with the tokens they
+// belong to (rest). A frontier's inside set is the union of its lexemes'
+// (a token is inside if one lexeme survives it), and its boundary tokens
+// are those of each lexeme, each ended alone: ending several lexemes at
+// one position allows exactly the union of what ending each allows.
+type compEntry struct {
+	inside []uint64 // bit set (nil when list is used)
+	list   []int32  // inside tokens, when few
+	rest   trie
+}
+
 // lexEntry is the cached part of the masks of one frontier.
 type lexEntry struct {
 	comps  []comp
-	inside []uint64 // bit set of inside tokens (nil when insideList is used)
-	list   []int32  // inside tokens, when few
-	groups []group
-}
-
-// group is the boundary tokens whose lexemes end at the same set of comps.
-type group struct {
-	acc  []int32 // indices into comps of the lexemes that end
-	rest trie    // the remainders after the boundary, with their tokens
+	inside []uint64
+	list   []int32
+	rests  []*trie // per comp: its boundary remainders (nil: none)
 }
 
 // sparseInside is the size under which inside tokens are kept as a list.
@@ -68,12 +75,7 @@ func (c *Constraint) lexKey(p *parser, buf []byte, comps []comp) ([]byte, []comp
 		}
 		comps = append(comps, comp{c.g.flat[f.pos].terminal(), f.q})
 	}
-	slices.SortFunc(comps, func(a, b comp) int {
-		if a.t != b.t {
-			return int(a.t - b.t)
-		}
-		return int(a.q) - int(b.q)
-	})
+	slices.SortFunc(comps, cmpComp)
 	comps = slices.Compact(comps)
 	buf = buf[:0]
 	for _, x := range comps {
@@ -83,174 +85,119 @@ func (c *Constraint) lexKey(p *parser, buf []byte, comps []comp) ([]byte, []comp
 	return buf, comps
 }
 
-// tupleDFA runs several lexeme automata side by side over the same bytes:
-// its states are tuples of their states, numbered as they are met.
-type tupleDFA struct {
-	pool   *rx.Pool
-	k      int
-	comps  []comp
-	tuples []rx.ID          // k per state
-	index  map[string]int32 // tuple bytes -> state
-	rows   [][]int32        // per state: next state per byte; -1 unknown, -2 dead
-	acc    []int32          // per state: index into accSets, or -1
-	accs   [][]int32        // distinct sets of accepting components
-	accIdx map[string]int32
-	key    []byte
-}
-
-const (
-	tupleUnknown = -1
-	tupleDead    = -2
-)
-
-func newTupleDFA(pool *rx.Pool, comps []comp) *tupleDFA {
-	d := &tupleDFA{pool: pool, k: len(comps), comps: comps, index: map[string]int32{}, accIdx: map[string]int32{}}
-	if len(comps) == 1 {
-		return d // walkOne runs the lexeme's automaton directly
+func cmpComp(a, b comp) int {
+	if a.t != b.t {
+		return int(a.t - b.t)
 	}
-	start := make([]rx.ID, len(comps))
-	for i, c := range comps {
-		start[i] = c.q
-	}
-	d.intern(start)
-	return d
-}
-
-func (d *tupleDFA) intern(t []rx.ID) int32 {
-	d.key = d.key[:0]
-	for _, q := range t {
-		d.key = binary.LittleEndian.AppendUint32(d.key, uint32(q))
-	}
-	if s, ok := d.index[string(d.key)]; ok {
-		return s
-	}
-	s := int32(len(d.rows))
-	d.index[string(d.key)] = s
-	d.tuples = append(d.tuples, t...)
-	row := make([]int32, 256)
-	for i := range row {
-		row[i] = tupleUnknown
-	}
-	d.rows = append(d.rows, row)
-	// Which components accept here.
-	var acc []int32
-	for i, q := range t {
-		if q != rx.Nothing && d.pool.Nullable(q) {
-			acc = append(acc, int32(i))
-		}
-	}
-	a := int32(-1)
-	if len(acc) > 0 {
-		d.key = d.key[:0]
-		for _, i := range acc {
-			d.key = binary.LittleEndian.AppendUint32(d.key, uint32(i))
-		}
-		var ok bool
-		if a, ok = d.accIdx[string(d.key)]; !ok {
-			a = int32(len(d.accs))
-			d.accIdx[string(d.key)] = a
-			d.accs = append(d.accs, acc)
-		}
-	}
-	d.acc = append(d.acc, a)
-	return s
-}
-
-// tuplesComp returns component i.
-func (d *tupleDFA) tuplesComp(i int32) comp { return d.comps[i] }
-
-// next is the state after byte c, or tupleDead.
-func (d *tupleDFA) next(s int32, c byte) int32 {
-	if n := d.rows[s][c]; n != tupleUnknown {
-		return n
-	}
-	t := make([]rx.ID, d.k)
-	alive := false
-	for i := 0; i < d.k; i++ {
-		q := d.tuples[int(s)*d.k+i]
-		if q != rx.Nothing {
-			q = d.pool.Next(q, c)
-		}
-		t[i] = q
-		alive = alive || q != rx.Nothing
-	}
-	n := int32(tupleDead)
-	if alive {
-		n = d.intern(t)
-	}
-	d.rows[s][c] = n
-	return n
+	return int(a.q) - int(b.q)
 }
 
 // boundaryRec is a subtree of the vocabulary trie whose tokens all die at
 // its root, with a lexeme boundary at depth `at` on its path.
 type boundaryRec struct {
-	acc  int32
 	at   int32
 	node int32
 }
 
-// buildEntry computes the lexEntry of a frontier by one walk of the trie.
-func (c *Constraint) buildEntry(comps []comp) *lexEntry {
-	e := &lexEntry{comps: slices.Clone(comps)}
-	if len(comps) == 0 {
+// entry returns the cached entry of a frontier, building it on first use.
+func (c *Constraint) entry(key []byte, comps []comp) *lexEntry {
+	if e := c.entries[string(key)]; e != nil {
 		return e
 	}
-	v, g := c.v, c.g
-	d := newTupleDFA(g.pool, comps)
-	inside := make([]uint64, v.MaskWords())
-	var records []boundaryRec
-	if len(comps) == 1 {
-		records = c.walkOne(comps[0].q, d, inside)
-	} else {
-		records = c.walkTuple(d, inside)
+	e := &lexEntry{comps: slices.Clone(comps), rests: make([]*trie, len(comps))}
+	var words []uint64
+	for i, x := range comps {
+		ce := c.compEntry(x)
+		if ce.rest.nodes() > 1 {
+			e.rests[i] = &ce.rest
+		}
+		if len(comps) == 1 {
+			e.inside, e.list = ce.inside, ce.list
+			break
+		}
+		if words == nil {
+			words = make([]uint64, c.v.MaskWords())
+		}
+		if ce.inside != nil {
+			for w, x := range ce.inside {
+				words[w] |= x
+			}
+		} else {
+			for _, t := range ce.list {
+				words[t>>6] |= 1 << (t & 63)
+			}
+		}
 	}
+	if words != nil {
+		e.inside, e.list = sparse(words)
+	}
+	c.entries[string(key)] = e
+	c.stats.Entries++
+	return e
+}
+
+// sparse returns words, or the list of its tokens when they are few.
+func sparse(words []uint64) ([]uint64, []int32) {
 	count := 0
-	for _, w := range inside {
+	for _, w := range words {
 		count += bits.OnesCount64(w)
 	}
-	if count < sparseInside {
-		e.list = make([]int32, 0, count)
-		for i, w := range inside {
-			for w != 0 {
-				e.list = append(e.list, int32(i*64+bits.TrailingZeros64(w)))
-				w &= w - 1
-			}
-		}
-	} else {
-		e.inside = inside
+	if count >= sparseInside {
+		return words, nil
 	}
-	// Group the boundary records by acc set and build their tries.
-	tr := &v.trie
-	slices.SortFunc(records, func(a, b boundaryRec) int { return int(a.acc - b.acc) })
-	for len(records) > 0 {
-		acc := records[0].acc
-		var es []entry
-		k := 0
-		for k < len(records) && records[k].acc == acc {
-			r := records[k]
-			for node := r.node; node < tr.next[r.node]; node++ {
-				for _, t := range tr.tokens(node) {
-					es = append(es, entry{v.bytes[t][r.at:], t})
-				}
-			}
-			k++
+	list := make([]int32, 0, count)
+	for i, w := range words {
+		for w != 0 {
+			list = append(list, int32(i*64+bits.TrailingZeros64(w)))
+			w &= w - 1
 		}
-		records = records[k:]
-		e.groups = append(e.groups, group{acc: d.accs[acc], rest: buildTrie(es)})
 	}
-	return e
+	return nil, list
+}
+
+// compEntry returns the entry of one lexeme state, building it by a walk
+// of the vocabulary trie with the lexeme's automaton.
+func (c *Constraint) compEntry(x comp) *compEntry {
+	key := compKey{x.q, c.g.follow[x.t]}
+	if ce := c.comps2[key]; ce != nil {
+		return ce
+	}
+	inside := make([]uint64, c.v.MaskWords())
+	records := c.walkOne(x, inside)
+	ce := &compEntry{}
+	ce.inside, ce.list = sparse(inside)
+	tr := &c.v.trie
+	var es []entry
+	for _, r := range records {
+		for _, t := range tr.toks[tr.tok0[r.node]:tr.tok0[tr.next[r.node]]] {
+			es = append(es, entry{c.v.bytes[t][r.at:], t})
+		}
+	}
+	ce.rest = buildTrie(es)
+	c.comps2[key] = ce
+	c.stats.Lexemes++
+	return ce
+}
+
+// compKey identifies a compEntry: the walk depends on the lexeme state
+// and, through boundary pruning, on what may follow the lexeme.
+type compKey struct {
+	q      rx.ID
+	follow rx.ByteSet
 }
 
 // maxDepth bounds the trie depth walked (tokens are at most 1025 bytes).
 const maxDepth = 1100
 
-// walkOne is the walk for a frontier of one lexeme state, straight on the
-// lexeme's automaton: it sets the inside tokens and returns the boundaries.
-func (c *Constraint) walkOne(q0 rx.ID, d *tupleDFA, inside []uint64) []boundaryRec {
-	pool, g := c.g.pool, c.g
+// walkOne walks the trie with one lexeme's automaton from state x.q: it
+// sets the inside tokens and returns the boundaries worth trying (those
+// whose next byte can begin something that may follow the lexeme). Where
+// the automaton loops on every plain character (a string body) and a
+// subtree holds only plain text below, the subtree is inside whole.
+func (c *Constraint) walkOne(x comp, inside []uint64) []boundaryRec {
+	pool := c.g.pool
 	tr := &c.v.trie
-	tb, tnext, tok0, toks := tr.b, tr.next, tr.tok0, tr.toks
+	tb, tnext, tok0, toks, plain, pchars, below := tr.b, tr.next, tr.tok0, tr.toks, c.v.plainBelow, c.v.plainChars, c.v.below
 	n := int32(len(tb))
 	var (
 		rows    [maxDepth + 1][]rx.ID
@@ -259,9 +206,10 @@ func (c *Constraint) walkOne(q0 rx.ID, d *tupleDFA, inside []uint64) []boundaryR
 		ends    [maxDepth + 1]int32
 		records []boundaryRec
 	)
-	follow := g.follow[d.tuplesComp(0).t]
+	follow := c.g.follow[x.t]
+	visited := 0
 	depth := 0
-	states[0], rows[0], ends[0] = q0, pool.Row(q0), n
+	states[0], rows[0], ends[0] = x.q, pool.Row(x.q), n
 	for i := int32(1); i < n; {
 		for i >= ends[depth] {
 			depth--
@@ -278,93 +226,200 @@ func (c *Constraint) walkOne(q0 rx.ID, d *tupleDFA, inside []uint64) []boundaryR
 					first = pathB[a+1]
 				}
 				if follow.Has(first) {
-					records = append(records, boundaryRec{0, int32(a), i})
+					records = append(records, boundaryRec{int32(a), i})
 				}
 			}
 			i = tnext[i]
 			continue
 		}
+		if ls := c.loopSet(q); below[i].Intersect(ls) == below[i] || plain[i] && c.plainCap(q) >= int(pchars[i]) {
+			for _, t := range toks[tok0[i]:tok0[tnext[i]]] {
+				inside[t>>6] |= 1 << (t & 63)
+			}
+			i = tnext[i]
+			continue
+		}
 		depth++
+		visited++
 		states[depth], rows[depth], pathB[depth], ends[depth] = q, pool.Row(q), b, tnext[i]
 		for _, t := range toks[tok0[i]:tok0[i+1]] {
 			inside[t>>6] |= 1 << (t & 63)
 		}
 		i++
 	}
-	if len(records) > 0 && len(d.accs) == 0 {
-		d.accs = append(d.accs, []int32{0})
+	if DebugWalks != nil {
+		k := c.g.pool.String(x.q)
+		if len(k) > 100000 {
+			k = k[:100]
+		}
+		DebugWalks[k] += int(visited)
+		DebugWalkCount[k]++
 	}
 	return records
 }
 
-// walkTuple is the walk for a frontier of several lexeme states.
-func (c *Constraint) walkTuple(d *tupleDFA, inside []uint64) []boundaryRec {
-	g := c.g
-	tr := &c.v.trie
-	tb, tnext, tok0, toks := tr.b, tr.next, tr.tok0, tr.toks
-	n := int32(len(tb))
-	var (
-		states  [maxDepth + 1]int32
-		pathB   [maxDepth + 1]byte
-		ends    [maxDepth + 1]int32
-		records []boundaryRec
-		follow  []rx.ByteSet
-	)
-	followOf := func(a int32) *rx.ByteSet {
-		for int(a) >= len(follow) {
-			var s rx.ByteSet
-			for _, ci := range d.accs[len(follow)] {
-				s = s.Union(g.follow[d.tuplesComp(ci).t])
-			}
-			follow = append(follow, s)
-		}
-		return &follow[a]
+// DebugWalks counts visited nodes per lexeme state (debug).
+var DebugWalks, DebugWalkCount map[string]int
+
+// loopSet returns the bytes that take state q back to q: a subtree whose
+// bytes below are all such bytes is inside whole.
+func (c *Constraint) loopSet(q rx.ID) rx.ByteSet {
+	if int(q) < len(c.loopSets) && c.loopKnown[q] {
+		return c.loopSets[q]
 	}
-	depth := 0
-	ends[0] = n
-	for i := int32(1); i < n; {
-		for i >= ends[depth] {
-			depth--
-		}
-		b := tb[i]
-		s := d.next(states[depth], b)
-		if s == tupleDead {
-			for a := 1; a <= depth; a++ {
-				acc := d.acc[states[a]]
-				if acc < 0 {
-					continue
-				}
-				first := b
-				if a < depth {
-					first = pathB[a+1]
-				}
-				if followOf(acc).Has(first) {
-					records = append(records, boundaryRec{acc, int32(a), i})
-				}
-			}
-			i = tnext[i]
-			continue
-		}
-		depth++
-		states[depth], pathB[depth], ends[depth] = s, b, tnext[i]
-		for _, t := range toks[tok0[i]:tok0[i+1]] {
-			inside[t>>6] |= 1 << (t & 63)
-		}
-		i++
+	if int(q) >= len(c.loopSets) {
+		n := int(q) + 1 - len(c.loopSets)
+		c.loopSets = append(c.loopSets, make([]rx.ByteSet, n)...)
+		c.loopKnown = append(c.loopKnown, make([]bool, n)...)
 	}
-	return records
+	var s rx.ByteSet
+	for b, t := range c.g.pool.Row(q) {
+		if t == q {
+			s.Add(byte(b))
+		}
+	}
+	c.loopSets[q], c.loopKnown[q] = s, true
+	return s
+}
+
+// plainCap returns how many plain characters (see Vocab.plainBelow)
+// state q can read, any of them, each taking it to one same next state
+// without passing an accepting state (maxPlainCap: unlimited, as a string
+// body; a string with maxLength counts down). A subtree of only plain text
+// no longer than that is inside whole.
+func (c *Constraint) plainCap(q rx.ID) int {
+	if int(q) < len(c.caps) {
+		if v := c.caps[q]; v != 0 {
+			return int(v - 1)
+		}
+	} else {
+		c.caps = append(c.caps, make([]uint16, int(q)+1-len(c.caps))...)
+	}
+	// Follow the chain of uniform steps iteratively, then fill it in.
+	var chain []rx.ID
+	cur := q
+	n := 0
+	for n < maxPlainCap {
+		if int(cur) < len(c.caps) && c.caps[cur] != 0 {
+			n += int(c.caps[cur] - 1)
+			break
+		}
+		next, ok := c.plainStep(cur)
+		if !ok {
+			break
+		}
+		chain = append(chain, cur)
+		n++
+		if next == cur || slices.Contains(chain, next) {
+			n = maxPlainCap
+			break
+		}
+		cur = next
+	}
+	n = min(n, maxPlainCap)
+	if len(chain) == 0 {
+		c.setCap(q, 0)
+		return 0
+	}
+	for k, s := range chain {
+		c.setCap(s, min(maxPlainCap, n-k))
+	}
+	return int(c.caps[q] - 1)
+}
+
+// maxPlainCap stands for an unlimited plainCap.
+const maxPlainCap = 1000
+
+func (c *Constraint) setCap(q rx.ID, v int) {
+	if int(q) >= len(c.caps) {
+		c.caps = append(c.caps, make([]uint16, int(q)+1-len(c.caps))...)
+	}
+	c.caps[q] = uint16(v + 1)
+}
+
+// plainStep returns the state every plain character takes q to, when it
+// is one state, alive, and no accepting state is met on the way.
+func (c *Constraint) plainStep(q rx.ID) (rx.ID, bool) {
+	pool := c.g.pool
+	if pool.Nullable(q) {
+		return 0, false
+	}
+	row := pool.Row(q)
+	to := row['a']
+	if to == rx.Nothing || pool.Nullable(to) {
+		return 0, false
+	}
+	for b := 0x20; b < 0x7F; b++ {
+		if b != '"' && b != '\\' && row[b] != to {
+			return 0, false
+		}
+	}
+	// Multi-byte characters: lead byte ranges with their allowed second
+	// byte, then continuation bytes, must come back to q.
+	type lead struct {
+		lo, hi   byte // lead bytes
+		lo2, hi2 byte // second byte
+		n        int  // bytes in the character
+	}
+	leads := []lead{{0xC2, 0xDF, 0x80, 0xBF, 2}, {0xE0, 0xE0, 0xA0, 0xBF, 3}, {0xE1, 0xEC, 0x80, 0xBF, 3},
+		{0xED, 0xED, 0x80, 0x9F, 3}, {0xEE, 0xEF, 0x80, 0xBF, 3}, {0xF0, 0xF0, 0x90, 0xBF, 4},
+		{0xF1, 0xF3, 0x80, 0xBF, 4}, {0xF4, 0xF4, 0x80, 0x8F, 4}}
+	// through returns whether every byte of lo..hi takes state s to an
+	// alive, non-accepting state, and the distinct states reached.
+	through := func(s rx.ID, lo, hi byte, last bool) ([]rx.ID, bool) {
+		var out []rx.ID
+		r := pool.Row(s)
+		for b := int(lo); b <= int(hi); b++ {
+			t := r[b]
+			if t == rx.Nothing {
+				return nil, false
+			}
+			if last {
+				if t != to {
+					return nil, false
+				}
+				continue
+			}
+			if pool.Nullable(t) {
+				return nil, false
+			}
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+		return out, true
+	}
+	for _, l := range leads {
+		s1, ok := through(q, l.lo, l.hi, false)
+		if !ok {
+			return 0, false
+		}
+		for _, a := range s1 {
+			s2, ok := through(a, l.lo2, l.hi2, l.n == 2)
+			if !ok {
+				return 0, false
+			}
+			for k := 3; k <= l.n; k++ {
+				var next []rx.ID
+				for _, b := range s2 {
+					s3, ok := through(b, 0x80, 0xBF, k == l.n)
+					if !ok {
+						return 0, false
+					}
+					next = append(next, s3...)
+				}
+				s2 = next
+			}
+		}
+	}
+	return to, true
 }
 
 // fillMask writes into dst the tokens allowed after what p has read.
 func (c *Constraint) fillMask(p *parser, dst []uint64) {
 	clear(dst)
 	c.key, c.comps = c.lexKey(p, c.key, c.comps)
-	e := c.entries[string(c.key)]
-	if e == nil {
-		e = c.buildEntry(c.comps)
-		c.entries[string(c.key)] = e
-		c.stats.Entries++
-	}
+	e := c.entry(c.key, c.comps)
 	if e.inside != nil {
 		copy(dst, e.inside)
 	} else {
@@ -372,33 +427,20 @@ func (c *Constraint) fillMask(p *parser, dst []uint64) {
 			dst[t>>6] |= 1 << (t & 63)
 		}
 	}
-	if len(e.groups) > 0 {
-		pool := c.g.pool
-		for gi := range e.groups {
-			gr := &e.groups[gi]
-			m := p.save()
-			done := func(f fitem) bool {
-				if pool.Final(f.q) {
-					return false
-				}
-				x := comp{c.g.flat[f.pos].terminal(), f.q}
-				i, ok := slices.BinarySearchFunc(e.comps, x, func(a, b comp) int {
-					if a.t != b.t {
-						return int(a.t - b.t)
-					}
-					return int(a.q) - int(b.q)
-				})
-				if !ok {
-					return false
-				}
-				_, in := slices.BinarySearch(gr.acc, int32(i))
-				return in
-			}
-			if p.boundary(done) && p.fend > p.fstart {
-				c.walk(p, &gr.rest, dst)
-			}
-			p.restore(m)
+	pool := c.g.pool
+	for j, rest := range e.rests {
+		if rest == nil {
+			continue
 		}
+		x := e.comps[j]
+		m := p.save()
+		done := func(f fitem) bool {
+			return f.q == x.q && c.g.flat[f.pos].terminal() == x.t && !pool.Final(f.q)
+		}
+		if p.boundary(done) && p.fend > p.fstart {
+			c.walk(p, rest, dst)
+		}
+		p.restore(m)
 	}
 	if p.accepting() {
 		for _, t := range c.v.eog {

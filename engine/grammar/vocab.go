@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
+	"github.com/ruvllm/ruvllm/engine/grammar/rx"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
@@ -35,6 +37,17 @@ type Vocab struct {
 	bytes [][]byte // per token, as matched (special tokens with the marker)
 	eog   []int32
 	trie  trie
+	// plainBelow[i]: every token below trie node i continues with whole
+	// plain characters only (printable ASCII but '"' and '\\', and valid
+	// non-ASCII UTF-8), from a character boundary. A lexeme state that
+	// loops on every plain character (a JSON string body) takes such a
+	// subtree whole, without walking it.
+	plainBelow []bool
+	// plainChars[i]: the most characters a token continues with below
+	// node i (at most 255), where plainBelow[i].
+	plainChars []uint8
+	// below[i]: the bytes of the tokens below trie node i.
+	below []rx.ByteSet
 
 	mu    sync.Mutex
 	cache map[string]*Constraint // compiled constraints by spec key
@@ -99,6 +112,80 @@ func buildTrie(es []entry) trie {
 	return t
 }
 
+// bytesBelow computes Vocab.below: each node's set is its children's bytes
+// and their sets.
+func bytesBelow(t *trie) []rx.ByteSet {
+	n := t.nodes()
+	out := make([]rx.ByteSet, n)
+	parent := make([]int32, n)
+	stack := []int32{0}
+	for i := int32(1); i < int32(n); i++ {
+		for i >= t.next[stack[len(stack)-1]] && stack[len(stack)-1] != 0 {
+			stack = stack[:len(stack)-1]
+		}
+		parent[i] = stack[len(stack)-1]
+		stack = append(stack, i)
+	}
+	for i := int32(n) - 1; i >= 1; i-- {
+		p := parent[i]
+		out[p] = out[p].Union(out[i])
+		out[p].Add(t.b[i])
+	}
+	return out
+}
+
+// plainBelow computes Vocab.plainBelow and plainChars for t.
+func plainBelow(t *trie, toks [][]byte) ([]bool, []uint8) {
+	n := t.nodes()
+	out := make([]bool, n)
+	chars := make([]uint8, n)
+	cnt := make([]int, 0, 64)
+	for i := range out {
+		out[i] = true
+	}
+	var path []int32 // node at each depth
+	var ends []int32
+	ok := make([]bool, 0, 64)
+	for i := int32(0); i < int32(n); i++ {
+		for len(ends) > 0 && i >= ends[len(ends)-1] {
+			ends, path = ends[:len(ends)-1], path[:len(path)-1]
+		}
+		path, ends = append(path, i), append(ends, t.next[i])
+		if i == 0 {
+			ends[0] = int32(n)
+		}
+		for _, tok := range t.tokens(i) {
+			b := toks[tok]
+			// ok[d]: b[d:] is whole plain characters.
+			ok = ok[:0]
+			for range len(b) + 1 {
+				ok = append(ok, false)
+			}
+			ok[len(b)] = true
+			cnt = cnt[:0]
+			for range len(b) + 1 {
+				cnt = append(cnt, 0)
+			}
+			for d := len(b) - 1; d >= 0; d-- {
+				switch c := b[d]; {
+				case c >= 0x20 && c < 0x7F && c != '"' && c != '\\':
+					ok[d], cnt[d] = ok[d+1], cnt[d+1]+1
+				case c >= 0xC0:
+					r, size := utf8.DecodeRune(b[d:])
+					if r != utf8.RuneError && size > 1 && ok[d+size] {
+						ok[d], cnt[d] = true, cnt[d+size]+1
+					}
+				}
+			}
+			for d, node := range path {
+				out[node] = out[node] && ok[d]
+				chars[node] = uint8(max(int(chars[node]), min(cnt[d], 255)))
+			}
+		}
+	}
+	return out, chars
+}
+
 // nodes is the number of trie nodes (root included).
 func (t *trie) nodes() int { return len(t.b) }
 
@@ -125,6 +212,11 @@ func NewVocab(tokens []Token) (*Vocab, error) {
 		if tk.Special {
 			b = append([]byte{SpecialMarker}, b...)
 		} else {
+			// No valid UTF-8 holds SpecialMarker, so no lexeme could take
+			// such a token anyway, and it must not spell a special token.
+			if bytes.IndexByte(b, SpecialMarker) >= 0 {
+				continue
+			}
 			b = bytes.Clone(b)
 		}
 		if len(b) > 1024 {
@@ -134,6 +226,8 @@ func NewVocab(tokens []Token) (*Vocab, error) {
 		es = append(es, entry{b, int32(i)})
 	}
 	v.trie = buildTrie(es)
+	v.plainBelow, v.plainChars = plainBelow(&v.trie, v.bytes)
+	v.below = bytesBelow(&v.trie)
 	return v, nil
 }
 

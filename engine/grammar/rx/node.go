@@ -102,13 +102,19 @@ func (UTF8Encoding) Char(p *Pool, rs []RuneRange) ID { return p.UTF8(rs) }
 // which is all a JSON encoder writes that way. Surrogate escapes are never
 // accepted, so every accepted string decodes to as many characters as it
 // was counted as (JSON Schema's minLength and maxLength count code points).
-type JSONStringEncoding struct{}
+type JSONStringEncoding struct {
+	// Narrow leaves out "\uXXXX" escapes of characters that have another
+	// spelling, even for a class of every character: then a string has
+	// one spelling per value (besides "\/" for '/'), which is how object
+	// keys are told apart.
+	Narrow bool
+}
 
 var controlRunes = []RuneRange{{0, 0x1F}}
 
 // Char implements Encoding.
-func (JSONStringEncoding) Char(p *Pool, rs []RuneRange) ID {
-	all := len(rs) == len(AnyRune) && rs[0] == AnyRune[0] && rs[1] == AnyRune[1]
+func (e JSONStringEncoding) Char(p *Pool, rs []RuneRange) ID {
+	all := !e.Narrow && len(rs) == len(AnyRune) && rs[0] == AnyRune[0] && rs[1] == AnyRune[1]
 	raw := Subtract(rs, append([]RuneRange{{'"', '"'}, {'\\', '\\'}}, controlRunes...))
 	alts := []ID{p.UTF8(raw)}
 	bs := p.Byte('\\')
