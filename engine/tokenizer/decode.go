@@ -122,17 +122,23 @@ func cleanSpaces(b []byte) []byte {
 type StreamDecoder struct {
 	t       *Tokenizer
 	pending []byte // decoded bytes not yet returned
+	raw     bool   // no clean-up of spaces
 }
 
 // NewStreamDecoder returns a decoder for t's tokens. Control tokens decode
 // to nothing, as in Decode without Special.
 func NewStreamDecoder(t *Tokenizer) *StreamDecoder { return &StreamDecoder{t: t} }
 
+// NewRawStreamDecoder returns a decoder that gives the tokens' bytes
+// exactly (TokenBytes), never cleaning spaces: the text of a generation
+// held to a grammar is then the text the grammar accepted.
+func NewRawStreamDecoder(t *Tokenizer) *StreamDecoder { return &StreamDecoder{t: t, raw: true} }
+
 // Add appends a token and returns the text that is now final.
 func (d *StreamDecoder) Add(id int32) string {
 	d.pending = d.t.pieceBytes(d.pending, id, false)
 	n := completePrefix(d.pending)
-	if d.t.pre.cleanSpaces {
+	if d.t.pre.cleanSpaces && !d.raw {
 		n = safeCut(d.pending, n)
 	}
 	return d.emit(n)
@@ -149,7 +155,7 @@ func (d *StreamDecoder) emit(n int) string {
 		return ""
 	}
 	chunk := d.pending[:n]
-	if d.t.pre.cleanSpaces {
+	if d.t.pre.cleanSpaces && !d.raw {
 		chunk = cleanSpaces(chunk)
 	}
 	out := string(chunk)
