@@ -32,7 +32,7 @@ func (c *schemaCompiler) order(v *jvalue, schemas []*jvalue, depth int) {
 	if depth > maxJSONDepth || len(schemas) == 0 {
 		return
 	}
-	all := c.reach(schemas)
+	all := c.reach(schemas, v)
 	switch v.kind {
 	case jObj:
 		var names []string
@@ -108,8 +108,9 @@ func (c *schemaCompiler) order(v *jvalue, schemas []*jvalue, depth int) {
 }
 
 // reach returns schemas and every schema they reach through $ref, allOf,
-// anyOf and oneOf, in order, each once.
-func (c *schemaCompiler) reach(schemas []*jvalue) []*jvalue {
+// and the alternative of each anyOf and oneOf that fits v best, in order,
+// each once. Draft 4 to 7 ignore the siblings of $ref, as the compiler does.
+func (c *schemaCompiler) reach(schemas []*jvalue, v *jvalue) []*jvalue {
 	var out []*jvalue
 	seen := map[*jvalue]bool{}
 	var visit func(s *jvalue, depth int)
@@ -118,17 +119,32 @@ func (c *schemaCompiler) reach(schemas []*jvalue) []*jvalue {
 			return
 		}
 		seen[s] = true
-		out = append(out, s)
 		if r := s.get("$ref"); r != nil && r.kind == jStr {
 			t := c.resolve(s, r.s)
 			c.err = nil
+			if c.draft <= 7 {
+				visit(t, depth+1)
+				return
+			}
+			out = append(out, s)
 			visit(t, depth+1)
+		} else {
+			out = append(out, s)
 		}
-		for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
-			if l := s.get(kw); l != nil && l.kind == jArr {
+		if l := s.get("allOf"); l != nil && l.kind == jArr {
+			for _, x := range l.arr {
+				visit(x, depth+1)
+			}
+		}
+		for _, kw := range []string{"anyOf", "oneOf"} {
+			if l := s.get(kw); l != nil && l.kind == jArr && len(l.arr) > 0 {
+				best, bestScore := l.arr[0], -1<<30
 				for _, x := range l.arr {
-					visit(x, depth+1)
+					if sc := c.fit(x, v); sc > bestScore {
+						best, bestScore = x, sc
+					}
 				}
+				visit(best, depth+1)
 			}
 		}
 	}
@@ -136,4 +152,44 @@ func (c *schemaCompiler) reach(schemas []*jvalue) []*jvalue {
 		visit(s, 0)
 	}
 	return out
+}
+
+// fit scores how well value v fits schema s, to pick the alternative of
+// an anyOf or oneOf whose property order applies: the JSON type, the
+// properties it lists that v has, the required ones v lacks, and const or
+// enum values v's members contradict.
+func (c *schemaCompiler) fit(s *jvalue, v *jvalue) int {
+	if c.typesOf(s, 0)&kindType(v) == 0 && !(v.kind == jNum && c.typesOf(s, 0)&tNumber != 0) {
+		return -1000
+	}
+	if v.kind != jObj {
+		return 0
+	}
+	score := 0
+	for _, x := range c.reach([]*jvalue{s}, &jvalue{kind: jNull}) {
+		props := x.get("properties")
+		for i, k := range v.keys {
+			if props == nil || !props.has(k) {
+				continue
+			}
+			score += 10
+			if vals := enumValues(c.deref(props.get(k))); vals != nil {
+				match := false
+				for _, e := range vals {
+					if jsonEqual(e, v.vals[i]) {
+						match = true
+					}
+				}
+				if !match {
+					score -= 100
+				}
+			}
+		}
+		for name := range requiredSet(x) {
+			if !v.has(name) {
+				score -= 5
+			}
+		}
+	}
+	return score
 }

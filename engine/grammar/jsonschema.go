@@ -399,12 +399,12 @@ func (c *schemaCompiler) expand(cj conj) []conj {
 				if t == nil {
 					return
 				}
-				next := slices.Clone(cj)
+				var next conj
 				if c.draft <= 7 {
+					next = slices.Clone(cj)
 					next[i] = part{n: t} // draft 4-7: $ref replaces its siblings
 				} else {
-					next[i].done |= doneRef
-					next = append(next, part{n: t})
+					next = insertAfter(cj, i, doneRef, t)
 				}
 				rec(dedupe(c, next))
 				return
@@ -415,12 +415,7 @@ func (c *schemaCompiler) expand(cj conj) []conj {
 					c.invalid(n, "allOf is not an array")
 					return
 				}
-				next := slices.Clone(cj)
-				next[i].done |= doneAllOf
-				for _, x := range all.arr {
-					next = append(next, part{n: x})
-				}
-				rec(dedupe(c, next))
+				rec(dedupe(c, insertAfter(cj, i, doneAllOf, all.arr...)))
 				return
 			}
 			for _, kw := range []struct {
@@ -439,10 +434,7 @@ func (c *schemaCompiler) expand(cj conj) []conj {
 					return
 				}
 				for _, x := range list.arr {
-					next := slices.Clone(cj)
-					next[i].done |= kw.flag
-					next = append(next, part{n: x})
-					rec(dedupe(c, next))
+					rec(dedupe(c, insertAfter(cj, i, kw.flag, x)))
 				}
 				return
 			}
@@ -451,6 +443,19 @@ func (c *schemaCompiler) expand(cj conj) []conj {
 	}
 	rec(cj)
 	return out
+}
+
+// insertAfter returns cj with part i marked done with flag and schemas
+// inserted right after it: the parts keep the order in which the schema
+// text lists them, which is the order their properties are generated in.
+func insertAfter(cj conj, i int, flag uint8, schemas ...*jvalue) conj {
+	next := make(conj, 0, len(cj)+len(schemas))
+	next = append(next, cj[:i+1]...)
+	next[i].done |= flag
+	for _, x := range schemas {
+		next = append(next, part{n: x})
+	}
+	return append(next, cj[i+1:]...)
 }
 
 // dedupe drops repeated schemas of a conjunction (a schema and itself is

@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 	"slices"
 
@@ -162,6 +163,14 @@ func (c *Constraint) compEntry(x comp) *compEntry {
 	if ce := c.comps2[key]; ce != nil {
 		return ce
 	}
+	// Another grammar over the same vocabulary may have walked the same
+	// lexeme state already (a plain string body, a number).
+	follow := c.g.follow[x.t]
+	shared := c.g.pool.Canon(x.q) + fmt.Sprintf("/%x.%x.%x.%x", follow[0], follow[1], follow[2], follow[3])
+	if ce := c.v.sharedEntry(shared); ce != nil {
+		c.comps2[key] = ce
+		return ce
+	}
 	inside := make([]uint64, c.v.MaskWords())
 	records := c.walkOne(x, inside)
 	ce := &compEntry{}
@@ -175,6 +184,7 @@ func (c *Constraint) compEntry(x comp) *compEntry {
 	}
 	ce.rest = buildTrie(es)
 	c.comps2[key] = ce
+	c.v.shareEntry(shared, ce)
 	c.stats.Lexemes++
 	return ce
 }
@@ -207,7 +217,6 @@ func (c *Constraint) walkOne(x comp, inside []uint64) []boundaryRec {
 		records []boundaryRec
 	)
 	follow := c.g.follow[x.t]
-	visited := 0
 	depth := 0
 	states[0], rows[0], ends[0] = x.q, pool.Row(x.q), n
 	for i := int32(1); i < n; {
@@ -240,26 +249,14 @@ func (c *Constraint) walkOne(x comp, inside []uint64) []boundaryRec {
 			continue
 		}
 		depth++
-		visited++
 		states[depth], rows[depth], pathB[depth], ends[depth] = q, pool.Row(q), b, tnext[i]
 		for _, t := range toks[tok0[i]:tok0[i+1]] {
 			inside[t>>6] |= 1 << (t & 63)
 		}
 		i++
 	}
-	if DebugWalks != nil {
-		k := c.g.pool.String(x.q)
-		if len(k) > 100000 {
-			k = k[:100]
-		}
-		DebugWalks[k] += int(visited)
-		DebugWalkCount[k]++
-	}
 	return records
 }
-
-// DebugWalks counts visited nodes per lexeme state (debug).
-var DebugWalks, DebugWalkCount map[string]int
 
 // loopSet returns the bytes that take state q back to q: a subtree whose
 // bytes below are all such bytes is inside whole.

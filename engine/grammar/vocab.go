@@ -33,10 +33,11 @@ type Token struct {
 // bytes in a trie. Build one per model and share it; it is immutable and
 // safe for concurrent use.
 type Vocab struct {
-	n     int
-	bytes [][]byte // per token, as matched (special tokens with the marker)
-	eog   []int32
-	trie  trie
+	n       int
+	noShare bool
+	bytes   [][]byte // per token, as matched (special tokens with the marker)
+	eog     []int32
+	trie    trie
 	// plainBelow[i]: every token below trie node i continues with whole
 	// plain characters only (printable ASCII but '"' and '\\', and valid
 	// non-ASCII UTF-8), from a character boundary. A lexeme state that
@@ -52,7 +53,40 @@ type Vocab struct {
 	mu    sync.Mutex
 	cache map[string]*Constraint // compiled constraints by spec key
 	order []string               // cache keys, oldest first
+
+	// Lexeme entries shared by every grammar over this vocabulary, by the
+	// structure of the lexeme state (see rx.Pool.Canon) and its follow set.
+	shareMu sync.Mutex
+	shared  map[string]*compEntry
 }
+
+// maxShared bounds the shared lexeme entries; past it the set starts over.
+const maxShared = 4096
+
+func (v *Vocab) sharedEntry(key string) *compEntry {
+	if v.noShare {
+		return nil
+	}
+	v.shareMu.Lock()
+	defer v.shareMu.Unlock()
+	return v.shared[key]
+}
+
+func (v *Vocab) shareEntry(key string, e *compEntry) {
+	if v.noShare {
+		return
+	}
+	v.shareMu.Lock()
+	defer v.shareMu.Unlock()
+	if v.shared == nil || len(v.shared) >= maxShared {
+		v.shared = map[string]*compEntry{}
+	}
+	v.shared[key] = e
+}
+
+// SetSharing turns the lexeme entries shared between grammars on (the
+// default) or off (to measure every grammar from a cold start).
+func (v *Vocab) SetSharing(on bool) { v.noShare = !on }
 
 // trie holds byte strings in pre-order: node i (i >= 1) is reached by byte
 // b[i] from its parent; its subtree is nodes i..next[i]-1; the strings

@@ -137,6 +137,16 @@ type Result struct {
 	// mask. Both are CPU time of the thread that computed them.
 	TTFM, TBM []time.Duration
 	Tokens    int
+	// Slowest are the schemas with the slowest single masks (TTFM and
+	// TBM), slowest first, for finding what to speed up.
+	Slowest []Slow
+}
+
+// Slow is one schema's slowest mask.
+type Slow struct {
+	Case string
+	TTFM time.Duration
+	TBM  time.Duration
 }
 
 // Run runs the cases.
@@ -179,6 +189,15 @@ func Run(ctx context.Context, cases []Case, o Options) (*Result, error) {
 					res.TTFM = append(res.TTFM, r.ttfm)
 				}
 				res.TBM = append(res.TBM, r.tbm...)
+				worst := time.Duration(0)
+				for _, d := range r.tbm {
+					worst = max(worst, d)
+				}
+				res.Slowest = append(res.Slowest, Slow{c.Name, r.ttfm, worst})
+				if len(res.Slowest) > 200 {
+					slices.SortFunc(res.Slowest, func(a, b Slow) int { return int(max(b.TBM, b.TTFM) - max(a.TBM, a.TTFM)) })
+					res.Slowest = res.Slowest[:40]
+				}
 				res.Tokens += r.tokens
 				done++
 				if o.Progress != nil {
@@ -190,6 +209,8 @@ func Run(ctx context.Context, cases []Case, o Options) (*Result, error) {
 	}
 	wg.Wait()
 	slices.SortFunc(res.Failures, func(a, b Failure) int { return strings.Compare(a.Case, b.Case) })
+	slices.SortFunc(res.Slowest, func(a, b Slow) int { return int(max(b.TBM, b.TTFM) - max(a.TBM, a.TTFM)) })
+	res.Slowest = res.Slowest[:min(len(res.Slowest), 40)]
 	return res, ctx.Err()
 }
 

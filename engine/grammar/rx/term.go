@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 )
 
 // ID names a term of a Pool.
@@ -109,6 +110,7 @@ type Pool struct {
 	live    []int8   // per term: 0 unknown, 1 live, -1 dead
 	final   []int8   // per state: 0 unknown, 1 no live transition, -1 has one
 	dmemo   map[uint64]ID
+	canon   map[ID]string
 
 	// Overflow is set once the pool refused to grow past MaxStates terms.
 	Overflow bool
@@ -731,4 +733,46 @@ func byteStr(b int) string {
 		return string(rune(b))
 	}
 	return fmt.Sprintf("\\x%02x", b)
+}
+
+// Canon returns a text that names t's structure independently of the
+// pool: two terms built the same way in different pools get the same
+// text (unions and intersections list their members in text order). It
+// keys caches shared between grammars.
+func (p *Pool) Canon(t ID) string {
+	if p.canon == nil {
+		p.canon = map[ID]string{}
+	}
+	if s, ok := p.canon[t]; ok {
+		return s
+	}
+	n := p.nodes[t]
+	var s string
+	switch n.kind {
+	case kNothing:
+		s = "0"
+	case kEmpty:
+		s = "e"
+	case kBytes:
+		s = fmt.Sprintf("b%x.%x.%x.%x", n.set[0], n.set[1], n.set[2], n.set[3])
+	case kConcat:
+		s = "(" + p.Canon(n.a) + " " + p.Canon(n.b) + ")"
+	case kOr, kAnd:
+		parts := make([]string, len(n.args))
+		for i, a := range n.args {
+			parts[i] = p.Canon(a)
+		}
+		slices.Sort(parts)
+		op := "|"
+		if n.kind == kAnd {
+			op = "&"
+		}
+		s = "[" + op + strings.Join(parts, ",") + "]"
+	case kNot:
+		s = "~" + p.Canon(n.a)
+	case kRepeat:
+		s = fmt.Sprintf("{%d,%d %s}", n.min, n.max, p.Canon(n.a))
+	}
+	p.canon[t] = s
+	return s
 }
