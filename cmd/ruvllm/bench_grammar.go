@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ func newBenchGrammarCmd() *cobra.Command {
 		workers, sample                int
 		match                          string
 		asJSON, cold                   bool
+		diagnose                       time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "grammar [--data maskbench-data.tar.gz] [--vocab ggml-vocab-llama-bpe.gguf] [--workers N] [--sample N]",
@@ -84,7 +86,26 @@ func newBenchGrammarCmd() *cobra.Command {
 			v.SetSharing(!cold)
 			start := time.Now()
 			errOut := cmd.ErrOrStderr()
-			res, err := maskbench.Run(ctx, cases, maskbench.Options{Vocab: v, Tokenizer: tok, Workers: workers,
+			var diag func(string, time.Duration, grammar.Stats, grammar.Stats)
+			var diagMu sync.Mutex
+			slowBy := map[string]int{}
+			if diagnose > 0 {
+				diag = func(name string, d time.Duration, before, after grammar.Stats) {
+					if d < diagnose {
+						return
+					}
+					k := "cached"
+					if after.Lexemes > before.Lexemes {
+						k = "new lexeme walks"
+					} else if after.Entries > before.Entries {
+						k = "new frontier"
+					}
+					diagMu.Lock()
+					slowBy[k]++
+					diagMu.Unlock()
+				}
+			}
+			res, err := maskbench.Run(ctx, cases, maskbench.Options{Vocab: v, Tokenizer: tok, Workers: workers, Diagnose: diag,
 				Progress: func(done, total int) {
 					if done%500 == 0 || done == total {
 						fmt.Fprintf(errOut, "\r%d/%d schemas", done, total)
@@ -101,6 +122,9 @@ func newBenchGrammarCmd() *cobra.Command {
 			}
 			rep := grammarReport(res, vocab, v.Size(), time.Since(start), workers)
 			rep.Cold = cold
+			if diagnose > 0 {
+				fmt.Fprintf(errOut, "masks over %v: %v\n", diagnose, slowBy)
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -121,6 +145,7 @@ func newBenchGrammarCmd() *cobra.Command {
 	f.BoolVar(&cold, "cold", false, "compile every schema from a cold start: no lexeme masks shared between schemas\n"+
 		"(by default they are shared, as in a daemon that has seen other schemas before)")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to `FILE`")
+	f.DurationVar(&diagnose, "diagnose", 0, "count the masks slower than this by what they had to build")
 	return cmd
 }
 

@@ -352,99 +352,6 @@ func (b *builder) allProductive(rhs []sym, productive, termOK []bool) bool {
 // anywhere; they over-approximate, never under.
 func (g *Grammar) computeFollow() {
 	nr, nt := len(g.first), len(g.terms)
-	firstT := make([]map[int32]bool, nr) // terminals that can begin a rule
-	for r := range firstT {
-		firstT[r] = map[int32]bool{}
-	}
-	for changed := true; changed; {
-		changed = false
-		for r := 0; r < nr; r++ {
-			for _, p := range g.first[r] {
-				for q := p; !g.isEnd[q]; q++ {
-					s := g.flat[q]
-					if s.isTerm() {
-						if !firstT[r][s.terminal()] {
-							firstT[r][s.terminal()], changed = true, true
-						}
-						break
-					}
-					for t := range firstT[s] {
-						if !firstT[r][t] {
-							firstT[r][t], changed = true, true
-						}
-					}
-					if !g.nullable[s] {
-						break
-					}
-				}
-			}
-		}
-	}
-	followR := make([]map[int32]bool, nr) // terminals that can follow a rule
-	endR := make([]bool, nr)              // the text can end after a rule
-	for r := range followR {
-		followR[r] = map[int32]bool{}
-	}
-	endR[g.start] = true
-	followT := make([]map[int32]bool, nt)
-	for t := range followT {
-		followT[t] = map[int32]bool{}
-	}
-	endT := make([]bool, nt)
-	for changed := true; changed; {
-		changed = false
-		for q := range g.flat {
-			if g.isEnd[q] {
-				continue
-			}
-			s := g.flat[q]
-			// What can follow position q: FIRST of the rest, then the
-			// rule's own follow if the rest is nullable.
-			set := map[int32]bool{}
-			restNullable := true
-			for k := q + 1; !g.isEnd[k]; k++ {
-				x := g.flat[k]
-				if x.isTerm() {
-					set[x.terminal()] = true
-					restNullable = false
-					break
-				}
-				for t := range firstT[x] {
-					set[t] = true
-				}
-				if !g.nullable[x] {
-					restNullable = false
-					break
-				}
-			}
-			lhs := g.lhs[q]
-			if restNullable {
-				for t := range followR[lhs] {
-					set[t] = true
-				}
-			}
-			ends := restNullable && endR[lhs]
-			var target map[int32]bool
-			if s.isTerm() {
-				target = followT[s.terminal()]
-				if ends && !endT[s.terminal()] {
-					endT[s.terminal()], changed = true, true
-				}
-			} else {
-				target = followR[s]
-				if ends && !endR[s] {
-					endR[s], changed = true, true
-				}
-			}
-			for t := range set {
-				if !target[t] {
-					target[t], changed = true, true
-				}
-			}
-		}
-	}
-	g.follow = make([]rx.ByteSet, nt)
-	g.endOK = endT
 	firstBytes := make([]rx.ByteSet, nt)
 	for t, start := range g.terms {
 		row := g.pool.Row(start)
@@ -454,9 +361,94 @@ func (g *Grammar) computeFollow() {
 			}
 		}
 	}
-	for t := range followT {
-		for u := range followT[t] {
-			g.follow[t] = g.follow[t].Union(firstBytes[u])
+	// Bytes that can begin each rule.
+	firstR := make([]rx.ByteSet, nr)
+	for changed := true; changed; {
+		changed = false
+		for r := 0; r < nr; r++ {
+			for _, p := range g.first[r] {
+				set := firstR[r]
+				for q := p; !g.isEnd[q]; q++ {
+					s := g.flat[q]
+					if s.isTerm() {
+						set = set.Union(firstBytes[s.terminal()])
+						break
+					}
+					set = set.Union(firstR[s])
+					if !g.nullable[s] {
+						break
+					}
+				}
+				if set != firstR[r] {
+					firstR[r], changed = set, true
+				}
+			}
+		}
+	}
+	// For each position: the bytes that can begin the rest of its
+	// production, and whether the rest can be empty.
+	restFirst := make([]rx.ByteSet, len(g.flat))
+	restNull := make([]bool, len(g.flat))
+	for q := len(g.flat) - 1; q >= 0; q-- {
+		if g.isEnd[q] {
+			restNull[q] = true
+			continue
+		}
+		// The rest after position q starts at q+1.
+		n := q + 1
+		if g.isEnd[n] {
+			restNull[q] = true
+			continue
+		}
+		s := g.flat[n]
+		var f rx.ByteSet
+		nullable := false
+		if s.isTerm() {
+			f = firstBytes[s.terminal()]
+		} else {
+			f = firstR[s]
+			nullable = g.nullable[s]
+		}
+		if nullable {
+			f = f.Union(restFirst[n])
+			nullable = restNull[n]
+		}
+		restFirst[q], restNull[q] = f, nullable
+	}
+	followR := make([]rx.ByteSet, nr)
+	endR := make([]bool, nr)
+	endR[g.start] = true
+	g.follow = make([]rx.ByteSet, nt)
+	g.endOK = make([]bool, nt)
+	for changed := true; changed; {
+		changed = false
+		for q := range g.flat {
+			if g.isEnd[q] {
+				continue
+			}
+			lhs := g.lhs[q]
+			set := restFirst[q]
+			ends := false
+			if restNull[q] {
+				set = set.Union(followR[lhs])
+				ends = endR[lhs]
+			}
+			if s := g.flat[q]; s.isTerm() {
+				t := s.terminal()
+				if u := g.follow[t].Union(set); u != g.follow[t] {
+					g.follow[t], changed = u, true
+				}
+				if ends && !g.endOK[t] {
+					g.endOK[t], changed = true, true
+				}
+			} else {
+				if u := followR[s].Union(set); u != followR[s] {
+					followR[s], changed = u, true
+				}
+				if ends && !endR[s] {
+					endR[s], changed = true, true
+				}
+			}
 		}
 	}
 }

@@ -163,6 +163,13 @@ func (c *Constraint) compEntry(x comp) *compEntry {
 	if ce := c.comps2[key]; ce != nil {
 		return ce
 	}
+	// A state no token can tell from a simpler one (a long counted string
+	// far from its limit) shares that one's entry.
+	if h := c.g.pool.Horizon(x.q, c.v.maxLen+1); h != x.q {
+		ce := c.compEntry(comp{x.t, h})
+		c.comps2[key] = ce
+		return ce
+	}
 	// Another grammar over the same vocabulary may have walked the same
 	// lexeme state already (a plain string body, a number).
 	follow := c.g.follow[x.t]
@@ -241,7 +248,13 @@ func (c *Constraint) walkOne(x comp, inside []uint64) []boundaryRec {
 			i = tnext[i]
 			continue
 		}
-		if ls := c.loopSet(q); below[i].Intersect(ls) == below[i] || plain[i] && c.plainCap(q) >= int(pchars[i]) {
+		var ls rx.ByteSet
+		if int(q) < len(c.loopKnown) && c.loopKnown[q] {
+			ls = c.loopSets[q]
+		} else {
+			ls = c.loopSet(q)
+		}
+		if below[i].Intersect(ls) == below[i] || plain[i] && c.plainCapFast(q) >= int(pchars[i]) {
 			for _, t := range toks[tok0[i]:tok0[tnext[i]]] {
 				inside[t>>6] |= 1 << (t & 63)
 			}
@@ -322,6 +335,16 @@ func (c *Constraint) plainCap(q rx.ID) int {
 		c.setCap(s, min(maxPlainCap, n-k))
 	}
 	return int(c.caps[q] - 1)
+}
+
+// plainCapFast is plainCap with its cached value read inline.
+func (c *Constraint) plainCapFast(q rx.ID) int {
+	if int(q) < len(c.caps) {
+		if v := c.caps[q]; v != 0 {
+			return int(v - 1)
+		}
+	}
+	return c.plainCap(q)
 }
 
 // maxPlainCap stands for an unlimited plainCap.

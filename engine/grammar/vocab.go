@@ -34,6 +34,7 @@ type Token struct {
 // safe for concurrent use.
 type Vocab struct {
 	n       int
+	maxLen  int // the longest token, in bytes
 	noShare bool
 	bytes   [][]byte // per token, as matched (special tokens with the marker)
 	eog     []int32
@@ -257,6 +258,7 @@ func NewVocab(tokens []Token) (*Vocab, error) {
 			continue // no real token is this long; never allowed
 		}
 		v.bytes[i] = b
+		v.maxLen = max(v.maxLen, len(b))
 		es = append(es, entry{b, int32(i)})
 	}
 	v.trie = buildTrie(es)

@@ -107,6 +107,9 @@ type Options struct {
 	Workers int
 	// Progress, when set, is called after each schema.
 	Progress func(done, total int)
+	// Diagnose, when set, is called after each mask with its time and the
+	// constraint's cache sizes before and after (slows the run down).
+	Diagnose func(name string, d time.Duration, before, after grammar.Stats)
 }
 
 // Outcome classifies one schema, as MaskBench does.
@@ -248,9 +251,16 @@ func runCase(c *Case, o Options, mask []uint64) (r caseResult) {
 	con := grammar.NewConstraint(g, o.Vocab)
 	first := true
 	timed := func(m *grammar.Matcher) {
+		var before grammar.Stats
+		if o.Diagnose != nil {
+			before = con.Stats()
+		}
 		t := threadCPU()
 		m.FillMask(mask)
 		now := threadCPU()
+		if o.Diagnose != nil {
+			o.Diagnose(c.Name, now-t, before, con.Stats())
+		}
 		if first {
 			r.ttfm = now - start
 			first = false

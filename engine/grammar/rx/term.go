@@ -112,6 +112,9 @@ type Pool struct {
 	dmemo   map[uint64]ID
 	canon   map[ID]string
 
+	horizon  map[ID]ID
+	horizonH int
+
 	// Overflow is set once the pool refused to grow past MaxStates terms.
 	Overflow bool
 }
@@ -484,16 +487,23 @@ func refine(x, y []byte) []byte {
 	if slices.Equal(x, y) {
 		return x
 	}
-	out := make([]byte, 256)
-	pairs := make(map[uint16]byte, 16)
+	nx, ny := 0, 0
 	for b := 0; b < 256; b++ {
-		k := uint16(x[b])<<8 | uint16(y[b])
-		c, ok := pairs[k]
-		if !ok {
-			c = byte(len(pairs))
-			pairs[k] = c
+		nx, ny = max(nx, int(x[b])+1), max(ny, int(y[b])+1)
+	}
+	pairs := make([]int16, nx*ny)
+	for i := range pairs {
+		pairs[i] = -1
+	}
+	out := make([]byte, 256)
+	next := int16(0)
+	for b := 0; b < 256; b++ {
+		k := int(x[b])*ny + int(y[b])
+		if pairs[k] < 0 {
+			pairs[k] = next
+			next++
 		}
-		out[b] = c
+		out[b] = byte(pairs[k])
 	}
 	return out
 }
@@ -775,4 +785,67 @@ func (p *Pool) Canon(t ID) string {
 	}
 	p.canon[t] = s
 	return s
+}
+
+// Horizon returns a term that no string of at most h bytes tells apart
+// from t — same matches, same liveness after it — with every bounded
+// repetition whose counts go beyond h (outside complements) widened:
+// x{lo,hi} with hi-lo > h becomes x{min(lo,h),}, and a lower bound over
+// h becomes h. States of a long counted string (maxLength 2048) then
+// share one cached token mask while they are further than a token from
+// the limit. The repeated term must not match the empty string (each
+// copy then takes a byte).
+func (p *Pool) Horizon(t ID, h int) ID {
+	if p.horizon == nil || p.horizonH != h {
+		p.horizon, p.horizonH = map[ID]ID{}, h
+	}
+	return p.horizonOf(t, h)
+}
+
+func (p *Pool) horizonOf(t ID, h int) ID {
+	if r, ok := p.horizon[t]; ok {
+		return r
+	}
+	n := p.nodes[t]
+	r := t
+	switch n.kind {
+	case kConcat:
+		a, b := p.horizonOf(n.a, h), p.horizonOf(n.b, h)
+		if a != n.a || b != n.b {
+			r = p.Concat(a, b)
+		}
+	case kOr, kAnd:
+		args := make([]ID, len(n.args))
+		changed := false
+		for i, x := range n.args {
+			args[i] = p.horizonOf(x, h)
+			changed = changed || args[i] != x
+		}
+		if changed {
+			if n.kind == kOr {
+				r = p.Or(args...)
+			} else {
+				r = p.And(args...)
+			}
+		}
+	case kRepeat:
+		a := p.horizonOf(n.a, h)
+		lo, hi := int(n.min), int(n.max)
+		if !p.nodes[n.a].nullable {
+			if hi >= 0 && hi-lo > h {
+				hi = -1
+			}
+			if lo > h {
+				if hi >= 0 {
+					hi -= lo - h
+				}
+				lo = h
+			}
+		}
+		if a != n.a || lo != int(n.min) || hi != int(n.max) {
+			r = p.Repeat(a, lo, hi)
+		}
+	}
+	p.horizon[t] = r
+	return r
 }
