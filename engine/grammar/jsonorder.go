@@ -119,32 +119,39 @@ func (c *schemaCompiler) reach(schemas []*jvalue, v *jvalue) []*jvalue {
 			return
 		}
 		seen[s] = true
-		if r := s.get("$ref"); r != nil && r.kind == jStr {
+		if r := s.get("$ref"); r != nil && r.kind == jStr && c.draft <= 7 {
 			t := c.resolve(s, r.s)
 			c.err = nil
-			if c.draft <= 7 {
-				visit(t, depth+1)
-				return
-			}
-			out = append(out, s)
 			visit(t, depth+1)
-		} else {
-			out = append(out, s)
+			return
 		}
-		if l := s.get("allOf"); l != nil && l.kind == jArr {
-			for _, x := range l.arr {
-				visit(x, depth+1)
-			}
-		}
-		for _, kw := range []string{"anyOf", "oneOf"} {
-			if l := s.get(kw); l != nil && l.kind == jArr && len(l.arr) > 0 {
-				best, bestScore := l.arr[0], -1<<30
-				for _, x := range l.arr {
-					if sc := c.fit(x, v); sc > bestScore {
-						best, bestScore = x, sc
+		out = append(out, s)
+		// In the order the schema writes its combinators, as the compiler.
+		for _, k := range s.keys {
+			l := s.get(k)
+			switch k {
+			case "$ref":
+				if l.kind == jStr {
+					t := c.resolve(s, l.s)
+					c.err = nil
+					visit(t, depth+1)
+				}
+			case "allOf":
+				if l.kind == jArr {
+					for _, x := range l.arr {
+						visit(x, depth+1)
 					}
 				}
-				visit(best, depth+1)
+			case "anyOf", "oneOf":
+				if l.kind == jArr && len(l.arr) > 0 {
+					best, bestScore := l.arr[0], -1<<30
+					for _, x := range l.arr {
+						if sc := c.fit(x, v); sc > bestScore {
+							best, bestScore = x, sc
+						}
+					}
+					visit(best, depth+1)
+				}
 			}
 		}
 	}

@@ -305,10 +305,12 @@ func (c *schemaCompiler) resolve(holder *jvalue, ref string) *jvalue {
 	return target
 }
 
-// part is one schema of a conjunction, with the keywords already expanded.
+// part is one schema of a conjunction, with the keywords already expanded
+// and the number of schemas its expansions inserted after it.
 type part struct {
 	n    *jvalue
 	done uint8
+	kids int
 }
 
 const (
@@ -389,54 +391,56 @@ func (c *schemaCompiler) expand(cj conj) []conj {
 			if n.kind != jObj {
 				continue
 			}
-			if p.done&doneRef == 0 && n.has("$ref") {
-				ref := n.get("$ref")
-				if ref.kind != jStr {
-					c.invalid(n, "$ref is not a string")
+			// The combinators of a schema expand in the order the schema
+			// writes them, each inserting its schemas after those already
+			// inserted: properties are generated in the text's order.
+			for _, k := range n.keys {
+				switch {
+				case k == "$ref" && p.done&doneRef == 0:
+					ref := n.get("$ref")
+					if ref.kind != jStr {
+						c.invalid(n, "$ref is not a string")
+						return
+					}
+					t := c.resolve(n, ref.s)
+					if t == nil {
+						return
+					}
+					var next conj
+					if c.draft <= 7 {
+						next = slices.Clone(cj)
+						next[i] = part{n: t} // draft 4-7: $ref replaces its siblings
+					} else {
+						next = insertAfter(cj, i, doneRef, t)
+					}
+					rec(dedupe(c, next))
+					return
+				case k == "allOf" && p.done&doneAllOf == 0:
+					all := n.get("allOf")
+					if all.kind != jArr {
+						c.invalid(n, "allOf is not an array")
+						return
+					}
+					rec(dedupe(c, insertAfter(cj, i, doneAllOf, all.arr...)))
+					return
+				case k == "anyOf" && p.done&doneAnyOf == 0, k == "oneOf" && p.done&doneOneOf == 0:
+					flag := doneAnyOf
+					if k == "oneOf" {
+						flag = doneOneOf
+					}
+					list := n.get(k)
+					if list.kind != jArr || len(list.arr) == 0 {
+						c.invalid(n, "%s is not a non-empty array", k)
+						return
+					}
+					if flag == doneOneOf && !c.oneOfDisjoint(n, list.arr) {
+						return
+					}
+					for _, x := range list.arr {
+						rec(dedupe(c, insertAfter(cj, i, flag, x)))
+					}
 					return
 				}
-				t := c.resolve(n, ref.s)
-				if t == nil {
-					return
-				}
-				var next conj
-				if c.draft <= 7 {
-					next = slices.Clone(cj)
-					next[i] = part{n: t} // draft 4-7: $ref replaces its siblings
-				} else {
-					next = insertAfter(cj, i, doneRef, t)
-				}
-				rec(dedupe(c, next))
-				return
-			}
-			if p.done&doneAllOf == 0 && n.has("allOf") {
-				all := n.get("allOf")
-				if all.kind != jArr {
-					c.invalid(n, "allOf is not an array")
-					return
-				}
-				rec(dedupe(c, insertAfter(cj, i, doneAllOf, all.arr...)))
-				return
-			}
-			for _, kw := range []struct {
-				name string
-				flag uint8
-			}{{"anyOf", doneAnyOf}, {"oneOf", doneOneOf}} {
-				if p.done&kw.flag != 0 || !n.has(kw.name) {
-					continue
-				}
-				list := n.get(kw.name)
-				if list.kind != jArr || len(list.arr) == 0 {
-					c.invalid(n, "%s is not a non-empty array", kw.name)
-					return
-				}
-				if kw.flag == doneOneOf && !c.oneOfDisjoint(n, list.arr) {
-					return
-				}
-				for _, x := range list.arr {
-					rec(dedupe(c, insertAfter(cj, i, kw.flag, x)))
-				}
-				return
 			}
 		}
 		out = append(out, cj)
@@ -449,13 +453,15 @@ func (c *schemaCompiler) expand(cj conj) []conj {
 // inserted right after it: the parts keep the order in which the schema
 // text lists them, which is the order their properties are generated in.
 func insertAfter(cj conj, i int, flag uint8, schemas ...*jvalue) conj {
+	at := min(i+1+cj[i].kids, len(cj))
 	next := make(conj, 0, len(cj)+len(schemas))
-	next = append(next, cj[:i+1]...)
+	next = append(next, cj[:at]...)
 	next[i].done |= flag
+	next[i].kids += len(schemas)
 	for _, x := range schemas {
 		next = append(next, part{n: x})
 	}
-	return append(next, cj[i+1:]...)
+	return append(next, cj[at:]...)
 }
 
 // dedupe drops repeated schemas of a conjunction (a schema and itself is
