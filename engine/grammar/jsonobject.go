@@ -536,18 +536,43 @@ func (c *schemaCompiler) array(m *merged) sym {
 }
 
 // oneOfDisjoint reports whether no value can match two of the
-// alternatives, which makes oneOf the same as anyOf; it reports an
-// unsupported keyword when that cannot be shown.
+// alternatives, which makes oneOf the same as anyOf.
 func (c *schemaCompiler) oneOfDisjoint(n *jvalue, alts []*jvalue) bool {
 	for i := range alts {
 		for j := i + 1; j < len(alts); j++ {
 			if !c.disjoint(alts[i], alts[j], 0) {
-				c.unsupported(n, "oneOf", fmt.Sprintf("alternatives %d and %d may both match a value", i, j))
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// exactOneOf rewrites a oneOf whose alternatives may overlap as the anyOf
+// of each alternative with the negations of the others, which is what
+// oneOf means. The negations compile where "not" of their form is exact
+// (types, values, patterns, one required property, and anyOf of those);
+// otherwise the schema does not compile, naming oneOf.
+func (c *schemaCompiler) exactOneOf(n *jvalue, alts []*jvalue) []*jvalue {
+	if out, ok := c.oneOfMemo[n]; ok {
+		return out
+	}
+	out := make([]*jvalue, len(alts))
+	for i, a := range alts {
+		parts := []*jvalue{a}
+		for j, b := range alts {
+			if j == i || c.disjoint(a, b, 0) {
+				continue
+			}
+			neg := &jvalue{kind: jObj, keys: []string{"not"}, vals: []*jvalue{b}}
+			c.oneOfNots[b] = n
+			parts = append(parts, neg)
+		}
+		out[i] = &jvalue{kind: jObj, keys: []string{"allOf"}, vals: []*jvalue{{kind: jArr, arr: parts}}}
+		c.base[out[i]], c.path[out[i]] = c.base[n], c.pathOf(n)
+	}
+	c.oneOfMemo[n] = out
+	return out
 }
 
 // deref follows $ref chains of a schema that is only a $ref.

@@ -92,6 +92,10 @@ type schemaCompiler struct {
 	nodeID map[*jvalue]int
 
 	memo     map[string]sym // conjunctions, before expansion
+	// oneOfNots maps the negations exactOneOf makes to their oneOf, for
+	// errors that name the keyword the schema wrote.
+	oneOfNots map[*jvalue]*jvalue
+	oneOfMemo map[*jvalue][]*jvalue
 	flatMemo map[string]sym // expanded conjunctions
 	err      error
 
@@ -114,7 +118,7 @@ func newSchemaCompiler(root *jvalue, o JSONOptions) *schemaCompiler {
 func newSchemaCompilerIn(b *builder, root *jvalue, o JSONOptions) *schemaCompiler {
 	c := &schemaCompiler{b: b, root: root, opts: o, draft: 2020,
 		ids: map[string]*jvalue{}, base: map[*jvalue]string{}, path: map[*jvalue]string{}, nodeID: map[*jvalue]int{},
-		memo: map[string]sym{}, flatMemo: map[string]sym{}, patterns: map[string]*rx.Node{}, litLexemes: map[string]sym{}}
+		memo: map[string]sym{}, flatMemo: map[string]sym{}, oneOfNots: map[*jvalue]*jvalue{}, oneOfMemo: map[*jvalue][]*jvalue{}, patterns: map[string]*rx.Node{}, litLexemes: map[string]sym{}}
 	if s := root.get("$schema"); s != nil && s.kind == jStr {
 		switch {
 		case strings.Contains(s.s, "draft-03"), strings.Contains(s.s, "draft-04"):
@@ -433,10 +437,11 @@ func (c *schemaCompiler) expand(cj conj) []conj {
 						c.invalid(n, "%s is not a non-empty array", k)
 						return
 					}
+					alts := list.arr
 					if flag == doneOneOf && !c.oneOfDisjoint(n, list.arr) {
-						return
+						alts = c.exactOneOf(n, list.arr)
 					}
-					for _, x := range list.arr {
+					for _, x := range alts {
 						rec(dedupe(c, insertAfter(cj, i, flag, x)))
 					}
 					return
@@ -965,13 +970,23 @@ func (c *schemaCompiler) applyNot(m *merged, nt *jvalue, types uint8, strExcl, n
 	}
 	if p := nt.get("pattern"); p != nil && p.kind == jStr && (constrained == 1 || constrained == 2 && nt.has("type") && nt.get("type").kind == jStr && nt.get("type").s == "string") {
 		*strExcl = append(*strExcl, &jvalue{kind: jObj, keys: []string{"pattern"}, vals: []*jvalue{p}})
+		if constrained == 1 {
+			// A value that is not a string matches any pattern, so it
+			// matches nothing under not.
+			types &= tString
+		}
 		return types
 	}
-	if r := nt.get("required"); r != nil && r.kind == jArr && len(r.arr) == 1 && constrained == 1 {
-		// The property must be absent: a schema part forbidding it.
+	if r := nt.get("required"); r != nil && r.kind == jArr && len(r.arr) == 1 && r.arr[0].kind == jStr && constrained == 1 {
+		// The property must be absent: a schema part forbidding it. A value
+		// that is not an object satisfies required, so not excludes it.
 		name := r.arr[0]
 		m.objParts = append(m.objParts, &jvalue{kind: jObj, keys: []string{"properties"},
 			vals: []*jvalue{{kind: jObj, keys: []string{name.s}, vals: []*jvalue{{kind: jBool, b: false}}}}})
+		return types & tObject
+	}
+	if on, ok := c.oneOfNots[nt]; ok {
+		c.unsupported(on, "oneOf", "alternatives that may overlap and whose negation cannot be expressed")
 		return types
 	}
 	c.unsupported(nt, "not", "only not type/enum/const/pattern/required-one/anyOf of those")

@@ -42,6 +42,12 @@ func TestJSONSchemaLanguages(t *testing.T) {
 		{"min max props", `{"type":"object","minProperties":1,"maxProperties":2}`, []string{`{"a":1}`, `{"a":1,"b":2}`}, []string{`{}`, `{"a":1,"b":2,"c":3}`}},
 		{"property names", `{"type":"object","propertyNames":{"pattern":"^[a-z]+$"}}`, []string{`{"ab":1}`}, []string{`{"aB":1}`}},
 		{"integer bounds", `{"type":"integer","minimum":-3,"maximum":12}`, []string{`-3`, `0`, `12`}, []string{`13`, `-4`, `1.5`, `1e1`}},
+		{"oneOf overlapping", `{"oneOf":[{"required":["a"]},{"required":["b"]}]}`,
+			[]string{`{"a":1}`, `{"b":1,"c":2}`}, []string{`{"a":1,"b":2}`, `{}`, `"str"`, `3`}},
+		{"oneOf overlapping types", `{"oneOf":[{"type":"string","pattern":"^[0-9a-f]{4}$"},{"type":"string"}]}`,
+			[]string{`"xyz"`, `"abcg"`}, []string{`"abcd"`, `1`}},
+		{"not required", `{"not":{"required":["a"]}}`, []string{`{}`, `{"b":1}`}, []string{`{"a":1}`, `"x"`, `null`}},
+		{"not pattern", `{"not":{"pattern":"^a"}}`, []string{`"b"`}, []string{`"a"`, `5`, `{}`}},
 		{"escaped key", `{"properties":{"a/b":{"type":"integer"}},"additionalProperties":{"type":"string"}}`, []string{`{"a/b":1}`, `{"c":"x"}`}, []string{`{"a\/b":"x"}`}},
 	}
 	for _, tc := range tests {
@@ -67,7 +73,7 @@ func TestJSONSchemaErrors(t *testing.T) {
 	for _, tc := range []struct{ schema, keyword string }{
 		{`{"type":"array","uniqueItems":true}`, "uniqueItems"},
 		{`{"if":{"type":"string"},"then":{"minLength":1}}`, "if"},
-		{`{"oneOf":[{"required":["a"]},{"required":["b"]}]}`, "oneOf"},
+		{`{"oneOf":[{"minLength":2},{"maxLength":5}]}`, "oneOf"},
 		{`{"dependentRequired":{"a":["b"]}}`, "dependentRequired"},
 		{`{"type":"integer","multipleOf":3}`, "multipleOf"},
 		{`{"$ref":"http://example.com/x.json"}`, "$ref"},

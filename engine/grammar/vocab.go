@@ -62,7 +62,7 @@ type Vocab struct {
 }
 
 // maxShared bounds the shared lexeme entries; past it the set starts over.
-const maxShared = 4096
+const maxShared = 1024
 
 func (v *Vocab) sharedEntry(key string) *compEntry {
 	if v.noShare {
