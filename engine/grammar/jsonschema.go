@@ -91,13 +91,13 @@ type schemaCompiler struct {
 	path   map[*jvalue]string // JSON pointer of each schema
 	nodeID map[*jvalue]int
 
-	memo     map[string]sym // conjunctions, before expansion
+	memo map[string]sym // conjunctions, before expansion
 	// oneOfNots maps the negations exactOneOf makes to their oneOf, for
 	// errors that name the keyword the schema wrote.
 	oneOfNots map[*jvalue]*jvalue
 	oneOfMemo map[*jvalue][]*jvalue
-	flatMemo map[string]sym // expanded conjunctions
-	err      error
+	flatMemo  map[string]sym // expanded conjunctions
+	err       error
 
 	// shared symbols and terms
 	anyValue   sym
