@@ -47,6 +47,18 @@ func (c *schemaCompiler) order(v *jvalue, schemas []*jvalue, depth int) {
 				}
 			}
 		}
+		// Then required names no properties list, as the compiler
+		// generates them.
+		for _, s := range all {
+			if req := s.get("required"); req != nil && req.kind == jArr {
+				for _, r := range req.arr {
+					if r.kind == jStr && !seen[r.s] {
+						seen[r.s] = true
+						names = append(names, r.s)
+					}
+				}
+			}
+		}
 		var keys []string
 		var vals []*jvalue
 		used := make([]bool, len(v.keys))
