@@ -88,9 +88,9 @@
 // unknown formats are annotations, as the specification says, unless
 // JSONOptions.StrictFormats), minimum, maximum and both kinds of exclusive
 // bounds for integers and decimals, $ref (JSON pointers, $id, $anchor,
-// recursion), $defs/definitions, allOf (merged), anyOf, oneOf (when its
-// alternatives provably cannot overlap), not (of types, values, patterns
-// and one required property). Output is compact JSON with properties in
+// recursion), $defs/definitions, allOf (merged), anyOf, oneOf (as anyOf
+// where the alternatives cannot overlap, else each alternative and not the
+// others), not (of types, values, patterns and one required property). Output is compact JSON with properties in
 // the order the schema lists them. uniqueItems, contains, dependencies,
 // if/then/else, multipleOf and unevaluated* are compile errors naming the
 // keyword: nothing that changes what is valid is ignored.
