@@ -123,17 +123,23 @@ func cleanSpaces(b []byte) []byte {
 type StreamDecoder struct {
 	t       *Tokenizer
 	pending []byte // decoded bytes not yet returned
+	raw     bool   // no clean-up of spaces
 }
 
 // NewStreamDecoder returns a decoder for t's tokens. Control tokens decode
 // to nothing, as in Decode without Special.
 func NewStreamDecoder(t *Tokenizer) *StreamDecoder { return &StreamDecoder{t: t} }
 
+// NewRawStreamDecoder returns a decoder that gives the tokens' bytes
+// exactly (TokenBytes), never cleaning spaces: the text of a generation
+// held to a grammar is then the text the grammar accepted.
+func NewRawStreamDecoder(t *Tokenizer) *StreamDecoder { return &StreamDecoder{t: t, raw: true} }
+
 // Add appends a token and returns the text that is now final.
 func (d *StreamDecoder) Add(id int32) string {
 	d.pending = d.t.pieceBytes(d.pending, id, false)
 	n := completePrefix(d.pending)
-	if d.t.pre.cleanSpaces {
+	if d.t.pre.cleanSpaces && !d.raw {
 		n = safeCut(d.pending, n)
 	}
 	return d.emit(n)
@@ -150,7 +156,7 @@ func (d *StreamDecoder) emit(n int) string {
 		return ""
 	}
 	chunk := d.pending[:n]
-	if d.t.pre.cleanSpaces {
+	if d.t.pre.cleanSpaces && !d.raw {
 		chunk = cleanSpaces(chunk)
 	}
 	out := string(chunk)
@@ -194,3 +200,9 @@ func safeCut(b []byte, limit int) int {
 	}
 	return 0
 }
+
+// TokenBytes appends to dst the bytes token id stands for in generated text,
+// as StreamDecoder emits them before any clean-up: nothing for control,
+// unknown, unused and undefined tokens. Grammar constraints match generated
+// text against these bytes.
+func (t *Tokenizer) TokenBytes(dst []byte, id int32) []byte { return t.pieceBytes(dst, id, false) }
