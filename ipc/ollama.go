@@ -65,16 +65,17 @@ type OllamaOptions struct {
 
 // OllamaChatRequest is the body of POST /api/chat.
 type OllamaChatRequest struct {
-	Model     string         `json:"model"`
-	Messages  []Message      `json:"messages"`
-	Stream    *bool          `json:"stream,omitempty"`
-	Format    any            `json:"format,omitempty"`
-	Options   *OllamaOptions `json:"options,omitempty"`
-	KeepAlive *Duration      `json:"keep_alive,omitempty"`
+	Model    string    `json:"model"`
+	Messages []Message `json:"messages"`
+	Stream   *bool     `json:"stream,omitempty"`
+	// Format is "json" or a JSON Schema the reply follows.
+	Format    json.RawMessage `json:"format,omitempty"`
+	Options   *OllamaOptions  `json:"options,omitempty"`
+	KeepAlive *Duration       `json:"keep_alive,omitempty"`
 	// Think asks a thinking model to think (true, or a level).
 	Think any `json:"think,omitempty"`
 	// Tools are the functions the model may call.
-	Tools json.RawMessage `json:"tools,omitempty"`
+	Tools []json.RawMessage `json:"tools,omitempty"`
 }
 
 // OllamaGenerateRequest is the body of POST /api/generate.
@@ -82,16 +83,17 @@ type OllamaGenerateRequest struct {
 	Model  string `json:"model"`
 	Prompt string `json:"prompt"`
 	// Suffix is the text after the insertion point (fill-in-the-middle).
-	Suffix    string         `json:"suffix,omitempty"`
-	Images    []string       `json:"images,omitempty"`
-	Think     any            `json:"think,omitempty"`
-	System    string         `json:"system,omitempty"`
-	Template  string         `json:"template,omitempty"`
-	Raw       bool           `json:"raw,omitempty"`
-	Stream    *bool          `json:"stream,omitempty"`
-	Format    any            `json:"format,omitempty"`
-	Options   *OllamaOptions `json:"options,omitempty"`
-	KeepAlive *Duration      `json:"keep_alive,omitempty"`
+	Suffix   string   `json:"suffix,omitempty"`
+	Images   []string `json:"images,omitempty"`
+	Think    any      `json:"think,omitempty"`
+	System   string   `json:"system,omitempty"`
+	Template string   `json:"template,omitempty"`
+	Raw      bool     `json:"raw,omitempty"`
+	Stream   *bool    `json:"stream,omitempty"`
+	// Format is "json" or a JSON Schema the reply follows.
+	Format    json.RawMessage `json:"format,omitempty"`
+	Options   *OllamaOptions  `json:"options,omitempty"`
+	KeepAlive *Duration       `json:"keep_alive,omitempty"`
 }
 
 // OllamaMetrics are the timing fields of Ollama's final response object,

@@ -30,6 +30,8 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"`
+	// ToolName is Ollama's name of the tool a "tool" turn answers.
+	ToolName string `json:"tool_name,omitempty"`
 	// NonText lists the types of the non-text content parts the request
 	// sent ("image_url", "input_audio", ...); never sent back.
 	NonText []string `json:"-"`
@@ -153,6 +155,10 @@ type SamplingFields struct {
 	Adapters         []AdapterRef       `json:"adapters,omitempty"`
 	// Priority orders requests in the daemon: higher first.
 	Priority int `json:"priority,omitempty"`
+	// Grammar (GBNF) and Regex are ruvllm's own constraints: the output
+	// follows the grammar, or matches the regular expression, whole.
+	Grammar string `json:"grammar,omitempty"`
+	Regex   string `json:"regex,omitempty"`
 }
 
 // ChatCompletionRequest is the body of POST /v1/chat/completions.
@@ -162,6 +168,22 @@ type ChatCompletionRequest struct {
 	SamplingFields
 	Logprobs    bool `json:"logprobs,omitempty"`
 	TopLogprobs int  `json:"top_logprobs,omitempty"`
+	// ResponseFormat is {"type": "text" | "json_object"} or
+	// {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}.
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+	// Tools are the functions the model may call; ToolChoice is "auto",
+	// "none", "required" or {"type": "function", "function": {"name"}}.
+	Tools             []json.RawMessage `json:"tools,omitempty"`
+	ToolChoice        json.RawMessage   `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool             `json:"parallel_tool_calls,omitempty"`
+	// Fields that would change the output but have no support here are
+	// refused by name rather than ignored.
+	Functions       json.RawMessage `json:"functions,omitempty"`
+	FunctionCall    json.RawMessage `json:"function_call,omitempty"`
+	ReasoningEffort string          `json:"reasoning_effort,omitempty"`
+	Modalities      []string        `json:"modalities,omitempty"`
+	Audio           json.RawMessage `json:"audio,omitempty"`
+	WebSearch       json.RawMessage `json:"web_search_options,omitempty"`
 }
 
 // CompletionRequest is the body of POST /v1/completions.
@@ -274,8 +296,25 @@ type ChatCompletionResponse struct {
 
 // Delta is the incremental message of a stream chunk.
 type Delta struct {
-	Role    string `json:"role,omitempty"`
-	Content string `json:"content,omitempty"`
+	Role      string          `json:"role,omitempty"`
+	Content   string          `json:"content,omitempty"`
+	ToolCalls []ToolCallDelta `json:"tool_calls,omitempty"`
+}
+
+// ToolCallDelta is a piece of a streamed tool call: the first names the
+// call (index, id, type, function name), the next carry fragments of its
+// arguments' JSON text.
+type ToolCallDelta struct {
+	Index    int               `json:"index"`
+	ID       string            `json:"id,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	Function ToolFunctionDelta `json:"function"`
+}
+
+// ToolFunctionDelta is the function part of a ToolCallDelta.
+type ToolFunctionDelta struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
 }
 
 // ChunkChoice is one choice of a stream chunk.

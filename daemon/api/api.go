@@ -127,6 +127,9 @@ type runSpec struct {
 	// messages and the reply back: the model warms that turn's history
 	// (llm.Request.WarmFollowUp).
 	conversation bool
+	// prepare, when set, finishes the request once the model is known
+	// (constraints, tools); its error ends the run before any output.
+	prepare func(m models.Model, req *llm.Request) error
 	// n > 1 generates that many choices (onChoiceToken instead of onToken).
 	n             int
 	onChoiceToken func(choice int, t llm.Token) error
@@ -185,6 +188,12 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	if s.req.Adapters, err = a.resolveAdapters(ctx, h.Model, s.adapters); err != nil {
 		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
 		return out, err
+	}
+	if s.prepare != nil {
+		if err := s.prepare(h.Model, &s.req); err != nil {
+			a.reqs.WithLabelValues(s.endpoint, "error").Inc()
+			return out, err
+		}
 	}
 	if s.onStart != nil {
 		s.onStart(h.Name)

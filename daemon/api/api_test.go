@@ -515,7 +515,7 @@ func TestErrors(t *testing.T) {
 		{"empty messages", "/v1/chat/completions", `{"model":"fake","messages":[]}`, 400, "messages"},
 		{"ollama bad json", "/api/chat", `[1,2`, 400, "invalid JSON"},
 		{"ollama wrong type", "/api/generate", `{"model":"fake","prompt":"x","options":{"num_predict":"ten"}}`, 400, `"options.num_predict" must be a number`},
-		{"ollama format", "/api/generate", `{"model":"fake","prompt":"x","format":"json"}`, 400, "not supported"},
+		{"ollama format on a model without grammars", "/api/generate", `{"model":"fake","prompt":"x","format":"json"}`, 400, "cannot constrain"},
 		{"ollama adapters", "/api/chat", `{"model":"fake","messages":[{"role":"user","content":"hi"}],"options":{"adapters":[{"name":"a"}]}}`, 400, "adapter support not available"},
 		{"ollama unknown model", "/api/chat", `{"model":"nope","messages":[{"role":"user","content":"hi"}]}`, 404, "model not found"},
 		{"ollama keep_alive", "/api/chat", `{"model":"fake","keep_alive":"soon"}`, 400, "keep_alive"},

@@ -24,7 +24,7 @@ func realTinyModel(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tiny-real.gguf")
 	o := testmodel.DefaultOptions()
-	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 512
+	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 2048
 	if err := testmodel.Write(context.Background(), o, path); err != nil {
 		t.Fatal(err)
 	}

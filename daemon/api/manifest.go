@@ -379,7 +379,7 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 	man.Parameters = body.Parameters
 	if o, err := withManifestOptions(man, nil); err != nil {
 		return nil, err
-	} else if _, err := ollamaRequest(o, nil); err != nil {
+	} else if _, err := ollamaRequest(o); err != nil {
 		return nil, err
 	}
 	if man.Template != "" {

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
+	"github.com/ruvllm/ruvllm/engine/toolcall"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -19,11 +21,8 @@ var tokenizerDecode = tokenizer.DecodeOptions{}
 
 // ollamaRequest converts and validates Ollama options, with Ollama's
 // defaults.
-func ollamaRequest(o *ipc.OllamaOptions, format any) (llm.Request, error) {
+func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 	var req llm.Request
-	if format != nil {
-		return req, badParam("format", "(structured output) is not supported yet")
-	}
 	p := sample.Params{Temperature: 0.8, TopK: 40, TopP: 0.9, RepeatPenalty: 1.1, RepeatLastN: 64}
 	if o != nil {
 		set := func(dst *float32, v *float32) {
@@ -165,11 +164,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
-	if len(body.Tools) > 0 && string(body.Tools) != "null" && string(body.Tools) != "[]" {
-		ollamaError(w, badParam("tools", "tool calling is not supported yet"))
-		return
-	}
-	req, err := ollamaRequest(body.Options, body.Format)
+	req, err := ollamaRequest(body.Options)
 	if err != nil {
 		ollamaError(w, err)
 		return
@@ -195,24 +190,57 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	} else if ok {
 		req.Prompt, req.Templated, req.Messages = prompt, true, nil
 	}
+	constraint, err := ollamaFormat(body.Format)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	var tools *toolSpec
+	if len(body.Tools) > 0 {
+		if constraint != nil {
+			ollamaError(w, badParam("format", "cannot be combined with tools (yet)"))
+			return
+		}
+		tools = &toolSpec{raw: body.Tools, choice: toolcall.Choice{Mode: toolcall.Auto}, parallel: true, param: "tools"}
+	}
 	stream := body.Stream == nil || *body.Stream
 	var name string
 	nd := &ndjson{w: w}
 	var text []byte
+	var tstate *toolState
+	var filter *toolcall.Stream
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
 		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id,
+		prepare: func(m models.Model, req *llm.Request) error {
+			if err := applyConstraint(m, req, constraint); err != nil {
+				return err
+			}
+			st, err := applyTools(m, req, tools)
+			if err != nil {
+				return err
+			}
+			tstate = st
+			if st.active {
+				filter = toolcall.NewStream(st.format)
+			}
+			return nil
+		},
 		onStart: func(n string) { name = n },
 		onToken: func(t llm.Token) error {
+			text = append(text, t.Text...)
 			if !stream {
-				text = append(text, t.Text...)
 				return nil
 			}
-			if t.Text == "" {
+			piece := t.Text
+			if filter != nil {
+				piece = filter.Push(piece)
+			}
+			if piece == "" {
 				return nil
 			}
-			return nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: t.Text}})
+			return nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: piece}})
 		}})
 	if err != nil {
 		if !nd.started {
@@ -222,10 +250,30 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	final := ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: string(text)},
+	content, calls, err := tstate.splitCalls(string(text), "call_")
+	if err != nil {
+		if !nd.started {
+			ollamaError(w, err)
+		} else {
+			nd.send(map[string]string{"error": err.Error()})
+		}
+		return
+	}
+	final := ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: content},
 		Done: true, DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id}
+	if len(calls) > 0 {
+		final.Message.ToolCalls = ollamaToolCalls(calls)
+	}
 	if stream {
-		final.Message.Content = ""
+		if filter != nil {
+			if rest := filter.Close(); rest != "" {
+				nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: rest}})
+			}
+		}
+		if len(calls) > 0 { // as Ollama streams them: a message of calls before the end
+			nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", ToolCalls: final.Message.ToolCalls}})
+		}
+		final.Message.Content, final.Message.ToolCalls = "", nil
 		nd.send(final)
 		return
 	}
@@ -260,7 +308,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, badParam("images", "this model takes no images"))
 		return
 	}
-	req, err := ollamaRequest(body.Options, body.Format)
+	req, err := ollamaRequest(body.Options)
 	if err != nil {
 		ollamaError(w, err)
 		return
@@ -310,10 +358,16 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	var text []byte
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
+	constraint, err := ollamaFormat(body.Format)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
 	usesChatTemplate := !body.Raw && body.Suffix == "" && body.Template == ""
 	spec := runSpec{endpoint: "api.generate", model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
 		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id,
 		retryNoTemplate: usesChatTemplate,
+		prepare:         func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
 		onStart:         func(n string) { name = n },
 		onToken: func(t llm.Token) error {
 			if !stream {

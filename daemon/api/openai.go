@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
+	"github.com/ruvllm/ruvllm/engine/toolcall"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -148,15 +151,22 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if body.Logprobs {
 		req.TopLogprobs = body.TopLogprobs
 	}
+	constraint, tools, err := chatOutputControls(body)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
 	id, created := newID("chatcmpl-"), time.Now().Unix()
 	w.Header().Set(RequestIDHeader, id)
 	n := max(body.N, 1)
 	var (
-		model models.Model
-		name  string
-		texts = make([][]byte, n)
-		lps   = make([][]ipc.TokenLogprob, n)
-		sse   = &sseWriter{w: w, fl: w.(http.Flusher)}
+		model   models.Model
+		name    string
+		texts   = make([][]byte, n)
+		lps     = make([][]ipc.TokenLogprob, n)
+		sse     = &sseWriter{w: w, fl: w.(http.Flusher)}
+		tstate  *toolState
+		filters = make([]*toolcall.Stream, n)
 	)
 	chunk := func(i int, d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
 		return ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name,
@@ -168,23 +178,43 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			l := tokenLogprob(model, t)
 			lp = &l
 		}
+		texts[i] = append(texts[i], t.Text...)
 		if !body.Stream {
-			texts[i] = append(texts[i], t.Text...)
 			if lp != nil {
 				lps[i] = append(lps[i], *lp)
 			}
 			return nil
 		}
-		if t.Text == "" && lp == nil {
+		text := t.Text
+		if filters[i] != nil {
+			text = filters[i].Push(text)
+		}
+		if text == "" && lp == nil {
 			return nil
 		}
 		var l *ipc.Logprobs
 		if lp != nil {
 			l = &ipc.Logprobs{Content: []ipc.TokenLogprob{*lp}}
 		}
-		return sse.send(chunk(i, ipc.Delta{Content: t.Text}, l, nil))
+		return sse.send(chunk(i, ipc.Delta{Content: text}, l, nil))
 	}
 	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n,
+		prepare: func(m models.Model, req *llm.Request) error {
+			if err := applyConstraint(m, req, constraint); err != nil {
+				return err
+			}
+			st, err := applyTools(m, req, tools)
+			if err != nil {
+				return err
+			}
+			tstate = st
+			if st.active {
+				for i := range filters {
+					filters[i] = toolcall.NewStream(st.format)
+				}
+			}
+			return nil
+		},
 		onStart: func(nm string) {
 			name, model = nm, a.models.Models()[nm]
 			if body.Stream {
@@ -205,7 +235,23 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	// Each choice's text splits into content and tool calls.
+	contents := make([]string, n)
+	calls := make([][]toolcall.Call, n)
+	for i := range n {
+		if contents[i], calls[i], err = tstate.splitCalls(string(texts[i]), "call_"); err != nil {
+			if !sse.started {
+				openAIError(w, err)
+			} else {
+				sse.fail(err)
+			}
+			return
+		}
+	}
 	finishOf := func(i int) string {
+		if len(calls[i]) > 0 {
+			return "tool_calls"
+		}
 		if n > 1 {
 			return finishReason(out.choices[i].FinishReason)
 		}
@@ -214,7 +260,10 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if !body.Stream {
 		resp := ipc.ChatCompletionResponse{ID: id, Object: "chat.completion", Created: created, Model: out.name, Usage: usage(out.res)}
 		for i := range n {
-			c := ipc.ChatChoice{Index: i, Message: ipc.Message{Role: "assistant", Content: string(texts[i])}, FinishReason: finishOf(i)}
+			c := ipc.ChatChoice{Index: i, Message: ipc.Message{Role: "assistant", Content: contents[i], ToolCalls: openAIToolCalls(calls[i])}, FinishReason: finishOf(i)}
+			if len(calls[i]) == 0 {
+				c.Message.ToolCalls = nil
+			}
 			if req.Logprobs {
 				c.Logprobs = &ipc.Logprobs{Content: lps[i]}
 				if c.Logprobs.Content == nil {
@@ -227,6 +276,19 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i := range n {
+		if filters[i] != nil {
+			if rest := filters[i].Close(); rest != "" {
+				sse.send(chunk(i, ipc.Delta{Content: rest}, nil, nil))
+			}
+		}
+		// Calls stream as OpenAI streams them: a delta naming each call,
+		// then its arguments' text.
+		for j, c := range calls[i] {
+			sse.send(chunk(i, ipc.Delta{ToolCalls: []ipc.ToolCallDelta{{Index: j, ID: c.ID, Type: "function",
+				Function: ipc.ToolFunctionDelta{Name: c.Name}}}}, nil, nil))
+			sse.send(chunk(i, ipc.Delta{ToolCalls: []ipc.ToolCallDelta{{Index: j,
+				Function: ipc.ToolFunctionDelta{Arguments: string(c.Arguments)}}}}, nil, nil))
+		}
 		sse.send(chunk(i, ipc.Delta{}, nil, strPtr(finishOf(i))))
 	}
 	if body.StreamOptions != nil && body.StreamOptions.IncludeUsage {
@@ -234,6 +296,54 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		sse.send(ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name, Choices: []ipc.ChunkChoice{}, Usage: &u})
 	}
 	sse.done()
+}
+
+// chatOutputControls reads a chat request's constraint and tools, refusing
+// combinations and unsupported fields by name.
+func chatOutputControls(body ipc.ChatCompletionRequest) (*constraintSpec, *toolSpec, error) {
+	present := func(raw json.RawMessage) bool {
+		s := strings.TrimSpace(string(raw))
+		return s != "" && s != "null"
+	}
+	switch {
+	case present(body.Functions), present(body.FunctionCall):
+		return nil, nil, badParam("functions", "the deprecated functions/function_call are not supported: send tools and tool_choice")
+	case body.ReasoningEffort != "":
+		return nil, nil, badParam("reasoning_effort", "this model does not reason")
+	case present(body.Audio) || slices.ContainsFunc(body.Modalities, func(m string) bool { return m != "text" }):
+		return nil, nil, badParam("modalities", "this model writes text only")
+	case present(body.WebSearch):
+		return nil, nil, badParam("web_search_options", "web search is not supported")
+	}
+	c, err := openAIResponseFormat(body.ResponseFormat)
+	if err != nil {
+		return nil, nil, err
+	}
+	native, err := nativeConstraint(body.Grammar, body.Regex)
+	if err != nil {
+		return nil, nil, err
+	}
+	if native != nil {
+		if c != nil {
+			return nil, nil, badParam(native.param, "cannot be combined with response_format")
+		}
+		c = native
+	}
+	choice, err := openAIToolChoice(body.ToolChoice)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(body.Tools) == 0 {
+		if choice.Mode == toolcall.Required {
+			return nil, nil, badParam("tool_choice", "asks for a tool call, but no tools are given")
+		}
+		return c, nil, nil
+	}
+	if c != nil && choice.Mode != toolcall.None {
+		return nil, nil, badParam(c.param, "cannot be combined with tools (yet): use tool_choice \"none\" or one of them")
+	}
+	ts := &toolSpec{raw: body.Tools, choice: choice, parallel: body.ParallelToolCalls == nil || *body.ParallelToolCalls, param: "tools"}
+	return c, ts, nil
 }
 
 func (a *API) completions(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,120 @@
+package api
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const weatherTool = `{"type":"function","function":{"name":"get_weather","description":"Weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":20},"unit":{"enum":["c","f"]}},"required":["city","unit"],"additionalProperties":false}}}`
+
+func TestStructuredOutputAndTools(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	chat := func(extra string) map[string]any {
+		t.Helper()
+		resp, b := ta.post(t, "/v1/chat/completions", `{"model":"`+model+`","max_tokens":200,"temperature":1,"seed":3,"messages":[{"role":"user","content":"Weather in Oslo?"}]`+extra+`}`)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", extra, resp.StatusCode, b)
+		}
+		return mustJSON(t, string(b))
+	}
+	// response_format json_schema: the content is JSON of the schema.
+	m := chat(`,"response_format":{"type":"json_schema","json_schema":{"name":"w","strict":true,"schema":{"type":"object","properties":{"ok":{"type":"boolean"},"n":{"type":"integer","minimum":1,"maximum":9}},"required":["ok","n"],"additionalProperties":false}}}`)
+	var v struct {
+		OK *bool `json:"ok"`
+		N  *int  `json:"n"`
+	}
+	content := field(m, "choices", 0, "message", "content").(string)
+	if err := json.Unmarshal([]byte(content), &v); err != nil || v.OK == nil || v.N == nil || *v.N < 1 || *v.N > 9 || field(m, "choices", 0, "finish_reason") != "stop" {
+		t.Fatalf("json_schema content %q (%v)", content, err)
+	}
+	// json_object.
+	m = chat(`,"response_format":{"type":"json_object"}`)
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(field(m, "choices", 0, "message", "content").(string)), &obj); err != nil {
+		t.Fatalf("json_object content %v: %v", field(m, "choices", 0, "message", "content"), err)
+	}
+	// Native regex.
+	m = chat(`,"regex":"(yes|no), [0-9]{3}"`)
+	if c := field(m, "choices", 0, "message", "content").(string); len(c) < 7 || (c[:3] != "yes" && c[:2] != "no") {
+		t.Fatalf("regex content %q", c)
+	}
+	// Tools, required: a valid call of the tool, finish_reason tool_calls.
+	m = chat(`,"tools":[` + weatherTool + `],"tool_choice":"required"`)
+	calls := field(m, "choices", 0, "message", "tool_calls").([]any)
+	if len(calls) == 0 || field(m, "choices", 0, "finish_reason") != "tool_calls" {
+		t.Fatalf("required tool call: %v", m["choices"])
+	}
+	call := calls[0].(map[string]any)
+	var args struct{ City, Unit string }
+	if err := json.Unmarshal([]byte(field(call, "function", "arguments").(string)), &args); err != nil ||
+		field(call, "function", "name") != "get_weather" || !strings.HasPrefix(call["id"].(string), "call_") || (args.Unit != "c" && args.Unit != "f") {
+		t.Fatalf("call %v (%v)", call, err)
+	}
+	// Streamed calls: a delta naming the call, then its arguments.
+	resp, b := ta.post(t, "/v1/chat/completions", `{"model":"`+model+`","stream":true,"max_tokens":200,"seed":3,"messages":[{"role":"user","content":"Weather?"}],"tools":[`+weatherTool+`],"tool_choice":{"type":"function","function":{"name":"get_weather"}}}`)
+	var name, argText, finish string
+	for _, e := range sseEvents(t, b) {
+		if e == "[DONE]" {
+			continue
+		}
+		ch := field(mustJSON(t, e), "choices", 0).(map[string]any)
+		if f, ok := ch["finish_reason"].(string); ok {
+			finish = f
+		}
+		if tc, ok := field(ch, "delta", "tool_calls").([]any); ok {
+			if n, ok := field(tc[0], "function", "name").(string); ok {
+				name += n
+			}
+			argText += field(tc[0], "function", "arguments").(string)
+		}
+		if c, _ := field(ch, "delta", "content").(string); c != "" {
+			t.Fatalf("content %q leaked from a required call", c)
+		}
+	}
+	if resp.StatusCode != 200 || name != "get_weather" || finish != "tool_calls" || !json.Valid([]byte(argText)) {
+		t.Fatalf("streamed call: name %q args %q finish %q", name, argText, finish)
+	}
+	// A tool result in the history, and tools with auto.
+	m = chat(`,"tools":[` + weatherTool + `],"tool_choice":"auto","messages":[{"role":"user","content":"Weather?"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\",\"unit\":\"c\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"12 C"}]`)
+	if r := field(m, "choices", 0, "finish_reason"); r != "stop" && r != "length" && r != "tool_calls" {
+		t.Fatalf("auto after a tool result: %v", m)
+	}
+	// Ollama: format json and schema, tools with arguments as objects.
+	resp, b = ta.post(t, "/api/chat", `{"model":"`+model+`","stream":false,"format":{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false},"messages":[{"role":"user","content":"x"}],"options":{"num_predict":100}}`)
+	if err := json.Unmarshal([]byte(field(mustJSON(t, string(b)), "message", "content").(string)), &obj); resp.StatusCode != 200 || err != nil || obj["a"] == nil {
+		t.Fatalf("ollama format schema: %d %s", resp.StatusCode, b)
+	}
+	resp, b = ta.post(t, "/api/chat", `{"model":"`+model+`","stream":false,"tools":[`+weatherTool+`],"messages":[{"role":"user","content":"Weather?"}],"options":{"num_predict":200,"seed":4}}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("ollama tools: %d %s", resp.StatusCode, b)
+	}
+	if tc, ok := field(mustJSON(t, string(b)), "message", "tool_calls").([]any); ok {
+		if _, isObj := field(tc[0], "function", "arguments").(map[string]any); !isObj {
+			t.Fatalf("ollama tool call arguments are not an object: %s", b)
+		}
+	}
+	// Refusals naming the problem.
+	for _, c := range []struct{ extra, param, want string }{
+		{`,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"array","uniqueItems":true}}}`, "response_format.json_schema.schema", "uniqueItems"},
+		{`,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"nonsense"}}}`, "response_format.json_schema.schema", ""},
+		{`,"response_format":{"type":"xml"}`, "response_format.type", "xml"},
+		{`,"grammar":"root ::= ("`, "grammar", ""},
+		{`,"regex":"(unclosed"`, "regex", ""},
+		{`,"tools":[{"type":"function","function":{"description":"no name"}}]`, "tools", "no name"},
+		{`,"tools":[` + weatherTool + `],"tool_choice":{"type":"function","function":{"name":"nope"}}`, "tool_choice", "nope"},
+		{`,"tool_choice":"required"`, "tool_choice", "no tools"},
+		{`,"functions":[{"name":"f"}]`, "functions", "tools"},
+		{`,"tools":[` + weatherTool + `],"response_format":{"type":"json_object"}`, "response_format", "tools"},
+	} {
+		resp, b := ta.post(t, "/v1/chat/completions", `{"model":"`+model+`","messages":[{"role":"user","content":"x"}]`+c.extra+`}`)
+		e := mustJSON(t, string(b))
+		if resp.StatusCode != 400 || field(e, "error", "param") != c.param || !strings.Contains(field(e, "error", "message").(string), c.want) {
+			t.Errorf("%s: %d %s, want 400 param %s naming %q", c.extra, resp.StatusCode, b, c.param, c.want)
+		}
+	}
+	if resp, b := ta.post(t, "/api/generate", `{"model":"`+model+`","prompt":"x","format":"yaml","stream":false}`); resp.StatusCode != 400 || !strings.Contains(string(b), "format") {
+		t.Errorf("ollama format yaml: %d %s", resp.StatusCode, b)
+	}
+}
