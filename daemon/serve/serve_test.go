@@ -235,7 +235,7 @@ func TestBadRequests(t *testing.T) {
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"adapters":[{"name":"a"}]}`, 400, "adapter"},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"` + strings.Repeat("x", 70<<10) + `"}]}`, 413, "exceeds"},
 		{"/api/chat", `{"model":"tiny-qwen2","messages":[],"options":{"temperature":"hot"}}`, 400, `"options.temperature" must be a number`},
-		{"/api/generate", `{"model":"tiny-qwen2","prompt":"x","format":"json"}`, 400, "format"},
+		{"/api/generate", `{"model":"tiny-qwen2","prompt":"x","format":"yaml"}`, 400, "format"},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"unknown_field":1,"max_tokens":1}`, 200, ""},
 	} {
 		code, body := d.post(t, tc.path, tc.body)
