@@ -61,6 +61,14 @@ type OllamaOptions struct {
 	NumCtx   int          `json:"num_ctx,omitempty"`
 	Stop     []string     `json:"stop,omitempty"`
 	Adapters []AdapterRef `json:"adapters,omitempty"`
+	// Options that would change the output but have no support here; the
+	// daemon refuses them by name unless they are at their neutral value.
+	Mirostat        *int     `json:"mirostat,omitempty"`
+	MirostatTau     *float32 `json:"mirostat_tau,omitempty"`
+	MirostatEta     *float32 `json:"mirostat_eta,omitempty"`
+	TFSZ            *float32 `json:"tfs_z,omitempty"`
+	PenalizeNewline *bool    `json:"penalize_newline,omitempty"`
+	NumKeep         *int     `json:"num_keep,omitempty"`
 }
 
 // OllamaChatRequest is the body of POST /api/chat.

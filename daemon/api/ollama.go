@@ -56,6 +56,16 @@ func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 				return req, badParam("options.num_predict", "must be positive, -1 (no limit) or -2 (fill the context), not %d", n)
 			}
 		}
+		switch {
+		case o.Mirostat != nil && *o.Mirostat != 0:
+			return req, badParam("options.mirostat", "Mirostat sampling is not supported (use temperature, top_k, top_p, min_p)")
+		case o.TFSZ != nil && *o.TFSZ != 1:
+			return req, badParam("options.tfs_z", "tail-free sampling is not supported (llama.cpp removed it)")
+		case o.PenalizeNewline != nil && *o.PenalizeNewline:
+			return req, badParam("options.penalize_newline", "is not supported (Ollama removed it)")
+		case o.NumKeep != nil && *o.NumKeep > 0:
+			return req, badParam("options.num_keep", "is not supported: a prompt longer than num_ctx keeps its end")
+		}
 		if o.NumCtx < 0 {
 			return req, badParam("options.num_ctx", "must be positive (0: the model's context), not %d", o.NumCtx)
 		}

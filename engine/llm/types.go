@@ -134,8 +134,8 @@ type Result struct {
 	// StopSequence is the string of Request.Stop that ended the reply
 	// ("" when another reason did, the chat template's own stops included).
 	StopSequence string
-	FinishReason     FinishReason
-	Timings          Timings
+	FinishReason FinishReason
+	Timings      Timings
 	// ForcedTokens counts generated tokens that a grammar forced (the only
 	// one allowed): they were appended without sampling and computed
 	// together with the token before them.
