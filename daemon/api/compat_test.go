@@ -161,7 +161,7 @@ func TestOllamaModelManagement(t *testing.T) {
 	}
 	// show reads the file without loading it: capabilities, arch-prefixed keys.
 	s := post("/api/show", `{"model":"`+model+`"}`, 200)
-	if field(s, "model_info", "qwen2.context_length") != 512.0 || field(s, "model_info", "general.architecture") != "qwen2" ||
+	if field(s, "model_info", "qwen2.context_length") != 2048.0 || field(s, "model_info", "general.architecture") != "qwen2" ||
 		field(s, "details", "family") != "qwen2" || field(s, "details", "quantization_level") == "" {
 		t.Fatalf("show: %v", s)
 	}
