@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -100,6 +101,10 @@ func (s *shell) startIcon(ctx context.Context, model string) {
 		OnQuit:   func() { runtime.Quit(ctx) },
 		Logger:   s.log,
 	})
+	if errors.Is(err, statusicon.ErrNoSessionBus) {
+		s.log.Info("no status icon: no D-Bus session bus")
+		return
+	}
 	if err != nil {
 		s.log.Warn("no status icon", "err", err)
 		return
