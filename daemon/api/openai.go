@@ -484,7 +484,12 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, badParam("dimensions", "must be at least 1, not %d", *body.Dimensions))
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), body.Model, nil)
+	rm, err := a.resolveModel(body.Model) // a created model embeds with its base
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	h, err := a.models.Acquire(r.Context(), rm.base, nil)
 	if err != nil {
 		openAIError(w, err)
 		return
