@@ -285,6 +285,13 @@ await check('ollama embed/embeddings', async () => {
   const e = await ollama.embed({ model, input: ['a', 'b'] });
   assert.equal(e.embeddings.length, 2);
   for (const v of e.embeddings) assert.ok(Math.abs(norm(v) - 1) < 1e-4, `norm ${norm(v)}`);
+  // dimensions and keep_alive, as on the other endpoints.
+  const small = await ollama.embed({ model, input: 'a', dimensions: 8, keep_alive: '7m' });
+  assert.equal(small.embeddings[0].length, 8);
+  assert.ok(Math.abs(norm(small.embeddings[0]) - 1) < 1e-4);
+  const left = (new Date((await ollama.ps()).models.find((m) => m.name === model).expires_at) - Date.now()) / 60000;
+  assert.ok(left > 6 && left <= 7.1, `embed keep_alive 7m: expires in ${left} min`);
+  await assert.rejects(ollama.embed({ model, input: 'a', dimensions: 1 << 20 }), ollamaError(400, /dimensions/));
   const legacy = await ollama.embeddings({ model, prompt: 'a' });
   assert.equal(legacy.embedding.length, e.embeddings[0].length);
   assert.ok(cosine(legacy.embedding, e.embeddings[0]) > 0.9999, 'legacy embedding differs from /api/embed');
@@ -312,6 +319,12 @@ await check('ollama create/copy/delete/push', async () => {
   r = await ollama.create({ model: 'alias', from: model });
   assert.equal(r.status, 'success');
   assert.ok((await names()).includes('alias'));
+  // A created model works on every endpoint, embeddings included.
+  const viaAlias = await ollama.embed({ model: 'alias', input: 'a' });
+  const direct = await ollama.embed({ model, input: 'a' });
+  assert.deepEqual(viaAlias.embeddings, direct.embeddings);
+  assert.equal((await openai.embeddings.create({ model: 'alias', input: 'a' })).data[0].embedding.length, direct.embeddings[0].length);
+  assert.equal((await ollama.embeddings({ model: 'alias', prompt: 'a' })).embedding.length, direct.embeddings[0].length);
   await assert.rejects(ollama.create({ model: 'bad', from: model, parameters: { no_such_parameter: 1 } }), ollamaError(400, /no_such_parameter/));
 
   await ollama.copy({ source: 'alias', destination: 'alias-copy' });

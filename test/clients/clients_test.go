@@ -171,6 +171,10 @@ func staleDeps(t *testing.T) []string {
 // --require-token.
 func TestNPMClients(t *testing.T) {
 	node := npmDeps(t)
+	// Read here so that go test's cache knows the test depends on it.
+	if b, err := os.ReadFile("clients.mjs"); err != nil || len(b) == 0 {
+		t.Fatalf("clients.mjs: %v", err)
+	}
 	d := startDaemon(t, "ruvllm-test-qwen2-13m-q8_0", false)
 	strict := startDaemon(t, "ruvllm-test-qwen2-13m-q8_0", true)
 	vars, err := ipc.ClientEnv(d.health, d.token)
