@@ -83,3 +83,27 @@ func TestEmbeddingsOfCreatedModels(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAIModelsListCreatedModels: a model made with /api/create is
+// listed by GET /v1/models (as /api/tags names it) and found by GET
+// /v1/models/{id}, as OpenAI clients can chat with it.
+func TestOpenAIModelsListCreatedModels(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	if resp, b := ta.post(t, "/api/create", `{"model":"alias","from":`+quote(model)+`,"stream":false}`); resp.StatusCode != 200 {
+		t.Fatalf("create: %d %s", resp.StatusCode, b)
+	}
+	code, b := ta.get(t, "/v1/models")
+	if code != 200 || !strings.Contains(string(b), `"id":"alias:latest"`) {
+		t.Fatalf("/v1/models: %d %s", code, b)
+	}
+	for _, id := range []string{"alias", "alias:latest"} {
+		code, b = ta.get(t, "/v1/models/"+id)
+		if code != 200 || field(mustJSON(t, string(b)), "id") != id {
+			t.Fatalf("/v1/models/%s: %d %s", id, code, b)
+		}
+	}
+	if code, b = ta.get(t, "/v1/models/no-such"); code != 404 || !strings.Contains(string(b), "model_not_found") {
+		t.Fatalf("/v1/models/no-such: %d %s", code, b)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -432,6 +433,15 @@ func (a *API) echoPrompt(ctx context.Context, m models.Model, req llm.Request, t
 // getModel answers GET /v1/models/{id}.
 func (a *API) getModel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if man, ok := a.manifest(id); ok {
+		// A created model (/api/create), while its base is there.
+		if rm, err := a.resolveModel(id); err == nil {
+			if _, err := a.models.Resolve(rm.base); err == nil {
+				daemon.WriteJSON(w, http.StatusOK, ipc.ModelCard{ID: id, Object: "model", Created: man.Created.Unix(), OwnedBy: "ruvllm"})
+				return
+			}
+		}
+	}
 	list, err := a.models.List()
 	if err != nil {
 		openAIError(w, err)
@@ -460,6 +470,22 @@ func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
 	out := ipc.ModelList{Object: "list", Data: []ipc.ModelCard{}}
 	for _, m := range list {
 		out.Data = append(out.Data, ipc.ModelCard{ID: m.Name, Object: "model", Created: m.Modified.Unix(), OwnedBy: "ruvllm"})
+	}
+	// Created models, named as /api/tags names them, while their base is
+	// there.
+	for _, man := range a.manifests() {
+		rm, err := a.resolveModel(man.Name)
+		if err != nil {
+			continue
+		}
+		if _, err := a.models.Resolve(rm.base); err != nil {
+			continue
+		}
+		id := man.Name
+		if !strings.Contains(id, ":") {
+			id += ":latest"
+		}
+		out.Data = append(out.Data, ipc.ModelCard{ID: id, Object: "model", Created: man.Created.Unix(), OwnedBy: "ruvllm"})
 	}
 	daemon.WriteJSON(w, http.StatusOK, out)
 }

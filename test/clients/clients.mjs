@@ -324,6 +324,11 @@ await check('ollama create/copy/delete/push', async () => {
   const direct = await ollama.embed({ model, input: 'a' });
   assert.deepEqual(viaAlias.embeddings, direct.embeddings);
   assert.equal((await openai.embeddings.create({ model: 'alias', input: 'a' })).data[0].embedding.length, direct.embeddings[0].length);
+  // ... and OpenAI clients see it.
+  const ids = [];
+  for await (const m of openai.models.list()) ids.push(m.id);
+  assert.ok(ids.includes('alias:latest'), `models ${ids}`);
+  assert.equal((await openai.models.retrieve('alias')).id, 'alias');
   assert.equal((await ollama.embeddings({ model: 'alias', prompt: 'a' })).embedding.length, direct.embeddings[0].length);
   await assert.rejects(ollama.create({ model: 'bad', from: model, parameters: { no_such_parameter: 1 } }), ollamaError(400, /no_such_parameter/));
 
