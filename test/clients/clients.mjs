@@ -7,6 +7,7 @@
 //
 //   OPENAI_BASE_URL, OPENAI_API_KEY, OLLAMA_HOST  as `ruvllm env` prints them
 //   RUVLLM_MODEL           a model the daemon serves
+//   RUVLLM_MODEL_PATH      its GGUF file
 //   RUVLLM_SAME_USER       "1" when TCP clients of the daemon's user need no
 //                          token (Linux): the ollama client then sends none
 //   RUVLLM_STRICT_URL, RUVLLM_STRICT_TOKEN
@@ -15,6 +16,8 @@
 // It prints {"ok":true,"checks":[...]} and exits 0, or exits non-zero on
 // the first failed check.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import OpenAI from 'openai';
 import { Ollama } from 'ollama';
 import { generateText, streamText, embed } from 'ai';
@@ -23,7 +26,7 @@ import { ChatOpenAI, OpenAIEmbeddings } from '@langchain/openai';
 
 const env = process.env;
 const model = env.RUVLLM_MODEL;
-for (const k of ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'OLLAMA_HOST', 'RUVLLM_MODEL', 'RUVLLM_STRICT_URL', 'RUVLLM_STRICT_TOKEN']) {
+for (const k of ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'OLLAMA_HOST', 'RUVLLM_MODEL', 'RUVLLM_MODEL_PATH', 'RUVLLM_STRICT_URL', 'RUVLLM_STRICT_TOKEN']) {
   assert.ok(env[k], `${k} must be set`);
 }
 const sameUser = env.RUVLLM_SAME_USER === '1';
@@ -315,6 +318,17 @@ await check('ollama create/copy/delete/push', async () => {
   s = await ollama.show({ model: 'brief' });
   assert.equal(s.system, 'Be brief.');
   assert.match(s.modelfile, /FROM /);
+  // A GGUF file, as `ollama create` sends one: the blob, then files.
+  const bytes = await readFile(env.RUVLLM_MODEL_PATH);
+  const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  const auth = sameUser ? {} : { Authorization: `Bearer ${env.OPENAI_API_KEY}` };
+  assert.equal((await fetch(`${env.OLLAMA_HOST}/api/blobs/${digest}`, { method: 'HEAD', headers: auth })).status, 404);
+  assert.equal((await fetch(`${env.OLLAMA_HOST}/api/blobs/${digest}`, { method: 'POST', body: bytes, headers: auth })).status, 201);
+  assert.equal((await fetch(`${env.OLLAMA_HOST}/api/blobs/${digest}`, { method: 'HEAD', headers: auth })).status, 200);
+  r = await ollama.create({ model: 'fromfile', files: { 'model.gguf': digest } });
+  assert.equal(r.status, 'success');
+  assert.equal((await ollama.show({ model: 'fromfile' })).model_info['general.architecture'], (await ollama.show({ model })).model_info['general.architecture']);
+  assert.equal(typeof (await ollama.generate({ model: 'fromfile', prompt: 'hi', options: { num_predict: 1 } })).response, 'string');
   // Only from: another name for the same model.
   r = await ollama.create({ model: 'alias', from: model });
   assert.equal(r.status, 'success');
@@ -335,7 +349,7 @@ await check('ollama create/copy/delete/push', async () => {
   await ollama.copy({ source: 'alias', destination: 'alias-copy' });
   assert.ok((await names()).includes('alias-copy'));
   assert.equal((await ollama.show({ model: 'alias-copy' })).details.family, (await ollama.show({ model })).details.family);
-  for (const m of ['alias-copy', 'alias', 'terse', 'brief']) await ollama.delete({ model: m });
+  for (const m of ['alias-copy', 'alias', 'terse', 'brief', 'fromfile']) await ollama.delete({ model: m });
   const left = await names();
   assert.ok(!left.includes('alias-copy') && !left.includes('alias') && left.includes(model), `after delete ${left}`);
   await assert.rejects(ollama.copy({ source: 'no-such-model', destination: 'x' }), ollamaError(404, /not found/));

@@ -28,8 +28,8 @@ import (
 // testDaemon is a daemon started for a test: its socket, its loopback TCP
 // address and bearer token, the model it serves and its health.
 type testDaemon struct {
-	sock, addr, token, model string
-	health                   ipc.Health
+	sock, addr, token, model, modelPath string
+	health                              ipc.Health
 }
 
 // startDaemon runs ruvllmd in-process until the test ends; requireToken
@@ -93,7 +93,7 @@ func startDaemon(t *testing.T, want string, requireToken bool) testDaemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testDaemon{sock: sock, addr: h.TCPAddress, token: token, model: model, health: h}
+	return testDaemon{sock: sock, addr: h.TCPAddress, token: token, model: model, modelPath: filepath.Join(models, model+".gguf"), health: h}
 }
 
 // inCI reports whether the tests run in CI (CI=true), where a client
@@ -189,7 +189,7 @@ func TestNPMClients(t *testing.T) {
 	if d.health.TCPSameUserNoToken {
 		sameUser = "1"
 	}
-	env = append(env, "RUVLLM_MODEL="+d.model, "RUVLLM_SAME_USER="+sameUser,
+	env = append(env, "RUVLLM_MODEL="+d.model, "RUVLLM_MODEL_PATH="+d.modelPath, "RUVLLM_SAME_USER="+sameUser,
 		"RUVLLM_STRICT_URL=http://"+strict.addr, "RUVLLM_STRICT_TOKEN="+strict.token)
 	runCtx, stop := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer stop()
