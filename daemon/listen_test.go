@@ -271,7 +271,7 @@ func TestTCPUnauthorizedClosesConnection(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 401 || !strings.HasPrefix(string(b), `{"error":"missing or wrong bearer token`) {
+	if resp.StatusCode != 401 || !strings.HasPrefix(string(b), `{"error":"missing or wrong token`) {
 		t.Fatalf("/api/ 401: %d %s", resp.StatusCode, b)
 	}
 	req.Header.Set("Authorization", "Bearer "+s.Token())

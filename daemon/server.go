@@ -316,7 +316,7 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Connection", "close")
 	w.Header().Set("WWW-Authenticate", `Bearer realm="ruvllm"`)
-	writeError(w, r, http.StatusUnauthorized, "missing or wrong bearer token (send \"Authorization: Bearer <token>\" with the token from the daemon's token file)")
+	writeError(w, r, http.StatusUnauthorized, "missing or wrong token (send \"Authorization: Bearer <token>\" or \"x-api-key: <token>\" with the token from the daemon's token file)")
 	s.httpReqs.WithLabelValues("unauthorized", "401").Inc()
 }
 
@@ -325,6 +325,19 @@ func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 func writeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	if strings.HasPrefix(r.URL.Path, "/api/") {
 		WriteJSON(w, status, map[string]string{"error": msg})
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/v1/messages") { // Anthropic's shape
+		typ := "invalid_request_error"
+		switch {
+		case status == http.StatusUnauthorized:
+			typ = "authentication_error"
+		case status == http.StatusRequestEntityTooLarge:
+			typ = "request_too_large"
+		case status >= 500:
+			typ = "api_error"
+		}
+		WriteJSON(w, status, map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}})
 		return
 	}
 	var body ipc.OpenAIError

@@ -69,6 +69,9 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.Handle("GET /v1/cache", http.HandlerFunc(a.cache))
 	srv.Handle("DELETE /v1/cache", http.HandlerFunc(a.clearCache))
 
+	srv.Handle("POST /v1/messages", http.HandlerFunc(a.anthropicMessages))
+	srv.Handle("POST /v1/messages/count_tokens", http.HandlerFunc(a.anthropicCountTokens))
+
 	srv.Handle("POST /api/chat", http.HandlerFunc(a.ollamaChat))
 	srv.Handle("POST /api/generate", http.HandlerFunc(a.ollamaGenerate))
 	srv.Handle("GET /api/tags", http.HandlerFunc(a.ollamaTags))
@@ -94,6 +97,7 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 		openAIError(w, &requestError{status: http.StatusNotFound, msg: fmt.Sprintf("%s %s: no such endpoint", r.Method, r.URL.Path)})
 	}))
 	a.registerConversations()
+	a.registerResponses()
 	return a
 }
 
@@ -123,6 +127,9 @@ type runSpec struct {
 	// messages and the reply back: the model warms that turn's history
 	// (llm.Request.WarmFollowUp).
 	conversation bool
+	// n > 1 generates that many choices (onChoiceToken instead of onToken).
+	n             int
+	onChoiceToken func(choice int, t llm.Token) error
 	// retryNoTemplate marks a run whose llm.ErrNoTemplate failure the
 	// caller retries as a raw prompt under the same id: that failure is
 	// not counted or logged, so the id names one record.
@@ -130,10 +137,35 @@ type runSpec struct {
 }
 
 type runResult struct {
-	name   string
-	res    llm.Result
-	load   time.Duration
-	handle *models.Handle
+	name string
+	// res is the result; for n > 1 the prompt counts once and the choices'
+	// completion tokens add up (choices holds each).
+	res     llm.Result
+	choices []llm.Result
+	load    time.Duration
+	handle  *models.Handle
+}
+
+// multiGenerator is a model that generates n choices from one prefill
+// (*llm.Model).
+type multiGenerator interface {
+	GenerateN(ctx context.Context, req llm.Request, n int, onToken func(choice int, t llm.Token) error) ([]llm.Result, error)
+}
+
+// sumResults is the usage of n choices: the prompt (computed once) and all
+// their completion tokens.
+func sumResults(rs []llm.Result) llm.Result {
+	if len(rs) == 0 {
+		return llm.Result{}
+	}
+	sum := rs[0]
+	for _, r := range rs[1:] {
+		sum.CompletionTokens += r.CompletionTokens
+		if r.Timings.Total > sum.Timings.Total {
+			sum.Timings.Total, sum.Timings.Eval = r.Timings.Total, r.Timings.Eval
+		}
+	}
+	return sum
 }
 
 func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, error) {
@@ -159,10 +191,28 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	}
 	s.req.WarmFollowUp = s.conversation && s.req.Messages != nil
 	var answer strings.Builder
-	res, err := h.Model.Generate(ctx, s.req, func(t llm.Token) error {
-		answer.WriteString(t.Text)
-		return s.onToken(t)
-	})
+	var res llm.Result
+	if s.n > 1 {
+		mg, ok := h.Model.(multiGenerator)
+		if !ok {
+			a.reqs.WithLabelValues(s.endpoint, "error").Inc()
+			return out, badParam("n", "this model cannot generate several choices")
+		}
+		var results []llm.Result
+		results, err = mg.GenerateN(ctx, s.req, s.n, func(i int, t llm.Token) error {
+			if i == 0 {
+				answer.WriteString(t.Text)
+			}
+			return s.onChoiceToken(i, t)
+		})
+		out.choices = results
+		res = sumResults(results)
+	} else {
+		res, err = h.Model.Generate(ctx, s.req, func(t llm.Token) error {
+			answer.WriteString(t.Text)
+			return s.onToken(t)
+		})
+	}
 	out.res = res
 	if err != nil && a.srv.ShuttingDown() && ctx.Err() != nil {
 		err = fmt.Errorf("%w: the request was cut off after %d tokens", daemon.ErrShuttingDown, res.CompletionTokens)

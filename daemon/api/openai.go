@@ -25,11 +25,8 @@ var jsonMarshal = json.Marshal
 // openAIRequest converts and validates the shared OpenAI sampling fields.
 func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 	var req llm.Request
-	if f.N > 1 {
-		return req, badParam("n", "must be 1: n > 1 is not supported yet")
-	}
-	if f.N < 0 {
-		return req, badParam("n", "must be 1, not %d", f.N)
+	if f.N < 0 || f.N > llm.MaxChoices {
+		return req, badParam("n", "must be between 1 and %d, not %d", llm.MaxChoices, f.N)
 	}
 	p := sample.Params{Temperature: 1, TopP: 1, PresencePenalty: f.PresencePenalty, FrequencyPenalty: f.FrequencyPenalty, RepeatPenalty: f.RepeatPenalty}
 	if f.Temperature != nil {
@@ -154,76 +151,90 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	id, created := newID("chatcmpl-"), time.Now().Unix()
 	w.Header().Set(RequestIDHeader, id)
-	if !body.Stream {
-		a.chatOnce(w, r, body, req, id, created)
-		return
-	}
-	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
-	var model models.Model
-	var name string
-	var handleModel = func(n string) { name = n }
-	chunk := func(d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
+	n := max(body.N, 1)
+	var (
+		model models.Model
+		name  string
+		texts = make([][]byte, n)
+		lps   = make([][]ipc.TokenLogprob, n)
+		sse   = &sseWriter{w: w, fl: w.(http.Flusher)}
+	)
+	chunk := func(i int, d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
 		return ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name,
-			Choices: []ipc.ChunkChoice{{Delta: d, Logprobs: lp, FinishReason: finish}}}
+			Choices: []ipc.ChunkChoice{{Index: i, Delta: d, Logprobs: lp, FinishReason: finish}}}
 	}
-	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id,
-		onStart: func(n string) {
-			handleModel(n)
-			model = a.models.Models()[n]
-			sse.send(chunk(ipc.Delta{Role: "assistant"}, nil, nil))
+	onTok := func(i int, t llm.Token) error {
+		var lp *ipc.TokenLogprob
+		if req.Logprobs && t.ID >= 0 && model != nil {
+			l := tokenLogprob(model, t)
+			lp = &l
+		}
+		if !body.Stream {
+			texts[i] = append(texts[i], t.Text...)
+			if lp != nil {
+				lps[i] = append(lps[i], *lp)
+			}
+			return nil
+		}
+		if t.Text == "" && lp == nil {
+			return nil
+		}
+		var l *ipc.Logprobs
+		if lp != nil {
+			l = &ipc.Logprobs{Content: []ipc.TokenLogprob{*lp}}
+		}
+		return sse.send(chunk(i, ipc.Delta{Content: t.Text}, l, nil))
+	}
+	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n,
+		onStart: func(nm string) {
+			name, model = nm, a.models.Models()[nm]
+			if body.Stream {
+				for i := range n {
+					sse.send(chunk(i, ipc.Delta{Role: "assistant"}, nil, nil))
+				}
+			}
 		},
-		onToken: func(t llm.Token) error {
-			var lp *ipc.Logprobs
-			if req.Logprobs && t.ID >= 0 && model != nil {
-				lp = &ipc.Logprobs{Content: []ipc.TokenLogprob{tokenLogprob(model, t)}}
-			}
-			if t.Text == "" && lp == nil {
-				return nil
-			}
-			return sse.send(chunk(ipc.Delta{Content: t.Text}, lp, nil))
-		}}
+		onToken:       func(t llm.Token) error { return onTok(0, t) },
+		onChoiceToken: onTok,
+	}
 	out, err := a.run(r.Context(), r, spec)
 	if err != nil {
 		if !sse.started {
 			openAIError(w, err)
-			return
-		}
-		if tellClient(r, err) {
+		} else if tellClient(r, err) {
 			sse.fail(err)
 		}
 		return
 	}
-	sse.send(chunk(ipc.Delta{}, nil, strPtr(finishReason(out.res.FinishReason))))
+	finishOf := func(i int) string {
+		if n > 1 {
+			return finishReason(out.choices[i].FinishReason)
+		}
+		return finishReason(out.res.FinishReason)
+	}
+	if !body.Stream {
+		resp := ipc.ChatCompletionResponse{ID: id, Object: "chat.completion", Created: created, Model: out.name, Usage: usage(out.res)}
+		for i := range n {
+			c := ipc.ChatChoice{Index: i, Message: ipc.Message{Role: "assistant", Content: string(texts[i])}, FinishReason: finishOf(i)}
+			if req.Logprobs {
+				c.Logprobs = &ipc.Logprobs{Content: lps[i]}
+				if c.Logprobs.Content == nil {
+					c.Logprobs.Content = []ipc.TokenLogprob{}
+				}
+			}
+			resp.Choices = append(resp.Choices, c)
+		}
+		daemon.WriteJSON(w, http.StatusOK, resp)
+		return
+	}
+	for i := range n {
+		sse.send(chunk(i, ipc.Delta{}, nil, strPtr(finishOf(i))))
+	}
 	if body.StreamOptions != nil && body.StreamOptions.IncludeUsage {
 		u := usage(out.res)
 		sse.send(ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name, Choices: []ipc.ChunkChoice{}, Usage: &u})
 	}
 	sse.done()
-}
-
-func (a *API) chatOnce(w http.ResponseWriter, r *http.Request, body ipc.ChatCompletionRequest, req llm.Request, id string, created int64) {
-	var text []byte
-	var lps []ipc.TokenLogprob
-	var model models.Model
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id,
-		onStart: func(n string) { model = a.models.Models()[n] },
-		onToken: func(t llm.Token) error {
-			text = append(text, t.Text...)
-			if req.Logprobs && t.ID >= 0 && model != nil {
-				lps = append(lps, tokenLogprob(model, t))
-			}
-			return nil
-		}})
-	if err != nil {
-		openAIError(w, err)
-		return
-	}
-	choice := ipc.ChatChoice{Message: ipc.Message{Role: "assistant", Content: string(text)}, FinishReason: finishReason(out.res.FinishReason)}
-	if req.Logprobs {
-		choice.Logprobs = &ipc.Logprobs{Content: lps}
-	}
-	daemon.WriteJSON(w, http.StatusOK, ipc.ChatCompletionResponse{ID: id, Object: "chat.completion", Created: created,
-		Model: out.name, Choices: []ipc.ChatChoice{choice}, Usage: usage(out.res)})
 }
 
 func (a *API) completions(w http.ResponseWriter, r *http.Request) {
@@ -270,6 +281,11 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	if body.Logprobs > 0 {
 		req.Logprobs, req.TopLogprobs = true, body.Logprobs
 	}
+	n := max(body.N, 1)
+	if n > 1 && body.Echo {
+		openAIError(w, badParam("echo", "cannot be combined with n > 1"))
+		return
+	}
 	id, created := newID("cmpl-"), time.Now().Unix()
 	w.Header().Set(RequestIDHeader, id)
 	var (
@@ -277,84 +293,54 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		model    models.Model
 		prefix   string                  // the echoed prompt
 		promptLP *ipc.CompletionLogprobs // its tokens' logprobs
-		offset   int                     // characters of text so far
 		startErr error
+		texts    = make([][]byte, n)
+		lps      = make([]*ipc.CompletionLogprobs, n)
+		offsets  = make([]int, n) // characters of each choice's text so far
+		sse      = &sseWriter{w: w, fl: w.(http.Flusher)}
 	)
-	onStart := func(n string) {
-		name, model = n, a.models.Models()[n]
+	resp := func(i int, text string, lp *ipc.CompletionLogprobs, finish *string) ipc.CompletionResponse {
+		return ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name,
+			Choices: []ipc.CompletionChoice{{Index: i, Text: text, Logprobs: lp, FinishReason: finish}}}
+	}
+	onStart := func(nm string) {
+		name, model = nm, a.models.Models()[nm]
 		if !body.Echo {
 			return
 		}
 		prefix, promptLP, startErr = a.echoPrompt(r.Context(), model, req, body.Logprobs)
-		offset = utf8.RuneCountInString(prefix)
-	}
-	// logprobsOf converts one token's log-probabilities (nil when not asked).
-	logprobsOf := func(t llm.Token, into *ipc.CompletionLogprobs) *ipc.CompletionLogprobs {
-		if !req.Logprobs || t.ID < 0 || model == nil {
-			return into
+		offsets[0] = utf8.RuneCountInString(prefix)
+		if startErr == nil && body.Stream {
+			sse.send(resp(0, prefix, promptLP, nil))
 		}
-		if into == nil {
-			into = &ipc.CompletionLogprobs{}
+	}
+	onTok := func(i int, t llm.Token) error {
+		if startErr != nil {
+			return startErr
 		}
-		into.Add(tokenLogprob(model, t), offset)
-		return into
-	}
-	resp := func(text string, lp *ipc.CompletionLogprobs, finish *string, u *ipc.Usage) ipc.CompletionResponse {
-		return ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name,
-			Choices: []ipc.CompletionChoice{{Text: text, Logprobs: lp, FinishReason: finish}}, Usage: u}
-	}
-	if !body.Stream {
-		var text []byte
 		var lp *ipc.CompletionLogprobs
-		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, onStart: onStart,
-			onToken: func(t llm.Token) error {
-				if startErr != nil {
-					return startErr
+		if req.Logprobs && t.ID >= 0 && model != nil {
+			lp = &ipc.CompletionLogprobs{}
+			if !body.Stream {
+				if lps[i] == nil {
+					lps[i] = &ipc.CompletionLogprobs{}
 				}
-				lp = logprobsOf(t, lp)
-				offset += utf8.RuneCountInString(t.Text)
-				text = append(text, t.Text...)
-				return nil
-			}})
-		if err == nil {
-			err = startErr
-		}
-		if err != nil {
-			openAIError(w, err)
-			return
-		}
-		if promptLP != nil {
-			if lp != nil {
-				promptLP.Tokens = append(promptLP.Tokens, lp.Tokens...)
-				promptLP.TokenLogprobs = append(promptLP.TokenLogprobs, lp.TokenLogprobs...)
-				promptLP.TopLogprobs = append(promptLP.TopLogprobs, lp.TopLogprobs...)
-				promptLP.TextOffset = append(promptLP.TextOffset, lp.TextOffset...)
+				lp = lps[i]
 			}
-			lp = promptLP
+			lp.Add(tokenLogprob(model, t), offsets[i])
 		}
-		u := usage(out.res)
-		daemon.WriteJSON(w, http.StatusOK, resp(prefix+string(text), lp, strPtr(finishReason(out.res.FinishReason)), &u))
-		return
+		offsets[i] += utf8.RuneCountInString(t.Text)
+		if !body.Stream {
+			texts[i] = append(texts[i], t.Text...)
+			return nil
+		}
+		if t.Text == "" && lp == nil {
+			return nil
+		}
+		return sse.send(resp(i, t.Text, lp, nil))
 	}
-	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id,
-		onStart: func(n string) {
-			onStart(n)
-			if startErr == nil && body.Echo {
-				sse.send(resp(prefix, promptLP, nil, nil))
-			}
-		},
-		onToken: func(t llm.Token) error {
-			if startErr != nil {
-				return startErr
-			}
-			lp := logprobsOf(t, nil)
-			offset += utf8.RuneCountInString(t.Text)
-			if t.Text == "" && lp == nil {
-				return nil
-			}
-			return sse.send(resp(t.Text, lp, nil, nil))
-		}})
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n,
+		onStart: onStart, onToken: func(t llm.Token) error { return onTok(0, t) }, onChoiceToken: onTok})
 	if err == nil {
 		err = startErr
 	}
@@ -366,9 +352,39 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	sse.send(resp("", nil, strPtr(finishReason(out.res.FinishReason)), nil))
+	finishOf := func(i int) *string {
+		if n > 1 {
+			return strPtr(finishReason(out.choices[i].FinishReason))
+		}
+		return strPtr(finishReason(out.res.FinishReason))
+	}
+	u := usage(out.res)
+	if !body.Stream {
+		all := ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name, Usage: &u}
+		for i := range n {
+			lp := lps[i]
+			text := string(texts[i])
+			if i == 0 && body.Echo {
+				text = prefix + text
+				if promptLP != nil {
+					if lp != nil {
+						promptLP.Tokens = append(promptLP.Tokens, lp.Tokens...)
+						promptLP.TokenLogprobs = append(promptLP.TokenLogprobs, lp.TokenLogprobs...)
+						promptLP.TopLogprobs = append(promptLP.TopLogprobs, lp.TopLogprobs...)
+						promptLP.TextOffset = append(promptLP.TextOffset, lp.TextOffset...)
+					}
+					lp = promptLP
+				}
+			}
+			all.Choices = append(all.Choices, ipc.CompletionChoice{Index: i, Text: text, Logprobs: lp, FinishReason: finishOf(i)})
+		}
+		daemon.WriteJSON(w, http.StatusOK, all)
+		return
+	}
+	for i := range n {
+		sse.send(resp(i, "", nil, finishOf(i)))
+	}
 	if body.StreamOptions != nil && body.StreamOptions.IncludeUsage {
-		u := usage(out.res)
 		sse.send(ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name, Choices: []ipc.CompletionChoice{}, Usage: &u})
 	}
 	sse.done()

@@ -15,9 +15,9 @@ import (
 // Exchanges and feedback. A rating names a completion by its id, and the
 // learning loop needs what was rated, so every finished generation keeps
 // its prompt and answer in Exchanges (keyed by the completion id, which is
-// also the id of its request-log record). exchangesSeq lists them in
-// arrival order (8-byte big-endian sequence → id) so the oldest beyond the
-// cap are dropped in the transaction that adds a new one.
+// also the id of its request-log record), a ring (ring.go) whose oldest
+// records beyond the count and byte budgets are dropped in the transaction
+// that adds a new one.
 //
 // Feedback keys ratings by sequence (newest last) and copies the rated
 // exchange into the record, so a rating outlives the exchange and the
@@ -25,7 +25,6 @@ import (
 // key: rating a reply again replaces the earlier rating.
 const (
 	Exchanges         = "exchanges"
-	exchangesSeq      = "exchanges.seq"
 	exchangesMeta     = "exchanges.meta" // "bytes": the stored exchanges' total size
 	Feedback          = "feedback"
 	feedbackByRequest = "feedback.byrequest"
@@ -87,11 +86,12 @@ type Exchange struct {
 	Answer     string        `json:"answer"`
 }
 
-// storedExchange remembers its position in exchangesSeq, so trimming an
-// old position never removes a newer exchange that reused the id.
+// storedExchange is an exchange as stored. Seq, its position in the ring,
+// was written by state.db files before the ring kept ids' positions in a
+// bucket of their own; it is no longer read.
 type storedExchange struct {
 	Exchange
-	Seq uint64 `json:"seq"`
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // LogCompletion records a finished generation: its request-log record and
@@ -111,58 +111,21 @@ func (d *DB) LogCompletion(ctx context.Context, rec ipc.RequestRecord, ex Exchan
 	if err != nil {
 		return err
 	}
-	keep := int64(len(b))+32 <= d.maxExchangeBytes/8
+	ring := d.exchangeRing()
 	return d.db.Batch(func(tx *bolt.Tx) error {
 		if err := d.logRequestTx(tx, rb); err != nil {
 			return err
 		}
-		if !keep { // too large to keep: the record says what it was
+		if !ring.fits(len(b)) { // too large to keep: the record says what it was
 			return nil
 		}
-		seqs := tx.Bucket([]byte(exchangesSeq))
-		seq, err := seqs.NextSequence()
-		if err != nil {
-			return err
-		}
-		b, err := json.Marshal(storedExchange{Exchange: ex, Seq: seq})
-		if err != nil {
-			return err
-		}
-		exs := tx.Bucket([]byte(Exchanges))
-		meta := tx.Bucket([]byte(exchangesMeta))
-		var total int64
-		if v := meta.Get(bytesKey); len(v) == 8 {
-			total = int64(binary.BigEndian.Uint64(v))
-		}
-		if old := exs.Get([]byte(ex.ID)); old != nil { // an id reused: its old value goes
-			total -= int64(len(old))
-		}
-		if err := exs.Put([]byte(ex.ID), b); err != nil {
-			return err
-		}
-		total += int64(len(b))
-		if err := seqs.Put(binary.BigEndian.AppendUint64(nil, seq), []byte(ex.ID)); err != nil {
-			return err
-		}
-		c := seqs.Cursor()
-		for {
-			k, id := c.First()
-			if k == nil || (seq-binary.BigEndian.Uint64(k)+1 <= uint64(d.maxExchanges) && total <= d.maxExchangeBytes) {
-				break
-			}
-			var old storedExchange
-			if v := exs.Get(id); v != nil && json.Unmarshal(v, &old) == nil && old.Seq == binary.BigEndian.Uint64(k) {
-				total -= int64(len(v))
-				if err := exs.Delete(id); err != nil {
-					return err
-				}
-			}
-			if err := c.Delete(); err != nil {
-				return err
-			}
-		}
-		return meta.Put(bytesKey, binary.BigEndian.AppendUint64(nil, uint64(max(total, 0))))
+		return ring.put(tx, ex.ID, b)
 	})
+}
+
+// exchangeRing is where exchanges are kept, within their budgets.
+func (d *DB) exchangeRing() ring {
+	return newRing(Exchanges, d.maxExchanges, d.maxExchangeBytes)
 }
 
 // Exchange returns the recorded exchange of completion id.

@@ -21,6 +21,9 @@ import (
 // ErrNotFound is returned by Get for a missing key.
 var ErrNotFound = errors.New("not found")
 
+// ErrTooLarge is returned for a record larger than its budget allows.
+var ErrTooLarge = errors.New("too large to store")
+
 // Bucket names.
 const (
 	Settings = "settings"
@@ -58,10 +61,16 @@ func Open(path string) (*DB, error) {
 	b.MaxBatchDelay = time.Millisecond
 	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges, maxExchangeBytes: DefaultMaxExchangeBytes}
 	err = b.Update(func(tx *bolt.Tx) error {
-		for _, name := range []string{Settings, Models, Requests, Conversations, convByUpdate, Exchanges, exchangesSeq, exchangesMeta, Feedback, feedbackByRequest} {
+		names := []string{Settings, Models, Requests, Conversations, convByUpdate, Feedback, feedbackByRequest}
+		names = append(names, db.exchangeRing().buckets()...)
+		names = append(names, db.responseRing().buckets()...)
+		for _, name := range names {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
+		}
+		if err := db.exchangeRing().rebuildIDs(tx); err != nil {
+			return err
 		}
 		return initExchangeBytes(tx)
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -125,6 +126,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		queue        = newTokenQueue()
 		firstAt      time.Time
 		finish       = FinishLength
+		stopSeq      string
 		generated    int
 	)
 	if wantLogprobs {
@@ -140,10 +142,11 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		}
 	}
 	job := &sched.Job{
-		Prompt:    prompt,
-		Namespace: namespace,
-		Priority:  req.Priority,
-		Adapters:  req.Adapters,
+		Prompt:      prompt,
+		Namespace:   namespace,
+		Priority:    req.Priority,
+		Adapters:    req.Adapters,
+		OnPrefilled: req.onPrefilled,
 		Next: func(logits []float32) (int32, bool) {
 			if wantLogprobs {
 				copy(raw, logits)
@@ -174,6 +177,9 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			queue.push(tok)
 			if stopped {
 				finish = FinishStop
+				if slices.Contains(req.Stop, matcher.Matched()) {
+					stopSeq = matcher.Matched()
+				}
 				return 0, true
 			}
 			if (req.MaxTokens > 0 && generated >= req.MaxTokens) || len(history) >= ctxLen {
@@ -220,6 +226,7 @@ wait:
 	res.CachedTokens = job.CachedTokens
 	res.CompletionTokens = generated
 	res.FinishReason = finish
+	res.StopSequence = stopSeq
 	if !firstAt.IsZero() {
 		res.Timings.TTFT = firstAt.Sub(start)
 		res.Timings.PromptEval = res.Timings.TTFT

@@ -169,6 +169,9 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		return nil, fmt.Errorf("context length %d is above the supported %d", ctxLen, model.MaxContextLength)
 	}
 	o.ContextLength = ctxLen
+	if cs, ok := net.(model.ContextSizer); ok {
+		cs.SizeContext(ctxLen)
+	}
 	blocks := o.Sequences * ((ctxLen + blockSize - 1) / blockSize)
 	kvBytes, err := checkKVSize(f, cfg, blocks, o.KVType)
 	if err != nil {

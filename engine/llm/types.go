@@ -61,6 +61,9 @@ type Request struct {
 	// ContextLimit bounds this request's prompt and reply below the
 	// model's context (0: the model's context).
 	ContextLimit int
+	// onPrefilled is called once the prompt is computed and its blocks
+	// are in the prefix cache (GenerateN forks the other choices then).
+	onPrefilled func()
 	// Truncate keeps the end of a prompt that does not fit the context
 	// (and its BOS), leaving a quarter of the context for the reply,
 	// instead of failing with ErrContextExceeded; Result.TruncatedTokens
@@ -114,6 +117,9 @@ type Result struct {
 	// TruncatedTokens were dropped from the start of a prompt that did not
 	// fit (Request.Truncate).
 	TruncatedTokens int
+	// StopSequence is the string of Request.Stop that ended the reply
+	// ("" when another reason did, the chat template's own stops included).
+	StopSequence string
 	FinishReason     FinishReason
 	Timings          Timings
 }

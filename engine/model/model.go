@@ -1,5 +1,6 @@
 // Package model holds the transformer families ruvllm runs, one file each
-// (llama, qwen2, phi3, gemma2), written as plain Go against the
+// (llama incl. Mixtral-style experts, qwen2, qwen2moe, qwen3, qwen3moe,
+// phi3, gemma, gemma2, gemma3), written as plain Go against the
 // compute.Backend interface so any backend can run them.
 package model
 
@@ -34,6 +35,9 @@ type Config struct {
 	Window int
 	// AttnSoftcap and FinalSoftcap cap attention scores and logits (gemma2).
 	AttnSoftcap, FinalSoftcap float32
+	// Experts and ExpertsUsed are a mixture-of-experts model's expert
+	// count and experts per token (0 for dense models).
+	Experts, ExpertsUsed int
 }
 
 // Batch is the input of one forward pass: the tokens of one or more
@@ -57,6 +61,15 @@ type Model interface {
 	// Logits projects the given rows of hidden to vocabulary logits
 	// (len(rows)×Vocab). The tensor is reused by the next call.
 	Logits(hidden compute.Tensor, rows []int32) compute.Tensor
+}
+
+// ContextSizer is implemented by models whose computation depends on the
+// context they run with: Phi-3's LongRoPE picks its long factors when the
+// per-sequence context exceeds the original training context, as
+// llama.cpp does by its context size. Callers that choose the context
+// after Load call SizeContext with it before the first Forward.
+type ContextSizer interface {
+	SizeContext(n int)
 }
 
 type family func(l *loader) (Model, error)

@@ -12,7 +12,7 @@ func loadQwen2(l *loader) (Model, error) {
 	}
 	// Qwen2 GGUFs carry a sliding-window size that llama.cpp does not apply.
 	c.Window = 0
-	return loadLlamaLayers(l, c, true)
+	return loadLlamaLayers(l, c, llamaOptions{bias: true})
 }
 
 func init() { families["qwen2"] = loadQwen2 }
