@@ -127,8 +127,14 @@ await check('openai model_not_found', async () => {
   await assert.rejects(openai.models.retrieve('no-such-model'), notFound);
   await assert.rejects(openai.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }), notFound);
   await assert.rejects(openai.embeddings.create({ model: 'no-such-model', input: 'x' }), notFound);
-  await assert.rejects(openai.chat.completions.create({ model, n: 2, messages: [{ role: 'user', content: 'x' }] }),
-    (e) => e instanceof OpenAI.BadRequestError && stringError(e));
+  await assert.rejects(openai.chat.completions.create({ model, n: 17, messages: [{ role: 'user', content: 'x' }] }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === 'n' && stringError(e));
+});
+
+await check('openai n choices', async () => {
+  const r = await say('Say hi', { n: 3, temperature: 0.8 });
+  assert.deepEqual(r.choices.map((c) => c.index), [0, 1, 2]);
+  assert.ok(r.choices.every((c) => c.message.role === 'assistant' && typeof c.message.content === 'string'));
 });
 
 await check('openai embeddings (the SDK default: base64)', async () => {
