@@ -116,6 +116,17 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		stops = append(stops, m.tmpl.StopStrings()...)
 	}
 
+	var gs *constrained
+	if req.Grammar != nil {
+		v, err := m.GrammarVocab()
+		if err != nil {
+			return res, err
+		}
+		if req.Grammar.Vocab() != v {
+			return res, ErrGrammarVocab
+		}
+		gs = newConstrained(req.Grammar, req.GrammarTriggers)
+	}
 	var (
 		sampler      = sample.New(req.Sampling)
 		matcher      = sample.NewStopMatcher(stops)
@@ -128,7 +139,12 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		finish       = FinishLength
 		stopSeq      string
 		generated    int
+		forcedN      int
+		grammarErr   error
 	)
+	if gs != nil {
+		dec = tokenizer.NewRawStreamDecoder(m.tok)
+	}
 	if wantLogprobs {
 		raw = make([]float32, len(m.logits))
 	}
@@ -141,53 +157,120 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			queue.push(Token{ID: -1, Text: text})
 		}
 	}
+	// sampleOne draws the next token (-1: none can be drawn).
+	sampleOne := func(logits []float32) Token {
+		if wantLogprobs {
+			copy(raw, logits)
+		}
+		var id int32
+		if gs != nil {
+			if wantLogprobs {
+				sample.MaskLogits(raw, gs.mask)
+			}
+			id = sampler.SampleMasked(logits, history, gs.mask)
+		} else {
+			id = sampler.Sample(logits, history)
+		}
+		tok := Token{ID: id}
+		if id >= 0 && wantLogprobs {
+			tok.Logprob = sample.Logprob(raw, id)
+			tok.Top = m.topLogprobs(raw, req.TopLogprobs)
+		}
+		return tok
+	}
+	// emit delivers a generated token and reports whether generation ends
+	// with it.
+	emit := func(tok Token) bool {
+		id := tok.ID
+		if id < 0 { // every token banned: nothing can follow
+			finish = FinishStop
+			flush()
+			return true
+		}
+		if generated == 0 {
+			firstAt = time.Now()
+		}
+		generated++
+		history = append(history, id)
+		if !req.IgnoreEOS && m.tok.IsEOG(id) {
+			finish = FinishStop
+			flush()
+			return true
+		}
+		text, stopped := matcher.Push(dec.Add(id))
+		tok.Text = text
+		queue.push(tok)
+		if stopped {
+			finish = FinishStop
+			if slices.Contains(req.Stop, matcher.Matched()) {
+				stopSeq = matcher.Matched()
+			}
+			return true
+		}
+		if (req.MaxTokens > 0 && generated >= req.MaxTokens) || len(history) >= ctxLen {
+			flush()
+			return true
+		}
+		return false
+	}
+	// accept advances the grammar past id and prepares the next mask; it
+	// reports whether generation ends (the text is complete).
+	accept := func(id int32) bool {
+		if err := gs.m.Accept(id); err != nil {
+			grammarErr = fmt.Errorf("grammar refused sampled token %d: %w", id, err)
+			return true
+		}
+		if gs.m.Done() {
+			finish = FinishStop
+			flush()
+			return true
+		}
+		gs.m.FillMask(gs.mask)
+		return false
+	}
 	job := &sched.Job{
 		Prompt:      prompt,
 		Namespace:   namespace,
 		Priority:    req.Priority,
 		Adapters:    req.Adapters,
 		OnPrefilled: req.onPrefilled,
-		Next: func(logits []float32) (int32, bool) {
-			if wantLogprobs {
-				copy(raw, logits)
+	}
+	if gs == nil {
+		job.Next = func(logits []float32) (int32, bool) {
+			tok := sampleOne(logits)
+			return tok.ID, emit(tok)
+		}
+	} else {
+		job.NextN = func(logits []float32, tokens []int32) ([]int32, bool) {
+			tok := sampleOne(logits)
+			if emit(tok) {
+				return tokens, true
 			}
-			id := sampler.Sample(logits, history)
-			if id < 0 { // every token banned: nothing can follow
-				finish = FinishStop
-				flush()
-				return 0, true
+			tokens = append(tokens, tok.ID)
+			if accept(tok.ID) {
+				return tokens, true
 			}
-			tok := Token{ID: id}
-			if wantLogprobs {
-				tok.Logprob = sample.Logprob(raw, id)
-				tok.Top = m.topLogprobs(raw, req.TopLogprobs)
-			}
-			if generated == 0 {
-				firstAt = time.Now()
-			}
-			generated++
-			history = append(history, id)
-			if !req.IgnoreEOS && m.tok.IsEOG(id) {
-				finish = FinishStop
-				flush()
-				return 0, true
-			}
-			text, stopped := matcher.Push(dec.Add(id))
-			tok.Text = text
-			queue.push(tok)
-			if stopped {
-				finish = FinishStop
-				if slices.Contains(req.Stop, matcher.Matched()) {
-					stopSeq = matcher.Matched()
+			// Tokens the grammar forces follow without sampling: the next
+			// forward pass computes them with the sampled one. Sampling
+			// one allowed token always gives it, so this changes nothing
+			// but the passes, except where logits must be reported.
+			for !wantLogprobs {
+				id, ok := gs.forced()
+				if !ok || m.tok.IsEOG(id) || !canForce(req.Sampling, id) {
+					break
 				}
-				return 0, true
+				sampler.Skip()
+				forcedN++
+				if emit(Token{ID: id}) {
+					return tokens, true
+				}
+				tokens = append(tokens, id)
+				if accept(id) {
+					return tokens, true
+				}
 			}
-			if (req.MaxTokens > 0 && generated >= req.MaxTokens) || len(history) >= ctxLen {
-				flush()
-				return 0, true
-			}
-			return id, false
-		},
+			return tokens, false
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- m.sched.Run(jobCtx, job) }()
@@ -225,6 +308,7 @@ wait:
 	// Counters written by Next are safe to read: Run returned.
 	res.CachedTokens = job.CachedTokens
 	res.CompletionTokens = generated
+	res.ForcedTokens = forcedN
 	res.FinishReason = finish
 	res.StopSequence = stopSeq
 	if !firstAt.IsZero() {
@@ -238,6 +322,9 @@ wait:
 	}
 	if runErr != nil {
 		return res, runErr
+	}
+	if grammarErr != nil {
+		return res, grammarErr
 	}
 	if req.WarmFollowUp {
 		m.startWarmFollowUp(req, reply.String())

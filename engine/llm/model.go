@@ -18,6 +18,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/kv"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/prefix"
@@ -102,6 +103,10 @@ type Model struct {
 	namespace string // prefix-cache namespace: the model's identity
 	warming   warmGroup
 	warmed    atomic.Uint64 // tokens computed by follow-up warming
+
+	gvOnce sync.Once // builds gvocab on first use
+	gvocab *grammar.Vocab
+	gvErr  error
 
 	mu         sync.Mutex // serialises use of net, backend and kv
 	closed     bool

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/engine/sample"
 )
@@ -44,6 +45,19 @@ type Request struct {
 	// Adapters are LoRA adapters loaded by this model's LoadAdapter,
 	// applied to this request only, each with its scale (1 = as trained).
 	Adapters []lora.Applied
+	// Grammar, when set, holds the generated text to a constraint (JSON
+	// Schema, GBNF, regex, a composed tool-call grammar): only tokens it
+	// allows are ever sampled, and generation stops (FinishStop) once the
+	// text is complete and nothing may follow. Make it with Model.Grammar
+	// or Model.ComposedGrammar; it may be shared by any number of requests.
+	// The text is streamed exactly as the grammar read it (no clean-up of
+	// spaces).
+	Grammar *grammar.Constraint
+	// GrammarTriggers makes Grammar lazy: the text is free until one of
+	// these strings appears in it (a special token's name counts as its
+	// text), and follows the grammar from the trigger's first byte on
+	// (tool_choice "auto": the grammar starts with the tool-call marker).
+	GrammarTriggers []string
 	// WarmFollowUp marks a turn of a chat whose client will send Messages
 	// and the reply back with its next message: once the reply is done,
 	// Generate starts computing that history in the background
@@ -122,6 +136,10 @@ type Result struct {
 	StopSequence string
 	FinishReason     FinishReason
 	Timings          Timings
+	// ForcedTokens counts generated tokens that a grammar forced (the only
+	// one allowed): they were appended without sampling and computed
+	// together with the token before them.
+	ForcedTokens int
 }
 
 // Info describes a loaded model.

@@ -74,6 +74,13 @@ type Job struct {
 	// were offered to the prefix cache: sequences forked from this prompt
 	// (n > 1 choices) started then find it cached.
 	OnPrefilled func()
+	// NextN, when set, is used instead of Next: it appends to tokens the
+	// tokens to feed next — the one it sampled and any that are known to
+	// follow it without sampling (a grammar allows only one token) — and
+	// returns them. The next forward pass computes them together, like a
+	// chunk of prompt, with logits for the last one only: a forced token
+	// costs no pass of its own.
+	NextN func(logits []float32, tokens []int32) ([]int32, bool)
 
 	// CachedTokens is set before the first Next: prompt tokens reused
 	// from the prefix cache.
@@ -488,6 +495,16 @@ func (s *Scheduler) step() error {
 			}
 		}
 		for i, j := range owners {
+			if j.NextN != nil {
+				n := len(j.tokens)
+				var done bool
+				j.tokens, done = j.NextN(s.logits[i], j.tokens)
+				if done || len(j.tokens) == n || (s.o.MaxSeqLen > 0 && len(j.tokens) > s.o.MaxSeqLen) {
+					j.tokens = j.tokens[:n]
+					j.finished = true
+				}
+				continue
+			}
 			tok, done := j.Next(s.logits[i])
 			if done || (s.o.MaxSeqLen > 0 && len(j.tokens) >= s.o.MaxSeqLen) {
 				j.finished = true

@@ -517,3 +517,70 @@ func TestBackgroundLeavesRequestsRoom(t *testing.T) {
 	s.Cache().Clear()
 	waitFree(t, pool)
 }
+
+// TestNextNForcedTokens feeds tokens a job knows without sampling together
+// with the sampled one: the logits after them are the ones a token-by-token
+// run computes, and they cost no forward pass of their own.
+func TestNextNForcedTokens(t *testing.T) {
+	prompt := []int32{3, 1, 4, 1, 5}
+	// Token by token: the hash model's continuation, where every third
+	// token is replaced by a "forced" 7.
+	run := func(forcedTogether bool) ([]int32, int) {
+		s, _, r := newTestScheduler(64, 4, Options{})
+		defer s.Close()
+		var got []int32
+		j := &Job{Prompt: prompt, Namespace: "m"}
+		j.NextN = func(logits []float32, tokens []int32) ([]int32, bool) {
+			best := int32(0)
+			for i, v := range logits {
+				if v > logits[best] {
+					best = int32(i)
+				}
+			}
+			got = append(got, best)
+			tokens = append(tokens, best)
+			if len(got) >= 12 {
+				return tokens, true
+			}
+			if len(got)%3 == 2 { // a forced token follows
+				if forcedTogether {
+					got = append(got, 7)
+					tokens = append(tokens, 7)
+				} else {
+					// Token by token: the forced token is what the next
+					// Next returns, whatever the logits say.
+					j.NextN = forceOnce(j.NextN, &got)
+				}
+			}
+			return tokens, false
+		}
+		if err := s.Run(context.Background(), j); err != nil {
+			t.Fatal(err)
+		}
+		return got, r.steps
+	}
+	slow, slowSteps := run(false)
+	fast, fastSteps := run(true)
+	if fmt.Sprint(slow) != fmt.Sprint(fast) {
+		t.Fatalf("forced tokens fed together changed the output:\n%v\n%v", slow, fast)
+	}
+	if fastSteps >= slowSteps {
+		t.Errorf("forced tokens took %d forward passes, token by token %d", fastSteps, slowSteps)
+	}
+}
+
+// forceOnce makes next return 7 once (without looking at the logits), then
+// go back to next.
+func forceOnce(next func([]float32, []int32) ([]int32, bool), got *[]int32) func([]float32, []int32) ([]int32, bool) {
+	used := false
+	var self func([]float32, []int32) ([]int32, bool)
+	self = func(l []float32, tokens []int32) ([]int32, bool) {
+		if !used {
+			used = true
+			*got = append(*got, 7)
+			return append(tokens, 7), false
+		}
+		return next(l, tokens)
+	}
+	return self
+}
