@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -159,6 +160,10 @@ func (s *shell) startIcon(ctx context.Context, model string) {
 		OnQuit:   s.Quit,
 		Logger:   s.log,
 	})
+	if errors.Is(err, statusicon.ErrNoSessionBus) {
+		s.log.Info("no status icon: no D-Bus session bus")
+		return
+	}
 	if err != nil {
 		s.log.Warn("no status icon", "err", err)
 		return

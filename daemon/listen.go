@@ -41,10 +41,13 @@ const (
 // passed) and the optional TCP listener. On any failure it closes what it
 // opened and removes the socket file it created.
 func (s *Server) listen() (unixLns []net.Listener, tcp *tcpListener, err error) {
-	activated, err := activationListeners()
+	activated, manager, err := activationListeners()
 	if err != nil {
 		return nil, nil, err
 	}
+	s.mu.Lock()
+	s.manager = manager
+	s.mu.Unlock()
 	createdSocket := false
 	defer func() {
 		if err == nil {
@@ -183,12 +186,12 @@ func clearStaleSocket(path string) error {
 }
 
 // activationListeners returns sockets passed by systemd (LISTEN_FDS) or
-// launchd.
-func activationListeners() ([]net.Listener, error) {
+// launchd, and which of the two passed them ("" for none).
+func activationListeners() ([]net.Listener, string, error) {
 	if pid, _ := strconv.Atoi(os.Getenv("LISTEN_PID")); pid == os.Getpid() {
 		n, _ := strconv.Atoi(os.Getenv("LISTEN_FDS"))
 		if n < 0 || n > 16 {
-			return nil, fmt.Errorf("socket activation: LISTEN_FDS=%d is out of range", n)
+			return nil, "", fmt.Errorf("socket activation: LISTEN_FDS=%d is out of range", n)
 		}
 		var lns []net.Listener
 		for fd := 3; fd < 3+n; fd++ {
@@ -196,16 +199,20 @@ func activationListeners() ([]net.Listener, error) {
 			ln, err := net.FileListener(f)
 			f.Close()
 			if err != nil {
-				return nil, fmt.Errorf("socket activation fd %d: %w", fd, err)
+				return nil, "", fmt.Errorf("socket activation fd %d: %w", fd, err)
 			}
 			lns = append(lns, ln)
 		}
 		os.Unsetenv("LISTEN_PID")
 		os.Unsetenv("LISTEN_FDS")
 		os.Unsetenv("LISTEN_FDNAMES")
-		return lns, nil
+		return lns, "systemd", nil
 	}
-	return launchdListeners()
+	lns, err := launchdListeners()
+	if err != nil || len(lns) == 0 {
+		return nil, "", err
+	}
+	return lns, "launchd", nil
 }
 
 // peerListener closes connections from any user other than uid.

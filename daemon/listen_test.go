@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ruvllm/ruvllm/ipc"
 )
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -418,4 +421,69 @@ func TestHelperTCPClient(t *testing.T) {
 	}
 	resp.Body.Close()
 	fmt.Println("STATUS", resp.StatusCode)
+}
+
+// TestHealthNamesListeners: /v1/health tells clients where the daemon
+// listens (socket, the TCP address as bound, the token file) and whether
+// its own user needs the token, so `ruvllm env` and `ruvllm status` can
+// find them; without --listen the TCP fields are empty.
+func TestHealthNamesListeners(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		require bool
+	}{{"trusting", false}, {"require-token", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, addr, _, _ := startServer(t, func(c *Config) { c.RequireToken = tc.require })
+			req, _ := http.NewRequest("GET", "http://"+addr+"/v1/health", nil)
+			req.Header.Set("Authorization", "Bearer "+s.Token())
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var h ipc.Health
+			if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+				t.Fatal(err)
+			}
+			cfg := s.Config()
+			if h.Socket != cfg.SocketPath || h.TCPAddress != addr || h.TokenFile != filepath.Join(cfg.StateDir, "token") || h.PID != os.Getpid() {
+				t.Fatalf("health %+v; want socket %s, tcp %s", h, cfg.SocketPath, addr)
+			}
+			if want := !tc.require && tcpPeerUIDSupported; h.TCPSameUserNoToken != want {
+				t.Fatalf("tcp_same_user_no_token = %v, want %v", h.TCPSameUserNoToken, want)
+			}
+			if h.ServiceManager != "" {
+				t.Fatalf("service manager %q for a daemon started directly", h.ServiceManager)
+			}
+		})
+	}
+	t.Run("no-tcp", func(t *testing.T) {
+		dir := t.TempDir()
+		sock := filepath.Join(dir, "run", "s.sock")
+		s, err := New(Config{SocketPath: sock, StateDir: filepath.Join(dir, "state"), Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx, time.Second) }()
+		defer func() { cancel(); <-done }()
+		var c *ipc.Client
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if c, err = ipc.Dial(ctx, ipc.WithSocket(sock)); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		h, err := c.Health(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Socket != sock || h.TCPAddress != "" || h.TokenFile != "" || h.TCPSameUserNoToken {
+			t.Fatalf("health without --listen: %+v", h)
+		}
+	})
 }

@@ -60,3 +60,6 @@ func procAddr(a *net.TCPAddr) string {
 	}
 	return fmt.Sprintf("%s:%04X", b.String(), a.Port)
 }
+
+// tcpPeerUIDSupported: the kernel's socket table names TCP peers' users.
+const tcpPeerUIDSupported = true

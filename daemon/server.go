@@ -51,6 +51,8 @@ type Server struct {
 	shutdown     []func(context.Context) error
 	health       func() []ipc.LoadedModel
 	tcp          *tcpListener
+	// manager is the service manager that passed the socket ("" for none).
+	manager string
 }
 
 // New prepares a server: directories, state store, token and metrics. It
@@ -369,7 +371,16 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	hf := s.health
 	s.mu.Unlock()
-	h := ipc.Health{Status: "ok", Version: s.cfg.Version, PID: os.Getpid(), UptimeSeconds: time.Since(s.started).Seconds()}
+	h := ipc.Health{Status: "ok", Version: s.cfg.Version, PID: os.Getpid(), UptimeSeconds: time.Since(s.started).Seconds(),
+		Socket: s.cfg.SocketPath, CacheDir: s.cfg.CacheDir}
+	s.mu.Lock()
+	h.ServiceManager = s.manager
+	if s.tcp != nil {
+		h.TCPAddress = s.tcp.Addr().String()
+		h.TokenFile = filepath.Join(s.cfg.StateDir, "token")
+		h.TCPSameUserNoToken = s.tcp.trustSameUser && tcpPeerUIDSupported
+	}
+	s.mu.Unlock()
 	if hf != nil {
 		h.Loaded = hf()
 	}

@@ -257,6 +257,10 @@ type ModelManifest struct {
 type OllamaEmbedRequest struct {
 	Model string         `json:"model"`
 	Input EmbeddingInput `json:"input"`
+	// Dimensions keeps the first n values of each vector, scaled back to
+	// unit length.
+	Dimensions *int      `json:"dimensions,omitempty"`
+	KeepAlive  *Duration `json:"keep_alive,omitempty"`
 }
 
 // OllamaEmbedResponse answers POST /api/embed.

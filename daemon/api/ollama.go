@@ -456,16 +456,34 @@ func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), body.Model, nil)
+	if body.Dimensions != nil && *body.Dimensions < 1 {
+		ollamaError(w, badParam("dimensions", "must be at least 1, not %d", *body.Dimensions))
+		return
+	}
+	rm, err := a.resolveModel(body.Model)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	h, err := a.models.Acquire(r.Context(), rm.base, keepAlive(body.KeepAlive))
 	if err != nil {
 		ollamaError(w, err)
 		return
 	}
 	defer h.Release()
+	if body.Dimensions != nil && *body.Dimensions > h.Model.Info().EmbeddingSize {
+		ollamaError(w, badParam("dimensions", "%d is more than the model's %d", *body.Dimensions, h.Model.Info().EmbeddingSize))
+		return
+	}
 	vecs, n, err := a.embed(r, h, "api.embed", body.Input)
 	if err != nil {
 		ollamaError(w, err)
 		return
+	}
+	if body.Dimensions != nil {
+		for i, v := range vecs {
+			vecs[i] = truncateNormalized(v, *body.Dimensions)
+		}
 	}
 	daemon.WriteJSON(w, http.StatusOK, ipc.OllamaEmbedResponse{Model: h.Name, Embeddings: vecs, PromptEvalCount: n})
 }

@@ -103,10 +103,17 @@ func (a *API) describe(path string) (*fileDesc, error) {
 	return d, nil
 }
 
+// fileDigest is the digest /api/tags and /api/ps give a model file: a
+// hash of its path and modification time (not of its bytes: reading a
+// multi-GiB file for a listing is too slow).
+func fileDigest(path string, mod time.Time) string {
+	return fmt.Sprintf("%x", fnv64(path+mod.String()))
+}
+
 // modelEntry is one model of /api/tags: a model file or a created model.
 func (a *API) modelEntry(name, path string, size int64, mod time.Time) ipc.OllamaModel {
 	om := ipc.OllamaModel{Name: name, Model: name, ModifiedAt: mod.UTC().Format(time.RFC3339), Size: size,
-		Digest: fmt.Sprintf("%x", fnv64(path+mod.String())), Details: ipc.OllamaModelDetails{Format: "gguf", Families: []string{}}}
+		Digest: fileDigest(path, mod), Details: ipc.OllamaModelDetails{Format: "gguf", Families: []string{}}}
 	if d, err := a.describe(path); err == nil {
 		om.Details = d.details
 	}
@@ -151,6 +158,9 @@ func (a *API) ollamaPs(w http.ResponseWriter, r *http.Request) {
 	for _, lm := range a.models.Loaded() {
 		om := ipc.OllamaModel{Name: lm.Name, Model: lm.Name, Size: lm.Size + lm.KVBytes,
 			Details: ipc.OllamaModelDetails{Format: "gguf", Families: []string{}}}
+		if st, err := os.Stat(lm.Path); err == nil {
+			om.Digest = fileDigest(lm.Path, st.ModTime()) // the digest /api/tags gives it
+		}
 		if d, err := a.describe(lm.Path); err == nil {
 			om.Details = d.details
 		}

@@ -558,6 +558,15 @@ func (a *API) echoPrompt(ctx context.Context, m models.Model, req llm.Request, t
 // getModel answers GET /v1/models/{id}.
 func (a *API) getModel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if man, ok := a.manifest(id); ok {
+		// A created model (/api/create), while its base is there.
+		if rm, err := a.resolveModel(id); err == nil {
+			if _, err := a.models.Resolve(rm.base); err == nil {
+				daemon.WriteJSON(w, http.StatusOK, ipc.ModelCard{ID: id, Object: "model", Created: man.Created.Unix(), OwnedBy: "ruvllm"})
+				return
+			}
+		}
+	}
 	list, err := a.models.List()
 	if err != nil {
 		openAIError(w, err)
@@ -587,6 +596,22 @@ func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
 	for _, m := range list {
 		out.Data = append(out.Data, ipc.ModelCard{ID: m.Name, Object: "model", Created: m.Modified.Unix(), OwnedBy: "ruvllm"})
 	}
+	// Created models, named as /api/tags names them, while their base is
+	// there.
+	for _, man := range a.manifests() {
+		rm, err := a.resolveModel(man.Name)
+		if err != nil {
+			continue
+		}
+		if _, err := a.models.Resolve(rm.base); err != nil {
+			continue
+		}
+		id := man.Name
+		if !strings.Contains(id, ":") {
+			id += ":latest"
+		}
+		out.Data = append(out.Data, ipc.ModelCard{ID: id, Object: "model", Created: man.Created.Unix(), OwnedBy: "ruvllm"})
+	}
 	daemon.WriteJSON(w, http.StatusOK, out)
 }
 
@@ -610,7 +635,12 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, badParam("dimensions", "must be at least 1, not %d", *body.Dimensions))
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), body.Model, nil)
+	rm, err := a.resolveModel(body.Model) // a created model embeds with its base
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	h, err := a.models.Acquire(r.Context(), rm.base, nil)
 	if err != nil {
 		openAIError(w, err)
 		return

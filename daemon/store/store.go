@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -44,10 +45,14 @@ type DB struct {
 func Open(path string) (*DB, error) {
 	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
 	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("open %s: state.db is locked by another ruvllmd", path)
+		return nil, fmt.Errorf("state store %s is locked by another ruvllmd", path)
+	}
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return nil, fmt.Errorf("state store: %w", err) // "open PATH: why"
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("state store %s: %w", path, err)
 	}
 	// Completions are logged in Batch transactions so that concurrent
 	// streams share one commit; bbolt's default 10ms wait for company
@@ -71,7 +76,7 @@ func Open(path string) (*DB, error) {
 	})
 	if err != nil {
 		b.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("state store %s: %w", path, err)
 	}
 	return db, nil
 }

@@ -133,7 +133,7 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidModel, path, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidModel, err) // gguf's errors name the path
 	}
 	m, err := load(f, path, o)
 	if err != nil {
