@@ -67,7 +67,7 @@ type ResponseItem struct {
 	ID      string          `json:"id,omitempty"`
 	Role    string          `json:"role,omitempty"`
 	Status  string          `json:"status,omitempty"`
-	Content ResponseContent `json:"content,omitempty"`
+	Content *ResponseContent `json:"content,omitempty"`
 	// Function calls and their outputs.
 	CallID    string `json:"call_id,omitempty"`
 	Name      string `json:"name,omitempty"`
