@@ -16,10 +16,15 @@ type llamaLayer struct {
 	ffn               ffnWeights
 }
 
-func init() { families["llama"] = loadLlama }
+func init() {
+	families["llama"] = loadLlama
+	configs["llama"] = llamaConfig
+}
+
+func llamaConfig(l *loader) (Config, error) { return l.config(compute.RoPENormal) }
 
 func loadLlama(l *loader) (Model, error) {
-	c, err := l.config(compute.RoPENormal)
+	c, err := llamaConfig(l)
 	if err != nil {
 		return nil, err
 	}
