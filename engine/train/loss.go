@@ -276,3 +276,7 @@ func (n *net[F]) vocabBlocks(p *pass[F], m *matrix, fn func(v0, v1 int, W []F)) 
 		fn(v0, v1, n.weight(m, v0, v1, &p.scr))
 	}
 }
+
+// Check reports whether e is a valid example for b: token ids in the
+// vocabulary, an answer, within the context.
+func (b *Base) Check(e Example) error { return e.validate(b) }
