@@ -191,9 +191,10 @@ type Update struct {
 	FirstApplied, Elapsed time.Duration
 }
 
-// Feedback learns one signal with the instant loop: its example, with a
-// few of the scope's recent ones, gets MicroSteps AdamW steps on the
-// MicroLoRA, over the consolidated adapter. After every step the scope's
+// Feedback learns one signal with the instant loop: its example gets
+// MicroSteps AdamW steps on the MicroLoRA, over the consolidated adapter
+// (the first alone, the others with a few of the scope's recent
+// examples). After every step the scope's
 // adapters are republished (onUpdate, when set, is called then, under
 // the scope's lock, with the new version). A paused scope queues it.
 func (l *Learner) Feedback(ctx context.Context, s *Scope, fb Feedback, onUpdate func(version uint64)) (Update, error) {
@@ -244,18 +245,14 @@ func (l *Learner) Feedback(ctx context.Context, s *Scope, fb Feedback, onUpdate 
 // instant runs the instant loop's steps for rec; the caller holds the lock.
 func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.Time, onUpdate func(uint64)) (Update, error) {
 	c := l.cfg
+	m, penalty, err := l.newMicro(ctx)
+	if err != nil {
+		return Update{}, err
+	}
 	if s.micro == nil {
-		cfg := train.AdapterConfig{Rank: c.MicroRank, Seed: s.nextSeed(c.Seed)}
-		if n := l.tr.Base().Config().Layers; c.MicroLayers > 0 && c.MicroLayers < n {
-			for i := n - c.MicroLayers; i < n; i++ {
-				cfg.Layers = append(cfg.Layers, i)
-			}
-		}
-		m, err := train.NewAdapter(l.tr.Base(), cfg)
-		if err != nil {
-			return Update{}, err
-		}
 		s.micro, s.microOpt = m, train.NewAdamW(m, c.MicroLR, 0)
+	} else if !s.micro.SameShape(m) {
+		penalty = nil // a MicroLoRA of an earlier configuration
 	}
 	examples := []train.Example{rec.ex}
 	for i := len(s.queue) - 1; i >= 0 && len(examples) <= c.MicroRecent; i-- {
@@ -263,7 +260,14 @@ func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.
 	}
 	upd := Update{}
 	for step := range c.MicroSteps {
-		res, err := l.tr.Step(ctx, s.micro, s.microOpt, examples, train.StepConfig{Frozen: s.frozenCons()})
+		batch := examples
+		if step == 0 {
+			// The first step learns the new example alone: it is the
+			// one the user waits for, and the smallest batch is the
+			// quickest update.
+			batch = examples[:1]
+		}
+		res, err := l.tr.Step(ctx, s.micro, s.microOpt, batch, train.StepConfig{Frozen: s.frozenCons(), Penalty: penalty})
 		if err != nil {
 			return upd, fmt.Errorf("instant update: %w", err)
 		}

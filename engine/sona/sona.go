@@ -38,9 +38,11 @@
 package sona
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/ruvllm/ruvllm/engine/train"
@@ -210,6 +212,13 @@ func (c Config) withDefaults() Config {
 type Learner struct {
 	tr  *train.Trainer
 	cfg Config
+	// microInit is every MicroLoRA's starting point (one seed: B = 0,
+	// the same A), and microFisher general text's Fisher there, computed
+	// once: the instant loop's EWC penalty holds the MicroLoRA near zero
+	// where general text needs it.
+	microMu     sync.Mutex
+	microInit   *train.Adapter
+	microFisher *train.Adapter
 	// general is held-out general text, as examples: the deep loop's
 	// second validation set and the Fisher's seed.
 	general []train.Example
@@ -283,4 +292,38 @@ func (l *Learner) example(fb *Feedback) (train.Example, error) {
 	}
 	tokens := append(append(make([]int32, 0, len(fb.Prompt)+len(answer)), fb.Prompt...), answer...)
 	return train.Example{Tokens: tokens, Start: len(fb.Prompt), Weight: weight, Avoid: avoid}, nil
+}
+
+// newMicro returns a fresh MicroLoRA and the penalty that holds it near
+// its start where general text is sensitive (nil without EWC or general
+// text).
+func (l *Learner) newMicro(ctx context.Context) (*train.Adapter, func(a, g *train.Adapter) float64, error) {
+	l.microMu.Lock()
+	defer l.microMu.Unlock()
+	c := l.cfg
+	if l.microInit == nil {
+		cfg := train.AdapterConfig{Rank: c.MicroRank, Seed: c.Seed ^ 0x3c3c}
+		if n := l.tr.Base().Config().Layers; c.MicroLayers > 0 && c.MicroLayers < n {
+			for i := n - c.MicroLayers; i < n; i++ {
+				cfg.Layers = append(cfg.Layers, i)
+			}
+		}
+		m, err := train.NewAdapter(l.tr.Base(), cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		if c.EWCLambda > 0 && c.GeneralFisherRows > 0 && len(l.general) > 0 {
+			f, err := l.fisherOf(ctx, m, l.general[:min(c.GeneralFisherRows, len(l.general))])
+			if err != nil {
+				return nil, nil, fmt.Errorf("general Fisher: %w", err)
+			}
+			l.microFisher = f
+		}
+		l.microInit = m
+	}
+	var penalty func(a, g *train.Adapter) float64
+	if l.microFisher != nil {
+		penalty = l.ewcPenalty(l.microInit, l.microFisher, nil)
+	}
+	return l.microInit.Clone(), penalty, nil
 }
