@@ -62,6 +62,7 @@ func newBenchLearnCmd() *cobra.Command {
 	f.Float64Var(&o.Config.EWCLambda, "ewc", 0, "EWC++ strength (0: default)")
 	f.Float64Var(&o.Config.ConsolidateLR, "consolidate-lr", 0, "background learning rate (0: default)")
 	f.IntVar(&o.Config.ConsolidateSteps, "consolidate-steps", 0, "background steps (0: default)")
+	f.StringVar(&o.Export, "export", "", "write the last run's consolidated adapter to `FILE` (GGUF LoRA) and its held-out questions to FILE.questions")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

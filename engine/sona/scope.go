@@ -2,6 +2,7 @@ package sona
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/train"
 )
 
@@ -419,3 +421,27 @@ func examplesOf(rs []record) []train.Example {
 
 // ppl is the perplexity of a mean NLL.
 func ppl(nll float64) float64 { return math.Exp(nll) }
+
+// ErrNothingLearned: the scope has no consolidated adapter to export.
+var ErrNothingLearned = errors.New("nothing consolidated to export")
+
+// Export returns the scope's consolidated adapter as a llama.cpp GGUF
+// LoRA file named name (lora.Adapter.GGUF; llama.cpp loads it with
+// --lora, engine/lora with LoadGGUF). Feedback only the MicroLoRA holds
+// is not in it: consolidate first.
+func (l *Learner) Export(s *Scope, name string) (*gguf.Writer, error) {
+	s.mu.Lock()
+	cons := s.cons
+	if cons != nil {
+		cons = cons.Clone()
+	}
+	s.mu.Unlock()
+	if cons == nil {
+		return nil, ErrNothingLearned
+	}
+	la, err := cons.LoRA(name, l.tr.Base())
+	if err != nil {
+		return nil, err
+	}
+	return la.GGUF()
+}

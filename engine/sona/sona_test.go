@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/engine/testmodel"
 	"github.com/ruvllm/ruvllm/engine/train"
@@ -138,6 +139,35 @@ func TestLoops(t *testing.T) {
 	}
 	if !(consNLL < nllOf(t, tr, nil, fbs)) {
 		t.Fatalf("consolidated NLL %v is not below the base's", consNLL)
+	}
+
+	// Export: the consolidated adapter as a GGUF LoRA file that
+	// engine/lora loads back with the same values.
+	w, err := l.Export(s, "learned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	ef, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	la, err := lora.LoadGGUF(ef, tr.Base().File(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := train.FromLoRA(la, tr.Base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalAdapters(loaded, asCons[0].Adapter) || la.Name != "learned" {
+		t.Fatal("exported adapter loads back with other values")
+	}
+	if _, err := l.Export(NewScope("empty"), "x"); !errors.Is(err, ErrNothingLearned) {
+		t.Fatalf("export of an empty scope: %v", err)
 	}
 
 	// Exact undo: the consolidation undone gives the MicroLoRA's values back.

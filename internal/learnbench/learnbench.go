@@ -38,6 +38,10 @@ type Options struct {
 	Config  sona.Config
 	// Log, when set, receives progress lines.
 	Log io.Writer
+	// Export, when set, is where the last run's consolidated adapter
+	// (with EWC++) is written as a GGUF LoRA file, with the held-out
+	// questions, one per line, in Export + ".questions".
+	Export string
 }
 
 // Figures are one K's results.
@@ -238,6 +242,22 @@ func Run(ctx context.Context, o Options) ([]Figures, error) {
 		}
 		logf("K=%d done: %+v", k, fig)
 		out = append(out, fig)
+		if o.Export != "" && k == o.Ks[len(o.Ks)-1] {
+			w, err := learner.Export(scope, "ruvllm-bench-learned")
+			if err != nil {
+				return nil, err
+			}
+			if err := w.WriteFile(o.Export); err != nil {
+				return nil, err
+			}
+			var qs strings.Builder
+			for _, q := range questions[maxK : maxK+o.HeldOut] {
+				qs.WriteString(q + "\n")
+			}
+			if err := os.WriteFile(o.Export+".questions", []byte(qs.String()), 0o644); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return out, nil
 }
