@@ -114,10 +114,12 @@ type Config struct {
 	MicroLayers int
 
 	// Background loop.
-	ConsolidatedRank  int
-	ConsolidateSteps  int
-	ConsolidateLR     float64
-	EWCLambda         float64 // strength of the EWC++ penalty (0: none)
+	ConsolidatedRank int
+	ConsolidateSteps int
+	ConsolidateLR    float64
+	// EWCLambda is the strength of the EWC++ penalty. The Fisher is of
+	// the per-token mean NLL, so its values are small and λ large.
+	EWCLambda         float64
 	FisherDecay       float64 // EWC++: F ← decay·F + (1−decay)·F_new
 	ReplaySize        int     // replayed earlier examples per consolidation
 	ReplayCap         int     // examples kept for replay
@@ -149,8 +151,8 @@ type Config struct {
 // DefaultConfig is tuned on the shared 19M llama (BENCHMARKS.md).
 func DefaultConfig() Config {
 	return Config{
-		MicroRank: 4, MicroSteps: 3, MicroLR: 3e-3, MicroRecent: 3,
-		ConsolidatedRank: 8, ConsolidateSteps: 30, ConsolidateLR: 2e-3, EWCLambda: 50, FisherDecay: 0.5,
+		MicroRank: 4, MicroSteps: 2, MicroLR: 1e-3, MicroRecent: 3,
+		ConsolidatedRank: 8, ConsolidateSteps: 30, ConsolidateLR: 1e-3, EWCLambda: 1e6, FisherDecay: 0.5,
 		ReplaySize: 16, ReplayCap: 256, GeneralFisherRows: 8,
 		ValidationEvery: 5, DeepRank: 16, DeepMin: 20, DeepEpochs: 4, DeepLR: 1e-3, DeepBatch: 8,
 		GeneralTolerance: 0.02, MaxExchanges: 4096,
@@ -292,6 +294,14 @@ func (l *Learner) example(fb *Feedback) (train.Example, error) {
 	}
 	tokens := append(append(make([]int32, 0, len(fb.Prompt)+len(answer)), fb.Prompt...), answer...)
 	return train.Example{Tokens: tokens, Start: len(fb.Prompt), Weight: weight, Avoid: avoid}, nil
+}
+
+// Warm prepares what the first feedback would otherwise wait for: the
+// MicroLoRA's starting point and general text's Fisher there (a few
+// training passes). The daemon calls it when the model is loaded.
+func (l *Learner) Warm(ctx context.Context) error {
+	_, _, err := l.newMicro(ctx)
+	return err
 }
 
 // newMicro returns a fresh MicroLoRA and the penalty that holds it near

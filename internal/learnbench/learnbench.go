@@ -61,8 +61,13 @@ type Figures struct {
 	// Latency from a feedback to its first applied update, and to its
 	// last step, in milliseconds (p50, p95).
 	FirstP50, FirstP95, AllP50, AllP95 float64
-	// Consolidation time with EWC++ (s).
-	ConsolidateSeconds float64
+	// Consolidation time with EWC++ (s), and the learner's one-time
+	// preparation (general text's Fisher for the MicroLoRA).
+	ConsolidateSeconds, WarmSeconds float64
+	// TTFT of 8-token greedy requests (ms, p50): alone, and while the
+	// instant loop trains (TTFTRequests of them, back to back).
+	TTFTIdleP50, TTFTTrainingP50 float64
+	TTFTRequests                 int
 }
 
 // preference is the simulated user's: every answer opens with "In
@@ -158,10 +163,20 @@ func Run(ctx context.Context, o Options) ([]Figures, error) {
 	cfg := o.Config
 	cfg.ValidationEvery = -1 // every correction is learned; the deep loop is not measured here
 
+	idle, err := ttfts(ctx, m, held, nil)
+	if err != nil {
+		return nil, err
+	}
 	var out []Figures
 	for _, k := range o.Ks {
 		fig := Figures{K: k}
+		fig.TTFTIdleP50 = percentile(idle, 50)
 		learner := sona.NewLearner(tr, sona.Options{Config: cfg, General: fisherChunks})
+		start := time.Now()
+		if err := learner.Warm(ctx); err != nil {
+			return nil, err
+		}
+		fig.WarmSeconds = time.Since(start).Seconds()
 		scope := sona.NewScope("bench")
 		if fig.NLLBase, err = nll(ctx, tr, nil, heldEx); err != nil {
 			return nil, err
@@ -173,6 +188,14 @@ func Run(ctx context.Context, o Options) ([]Figures, error) {
 			return nil, err
 		}
 		var first, all []float64
+		// Requests keep coming while the instant loop trains: their
+		// TTFT against idle's.
+		stopReqs := make(chan struct{})
+		busy := make(chan []float64, 1)
+		go func() {
+			v, _ := ttfts(ctx, m, held, stopReqs)
+			busy <- v
+		}()
 		for i, p := range train0[:k] {
 			fb := sona.Feedback{Signal: sona.Correction, Prompt: p.tokens, Answer: p.baseAnswer, Correction: p.preferred}
 			upd, err := learner.Feedback(ctx, scope, fb, nil)
@@ -185,6 +208,9 @@ func Run(ctx context.Context, o Options) ([]Figures, error) {
 				logf("K=%d: %d corrections learned (last: loss %.3f -> %.3f, first step %.0f ms)", k, i+1, upd.LossBefore, upd.LossAfter, first[len(first)-1])
 			}
 		}
+		close(stopReqs)
+		during := <-busy
+		fig.TTFTTrainingP50, fig.TTFTRequests = percentile(during, 50), len(during)
 		fig.FirstP50, fig.FirstP95 = percentile(first, 50), percentile(first, 95)
 		fig.AllP50, fig.AllP95 = percentile(all, 50), percentile(all, 95)
 		_, applied := scope.Adapters()
@@ -203,7 +229,7 @@ func Run(ctx context.Context, o Options) ([]Figures, error) {
 		}
 		// Background loop with EWC++, then the same from the same state
 		// without it.
-		start := time.Now()
+		start = time.Now()
 		cres, err := learner.Consolidate(ctx, scope)
 		if err != nil {
 			return nil, err
@@ -346,6 +372,32 @@ func followShare(ctx context.Context, m *llm.Model, base *train.Base, applied []
 	return float64(n) / float64(len(ps)), nil
 }
 
+// ttfts sends the prompts' questions as 8-token requests one after
+// another, round after round until stop is closed (once through when
+// stop is nil), and returns their times to first token in ms.
+func ttfts(ctx context.Context, m *llm.Model, ps []prompt, stop chan struct{}) ([]float64, error) {
+	var out []float64
+	for {
+		for _, p := range ps {
+			if stop != nil {
+				select {
+				case <-stop:
+					return out, nil
+				default:
+				}
+			}
+			res, err := m.Generate(ctx, llm.Request{Prompt: p.text, MaxTokens: 8, IgnoreEOS: true}, func(llm.Token) error { return nil })
+			if err != nil {
+				return out, err
+			}
+			out = append(out, float64(res.Timings.TTFT.Microseconds())/1000)
+		}
+		if stop == nil {
+			return out, nil
+		}
+	}
+}
+
 func nll(ctx context.Context, tr *train.Trainer, applied []train.Applied, ex []train.Example) (float64, error) {
 	l, err := tr.Evaluate(ctx, applied, ex)
 	return l.NLL, err
@@ -368,12 +420,12 @@ func percentile(v []float64, p float64) float64 {
 
 // Print writes the figures as a table.
 func Print(w io.Writer, figs []Figures) {
-	fmt.Fprintln(w, "  K | held-out NLL/token: base -> instant -> consolidated (no EWC) | follows: base -> instant -> consolidated (no EWC) | general ppl: base, instant, EWC++, no EWC | update ms p50/p95: first step, all steps | consolidate s")
+	fmt.Fprintln(w, "  K | held-out NLL/token: base -> instant -> consolidated (no EWC) | follows: base -> instant -> consolidated (no EWC) | general ppl: base, instant, EWC++, no EWC | update ms p50/p95: first step, all steps | consolidate s | TTFT ms p50: idle, training (n)")
 	for _, f := range figs {
-		fmt.Fprintf(w, "%3d | %.3f -> %.3f (%.0f%%) -> %.3f (%.0f%%) (%.3f) | %3.0f%% -> %3.0f%% -> %3.0f%% (%3.0f%%) | %.2f, %.2f (%+.1f%%), %.2f (%+.1f%%), %.2f (%+.1f%%) | %.0f/%.0f, %.0f/%.0f | %.1f\n",
+		fmt.Fprintf(w, "%3d | %.3f -> %.3f (%.0f%%) -> %.3f (%.0f%%) (%.3f) | %3.0f%% -> %3.0f%% -> %3.0f%% (%3.0f%%) | %.2f, %.2f (%+.1f%%), %.2f (%+.1f%%), %.2f (%+.1f%%) | %.0f/%.0f, %.0f/%.0f | %.1f | %.1f, %.1f (%d)\n",
 			f.K, f.NLLBase, f.NLLInstant, 100*f.NLLInstant/f.NLLBase, f.NLLConsolidated, 100*f.NLLConsolidated/f.NLLBase, f.NLLNoEWC,
 			100*f.FollowBase, 100*f.FollowInstant, 100*f.FollowConsolidated, 100*f.FollowNoEWC,
 			f.PPLBase, f.PPLInstant, 100*(f.PPLInstant/f.PPLBase-1), f.PPLEWC, 100*(f.PPLEWC/f.PPLBase-1), f.PPLNoEWC, 100*(f.PPLNoEWC/f.PPLBase-1),
-			f.FirstP50, f.FirstP95, f.AllP50, f.AllP95, f.ConsolidateSeconds)
+			f.FirstP50, f.FirstP95, f.AllP50, f.AllP95, f.ConsolidateSeconds, f.TTFTIdleP50, f.TTFTTrainingP50, f.TTFTRequests)
 	}
 }
