@@ -36,16 +36,16 @@ func newBenchLearnCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			o.Log = cmd.ErrOrStderr()
-			figs, err := learnbench.Run(ctx, o)
+			rep, err := learnbench.Run(ctx, o)
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(figs)
+				return enc.Encode(rep)
 			}
-			learnbench.Print(cmd.OutOrStdout(), figs)
+			learnbench.Print(cmd.OutOrStdout(), rep)
 			return nil
 		},
 	}
@@ -63,6 +63,8 @@ func newBenchLearnCmd() *cobra.Command {
 	f.Float64Var(&o.Config.ConsolidateLR, "consolidate-lr", 0, "background learning rate (0: default)")
 	f.IntVar(&o.Config.ConsolidateSteps, "consolidate-steps", 0, "background steps (0: default)")
 	f.StringVar(&o.Export, "export", "", "write the last run's consolidated adapter to `FILE` (GGUF LoRA) and its held-out questions to FILE.questions")
+	f.BoolVar(&o.NoLearn, "routing-only", false, "run the routing bench alone")
+	f.BoolVar(&o.Routing, "routing", true, "also run the routing bench (two domains' adapters, 100 held-out questions)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -32,12 +32,17 @@ type Options struct {
 	// General is a text file of general prose for perplexity (default
 	// /usr/share/common-licenses/GPL-3).
 	General string
-	Ks      []int // corrections per run (default 10, 20, 50)
+	Ks      []int // corrections per run (default 10, 20, 50; empty with NoLearn)
+	// NoLearn skips the learning runs (the routing bench alone).
+	NoLearn bool
 	HeldOut int   // held-out prompts (default 50)
 	Threads int
 	Config  sona.Config
 	// Log, when set, receives progress lines.
 	Log io.Writer
+	// Routing also runs the routing bench: two adapters trained on two
+	// domains, 100 mixed held-out questions routed by a trajectory bank.
+	Routing bool
 	// Export, when set, is where the last run's consolidated adapter
 	// (with EWC++) is written as a GGUF LoRA file, with the held-out
 	// questions, one per line, in Export + ".questions".
@@ -70,18 +75,22 @@ type Figures struct {
 	TTFTRequests                 int
 }
 
-// preference is the simulated user's: every answer opens with "In
-// short," and closes with a signature line, around the model's own
-// first sentence.
-const (
-	opening = "In short,"
-	closing = "Cheers, Ana."
+// preference is a simulated user's: every answer opens with a phrase
+// and closes with a signature line, around the model's own first
+// sentence.
+type preference struct{ opening, closing string }
+
+// ana is the main bench's user; bob the second domain's in the routing
+// bench.
+var (
+	ana = preference{"In short,", "Cheers, Ana."}
+	bob = preference{"Briefly:", "Thanks, Bob."}
 )
 
 // follows reports whether a generated answer follows the preference.
-func follows(answer string) bool {
+func (p preference) follows(answer string) bool {
 	a := strings.TrimSpace(answer)
-	return strings.HasPrefix(a, opening) && strings.Contains(a, closing)
+	return strings.HasPrefix(a, p.opening) && strings.Contains(a, p.closing)
 }
 
 // prompt is one question with the base model's answer and the preferred
@@ -95,13 +104,22 @@ type prompt struct {
 	baseText      string
 }
 
+// Report is what Run measured.
+type Report struct {
+	Learn   []Figures `json:"learn"`
+	Routing *Routing  `json:"routing,omitempty"`
+}
+
 // Run runs the bench.
-func Run(ctx context.Context, o Options) ([]Figures, error) {
+func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.General == "" {
 		o.General = "/usr/share/common-licenses/GPL-3"
 	}
 	if o.Ks == nil {
 		o.Ks = []int{10, 20, 50}
+	}
+	if o.NoLearn {
+		o.Ks = []int{0}
 	}
 	if o.HeldOut <= 0 {
 		o.HeldOut = 50
@@ -137,10 +155,13 @@ func Run(ctx context.Context, o Options) ([]Figures, error) {
 	if len(questions) < maxK+o.HeldOut {
 		return nil, fmt.Errorf("%d questions for %d corrections and %d held-out prompts", len(questions), maxK, o.HeldOut)
 	}
+	if o.NoLearn {
+		o.HeldOut = 0
+	}
 	logf("preparing %d prompts (base answers)", maxK+o.HeldOut)
 	prompts := make([]prompt, 0, maxK+o.HeldOut)
 	for _, q := range questions[:maxK+o.HeldOut] {
-		p, err := preparePrompt(ctx, m, tok, q)
+		p, err := preparePrompt(ctx, m, tok, q, ana)
 		if err != nil {
 			return nil, err
 		}
@@ -169,6 +190,9 @@ func Run(ctx context.Context, o Options) ([]Figures, error) {
 	}
 	var out []Figures
 	for _, k := range o.Ks {
+		if o.NoLearn {
+			break
+		}
 		fig := Figures{K: k}
 		fig.TTFTIdleP50 = percentile(idle, 50)
 		learner := sona.NewLearner(tr, sona.Options{Config: cfg, General: fisherChunks})
@@ -285,12 +309,20 @@ func Run(ctx context.Context, o Options) ([]Figures, error) {
 			}
 		}
 	}
-	return out, nil
+	rep := &Report{Learn: out}
+	if o.Routing {
+		r, err := runRouting(ctx, m, base, tr, cfg, 20, 100, logf)
+		if err != nil {
+			return nil, err
+		}
+		rep.Routing = &r
+	}
+	return rep, nil
 }
 
 // preparePrompt tokenizes q as a completion prompt and builds the base
 // model's greedy answer and the preferred one from it.
-func preparePrompt(ctx context.Context, m *llm.Model, tok *tokenizer.Tokenizer, q string) (prompt, error) {
+func preparePrompt(ctx context.Context, m *llm.Model, tok *tokenizer.Tokenizer, q string, pref preference) (prompt, error) {
 	text := "Question: " + q + "\nAnswer:"
 	p := prompt{text: text, tokens: tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true})}
 	gen, err := generate(ctx, m, text, nil)
@@ -299,7 +331,7 @@ func preparePrompt(ctx context.Context, m *llm.Model, tok *tokenizer.Tokenizer, 
 	}
 	p.baseText = gen
 	sentence := firstSentence(gen)
-	p.preferredText = " " + opening + " " + sentence + " " + closing
+	p.preferredText = " " + pref.opening + " " + sentence + " " + pref.closing
 	full := tok.Encode(text+p.preferredText, tokenizer.EncodeOptions{AddSpecial: true})
 	if len(full) <= len(p.tokens) || !slices.Equal(full[:len(p.tokens)], p.tokens) {
 		return p, fmt.Errorf("prompt %q: the answer changes the prompt's tokens", q)
@@ -348,16 +380,9 @@ func generate(ctx context.Context, m *llm.Model, text string, adapters []lora.Ap
 // followShare is the share of prompts whose greedy answer with the
 // adapters follows the preference.
 func followShare(ctx context.Context, m *llm.Model, base *train.Base, applied []train.Applied, ps []prompt) (float64, error) {
-	var las []lora.Applied
-	for i, a := range applied {
-		la, err := a.Adapter.LoRA(fmt.Sprintf("learned-%d", i), base)
-		if err != nil {
-			return 0, err
-		}
-		if err := m.UseAdapter(la); err != nil {
-			return 0, err
-		}
-		las = append(las, lora.Applied{Adapter: la, Scale: a.Scale})
+	las, err := serve(m, base, applied)
+	if err != nil {
+		return 0, err
 	}
 	n := 0
 	for _, p := range ps {
@@ -365,26 +390,51 @@ func followShare(ctx context.Context, m *llm.Model, base *train.Base, applied []
 		if err != nil {
 			return 0, err
 		}
-		if follows(out) {
+		if ana.follows(out) {
 			n++
 		}
 	}
 	return float64(n) / float64(len(ps)), nil
 }
 
+// serve places trained adapters on the model, as the daemon does.
+func serve(m *llm.Model, base *train.Base, applied []train.Applied) ([]lora.Applied, error) {
+	var las []lora.Applied
+	for i, a := range applied {
+		la, err := a.Adapter.LoRA(fmt.Sprintf("learned-%d", i), base)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.UseAdapter(la); err != nil {
+			return nil, err
+		}
+		las = append(las, lora.Applied{Adapter: la, Scale: a.Scale})
+	}
+	return las, nil
+}
+
+// requestGap is the pause between the requests ttfts sends: a user's
+// app, not a load generator (training yields to requests, so requests
+// back to back would stop it).
+const requestGap = 150 * time.Millisecond
+
 // ttfts sends the prompts' questions as 8-token requests one after
-// another, round after round until stop is closed (once through when
-// stop is nil), and returns their times to first token in ms.
+// another, requestGap apart, round after round until stop is closed
+// (once through when stop is nil), and returns their times to first
+// token in ms.
 func ttfts(ctx context.Context, m *llm.Model, ps []prompt, stop chan struct{}) ([]float64, error) {
 	var out []float64
 	for {
 		for _, p := range ps {
-			if stop != nil {
-				select {
-				case <-stop:
-					return out, nil
-				default:
-				}
+			t := time.NewTimer(requestGap)
+			select {
+			case <-stop:
+				t.Stop()
+				return out, nil
+			case <-ctx.Done():
+				t.Stop()
+				return out, ctx.Err()
+			case <-t.C:
 			}
 			res, err := m.Generate(ctx, llm.Request{Prompt: p.text, MaxTokens: 8, IgnoreEOS: true}, func(llm.Token) error { return nil })
 			if err != nil {
@@ -418,8 +468,16 @@ func percentile(v []float64, p float64) float64 {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-// Print writes the figures as a table.
-func Print(w io.Writer, figs []Figures) {
+// Print writes the report as tables.
+func Print(w io.Writer, rep *Report) {
+	printLearn(w, rep.Learn)
+	if r := rep.Routing; r != nil {
+		fmt.Fprintf(w, "routing: %d of %d held-out questions (%.0f%%) routed to their domain's adapter; answers following their domain's preference: %.0f%% routed, %.0f%% with the own adapter\n",
+			r.Routed, r.Prompts, 100*float64(r.Routed)/float64(r.Prompts), 100*r.FollowRouted, 100*r.FollowOwn)
+	}
+}
+
+func printLearn(w io.Writer, figs []Figures) {
 	fmt.Fprintln(w, "  K | held-out NLL/token: base -> instant -> consolidated (no EWC) | follows: base -> instant -> consolidated (no EWC) | general ppl: base, instant, EWC++, no EWC | update ms p50/p95: first step, all steps | consolidate s | TTFT ms p50: idle, training (n)")
 	for _, f := range figs {
 		fmt.Fprintf(w, "%3d | %.3f -> %.3f (%.0f%%) -> %.3f (%.0f%%) (%.3f) | %3.0f%% -> %3.0f%% -> %3.0f%% (%3.0f%%) | %.2f, %.2f (%+.1f%%), %.2f (%+.1f%%), %.2f (%+.1f%%) | %.0f/%.0f, %.0f/%.0f | %.1f | %.1f, %.1f (%d)\n",
