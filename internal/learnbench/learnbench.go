@@ -35,7 +35,7 @@ type Options struct {
 	Ks      []int // corrections per run (default 10, 20, 50; empty with NoLearn)
 	// NoLearn skips the learning runs (the routing bench alone).
 	NoLearn bool
-	HeldOut int   // held-out prompts (default 50)
+	HeldOut int // held-out prompts (default 50)
 	Threads int
 	Config  sona.Config
 	// Log, when set, receives progress lines.
