@@ -2,8 +2,10 @@ package sona
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/ruvllm/ruvllm/engine/train"
@@ -27,23 +29,34 @@ type Consolidation struct {
 // estimate over feedback); then the online Fisher is updated at the new
 // values (F ← γF + (1−γ)F_new, F_new the mean squared per-example
 // gradient), the anchor moves to them, and the MicroLoRA starts again
-// from zero. The daemon calls it periodically and on shutdown. It does
-// nothing when no feedback is queued.
+// from zero. Training runs without the scope's lock: feedback that
+// arrives meanwhile is learned as usual, and again over the new
+// consolidated adapter when the run installs it. The daemon calls it
+// periodically and on shutdown. It does nothing when no feedback is
+// queued.
 func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, error) {
 	start := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	c := l.cfg
 	var res Consolidation
+	// Take what the run needs and train without the lock: feedback keeps
+	// being learned meanwhile.
+	s.mu.Lock()
 	if len(s.queue) == 0 {
+		s.mu.Unlock()
 		return res, nil
 	}
-	c := l.cfg
-	undo := s.marshal(false)
+	queue := slices.Clone(s.queue)
 	rng := rand.New(rand.NewPCG(s.nextSeed(c.Seed), 0xc0))
-	// Work on copies: a failed or cancelled run leaves the scope as it was.
+	replayed := sample(s.replay, c.ReplaySize, rng)
 	var cons, generalFisher, fisher, anchor *train.Adapter
-	if s.cons == nil {
-		a, err := train.NewAdapter(l.tr.Base(), train.AdapterConfig{Rank: c.ConsolidatedRank, Seed: s.nextSeed(c.Seed)})
+	if s.cons != nil {
+		cons, anchor, fisher, generalFisher = s.cons.Clone(), s.anchor, s.fisher.Clone(), s.generalFisher
+	}
+	seed := s.nextSeed(c.Seed)
+	s.mu.Unlock()
+
+	if cons == nil {
+		a, err := train.NewAdapter(l.tr.Base(), train.AdapterConfig{Rank: c.ConsolidatedRank, Seed: seed})
 		if err != nil {
 			return res, err
 		}
@@ -56,12 +69,9 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 			}
 			generalFisher = f
 		}
-	} else {
-		cons, anchor, fisher, generalFisher = s.cons.Clone(), s.anchor, s.fisher, s.generalFisher
 	}
-	replayed := sample(s.replay, c.ReplaySize, rng)
-	examples := append(examplesOf(s.queue), examplesOf(replayed)...)
-	res.Examples, res.Replayed = len(s.queue), len(replayed)
+	examples := append(examplesOf(queue), examplesOf(replayed)...)
+	res.Examples, res.Replayed = len(queue), len(replayed)
 	opt := train.NewAdamW(cons, c.ConsolidateLR, 0)
 	penalty := l.ewcPenalty(anchor, fisher, generalFisher)
 	var lossSum float64
@@ -82,7 +92,7 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	if lossN > 0 {
 		res.Loss = lossSum / float64(lossN)
 	}
-	newFisher, err := l.fisherOf(ctx, cons, examplesOf(s.queue))
+	newFisher, err := l.fisherOf(ctx, cons, examplesOf(queue))
 	if err != nil {
 		return res, fmt.Errorf("consolidate: Fisher: %w", err)
 	}
@@ -93,8 +103,23 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 			v[j] = decay*v[j] + (1-decay)*nv[i][j]
 		}
 	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A reset, undo or other consolidation meanwhile: the run no longer
+	// fits the scope.
+	if len(s.queue) < len(queue) {
+		return res, ErrChanged
+	}
+	for i, r := range queue {
+		if s.queue[i].id != r.id {
+			return res, ErrChanged
+		}
+	}
+	newer := slices.Clone(s.queue[len(queue):])
+	undo := s.marshal(false)
 	s.cons, s.fisher, s.generalFisher, s.anchor = cons, fisher, generalFisher, cons.Clone()
-	s.replay = append(s.replay, s.queue...)
+	s.replay = append(s.replay, queue...)
 	if over := len(s.replay) - c.ReplayCap; over > 0 {
 		// Keep a uniform sample of everything replayed so far.
 		rng.Shuffle(len(s.replay), func(i, j int) { s.replay[i], s.replay[j] = s.replay[j], s.replay[i] })
@@ -105,10 +130,22 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	s.stats.Steps += res.Steps
 	s.stats.Consolidations++
 	s.publish()
+	// What arrived during the run was learned by the MicroLoRA just
+	// dropped: learn it again over the new consolidated adapter.
+	for _, rec := range newer {
+		if _, err := l.instant(ctx, s, rec, time.Now(), nil); err != nil {
+			s.undo = undo
+			return res, err
+		}
+	}
 	s.undo = undo
 	res.Duration = time.Since(start)
 	return res, nil
 }
+
+// ErrChanged: the scope was reset, undone or consolidated while a
+// background run trained; its result was dropped.
+var ErrChanged = errors.New("the scope changed during the run")
 
 // ewcPenalty returns the step penalty holding a near anchor with the
 // Fisher weights (the online one plus general text's, when present).

@@ -332,3 +332,43 @@ func FuzzUnmarshalScope(f *testing.F) {
 		}
 	})
 }
+
+// TestFeedbackDuringConsolidation: feedback learned while a consolidation
+// trains stays learned (queued over the new consolidated adapter).
+func TestFeedbackDuringConsolidation(t *testing.T) {
+	l, tr := tinyLearner(t, Config{MicroSteps: 1, ConsolidateSteps: 40, ValidationEvery: -1})
+	ctx := context.Background()
+	s := NewScope("u")
+	rng := rand.New(rand.NewPCG(8, 8))
+	vocab := tr.Base().Config().Vocab
+	for range 3 {
+		if _, err := l.Feedback(ctx, s, feedback(rng, vocab), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Consolidate(ctx, s)
+		done <- err
+	}()
+	late := feedback(rng, vocab)
+	if _, err := l.Feedback(ctx, s, late, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	if st.Consolidations != 1 || st.Applied < 4 {
+		t.Fatalf("stats %+v", st)
+	}
+	// The late feedback is either consolidated (it came before the run
+	// took the queue) or queued and learned by a MicroLoRA again.
+	_, as := s.Adapters()
+	if st.Queued == 1 && len(as) != 2 {
+		t.Fatalf("late feedback queued but %d adapters applied", len(as))
+	}
+	if st.Queued > 1 {
+		t.Fatalf("%d queued", st.Queued)
+	}
+}
