@@ -69,10 +69,18 @@ type Figures struct {
 	// Consolidation time with EWC++ (s), and the learner's one-time
 	// preparation (general text's Fisher for the MicroLoRA).
 	ConsolidateSeconds, WarmSeconds float64
-	// TTFT of 8-token greedy requests (ms, p50): alone, and while the
-	// instant loop trains (TTFTRequests of them, back to back).
-	TTFTIdleP50, TTFTTrainingP50 float64
-	TTFTRequests                 int
+}
+
+// Serving is the TTFT of 8-token greedy requests sent 150 ms apart (ms,
+// p50 and p95): alone, and while the instant loop learns corrections
+// (Requests of them).
+type Serving struct {
+	IdleP50, IdleP95, TrainingP50, TrainingP95 float64
+	Requests                                   int
+	// Updates is how many corrections were learned meanwhile, and
+	// FirstP50 their first-update latency (ms) with requests running.
+	Updates  int
+	FirstP50 float64
 }
 
 // preference is a simulated user's: every answer opens with a phrase
@@ -107,6 +115,7 @@ type prompt struct {
 // Report is what Run measured.
 type Report struct {
 	Learn   []Figures `json:"learn"`
+	Serving *Serving  `json:"serving,omitempty"`
 	Routing *Routing  `json:"routing,omitempty"`
 }
 
@@ -194,7 +203,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			break
 		}
 		fig := Figures{K: k}
-		fig.TTFTIdleP50 = percentile(idle, 50)
 		learner := sona.NewLearner(tr, sona.Options{Config: cfg, General: fisherChunks})
 		start := time.Now()
 		if err := learner.Warm(ctx); err != nil {
@@ -212,14 +220,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		var first, all []float64
-		// Requests keep coming while the instant loop trains: their
-		// TTFT against idle's.
-		stopReqs := make(chan struct{})
-		busy := make(chan []float64, 1)
-		go func() {
-			v, _ := ttfts(ctx, m, held, stopReqs)
-			busy <- v
-		}()
 		for i, p := range train0[:k] {
 			fb := sona.Feedback{Signal: sona.Correction, Prompt: p.tokens, Answer: p.baseAnswer, Correction: p.preferred}
 			upd, err := learner.Feedback(ctx, scope, fb, nil)
@@ -232,9 +232,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				logf("K=%d: %d corrections learned (last: loss %.3f -> %.3f, first step %.0f ms)", k, i+1, upd.LossBefore, upd.LossAfter, first[len(first)-1])
 			}
 		}
-		close(stopReqs)
-		during := <-busy
-		fig.TTFTTrainingP50, fig.TTFTRequests = percentile(during, 50), len(during)
 		fig.FirstP50, fig.FirstP95 = percentile(first, 50), percentile(first, 95)
 		fig.AllP50, fig.AllP95 = percentile(all, 50), percentile(all, 95)
 		_, applied := scope.Adapters()
@@ -310,6 +307,39 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	rep := &Report{Learn: out}
+	if !o.NoLearn {
+		// Serving while training: requests keep coming while a fresh
+		// scope learns corrections.
+		sv := &Serving{IdleP50: percentile(idle, 50), IdleP95: percentile(idle, 95)}
+		learner := sona.NewLearner(tr, sona.Options{Config: cfg, General: fisherChunks})
+		if err := learner.Warm(ctx); err != nil {
+			return nil, err
+		}
+		scope := sona.NewScope("serving")
+		stop := make(chan struct{})
+		during := make(chan []float64, 1)
+		go func() {
+			v, _ := ttfts(ctx, m, held, stop)
+			during <- v
+		}()
+		var first []float64
+		for _, p := range train0[:min(len(train0), 20)] {
+			fb := sona.Feedback{Signal: sona.Correction, Prompt: p.tokens, Answer: p.baseAnswer, Correction: p.preferred}
+			upd, err := learner.Feedback(ctx, scope, fb, nil)
+			if err != nil {
+				close(stop)
+				<-during
+				return nil, err
+			}
+			first = append(first, float64(upd.FirstApplied.Microseconds())/1000)
+		}
+		close(stop)
+		v := <-during
+		sv.TrainingP50, sv.TrainingP95, sv.Requests = percentile(v, 50), percentile(v, 95), len(v)
+		sv.Updates, sv.FirstP50 = len(first), percentile(first, 50)
+		rep.Serving = sv
+		logf("serving while training: %+v", *sv)
+	}
 	if o.Routing {
 		r, err := runRouting(ctx, m, base, tr, cfg, 20, 100, logf)
 		if err != nil {
@@ -471,6 +501,10 @@ func percentile(v []float64, p float64) float64 {
 // Print writes the report as tables.
 func Print(w io.Writer, rep *Report) {
 	printLearn(w, rep.Learn)
+	if sv := rep.Serving; sv != nil {
+		fmt.Fprintf(w, "serving: TTFT p50/p95 %.1f/%.1f ms idle, %.1f/%.1f ms while learning %d corrections (%d requests, first update p50 %.0f ms meanwhile)\n",
+			sv.IdleP50, sv.IdleP95, sv.TrainingP50, sv.TrainingP95, sv.Updates, sv.Requests, sv.FirstP50)
+	}
 	if r := rep.Routing; r != nil {
 		fmt.Fprintf(w, "routing: %d of %d held-out questions (%.0f%%) routed to their domain's adapter; answers following their domain's preference: %.0f%% routed, %.0f%% with the own adapter\n",
 			r.Routed, r.Prompts, 100*float64(r.Routed)/float64(r.Prompts), 100*r.FollowRouted, 100*r.FollowOwn)
@@ -478,12 +512,12 @@ func Print(w io.Writer, rep *Report) {
 }
 
 func printLearn(w io.Writer, figs []Figures) {
-	fmt.Fprintln(w, "  K | held-out NLL/token: base -> instant -> consolidated (no EWC) | follows: base -> instant -> consolidated (no EWC) | general ppl: base, instant, EWC++, no EWC | update ms p50/p95: first step, all steps | consolidate s | TTFT ms p50: idle, training (n)")
+	fmt.Fprintln(w, "  K | held-out NLL/token: base -> instant -> consolidated (no EWC) | follows: base -> instant -> consolidated (no EWC) | general ppl: base, instant, EWC++, no EWC | update ms p50/p95: first step, all steps | consolidate s")
 	for _, f := range figs {
-		fmt.Fprintf(w, "%3d | %.3f -> %.3f (%.0f%%) -> %.3f (%.0f%%) (%.3f) | %3.0f%% -> %3.0f%% -> %3.0f%% (%3.0f%%) | %.2f, %.2f (%+.1f%%), %.2f (%+.1f%%), %.2f (%+.1f%%) | %.0f/%.0f, %.0f/%.0f | %.1f | %.1f, %.1f (%d)\n",
+		fmt.Fprintf(w, "%3d | %.3f -> %.3f (%.0f%%) -> %.3f (%.0f%%) (%.3f) | %3.0f%% -> %3.0f%% -> %3.0f%% (%3.0f%%) | %.2f, %.2f (%+.1f%%), %.2f (%+.1f%%), %.2f (%+.1f%%) | %.0f/%.0f, %.0f/%.0f | %.1f\n",
 			f.K, f.NLLBase, f.NLLInstant, 100*f.NLLInstant/f.NLLBase, f.NLLConsolidated, 100*f.NLLConsolidated/f.NLLBase, f.NLLNoEWC,
 			100*f.FollowBase, 100*f.FollowInstant, 100*f.FollowConsolidated, 100*f.FollowNoEWC,
 			f.PPLBase, f.PPLInstant, 100*(f.PPLInstant/f.PPLBase-1), f.PPLEWC, 100*(f.PPLEWC/f.PPLBase-1), f.PPLNoEWC, 100*(f.PPLNoEWC/f.PPLBase-1),
-			f.FirstP50, f.FirstP95, f.AllP50, f.AllP95, f.ConsolidateSeconds, f.TTFTIdleP50, f.TTFTTrainingP50, f.TTFTRequests)
+			f.FirstP50, f.FirstP95, f.AllP50, f.AllP95, f.ConsolidateSeconds)
 	}
 }
