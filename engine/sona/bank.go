@@ -24,19 +24,28 @@ type BankOptions struct {
 	M        int // HNSW links per node (default 16)
 	EfBuild  int // HNSW construction breadth (default 100)
 	EfSearch int // HNSW search breadth (default 64)
-	K        int // neighbours a route weighs (default 16)
+	K        int // neighbours a route weighs (default 8)
 	Seed     uint64
 }
 
 // Bank stores trajectories and answers "which installed adapter did best
 // on requests like this one" through an HNSW index of their embeddings.
 // It is safe for concurrent use.
+//
+// A language model's embeddings share a large common direction (every
+// prompt's mean hidden state looks alike), which crowds cosine
+// similarities near 1; the index therefore holds each embedding minus the
+// mean of the bank's embeddings, taken when the index was last built. It
+// is rebuilt whenever the bank has doubled since (and up to 16 items at
+// every addition), so the mean follows the bank at O(log n) rebuilds.
 type Bank struct {
-	mu    sync.Mutex
-	o     BankOptions
-	items []Trajectory
-	dim   int
-	idx   *hnsw
+	mu      sync.Mutex
+	o       BankOptions
+	items   []Trajectory // embeddings of length 1, as given
+	dim     int
+	idx     *hnsw
+	mean    []float32 // subtracted before indexing (nil: none yet)
+	builtAt int       // items when the index was built
 }
 
 // NewBank returns an empty bank.
@@ -54,7 +63,7 @@ func NewBank(o BankOptions) *Bank {
 		o.EfSearch = 64
 	}
 	if o.K <= 0 {
-		o.K = 16
+		o.K = 8
 	}
 	return &Bank{o: o, idx: newHNSW(o.M, o.EfBuild, o.Seed)}
 }
@@ -116,16 +125,51 @@ func (b *Bank) addUnit(t Trajectory) error {
 		b.rebuild()
 		return nil
 	}
-	b.idx.add(u)
+	if len(b.items) <= 16 || len(b.items) >= 2*b.builtAt {
+		b.rebuild()
+		return nil
+	}
+	b.idx.add(b.key(u))
 	return nil
 }
 
-// rebuild indexes b.items anew; the caller holds the lock.
+// key is what the index holds for unit embedding u: u minus the mean,
+// normalised (u itself where that leaves nothing).
+func (b *Bank) key(u []float32) []float32 {
+	if b.mean == nil {
+		return u
+	}
+	d := make([]float32, len(u))
+	for i, v := range u {
+		d[i] = v - b.mean[i]
+	}
+	if k, err := unit(d); err == nil {
+		return k
+	}
+	return u
+}
+
+// rebuild takes the mean of b.items and indexes them anew; the caller
+// holds the lock.
 func (b *Bank) rebuild() {
+	b.mean = nil
+	if len(b.items) > 1 {
+		sum := make([]float64, b.dim)
+		for _, t := range b.items {
+			for i, v := range t.Embedding {
+				sum[i] += float64(v)
+			}
+		}
+		b.mean = make([]float32, b.dim)
+		for i, v := range sum {
+			b.mean[i] = float32(v / float64(len(b.items)))
+		}
+	}
 	b.idx = newHNSW(b.o.M, b.o.EfBuild, b.o.Seed)
 	for _, t := range b.items {
-		b.idx.add(t.Embedding)
+		b.idx.add(b.key(t.Embedding))
 	}
+	b.builtAt = len(b.items)
 }
 
 // Len is the number of trajectories.
@@ -159,7 +203,7 @@ func (b *Bank) Route(emb []float32, installed []string) (r Route, ok bool) {
 	if len(u) != b.dim {
 		return r, false
 	}
-	hits := b.idx.search(u, b.o.K, b.o.EfSearch)
+	hits := b.idx.search(b.key(u), b.o.K, b.o.EfSearch)
 	type acc struct{ w, s float64 }
 	sums := map[string]*acc{}
 	support := map[string]int{}

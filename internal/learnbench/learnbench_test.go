@@ -54,12 +54,12 @@ func TestPercentile(t *testing.T) {
 // TestDomains: the routing bench's two domains share no question, and
 // have enough for 20 corrections and 50 held-out questions each.
 func TestDomains(t *testing.T) {
-	linux, python := domains()
-	if len(linux) < 70 || len(python) < 70 {
-		t.Fatalf("%d and %d questions", len(linux), len(python))
+	tech, wisdom := domains()
+	if len(tech) < 70 || len(wisdom) < 70 {
+		t.Fatalf("%d and %d questions", len(tech), len(wisdom))
 	}
-	for _, q := range linux {
-		if slices.Contains(python, q) {
+	for _, q := range tech {
+		if slices.Contains(wisdom, q) {
 			t.Fatalf("%q in both domains", q)
 		}
 	}

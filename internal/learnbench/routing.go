@@ -3,6 +3,7 @@ package learnbench
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/lora"
@@ -21,18 +22,27 @@ type Routing struct {
 	FollowRouted, FollowOwn float64
 }
 
-// domains are the routing bench's two: questions about Linux answered
-// Ana's way and about Python answered Bob's way.
-func domains() (linux, python []string) {
+// domains are the routing bench's two kinds of request: technical
+// questions ("What is a pipe?", the Linux and Python terms), answered
+// Ana's way, and requests for wisdom ("Tell me something wise about
+// patience."), answered Bob's way.
+func domains() (tech, wisdom []string) {
 	for i, t := range terms {
-		switch {
-		case i < 46:
-			linux = append(linux, "What is "+t+"?", "Why would I use "+t+"?")
-		case i < 99:
-			python = append(python, "What is "+t+"?", "Why would I use "+t+"?")
+		if i < 99 {
+			tech = append(tech, "What is "+t+"?")
 		}
 	}
-	return linux, python
+	for _, w := range wisdomSubjects {
+		wisdom = append(wisdom, "Tell me something wise about "+w+".", "What is a good saying about "+w+"?")
+	}
+	return tech, wisdom
+}
+
+var wisdomSubjects = []string{
+	"patience", "friendship", "money", "time", "love", "work", "sleep", "food", "travel", "age", "youth",
+	"luck", "courage", "fear", "anger", "happiness", "sadness", "family", "children", "marriage", "death",
+	"truth", "lies", "honesty", "hope", "failure", "success", "learning", "teachers", "books", "music",
+	"silence", "rain", "the sea", "mountains", "winter",
 }
 
 // runRouting trains one adapter per domain with the instant loop (k
@@ -42,16 +52,16 @@ func domains() (linux, python []string) {
 // held questions of both domains by their embeddings.
 func runRouting(ctx context.Context, m *llm.Model, base *train.Base, tr *train.Trainer, cfg sona.Config, k, held int, logf func(string, ...any)) (Routing, error) {
 	var res Routing
-	linux, python := domains()
-	if len(linux) < k+held/2 || len(python) < k+held/2 {
-		return res, fmt.Errorf("routing bench: %d and %d questions for %d corrections and %d held out", len(linux), len(python), k, held)
+	tech, wisdom := domains()
+	if len(tech) < k+held/2 || len(wisdom) < k+held/2 {
+		return res, fmt.Errorf("routing bench: %d and %d questions for %d corrections and %d held out", len(tech), len(wisdom), k, held)
 	}
 	// Training questions are the first of each list ("What is"/"Why
 	// would I use" of the same terms stay together), held-out ones come
 	// from the other end.
 	prefs := [2]preference{ana, bob}
-	qs := [2][]string{linux, python}
-	names := [2]string{"linux-ana", "python-bob"}
+	qs := [2][]string{tech, wisdom}
+	names := [2]string{"tech-ana", "wisdom-bob"}
 	adapters := [2][]lora.Applied{}
 	learner := sona.NewLearner(tr, sona.Options{Config: cfg})
 	var trainPrompts [2][]prompt
@@ -79,7 +89,7 @@ func runRouting(ctx context.Context, m *llm.Model, base *train.Base, tr *train.T
 	bank := sona.NewBank(sona.BankOptions{Seed: 1})
 	for d := range 2 {
 		for _, p := range trainPrompts[d] {
-			emb, _, err := m.Embed(ctx, []string{p.text})
+			emb, _, err := embed(ctx, m, questionOf(p.text))
 			if err != nil {
 				return res, err
 			}
@@ -104,7 +114,7 @@ func runRouting(ctx context.Context, m *llm.Model, base *train.Base, tr *train.T
 		list := qs[d]
 		q := list[len(list)-1-i/2]
 		text := "Question: " + q + "\nAnswer:"
-		emb, _, err := m.Embed(ctx, []string{text})
+		emb, _, err := embed(ctx, m, q)
 		if err != nil {
 			return res, err
 		}
@@ -137,4 +147,19 @@ func runRouting(ctx context.Context, m *llm.Model, base *train.Base, tr *train.T
 	res.FollowRouted = float64(followRouted) / float64(res.Prompts)
 	res.FollowOwn = float64(followOwn) / float64(res.Prompts)
 	return res, nil
+}
+
+// embed returns text's embedding. Embed computes outside the scheduler
+// and does not evict cached prefixes, so the cache the bench's requests
+// filled is cleared first.
+func embed(ctx context.Context, m *llm.Model, text string) ([][]float32, int, error) {
+	m.ClearCache()
+	return m.Embed(ctx, []string{text})
+}
+
+// questionOf is the question of a bench prompt: what a daemon embeds is
+// the user's message, not the completion wrapper around it.
+func questionOf(text string) string {
+	q := strings.TrimPrefix(text, "Question: ")
+	return strings.TrimSuffix(q, "\nAnswer:")
 }
