@@ -212,8 +212,9 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 	}
 }
 
-// TestYieldAndCancel: a pass calls Yield before every layer, and stops
-// with Yield's error or the context's.
+// TestYieldAndCancel: a pass calls Yield before every layer and weight
+// product, and stops with Yield's first error (calling it no more) or the
+// context's.
 func TestYieldAndCancel(t *testing.T) {
 	b := tinyBase(t, "llama", quant.F32)
 	a := randomAdapter(t, b, 1, 1, nil)
@@ -228,7 +229,7 @@ func TestYieldAndCancel(t *testing.T) {
 	}})
 	_, err := tr.Gradients(context.Background(), a, nil, gradExamples(b.cfg.Vocab), a.ZeroLike())
 	if !errors.Is(err, stop) || calls != 4 {
-		t.Fatalf("err %v after %d yields, want the yield's error at the 4th (2 layers forward, 2 backward)", err, calls)
+		t.Fatalf("err %v after %d yields, want the yield's error and no yield after the 4th", err, calls)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

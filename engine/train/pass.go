@@ -41,7 +41,11 @@ type layerSave[F Float] struct {
 // pass is one forward pass over a batch, with the activations the
 // backward pass reads.
 type pass[F Float] struct {
-	n      *net[F]
+	n *net[F]
+	// ctx and err: yields between products (gives way to serving) keep
+	// the first error, which the layer loops return.
+	ctx    context.Context
+	err    error
 	bt     *batch
 	set    *adapterSet[F]
 	T      int
@@ -78,7 +82,7 @@ func (n *net[F]) forward(ctx context.Context, bt *batch, set *adapterSet[F], tra
 	b := n.b
 	c := b.dims()
 	T := len(bt.tokens)
-	p := &pass[F]{n: n, bt: bt, set: set, T: T, layers: make([]*layerSave[F], len(b.layers))}
+	p := &pass[F]{n: n, ctx: ctx, bt: bt, set: set, T: T, layers: make([]*layerSave[F], len(b.layers))}
 	x := make([]F, T*c.D)
 	row := make([]float32, c.D)
 	for i, tok := range bt.tokens {
@@ -91,6 +95,9 @@ func (n *net[F]) forward(ctx context.Context, bt *batch, set *adapterSet[F], tra
 	tmpAlloc := false
 	out := make([]F, T*c.D)
 	for l := range b.layers {
+		if p.err != nil {
+			return nil, p.err
+		}
 		if err := n.pause(ctx); err != nil {
 			return nil, err
 		}
@@ -131,6 +138,9 @@ func (n *net[F]) forward(ctx context.Context, bt *batch, set *adapterSet[F], tra
 			x[i] += out[i]
 		}
 	}
+	if p.err != nil {
+		return nil, p.err
+	}
 	p.xL = x
 	p.hN, p.rN = make([]F, T*c.D), make([]F, T)
 	rmsNorm(p.hN, p.rN, x, n.vec(b.norm), T, c.D, c.eps)
@@ -151,6 +161,9 @@ func (n *net[F]) backward(ctx context.Context, p *pass[F], dhN []F) error {
 	dq, dk, dv := make([]F, T*c.QD), make([]F, T*c.KVD), make([]F, T*c.KVD)
 	dact, dg, du := make([]F, T*c.FF), make([]F, T*c.FF), make([]F, T*c.FF)
 	for l := len(b.layers) - 1; l >= p.set.lowest; l-- {
+		if p.err != nil {
+			return p.err
+		}
 		if err := n.pause(ctx); err != nil {
 			return err
 		}
@@ -188,7 +201,18 @@ func (n *net[F]) backward(ctx context.Context, p *pass[F], dhN []F) error {
 			rmsNormBack(dx, dh, s.x0, s.r1, n.vec(L.attnNorm), T, c.D)
 		}
 	}
-	return nil
+	return p.err
+}
+
+// between gives way to serving before a weight product (a layer has
+// seven forward, up to seven backward): a request that arrives during a
+// pass shares the machine with at most one product. The first error is
+// kept for the layer loop.
+func (p *pass[F]) between() {
+	if p.err != nil || p.n.yield == nil {
+		return
+	}
+	p.err = p.n.yield(p.ctx)
 }
 
 // pause checks ctx and gives way to serving between layers.
@@ -208,6 +232,7 @@ func (n *net[F]) linear(p *pass[F], dst, x []F, w *matrix, bias []F, uses []use[
 	T, out, in := p.T, w.rows, w.cols
 	dst = dst[:T*out]
 	clear(dst)
+	p.between()
 	W := n.weight(w, 0, out, &p.scr)
 	n.par(out, 32, func(lo, hi int) {
 		gemm.NT(T, hi-lo, in, x, in, W[lo*in:], in, dst[lo:], out)
@@ -281,6 +306,7 @@ func (n *net[F]) linearBack(p *pass[F], dx, dy, x []F, w *matrix, uses []use[F],
 	if !needDX {
 		return
 	}
+	p.between()
 	W := n.weight(w, 0, out, &p.scr)
 	n.par(in, 32, func(lo, hi int) {
 		gemm.NN(T, hi-lo, out, dy, out, W[lo:], in, dx[lo:], in)

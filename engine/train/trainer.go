@@ -13,7 +13,7 @@
 // engine/lora adapters (Adapter.LoRA) that serving applies per request
 // and that export as llama.cpp GGUF LoRA files.
 //
-// Training is background work: Options.Yield is called between layers,
+// Training is background work: Options.Yield is called between products,
 // so a daemon passes its scheduler's yield there and requests keep
 // priority (see docs/DESIGN.md).
 package train
@@ -32,9 +32,10 @@ type Options struct {
 	// MaxTokens bounds the tokens of one packed batch (default 512):
 	// activations grow with it.
 	MaxTokens int
-	// Yield, when set, is called before every layer of a forward or
-	// backward pass; it blocks while serving has work and returns an
-	// error to abandon the pass (the daemon's scheduler implements it).
+	// Yield, when set, is called before every layer and every weight
+	// product of a forward or backward pass; it blocks while serving has
+	// work and returns an error to abandon the pass (the daemon's
+	// scheduler implements it).
 	Yield func(ctx context.Context) error
 }
 
