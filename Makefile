@@ -7,7 +7,7 @@ SHARED    ?= $(abspath ../shared)
 MODEL     ?= $(SHARED)/models/ruvllm-test-llama-19m-q8_0.gguf
 GOTESTFLAGS ?=
 
-.PHONY: all build run test test-go test-noasm test-darwin test-arm64 check-arm64-fma vet fuzz bench bench-compare clean \
+.PHONY: all build run test test-go test-templates test-noasm test-darwin test-arm64 check-arm64-fma vet fuzz bench bench-compare clean \
 	frontend-deps frontend app app-server test-frontend test-app-e2e screenshots
 
 all: build
@@ -29,10 +29,15 @@ run: build
 	fi; \
 	exec $(BIN)/ruvllm chat -m "$(MODEL)"
 
-test: vet test-go test-noasm test-darwin test-arm64 test-frontend test-app-e2e
+test: vet test-go test-templates test-noasm test-darwin test-arm64 test-frontend test-app-e2e
 
 vet:
 	$(GO) vet ./...
+
+# test-templates prints the chat-template conformance counts against
+# ../shared/templates (the test also runs, silently, in test-go).
+test-templates:
+	$(GO) test -count=1 -run '^TestConformance$$' -v ./engine/jinja
 
 test-go:
 	$(GO) test $(GOTESTFLAGS) ./...

@@ -379,7 +379,7 @@ func TestOpenAICompletions(t *testing.T) {
 		t.Fatal(err)
 	}
 	lp := lr.Choices[0].Logprobs
-	if lp == nil || strings.Join(lp.Tokens, "|") != "Hello| world|," || len(lp.TokenLogprobs) != 3 || lp.TokenLogprobs[0] != -0.5 ||
+	if lp == nil || strings.Join(lp.Tokens, "|") != "Hello| world|," || len(lp.TokenLogprobs) != 3 || lp.TokenLogprobs[0] == nil || *lp.TokenLogprobs[0] != -0.5 ||
 		lp.TextOffset[1] != 5 || lp.TextOffset[2] != 11 || len(lp.TopLogprobs[0]) != 2 || lp.TopLogprobs[0]["x"] != -2 {
 		t.Fatalf("legacy logprobs %s", body)
 	}
@@ -507,7 +507,8 @@ func TestErrors(t *testing.T) {
 		{"wrong number", "/v1/chat/completions", `{"model":"fake","temperature":"hot","messages":[]}`, 400, `"temperature" must be a number`},
 		{"too large", "/v1/chat/completions", big, 413, "exceeds"},
 		{"unknown model", "/v1/chat/completions", `{"model":"nope","messages":[{"role":"user","content":"hi"}]}`, 404, "model not found"},
-		{"n>1", "/v1/chat/completions", `{"model":"fake","n":2,"messages":[{"role":"user","content":"hi"}]}`, 400, "n > 1"},
+		{"n>1 on a model without choices", "/v1/chat/completions", `{"model":"fake","n":2,"messages":[{"role":"user","content":"hi"}]}`, 400, "several choices"},
+		{"n too large", "/v1/chat/completions", `{"model":"fake","n":99,"messages":[{"role":"user","content":"hi"}]}`, 400, "between 1 and 16"},
 		{"adapters", "/v1/chat/completions", `{"model":"fake","adapters":[{"name":"tone"}],"messages":[{"role":"user","content":"hi"}]}`, 400, "adapter support not available"},
 		{"load fails", "/v1/chat/completions", `{"model":"broken","messages":[{"role":"user","content":"hi"}]}`, 503, "not a GGUF file"},
 		{"engine error", "/v1/completions", `{"model":"failing","prompt":"x"}`, 500, "engine exploded"},

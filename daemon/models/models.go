@@ -177,6 +177,12 @@ func (m *Manager) List() ([]Available, error) {
 		seen[name] = true
 		out = append(out, Available{Name: name, Path: path, Size: st.Size(), Modified: st.ModTime()})
 	}
+	// The default model given by path comes first: a file of the same
+	// name in the models directory never shadows it (nor does deleting
+	// that file reach it).
+	if m.o.Default != "" && strings.HasSuffix(m.o.Default, ".gguf") {
+		add(m.o.Default)
+	}
 	if m.o.Dir != "" {
 		matches, err := filepath.Glob(filepath.Join(m.o.Dir, "*.gguf"))
 		if err != nil {
@@ -185,9 +191,6 @@ func (m *Manager) List() ([]Available, error) {
 		for _, p := range matches {
 			add(p)
 		}
-	}
-	if m.o.Default != "" && strings.HasSuffix(m.o.Default, ".gguf") {
-		add(m.o.Default)
 	}
 	m.mu.Lock()
 	for _, e := range m.loaded {
@@ -209,8 +212,8 @@ func (m *Manager) Resolve(name string) (string, error) {
 		}
 		name = m.o.Default
 	}
-	if strings.HasSuffix(name, ".gguf") {
-		if st, err := os.Stat(name); err == nil && !st.IsDir() {
+	if strings.HasSuffix(name, ".gguf") || filepath.IsAbs(name) {
+		if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() {
 			return filepath.Abs(name)
 		}
 	}
@@ -457,7 +460,7 @@ func (m *Manager) Loaded() []ipc.LoadedModel {
 	for _, e := range m.loaded {
 		info := e.model.Info()
 		lm := ipc.LoadedModel{Name: e.name, Path: e.path, Arch: info.Architecture, FileType: info.FileType,
-			Size: info.FileSize, Context: info.ContextLength, Active: e.refs}
+			Size: info.FileSize, Context: info.ContextLength, KVBytes: info.KVBytes, Active: e.refs}
 		if e.keepAlive >= 0 && e.refs == 0 {
 			lm.ExpiresAt = e.lastUsed.Add(e.keepAlive)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/api"
 	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/daemon/pull"
 	"github.com/ruvllm/ruvllm/internal/backends"
 )
 
@@ -32,6 +33,9 @@ type Options struct {
 	// Backend names the compute backend models run on (internal/backends:
 	// "cpu", the default, or "metal" on macOS).
 	Backend string
+	// Grace is how long a shutdown lets requests in flight finish before
+	// it cuts them (default daemon.DefaultGrace).
+	Grace time.Duration
 }
 
 // Run serves until ctx is cancelled.
@@ -47,6 +51,11 @@ func Run(ctx context.Context, o Options) error {
 	srv, err := daemon.New(o.Config)
 	if err != nil {
 		return err
+	}
+	if freed, err := pull.CleanStale(o.ModelsDir, pull.StaleAge); err != nil {
+		o.Logger.Warn("cleaning interrupted downloads", "dir", o.ModelsDir, "err", err)
+	} else if freed > 0 {
+		o.Logger.Info("removed interrupted downloads older than a day", "dir", o.ModelsDir, "bytes", freed)
 	}
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
 		Threads: o.Threads, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store()})
@@ -94,7 +103,11 @@ func Run(ctx context.Context, o Options) error {
 			h.Release()
 		}()
 	}
-	if err := srv.Run(ctx, daemon.DefaultGrace); err != nil {
+	grace := o.Grace
+	if grace <= 0 {
+		grace = daemon.DefaultGrace
+	}
+	if err := srv.Run(ctx, grace); err != nil {
 		return fmt.Errorf("ruvllmd: %w", err)
 	}
 	return nil
@@ -106,5 +119,6 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.BoolVar(&o.Preload, "preload", true, "load the default model at start")
 	f.DurationVar(&o.KeepAlive, "keep-alive", 5*time.Minute, "how long an idle model stays loaded (negative: forever)")
 	f.IntVar(&o.MaxLoaded, "max-loaded", 1, "models held in memory at once")
+	f.DurationVar(&o.Grace, "shutdown-grace", daemon.DefaultGrace, "how long a shutdown (SIGTERM) lets requests in flight finish before it ends them")
 	backends.Flag(f, &o.Backend)
 }

@@ -15,9 +15,9 @@ import (
 // Exchanges and feedback. A rating names a completion by its id, and the
 // learning loop needs what was rated, so every finished generation keeps
 // its prompt and answer in Exchanges (keyed by the completion id, which is
-// also the id of its request-log record). exchangesSeq lists them in
-// arrival order (8-byte big-endian sequence → id) so the oldest beyond the
-// cap are dropped in the transaction that adds a new one.
+// also the id of its request-log record), a ring (ring.go) whose oldest
+// records beyond the count and byte budgets are dropped in the transaction
+// that adds a new one.
 //
 // Feedback keys ratings by sequence (newest last) and copies the rated
 // exchange into the record, so a rating outlives the exchange and the
@@ -25,13 +25,51 @@ import (
 // key: rating a reply again replaces the earlier rating.
 const (
 	Exchanges         = "exchanges"
-	exchangesSeq      = "exchanges.seq"
+	exchangesMeta     = "exchanges.meta" // "bytes": the stored exchanges' total size
 	Feedback          = "feedback"
 	feedbackByRequest = "feedback.byrequest"
 )
 
-// DefaultMaxExchanges is how many recent exchanges are kept for feedback.
-const DefaultMaxExchanges = 2000
+// DefaultMaxExchanges is how many recent exchanges are kept for feedback,
+// and DefaultMaxExchangeBytes how many bytes they may take together; the
+// oldest are dropped first when either is exceeded. An exchange larger
+// than an eighth of the byte budget is not kept at all (rating it answers
+// that it is not on record).
+const (
+	DefaultMaxExchanges     = 2000
+	DefaultMaxExchangeBytes = 64 << 20
+)
+
+var bytesKey = []byte("bytes")
+
+// initExchangeBytes records the stored exchanges' total size once, for a
+// state.db written before the byte budget existed.
+func initExchangeBytes(tx *bolt.Tx) error {
+	meta := tx.Bucket([]byte(exchangesMeta))
+	if meta.Get(bytesKey) != nil {
+		return nil
+	}
+	var total uint64
+	if err := tx.Bucket([]byte(Exchanges)).ForEach(func(k, v []byte) error {
+		total += uint64(len(v))
+		return nil
+	}); err != nil {
+		return err
+	}
+	return meta.Put(bytesKey, binary.BigEndian.AppendUint64(nil, total))
+}
+
+// ExchangeBytes is the stored exchanges' total size.
+func (d *DB) ExchangeBytes() int64 {
+	var n int64
+	d.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket([]byte(exchangesMeta)).Get(bytesKey); len(v) == 8 {
+			n = int64(binary.BigEndian.Uint64(v))
+		}
+		return nil
+	})
+	return n
+}
 
 // Exchange is what one generation request was asked and answered.
 type Exchange struct {
@@ -48,11 +86,12 @@ type Exchange struct {
 	Answer     string        `json:"answer"`
 }
 
-// storedExchange remembers its position in exchangesSeq, so trimming an
-// old position never removes a newer exchange that reused the id.
+// storedExchange is an exchange as stored. Seq, its position in the ring,
+// was written by state.db files before the ring kept ids' positions in a
+// bucket of their own; it is no longer read.
 type storedExchange struct {
 	Exchange
-	Seq uint64 `json:"seq"`
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // LogCompletion records a finished generation: its request-log record and
@@ -68,43 +107,25 @@ func (d *DB) LogCompletion(ctx context.Context, rec ipc.RequestRecord, ex Exchan
 	if err != nil {
 		return err
 	}
+	b, err := json.Marshal(storedExchange{Exchange: ex})
+	if err != nil {
+		return err
+	}
+	ring := d.exchangeRing()
 	return d.db.Batch(func(tx *bolt.Tx) error {
 		if err := d.logRequestTx(tx, rb); err != nil {
 			return err
 		}
-		seqs := tx.Bucket([]byte(exchangesSeq))
-		seq, err := seqs.NextSequence()
-		if err != nil {
-			return err
+		if !ring.fits(len(b)) { // too large to keep: the record says what it was
+			return nil
 		}
-		b, err := json.Marshal(storedExchange{Exchange: ex, Seq: seq})
-		if err != nil {
-			return err
-		}
-		exs := tx.Bucket([]byte(Exchanges))
-		if err := exs.Put([]byte(ex.ID), b); err != nil {
-			return err
-		}
-		if err := seqs.Put(binary.BigEndian.AppendUint64(nil, seq), []byte(ex.ID)); err != nil {
-			return err
-		}
-		c := seqs.Cursor()
-		for {
-			k, id := c.First()
-			if k == nil || seq-binary.BigEndian.Uint64(k)+1 <= uint64(d.maxExchanges) {
-				return nil
-			}
-			var old storedExchange
-			if v := exs.Get(id); v != nil && json.Unmarshal(v, &old) == nil && old.Seq == binary.BigEndian.Uint64(k) {
-				if err := exs.Delete(id); err != nil {
-					return err
-				}
-			}
-			if err := c.Delete(); err != nil {
-				return err
-			}
-		}
+		return ring.put(tx, ex.ID, b)
 	})
+}
+
+// exchangeRing is where exchanges are kept, within their budgets.
+func (d *DB) exchangeRing() ring {
+	return newRing(Exchanges, d.maxExchanges, d.maxExchangeBytes)
 }
 
 // Exchange returns the recorded exchange of completion id.

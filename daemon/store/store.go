@@ -20,6 +20,9 @@ import (
 // ErrNotFound is returned by Get for a missing key.
 var ErrNotFound = errors.New("not found")
 
+// ErrTooLarge is returned for a record larger than its budget allows.
+var ErrTooLarge = errors.New("too large to store")
+
 // Bucket names.
 const (
 	Settings = "settings"
@@ -32,6 +35,8 @@ type DB struct {
 	db           *bolt.DB
 	maxRecords   int
 	maxExchanges int
+	// maxExchangeBytes bounds the stored exchanges' total size.
+	maxExchangeBytes int64
 }
 
 // Open opens (creating if needed) the database at path. A second daemon
@@ -49,14 +54,20 @@ func Open(path string) (*DB, error) {
 	// held every lone request's reply that long (the log is written
 	// before the stream's last chunk).
 	b.MaxBatchDelay = time.Millisecond
-	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges}
+	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges, maxExchangeBytes: DefaultMaxExchangeBytes}
 	err = b.Update(func(tx *bolt.Tx) error {
-		for _, name := range []string{Settings, Models, Requests, Conversations, convByUpdate, Exchanges, exchangesSeq, Feedback, feedbackByRequest} {
+		names := []string{Settings, Models, Requests, Conversations, convByUpdate, Feedback, feedbackByRequest}
+		names = append(names, db.exchangeRing().buckets()...)
+		names = append(names, db.responseRing().buckets()...)
+		for _, name := range names {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
 		}
-		return nil
+		if err := db.exchangeRing().rebuildIDs(tx); err != nil {
+			return err
+		}
+		return initExchangeBytes(tx)
 	})
 	if err != nil {
 		b.Close()

@@ -3,6 +3,7 @@
 package llm
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
@@ -16,6 +17,12 @@ import (
 type Request struct {
 	Prompt   string
 	Messages []chat.Message
+	// Tools are OpenAI-style tool definitions the chat template offers
+	// the model (with Messages only).
+	Tools []json.RawMessage
+	// TemplateVars are extra chat template variables, such as
+	// enable_thinking (llama-server's chat_template_kwargs).
+	TemplateVars map[string]any
 	// Tokens, when set, is the prompt as token ids, used verbatim.
 	Tokens []int32
 	// Raw skips BOS insertion and templating for Prompt.
@@ -43,6 +50,25 @@ type Request struct {
 	// (Model.WarmFollowUp), so the next turn reuses the reply from the
 	// prefix cache instead of recomputing it.
 	WarmFollowUp bool
+	// Suffix, when set, makes Prompt the text before an insertion point and
+	// Suffix the text after it: the model fills in the middle, with its
+	// fill-in-the-middle tokens (Model.FIM); a model without them refuses
+	// (ErrNoFIM).
+	Suffix string
+	// Templated says Prompt is a chat template already rendered: the
+	// tokenizer adds BOS as for any prompt and reads special tokens.
+	Templated bool
+	// ContextLimit bounds this request's prompt and reply below the
+	// model's context (0: the model's context).
+	ContextLimit int
+	// onPrefilled is called once the prompt is computed and its blocks
+	// are in the prefix cache (GenerateN forks the other choices then).
+	onPrefilled func()
+	// Truncate keeps the end of a prompt that does not fit the context
+	// (and its BOS), leaving a quarter of the context for the reply,
+	// instead of failing with ErrContextExceeded; Result.TruncatedTokens
+	// says how many tokens were dropped.
+	Truncate bool
 }
 
 // TokenLogprob is a token with its log-probability.
@@ -88,6 +114,12 @@ type Result struct {
 	PromptTokens     int
 	CachedTokens     int // prompt tokens served from the prefix cache
 	CompletionTokens int
+	// TruncatedTokens were dropped from the start of a prompt that did not
+	// fit (Request.Truncate).
+	TruncatedTokens int
+	// StopSequence is the string of Request.Stop that ended the reply
+	// ("" when another reason did, the chat template's own stops included).
+	StopSequence string
 	FinishReason     FinishReason
 	Timings          Timings
 }
@@ -104,4 +136,9 @@ type Info struct {
 	EmbeddingSize int    `json:"embedding_size"`
 	VocabSize     int    `json:"vocab_size"`
 	ChatTemplate  string `json:"chat_template,omitempty"`
+	// KVBytes is the memory of the model's KV cache (all sequences).
+	KVBytes int64 `json:"kv_bytes"`
+	// ChatFormat says which chat template the model uses: the file's own
+	// (with its hash) or a built-in fallback.
+	ChatFormat string `json:"chat_format,omitempty"`
 }

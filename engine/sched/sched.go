@@ -69,6 +69,11 @@ type Job struct {
 	Adapters []lora.Applied
 	// Next receives the logits for the last fed token.
 	Next func(logits []float32) (token int32, done bool)
+	// OnPrefilled, when set, is called (from the scheduler's goroutine)
+	// once the whole prompt has been computed, right after its full blocks
+	// were offered to the prefix cache: sequences forked from this prompt
+	// (n > 1 choices) started then find it cached.
+	OnPrefilled func()
 
 	// CachedTokens is set before the first Next: prompt tokens reused
 	// from the prefix cache.
@@ -82,6 +87,8 @@ type Job struct {
 	fed      int     // tokens whose keys and values are stored
 	order    uint64  // admission order, for FIFO among equal priorities
 	finished bool
+	// prefilled: OnPrefilled was called.
+	prefilled bool
 }
 
 // Options configures a Scheduler.
@@ -541,8 +548,16 @@ func (s *Scheduler) step() error {
 			return err
 		}
 		for i, sp := range batch.Spans {
-			spanJobs[i].seq.Advance(sp.N)
-			spanJobs[i].fed += sp.N
+			j := spanJobs[i]
+			j.seq.Advance(sp.N)
+			j.fed += sp.N
+			if j.OnPrefilled != nil && !j.prefilled && j.fed >= len(j.Prompt) {
+				j.prefilled = true
+				if s.cache != nil && j.Namespace != "" {
+					s.cache.Insert(j.Namespace, j.tokens[:len(j.Prompt)], j.seq.Blocks())
+				}
+				j.OnPrefilled()
+			}
 		}
 		for i, j := range owners {
 			tok, done := j.Next(s.logits[i])

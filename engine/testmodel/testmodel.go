@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/quant"
@@ -39,6 +40,8 @@ type Options struct {
 	VocabFrom string
 	// Name is general.name (default "ruvllm-testmodel-<arch>").
 	Name string
+	// ChatTemplate, when set, replaces tokenizer.chat_template.
+	ChatTemplate string
 }
 
 // DefaultOptions is the shape of a tiny llama model that builds in
@@ -257,6 +260,10 @@ func New(ctx context.Context, o Options) (*gguf.Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.ChatTemplate != "" {
+		vocab = slices.DeleteFunc(vocab, func(e entry) bool { return e.key == "tokenizer.chat_template" })
+		vocab = append(vocab, entry{"tokenizer.chat_template", o.ChatTemplate})
+	}
 	nVocab := 0
 	for _, e := range vocab {
 		if e.key == "tokenizer.ggml.tokens" {
@@ -334,4 +341,26 @@ func generator(ctx context.Context, seed uint64, t tensor) func(io.Writer) error
 		}
 		return nil
 	}
+}
+
+// ControlTokens returns the ids of the control tokens (token type 3) of the
+// model at path: tests ban them to keep a random-weight model from ending
+// its reply.
+func ControlTokens(path string) ([]int32, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	types, ok := f.Int32s("tokenizer.ggml.token_type")
+	if !ok {
+		return nil, fmt.Errorf("%s has no token types", path)
+	}
+	var ids []int32
+	for id, typ := range types {
+		if typ == 3 {
+			ids = append(ids, int32(id))
+		}
+	}
+	return ids, nil
 }

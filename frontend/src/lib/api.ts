@@ -106,4 +106,8 @@ export class Api {
   sendFeedback = (conv: string, msg: string, rating: 1 | -1, correction: string): Promise<Feedback> =>
     this.t.call('SendFeedback', [conv, msg, rating, correction]);
   stats = (): Promise<Stats> => this.t.call('Stats', []);
+  /** hideWindow hides the window; the app keeps running in the tray. */
+  hideWindow = (): Promise<void> => this.t.call('HideWindow', []);
+  /** quit ends the app (the daemon keeps serving other apps). */
+  quit = (): Promise<void> => this.t.call('Quit', []);
 }

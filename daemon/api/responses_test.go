@@ -1,0 +1,222 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// sseNamed splits a typed SSE body into (event, data) pairs.
+func sseNamed(t *testing.T, body []byte) (names []string, data []map[string]any) {
+	t.Helper()
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	name := ""
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "event: "):
+			name = strings.TrimPrefix(l, "event: ")
+		case strings.HasPrefix(l, "data: "):
+			names = append(names, name)
+			data = append(data, mustJSON(t, strings.TrimPrefix(l, "data: ")))
+		}
+	}
+	return names, data
+}
+
+func TestResponsesAPI(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	instr := strings.Repeat("You are a careful assistant who answers in few words. ", 4)
+	resp, b := ta.post(t, "/v1/responses", `{"model":"`+model+`","instructions":"`+instr+`","input":"Name a colour.","max_output_tokens":6,"temperature":0}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("create: %d %s", resp.StatusCode, b)
+	}
+	first := mustJSON(t, string(b))
+	if first["object"] != "response" || !strings.HasPrefix(first["id"].(string), "resp_") || field(first, "output", 0, "type") != "message" ||
+		field(first, "output", 0, "content", 0, "type") != "output_text" || field(first, "usage", "output_tokens").(float64) == 0 {
+		t.Fatalf("response %s", b)
+	}
+	if s := first["status"]; s != "completed" && s != "incomplete" {
+		t.Fatalf("status %v", s)
+	}
+	// A chained response reuses the history from the prefix cache.
+	resp, b = ta.post(t, "/v1/responses", `{"model":"`+model+`","instructions":"`+instr+`","previous_response_id":"`+first["id"].(string)+`","input":[{"role":"user","content":[{"type":"input_text","text":"And another?"}]}],"max_output_tokens":4}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("chained: %d %s", resp.StatusCode, b)
+	}
+	second := mustJSON(t, string(b))
+	cached := field(second, "usage", "input_tokens_details", "cached_tokens").(float64)
+	input := field(second, "usage", "input_tokens").(float64)
+	if cached == 0 || cached >= input {
+		t.Fatalf("chained response cached %v of %v input tokens", cached, input)
+	}
+	// get, input_items, delete.
+	id := second["id"].(string)
+	if status, b := ta.get(t, "/v1/responses/"+id); status != 200 || field(mustJSON(t, string(b)), "id") != id {
+		t.Fatalf("get: %d %s", status, b)
+	}
+	if status, b := ta.get(t, "/v1/responses/"+id+"/input_items"); status != 200 || field(mustJSON(t, string(b)), "data", 0, "content", 0, "text") != "And another?" {
+		t.Fatalf("input_items: %d %s", status, b)
+	}
+	req, _ := http.NewRequest("DELETE", "http://ruvllm/v1/responses/"+id, nil)
+	dr, err := ta.http.Do(req)
+	if err != nil || dr.StatusCode != 200 {
+		t.Fatalf("delete: %v %v", dr, err)
+	}
+	dr.Body.Close()
+	if status, _ := ta.get(t, "/v1/responses/"+id); status != 404 {
+		t.Fatalf("get after delete: %d", status)
+	}
+	// Streaming: OpenAI's event order.
+	resp, b = ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Hi","stream":true,"max_output_tokens":5,"store":false}`)
+	names, data := sseNamed(t, b)
+	if resp.StatusCode != 200 || len(names) < 7 {
+		t.Fatalf("stream: %d %s", resp.StatusCode, b)
+	}
+	want := []string{"response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"}
+	for i, w := range want {
+		if names[i] != w {
+			t.Fatalf("event %d is %s, want %s (%v)", i, names[i], w, names)
+		}
+	}
+	tailWant := []string{"response.output_text.done", "response.content_part.done", "response.output_item.done"}
+	for i, w := range tailWant {
+		if got := names[len(names)-4+i]; got != w {
+			t.Fatalf("event %d from the end is %s, want %s (%v)", 4-i, got, w, names)
+		}
+	}
+	if last := names[len(names)-1]; last != "response.completed" && last != "response.incomplete" {
+		t.Fatalf("last event %s", last)
+	}
+	var deltas strings.Builder
+	for i, n := range names {
+		if int(data[i]["sequence_number"].(float64)) != i {
+			t.Fatalf("sequence_number %v at %d", data[i]["sequence_number"], i)
+		}
+		if n == "response.output_text.delta" {
+			deltas.WriteString(data[i]["delta"].(string))
+		}
+	}
+	if done := data[len(names)-4]["text"]; done != deltas.String() {
+		t.Fatalf("output_text.done %q, deltas %q", done, deltas.String())
+	}
+	// store:false responses cannot be continued.
+	respID := field(data[len(data)-1], "response", "id").(string)
+	if r, b := ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"x","previous_response_id":"`+respID+`"}`); r.StatusCode != 404 || !strings.Contains(string(b), "previous_response_id") {
+		t.Fatalf("continuing an unstored response: %d %s", r.StatusCode, b)
+	}
+	for _, c := range []struct{ body, param string }{
+		{`{"model":"` + model + `","input":"x","tools":[{"type":"function","name":"f"}]}`, "tools"},
+		{`{"model":"` + model + `","input":"x","text":{"format":{"type":"json_schema"}}}`, "text.format.type"},
+		{`{"model":"` + model + `","input":[{"type":"function_call_output","call_id":"c","output":"x"}]}`, "input[0].type"},
+		{`{"model":"` + model + `","input":[{"role":"user","content":[{"type":"input_image","image_url":"x"}]}]}`, "input[0].content[0]"},
+		{`{"model":"` + model + `","input":""}`, "input"},
+		{`{"model":"` + model + `","input":"x","max_output_tokens":0}`, "max_output_tokens"},
+	} {
+		r, b := ta.post(t, "/v1/responses", c.body)
+		if r.StatusCode != 400 || field(mustJSON(t, string(b)), "error", "param") != c.param {
+			t.Errorf("%s: %d %s, want 400 with param %s", c.body, r.StatusCode, b, c.param)
+		}
+	}
+}
+
+func TestAnthropicMessages(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	resp, b := ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":5,"system":"Be brief.","messages":[{"role":"user","content":"Hi"}],"temperature":0}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("messages: %d %s", resp.StatusCode, b)
+	}
+	m := mustJSON(t, string(b))
+	if m["type"] != "message" || m["role"] != "assistant" || field(m, "content", 0, "type") != "text" ||
+		(m["stop_reason"] != "end_turn" && m["stop_reason"] != "max_tokens") || field(m, "usage", "input_tokens").(float64) == 0 {
+		t.Fatalf("message %s", b)
+	}
+	// Streaming events, in Anthropic's order.
+	resp, b = ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":5,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]}]}`)
+	names, data := sseNamed(t, b)
+	if resp.StatusCode != 200 || len(names) < 6 || names[0] != "message_start" || names[1] != "content_block_start" ||
+		names[len(names)-3] != "content_block_stop" || names[len(names)-2] != "message_delta" || names[len(names)-1] != "message_stop" {
+		t.Fatalf("stream events %v", names)
+	}
+	if field(data[len(data)-2], "usage", "output_tokens").(float64) == 0 {
+		t.Fatalf("message_delta %v", data[len(data)-2])
+	}
+	// count_tokens is what the model reads.
+	resp, b = ta.post(t, "/v1/messages/count_tokens", `{"model":"`+model+`","system":"Be brief.","messages":[{"role":"user","content":"Hi"}]}`)
+	if resp.StatusCode != 200 || field(mustJSON(t, string(b)), "input_tokens") != field(m, "usage", "input_tokens") {
+		t.Fatalf("count_tokens %d %s (message used %v)", resp.StatusCode, b, field(m, "usage", "input_tokens"))
+	}
+	// Errors in Anthropic's shape.
+	for _, c := range []struct {
+		body, typ, want string
+		status          int
+	}{
+		{`{"model":"` + model + `","messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "max_tokens", 400},
+		{`{"model":"` + model + `","max_tokens":3,"messages":[{"role":"system","content":"x"}]}`, "invalid_request_error", "role", 400},
+		{`{"model":"` + model + `","max_tokens":3,"temperature":1.5,"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "temperature", 400},
+		{`{"model":"` + model + `","max_tokens":3,"messages":[{"role":"user","content":[{"type":"image","source":{}}]}]}`, "invalid_request_error", "image", 400},
+		{`{"model":"` + model + `","max_tokens":3,"tools":[{"name":"f"}],"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "tools", 400},
+		{`{"model":"nope","max_tokens":3,"messages":[{"role":"user","content":"x"}]}`, "not_found_error", "nope", 404},
+	} {
+		r, b := ta.post(t, "/v1/messages", c.body)
+		e := mustJSON(t, string(b))
+		if r.StatusCode != c.status || e["type"] != "error" || field(e, "error", "type") != c.typ || !strings.Contains(field(e, "error", "message").(string), c.want) {
+			t.Errorf("%s: %d %s", c.body, r.StatusCode, b)
+		}
+	}
+}
+
+func TestNChoices(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	resp, b := ta.post(t, "/v1/chat/completions", `{"model":"`+model+`","n":3,"max_tokens":4,"temperature":1,"seed":5,"logprobs":true,"messages":[{"role":"user","content":"Hi"}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("n=3: %d %s", resp.StatusCode, b)
+	}
+	m := mustJSON(t, string(b))
+	choices := m["choices"].([]any)
+	if len(choices) != 3 {
+		t.Fatalf("%d choices", len(choices))
+	}
+	completion := 0.0
+	for i, c := range choices {
+		c := c.(map[string]any)
+		if c["index"] != float64(i) || field(c, "message", "role") != "assistant" || field(c, "logprobs", "content") == nil {
+			t.Fatalf("choice %d: %v", i, c)
+		}
+		completion += float64(len(field(c, "logprobs", "content").([]any)))
+	}
+	if field(m, "usage", "completion_tokens") != completion {
+		t.Fatalf("usage %v for %v completion tokens", m["usage"], completion)
+	}
+	// Streamed: chunks of every index, a finish for each, then [DONE].
+	resp, b = ta.post(t, "/v1/chat/completions", `{"model":"`+model+`","n":2,"max_tokens":3,"stream":true,"messages":[{"role":"user","content":"Hi"}]}`)
+	events := sseEvents(t, b)
+	finished := map[float64]bool{}
+	roles := map[float64]bool{}
+	for _, e := range events[:len(events)-1] {
+		ch := field(mustJSON(t, e), "choices", 0).(map[string]any)
+		if field(ch, "delta", "role") == "assistant" {
+			roles[ch["index"].(float64)] = true
+		}
+		if ch["finish_reason"] != nil {
+			finished[ch["index"].(float64)] = true
+		}
+	}
+	if resp.StatusCode != 200 || events[len(events)-1] != "[DONE]" || len(finished) != 2 || len(roles) != 2 {
+		t.Fatalf("stream of 2 choices: roles %v finished %v (%d events)", roles, finished, len(events))
+	}
+	// Completions.
+	resp, b = ta.post(t, "/v1/completions", `{"model":"`+model+`","n":2,"max_tokens":3,"prompt":"The"}`)
+	if m := mustJSON(t, string(b)); resp.StatusCode != 200 || len(m["choices"].([]any)) != 2 || field(m, "choices", 1, "index") != 1.0 {
+		t.Fatalf("completions n=2: %d %s", resp.StatusCode, b)
+	}
+	if r, b := ta.post(t, "/v1/completions", `{"model":"`+model+`","n":2,"echo":true,"prompt":"The"}`); r.StatusCode != 400 || !strings.Contains(string(b), "echo") {
+		t.Fatalf("echo with n=2: %d %s", r.StatusCode, b)
+	}
+}
