@@ -368,15 +368,16 @@ func (s *Scope) Reset() {
 
 // Undo brings back the state before the last update (an instant update,
 // a consolidation, an accepted deep candidate, a reset), exactly: the
-// adapters are the same values, so requests give the same outputs. One
-// level: a second Undo returns ErrNothingToUndo.
+// adapters are the same values, so requests give the same outputs. The
+// trajectory bank stays as it is. One level: a second Undo returns
+// ErrNothingToUndo.
 func (s *Scope) Undo() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.undo == nil {
 		return ErrNothingToUndo
 	}
-	prev, err := unmarshalScope(s.undo)
+	prev, err := unmarshalScope(s.undo, false)
 	if err != nil {
 		return fmt.Errorf("undo: %w", err)
 	}
@@ -395,7 +396,7 @@ func (s *Scope) restore(prev *Scope) {
 	s.cons, s.fisher, s.generalFisher, s.anchor = prev.cons, prev.fisher, prev.generalFisher, prev.anchor
 	s.queue, s.pending, s.replay, s.exchanges = prev.queue, prev.pending, prev.replay, prev.exchanges
 	s.validation, s.positives = prev.validation, prev.positives
-	s.stats, s.candidates, s.bank, s.seed = prev.stats, prev.candidates, prev.bank, prev.seed
+	s.stats, s.candidates, s.seed = prev.stats, prev.candidates, prev.seed
 }
 
 // sample draws up to n records of rs without replacement.

@@ -23,8 +23,10 @@ func (s *Scope) MarshalBinary() ([]byte, error) {
 	return s.marshal(true), nil
 }
 
-// marshal serialises the state, with the undo point when withUndo; the
-// caller holds the lock.
+// marshal serialises the state; the caller holds the lock. The full
+// form (withUndo) holds the undo point and the trajectory bank; an undo
+// point itself holds neither (trajectories record what happened, which
+// undoing an update does not change, and the bank can be large).
 func (s *Scope) marshal(withUndo bool) []byte {
 	e := &encoder{}
 	e.b = append(e.b, stateMagic...)
@@ -65,7 +67,10 @@ func (s *Scope) marshal(withUndo bool) []byte {
 		e.u64(uint64(c.Duration))
 		e.adapter(c.Adapter)
 	}
-	e.bank(s.bank)
+	e.bool(withUndo)
+	if withUndo {
+		e.bank(s.bank)
+	}
 	if withUndo && s.undo != nil {
 		e.bool(true)
 		e.u64(uint64(len(s.undo)))
@@ -111,10 +116,12 @@ func (d *decoder) record() record {
 // state is an error wrapping ErrCorrupt, never a panic. The caller
 // should check the adapters fit its base model (Learner.Fits).
 func UnmarshalScope(data []byte) (*Scope, error) {
-	return unmarshalScope(data)
+	return unmarshalScope(data, true)
 }
 
-func unmarshalScope(data []byte) (*Scope, error) {
+// unmarshalScope decodes a state in its full form (MarshalBinary's) or,
+// with full false, an undo point.
+func unmarshalScope(data []byte, full bool) (*Scope, error) {
 	d := &decoder{b: data}
 	if string(d.take(len(stateMagic))) != stateMagic {
 		return nil, fmt.Errorf("%w: not a learning state", ErrCorrupt)
@@ -150,7 +157,12 @@ func unmarshalScope(data []byte) (*Scope, error) {
 		c.Adapter = d.adapter()
 		s.candidates = append(s.candidates, c)
 	}
-	s.bank = d.bank()
+	if d.bool() != full && d.err == nil {
+		d.fail("an undo point where a scope's state was expected, or the reverse")
+	}
+	if full {
+		s.bank = d.bank()
+	}
 	if d.bool() {
 		n := d.count(len(data), 1)
 		s.undo = append([]byte(nil), d.take(n)...)
@@ -163,6 +175,9 @@ func unmarshalScope(data []byte) (*Scope, error) {
 	}
 	if err := s.check(); err != nil {
 		return nil, err
+	}
+	if s.bank == nil { // an undo point's
+		s.bank = NewBank(BankOptions{})
 	}
 	s.servedMicro, s.servedCons = nil, nil
 	if s.micro != nil && !s.micro.IsZero() {
