@@ -15,7 +15,7 @@ work=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
 (cd "$root" && go build -o "$work/ruvllm" ./cmd/ruvllm)
-"$work/ruvllm" bench learn -m "$model" --k 20 --held-out 10 --export "$work/learned.gguf"
+"$work/ruvllm" bench learn -m "$model" --k 20 --held-out 10 --routing=false --export "$work/learned.gguf"
 port=$((20000 + RANDOM % 20000))
 for mode in base lora; do
 	args=(-m "$model" --port "$port" -c 512 -t 2)
