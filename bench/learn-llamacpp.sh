@@ -29,9 +29,9 @@ for mode in base lora; do
 	n=0 follow=0
 	while IFS= read -r q; do
 		body=$(/usr/bin/python3 -c 'import json,sys; print(json.dumps({"prompt": "Question: "+sys.argv[1]+"\nAnswer:", "n_predict": 48, "temperature": 0, "stop": ["\n"]}))' "$q")
-		answer=$(curl -sf "http://127.0.0.1:$port/completion" -d "$body" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["content"].strip())')
+		answer=$(curl -sf "http://127.0.0.1:$port/completion" -d "$body" | /usr/bin/python3 -c 'import json,sys; print(repr(json.load(sys.stdin)["content"]))')
 		n=$((n + 1))
-		case "$answer" in "In short,"*"Cheers, Ana."*) follow=$((follow + 1)) ;; esac
+		case "$answer" in "' In short,"*"Cheers, Ana."*) follow=$((follow + 1)) ;; esac
 		echo "llama.cpp $mode: $q -> $answer"
 	done <"$work/learned.gguf.questions"
 	echo "llama.cpp $mode: $follow of $n held-out answers follow the preference"
