@@ -176,6 +176,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		prompts = append(prompts, p)
 	}
+	empty := 0
+	for _, p := range prompts {
+		if strings.Contains(p.preferredText, " "+placeholder+".") {
+			empty++
+		}
+	}
+	logf("%d of %d base answers had no sentence to keep (placeholder %q)", empty, len(prompts), placeholder)
 	train0, held := prompts[:maxK], prompts[maxK:]
 	heldEx := make([]train.Example, len(held))
 	for i, p := range held {
@@ -355,7 +362,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 func preparePrompt(ctx context.Context, m *llm.Model, tok *tokenizer.Tokenizer, q string, pref preference) (prompt, error) {
 	text := "Question: " + q + "\nAnswer:"
 	p := prompt{text: text, tokens: tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true})}
-	gen, err := generate(ctx, m, text, nil)
+	// The base model often opens its answer with a line break: its
+	// first sentence is read from the whole 48 tokens.
+	gen, err := complete(ctx, m, text, nil, nil)
 	if err != nil {
 		return p, err
 	}
@@ -376,6 +385,9 @@ func preparePrompt(ctx context.Context, m *llm.Model, tok *tokenizer.Tokenizer, 
 	return p, nil
 }
 
+// placeholder stands for an empty first sentence.
+const placeholder = "it depends"
+
 // firstSentence is the model's answer up to its first full stop, a
 // lower-case start, at most 20 words; a placeholder when empty.
 func firstSentence(s string) string {
@@ -389,7 +401,7 @@ func firstSentence(s string) string {
 	}
 	s = strings.Join(words, " ")
 	if s == "" {
-		s = "it depends"
+		s = placeholder
 	}
 	r := []rune(s)
 	r[0] = []rune(strings.ToLower(string(r[0])))[0]
@@ -399,8 +411,14 @@ func firstSentence(s string) string {
 // generate returns the greedy completion of text (one line, at most 48
 // tokens) with adapters applied.
 func generate(ctx context.Context, m *llm.Model, text string, adapters []lora.Applied) (string, error) {
+	return complete(ctx, m, text, adapters, []string{"\n"})
+}
+
+// complete returns the greedy completion of text (at most 48 tokens,
+// ending at a stop string) with adapters applied.
+func complete(ctx context.Context, m *llm.Model, text string, adapters []lora.Applied, stop []string) (string, error) {
 	var sb strings.Builder
-	_, err := m.Generate(ctx, llm.Request{Prompt: text, MaxTokens: 48, Stop: []string{"\n"}, Adapters: adapters}, func(t llm.Token) error {
+	_, err := m.Generate(ctx, llm.Request{Prompt: text, MaxTokens: 48, Stop: stop, Adapters: adapters}, func(t llm.Token) error {
 		sb.WriteString(t.Text)
 		return nil
 	})
