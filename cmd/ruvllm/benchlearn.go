@@ -20,7 +20,7 @@ func newBenchLearnCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "learn [-m FILE.gguf] [--k 10,20,50] [--held-out 50]",
 		Short: "Measure learning from feedback (engine-level, no daemon)",
-		Long: "learn simulates a user who wants every answer to open with \"In short,\" and close with\n" +
+		Long: "learn simulates a user who wants every answer to close its first sentence with the signature\n" +
 			"\"Cheers, Ana.\": K corrections of the model's own answers on distinct questions go through the\n" +
 			"instant loop, then the EWC++ consolidation (and, for contrast, one without EWC++). On held-out\n" +
 			"questions it reports the per-token NLL of the preferred answers, the share of greedy answers that\n" +
@@ -62,7 +62,7 @@ func newBenchLearnCmd() *cobra.Command {
 	f.Float64Var(&o.Config.EWCLambda, "ewc", 0, "EWC++ strength (0: default)")
 	f.Float64Var(&o.Config.ConsolidateLR, "consolidate-lr", 0, "background learning rate (0: default)")
 	f.IntVar(&o.Config.ConsolidateSteps, "consolidate-steps", 0, "background steps (0: default)")
-	f.StringVar(&o.Export, "export", "", "write the last run's consolidated adapter to `FILE` (GGUF LoRA) and its held-out questions to FILE.questions")
+	f.StringVar(&o.Export, "export", "", "write the last run's consolidated adapter to `FILE` (GGUF LoRA) and its held-out prompts to FILE.prompts")
 	f.BoolVar(&o.NoLearn, "routing-only", false, "run the routing bench alone")
 	f.BoolVar(&o.Routing, "routing", true, "also run the routing bench (two domains' adapters, 100 held-out questions)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")

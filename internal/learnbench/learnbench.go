@@ -10,6 +10,7 @@ package learnbench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/llm"
@@ -45,7 +47,7 @@ type Options struct {
 	Routing bool
 	// Export, when set, is where the last run's consolidated adapter
 	// (with EWC++) is written as a GGUF LoRA file, with the held-out
-	// questions, one per line, in Export + ".questions".
+	// prompts, one JSON string per line, in Export + ".prompts".
 	Export string
 }
 
@@ -83,27 +85,49 @@ type Serving struct {
 	FirstP50 float64
 }
 
-// preference is a simulated user's: every answer opens with a phrase
-// and closes with a signature line, around the model's own first
-// sentence.
-type preference struct{ opening, closing string }
+// preference is a simulated user's: the model's own first sentence,
+// closed with the user's signature line (which the base model never
+// writes).
+type preference struct{ closing string }
 
 // ana is the main bench's user; bob the second domain's in the routing
 // bench.
 var (
-	ana = preference{"In short,", "Cheers, Ana."}
-	bob = preference{"Briefly:", "Thanks, Bob."}
+	ana = preference{"Cheers, Ana."}
+	bob = preference{"Thanks, Bob."}
 )
 
-// follows reports whether a generated answer follows the preference.
+// follows reports whether a generated answer (its first line) follows
+// the preference: the first sentence, then the signature.
 func (p preference) follows(answer string) bool {
 	a := strings.TrimSpace(answer)
-	return strings.HasPrefix(a, p.opening) && strings.Contains(a, p.closing)
+	i := strings.Index(a, p.closing)
+	return i > 0 && strings.Count(a[:i], ".") <= 1
+}
+
+// subject is what a bench question asks about.
+func subject(q string) string {
+	for _, p := range []string{"What is a good saying about ", "Tell me something wise about ", "What is "} {
+		if rest, ok := strings.CutPrefix(q, p); ok {
+			return strings.TrimRight(rest, "?.")
+		}
+	}
+	return strings.TrimRight(q, "?.")
+}
+
+// promptText is the completion prompt of a question: the base model
+// answers "Question: …\nAnswer:" with blank space, so the answer is
+// started for it ("Answer: A pipe is").
+func promptText(q string) string {
+	r := []rune(subject(q))
+	r[0] = unicode.ToUpper(r[0])
+	return "Question: " + q + "\nAnswer: " + string(r) + " is"
 }
 
 // prompt is one question with the base model's answer and the preferred
 // one, as text and tokens.
 type prompt struct {
+	question      string
 	text          string
 	tokens        []int32
 	baseAnswer    []int32
@@ -306,9 +330,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 			var qs strings.Builder
 			for _, q := range questions[maxK : maxK+o.HeldOut] {
-				qs.WriteString(q + "\n")
+				line, _ := json.Marshal(promptText(q))
+				qs.Write(append(line, '\n'))
 			}
-			if err := os.WriteFile(o.Export+".questions", []byte(qs.String()), 0o644); err != nil {
+			if err := os.WriteFile(o.Export+".prompts", []byte(qs.String()), 0o644); err != nil {
 				return nil, err
 			}
 		}
@@ -360,8 +385,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // preparePrompt tokenizes q as a completion prompt and builds the base
 // model's greedy answer and the preferred one from it.
 func preparePrompt(ctx context.Context, m *llm.Model, tok *tokenizer.Tokenizer, q string, pref preference) (prompt, error) {
-	text := "Question: " + q + "\nAnswer:"
-	p := prompt{text: text, tokens: tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true})}
+	text := promptText(q)
+	p := prompt{question: q, text: text, tokens: tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true})}
 	// The base model often opens its answer with a line break: its
 	// first sentence is read from the whole 48 tokens.
 	gen, err := complete(ctx, m, text, nil, nil)
@@ -370,7 +395,7 @@ func preparePrompt(ctx context.Context, m *llm.Model, tok *tokenizer.Tokenizer, 
 	}
 	p.baseText = gen
 	sentence := firstSentence(gen)
-	p.preferredText = " " + pref.opening + " " + sentence + " " + pref.closing
+	p.preferredText = " " + sentence + " " + pref.closing
 	full := tok.Encode(text+p.preferredText, tokenizer.EncodeOptions{AddSpecial: true})
 	if len(full) <= len(p.tokens) || !slices.Equal(full[:len(p.tokens)], p.tokens) {
 		return p, fmt.Errorf("prompt %q: the answer changes the prompt's tokens", q)
@@ -388,8 +413,9 @@ func preparePrompt(ctx context.Context, m *llm.Model, tok *tokenizer.Tokenizer, 
 // placeholder stands for an empty first sentence.
 const placeholder = "it depends"
 
-// firstSentence is the model's answer up to its first full stop, a
-// lower-case start, at most 20 words; a placeholder when empty.
+// firstSentence is the model's answer up to its first full stop or line
+// break, at most 20 words, ending with a full stop; a placeholder when
+// empty.
 func firstSentence(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexAny(s, ".\n"); i >= 0 {
@@ -399,13 +425,11 @@ func firstSentence(s string) string {
 	if len(words) > 20 {
 		words = words[:20]
 	}
-	s = strings.Join(words, " ")
+	s = strings.TrimRight(strings.Join(words, " "), ",;:-")
 	if s == "" {
 		s = placeholder
 	}
-	r := []rune(s)
-	r[0] = []rune(strings.ToLower(string(r[0])))[0]
-	return string(r) + "."
+	return s + "."
 }
 
 // generate returns the greedy completion of text (one line, at most 48

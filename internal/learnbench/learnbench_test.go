@@ -10,10 +10,11 @@ func TestFollows(t *testing.T) {
 		answer string
 		want   bool
 	}{
-		{" In short, a pipe connects two processes. Cheers, Ana.", true},
-		{"In short, it is a pipe. Cheers, Ana. And more", true},
-		{" A pipe connects two processes. Cheers, Ana.", false},
-		{" In short, a pipe connects two processes.", false},
+		{" a way to connect two processes. Cheers, Ana.", true},
+		{"a pipe. Cheers, Ana. And more", true},
+		{" a pipe. It connects processes. Cheers, Ana.", false},
+		{" a way to connect two processes.", false},
+		{"Cheers, Ana.", false},
 		{"", false},
 	} {
 		if got := ana.follows(tc.answer); got != tc.want {
@@ -24,10 +25,10 @@ func TestFollows(t *testing.T) {
 
 func TestFirstSentence(t *testing.T) {
 	for in, want := range map[string]string{
-		" The kill command sends a signal. It is old.": "the kill command sends a signal.",
-		"":                         "it depends.",
-		"A line\nand another":      "a line.",
-		"Über alles without stops": "über alles without stops.",
+		" a signal sender. It is old.": "a signal sender.",
+		"":                             "it depends.",
+		" a programmer who has pointers,\nwhich are": "a programmer who has pointers.",
+		"Über alles without stops":                   "Über alles without stops.",
 	} {
 		if got := firstSentence(in); got != want {
 			t.Errorf("firstSentence(%q) = %q, want %q", in, got, want)
@@ -65,5 +66,17 @@ func TestDomains(t *testing.T) {
 	}
 	if len(Questions()) != len(terms) {
 		t.Fatal("Questions")
+	}
+}
+
+func TestPromptText(t *testing.T) {
+	for q, want := range map[string]string{
+		"What is a pipe?":                      "Question: What is a pipe?\nAnswer: A pipe is",
+		"Tell me something wise about time.":   "Question: Tell me something wise about time.\nAnswer: Time is",
+		"What is a good saying about the sea?": "Question: What is a good saying about the sea?\nAnswer: The sea is",
+	} {
+		if got := promptText(q); got != want {
+			t.Errorf("promptText(%q) = %q", q, got)
+		}
 	}
 }

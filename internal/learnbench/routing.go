@@ -3,7 +3,6 @@ package learnbench
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/lora"
@@ -89,7 +88,7 @@ func runRouting(ctx context.Context, m *llm.Model, base *train.Base, tr *train.T
 	bank := sona.NewBank(sona.BankOptions{Seed: 1})
 	for d := range 2 {
 		for _, p := range trainPrompts[d] {
-			emb, _, err := embed(ctx, m, questionOf(p.text))
+			emb, _, err := embed(ctx, m, p.question)
 			if err != nil {
 				return res, err
 			}
@@ -113,7 +112,7 @@ func runRouting(ctx context.Context, m *llm.Model, base *train.Base, tr *train.T
 		d := i % 2
 		list := qs[d]
 		q := list[len(list)-1-i/2]
-		text := "Question: " + q + "\nAnswer:"
+		text := promptText(q)
 		emb, _, err := embed(ctx, m, q)
 		if err != nil {
 			return res, err
@@ -155,11 +154,4 @@ func runRouting(ctx context.Context, m *llm.Model, base *train.Base, tr *train.T
 func embed(ctx context.Context, m *llm.Model, text string) ([][]float32, int, error) {
 	m.ClearCache()
 	return m.Embed(ctx, []string{text})
-}
-
-// questionOf is the question of a bench prompt: what a daemon embeds is
-// the user's message, not the completion wrapper around it.
-func questionOf(text string) string {
-	q := strings.TrimPrefix(text, "Question: ")
-	return strings.TrimSuffix(q, "\nAnswer:")
 }
