@@ -64,6 +64,7 @@ func newBenchLearnCmd() *cobra.Command {
 	f.IntVar(&o.Config.ConsolidateSteps, "consolidate-steps", 0, "background steps (0: default)")
 	f.StringVar(&o.Export, "export", "", "write the last run's consolidated adapter to `FILE` (GGUF LoRA) and its held-out prompts to FILE.prompts")
 	f.BoolVar(&o.NoLearn, "routing-only", false, "run the routing bench alone")
+	f.BoolVar(&o.NoServing, "no-serving", false, "skip the TTFT-while-training phase")
 	f.BoolVar(&o.Routing, "routing", true, "also run the routing bench (two domains' adapters, 100 held-out questions)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd

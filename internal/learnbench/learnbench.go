@@ -37,6 +37,8 @@ type Options struct {
 	Ks      []int // corrections per run (default 10, 20, 50; empty with NoLearn)
 	// NoLearn skips the learning runs (the routing bench alone).
 	NoLearn bool
+	// NoServing skips the TTFT-while-training phase.
+	NoServing bool
 	HeldOut int // held-out prompts (default 50)
 	Threads int
 	Config  sona.Config
@@ -339,7 +341,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	rep := &Report{Learn: out}
-	if !o.NoLearn {
+	if !o.NoLearn && !o.NoServing {
 		// Serving while training: requests keep coming while a fresh
 		// scope learns corrections.
 		sv := &Serving{IdleP50: percentile(idle, 50), IdleP95: percentile(idle, 95)}
