@@ -39,9 +39,9 @@ type Options struct {
 	NoLearn bool
 	// NoServing skips the TTFT-while-training phase.
 	NoServing bool
-	HeldOut int // held-out prompts (default 50)
-	Threads int
-	Config  sona.Config
+	HeldOut   int // held-out prompts (default 50)
+	Threads   int
+	Config    sona.Config
 	// Log, when set, receives progress lines.
 	Log io.Writer
 	// Routing also runs the routing bench: two adapters trained on two
