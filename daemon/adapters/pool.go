@@ -224,7 +224,7 @@ func (p *Pool) inspect(path, src string, dir bool) (*lora.Adapter, string, error
 // version serves requests that start afterwards; requests holding the old
 // one finish on it.
 func (p *Pool) Install(ctx context.Context, src, name string, move bool) (ipc.AdapterInfo, error) {
-	info, err := p.install(ctx, src, name, false)
+	info, err := p.install(ctx, src, src, name, false)
 	if err == nil && move {
 		removeInstalled(src)
 	}
@@ -232,8 +232,9 @@ func (p *Pool) Install(ctx context.Context, src, name string, move bool) (ipc.Ad
 }
 
 // install is Install; owned marks src as the daemon's own temporary file
-// in the registry directory, which is renamed instead of copied.
-func (p *Pool) install(ctx context.Context, src, name string, owned bool) (ipc.AdapterInfo, error) {
+// in the registry directory, which is renamed instead of copied. label is
+// what errors call the file (an upload's own name, not the temporary one).
+func (p *Pool) install(ctx context.Context, src, label, name string, owned bool) (ipc.AdapterInfo, error) {
 	var info ipc.AdapterInfo
 	if name == "" {
 		name = filepath.Base(src)
@@ -246,7 +247,7 @@ func (p *Pool) install(ctx context.Context, src, name string, owned bool) (ipc.A
 	if err != nil {
 		return info, err
 	}
-	a, baseName, err := p.inspect(s.path, src, s.dir)
+	a, baseName, err := p.inspect(s.path, label, s.dir)
 	if err != nil {
 		s.remove()
 		return info, err
