@@ -252,18 +252,23 @@ type promptCounter interface {
 	PromptTokens(req llm.Request) ([]int32, error)
 }
 
-func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
+// anthropicRequest decodes and converts a Messages request (max_tokens
+// required when needMax).
+func anthropicRequest(r *http.Request, needMax bool) (ipc.AnthropicRequest, llm.Request, *toolSpec, error) {
 	var body ipc.AnthropicRequest
 	if err := decode(r, &body); err != nil {
-		anthropicError(w, err)
-		return
+		return body, llm.Request{}, nil, err
 	}
-	req, err := anthropicChat(body, true)
+	req, err := anthropicChat(body, needMax)
 	if err != nil {
-		anthropicError(w, err)
-		return
+		return body, req, nil, err
 	}
 	tools, err := anthropicTools(body)
+	return body, req, tools, err
+}
+
+func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
+	body, req, tools, err := anthropicRequest(r, true)
 	if err != nil {
 		anthropicError(w, err)
 		return
@@ -274,7 +279,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		name        string
 		text        strings.Builder
 		inputTokens int
-		tstate      *toolState
+		oc          = &outputControls{tools: tools}
 		filter      *toolcall.Stream
 		textOpen    bool // the text block was started (streaming)
 		sse         = &sseWriter{w: w, fl: w.(http.Flusher)}
@@ -300,13 +305,8 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	}
 	spec := runSpec{endpoint: "messages", conversation: true, model: body.Model, req: req, id: id,
 		prepare: func(m models.Model, req *llm.Request) error {
-			st, err := applyTools(m, req, tools)
-			if err != nil {
+			if err := oc.prepare(m, req); err != nil {
 				return err
-			}
-			tstate = st
-			if st.active {
-				filter = toolcall.NewStream(st.format)
 			}
 			if pc, ok := m.(promptCounter); ok {
 				if toks, err := pc.PromptTokens(*req); err == nil {
@@ -316,7 +316,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 			return nil
 		},
 		onStart: func(n string) {
-			name = n
+			name, filter = n, oc.stream()
 			if !body.Stream {
 				return
 			}
@@ -355,7 +355,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 					"delta": map[string]any{"type": "text_delta", "text": rest}})
 			}
 		}
-		reply, calls, err = tstate.splitCalls(text.String(), "toolu_")
+		reply, calls, err = oc.split(text.String(), "toolu_")
 	}
 	if err != nil {
 		if !sse.started {
@@ -405,17 +405,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 // anthropicCountTokens answers POST /v1/messages/count_tokens: the tokens
 // the model would read for the request (template included).
 func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
-	var body ipc.AnthropicRequest
-	if err := decode(r, &body); err != nil {
-		anthropicError(w, err)
-		return
-	}
-	req, err := anthropicChat(body, false)
-	if err != nil {
-		anthropicError(w, err)
-		return
-	}
-	tools, err := anthropicTools(body)
+	body, req, tools, err := anthropicRequest(r, false)
 	if err != nil {
 		anthropicError(w, err)
 		return

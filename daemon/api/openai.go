@@ -165,7 +165,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		texts   = make([][]byte, n)
 		lps     = make([][]ipc.TokenLogprob, n)
 		sse     = &sseWriter{w: w, fl: w.(http.Flusher)}
-		tstate  *toolState
+		oc      = &outputControls{constraint: constraint, tools: tools}
 		filters = make([]*toolcall.Stream, n)
 	)
 	chunk := func(i int, d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
@@ -199,24 +199,12 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return sse.send(chunk(i, ipc.Delta{Content: text}, l, nil))
 	}
 	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n,
-		prepare: func(m models.Model, req *llm.Request) error {
-			if err := applyConstraint(m, req, constraint); err != nil {
-				return err
-			}
-			st, err := applyTools(m, req, tools)
-			if err != nil {
-				return err
-			}
-			tstate = st
-			if st.active {
-				for i := range filters {
-					filters[i] = toolcall.NewStream(st.format)
-				}
-			}
-			return nil
-		},
+		prepare: oc.prepare,
 		onStart: func(nm string) {
 			name, model = nm, a.models.Models()[nm]
+			for i := range filters {
+				filters[i] = oc.stream()
+			}
 			if body.Stream {
 				for i := range n {
 					sse.send(chunk(i, ipc.Delta{Role: "assistant"}, nil, nil))
@@ -239,7 +227,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	contents := make([]string, n)
 	calls := make([][]toolcall.Call, n)
 	for i := range n {
-		if contents[i], calls[i], err = tstate.splitCalls(string(texts[i]), "call_"); err != nil {
+		if contents[i], calls[i], err = oc.split(string(texts[i]), "call_"); err != nil {
 			if !sse.started {
 				openAIError(w, err)
 			} else {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ruvllm/ruvllm/daemon"
-	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/store"
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/llm"
@@ -327,7 +326,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	var (
 		text        strings.Builder
-		tstate      *toolState
+		oc          = &outputControls{constraint: constraint, tools: tools}
 		filter      *toolcall.Stream
 		msgStarted  bool // the message item was announced (streaming)
 		outputIndex int
@@ -341,22 +340,9 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		event("response.content_part.added", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "part": part("")})
 	}
 	spec := runSpec{endpoint: "responses", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id,
-		prepare: func(m models.Model, req *llm.Request) error {
-			if err := applyConstraint(m, req, constraint); err != nil {
-				return err
-			}
-			st, err := applyTools(m, req, tools)
-			if err != nil {
-				return err
-			}
-			tstate = st
-			if st.active {
-				filter = toolcall.NewStream(st.format)
-			}
-			return nil
-		},
+		prepare: oc.prepare,
 		onStart: func(n string) {
-			resp.Model = n
+			resp.Model, filter = n, oc.stream()
 			if !body.Stream {
 				return
 			}
@@ -390,7 +376,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	var reply string
 	var calls []toolcall.Call
 	if err == nil {
-		reply, calls, err = tstate.splitCalls(text.String(), "call_")
+		reply, calls, err = oc.split(text.String(), "call_")
 	}
 	if err != nil {
 		if !sse.started {
