@@ -267,6 +267,25 @@ func TestResponsesTools(t *testing.T) {
 	if resp.StatusCode != 200 || !json.Valid([]byte(args)) || names[len(names)-1] != "response.completed" {
 		t.Fatalf("streamed call: %v %q", names, args)
 	}
+	// The announced call carries arguments "" (OpenAI's SDK appends the
+	// deltas to it: without it the snapshot reads "undefined{...").
+	for i, n := range names {
+		if n == "response.output_item.added" && field(data[i], "item", "type") == "function_call" {
+			if a, ok := field(data[i], "item", "arguments").(string); !ok || a != "" {
+				t.Fatalf("output_item.added function_call without arguments \"\": %v", data[i])
+			}
+			for _, k := range []string{"call_id", "name"} {
+				if v, _ := field(data[i], "item", k).(string); v == "" {
+					t.Fatalf("output_item.added function_call without %s: %v", k, data[i])
+				}
+			}
+		}
+	}
+	// Output text parts always have annotations, as OpenAI's types require.
+	resp, b = ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Hi","max_output_tokens":2}`)
+	if a, ok := field(mustJSON(t, string(b)), "output", 0, "content", 0, "annotations").([]any); resp.StatusCode != 200 || !ok || len(a) != 0 {
+		t.Fatalf("output_text without annotations: %d %s", resp.StatusCode, b)
+	}
 }
 
 func TestAnthropicTools(t *testing.T) {
