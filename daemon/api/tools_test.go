@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -81,7 +82,20 @@ func TestStructuredOutputAndTools(t *testing.T) {
 	if r := field(m, "choices", 0, "finish_reason"); r != "stop" && r != "length" && r != "tool_calls" {
 		t.Fatalf("auto after a tool result: %v", m)
 	}
-	// Ollama: format json and schema, tools with arguments as objects.
+	// Ollama: format json (an object, as in Ollama) and schema, tools with
+	// arguments as objects.
+	for seed := range 4 {
+		resp, b := ta.post(t, "/api/generate", `{"model":"`+model+`","stream":false,"format":"json","prompt":"Data:","options":{"num_predict":200,"seed":`+strconv.Itoa(seed)+`}}`)
+		out := mustJSON(t, string(b))
+		text, _ := out["response"].(string)
+		var err error
+		if out["done_reason"] == "stop" { // else cut by num_predict
+			err = json.Unmarshal([]byte(text), &obj)
+		}
+		if resp.StatusCode != 200 || err != nil || !strings.HasPrefix(strings.TrimSpace(text), "{") {
+			t.Fatalf("ollama format json (seed %d) is not an object: %d %s (%v)", seed, resp.StatusCode, b, err)
+		}
+	}
 	resp, b = ta.post(t, "/api/chat", `{"model":"`+model+`","stream":false,"format":{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false},"messages":[{"role":"user","content":"x"}],"options":{"num_predict":100}}`)
 	if err := json.Unmarshal([]byte(field(mustJSON(t, string(b)), "message", "content").(string)), &obj); resp.StatusCode != 200 || err != nil || obj["a"] == nil {
 		t.Fatalf("ollama format schema: %d %s", resp.StatusCode, b)
