@@ -384,7 +384,9 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	index := 0
-	if reply != "" || len(calls) == 0 {
+	// The text block, when it has text, nothing was called, or text was
+	// already streamed (whitespace before a call, which the reply drops).
+	if reply != "" || len(calls) == 0 || textOpen {
 		openText()
 		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 		index = 1

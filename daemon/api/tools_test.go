@@ -132,3 +132,101 @@ func TestStructuredOutputAndTools(t *testing.T) {
 		t.Errorf("ollama format yaml: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestStreamedCallsAfterText streams a Hermes-format model that writes a
+// newline before its call: the newline streams as text (it could have
+// begun a reply), and every API's stream must stay consistent with it.
+// Anthropic's blocks and the Responses API's output items each start once,
+// stop once, at distinct indices; OpenAI's chat stream carries the call.
+func TestStreamedCallsAfterText(t *testing.T) {
+	ta := startAPI(t)
+	const tool = `{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}`
+	const flat = `{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}`
+	const anthropicTool = `{"name":"get_weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}`
+
+	// Anthropic: block indices 0..n-1, each started and stopped once, the
+	// tool_use's input deltas inside its own block.
+	resp, b := ta.post(t, "/v1/messages", `{"model":"hermes","max_tokens":50,"stream":true,"tools":[`+anthropicTool+`],"messages":[{"role":"user","content":"Weather?"}]}`)
+	names, data := sseNamed(t, b)
+	started, stopped := map[float64]string{}, map[float64]bool{}
+	for i, n := range names {
+		idx, _ := data[i]["index"].(float64)
+		switch n {
+		case "content_block_start":
+			if _, dup := started[idx]; dup || idx != float64(len(started)) {
+				t.Fatalf("content_block_start index %v after %v: %v", idx, started, names)
+			}
+			started[idx] = field(data[i], "content_block", "type").(string)
+		case "content_block_delta":
+			want := map[string]string{"text_delta": "text", "input_json_delta": "tool_use"}[field(data[i], "delta", "type").(string)]
+			if started[idx] != want || stopped[idx] {
+				t.Fatalf("a %v delta in block %v (%q, stopped %v)", field(data[i], "delta", "type"), idx, started[idx], stopped[idx])
+			}
+		case "content_block_stop":
+			if _, ok := started[idx]; !ok || stopped[idx] {
+				t.Fatalf("content_block_stop %v: started %v stopped %v", idx, started, stopped)
+			}
+			stopped[idx] = true
+		}
+	}
+	if resp.StatusCode != 200 || len(stopped) != len(started) || started[float64(len(started)-1)] != "tool_use" ||
+		field(data[len(data)-2], "delta", "stop_reason") != "tool_use" {
+		t.Fatalf("anthropic stream: %d blocks %v stopped %v: %v", resp.StatusCode, started, stopped, names)
+	}
+
+	// Responses: output items added and done once each, at distinct
+	// indices, and the final response lists the same items.
+	resp, b = ta.post(t, "/v1/responses", `{"model":"hermes","stream":true,"tools":[`+flat+`],"input":"Weather?"}`)
+	names, data = sseNamed(t, b)
+	var added, done []string
+	for i, n := range names {
+		switch n {
+		case "response.output_item.added", "response.output_item.done":
+			idx := int(data[i]["output_index"].(float64))
+			id := field(data[i], "item", "id").(string)
+			list := &added
+			if n == "response.output_item.done" {
+				list = &done
+			}
+			if idx != len(*list) {
+				t.Fatalf("%s at output_index %d after %v: %v", n, idx, *list, names)
+			}
+			*list = append(*list, id)
+		case "response.output_text.delta", "response.function_call_arguments.delta":
+			if idx := int(data[i]["output_index"].(float64)); idx >= len(added) || added[idx] != data[i]["item_id"] {
+				t.Fatalf("%s for item %v at %d; items %v", n, data[i]["item_id"], idx, added)
+			}
+		}
+	}
+	final := data[len(data)-1]
+	var ids []string
+	for _, it := range field(final, "response", "output").([]any) {
+		ids = append(ids, it.(map[string]any)["id"].(string))
+	}
+	if resp.StatusCode != 200 || names[len(names)-1] != "response.completed" || strings.Join(added, ",") != strings.Join(done, ",") ||
+		strings.Join(ids, ",") != strings.Join(added, ",") || field(final, "response", "output", len(ids)-1, "type") != "function_call" {
+		t.Fatalf("responses stream: added %v done %v final %v: %v", added, done, ids, names)
+	}
+
+	// OpenAI chat: the call streams with finish_reason tool_calls.
+	resp, b = ta.post(t, "/v1/chat/completions", `{"model":"hermes","stream":true,"tools":[`+tool+`],"messages":[{"role":"user","content":"Weather?"}]}`)
+	var name, args, finish string
+	for _, e := range sseEvents(t, b) {
+		if e == "[DONE]" {
+			continue
+		}
+		ch := field(mustJSON(t, e), "choices", 0).(map[string]any)
+		if f, ok := ch["finish_reason"].(string); ok {
+			finish = f
+		}
+		if tc, ok := field(ch, "delta", "tool_calls").([]any); ok {
+			if n, ok := field(tc[0], "function", "name").(string); ok {
+				name += n
+			}
+			args += field(tc[0], "function", "arguments").(string)
+		}
+	}
+	if resp.StatusCode != 200 || name != "get_weather" || args != `{"city": "Oslo"}` || finish != "tool_calls" {
+		t.Fatalf("chat stream: name %q args %q finish %q", name, args, finish)
+	}
+}
