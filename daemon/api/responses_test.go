@@ -166,11 +166,55 @@ func TestAnthropicMessages(t *testing.T) {
 		{`{"model":"` + model + `","max_tokens":3,"tools":[{"type":"web_search_20250305","name":"web"}],"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "tools[0].type", 400},
 		{`{"model":"` + model + `","max_tokens":3,"tools":[{"name":"f"}],"tool_choice":{"type":"tool","name":"g"},"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "g", 400},
 		{`{"model":"nope","max_tokens":3,"messages":[{"role":"user","content":"x"}]}`, "not_found_error", "nope", 404},
+		{`{"model":"` + model + `","max_tokens":3,"output_config":{"effort":"high"},"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "output_config.effort", 400},
+		{`{"model":"` + model + `","max_tokens":3,"output_config":{"format":{"type":"json_schema","schema":{"type":"array","uniqueItems":true}}},"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "uniqueItems", 400},
+		{`{"model":"` + model + `","max_tokens":3,"output_config":{"format":{"type":"xml"}},"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "output_config.format.type", 400},
+		{`{"model":"` + model + `","max_tokens":3,"output_format":{"type":"json_schema","schema":{"type":"object"}},"tools":[{"name":"f"}],"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "tools", 400},
 	} {
 		r, b := ta.post(t, "/v1/messages", c.body)
 		e := mustJSON(t, string(b))
 		if r.StatusCode != c.status || e["type"] != "error" || field(e, "error", "type") != c.typ || !strings.Contains(field(e, "error", "message").(string), c.want) {
 			t.Errorf("%s: %d %s", c.body, r.StatusCode, b)
+		}
+	}
+}
+
+// TestAnthropicStructuredOutput: output_config.format (and the beta's
+// output_format) holds the reply to a JSON Schema, streamed or not.
+func TestAnthropicStructuredOutput(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	const schema = `{"type":"object","properties":{"ok":{"type":"boolean"},"n":{"type":"integer","minimum":1,"maximum":9}},"required":["ok","n"],"additionalProperties":false}`
+	for _, c := range []struct{ name, field string }{
+		{"output_config", `"output_config":{"format":{"type":"json_schema","schema":` + schema + `}}`},
+		{"output_format", `"output_format":{"type":"json_schema","schema":` + schema + `}`},
+		{"streamed", `"stream":true,"output_config":{"format":{"type":"json_schema","schema":` + schema + `}}`},
+	} {
+		resp, b := ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":100,`+c.field+`,"messages":[{"role":"user","content":"x"}]}`)
+		text, stop := "", ""
+		if strings.Contains(c.field, `"stream":true`) {
+			names, data := sseNamed(t, b)
+			for i, n := range names {
+				if n == "content_block_delta" {
+					text += field(data[i], "delta", "text").(string)
+				}
+				if n == "message_delta" {
+					stop, _ = field(data[i], "delta", "stop_reason").(string)
+				}
+			}
+		} else {
+			m := mustJSON(t, string(b))
+			text, _ = field(m, "content", 0, "text").(string)
+			stop, _ = m["stop_reason"].(string)
+		}
+		var v struct {
+			OK *bool `json:"ok"`
+			N  *int  `json:"n"`
+		}
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); resp.StatusCode != 200 || err != nil || v.OK == nil || v.N == nil || *v.N < 1 || *v.N > 9 || stop != "end_turn" {
+			t.Fatalf("%s: %d %q stop %q (%v): %s", c.name, resp.StatusCode, text, stop, err, b)
 		}
 	}
 }
