@@ -98,12 +98,26 @@ func tokenLogprob(m models.Model, t llm.Token) ipc.TokenLogprob {
 	if tm, ok := m.(tokenizerModel); ok {
 		text = tm.Tokenizer().Decode([]int32{t.ID}, tokenizerDecode)
 	}
-	tl := ipc.TokenLogprob{Token: text, Logprob: t.Logprob, TopLogprobs: []ipc.TopLogprob{}}
+	tl := ipc.TokenLogprob{Token: text, Logprob: finiteLogprob(t.Logprob), TopLogprobs: []ipc.TopLogprob{}}
 	tl.Bytes = []byte(tl.Token)
 	for _, c := range t.Top {
+		// Under a constraint fewer tokens than asked for may be allowed:
+		// the others (-Inf) are no alternatives, and JSON cannot hold them.
+		if math.IsInf(float64(c.Logprob), 0) || math.IsNaN(float64(c.Logprob)) {
+			continue
+		}
 		tl.TopLogprobs = append(tl.TopLogprobs, ipc.TopLogprob{Token: c.Text, Logprob: c.Logprob, Bytes: []byte(c.Text)})
 	}
 	return tl
+}
+
+// finiteLogprob is lp, or OpenAI's -9999 for a token of no probability
+// (JSON has no -Inf).
+func finiteLogprob(lp float32) float32 {
+	if math.IsInf(float64(lp), 0) || math.IsNaN(float64(lp)) {
+		return -9999
+	}
+	return lp
 }
 
 func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ruvllm/ruvllm/ipc"
 )
 
 const weatherTool = `{"type":"function","function":{"name":"get_weather","description":"Weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":20},"unit":{"enum":["c","f"]}},"required":["city","unit"],"additionalProperties":false}}}`
@@ -228,5 +230,43 @@ func TestStreamedCallsAfterText(t *testing.T) {
 	}
 	if resp.StatusCode != 200 || name != "get_weather" || args != `{"city": "Oslo"}` || finish != "tool_calls" {
 		t.Fatalf("chat stream: name %q args %q finish %q", name, args, finish)
+	}
+}
+
+// TestLogprobsUnderConstraint: top_logprobs list only tokens the
+// constraint allows (forced tokens have one alternative or none), never
+// -Inf, which JSON cannot carry (the response used to be an empty 200).
+func TestLogprobsUnderConstraint(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	for _, extra := range []string{
+		`"response_format":{"type":"json_object"}`,
+		`"tools":[` + weatherTool + `],"tool_choice":"required"`,
+		`"regex":"(yes|no)"`,
+	} {
+		resp, b := ta.post(t, "/v1/chat/completions", `{"model":"`+model+`","max_tokens":8,"seed":1,"logprobs":true,"top_logprobs":5,"messages":[{"role":"user","content":"x"}],`+extra+`}`)
+		if resp.StatusCode != 200 || !json.Valid(b) {
+			t.Fatalf("%s: %d %q", extra, resp.StatusCode, b)
+		}
+		var r ipc.ChatCompletionResponse
+		json.Unmarshal(b, &r)
+		lp := r.Choices[0].Logprobs
+		if lp == nil || len(lp.Content) == 0 {
+			t.Fatalf("%s: no logprobs: %s", extra, b)
+		}
+		for _, tok := range lp.Content {
+			if len(tok.TopLogprobs) > 5 || tok.Logprob > 0 || tok.Logprob < -1000 {
+				t.Fatalf("%s: token %+v", extra, tok)
+			}
+			for _, alt := range tok.TopLogprobs {
+				if alt.Logprob > 0 || alt.Logprob < -1000 {
+					t.Fatalf("%s: alternative %+v of %q", extra, alt, tok.Token)
+				}
+			}
+		}
+		// The first token of a JSON object is forced: "{" and nothing else.
+		if strings.Contains(extra, "json_object") && (lp.Content[0].Token != "{" || len(lp.Content[0].TopLogprobs) != 1) {
+			t.Fatalf("first token %+v", lp.Content[0])
+		}
 	}
 }
