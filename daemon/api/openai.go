@@ -404,6 +404,11 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	if body.Logprobs > 0 {
 		req.Logprobs, req.TopLogprobs = true, body.Logprobs
 	}
+	constraint, err := nativeConstraint(body.Grammar, body.Regex)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
 	n := max(body.N, 1)
 	if n > 1 && body.Echo {
 		openAIError(w, badParam("echo", "cannot be combined with n > 1"))
@@ -463,6 +468,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		return sse.send(resp(i, t.Text, lp, nil))
 	}
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n,
+		prepare: func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
 		onStart: onStart, onToken: func(t llm.Token) error { return onTok(0, t) }, onChoiceToken: onTok})
 	if err == nil {
 		err = startErr

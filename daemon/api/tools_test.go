@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -267,6 +268,36 @@ func TestLogprobsUnderConstraint(t *testing.T) {
 		// The first token of a JSON object is forced: "{" and nothing else.
 		if strings.Contains(extra, "json_object") && (lp.Content[0].Token != "{" || len(lp.Content[0].TopLogprobs) != 1) {
 			t.Fatalf("first token %+v", lp.Content[0])
+		}
+	}
+}
+
+// TestCompletionsConstraint: /v1/completions honours the native grammar
+// and regex fields (they were decoded and silently ignored), per choice.
+func TestCompletionsConstraint(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	re := regexp.MustCompile(`^(yes|no), [0-9]{3}$`)
+	for _, c := range []string{`"regex":"(yes|no), [0-9]{3}"`, `"grammar":"root ::= (\"yes\" | \"no\") \", \" [0-9] [0-9] [0-9]"`} {
+		resp, b := ta.post(t, "/v1/completions", `{"model":"`+model+`","prompt":"Answer:","max_tokens":30,"n":2,"seed":1,`+c+`}`)
+		var r ipc.CompletionResponse
+		if err := json.Unmarshal(b, &r); resp.StatusCode != 200 || err != nil || len(r.Choices) != 2 {
+			t.Fatalf("%s: %d %s", c, resp.StatusCode, b)
+		}
+		for _, ch := range r.Choices {
+			if !re.MatchString(ch.Text) || *ch.FinishReason != "stop" {
+				t.Fatalf("%s: choice %q (%s)", c, ch.Text, *ch.FinishReason)
+			}
+		}
+	}
+	for _, c := range []struct{ extra, param string }{
+		{`"grammar":"root ::= ("`, "grammar"},
+		{`"regex":"(unclosed"`, "regex"},
+		{`"regex":"a","grammar":"root ::= \"a\""`, "regex"},
+	} {
+		resp, b := ta.post(t, "/v1/completions", `{"model":"`+model+`","prompt":"x",`+c.extra+`}`)
+		if resp.StatusCode != 400 || field(mustJSON(t, string(b)), "error", "param") != c.param {
+			t.Errorf("%s: %d %s, want 400 naming %s", c.extra, resp.StatusCode, b, c.param)
 		}
 	}
 }
