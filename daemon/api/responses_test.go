@@ -269,11 +269,14 @@ func TestNChoices(t *testing.T) {
 	}
 }
 
+// TestResponsesTools (and TestAnthropicTools) ask for one call, greedily:
+// neither API has a seed, and sampled or parallel calls of the untrained
+// test model sometimes ran to the token limit (about 1 run in 15).
 func TestResponsesTools(t *testing.T) {
 	ta := startAPIWith(t, true)
 	model := realTinyModel(t)
 	tool := `{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":12}},"required":["city"],"additionalProperties":false}}`
-	resp, b := ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Weather in Oslo?","tools":[`+tool+`],"tool_choice":"required","max_output_tokens":200}`)
+	resp, b := ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Weather in Oslo?","tools":[`+tool+`],"tool_choice":"required","parallel_tool_calls":false,"temperature":0,"max_output_tokens":200}`)
 	if resp.StatusCode != 200 {
 		t.Fatalf("required: %d %s", resp.StatusCode, b)
 	}
@@ -300,7 +303,7 @@ func TestResponsesTools(t *testing.T) {
 		t.Fatalf("text.format json_schema: %d %s", resp.StatusCode, b)
 	}
 	// Streaming a call: function_call_arguments events.
-	resp, b = ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Weather?","stream":true,"tools":[`+tool+`],"tool_choice":"required","parallel_tool_calls":false,"max_output_tokens":200}`)
+	resp, b = ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Weather?","stream":true,"tools":[`+tool+`],"tool_choice":"required","parallel_tool_calls":false,"temperature":0,"max_output_tokens":200}`)
 	names, data := sseNamed(t, b)
 	var args string
 	for i, n := range names {
@@ -336,7 +339,7 @@ func TestAnthropicTools(t *testing.T) {
 	ta := startAPIWith(t, true)
 	model := realTinyModel(t)
 	tool := `{"name":"get_weather","description":"Weather","input_schema":{"type":"object","properties":{"city":{"type":"string","maxLength":12}},"required":["city"],"additionalProperties":false}}`
-	resp, b := ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":200,"tools":[`+tool+`],"tool_choice":{"type":"any"},"messages":[{"role":"user","content":"Weather in Oslo?"}]}`)
+	resp, b := ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":200,"temperature":0,"tools":[`+tool+`],"tool_choice":{"type":"any","disable_parallel_tool_use":true},"messages":[{"role":"user","content":"Weather in Oslo?"}]}`)
 	m := mustJSON(t, string(b))
 	if resp.StatusCode != 200 || m["stop_reason"] != "tool_use" {
 		t.Fatalf("tool_choice any: %d %s", resp.StatusCode, b)
@@ -358,7 +361,7 @@ func TestAnthropicTools(t *testing.T) {
 		t.Fatalf("tool_result: %d %s", resp.StatusCode, b)
 	}
 	// Streamed: a tool_use block with input_json_delta.
-	resp, b = ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":200,"stream":true,"tools":[`+tool+`],"tool_choice":{"type":"tool","name":"get_weather","disable_parallel_tool_use":true},"messages":[{"role":"user","content":"Weather?"}]}`)
+	resp, b = ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":200,"temperature":0,"stream":true,"tools":[`+tool+`],"tool_choice":{"type":"tool","name":"get_weather","disable_parallel_tool_use":true},"messages":[{"role":"user","content":"Weather?"}]}`)
 	names, data := sseNamed(t, b)
 	var partial string
 	sawToolStart := false
