@@ -14,7 +14,10 @@
 //   RUVLLM_STRICT_URL, RUVLLM_STRICT_TOKEN
 //                          a second daemon started with --require-token
 //
-// The requests are seeded (or greedy) so a run is repeatable. It prints
+// The requests are seeded (or greedy), and every check holds whatever
+// the model writes: replies are bounded by their schemas, a call the model
+// may or may not make (tool_choice auto) is looked for over many seeds,
+// and text that may run to the token limit is allowed to. It prints
 // {"ok":true,"checks":[...]} and exits 0, or exits non-zero on the first
 // failed check.
 import assert from 'node:assert/strict';
@@ -83,10 +86,21 @@ const openai = new OpenAI({ maxRetries: 0 });
 const user = (content) => [{ role: 'user', content }];
 
 await check('openai response_format json_object', async () => {
-  const r = await openai.chat.completions.create({ model, messages: user('Describe Oslo as a JSON object.'), seed: 1,
-    max_tokens: 300, response_format: { type: 'json_object' } });
-  assert.equal(r.choices[0].finish_reason, 'stop');
-  assert.ok(isObject(JSON.parse(r.choices[0].message.content)), r.choices[0].message.content);
+  // Any object: a tiny model may write a key until max_tokens cuts it;
+  // what it writes is an object, and what ends parses.
+  let ended = 0;
+  for (let seed = 1; seed <= 4; seed++) {
+    const r = await openai.chat.completions.create({ model, messages: user('Describe Oslo as a JSON object.'), seed,
+      max_tokens: 100, response_format: { type: 'json_object' } });
+    const c = r.choices[0];
+    assert.ok(c.message.content.startsWith('{'), c.message.content);
+    if (c.finish_reason === 'stop') {
+      assert.ok(isObject(JSON.parse(c.message.content)), c.message.content);
+      ended++;
+    }
+  }
+  assert.ok(ended > 0, 'no seed ended its JSON object');
+  return `${ended} of 4 ended`;
 });
 
 await check('openai json_schema strict (chat.completions.parse, zodResponseFormat)', async () => {
@@ -125,12 +139,14 @@ const clockTool = zodFunction({ name: 'get_time', parameters: Clock, description
 let requiredCall; // the call of the next check, answered in the one after
 
 await check('openai tools, tool_choice required', async () => {
+  // One call (parallel_tool_calls false): a tiny model's parallel calls
+  // may repeat until max_tokens.
   const r = await openai.chat.completions.parse({ model, messages: user('What is the weather in Oslo?'), seed: 1, max_tokens: 200,
-    tools: [weatherTool], tool_choice: 'required' });
+    tools: [weatherTool], tool_choice: 'required', parallel_tool_calls: false });
   const c = r.choices[0];
   assert.equal(c.finish_reason, 'tool_calls');
   assert.ok(!c.message.content, `content ${JSON.stringify(c.message.content)} beside a required call`);
-  assert.ok(c.message.tool_calls.length >= 1);
+  assert.equal(c.message.tool_calls.length, 1);
   for (const call of c.message.tool_calls) {
     assert.match(call.id, /^call_/);
     assert.equal(call.type, 'function');
@@ -153,10 +169,12 @@ await check('openai tools, tool_choice required', async () => {
 await check('openai tool-result turn, tool_choice auto', async () => {
   const { messages, call } = requiredCall;
   const history = [...messages, { role: 'tool', tool_call_id: call.id, content: JSON.stringify({ temperature: 12, unit: 'c' }) }];
-  const r = await openai.chat.completions.parse({ model, messages: history, seed: 1, max_tokens: 200, tools: [weatherTool], tool_choice: 'auto' });
+  // create, not parse: parse() throws on a text reply cut by max_tokens.
+  const r = await openai.chat.completions.create({ model, messages: history, seed: 1, max_tokens: 100,
+    tools: [{ type: 'function', function: weatherTool.function }], tool_choice: 'auto' });
   const c = r.choices[0];
   if (c.finish_reason === 'tool_calls') {
-    for (const tc of c.message.tool_calls) Weather.strict().parse(tc.function.parsed_arguments);
+    for (const tc of c.message.tool_calls) parseAs(Weather.strict(), tc.function.arguments);
   } else {
     assert.ok(['stop', 'length'].includes(c.finish_reason), c.finish_reason);
     assert.equal(typeof c.message.content, 'string');
@@ -172,7 +190,8 @@ await check('openai tool-result turn, tool_choice auto', async () => {
 });
 
 await check('openai streamed tool calls (chat.completions.stream; raw deltas)', async () => {
-  const params = { model, messages: user('What is the weather in Oslo?'), seed: 3, max_tokens: 200, tools: [weatherTool], tool_choice: 'required' };
+  const params = { model, messages: user('What is the weather in Oslo?'), seed: 3, max_tokens: 200, tools: [weatherTool],
+    tool_choice: 'required', parallel_tool_calls: false };
   const s = openai.chat.completions.stream(params);
   const done = [];
   let content = '';
@@ -213,10 +232,12 @@ await check('openai runTools (streamed agent loop, tool_choice auto)', async () 
   // The SDK's loop: the model calls, the SDK runs the function and sends
   // its result back, until the model answers in text. (A runnable tool, not
   // zodFunction: with auto-parsed tools the SDK throws on a text reply cut
-  // by max_tokens, which a tiny model's text often is.)
+  // by max_tokens, which a tiny model's text often is.) This model prefers
+  // text (a call begins with p ~ 0.04 at temperature 1): hotter, some of
+  // the seeds call.
   const run = async (seed) => {
     const calls = [];
-    const runner = openai.chat.completions.runTools({ model, stream: true, seed, max_tokens: 200,
+    const runner = openai.chat.completions.runTools({ model, stream: true, seed, max_tokens: 80, temperature: 2,
       messages: user('What is the weather in Oslo? Use the tool.'),
       tools: [{ type: 'function', function: { name: 'get_weather', description: weatherDescription, parameters: z.toJSONSchema(Weather),
         parse: JSON.parse, function: (args) => { calls.push(Weather.strict().parse(args)); return { temperature: 12 }; } } }] },
@@ -224,7 +245,7 @@ await check('openai runTools (streamed agent loop, tool_choice auto)', async () 
     await runner.finalChatCompletion();
     return { calls, messages: runner.messages };
   };
-  const { r, seed } = await firstSeed(12, run, (x) => x.calls.length > 0);
+  const { r, seed } = await firstSeed(30, run, (x) => x.calls.length > 0);
   // Every call was answered by a tool message with its id.
   const ids = r.messages.filter((m) => m.role === 'assistant').flatMap((m) => m.tool_calls ?? []).map((c) => c.id);
   const answered = r.messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id);
@@ -393,8 +414,8 @@ await check('ollama tools and a tool-result turn', async () => {
   const ask = user('What is the weather in Oslo? Use the tool.');
   // Ollama has no tool_choice, and this tiny model prefers text: a call
   // begins with p ~ 0.04 at temperature 1, and Ollama's default top_p 0.9
-  // cuts it out. Hotter and without top_p/top_k, a few seeds call.
-  const options = { num_predict: 80, temperature: 1.5, top_p: 1, top_k: 0 };
+  // cuts it out. Hotter and without top_p/top_k, some of the seeds call.
+  const options = { num_predict: 80, temperature: 2, top_p: 1, top_k: 0 };
   const { r, seed } = await firstSeed(30, (seed) => ollama.chat({ model, messages: ask, tools, options: { ...options, seed } }),
     (r) => r.message.tool_calls?.length > 0);
   for (const call of r.message.tool_calls) {
