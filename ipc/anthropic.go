@@ -22,6 +22,10 @@ type AnthropicRequest struct {
 	Tools         json.RawMessage    `json:"tools,omitempty"`
 	ToolChoice    json.RawMessage    `json:"tool_choice,omitempty"`
 	Thinking      json.RawMessage    `json:"thinking,omitempty"`
+	// OutputConfig is {format: {type: "json_schema", schema}, effort};
+	// OutputFormat is the beta's top-level format.
+	OutputConfig json.RawMessage `json:"output_config,omitempty"`
+	OutputFormat json.RawMessage `json:"output_format,omitempty"`
 	// ServiceTier and the like change nothing here and are tolerated.
 }
 

@@ -98,12 +98,26 @@ func tokenLogprob(m models.Model, t llm.Token) ipc.TokenLogprob {
 	if tm, ok := m.(tokenizerModel); ok {
 		text = tm.Tokenizer().Decode([]int32{t.ID}, tokenizerDecode)
 	}
-	tl := ipc.TokenLogprob{Token: text, Logprob: t.Logprob, TopLogprobs: []ipc.TopLogprob{}}
+	tl := ipc.TokenLogprob{Token: text, Logprob: finiteLogprob(t.Logprob), TopLogprobs: []ipc.TopLogprob{}}
 	tl.Bytes = []byte(tl.Token)
 	for _, c := range t.Top {
+		// Under a constraint fewer tokens than asked for may be allowed:
+		// the others (-Inf) are no alternatives, and JSON cannot hold them.
+		if math.IsInf(float64(c.Logprob), 0) || math.IsNaN(float64(c.Logprob)) {
+			continue
+		}
 		tl.TopLogprobs = append(tl.TopLogprobs, ipc.TopLogprob{Token: c.Text, Logprob: c.Logprob, Bytes: []byte(c.Text)})
 	}
 	return tl
+}
+
+// finiteLogprob is lp, or OpenAI's -9999 for a token of no probability
+// (JSON has no -Inf).
+func finiteLogprob(lp float32) float32 {
+	if math.IsInf(float64(lp), 0) || math.IsNaN(float64(lp)) {
+		return -9999
+	}
+	return lp
 }
 
 func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
@@ -378,6 +392,11 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	if body.Logprobs > 0 {
 		req.Logprobs, req.TopLogprobs = true, body.Logprobs
 	}
+	constraint, err := nativeConstraint(body.Grammar, body.Regex)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
 	n := max(body.N, 1)
 	if n > 1 && body.Echo {
 		openAIError(w, badParam("echo", "cannot be combined with n > 1"))
@@ -437,6 +456,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		return sse.send(resp(i, t.Text, lp, nil))
 	}
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n,
+		prepare: func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
 		onStart: onStart, onToken: func(t llm.Token) error { return onTok(0, t) }, onChoiceToken: onTok})
 	if err == nil {
 		err = startErr

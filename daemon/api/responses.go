@@ -395,10 +395,12 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		resp.Status, final = "incomplete", "incomplete"
 		resp.IncompleteDetails = &ipc.IncompleteReason{Reason: "max_output_tokens"}
 	}
-	// The output: the message (when it has text, or nothing was called),
-	// then a function_call item per call.
+	// The output: the message (when it has text, nothing was called, or
+	// text was already streamed: whitespace before a call, which the reply
+	// drops), then a function_call item per call.
+	withMessage := reply != "" || len(calls) == 0 || msgStarted
 	resp.Output = nil
-	if reply != "" || len(calls) == 0 {
+	if withMessage {
 		resp.Output = append(resp.Output, item(final, reply, true))
 	}
 	stored := append([]ipc.Message{}, conv...)
@@ -426,7 +428,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		daemon.WriteJSON(w, http.StatusOK, resp)
 		return
 	}
-	if reply != "" || len(calls) == 0 {
+	if withMessage {
 		startMessage()
 		event("response.output_text.done", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "text": reply, "logprobs": []any{}})
 		event("response.content_part.done", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "part": part(reply)})

@@ -285,7 +285,8 @@ func nativeConstraint(grammarSrc, regex string) (*constraintSpec, error) {
 	return nil, nil
 }
 
-// ollamaFormat reads Ollama's format: "json" or a JSON Schema object.
+// ollamaFormat reads Ollama's format: "json" (a JSON object, as Ollama's
+// JSON grammar makes it) or a JSON Schema object.
 func ollamaFormat(raw json.RawMessage) (*constraintSpec, error) {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" || s == `""` {
@@ -294,7 +295,7 @@ func ollamaFormat(raw json.RawMessage) (*constraintSpec, error) {
 	var str string
 	if json.Unmarshal(raw, &str) == nil {
 		if str == "json" {
-			return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindJSON}, param: "format"}, nil
+			return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindJSONObject}, param: "format"}, nil
 		}
 		return nil, badParam("format", "must be \"json\" or a JSON Schema object, not %q", str)
 	}
