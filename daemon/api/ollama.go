@@ -202,7 +202,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
-		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id,
+		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		onStart: func(n string) { name = n },
 		onToken: func(t llm.Token) error {
 			if !stream {
@@ -312,7 +312,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(RequestIDHeader, id)
 	usesChatTemplate := !body.Raw && body.Suffix == "" && body.Template == ""
 	spec := runSpec{endpoint: "api.generate", model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
-		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id,
+		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		retryNoTemplate: usesChatTemplate,
 		onStart:         func(n string) { name = n },
 		onToken: func(t llm.Token) error {

@@ -184,7 +184,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.send(chunk(i, ipc.Delta{Content: t.Text}, l, nil))
 	}
-	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n,
+	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
 		onStart: func(nm string) {
 			name, model = nm, a.models.Models()[nm]
 			if body.Stream {
@@ -338,7 +338,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.send(resp(i, t.Text, lp, nil))
 	}
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
 		onStart: onStart, onToken: func(t llm.Token) error { return onTok(0, t) }, onChoiceToken: onTok})
 	if err == nil {
 		err = startErr

@@ -235,7 +235,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		return it
 	}
 	var text strings.Builder
-	spec := runSpec{endpoint: "responses", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id,
+	spec := runSpec{endpoint: "responses", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, hdr: w.Header(),
 		onStart: func(n string) {
 			resp.Model = n
 			if !body.Stream {
