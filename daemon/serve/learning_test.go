@@ -275,3 +275,119 @@ func learningTestConfig() sona.Config {
 	c.MicroSteps, c.ConsolidateSteps, c.GeneralFisherRows = 2, 4, 2
 	return c
 }
+
+// TestLearningRoutingAndRegenerate: ratings of replies made with two
+// installed adapters become trajectories, and "adapters": "auto" routes a
+// like request to the adapter rated up; a conversation update that drops
+// the last reply the way the app's regenerate does is learned as a
+// regenerate signal.
+func TestLearningRoutingAndRegenerate(t *testing.T) {
+	dir := t.TempDir()
+	d := startLearning(t, dir, learning.Options{Config: learningTestConfig()})
+	ctx := context.Background()
+	for i, name := range []string{"alpha", "beta"} {
+		path := filepath.Join(dir, name+".gguf")
+		f, err := gguf.Open(d.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := lora.Random(f, lora.RandomOptions{Rank: 2, Alpha: 2, Seed: uint64(i + 1)})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteFile(path); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.client.InstallAdapterPath(ctx, path, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		adapter string
+		rating  int
+	}{{"alpha", 1}, {"beta", -1}} {
+		id, _, _, _ := d.chatLogprob(t, `,"adapters":[{"name":"`+c.adapter+`"}]`, nil)
+		if _, err := d.client.SendFeedback(ctx, ipc.FeedbackRequest{RequestID: id, Rating: c.rating}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.waitScope(t, "two ratings learned", func(s ipc.LearningScope) bool { return s.Received == 2 && s.Unlearned == 0 && s.Trajectories == 2 })
+	_, h, b := d.call(t, "POST", "/v1/chat/completions",
+		`{"model":"tiny-qwen2","messages":[{"role":"user","content":"What is a pipe?"}],"max_tokens":2,"adapters":"auto"}`, nil)
+	if got := h.Get("X-Ruvllm-Adapter"); got != "alpha" {
+		t.Fatalf(`"adapters":"auto" routed to %q, want alpha (%s)`, got, b)
+	}
+
+	// Regenerate: the app cuts the thread after the user's message.
+	id, text, _, _ := d.chatLogprob(t, "", nil)
+	conv, err := d.client.CreateConversation(ctx, ipc.ConversationCreate{Title: "t", Messages: []ipc.ConversationMessage{
+		{Role: "user", Content: "What is a pipe?"}, {Role: "assistant", Content: text, RequestID: id}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := conv.Messages[:1]
+	if _, err := d.client.UpdateConversation(ctx, conv.ID, ipc.ConversationUpdate{Messages: &kept}); err != nil {
+		t.Fatal(err)
+	}
+	sc := d.waitScope(t, "regenerate learned", func(s ipc.LearningScope) bool { return s.Received == 3 && s.Unlearned == 0 })
+	if last := sc.History[len(sc.History)-1]; last.Signal != "regenerate" {
+		t.Fatalf("last learned signal %+v", last)
+	}
+	fbs, err := d.client.Feedback(ctx, 1)
+	if err != nil || len(fbs) != 1 || fbs[0].Signal != ipc.SignalRegenerate || fbs[0].RequestID != id {
+		t.Fatalf("stored regenerate: %+v %v", fbs, err)
+	}
+	// A regenerate does not replace a rating.
+	if _, err := d.client.SendFeedback(ctx, ipc.FeedbackRequest{RequestID: id, Rating: 1}); err != nil {
+		t.Fatal(err)
+	}
+	status, _, b := d.call(t, "POST", "/v1/feedback", `{"request_id":"`+id+`","signal":"regenerate"}`, nil)
+	if status != 409 {
+		t.Fatalf("regenerate of a rated reply: %d %s", status, b)
+	}
+}
+
+// TestLearningPerAppBackgroundAndDeep: with per-app scopes, an app's
+// feedback learns in its own scope; the background loop consolidates it
+// and, once enough exchanges have accumulated, runs the deep loop.
+func TestLearningPerAppBackgroundAndDeep(t *testing.T) {
+	c := learningTestConfig()
+	c.DeepMin, c.ValidationEvery, c.DeepEpochs = 2, 2, 2
+	d := startLearning(t, t.TempDir(), learning.Options{Config: c, PerApp: true, Interval: 300 * time.Millisecond, DeepEvery: 2})
+	notes := map[string]string{"X-Ruvllm-Client": "notes"}
+	for i := range 4 {
+		id, _, _, _ := d.chatLogprob(t, "", notes)
+		body := `{"request_id":"` + id + `","rating":-1,"correction":"Answer ` + string(rune('a'+i)) + `. Cheers, Ana."}`
+		if status, _, b := d.call(t, "POST", "/v1/feedback", body, nil); status != 201 {
+			t.Fatalf("feedback: %d %s", status, b)
+		}
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		st, err := d.client.Learning(context.Background(), "app:notes", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Models) != 1 || !st.PerApp {
+			t.Fatalf("status %+v", st)
+		}
+		if len(st.Models[0].Scopes) == 1 {
+			s := st.Models[0].Scopes[0]
+			if s.Scope != "app:notes" || s.Received > 4 {
+				t.Fatalf("scope %+v", s)
+			}
+			if s.Received == 4 && s.Consolidations > 0 && s.DeepRuns > 0 && len(s.Candidates) > 0 {
+				t.Logf("notes: %d applied, %d reserved for validation, %d consolidations, deep candidate %+v", s.Applied, s.Validation, s.Consolidations, s.Candidates[0])
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no consolidation and deep run: %+v", st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s := d.learningScope(t); s.Received != 0 {
+		t.Fatalf("the user scope learned the app's feedback: %+v", s)
+	}
+}
