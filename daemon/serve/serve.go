@@ -14,6 +14,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/api"
+	"github.com/ruvllm/ruvllm/daemon/finetune"
 	"github.com/ruvllm/ruvllm/daemon/learning"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/pull"
@@ -74,9 +75,8 @@ func Run(ctx context.Context, o Options) error {
 	a := api.Register(srv, mgr)
 	a.SetLearning(learner)
 	// The background loop's consolidation at shutdown runs before the
-	// models unload (hooks run in order).
+	// models unload (hooks run in order; mgr.Close is registered last).
 	srv.OnShutdown(learner.Shutdown)
-	srv.OnShutdown(mgr.Close)
 	// The registry lives in a hidden folder inside the drop folder: the
 	// watcher ignores it, and installing is a rename on one file system.
 	registry := filepath.Join(o.StateDir, "adapters")
@@ -102,6 +102,16 @@ func Run(ctx context.Context, o Options) error {
 	}
 	pool.Register(srv)
 	a.SetAdapters(pool)
+	ft := finetune.New(finetune.Options{Dir: filepath.Join(o.StateDir, "files"), Store: srv.Store(), Events: srv.Events(),
+		Logger: o.Logger, Models: mgr, Adapters: pool, Threads: o.Threads})
+	a.SetFineTuning(ft, finetune.DefaultMaxFileBytes)
+	if err := ft.Start(); err != nil {
+		return err
+	}
+	// Before the models unload: a job in progress goes back to the queue
+	// and releases its model.
+	srv.OnShutdown(ft.Close)
+	srv.OnShutdown(mgr.Close)
 	if o.AdaptersDir != "" {
 		go func() {
 			if err := pool.Watch(ctx); err != nil {
