@@ -37,6 +37,8 @@ func main() {
 		newTokenizeCmd(),
 		newBackendsCmd(),
 		newTemplateCmd(),
+		newLearnCmd(),
+		newTrainCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)
