@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/store"
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/engine/sona"
+	"github.com/ruvllm/ruvllm/engine/train"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -43,12 +45,20 @@ type scopeState struct {
 	name string
 	key  string
 
-	mu   sync.Mutex // guards s and meta
+	mu   sync.Mutex // guards s, meta and marks
 	s    *sona.Scope
 	meta scopeMeta
+	// marks are the feedback ids the state in memory holds and the
+	// store does not yet: the next save clears them from the unlearned
+	// index.
+	marks []string
 
 	served    atomic.Pointer[served]
 	unlearned atomic.Int64 // feedback queued in the worker
+	// converted are the adapters served now with their snapshots, for
+	// serve to reuse (convMu guards them).
+	convMu    sync.Mutex
+	converted []convertedAdapter
 
 	qmu   sync.Mutex
 	queue []func()
@@ -236,19 +246,30 @@ func (sc *scopeState) learn(j *feedbackJob) {
 			j.answer(r)
 		}
 	})
+	// From here the scope's state holds the signal (its record, maybe
+	// steps): the next save, whichever, marks it learned, so that it is
+	// never learned twice; until then kill -9 leaves it unlearned with
+	// the older state.
+	sc.mu.Lock()
+	sc.marks = append(sc.marks, j.fb.ID)
+	sc.mu.Unlock()
 	if err != nil {
 		if ms.ctx.Err() != nil {
-			return // stopping: the feedback stays unlearned and is learned on the next load
+			return // stopping: stop saves the state
 		}
 		log.Warn("feedback not learned", "feedback", j.fb.ID, "err", err)
-		if merr := ms.svc.o.Store.MarkLearned(context.Background(), j.fb.ID); merr != nil {
-			log.Error("marking feedback", "err", merr)
+		if serr := sc.save(); serr != nil {
+			log.Error("saving learning state", "model", ms.name, "scope", sc.name, "err", serr)
 		}
 		finish(ipc.LearnFailed, err)
 		return
 	}
 	// The trajectory: the prompt's embedding, the adapter that answered,
-	// the rating, for "adapters": "auto".
+	// the rating, for "adapters": "auto". The embedding and the save run
+	// when serving has nothing to do (the update is applied already).
+	if err := ms.m.Yield(ms.ctx); err != nil {
+		return // stopping: the feedback stays unlearned
+	}
 	if emb, err := ms.embed(ms.ctx, text); err == nil {
 		rating := -1.0
 		if fb.Signal == sona.ThumbsUp {
@@ -269,14 +290,17 @@ func (sc *scopeState) learn(j *feedbackJob) {
 		sc.addHistory(ipc.LearningPoint{At: time.Now().UTC(), Kind: "feedback", Signal: fb.Signal.String(),
 			Loss: upd.LossBefore, After: upd.LossAfter, Version: upd.Version})
 	}
-	if err := sc.save(j.fb.ID); err != nil {
+	if err := sc.save(); err != nil {
 		log.Error("saving learning state", "model", ms.name, "scope", sc.name, "err", err)
 	}
 	finish(status, nil)
 }
 
 // serve converts the scope's adapters for the model's backend and makes
-// them what its requests apply.
+// them what its requests apply. An adapter with the same values as one
+// served before (the consolidated adapter, republished at every instant
+// step) keeps its converted copy: conversion copies and hashes every
+// value, work the training goroutine does between yields.
 func (sc *scopeState) serve() {
 	_, base := sc.ms.trainer()
 	s := sc.sc()
@@ -285,25 +309,68 @@ func (sc *scopeState) serve() {
 		return
 	}
 	out := &served{version: version}
+	sc.convMu.Lock()
+	defer sc.convMu.Unlock()
+	var converted []convertedAdapter
 	for i, a := range as {
-		la, err := a.Adapter.LoRA(fmt.Sprintf("learned:%s:v%d:%d", sc.name, version, i), base)
-		if err == nil {
-			err = sc.ms.m.UseAdapter(la)
+		var la *lora.Adapter
+		for _, c := range sc.converted {
+			if sameValues(c.src, a.Adapter) {
+				la = c.la
+				break
+			}
 		}
-		if err != nil {
-			sc.ms.svc.log.Error("serving learned adapter", "scope", sc.name, "err", err)
-			return
+		if la == nil {
+			var err error
+			la, err = a.Adapter.LoRA(fmt.Sprintf("learned:%s:v%d:%d", sc.name, version, i), base)
+			if err == nil {
+				err = sc.ms.m.UseAdapter(la)
+			}
+			if err != nil {
+				sc.ms.svc.log.Error("serving learned adapter", "scope", sc.name, "err", err)
+				return
+			}
 		}
+		converted = append(converted, convertedAdapter{src: a.Adapter, la: la})
 		out.adapters = append(out.adapters, lora.Applied{Adapter: la, Scale: a.Scale})
 	}
+	sc.converted = converted
 	sc.served.Store(out)
 }
 
-// save writes the scope's state and meta; learned feedback ids are
-// cleared from the unlearned index in the same transaction.
-func (sc *scopeState) save(learned ...string) error {
+// convertedAdapter is a served adapter and the snapshot it was made of.
+type convertedAdapter struct {
+	src *train.Adapter
+	la  *lora.Adapter
+}
+
+// sameValues reports whether two adapters hold the same values.
+func sameValues(a, b *train.Adapter) bool {
+	if a == b {
+		return true
+	}
+	if a.Alpha != b.Alpha || !a.SameShape(b) {
+		return false
+	}
+	for k, p := range a.Targets {
+		q := b.Targets[k]
+		if !slices.Equal(p.A, q.A) || !slices.Equal(p.B, q.B) {
+			return false
+		}
+	}
+	return true
+}
+
+// save writes the scope's state and meta; the feedback the state now
+// holds (marks) is cleared from the unlearned index in the same
+// transaction.
+func (sc *scopeState) save() error {
 	sc.saveMu.Lock()
 	defer sc.saveMu.Unlock()
+	start := time.Now()
+	sc.mu.Lock()
+	learned := sc.marks
+	sc.mu.Unlock()
 	s := sc.sc()
 	state, err := s.MarshalBinary()
 	if err != nil {
@@ -315,7 +382,16 @@ func (sc *scopeState) save(learned ...string) error {
 	if err != nil {
 		return err
 	}
-	return sc.ms.svc.o.Store.SaveLearning(context.Background(), sc.key, state, meta, learned)
+	marshalled := time.Since(start)
+	err = sc.ms.svc.o.Store.SaveLearning(context.Background(), sc.key, state, meta, learned)
+	if err == nil {
+		sc.mu.Lock()
+		sc.marks = slices.Delete(sc.marks, 0, len(learned))
+		sc.mu.Unlock()
+	}
+	sc.ms.svc.log.Debug("learning state saved", "scope", sc.name, "bytes", len(state), "marshal_ms", marshalled.Milliseconds(),
+		"total_ms", time.Since(start).Milliseconds())
+	return err
 }
 
 func (sc *scopeState) addHistory(p ipc.LearningPoint) {
