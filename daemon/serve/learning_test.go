@@ -16,6 +16,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/learning"
+	"github.com/ruvllm/ruvllm/daemon/store"
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/engine/sona"
@@ -318,6 +319,20 @@ func TestLearningRoutingAndRegenerate(t *testing.T) {
 	if got := h.Get("X-Ruvllm-Adapter"); got != "alpha" {
 		t.Fatalf(`"adapters":"auto" routed to %q, want alpha (%s)`, got, b)
 	}
+	// Ollama's options.adapters takes the same string forms.
+	_, h, b = d.call(t, "POST", "/api/chat",
+		`{"model":"tiny-qwen2","messages":[{"role":"user","content":"What is a pipe?"}],"stream":false,"options":{"num_predict":2,"adapters":"auto"}}`, nil)
+	if got := h.Get("X-Ruvllm-Adapter"); got != "alpha" || !strings.HasPrefix(h.Get("X-Ruvllm-Learning"), "user@v") {
+		t.Fatalf(`ollama "adapters":"auto": adapter %q, learning %q (%s)`, got, h.Get("X-Ruvllm-Learning"), b)
+	}
+	_, h, _ = d.call(t, "POST", "/api/generate", `{"model":"tiny-qwen2","prompt":"hi","stream":false,"options":{"num_predict":2,"adapters":"none"}}`, nil)
+	if got := h.Get("X-Ruvllm-Learning"); got != "off" {
+		t.Fatalf(`ollama "adapters":"none": learning %q`, got)
+	}
+	status, _, b := d.call(t, "POST", "/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"adapters":"best"}`, nil)
+	if status != 400 || !strings.Contains(string(b), "auto") {
+		t.Fatalf(`"adapters":"best": %d %s`, status, b)
+	}
 
 	// Regenerate: the app cuts the thread after the user's message.
 	id, text, _, _ := d.chatLogprob(t, "", nil)
@@ -342,7 +357,7 @@ func TestLearningRoutingAndRegenerate(t *testing.T) {
 	if _, err := d.client.SendFeedback(ctx, ipc.FeedbackRequest{RequestID: id, Rating: 1}); err != nil {
 		t.Fatal(err)
 	}
-	status, _, b := d.call(t, "POST", "/v1/feedback", `{"request_id":"`+id+`","signal":"regenerate"}`, nil)
+	status, _, b = d.call(t, "POST", "/v1/feedback", `{"request_id":"`+id+`","signal":"regenerate"}`, nil)
 	if status != 409 {
 		t.Fatalf("regenerate of a rated reply: %d %s", status, b)
 	}
@@ -389,5 +404,49 @@ func TestLearningPerAppBackgroundAndDeep(t *testing.T) {
 	}
 	if s := d.learningScope(t); s.Received != 0 {
 		t.Fatalf("the user scope learned the app's feedback: %+v", s)
+	}
+}
+
+// TestLearningStateSetAside: a stored state that does not decode (or fit
+// the model) is moved aside, not lost, and the scope starts afresh.
+func TestLearningStateSetAside(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "state"), 0o700)
+	db, err := store.Open(filepath.Join(dir, "state", "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveLearning(context.Background(), store.LearningKey("tiny-qwen2", "user"), []byte("SONA garbage"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	d := startLearning(t, dir, learning.Options{Config: learningTestConfig()})
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		st, err := d.client.Learning(context.Background(), "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Models) == 1 && st.Models[0].Status == "ready" {
+			if len(st.Models[0].Scopes) != 0 {
+				t.Fatalf("a damaged state was loaded: %+v", st.Models[0].Scopes)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d.stop(t)
+	db, err = store.Open(filepath.Join(dir, "state", "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if n := db.LearningAside(); n != 1 {
+		t.Fatalf("%d states set aside, want 1", n)
+	}
+	if st, err := db.LearningStates(context.Background(), "tiny-qwen2"); err != nil || len(st) != 0 {
+		t.Fatalf("states left: %d %v", len(st), err)
 	}
 }
