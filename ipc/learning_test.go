@@ -8,8 +8,8 @@ import (
 func TestAdapterRefsForms(t *testing.T) {
 	for _, c := range []struct {
 		in, mode, out string
-		n           int
-		bad         bool
+		n             int
+		bad           bool
 	}{
 		{in: `"auto"`, mode: AdaptersAuto, out: `"auto"`, n: 1},
 		{in: `"none"`, mode: AdaptersNone, out: `"none"`, n: 1},
