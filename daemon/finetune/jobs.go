@@ -366,16 +366,16 @@ func (s *Service) Cancel(id string) (ipc.FineTuningJob, error) {
 
 // finish ends a job with status.
 func (s *Service) finish(j jobRecord, status string, jerr *ipc.JobError) {
-	now := time.Now().Unix()
-	j.Status, j.FinishedAt, j.Error = status, &now, jerr
-	if err := s.put(j); err != nil {
-		s.log.Error("storing fine-tuning job", "job", j.ID, "err", err)
-	}
 	switch status {
 	case ipc.JobCancelled:
 		s.event(j.ID, "info", "Fine-tuning job cancelled", nil)
 	case ipc.JobFailed:
 		s.event(j.ID, "error", "Fine-tuning job failed: "+jerr.Message, nil)
+	}
+	now := time.Now().Unix()
+	j.Status, j.FinishedAt, j.Error = status, &now, jerr
+	if err := s.put(j); err != nil {
+		s.log.Error("storing fine-tuning job", "job", j.ID, "err", err)
 	}
 }
 
@@ -574,14 +574,12 @@ func (s *Service) train(ctx context.Context, j *jobRecord) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("install the adapter: %w", err)
 	}
-	now := time.Now().Unix()
-	j.Status, j.FinishedAt, j.FineTunedModel, j.TrainedTokens = ipc.JobSucceeded, &now, &name, &trained
-	if err := s.put(*j); err != nil {
-		return err
-	}
+	// The events first: a client that sees the job succeeded finds them.
 	s.event(j.ID, "info", "New fine-tuned model created: "+name, nil)
 	s.event(j.ID, "info", "The job has successfully completed", nil)
-	return nil
+	now := time.Now().Unix()
+	j.Status, j.FinishedAt, j.FineTunedModel, j.TrainedTokens = ipc.JobSucceeded, &now, &name, &trained
+	return s.put(*j)
 }
 
 // AdapterName is the name of a job's adapter: "ft:<model>:<suffix>:<id>"
