@@ -165,11 +165,12 @@ func printLearning(w io.Writer, st ipc.LearningStatus) {
 }
 
 // sparkline draws the held-out losses of a scope's feedback (each
-// signal's loss before it was learned), oldest first.
+// correction's or thumbs-up's loss before it was learned; thumbs-down and
+// regenerates score an unlikelihood, on another scale), oldest first.
 func sparkline(h []ipc.LearningPoint) string {
 	var v []float64
 	for _, p := range h {
-		if p.Kind == "feedback" && p.Loss > 0 {
+		if p.Kind == "feedback" && (p.Signal == "correction" || p.Signal == "thumbs-up") && p.Loss > 0 {
 			v = append(v, p.Loss)
 		}
 	}

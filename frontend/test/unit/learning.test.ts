@@ -17,7 +17,7 @@ function scope(over: Partial<LearningScope> = {}): LearningScope {
     trajectories: 5, adapters: [{ kind: 'consolidated', rank: 8, params: 100 }, { kind: 'micro', rank: 4, params: 50 }],
     candidates: [{ at: '2026-01-01T00:00:00Z', accepted: true, train: 4, holdout: 1, holdout_nll: 1.25, current_holdout_nll: 2.5,
       general_ppl: 180.5, current_general_ppl: 180, duration_ms: 1500 }],
-    history: [point('correction', 6), point('correction', 4), point('thumbs-up', 3), point('correction', 2),
+    history: [point('correction', 6), point('correction', 4), point('thumbs-up', 3), point('regenerate', 0.002), point('correction', 2),
       { at: '2026-01-01T00:00:00Z', kind: 'consolidate', loss: 1 }],
     can_undo: true,
     ...over,
@@ -48,10 +48,11 @@ describe('Learning tab', () => {
     expect(screen.getByTestId('applied').textContent).toBe('4');
     expect(screen.getByTestId('waiting').textContent).toBe('1');
     expect(screen.getByTestId('version').textContent).toBe('7');
-    expect(screen.getByTestId('signals').textContent).toBe('3 corrections, 1 thumbs-up');
+    expect(screen.getByTestId('signals').textContent).toBe('3 corrections, 1 thumbs-up, 1 regenerates');
     expect(screen.getByTestId('adapters').textContent).toMatch(/consolidated \(rank 8\), micro \(rank 4\)/);
-    // One point per learned signal, the consolidation left out; the
-    // highest loss at the top.
+    // One point per learned correction or thumbs-up (the regenerate's
+    // unlikelihood and the consolidation left out); the highest loss at
+    // the top.
     const pts = screen.getByTestId('trend').getAttribute('points')!.split(' ').map((p) => p.split(',').map(Number));
     expect(pts).toHaveLength(4);
     expect(pts[0][1]).toBeLessThan(pts[3][1]);
