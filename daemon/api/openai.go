@@ -448,6 +448,10 @@ func (a *API) echoPrompt(ctx context.Context, m models.Model, req llm.Request, t
 // getModel answers GET /v1/models/{id}.
 func (a *API) getModel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if man, ok := a.fineTunedManifest(canonicalName(id)); ok {
+		daemon.WriteJSON(w, http.StatusOK, ipc.ModelCard{ID: man.Name, Object: "model", Created: man.Created.Unix(), OwnedBy: "user"})
+		return
+	}
 	list, err := a.models.List()
 	if err != nil {
 		openAIError(w, err)
@@ -476,6 +480,14 @@ func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
 	out := ipc.ModelList{Object: "list", Data: []ipc.ModelCard{}}
 	for _, m := range list {
 		out.Data = append(out.Data, ipc.ModelCard{ID: m.Name, Object: "model", Created: m.Modified.Unix(), OwnedBy: "ruvllm"})
+	}
+	// Fine-tuning jobs' adapters are models too, as OpenAI lists them.
+	if pool := a.adapterPool(); pool != nil {
+		for _, info := range pool.List() {
+			if man, ok := a.fineTunedManifest(info.Name); ok {
+				out.Data = append(out.Data, ipc.ModelCard{ID: man.Name, Object: "model", Created: man.Created.Unix(), OwnedBy: "user"})
+			}
+		}
 	}
 	daemon.WriteJSON(w, http.StatusOK, out)
 }

@@ -147,6 +147,18 @@ func TestFineTuningAPI(t *testing.T) {
 	if withAdapter == base || asModel.Choices[0].Logprobs.Content[0].Logprob != withAdapter {
 		t.Fatalf("first-token logprob: base %v, with the adapter %v, as a model %v", base, withAdapter, asModel.Choices[0].Logprobs.Content[0].Logprob)
 	}
+	// It is listed as a model, as OpenAI lists fine-tuned models.
+	ms, err := d.client.Models(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := false
+	for _, m := range ms.Data {
+		listed = listed || m.ID == name
+	}
+	if status, _, b := d.call(t, "GET", "/v1/models/"+name, "", nil); !listed || status != 200 || !strings.Contains(string(b), name) {
+		t.Fatalf("models: listed %v, GET %d %s", listed, status, b)
+	}
 	// Cancelling a finished job is a conflict; deleting the file works.
 	if status, _, _ := d.call(t, "POST", "/v1/fine_tuning/jobs/"+job.ID+"/cancel", "", nil); status != 409 {
 		t.Fatalf("cancel of a finished job: %d", status)

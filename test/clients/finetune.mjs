@@ -103,6 +103,14 @@ await check('fineTuning.jobs.list', async () => {
   assert.ok(ids.includes(job.id));
 });
 
+await check('models.retrieve and list the fine-tuned model', async () => {
+  const m = await openai.models.retrieve(tuned);
+  assert.equal(m.id, tuned);
+  const ids = [];
+  for await (const x of openai.models.list()) ids.push(x.id);
+  assert.ok(ids.includes(tuned) && ids.includes(model));
+});
+
 await check('chat with the fine-tuned model', async () => {
   const r = await openai.chat.completions.create({
     model: tuned, messages: [{ role: 'user', content: 'What is a pipe?' }], max_tokens: 4, temperature: 0,
