@@ -60,7 +60,7 @@ type OllamaOptions struct {
 	// longer than it is truncated, keeping its end.
 	NumCtx   int          `json:"num_ctx,omitempty"`
 	Stop     []string     `json:"stop,omitempty"`
-	Adapters []AdapterRef `json:"adapters,omitempty"`
+	Adapters AdapterRefs  `json:"adapters,omitempty"`
 	// Options that would change the output but have no support here; the
 	// daemon refuses them by name unless they are at their neutral value.
 	Mirostat        *int     `json:"mirostat,omitempty"`

@@ -29,7 +29,7 @@ type ResponseRequest struct {
 	User               string          `json:"user,omitempty"`
 	TopLogprobs        *int            `json:"top_logprobs,omitempty"`
 	Background         bool            `json:"background,omitempty"`
-	Adapters           []AdapterRef    `json:"adapters,omitempty"`
+	Adapters           AdapterRefs     `json:"adapters,omitempty"`
 }
 
 // ResponseInput is a request's input: a string (one user message) or a

@@ -360,7 +360,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 				"content_block": map[string]any{"type": "text", "text": ""}})
 		}
 	}
-	spec := runSpec{endpoint: "messages", conversation: true, model: body.Model, req: req, id: id,
+	spec := runSpec{endpoint: "messages", conversation: true, model: body.Model, req: req, id: id, hdr: w.Header(),
 		prepare: func(m models.Model, req *llm.Request) error {
 			if err := oc.prepare(m, req); err != nil {
 				return err

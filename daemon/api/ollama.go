@@ -222,7 +222,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
-		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id,
+		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		prepare: oc.prepare,
 		onStart: func(n string) { name, filter = n, oc.stream() },
 		onToken: func(t llm.Token) error {
@@ -362,7 +362,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	usesChatTemplate := !body.Raw && body.Suffix == "" && body.Template == ""
 	spec := runSpec{endpoint: "api.generate", model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
-		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id,
+		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		retryNoTemplate: usesChatTemplate,
 		prepare:         func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
 		onStart:         func(n string) { name = n },

@@ -212,7 +212,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.send(chunk(i, ipc.Delta{Content: text}, l, nil))
 	}
-	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n,
+	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
 		prepare: oc.prepare,
 		onStart: func(nm string) {
 			name, model = nm, a.models.Models()[nm]
@@ -455,7 +455,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.send(resp(i, t.Text, lp, nil))
 	}
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
 		prepare: func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
 		onStart: onStart, onToken: func(t llm.Token) error { return onTok(0, t) }, onChoiceToken: onTok})
 	if err == nil {
@@ -566,6 +566,10 @@ func (a *API) echoPrompt(ctx context.Context, m models.Model, req llm.Request, t
 // getModel answers GET /v1/models/{id}.
 func (a *API) getModel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if man, ok := a.fineTunedManifest(canonicalName(id)); ok {
+		daemon.WriteJSON(w, http.StatusOK, ipc.ModelCard{ID: man.Name, Object: "model", Created: man.Created.Unix(), OwnedBy: "user"})
+		return
+	}
 	if man, ok := a.manifest(id); ok {
 		// A created model (/api/create), while its base is there.
 		if rm, err := a.resolveModel(id); err == nil {
@@ -603,6 +607,14 @@ func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
 	out := ipc.ModelList{Object: "list", Data: []ipc.ModelCard{}}
 	for _, m := range list {
 		out.Data = append(out.Data, ipc.ModelCard{ID: m.Name, Object: "model", Created: m.Modified.Unix(), OwnedBy: "ruvllm"})
+	}
+	// Fine-tuning jobs' adapters are models too, as OpenAI lists them.
+	if pool := a.adapterPool(); pool != nil {
+		for _, info := range pool.List() {
+			if man, ok := a.fineTunedManifest(info.Name); ok {
+				out.Data = append(out.Data, ipc.ModelCard{ID: man.Name, Object: "model", Created: man.Created.Unix(), OwnedBy: "user"})
+			}
+		}
 	}
 	// Created models, named as /api/tags names them, while their base is
 	// there.
