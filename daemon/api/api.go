@@ -215,6 +215,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		s.onStart(h.Name)
 	}
 	s.req.WarmFollowUp = s.conversation && s.req.Messages != nil
+	engineStart := time.Now()
 	var answer strings.Builder
 	var res llm.Result
 	if s.n > 1 {
@@ -266,6 +267,12 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		ID: s.id, Time: start.UTC(), Client: clientName(r), Model: h.Name, Endpoint: s.endpoint,
 		PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, CompletionTokens: res.CompletionTokens,
 		TTFTMillis: float64(res.Timings.TTFT.Microseconds()) / 1000, Status: status,
+	}
+	if res.CompletionTokens > 0 {
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		t := res.Timings
+		rec.TTFT = &ipc.TTFTBreakdown{HandlerMillis: ms(engineStart.Sub(start)), PrepareMillis: ms(t.Prepare),
+			QueueMillis: ms(t.Queue), PrefillMillis: ms(t.Prefill), PrefillSteps: t.PrefillSteps, SampleMillis: ms(t.Sample)}
 	}
 	if res.CompletionTokens > 1 && res.Timings.Eval > 0 {
 		rec.TokensPerSecond = float64(res.CompletionTokens-1) / res.Timings.Eval.Seconds()

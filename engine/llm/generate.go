@@ -272,6 +272,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			return tokens, false
 		}
 	}
+	submitted := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- m.sched.Run(jobCtx, job) }()
 
@@ -315,6 +316,13 @@ wait:
 		res.Timings.TTFT = firstAt.Sub(start)
 		res.Timings.PromptEval = res.Timings.TTFT
 		res.Timings.Eval = time.Since(firstAt)
+		res.Timings.Prepare = submitted.Sub(start)
+		if !job.Prefilled.IsZero() {
+			res.Timings.Queue = job.Admitted.Sub(submitted)
+			res.Timings.Prefill = job.Prefilled.Sub(job.Admitted)
+			res.Timings.PrefillSteps = job.PrefillSteps
+			res.Timings.Sample = firstAt.Sub(job.Prefilled)
+		}
 	}
 	res.Timings.Total = time.Since(start)
 	if cbErr != nil {
