@@ -114,3 +114,33 @@ func TestSequenceRandomNoLeak(t *testing.T) {
 		t.Fatalf("leak: %d of 64 blocks free after releasing everything", p.Free())
 	}
 }
+
+func TestSequenceTrimAfterPartialAdvance(t *testing.T) {
+	p := NewPool(8, 4)
+	var c copyLog
+	s := NewSequence(p)
+	if err := s.Reserve(3, &c); err != nil {
+		t.Fatal(err)
+	}
+	s.Advance(3)
+	// A draft of 7 more positions reserves up to position 10 (3 blocks).
+	if err := s.Reserve(7, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Blocks()) != 3 || p.Free() != 5 {
+		t.Fatalf("after reserving 10 positions: %d blocks held, %d free", len(s.Blocks()), p.Free())
+	}
+	s.Advance(2) // two accepted: 5 positions
+	s.Trim()
+	if s.Len() != 5 || len(s.Blocks()) != 2 || p.Free() != 6 {
+		t.Fatalf("after Trim: len %d, %d blocks, %d free; want 5, 2, 6", s.Len(), len(s.Blocks()), p.Free())
+	}
+	s.Trim() // nothing more to free
+	if len(s.Blocks()) != 2 {
+		t.Fatalf("second Trim freed a used block")
+	}
+	s.Release()
+	if p.Free() != 8 {
+		t.Fatalf("leak: %d of 8 free", p.Free())
+	}
+}

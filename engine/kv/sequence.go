@@ -87,6 +87,19 @@ func (s *Sequence) Truncate(n int) {
 	s.len = n
 }
 
+// Trim frees the blocks reserved past the filled positions: after a
+// speculative step reserved room for a draft and kept only part of it.
+// Positions past Len in the last kept block hold stale data, which is
+// never read (attention reads positions below Len) and is overwritten
+// by the next positions written.
+func (s *Sequence) Trim() {
+	keep := (s.len + s.pool.blockSize - 1) / s.pool.blockSize
+	if keep < len(s.blocks) {
+		s.pool.Release(s.blocks[keep:])
+		s.blocks = s.blocks[:keep]
+	}
+}
+
 // Release returns every block to the pool; s is empty afterwards.
 func (s *Sequence) Release() {
 	s.pool.Release(s.blocks)

@@ -115,6 +115,9 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 		if len(sp.Blocks)*s.cfg.BlockSize < sp.Pos+sp.N {
 			panic("Attend: block table too short")
 		}
+		if sp.Tree != nil && !compute.ValidTree(sp.Tree, sp.N) {
+			panic("Attend: invalid tree")
+		}
 		for i := 0; i < sp.N; i++ {
 			o := s.offset(sp.Blocks, a.Layer, sp.Pos+i)
 			kr, vr := ks.f32[(sp.Row+i)*re:(sp.Row+i+1)*re], vs.f32[(sp.Row+i)*re:(sp.Row+i+1)*re]
@@ -192,6 +195,7 @@ type attendJob struct {
 	q16, acc16      [][]uint16         // the queries and output accumulators in f16 (flash)
 	heads           []quant.FlashHeads // flash's running state of an item's heads
 	kt, vf          [][]float32        // keys transposed (head dim × keys) and values (keys × head dim)
+	runs            [][]keyRun         // the runs of keys a row of a tree span reads (tree.go)
 }
 
 // grow returns buf resliced to n elements, reallocated when too short with
@@ -229,6 +233,14 @@ func (j *attendJob) do(wk, lo, hi int) {
 	j.qh[wk], j.acc[wk] = qh, acc
 	for _, it := range j.items[lo:hi] {
 		sp := &j.spans[it.span]
+		if sp.Tree != nil { // tree.go
+			if f16 {
+				j.flashTree(wk, it)
+			} else {
+				j.treeF32(wk, it)
+			}
+			continue
+		}
 		if f16 {
 			j.flash(wk, it)
 			continue
