@@ -25,6 +25,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/prefix"
+	"github.com/ruvllm/ruvllm/engine/spec"
 )
 
 // ErrClosed is returned for jobs submitted to, or running in, a closed
@@ -73,6 +74,12 @@ type Job struct {
 	// CachedTokens is set before the first Next: prompt tokens reused
 	// from the prefix cache.
 	CachedTokens int
+	// Speculate selects the speculation kinds the job may use (zero:
+	// none) where the scheduler has Options.Speculation.
+	Speculate spec.Kinds
+	// Spec is the job's speculation state; its counters (verified draft
+	// tokens, accepted ones, verifications) may be read after Run.
+	Spec spec.Seq
 
 	ctx      context.Context
 	err      error
@@ -82,6 +89,12 @@ type Job struct {
 	fed      int     // tokens whose keys and values are stored
 	order    uint64  // admission order, for FIFO among equal priorities
 	finished bool
+
+	// speculation (spec.go)
+	draft            spec.Draft
+	tree             []int32 // the verification span's tree
+	path             []int32
+	moveDst, moveSrc []int
 }
 
 // Options configures a Scheduler.
@@ -103,7 +116,13 @@ type Options struct {
 	BackgroundDelay time.Duration
 	// MaxSeqLen is the longest sequence (context length).
 	MaxSeqLen int
-	Logger    *slog.Logger
+	// Speculation, when set, enables speculative decoding for jobs that
+	// ask for it (Job.Speculate).
+	Speculation *Speculation
+	Logger      *slog.Logger
+	// clock times steps for the speculation cost model (tests set a fake
+	// one; nil: time.Now).
+	clock func() time.Time
 }
 
 // Scheduler runs jobs with continuous batching.
@@ -126,17 +145,35 @@ type Scheduler struct {
 	busyAt  time.Time // when a step last ran tokens of a job not in the background
 	logits  [][]float32
 	sb      stepBuffers
+
+	// speculation (spec.go): the controller and drafters are the loop's
+	spec       *Speculation
+	ctl        *spec.Controller
+	tree       bool // the runner verifies trees
+	specSeqs   []*spec.Seq
+	specDrafts []*spec.Draft
+	specReqs   []spec.Request
+	specStats  specCounters
+	now        func() time.Time // the clock steps are timed with
 }
 
 // stepBuffers is what step builds a batch in, kept between steps so a
 // decode step allocates nothing.
 type stepBuffers struct {
-	batch            model.Batch
-	rows             []int32
-	jobs             []*Job // the running jobs when the step began
-	owners, spanJobs []*Job
-	adapters         [][]lora.Applied
-	inBatch          map[*Job]bool
+	batch    model.Batch
+	rows     []int32
+	jobs     []*Job // the running jobs when the step began
+	owners   []owner
+	spanJobs []*Job
+	adapters [][]lora.Applied
+	inBatch  map[*Job]bool
+}
+
+// owner is a job that gets logits in a step: rows [first, first+n) of
+// the step's logits, n > 1 when it verifies a draft in span span.
+type owner struct {
+	j              *Job
+	first, n, span int
 }
 
 // reset empties the buffers, keeping their storage but dropping the
@@ -174,7 +211,18 @@ func New(r Runner, pool *kv.Pool, cache *prefix.Cache, o Options) *Scheduler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Scheduler{run: r, pool: pool, cache: cache, o: o, log: o.Logger,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+		wake: make(chan struct{}, 1), stopped: make(chan struct{}), now: o.clock}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if o.Speculation != nil {
+		s.spec = o.Speculation
+		s.ctl = spec.NewController(o.Speculation.Control)
+		s.tree = s.treeCapable()
+		if d := s.spec.Drafter; d != nil && d.Timing == nil {
+			d.Timing = s.ctl.DraftTime
+		}
+	}
 	go s.loop()
 	return s
 }
@@ -418,6 +466,8 @@ func (s *Scheduler) step() error {
 		defer func() { s.busyAt = time.Now() }()
 	}
 	sb.jobs = append(sb.jobs, s.running...) // reserve may preempt, editing s.running
+	stepStart := s.now()
+	decoding, specAllowed := s.planDrafts(sb.jobs)
 	for _, j := range sb.jobs {
 		if j.seq == nil || j.finished { // preempted or failed while making room
 			continue
@@ -433,24 +483,48 @@ func (s *Scheduler) step() error {
 		if n <= 0 {
 			continue
 		}
-		if err := s.reserve(j, n, inBatch); err != nil {
-			if errors.Is(err, ErrTooLarge) {
-				j.finished, j.err = true, err
-				continue
+		drafted := j.draft.Len()
+		if drafted > 0 && (n != 1 || 1+drafted > budget) {
+			j.draft.Reset()
+			drafted = 0
+		}
+		if drafted > 0 {
+			// Room for the draft too, from free blocks only: a guess
+			// never evicts a cached prefix or preempts a sequence.
+			if err := j.seq.Reserve(1+drafted, s.run.KV()); err != nil {
+				j.draft.Reset()
+				drafted = 0
 			}
-			break // pool held by jobs with higher priority: wait for them
+		}
+		if drafted == 0 {
+			if err := s.reserve(j, n, inBatch); err != nil {
+				if errors.Is(err, ErrTooLarge) {
+					j.finished, j.err = true, err
+					continue
+				}
+				break // pool held by jobs with higher priority: wait for them
+			}
 		}
 		inBatch[j] = true
 		row := len(batch.Tokens)
 		batch.Tokens = append(batch.Tokens, j.tokens[j.fed:j.fed+n]...)
-		batch.Spans = append(batch.Spans, compute.Span{Row: row, N: n, Pos: j.fed, Blocks: j.seq.Blocks()})
+		sp := compute.Span{Row: row, N: n, Pos: j.fed, Blocks: j.seq.Blocks()}
+		if drafted > 0 {
+			batch.Tokens = append(batch.Tokens, j.draft.Tokens...)
+			sp.N, sp.Tree = 1+drafted, s.draftSpan(j)
+			n = sp.N
+			owners = append(owners, owner{j: j, first: len(rows), n: n, span: len(batch.Spans)})
+			for i := range n {
+				rows = append(rows, int32(row+i))
+			}
+		} else if j.fed+n == len(j.tokens) { // the job's last pending token: it needs logits
+			owners = append(owners, owner{j: j, first: len(rows), n: 1, span: len(batch.Spans)})
+			rows = append(rows, int32(row+n-1))
+		}
+		batch.Spans = append(batch.Spans, sp)
 		spanJobs = append(spanJobs, j)
 		adapters = append(adapters, j.Adapters)
 		withAdapters = withAdapters || len(j.Adapters) > 0
-		if j.fed+n == len(j.tokens) { // the job's last pending token: it needs logits
-			rows = append(rows, int32(row+n-1))
-			owners = append(owners, j)
-		}
 		budget -= n
 		if budget == 0 {
 			break
@@ -465,20 +539,45 @@ func (s *Scheduler) step() error {
 		for len(s.logits) < len(rows) {
 			s.logits = append(s.logits, make([]float32, s.run.Vocab()))
 		}
+		start := s.now()
 		if err := s.run.Step(batch, rows, s.logits[:len(rows)]); err != nil {
 			return err
 		}
+		s.timeStep(len(batch.Tokens), len(rows), s.now().Sub(start))
 		for i, sp := range batch.Spans {
+			if spanJobs[i].draft.Len() > 0 {
+				continue // acceptDraft advances it by what it keeps
+			}
 			spanJobs[i].seq.Advance(sp.N)
 			spanJobs[i].fed += sp.N
 		}
-		for i, j := range owners {
-			tok, done := j.Next(s.logits[i])
+		start, calls := s.now(), 0
+		for _, o := range owners {
+			j := o.j
+			if j.draft.Len() > 0 {
+				calls += s.acceptDraft(j, batch.Spans[o.span], s.logits[o.first:o.first+o.n])
+				continue
+			}
+			if s.ctl != nil && j.Speculate != 0 {
+				s.ctl.Observe(&j.Spec, &j.draft, nil, false) // a step without a draft
+			}
+			tok, done := j.Next(s.logits[o.first])
+			calls++
 			if done || (s.o.MaxSeqLen > 0 && len(j.tokens) >= s.o.MaxSeqLen) {
 				j.finished = true
 				continue
 			}
 			j.tokens = append(j.tokens, tok)
+		}
+		if s.ctl != nil {
+			now := s.now()
+			s.ctl.NextTime(calls, now.Sub(start))
+			if decoding > 0 && len(rows) == len(batch.Tokens) {
+				s.ctl.StepDone(decoding, calls, now.Sub(stepStart), specAllowed)
+			}
+		}
+		for _, j := range spanJobs {
+			j.draft.Reset()
 		}
 	}
 	keep := s.running[:0]
@@ -573,6 +672,7 @@ func (s *Scheduler) release(j *Job) {
 	if s.cache != nil && j.Namespace != "" && j.fed > 0 && !(j.Background && j.ctx.Err() != nil) {
 		s.cache.Insert(j.Namespace, j.tokens[:j.fed], j.seq.Blocks())
 	}
+	s.forgetDraft(j)
 	j.seq.Release()
 	j.seq = nil
 	j.fed = 0
