@@ -16,6 +16,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/internal/backends"
 	"github.com/ruvllm/ruvllm/internal/membw"
 	"github.com/ruvllm/ruvllm/internal/servebench"
@@ -32,6 +33,8 @@ func newBenchCmd() *cobra.Command {
 		membwOn bool
 		backend string
 		profile string
+		draft   string
+		specs   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [-m FILE.gguf] [-p 512] [-n 128] [-t THREADS] [-r REPS] [--membw] [--json]",
@@ -62,11 +65,20 @@ func newBenchCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch}, o)
-				if err != nil {
-					return err
+				if o.PromptTokens > 0 || o.GenTokens > 0 {
+					rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch}, o)
+					if err != nil {
+						return err
+					}
+					out.BenchReport = rep
 				}
-				out.BenchReport = rep
+				if len(specs) > 0 {
+					figs, err := runSpecBench(ctx, path, draft, specs, llm.Options{Threads: threads, NewBackend: newBackend}, o)
+					if err != nil {
+						return err
+					}
+					out.Speculation = figs
+				}
 			}
 			if membwOn {
 				bwThreads := threads
@@ -100,6 +112,8 @@ func newBenchCmd() *cobra.Command {
 	f.BoolVar(&membwOn, "membw", false, "also measure memory copy bandwidth and the decode bound it sets")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
+	f.StringVar(&draft, "draft", "", "draft model (same vocabulary) for the draft speculation kinds")
+	f.StringSliceVar(&specs, "spec", nil, "also measure decode on the speculation workloads with these kinds, e.g. lookup,lookup+tree,draft,draft+tree,all (each against none, alternated; -n tokens per workload)")
 	backends.Flag(f, &backend)
 	cmd.AddCommand(newBenchServeCmd())
 	return cmd
@@ -130,6 +144,32 @@ type benchOutput struct {
 	// DecodeBoundTPS is the generation speed memory bandwidth allows:
 	// read bandwidth ÷ weight bytes per token.
 	DecodeBoundTPS float64 `json:"decode_bound_tokens_per_second,omitempty"`
+	// Speculation is decode speed per speculation kind (--spec).
+	Speculation []llm.SpecFigure `json:"speculation,omitempty"`
+}
+
+// runSpecBench loads path with every speculation kind (and draft, when
+// given) and measures decode with each of specs against none.
+func runSpecBench(ctx context.Context, path, draft string, specs []string, lo llm.Options, o llm.BenchOptions) ([]llm.SpecFigure, error) {
+	var kinds []spec.Kinds
+	for _, s := range specs {
+		k, err := spec.ParseKinds(s)
+		if err != nil {
+			return nil, err
+		}
+		if k&spec.KindDraft != 0 && draft == "" {
+			return nil, fmt.Errorf("--spec %s needs --draft FILE", s)
+		}
+		kinds = append(kinds, k)
+	}
+	lo.Speculate, lo.Draft, lo.NoPrefixCache = spec.KindsAll, draft, true
+	lo.ContextLength = 1024 + o.GenTokens
+	m, err := llm.Load(ctx, path, lo)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	return m.BenchSpec(ctx, kinds, max(o.GenTokens, 1), o.Reps)
 }
 
 // runBench loads path with lo (threads and backend) sized for o and runs
@@ -185,6 +225,13 @@ func printBench(w io.Writer, out benchOutput) {
 		fmt.Fprintf(w, "peak RSS %s; file %.1f MiB + KV cache %.1f MiB + 64 MiB = %.1f MiB (%s)\n",
 			rss, mib(r.FileSize), mib(r.KVBytes), mib(budget), verdict)
 		fmt.Fprintf(w, "weights read per decoded token: %.1f MiB\n", mib(r.WeightBytesPerToken))
+	}
+	if len(out.Speculation) > 0 {
+		fmt.Fprintf(w, "\n| %-18s | %12s | %8s | %10s | %12s | %9s |\n", "speculation", "decode t/s", "speed-up", "acceptance", "tokens/verif", "identical")
+		fmt.Fprintf(w, "| %-18s | %12s | %8s | %10s | %12s | %9s |\n", "---", "---:", "---:", "---:", "---:", "---")
+		for _, f := range out.Speculation {
+			fmt.Fprintf(w, "| %-18s | %12.1f | %7.2fx | %10.2f | %12.2f | %9v |\n", f.Kinds, f.TokensPerSecond, f.Speedup, f.AcceptanceRate, f.TokensPerVerification, f.Identical)
+		}
 	}
 	if bw := out.MemBW; bw != nil {
 		fmt.Fprintf(w, "memory bandwidth, %d threads copying %d MiB each: %.2f GB/s read (%.2f GB/s read+write)\n",

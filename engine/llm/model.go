@@ -22,6 +22,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/prefix"
 	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/engine/sched"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
@@ -50,6 +51,15 @@ type Options struct {
 	Sequences int
 	// NoPrefixCache disables sharing computed prompt prefixes.
 	NoPrefixCache bool
+	// Speculate is the set of speculative decoding kinds requests may use
+	// (zero: none); requests opt out with Request.NoSpeculation.
+	Speculate spec.Kinds
+	// Draft is a draft model's GGUF file for spec.KindDraft: any model
+	// with the same vocabulary, e.g. a low-bit quantization of this one.
+	Draft string
+	// SpecControl tunes how much is drafted (spec.Options; zero: adaptive
+	// with the defaults).
+	SpecControl spec.Options
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 	// NewBackend, when set, creates the compute backend the model runs on;
@@ -80,7 +90,8 @@ type Model struct {
 
 	sched     *sched.Scheduler
 	cache     *prefix.Cache
-	namespace string // prefix-cache namespace: the model's identity
+	draft     *draftModel // nil without Options.Draft
+	namespace string      // prefix-cache namespace: the model's identity
 	warming   warmGroup
 	warmed    atomic.Uint64 // tokens computed by follow-up warming
 
@@ -162,8 +173,15 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	if !o.NoPrefixCache {
 		m.cache = prefix.New(m.pool)
 	}
+	if o.Draft != "" && o.Speculate&spec.KindDraft != 0 {
+		if err := m.loadDraft(o.Draft, blocks); err != nil {
+			closeBackend(b)
+			return nil, err
+		}
+	}
 	m.sched = sched.New(runner{m}, m.pool, m.cache, sched.Options{
 		MaxBatchTokens: o.BatchSize, MaxRunning: o.Sequences * 4, MaxSeqLen: ctxLen, Logger: o.Logger,
+		Speculation: m.speculation(),
 	})
 	m.log.Info("model loaded", "name", m.info.Name, "arch", cfg.Arch, "params", m.info.Parameters,
 		"type", m.info.FileType, "ctx", ctxLen, "kv_blocks", blocks)
@@ -261,6 +279,9 @@ func (m *Model) Close() error {
 	defer m.mu.Unlock()
 	m.closed = true
 	closeBackend(m.backend)
+	if m.draft != nil {
+		m.draft.file.Close()
+	}
 	return m.file.Close()
 }
 
