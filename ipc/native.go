@@ -74,8 +74,13 @@ type RequestRecord struct {
 	CompletionTokens int       `json:"completion_tokens"`
 	TTFTMillis       float64   `json:"ttft_ms"`
 	TokensPerSecond  float64   `json:"tokens_per_second"`
-	Status           string    `json:"status"` // "ok", "cancelled", "error"
-	Error            string    `json:"error,omitempty"`
+	// DraftTokens, DraftAccepted and Verifications describe speculative
+	// decoding: draft tokens verified, those accepted, verification steps.
+	DraftTokens   int    `json:"draft_tokens,omitempty"`
+	DraftAccepted int    `json:"draft_accepted,omitempty"`
+	Verifications int    `json:"verifications,omitempty"`
+	Status        string `json:"status"` // "ok", "cancelled", "error"
+	Error         string `json:"error,omitempty"`
 }
 
 // APIError is a non-2xx answer, in either protocol's error shape.

@@ -59,6 +59,8 @@ type OllamaOptions struct {
 	NumCtx           int          `json:"num_ctx,omitempty"`
 	Stop             []string     `json:"stop,omitempty"`
 	Adapters         []AdapterRef `json:"adapters,omitempty"`
+	// Speculation is ruvllm's addition, as in the OpenAI requests.
+	Speculation string `json:"speculation,omitempty"`
 }
 
 // OllamaChatRequest is the body of POST /api/chat.
@@ -96,6 +98,12 @@ type OllamaMetrics struct {
 	// PromptCachedCount is ruvllm's addition: prompt tokens served from
 	// the shared prefix cache.
 	PromptCachedCount int `json:"prompt_cached_count,omitempty"`
+	// DraftCount, DraftAcceptedCount and DraftVerifyCount are ruvllm's
+	// additions for speculative decoding: draft tokens verified, those
+	// accepted, and the steps that verified them.
+	DraftCount         int `json:"draft_count,omitempty"`
+	DraftAcceptedCount int `json:"draft_accepted_count,omitempty"`
+	DraftVerifyCount   int `json:"draft_verify_count,omitempty"`
 }
 
 // OllamaChatResponse is one NDJSON line of /api/chat (or the whole answer).

@@ -61,6 +61,10 @@ type SamplingFields struct {
 	Adapters         []AdapterRef       `json:"adapters,omitempty"`
 	// Priority orders requests in the daemon: higher first.
 	Priority int `json:"priority,omitempty"`
+	// Speculation is ruvllm's addition: "off" opts the request out of
+	// speculative decoding; kinds ("lookup", "draft", "tree", joined by
+	// "+") narrow it; empty leaves the daemon's setting.
+	Speculation string `json:"speculation,omitempty"`
 }
 
 // ChatCompletionRequest is the body of POST /v1/chat/completions.

@@ -14,6 +14,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/internal/backends"
 )
 
@@ -53,6 +54,8 @@ func newRunCmd() *cobra.Command {
 		ctxLen  int
 		remote  bool
 		backend string
+		draft   string
+		specs   string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--remote] -m MODEL -p TEXT",
@@ -75,8 +78,13 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			kinds, err := spec.ParseKinds(specs)
+			if err != nil {
+				return fmt.Errorf("--spec: %w", err)
+			}
 			loadStart := time.Now()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend})
+			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend,
+				Speculate: kinds, Draft: draft})
 			if err != nil {
 				return err
 			}
@@ -103,6 +111,8 @@ func newRunCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of streaming")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.IntVar(&ctxLen, "ctx", 0, "context length (0: the model's, at most 4096)")
+	f.StringVar(&draft, "draft", "", "draft model (same vocabulary, e.g. a Q4_0 of the model) for speculative decoding")
+	f.StringVar(&specs, "spec", "all", "speculative decoding: all, off, or kinds joined by + (lookup, draft, tree)")
 	backends.Flag(f, &backend)
 	return cmd
 }
@@ -117,6 +127,10 @@ type runTimings struct {
 	GenTPS       float64 `json:"generation_tokens_per_second"`
 	TTFTMS       float64 `json:"ttft_ms"`
 	FinishReason string  `json:"finish_reason"`
+	// Speculative decoding: draft tokens verified, accepted, and steps.
+	DraftTokens   int `json:"draft_tokens,omitempty"`
+	DraftAccepted int `json:"draft_accepted,omitempty"`
+	Verifications int `json:"verifications,omitempty"`
 }
 
 func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Request, load time.Duration, asJSON bool) error {
@@ -145,6 +159,7 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		GenMS:        ms(res.Timings.Eval),
 		TTFTMS:       ms(res.Timings.TTFT),
 		FinishReason: string(res.FinishReason),
+		DraftTokens:  res.Speculation.Drafted, DraftAccepted: res.Speculation.Accepted, Verifications: res.Speculation.Verifications,
 	}
 	if res.Timings.PromptEval > 0 {
 		tm.PromptTPS = float64(res.PromptTokens) / res.Timings.PromptEval.Seconds()
@@ -159,8 +174,13 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		return json.NewEncoder(out).Encode(map[string]any{"tokens": tokens, "text": string(text), "timings": tm})
 	}
 	fmt.Fprintln(out)
-	fmt.Fprintf(cmd.ErrOrStderr(), "load %.0f ms | prompt %d tokens in %.1f ms (%.1f tok/s) | TTFT %.1f ms | generated %d tokens (%.1f tok/s) | %s\n",
-		tm.LoadMS, tm.PromptTokens, tm.PromptMS, tm.PromptTPS, tm.TTFTMS, tm.GenTokens, tm.GenTPS, tm.FinishReason)
+	specNote := ""
+	if s := res.Speculation; s.Verifications > 0 {
+		specNote = fmt.Sprintf(" | speculation: %d of %d draft tokens accepted, %.2f tokens per verification",
+			s.Accepted, s.Drafted, s.TokensPerVerification())
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "load %.0f ms | prompt %d tokens in %.1f ms (%.1f tok/s) | TTFT %.1f ms | generated %d tokens (%.1f tok/s) | %s%s\n",
+		tm.LoadMS, tm.PromptTokens, tm.PromptMS, tm.PromptTPS, tm.TTFTMS, tm.GenTokens, tm.GenTPS, tm.FinishReason, specNote)
 	return nil
 }
 

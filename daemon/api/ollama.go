@@ -50,6 +50,9 @@ func ollamaRequest(o *ipc.OllamaOptions, format any) (llm.Request, error) {
 			req.MaxTokens = *o.NumPredict
 		}
 		req.Stop = o.Stop
+		if err := speculation(&req, o.Speculation); err != nil {
+			return req, err
+		}
 	}
 	req.Sampling = p
 	return req, nil
@@ -70,6 +73,8 @@ func metrics(out runResult, total time.Duration) ipc.OllamaMetrics {
 		PromptEvalCount: out.res.PromptTokens, PromptEvalDuration: t.PromptEval.Nanoseconds(),
 		EvalCount: out.res.CompletionTokens, EvalDuration: t.Eval.Nanoseconds(),
 		PromptCachedCount: out.res.CachedTokens,
+		DraftCount:        out.res.Speculation.Drafted, DraftAcceptedCount: out.res.Speculation.Accepted,
+		DraftVerifyCount: out.res.Speculation.Verifications,
 	}
 }
 

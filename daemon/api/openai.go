@@ -10,6 +10,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/ipc"
 )
@@ -56,7 +57,24 @@ func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 		return req, &requestError{http.StatusBadRequest, "max_tokens must not be negative"}
 	}
 	req.Priority = f.Priority
+	if err := speculation(&req, f.Speculation); err != nil {
+		return req, err
+	}
 	return req, nil
+}
+
+// speculation applies a request's speculation field: "off" (or "none")
+// opts out, kinds narrow what the model offers, empty changes nothing.
+func speculation(req *llm.Request, s string) error {
+	if s == "" {
+		return nil
+	}
+	k, err := spec.ParseKinds(s)
+	if err != nil {
+		return &requestError{http.StatusBadRequest, err.Error()}
+	}
+	req.NoSpeculation, req.Speculate = k == 0, k
+	return nil
 }
 
 func usage(res llm.Result) ipc.Usage {

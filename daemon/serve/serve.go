@@ -3,10 +3,12 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -15,6 +17,8 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/api"
 	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/internal/backends"
 )
 
@@ -32,6 +36,31 @@ type Options struct {
 	// Backend names the compute backend models run on (internal/backends:
 	// "cpu", the default, or "metal" on macOS).
 	Backend string
+	// Speculate is the speculative decoding offered to requests
+	// (spec.ParseKinds: "all", "lookup+tree", "off", ...).
+	Speculate string
+	// Drafts are draft models: "FILE" for the default model, "NAME=FILE"
+	// for the model NAME.
+	Drafts []string
+}
+
+// drafts maps model names to draft files from o.Drafts.
+func (o Options) drafts() (func(name string) string, error) {
+	byName := map[string]string{}
+	for _, d := range o.Drafts {
+		name, file, ok := strings.Cut(d, "=")
+		if !ok {
+			if o.Model == "" {
+				return nil, fmt.Errorf("--draft %s: name the model (NAME=FILE) or set a default model", d)
+			}
+			name, file = llm.NameFromPath(o.Model), d
+		}
+		if name == "" || file == "" {
+			return nil, fmt.Errorf("--draft %q: want FILE or NAME=FILE", d)
+		}
+		byName[strings.ToLower(name)] = file
+	}
+	return func(name string) string { return byName[name] }, nil
 }
 
 // Run serves until ctx is cancelled.
@@ -44,12 +73,21 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("ruvllmd: %w", err)
 	}
+	kinds, err := spec.ParseKinds(cmp.Or(o.Speculate, "all"))
+	if err != nil {
+		return fmt.Errorf("ruvllmd: --spec: %w", err)
+	}
+	drafts, err := o.drafts()
+	if err != nil {
+		return fmt.Errorf("ruvllmd: %w", err)
+	}
 	srv, err := daemon.New(o.Config)
 	if err != nil {
 		return err
 	}
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
-		Threads: o.Threads, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store()})
+		Threads: o.Threads, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
+		Speculate: kinds, Draft: drafts})
 	a := api.Register(srv, mgr)
 	srv.OnShutdown(mgr.Close)
 	// The registry lives in a hidden folder inside the drop folder: the
@@ -106,5 +144,7 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.BoolVar(&o.Preload, "preload", true, "load the default model at start")
 	f.DurationVar(&o.KeepAlive, "keep-alive", 5*time.Minute, "how long an idle model stays loaded (negative: forever)")
 	f.IntVar(&o.MaxLoaded, "max-loaded", 1, "models held in memory at once")
+	f.StringVar(&o.Speculate, "spec", "all", "speculative decoding offered to requests: all, off, or kinds joined by + (lookup, draft, tree)")
+	f.StringArrayVar(&o.Drafts, "draft", nil, "draft model for speculative decoding: FILE (for the default model) or NAME=FILE (repeatable)")
 	backends.Flag(f, &o.Backend)
 }
