@@ -16,12 +16,14 @@ type Health struct {
 
 // LoadedModel is a model held in memory by the daemon.
 type LoadedModel struct {
-	Name      string    `json:"name"`
-	Path      string    `json:"path"`
-	Arch      string    `json:"architecture"`
-	FileType  string    `json:"file_type"`
-	Size      int64     `json:"size"`
-	Context   int       `json:"context_length"`
+	Name     string `json:"name"`
+	Path     string `json:"path"`
+	Arch     string `json:"architecture"`
+	FileType string `json:"file_type"`
+	Size     int64  `json:"size"`
+	Context  int    `json:"context_length"`
+	// KVBytes is the memory of the model's KV cache.
+	KVBytes   int64     `json:"kv_bytes,omitempty"`
 	Active    int       `json:"active_requests"`
 	ExpiresAt time.Time `json:"expires_at"`
 }

@@ -1,8 +1,12 @@
 package ipc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
 )
 
 // AdapterRef selects a LoRA adapter for one request.
@@ -11,10 +15,98 @@ type AdapterRef struct {
 	Scale float32 `json:"scale,omitempty"`
 }
 
-// Message is one chat turn.
+// Message is one chat turn. Content is its text: a request may send it as
+// a string, null, or (as the OpenAI SDKs, LangChain and the AI SDK do) an
+// array of content parts, whose text parts are joined in order with a
+// newline. Parts that are not text (images, audio, files) are kept aside
+// in NonText so the daemon can refuse them by name rather than drop them.
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Images are Ollama's base64-encoded images of the turn.
+	Images []string `json:"images,omitempty"`
+	// ToolCalls are the calls an assistant turn made; ToolCallID and Name
+	// identify the call a "tool" turn answers.
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	// NonText lists the types of the non-text content parts the request
+	// sent ("image_url", "input_audio", ...); never sent back.
+	NonText []string `json:"-"`
+}
+
+// ToolCall is a function call of an assistant turn. Arguments is the
+// arguments object: OpenAI sends it as a JSON string, Ollama as an object;
+// both are accepted and kept as raw JSON text.
+type ToolCall struct {
+	ID       string           `json:"id,omitempty"`
+	Type     string           `json:"type,omitempty"`
+	Function ToolCallFunction `json:"function"`
+}
+
+// ToolCallFunction names the function called and its arguments.
+type ToolCallFunction struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ContentPart is one element of an array-of-parts message content.
+type ContentPart struct {
+	Type string  `json:"type"`
+	Text *string `json:"text,omitempty"`
+}
+
+// UnmarshalJSON accepts content as a string, null or an array of parts.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	type plain Message
+	var raw struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*m = Message(raw.plain)
+	m.Content, m.NonText = "", nil
+	c := bytes.TrimSpace(raw.Content)
+	switch {
+	case len(c) == 0 || string(c) == "null":
+	case c[0] == '"':
+		return json.Unmarshal(c, &m.Content)
+	case c[0] == '[':
+		var parts []ContentPart
+		if err := json.Unmarshal(c, &parts); err != nil {
+			return fmt.Errorf("content must be a string or an array of content parts: %w", err)
+		}
+		var texts []string
+		for _, p := range parts {
+			switch {
+			case p.Type == "text" || p.Type == "input_text" || (p.Type == "" && p.Text != nil):
+				if p.Text == nil {
+					return fmt.Errorf("content part of type %q has no text", p.Type)
+				}
+				texts = append(texts, *p.Text)
+			case p.Type == "":
+				return fmt.Errorf("content part without a type")
+			default:
+				m.NonText = append(m.NonText, p.Type)
+			}
+		}
+		m.Content = strings.Join(texts, "\n")
+	default:
+		kind := "object"
+		switch c[0] {
+		case 't', 'f':
+			kind = "bool"
+		case '{':
+		default:
+			kind = "number"
+		}
+		// A type error names the field (messages.content) in the decoder's
+		// message, as it does for every other field.
+		return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeOf(""), Field: "content"}
+	}
+	return nil
 }
 
 // StopList is OpenAI's "stop": a string or an array of strings.
@@ -97,18 +189,59 @@ type PromptTokensDetails struct {
 	CachedTokens int `json:"cached_tokens"`
 }
 
+// ByteList is a token's UTF-8 bytes, written as an array of integers as
+// OpenAI's spec has it (encoding/json would write []byte as base64).
+type ByteList []byte
+
+// MarshalJSON writes the bytes as an array of integers.
+func (b ByteList) MarshalJSON() ([]byte, error) {
+	if b == nil {
+		return []byte("null"), nil
+	}
+	out := make([]byte, 0, 2+4*len(b))
+	out = append(out, '[')
+	for i, c := range b {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendUint(out, uint64(c), 10)
+	}
+	return append(out, ']'), nil
+}
+
+// UnmarshalJSON reads an array of integers (or base64, as older ruvllm wrote).
+func (b *ByteList) UnmarshalJSON(data []byte) error {
+	var ints []int
+	if err := json.Unmarshal(data, &ints); err == nil {
+		*b = make(ByteList, len(ints))
+		for i, v := range ints {
+			if v < 0 || v > 255 {
+				return fmt.Errorf("byte %d out of range", v)
+			}
+			(*b)[i] = byte(v)
+		}
+		return nil
+	}
+	var raw []byte
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*b = raw
+	return nil
+}
+
 // TopLogprob is one alternative token.
 type TopLogprob struct {
-	Token   string  `json:"token"`
-	Logprob float32 `json:"logprob"`
-	Bytes   []byte  `json:"bytes,omitempty"`
+	Token   string   `json:"token"`
+	Logprob float32  `json:"logprob"`
+	Bytes   ByteList `json:"bytes"`
 }
 
 // TokenLogprob is a generated token with its alternatives.
 type TokenLogprob struct {
 	Token       string       `json:"token"`
 	Logprob     float32      `json:"logprob"`
-	Bytes       []byte       `json:"bytes,omitempty"`
+	Bytes       ByteList     `json:"bytes"`
 	TopLogprobs []TopLogprob `json:"top_logprobs"`
 }
 
@@ -235,13 +368,22 @@ func (e *EmbeddingInput) UnmarshalJSON(b []byte) error {
 type EmbeddingRequest struct {
 	Model string         `json:"model"`
 	Input EmbeddingInput `json:"input"`
+	// EncodingFormat is "float" (the default) or "base64": the vector's
+	// little-endian float32 bytes in base64, which the official OpenAI
+	// SDKs ask for by default and decode themselves.
+	EncodingFormat string `json:"encoding_format,omitempty"`
+	// Dimensions, when set, truncates each vector to its first Dimensions
+	// values and normalises it again.
+	Dimensions *int `json:"dimensions,omitempty"`
 }
 
 // Embedding is one vector.
 type Embedding struct {
-	Object    string    `json:"object"` // "embedding"
-	Index     int       `json:"index"`
-	Embedding []float32 `json:"embedding"`
+	Object string `json:"object"` // "embedding"
+	Index  int    `json:"index"`
+	// Embedding is a []float32, or a base64 string of little-endian
+	// float32s when the request asked for encoding_format "base64".
+	Embedding any `json:"embedding"`
 }
 
 // EmbeddingResponse answers POST /v1/embeddings.

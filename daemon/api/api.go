@@ -62,6 +62,7 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.Handle("POST /v1/chat/completions", http.HandlerFunc(a.chatCompletions))
 	srv.Handle("POST /v1/completions", http.HandlerFunc(a.completions))
 	srv.Handle("GET /v1/models", http.HandlerFunc(a.listModels))
+	srv.Handle("GET /v1/models/{id...}", http.HandlerFunc(a.getModel))
 	srv.Handle("POST /v1/embeddings", http.HandlerFunc(a.embeddings))
 	srv.Handle("GET /v1/cache", http.HandlerFunc(a.cache))
 	srv.Handle("DELETE /v1/cache", http.HandlerFunc(a.clearCache))
@@ -128,6 +129,10 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	}
 	defer h.Release()
 	out.name, out.load = h.Name, h.LoadTime
+	if err := checkLogitBias(s.req.Sampling.LogitBias, h.Model.Info().VocabSize); err != nil {
+		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
+		return out, err
+	}
 	if s.req.Adapters, err = a.resolveAdapters(ctx, h.Model, s.adapters); err != nil {
 		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
 		return out, err
@@ -142,6 +147,9 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		return s.onToken(t)
 	})
 	out.res = res
+	if err != nil && a.srv.ShuttingDown() && ctx.Err() != nil {
+		err = fmt.Errorf("%w: the request was cut off after %d tokens", daemon.ErrShuttingDown, res.CompletionTokens)
+	}
 	if s.retryNoTemplate && errors.Is(err, llm.ErrNoTemplate) {
 		return out, err
 	}
@@ -221,21 +229,32 @@ func statusOf(err error) int {
 		return re.status
 	case errors.Is(err, models.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, llm.ErrInvalidModel):
+		return http.StatusUnprocessableEntity
 	case errors.Is(err, models.ErrLoadFailed):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, models.ErrInUse):
 		return http.StatusConflict
 	case errors.Is(err, models.ErrOutsideDir):
 		return http.StatusBadRequest
-	case errors.Is(err, llm.ErrContextExceeded):
+	case errors.Is(err, llm.ErrContextExceeded), errors.Is(err, llm.ErrEmptyInput), errors.Is(err, llm.ErrTokenRange):
 		return http.StatusBadRequest
+	case errors.Is(err, daemon.ErrShuttingDown):
+		return http.StatusServiceUnavailable
 	case errors.Is(err, context.Canceled):
 		return 499
 	}
 	return http.StatusInternalServerError
 }
 
-func openAIError(w http.ResponseWriter, err error) {
+// tellClient reports whether a stream that failed with err should still
+// get an error event: the client is there, or the daemon is shutting down
+// (which cancels the request's context too).
+func tellClient(r *http.Request, err error) bool {
+	return r.Context().Err() == nil || errors.Is(err, daemon.ErrShuttingDown)
+}
+
+func openAIErrorBody(err error) (int, ipc.OpenAIError) {
 	status := statusOf(err)
 	typ := "server_error"
 	if status < 500 {
@@ -246,6 +265,20 @@ func openAIError(w http.ResponseWriter, err error) {
 	}
 	var body ipc.OpenAIError
 	body.Error.Message, body.Error.Type = err.Error(), typ
+	var re *requestError
+	if errors.As(err, &re) && re.param != "" {
+		body.Error.Param = &re.param
+	}
+	if errors.Is(err, models.ErrNotFound) {
+		// Clients branch on OpenAI's code for an unknown model.
+		body.Error.Code = strPtr("model_not_found")
+		body.Error.Param = strPtr("model")
+	}
+	return status, body
+}
+
+func openAIError(w http.ResponseWriter, err error) {
+	status, body := openAIErrorBody(err)
 	daemon.WriteJSON(w, status, body)
 }
 
@@ -273,18 +306,18 @@ func (a *API) resolveAdapters(ctx context.Context, mdl models.Model, refs []ipc.
 	pool := a.adapters
 	a.mu.Unlock()
 	if pool == nil {
-		return nil, &requestError{http.StatusBadRequest, "adapter support not available in this daemon"}
+		return nil, &requestError{status: http.StatusBadRequest, msg: "adapter support not available in this daemon"}
 	}
 	m, ok := mdl.(adapters.Model)
 	if !ok {
-		return nil, &requestError{http.StatusBadRequest, "adapter support not available for this model"}
+		return nil, &requestError{status: http.StatusBadRequest, msg: "adapter support not available for this model"}
 	}
 	applied, err := pool.Resolve(ctx, m, refs)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		return nil, &requestError{adapters.StatusOf(err), err.Error()}
+		return nil, &requestError{status: adapters.StatusOf(err), msg: err.Error(), param: "adapters"}
 	}
 	return applied, nil
 }
@@ -293,11 +326,14 @@ func logitBias(in map[string]float32) (map[int32]float32, error) {
 	if len(in) == 0 {
 		return nil, nil
 	}
+	if len(in) > MaxLogitBias {
+		return nil, badParam("logit_bias", "may hold at most %d entries, not %d", MaxLogitBias, len(in))
+	}
 	out := make(map[int32]float32, len(in))
 	for k, v := range in {
 		id, err := strconv.ParseInt(k, 10, 32)
 		if err != nil {
-			return nil, &requestError{http.StatusBadRequest, fmt.Sprintf("logit_bias key %q is not a token id", k)}
+			return nil, badParam("logit_bias", "has key %q, which is not a token id", k)
 		}
 		out[int32(id)] = v
 	}
@@ -334,6 +370,14 @@ func (s *sseWriter) send(v any) error {
 	}
 	s.fl.Flush()
 	return nil
+}
+
+// fail ends a stream that already started with an error event in OpenAI's
+// shape, then [DONE], so clients see why the stream stopped.
+func (s *sseWriter) fail(err error) {
+	_, body := openAIErrorBody(err)
+	s.send(body)
+	s.done()
 }
 
 func (s *sseWriter) done() {

@@ -18,7 +18,6 @@ const (
 	maxSystemBytes   = 256 << 10
 	maxContentBytes  = 1 << 20
 	maxMessages      = 10000 // per request
-	maxAdapters      = 16
 	maxCommentRunes  = 4000
 	defaultFeedbacks = 50
 	maxFeedbacks     = 1000
@@ -158,7 +157,7 @@ func (a *API) listFeedback(w http.ResponseWriter, r *http.Request) {
 	if s := r.URL.Query().Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
-			openAIError(w, &requestError{http.StatusBadRequest, fmt.Sprintf("limit must be a positive integer, not %q", s)})
+			openAIError(w, &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("limit must be a positive integer, not %q", s)})
 			return
 		}
 		limit = min(n, maxFeedbacks)
@@ -177,7 +176,7 @@ func (a *API) listFeedback(w http.ResponseWriter, r *http.Request) {
 func validateCreate(body ipc.ConversationCreate) error {
 	return firstError(
 		checkTitle(body.Title), checkName("model", body.Model), checkSystem(body.System),
-		checkAdapters(body.Adapters), checkSampling(body.Sampling), checkMessages(body.Messages),
+		checkConversationAdapters(body.Adapters), checkStoredSampling(body.Sampling), checkMessages(body.Messages),
 	)
 }
 
@@ -193,12 +192,12 @@ func validateUpdate(body ipc.ConversationUpdate) error {
 		checks = append(checks, checkSystem(*body.System))
 	}
 	if body.Adapters != nil {
-		checks = append(checks, checkAdapters(*body.Adapters))
+		checks = append(checks, checkConversationAdapters(*body.Adapters))
 	}
 	if body.Messages != nil {
 		checks = append(checks, checkMessages(*body.Messages))
 	}
-	checks = append(checks, checkSampling(body.Sampling))
+	checks = append(checks, checkStoredSampling(body.Sampling))
 	return firstError(checks...)
 }
 
@@ -236,7 +235,7 @@ func firstError(errs ...error) error {
 }
 
 func badField(format string, args ...any) error {
-	return &requestError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
+	return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
 func required(field, v string) error {
@@ -265,23 +264,24 @@ func checkSystem(v string) error { return checkBytes("system", v, maxSystemBytes
 
 func checkName(field, v string) error { return checkBytes(field, v, maxNameBytes) }
 
-func checkAdapters(refs []ipc.AdapterRef) error {
-	if len(refs) > maxAdapters {
-		return badField("adapters has %d entries; at most %d are allowed", len(refs), maxAdapters)
+// checkConversationAdapters validates a conversation's adapters as a
+// request naming them would be validated, with names of bounded length.
+func checkConversationAdapters(refs []ipc.AdapterRef) error {
+	if err := checkAdapters(refs, "adapters"); err != nil {
+		return err
 	}
 	for i, ref := range refs {
-		field := fmt.Sprintf("adapters[%d].name", i)
-		if err := firstError(required(field, ref.Name), checkName(field, ref.Name)); err != nil {
+		if err := checkName(fmt.Sprintf("adapters[%d].name", i), ref.Name); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkSampling validates stored sampling settings the way a completion
+// checkStoredSampling validates stored sampling settings the way a completion
 // request would be validated, so a conversation never holds settings its
 // next request would be refused for.
-func checkSampling(s *ipc.SamplingFields) error {
+func checkStoredSampling(s *ipc.SamplingFields) error {
 	if s == nil {
 		return nil
 	}

@@ -18,11 +18,12 @@ import (
 
 var tokenizerDecode = tokenizer.DecodeOptions{}
 
-// ollamaRequest converts Ollama options, with Ollama's defaults.
+// ollamaRequest converts and validates Ollama options, with Ollama's
+// defaults.
 func ollamaRequest(o *ipc.OllamaOptions, format any) (llm.Request, error) {
 	var req llm.Request
 	if format != nil {
-		return req, &requestError{http.StatusBadRequest, "format (structured output) is not supported yet"}
+		return req, badParam("format", "(structured output) is not supported yet")
 	}
 	p := sample.Params{Temperature: 0.8, TopK: 40, TopP: 0.9, RepeatPenalty: 1.1, RepeatLastN: 64}
 	if o != nil {
@@ -46,13 +47,33 @@ func ollamaRequest(o *ipc.OllamaOptions, format any) (llm.Request, error) {
 			p.Seed = *o.Seed
 		}
 		p.PresencePenalty, p.FrequencyPenalty = o.PresencePenalty, o.FrequencyPenalty
-		if o.NumPredict != nil && *o.NumPredict > 0 {
-			req.MaxTokens = *o.NumPredict
+		if o.NumPredict != nil {
+			switch n := *o.NumPredict; {
+			case n > 0:
+				req.MaxTokens = n
+			case n == 0 || n == -1 || n == -2:
+				// -1: no limit; -2: until the context is full. Both end
+				// when the context is full, as does 0 (the default).
+			default:
+				return req, badParam("options.num_predict", "must be positive, -1 (no limit) or -2 (fill the context), not %d", n)
+			}
+		}
+		if o.NumCtx < 0 {
+			return req, badParam("options.num_ctx", "must be positive (0: the model's context), not %d", o.NumCtx)
+		}
+		if err := checkStops(o.Stop, "options.stop"); err != nil {
+			return req, err
+		}
+		if err := checkAdapters(o.Adapters, "options.adapters"); err != nil {
+			return req, err
 		}
 		req.Stop = o.Stop
 		if err := speculation(&req, o.Speculation); err != nil {
 			return req, err
 		}
+	}
+	if err := checkSampling(p, ollamaNames); err != nil {
+		return req, err
 	}
 	req.Sampling = p
 	return req, nil
@@ -105,7 +126,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if body.Model == "" {
-		ollamaError(w, &requestError{http.StatusBadRequest, "model is required"})
+		ollamaError(w, badParam("model", "is required"))
 		return
 	}
 	req, err := ollamaRequest(body.Options, body.Format)
@@ -119,8 +140,9 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	for _, m := range body.Messages {
-		req.Messages = append(req.Messages, chat.Message{Role: m.Role, Content: m.Content})
+	if req.Messages, err = chatMessages(body.Messages, "messages"); err != nil {
+		ollamaError(w, err)
+		return
 	}
 	stream := body.Stream == nil || *body.Stream
 	var name string
@@ -143,7 +165,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		if !nd.started {
 			ollamaError(w, err)
-		} else if r.Context().Err() == nil {
+		} else if tellClient(r, err) {
 			nd.send(map[string]string{"error": err.Error()})
 		}
 		return
@@ -166,7 +188,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if body.Model == "" {
-		ollamaError(w, &requestError{http.StatusBadRequest, "model is required"})
+		ollamaError(w, badParam("model", "is required"))
 		return
 	}
 	req, err := ollamaRequest(body.Options, body.Format)
@@ -222,7 +244,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		if !nd.started {
 			ollamaError(w, err)
-		} else if r.Context().Err() == nil {
+		} else if tellClient(r, err) {
 			nd.send(map[string]string{"error": err.Error()})
 		}
 		return
@@ -336,6 +358,10 @@ func (a *API) ollamaVersion(w http.ResponseWriter, r *http.Request) {
 func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 	var body ipc.OllamaEmbedRequest
 	if err := decode(r, &body); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if err := checkEmbeddingInputs(body.Input, "input"); err != nil {
 		ollamaError(w, err)
 		return
 	}

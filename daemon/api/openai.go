@@ -1,13 +1,16 @@
 package api
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
 	"time"
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
-	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/spec"
@@ -17,11 +20,14 @@ import (
 
 var jsonMarshal = json.Marshal
 
-// openAIRequest converts the shared OpenAI sampling fields.
+// openAIRequest converts and validates the shared OpenAI sampling fields.
 func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 	var req llm.Request
 	if f.N > 1 {
-		return req, &requestError{http.StatusBadRequest, "n > 1 is not supported"}
+		return req, badParam("n", "must be 1: n > 1 is not supported yet")
+	}
+	if f.N < 0 {
+		return req, badParam("n", "must be 1, not %d", f.N)
 	}
 	p := sample.Params{Temperature: 1, TopP: 1, PresencePenalty: f.PresencePenalty, FrequencyPenalty: f.FrequencyPenalty, RepeatPenalty: f.RepeatPenalty}
 	if f.Temperature != nil {
@@ -39,22 +45,34 @@ func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 	if f.Seed != nil {
 		p.Seed = *f.Seed
 	}
-	if p.Temperature < 0 || p.Temperature > 2 || p.TopP < 0 || p.TopP > 1 {
-		return req, &requestError{http.StatusBadRequest, "temperature must be in [0,2] and top_p in [0,1]"}
+	if err := checkSampling(p, openAINames); err != nil {
+		return req, err
 	}
 	bias, err := logitBias(f.LogitBias)
 	if err != nil {
 		return req, err
 	}
 	p.LogitBias = bias
+	if err := checkStops(f.Stop, "stop"); err != nil {
+		return req, err
+	}
+	if err := checkAdapters(f.Adapters, "adapters"); err != nil {
+		return req, err
+	}
 	req.Sampling = p
 	req.Stop = f.Stop
+	// A limit past the context is no error: generation stops when the
+	// context is full, with finish_reason "length" (as llama-server and
+	// Ollama do). Nothing is sized from it.
 	req.MaxTokens = f.MaxTokens
+	if f.MaxTokens < 0 {
+		return req, badParam("max_tokens", "must not be negative, not %d", f.MaxTokens)
+	}
+	if f.MaxCompletion < 0 {
+		return req, badParam("max_completion_tokens", "must not be negative, not %d", f.MaxCompletion)
+	}
 	if f.MaxCompletion > 0 {
 		req.MaxTokens = f.MaxCompletion
-	}
-	if req.MaxTokens < 0 {
-		return req, &requestError{http.StatusBadRequest, "max_tokens must not be negative"}
 	}
 	req.Priority = f.Priority
 	if err := speculation(&req, f.Speculation); err != nil {
@@ -71,7 +89,7 @@ func speculation(req *llm.Request, s string) error {
 	}
 	k, err := spec.ParseKinds(s)
 	if err != nil {
-		return &requestError{http.StatusBadRequest, err.Error()}
+		return &requestError{status: http.StatusBadRequest, msg: err.Error(), param: "speculation"}
 	}
 	req.NoSpeculation, req.Speculate = k == 0, k
 	return nil
@@ -116,18 +134,19 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(body.Messages) == 0 {
-		openAIError(w, &requestError{http.StatusBadRequest, "messages must not be empty"})
+		openAIError(w, badParam("messages", "must not be empty"))
 		return
 	}
-	for _, m := range body.Messages {
-		req.Messages = append(req.Messages, chat.Message{Role: m.Role, Content: m.Content})
+	if req.Messages, err = chatMessages(body.Messages, "messages"); err != nil {
+		openAIError(w, err)
+		return
 	}
 	req.Logprobs = body.Logprobs
+	if body.TopLogprobs < 0 || body.TopLogprobs > MaxTopLogprobs {
+		openAIError(w, badParam("top_logprobs", "must be between 0 and %d, not %d", MaxTopLogprobs, body.TopLogprobs))
+		return
+	}
 	if body.Logprobs {
-		if body.TopLogprobs < 0 || body.TopLogprobs > 20 {
-			openAIError(w, &requestError{http.StatusBadRequest, "top_logprobs must be in [0,20]"})
-			return
-		}
 		req.TopLogprobs = body.TopLogprobs
 	}
 	id, created := newID("chatcmpl-"), time.Now().Unix()
@@ -166,10 +185,8 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			openAIError(w, err)
 			return
 		}
-		if r.Context().Err() == nil { // the client is still there: tell it
-			var e ipc.OpenAIError
-			e.Error.Message, e.Error.Type = err.Error(), "server_error"
-			sse.send(e)
+		if tellClient(r, err) {
+			sse.fail(err)
 		}
 		return
 	}
@@ -219,11 +236,11 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Prompt, req.Tokens = body.Prompt.Text, body.Prompt.Tokens
 	if req.Prompt == "" && len(req.Tokens) == 0 {
-		openAIError(w, &requestError{http.StatusBadRequest, "prompt must not be empty"})
+		openAIError(w, badParam("prompt", "must not be empty"))
 		return
 	}
 	if body.Logprobs < 0 || body.Logprobs > 5 {
-		openAIError(w, &requestError{http.StatusBadRequest, "logprobs must be in [0,5]"})
+		openAIError(w, badParam("logprobs", "must be between 0 and 5, not %d", body.Logprobs))
 		return
 	}
 	if body.Logprobs > 0 {
@@ -281,10 +298,8 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		if !sse.started {
 			openAIError(w, err)
-		} else if r.Context().Err() == nil { // the client is still there: tell it
-			var e ipc.OpenAIError
-			e.Error.Message, e.Error.Type = err.Error(), "server_error"
-			sse.send(e)
+		} else if tellClient(r, err) {
+			sse.fail(err)
 		}
 		return
 	}
@@ -294,6 +309,28 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		sse.send(ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name, Choices: []ipc.CompletionChoice{}, Usage: &u})
 	}
 	sse.done()
+}
+
+// getModel answers GET /v1/models/{id}.
+func (a *API) getModel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	list, err := a.models.List()
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	path, err := a.models.Resolve(id)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	for _, m := range list {
+		if m.Path == path {
+			daemon.WriteJSON(w, http.StatusOK, ipc.ModelCard{ID: m.Name, Object: "model", Created: m.Modified.Unix(), OwnedBy: "ruvllm"})
+			return
+		}
+	}
+	openAIError(w, fmt.Errorf("%w: %q (see GET /v1/models)", models.ErrNotFound, id))
 }
 
 func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
@@ -315,8 +352,18 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	if len(body.Input) == 0 {
-		openAIError(w, &requestError{http.StatusBadRequest, "input must not be empty"})
+	if err := checkEmbeddingInputs(body.Input, "input"); err != nil {
+		openAIError(w, err)
+		return
+	}
+	switch body.EncodingFormat {
+	case "", "float", "base64":
+	default:
+		openAIError(w, badParam("encoding_format", "must be \"float\" or \"base64\", not %q", body.EncodingFormat))
+		return
+	}
+	if body.Dimensions != nil && *body.Dimensions < 1 {
+		openAIError(w, badParam("dimensions", "must be at least 1, not %d", *body.Dimensions))
 		return
 	}
 	h, err := a.models.Acquire(r.Context(), body.Model, nil)
@@ -325,6 +372,10 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.Release()
+	if body.Dimensions != nil && *body.Dimensions > h.Model.Info().EmbeddingSize {
+		openAIError(w, badParam("dimensions", "%d is more than the model's %d", *body.Dimensions, h.Model.Info().EmbeddingSize))
+		return
+	}
 	vecs, n, err := a.embed(r, h, "embeddings", body.Input)
 	if err != nil {
 		openAIError(w, err)
@@ -332,7 +383,43 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 	}
 	out := ipc.EmbeddingResponse{Object: "list", Model: h.Name, Usage: ipc.Usage{PromptTokens: n, TotalTokens: n}}
 	for i, v := range vecs {
-		out.Data = append(out.Data, ipc.Embedding{Object: "embedding", Index: i, Embedding: v})
+		if body.Dimensions != nil {
+			v = truncateNormalized(v, *body.Dimensions)
+		}
+		e := ipc.Embedding{Object: "embedding", Index: i, Embedding: v}
+		if body.EncodingFormat == "base64" {
+			e.Embedding = base64Floats(v)
+		}
+		out.Data = append(out.Data, e)
 	}
 	daemon.WriteJSON(w, http.StatusOK, out)
+}
+
+// truncateNormalized keeps the first n values of v and scales them back
+// to unit length (what OpenAI's dimensions does).
+func truncateNormalized(v []float32, n int) []float32 {
+	v = v[:n]
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return v
+	}
+	inv := 1 / math.Sqrt(sum)
+	out := make([]float32, n)
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+// base64Floats encodes v as OpenAI's base64 embeddings: little-endian
+// float32 values.
+func base64Floats(v []float32) string {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }

@@ -187,6 +187,12 @@ func (m *Manager) List() ([]Available, error) {
 		seen[name] = true
 		out = append(out, Available{Name: name, Path: path, Size: st.Size(), Modified: st.ModTime()})
 	}
+	// The default model given by path comes first: a file of the same
+	// name in the models directory never shadows it (nor does deleting
+	// that file reach it).
+	if m.o.Default != "" && strings.HasSuffix(m.o.Default, ".gguf") {
+		add(m.o.Default)
+	}
 	if m.o.Dir != "" {
 		matches, err := filepath.Glob(filepath.Join(m.o.Dir, "*.gguf"))
 		if err != nil {
@@ -195,9 +201,6 @@ func (m *Manager) List() ([]Available, error) {
 		for _, p := range matches {
 			add(p)
 		}
-	}
-	if m.o.Default != "" && strings.HasSuffix(m.o.Default, ".gguf") {
-		add(m.o.Default)
 	}
 	m.mu.Lock()
 	for _, e := range m.loaded {
@@ -467,7 +470,7 @@ func (m *Manager) Loaded() []ipc.LoadedModel {
 	for _, e := range m.loaded {
 		info := e.model.Info()
 		lm := ipc.LoadedModel{Name: e.name, Path: e.path, Arch: info.Architecture, FileType: info.FileType,
-			Size: info.FileSize, Context: info.ContextLength, Active: e.refs}
+			Size: info.FileSize, Context: info.ContextLength, KVBytes: info.KVBytes, Active: e.refs}
 		if e.keepAlive >= 0 && e.refs == 0 {
 			lm.ExpiresAt = e.lastUsed.Add(e.keepAlive)
 		}

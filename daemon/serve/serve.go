@@ -17,6 +17,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/api"
 	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/daemon/pull"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/internal/backends"
@@ -42,6 +43,9 @@ type Options struct {
 	// Drafts are draft models: "FILE" for the default model, "NAME=FILE"
 	// for the model NAME.
 	Drafts []string
+	// Grace is how long a shutdown lets requests in flight finish before
+	// it cuts them (default daemon.DefaultGrace).
+	Grace time.Duration
 }
 
 // drafts maps model names to draft files from o.Drafts.
@@ -84,6 +88,11 @@ func Run(ctx context.Context, o Options) error {
 	srv, err := daemon.New(o.Config)
 	if err != nil {
 		return err
+	}
+	if freed, err := pull.CleanStale(o.ModelsDir, pull.StaleAge); err != nil {
+		o.Logger.Warn("cleaning interrupted downloads", "dir", o.ModelsDir, "err", err)
+	} else if freed > 0 {
+		o.Logger.Info("removed interrupted downloads older than a day", "dir", o.ModelsDir, "bytes", freed)
 	}
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
 		Threads: o.Threads, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
@@ -132,7 +141,11 @@ func Run(ctx context.Context, o Options) error {
 			h.Release()
 		}()
 	}
-	if err := srv.Run(ctx, daemon.DefaultGrace); err != nil {
+	grace := o.Grace
+	if grace <= 0 {
+		grace = daemon.DefaultGrace
+	}
+	if err := srv.Run(ctx, grace); err != nil {
 		return fmt.Errorf("ruvllmd: %w", err)
 	}
 	return nil
@@ -146,5 +159,6 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.IntVar(&o.MaxLoaded, "max-loaded", 1, "models held in memory at once")
 	f.StringVar(&o.Speculate, "spec", "all", "speculative decoding offered to requests: all, off, or kinds joined by + (lookup, draft, tree)")
 	f.StringArrayVar(&o.Drafts, "draft", nil, "draft model for speculative decoding: FILE (for the default model) or NAME=FILE (repeatable)")
+	f.DurationVar(&o.Grace, "shutdown-grace", daemon.DefaultGrace, "how long a shutdown (SIGTERM) lets requests in flight finish before it ends them")
 	backends.Flag(f, &o.Backend)
 }

@@ -26,12 +26,51 @@ import (
 const (
 	Exchanges         = "exchanges"
 	exchangesSeq      = "exchanges.seq"
+	exchangesMeta     = "exchanges.meta" // "bytes": the stored exchanges' total size
 	Feedback          = "feedback"
 	feedbackByRequest = "feedback.byrequest"
 )
 
-// DefaultMaxExchanges is how many recent exchanges are kept for feedback.
-const DefaultMaxExchanges = 2000
+// DefaultMaxExchanges is how many recent exchanges are kept for feedback,
+// and DefaultMaxExchangeBytes how many bytes they may take together; the
+// oldest are dropped first when either is exceeded. An exchange larger
+// than an eighth of the byte budget is not kept at all (rating it answers
+// that it is not on record).
+const (
+	DefaultMaxExchanges     = 2000
+	DefaultMaxExchangeBytes = 64 << 20
+)
+
+var bytesKey = []byte("bytes")
+
+// initExchangeBytes records the stored exchanges' total size once, for a
+// state.db written before the byte budget existed.
+func initExchangeBytes(tx *bolt.Tx) error {
+	meta := tx.Bucket([]byte(exchangesMeta))
+	if meta.Get(bytesKey) != nil {
+		return nil
+	}
+	var total uint64
+	if err := tx.Bucket([]byte(Exchanges)).ForEach(func(k, v []byte) error {
+		total += uint64(len(v))
+		return nil
+	}); err != nil {
+		return err
+	}
+	return meta.Put(bytesKey, binary.BigEndian.AppendUint64(nil, total))
+}
+
+// ExchangeBytes is the stored exchanges' total size.
+func (d *DB) ExchangeBytes() int64 {
+	var n int64
+	d.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket([]byte(exchangesMeta)).Get(bytesKey); len(v) == 8 {
+			n = int64(binary.BigEndian.Uint64(v))
+		}
+		return nil
+	})
+	return n
+}
 
 // Exchange is what one generation request was asked and answered.
 type Exchange struct {
@@ -68,9 +107,17 @@ func (d *DB) LogCompletion(ctx context.Context, rec ipc.RequestRecord, ex Exchan
 	if err != nil {
 		return err
 	}
+	b, err := json.Marshal(storedExchange{Exchange: ex})
+	if err != nil {
+		return err
+	}
+	keep := int64(len(b))+32 <= d.maxExchangeBytes/8
 	return d.db.Batch(func(tx *bolt.Tx) error {
 		if err := d.logRequestTx(tx, rb); err != nil {
 			return err
+		}
+		if !keep { // too large to keep: the record says what it was
+			return nil
 		}
 		seqs := tx.Bucket([]byte(exchangesSeq))
 		seq, err := seqs.NextSequence()
@@ -82,20 +129,30 @@ func (d *DB) LogCompletion(ctx context.Context, rec ipc.RequestRecord, ex Exchan
 			return err
 		}
 		exs := tx.Bucket([]byte(Exchanges))
+		meta := tx.Bucket([]byte(exchangesMeta))
+		var total int64
+		if v := meta.Get(bytesKey); len(v) == 8 {
+			total = int64(binary.BigEndian.Uint64(v))
+		}
+		if old := exs.Get([]byte(ex.ID)); old != nil { // an id reused: its old value goes
+			total -= int64(len(old))
+		}
 		if err := exs.Put([]byte(ex.ID), b); err != nil {
 			return err
 		}
+		total += int64(len(b))
 		if err := seqs.Put(binary.BigEndian.AppendUint64(nil, seq), []byte(ex.ID)); err != nil {
 			return err
 		}
 		c := seqs.Cursor()
 		for {
 			k, id := c.First()
-			if k == nil || seq-binary.BigEndian.Uint64(k)+1 <= uint64(d.maxExchanges) {
-				return nil
+			if k == nil || (seq-binary.BigEndian.Uint64(k)+1 <= uint64(d.maxExchanges) && total <= d.maxExchangeBytes) {
+				break
 			}
 			var old storedExchange
 			if v := exs.Get(id); v != nil && json.Unmarshal(v, &old) == nil && old.Seq == binary.BigEndian.Uint64(k) {
+				total -= int64(len(v))
 				if err := exs.Delete(id); err != nil {
 					return err
 				}
@@ -104,6 +161,7 @@ func (d *DB) LogCompletion(ctx context.Context, rec ipc.RequestRecord, ex Exchan
 				return err
 			}
 		}
+		return meta.Put(bytesKey, binary.BigEndian.AppendUint64(nil, uint64(max(total, 0))))
 	})
 }
 

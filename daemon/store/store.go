@@ -32,6 +32,8 @@ type DB struct {
 	db           *bolt.DB
 	maxRecords   int
 	maxExchanges int
+	// maxExchangeBytes bounds the stored exchanges' total size.
+	maxExchangeBytes int64
 }
 
 // Open opens (creating if needed) the database at path. A second daemon
@@ -49,14 +51,14 @@ func Open(path string) (*DB, error) {
 	// held every lone request's reply that long (the log is written
 	// before the stream's last chunk).
 	b.MaxBatchDelay = time.Millisecond
-	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges}
+	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges, maxExchangeBytes: DefaultMaxExchangeBytes}
 	err = b.Update(func(tx *bolt.Tx) error {
-		for _, name := range []string{Settings, Models, Requests, Conversations, convByUpdate, Exchanges, exchangesSeq, Feedback, feedbackByRequest} {
+		for _, name := range []string{Settings, Models, Requests, Conversations, convByUpdate, Exchanges, exchangesSeq, exchangesMeta, Feedback, feedbackByRequest} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
 		}
-		return nil
+		return initExchangeBytes(tx)
 	})
 	if err != nil {
 		b.Close()

@@ -109,8 +109,15 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		return res, errors.New("empty prompt: nothing to condition on")
 	}
 	ctxLen := m.opts.ContextLength
+	if req.ContextLimit > 0 && req.ContextLimit < ctxLen {
+		ctxLen = req.ContextLimit
+	}
 	if len(prompt) >= ctxLen {
-		return res, fmt.Errorf("%w: %d tokens, context is %d", ErrContextExceeded, len(prompt), ctxLen)
+		if !req.Truncate || ctxLen < 2 {
+			return res, fmt.Errorf("%w: %d tokens, context is %d", ErrContextExceeded, len(prompt), ctxLen)
+		}
+		prompt, res.TruncatedTokens = m.truncatePrompt(prompt, ctxLen, req.MaxTokens)
+		m.log.Info("prompt truncated to fit the context", "dropped_tokens", res.TruncatedTokens, "kept_tokens", len(prompt), "context", ctxLen)
 	}
 	namespace, err := m.adapterNamespace(req.Adapters)
 	if err != nil {
@@ -126,7 +133,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		sampler      = sample.New(req.Sampling)
 		matcher      = sample.NewStopMatcher(stops)
 		dec          = tokenizer.NewStreamDecoder(m.tok)
-		history      = append(make([]int32, 0, len(prompt)+max(req.MaxTokens, 0)+1), prompt...)
+		history      = append(make([]int32, 0, historyCap(len(prompt), req.MaxTokens, ctxLen)), prompt...)
 		raw          []float32
 		wantLogprobs = req.Logprobs || req.TopLogprobs > 0
 		queue        = newTokenQueue()
@@ -258,6 +265,34 @@ func (m *Model) requestKinds(req Request) spec.Kinds {
 		k &= req.Speculate
 	}
 	return k
+}
+
+// truncatePrompt keeps the end of a prompt too long for ctxLen (and its
+// BOS), leaving room for the reply: a quarter of the context, or
+// maxTokens when that is less.
+func (m *Model) truncatePrompt(prompt []int32, ctxLen, maxTokens int) ([]int32, int) {
+	room := max(ctxLen/4, 1)
+	if maxTokens > 0 && maxTokens < room {
+		room = maxTokens
+	}
+	keep := ctxLen - room
+	head := 0
+	if m.tok.AddBOS() && len(prompt) > 0 && prompt[0] == m.tok.BOS() {
+		head = 1
+	}
+	out := append(append(make([]int32, 0, keep), prompt[:head]...), prompt[len(prompt)-(keep-head):]...)
+	return out, len(prompt) - len(out)
+}
+
+// historyCap is the capacity a generation's token history needs: the
+// prompt and what may follow it, never more than the context holds
+// (MaxTokens comes from a client and may be any number).
+func historyCap(prompt, maxTokens, ctxLen int) int {
+	room := ctxLen - prompt
+	if maxTokens > 0 && maxTokens < room {
+		room = maxTokens
+	}
+	return prompt + max(room, 0) + 1
 }
 
 // topLogprobs returns the n most likely tokens of logits with their text.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/compute"
@@ -28,6 +29,23 @@ import (
 
 // ErrContextExceeded is returned when a prompt does not fit the context.
 var ErrContextExceeded = errors.New("prompt exceeds the context length")
+
+// ErrNoFIM is returned for a fill-in-the-middle request (Request.Suffix)
+// to a model without fill-in-the-middle tokens.
+var ErrNoFIM = errors.New("this model has no fill-in-the-middle tokens")
+
+// ErrInvalidModel wraps every reason a model file is refused at load: it
+// is not a GGUF file, its metadata is malformed or absurd, its tensors do
+// not match it, or its tokenizer is unknown. A load that fails for any
+// other reason (no memory, no backend) does not wrap it.
+var ErrInvalidModel = errors.New("invalid model file")
+
+// ErrTokenRange is returned for a prompt given as token ids that holds an
+// id outside the vocabulary.
+var ErrTokenRange = errors.New("token id outside the vocabulary")
+
+// ErrEmptyInput is returned for an input with no tokens to read.
+var ErrEmptyInput = errors.New("input has no tokens")
 
 // ErrNoTemplate is returned for a chat request to a model without a chat
 // template.
@@ -120,7 +138,7 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidModel, path, err)
 	}
 	m, err := load(f, path, o)
 	if err != nil {
@@ -130,10 +148,13 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	return m, nil
 }
 
+// invalid marks err as a reason the file is refused (ErrInvalidModel).
+func invalid(err error) error { return fmt.Errorf("%w: %w", ErrInvalidModel, err) }
+
 func load(f *gguf.File, path string, o Options) (*Model, error) {
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
-		return nil, err
+		return nil, invalid(err)
 	}
 	b, err := newBackend(o)
 	if err != nil {
@@ -142,15 +163,28 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	net, err := model.Load(f, b)
 	if err != nil {
 		closeBackend(b)
-		return nil, err
+		return nil, invalid(err)
 	}
 	cfg := net.Config()
+	if tok.VocabSize() > cfg.Vocab {
+		closeBackend(b)
+		return nil, invalid(fmt.Errorf("the tokenizer has %d tokens but token_embd.weight only %d rows", tok.VocabSize(), cfg.Vocab))
+	}
 	ctxLen := o.ContextLength
 	if ctxLen <= 0 {
 		ctxLen = min(cfg.ContextLength, 4096)
 	}
+	if ctxLen > model.MaxContextLength {
+		closeBackend(b)
+		return nil, fmt.Errorf("context length %d is above the supported %d", ctxLen, model.MaxContextLength)
+	}
 	o.ContextLength = ctxLen
 	blocks := o.Sequences * ((ctxLen + blockSize - 1) / blockSize)
+	kvBytes, err := checkKVSize(f, cfg, blocks, o.KVType)
+	if err != nil {
+		closeBackend(b)
+		return nil, invalid(err)
+	}
 	store, err := b.NewKVStore(compute.KVConfig{
 		Layers: cfg.Layers, Blocks: blocks, BlockSize: blockSize,
 		KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim, Type: o.KVType,
@@ -169,6 +203,7 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		m.tmpl, m.hasTmpl = t, true
 	}
 	m.info = describe(f, path, cfg, ctxLen, tok, jinja)
+	m.info.KVBytes = kvBytes
 	m.namespace = fmt.Sprintf("%s/%d/%s", m.info.Name, m.info.FileSize, fileIdentity(f))
 	if !o.NoPrefixCache {
 		m.cache = prefix.New(m.pool)
@@ -186,6 +221,27 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	m.log.Info("model loaded", "name", m.info.Name, "arch", cfg.Arch, "params", m.info.Parameters,
 		"type", m.info.FileType, "ctx", ctxLen, "kv_blocks", blocks)
 	return m, nil
+}
+
+// checkKVSize refuses a KV cache out of all proportion to the weights.
+// Real models need well under their own size for a few sequences of their
+// default context; only a file whose head sizes contradict its tensors
+// (or absurd metadata) gets here, and it would otherwise be allocated.
+func checkKVSize(f *gguf.File, cfg model.Config, blocks int, typ quant.Type) (int64, error) {
+	var weights int64
+	for _, t := range f.Tensors {
+		weights += t.Size
+	}
+	elem := int64(2)
+	if typ == quant.F32 {
+		elem = 4
+	}
+	kv := int64(blocks) * blockSize * int64(cfg.Layers) * 2 * int64(cfg.KVHeads) * int64(cfg.HeadDim) * elem
+	if limit := 16*weights + 4<<30; kv > limit {
+		return 0, fmt.Errorf("the KV cache would need %d MiB for %d MiB of weights (%d layers, %d kv heads of %d): refusing the file's shape",
+			kv>>20, weights>>20, cfg.Layers, cfg.KVHeads, cfg.HeadDim)
+	}
+	return kv, nil
 }
 
 func describe(f *gguf.File, path string, cfg model.Config, ctxLen int, tok *tokenizer.Tokenizer, jinja string) Info {
@@ -290,7 +346,7 @@ func (m *Model) PromptTokens(req Request) ([]int32, error) {
 	if req.Tokens != nil {
 		for _, id := range req.Tokens {
 			if id < 0 || int(id) >= m.net.Config().Vocab {
-				return nil, fmt.Errorf("token id %d out of range [0,%d)", id, m.net.Config().Vocab)
+				return nil, fmt.Errorf("%w: %d is not in [0,%d)", ErrTokenRange, id, m.net.Config().Vocab)
 			}
 		}
 		return req.Tokens, nil
@@ -305,15 +361,85 @@ func (m *Model) PromptTokens(req Request) ([]int32, error) {
 		}
 		return m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}), nil
 	}
+	if req.Suffix != "" {
+		fim, ok := m.FIM()
+		if !ok {
+			return nil, ErrNoFIM
+		}
+		var out []int32
+		if m.tok.AddBOS() {
+			out = append(out, m.tok.BOS())
+		}
+		plain := tokenizer.EncodeOptions{}
+		out = append(out, fim.Prefix)
+		out = append(out, m.tok.Encode(req.Prompt, plain)...)
+		out = append(out, fim.Suffix)
+		out = append(out, m.tok.Encode(req.Suffix, plain)...)
+		return append(out, fim.Middle), nil
+	}
+	if req.Templated {
+		return m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}), nil
+	}
 	return m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: !req.Raw, ParseSpecial: req.Raw}), nil
+}
+
+// FIMTokens are a model's fill-in-the-middle tokens.
+type FIMTokens struct{ Prefix, Suffix, Middle int32 }
+
+// fimNames are the fill-in-the-middle token texts of the model families
+// whose files do not name them in tokenizer.ggml.fim_*_token_id.
+var fimNames = [][3]string{
+	{"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"}, // Qwen2.5-Coder
+	{"<fim_prefix>", "<fim_suffix>", "<fim_middle>"},       // StarCoder
+	{"<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"},       // DeepSeek-Coder
+	{"<|fim▁begin|>", "<|fim▁hole|>", "<|fim▁end|>"},       // DeepSeek-Coder (ASCII bars)
+	{"▁<PRE>", "▁<SUF>", "▁<MID>"},                         // CodeLlama
+	{"<PRE>", "<SUF>", "<MID>"},
+	{"<|fim_begin|>", "<|fim_hole|>", "<|fim_end|>"},
+}
+
+// FIM returns the model's fill-in-the-middle tokens, from the file's
+// tokenizer.ggml.fim_{pre,suf,mid}_token_id or the known token texts.
+func (m *Model) FIM() (FIMTokens, bool) {
+	vocab := int64(m.tok.VocabSize())
+	ids := [3]int32{}
+	found := true
+	for i, k := range []string{"fim_pre", "fim_suf", "fim_mid"} {
+		v, ok := m.file.Int("tokenizer.ggml." + k + "_token_id")
+		if !ok || v < 0 || v >= vocab {
+			found = false
+			break
+		}
+		ids[i] = int32(v)
+	}
+	if found {
+		return FIMTokens{ids[0], ids[1], ids[2]}, true
+	}
+	for _, names := range fimNames {
+		found = true
+		for i, n := range names {
+			id, ok := m.tok.TokenID(n)
+			if !ok {
+				found = false
+				break
+			}
+			ids[i] = id
+		}
+		if found {
+			return FIMTokens{ids[0], ids[1], ids[2]}, true
+		}
+	}
+	return FIMTokens{}, false
 }
 
 // Embed returns one embedding per input: the mean of the final hidden
 // states over the input's tokens, L2-normalised, and the total number of
 // tokens read.
+//
+// The model's lock is held for one forward pass at a time, not for the
+// whole request, so generations keep streaming between an embedding
+// request's chunks however many inputs it has.
 func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	dim := m.net.Config().Dim
 	var out [][]float32
 	total := 0
@@ -323,7 +449,7 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 		}
 		tokens := m.tok.Encode(in, tokenizer.EncodeOptions{AddSpecial: true})
 		if len(tokens) == 0 {
-			return nil, total, fmt.Errorf("input %d is empty", i)
+			return nil, total, fmt.Errorf("input %d: %w", i, ErrEmptyInput)
 		}
 		if len(tokens) > m.opts.ContextLength {
 			return nil, total, fmt.Errorf("input %d: %w: %d tokens, context is %d", i, ErrContextExceeded, len(tokens), m.opts.ContextLength)
@@ -336,16 +462,20 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 			defer seq.Release()
 			for rest := tokens; len(rest) > 0; {
 				n := min(len(rest), m.opts.BatchSize)
-				if err := seq.Reserve(n, m.kv); err != nil {
+				if err := m.reserveOutsideScheduler(ctx, seq, n); err != nil {
 					return fmt.Errorf("kv cache: %w", err)
 				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				batch := &model.Batch{Tokens: rest[:n], Spans: []compute.Span{{N: n, Pos: seq.Len(), Blocks: seq.Blocks()}}}
-				hidden := m.net.Forward(batch, m.kv)
 				if cap(row) < n*dim {
 					row = make([]float32, n*dim)
 				}
 				row = row[:n*dim]
-				m.backend.Download(hidden, row)
+				if err := m.forwardHidden(batch, row); err != nil {
+					return err
+				}
 				for j, v := range row {
 					sum[j%dim] += float64(v)
 				}
@@ -373,6 +503,44 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 	}
 	return out, total, nil
 }
+
+// reserveOutsideScheduler makes room for n more positions of seq, a
+// sequence run outside the scheduler (embeddings). The scheduler's
+// sequences and the prefix cache share the block pool: when it is full,
+// cached prefixes no one uses are evicted, and failing that the call waits
+// for running sequences to give blocks back, until ctx ends.
+func (m *Model) reserveOutsideScheduler(ctx context.Context, seq *kv.Sequence, n int) error {
+	for wait := time.Millisecond; ; wait = min(2*wait, 20*time.Millisecond) {
+		err := seq.Reserve(n, m.kv)
+		if !errors.Is(err, kv.ErrPoolExhausted) {
+			return err
+		}
+		if m.cache != nil && m.cache.Evict(n/blockSize+2) > 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for KV cache room: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// forwardHidden runs one forward pass under the model's lock and copies
+// its final hidden states into row.
+func (m *Model) forwardHidden(batch *model.Batch, row []float32) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errorClosed
+	}
+	hidden := m.net.Forward(batch, m.kv)
+	m.backend.Download(hidden, row)
+	return nil
+}
+
+// errorClosed is returned by passes run after Close.
+var errorClosed = errors.New("model closed")
 
 // fileIdentity fingerprints the model's tensors (names, types, offsets)
 // so two files with the same name and size never share cached prefixes.

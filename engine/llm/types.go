@@ -49,6 +49,22 @@ type Request struct {
 	// Speculate, when non-zero, narrows speculative decoding to these
 	// kinds of those the model offers (benchmarks compare kinds with it).
 	Speculate spec.Kinds
+	// Suffix, when set, makes Prompt the text before an insertion point and
+	// Suffix the text after it: the model fills in the middle, with its
+	// fill-in-the-middle tokens (Model.FIM); a model without them refuses
+	// (ErrNoFIM).
+	Suffix string
+	// Templated says Prompt is a chat template already rendered: the
+	// tokenizer adds BOS as for any prompt and reads special tokens.
+	Templated bool
+	// ContextLimit bounds this request's prompt and reply below the
+	// model's context (0: the model's context).
+	ContextLimit int
+	// Truncate keeps the end of a prompt that does not fit the context
+	// (and its BOS), leaving a quarter of the context for the reply,
+	// instead of failing with ErrContextExceeded; Result.TruncatedTokens
+	// says how many tokens were dropped.
+	Truncate bool
 }
 
 // TokenLogprob is a token with its log-probability.
@@ -94,9 +110,12 @@ type Result struct {
 	PromptTokens     int
 	CachedTokens     int // prompt tokens served from the prefix cache
 	CompletionTokens int
-	FinishReason     FinishReason
-	Timings          Timings
-	Speculation      SpecResult
+	// TruncatedTokens were dropped from the start of a prompt that did not
+	// fit (Request.Truncate).
+	TruncatedTokens int
+	FinishReason    FinishReason
+	Timings         Timings
+	Speculation     SpecResult
 }
 
 // SpecResult is what speculative decoding did for one generation.
@@ -137,4 +156,6 @@ type Info struct {
 	EmbeddingSize int    `json:"embedding_size"`
 	VocabSize     int    `json:"vocab_size"`
 	ChatTemplate  string `json:"chat_template,omitempty"`
+	// KVBytes is the memory of the model's KV cache (all sequences).
+	KVBytes int64 `json:"kv_bytes"`
 }

@@ -335,3 +335,25 @@ func generator(ctx context.Context, seed uint64, t tensor) func(io.Writer) error
 		return nil
 	}
 }
+
+// ControlTokens returns the ids of the control tokens (token type 3) of the
+// model at path: tests ban them to keep a random-weight model from ending
+// its reply.
+func ControlTokens(path string) ([]int32, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	types, ok := f.Int32s("tokenizer.ggml.token_type")
+	if !ok {
+		return nil, fmt.Errorf("%s has no token types", path)
+	}
+	var ids []int32
+	for id, typ := range types {
+		if typ == 3 {
+			ids = append(ids, int32(id))
+		}
+	}
+	return ids, nil
+}
