@@ -143,6 +143,23 @@ type KVConfig struct {
 	HeadDim   int
 	// Type is the element type of stored keys and values (F16 or F32).
 	Type quant.Type
+	// ColdType, when set (Q8_0 or Q4_0), adds ColdBlocks cold blocks
+	// after the Blocks hot ones (ids Blocks to Blocks+ColdBlocks-1) that
+	// hold keys and values quantized to that type (TieredKV): positions
+	// are written hot only, and full blocks move to the cold tier once
+	// they are old (kv.Sequence.Demote).
+	ColdType   quant.Type
+	ColdBlocks int
+}
+
+// TieredKV is implemented by KV stores with a cold tier (KVConfig.
+// ColdType). Attention reads cold blocks as they are; ReadBlock and
+// WriteBlock move a cold block's ColdBlockBytes bytes, its quantized form.
+type TieredKV interface {
+	// DemoteBlock quantizes the keys and values of hot block src into
+	// cold block dst.
+	DemoteBlock(dst, src int32)
+	ColdBlockBytes() int
 }
 
 // KVStore is device memory for keys and values, addressed by block. Which

@@ -144,3 +144,81 @@ func TestSequenceTrimAfterPartialAdvance(t *testing.T) {
 		t.Fatalf("leak: %d of 8 free", p.Free())
 	}
 }
+
+type demoteLog struct {
+	copyLog
+	demotes [][2]int32
+}
+
+func (d *demoteLog) DemoteBlock(dst, src int32) { d.demotes = append(d.demotes, [2]int32{dst, src}) }
+
+func TestDemoteTiers(t *testing.T) {
+	p := NewTieredPool(6, 3, 4)
+	if p.Blocks() != 9 || p.HotBlocks() != 6 || p.ColdBlocks() != 3 || p.Free() != 6 || p.FreeCold() != 3 {
+		t.Fatalf("pool: %d blocks, %d hot, %d cold, %d/%d free", p.Blocks(), p.HotBlocks(), p.ColdBlocks(), p.Free(), p.FreeCold())
+	}
+	var d demoteLog
+	s := NewSequence(p)
+	if err := s.Reserve(18, &d); err != nil { // 5 blocks, the last partly filled
+		t.Fatal(err)
+	}
+	s.Advance(18)
+	// A window of 8: blocks ending at or before position 10 move (blocks 0
+	// and 1, ending at 4 and 8); block 2 ends at 12 > 10.
+	hot := append([]int32(nil), s.Blocks()...)
+	if n, err := s.Demote(8, &d); n != 2 || err != nil {
+		t.Fatalf("Demote(8) = %d, %v; want 2 moved", n, err)
+	}
+	for i, b := range s.Blocks() {
+		if cold := i < 2; p.Cold(b) != cold {
+			t.Fatalf("block %d (id %d) cold = %v", i, b, p.Cold(b))
+		}
+	}
+	if len(d.demotes) != 2 || d.demotes[0][1] != hot[0] || d.demotes[1][1] != hot[1] {
+		t.Fatalf("demotions %v of hot blocks %v", d.demotes, hot)
+	}
+	if p.Free() != 3 || p.FreeCold() != 1 {
+		t.Fatalf("after demoting: %d hot, %d cold free; want 3 and 1", p.Free(), p.FreeCold())
+	}
+	// Nothing more within the window; a second call is a no-op.
+	if n, _ := s.Demote(8, &d); n != 0 {
+		t.Fatalf("second Demote moved %d", n)
+	}
+	// A shared block stays hot; the cold tier running out stops Demote.
+	other := NewSequence(p)
+	other.Adopt(s.Blocks()[:3], 12)
+	s.Advance(0)
+	if err := s.Reserve(6, &d); err != nil {
+		t.Fatal(err)
+	}
+	s.Advance(6) // 24 positions
+	n, err := s.Demote(0, &d)
+	if n != 1 || !errors.Is(err, ErrPoolExhausted) {
+		t.Fatalf("Demote(0) with block 2 shared and one cold block left = %d, %v", n, err)
+	}
+	if p.Cold(s.Blocks()[2]) || !p.Cold(s.Blocks()[3]) {
+		t.Fatalf("shared block 2 moved or block 3 did not: %v", s.Blocks())
+	}
+	// Reusing a prefix that ends inside a cold block copies it hot before
+	// writing.
+	third := NewSequence(p)
+	other.Release()
+	s.Release()
+	if p.Free() != 6 || p.FreeCold() != 3 {
+		t.Fatalf("leak: %d hot, %d cold free", p.Free(), p.FreeCold())
+	}
+	cold, _ := p.AllocCold(1)
+	third.Adopt(cold, 3)
+	p.Release(cold)
+	d.copies = nil
+	if err := third.Reserve(1, &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.copies) != 1 || d.copies[0][1] != cold[0] || p.Cold(third.Blocks()[0]) {
+		t.Fatalf("writing after a cold partial block: copies %v, blocks %v", d.copies, third.Blocks())
+	}
+	third.Release()
+	if p.Free() != 6 || p.FreeCold() != 3 {
+		t.Fatalf("leak: %d hot, %d cold free", p.Free(), p.FreeCold())
+	}
+}

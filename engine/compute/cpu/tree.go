@@ -105,7 +105,7 @@ func (j *attendJob) runsFor(wk int) []keyRun {
 // FlashKeysHeads, which depends only on the keys' order, so a row's output
 // is the same bits as at its logical position in a sequence of its path.
 func (j *attendJob) flashTree(wk int, it attendItem) {
-	s, a, qs, d := j.s, j.a, j.q, j.d
+	a, qs, d := j.a, j.q, j.d
 	hd := a.HeadDim
 	sp := &j.spans[it.span]
 	kvOff := (it.h0 / (a.Heads / a.KVHeads)) * hd
@@ -127,8 +127,8 @@ func (j *attendJob) flashTree(wk int, it attendItem) {
 			st.Max[h], st.Sum[h] = float32(math.Inf(-1)), 0
 		}
 		for _, r := range runs {
-			o := s.offset(sp.Blocks, a.Layer, r.pos) + kvOff
-			quant.FlashKeysHeads(st, q16, s.f16[o:], s.f16[o+s.perLayer:], s.rowElems, r.n)
+			k, v, stride := j.kvRows(wk, sp.Blocks, a.Layer, r.pos, r.n, kvOff)
+			quant.FlashKeysHeads(st, q16, k, v, stride, r.n)
 		}
 		out := d.f32[row*d.cols+it.h0*hd : row*d.cols+it.h1*hd]
 		quant.HalfToFloat(out, acc16)
