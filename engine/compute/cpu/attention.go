@@ -18,7 +18,8 @@ type kvStore struct {
 	rowElems int // KVHeads×HeadDim
 	perLayer int // elements of K (or V) of one layer in one block
 	perBlock int // elements of one block, all layers, K and V
-	coldT    *coldTier // blocks Blocks.. quantized (coldkv.go), nil without
+
+	coldT *coldTier // blocks Blocks.. quantized (coldkv.go), nil without
 }
 
 // NewKVStore implements compute.Backend.
