@@ -119,6 +119,12 @@ type Options struct {
 	// Speculation, when set, enables speculative decoding for jobs that
 	// ask for it (Job.Speculate).
 	Speculation *Speculation
+	// HotWindow is how many of a sequence's latest positions stay in the
+	// hot tier where the pool has a cold one (default 256): after each
+	// step, the full blocks before them move to the cold tier
+	// (kv.Sequence.Demote), and a finished sequence's blocks move there
+	// before the prefix cache takes them.
+	HotWindow int
 	Logger      *slog.Logger
 	// clock times steps for the speculation cost model (tests set a fake
 	// one; nil: time.Now).
@@ -206,6 +212,9 @@ func New(r Runner, pool *kv.Pool, cache *prefix.Cache, o Options) *Scheduler {
 	}
 	if o.BackgroundDelay <= 0 {
 		o.BackgroundDelay = 50 * time.Millisecond
+	}
+	if o.HotWindow <= 0 {
+		o.HotWindow = 256
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -550,6 +559,7 @@ func (s *Scheduler) step() error {
 			}
 			spanJobs[i].seq.Advance(sp.N)
 			spanJobs[i].fed += sp.N
+			s.demote(spanJobs[i], s.o.HotWindow)
 		}
 		start, calls := s.now(), 0
 		for _, o := range owners {
@@ -670,12 +680,32 @@ func (s *Scheduler) release(j *Job) {
 		return
 	}
 	if s.cache != nil && j.Namespace != "" && j.fed > 0 && !(j.Background && j.ctx.Err() != nil) {
+		s.demote(j, 0) // cached prefixes keep their full blocks cold
 		s.cache.Insert(j.Namespace, j.tokens[:j.fed], j.seq.Blocks())
 	}
 	s.forgetDraft(j)
 	j.seq.Release()
 	j.seq = nil
 	j.fed = 0
+}
+
+// demote moves j's full blocks older than window positions to the pool's
+// cold tier (a no-op without one), evicting cold cached prefixes when the
+// tier is full; when nothing can be evicted the blocks stay hot.
+func (s *Scheduler) demote(j *Job, window int) {
+	d, ok := s.run.KV().(kv.Demoter)
+	if !ok || s.pool.ColdBlocks() == 0 || j.seq == nil {
+		return
+	}
+	for {
+		_, err := j.seq.Demote(window, d)
+		if err == nil || !errors.Is(err, kv.ErrPoolExhausted) {
+			return
+		}
+		if s.cache == nil || s.cache.EvictCold(s.pool.FreeCold()+1) == 0 {
+			return
+		}
+	}
 }
 
 func (s *Scheduler) finish(j *Job, err error) {

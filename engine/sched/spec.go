@@ -215,6 +215,7 @@ func (s *Scheduler) acceptDraft(j *Job, sp compute.Span, logits [][]float32) (ca
 	j.seq.Advance(1 + len(path))
 	j.fed += 1 + len(path)
 	j.seq.Trim()
+	s.demote(j, s.o.HotWindow)
 	s.ctl.Observe(&j.Spec, d, path, mismatched)
 	s.specStats.verifications.Add(1)
 	for i := range d.Tokens {

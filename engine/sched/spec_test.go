@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/kv"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/prefix"
@@ -396,3 +397,79 @@ func TestSpeculationKeepsDistribution(t *testing.T) {
 		t.Fatalf("continuations are not distributed as the model says: chi-square %.1f > %.1f", chi2, crit)
 	}
 }
+
+// demotingKV is tokenKV with a cold tier: demoting copies the tokens (a
+// lossless "quantization"), so outputs must stay exact while blocks move.
+type demotingKV struct {
+	*tokenKV
+	demoted int
+}
+
+func (d *demotingKV) DemoteBlock(dst, src int32) {
+	copy(d.data[dst], d.data[src])
+	d.demoted++
+}
+
+// TestColdTierWorkload runs greedy requests with shared prefixes and
+// speculation over a pool with a small cold tier and a short hot window:
+// blocks must move to the cold tier (and cold prefixes be evicted to make
+// room), every request must produce its isolated tokens, and no block of
+// either tier may leak.
+func TestColdTierWorkload(t *testing.T) {
+	const bs = 4
+	pool := kv.NewTieredPool(40, 24, bs)
+	store := &demotingKV{tokenKV: &tokenKV{bs: bs, data: make([][]int32, pool.Blocks())}}
+	for i := range store.data {
+		store.data[i] = make([]int32, bs)
+	}
+	runner := &hashRunner{kv: store.tokenKV}
+	s := New(&tieredRunner{runner, store}, pool, prefix.New(pool), Options{MaxBatchTokens: 24, MaxRunning: 4, MaxSeqLen: 120, HotWindow: 8,
+		Speculation: &Speculation{Lookup: &spec.Lookup{MinNgram: 1}, Control: spec.Options{Fixed: 3}}})
+	r := rand.New(rand.NewPCG(11, 12))
+	shared := make([]int32, 40)
+	for i := range shared {
+		shared[i] = int32(r.IntN(vocab))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 30)
+	for i := range 30 {
+		prompt := append(append([]int32(nil), shared[:8+r.IntN(32)]...), int32(r.IntN(vocab)))
+		n := 5 + r.IntN(40)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var got []int32
+			j := greedyJob(prompt, n, &got)
+			j.Speculate = spec.KindLookup
+			if err := s.Run(context.Background(), j); err != nil {
+				errs <- fmt.Errorf("request %d: %v", i, err)
+				return
+			}
+			if want := expected(prompt, n); fmt.Sprint(got) != fmt.Sprint(want) {
+				errs <- fmt.Errorf("request %d: got %v, want %v", i, got, want)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	st := s.Cache().Stats()
+	if store.demoted == 0 || st.ColdBlocks == 0 || st.Evictions == 0 {
+		t.Errorf("demoted %d blocks, cache %+v: the cold tier was not exercised", store.demoted, st)
+	}
+	s.Close()
+	s.Cache().Clear()
+	if pool.Free() != pool.HotBlocks() || pool.FreeCold() != pool.ColdBlocks() {
+		t.Fatalf("leak: %d/%d hot and %d/%d cold blocks free", pool.Free(), pool.HotBlocks(), pool.FreeCold(), pool.ColdBlocks())
+	}
+}
+
+// tieredRunner is a hash runner whose KV store has a cold tier.
+type tieredRunner struct {
+	*hashRunner
+	store *demotingKV
+}
+
+func (r *tieredRunner) KV() compute.KVStore { return r.store }
