@@ -125,7 +125,7 @@ type Options struct {
 	// (kv.Sequence.Demote), and a finished sequence's blocks move there
 	// before the prefix cache takes them.
 	HotWindow int
-	Logger      *slog.Logger
+	Logger    *slog.Logger
 	// clock times steps for the speculation cost model (tests set a fake
 	// one; nil: time.Now).
 	clock func() time.Time
