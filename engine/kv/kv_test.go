@@ -222,3 +222,32 @@ func TestDemoteTiers(t *testing.T) {
 		t.Fatalf("leak: %d hot, %d cold free", p.Free(), p.FreeCold())
 	}
 }
+
+func TestBudgetSharedByTiers(t *testing.T) {
+	p := NewTieredPool(10, 20, 4)
+	p.SetBudget(100, 10, 5) // ten hot blocks' worth
+	var d demoteLog
+	s := NewSequence(p)
+	if err := s.Reserve(40, &d); err != nil { // ten hot blocks: the whole budget
+		t.Fatal(err)
+	}
+	s.Advance(40)
+	if p.Free() != 0 || p.FreeCold() != 0 || p.UsedBytes() != 100 {
+		t.Fatalf("full budget: %d hot, %d cold free, %d bytes used", p.Free(), p.FreeCold(), p.UsedBytes())
+	}
+	if _, err := p.Alloc(1); !errors.Is(err, ErrPoolExhausted) {
+		t.Fatalf("Alloc over the budget: %v", err)
+	}
+	// Demoting needs no free bytes: each cold block replaces a hot one.
+	if n, err := s.Demote(8, &d); n != 8 || err != nil {
+		t.Fatalf("Demote = %d, %v; want 8", n, err)
+	}
+	// 2 hot (20) + 8 cold (40) bytes: 40 free, room for 4 hot or 8 cold.
+	if p.UsedBytes() != 60 || p.Free() != 4 || p.FreeCold() != 8 {
+		t.Fatalf("after demoting: %d bytes used, %d hot, %d cold free", p.UsedBytes(), p.Free(), p.FreeCold())
+	}
+	s.Release()
+	if p.UsedBytes() != 0 || p.Free() != 10 || p.FreeCold() != 20 {
+		t.Fatalf("after release: %d bytes, %d hot, %d cold free", p.UsedBytes(), p.Free(), p.FreeCold())
+	}
+}

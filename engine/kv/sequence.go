@@ -150,13 +150,13 @@ func (s *Sequence) Demote(window int, d Demoter) (int, error) {
 		if s.pool.Cold(b) || s.pool.Refs(b) > 1 {
 			continue
 		}
-		fresh, err := s.pool.AllocCold(1)
+		fresh, err := s.pool.allocColdFor(b)
 		if err != nil {
 			return moved, err
 		}
-		d.DemoteBlock(fresh[0], b)
+		d.DemoteBlock(fresh, b)
 		s.pool.Release([]int32{b})
-		s.blocks[s.demoted] = fresh[0]
+		s.blocks[s.demoted] = fresh
 		moved++
 	}
 	return moved, nil

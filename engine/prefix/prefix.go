@@ -160,6 +160,9 @@ func (c *Cache) Insert(ns string, tokens []int32, blocks []int32) {
 // evicting cold prefixes would not give them room (EvictCold frees cold
 // ones).
 func (c *Cache) Evict(want int) int {
+	if c.pool.Budgeted() { // tiers share the bytes: any block makes room
+		return c.evict(want, c.pool.Free, nil)
+	}
 	return c.evict(want, c.pool.Free, func(b int32) bool { return !c.pool.Cold(b) })
 }
 
@@ -167,6 +170,9 @@ func (c *Cache) Evict(want int) int {
 // until the pool has at least want free cold blocks (room to move old
 // blocks of running sequences to the cold tier).
 func (c *Cache) EvictCold(want int) int {
+	if c.pool.Budgeted() {
+		return c.evict(want, c.pool.FreeCold, nil)
+	}
 	return c.evict(want, c.pool.FreeCold, c.pool.Cold)
 }
 

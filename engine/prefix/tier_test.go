@@ -126,3 +126,32 @@ func TestTiers(t *testing.T) {
 		t.Fatalf("Clear left %d hot, %d cold free", pool2.Free(), pool2.FreeCold())
 	}
 }
+
+// TestBudgetEviction: where the tiers share a byte budget, evicting cold
+// prefixes makes room for hot blocks.
+func TestBudgetEviction(t *testing.T) {
+	pool := kv.NewTieredPool(4, 8, 4)
+	pool.SetBudget(40, 10, 5)
+	c := New(pool)
+	store := newTieredKV(4, 8, 8, 4)
+	for seed := range uint64(2) {
+		toks := seqTokens(16, 20+seed)
+		s := kv.NewSequence(pool)
+		if err := s.Reserve(16, store); err != nil {
+			t.Fatal(err)
+		}
+		s.Advance(16)
+		if _, err := s.Demote(0, store); err != nil {
+			t.Fatal(err)
+		}
+		c.Insert("m", toks, s.Blocks())
+		s.Release()
+	}
+	// 8 cold blocks of 5 bytes fill the budget: no hot room.
+	if pool.Free() != 0 || c.Stats().ColdBlocks != 8 {
+		t.Fatalf("%d hot free, %+v", pool.Free(), c.Stats())
+	}
+	if freed := c.Evict(1); freed != 2 || pool.Free() != 1 {
+		t.Fatalf("Evict(1) freed %d cold blocks, %d hot free; want 2 and 1", freed, pool.Free())
+	}
+}
