@@ -56,6 +56,7 @@ func newRunCmd() *cobra.Command {
 		backend string
 		draft   string
 		specs   string
+		kvf     kvFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--remote] -m MODEL -p TEXT",
@@ -82,9 +83,12 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--spec: %w", err)
 			}
+			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft}
+			if err := kvf.apply(&lo); err != nil {
+				return err
+			}
 			loadStart := time.Now()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend,
-				Speculate: kinds, Draft: draft})
+			m, err := llm.Load(ctx, path, lo)
 			if err != nil {
 				return err
 			}
@@ -113,6 +117,7 @@ func newRunCmd() *cobra.Command {
 	f.IntVar(&ctxLen, "ctx", 0, "context length (0: the model's, at most 4096)")
 	f.StringVar(&draft, "draft", "", "draft model (same vocabulary, e.g. a Q4_0 of the model) for speculative decoding")
 	f.StringVar(&specs, "spec", "all", "speculative decoding: all, off, or kinds joined by + (lookup, draft, tree)")
+	kvf.register(f)
 	backends.Flag(f, &backend)
 	return cmd
 }
@@ -192,6 +197,7 @@ func newPerplexityCmd() *cobra.Command {
 		ctxLen     int
 		threads    int
 		backend    string
+		kvf        kvFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "perplexity -m FILE.gguf -f TEXTFILE",
@@ -210,7 +216,11 @@ func newPerplexityCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend})
+			lo := llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend, Sequences: 1}
+			if err := kvf.apply(&lo); err != nil {
+				return err
+			}
+			m, err := llm.Load(ctx, path, lo)
 			if err != nil {
 				return err
 			}
@@ -233,6 +243,7 @@ func newPerplexityCmd() *cobra.Command {
 	f.StringVarP(&file, "file", "f", "", "text file to score")
 	f.IntVar(&ctxLen, "ctx", 512, "chunk size in tokens")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
+	kvf.register(f)
 	backends.Flag(f, &backend)
 	return cmd
 }

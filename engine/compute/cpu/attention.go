@@ -31,11 +31,9 @@ func (b *Backend) NewKVStore(cfg compute.KVConfig) (compute.KVStore, error) {
 	s.perLayer = cfg.BlockSize * s.rowElems
 	s.perBlock = 2 * cfg.Layers * s.perLayer
 	total := s.perBlock * cfg.Blocks
-	cold, err := newColdTier(cfg, s.rowElems)
-	if err != nil {
+	if err := s.newColdTier(); err != nil { // coldkv.go
 		return nil, err
 	}
-	s.coldT = cold
 	if cfg.Type == quant.F16 {
 		s.f16 = make([]uint16, total)
 	} else {

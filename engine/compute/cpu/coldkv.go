@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/quant"
@@ -27,6 +28,17 @@ type coldTier struct {
 	qblock   int // bytes of one quantization block of 32 values
 }
 
+// newColdTier gives s the cold tier its configuration asks for, if any.
+func (s *kvStore) newColdTier() error {
+	c, err := newColdTier(s.cfg, s.rowElems)
+	if err != nil || c == nil {
+		return err
+	}
+	s.coldT = c
+	runtime.AddCleanup(s, freeWeights, c.data)
+	return nil
+}
+
 // newColdTier sizes the cold tier of cfg, or returns nil without one.
 func newColdTier(cfg compute.KVConfig, rowElems int) (*coldTier, error) {
 	if cfg.ColdType == 0 || cfg.ColdBlocks == 0 {
@@ -49,7 +61,12 @@ func newColdTier(cfg compute.KVConfig, rowElems int) (*coldTier, error) {
 	c := &coldTier{typ: cfg.ColdType, rowBytes: rb, qblock: qb}
 	c.perLayer = cfg.BlockSize * rb
 	c.perBlock = 2 * cfg.Layers * c.perLayer
-	c.data = make([]byte, c.perBlock*cfg.ColdBlocks)
+	// Outside the Go heap, like repacked weights: the tier is sized for a
+	// whole cache of cold blocks and need not raise the collector's
+	// target by as much.
+	if c.data, err = allocWeights(c.perBlock * cfg.ColdBlocks); err != nil {
+		return nil, fmt.Errorf("kv cold tier: %w", err)
+	}
 	return c, nil
 }
 
