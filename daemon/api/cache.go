@@ -40,7 +40,7 @@ func (a *API) cache(w http.ResponseWriter, r *http.Request) {
 	for name, m := range cacheModels(a.models) {
 		st := m.CacheStats()
 		mc := ipc.ModelCache{Model: name, Lookups: st.Lookups, Hits: st.Hits, HitTokens: st.HitTokens, MissTokens: st.MissTokens,
-			Evictions: st.Evictions, Blocks: st.Blocks, BlockTokens: st.BlockTokens, WarmedTokens: m.WarmedTokens(), Top: []ipc.CachePrefix{}}
+			Evictions: st.Evictions, Blocks: st.Blocks, ColdBlocks: st.ColdBlocks, BlockTokens: st.BlockTokens, WarmedTokens: m.WarmedTokens(), Top: []ipc.CachePrefix{}}
 		if total := st.HitTokens + st.MissTokens; total > 0 {
 			mc.HitRate = float64(st.HitTokens) / float64(total)
 		}

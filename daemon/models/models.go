@@ -20,6 +20,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/prefix"
+	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/ipc"
 )
@@ -93,6 +94,10 @@ type Options struct {
 	// none).
 	Speculate spec.Kinds
 	Draft     func(name string) string
+	// KVCold and KVHotWindow are llm.Options' cold KV tier for the
+	// default loader.
+	KVCold      quant.Type
+	KVHotWindow int
 	// MemoryMargin is the free memory (bytes) a load must leave; before a
 	// load that would go below it, idle models are unloaded first
 	// (default 512 MiB; negative disables the check).
@@ -145,8 +150,10 @@ func New(o Options) *Manager {
 	}
 	if o.Loader == nil {
 		threads, logger, newBackend, speculate, draft := o.Threads, o.Logger, o.NewBackend, o.Speculate, o.Draft
+		cold, window := o.KVCold, o.KVHotWindow
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
-			lo := llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, Speculate: speculate}
+			lo := llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, Speculate: speculate,
+				KVCold: cold, KVHotWindow: window}
 			if draft != nil {
 				lo.Draft = draft(llm.NameFromPath(path))
 			}

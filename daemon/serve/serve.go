@@ -43,6 +43,10 @@ type Options struct {
 	// Drafts are draft models: "FILE" for the default model, "NAME=FILE"
 	// for the model NAME.
 	Drafts []string
+	// KVType is the KV cache type (llm.ParseKVType: f16, q8_0, q4_0) and
+	// KVHotWindow the positions each sequence keeps in f16.
+	KVType      string
+	KVHotWindow int
 	// Grace is how long a shutdown lets requests in flight finish before
 	// it cuts them (default daemon.DefaultGrace).
 	Grace time.Duration
@@ -85,6 +89,10 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("ruvllmd: %w", err)
 	}
+	kvCold, err := llm.ParseKVType(o.KVType)
+	if err != nil {
+		return fmt.Errorf("ruvllmd: --kv-type: %w", err)
+	}
 	srv, err := daemon.New(o.Config)
 	if err != nil {
 		return err
@@ -96,7 +104,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
 		Threads: o.Threads, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
-		Speculate: kinds, Draft: drafts})
+		Speculate: kinds, Draft: drafts, KVCold: kvCold, KVHotWindow: o.KVHotWindow})
 	a := api.Register(srv, mgr)
 	srv.OnShutdown(mgr.Close)
 	// The registry lives in a hidden folder inside the drop folder: the
@@ -159,6 +167,8 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.IntVar(&o.MaxLoaded, "max-loaded", 1, "models held in memory at once")
 	f.StringVar(&o.Speculate, "spec", "all", "speculative decoding offered to requests: all, off, or kinds joined by + (lookup, draft, tree)")
 	f.StringArrayVar(&o.Drafts, "draft", nil, "draft model for speculative decoding: FILE (for the default model) or NAME=FILE (repeatable)")
+	f.StringVar(&o.KVType, "kv-type", "f16", "KV cache type: f16, or q8_0/q4_0 for a quantized cold tier behind an f16 hot window (more cached prefixes in the same memory)")
+	f.IntVar(&o.KVHotWindow, "kv-hot-window", 256, "positions of each sequence kept in f16 (with --kv-type q8_0/q4_0)")
 	f.DurationVar(&o.Grace, "shutdown-grace", daemon.DefaultGrace, "how long a shutdown (SIGTERM) lets requests in flight finish before it ends them")
 	backends.Flag(f, &o.Backend)
 }
