@@ -50,14 +50,14 @@ type ModelCache struct {
 	HitRate     float64 `json:"hit_rate"` // hit tokens / prompt tokens
 	Evictions   uint64  `json:"evictions"`
 	Blocks      int     `json:"blocks"`
-	// ColdBlocks of them hold their keys and values quantized (the KV
-	// cache's cold tier, --kv-type q8_0/q4_0).
-	ColdBlocks int `json:"cold_blocks,omitempty"`
 	BlockTokens int     `json:"block_tokens"`
 	// WarmedTokens are the tokens computed ahead, after chat replies, so
 	// that the next turns found their history cached.
 	WarmedTokens uint64        `json:"warmed_tokens"`
 	Top          []CachePrefix `json:"top"`
+	// ColdBlocks of the blocks hold their keys and values quantized (the
+	// KV cache's cold tier, --kv-type q8_0/q4_0).
+	ColdBlocks int `json:"cold_blocks,omitempty"`
 }
 
 // CachePrefix is one of the most reused cached prefixes.
