@@ -58,6 +58,21 @@ type ModelCache struct {
 	// ColdBlocks of the blocks hold their keys and values quantized (the
 	// KV cache's cold tier, --kv-type q8_0/q4_0).
 	ColdBlocks int `json:"cold_blocks,omitempty"`
+	// KV describes the model's KV cache memory.
+	KV *KVInfo `json:"kv,omitempty"`
+}
+
+// KVInfo is a model's KV cache memory: its type ("f16", or the cold
+// tier's "q8_0"/"q4_0" behind an f16 window of HotWindow positions), the
+// budget both tiers draw on, what one position takes in each tier, and
+// how many positions the budget holds once they are old.
+type KVInfo struct {
+	Type              string  `json:"type"`
+	HotWindow         int     `json:"hot_window,omitempty"`
+	BudgetBytes       int64   `json:"budget_bytes"`
+	HotBytesPerToken  float64 `json:"hot_bytes_per_token"`
+	ColdBytesPerToken float64 `json:"cold_bytes_per_token,omitempty"`
+	CapacityTokens    int     `json:"capacity_tokens"`
 }
 
 // CachePrefix is one of the most reused cached prefixes.

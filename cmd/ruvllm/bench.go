@@ -375,7 +375,7 @@ func newBenchServeCmd() *cobra.Command {
 	cmd.Flags().IntVar(&o.Requests, "requests", 8, "requests per workload")
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", 8, "streams in the concurrent workload")
 	cmd.Flags().IntVar(&o.MaxTokens, "max-tokens", 32, "tokens generated per request")
-	cmd.Flags().StringSliceVar(&o.Workloads, "workloads", nil, "workloads to run, comma-separated: "+strings.Join(servebench.WorkloadNames, ", ")+" (default all but spec)")
+	cmd.Flags().StringSliceVar(&o.Workloads, "workloads", nil, "workloads to run, comma-separated: "+strings.Join(servebench.WorkloadNames, ", ")+" (default all but spec and kv)")
 	cmd.Flags().StringSliceVar(&o.Spec, "spec", nil, "speculation settings the spec workload compares (default off,lookup,lookup+tree,draft,all)")
 	cmd.Flags().IntVar(&o.SpecTokens, "spec-tokens", 96, "tokens generated per request of the spec workload")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
