@@ -122,10 +122,7 @@ func (s *kvStore) promote(dst, src int32) {
 }
 
 // coldScratch is a worker's buffers for decoding cold rows.
-type coldScratch struct {
-	k, v []uint16
-	f    []float32
-}
+type coldScratch struct{ k, v []uint16 }
 
 // kvRows returns the keys and values of one KV head (its values start at
 // element kvOff of a row) at positions [pos, pos+m) of layer l, which lie
@@ -144,21 +141,10 @@ func (j *attendJob) kvRows(wk int, blocks []int32, layer, pos, m, kvOff int) (k,
 	}
 	sc := &j.cold[wk]
 	hd := j.a.HeadDim
-	sc.k, sc.v, sc.f = growHalf(sc.k, m*hd), growHalf(sc.v, m*hd), grow(sc.f, hd)
+	sc.k, sc.v = growHalf(sc.k, m*hd), growHalf(sc.v, m*hd)
 	c := s.coldT
 	o := s.coldOffset(b, layer, pos) + kvOff/quant.QK*c.qblock
-	hb := hd / quant.QK * c.qblock
-	for r := range m {
-		kq := c.data[o+r*c.rowBytes : o+r*c.rowBytes+hb]
-		vq := c.data[o+c.perLayer+r*c.rowBytes : o+c.perLayer+r*c.rowBytes+hb]
-		if err := quant.Dequantize(c.typ, kq, sc.f); err != nil {
-			panic(err)
-		}
-		quant.FloatToHalf(sc.k[r*hd:(r+1)*hd], sc.f)
-		if err := quant.Dequantize(c.typ, vq, sc.f); err != nil {
-			panic(err)
-		}
-		quant.FloatToHalf(sc.v[r*hd:(r+1)*hd], sc.f)
-	}
+	quant.DecodeRowsHalf(c.typ, sc.k, c.data[o:], c.rowBytes, m, hd)
+	quant.DecodeRowsHalf(c.typ, sc.v, c.data[o+c.perLayer:], c.rowBytes, m, hd)
 	return sc.k, sc.v, hd
 }
