@@ -95,3 +95,16 @@ func TestKVColdTier(t *testing.T) {
 		}
 	}
 }
+
+func TestParseKVType(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want quant.Type
+		err  bool
+	}{{"", 0, false}, {"f16", 0, false}, {"F16", 0, false}, {"q8_0", quant.Q8_0, false}, {"Q4_0", quant.Q4_0, false}, {"q4_k", 0, true}, {"f32", 0, true}} {
+		got, err := ParseKVType(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("ParseKVType(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+}

@@ -110,3 +110,49 @@ func FuzzLookupPropose(f *testing.F) {
 		}
 	})
 }
+
+func TestParseKinds(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Kinds
+		err  bool
+	}{
+		{"", 0, false},
+		{"off", 0, false},
+		{"none", 0, false},
+		{"all", KindsAll, false},
+		{"lookup", KindLookup, false},
+		{"lookup+tree", KindLookup | KindTree, false},
+		{"Draft, Tree", KindDraft | KindTree, false},
+		{"lookup+bogus", 0, true},
+		{"medusa", 0, true},
+	} {
+		got, err := ParseKinds(tc.in)
+		if (err != nil) != tc.err || (!tc.err && got != tc.want) {
+			t.Errorf("ParseKinds(%q) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
+		if !tc.err {
+			if back, err := ParseKinds(got.String()); err != nil || back != got {
+				t.Errorf("ParseKinds(%q.String() = %q) = %v, %v", tc.in, got.String(), back, err)
+			}
+		}
+	}
+}
+
+func FuzzParseKinds(f *testing.F) {
+	for _, s := range []string{"all", "lookup+tree", "draft,tree", "off", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := ParseKinds(s)
+		if err != nil {
+			return
+		}
+		if k&^KindsAll != 0 {
+			t.Fatalf("ParseKinds(%q) = %b: unknown bits", s, k)
+		}
+		if back, err := ParseKinds(k.String()); err != nil || back != k {
+			t.Fatalf("round trip of %q: %v -> %q -> %v, %v", s, k, k.String(), back, err)
+		}
+	})
+}
