@@ -476,7 +476,7 @@ func (s *Scheduler) step() error {
 	}
 	sb.jobs = append(sb.jobs, s.running...) // reserve may preempt, editing s.running
 	stepStart := s.now()
-	decoding, specAllowed := s.planDrafts(sb.jobs)
+	decoding, specModel, specAllowed := s.planDrafts(sb.jobs)
 	for _, j := range sb.jobs {
 		if j.seq == nil || j.finished { // preempted or failed while making room
 			continue
@@ -568,9 +568,6 @@ func (s *Scheduler) step() error {
 				calls += s.acceptDraft(j, batch.Spans[o.span], s.logits[o.first:o.first+o.n])
 				continue
 			}
-			if s.ctl != nil && j.Speculate != 0 {
-				s.ctl.Observe(&j.Spec, &j.draft, nil, false) // a step without a draft
-			}
 			tok, done := j.Next(s.logits[o.first])
 			calls++
 			if done || (s.o.MaxSeqLen > 0 && len(j.tokens) >= s.o.MaxSeqLen) {
@@ -583,7 +580,7 @@ func (s *Scheduler) step() error {
 			now := s.now()
 			s.ctl.NextTime(calls, now.Sub(start))
 			if decoding > 0 && len(rows) == len(batch.Tokens) {
-				s.ctl.StepDone(decoding, calls, now.Sub(stepStart), specAllowed)
+				s.ctl.StepDone(decoding, specModel, calls, now.Sub(stepStart), specAllowed)
 			}
 		}
 		for _, j := range spanJobs {

@@ -71,30 +71,38 @@ func (s *Scheduler) treeCapable() bool {
 // step: only when every job with tokens to run is a request decoding one
 // token (a step with prompt chunks is bound by them, and its timing says
 // nothing about decode), each job whose kinds allow it, within the
-// context length and the step's token budget. It returns the number of
-// decoding jobs of such a step (0 for another step) and whether the
-// controller's guard allowed speculation in it.
-func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, allowed bool) {
+// context length and the step's token budget. It returns the step's
+// guard class (spec.Controller.StepDone): the number of decoding jobs (0
+// for another step or one where no job may speculate), whether a draft
+// model drafts, and whether the guard allowed speculation in it.
+func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, model, allowed bool) {
 	if s.ctl == nil {
-		return 0, false
+		return 0, false, false
 	}
 	for _, j := range jobs {
 		j.draft.Reset()
 	}
+	eligible := false
 	for _, j := range jobs {
 		if j.seq == nil || j.finished || j.Background || s.pending(j) == 0 {
 			continue // background jobs wait while requests have tokens to run
 		}
 		if s.pending(j) != 1 {
-			return 0, false
+			return 0, false, false
 		}
 		decoding++
+		if j.Speculate&spec.KindLookup != 0 && s.spec.Lookup != nil {
+			eligible = true
+		}
+		if j.Speculate&spec.KindDraft != 0 && s.spec.Drafter != nil {
+			eligible, model = true, true
+		}
 	}
-	if decoding == 0 {
-		return 0, false
+	if decoding == 0 || !eligible {
+		return 0, false, false
 	}
-	if allowed = s.ctl.Allowed(decoding); !allowed {
-		return decoding, false
+	if allowed = s.ctl.Allowed(decoding, model); !allowed {
+		return decoding, model, false
 	}
 	o := s.ctl.Options()
 	budget := (s.o.MaxBatchTokens - decoding) / max(1, decoding)
@@ -103,7 +111,7 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, allowed bool) {
 		maxNodes = min(o.Fixed, budget)
 	}
 	if maxNodes <= 0 {
-		return decoding, allowed
+		return decoding, model, allowed
 	}
 	s.specSeqs, s.specDrafts, s.specReqs = s.specSeqs[:0], s.specDrafts[:0], s.specReqs[:0]
 	var modelSeqs []*spec.Seq
@@ -154,7 +162,7 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, allowed bool) {
 	s.ctl.Trim(s.specSeqs, s.specDrafts, decoding)
 	clear(s.specSeqs)
 	clear(s.specDrafts)
-	return decoding, allowed
+	return decoding, model, allowed
 }
 
 // draftSpan returns the span rows' tree of j's draft below its pending

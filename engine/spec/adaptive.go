@@ -52,7 +52,7 @@ type Controller struct {
 // Seq is one sequence's speculation state.
 type Seq struct {
 	rate [numSources][2]rate
-	idle int // steps since the sequence last verified a draft
+	idle int // steps it could have speculated in since it last verified a draft
 	// Drafted, Accepted and Verifications count the verified draft
 	// tokens, those accepted, and the verification passes.
 	Drafted, Accepted, Verifications int
@@ -162,13 +162,27 @@ func (c *Controller) DraftSteps(seqs []*Seq, n int) int {
 		}
 	}
 	if best == 0 {
+		probe := pass + c.stepCost(n+len(seqs)) - c.stepCost(n)
 		for _, s := range seqs {
-			if s.idle+1 >= c.o.ProbeEvery {
+			if c.probeDue(s, probe, n) {
 				return 1
 			}
 		}
 	}
 	return best
+}
+
+// probeDue reports whether s, whose drafts are not worth verifying, should
+// verify one draft token this step to keep its acceptance measured: after
+// ProbeEvery steps without one, or more when a probe costs more (cost,
+// against a step of n tokens), so that probing takes at most about 2 %
+// of the decode time.
+func (c *Controller) probeDue(s *Seq, cost float64, n int) bool {
+	every := float64(c.o.ProbeEvery)
+	if step := c.stepCost(n); step > 0 {
+		every = max(every, 50*cost/step)
+	}
+	return float64(s.idle+1) >= every
 }
 
 // chainTokens is the expected number of tokens a verification of a chain
@@ -250,11 +264,15 @@ func (c *Controller) Trim(seqs []*Seq, drafts []*Draft, n int) {
 	for _, cd := range c.cands[:bestCnt] {
 		keep[cd.seq][cd.idx] = true
 	}
+	probe := c.stepCost(n+1) - c.stepCost(n)
 	for si, d := range drafts {
-		if d.Len() > 0 && !slices.Contains(keep[si], true) && seqs[si].idle+1 >= c.o.ProbeEvery {
+		if d.Len() > 0 && !slices.Contains(keep[si], true) && c.probeDue(seqs[si], probe, n) {
 			keep[si][0] = true // a probe: the first draft token alone
 		}
 		d.Keep(keep[si])
+		if d.Len() == 0 {
+			seqs[si].idle++ // it could have speculated, and did not
+		}
 	}
 }
 
@@ -265,7 +283,6 @@ func (c *Controller) Trim(seqs []*Seq, drafts []*Draft, n int) {
 // tested).
 func (c *Controller) Observe(s *Seq, d *Draft, path []int32, mismatched bool) {
 	if d.Len() == 0 {
-		s.idle++
 		return
 	}
 	s.idle = 0

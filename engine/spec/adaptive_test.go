@@ -47,7 +47,8 @@ func TestTrim(t *testing.T) {
 		{"cheap tokens, good drafts", 38, 10 * time.Millisecond, 200 * time.Microsecond, 6, 8, 0},
 		{"cheap tokens, poor drafts", 1, 10 * time.Millisecond, 200 * time.Microsecond, 0, 1, 0},
 		{"tokens as costly as a step, good drafts", 38, time.Millisecond, 20 * time.Millisecond, 0, 0, 0},
-		{"probe when due", 0, time.Millisecond, 5 * time.Millisecond, 1, 1, 15},
+		{"probe when due", 0, time.Millisecond, 5 * time.Millisecond, 1, 1, 60}, // a probe costs most of a step: every 42 steps
+		{"probe not yet due", 0, time.Millisecond, 5 * time.Millisecond, 0, 0, 30},
 		{"middling", 30, 5 * time.Millisecond, time.Millisecond, 2, 6, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,9 +56,7 @@ func TestTrim(t *testing.T) {
 			costs(c, 20, tc.fixed, tc.per)
 			var s Seq
 			learn(c, &s, SrcModel, tc.hits, 40)
-			for range tc.probeStreak {
-				c.Observe(&s, &Draft{}, nil, false)
-			}
+			s.idle = tc.probeStreak
 			d := chain(8, SrcModel)
 			c.Trim([]*Seq{&s}, []*Draft{d}, 1)
 			if d.Len() < tc.min || d.Len() > tc.max || !d.Chain() {
@@ -140,7 +139,7 @@ func TestGuard(t *testing.T) {
 	c := NewController(Options{})
 	run := func(onRate, offRate float64, steps int) (allowed int) {
 		for range steps {
-			a := c.Allowed(1)
+			a := c.Allowed(1, true)
 			if a {
 				allowed++
 			}
@@ -148,23 +147,26 @@ func TestGuard(t *testing.T) {
 			if a {
 				rate = onRate
 			}
-			c.StepDone(1, 2, time.Duration(2/rate*float64(time.Second)), a)
+			c.StepDone(1, true, 2, time.Duration(2/rate*float64(time.Second)), a)
 		}
 		return allowed
+	}
+	// A young setting explores one window in guardEarly: it finds out
+	// within a few windows.
+	run(80, 100, 2*guardEarly*guardWindow)
+	if r, ok := c.GuardRatio(1, true); !ok || r > 0.9 || !c.guard.state(1, true).off {
+		t.Fatalf("after %d windows: GuardRatio = %v, %v, off %v", 2*guardEarly, r, ok, c.guard.state(1, true).off)
 	}
 	run(80, 100, 40*guardWindow)
 	if got := run(80, 100, 16*guardWindow); got != 2*guardWindow {
 		t.Fatalf("losing speculation allowed in %d of %d steps, want only the exploring %d", got, 16*guardWindow, 2*guardWindow)
 	}
-	if r, ok := c.GuardRatio(1); !ok || r > 0.9 {
-		t.Fatalf("GuardRatio = %v, %v", r, ok)
-	}
 	run(130, 100, 40*guardWindow)
 	if got := run(130, 100, 16*guardWindow); got != 14*guardWindow {
 		t.Fatalf("winning speculation allowed in %d of %d steps, want all but the exploring %d", got, 16*guardWindow, 2*guardWindow)
 	}
-	// Other batch sizes keep their own setting.
-	if !c.Allowed(3) && c.guard.windows%guardEvery != guardEvery-1 {
-		t.Fatal("an unmeasured batch size is not allowed to speculate")
+	// Other batch sizes and the other class keep their own setting.
+	if !c.Allowed(3, true) || !c.Allowed(1, false) {
+		t.Fatal("an unmeasured batch size or class is not allowed to speculate")
 	}
 }

@@ -4,31 +4,44 @@ import "time"
 
 // The guard: speculation's cost model predicts from noisy timings, and a
 // wrong prediction could make decoding slower than without it. So the
-// controller also measures the outcome: decode steps run in windows of
-// guardWindow steps, one window in guardEvery with speculation set the
-// other way than it currently is, and each window's tokens and wall time
-// go to the tally of its setting, per number of decoding sequences. When
-// the tallies show speculation losing, it is switched off for that batch
-// size (and back on when the rarer windows with it show it winning).
+// controller also measures the outcome. Decode steps in which some
+// sequence may speculate run in windows of guardWindow steps, for each
+// batch size and class of speculation (with or without a draft model,
+// whose passes cost far more than a lookup); one window in guardEvery
+// (one in guardEarly while a setting is young) runs with speculation set
+// the other way than it currently is, and each window's tokens and wall
+// time go to the tally of its setting. When the tallies show speculation
+// losing, it is switched off for that batch size and class, and back on
+// when the rarer windows with it show it winning.
 const (
-	guardWindow = 16
+	guardWindow = 8
 	guardEvery  = 8
-	guardDecay  = 0.8 // weight of older windows in a tally
+	guardEarly  = 4  // the reversed window's period over a key's first guardYoung windows
+	guardYoung  = 16 // windows
+	guardDecay  = 0.8
 	maxGuardSeq = 32
 	guardLose   = 0.98 // off when speculating makes less than this share of the tokens per second without
 	guardWin    = 1.02 // back on above this
 )
 
+// guardKey is a batch size (capped) and whether a draft model drafts.
+type guardKey struct {
+	n     int
+	model bool
+}
+
 // guard is the controller's measured check on speculation.
 type guard struct {
-	steps, windows int
-	// per batch size (decoding sequences): the setting and the tallies of
-	// windows run with and without speculation
-	off      [maxGuardSeq + 1]bool
-	on, base [maxGuardSeq + 1]tally
-	cur      [maxGuardSeq + 1]tally // the current window's tally
-	curMode  [maxGuardSeq + 1]bool
-	curValid [maxGuardSeq + 1]bool
+	keys map[guardKey]*guardState
+}
+
+// guardState is one key's setting, tallies and current window.
+type guardState struct {
+	off           bool
+	on, base      tally
+	cur           tally
+	curOn         bool
+	steps, window int
 }
 
 // tally is decayed sums of tokens and seconds over windows.
@@ -39,68 +52,80 @@ type tally struct {
 
 func (t *tally) rate() float64 { return t.tokens / t.secs }
 
-// Allowed reports whether a decode step of n sequences may speculate: the
-// guard's setting for n, reversed in one window of guardEvery.
-func (c *Controller) Allowed(n int) bool {
+func (g *guard) state(n int, model bool) *guardState {
+	if g.keys == nil {
+		g.keys = map[guardKey]*guardState{}
+	}
+	k := guardKey{min(n, maxGuardSeq), model}
+	st := g.keys[k]
+	if st == nil {
+		st = &guardState{}
+		g.keys[k] = st
+	}
+	return st
+}
+
+// Allowed reports whether a decode step of n sequences may speculate,
+// with a draft model or without: the guard's setting, reversed in the
+// exploring windows.
+func (c *Controller) Allowed(n int, model bool) bool {
 	if c.o.Fixed > 0 {
 		return true
 	}
-	g := &c.guard
-	n = min(n, maxGuardSeq)
-	explore := g.windows%guardEvery == guardEvery-1
-	return !g.off[n] != explore
+	st := c.guard.state(n, model)
+	period := guardEvery
+	if st.window < guardYoung {
+		period = guardEarly
+	}
+	explore := st.window%period == period-1
+	return !st.off != explore
 }
 
-// StepDone records a decode step of n sequences that produced tokens
-// tokens in d of wall time, with speculation allowed or not (Allowed's
-// answer for it), and updates the guard at the end of each window.
-func (c *Controller) StepDone(n, tokens int, d time.Duration, allowed bool) {
+// StepDone records a decode step of n sequences of the given class that
+// produced tokens tokens in d of wall time, with speculation allowed or
+// not (Allowed's answer for it), and updates the guard at the end of
+// each window. Steps in which no sequence could speculate are not
+// recorded.
+func (c *Controller) StepDone(n int, model bool, tokens int, d time.Duration, allowed bool) {
 	if c.o.Fixed > 0 || n <= 0 || d <= 0 {
 		return
 	}
-	g := &c.guard
-	n = min(n, maxGuardSeq)
-	if !g.curValid[n] || g.curMode[n] != allowed {
-		g.cur[n], g.curMode[n], g.curValid[n] = tally{}, allowed, true
+	st := c.guard.state(n, model)
+	if st.steps%guardWindow == 0 || st.curOn != allowed {
+		st.cur, st.curOn = tally{}, allowed
 	}
-	g.cur[n].tokens += float64(tokens)
-	g.cur[n].secs += d.Seconds()
-	g.steps++
-	if g.steps%guardWindow != 0 {
+	st.cur.tokens += float64(tokens)
+	st.cur.secs += d.Seconds()
+	st.steps++
+	if st.steps%guardWindow != 0 {
 		return
 	}
-	g.windows++
-	for k := range g.cur {
-		if !g.curValid[k] || g.cur[k].secs == 0 {
-			continue
-		}
-		t := &g.base[k]
-		if g.curMode[k] {
-			t = &g.on[k]
-		}
-		t.tokens = t.tokens*guardDecay + g.cur[k].tokens
-		t.secs = t.secs*guardDecay + g.cur[k].secs
-		t.windows++
-		g.curValid[k] = false
-		if g.on[k].windows >= 2 && g.base[k].windows >= 1 {
-			r := g.on[k].rate() / g.base[k].rate()
-			switch {
-			case !g.off[k] && r < guardLose:
-				g.off[k] = true
-			case g.off[k] && r > guardWin:
-				g.off[k] = false
-			}
+	st.window++
+	t := &st.base
+	if st.curOn {
+		t = &st.on
+	}
+	t.tokens = t.tokens*guardDecay + st.cur.tokens
+	t.secs = t.secs*guardDecay + st.cur.secs
+	t.windows++
+	if st.on.windows >= 1 && st.base.windows >= 1 {
+		r := st.on.rate() / st.base.rate()
+		switch {
+		case !st.off && r < guardLose:
+			st.off = true
+		case st.off && r > guardWin:
+			st.off = false
 		}
 	}
 }
 
 // GuardRatio returns the measured decode rate with speculation over the
-// rate without for n sequences, and whether both have been measured.
-func (c *Controller) GuardRatio(n int) (float64, bool) {
-	g := &c.guard
-	n = min(n, maxGuardSeq)
-	if g.on[n].windows == 0 || g.base[n].windows == 0 {
+// rate without for n sequences of a class, and whether both have been
+// measured.
+func (c *Controller) GuardRatio(n int, model bool) (float64, bool) {
+	st := c.guard.state(n, model)
+	if st.on.windows == 0 || st.base.windows == 0 {
 		return 0, false
 	}
-	return g.on[n].rate() / g.base[n].rate(), true
+	return st.on.rate() / st.base.rate(), true
 }
