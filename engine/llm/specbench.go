@@ -79,6 +79,14 @@ type SpecFigure struct {
 	// the median of the repetitions' ratios (each repetition runs every
 	// kind back to back).
 	Speedup float64 `json:"speedup"`
+	// CPUTokensPerSecond is generated tokens (after the first) over the
+	// process's CPU time while they were generated, and CPUSpeedup its
+	// ratio to none's, as Speedup: on a machine whose cores other
+	// processes keep busy, wall time varies several-fold between runs
+	// while the work done per token does not (measure with one thread, so
+	// that no helper spins). 0 where CPU time is unknown.
+	CPUTokensPerSecond float64 `json:"cpu_tokens_per_second,omitempty"`
+	CPUSpeedup         float64 `json:"cpu_speedup,omitempty"`
 	// AcceptanceRate and TokensPerVerification are over all repetitions.
 	AcceptanceRate        float64 `json:"acceptance_rate"`
 	TokensPerVerification float64 `json:"tokens_per_verification"`
@@ -106,23 +114,31 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 	for i, k := range kinds {
 		figs[i] = SpecFigure{Kinds: k.String(), Identical: true}
 	}
-	ratios := make([][]float64, len(kinds))
+	ratios, cpuRatios := make([][]float64, len(kinds)), make([][]float64, len(kinds))
+	cpuToks, cpuSecs := make([]int, len(kinds)), make([]float64, len(kinds))
 	for rep := -1; rep < reps; rep++ { // rep -1 warms up every kind
-		tps := make([]float64, len(kinds))
+		tps, ctps := make([]float64, len(kinds)), make([]float64, len(kinds))
 		for off := range kinds {
 			ki := (off + max(rep, 0)) % len(kinds)
 			k := kinds[ki]
 			var toks int
-			var secs float64
+			var secs, cpu float64
 			for wi, w := range work {
 				req := Request{Prompt: w.Prompt, MaxTokens: genTokens, IgnoreEOS: true, NoSpeculation: k == 0, Speculate: k}
 				var ids []int32
+				var cpuFirst float64
 				res, err := m.Generate(ctx, req, func(t Token) error {
 					if t.ID >= 0 {
+						if len(ids) == 0 {
+							cpuFirst, _ = processCPU()
+						}
 						ids = append(ids, t.ID)
 					}
 					return nil
 				})
+				if end, ok := processCPU(); ok && cpuFirst > 0 {
+					cpu += end - cpuFirst
+				}
 				if err != nil {
 					return nil, fmt.Errorf("speculation bench %s/%s: %w", k, w.Name, err)
 				}
@@ -145,16 +161,28 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 				tps[ki] = float64(toks) / secs
 				figs[ki].Samples = append(figs[ki].Samples, tps[ki])
 			}
+			if rep >= 0 && cpu > 0 {
+				ctps[ki] = float64(toks) / cpu
+				cpuToks[ki] += toks
+				cpuSecs[ki] += cpu
+			}
 		}
 		if rep >= 0 {
 			for ki := range kinds {
 				ratios[ki] = append(ratios[ki], tps[ki]/tps[0])
+				if ctps[0] > 0 && ctps[ki] > 0 {
+					cpuRatios[ki] = append(cpuRatios[ki], ctps[ki]/ctps[0])
+				}
 			}
 		}
 	}
 	for ki := range figs {
 		figs[ki].TokensPerSecond, _ = meanStddev(figs[ki].Samples)
 		figs[ki].Speedup = median(ratios[ki])
+		if cpuSecs[ki] > 0 {
+			figs[ki].CPUTokensPerSecond = float64(cpuToks[ki]) / cpuSecs[ki]
+			figs[ki].CPUSpeedup = median(cpuRatios[ki])
+		}
 		figs[ki].AcceptanceRate = stats[ki].AcceptanceRate()
 		figs[ki].TokensPerVerification = stats[ki].TokensPerVerification()
 	}
