@@ -2,7 +2,10 @@
 
 package llm
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 // processCPU returns the CPU time (user and system) the process has used,
 // in seconds, and whether it is known.
@@ -12,4 +15,16 @@ func processCPU() (float64, bool) {
 		return 0, false
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9, true
+}
+
+// cpuClock returns the process's CPU time as a clock for speculation's
+// cost model (sched.Options.CostClock).
+func cpuClock() func() time.Duration {
+	if _, ok := processCPU(); !ok {
+		return nil
+	}
+	return func() time.Duration {
+		s, _ := processCPU()
+		return time.Duration(s * 1e9)
+	}
 }

@@ -241,7 +241,7 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	}
 	m.sched = sched.New(runner{m}, m.pool, m.cache, sched.Options{
 		MaxBatchTokens: o.BatchSize, MaxRunning: o.Sequences * 4, MaxSeqLen: ctxLen, Logger: o.Logger,
-		Speculation: m.speculation(), HotWindow: o.KVHotWindow,
+		Speculation: m.speculation(), HotWindow: o.KVHotWindow, CostClock: cpuClock(),
 	})
 	m.log.Info("model loaded", "name", m.info.Name, "arch", cfg.Arch, "params", m.info.Parameters,
 		"type", m.info.FileType, "ctx", ctxLen, "kv_blocks", blocks)

@@ -126,9 +126,11 @@ type Options struct {
 	// before the prefix cache takes them.
 	HotWindow int
 	Logger    *slog.Logger
-	// clock times steps for the speculation cost model (tests set a fake
-	// one; nil: time.Now).
-	clock func() time.Time
+	// CostClock measures what speculation's cost model and guard weigh
+	// (nil: wall time). The engine passes the process's CPU time: on a
+	// machine whose cores other processes keep busy, wall times swing
+	// several-fold from step to step while the work done does not.
+	CostClock func() time.Duration
 }
 
 // Scheduler runs jobs with continuous batching.
@@ -160,7 +162,7 @@ type Scheduler struct {
 	specDrafts []*spec.Draft
 	specReqs   []spec.Request
 	specStats  specCounters
-	now        func() time.Time // the clock steps are timed with
+	now        func() time.Duration // the clock steps are timed with (Options.CostClock)
 }
 
 // stepBuffers is what step builds a batch in, kept between steps so a
@@ -220,16 +222,17 @@ func New(r Runner, pool *kv.Pool, cache *prefix.Cache, o Options) *Scheduler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Scheduler{run: r, pool: pool, cache: cache, o: o, log: o.Logger,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{}), now: o.clock}
+		wake: make(chan struct{}, 1), stopped: make(chan struct{}), now: o.CostClock}
 	if s.now == nil {
-		s.now = time.Now
+		base := time.Now()
+		s.now = func() time.Duration { return time.Since(base) }
 	}
 	if o.Speculation != nil {
 		s.spec = o.Speculation
 		s.ctl = spec.NewController(o.Speculation.Control)
 		s.tree = s.treeCapable()
 		if d := s.spec.Drafter; d != nil && d.Timing == nil {
-			d.Timing = s.ctl.DraftTime
+			d.Timing, d.Clock = s.ctl.DraftTime, s.now
 		}
 	}
 	go s.loop()
@@ -552,7 +555,7 @@ func (s *Scheduler) step() error {
 		if err := s.run.Step(batch, rows, s.logits[:len(rows)]); err != nil {
 			return err
 		}
-		s.timeStep(len(batch.Tokens), len(rows), s.now().Sub(start))
+		s.timeStep(len(batch.Tokens), len(rows), s.now()-start)
 		for i, sp := range batch.Spans {
 			if spanJobs[i].draft.Len() > 0 {
 				continue // acceptDraft advances it by what it keeps
@@ -578,9 +581,9 @@ func (s *Scheduler) step() error {
 		}
 		if s.ctl != nil {
 			now := s.now()
-			s.ctl.NextTime(calls, now.Sub(start))
+			s.ctl.NextTime(calls, now-start)
 			if decoding > 0 && len(rows) == len(batch.Tokens) {
-				s.ctl.StepDone(decoding, specModel, calls, now.Sub(stepStart), specAllowed)
+				s.ctl.StepDone(decoding, specModel, calls, now-stepStart, specAllowed)
 			}
 		}
 		for _, j := range spanJobs {

@@ -68,10 +68,12 @@ type fakeClock struct {
 	now time.Time
 }
 
-func (c *fakeClock) Now() time.Time {
+// Since is the time the clock has moved since the Unix epoch it starts
+// at (a sched.Options.CostClock).
+func (c *fakeClock) Since() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.now
+	return c.now.Sub(time.Unix(0, 0))
 }
 
 func (c *fakeClock) advance(d time.Duration) {

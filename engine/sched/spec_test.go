@@ -199,7 +199,7 @@ func TestSpeculationAdapts(t *testing.T) {
 			}
 			clock := &fakeClock{now: time.Unix(0, 0)}
 			runner := &hashRunner{kv: store, clock: clock, cost: func(n int) time.Duration { return tc.fixed + time.Duration(n)*tc.perTok }}
-			s := New(runner, pool, nil, Options{MaxSeqLen: 400, clock: clock.Now,
+			s := New(runner, pool, nil, Options{MaxSeqLen: 400, CostClock: clock.Since,
 				Speculation: &Speculation{Drafter: drafter}})
 			defer s.Close()
 			var got []int32

@@ -59,8 +59,9 @@ type ModelDrafter struct {
 	// it has caught up, so a long prompt never makes one step slow.
 	MaxCatchUp int
 	// Timing, when set, receives the duration of each draft pass that
-	// fed one token per sequence.
+	// fed one token per sequence, measured with Clock (nil: wall time).
 	Timing func(seqs int, d time.Duration)
+	Clock  func() time.Duration
 
 	batch  model.Batch
 	rows   []int32
@@ -183,12 +184,17 @@ func (m *ModelDrafter) pass() error {
 	for len(m.logits) < len(m.rows) {
 		m.logits = append(m.logits, make([]float32, vocab))
 	}
-	start := time.Now()
+	clock := m.Clock
+	if clock == nil {
+		base := time.Now()
+		clock = func() time.Duration { return time.Since(base) }
+	}
+	start := clock()
 	if err := m.run.Step(b, m.rows, m.logits[:len(m.rows)]); err != nil {
 		return fmt.Errorf("draft pass: %w", err)
 	}
 	if single && m.Timing != nil {
-		m.Timing(len(m.act), time.Since(start))
+		m.Timing(len(m.act), clock()-start)
 	}
 	live = m.act[:0]
 	for i, st := range m.act {
