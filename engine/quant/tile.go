@@ -124,16 +124,11 @@ func DotF16AMX(n int, w, a []byte) float32 {
 // token alone. One activation row keeps the pair at a time: its single
 // stream of weights reads memory faster than four side by side.
 func TileF16AMX(n int, w []byte, wstride int, a []byte, astride, rows int, dst []float32, dstride int) {
-	if hasFlashAVX512 && n > 0 && n%16 == 0 && wstride%2 == 0 && astride%4 == 0 && rows >= 2 && rows <= TileRows {
+	if hasFlashAVX512 && hasTileF16 && n > 0 && n%16 == 0 && wstride%2 == 0 && astride%4 == 0 && rows >= 2 && rows <= TileRows {
 		_ = w[(TileRows-1)*wstride+2*n-1]
 		_ = a[(rows-1)*astride+4*n-1]
-		var acc [TileRows * TileRows][16]float32
-		tileF16F32x16(n, &u16View(w)[0], wstride/2, &f32View(a)[0], astride/4, rows, &acc[0][0])
-		for r := range rows {
-			for i := range TileRows {
-				dst[r*dstride+i] = reduce16(&acc[r*TileRows+i])
-			}
-		}
+		_ = dst[(rows-1)*dstride+TileRows-1]
+		tileF16F32x16(n, &u16View(w)[0], wstride/2, &f32View(a)[0], astride/4, rows, &dst[0], dstride)
 		return
 	}
 	for i := range TileRows {
@@ -141,15 +136,4 @@ func TileF16AMX(n int, w []byte, wstride int, a []byte, astride, rows int, dst [
 			dst[r*dstride+i] = DotF16AMX(n, w[i*wstride:], a[r*astride:])
 		}
 	}
-}
-
-// reduce16 adds 16 lanes as _mm512_reduce_add_ps does: halves of 8, then
-// of 4, then pairs.
-func reduce16(acc *[16]float32) float32 {
-	var t [8]float32
-	for l := range 8 {
-		t[l] = acc[8+l] + acc[l]
-	}
-	t0, t1, t2, t3 := t[4]+t[0], t[5]+t[1], t[6]+t[2], t[7]+t[3]
-	return (t0 + t2) + (t1 + t3)
 }

@@ -2,16 +2,31 @@
 
 #include "textflag.h"
 
-// func tileF16F32x16(n int, w *uint16, wstride int, a *float32, astride int, rows int, acc *float32)
+// RED reduces the 16 lanes of z (y, x: its lower halves) as
+// _mm512_reduce_add_ps does (halves of 8, of 4, then pairs), exactly as
+// dotF16F32x16 does, and stores the float32 at m.
+#define RED(z, y, x, m) \
+	VEXTRACTF64X4 $1, z, Y30 \
+	VADDPS        Y30, y, Y30 \
+	VEXTRACTF32X4 $1, Y30, X31 \
+	VADDPS        X31, X30, X30 \
+	VPERMILPS     $0x4e, X30, X31 \
+	VADDPS        X31, X30, X30 \
+	VMOVSHDUP     X30, X31 \
+	VADDSS        X31, X30, X30 \
+	VMOVSS        X30, m
+
+// func tileF16F32x16(n int, w *uint16, wstride int, a *float32, astride int, rows int, dst *float32, dstride int)
 // Four F16 weight rows (w, w+wstride, … elements apart) against rows
 // (1 to 4) float32 activation rows (a, a+astride, …), n values each (n > 0,
 // a multiple of 16): for each weight row i and activation row r, one ZMM
 // of 16 lanes accumulates a·w with FMA over the row in steps of 16,
-// exactly as dotF16F32x16 does for one pair, and is stored unreduced at
-// acc[(r·4+i)·16:]. The pairs' chains are independent, so running them
-// side by side fills the FMA pipeline that one chain leaves waiting, and
-// each weight chunk is converted once for all activation rows.
-TEXT ·tileF16F32x16(SB), NOSPLIT, $0-56
+// exactly as dotF16F32x16 does for one pair, is reduced as it reduces,
+// and lands at dst[r·dstride+i]. The pairs' chains are independent, so
+// running them side by side fills the FMA pipeline that one chain leaves
+// waiting, and each weight chunk is converted once for all activation
+// rows.
+TEXT ·tileF16F32x16(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
 	MOVQ w+8(FP), SI
 	MOVQ wstride+16(FP), R8
@@ -22,7 +37,9 @@ TEXT ·tileF16F32x16(SB), NOSPLIT, $0-56
 	SHLQ $2, R10             // bytes
 	LEAQ (R10)(R10*2), R11   // 3 rows
 	MOVQ rows+40(FP), DX
-	MOVQ acc+48(FP), BX
+	MOVQ dst+48(FP), BX
+	MOVQ dstride+56(FP), R12
+	SHLQ $2, R12             // bytes
 
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
@@ -77,10 +94,12 @@ tf16r4:
 	ADDQ        $64, DI
 	SUBQ        $16, CX
 	JNZ         tf16r4
-	VMOVUPS     Z12, 768(BX)
-	VMOVUPS     Z13, 832(BX)
-	VMOVUPS     Z14, 896(BX)
-	VMOVUPS     Z15, 960(BX)
+	LEAQ        (BX)(R12*2), R13
+	ADDQ        R12, R13     // row 3
+	RED(Z12, Y12, X12, 0(R13))
+	RED(Z13, Y13, X13, 4(R13))
+	RED(Z14, Y14, X14, 8(R13))
+	RED(Z15, Y15, X15, 12(R13))
 	JMP         tf16store3
 
 tf16r3:
@@ -109,11 +128,12 @@ tf16r3:
 	JNZ         tf16r3
 
 tf16store3:
-	VMOVUPS Z8, 512(BX)
-	VMOVUPS Z9, 576(BX)
-	VMOVUPS Z10, 640(BX)
-	VMOVUPS Z11, 704(BX)
-	JMP     tf16store2
+	LEAQ (BX)(R12*2), R13 // row 2
+	RED(Z8, Y8, X8, 0(R13))
+	RED(Z9, Y9, X9, 4(R13))
+	RED(Z10, Y10, X10, 8(R13))
+	RED(Z11, Y11, X11, 12(R13))
+	JMP  tf16store2
 
 tf16r2:
 	VCVTPH2PS   (SI), Z16
@@ -136,11 +156,12 @@ tf16r2:
 	JNZ         tf16r2
 
 tf16store2:
-	VMOVUPS Z4, 256(BX)
-	VMOVUPS Z5, 320(BX)
-	VMOVUPS Z6, 384(BX)
-	VMOVUPS Z7, 448(BX)
-	JMP     tf16store1
+	LEAQ (BX)(R12*1), R13 // row 1
+	RED(Z4, Y4, X4, 0(R13))
+	RED(Z5, Y5, X5, 4(R13))
+	RED(Z6, Y6, X6, 8(R13))
+	RED(Z7, Y7, X7, 12(R13))
+	JMP  tf16store1
 
 tf16r1:
 	VCVTPH2PS   (SI), Z16
@@ -158,9 +179,9 @@ tf16r1:
 	JNZ         tf16r1
 
 tf16store1:
-	VMOVUPS Z0, 0(BX)
-	VMOVUPS Z1, 64(BX)
-	VMOVUPS Z2, 128(BX)
-	VMOVUPS Z3, 192(BX)
+	RED(Z0, Y0, X0, 0(BX))
+	RED(Z1, Y1, X1, 4(BX))
+	RED(Z2, Y2, X2, 8(BX))
+	RED(Z3, Y3, X3, 12(BX))
 	VZEROUPPER
 	RET
