@@ -43,15 +43,16 @@ type SpecStats struct {
 // specCounters are SpecStats' atomics.
 type specCounters struct {
 	verifications     atomic.Uint64
-	drafted, accepted [2]atomic.Uint64 // by spec.Source
+	drafted, accepted [spec.NumSources]atomic.Uint64 // by spec.Source
 }
 
 // SpecStats returns speculative decoding's counters.
 func (s *Scheduler) SpecStats() SpecStats {
 	out := SpecStats{Verifications: s.specStats.verifications.Load(), Drafted: map[string]uint64{}, Accepted: map[string]uint64{}}
-	for src := spec.SrcLookup; src <= spec.SrcModel; src++ {
-		out.Drafted[src.String()] = s.specStats.drafted[src].Load()
-		out.Accepted[src.String()] = s.specStats.accepted[src].Load()
+	for src := range spec.NumSources {
+		name := spec.Source(src).String()
+		out.Drafted[name] += s.specStats.drafted[src].Load()
+		out.Accepted[name] += s.specStats.accepted[src].Load()
 	}
 	return out
 }

@@ -86,12 +86,14 @@ func NewController(o Options) *Controller {
 		o.ProbeEvery = 16
 	}
 	c := &Controller{o: o}
-	// Start from even odds for first choices and poor ones for
-	// alternatives, worth a few trials each.
+	// Start from even odds for first choices (better for long lookup
+	// matches) and poor ones for alternatives, worth a few trials each.
 	for s := range c.prior {
 		c.prior[s][0] = rate{hit: 2, n: 4}
 		c.prior[s][1] = rate{hit: 1, n: 4}
 	}
+	c.prior[SrcLookupMid][0] = rate{hit: 2.6, n: 4}
+	c.prior[SrcLookupLong][0] = rate{hit: 3.2, n: 4}
 	return c
 }
 
@@ -314,8 +316,10 @@ func (c *Controller) Observe(s *Seq, d *Draft, path []int32, mismatched bool) {
 }
 
 // costTable keeps the last samples of a duration by a small integer size
-// and estimates it from a low quantile, which the noise of a shared
-// machine (other processes taking the cores for a while) moves least.
+// and estimates it from the second lowest: other processes sharing the
+// machine only ever add time (to wall and CPU time alike, through the
+// caches they evict), so the lowest samples are the truest, and the
+// second guards against one that a clock's granularity made too low.
 type costTable struct {
 	ring [maxCostTokens + 1]struct {
 		v    [16]float64
@@ -339,14 +343,14 @@ func (t *costTable) known(n int) bool {
 	return n >= 1 && n <= maxCostTokens && t.ring[n].n >= minSamples
 }
 
-// at returns the 30th percentile of the samples of size n.
+// at returns the second lowest of the samples of size n.
 func (t *costTable) at(n int) float64 {
 	r := &t.ring[n]
 	var buf [16]float64
 	v := buf[:r.n]
 	copy(v, r.v[:r.n])
 	slices.Sort(v)
-	return v[r.n*3/10]
+	return v[min(1, r.n-1)]
 }
 
 // estimate returns the cost of size n: measured, interpolated between

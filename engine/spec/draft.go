@@ -18,21 +18,41 @@ import (
 // right at very different rates.
 type Source uint8
 
-// The draft sources.
+// The draft sources. Prompt lookup's matches are told apart by length: a
+// continuation after a long repeated run (a quote, a loop) is far more
+// often right than one after a two-token coincidence, and a sequence's
+// output moves between the two.
 const (
-	SrcLookup Source = iota // n-gram match in the sequence itself
-	SrcModel                // a draft model's guess
+	SrcLookup     Source = iota // a match of 2 or 3 tokens
+	SrcLookupMid                // 4 to 7 tokens
+	SrcLookupLong               // 8 or more
+	SrcModel                    // a draft model's guess
 	numSources
 )
 
+// NumSources is the number of draft sources.
+const NumSources = int(numSources)
+
+// String names the source's kind: "lookup" (any match length) or "draft".
 func (s Source) String() string {
 	switch s {
-	case SrcLookup:
+	case SrcLookup, SrcLookupMid, SrcLookupLong:
 		return "lookup"
 	case SrcModel:
 		return "draft"
 	}
 	return "unknown"
+}
+
+// lookupSource is the source class of a match of n tokens.
+func lookupSource(n int) Source {
+	switch {
+	case n >= 8:
+		return SrcLookupLong
+	case n >= 4:
+		return SrcLookupMid
+	}
+	return SrcLookup
 }
 
 // Kinds is a set of speculation kinds a sequence may use.

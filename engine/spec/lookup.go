@@ -9,7 +9,8 @@ package spec
 // draft tree.
 type Lookup struct {
 	// MinNgram and MaxNgram bound the length of the matched suffix
-	// (defaults 2 and 4): a longer match is preferred, and a single
+	// (defaults 2 and 16): a longer match is preferred (and its drafts
+	// are trusted more, SrcLookupMid and SrcLookupLong), and a single
 	// repeated token is too weak a signal to spend verification on.
 	MinNgram, MaxNgram int
 	// Branches is the most continuations proposed (default 1: a chain).
@@ -28,7 +29,7 @@ func (l *Lookup) defaults() (minN, maxN, branches, scan int) {
 		minN = 2
 	}
 	if maxN < minN {
-		maxN = max(4, minN)
+		maxN = max(16, minN)
 	}
 	if branches <= 0 {
 		branches = 1
@@ -90,7 +91,7 @@ func (l *Lookup) Propose(d *Draft, tokens []int32, maxDepth, maxNodes int) int {
 	}
 	for _, mt := range best[:found] {
 		end := min(n, mt.next+maxDepth)
-		d.AddChain(-1, tokens[mt.next:end], SrcLookup, maxNodes)
+		d.AddChain(-1, tokens[mt.next:end], lookupSource(mt.n), maxNodes)
 	}
 	return best[0].n
 }
