@@ -78,6 +78,7 @@ func (m *Model) openDraft(f *gguf.File, blocks int) (*draftModel, error) {
 	if m.opts.Speculate&spec.KindTree != 0 {
 		d.drafter.AltBelow = 0.3
 	}
+	d.drafter.Window = m.opts.DraftWindow
 	return d, nil
 }
 

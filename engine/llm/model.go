@@ -86,6 +86,11 @@ type Options struct {
 	// SpecControl tunes how much is drafted (spec.Options; zero: adaptive
 	// with the defaults).
 	SpecControl spec.Options
+	// DraftWindow, when positive, makes the draft model read only the
+	// last DraftWindow tokens of a sequence's prompt (spec.ModelDrafter.
+	// Window): reading a long prompt costs the draft model more than a
+	// short reply's speculation saves.
+	DraftWindow int
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 	// NewBackend, when set, creates the compute backend the model runs on;

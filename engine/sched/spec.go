@@ -89,6 +89,7 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, model, allowed bool) 
 			continue // background jobs wait while requests have tokens to run
 		}
 		if s.pending(j) != 1 {
+			s.draftCatchUp(jobs)
 			return 0, false, false
 		}
 		decoding++
@@ -164,6 +165,29 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, model, allowed bool) 
 	clear(s.specSeqs)
 	clear(s.specDrafts)
 	return decoding, model, allowed
+}
+
+// draftCatchUp lets the draft model read the prompts of the requests that
+// are prefilling in this step and will draft with it, so that it has
+// caught up when they start to decode.
+func (s *Scheduler) draftCatchUp(jobs []*Job) {
+	if s.spec.Drafter == nil {
+		return
+	}
+	reqs := s.specReqs[:0]
+	for _, j := range jobs {
+		if j.seq == nil || j.finished || j.Background || s.pending(j) <= 1 || j.Speculate&spec.KindDraft == 0 {
+			continue
+		}
+		reqs = append(reqs, spec.Request{ID: j.order, Tokens: j.tokens, Draft: &j.draft})
+	}
+	if len(reqs) > 0 {
+		if err := s.spec.Drafter.CatchUp(reqs); err != nil {
+			s.log.Warn("draft model pass failed", "err", err)
+		}
+	}
+	clear(reqs)
+	s.specReqs = reqs[:0]
 }
 
 // draftSpan returns the span rows' tree of j's draft below its pending

@@ -58,6 +58,12 @@ type ModelDrafter struct {
 	// call (default 256); a sequence further behind drafts nothing until
 	// it has caught up, so a long prompt never makes one step slow.
 	MaxCatchUp int
+	// Window, when positive, starts a new sequence's draft context at its
+	// last Window tokens instead of its first (and the draft model sees
+	// them from position 0): a draft model guesses the next few tokens
+	// from the recent ones mostly, and reading a long prompt in full can
+	// cost more than the speculation on a short reply saves.
+	Window int
 	// Timing, when set, receives the duration of each draft pass that
 	// fed one token per sequence, measured with Clock (nil: wall time).
 	Timing func(seqs int, d time.Duration)
@@ -78,6 +84,7 @@ type draftSeq struct {
 	fed       []int32
 	confirmed int
 	req       *Request
+	start     int     // the sequence's first token the draft context holds
 	feed      []int32 // what the current pass feeds
 	one       [1]int32
 	parent    int32 // the draft token the next pass continues (-1: the root)
@@ -122,13 +129,40 @@ func (m *ModelDrafter) Draft(reqs []Request, steps int) error {
 	return nil
 }
 
+// CatchUp feeds the draft model the tokens of each request's sequence it
+// lacks, up to MaxCatchUp each, without drafting: the scheduler calls it
+// while the sequences' prompts are being computed, so that the draft
+// model reads a prompt during its prefill rather than during the reply.
+func (m *ModelDrafter) CatchUp(reqs []Request) error {
+	m.act = m.act[:0]
+	for i := range reqs {
+		r := &reqs[i]
+		if len(r.Tokens) < 2 {
+			continue
+		}
+		st := m.sync(r)
+		if len(st.feed) > 0 {
+			st.done = true
+			m.act = append(m.act, st)
+		}
+	}
+	err := m.pass()
+	for _, st := range m.act {
+		st.req = nil
+	}
+	return err
+}
+
 // sync brings the draft state of r's sequence to the longest prefix it
 // shares with r.Tokens and sets what the first pass feeds.
 func (m *ModelDrafter) sync(r *Request) *draftSeq {
 	st := m.seqs[r.ID]
 	if st == nil {
 		st = &draftSeq{seq: kv.NewSequence(m.pool)}
-		if m.cache != nil {
+		if m.Window > 0 {
+			st.start = max(0, len(r.Tokens)-m.Window)
+		}
+		if m.cache != nil && st.start == 0 {
 			match := m.cache.Lookup(m.ns, r.Tokens)
 			st.seq.Adopt(match.Blocks, match.Tokens)
 			m.cache.Done(match)
@@ -136,18 +170,19 @@ func (m *ModelDrafter) sync(r *Request) *draftSeq {
 		}
 		m.seqs[r.ID] = st
 	}
+	toks := r.Tokens[min(st.start, len(r.Tokens)-1):]
 	n := 0
-	for n < len(st.fed) && n < len(r.Tokens) && st.fed[n] == r.Tokens[n] {
+	for n < len(st.fed) && n < len(toks) && st.fed[n] == toks[n] {
 		n++
 	}
-	n = min(n, len(r.Tokens)-1) // the last token is fed again for its logits
+	n = min(n, len(toks)-1) // the last token is fed again for its logits
 	st.seq.Truncate(n)
 	st.fed = st.fed[:n]
 	st.confirmed = n
 	st.req = r
 	st.done = false
 	st.parent = -1
-	st.feed = r.Tokens[n:]
+	st.feed = toks[n:]
 	if len(st.feed) > m.MaxCatchUp {
 		st.feed = st.feed[:m.MaxCatchUp]
 		st.done = true // catching up: no draft this time
@@ -253,7 +288,7 @@ func (m *ModelDrafter) Forget(id uint64) {
 		return
 	}
 	delete(m.seqs, id)
-	if m.cache != nil && st.confirmed > 0 {
+	if m.cache != nil && st.confirmed > 0 && st.start == 0 {
 		m.cache.Insert(m.ns, st.fed[:st.confirmed], st.seq.Blocks())
 	}
 	st.seq.Release()
