@@ -310,11 +310,11 @@ func printBench(w io.Writer, out benchOutput) {
 		fmt.Fprintf(w, "weights read per decoded token: %.1f MiB\n", mib(r.WeightBytesPerToken))
 	}
 	if len(out.Speculation) > 0 {
-		fmt.Fprintf(w, "\n| %-18s | %12s | %8s | %14s | %10s | %10s | %12s | %9s |\n", "speculation", "decode t/s", "speed-up", "t/CPU-second", "CPU ratio", "acceptance", "tokens/verif", "identical")
-		fmt.Fprintf(w, "| %-18s | %12s | %8s | %14s | %10s | %10s | %12s | %9s |\n", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---")
+		fmt.Fprintf(w, "\n| %-18s | %12s | %8s | %14s | %10s | %10s | %12s | %9s | %9s |\n", "speculation", "decode t/s", "speed-up", "t/CPU-second", "CPU ratio", "acceptance", "tokens/verif", "TTFT ms", "identical")
+		fmt.Fprintf(w, "| %-18s | %12s | %8s | %14s | %10s | %10s | %12s | %9s | %9s |\n", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---")
 		for _, f := range out.Speculation {
-			fmt.Fprintf(w, "| %-18s | %12.1f | %7.2fx | %14.1f | %9.2fx | %10.2f | %12.2f | %9v |\n", f.Kinds, f.TokensPerSecond, f.Speedup,
-				f.CPUTokensPerSecond, f.CPUSpeedup, f.AcceptanceRate, f.TokensPerVerification, f.Identical)
+			fmt.Fprintf(w, "| %-18s | %12.1f | %7.2fx | %14.1f | %9.2fx | %10.2f | %12.2f | %9.1f | %9v |\n", f.Kinds, f.TokensPerSecond, f.Speedup,
+				f.CPUTokensPerSecond, f.CPUSpeedup, f.AcceptanceRate, f.TokensPerVerification, f.TTFTMillis, f.Identical)
 		}
 	}
 	if len(out.KV) > 0 {

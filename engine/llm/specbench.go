@@ -87,6 +87,9 @@ type SpecFigure struct {
 	// that no helper spins). 0 where CPU time is unknown.
 	CPUTokensPerSecond float64 `json:"cpu_tokens_per_second,omitempty"`
 	CPUSpeedup         float64 `json:"cpu_speedup,omitempty"`
+	// TTFTMillis is the mean time to the first token: a draft model reads
+	// the prompt while the target computes it, which shows here.
+	TTFTMillis float64 `json:"ttft_ms"`
 	// AcceptanceRate and TokensPerVerification are over all repetitions.
 	AcceptanceRate        float64 `json:"acceptance_rate"`
 	TokensPerVerification float64 `json:"tokens_per_verification"`
@@ -116,6 +119,7 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 	}
 	ratios, cpuRatios := make([][]float64, len(kinds)), make([][]float64, len(kinds))
 	cpuToks, cpuSecs := make([]int, len(kinds)), make([]float64, len(kinds))
+	ttft, ttftN := make([]float64, len(kinds)), make([]int, len(kinds))
 	for rep := -1; rep < reps; rep++ { // rep -1 warms up every kind
 		tps, ctps := make([]float64, len(kinds)), make([]float64, len(kinds))
 		for off := range kinds {
@@ -151,6 +155,8 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 				if rep >= 0 {
 					toks += res.CompletionTokens - 1
 					secs += res.Timings.Eval.Seconds()
+					ttft[ki] += float64(res.Timings.TTFT.Microseconds()) / 1000
+					ttftN[ki]++
 					s := &stats[ki]
 					s.Drafted += res.Speculation.Drafted
 					s.Accepted += res.Speculation.Accepted
@@ -182,6 +188,9 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 		if cpuSecs[ki] > 0 {
 			figs[ki].CPUTokensPerSecond = float64(cpuToks[ki]) / cpuSecs[ki]
 			figs[ki].CPUSpeedup = median(cpuRatios[ki])
+		}
+		if ttftN[ki] > 0 {
+			figs[ki].TTFTMillis = ttft[ki] / float64(ttftN[ki])
 		}
 		figs[ki].AcceptanceRate = stats[ki].AcceptanceRate()
 		figs[ki].TokensPerVerification = stats[ki].TokensPerVerification()
