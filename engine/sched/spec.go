@@ -169,9 +169,19 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, model, allowed bool) 
 
 // draftCatchUp lets the draft model read the prompts of the requests that
 // are prefilling in this step and will draft with it, so that it has
-// caught up when they start to decode.
+// caught up when they start to decode; not while the guard keeps the
+// draft model off for as many sequences.
 func (s *Scheduler) draftCatchUp(jobs []*Job) {
 	if s.spec.Drafter == nil {
+		return
+	}
+	n := 0
+	for _, j := range jobs {
+		if j.seq != nil && !j.finished && !j.Background && s.pending(j) > 0 {
+			n++
+		}
+	}
+	if !s.ctl.Allowed(max(n, 1), true) {
 		return
 	}
 	reqs := s.specReqs[:0]

@@ -165,8 +165,13 @@ func TestGuard(t *testing.T) {
 	if got := run(130, 100, 16*guardWindow); got != 14*guardWindow {
 		t.Fatalf("winning speculation allowed in %d of %d steps, want all but the exploring %d", got, 16*guardWindow, 2*guardWindow)
 	}
-	// Other batch sizes and the other class keep their own setting.
-	if !c.Allowed(3, true) || !c.Allowed(1, false) {
-		t.Fatal("an unmeasured batch size or class is not allowed to speculate")
+	// Other batch sizes and the other class keep their own setting: an
+	// unmeasured lookup class starts on, a draft-model class off (but for
+	// its exploring windows).
+	if !c.Allowed(1, false) || !c.Allowed(3, false) {
+		t.Fatal("an unmeasured lookup class is not allowed to speculate")
+	}
+	if c.Allowed(3, true) {
+		t.Fatal("an unmeasured draft-model class speculates outside its exploring windows")
 	}
 }

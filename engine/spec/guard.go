@@ -12,7 +12,10 @@ import "time"
 // the other way than it currently is, and each window's tokens and wall
 // time go to the tally of its setting. When the tallies show speculation
 // losing, it is switched off for that batch size and class, and back on
-// when the rarer windows with it show it winning.
+// when the rarer windows with it show it winning. Prompt lookup starts
+// on, since its drafts cost nothing to make; a draft model starts off,
+// since its passes are lost whenever its drafts are, and is switched on
+// once its exploring windows show it winning.
 const (
 	guardWindow = 8
 	guardEvery  = 8
@@ -59,7 +62,7 @@ func (g *guard) state(n int, model bool) *guardState {
 	k := guardKey{min(n, maxGuardSeq), model}
 	st := g.keys[k]
 	if st == nil {
-		st = &guardState{}
+		st = &guardState{off: model}
 		g.keys[k] = st
 	}
 	return st
