@@ -25,6 +25,11 @@ const (
 	maxGuardSeq = 32
 	guardLose   = 0.98 // off when speculating makes less than this share of the tokens per second without
 	guardWin    = 1.02 // back on above this
+	// A draft model is switched on only above guardModelWin, with at
+	// least guardModelWindows windows of each setting measured: one noisy
+	// window must not start the passes it costs.
+	guardModelWin     = 1.05
+	guardModelWindows = 2
 )
 
 // guardKey is a batch size (capped) and whether a draft model drafts.
@@ -113,10 +118,15 @@ func (c *Controller) StepDone(n int, model bool, tokens int, d time.Duration, al
 	t.windows++
 	if st.on.windows >= 1 && st.base.windows >= 1 {
 		r := st.on.rate() / st.base.rate()
+		win, enough := guardWin, true
+		if model {
+			win = guardModelWin
+			enough = st.on.windows >= guardModelWindows && st.base.windows >= guardModelWindows
+		}
 		switch {
 		case !st.off && r < guardLose:
 			st.off = true
-		case st.off && r > guardWin:
+		case st.off && r > win && enough:
 			st.off = false
 		}
 	}
