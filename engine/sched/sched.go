@@ -479,7 +479,7 @@ func (s *Scheduler) step() error {
 	}
 	sb.jobs = append(sb.jobs, s.running...) // reserve may preempt, editing s.running
 	stepStart := s.now()
-	decoding, specModel, specAllowed := s.planDrafts(sb.jobs)
+	decoding, specKinds, specAllowed := s.planDrafts(sb.jobs)
 	for _, j := range sb.jobs {
 		if j.seq == nil || j.finished { // preempted or failed while making room
 			continue
@@ -583,7 +583,7 @@ func (s *Scheduler) step() error {
 			now := s.now()
 			s.ctl.NextTime(calls, now-start)
 			if decoding > 0 && len(rows) == len(batch.Tokens) {
-				s.ctl.StepDone(decoding, specModel, calls, now-stepStart, specAllowed)
+				s.ctl.StepDone(decoding, specKinds, calls, now-stepStart, specAllowed)
 			}
 		}
 		for _, j := range spanJobs {

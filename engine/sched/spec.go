@@ -74,37 +74,31 @@ func (s *Scheduler) treeCapable() bool {
 // nothing about decode), each job whose kinds allow it, within the
 // context length and the step's token budget. It returns the step's
 // guard class (spec.Controller.StepDone): the number of decoding jobs (0
-// for another step or one where no job may speculate), whether a draft
-// model drafts, and whether the guard allowed speculation in it.
-func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, model, allowed bool) {
+// for another step or one where no job may speculate), the kinds they
+// speculate with, and whether the guard allowed speculation in it.
+func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, kinds spec.Kinds, allowed bool) {
 	if s.ctl == nil {
-		return 0, false, false
+		return 0, 0, false
 	}
 	for _, j := range jobs {
 		j.draft.Reset()
 	}
-	eligible := false
 	for _, j := range jobs {
 		if j.seq == nil || j.finished || j.Background || s.pending(j) == 0 {
 			continue // background jobs wait while requests have tokens to run
 		}
 		if s.pending(j) != 1 {
 			s.draftCatchUp(jobs)
-			return 0, false, false
+			return 0, 0, false
 		}
 		decoding++
-		if j.Speculate&spec.KindLookup != 0 && s.spec.Lookup != nil {
-			eligible = true
-		}
-		if j.Speculate&spec.KindDraft != 0 && s.spec.Drafter != nil {
-			eligible, model = true, true
-		}
+		kinds |= s.kindsOf(j)
 	}
-	if decoding == 0 || !eligible {
-		return 0, false, false
+	if decoding == 0 || kinds&(spec.KindLookup|spec.KindDraft) == 0 {
+		return 0, 0, false
 	}
-	if allowed = s.ctl.Allowed(decoding, model); !allowed {
-		return decoding, model, false
+	if allowed = s.ctl.Allowed(decoding, kinds); !allowed {
+		return decoding, kinds, false
 	}
 	o := s.ctl.Options()
 	budget := (s.o.MaxBatchTokens - decoding) / max(1, decoding)
@@ -113,7 +107,7 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, model, allowed bool) 
 		maxNodes = min(o.Fixed, budget)
 	}
 	if maxNodes <= 0 {
-		return decoding, model, allowed
+		return decoding, kinds, allowed
 	}
 	s.specSeqs, s.specDrafts, s.specReqs = s.specSeqs[:0], s.specDrafts[:0], s.specReqs[:0]
 	var modelSeqs []*spec.Seq
@@ -164,7 +158,23 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, model, allowed bool) 
 	s.ctl.Trim(s.specSeqs, s.specDrafts, decoding)
 	clear(s.specSeqs)
 	clear(s.specDrafts)
-	return decoding, model, allowed
+	return decoding, kinds, allowed
+}
+
+// kindsOf is the speculation j may use here: its kinds, less those the
+// scheduler has no drafter for or cannot verify.
+func (s *Scheduler) kindsOf(j *Job) spec.Kinds {
+	k := j.Speculate
+	if s.spec.Lookup == nil {
+		k &^= spec.KindLookup
+	}
+	if s.spec.Drafter == nil {
+		k &^= spec.KindDraft
+	}
+	if !s.tree || k&(spec.KindLookup|spec.KindDraft) == 0 {
+		k &^= spec.KindTree
+	}
+	return k
 }
 
 // draftCatchUp lets the draft model read the prompts of the requests that
@@ -175,13 +185,14 @@ func (s *Scheduler) draftCatchUp(jobs []*Job) {
 	if s.spec.Drafter == nil {
 		return
 	}
-	n := 0
+	n, kinds := 0, spec.Kinds(0)
 	for _, j := range jobs {
 		if j.seq != nil && !j.finished && !j.Background && s.pending(j) > 0 {
 			n++
+			kinds |= s.kindsOf(j)
 		}
 	}
-	if !s.ctl.Allowed(max(n, 1), true) {
+	if kinds&spec.KindDraft == 0 || !s.ctl.Allowed(max(n, 1), kinds) {
 		return
 	}
 	reqs := s.specReqs[:0]

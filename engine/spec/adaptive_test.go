@@ -139,7 +139,7 @@ func TestGuard(t *testing.T) {
 	c := NewController(Options{})
 	run := func(onRate, offRate float64, steps int) (allowed int) {
 		for range steps {
-			a := c.Allowed(1, true)
+			a := c.Allowed(1, KindDraft)
 			if a {
 				allowed++
 			}
@@ -147,15 +147,15 @@ func TestGuard(t *testing.T) {
 			if a {
 				rate = onRate
 			}
-			c.StepDone(1, true, 2, time.Duration(2/rate*float64(time.Second)), a)
+			c.StepDone(1, KindDraft, 2, time.Duration(2/rate*float64(time.Second)), a)
 		}
 		return allowed
 	}
 	// A young setting explores one window in guardEarly: it finds out
 	// within a few windows.
 	run(80, 100, 2*guardEarly*guardWindow)
-	if r, ok := c.GuardRatio(1, true); !ok || r > 0.9 || !c.guard.state(1, true).off {
-		t.Fatalf("after %d windows: GuardRatio = %v, %v, off %v", 2*guardEarly, r, ok, c.guard.state(1, true).off)
+	if r, ok := c.GuardRatio(1, KindDraft); !ok || r > 0.9 || !c.guard.state(1, KindDraft).off {
+		t.Fatalf("after %d windows: GuardRatio = %v, %v, off %v", 2*guardEarly, r, ok, c.guard.state(1, KindDraft).off)
 	}
 	run(80, 100, 40*guardWindow)
 	if got := run(80, 100, 16*guardWindow); got != 2*guardWindow {
@@ -168,10 +168,10 @@ func TestGuard(t *testing.T) {
 	// Other batch sizes and the other class keep their own setting: an
 	// unmeasured lookup class starts on, a draft-model class off (but for
 	// its exploring windows).
-	if !c.Allowed(1, false) || !c.Allowed(3, false) {
+	if !c.Allowed(1, KindLookup) || !c.Allowed(3, KindLookup|KindTree) {
 		t.Fatal("an unmeasured lookup class is not allowed to speculate")
 	}
-	if c.Allowed(3, true) {
+	if c.Allowed(3, KindDraft) {
 		t.Fatal("an unmeasured draft-model class speculates outside its exploring windows")
 	}
 }

@@ -6,8 +6,9 @@ import "time"
 // wrong prediction could make decoding slower than without it. So the
 // controller also measures the outcome. Decode steps in which some
 // sequence may speculate run in windows of guardWindow steps, for each
-// batch size and class of speculation (with or without a draft model,
-// whose passes cost far more than a lookup); one window in guardEvery
+// batch size and set of speculation kinds (a draft model's passes cost
+// far more than a lookup, and trees verify more tokens than chains); one
+// window in guardEvery
 // (one in guardEarly while a setting is young) runs with speculation set
 // the other way than it currently is, and each window's tokens and wall
 // time go to the tally of its setting. When the tallies show speculation
@@ -32,10 +33,11 @@ const (
 	guardModelWindows = 2
 )
 
-// guardKey is a batch size (capped) and whether a draft model drafts.
+// guardKey is a batch size (capped) and the kinds the step's sequences
+// speculate with.
 type guardKey struct {
 	n     int
-	model bool
+	kinds Kinds
 }
 
 // guard is the controller's measured check on speculation.
@@ -60,27 +62,26 @@ type tally struct {
 
 func (t *tally) rate() float64 { return t.tokens / t.secs }
 
-func (g *guard) state(n int, model bool) *guardState {
+func (g *guard) state(n int, kinds Kinds) *guardState {
 	if g.keys == nil {
 		g.keys = map[guardKey]*guardState{}
 	}
-	k := guardKey{min(n, maxGuardSeq), model}
+	k := guardKey{min(n, maxGuardSeq), kinds}
 	st := g.keys[k]
 	if st == nil {
-		st = &guardState{off: model}
+		st = &guardState{off: kinds&KindDraft != 0}
 		g.keys[k] = st
 	}
 	return st
 }
 
-// Allowed reports whether a decode step of n sequences may speculate,
-// with a draft model or without: the guard's setting, reversed in the
-// exploring windows.
-func (c *Controller) Allowed(n int, model bool) bool {
+// Allowed reports whether a decode step of n sequences may speculate
+// with kinds: the guard's setting, reversed in the exploring windows.
+func (c *Controller) Allowed(n int, kinds Kinds) bool {
 	if c.o.Fixed > 0 {
 		return true
 	}
-	st := c.guard.state(n, model)
+	st := c.guard.state(n, kinds)
 	period := guardEvery
 	if st.window < guardYoung {
 		period = guardEarly
@@ -89,16 +90,16 @@ func (c *Controller) Allowed(n int, model bool) bool {
 	return !st.off != explore
 }
 
-// StepDone records a decode step of n sequences of the given class that
-// produced tokens tokens in d of wall time, with speculation allowed or
-// not (Allowed's answer for it), and updates the guard at the end of
-// each window. Steps in which no sequence could speculate are not
+// StepDone records a decode step of n sequences speculating with kinds
+// that produced tokens tokens in d (of the cost clock), with speculation
+// allowed or not (Allowed's answer for it), and updates the guard at the
+// end of each window. Steps in which no sequence could speculate are not
 // recorded.
-func (c *Controller) StepDone(n int, model bool, tokens int, d time.Duration, allowed bool) {
+func (c *Controller) StepDone(n int, kinds Kinds, tokens int, d time.Duration, allowed bool) {
 	if c.o.Fixed > 0 || n <= 0 || d <= 0 {
 		return
 	}
-	st := c.guard.state(n, model)
+	st := c.guard.state(n, kinds)
 	if st.steps%guardWindow == 0 || st.curOn != allowed {
 		st.cur, st.curOn = tally{}, allowed
 	}
@@ -119,7 +120,7 @@ func (c *Controller) StepDone(n int, model bool, tokens int, d time.Duration, al
 	if st.on.windows >= 1 && st.base.windows >= 1 {
 		r := st.on.rate() / st.base.rate()
 		win, enough := guardWin, true
-		if model {
+		if kinds&KindDraft != 0 {
 			win = guardModelWin
 			enough = st.on.windows >= guardModelWindows && st.base.windows >= guardModelWindows
 		}
@@ -133,10 +134,10 @@ func (c *Controller) StepDone(n int, model bool, tokens int, d time.Duration, al
 }
 
 // GuardRatio returns the measured decode rate with speculation over the
-// rate without for n sequences of a class, and whether both have been
-// measured.
-func (c *Controller) GuardRatio(n int, model bool) (float64, bool) {
-	st := c.guard.state(n, model)
+// rate without for n sequences speculating with kinds, and whether both
+// have been measured.
+func (c *Controller) GuardRatio(n int, kinds Kinds) (float64, bool) {
+	st := c.guard.state(n, kinds)
 	if st.on.windows == 0 || st.base.windows == 0 {
 		return 0, false
 	}

@@ -33,7 +33,11 @@ func simulate(m simModel, fixed int, tokens int, seed uint64, useModel bool) flo
 	var elapsed time.Duration
 	made := 0
 	for made < tokens {
-		allowed := fixed != 0 && c.Allowed(1, useModel)
+		kinds := KindLookup
+		if useModel {
+			kinds = KindDraft
+		}
+		allowed := fixed != 0 && c.Allowed(1, kinds)
 		var d Draft
 		var spent time.Duration
 		if allowed {
@@ -65,7 +69,7 @@ func simulate(m simModel, fixed int, tokens int, seed uint64, useModel bool) flo
 		}
 		c.Observe(&s, &d, path, len(path) < d.Len())
 		got := 1 + len(path)
-		c.StepDone(1, useModel, got, spent, allowed)
+		c.StepDone(1, kinds, got, spent, allowed)
 		made += got
 		elapsed += spent
 	}
