@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
+
+	"github.com/ruvllm/ruvllm/engine/quant"
 )
 
 // KVInfo describes the memory of the model's KV cache.
@@ -28,11 +31,11 @@ func (m *Model) KVInfo() KVInfo {
 	hot := float64(m.kv.BlockBytes()) / float64(cfg.BlockSize)
 	info := KVInfo{Type: "f16", BudgetBytes: int64(m.kv.BlockBytes()) * int64(cfg.Blocks), HotBytesPerToken: hot,
 		CapacityTokens: cfg.Blocks * cfg.BlockSize}
-	if cfg.Type.String() != "F16" {
+	if cfg.Type == quant.F32 {
 		info.Type = "f32"
 	}
 	if m.opts.KVCold != 0 {
-		info.Type = map[string]string{"Q8_0": "q8_0", "Q4_0": "q4_0"}[m.opts.KVCold.String()]
+		info.Type = strings.ToLower(m.opts.KVCold.String())
 		info.HotWindow = m.opts.KVHotWindow
 		cb := m.kv.(interface{ ColdBlockBytes() int }).ColdBlockBytes()
 		info.ColdBytesPerToken = float64(cb) / float64(cfg.BlockSize)

@@ -73,7 +73,6 @@ type ModelDrafter struct {
 	rows   []int32
 	logits [][]float32
 	act    []*draftSeq
-	parent []int32
 }
 
 // draftSeq is one sequence's state in the draft model: its KV and the
@@ -196,7 +195,6 @@ func (m *ModelDrafter) pass() error {
 	b := &m.batch
 	b.Tokens, b.Spans = b.Tokens[:0], b.Spans[:0]
 	m.rows = m.rows[:0]
-	m.parent = m.parent[:0]
 	single := true
 	live := m.act[:0]
 	for _, st := range m.act {
