@@ -110,11 +110,16 @@ func bearerToken(h http.Header) (string, bool) {
 	return tok, tok != ""
 }
 
-// tokenOK reports whether the request carries the token, in constant time.
+// tokenOK reports whether the request carries the token, in constant
+// time: "Authorization: Bearer <token>", or "x-api-key: <token>" as
+// Anthropic's clients send it.
 func (s *Server) tokenOK(r *http.Request) bool {
-	got, ok := bearerToken(r.Header)
-	if !ok || s.token == "" {
+	if s.token == "" {
 		return false
 	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+	if got, ok := bearerToken(r.Header); ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1 {
+		return true
+	}
+	got := strings.TrimSpace(r.Header.Get("X-Api-Key"))
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
 }

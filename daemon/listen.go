@@ -41,10 +41,13 @@ const (
 // passed) and the optional TCP listener. On any failure it closes what it
 // opened and removes the socket file it created.
 func (s *Server) listen() (unixLns []net.Listener, tcp *tcpListener, err error) {
-	activated, err := activationListeners()
+	activated, manager, err := activationListeners()
 	if err != nil {
 		return nil, nil, err
 	}
+	s.mu.Lock()
+	s.manager = manager
+	s.mu.Unlock()
 	createdSocket := false
 	defer func() {
 		if err == nil {
@@ -82,6 +85,7 @@ func (s *Server) listen() (unixLns []net.Listener, tcp *tcpListener, err error) 
 			return unixLns, nil, fmt.Errorf("listen %s: %w", s.cfg.TCPAddr, err)
 		}
 		tcp = newTCPListener(ln, MaxUnauthConns)
+		tcp.trustSameUser = !s.cfg.RequireToken
 	}
 	return unixLns, tcp, nil
 }
@@ -182,12 +186,12 @@ func clearStaleSocket(path string) error {
 }
 
 // activationListeners returns sockets passed by systemd (LISTEN_FDS) or
-// launchd.
-func activationListeners() ([]net.Listener, error) {
+// launchd, and which of the two passed them ("" for none).
+func activationListeners() ([]net.Listener, string, error) {
 	if pid, _ := strconv.Atoi(os.Getenv("LISTEN_PID")); pid == os.Getpid() {
 		n, _ := strconv.Atoi(os.Getenv("LISTEN_FDS"))
 		if n < 0 || n > 16 {
-			return nil, fmt.Errorf("socket activation: LISTEN_FDS=%d is out of range", n)
+			return nil, "", fmt.Errorf("socket activation: LISTEN_FDS=%d is out of range", n)
 		}
 		var lns []net.Listener
 		for fd := 3; fd < 3+n; fd++ {
@@ -195,16 +199,20 @@ func activationListeners() ([]net.Listener, error) {
 			ln, err := net.FileListener(f)
 			f.Close()
 			if err != nil {
-				return nil, fmt.Errorf("socket activation fd %d: %w", fd, err)
+				return nil, "", fmt.Errorf("socket activation fd %d: %w", fd, err)
 			}
 			lns = append(lns, ln)
 		}
 		os.Unsetenv("LISTEN_PID")
 		os.Unsetenv("LISTEN_FDS")
 		os.Unsetenv("LISTEN_FDNAMES")
-		return lns, nil
+		return lns, "systemd", nil
 	}
-	return launchdListeners()
+	lns, err := launchdListeners()
+	if err != nil || len(lns) == 0 {
+		return nil, "", err
+	}
+	return lns, "launchd", nil
 }
 
 // peerListener closes connections from any user other than uid.
@@ -235,6 +243,9 @@ func (l *peerListener) Accept() (net.Conn, error) {
 type tcpListener struct {
 	net.Listener
 	max int
+	// trustSameUser lets loopback clients of the daemon's own uid in
+	// without the token where the platform tells (tcpPeerUID).
+	trustSameUser bool
 
 	mu     sync.Mutex
 	unauth []*tcpConn // oldest first
@@ -250,6 +261,14 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	tc := &tcpConn{Conn: c, ln: l}
+	// A loopback peer of our own uid (readable from the kernel on Linux)
+	// is the owner: no token needed, as on the Unix socket.
+	if l.trustSameUser {
+		if uid, ok := tcpPeerUID(c); ok && uid == uint32(os.Getuid()) {
+			tc.sameUser, tc.authed = true, true
+			return tc, nil
+		}
+	}
 	l.mu.Lock()
 	var evict *tcpConn
 	if len(l.unauth) >= l.max {
@@ -288,10 +307,12 @@ func (l *tcpListener) forget(c *tcpConn) {
 // that keeps flowing is not).
 type tcpConn struct {
 	net.Conn
-	ln     *tcpListener
-	mu     sync.Mutex
-	authed bool
-	closed bool
+	ln *tcpListener
+	// sameUser: the peer runs as the daemon's uid (tcpPeerUID).
+	sameUser bool
+	mu       sync.Mutex
+	authed   bool
+	closed   bool
 }
 
 // authenticated marks the connection as having presented the token.

@@ -3,15 +3,20 @@ package daemon
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ruvllm/ruvllm/ipc"
 )
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -162,7 +167,7 @@ func TestUnauthenticatedConnectionsCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := newTCPListener(inner, 2)
+	ln := newTCPListener(inner, 2) // trusts no one without the token
 	defer ln.Close()
 	var clients []net.Conn
 	var served []net.Conn
@@ -203,7 +208,7 @@ func startServer(t *testing.T, mutate func(*Config)) (*Server, string, chan erro
 	addr := ln.Addr().String()
 	ln.Close()
 	cfg := Config{SocketPath: filepath.Join(dir, "run", "s.sock"), StateDir: filepath.Join(dir, "state"), TCPAddr: addr,
-		MaxBodyBytes: 1 << 20, Logger: quietLogger()}
+		MaxBodyBytes: 1 << 20, Logger: quietLogger(), RequireToken: true}
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -266,7 +271,7 @@ func TestTCPUnauthorizedClosesConnection(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 401 || !strings.HasPrefix(string(b), `{"error":"missing or wrong bearer token`) {
+	if resp.StatusCode != 401 || !strings.HasPrefix(string(b), `{"error":"missing or wrong token`) {
 		t.Fatalf("/api/ 401: %d %s", resp.StatusCode, b)
 	}
 	req.Header.Set("Authorization", "Bearer "+s.Token())
@@ -324,4 +329,161 @@ func TestBusyListenAddressCleansUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2.store.Close()
+}
+
+// TestSameUserLoopbackNeedsNoToken: on Linux a loopback client of the
+// daemon's own uid is recognised from the kernel's socket table and let in
+// without the token; with RequireToken it is not; a client of another uid
+// always needs the token.
+func TestSameUserLoopbackNeedsNoToken(t *testing.T) {
+	if _, err := os.Stat("/proc/net/tcp"); err != nil {
+		t.Skip("no /proc/net/tcp: same-user TCP clients need the token on this platform")
+	}
+	_, addr, _, _ := startServer(t, func(c *Config) { c.RequireToken = false })
+	resp, err := http.Get("http://" + addr + "/v1/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("same-user client without a token: %d", resp.StatusCode)
+	}
+	// The lookup itself, both ways round.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	go func() {
+		c, _ := net.Dial("tcp", ln.Addr().String())
+		time.Sleep(500 * time.Millisecond)
+		if c != nil {
+			c.Close()
+		}
+	}()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if uid, ok := tcpPeerUID(c); !ok || uid != uint32(os.Getuid()) {
+		t.Fatalf("tcpPeerUID = %d, %v; want our uid %d", uid, ok, os.Getuid())
+	}
+	ln6, err := net.Listen("tcp", "[::1]:0")
+	if err == nil {
+		defer ln6.Close()
+		go func() {
+			c, _ := net.Dial("tcp", ln6.Addr().String())
+			time.Sleep(500 * time.Millisecond)
+			if c != nil {
+				c.Close()
+			}
+		}()
+		c6, err := ln6.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c6.Close()
+		if uid, ok := tcpPeerUID(c6); !ok || uid != uint32(os.Getuid()) {
+			t.Fatalf("tcpPeerUID over IPv6 = %d, %v", uid, ok)
+		}
+	}
+}
+
+// TestOtherUserTCPNeedsToken: a TCP client running as nobody gets a 401
+// without the token even though same-user clients need none.
+func TestOtherUserTCPNeedsToken(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a client as another user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) not installed")
+	}
+	_, addr, _, _ := startServer(t, func(c *Config) { c.RequireToken = false })
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", os.Args[0], "-test.run=^TestHelperTCPClient$")
+	cmd.Env = append(os.Environ(), "TCP_ADDR="+addr)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("client as nobody: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "STATUS 401") {
+		t.Fatalf("client as nobody: %s", out)
+	}
+}
+
+func TestHelperTCPClient(t *testing.T) {
+	addr := os.Getenv("TCP_ADDR")
+	if addr == "" {
+		t.Skip("helper process only")
+	}
+	resp, err := http.Get("http://" + addr + "/v1/health")
+	if err != nil {
+		fmt.Println("ERROR", err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println("STATUS", resp.StatusCode)
+}
+
+// TestHealthNamesListeners: /v1/health tells clients where the daemon
+// listens (socket, the TCP address as bound, the token file) and whether
+// its own user needs the token, so `ruvllm env` and `ruvllm status` can
+// find them; without --listen the TCP fields are empty.
+func TestHealthNamesListeners(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		require bool
+	}{{"trusting", false}, {"require-token", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, addr, _, _ := startServer(t, func(c *Config) { c.RequireToken = tc.require })
+			req, _ := http.NewRequest("GET", "http://"+addr+"/v1/health", nil)
+			req.Header.Set("Authorization", "Bearer "+s.Token())
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var h ipc.Health
+			if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+				t.Fatal(err)
+			}
+			cfg := s.Config()
+			if h.Socket != cfg.SocketPath || h.TCPAddress != addr || h.TokenFile != filepath.Join(cfg.StateDir, "token") || h.PID != os.Getpid() {
+				t.Fatalf("health %+v; want socket %s, tcp %s", h, cfg.SocketPath, addr)
+			}
+			if want := !tc.require && tcpPeerUIDSupported; h.TCPSameUserNoToken != want {
+				t.Fatalf("tcp_same_user_no_token = %v, want %v", h.TCPSameUserNoToken, want)
+			}
+			if h.ServiceManager != "" {
+				t.Fatalf("service manager %q for a daemon started directly", h.ServiceManager)
+			}
+		})
+	}
+	t.Run("no-tcp", func(t *testing.T) {
+		dir := t.TempDir()
+		sock := filepath.Join(dir, "run", "s.sock")
+		s, err := New(Config{SocketPath: sock, StateDir: filepath.Join(dir, "state"), Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx, time.Second) }()
+		defer func() { cancel(); <-done }()
+		var c *ipc.Client
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if c, err = ipc.Dial(ctx, ipc.WithSocket(sock)); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		h, err := c.Health(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Socket != sock || h.TCPAddress != "" || h.TokenFile != "" || h.TCPSameUserNoToken {
+			t.Fatalf("health without --listen: %+v", h)
+		}
+	})
 }

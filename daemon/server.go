@@ -5,6 +5,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,9 +47,13 @@ type Server struct {
 
 	mu         sync.Mutex
 	bodyLimits map[string]int64 // by URL path, overriding MaxBodyBytes
-	shutdown   []func(context.Context) error
-	health     func() []ipc.LoadedModel
-	tcp        *tcpListener
+	// prefixLimits are body limits by URL path prefix.
+	prefixLimits map[string]int64
+	shutdown     []func(context.Context) error
+	health       func() []ipc.LoadedModel
+	tcp          *tcpListener
+	// manager is the service manager that passed the socket ("" for none).
+	manager string
 }
 
 // New prepares a server: directories, state store, token and metrics. It
@@ -112,6 +117,17 @@ func (s *Server) SetBodyLimit(path string, n int64) {
 		s.bodyLimits = map[string]int64{}
 	}
 	s.bodyLimits[path] = n
+}
+
+// SetBodyLimitPrefix allows request bodies of up to n bytes on every URL
+// path under prefix.
+func (s *Server) SetBodyLimitPrefix(prefix string, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prefixLimits == nil {
+		s.prefixLimits = map[string]int64{}
+	}
+	s.prefixLimits[prefix] = n
 }
 
 // Events is the server's event bus.
@@ -259,7 +275,7 @@ const connKey ctxKey = 0
 // wrap adds token checks on TCP, body limits and metrics.
 func (s *Server) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tc, isTCP := r.Context().Value(connKey).(*tcpConn); isTCP {
+		if tc, isTCP := r.Context().Value(connKey).(*tcpConn); isTCP && !tc.sameUser {
 			if !s.tokenOK(r) {
 				s.unauthorized(w, r)
 				return
@@ -270,6 +286,11 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 		s.mu.Lock()
 		if l, ok := s.bodyLimits[r.URL.Path]; ok {
 			limit = l
+		}
+		for p, l := range s.prefixLimits {
+			if strings.HasPrefix(r.URL.Path, p) {
+				limit = l
+			}
 		}
 		s.mu.Unlock()
 		start := time.Now()
@@ -296,7 +317,7 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Connection", "close")
 	w.Header().Set("WWW-Authenticate", `Bearer realm="ruvllm"`)
-	writeError(w, r, http.StatusUnauthorized, "missing or wrong bearer token (send \"Authorization: Bearer <token>\" with the token from the daemon's token file)")
+	writeError(w, r, http.StatusUnauthorized, "missing or wrong token (send \"Authorization: Bearer <token>\" or \"x-api-key: <token>\" with the token from the daemon's token file)")
 	s.httpReqs.WithLabelValues("unauthorized", "401").Inc()
 }
 
@@ -305,6 +326,19 @@ func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 func writeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	if strings.HasPrefix(r.URL.Path, "/api/") {
 		WriteJSON(w, status, map[string]string{"error": msg})
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/v1/messages") { // Anthropic's shape
+		typ := "invalid_request_error"
+		switch {
+		case status == http.StatusUnauthorized:
+			typ = "authentication_error"
+		case status == http.StatusRequestEntityTooLarge:
+			typ = "request_too_large"
+		case status >= 500:
+			typ = "api_error"
+		}
+		WriteJSON(w, status, map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}})
 		return
 	}
 	var body ipc.OpenAIError
@@ -338,7 +372,16 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	hf := s.health
 	s.mu.Unlock()
-	h := ipc.Health{Status: "ok", Version: s.cfg.Version, PID: os.Getpid(), UptimeSeconds: time.Since(s.started).Seconds()}
+	h := ipc.Health{Status: "ok", Version: s.cfg.Version, PID: os.Getpid(), UptimeSeconds: time.Since(s.started).Seconds(),
+		Socket: s.cfg.SocketPath, CacheDir: s.cfg.CacheDir}
+	s.mu.Lock()
+	h.ServiceManager = s.manager
+	if s.tcp != nil {
+		h.TCPAddress = s.tcp.Addr().String()
+		h.TokenFile = filepath.Join(s.cfg.StateDir, "token")
+		h.TCPSameUserNoToken = s.tcp.trustSameUser && tcpPeerUIDSupported
+	}
+	s.mu.Unlock()
 	if hf != nil {
 		h.Loaded = hf()
 	}
@@ -394,9 +437,17 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, recs)
 }
 
-// WriteJSON writes v as a JSON response with the given status.
+// WriteJSON writes v as a JSON response with the given status. A value
+// that cannot be encoded (a NaN, say) is a 500 that says so, never a
+// status line with an empty body.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		json.NewEncoder(&buf).Encode(map[string]string{"error": "ruvllmd could not encode its response: " + err.Error()})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	w.Write(buf.Bytes())
 }

@@ -12,6 +12,23 @@ type Health struct {
 	PID           int           `json:"pid"`
 	UptimeSeconds float64       `json:"uptime_seconds"`
 	Loaded        []LoadedModel `json:"loaded"`
+	// Socket is the Unix socket the daemon serves.
+	Socket string `json:"socket,omitempty"`
+	// TCPAddress is the loopback host:port of the TCP listener as bound
+	// (the real port when --listen asked for port 0), "" without one.
+	TCPAddress string `json:"tcp_address,omitempty"`
+	// TokenFile holds the bearer token TCP clients send ("" without a
+	// TCP listener).
+	TokenFile string `json:"token_file,omitempty"`
+	// TCPSameUserNoToken says TCP clients of the daemon's own uid need no
+	// token (Linux, unless the daemon runs with --require-token).
+	TCPSameUserNoToken bool `json:"tcp_same_user_no_token,omitempty"`
+	// ServiceManager names what started the daemon and passed it its
+	// socket: "systemd" or "launchd"; "" when it was started directly.
+	ServiceManager string `json:"service_manager,omitempty"`
+	// CacheDir holds the daemon's log (when started by the CLI) and its
+	// prefix-cache snapshots.
+	CacheDir string `json:"cache_dir,omitempty"`
 }
 
 // LoadedModel is a model held in memory by the daemon.

@@ -60,23 +60,32 @@ type OllamaOptions struct {
 	// longer than it is truncated, keeping its end.
 	NumCtx   int          `json:"num_ctx,omitempty"`
 	Stop     []string     `json:"stop,omitempty"`
-	Adapters []AdapterRef `json:"adapters,omitempty"`
+	Adapters AdapterRefs  `json:"adapters,omitempty"`
+	// Options that would change the output but have no support here; the
+	// daemon refuses them by name unless they are at their neutral value.
+	Mirostat        *int     `json:"mirostat,omitempty"`
+	MirostatTau     *float32 `json:"mirostat_tau,omitempty"`
+	MirostatEta     *float32 `json:"mirostat_eta,omitempty"`
+	TFSZ            *float32 `json:"tfs_z,omitempty"`
+	PenalizeNewline *bool    `json:"penalize_newline,omitempty"`
+	NumKeep         *int     `json:"num_keep,omitempty"`
 	// Speculation is ruvllm's addition, as in the OpenAI requests.
 	Speculation string `json:"speculation,omitempty"`
 }
 
 // OllamaChatRequest is the body of POST /api/chat.
 type OllamaChatRequest struct {
-	Model     string         `json:"model"`
-	Messages  []Message      `json:"messages"`
-	Stream    *bool          `json:"stream,omitempty"`
-	Format    any            `json:"format,omitempty"`
-	Options   *OllamaOptions `json:"options,omitempty"`
-	KeepAlive *Duration      `json:"keep_alive,omitempty"`
+	Model    string    `json:"model"`
+	Messages []Message `json:"messages"`
+	Stream   *bool     `json:"stream,omitempty"`
+	// Format is "json" or a JSON Schema the reply follows.
+	Format    json.RawMessage `json:"format,omitempty"`
+	Options   *OllamaOptions  `json:"options,omitempty"`
+	KeepAlive *Duration       `json:"keep_alive,omitempty"`
 	// Think asks a thinking model to think (true, or a level).
 	Think any `json:"think,omitempty"`
 	// Tools are the functions the model may call.
-	Tools json.RawMessage `json:"tools,omitempty"`
+	Tools []json.RawMessage `json:"tools,omitempty"`
 }
 
 // OllamaGenerateRequest is the body of POST /api/generate.
@@ -84,16 +93,17 @@ type OllamaGenerateRequest struct {
 	Model  string `json:"model"`
 	Prompt string `json:"prompt"`
 	// Suffix is the text after the insertion point (fill-in-the-middle).
-	Suffix    string         `json:"suffix,omitempty"`
-	Images    []string       `json:"images,omitempty"`
-	Think     any            `json:"think,omitempty"`
-	System    string         `json:"system,omitempty"`
-	Template  string         `json:"template,omitempty"`
-	Raw       bool           `json:"raw,omitempty"`
-	Stream    *bool          `json:"stream,omitempty"`
-	Format    any            `json:"format,omitempty"`
-	Options   *OllamaOptions `json:"options,omitempty"`
-	KeepAlive *Duration      `json:"keep_alive,omitempty"`
+	Suffix   string   `json:"suffix,omitempty"`
+	Images   []string `json:"images,omitempty"`
+	Think    any      `json:"think,omitempty"`
+	System   string   `json:"system,omitempty"`
+	Template string   `json:"template,omitempty"`
+	Raw      bool     `json:"raw,omitempty"`
+	Stream   *bool    `json:"stream,omitempty"`
+	// Format is "json" or a JSON Schema the reply follows.
+	Format    json.RawMessage `json:"format,omitempty"`
+	Options   *OllamaOptions  `json:"options,omitempty"`
+	KeepAlive *Duration       `json:"keep_alive,omitempty"`
 }
 
 // OllamaMetrics are the timing fields of Ollama's final response object,
@@ -255,6 +265,10 @@ type ModelManifest struct {
 type OllamaEmbedRequest struct {
 	Model string         `json:"model"`
 	Input EmbeddingInput `json:"input"`
+	// Dimensions keeps the first n values of each vector, scaled back to
+	// unit length.
+	Dimensions *int      `json:"dimensions,omitempty"`
+	KeepAlive  *Duration `json:"keep_alive,omitempty"`
 }
 
 // OllamaEmbedResponse answers POST /api/embed.

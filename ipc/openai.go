@@ -15,6 +15,70 @@ type AdapterRef struct {
 	Scale float32 `json:"scale,omitempty"`
 }
 
+// The string forms of a request's "adapters" field (OpenAI bodies) and
+// "options.adapters" (Ollama bodies), besides an array of AdapterRef.
+const (
+	// AdaptersAuto routes the request to the installed adapter that did
+	// best on similar earlier requests of its learning scope (or to none).
+	AdaptersAuto = "auto"
+	// AdaptersNone runs the base model exactly: no adapter, not even the
+	// ones the daemon learned from the user's feedback.
+	AdaptersNone = "none"
+)
+
+// AdapterRefs is a request's adapters: a JSON array of AdapterRef, or one
+// of the strings "auto" and "none" (AdaptersAuto, AdaptersNone), which
+// decode to a single entry whose Name is that string prefixed with "@"
+// (a name no installed adapter can have) and encode back as the string.
+type AdapterRefs []AdapterRef
+
+// Mode returns "auto" or "none" for the string forms, "" for a list.
+func (r AdapterRefs) Mode() string {
+	if len(r) == 1 && r[0].Scale == 0 {
+		switch r[0].Name {
+		case "@" + AdaptersAuto:
+			return AdaptersAuto
+		case "@" + AdaptersNone:
+			return AdaptersNone
+		}
+	}
+	return ""
+}
+
+// AdapterMode returns the AdapterRefs of a string form ("auto", "none").
+func AdapterMode(mode string) AdapterRefs { return AdapterRefs{{Name: "@" + mode}} }
+
+// UnmarshalJSON accepts an array of {"name", "scale"} or "auto"/"none".
+func (r *AdapterRefs) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		switch s {
+		case AdaptersAuto, AdaptersNone:
+			*r = AdapterMode(s)
+			return nil
+		}
+		return fmt.Errorf("adapters must be an array of {\"name\", \"scale\"} or one of \"auto\" and \"none\", not %q", s)
+	}
+	var list []AdapterRef
+	if err := json.Unmarshal(b, &list); err != nil {
+		return fmt.Errorf("adapters must be an array of {\"name\", \"scale\"} or one of \"auto\" and \"none\"")
+	}
+	*r = list
+	return nil
+}
+
+// MarshalJSON writes the string forms back as strings.
+func (r AdapterRefs) MarshalJSON() ([]byte, error) {
+	if m := r.Mode(); m != "" {
+		return json.Marshal(m)
+	}
+	return json.Marshal([]AdapterRef(r))
+}
+
 // Message is one chat turn. Content is its text: a request may send it as
 // a string, null, or (as the OpenAI SDKs, LangChain and the AI SDK do) an
 // array of content parts, whose text parts are joined in order with a
@@ -30,6 +94,8 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"`
+	// ToolName is Ollama's name of the tool a "tool" turn answers.
+	ToolName string `json:"tool_name,omitempty"`
 	// NonText lists the types of the non-text content parts the request
 	// sent ("image_url", "input_audio", ...); never sent back.
 	NonText []string `json:"-"`
@@ -150,9 +216,13 @@ type SamplingFields struct {
 	N                int                `json:"n,omitempty"`
 	Stream           bool               `json:"stream,omitempty"`
 	StreamOptions    *StreamOptions     `json:"stream_options,omitempty"`
-	Adapters         []AdapterRef       `json:"adapters,omitempty"`
+	Adapters         AdapterRefs        `json:"adapters,omitempty"`
 	// Priority orders requests in the daemon: higher first.
 	Priority int `json:"priority,omitempty"`
+	// Grammar (GBNF) and Regex are ruvllm's own constraints: the output
+	// follows the grammar, or matches the regular expression, whole.
+	Grammar string `json:"grammar,omitempty"`
+	Regex   string `json:"regex,omitempty"`
 	// Speculation is ruvllm's addition: "off" opts the request out of
 	// speculative decoding; kinds ("lookup", "draft", "tree", joined by
 	// "+") narrow it; empty leaves the daemon's setting.
@@ -166,6 +236,22 @@ type ChatCompletionRequest struct {
 	SamplingFields
 	Logprobs    bool `json:"logprobs,omitempty"`
 	TopLogprobs int  `json:"top_logprobs,omitempty"`
+	// ResponseFormat is {"type": "text" | "json_object"} or
+	// {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}.
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+	// Tools are the functions the model may call; ToolChoice is "auto",
+	// "none", "required" or {"type": "function", "function": {"name"}}.
+	Tools             []json.RawMessage `json:"tools,omitempty"`
+	ToolChoice        json.RawMessage   `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool             `json:"parallel_tool_calls,omitempty"`
+	// Fields that would change the output but have no support here are
+	// refused by name rather than ignored.
+	Functions       json.RawMessage `json:"functions,omitempty"`
+	FunctionCall    json.RawMessage `json:"function_call,omitempty"`
+	ReasoningEffort string          `json:"reasoning_effort,omitempty"`
+	Modalities      []string        `json:"modalities,omitempty"`
+	Audio           json.RawMessage `json:"audio,omitempty"`
+	WebSearch       json.RawMessage `json:"web_search_options,omitempty"`
 }
 
 // CompletionRequest is the body of POST /v1/completions.
@@ -174,6 +260,14 @@ type CompletionRequest struct {
 	Prompt CompletionPrompt `json:"prompt"`
 	SamplingFields
 	Logprobs int `json:"logprobs,omitempty"`
+	// Echo puts the prompt before the completion in the text (and, with
+	// Logprobs, its tokens' log-probabilities before the completion's).
+	Echo bool `json:"echo,omitempty"`
+	// Suffix is the text after the completion: the model fills in the
+	// middle between Prompt and Suffix.
+	Suffix string `json:"suffix,omitempty"`
+	// BestOf must be 1 (or absent).
+	BestOf *int `json:"best_of,omitempty"`
 }
 
 // Usage counts tokens of one request.
@@ -270,8 +364,25 @@ type ChatCompletionResponse struct {
 
 // Delta is the incremental message of a stream chunk.
 type Delta struct {
-	Role    string `json:"role,omitempty"`
-	Content string `json:"content,omitempty"`
+	Role      string          `json:"role,omitempty"`
+	Content   string          `json:"content,omitempty"`
+	ToolCalls []ToolCallDelta `json:"tool_calls,omitempty"`
+}
+
+// ToolCallDelta is a piece of a streamed tool call: the first names the
+// call (index, id, type, function name), the next carry fragments of its
+// arguments' JSON text.
+type ToolCallDelta struct {
+	Index    int               `json:"index"`
+	ID       string            `json:"id,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	Function ToolFunctionDelta `json:"function"`
+}
+
+// ToolFunctionDelta is the function part of a ToolCallDelta.
+type ToolFunctionDelta struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
 }
 
 // ChunkChoice is one choice of a stream chunk.
@@ -304,21 +415,34 @@ type CompletionChoice struct {
 // object: parallel arrays, one entry per generated token. TextOffset is
 // the byte offset of each token in the generated text.
 type CompletionLogprobs struct {
-	Tokens        []string             `json:"tokens"`
-	TokenLogprobs []float32            `json:"token_logprobs"`
+	Tokens []string `json:"tokens"`
+	// TokenLogprobs and TopLogprobs are null for the first token of an
+	// echoed prompt, which has nothing before it.
+	TokenLogprobs []*float32           `json:"token_logprobs"`
 	TopLogprobs   []map[string]float32 `json:"top_logprobs"`
 	TextOffset    []int                `json:"text_offset"`
 }
 
-// Add appends one token's entry.
+// Add appends one token's entry; offset is where its text starts in the
+// choice's text, in characters (Unicode code points).
 func (l *CompletionLogprobs) Add(t TokenLogprob, offset int) {
 	top := make(map[string]float32, len(t.TopLogprobs))
 	for _, c := range t.TopLogprobs {
 		top[c.Token] = c.Logprob
 	}
+	lp := t.Logprob
 	l.Tokens = append(l.Tokens, t.Token)
-	l.TokenLogprobs = append(l.TokenLogprobs, t.Logprob)
+	l.TokenLogprobs = append(l.TokenLogprobs, &lp)
 	l.TopLogprobs = append(l.TopLogprobs, top)
+	l.TextOffset = append(l.TextOffset, offset)
+}
+
+// AddUnscored appends a token without log-probabilities (an echoed
+// prompt's first token).
+func (l *CompletionLogprobs) AddUnscored(token string, offset int) {
+	l.Tokens = append(l.Tokens, token)
+	l.TokenLogprobs = append(l.TokenLogprobs, nil)
+	l.TopLogprobs = append(l.TopLogprobs, nil)
 	l.TextOffset = append(l.TextOffset, offset)
 }
 

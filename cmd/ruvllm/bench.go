@@ -10,7 +10,9 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -128,7 +130,7 @@ func newBenchCmd() *cobra.Command {
 	f.IntVar(&kvo.prompt, "kv-prompt", 512, "tokens per cached prefix when measuring how many the KV budget holds")
 	f.StringVar(&kvo.pplFile, "ppl-file", "", "text file for perplexity per KV type (--kv-types)")
 	backends.Flag(f, &backend)
-	cmd.AddCommand(newBenchServeCmd())
+	cmd.AddCommand(newBenchServeCmd(), newBenchGrammarCmd(), newBenchLearnCmd(), newBenchLearnDaemonCmd())
 	return cmd
 }
 
@@ -286,16 +288,55 @@ func runBench(ctx context.Context, path string, lo llm.Options, o llm.BenchOptio
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
+// writeMarkdownTable writes rows (the first is the header) as a markdown
+// table whose columns are as wide as their widest cell, right-aligned
+// where right says so, so that it reads aligned in a terminal too.
+func writeMarkdownTable(w io.Writer, rows [][]string, right []bool) {
+	width := make([]int, len(right))
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(c), 4)
+		}
+	}
+	line := func(cells []string) {
+		var b strings.Builder
+		b.WriteString("|")
+		for i, c := range cells {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if right[i] {
+				c = pad + c
+			} else {
+				c += pad
+			}
+			b.WriteString(" " + c + " |")
+		}
+		fmt.Fprintln(w, b.String())
+	}
+	line(rows[0])
+	sep := make([]string, len(right))
+	for i := range sep {
+		sep[i] = strings.Repeat("-", width[i])
+		if right[i] {
+			sep[i] = sep[i][1:] + ":"
+		}
+	}
+	line(sep)
+	for _, row := range rows[1:] {
+		line(row)
+	}
+}
+
 // printBench writes a llama-bench-shaped markdown table and the memory
 // figures under it.
 func printBench(w io.Writer, out benchOutput) {
 	if r := out.BenchReport; r != nil {
-		fmt.Fprintf(w, "| %-32s | %10s | %8s | %-10s | %7s | %7s | %20s |\n", "model", "size", "params", "backend", "threads", "test", "t/s")
-		fmt.Fprintf(w, "| %-32s | %10s | %8s | %-10s | %7s | %7s | %20s |\n", "---", "---:", "---:", "---", "---:", "---:", "---:")
+		rows := [][]string{{"model", "size", "params", "backend", "threads", "test", "t/s"}}
 		for _, f := range r.Results {
-			fmt.Fprintf(w, "| %-32s | %6.2f MiB | %6.2f M | %-10s | %7d | %7s | %11.2f ± %6.2f |\n",
-				r.Model+" "+r.FileType, mib(r.FileSize), float64(r.Parameters)/1e6, r.Backend+" "+r.ISA, r.Threads, f.Test, f.Mean, f.Stddev)
+			rows = append(rows, []string{r.Model + " " + r.FileType, fmt.Sprintf("%.2f MiB", mib(r.FileSize)),
+				fmt.Sprintf("%.2f M", float64(r.Parameters)/1e6), r.Backend + " " + r.ISA, strconv.Itoa(r.Threads), f.Test,
+				fmt.Sprintf("%.2f ± %.2f", f.Mean, f.Stddev)})
 		}
+		writeMarkdownTable(w, rows, []bool{false, true, true, false, true, true, true})
 		fmt.Fprintln(w)
 		budget := r.FileSize + r.KVBytes + 64<<20
 		rss, verdict := "unavailable", "not checked"

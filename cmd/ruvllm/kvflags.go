@@ -1,10 +1,22 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/pflag"
 
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/spec"
 )
+
+// parseSpeculation reads the --spec flag.
+func parseSpeculation(s string) (spec.Kinds, error) {
+	k, err := spec.ParseKinds(s)
+	if err != nil {
+		return 0, fmt.Errorf("--spec: %w", err)
+	}
+	return k, nil
+}
 
 // kvFlags are the KV cache flags shared by run, perplexity and bench.
 type kvFlags struct {

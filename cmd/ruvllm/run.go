@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
-	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/internal/backends"
 )
 
@@ -54,19 +55,29 @@ func newRunCmd() *cobra.Command {
 		ctxLen  int
 		remote  bool
 		backend string
+		gflags  grammarFlags
 		draft   string
 		specs   string
 		kvf     kvFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run [--remote] -m MODEL -p TEXT",
+		Use:   "run [--remote] -m MODEL -p TEXT [--json-schema FILE | --grammar FILE | --regex RE | --any-json]",
 		Short: "Generate text from a GGUF model in this process",
 		Long: "run loads the model itself (no daemon), streams the generated text to stdout and prints timings\n" +
-			"to stderr. With --json it prints one object {tokens, text, timings} instead.",
+			"to stderr. With --json it prints one object {tokens, text, timings} instead.\n" +
+			"--json-schema, --grammar (GBNF), --regex and --any-json hold the output to a constraint: only\n" +
+			"tokens it allows are sampled, and generation stops once the text is complete.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
+			spec, err := gflags.spec()
+			if err != nil {
+				return err
+			}
 			if remote {
+				if spec != nil {
+					return errors.New("--json-schema, --grammar, --regex and --any-json apply to in-process runs for now")
+				}
 				if cmd.Flags().Changed("backend") {
 					return errors.New("--backend applies to in-process runs; with --remote the daemon's --backend decides")
 				}
@@ -79,9 +90,9 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			kinds, err := spec.ParseKinds(specs)
+			kinds, err := parseSpeculation(specs)
 			if err != nil {
-				return fmt.Errorf("--spec: %w", err)
+				return err
 			}
 			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft}
 			if err := kvf.apply(&lo); err != nil {
@@ -95,6 +106,11 @@ func newRunCmd() *cobra.Command {
 			defer m.Close()
 			load := time.Since(loadStart)
 			req := llm.Request{MaxTokens: g.maxTokens, Sampling: g.params, Stop: g.stops}
+			if spec != nil {
+				if req.Grammar, err = m.Grammar(*spec); err != nil {
+					return err
+				}
+			}
 			if asChat {
 				if system != "" {
 					req.Messages = append(req.Messages, chat.Message{Role: "system", Content: system})
@@ -119,7 +135,53 @@ func newRunCmd() *cobra.Command {
 	f.StringVar(&specs, "spec", "all", "speculative decoding: all, off, or kinds joined by + (lookup, draft, tree)")
 	kvf.register(f)
 	backends.Flag(f, &backend)
+	gflags.register(f)
 	return cmd
+}
+
+// grammarFlags are the constraint flags of run.
+type grammarFlags struct {
+	schemaFile, gbnfFile, regex string
+	anyJSON                     bool
+}
+
+func (g *grammarFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&g.schemaFile, "json-schema", "", "hold the output to the JSON Schema in `FILE` (compact JSON, properties in schema order)")
+	f.StringVar(&g.gbnfFile, "grammar", "", "hold the output to the GBNF grammar (llama.cpp's format) in `FILE`")
+	f.StringVar(&g.regex, "regex", "", "hold the whole output to an ECMAScript regular expression")
+	f.BoolVar(&g.anyJSON, "any-json", false, "hold the output to one JSON value")
+}
+
+// spec returns the constraint the flags ask for (nil: none).
+func (g *grammarFlags) spec() (*grammar.Spec, error) {
+	var specs []grammar.Spec
+	if g.schemaFile != "" {
+		b, err := os.ReadFile(g.schemaFile)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, grammar.Spec{Kind: grammar.KindJSONSchema, Source: string(b)})
+	}
+	if g.gbnfFile != "" {
+		b, err := os.ReadFile(g.gbnfFile)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, grammar.Spec{Kind: grammar.KindGBNF, Source: string(b)})
+	}
+	if g.regex != "" {
+		specs = append(specs, grammar.Spec{Kind: grammar.KindRegex, Source: g.regex})
+	}
+	if g.anyJSON {
+		specs = append(specs, grammar.Spec{Kind: grammar.KindJSON})
+	}
+	switch len(specs) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &specs[0], nil
+	}
+	return nil, errors.New("give at most one of --json-schema, --grammar, --regex and --any-json")
 }
 
 type runTimings struct {
@@ -132,6 +194,7 @@ type runTimings struct {
 	GenTPS       float64 `json:"generation_tokens_per_second"`
 	TTFTMS       float64 `json:"ttft_ms"`
 	FinishReason string  `json:"finish_reason"`
+	ForcedTokens int     `json:"forced_tokens,omitempty"`
 	// Speculative decoding: draft tokens verified, accepted, and steps.
 	DraftTokens   int `json:"draft_tokens,omitempty"`
 	DraftAccepted int `json:"draft_accepted,omitempty"`
@@ -164,6 +227,7 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		GenMS:        ms(res.Timings.Eval),
 		TTFTMS:       ms(res.Timings.TTFT),
 		FinishReason: string(res.FinishReason),
+		ForcedTokens: res.ForcedTokens,
 		DraftTokens:  res.Speculation.Drafted, DraftAccepted: res.Speculation.Accepted, Verifications: res.Speculation.Verifications,
 	}
 	if res.Timings.PromptEval > 0 {

@@ -23,8 +23,11 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/adapters"
+	"github.com/ruvllm/ruvllm/daemon/learning"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/store"
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/jinja"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -45,8 +48,10 @@ type API struct {
 
 	mu       sync.Mutex
 	adapters *adapters.Pool
+	learning *learning.Service
 
 	pulls pulls
+	descs descCache
 }
 
 // Register mounts the model endpoints on srv.
@@ -60,12 +65,16 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.SetHealth(m.Loaded)
 
 	srv.Handle("POST /v1/chat/completions", http.HandlerFunc(a.chatCompletions))
+	srv.Handle("POST /v1/chat/template", http.HandlerFunc(a.chatTemplate))
 	srv.Handle("POST /v1/completions", http.HandlerFunc(a.completions))
 	srv.Handle("GET /v1/models", http.HandlerFunc(a.listModels))
 	srv.Handle("GET /v1/models/{id...}", http.HandlerFunc(a.getModel))
 	srv.Handle("POST /v1/embeddings", http.HandlerFunc(a.embeddings))
 	srv.Handle("GET /v1/cache", http.HandlerFunc(a.cache))
 	srv.Handle("DELETE /v1/cache", http.HandlerFunc(a.clearCache))
+
+	srv.Handle("POST /v1/messages", http.HandlerFunc(a.anthropicMessages))
+	srv.Handle("POST /v1/messages/count_tokens", http.HandlerFunc(a.anthropicCountTokens))
 
 	srv.Handle("POST /api/chat", http.HandlerFunc(a.ollamaChat))
 	srv.Handle("POST /api/generate", http.HandlerFunc(a.ollamaGenerate))
@@ -76,7 +85,23 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.Handle("POST /api/embed", http.HandlerFunc(a.ollamaEmbed))
 	srv.Handle("POST /api/pull", http.HandlerFunc(a.ollamaPull))
 	srv.Handle("DELETE /api/delete", http.HandlerFunc(a.ollamaDelete))
+	srv.Handle("POST /api/embeddings", http.HandlerFunc(a.ollamaEmbeddings))
+	srv.Handle("POST /api/create", http.HandlerFunc(a.ollamaCreate))
+	srv.Handle("POST /api/copy", http.HandlerFunc(a.ollamaCopy))
+	srv.Handle("POST /api/push", http.HandlerFunc(a.ollamaPush))
+	srv.Handle("HEAD /api/blobs/{digest}", http.HandlerFunc(a.blobHead))
+	srv.Handle("POST /api/blobs/{digest}", http.HandlerFunc(a.blobPost))
+	srv.SetBodyLimit("/api/create", MaxModelfileBytes*2)
+	srv.SetBodyLimitPrefix("/api/blobs/", MaxBlobBytes)
+	// Unknown routes answer in their protocol's error shape.
+	srv.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ollamaError(w, &requestError{status: http.StatusNotFound, msg: fmt.Sprintf("%s %s: no such endpoint", r.Method, r.URL.Path)})
+	}))
+	srv.Handle("/v1/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		openAIError(w, &requestError{status: http.StatusNotFound, msg: fmt.Sprintf("%s %s: no such endpoint", r.Method, r.URL.Path)})
+	}))
 	a.registerConversations()
+	a.registerResponses()
 	return a
 }
 
@@ -106,17 +131,62 @@ type runSpec struct {
 	// messages and the reply back: the model warms that turn's history
 	// (llm.Request.WarmFollowUp).
 	conversation bool
+	// prepare, when set, finishes the request once the model is known
+	// (constraints, tools); its error ends the run before any output.
+	prepare func(m models.Model, req *llm.Request) error
+	// n > 1 generates that many choices (onChoiceToken instead of onToken).
+	n             int
+	onChoiceToken func(choice int, t llm.Token) error
 	// retryNoTemplate marks a run whose llm.ErrNoTemplate failure the
 	// caller retries as a raw prompt under the same id: that failure is
 	// not counted or logged, so the id names one record.
 	retryNoTemplate bool
+	// hdr, when set, is the response's header, which run completes
+	// before the first byte is written: the adapter "adapters": "auto"
+	// routed to (AdapterHeader) and the learned adapters' version
+	// (LearningHeader).
+	hdr http.Header
 }
 
+// AdapterHeader names the adapter an "adapters": "auto" request was
+// routed to ("none" when the request ran without one).
+const AdapterHeader = "X-Ruvllm-Adapter"
+
+// LearningHeader, on a request, switches the learned adapters off for it
+// ("off"); on a response, names the learning scope and version the reply
+// applied ("user@v12"), or "off"/"none".
+const LearningHeader = "X-Ruvllm-Learning"
+
 type runResult struct {
-	name   string
-	res    llm.Result
-	load   time.Duration
-	handle *models.Handle
+	name string
+	// res is the result; for n > 1 the prompt counts once and the choices'
+	// completion tokens add up (choices holds each).
+	res     llm.Result
+	choices []llm.Result
+	load    time.Duration
+	handle  *models.Handle
+}
+
+// multiGenerator is a model that generates n choices from one prefill
+// (*llm.Model).
+type multiGenerator interface {
+	GenerateN(ctx context.Context, req llm.Request, n int, onToken func(choice int, t llm.Token) error) ([]llm.Result, error)
+}
+
+// sumResults is the usage of n choices: the prompt (computed once) and all
+// their completion tokens.
+func sumResults(rs []llm.Result) llm.Result {
+	if len(rs) == 0 {
+		return llm.Result{}
+	}
+	sum := rs[0]
+	for _, r := range rs[1:] {
+		sum.CompletionTokens += r.CompletionTokens
+		if r.Timings.Total > sum.Timings.Total {
+			sum.Timings.Total, sum.Timings.Eval = r.Timings.Total, r.Timings.Eval
+		}
+	}
+	return sum
 }
 
 func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, error) {
@@ -133,19 +203,43 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
 		return out, err
 	}
-	if s.req.Adapters, err = a.resolveAdapters(ctx, h.Model, s.adapters); err != nil {
+	if err := a.applyAdapters(ctx, r, h, &s); err != nil {
 		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
 		return out, err
+	}
+	if s.prepare != nil {
+		if err := s.prepare(h.Model, &s.req); err != nil {
+			a.reqs.WithLabelValues(s.endpoint, "error").Inc()
+			return out, err
+		}
 	}
 	if s.onStart != nil {
 		s.onStart(h.Name)
 	}
 	s.req.WarmFollowUp = s.conversation && s.req.Messages != nil
 	var answer strings.Builder
-	res, err := h.Model.Generate(ctx, s.req, func(t llm.Token) error {
-		answer.WriteString(t.Text)
-		return s.onToken(t)
-	})
+	var res llm.Result
+	if s.n > 1 {
+		mg, ok := h.Model.(multiGenerator)
+		if !ok {
+			a.reqs.WithLabelValues(s.endpoint, "error").Inc()
+			return out, badParam("n", "this model cannot generate several choices")
+		}
+		var results []llm.Result
+		results, err = mg.GenerateN(ctx, s.req, s.n, func(i int, t llm.Token) error {
+			if i == 0 {
+				answer.WriteString(t.Text)
+			}
+			return s.onChoiceToken(i, t)
+		})
+		out.choices = results
+		res = sumResults(results)
+	} else {
+		res, err = h.Model.Generate(ctx, s.req, func(t llm.Token) error {
+			answer.WriteString(t.Text)
+			return s.onToken(t)
+		})
+	}
 	out.res = res
 	if err != nil && a.srv.ShuttingDown() && ctx.Err() != nil {
 		err = fmt.Errorf("%w: the request was cut off after %d tokens", daemon.ErrShuttingDown, res.CompletionTokens)
@@ -194,7 +288,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		lerr = a.srv.Store().LogRequest(context.Background(), rec)
 	} else {
 		ex := store.Exchange{ID: s.id, Time: rec.Time, Endpoint: s.endpoint, Model: h.Name, Adapters: s.adapters,
-			PromptText: s.req.Prompt, Answer: answer.String()}
+			PromptText: s.req.Prompt, Answer: answer.String(), App: r.Header.Get("X-Ruvllm-Client")}
 		for _, m := range s.req.Messages {
 			ex.Prompt = append(ex.Prompt, ipc.Message{Role: m.Role, Content: m.Content})
 		}
@@ -229,6 +323,10 @@ func statusOf(err error) int {
 		return re.status
 	case errors.Is(err, models.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound
+	case isTemplateError(err):
+		// The model's template refused the conversation (raise_exception),
+		// or could not render it.
+		return http.StatusBadRequest
 	case errors.Is(err, llm.ErrInvalidModel):
 		return http.StatusUnprocessableEntity
 	case errors.Is(err, models.ErrLoadFailed):
@@ -237,7 +335,8 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, models.ErrOutsideDir):
 		return http.StatusBadRequest
-	case errors.Is(err, llm.ErrContextExceeded), errors.Is(err, llm.ErrEmptyInput), errors.Is(err, llm.ErrTokenRange):
+	case errors.Is(err, llm.ErrContextExceeded), errors.Is(err, llm.ErrEmptyInput), errors.Is(err, llm.ErrTokenRange),
+		errors.Is(err, llm.ErrNoFIM):
 		return http.StatusBadRequest
 	case errors.Is(err, daemon.ErrShuttingDown):
 		return http.StatusServiceUnavailable
@@ -245,6 +344,15 @@ func statusOf(err error) int {
 		return 499
 	}
 	return http.StatusInternalServerError
+}
+
+// isTemplateError reports whether err comes from rendering the model's
+// chat template for the request's conversation.
+func isTemplateError(err error) bool {
+	var re *jinja.RaiseError
+	var je *jinja.Error
+	return errors.As(err, &re) || errors.As(err, &je) || errors.Is(err, jinja.ErrLimit) || errors.Is(err, llm.ErrNoTemplate) ||
+		errors.Is(err, chat.ErrTools) || errors.Is(err, chat.ErrInvalidRole) || errors.Is(err, chat.ErrRoleOrder)
 }
 
 // tellClient reports whether a stream that failed with err should still

@@ -138,6 +138,14 @@ func (a *API) ollamaDelete(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, &requestError{status: http.StatusBadRequest, msg: "model is required"})
 		return
 	}
+	if removed, err := a.deleteManifest(body.Model); removed || err != nil {
+		if err != nil {
+			ollamaError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	if err := a.models.Remove(body.Model); err != nil {
 		ollamaError(w, err)
 		return

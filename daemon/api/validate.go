@@ -150,7 +150,7 @@ func checkAdapters(refs []ipc.AdapterRef, param string) error {
 
 // chatRoles are the roles a chat message may have; "developer" is the
 // OpenAI SDK's name for the system role of newer models.
-var chatRoles = map[string]string{"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+var chatRoles = map[string]string{"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
 
 // checkRole maps a message's role to the template's role, or answers a 400
 // naming the message.
@@ -159,10 +159,10 @@ func checkRole(role string, i int, param string) (string, error) {
 		return r, nil
 	}
 	at := fmt.Sprintf("%s[%d].role", param, i)
-	if role == "tool" || role == "function" {
-		return "", badParam(at, "is %q: tool results need tool calling, which this daemon does not support yet", role)
+	if role == "function" {
+		return "", badParam(at, "is \"function\", the deprecated form of \"tool\": send tool results with role \"tool\"")
 	}
-	return "", badParam(at, "is %q, not a role: use system, developer, user or assistant", role)
+	return "", badParam(at, "is %q, not a role: use system, developer, user, assistant or tool", role)
 }
 
 // checkEmbeddingInputs bounds an embeddings request's texts.
@@ -201,10 +201,21 @@ func chatMessages(in []ipc.Message, param string) ([]chat.Message, error) {
 		if len(m.Images) > 0 {
 			return nil, badParam(at+".images", "this model takes no images")
 		}
-		if len(m.ToolCalls) > 0 {
-			return nil, badParam(at+".tool_calls", "tool calls need tool calling, which this daemon does not support yet")
+		cm := chat.Message{Role: role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+		if m.ToolName != "" && cm.Name == "" {
+			cm.Name = m.ToolName
 		}
-		out = append(out, chat.Message{Role: role, Content: m.Content})
+		if len(m.ToolCalls) > 0 {
+			if role != "assistant" {
+				return nil, badParam(at+".tool_calls", "only assistant messages carry tool calls")
+			}
+			calls, err := chatToolCalls(m.ToolCalls, at)
+			if err != nil {
+				return nil, err
+			}
+			cm.ToolCalls = calls
+		}
+		out = append(out, cm)
 	}
 	return out, nil
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/api"
+	"github.com/ruvllm/ruvllm/daemon/finetune"
+	"github.com/ruvllm/ruvllm/daemon/learning"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/pull"
 	"github.com/ruvllm/ruvllm/engine/llm"
@@ -50,6 +52,9 @@ type Options struct {
 	// Grace is how long a shutdown lets requests in flight finish before
 	// it cuts them (default daemon.DefaultGrace).
 	Grace time.Duration
+	// Learning configures learning from feedback (daemon/learning); its
+	// Store, Events and Logger are the server's.
+	Learning learning.Options
 }
 
 // drafts maps model names to draft files from o.Drafts.
@@ -102,11 +107,22 @@ func Run(ctx context.Context, o Options) error {
 	} else if freed > 0 {
 		o.Logger.Info("removed interrupted downloads older than a day", "dir", o.ModelsDir, "bytes", freed)
 	}
+	lo := o.Learning
+	lo.Store, lo.Events, lo.Logger = srv.Store(), srv.Events(), o.Logger
+	if lo.Threads == 0 {
+		lo.Threads = o.Threads
+	}
+	learner := learning.New(lo)
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
 		Threads: o.Threads, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
-		Speculate: kinds, Draft: drafts, KVCold: kvCold, KVHotWindow: o.KVHotWindow})
+		Speculate: kinds, Draft: drafts, KVCold: kvCold, KVHotWindow: o.KVHotWindow,
+		OnLoad:   func(name, path string, m models.Model) { learner.Attach(name, path, m) },
+		OnUnload: func(name string, _ models.Model) { learner.Detach(name) }})
 	a := api.Register(srv, mgr)
-	srv.OnShutdown(mgr.Close)
+	a.SetLearning(learner)
+	// The background loop's consolidation at shutdown runs before the
+	// models unload (hooks run in order; mgr.Close is registered last).
+	srv.OnShutdown(learner.Shutdown)
 	// The registry lives in a hidden folder inside the drop folder: the
 	// watcher ignores it, and installing is a rename on one file system.
 	registry := filepath.Join(o.StateDir, "adapters")
@@ -132,6 +148,16 @@ func Run(ctx context.Context, o Options) error {
 	}
 	pool.Register(srv)
 	a.SetAdapters(pool)
+	ft := finetune.New(finetune.Options{Dir: filepath.Join(o.StateDir, "files"), Store: srv.Store(), Events: srv.Events(),
+		Logger: o.Logger, Models: mgr, Adapters: pool, Threads: o.Threads})
+	a.SetFineTuning(ft, finetune.DefaultMaxFileBytes)
+	if err := ft.Start(); err != nil {
+		return err
+	}
+	// Before the models unload: a job in progress goes back to the queue
+	// and releases its model.
+	srv.OnShutdown(ft.Close)
+	srv.OnShutdown(mgr.Close)
 	if o.AdaptersDir != "" {
 		go func() {
 			if err := pool.Watch(ctx); err != nil {
@@ -170,5 +196,10 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.StringVar(&o.KVType, "kv-type", "f16", "KV cache type: f16, or q8_0/q4_0 for a quantized cold tier behind an f16 hot window (more cached prefixes in the same memory)")
 	f.IntVar(&o.KVHotWindow, "kv-hot-window", 256, "positions of each sequence kept in f16 (with --kv-type q8_0/q4_0)")
 	f.DurationVar(&o.Grace, "shutdown-grace", daemon.DefaultGrace, "how long a shutdown (SIGTERM) lets requests in flight finish before it ends them")
+	f.BoolVar(&o.Learning.Disabled, "no-learning", false, "store feedback but do not learn from it")
+	f.BoolVar(&o.Learning.PerApp, "learning-per-app", false, "learn in a scope per app (X-Ruvllm-Client) instead of one per user")
+	f.DurationVar(&o.Learning.Interval, "learning-interval", 2*time.Minute, "period of the background loop (consolidation, deep runs)")
+	f.IntVar(&o.Learning.Config.DeepMin, "learning-deep-min", 0, "stored exchanges before a deep run (0: 20)")
+	f.IntVar(&o.Learning.DeepEvery, "learning-deep-every", 0, "new signals between deep runs (0: the deep minimum)")
 	backends.Flag(f, &o.Backend)
 }

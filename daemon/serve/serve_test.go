@@ -62,6 +62,7 @@ func startDaemon(t *testing.T, dir string, tcp bool) *testDaemon {
 		d.tcp = ln.Addr().String()
 		ln.Close()
 		cfg.TCPAddr = d.tcp
+		cfg.RequireToken = true // the tests run as the daemon's user, who needs no token otherwise
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
@@ -230,11 +231,11 @@ func TestBadRequests(t *testing.T) {
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":"hi"}`, 400, `field "messages" must be an array`},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"max_tokens":"ten"}`, 400, `"max_tokens" must be a number`},
 		{"/v1/chat/completions", `{"model":"nope","messages":[{"role":"user","content":"x"}]}`, 404, "model not found"},
-		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"n":2}`, 400, "n > 1"},
+		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"n":99}`, 400, "between 1 and 16"},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"adapters":[{"name":"a"}]}`, 400, "adapter"},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"` + strings.Repeat("x", 70<<10) + `"}]}`, 413, "exceeds"},
 		{"/api/chat", `{"model":"tiny-qwen2","messages":[],"options":{"temperature":"hot"}}`, 400, `"options.temperature" must be a number`},
-		{"/api/generate", `{"model":"tiny-qwen2","prompt":"x","format":"json"}`, 400, "format"},
+		{"/api/generate", `{"model":"tiny-qwen2","prompt":"x","format":"yaml"}`, 400, "format"},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"unknown_field":1,"max_tokens":1}`, 200, ""},
 	} {
 		code, body := d.post(t, tc.path, tc.body)

@@ -368,3 +368,39 @@ func TestExchangesByteBudget(t *testing.T) {
 		t.Fatalf("rebuilt total %d, want %d", got, want)
 	}
 }
+
+// TestExchangeRingMigration opens a state.db written before the ring kept
+// ids' positions and its count: they are rebuilt and the caps still hold.
+func TestExchangeRingMigration(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	db.maxExchanges = 4
+	for i := 0; i < 4; i++ {
+		id := fmt.Sprint("cmpl-", i)
+		db.LogCompletion(ctx, ipc.RequestRecord{ID: id}, exchange(id))
+	}
+	path := db.db.Path()
+	db.db.Update(func(tx *bolt.Tx) error {
+		tx.DeleteBucket([]byte(Exchanges + ".ids"))
+		return tx.Bucket([]byte(exchangesMeta)).Delete(countKey)
+	})
+	db.Close()
+	db2, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	db2.maxExchanges = 4
+	for i := 4; i < 6; i++ {
+		id := fmt.Sprint("cmpl-", i)
+		if err := db2.LogCompletion(ctx, ipc.RequestRecord{ID: id}, exchange(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 6; i++ {
+		_, err := db2.Exchange(ctx, fmt.Sprint("cmpl-", i))
+		if want := i >= 2; (err == nil) != want {
+			t.Errorf("exchange %d after migration: err %v, want kept=%v", i, err, want)
+		}
+	}
+}

@@ -257,3 +257,14 @@ type MultiMatMuler interface {
 type Repacked interface {
 	Repacked() bool
 }
+
+// Viewer is implemented by backends whose F32 tensors can be viewed with
+// another shape without copying: View returns a rows×cols tensor over the
+// elements [off, off+rows·cols) of t, sharing its memory (writes through
+// either are seen by both). Families use it to run a row operation on
+// each head of a row (Qwen3's and Gemma 3's per-head q/k norms) and to
+// give each expert of a mixture-of-experts layer its slice of one batch
+// buffer. Model code falls back to copies where a backend lacks it.
+type Viewer interface {
+	View(t Tensor, off, rows, cols int) Tensor
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -129,6 +130,17 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		stops = append(stops, m.tmpl.StopStrings()...)
 	}
 
+	var gs *constrained
+	if req.Grammar != nil {
+		v, err := m.GrammarVocab()
+		if err != nil {
+			return res, err
+		}
+		if req.Grammar.Vocab() != v {
+			return res, ErrGrammarVocab
+		}
+		gs = newConstrained(req.Grammar, req.GrammarTriggers)
+	}
 	var (
 		sampler      = sample.New(req.Sampling)
 		matcher      = sample.NewStopMatcher(stops)
@@ -139,8 +151,14 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		queue        = newTokenQueue()
 		firstAt      time.Time
 		finish       = FinishLength
+		stopSeq      string
 		generated    int
+		forcedN      int
+		grammarErr   error
 	)
+	if gs != nil {
+		dec = tokenizer.NewRawStreamDecoder(m.tok)
+	}
 	if wantLogprobs {
 		raw = make([]float32, len(m.logits))
 	}
@@ -153,50 +171,121 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			queue.push(Token{ID: -1, Text: text})
 		}
 	}
+	// sampleOne draws the next token (-1: none can be drawn).
+	sampleOne := func(logits []float32) Token {
+		if wantLogprobs {
+			copy(raw, logits)
+		}
+		var id int32
+		if gs != nil {
+			if wantLogprobs {
+				sample.MaskLogits(raw, gs.mask)
+			}
+			id = sampler.SampleMasked(logits, history, gs.mask)
+		} else {
+			id = sampler.Sample(logits, history)
+		}
+		tok := Token{ID: id}
+		if id >= 0 && wantLogprobs {
+			tok.Logprob = sample.Logprob(raw, id)
+			tok.Top = m.topLogprobs(raw, req.TopLogprobs)
+		}
+		return tok
+	}
+	// emit delivers a generated token and reports whether generation ends
+	// with it.
+	emit := func(tok Token) bool {
+		id := tok.ID
+		if id < 0 { // every token banned: nothing can follow
+			finish = FinishStop
+			flush()
+			return true
+		}
+		if generated == 0 {
+			firstAt = time.Now()
+		}
+		generated++
+		history = append(history, id)
+		if !req.IgnoreEOS && m.tok.IsEOG(id) {
+			finish = FinishStop
+			flush()
+			return true
+		}
+		text, stopped := matcher.Push(dec.Add(id))
+		tok.Text = text
+		queue.push(tok)
+		if stopped {
+			finish = FinishStop
+			if slices.Contains(req.Stop, matcher.Matched()) {
+				stopSeq = matcher.Matched()
+			}
+			return true
+		}
+		if (req.MaxTokens > 0 && generated >= req.MaxTokens) || len(history) >= ctxLen {
+			flush()
+			return true
+		}
+		return false
+	}
+	// accept advances the grammar past id and prepares the next mask; it
+	// reports whether generation ends (the text is complete).
+	accept := func(id int32) bool {
+		if err := gs.m.Accept(id); err != nil {
+			grammarErr = fmt.Errorf("grammar refused sampled token %d: %w", id, err)
+			return true
+		}
+		if gs.m.Done() {
+			finish = FinishStop
+			flush()
+			return true
+		}
+		gs.m.FillMask(gs.mask)
+		return false
+	}
 	job := &sched.Job{
-		Prompt:    prompt,
-		Namespace: namespace,
-		Priority:  req.Priority,
-		Adapters:  req.Adapters,
-		Speculate: m.requestKinds(req),
-		Next: func(logits []float32) (int32, bool) {
-			if wantLogprobs {
-				copy(raw, logits)
+		Prompt:      prompt,
+		Namespace:   namespace,
+		Priority:    req.Priority,
+		Adapters:    req.Adapters,
+		OnPrefilled: req.onPrefilled,
+		Speculate:   m.requestKinds(req),
+	}
+	if gs == nil {
+		job.Next = func(logits []float32) (int32, bool) {
+			tok := sampleOne(logits)
+			return tok.ID, emit(tok)
+		}
+	} else {
+		job.NextN = func(logits []float32, tokens []int32) ([]int32, bool) {
+			tok := sampleOne(logits)
+			if emit(tok) {
+				return tokens, true
 			}
-			id := sampler.Sample(logits, history)
-			if id < 0 { // every token banned: nothing can follow
-				finish = FinishStop
-				flush()
-				return 0, true
+			tokens = append(tokens, tok.ID)
+			if accept(tok.ID) {
+				return tokens, true
 			}
-			tok := Token{ID: id}
-			if wantLogprobs {
-				tok.Logprob = sample.Logprob(raw, id)
-				tok.Top = m.topLogprobs(raw, req.TopLogprobs)
+			// Tokens the grammar forces follow without sampling: the next
+			// forward pass computes them with the sampled one. Sampling
+			// one allowed token always gives it, so this changes nothing
+			// but the passes, except where logits must be reported.
+			for !wantLogprobs {
+				id, ok := gs.forced()
+				if !ok || m.tok.IsEOG(id) || !canForce(req.Sampling, id) {
+					break
+				}
+				sampler.Skip()
+				forcedN++
+				if emit(Token{ID: id}) {
+					return tokens, true
+				}
+				tokens = append(tokens, id)
+				if accept(id) {
+					return tokens, true
+				}
 			}
-			if generated == 0 {
-				firstAt = time.Now()
-			}
-			generated++
-			history = append(history, id)
-			if !req.IgnoreEOS && m.tok.IsEOG(id) {
-				finish = FinishStop
-				flush()
-				return 0, true
-			}
-			text, stopped := matcher.Push(dec.Add(id))
-			tok.Text = text
-			queue.push(tok)
-			if stopped {
-				finish = FinishStop
-				return 0, true
-			}
-			if (req.MaxTokens > 0 && generated >= req.MaxTokens) || len(history) >= ctxLen {
-				flush()
-				return 0, true
-			}
-			return id, false
-		},
+			return tokens, false
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- m.sched.Run(jobCtx, job) }()
@@ -234,7 +323,9 @@ wait:
 	// Counters written by Next are safe to read: Run returned.
 	res.CachedTokens = job.CachedTokens
 	res.CompletionTokens = generated
+	res.ForcedTokens = forcedN
 	res.FinishReason = finish
+	res.StopSequence = stopSeq
 	res.Speculation = SpecResult{Drafted: job.Spec.Drafted, Accepted: job.Spec.Accepted, Verifications: job.Spec.Verifications}
 	if !firstAt.IsZero() {
 		res.Timings.TTFT = firstAt.Sub(start)
@@ -247,6 +338,9 @@ wait:
 	}
 	if runErr != nil {
 		return res, runErr
+	}
+	if grammarErr != nil {
+		return res, grammarErr
 	}
 	if req.WarmFollowUp {
 		m.startWarmFollowUp(req, reply.String())

@@ -18,6 +18,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/kv"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/prefix"
@@ -112,6 +113,7 @@ type Model struct {
 	tok     *tokenizer.Tokenizer
 	tmpl    chat.Template
 	hasTmpl bool
+	tmplErr error // the file's chat template does not parse: chat requests fail with it
 	net     model.Model
 	backend compute.Backend
 	kv      compute.KVStore
@@ -125,6 +127,10 @@ type Model struct {
 	namespace string      // prefix-cache namespace: the model's identity
 	warming   warmGroup
 	warmed    atomic.Uint64 // tokens computed by follow-up warming
+
+	gvOnce sync.Once // builds gvocab on first use
+	gvocab *grammar.Vocab
+	gvErr  error
 
 	mu         sync.Mutex // serialises use of net, backend and kv
 	closed     bool
@@ -151,7 +157,7 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidModel, path, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidModel, err) // gguf's errors name the path
 	}
 	m, err := load(f, path, o)
 	if err != nil {
@@ -192,6 +198,9 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		return nil, fmt.Errorf("context length %d is above the supported %d", ctxLen, model.MaxContextLength)
 	}
 	o.ContextLength = ctxLen
+	if cs, ok := net.(model.ContextSizer); ok {
+		cs.SizeContext(ctxLen)
+	}
 	blocks := o.Sequences * ((ctxLen + blockSize - 1) / blockSize)
 	kvBytes, err := checkKVSize(f, cfg, blocks, o.KVType)
 	if err != nil {
@@ -228,12 +237,24 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		pool: pool, opts: o, log: o.Logger,
 		logits: make([]float32, cfg.Vocab),
 	}
-	jinja, _ := f.String("tokenizer.chat_template")
-	if t, err := chat.Detect(jinja, cfg.Arch); err == nil {
+	jinja, variants := chat.TemplatesFromGGUF(f)
+	switch t, err := chat.ForModel(jinja, variants, cfg.Arch, chat.SpecialTokensOf(tok)); {
+	case err == nil:
 		m.tmpl, m.hasTmpl = t, true
+	case strings.TrimSpace(jinja) != "":
+		// The file has a template this engine cannot render: chat requests
+		// fail with the reason rather than guess a format.
+		m.tmplErr = err
+		o.Logger.Warn("chat template unusable", "err", err)
 	}
 	m.info = describe(f, path, cfg, ctxLen, tok, jinja)
 	m.info.KVBytes = kvBytes
+	switch {
+	case m.hasTmpl:
+		m.info.ChatFormat = m.tmpl.Describe()
+	case m.tmplErr != nil:
+		m.info.ChatFormat = "unusable: " + m.tmplErr.Error()
+	}
 	m.namespace = fmt.Sprintf("%s/%d/%s", m.info.Name, m.info.FileSize, fileIdentity(f))
 	if !o.NoPrefixCache {
 		m.cache = prefix.New(m.pool)
@@ -401,10 +422,7 @@ func (m *Model) PromptTokens(req Request) ([]int32, error) {
 		return req.Tokens, nil
 	}
 	if req.Messages != nil {
-		if !m.hasTmpl {
-			return nil, ErrNoTemplate
-		}
-		text, err := m.tmpl.Render(req.Messages, true)
+		text, err := m.chatPrompt(context.Background(), req, req.Messages)
 		if err != nil {
 			return nil, err
 		}
@@ -449,12 +467,16 @@ var fimNames = [][3]string{
 
 // FIM returns the model's fill-in-the-middle tokens, from the file's
 // tokenizer.ggml.fim_{pre,suf,mid}_token_id or the known token texts.
-func (m *Model) FIM() (FIMTokens, bool) {
-	vocab := int64(m.tok.VocabSize())
+func (m *Model) FIM() (FIMTokens, bool) { return FileFIM(m.file) }
+
+// FileFIM reads a GGUF file's fill-in-the-middle tokens (see Model.FIM).
+func FileFIM(f *gguf.File) (FIMTokens, bool) {
+	tokens, _ := f.Strings("tokenizer.ggml.tokens")
+	vocab := int64(len(tokens))
 	ids := [3]int32{}
 	found := true
 	for i, k := range []string{"fim_pre", "fim_suf", "fim_mid"} {
-		v, ok := m.file.Int("tokenizer.ggml." + k + "_token_id")
+		v, ok := f.Int("tokenizer.ggml." + k + "_token_id")
 		if !ok || v < 0 || v >= vocab {
 			found = false
 			break
@@ -464,21 +486,57 @@ func (m *Model) FIM() (FIMTokens, bool) {
 	if found {
 		return FIMTokens{ids[0], ids[1], ids[2]}, true
 	}
+	index := map[string]int32{}
 	for _, names := range fimNames {
-		found = true
-		for i, n := range names {
-			id, ok := m.tok.TokenID(n)
-			if !ok {
-				found = false
-				break
-			}
-			ids[i] = id
+		for _, n := range names {
+			index[n] = -1
 		}
-		if found {
-			return FIMTokens{ids[0], ids[1], ids[2]}, true
+	}
+	for i, t := range tokens {
+		if _, want := index[t]; want {
+			index[t] = int32(i)
+		}
+	}
+	for _, names := range fimNames {
+		if p, s, m := index[names[0]], index[names[1]], index[names[2]]; p >= 0 && s >= 0 && m >= 0 {
+			return FIMTokens{p, s, m}, true
 		}
 	}
 	return FIMTokens{}, false
+}
+
+// chatTemplate returns the model's chat template, or why there is none.
+func (m *Model) chatTemplate() (chat.Template, error) {
+	switch {
+	case m.tmplErr != nil:
+		return chat.Template{}, m.tmplErr
+	case !m.hasTmpl:
+		return chat.Template{}, ErrNoTemplate
+	}
+	return m.tmpl, nil
+}
+
+// chatPrompt renders msgs with req's tools and template variables and
+// the assistant's generation prompt, as the text to tokenize.
+func (m *Model) chatPrompt(ctx context.Context, req Request, msgs []chat.Message) (string, error) {
+	t, err := m.chatTemplate()
+	if err != nil {
+		return "", err
+	}
+	return t.Prompt(ctx, chat.Conversation{Messages: msgs, Tools: req.Tools, AddGenerationPrompt: true, Vars: req.TemplateVars})
+}
+
+// ApplyChatTemplate renders conv with the model's chat template exactly
+// as the template writes it (BOS text included): what the model reads for
+// that conversation. It fails with ErrNoTemplate for a model without a
+// template, and with the template's own error (a *jinja.RaiseError for
+// raise_exception) when it refuses the conversation.
+func (m *Model) ApplyChatTemplate(ctx context.Context, conv chat.Conversation) (string, error) {
+	t, err := m.chatTemplate()
+	if err != nil {
+		return "", err
+	}
+	return t.Apply(ctx, conv)
 }
 
 // Embed returns one embedding per input: the mean of the final hidden

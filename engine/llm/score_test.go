@@ -137,3 +137,56 @@ func TestFillInTheMiddle(t *testing.T) {
 		t.Fatalf("FIM prompt %v (%+v)", toks, fim)
 	}
 }
+
+// TestGenerateNForksFromOnePrefill: n choices of a long prompt compute it
+// once; greedy choices equal the single choice; seeded choices differ.
+func TestGenerateNForksFromOnePrefill(t *testing.T) {
+	m, err := Load(context.Background(), synthetic(t, "qwen2", quant.F32), Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	prompt := make([]int32, 200)
+	for i := range prompt {
+		prompt[i] = int32(3 + (i*7)%200)
+	}
+	one, _, res1 := generate(t, m, Request{Tokens: prompt, MaxTokens: 6, IgnoreEOS: true})
+	m.ClearCache()
+	got := make([][]int32, 3)
+	results, err := m.GenerateN(context.Background(), Request{Tokens: prompt, MaxTokens: 6, IgnoreEOS: true}, 3, func(i int, tok Token) error {
+		if tok.ID >= 0 {
+			got[i] = append(got[i], tok.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if !slices.Equal(got[i], one) {
+			t.Fatalf("greedy choice %d %v, single %v", i, got[i], one)
+		}
+	}
+	if results[0].CachedTokens != 0 || res1.PromptTokens != 200 {
+		t.Fatalf("the first choice computed the prompt: %+v", results[0])
+	}
+	for i := 1; i < 3; i++ {
+		if c := results[i].CachedTokens; c < 200-blockSize {
+			t.Fatalf("choice %d found %d of 200 prompt tokens cached; want all full blocks", i, c)
+		}
+	}
+	// Sampled with a seed: each choice its own stream.
+	m.ClearCache()
+	hot := Request{Tokens: prompt, MaxTokens: 12, IgnoreEOS: true}
+	hot.Sampling.Temperature, hot.Sampling.Seed = 1.5, 42
+	texts := make([][]int32, 3)
+	if _, err := m.GenerateN(context.Background(), hot, 3, func(i int, tok Token) error {
+		texts[i] = append(texts[i], tok.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(texts[0], texts[1]) && slices.Equal(texts[1], texts[2]) {
+		t.Fatal("three seeded choices are identical")
+	}
+}

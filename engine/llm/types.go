@@ -3,9 +3,11 @@
 package llm
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/spec"
@@ -17,6 +19,12 @@ import (
 type Request struct {
 	Prompt   string
 	Messages []chat.Message
+	// Tools are OpenAI-style tool definitions the chat template offers
+	// the model (with Messages only).
+	Tools []json.RawMessage
+	// TemplateVars are extra chat template variables, such as
+	// enable_thinking (llama-server's chat_template_kwargs).
+	TemplateVars map[string]any
 	// Tokens, when set, is the prompt as token ids, used verbatim.
 	Tokens []int32
 	// Raw skips BOS insertion and templating for Prompt.
@@ -38,6 +46,19 @@ type Request struct {
 	// Adapters are LoRA adapters loaded by this model's LoadAdapter,
 	// applied to this request only, each with its scale (1 = as trained).
 	Adapters []lora.Applied
+	// Grammar, when set, holds the generated text to a constraint (JSON
+	// Schema, GBNF, regex, a composed tool-call grammar): only tokens it
+	// allows are ever sampled, and generation stops (FinishStop) once the
+	// text is complete and nothing may follow. Make it with Model.Grammar
+	// or Model.ComposedGrammar; it may be shared by any number of requests.
+	// The text is streamed exactly as the grammar read it (no clean-up of
+	// spaces).
+	Grammar *grammar.Constraint
+	// GrammarTriggers makes Grammar lazy: the text is free until one of
+	// these strings appears in it (a special token's name counts as its
+	// text), and follows the grammar from the trigger's first byte on
+	// (tool_choice "auto": the grammar starts with the tool-call marker).
+	GrammarTriggers []string
 	// WarmFollowUp marks a turn of a chat whose client will send Messages
 	// and the reply back with its next message: once the reply is done,
 	// Generate starts computing that history in the background
@@ -60,6 +81,9 @@ type Request struct {
 	// ContextLimit bounds this request's prompt and reply below the
 	// model's context (0: the model's context).
 	ContextLimit int
+	// onPrefilled is called once the prompt is computed and its blocks
+	// are in the prefix cache (GenerateN forks the other choices then).
+	onPrefilled func()
 	// Truncate keeps the end of a prompt that does not fit the context
 	// (and its BOS), leaving a quarter of the context for the reply,
 	// instead of failing with ErrContextExceeded; Result.TruncatedTokens
@@ -113,9 +137,16 @@ type Result struct {
 	// TruncatedTokens were dropped from the start of a prompt that did not
 	// fit (Request.Truncate).
 	TruncatedTokens int
-	FinishReason    FinishReason
-	Timings         Timings
-	Speculation     SpecResult
+	// StopSequence is the string of Request.Stop that ended the reply
+	// ("" when another reason did, the chat template's own stops included).
+	StopSequence string
+	FinishReason FinishReason
+	Timings      Timings
+	// ForcedTokens counts generated tokens that a grammar forced (the only
+	// one allowed): they were appended without sampling and computed
+	// together with the token before them.
+	ForcedTokens int
+	Speculation  SpecResult
 }
 
 // SpecResult is what speculative decoding did for one generation.
@@ -158,4 +189,7 @@ type Info struct {
 	ChatTemplate  string `json:"chat_template,omitempty"`
 	// KVBytes is the memory of the model's KV cache (all sequences).
 	KVBytes int64 `json:"kv_bytes"`
+	// ChatFormat says which chat template the model uses: the file's own
+	// (with its hash) or a built-in fallback.
+	ChatFormat string `json:"chat_format,omitempty"`
 }

@@ -93,36 +93,9 @@ func (l *loader) config(mode compute.RoPEMode) (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	c.RoPE = compute.RoPE{
-		Mode:      mode,
-		Dims:      rd,
-		FreqBase:  l.floatKey("rope.freq_base", 10000),
-		FreqScale: 1,
-	}
-	scaling, _ := l.f.ArchString("rope.scaling.type")
-	factor := l.floatKey("rope.scaling.factor", 0)
-	if factor == 0 {
-		if s := l.floatKey("rope.scale_linear", 0); s != 0 {
-			factor, scaling = s, "linear"
-		}
-	}
-	switch scaling {
-	case "", "none":
-	case "linear":
-		if factor > 0 {
-			c.RoPE.FreqScale = 1 / factor
-		}
-	case "yarn":
-		if factor > 0 {
-			c.RoPE.FreqScale = 1 / factor
-		}
-		orig, _ := l.uintKey("rope.scaling.original_context_length", c.ContextLength, false)
-		c.RoPE.OrigCtx = orig
-		c.RoPE.ExtFactor = 1
-		c.RoPE.AttnFactor = l.floatKey("rope.scaling.attn_factor", 1)
-		c.RoPE.BetaFast, c.RoPE.BetaSlow = 32, 1
-	default:
-		return c, fmt.Errorf("unsupported rope scaling %q", scaling)
+	c.RoPE = compute.RoPE{Mode: mode, Dims: rd}
+	if err := l.ropeScaling(&c); err != nil {
+		return c, err
 	}
 	if t, ok := l.f.Tensor("token_embd.weight"); ok && len(t.Shape) == 2 {
 		if t.Shape[1] > MaxVocab {
@@ -328,14 +301,4 @@ func (l *loader) output(c Config) (compute.Tensor, error) {
 		return l.matrix("output.weight", c.Vocab, c.Dim)
 	}
 	return l.matrix("token_embd.weight", c.Vocab, c.Dim)
-}
-
-// ropeFactors loads llama3/phi3 frequency factors if present.
-func (l *loader) ropeFactors(c Config, names ...string) (compute.Tensor, error) {
-	for _, n := range names {
-		if l.has(n) {
-			return l.vector(n, c.RoPE.Dims/2)
-		}
-	}
-	return nil, nil
 }

@@ -70,6 +70,18 @@ type Job struct {
 	Adapters []lora.Applied
 	// Next receives the logits for the last fed token.
 	Next func(logits []float32) (token int32, done bool)
+	// OnPrefilled, when set, is called (from the scheduler's goroutine)
+	// once the whole prompt has been computed, right after its full blocks
+	// were offered to the prefix cache: sequences forked from this prompt
+	// (n > 1 choices) started then find it cached.
+	OnPrefilled func()
+	// NextN, when set, is used instead of Next: it appends to tokens the
+	// tokens to feed next — the one it sampled and any that are known to
+	// follow it without sampling (a grammar allows only one token) — and
+	// returns them. The next forward pass computes them together, like a
+	// chunk of prompt, with logits for the last one only: a forced token
+	// costs no pass of its own.
+	NextN func(logits []float32, tokens []int32) ([]int32, bool)
 
 	// CachedTokens is set before the first Next: prompt tokens reused
 	// from the prefix cache.
@@ -89,6 +101,8 @@ type Job struct {
 	fed      int     // tokens whose keys and values are stored
 	order    uint64  // admission order, for FIFO among equal priorities
 	finished bool
+	// prefilled: OnPrefilled was called.
+	prefilled bool
 
 	// speculation (spec.go)
 	draft            spec.Draft
@@ -147,6 +161,13 @@ type Scheduler struct {
 	wake    chan struct{}
 	stopped chan struct{}
 	counter uint64
+	// foreground is how many requests (not background jobs) were running
+	// when the loop last looked, foregroundAt when one last was, and
+	// idle is closed (and replaced) each time their number drops to 0:
+	// Yield waits on them.
+	foreground   int
+	foregroundAt time.Time
+	idle         chan struct{}
 
 	// owned by the loop goroutine
 	running []*Job
@@ -222,7 +243,7 @@ func New(r Runner, pool *kv.Pool, cache *prefix.Cache, o Options) *Scheduler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Scheduler{run: r, pool: pool, cache: cache, o: o, log: o.Logger,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{}), now: o.CostClock}
+		wake: make(chan struct{}, 1), stopped: make(chan struct{}), idle: make(chan struct{}), now: o.CostClock}
 	if s.now == nil {
 		base := time.Now()
 		s.now = func() time.Duration { return time.Since(base) }
@@ -279,6 +300,8 @@ func (s *Scheduler) Close() {
 		return
 	}
 	s.closed = true
+	close(s.idle) // wake Yield
+	s.idle = make(chan struct{})
 	s.mu.Unlock()
 	s.poke()
 	<-s.stopped
@@ -306,6 +329,7 @@ func (s *Scheduler) loop() {
 		}
 		s.reap()
 		s.admit()
+		s.publish()
 		if len(s.running) == 0 {
 			<-s.wake
 			continue
@@ -326,6 +350,68 @@ func (s *Scheduler) loop() {
 			}
 			s.running = s.running[:0]
 		}
+	}
+}
+
+// publish records how many requests are running, for Yield.
+func (s *Scheduler) publish() {
+	fg := 0
+	for _, j := range s.running {
+		if !j.Background {
+			fg++
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fg > 0 {
+		s.foregroundAt = time.Now()
+	} else if s.foreground > 0 {
+		s.foregroundAt = time.Now()
+		close(s.idle)
+		s.idle = make(chan struct{})
+	}
+	s.foreground = fg
+}
+
+// Yield blocks while the scheduler has requests running or queued, and
+// until none has run for Options.BackgroundDelay; then it returns nil.
+// Work outside the scheduler's own loop that must not slow serving down
+// (training) calls it between its steps: requests keep priority, and
+// the work resumes once they have been idle as long as background jobs
+// wait. It returns ctx's error when ctx ends first and ErrClosed once
+// the scheduler is closed.
+func (s *Scheduler) Yield(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return ErrClosed
+		}
+		busy := s.foreground > 0
+		for _, j := range s.queue {
+			busy = busy || !j.Background
+		}
+		wait := s.o.BackgroundDelay - time.Since(s.foregroundAt)
+		idle := s.idle
+		s.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !busy && wait <= 0 {
+			return nil
+		}
+		// Busy: the loop signals when the last request ends, and a
+		// request queued meanwhile is seen at the next look.
+		if busy {
+			wait = s.o.BackgroundDelay
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-idle:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
 
@@ -557,12 +643,20 @@ func (s *Scheduler) step() error {
 		}
 		s.timeStep(len(batch.Tokens), len(rows), s.now()-start)
 		for i, sp := range batch.Spans {
-			if spanJobs[i].draft.Len() > 0 {
+			j := spanJobs[i]
+			if j.draft.Len() > 0 {
 				continue // acceptDraft advances it by what it keeps
 			}
-			spanJobs[i].seq.Advance(sp.N)
-			spanJobs[i].fed += sp.N
-			s.demote(spanJobs[i], s.o.HotWindow)
+			j.seq.Advance(sp.N)
+			j.fed += sp.N
+			s.demote(j, s.o.HotWindow)
+			if j.OnPrefilled != nil && !j.prefilled && j.fed >= len(j.Prompt) {
+				j.prefilled = true
+				if s.cache != nil && j.Namespace != "" {
+					s.cache.Insert(j.Namespace, j.tokens[:len(j.Prompt)], j.seq.Blocks())
+				}
+				j.OnPrefilled()
+			}
 		}
 		start, calls := s.now(), 0
 		for _, o := range owners {
@@ -571,8 +665,18 @@ func (s *Scheduler) step() error {
 				calls += s.acceptDraft(j, batch.Spans[o.span], s.logits[o.first:o.first+o.n])
 				continue
 			}
-			tok, done := j.Next(s.logits[o.first])
 			calls++
+			if j.NextN != nil {
+				n := len(j.tokens)
+				var done bool
+				j.tokens, done = j.NextN(s.logits[o.first], j.tokens)
+				if done || len(j.tokens) == n || (s.o.MaxSeqLen > 0 && len(j.tokens) > s.o.MaxSeqLen) {
+					j.tokens = j.tokens[:n]
+					j.finished = true
+				}
+				continue
+			}
+			tok, done := j.Next(s.logits[o.first])
 			if done || (s.o.MaxSeqLen > 0 && len(j.tokens) >= s.o.MaxSeqLen) {
 				j.finished = true
 				continue

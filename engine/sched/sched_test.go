@@ -592,3 +592,130 @@ func TestBackgroundLeavesRequestsRoom(t *testing.T) {
 	s.Cache().Clear()
 	waitFree(t, pool)
 }
+
+// TestNextNForcedTokens feeds tokens a job knows without sampling together
+// with the sampled one: the logits after them are the ones a token-by-token
+// run computes, and they cost no forward pass of their own.
+func TestNextNForcedTokens(t *testing.T) {
+	prompt := []int32{3, 1, 4, 1, 5}
+	// Token by token: the hash model's continuation, where every third
+	// token is replaced by a "forced" 7.
+	run := func(forcedTogether bool) ([]int32, int) {
+		s, _, r := newTestScheduler(64, 4, Options{})
+		defer s.Close()
+		var got []int32
+		j := &Job{Prompt: prompt, Namespace: "m"}
+		j.NextN = func(logits []float32, tokens []int32) ([]int32, bool) {
+			best := int32(0)
+			for i, v := range logits {
+				if v > logits[best] {
+					best = int32(i)
+				}
+			}
+			got = append(got, best)
+			tokens = append(tokens, best)
+			if len(got) >= 12 {
+				return tokens, true
+			}
+			if len(got)%3 == 2 { // a forced token follows
+				if forcedTogether {
+					got = append(got, 7)
+					tokens = append(tokens, 7)
+				} else {
+					// Token by token: the forced token is what the next
+					// Next returns, whatever the logits say.
+					j.NextN = forceOnce(j.NextN, &got)
+				}
+			}
+			return tokens, false
+		}
+		if err := s.Run(context.Background(), j); err != nil {
+			t.Fatal(err)
+		}
+		return got, r.steps
+	}
+	slow, slowSteps := run(false)
+	fast, fastSteps := run(true)
+	if fmt.Sprint(slow) != fmt.Sprint(fast) {
+		t.Fatalf("forced tokens fed together changed the output:\n%v\n%v", slow, fast)
+	}
+	if fastSteps >= slowSteps {
+		t.Errorf("forced tokens took %d forward passes, token by token %d", fastSteps, slowSteps)
+	}
+}
+
+// forceOnce makes next return 7 once (without looking at the logits), then
+// go back to next.
+func forceOnce(next func([]float32, []int32) ([]int32, bool), got *[]int32) func([]float32, []int32) ([]int32, bool) {
+	used := false
+	var self func([]float32, []int32) ([]int32, bool)
+	self = func(l []float32, tokens []int32) ([]int32, bool) {
+		if !used {
+			used = true
+			*got = append(*got, 7)
+			return append(tokens, 7), false
+		}
+		return next(l, tokens)
+	}
+	return self
+}
+
+// TestYieldWaitsForRequests: Yield returns at once on an idle scheduler,
+// blocks while a request runs and for BackgroundDelay after it, and
+// returns the context's error or ErrClosed when those end first.
+func TestYieldWaitsForRequests(t *testing.T) {
+	const delay = 40 * time.Millisecond
+	s, pool, r := newTestScheduler(64, 4, Options{BackgroundDelay: delay})
+	ctx := context.Background()
+	if err := s.Yield(ctx); err != nil {
+		t.Fatalf("idle scheduler: %v", err)
+	}
+	r.gate = make(chan struct{})
+	var out []int32
+	done := make(chan time.Time, 1)
+	go func() {
+		if err := s.Run(ctx, greedyJob([]int32{1, 2, 3}, 4, &out)); err != nil {
+			t.Error(err)
+		}
+		done <- time.Now()
+	}()
+	for { // the request is queued or running
+		s.mu.Lock()
+		n := s.counter
+		s.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	if err := s.Yield(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Yield while a request waits: %v, want the deadline", err)
+	}
+	cancel()
+	yielded := make(chan time.Time, 1)
+	go func() {
+		if err := s.Yield(ctx); err != nil {
+			t.Error(err)
+		}
+		yielded <- time.Now()
+	}()
+	time.Sleep(10 * time.Millisecond)
+	close(r.gate)
+	finished := <-done
+	at := <-yielded
+	if gap := at.Sub(finished); gap < delay-5*time.Millisecond {
+		t.Errorf("Yield returned %v after the request ended, want ≥ %v", gap, delay)
+	}
+	s.Cache().Clear()
+	waitFree(t, pool)
+	go func() { time.Sleep(10 * time.Millisecond); s.Close() }()
+	r.gate = nil
+	// Closing wakes a Yield that waits for the delay.
+	s.mu.Lock()
+	s.foregroundAt = time.Now().Add(time.Hour)
+	s.mu.Unlock()
+	if err := s.Yield(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Yield on a closed scheduler: %v", err)
+	}
+}

@@ -112,7 +112,7 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, kinds spec.Kinds, all
 	s.specSeqs, s.specDrafts, s.specReqs = s.specSeqs[:0], s.specDrafts[:0], s.specReqs[:0]
 	var modelSeqs []*spec.Seq
 	for _, j := range jobs {
-		if j.seq == nil || j.finished || j.Background || s.pending(j) != 1 || j.Speculate&(spec.KindLookup|spec.KindDraft) == 0 {
+		if j.seq == nil || j.finished || j.Background || s.pending(j) != 1 || s.kindsOf(j)&(spec.KindLookup|spec.KindDraft) == 0 {
 			continue
 		}
 		room := maxNodes
@@ -164,6 +164,9 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, kinds spec.Kinds, all
 // kindsOf is the speculation j may use here: its kinds, less those the
 // scheduler has no drafter for or cannot verify.
 func (s *Scheduler) kindsOf(j *Job) spec.Kinds {
+	if j.NextN != nil { // it may feed several tokens of its own: no room for a draft
+		return 0
+	}
 	k := j.Speculate
 	if s.spec.Lookup == nil {
 		k &^= spec.KindLookup
@@ -197,7 +200,7 @@ func (s *Scheduler) draftCatchUp(jobs []*Job) {
 	}
 	reqs := s.specReqs[:0]
 	for _, j := range jobs {
-		if j.seq == nil || j.finished || j.Background || s.pending(j) <= 1 || j.Speculate&spec.KindDraft == 0 {
+		if j.seq == nil || j.finished || j.Background || s.pending(j) <= 1 || s.kindsOf(j)&spec.KindDraft == 0 {
 			continue
 		}
 		reqs = append(reqs, spec.Request{ID: j.order, Tokens: j.tokens, Draft: &j.draft})

@@ -272,7 +272,7 @@ func TestClientMistakesAre4xx(t *testing.T) {
 		{"/v1/chat/completions", chat(`,"top_logprobs":50,"logprobs":true`), "top_logprobs", "top_logprobs"},
 		{"/v1/chat/completions", chat(`,"stop":["` + strings.Repeat("s", 600) + `"]`), "stop[0]", "stop[0]"},
 		{"/v1/chat/completions", chat(`,"stop":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q"]`), "stop", "stop"},
-		{"/v1/chat/completions", chat(`,"n":3`), "n", "n"},
+		{"/v1/chat/completions", chat(`,"n":99`), "n", "n"},
 		{"/v1/chat/completions", `{"model":"` + m + `","messages":"hi"}`, "messages", ""},
 		{"/v1/chat/completions", `{"model":"` + m + `","messages":[]}`, "messages", "messages"},
 		{"/v1/chat/completions", `{"model":"` + m + `",`, "JSON", ""},
@@ -375,7 +375,7 @@ func TestTokenAndTCP(t *testing.T) {
 	weak := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	os.WriteFile(filepath.Join(dir, "state", "token"), []byte(weak), 0o644)
 	os.Chmod(filepath.Join(dir, "state", "token"), 0o644)
-	p := start(t, startOptions{tcp: true, dir: dir})
+	p := start(t, startOptions{tcp: true, dir: dir, args: []string{"--require-token"}})
 	if p.token == weak {
 		t.Fatal("a world-readable token file was used")
 	}
