@@ -69,6 +69,8 @@ type OllamaOptions struct {
 	TFSZ            *float32 `json:"tfs_z,omitempty"`
 	PenalizeNewline *bool    `json:"penalize_newline,omitempty"`
 	NumKeep         *int     `json:"num_keep,omitempty"`
+	// Speculation is ruvllm's addition, as in the OpenAI requests.
+	Speculation string `json:"speculation,omitempty"`
 }
 
 // OllamaChatRequest is the body of POST /api/chat.
@@ -116,6 +118,12 @@ type OllamaMetrics struct {
 	// PromptCachedCount is ruvllm's addition: prompt tokens served from
 	// the shared prefix cache.
 	PromptCachedCount int `json:"prompt_cached_count,omitempty"`
+	// DraftCount, DraftAcceptedCount and DraftVerifyCount are ruvllm's
+	// additions for speculative decoding: draft tokens verified, those
+	// accepted, and the steps that verified them.
+	DraftCount         int `json:"draft_count,omitempty"`
+	DraftAcceptedCount int `json:"draft_accepted_count,omitempty"`
+	DraftVerifyCount   int `json:"draft_verify_count,omitempty"`
 }
 
 // OllamaChatResponse is one NDJSON line of /api/chat (or the whole answer).

@@ -56,6 +56,9 @@ func newRunCmd() *cobra.Command {
 		remote  bool
 		backend string
 		gflags  grammarFlags
+		draft   string
+		specs   string
+		kvf     kvFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--remote] -m MODEL -p TEXT [--json-schema FILE | --grammar FILE | --regex RE | --any-json]",
@@ -87,8 +90,16 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			kinds, err := parseSpeculation(specs)
+			if err != nil {
+				return err
+			}
+			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft}
+			if err := kvf.apply(&lo); err != nil {
+				return err
+			}
 			loadStart := time.Now()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend})
+			m, err := llm.Load(ctx, path, lo)
 			if err != nil {
 				return err
 			}
@@ -120,6 +131,9 @@ func newRunCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of streaming")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.IntVar(&ctxLen, "ctx", 0, "context length (0: the model's, at most 4096)")
+	f.StringVar(&draft, "draft", "", "draft model (same vocabulary, e.g. a Q4_0 of the model) for speculative decoding")
+	f.StringVar(&specs, "spec", "all", "speculative decoding: all, off, or kinds joined by + (lookup, draft, tree)")
+	kvf.register(f)
 	backends.Flag(f, &backend)
 	gflags.register(f)
 	return cmd
@@ -181,6 +195,10 @@ type runTimings struct {
 	TTFTMS       float64 `json:"ttft_ms"`
 	FinishReason string  `json:"finish_reason"`
 	ForcedTokens int     `json:"forced_tokens,omitempty"`
+	// Speculative decoding: draft tokens verified, accepted, and steps.
+	DraftTokens   int `json:"draft_tokens,omitempty"`
+	DraftAccepted int `json:"draft_accepted,omitempty"`
+	Verifications int `json:"verifications,omitempty"`
 }
 
 func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Request, load time.Duration, asJSON bool) error {
@@ -210,6 +228,7 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		TTFTMS:       ms(res.Timings.TTFT),
 		FinishReason: string(res.FinishReason),
 		ForcedTokens: res.ForcedTokens,
+		DraftTokens:  res.Speculation.Drafted, DraftAccepted: res.Speculation.Accepted, Verifications: res.Speculation.Verifications,
 	}
 	if res.Timings.PromptEval > 0 {
 		tm.PromptTPS = float64(res.PromptTokens) / res.Timings.PromptEval.Seconds()
@@ -224,8 +243,13 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		return json.NewEncoder(out).Encode(map[string]any{"tokens": tokens, "text": string(text), "timings": tm})
 	}
 	fmt.Fprintln(out)
-	fmt.Fprintf(cmd.ErrOrStderr(), "load %.0f ms | prompt %d tokens in %.1f ms (%.1f tok/s) | TTFT %.1f ms | generated %d tokens (%.1f tok/s) | %s\n",
-		tm.LoadMS, tm.PromptTokens, tm.PromptMS, tm.PromptTPS, tm.TTFTMS, tm.GenTokens, tm.GenTPS, tm.FinishReason)
+	specNote := ""
+	if s := res.Speculation; s.Verifications > 0 {
+		specNote = fmt.Sprintf(" | speculation: %d of %d draft tokens accepted, %.2f tokens per verification",
+			s.Accepted, s.Drafted, s.TokensPerVerification())
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "load %.0f ms | prompt %d tokens in %.1f ms (%.1f tok/s) | TTFT %.1f ms | generated %d tokens (%.1f tok/s) | %s%s\n",
+		tm.LoadMS, tm.PromptTokens, tm.PromptMS, tm.PromptTPS, tm.TTFTMS, tm.GenTokens, tm.GenTPS, tm.FinishReason, specNote)
 	return nil
 }
 
@@ -237,6 +261,7 @@ func newPerplexityCmd() *cobra.Command {
 		ctxLen     int
 		threads    int
 		backend    string
+		kvf        kvFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "perplexity -m FILE.gguf -f TEXTFILE",
@@ -255,7 +280,11 @@ func newPerplexityCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend})
+			lo := llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend, Sequences: 1}
+			if err := kvf.apply(&lo); err != nil {
+				return err
+			}
+			m, err := llm.Load(ctx, path, lo)
 			if err != nil {
 				return err
 			}
@@ -278,6 +307,7 @@ func newPerplexityCmd() *cobra.Command {
 	f.StringVarP(&file, "file", "f", "", "text file to score")
 	f.IntVar(&ctxLen, "ctx", 512, "chunk size in tokens")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
+	kvf.register(f)
 	backends.Flag(f, &backend)
 	return cmd
 }

@@ -77,6 +77,9 @@ func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 			return req, err
 		}
 		req.Stop = o.Stop
+		if err := speculation(&req, o.Speculation); err != nil {
+			return req, err
+		}
 	}
 	if err := checkSampling(p, ollamaNames); err != nil {
 		return req, err
@@ -128,6 +131,8 @@ func metrics(out runResult, total time.Duration) ipc.OllamaMetrics {
 		PromptEvalCount: out.res.PromptTokens, PromptEvalDuration: t.PromptEval.Nanoseconds(),
 		EvalCount: out.res.CompletionTokens, EvalDuration: t.Eval.Nanoseconds(),
 		PromptCachedCount: out.res.CachedTokens,
+		DraftCount:        out.res.Speculation.Drafted, DraftAcceptedCount: out.res.Speculation.Accepted,
+		DraftVerifyCount: out.res.Speculation.Verifications,
 	}
 }
 

@@ -20,6 +20,8 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/prefix"
+	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -84,9 +86,18 @@ type Options struct {
 	SnapshotBlocks int
 	// Registry, when set, records pulled models and forgets removed ones.
 	Registry Registry
-	// Loader opens model files (default: llm.Load with Threads and
-	// NewBackend).
+	// Loader opens model files (default: llm.Load with Threads,
+	// NewBackend, Speculate and Draft).
 	Loader Loader
+	// Speculate is the speculative decoding the default loader offers
+	// requests; Draft names the draft model file of a model name ("" for
+	// none).
+	Speculate spec.Kinds
+	Draft     func(name string) string
+	// KVCold and KVHotWindow are llm.Options' cold KV tier for the
+	// default loader.
+	KVCold      quant.Type
+	KVHotWindow int
 	// MemoryMargin is the free memory (bytes) a load must leave; before a
 	// load that would go below it, idle models are unloaded first
 	// (default 512 MiB; negative disables the check).
@@ -145,9 +156,15 @@ func New(o Options) *Manager {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Loader == nil {
-		threads, logger, newBackend := o.Threads, o.Logger, o.NewBackend
+		threads, logger, newBackend, speculate, draft := o.Threads, o.Logger, o.NewBackend, o.Speculate, o.Draft
+		cold, window := o.KVCold, o.KVHotWindow
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
-			return llm.Load(ctx, path, llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend})
+			lo := llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, Speculate: speculate,
+				KVCold: cold, KVHotWindow: window}
+			if draft != nil {
+				lo.Draft = draft(llm.NameFromPath(path))
+			}
+			return llm.Load(ctx, path, lo)
 		}
 	}
 	if o.MemoryMargin == 0 {

@@ -24,7 +24,11 @@ type PerplexityResult struct {
 // Perplexity scores text the way llama-perplexity does: the tokens are cut
 // into chunks of ctx tokens, each chunk starts with BOS when the model adds
 // one, and only the second half of each chunk is scored so every scored
-// token sees at least ctx/2 tokens of context.
+// token sees at least ctx/2 tokens of context. With a cold KV tier
+// (Options.KVCold) a chunk is computed one block of positions at a time,
+// its blocks older than the hot window moving to the cold tier in
+// between, as they do while a sequence decodes, so that the score shows
+// what reading old positions quantized costs.
 func (m *Model) Perplexity(ctx context.Context, text string, ctxLen int, progress func(chunk int, ppl float64)) (PerplexityResult, error) {
 	var res PerplexityResult
 	if ctxLen <= 0 {
@@ -57,16 +61,18 @@ func (m *Model) Perplexity(ctx context.Context, text string, ctxLen int, progres
 			chunk[0] = m.tok.BOS()
 		}
 		seq := kv.NewSequence(m.pool)
-		var hidden compute.Tensor
 		err := func() error {
 			defer seq.Release()
-			if err := seq.Reserve(ctxLen, m.kv); err != nil {
-				return fmt.Errorf("kv cache: %w", err)
+			if m.pool.ColdBlocks() == 0 {
+				if err := seq.Reserve(ctxLen, m.kv); err != nil {
+					return fmt.Errorf("kv cache: %w", err)
+				}
+				batch := &model.Batch{Tokens: chunk, Spans: []compute.Span{{N: ctxLen, Blocks: seq.Blocks()}}}
+				hidden := m.net.Forward(batch, m.kv)
+				m.backend.Download(m.net.Logits(hidden, rows), logits)
+				return nil
 			}
-			batch := &model.Batch{Tokens: chunk, Spans: []compute.Span{{N: ctxLen, Blocks: seq.Blocks()}}}
-			hidden = m.net.Forward(batch, m.kv)
-			m.backend.Download(m.net.Logits(hidden, rows), logits)
-			return nil
+			return m.perplexityTiered(seq, chunk, first, logits)
 		}()
 		if err != nil {
 			return res, err
@@ -94,4 +100,37 @@ func (m *Model) Perplexity(ctx context.Context, text string, ctxLen int, progres
 	res.Chunks = chunks
 	res.Perplexity = math.Exp(nll / float64(res.Scored))
 	return res, nil
+}
+
+// perplexityTiered computes chunk a block at a time into seq, moving its
+// blocks older than the hot window to the cold tier after each, and
+// writes the logits of positions first to len(chunk)-2 into logits.
+func (m *Model) perplexityTiered(seq *kv.Sequence, chunk []int32, first int, logits []float32) error {
+	d, ok := m.kv.(kv.Demoter)
+	if !ok {
+		return fmt.Errorf("kv cache: the store has no cold tier")
+	}
+	vocab := m.net.Config().Vocab
+	var rows []int32
+	for p := 0; p < len(chunk); p += blockSize {
+		n := min(blockSize, len(chunk)-p)
+		if err := seq.Reserve(n, m.kv); err != nil {
+			return fmt.Errorf("kv cache: %w", err)
+		}
+		batch := &model.Batch{Tokens: chunk[p : p+n], Spans: []compute.Span{{N: n, Pos: p, Blocks: seq.Blocks()}}}
+		hidden := m.net.Forward(batch, m.kv)
+		rows = rows[:0]
+		lo := max(first, p)
+		for i := lo; i < min(p+n, len(chunk)-1); i++ {
+			rows = append(rows, int32(i-p))
+		}
+		if len(rows) > 0 {
+			m.backend.Download(m.net.Logits(hidden, rows), logits[(lo-first)*vocab:(lo-first+len(rows))*vocab])
+		}
+		seq.Advance(n)
+		if _, err := seq.Demote(m.opts.KVHotWindow, d); err != nil {
+			return fmt.Errorf("kv cache: %w", err)
+		}
+	}
+	return nil
 }

@@ -18,6 +18,8 @@ type kvStore struct {
 	rowElems int // KVHeads×HeadDim
 	perLayer int // elements of K (or V) of one layer in one block
 	perBlock int // elements of one block, all layers, K and V
+
+	coldT *coldTier // blocks Blocks.. quantized (coldkv.go), nil without
 }
 
 // NewKVStore implements compute.Backend.
@@ -29,6 +31,9 @@ func (b *Backend) NewKVStore(cfg compute.KVConfig) (compute.KVStore, error) {
 	s.perLayer = cfg.BlockSize * s.rowElems
 	s.perBlock = 2 * cfg.Layers * s.perLayer
 	total := s.perBlock * cfg.Blocks
+	if err := s.newColdTier(); err != nil { // coldkv.go
+		return nil, err
+	}
 	if cfg.Type == quant.F16 {
 		s.f16 = make([]uint16, total)
 	} else {
@@ -49,6 +54,10 @@ func (s *kvStore) elemBytes() int {
 func (s *kvStore) BlockBytes() int { return s.perBlock * s.elemBytes() }
 
 func (s *kvStore) CopyBlock(dst, src int32) {
+	if s.cold(src) { // coldkv.go
+		s.promote(dst, src)
+		return
+	}
 	d, o := int(dst)*s.perBlock, int(src)*s.perBlock
 	if s.f16 != nil {
 		copy(s.f16[d:d+s.perBlock], s.f16[o:o+s.perBlock])
@@ -58,6 +67,14 @@ func (s *kvStore) CopyBlock(dst, src int32) {
 }
 
 func (s *kvStore) ReadBlock(blk int32, dst []byte) error {
+	if s.cold(blk) { // coldkv.go: the quantized bytes as they are
+		if len(dst) != s.ColdBlockBytes() {
+			return fmt.Errorf("read cold block: buffer of %d bytes, block is %d", len(dst), s.ColdBlockBytes())
+		}
+		o := (int(blk) - s.cfg.Blocks) * s.coldT.perBlock
+		copy(dst, s.coldT.data[o:o+s.coldT.perBlock])
+		return nil
+	}
 	if len(dst) != s.BlockBytes() {
 		return fmt.Errorf("read block: buffer of %d bytes, block is %d", len(dst), s.BlockBytes())
 	}
@@ -76,6 +93,14 @@ func (s *kvStore) ReadBlock(blk int32, dst []byte) error {
 }
 
 func (s *kvStore) WriteBlock(blk int32, src []byte) error {
+	if s.cold(blk) {
+		if len(src) != s.ColdBlockBytes() {
+			return fmt.Errorf("write cold block: %d bytes, block is %d", len(src), s.ColdBlockBytes())
+		}
+		o := (int(blk) - s.cfg.Blocks) * s.coldT.perBlock
+		copy(s.coldT.data[o:o+s.coldT.perBlock], src)
+		return nil
+	}
 	if len(src) != s.BlockBytes() {
 		return fmt.Errorf("write block: %d bytes, block is %d", len(src), s.BlockBytes())
 	}
@@ -114,6 +139,12 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 	for _, sp := range spans {
 		if len(sp.Blocks)*s.cfg.BlockSize < sp.Pos+sp.N {
 			panic("Attend: block table too short")
+		}
+		if sp.Tree != nil && !compute.ValidTree(sp.Tree, sp.N) {
+			panic("Attend: invalid tree")
+		}
+		if s.coldT != nil && sp.N > 0 && (s.cold(sp.Blocks[sp.Pos/s.cfg.BlockSize]) || s.cold(sp.Blocks[(sp.Pos+sp.N-1)/s.cfg.BlockSize])) {
+			panic("Attend: writing into a cold block")
 		}
 		for i := 0; i < sp.N; i++ {
 			o := s.offset(sp.Blocks, a.Layer, sp.Pos+i)
@@ -192,6 +223,8 @@ type attendJob struct {
 	q16, acc16      [][]uint16         // the queries and output accumulators in f16 (flash)
 	heads           []quant.FlashHeads // flash's running state of an item's heads
 	kt, vf          [][]float32        // keys transposed (head dim × keys) and values (keys × head dim)
+	runs            [][]keyRun         // the runs of keys a row of a tree span reads (tree.go)
+	cold            []coldScratch      // cold rows decoded to f16 (coldkv.go)
 }
 
 // grow returns buf resliced to n elements, reallocated when too short with
@@ -229,6 +262,14 @@ func (j *attendJob) do(wk, lo, hi int) {
 	j.qh[wk], j.acc[wk] = qh, acc
 	for _, it := range j.items[lo:hi] {
 		sp := &j.spans[it.span]
+		if sp.Tree != nil { // tree.go
+			if f16 {
+				j.flashTree(wk, it)
+			} else {
+				j.treeF32(wk, it)
+			}
+			continue
+		}
 		if f16 {
 			j.flash(wk, it)
 			continue
@@ -349,8 +390,8 @@ func (j *attendJob) flash(wk int, it attendItem) {
 		// The visible keys, a block's run of consecutive rows at a time.
 		for t := j.firstKey(pos); t <= pos; {
 			m := min(bs-t%bs, pos+1-t)
-			o := s.offset(sp.Blocks, a.Layer, t) + kvOff
-			quant.FlashKeysHeads(st, q16, s.f16[o:], s.f16[o+s.perLayer:], s.rowElems, m)
+			k, v, stride := j.kvRows(wk, sp.Blocks, a.Layer, t, m, kvOff)
+			quant.FlashKeysHeads(st, q16, k, v, stride, m)
 			t += m
 		}
 		out := d.f32[row*d.cols+it.h0*hd : row*d.cols+it.h1*hd]
