@@ -88,15 +88,18 @@ func within(n *node, rest []int32) (*node, int) {
 
 // Stats counts the cache's work since it was created.
 type Stats struct {
-	Lookups     uint64 `json:"lookups"`
-	Hits        uint64 `json:"hits"`         // lookups that reused at least one block
-	HitTokens   uint64 `json:"hit_tokens"`   // prompt tokens served from the cache
-	MissTokens  uint64 `json:"miss_tokens"`  // prompt tokens that had to be computed
-	Inserted    uint64 `json:"inserted"`     // blocks added
-	Evictions   uint64 `json:"evictions"`    // blocks evicted
-	Blocks      int    `json:"blocks"`       // blocks held now
-	ColdBlocks  int    `json:"cold_blocks"`  // of which in the cold (quantized) tier
-	BlockTokens int    `json:"block_tokens"` // positions per block
+	Lookups    uint64 `json:"lookups"`
+	Hits       uint64 `json:"hits"`        // lookups that reused at least one block
+	HitTokens  uint64 `json:"hit_tokens"`  // prompt tokens served from the cache
+	MissTokens uint64 `json:"miss_tokens"` // prompt tokens that had to be computed
+	Inserted   uint64 `json:"inserted"`    // blocks added
+	Evictions  uint64 `json:"evictions"`   // blocks evicted
+	Blocks     int    `json:"blocks"`      // blocks held now
+	ColdBlocks int    `json:"cold_blocks"` // of which in the cold (quantized) tier
+	// PartialBlocks of the blocks are partly filled leaves (a prompt that
+	// ended mid-block): always hot, never in snapshots.
+	PartialBlocks int `json:"partial_blocks"`
+	BlockTokens   int `json:"block_tokens"` // positions per block
 }
 
 // New returns an empty cache over pool.
@@ -329,19 +332,21 @@ func (c *Cache) Stats() Stats {
 	s := c.stats
 	s.Blocks = c.nodes
 	s.BlockTokens = c.bs
-	if c.pool.ColdBlocks() > 0 {
-		var walk func(*node)
-		walk = func(n *node) {
-			for _, ch := range n.children {
-				if c.pool.Cold(ch.block) {
-					s.ColdBlocks++
-				}
-				walk(ch)
+	tiered := c.pool.ColdBlocks() > 0
+	var walk func(*node)
+	walk = func(n *node) {
+		for _, ch := range n.children {
+			if tiered && c.pool.Cold(ch.block) {
+				s.ColdBlocks++
 			}
+			if ch.partial(c.bs) {
+				s.PartialBlocks++
+			}
+			walk(ch)
 		}
-		for _, r := range c.roots {
-			walk(r)
-		}
+	}
+	for _, r := range c.roots {
+		walk(r)
 	}
 	return s
 }
