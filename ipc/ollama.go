@@ -267,8 +267,11 @@ type OllamaEmbedRequest struct {
 	Input EmbeddingInput `json:"input"`
 	// Dimensions keeps the first n values of each vector, scaled back to
 	// unit length.
-	Dimensions *int      `json:"dimensions,omitempty"`
-	KeepAlive  *Duration `json:"keep_alive,omitempty"`
+	Dimensions *int `json:"dimensions,omitempty"`
+	// Truncate (default true) keeps the first context-length tokens of a
+	// longer input; false makes such an input an error.
+	Truncate  *bool     `json:"truncate,omitempty"`
+	KeepAlive *Duration `json:"keep_alive,omitempty"`
 }
 
 // OllamaEmbedResponse answers POST /api/embed.

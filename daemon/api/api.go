@@ -514,9 +514,9 @@ func finishReason(r llm.FinishReason) string {
 
 // embed runs an embedding request on an acquired model and records it in
 // the request log and metrics like a generation.
-func (a *API) embed(r *http.Request, h *models.Handle, endpoint string, inputs []string) ([][]float32, int, error) {
+func (a *API) embed(r *http.Request, h *models.Handle, endpoint string, inputs []string, opts llm.EmbedOptions) ([][]float32, int, error) {
 	start := time.Now()
-	vecs, n, err := h.Model.Embed(r.Context(), inputs)
+	vecs, n, err := h.Model.Embed(r.Context(), inputs, opts)
 	status := "ok"
 	switch {
 	case err != nil && r.Context().Err() != nil:

@@ -132,7 +132,7 @@ func (f *fakeModel) Generate(ctx context.Context, req llm.Request, onToken func(
 	return res, nil
 }
 
-func (f *fakeModel) Embed(ctx context.Context, inputs []string) ([][]float32, int, error) {
+func (f *fakeModel) Embed(ctx context.Context, inputs []string, opts llm.EmbedOptions) ([][]float32, int, error) {
 	out := make([][]float32, len(inputs))
 	n := 0
 	for i, s := range inputs {

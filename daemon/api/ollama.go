@@ -467,7 +467,7 @@ func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, badParam("dimensions", "%d is more than the model's %d", *body.Dimensions, h.Model.Info().EmbeddingSize))
 		return
 	}
-	vecs, n, err := a.embed(r, h, "api.embed", body.Input)
+	vecs, n, err := a.embed(r, h, "api.embed", body.Input, llm.EmbedOptions{Truncate: body.Truncate == nil || *body.Truncate})
 	if err != nil {
 		ollamaError(w, err)
 		return

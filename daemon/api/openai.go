@@ -688,7 +688,7 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, badParam("dimensions", "%d is more than the model's %d", *body.Dimensions, h.Model.Info().EmbeddingSize))
 		return
 	}
-	vecs, n, err := a.embed(r, h, "embeddings", body.Input)
+	vecs, n, err := a.embed(r, h, "embeddings", body.Input, llm.EmbedOptions{})
 	if err != nil {
 		openAIError(w, err)
 		return

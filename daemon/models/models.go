@@ -46,7 +46,7 @@ type Model interface {
 	Generate(ctx context.Context, req llm.Request, onToken func(llm.Token) error) (llm.Result, error)
 	// Embed returns one normalised mean-pooled vector per input and the
 	// number of tokens read.
-	Embed(ctx context.Context, inputs []string) ([][]float32, int, error)
+	Embed(ctx context.Context, inputs []string, opts llm.EmbedOptions) ([][]float32, int, error)
 	Close() error
 }
 

@@ -539,6 +539,14 @@ func (m *Model) ApplyChatTemplate(ctx context.Context, conv chat.Conversation) (
 	return t.Apply(ctx, conv)
 }
 
+// EmbedOptions adjusts Embed.
+type EmbedOptions struct {
+	// Truncate keeps the first context-length tokens of an input that is
+	// longer (Ollama's truncate); without it such an input is an error
+	// wrapping ErrContextExceeded.
+	Truncate bool
+}
+
 // Embed returns one embedding per input: the mean of the final hidden
 // states over the input's tokens, L2-normalised, and the total number of
 // tokens read.
@@ -546,7 +554,7 @@ func (m *Model) ApplyChatTemplate(ctx context.Context, conv chat.Conversation) (
 // The model's lock is held for one forward pass at a time, not for the
 // whole request, so generations keep streaming between an embedding
 // request's chunks however many inputs it has.
-func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, error) {
+func (m *Model) Embed(ctx context.Context, inputs []string, opts EmbedOptions) ([][]float32, int, error) {
 	dim := m.net.Config().Dim
 	var out [][]float32
 	total := 0
@@ -559,7 +567,10 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 			return nil, total, fmt.Errorf("input %d: %w", i, ErrEmptyInput)
 		}
 		if len(tokens) > m.opts.ContextLength {
-			return nil, total, fmt.Errorf("input %d: %w: %d tokens, context is %d", i, ErrContextExceeded, len(tokens), m.opts.ContextLength)
+			if !opts.Truncate {
+				return nil, total, fmt.Errorf("input %d: %w: %d tokens, context is %d", i, ErrContextExceeded, len(tokens), m.opts.ContextLength)
+			}
+			tokens = tokens[:m.opts.ContextLength]
 		}
 		total += len(tokens)
 		seq := kv.NewSequence(m.pool)
