@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -70,6 +71,28 @@ func TestBenchCmd(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+
+	// The columns line up: every row has its bars where the header has them.
+	var bars []int
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		var at []int
+		for i, r := range []rune(line) {
+			if r == '|' {
+				at = append(at, i)
+			}
+		}
+		if bars == nil {
+			bars = at
+		} else if fmt.Sprint(at) != fmt.Sprint(bars) {
+			t.Errorf("misaligned row %q: bars at %v, header's at %v", line, at, bars)
+		}
+	}
+	if len(bars) != 8 {
+		t.Errorf("table header has %d bars, want 8:\n%s", len(bars), out)
 	}
 
 	if _, err := runBenchCmd(t, "-p", "8"); err == nil {

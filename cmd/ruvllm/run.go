@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/kldiv"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
@@ -55,16 +57,29 @@ func newRunCmd() *cobra.Command {
 		remote  bool
 		backend string
 		exact   bool
+		gflags  grammarFlags
+		draft   string
+		specs   string
+		kvf     kvFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run [--remote] -m MODEL -p TEXT",
+		Use:   "run [--remote] -m MODEL -p TEXT [--json-schema FILE | --grammar FILE | --regex RE | --any-json]",
 		Short: "Generate text from a GGUF model in this process",
 		Long: "run loads the model itself (no daemon), streams the generated text to stdout and prints timings\n" +
-			"to stderr. With --json it prints one object {tokens, text, timings} instead.",
+			"to stderr. With --json it prints one object {tokens, text, timings} instead.\n" +
+			"--json-schema, --grammar (GBNF), --regex and --any-json hold the output to a constraint: only\n" +
+			"tokens it allows are sampled, and generation stops once the text is complete.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
+			spec, err := gflags.spec()
+			if err != nil {
+				return err
+			}
 			if remote {
+				if spec != nil {
+					return errors.New("--json-schema, --grammar, --regex and --any-json apply to in-process runs for now")
+				}
 				if cmd.Flags().Changed("backend") || cmd.Flags().Changed("exact") {
 					return errors.New("--backend and --exact apply to in-process runs; with --remote the daemon's flags decide")
 				}
@@ -77,14 +92,27 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			kinds, err := parseSpeculation(specs)
+			if err != nil {
+				return err
+			}
+			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, Exact: exact}
+			if err := kvf.apply(&lo); err != nil {
+				return err
+			}
 			loadStart := time.Now()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Exact: exact})
+			m, err := llm.Load(ctx, path, lo)
 			if err != nil {
 				return err
 			}
 			defer m.Close()
 			load := time.Since(loadStart)
 			req := llm.Request{MaxTokens: g.maxTokens, Sampling: g.params, Stop: g.stops}
+			if spec != nil {
+				if req.Grammar, err = m.Grammar(*spec); err != nil {
+					return err
+				}
+			}
 			if asChat {
 				if system != "" {
 					req.Messages = append(req.Messages, chat.Message{Role: "system", Content: system})
@@ -105,9 +133,58 @@ func newRunCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of streaming")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.IntVar(&ctxLen, "ctx", 0, "context length (0: the model's, at most 4096)")
+	f.StringVar(&draft, "draft", "", "draft model (same vocabulary, e.g. a Q4_0 of the model) for speculative decoding")
+	f.StringVar(&specs, "spec", "all", "speculative decoding: all, off, or kinds joined by + (lookup, draft, tree)")
+	kvf.register(f)
 	backends.Flag(f, &backend)
 	backends.ExactFlag(f, &exact)
+	gflags.register(f)
 	return cmd
+}
+
+// grammarFlags are the constraint flags of run.
+type grammarFlags struct {
+	schemaFile, gbnfFile, regex string
+	anyJSON                     bool
+}
+
+func (g *grammarFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&g.schemaFile, "json-schema", "", "hold the output to the JSON Schema in `FILE` (compact JSON, properties in schema order)")
+	f.StringVar(&g.gbnfFile, "grammar", "", "hold the output to the GBNF grammar (llama.cpp's format) in `FILE`")
+	f.StringVar(&g.regex, "regex", "", "hold the whole output to an ECMAScript regular expression")
+	f.BoolVar(&g.anyJSON, "any-json", false, "hold the output to one JSON value")
+}
+
+// spec returns the constraint the flags ask for (nil: none).
+func (g *grammarFlags) spec() (*grammar.Spec, error) {
+	var specs []grammar.Spec
+	if g.schemaFile != "" {
+		b, err := os.ReadFile(g.schemaFile)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, grammar.Spec{Kind: grammar.KindJSONSchema, Source: string(b)})
+	}
+	if g.gbnfFile != "" {
+		b, err := os.ReadFile(g.gbnfFile)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, grammar.Spec{Kind: grammar.KindGBNF, Source: string(b)})
+	}
+	if g.regex != "" {
+		specs = append(specs, grammar.Spec{Kind: grammar.KindRegex, Source: g.regex})
+	}
+	if g.anyJSON {
+		specs = append(specs, grammar.Spec{Kind: grammar.KindJSON})
+	}
+	switch len(specs) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &specs[0], nil
+	}
+	return nil, errors.New("give at most one of --json-schema, --grammar, --regex and --any-json")
 }
 
 type runTimings struct {
@@ -120,6 +197,11 @@ type runTimings struct {
 	GenTPS       float64 `json:"generation_tokens_per_second"`
 	TTFTMS       float64 `json:"ttft_ms"`
 	FinishReason string  `json:"finish_reason"`
+	ForcedTokens int     `json:"forced_tokens,omitempty"`
+	// Speculative decoding: draft tokens verified, accepted, and steps.
+	DraftTokens   int `json:"draft_tokens,omitempty"`
+	DraftAccepted int `json:"draft_accepted,omitempty"`
+	Verifications int `json:"verifications,omitempty"`
 }
 
 func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Request, load time.Duration, asJSON bool) error {
@@ -148,6 +230,8 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		GenMS:        ms(res.Timings.Eval),
 		TTFTMS:       ms(res.Timings.TTFT),
 		FinishReason: string(res.FinishReason),
+		ForcedTokens: res.ForcedTokens,
+		DraftTokens:  res.Speculation.Drafted, DraftAccepted: res.Speculation.Accepted, Verifications: res.Speculation.Verifications,
 	}
 	if res.Timings.PromptEval > 0 {
 		tm.PromptTPS = float64(res.PromptTokens) / res.Timings.PromptEval.Seconds()
@@ -162,8 +246,13 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		return json.NewEncoder(out).Encode(map[string]any{"tokens": tokens, "text": string(text), "timings": tm})
 	}
 	fmt.Fprintln(out)
-	fmt.Fprintf(cmd.ErrOrStderr(), "load %.0f ms | prompt %d tokens in %.1f ms (%.1f tok/s) | TTFT %.1f ms | generated %d tokens (%.1f tok/s) | %s\n",
-		tm.LoadMS, tm.PromptTokens, tm.PromptMS, tm.PromptTPS, tm.TTFTMS, tm.GenTokens, tm.GenTPS, tm.FinishReason)
+	specNote := ""
+	if s := res.Speculation; s.Verifications > 0 {
+		specNote = fmt.Sprintf(" | speculation: %d of %d draft tokens accepted, %.2f tokens per verification",
+			s.Accepted, s.Drafted, s.TokensPerVerification())
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "load %.0f ms | prompt %d tokens in %.1f ms (%.1f tok/s) | TTFT %.1f ms | generated %d tokens (%.1f tok/s) | %s%s\n",
+		tm.LoadMS, tm.PromptTokens, tm.PromptMS, tm.PromptTPS, tm.TTFTMS, tm.GenTokens, tm.GenTPS, tm.FinishReason, specNote)
 	return nil
 }
 
@@ -179,6 +268,7 @@ func newPerplexityCmd() *cobra.Command {
 		kldBase    string
 		kldScore   bool
 		asJSON     bool
+		kvf        kvFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "perplexity -m FILE.gguf (-f TEXTFILE | --kl-divergence-base FILE --kl-divergence)",
@@ -210,8 +300,12 @@ func newPerplexityCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend,
-				Exact: exact, LlamaBatching: exact})
+			lo := llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend, Sequences: 1,
+				Exact: exact, LlamaBatching: exact}
+			if err := kvf.apply(&lo); err != nil {
+				return err
+			}
+			m, err := llm.Load(ctx, path, lo)
 			if err != nil {
 				return err
 			}
@@ -254,6 +348,7 @@ func newPerplexityCmd() *cobra.Command {
 	f.StringVar(&kldBase, "kl-divergence-base", "", "save the scored log-probabilities to `FILE` (with --kl-divergence: read them from it)")
 	f.BoolVar(&kldScore, "kl-divergence", false, "compare with the base log-probabilities of --kl-divergence-base")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	kvf.register(f)
 	backends.Flag(f, &backend)
 	backends.ExactFlag(f, &exact)
 	return cmd

@@ -26,7 +26,11 @@ type PerplexityResult struct {
 // Perplexity scores text the way llama-perplexity does: the tokens are cut
 // into chunks of ctx tokens, each chunk starts with BOS when the model adds
 // one, and only the second half of each chunk is scored so every scored
-// token sees at least ctx/2 tokens of context.
+// token sees at least ctx/2 tokens of context. With a cold KV tier
+// (Options.KVCold) a chunk is computed one block of positions at a time,
+// its blocks older than the hot window moving to the cold tier in
+// between, as they do while a sequence decodes, so that the score shows
+// what reading old positions quantized costs.
 func (m *Model) Perplexity(ctx context.Context, text string, ctxLen int, progress func(chunk int, ppl float64)) (PerplexityResult, error) {
 	return m.perplexity(ctx, text, ctxLen, nil, progress)
 }
@@ -73,7 +77,13 @@ func (m *Model) perplexity(ctx context.Context, text string, ctxLen int, w io.Wr
 		if m.tok.AddBOS() {
 			chunk[0] = m.tok.BOS()
 		}
-		if err := m.Logits(ctx, chunk, rows, logits); err != nil {
+		var err error
+		if m.pool.ColdBlocks() == 0 {
+			err = m.Logits(ctx, chunk, rows, logits)
+		} else {
+			err = m.perplexityTiered(ctx, chunk, first, logits)
+		}
+		if err != nil {
 			return res, err
 		}
 		for i := range rows {
@@ -196,4 +206,45 @@ func (m *Model) KLDivergence(ctx context.Context, r io.Reader, progress func(chu
 		}
 	}
 	return st.Summary(), nil
+}
+
+// perplexityTiered computes chunk a block at a time into a fresh
+// sequence, moving its blocks older than the hot window to the cold tier
+// after each, and writes the logits of positions first to len(chunk)-2
+// into logits.
+func (m *Model) perplexityTiered(ctx context.Context, chunk []int32, first int, logits []float32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d, ok := m.kv.(kv.Demoter)
+	if !ok {
+		return fmt.Errorf("kv cache: the store has no cold tier")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seq := kv.NewSequence(m.pool)
+	defer seq.Release()
+	vocab := m.net.Config().Vocab
+	var rows []int32
+	for p := 0; p < len(chunk); p += blockSize {
+		n := min(blockSize, len(chunk)-p)
+		if err := seq.Reserve(n, m.kv); err != nil {
+			return fmt.Errorf("kv cache: %w", err)
+		}
+		batch := &model.Batch{Tokens: chunk[p : p+n], Spans: []compute.Span{{N: n, Pos: p, Blocks: seq.Blocks()}}}
+		hidden := m.net.Forward(batch, m.kv)
+		rows = rows[:0]
+		lo := max(first, p)
+		for i := lo; i < min(p+n, len(chunk)-1); i++ {
+			rows = append(rows, int32(i-p))
+		}
+		if len(rows) > 0 {
+			m.backend.Download(m.net.Logits(hidden, rows), logits[(lo-first)*vocab:(lo-first+len(rows))*vocab])
+		}
+		seq.Advance(n)
+		if _, err := seq.Demote(m.opts.KVHotWindow, d); err != nil {
+			return fmt.Errorf("kv cache: %w", err)
+		}
+	}
+	return nil
 }

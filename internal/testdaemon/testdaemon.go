@@ -76,20 +76,13 @@ func WriteAdapter(modelPath, out string, seed uint64) error {
 // ControlTokenBans returns a logit_bias forbidding the model's control
 // tokens, so the tiny model cannot end a reply on its own.
 func ControlTokenBans(modelPath string) (map[string]float32, error) {
-	f, err := gguf.Open(modelPath)
+	ids, err := testmodel.ControlTokens(modelPath)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	types, ok := f.Int32s("tokenizer.ggml.token_type")
-	if !ok {
-		return nil, fmt.Errorf("%s has no token types", modelPath)
-	}
 	bans := map[string]float32{}
-	for id, typ := range types {
-		if typ == 3 { // control
-			bans[fmt.Sprint(id)] = -100
-		}
+	for _, id := range ids {
+		bans[fmt.Sprint(id)] = -100
 	}
 	return bans, nil
 }

@@ -23,6 +23,19 @@ type kvStore struct {
 	rowElems int // KVHeads×HeadDim
 	perLayer int // elements of K (or V) of one layer in one block
 	perBlock int // elements of one block, all layers, K and V
+
+	coldT *coldTier // blocks Blocks.. quantized (coldkv.go), nil without
+}
+
+// Layout names how the store keeps keys and so which attention reads
+// them: "keys-transposed" (the default mode's tiled attention) or
+// "keys-rows". Blocks saved from a store of one layout are not those of
+// the other (the prefix cache's namespace includes it).
+func (s *kvStore) Layout() string {
+	if s.kT {
+		return "keys-transposed"
+	}
+	return "keys-rows"
 }
 
 // NewKVStore implements compute.Backend.
@@ -31,10 +44,15 @@ func (b *Backend) NewKVStore(cfg compute.KVConfig) (compute.KVStore, error) {
 		return nil, fmt.Errorf("kv type %s: %w", cfg.Type, compute.ErrUnsupported)
 	}
 	s := &kvStore{cfg: cfg, rowElems: cfg.KVHeads * cfg.HeadDim}
-	s.kT = !b.exact && cfg.HeadDim%16 == 0 && cfg.BlockSize > 0 && quant.FlashTile%cfg.BlockSize == 0
+	// A cold tier (coldkv.go) demotes and reads rows of keys, so a store
+	// with one keeps rows, and its attention is flash, not tiled.
+	s.kT = !b.exact && cfg.HeadDim%16 == 0 && cfg.BlockSize > 0 && quant.FlashTile%cfg.BlockSize == 0 && cfg.ColdType == 0
 	s.perLayer = cfg.BlockSize * s.rowElems
 	s.perBlock = 2 * cfg.Layers * s.perLayer
 	total := s.perBlock * cfg.Blocks
+	if err := s.newColdTier(); err != nil { // coldkv.go
+		return nil, err
+	}
 	if cfg.Type == quant.F16 {
 		s.f16 = make([]uint16, total)
 	} else {
@@ -55,6 +73,10 @@ func (s *kvStore) elemBytes() int {
 func (s *kvStore) BlockBytes() int { return s.perBlock * s.elemBytes() }
 
 func (s *kvStore) CopyBlock(dst, src int32) {
+	if s.cold(src) { // coldkv.go
+		s.promote(dst, src)
+		return
+	}
 	d, o := int(dst)*s.perBlock, int(src)*s.perBlock
 	if s.f16 != nil {
 		copy(s.f16[d:d+s.perBlock], s.f16[o:o+s.perBlock])
@@ -64,6 +86,14 @@ func (s *kvStore) CopyBlock(dst, src int32) {
 }
 
 func (s *kvStore) ReadBlock(blk int32, dst []byte) error {
+	if s.cold(blk) { // coldkv.go: the quantized bytes as they are
+		if len(dst) != s.ColdBlockBytes() {
+			return fmt.Errorf("read cold block: buffer of %d bytes, block is %d", len(dst), s.ColdBlockBytes())
+		}
+		o := (int(blk) - s.cfg.Blocks) * s.coldT.perBlock
+		copy(dst, s.coldT.data[o:o+s.coldT.perBlock])
+		return nil
+	}
 	if len(dst) != s.BlockBytes() {
 		return fmt.Errorf("read block: buffer of %d bytes, block is %d", len(dst), s.BlockBytes())
 	}
@@ -82,6 +112,14 @@ func (s *kvStore) ReadBlock(blk int32, dst []byte) error {
 }
 
 func (s *kvStore) WriteBlock(blk int32, src []byte) error {
+	if s.cold(blk) {
+		if len(src) != s.ColdBlockBytes() {
+			return fmt.Errorf("write cold block: %d bytes, block is %d", len(src), s.ColdBlockBytes())
+		}
+		o := (int(blk) - s.cfg.Blocks) * s.coldT.perBlock
+		copy(s.coldT.data[o:o+s.coldT.perBlock], src)
+		return nil
+	}
 	if len(src) != s.BlockBytes() {
 		return fmt.Errorf("write block: %d bytes, block is %d", len(src), s.BlockBytes())
 	}
@@ -142,6 +180,15 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 		if len(sp.Blocks)*s.cfg.BlockSize < sp.Pos+sp.N {
 			panic("Attend: block table too short")
 		}
+		if sp.Tree != nil && !compute.ValidTree(sp.Tree, sp.N) {
+			panic("Attend: invalid tree")
+		}
+		if sp.Tree != nil && s.kT {
+			panic("Attend: a tree span in the default mode (TreeSpans is false)")
+		}
+		if s.coldT != nil && sp.N > 0 && (s.cold(sp.Blocks[sp.Pos/s.cfg.BlockSize]) || s.cold(sp.Blocks[(sp.Pos+sp.N-1)/s.cfg.BlockSize])) {
+			panic("Attend: writing into a cold block")
+		}
 		for i := 0; i < sp.N; i++ {
 			o := s.offset(sp.Blocks, a.Layer, sp.Pos+i)
 			kr, vr := ks.f32[(sp.Row+i)*re:(sp.Row+i+1)*re], vs.f32[(sp.Row+i)*re:(sp.Row+i+1)*re]
@@ -184,7 +231,7 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 	if units*kvh >= 2*b.w.n {
 		perItem, grain = group, 1
 	}
-	tiled := (!b.exact || b.batched && tokens >= quant.FlashTile) && a.HeadDim%16 == 0
+	tiled := (!b.exact || b.batched && tokens >= quant.FlashTile) && a.HeadDim%16 == 0 && s.coldT == nil
 	if tiled {
 		// Every query head of a KV head in one item, so that each tile of
 		// keys and values is converted once for all of them, unless that
@@ -239,6 +286,8 @@ type attendJob struct {
 	q16, acc16      [][]uint16         // the queries and output accumulators in f16 (flash)
 	heads           []quant.FlashHeads // flash's running state of an item's heads
 	kt, vf          [][]float32        // keys transposed (head dim × keys) and values (keys × head dim)
+	runs            [][]keyRun         // the runs of keys a row of a tree span reads (tree.go)
+	cold            []coldScratch      // cold rows decoded to f16 (coldkv.go)
 	// tiledMode runs every item through tiled (the default mode's
 	// attention); its per-worker state is tile.
 	tiledMode bool
@@ -288,6 +337,14 @@ func (j *attendJob) do(wk, lo, hi int) {
 	j.qh[wk], j.acc[wk] = qh, acc
 	for _, it := range j.items[lo:hi] {
 		sp := &j.spans[it.span]
+		if sp.Tree != nil { // tree.go
+			if f16 {
+				j.flashTree(wk, it)
+			} else {
+				j.treeF32(wk, it)
+			}
+			continue
+		}
 		if j.tiledMode {
 			j.tiled(wk, it)
 			continue
@@ -412,8 +469,8 @@ func (j *attendJob) flash(wk int, it attendItem) {
 		// The visible keys, a block's run of consecutive rows at a time.
 		for t := j.firstKey(pos); t <= pos; {
 			m := min(bs-t%bs, pos+1-t)
-			o := s.offset(sp.Blocks, a.Layer, t) + kvOff
-			quant.FlashKeysHeads(st, q16, s.f16[o:], s.f16[o+s.perLayer:], s.rowElems, m)
+			k, v, stride := j.kvRows(wk, sp.Blocks, a.Layer, t, m, kvOff)
+			quant.FlashKeysHeads(st, q16, k, v, stride, m)
 			t += m
 		}
 		out := d.f32[row*d.cols+it.h0*hd : row*d.cols+it.h1*hd]
