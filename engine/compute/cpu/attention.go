@@ -183,9 +183,6 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 		if sp.Tree != nil && !compute.ValidTree(sp.Tree, sp.N) {
 			panic("Attend: invalid tree")
 		}
-		if sp.Tree != nil && s.kT {
-			panic("Attend: a tree span in the default mode (TreeSpans is false)")
-		}
 		if s.coldT != nil && sp.N > 0 && (s.cold(sp.Blocks[sp.Pos/s.cfg.BlockSize]) || s.cold(sp.Blocks[(sp.Pos+sp.N-1)/s.cfg.BlockSize])) {
 			panic("Attend: writing into a cold block")
 		}
@@ -338,7 +335,9 @@ func (j *attendJob) do(wk, lo, hi int) {
 	for _, it := range j.items[lo:hi] {
 		sp := &j.spans[it.span]
 		if sp.Tree != nil { // tree.go
-			if f16 {
+			if j.tiledMode {
+				j.tiledTree(wk, it)
+			} else if f16 {
 				j.flashTree(wk, it)
 			} else {
 				j.treeF32(wk, it)
@@ -502,7 +501,7 @@ func growHalf(buf []uint16, n int) []uint16 {
 // maximum, sum and accumulator, so its result does not depend on the
 // other rows, the chunking or the batch.
 func (j *attendJob) tiled(wk int, it attendItem) {
-	s, a, qs, d := j.s, j.a, j.q, j.d
+	s, a, qs := j.s, j.a, j.q
 	hd, bs := a.HeadDim, s.cfg.BlockSize
 	const tile = quant.FlashTile
 	sp := &j.spans[it.span]
@@ -515,10 +514,6 @@ func (j *attendJob) tiled(wk int, it attendItem) {
 	clear(st.acc)
 	for r := range st.ms {
 		st.ms[r], st.ss[r] = float32(math.Inf(-1)), 0
-	}
-	scale := a.Scale
-	if a.Softcap > 0 {
-		scale /= a.Softcap
 	}
 	kmin := j.firstKey(sp.Pos + it.i0) // the first key any row sees
 	kmax := sp.Pos + it.i1 - 1         // the last
@@ -575,48 +570,67 @@ func (j *attendJob) tiled(wk int, it attendItem) {
 			if t0 > pos || t0+tile <= first {
 				continue // no key of the tile is visible to this token
 			}
-			sc := st.sc[:nh*tile]
-			quant.FlashScores(sc, qs.f32[row*qs.cols+it.h0*hd:], hd, st.kt, hd, nh)
 			vis0, vis1 := max(first, t0)-t0, min(pos, t0+tile-1)-t0 // visible columns
-			r0 := (i - it.i0) * nh
-			for h := range nh {
-				x := sc[h*tile : (h+1)*tile]
-				var mt float32
-				if a.Softcap > 0 {
-					for c := range x {
-						x[c] = a.Softcap * float32(math.Tanh(float64(x[c]*scale)))
-					}
-					mt = quant.FlashScaleMask(x, 1, vis0, vis1)
-				} else {
-					mt = quant.FlashScaleMask(x, scale, vis0, vis1)
-				}
-				r := r0 + h
-				mold := st.ms[r]
-				mnew := max(mold, mt)
-				if mnew > mold {
-					ms := quant.Expf(mold - mnew)
-					quant.FlashRescale(st.acc[r*hd:(r+1)*hd], ms)
-					st.ss[r] *= ms
-				}
-				st.ms[r] = mnew
-				st.ss[r] = float32(float64(st.ss[r]) + quant.FlashSoftmax(x, mnew))
-			}
-			quant.FlashPV(st.acc[r0*hd:], hd, sc, st.vt, hd, nh)
+			j.tileRow(st, qs.f32[row*qs.cols+it.h0*hd:], (i-it.i0)*nh, nh, vis0, vis1)
 		}
 	}
 	for i := it.i0; i < it.i1; i++ {
-		row := sp.Row + i
-		out := d.f32[row*d.cols+it.h0*hd : row*d.cols+it.h1*hd]
-		for h := range nh {
-			r := (i-it.i0)*nh + h
-			inv := float32(0)
-			if st.ss[r] != 0 {
-				inv = 1 / st.ss[r]
+		j.tileOut(st, sp.Row+i, (i-it.i0)*nh, it)
+	}
+}
+
+// tileRow adds the keys and values of the tile in st to the running
+// softmax of one query token's nh heads q (rows r0.. of st's state), with
+// the tile's columns [vis0, vis1] visible.
+func (j *attendJob) tileRow(st *tileState, q []float32, r0, nh, vis0, vis1 int) {
+	a := j.a
+	hd := a.HeadDim
+	const tile = quant.FlashTile
+	scale := a.Scale
+	if a.Softcap > 0 {
+		scale /= a.Softcap
+	}
+	sc := st.sc[:nh*tile]
+	quant.FlashScores(sc, q, hd, st.kt, hd, nh)
+	for h := range nh {
+		x := sc[h*tile : (h+1)*tile]
+		var mt float32
+		if a.Softcap > 0 {
+			for c := range x {
+				x[c] = a.Softcap * float32(math.Tanh(float64(x[c]*scale)))
 			}
-			o, acc := out[h*hd:(h+1)*hd], st.acc[r*hd:(r+1)*hd]
-			for e := range o {
-				o[e] = acc[e] * inv
-			}
+			mt = quant.FlashScaleMask(x, 1, vis0, vis1)
+		} else {
+			mt = quant.FlashScaleMask(x, scale, vis0, vis1)
+		}
+		r := r0 + h
+		mold := st.ms[r]
+		mnew := max(mold, mt)
+		if mnew > mold {
+			ms := quant.Expf(mold - mnew)
+			quant.FlashRescale(st.acc[r*hd:(r+1)*hd], ms)
+			st.ss[r] *= ms
+		}
+		st.ms[r] = mnew
+		st.ss[r] = float32(float64(st.ss[r]) + quant.FlashSoftmax(x, mnew))
+	}
+	quant.FlashPV(st.acc[r0*hd:], hd, sc, st.vt, hd, nh)
+}
+
+// tileOut writes the normalized output of the heads of item it for the
+// token at output row row from st's state rows r0...
+func (j *attendJob) tileOut(st *tileState, row, r0 int, it attendItem) {
+	d, hd := j.d, j.a.HeadDim
+	out := d.f32[row*d.cols+it.h0*hd : row*d.cols+it.h1*hd]
+	for h := range it.h1 - it.h0 {
+		r := r0 + h
+		inv := float32(0)
+		if st.ss[r] != 0 {
+			inv = 1 / st.ss[r]
+		}
+		o, acc := out[h*hd:(h+1)*hd], st.acc[r*hd:(r+1)*hd]
+		for e := range o {
+			o[e] = acc[e] * inv
 		}
 	}
 }

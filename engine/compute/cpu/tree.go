@@ -8,11 +8,10 @@ import (
 )
 
 // TreeSpans implements compute.TreeAttender: RoPE and Attend honour
-// Span.Tree, and the KV store moves positions (MoveRows). In the default
-// mode they do not yet: its tiled attention has no tree form (flashTree
-// and treeF32 read keys in rows and sum in the exact mode's order), so
-// speculation there verifies linear drafts only.
-func (b *Backend) TreeSpans() bool { return b.exact }
+// Span.Tree, and the KV store moves positions (MoveRows). A tree row's
+// attention reads its path's keys in the order of a sequence holding it:
+// flashTree and treeF32 in the exact mode, tiledTree in the default one.
+func (b *Backend) TreeSpans() bool { return true }
 
 // MoveRows implements compute.RowMover.
 func (s *kvStore) MoveRows(blocks []int32, dst, src []int) {
@@ -230,4 +229,114 @@ func (j *attendJob) treeF32(wk int, it attendItem) {
 		}
 	}
 	j.runs[wk] = runs
+}
+
+// tiledTree is tiled for an item of a tree span: each row reads the keys
+// of its runs (treeRuns) at their logical positions, from the window's
+// first to Pos+depth, in tiles aligned at position 0 as a plain span's
+// are, so that a row's output is the same bits as at the end of a
+// sequence holding its path (the default mode's batch invariance).
+func (j *attendJob) tiledTree(wk int, it attendItem) {
+	s, a, qs := j.s, j.a, j.q
+	hd, bs := a.HeadDim, s.cfg.BlockSize
+	const tile = quant.FlashTile
+	sp := &j.spans[it.span]
+	kvOff := (it.h0 / (a.Heads / a.KVHeads)) * hd
+	nh := it.h1 - it.h0
+	st := &j.tile[wk]
+	st.kt, st.vt = grow(st.kt, hd*tile), grow(st.vt, tile*hd)
+	st.sc, st.tmp = grow(st.sc, nh*tile), grow(st.tmp, hd)
+	st.acc, st.ms, st.ss = grow(st.acc, nh*hd), grow(st.ms, nh), grow(st.ss, nh)
+	runs := j.runsFor(wk)
+	for i := it.i0; i < it.i1; i++ {
+		var qpos int
+		runs, qpos = j.treeRuns(runs, sp, i)
+		first := j.firstKey(qpos)
+		n := 0
+		for _, r := range runs {
+			n += r.n
+		}
+		if n != qpos-first+1 {
+			panic("Attend: a tree row's keys do not cover its window")
+		}
+		clear(st.acc)
+		for r := range st.ms {
+			st.ms[r], st.ss[r] = float32(math.Inf(-1)), 0
+		}
+		for t0 := first / tile * tile; t0 <= qpos; t0 += tile {
+			lo, hi := max(t0, first), min(t0+tile-1, qpos)
+			clear(st.vt[:(lo-t0)*hd])
+			clear(st.vt[(hi-t0+1)*hd:])
+			l := first // the logical position of the run's first key
+			for _, r := range runs {
+				for x := max(l, lo); x <= min(l+r.n-1, hi); {
+					p := r.pos + x - l
+					m := min(bs-p%bs, min(l+r.n-1, hi)+1-x)
+					j.tileLoad(st, sp.Blocks, p, x-t0, m, kvOff, p+m <= sp.Pos)
+					x += m
+				}
+				l += r.n
+			}
+			j.tileRow(st, qs.f32[(sp.Row+i)*qs.cols+it.h0*hd:], 0, nh, lo-t0, hi-t0)
+		}
+		j.tileOut(st, sp.Row+i, 0, it)
+	}
+	j.runs[wk] = runs
+}
+
+// tileLoad converts the keys (transposed) and values of the m stored
+// positions p.. (one block) into columns col.. of st's tile. With block,
+// the positions are those of the keys (before the tree) and a transposed
+// store's whole block of keys is converted at once, as tiled does; the
+// columns of its other positions are overwritten by later loads or masked.
+func (j *attendJob) tileLoad(st *tileState, blocks []int32, p, col, m, kvOff int, block bool) {
+	s, a := j.s, j.a
+	hd, bs := a.HeadDim, s.cfg.BlockSize
+	const tile = quant.FlashTile
+	o := s.offset(blocks, a.Layer, p) + kvOff
+	vo := o + s.perLayer
+	if s.f16 != nil {
+		quant.FlashLoadV(st.vt[col*hd:], s.f16[vo:], s.rowElems, m, hd)
+	} else {
+		for u := range m {
+			copy(st.vt[(col+u)*hd:(col+u+1)*hd], s.f32[vo+u*s.rowElems:])
+		}
+	}
+	switch {
+	case s.kT && block:
+		p0 := p - p%bs
+		kb := s.kbase(blocks, a.Layer, p) + kvOff*bs
+		c0 := col - (p - p0)
+		if s.f16 != nil {
+			quant.FlashLoadKT(st.kt, s.f16[kb:kb+hd*bs], hd, bs, c0)
+		} else {
+			for e := range hd {
+				copy(st.kt[e*tile+c0:e*tile+c0+bs], s.f32[kb+e*bs:])
+			}
+		}
+	case s.kT:
+		kb := s.kbase(blocks, a.Layer, p) + kvOff*bs
+		for u := range m {
+			q := (p + u) % bs
+			for e := range hd {
+				if s.f16 != nil {
+					st.kt[e*tile+col+u] = quant.FP16ToFP32(s.f16[kb+e*bs+q])
+				} else {
+					st.kt[e*tile+col+u] = s.f32[kb+e*bs+q]
+				}
+			}
+		}
+	default:
+		for u := range m {
+			ko := o + u*s.rowElems
+			if s.f16 != nil {
+				quant.HalfToFloat(st.tmp, s.f16[ko:ko+hd])
+			} else {
+				copy(st.tmp, s.f32[ko:ko+hd])
+			}
+			for e, x := range st.tmp[:hd] {
+				st.kt[e*tile+col+u] = x
+			}
+		}
+	}
 }
