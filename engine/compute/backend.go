@@ -238,6 +238,14 @@ type MatMulWeighter interface {
 	MatMulWeight(t quant.Type, rows, cols int, data []byte) (Tensor, error)
 }
 
+// TiedOutputWeighter is implemented by backends that may lay out the
+// output projection in a layout of their own when it shares its data with
+// the token embedding table (which keeps reading the file's rows). Model
+// loaders call TiedOutputWeight for such an output projection.
+type TiedOutputWeighter interface {
+	TiedOutputWeight(t quant.Type, rows, cols int, data []byte) (Tensor, error)
+}
+
 // MultiMatMuler is implemented by backends that multiply one input by
 // several weights at once (a layer's q, k and v projections, or gate and
 // up): the input is prepared once and the products share one parallel

@@ -300,5 +300,39 @@ func (l *loader) output(c Config) (compute.Tensor, error) {
 	if l.has("output.weight") {
 		return l.matrix("output.weight", c.Vocab, c.Dim)
 	}
-	return l.matrix("token_embd.weight", c.Vocab, c.Dim)
+	return l.tiedOutput(c)
+}
+
+// tiedOutput loads the token embedding table as the output projection,
+// through compute.TiedOutputWeighter where the backend has it. A copy the
+// backend repacked leaves the table's pages to the embedding's row reads,
+// so they are released (they fault back in from the file row by row).
+func (l *loader) tiedOutput(c Config) (compute.Tensor, error) {
+	const name = "token_embd.weight"
+	tw, ok := l.b.(compute.TiedOutputWeighter)
+	if !ok {
+		return l.matrix(name, c.Vocab, c.Dim)
+	}
+	t, ok := l.f.Tensor(name)
+	if !ok {
+		return nil, fmt.Errorf("missing tensor %s", name)
+	}
+	if len(t.Shape) != 2 || int(t.Shape[0]) != c.Dim || int(t.Shape[1]) != c.Vocab {
+		return nil, fmt.Errorf("tensor %s has shape %v, want [%d %d]", name, t.Shape, c.Dim, c.Vocab)
+	}
+	data, err := l.f.TensorData(name)
+	if err != nil {
+		return nil, err
+	}
+	w, err := tw.TiedOutputWeight(t.Type, c.Vocab, c.Dim, data)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s as the output: %w", name, err)
+	}
+	if r, ok := w.(compute.Repacked); ok && r.Repacked() {
+		if err := l.f.ReleaseData(data); err != nil {
+			return nil, err
+		}
+		l.released = append(l.released, data)
+	}
+	return w, nil
 }

@@ -253,6 +253,19 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 	return w, nil
 }
 
+// TiedOutputWeight implements compute.TiedOutputWeighter. The exact mode
+// reads the embedding table's own layout, as llama.cpp does (it never
+// repacks the table, even where the output projection shares it); the
+// default mode repacks a copy as any other matrix (F16 and BF16 into
+// F16x16/BF16x16: the vocabulary's projection is a fifth to a third of a
+// small model's weights, and the file's layout takes the exact F16 kernel).
+func (b *Backend) TiedOutputWeight(typ quant.Type, rows, cols int, data []byte) (compute.Tensor, error) {
+	if b.exact {
+		return b.Weight(typ, rows, cols, data)
+	}
+	return b.MatMulWeight(typ, rows, cols, data)
+}
+
 // repack copies matrix t into layout p, in memory that is returned when t
 // is collected.
 func (t *tensor) repack(p *quant.Packed) error {
