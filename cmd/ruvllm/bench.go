@@ -38,6 +38,7 @@ func newBenchCmd() *cobra.Command {
 		draft   string
 		specs   []string
 		kvo     kvBenchOptions
+		exact   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [-m FILE.gguf] [-p 512] [-n 128] [-t THREADS] [-r REPS] [--membw] [--json]",
@@ -69,21 +70,21 @@ func newBenchCmd() *cobra.Command {
 					return err
 				}
 				if o.PromptTokens > 0 || o.GenTokens > 0 {
-					rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch}, o)
+					rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, Exact: exact}, o)
 					if err != nil {
 						return err
 					}
 					out.BenchReport = rep
 				}
 				if len(specs) > 0 {
-					figs, err := runSpecBench(ctx, path, draft, specs, llm.Options{Threads: threads, NewBackend: newBackend}, o)
+					figs, err := runSpecBench(ctx, path, draft, specs, llm.Options{Threads: threads, NewBackend: newBackend, Exact: exact}, o)
 					if err != nil {
 						return err
 					}
 					out.Speculation = figs
 				}
 				if len(kvo.types) > 0 {
-					figs, err := runKVBench(ctx, cmd.ErrOrStderr(), path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch}, kvo)
+					figs, err := runKVBench(ctx, cmd.ErrOrStderr(), path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, Exact: exact}, kvo)
 					if err != nil {
 						return err
 					}
@@ -130,6 +131,7 @@ func newBenchCmd() *cobra.Command {
 	f.IntVar(&kvo.prompt, "kv-prompt", 512, "tokens per cached prefix when measuring how many the KV budget holds")
 	f.StringVar(&kvo.pplFile, "ppl-file", "", "text file for perplexity per KV type (--kv-types)")
 	backends.Flag(f, &backend)
+	backends.ExactFlag(f, &exact)
 	cmd.AddCommand(newBenchServeCmd(), newBenchGrammarCmd(), newBenchLearnCmd(), newBenchLearnDaemonCmd())
 	return cmd
 }
@@ -277,7 +279,7 @@ func runBench(ctx context.Context, path string, lo llm.Options, o llm.BenchOptio
 	_, isa := quant.Accelerated()
 	rep := &llm.BenchReport{
 		Model: info.Name, FileType: info.FileType, FileSize: info.FileSize, Parameters: info.Parameters,
-		Backend: m.Backend(), ISA: isa, Threads: m.Threads(), KVBytes: m.KVBytes(),
+		Backend: m.Backend(), ISA: isa, Exact: m.Exact(), Threads: m.Threads(), KVBytes: m.KVBytes(),
 		WeightBytesPerToken: m.WeightBytesPerToken(), Results: figs,
 	}
 	if rss, err := llm.PeakRSS(); err == nil {
@@ -331,9 +333,13 @@ func writeMarkdownTable(w io.Writer, rows [][]string, right []bool) {
 func printBench(w io.Writer, out benchOutput) {
 	if r := out.BenchReport; r != nil {
 		rows := [][]string{{"model", "size", "params", "backend", "threads", "test", "t/s"}}
+		backend := r.Backend + " " + r.ISA
+		if r.Exact {
+			backend += " exact"
+		}
 		for _, f := range r.Results {
 			rows = append(rows, []string{r.Model + " " + r.FileType, fmt.Sprintf("%.2f MiB", mib(r.FileSize)),
-				fmt.Sprintf("%.2f M", float64(r.Parameters)/1e6), r.Backend + " " + r.ISA, strconv.Itoa(r.Threads), f.Test,
+				fmt.Sprintf("%.2f M", float64(r.Parameters)/1e6), backend, strconv.Itoa(r.Threads), f.Test,
 				fmt.Sprintf("%.2f ± %.2f", f.Mean, f.Stddev)})
 		}
 		writeMarkdownTable(w, rows, []bool{false, true, true, false, true, true, true})

@@ -78,6 +78,9 @@ type Options struct {
 	// NewBackend, when set, creates each loaded model's compute backend
 	// (llm.Options.NewBackend); nil runs models on the CPU backend.
 	NewBackend func() (compute.Backend, error)
+	// Exact runs models on the CPU backend in llama.cpp's arithmetic
+	// (llm.Options.Exact).
+	Exact bool
 	// Default is the model used when a request names none.
 	Default string
 	Events  Publisher
@@ -156,11 +159,11 @@ func New(o Options) *Manager {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Loader == nil {
-		threads, logger, newBackend, speculate, draft := o.Threads, o.Logger, o.NewBackend, o.Speculate, o.Draft
+		threads, logger, newBackend, speculate, draft, exact := o.Threads, o.Logger, o.NewBackend, o.Speculate, o.Draft, o.Exact
 		cold, window := o.KVCold, o.KVHotWindow
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
 			lo := llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, Speculate: speculate,
-				KVCold: cold, KVHotWindow: window}
+				KVCold: cold, KVHotWindow: window, Exact: exact}
 			if draft != nil {
 				lo.Draft = draft(llm.NameFromPath(path))
 			}

@@ -55,6 +55,8 @@ type Options struct {
 	// Learning configures learning from feedback (daemon/learning); its
 	// Store, Events and Logger are the server's.
 	Learning learning.Options
+	// Exact runs models in llama.cpp's arithmetic, bit for bit (--exact).
+	Exact bool
 }
 
 // drafts maps model names to draft files from o.Drafts.
@@ -114,7 +116,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	learner := learning.New(lo)
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
-		Threads: o.Threads, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
+		Threads: o.Threads, NewBackend: newBackend, Exact: o.Exact, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
 		Speculate: kinds, Draft: drafts, KVCold: kvCold, KVHotWindow: o.KVHotWindow,
 		OnLoad:   func(name, path string, m models.Model) { learner.Attach(name, path, m) },
 		OnUnload: func(name string, _ models.Model) { learner.Detach(name) }})
@@ -202,4 +204,5 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.IntVar(&o.Learning.Config.DeepMin, "learning-deep-min", 0, "stored exchanges before a deep run (0: 20)")
 	f.IntVar(&o.Learning.DeepEvery, "learning-deep-every", 0, "new signals between deep runs (0: the deep minimum)")
 	backends.Flag(f, &o.Backend)
+	backends.ExactFlag(f, &o.Exact)
 }

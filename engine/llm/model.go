@@ -92,6 +92,17 @@ type Options struct {
 	// Window): reading a long prompt costs the draft model more than a
 	// short reply's speculation saves.
 	DraftWindow int
+	// Exact makes the CPU backend compute llama.cpp's arithmetic rounding
+	// for rounding (cpu.Options.Exact), so that greedy tokens equal
+	// llama.cpp's; by default it takes its fastest arithmetic, within the
+	// tolerance TestDefaultModeAccuracy checks. Ignored with NewBackend.
+	Exact bool
+	// LlamaBatching, with Exact, also follows llama.cpp's attention path
+	// by batch size (cpu.Options.LlamaBatching): scoring (Perplexity,
+	// KLDivergence, Logits) then gives llama-perplexity's figures, but a
+	// sequence's results depend on its batching, so the prefix cache is
+	// off.
+	LlamaBatching bool
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 	// NewBackend, when set, creates the compute backend the model runs on;
@@ -154,6 +165,9 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	}
 	if o.Sequences <= 0 {
 		o.Sequences = 2
+	}
+	if o.LlamaBatching {
+		o.NoPrefixCache = true
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -256,6 +270,12 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		m.info.ChatFormat = "unusable: " + m.tmplErr.Error()
 	}
 	m.namespace = fmt.Sprintf("%s/%d/%s", m.info.Name, m.info.FileSize, fileIdentity(f))
+	if x, ok := b.(interface{ Arithmetic() string }); ok {
+		// Keys computed in one arithmetic (llama.cpp's, the default mode's,
+		// an earlier version of it) are not those of another: a snapshot
+		// saved in one is not restored in the other.
+		m.namespace += "|" + x.Arithmetic()
+	}
 	if !o.NoPrefixCache {
 		m.cache = prefix.New(m.pool)
 	}
@@ -371,13 +391,20 @@ func (m *Model) Threads() int {
 	return 0
 }
 
+// Exact reports whether the model computes llama.cpp's arithmetic bit for
+// bit (Options.Exact, on the CPU backend).
+func (m *Model) Exact() bool {
+	x, ok := m.backend.(interface{ Exact() bool })
+	return ok && x.Exact()
+}
+
 // Backend names the compute backend the model runs on ("cpu", "metal").
 func (m *Model) Backend() string { return m.backend.Name() }
 
 // newBackend creates the backend Options select.
 func newBackend(o Options) (compute.Backend, error) {
 	if o.NewBackend == nil {
-		return cpu.New(cpu.Options{Threads: o.Threads}), nil
+		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching}), nil
 	}
 	b, err := o.NewBackend()
 	if err != nil {

@@ -8,11 +8,27 @@ import (
 )
 
 // TreeSpans implements compute.TreeAttender: RoPE and Attend honour
-// Span.Tree, and the KV store moves positions (MoveRows).
-func (b *Backend) TreeSpans() bool { return true }
+// Span.Tree, and the KV store moves positions (MoveRows). Only the exact
+// mode offers them: the default mode's tiled attention has no tree mask
+// and its store keeps keys transposed (kT), so its drafts are verified as
+// chains.
+func (b *Backend) TreeSpans() bool { return b.exact }
+
+// anyTree reports whether a span of spans is a token tree.
+func anyTree(spans []compute.Span) bool {
+	for i := range spans {
+		if spans[i].Tree != nil {
+			return true
+		}
+	}
+	return false
+}
 
 // MoveRows implements compute.RowMover.
 func (s *kvStore) MoveRows(blocks []int32, dst, src []int) {
+	if s.kT {
+		panic("MoveRows: a store with transposed keys takes no tree spans")
+	}
 	re := s.rowElems
 	for i := range dst {
 		if dst[i] == src[i] {
