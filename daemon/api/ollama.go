@@ -83,7 +83,7 @@ func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 	}
 	req.Sampling = p
 	// Ollama keeps the end of a prompt longer than the context.
-	req.Truncate = true
+	req.Overflow = llm.OverflowDropOldest.Overflow()
 	return req, nil
 }
 

@@ -153,7 +153,9 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	if body.MaxOutputTokens != nil {
 		req.MaxTokens = *body.MaxOutputTokens
 	}
-	req.Truncate = body.Truncation == "auto"
+	if body.Truncation == "auto" {
+		req.Overflow = llm.OverflowDropOldest.Overflow()
+	}
 	input, items, err := responseInput(body.Input)
 	if err != nil {
 		openAIError(w, err)
