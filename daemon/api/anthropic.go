@@ -162,6 +162,10 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, err)
 		return
 	}
+	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowDropOldest); err != nil {
+		anthropicError(w, err)
+		return
+	}
 	id := newID("msg_")
 	w.Header().Set(RequestIDHeader, id)
 	var name string
@@ -220,7 +224,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	}
 	reason, seq := stopReason(out.res)
 	usage := ipc.AnthropicUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,
-		CacheReadInputTokens: out.res.CachedTokens}
+		CacheReadInputTokens: out.res.CachedTokens, ContextOverflow: overflowUsage(out.res)}
 	if !body.Stream {
 		daemon.WriteJSON(w, http.StatusOK, ipc.AnthropicResponse{ID: id, Type: "message", Role: "assistant", Model: name,
 			Content: []ipc.AnthropicBlock{{Type: "text", Text: text.String()}}, StopReason: reason, StopSequence: seq, Usage: usage})

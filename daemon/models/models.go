@@ -73,6 +73,9 @@ type Options struct {
 	KeepAlive time.Duration // default keep-alive (default 5m; negative: forever)
 	MaxLoaded int           // models held at once (default 1)
 	Threads   int
+	// ContextLength is each loaded model's context per sequence
+	// (llm.Options.ContextLength; 0: the model's own, at most 4096).
+	ContextLength int
 	// NewBackend, when set, creates each loaded model's compute backend
 	// (llm.Options.NewBackend); nil runs models on the CPU backend.
 	NewBackend func() (compute.Backend, error)
@@ -138,9 +141,9 @@ func New(o Options) *Manager {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Loader == nil {
-		threads, logger, newBackend := o.Threads, o.Logger, o.NewBackend
+		threads, logger, newBackend, ctxLen := o.Threads, o.Logger, o.NewBackend, o.ContextLength
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
-			return llm.Load(ctx, path, llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend})
+			return llm.Load(ctx, path, llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, ContextLength: ctxLen})
 		}
 	}
 	if o.MemoryMargin == 0 {

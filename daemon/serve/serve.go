@@ -16,6 +16,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/api"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/pull"
+	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/internal/backends"
 )
 
@@ -36,12 +37,24 @@ type Options struct {
 	// Grace is how long a shutdown lets requests in flight finish before
 	// it cuts them (default daemon.DefaultGrace).
 	Grace time.Duration
+	// ContextLength is the context of each sequence of a loaded model
+	// (0: the model's own, at most 4096).
+	ContextLength int
+	// ContextOverflow is the default for requests that name no
+	// context_overflow (api.SetContextOverflow: "auto" or a mode).
+	ContextOverflow string
 }
 
 // Run serves until ctx is cancelled.
 func Run(ctx context.Context, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.ContextLength < 0 || o.ContextLength > model.MaxContextLength {
+		return fmt.Errorf("ruvllmd: --ctx-size %d: want 0 (the model's) up to %d", o.ContextLength, model.MaxContextLength)
+	}
+	if err := api.CheckContextOverflow(o.ContextOverflow); err != nil {
+		return fmt.Errorf("ruvllmd: %w", err)
 	}
 	// A backend this platform lacks fails before the socket is taken.
 	newBackend, err := backends.Factory(o.Backend, o.Threads)
@@ -58,8 +71,9 @@ func Run(ctx context.Context, o Options) error {
 		o.Logger.Info("removed interrupted downloads older than a day", "dir", o.ModelsDir, "bytes", freed)
 	}
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
-		Threads: o.Threads, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store()})
+		Threads: o.Threads, ContextLength: o.ContextLength, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store()})
 	a := api.Register(srv, mgr)
+	a.SetContextOverflow(o.ContextOverflow) // checked above
 	srv.OnShutdown(mgr.Close)
 	// The registry lives in a hidden folder inside the drop folder: the
 	// watcher ignores it, and installing is a rename on one file system.
@@ -120,5 +134,8 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.DurationVar(&o.KeepAlive, "keep-alive", 5*time.Minute, "how long an idle model stays loaded (negative: forever)")
 	f.IntVar(&o.MaxLoaded, "max-loaded", 1, "models held in memory at once")
 	f.DurationVar(&o.Grace, "shutdown-grace", daemon.DefaultGrace, "how long a shutdown (SIGTERM) lets requests in flight finish before it ends them")
+	f.IntVar(&o.ContextLength, "ctx-size", 0, "context length of each sequence, in tokens (0: the model's trained context, at most 4096)")
+	f.StringVar(&o.ContextOverflow, "context-overflow", api.OverflowAuto,
+		"what requests that outgrow the context get unless they say: drop_oldest (a chat's oldest turns), shift (that, and a full context shifts while the reply goes on), error, or auto (chats drop_oldest, Ollama's API shift, raw completions error)")
 	backends.Flag(f, &o.Backend)
 }
