@@ -56,7 +56,7 @@ test-go:
 # The pure-Go references, which the SIMD kernels are tested against, must
 # pass on their own too: the noasm tag leaves the assembly out.
 test-noasm:
-	$(GO) test $(GOTESTFLAGS) -tags noasm ./engine/quant/ ./engine/compute/...
+	$(GO) test $(GOTESTFLAGS) -tags noasm ./engine/quant/ ./engine/compute/... ./engine/gemm/
 
 # Every package that builds without cgo must build for darwin/arm64; cgo
 # packages are type-checked with FakeImportC by tools/darwincheck.
@@ -66,7 +66,7 @@ test-darwin:
 
 # The engine's arm64 code paths run under qemu-user when it is installed.
 test-arm64: check-arm64-fma
-	@$(DEPS) run arm64 sh -c 'GOARCH=arm64 $(GO) test -exec qemu-aarch64 ./engine/quant/... ./engine/compute/... && \
+	@$(DEPS) run arm64 sh -c 'GOARCH=arm64 $(GO) test -exec qemu-aarch64 ./engine/quant/... ./engine/compute/... ./engine/gemm/... && \
 		QEMU_CPU=cortex-a53 GOARCH=arm64 $(GO) test -exec qemu-aarch64 -run TestARM64Kernels ./engine/quant/' 
 
 # Go may fuse x*y+z into one float32 FMA on arm64, which amd64 never

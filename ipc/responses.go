@@ -67,11 +67,11 @@ func (in ResponseInput) MarshalJSON() ([]byte, error) {
 // ResponseItem is one input or output item: a message (type "message",
 // or no type with a role), a function call or a function call's output.
 type ResponseItem struct {
-	Type    string          `json:"type,omitempty"`
-	ID      string          `json:"id,omitempty"`
-	Role    string          `json:"role,omitempty"`
-	Status  string          `json:"status,omitempty"`
-	Content ResponseContent `json:"content,omitempty"`
+	Type    string           `json:"type,omitempty"`
+	ID      string           `json:"id,omitempty"`
+	Role    string           `json:"role,omitempty"`
+	Status  string           `json:"status,omitempty"`
+	Content *ResponseContent `json:"content,omitempty"`
 	// Function calls and their outputs.
 	CallID    string `json:"call_id,omitempty"`
 	Name      string `json:"name,omitempty"`

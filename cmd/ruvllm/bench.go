@@ -103,7 +103,7 @@ func newBenchCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
 	backends.Flag(f, &backend)
-	cmd.AddCommand(newBenchServeCmd(), newBenchGrammarCmd())
+	cmd.AddCommand(newBenchServeCmd(), newBenchGrammarCmd(), newBenchLearnCmd())
 	return cmd
 }
 

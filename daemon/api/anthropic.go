@@ -7,9 +7,11 @@ import (
 	"strings"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/toolcall"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -80,16 +82,8 @@ func anthropicChat(body ipc.AnthropicRequest, needMax bool) (llm.Request, error)
 		return req, err
 	}
 	req.Stop = body.StopSequences
-	for _, f := range []struct {
-		name string
-		raw  json.RawMessage
-	}{{"tools", body.Tools}, {"tool_choice", body.ToolChoice}, {"thinking", body.Thinking}} {
-		if s := strings.TrimSpace(string(f.raw)); s != "" && s != "null" && s != "[]" {
-			if f.name == "thinking" && strings.Contains(s, `"disabled"`) {
-				continue
-			}
-			return req, badParam(f.name, "is not supported yet by this daemon")
-		}
+	if s := strings.TrimSpace(string(body.Thinking)); s != "" && s != "null" && !strings.Contains(s, `"disabled"`) {
+		return req, badParam("thinking", "this model does not think")
 	}
 	if body.System.IsSet() {
 		text, err := anthropicText(body.System.Blocks, "system")
@@ -108,13 +102,120 @@ func anthropicChat(body ipc.AnthropicRequest, needMax bool) (llm.Request, error)
 		if m.Role != "user" && m.Role != "assistant" {
 			return req, badParam(at+".role", "must be \"user\" or \"assistant\", not %q", m.Role)
 		}
-		text, err := anthropicText(m.Content.Blocks, at+".content")
+		msgs, err := anthropicTurn(m, at)
 		if err != nil {
 			return req, err
 		}
-		req.Messages = append(req.Messages, chat.Message{Role: m.Role, Content: text})
+		req.Messages = append(req.Messages, msgs...)
 	}
 	return req, nil
+}
+
+// anthropicTurn converts one message: its text, an assistant's tool_use
+// blocks (its calls) and a user's tool_result blocks (tool turns, which
+// come first, as they answer the calls before).
+func anthropicTurn(m ipc.AnthropicMessage, at string) ([]chat.Message, error) {
+	var texts []string
+	var calls []chat.ToolCall
+	var results []chat.Message
+	for j, b := range m.Content.Blocks {
+		bat := fmt.Sprintf("%s.content[%d]", at, j)
+		switch b.Type {
+		case "text":
+			texts = append(texts, b.Text)
+		case "tool_use":
+			if m.Role != "assistant" || b.ID == "" || b.Name == "" {
+				return nil, badParam(bat, "a tool_use block belongs to an assistant message and needs an id and a name")
+			}
+			input := b.Input
+			if len(input) == 0 {
+				input = json.RawMessage(`{}`)
+			}
+			calls = append(calls, chat.ToolCall{ID: b.ID, Type: "function", Function: chat.FunctionCall{Name: b.Name, Arguments: input}})
+		case "tool_result":
+			if m.Role != "user" || b.ToolUseID == "" {
+				return nil, badParam(bat, "a tool_result block belongs to a user message and needs tool_use_id")
+			}
+			content := ""
+			var s string
+			var blocks []ipc.AnthropicBlock
+			switch {
+			case len(b.Content) == 0:
+			case json.Unmarshal(b.Content, &s) == nil:
+				content = s
+			case json.Unmarshal(b.Content, &blocks) == nil:
+				var err error
+				if content, err = anthropicText(blocks, bat+".content"); err != nil {
+					return nil, err
+				}
+			default:
+				return nil, badParam(bat+".content", "must be a string or text blocks")
+			}
+			results = append(results, chat.Message{Role: "tool", ToolCallID: b.ToolUseID, Content: content})
+		case "image", "document":
+			return nil, badParam(bat, "this model takes text only, not %s blocks", b.Type)
+		default:
+			return nil, badParam(bat+".type", "unknown content block type %q", b.Type)
+		}
+	}
+	out := results
+	if text := strings.Join(texts, "\n"); text != "" || len(calls) > 0 || len(results) == 0 {
+		out = append(out, chat.Message{Role: m.Role, Content: text, ToolCalls: calls})
+	}
+	return out, nil
+}
+
+// anthropicTools converts Anthropic's tools ({name, description,
+// input_schema}) and tool_choice ({type: auto | any | tool | none, name}).
+func anthropicTools(body ipc.AnthropicRequest) (*toolSpec, error) {
+	s := strings.TrimSpace(string(body.Tools))
+	if s == "" || s == "null" || s == "[]" {
+		return nil, nil
+	}
+	var defs []struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+		Type        string          `json:"type"`
+	}
+	if err := json.Unmarshal(body.Tools, &defs); err != nil {
+		return nil, badParam("tools", "must be an array of tools")
+	}
+	ts := &toolSpec{choice: toolcall.Choice{Mode: toolcall.Auto}, parallel: true, param: "tools"}
+	for i, d := range defs {
+		if d.Type != "" && d.Type != "custom" {
+			return nil, badParam(fmt.Sprintf("tools[%d].type", i), "%q tools are not supported (only your own tools)", d.Type)
+		}
+		raw, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]any{
+			"name": d.Name, "description": d.Description, "parameters": d.InputSchema}})
+		ts.raw = append(ts.raw, raw)
+	}
+	if c := strings.TrimSpace(string(body.ToolChoice)); c != "" && c != "null" {
+		var tc struct {
+			Type                   string `json:"type"`
+			Name                   string `json:"name"`
+			DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
+		}
+		if err := json.Unmarshal(body.ToolChoice, &tc); err != nil {
+			return nil, badParam("tool_choice", "must be an object with a type")
+		}
+		switch tc.Type {
+		case "auto":
+		case "any":
+			ts.choice.Mode = toolcall.Required
+		case "tool":
+			if tc.Name == "" {
+				return nil, badParam("tool_choice.name", "is required")
+			}
+			ts.choice = toolcall.Choice{Mode: toolcall.Required, Name: tc.Name}
+		case "none":
+			ts.choice.Mode = toolcall.None
+		default:
+			return nil, badParam("tool_choice.type", "must be auto, any, tool or none, not %q", tc.Type)
+		}
+		ts.parallel = !tc.DisableParallelToolUse
+	}
+	return ts, nil
 }
 
 // anthropicText joins text blocks; other blocks are refused by name.
@@ -166,12 +267,22 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, err)
 		return
 	}
+	tools, err := anthropicTools(body)
+	if err != nil {
+		anthropicError(w, err)
+		return
+	}
 	id := newID("msg_")
 	w.Header().Set(RequestIDHeader, id)
-	var name string
-	var text strings.Builder
-	var inputTokens int
-	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
+	var (
+		name        string
+		text        strings.Builder
+		inputTokens int
+		tstate      *toolState
+		filter      *toolcall.Stream
+		textOpen    bool // the text block was started (streaming)
+		sse         = &sseWriter{w: w, fl: w.(http.Flusher)}
+	)
 	event := func(typ string, v any) error {
 		sse.start()
 		b, err := json.Marshal(v)
@@ -184,36 +295,72 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		sse.fl.Flush()
 		return nil
 	}
+	openText := func() {
+		if !textOpen {
+			textOpen = true
+			event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+				"content_block": map[string]any{"type": "text", "text": ""}})
+		}
+	}
 	spec := runSpec{endpoint: "messages", conversation: true, model: body.Model, req: req, id: id,
-		onStart: func(n string) {
-			name = n
-			if pc, ok := a.models.Models()[n].(promptCounter); ok {
-				if toks, err := pc.PromptTokens(req); err == nil {
+		prepare: func(m models.Model, req *llm.Request) error {
+			st, err := applyTools(m, req, tools)
+			if err != nil {
+				return err
+			}
+			tstate = st
+			if st.active {
+				filter = toolcall.NewStream(st.format)
+			}
+			if pc, ok := m.(promptCounter); ok {
+				if toks, err := pc.PromptTokens(*req); err == nil {
 					inputTokens = len(toks)
 				}
 			}
+			return nil
+		},
+		onStart: func(n string) {
+			name = n
 			if !body.Stream {
 				return
 			}
 			event("message_start", map[string]any{"type": "message_start", "message": ipc.AnthropicResponse{
 				ID: id, Type: "message", Role: "assistant", Model: n, Content: []ipc.AnthropicBlock{},
 				Usage: ipc.AnthropicUsage{InputTokens: inputTokens}}})
-			event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-				"content_block": map[string]any{"type": "text", "text": ""}})
+			if filter == nil { // no tools: the reply is one text block
+				openText()
+			}
 			event("ping", map[string]any{"type": "ping"})
 		},
 		onToken: func(t llm.Token) error {
+			text.WriteString(t.Text)
 			if !body.Stream {
-				text.WriteString(t.Text)
 				return nil
 			}
-			if t.Text == "" {
+			piece := t.Text
+			if filter != nil {
+				piece = filter.Push(piece)
+			}
+			if piece == "" {
 				return nil
 			}
+			openText()
 			return event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-				"delta": map[string]any{"type": "text_delta", "text": t.Text}})
+				"delta": map[string]any{"type": "text_delta", "text": piece}})
 		}}
 	out, err := a.run(r.Context(), r, spec)
+	var reply string
+	var calls []toolcall.Call
+	if err == nil {
+		if filter != nil && body.Stream {
+			if rest := filter.Close(); rest != "" {
+				openText()
+				event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+					"delta": map[string]any{"type": "text_delta", "text": rest}})
+			}
+		}
+		reply, calls, err = tstate.splitCalls(text.String(), "toolu_")
+	}
 	if err != nil {
 		if !sse.started {
 			anthropicError(w, err)
@@ -223,14 +370,37 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reason, seq := stopReason(out.res)
+	if len(calls) > 0 {
+		reason, seq = strPtr("tool_use"), nil
+	}
 	usage := ipc.AnthropicUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,
 		CacheReadInputTokens: out.res.CachedTokens, ContextOverflow: overflowUsage(out.res)}
+	var content []ipc.AnthropicBlock
+	if reply != "" || len(calls) == 0 {
+		content = append(content, ipc.AnthropicBlock{Type: "text", Text: reply})
+	}
+	for _, c := range calls {
+		content = append(content, ipc.AnthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: c.Arguments})
+	}
 	if !body.Stream {
 		daemon.WriteJSON(w, http.StatusOK, ipc.AnthropicResponse{ID: id, Type: "message", Role: "assistant", Model: name,
-			Content: []ipc.AnthropicBlock{{Type: "text", Text: text.String()}}, StopReason: reason, StopSequence: seq, Usage: usage})
+			Content: content, StopReason: reason, StopSequence: seq, Usage: usage})
 		return
 	}
-	event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	index := 0
+	if reply != "" || len(calls) == 0 {
+		openText()
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+		index = 1
+	}
+	for _, c := range calls {
+		event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
+			"content_block": map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}}})
+		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(c.Arguments)}})
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		index++
+	}
 	event("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": reason, "stop_sequence": seq}, "usage": usage})
 	event("message_stop", map[string]any{"type": "message_stop"})
@@ -249,6 +419,11 @@ func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, err)
 		return
 	}
+	tools, err := anthropicTools(body)
+	if err != nil {
+		anthropicError(w, err)
+		return
+	}
 	h, err := a.models.Acquire(r.Context(), body.Model, nil)
 	if err != nil {
 		anthropicError(w, err)
@@ -258,6 +433,10 @@ func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
 	pc, ok := h.Model.(promptCounter)
 	if !ok {
 		anthropicError(w, badParam("model", "cannot count tokens for this model"))
+		return
+	}
+	if _, err := applyTools(h.Model, &req, tools); err != nil {
+		anthropicError(w, err)
 		return
 	}
 	toks, err := pc.PromptTokens(req)

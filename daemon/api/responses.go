@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/store"
+	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/toolcall"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -46,7 +50,7 @@ func responseInput(in ipc.ResponseInput) ([]ipc.Message, []ipc.ResponseItem, err
 			return nil, nil, badParam("input", "must not be empty")
 		}
 		item := ipc.ResponseItem{Type: "message", ID: newID("msg_"), Role: "user",
-			Content: ipc.ResponseContent{Parts: []ipc.ResponsePart{{Type: "input_text", Text: in.Text}}}}
+			Content: &ipc.ResponseContent{Parts: []ipc.ResponsePart{{Type: "input_text", Text: in.Text}}}}
 		return []ipc.Message{{Role: "user", Content: in.Text}}, []ipc.ResponseItem{item}, nil
 	}
 	if len(in.Items) == 0 {
@@ -58,8 +62,39 @@ func responseInput(in ipc.ResponseInput) ([]ipc.Message, []ipc.ResponseItem, err
 		at := fmt.Sprintf("input[%d]", i)
 		switch it.Type {
 		case "", "message":
-		case "function_call", "function_call_output":
-			return nil, nil, badParam(at+".type", "%q items need tool calling, which this daemon does not support yet", it.Type)
+		case "function_call":
+			if it.Name == "" || it.CallID == "" {
+				return nil, nil, badParam(at, "a function_call item needs call_id and name")
+			}
+			args := it.Arguments
+			if args == "" {
+				args = "{}"
+			}
+			if !json.Valid([]byte(args)) {
+				return nil, nil, badParam(at+".arguments", "is not JSON")
+			}
+			call := ipc.ToolCall{ID: it.CallID, Type: "function", Function: ipc.ToolCallFunction{Name: it.Name, Arguments: json.RawMessage(strconv.Quote(args))}}
+			// Calls made together form one assistant turn.
+			if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" && len(msgs[n-1].ToolCalls) > 0 && msgs[n-1].Content == "" {
+				msgs[n-1].ToolCalls = append(msgs[n-1].ToolCalls, call)
+			} else {
+				msgs = append(msgs, ipc.Message{Role: "assistant", ToolCalls: []ipc.ToolCall{call}})
+			}
+			if it.ID == "" {
+				it.ID = newID("fc_")
+			}
+			items = append(items, it)
+			continue
+		case "function_call_output":
+			if it.CallID == "" {
+				return nil, nil, badParam(at+".call_id", "is required")
+			}
+			msgs = append(msgs, ipc.Message{Role: "tool", ToolCallID: it.CallID, Content: it.Output})
+			if it.ID == "" {
+				it.ID = newID("fco_")
+			}
+			items = append(items, it)
+			continue
 		default:
 			return nil, nil, badParam(at+".type", "%q items are not supported", it.Type)
 		}
@@ -69,6 +104,9 @@ func responseInput(in ipc.ResponseInput) ([]ipc.Message, []ipc.ResponseItem, err
 			return nil, nil, badParam(at+".role", "is %q: use user, assistant, system or developer", it.Role)
 		}
 		var texts []string
+		if it.Content == nil {
+			it.Content = &ipc.ResponseContent{}
+		}
 		for j, p := range it.Content.Parts {
 			switch p.Type {
 			case "input_text", "output_text", "text":
@@ -92,28 +130,46 @@ func responseInput(in ipc.ResponseInput) ([]ipc.Message, []ipc.ResponseItem, err
 	return msgs, items, nil
 }
 
+// responseTextFormat reads the Responses API's text.format: {"type":
+// "text" | "json_object"} or {"type": "json_schema", "name", "schema",
+// "strict"} (flat, unlike chat's response_format).
+func responseTextFormat(raw json.RawMessage) (*constraintSpec, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" || s == "{}" {
+		return nil, nil
+	}
+	var t struct {
+		Format *struct {
+			Type   string          `json:"type"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"format"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, badParam("text", "must be an object with a format")
+	}
+	if t.Format == nil {
+		return nil, nil
+	}
+	switch t.Format.Type {
+	case "", "text":
+		return nil, nil
+	case "json_object":
+		return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindJSONObject}, param: "text.format"}, nil
+	case "json_schema":
+		if len(t.Format.Schema) == 0 {
+			return nil, badParam("text.format.schema", "is required")
+		}
+		return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindJSONSchema, Source: string(t.Format.Schema)}, param: "text.format.schema"}, nil
+	}
+	return nil, badParam("text.format.type", "must be \"text\", \"json_object\" or \"json_schema\", not %q", t.Format.Type)
+}
+
 // checkResponseRequest refuses the fields that would change the output
 // but are not supported, naming them.
 func checkResponseRequest(body ipc.ResponseRequest) error {
 	present := func(raw json.RawMessage) bool {
 		s := strings.TrimSpace(string(raw))
 		return s != "" && s != "null" && s != "[]" && s != "{}"
-	}
-	if present(body.Tools) {
-		return badParam("tools", "tool calling is not supported yet by this daemon")
-	}
-	if present(body.Text) {
-		var t struct {
-			Format struct {
-				Type string `json:"type"`
-			} `json:"format"`
-		}
-		if err := json.Unmarshal(body.Text, &t); err != nil {
-			return badParam("text", "must be an object with a format")
-		}
-		if t.Format.Type != "" && t.Format.Type != "text" {
-			return badParam("text.format.type", "%q is not supported yet (structured output)", t.Format.Type)
-		}
 	}
 	if present(body.Reasoning) && !strings.Contains(string(body.Reasoning), `"effort":null`) {
 		return badParam("reasoning", "this model does not reason")
@@ -195,6 +251,29 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	constraint, err := responseTextFormat(body.Text)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	var tools *toolSpec
+	var rawTools []json.RawMessage
+	if s := strings.TrimSpace(string(body.Tools)); s != "" && s != "null" && s != "[]" {
+		if err := json.Unmarshal(body.Tools, &rawTools); err != nil {
+			openAIError(w, badParam("tools", "must be an array of tools"))
+			return
+		}
+		choice, err := openAIToolChoice(body.ToolChoice)
+		if err != nil {
+			openAIError(w, err)
+			return
+		}
+		if constraint != nil && choice.Mode != toolcall.None {
+			openAIError(w, badParam(constraint.param, "cannot be combined with tools (yet)"))
+			return
+		}
+		tools = &toolSpec{raw: rawTools, choice: choice, parallel: body.ParallelToolCalls == nil || *body.ParallelToolCalls, param: "tools"}
+	}
 	id := newID("resp_")
 	itemID := newID("msg_")
 	w.Header().Set(RequestIDHeader, id)
@@ -239,14 +318,54 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		return ipc.ResponsePart{Type: "output_text", Text: text, Annotations: []any{}}
 	}
 	item := func(status, text string, withPart bool) ipc.ResponseItem {
-		it := ipc.ResponseItem{Type: "message", ID: itemID, Status: status, Role: "assistant", Content: ipc.ResponseContent{Parts: []ipc.ResponsePart{}}}
+		it := ipc.ResponseItem{Type: "message", ID: itemID, Status: status, Role: "assistant", Content: &ipc.ResponseContent{Parts: []ipc.ResponsePart{}}}
 		if withPart {
 			it.Content.Parts = []ipc.ResponsePart{part(text)}
 		}
 		return it
 	}
-	var text strings.Builder
+	if tools != nil {
+		resp.Tools = make([]any, len(rawTools))
+		for i, t := range rawTools {
+			resp.Tools[i] = t
+		}
+		if len(body.ToolChoice) > 0 {
+			resp.ToolChoice = body.ToolChoice
+		}
+	}
+	if constraint != nil {
+		resp.Text = body.Text
+	}
+	var (
+		text        strings.Builder
+		tstate      *toolState
+		filter      *toolcall.Stream
+		msgStarted  bool // the message item was announced (streaming)
+		outputIndex int
+	)
+	startMessage := func() {
+		if msgStarted {
+			return
+		}
+		msgStarted = true
+		event("response.output_item.added", map[string]any{"output_index": outputIndex, "item": item("in_progress", "", false)})
+		event("response.content_part.added", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "part": part("")})
+	}
 	spec := runSpec{endpoint: "responses", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id,
+		prepare: func(m models.Model, req *llm.Request) error {
+			if err := applyConstraint(m, req, constraint); err != nil {
+				return err
+			}
+			st, err := applyTools(m, req, tools)
+			if err != nil {
+				return err
+			}
+			tstate = st
+			if st.active {
+				filter = toolcall.NewStream(st.format)
+			}
+			return nil
+		},
 		onStart: func(n string) {
 			resp.Model = n
 			if !body.Stream {
@@ -254,18 +373,36 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 			}
 			event("response.created", map[string]any{"response": resp})
 			event("response.in_progress", map[string]any{"response": resp})
-			event("response.output_item.added", map[string]any{"output_index": 0, "item": item("in_progress", "", false)})
-			event("response.content_part.added", map[string]any{"item_id": itemID, "output_index": 0, "content_index": 0, "part": part("")})
 		},
 		onToken: func(t llm.Token) error {
 			text.WriteString(t.Text)
-			if !body.Stream || t.Text == "" {
+			if !body.Stream {
 				return nil
 			}
-			return event("response.output_text.delta", map[string]any{"item_id": itemID, "output_index": 0, "content_index": 0,
-				"delta": t.Text, "logprobs": []any{}})
+			piece := t.Text
+			if filter != nil {
+				piece = filter.Push(piece)
+			}
+			if piece == "" {
+				return nil
+			}
+			startMessage()
+			return event("response.output_text.delta", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0,
+				"delta": piece, "logprobs": []any{}})
 		}}
 	out, err := a.run(r.Context(), r, spec)
+	if err == nil && filter != nil && body.Stream {
+		if rest := filter.Close(); rest != "" {
+			startMessage()
+			event("response.output_text.delta", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0,
+				"delta": rest, "logprobs": []any{}})
+		}
+	}
+	var reply string
+	var calls []toolcall.Call
+	if err == nil {
+		reply, calls, err = tstate.splitCalls(text.String(), "call_")
+	}
 	if err != nil {
 		if !sse.started {
 			openAIError(w, err)
@@ -279,17 +416,34 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	resp.Status = "completed"
 	final := "completed"
-	if out.res.FinishReason == llm.FinishLength {
+	if out.res.FinishReason == llm.FinishLength && len(calls) == 0 {
 		resp.Status, final = "incomplete", "incomplete"
 		resp.IncompleteDetails = &ipc.IncompleteReason{Reason: "max_output_tokens"}
 	}
-	reply := text.String()
-	resp.Output = []ipc.ResponseItem{item(final, reply, true)}
+	// The output: the message (when it has text, or nothing was called),
+	// then a function_call item per call.
+	resp.Output = nil
+	if reply != "" || len(calls) == 0 {
+		resp.Output = append(resp.Output, item(final, reply, true))
+	}
+	stored := append([]ipc.Message{}, conv...)
+	if reply != "" || len(calls) == 0 {
+		stored = append(stored, ipc.Message{Role: "assistant", Content: reply})
+	}
+	var storedCalls []ipc.ToolCall
+	for _, c := range calls {
+		resp.Output = append(resp.Output, ipc.ResponseItem{Type: "function_call", ID: newID("fc_"), CallID: c.ID, Name: c.Name,
+			Arguments: string(c.Arguments), Status: "completed"})
+		storedCalls = append(storedCalls, openAIToolCalls([]toolcall.Call{c})...)
+	}
+	if len(storedCalls) > 0 {
+		stored = append(stored, ipc.Message{Role: "assistant", ToolCalls: storedCalls})
+	}
 	resp.Usage = &ipc.ResponseUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,
 		TotalTokens: out.res.PromptTokens + out.res.CompletionTokens, InputTokensDetails: ipc.InputTokensDetails{CachedTokens: out.res.CachedTokens},
 		ContextOverflow: overflowUsage(out.res)}
 	if storeIt {
-		st := storedResponse{Response: resp, Messages: append(conv, ipc.Message{Role: "assistant", Content: reply}), Input: items}
+		st := storedResponse{Response: resp, Messages: stored, Input: items}
 		if err := a.srv.Store().PutResponse(r.Context(), id, st); err != nil {
 			a.log.Warn("response not stored", "id", id, "err", err)
 		}
@@ -298,9 +452,22 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		daemon.WriteJSON(w, http.StatusOK, resp)
 		return
 	}
-	event("response.output_text.done", map[string]any{"item_id": itemID, "output_index": 0, "content_index": 0, "text": reply, "logprobs": []any{}})
-	event("response.content_part.done", map[string]any{"item_id": itemID, "output_index": 0, "content_index": 0, "part": part(reply)})
-	event("response.output_item.done", map[string]any{"output_index": 0, "item": resp.Output[0]})
+	if reply != "" || len(calls) == 0 {
+		startMessage()
+		event("response.output_text.done", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "text": reply, "logprobs": []any{}})
+		event("response.content_part.done", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "part": part(reply)})
+		event("response.output_item.done", map[string]any{"output_index": outputIndex, "item": resp.Output[0]})
+		outputIndex++
+	}
+	for _, it := range resp.Output[outputIndex:] {
+		added := it
+		added.Arguments, added.Status = "", "in_progress"
+		event("response.output_item.added", map[string]any{"output_index": outputIndex, "item": added})
+		event("response.function_call_arguments.delta", map[string]any{"item_id": it.ID, "output_index": outputIndex, "delta": it.Arguments})
+		event("response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": outputIndex, "arguments": it.Arguments})
+		event("response.output_item.done", map[string]any{"output_index": outputIndex, "item": it})
+		outputIndex++
+	}
 	event("response."+final, map[string]any{"response": resp})
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -110,9 +111,11 @@ func TestResponsesAPI(t *testing.T) {
 		t.Fatalf("continuing an unstored response: %d %s", r.StatusCode, b)
 	}
 	for _, c := range []struct{ body, param string }{
-		{`{"model":"` + model + `","input":"x","tools":[{"type":"function","name":"f"}]}`, "tools"},
-		{`{"model":"` + model + `","input":"x","text":{"format":{"type":"json_schema"}}}`, "text.format.type"},
-		{`{"model":"` + model + `","input":[{"type":"function_call_output","call_id":"c","output":"x"}]}`, "input[0].type"},
+		{`{"model":"` + model + `","input":"x","tools":[{"type":"function","description":"nameless"}]}`, "tools"},
+		{`{"model":"` + model + `","input":"x","text":{"format":{"type":"json_schema"}}}`, "text.format.schema"},
+		{`{"model":"` + model + `","input":"x","text":{"format":{"type":"xml"}}}`, "text.format.type"},
+		{`{"model":"` + model + `","input":[{"type":"function_call_output","output":"x"}]}`, "input[0].call_id"},
+		{`{"model":"` + model + `","input":[{"type":"item_reference","id":"x"}]}`, "input[0].type"},
 		{`{"model":"` + model + `","input":[{"role":"user","content":[{"type":"input_image","image_url":"x"}]}]}`, "input[0].content[0]"},
 		{`{"model":"` + model + `","input":""}`, "input"},
 		{`{"model":"` + model + `","input":"x","max_output_tokens":0}`, "max_output_tokens"},
@@ -160,7 +163,8 @@ func TestAnthropicMessages(t *testing.T) {
 		{`{"model":"` + model + `","max_tokens":3,"messages":[{"role":"system","content":"x"}]}`, "invalid_request_error", "role", 400},
 		{`{"model":"` + model + `","max_tokens":3,"temperature":1.5,"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "temperature", 400},
 		{`{"model":"` + model + `","max_tokens":3,"messages":[{"role":"user","content":[{"type":"image","source":{}}]}]}`, "invalid_request_error", "image", 400},
-		{`{"model":"` + model + `","max_tokens":3,"tools":[{"name":"f"}],"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "tools", 400},
+		{`{"model":"` + model + `","max_tokens":3,"tools":[{"type":"web_search_20250305","name":"web"}],"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "tools[0].type", 400},
+		{`{"model":"` + model + `","max_tokens":3,"tools":[{"name":"f"}],"tool_choice":{"type":"tool","name":"g"},"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "g", 400},
 		{`{"model":"nope","max_tokens":3,"messages":[{"role":"user","content":"x"}]}`, "not_found_error", "nope", 404},
 	} {
 		r, b := ta.post(t, "/v1/messages", c.body)
@@ -218,5 +222,92 @@ func TestNChoices(t *testing.T) {
 	}
 	if r, b := ta.post(t, "/v1/completions", `{"model":"`+model+`","n":2,"echo":true,"prompt":"The"}`); r.StatusCode != 400 || !strings.Contains(string(b), "echo") {
 		t.Fatalf("echo with n=2: %d %s", r.StatusCode, b)
+	}
+}
+
+func TestResponsesTools(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	tool := `{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":12}},"required":["city"],"additionalProperties":false}}`
+	resp, b := ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Weather in Oslo?","tools":[`+tool+`],"tool_choice":"required","max_output_tokens":200}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("required: %d %s", resp.StatusCode, b)
+	}
+	m := mustJSON(t, string(b))
+	var call map[string]any
+	for _, it := range m["output"].([]any) {
+		if it.(map[string]any)["type"] == "function_call" {
+			call = it.(map[string]any)
+		}
+	}
+	if call == nil || call["name"] != "get_weather" || !json.Valid([]byte(call["arguments"].(string))) || call["call_id"] == "" {
+		t.Fatalf("no function_call item: %s", b)
+	}
+	// The call's output continues the response.
+	resp, b = ta.post(t, "/v1/responses", `{"model":"`+model+`","previous_response_id":"`+m["id"].(string)+`","tools":[`+tool+`],"max_output_tokens":20,"input":[{"type":"function_call_output","call_id":"`+call["call_id"].(string)+`","output":"12 C"}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("function_call_output: %d %s", resp.StatusCode, b)
+	}
+	// Structured text.
+	resp, b = ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"x","max_output_tokens":100,"text":{"format":{"type":"json_schema","name":"o","strict":true,"schema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}}}}`)
+	text := field(mustJSON(t, string(b)), "output", 0, "content", 0, "text")
+	var v struct{ OK *bool }
+	if resp.StatusCode != 200 || json.Unmarshal([]byte(text.(string)), &v) != nil || v.OK == nil {
+		t.Fatalf("text.format json_schema: %d %s", resp.StatusCode, b)
+	}
+	// Streaming a call: function_call_arguments events.
+	resp, b = ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Weather?","stream":true,"tools":[`+tool+`],"tool_choice":"required","parallel_tool_calls":false,"max_output_tokens":200}`)
+	names, data := sseNamed(t, b)
+	var args string
+	for i, n := range names {
+		if n == "response.function_call_arguments.delta" {
+			args += data[i]["delta"].(string)
+		}
+	}
+	if resp.StatusCode != 200 || !json.Valid([]byte(args)) || names[len(names)-1] != "response.completed" {
+		t.Fatalf("streamed call: %v %q", names, args)
+	}
+}
+
+func TestAnthropicTools(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	tool := `{"name":"get_weather","description":"Weather","input_schema":{"type":"object","properties":{"city":{"type":"string","maxLength":12}},"required":["city"],"additionalProperties":false}}`
+	resp, b := ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":200,"tools":[`+tool+`],"tool_choice":{"type":"any"},"messages":[{"role":"user","content":"Weather in Oslo?"}]}`)
+	m := mustJSON(t, string(b))
+	if resp.StatusCode != 200 || m["stop_reason"] != "tool_use" {
+		t.Fatalf("tool_choice any: %d %s", resp.StatusCode, b)
+	}
+	var use map[string]any
+	for _, c := range m["content"].([]any) {
+		if c.(map[string]any)["type"] == "tool_use" {
+			use = c.(map[string]any)
+		}
+	}
+	if use == nil || use["name"] != "get_weather" || field(use, "input", "city") == nil || !strings.HasPrefix(use["id"].(string), "toolu_") {
+		t.Fatalf("tool_use block: %s", b)
+	}
+	// The result goes back as a tool_result block.
+	follow := `{"model":"` + model + `","max_tokens":8,"tools":[` + tool + `],"messages":[{"role":"user","content":"Weather in Oslo?"},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"` + use["id"].(string) + `","name":"get_weather","input":{"city":"Oslo"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + use["id"].(string) + `","content":"12 C"}]}]}`
+	if resp, b := ta.post(t, "/v1/messages", follow); resp.StatusCode != 200 {
+		t.Fatalf("tool_result: %d %s", resp.StatusCode, b)
+	}
+	// Streamed: a tool_use block with input_json_delta.
+	resp, b = ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":200,"stream":true,"tools":[`+tool+`],"tool_choice":{"type":"tool","name":"get_weather","disable_parallel_tool_use":true},"messages":[{"role":"user","content":"Weather?"}]}`)
+	names, data := sseNamed(t, b)
+	var partial string
+	sawToolStart := false
+	for i, n := range names {
+		if n == "content_block_start" && field(data[i], "content_block", "type") == "tool_use" {
+			sawToolStart = true
+		}
+		if n == "content_block_delta" && field(data[i], "delta", "type") == "input_json_delta" {
+			partial += field(data[i], "delta", "partial_json").(string)
+		}
+	}
+	if resp.StatusCode != 200 || !sawToolStart || !json.Valid([]byte(partial)) || names[len(names)-1] != "message_stop" {
+		t.Fatalf("streamed tool_use: %v %q", names, partial)
 	}
 }

@@ -134,8 +134,8 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec) (*toolState, err
 		return nil, grammarError(ts.param, err)
 	}
 	req.Grammar = g
-	if !required {
-		req.GrammarTriggers = triggers
+	if !required && len(triggers) > 0 {
+		req.GrammarTriggers = triggers // free text until a call begins
 	}
 	st.active = true
 	return st, nil

@@ -32,10 +32,15 @@ type llamaOptions struct {
 	ropeFreq bool // rope_freqs.weight applies when present (llama)
 }
 
-func init() { families["llama"] = loadLlama }
+func init() {
+	families["llama"] = loadLlama
+	configs["llama"] = llamaConfig
+}
+
+func llamaConfig(l *loader) (Config, error) { return l.config(compute.RoPENormal) }
 
 func loadLlama(l *loader) (Model, error) {
-	c, err := l.config(compute.RoPENormal)
+	c, err := llamaConfig(l)
 	if err != nil {
 		return nil, err
 	}

@@ -78,6 +78,10 @@ type family func(l *loader) (Model, error)
 // registration table, filled by each family's file.
 var families = map[string]family{}
 
+// configs maps the architectures whose hyperparameters ReadConfig reads
+// to the function their loader reads them with; a registration table.
+var configs = map[string]func(l *loader) (Config, error){}
+
 // Architectures lists the supported general.architecture values.
 func Architectures() []string {
 	var out []string
@@ -86,6 +90,23 @@ func Architectures() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ReadConfig reads the hyperparameters of f exactly as Load does, without
+// loading any weight (the trainer in engine/train builds its own view of
+// the weights). It supports the families that register a config reader
+// (llama, qwen2).
+func ReadConfig(f *gguf.File) (Config, error) {
+	arch := f.Architecture()
+	read, ok := configs[arch]
+	if !ok {
+		return Config{}, fmt.Errorf("%w %q for its configuration alone", ErrUnsupportedArch, arch)
+	}
+	c, err := read(&loader{f: f, arch: arch})
+	if err != nil {
+		return c, fmt.Errorf("read %s configuration: %w", arch, err)
+	}
+	return c, nil
 }
 
 // Load builds the model described by f on backend b. Weights are wrapped,

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -207,5 +208,35 @@ func TestUnsupportedArchitecture(t *testing.T) {
 	defer b.Close()
 	if _, err := Load(g, b); !errors.Is(err, ErrUnsupportedArch) {
 		t.Fatalf("err = %v, want ErrUnsupportedArch", err)
+	}
+}
+
+// TestReadConfig: ReadConfig gives the configuration Load gives, without
+// loading weights, and refuses architectures it has no reader for.
+func TestReadConfig(t *testing.T) {
+	for _, arch := range []string{"llama", "qwen2"} {
+		o := testmodel.DefaultOptions()
+		o.Arch = arch
+		f := writeModel(t, o)
+		b := cpu.New(cpu.Options{Threads: 1})
+		m, err := Load(f, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadConfig(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := m.Config()
+		want.RoPE.Factors = nil
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: ReadConfig %+v, Load %+v", arch, got, want)
+		}
+		b.Close()
+	}
+	o := testmodel.DefaultOptions()
+	o.Arch = "gemma2"
+	if _, err := ReadConfig(writeModel(t, o)); !errors.Is(err, ErrUnsupportedArch) {
+		t.Fatalf("gemma2: %v, want ErrUnsupportedArch", err)
 	}
 }

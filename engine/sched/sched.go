@@ -134,6 +134,13 @@ type Scheduler struct {
 	wake    chan struct{}
 	stopped chan struct{}
 	counter uint64
+	// foreground is how many requests (not background jobs) were running
+	// when the loop last looked, foregroundAt when one last was, and
+	// idle is closed (and replaced) each time their number drops to 0:
+	// Yield waits on them.
+	foreground   int
+	foregroundAt time.Time
+	idle         chan struct{}
 
 	// owned by the loop goroutine
 	running []*Job
@@ -188,7 +195,7 @@ func New(r Runner, pool *kv.Pool, cache *prefix.Cache, o Options) *Scheduler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Scheduler{run: r, pool: pool, cache: cache, o: o, log: o.Logger,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+		wake: make(chan struct{}, 1), stopped: make(chan struct{}), idle: make(chan struct{})}
 	go s.loop()
 	return s
 }
@@ -236,6 +243,8 @@ func (s *Scheduler) Close() {
 		return
 	}
 	s.closed = true
+	close(s.idle) // wake Yield
+	s.idle = make(chan struct{})
 	s.mu.Unlock()
 	s.poke()
 	<-s.stopped
@@ -263,6 +272,7 @@ func (s *Scheduler) loop() {
 		}
 		s.reap()
 		s.admit()
+		s.publish()
 		if len(s.running) == 0 {
 			<-s.wake
 			continue
@@ -283,6 +293,68 @@ func (s *Scheduler) loop() {
 			}
 			s.running = s.running[:0]
 		}
+	}
+}
+
+// publish records how many requests are running, for Yield.
+func (s *Scheduler) publish() {
+	fg := 0
+	for _, j := range s.running {
+		if !j.Background {
+			fg++
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fg > 0 {
+		s.foregroundAt = time.Now()
+	} else if s.foreground > 0 {
+		s.foregroundAt = time.Now()
+		close(s.idle)
+		s.idle = make(chan struct{})
+	}
+	s.foreground = fg
+}
+
+// Yield blocks while the scheduler has requests running or queued, and
+// until none has run for Options.BackgroundDelay; then it returns nil.
+// Work outside the scheduler's own loop that must not slow serving down
+// (training) calls it between its steps: requests keep priority, and
+// the work resumes once they have been idle as long as background jobs
+// wait. It returns ctx's error when ctx ends first and ErrClosed once
+// the scheduler is closed.
+func (s *Scheduler) Yield(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return ErrClosed
+		}
+		busy := s.foreground > 0
+		for _, j := range s.queue {
+			busy = busy || !j.Background
+		}
+		wait := s.o.BackgroundDelay - time.Since(s.foregroundAt)
+		idle := s.idle
+		s.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !busy && wait <= 0 {
+			return nil
+		}
+		// Busy: the loop signals when the last request ends, and a
+		// request queued meanwhile is seen at the next look.
+		if busy {
+			wait = s.o.BackgroundDelay
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-idle:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
 

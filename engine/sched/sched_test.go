@@ -610,3 +610,63 @@ func forceOnce(next func([]float32, []int32) ([]int32, bool), got *[]int32) func
 	}
 	return self
 }
+
+// TestYieldWaitsForRequests: Yield returns at once on an idle scheduler,
+// blocks while a request runs and for BackgroundDelay after it, and
+// returns the context's error or ErrClosed when those end first.
+func TestYieldWaitsForRequests(t *testing.T) {
+	const delay = 40 * time.Millisecond
+	s, pool, r := newTestScheduler(64, 4, Options{BackgroundDelay: delay})
+	ctx := context.Background()
+	if err := s.Yield(ctx); err != nil {
+		t.Fatalf("idle scheduler: %v", err)
+	}
+	r.gate = make(chan struct{})
+	var out []int32
+	done := make(chan time.Time, 1)
+	go func() {
+		if err := s.Run(ctx, greedyJob([]int32{1, 2, 3}, 4, &out)); err != nil {
+			t.Error(err)
+		}
+		done <- time.Now()
+	}()
+	for { // the request is queued or running
+		s.mu.Lock()
+		n := s.counter
+		s.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	if err := s.Yield(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Yield while a request waits: %v, want the deadline", err)
+	}
+	cancel()
+	yielded := make(chan time.Time, 1)
+	go func() {
+		if err := s.Yield(ctx); err != nil {
+			t.Error(err)
+		}
+		yielded <- time.Now()
+	}()
+	time.Sleep(10 * time.Millisecond)
+	close(r.gate)
+	finished := <-done
+	at := <-yielded
+	if gap := at.Sub(finished); gap < delay-5*time.Millisecond {
+		t.Errorf("Yield returned %v after the request ended, want ≥ %v", gap, delay)
+	}
+	s.Cache().Clear()
+	waitFree(t, pool)
+	go func() { time.Sleep(10 * time.Millisecond); s.Close() }()
+	r.gate = nil
+	// Closing wakes a Yield that waits for the delay.
+	s.mu.Lock()
+	s.foregroundAt = time.Now().Add(time.Hour)
+	s.mu.Unlock()
+	if err := s.Yield(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Yield on a closed scheduler: %v", err)
+	}
+}
