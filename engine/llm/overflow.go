@@ -94,8 +94,9 @@ type fitted struct {
 	messages        []chat.Message
 	droppedMessages int
 	droppedTokens   int
-	// keep is the head of the prompt that a context shift keeps.
-	keep int
+	// keep returns the head of the prompt that a context shift keeps,
+	// found on the first call (most requests never shift).
+	keep func() int
 }
 
 // replyRoom is the room a prompt cut to fit leaves for the reply: a
@@ -118,15 +119,22 @@ func (m *Model) fitPrompt(ctx context.Context, req Request, ctxLen int) (fitted,
 		return fitted{}, err
 	}
 	f, orig := fitted{prompt: prompt}, len(prompt)
+	lazyKeep := func(msgs []chat.Message, prompt []int32) func() int {
+		n := -1
+		return func() int {
+			if n < 0 {
+				n = m.keepHead(ctx, req, msgs, prompt)
+			}
+			return n
+		}
+	}
+	f.keep = lazyKeep(req.Messages, prompt)
 	o := req.Overflow
 	need := 1
 	if o.DropOldest && req.MaxTokens > 0 {
 		need = min(req.MaxTokens, max(ctxLen/4, 1))
 	}
 	if len(prompt)+need <= ctxLen {
-		if o.Shift {
-			f.keep = m.keepHead(ctx, req, req.Messages, prompt)
-		}
 		return f, nil
 	}
 	if !o.DropOldest || ctxLen < 2 {
@@ -142,15 +150,16 @@ func (m *Model) fitPrompt(ctx context.Context, req Request, ctxLen int) (fitted,
 			f.messages = msgs
 		}
 	}
-	keep := m.keepHead(ctx, req, msgs, prompt)
+	f.keep = lazyKeep(msgs, prompt)
 	if len(prompt) > budget {
+		keep := f.keep()
 		if keep >= budget {
 			return f, fmt.Errorf("%w: the head of the prompt that must be kept (system messages, or num_keep) is %d tokens, the context %d with %d left for the reply",
 				ErrContextExceeded, keep, ctxLen, ctxLen-budget)
 		}
 		prompt = append(append(make([]int32, 0, budget), prompt[:keep]...), prompt[len(prompt)-(budget-keep):]...)
 	}
-	f.prompt, f.keep = prompt, keep
+	f.prompt = prompt
 	f.droppedTokens = orig - len(prompt)
 	return f, nil
 }
@@ -286,7 +295,8 @@ func commonPrefix(a, b []int32) int {
 // read by runJob between runs.
 type shifter struct {
 	ctxLen    int
-	keep      int  // tokens at the start of the context never discarded
+	keepHead  func() int
+	keep      int  // tokens at the start of the context never discarded (-1: not known yet)
 	maxTokens int  // the request's MaxTokens (0: none)
 	pending   bool // the context is full: shift, then go on
 	shifts    int
@@ -294,13 +304,14 @@ type shifter struct {
 }
 
 // newShifter returns the shift state of a request, nil when it does not
-// shift. At most three quarters of the context are kept, so that every
-// shift frees at least an eighth of it.
-func newShifter(o Overflow, keep, ctxLen, maxTokens int) *shifter {
+// shift. keepHead gives the head to keep, at the first shift; at most
+// three quarters of the context are kept, so that every shift frees at
+// least an eighth of it.
+func newShifter(o Overflow, keepHead func() int, ctxLen, maxTokens int) *shifter {
 	if !o.Shift || ctxLen < 8 {
 		return nil
 	}
-	return &shifter{ctxLen: ctxLen, keep: min(keep, ctxLen-ctxLen/4), maxTokens: maxTokens}
+	return &shifter{ctxLen: ctxLen, keepHead: keepHead, keep: -1, maxTokens: maxTokens}
 }
 
 // inContext is the number of tokens of history the context holds.
@@ -325,6 +336,9 @@ func (s *shifter) full(generated int) bool {
 // shift discards the older half of the context after keep and returns
 // what remains of history: the tokens to compute as the next prompt.
 func (s *shifter) shift(history []int32) []int32 {
+	if s.keep < 0 {
+		s.keep = min(s.keepHead(), s.ctxLen-s.ctxLen/4)
+	}
 	n := len(history) - s.discarded - s.keep
 	s.discarded += n / 2
 	s.shifts++

@@ -99,8 +99,8 @@ func TestDropOldestTurns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f.keep == 0 || f.keep >= len(sys) || !slices.Equal(f.prompt[:f.keep], sys[:f.keep]) {
-				t.Fatalf("kept head of %d tokens: not the system part of %v", f.keep, sys)
+			if keep := f.keep(); keep == 0 || keep >= len(sys) || !slices.Equal(f.prompt[:keep], sys[:keep]) {
+				t.Fatalf("kept head of %d tokens: not the system part of %v", keep, sys)
 			}
 			if f.droppedTokens != len(full)-len(f.prompt) {
 				t.Fatalf("dropped %d tokens, want %d", f.droppedTokens, len(full)-len(f.prompt))
@@ -142,9 +142,10 @@ func TestDropOldestLimits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f.droppedMessages != 2 || len(f.prompt) != ctxLen-ctxLen/4 || f.keep < 2 ||
-				!slices.Equal(f.prompt[:f.keep], head[:f.keep]) || !slices.Equal(f.prompt[f.keep:], head[len(head)-(len(f.prompt)-f.keep):]) {
-				t.Fatalf("kept %d tokens (head %d), dropped %d messages: want the system part and the end of the newest turn", len(f.prompt), f.keep, f.droppedMessages)
+			keep := f.keep()
+			if f.droppedMessages != 2 || len(f.prompt) != ctxLen-ctxLen/4 || keep < 2 ||
+				!slices.Equal(f.prompt[:keep], head[:keep]) || !slices.Equal(f.prompt[keep:], head[len(head)-(len(f.prompt)-keep):]) {
+				t.Fatalf("kept %d tokens (head %d), dropped %d messages: want the system part and the end of the newest turn", len(f.prompt), keep, f.droppedMessages)
 			}
 			if f.droppedTokens != len(full)-len(f.prompt) {
 				t.Fatalf("dropped %d tokens, want %d", f.droppedTokens, len(full)-len(f.prompt))
@@ -197,6 +198,9 @@ func TestContextShift(t *testing.T) {
 				if !slices.Equal(got, ids[at:at+want]) {
 					t.Fatalf("after shift %d: %v, a fresh prompt of the shifted context gives %v", s.shifts, ids[at:at+want], got)
 				}
+			}
+			if s.keep < 2 {
+				t.Fatalf("a shift kept %d tokens: want the system part", s.keep)
 			}
 			if res.ShiftedTokens != s.discarded {
 				t.Fatalf("%d tokens shifted out, want %d", res.ShiftedTokens, s.discarded)
