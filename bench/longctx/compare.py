@@ -32,6 +32,7 @@ ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--tests", default="pp,tg", help="pp, tg or both")
 ap.add_argument("--ruvllm", default=os.path.join(cache, "ruvllm"))
 ap.add_argument("--llama-bench", default=os.path.join(os.environ.get("LLAMA_BIN", "/work/cache/llama.cpp/build/bin"), "llama-bench"))
+ap.add_argument("--llama-args", default="", help="more llama-bench arguments, e.g. '--poll 0'")
 ap.add_argument("--json", help="also write every run's figures here")
 a = ap.parse_args()
 
@@ -67,7 +68,7 @@ def ruvllm(model, pp, tg, depth):
 
 def llama(model, pp, tg, depth):
     cmd = [a.llama_bench, "-m", model, "-p", str(pp), "-n", str(tg), "-d", str(depth), "-r", "1", "--no-warmup",
-           "-t", str(a.threads), "-fa", "on", "-o", "json"]
+           "-t", str(a.threads), "-fa", "on", "-o", "json"] + a.llama_args.split()
     c0 = cpu_children()
     out, wall = run(cmd)
     r = [x for x in json.loads(out) if x["n_prompt"] == pp and x["n_gen"] == tg][0]
