@@ -24,6 +24,10 @@ type AnthropicRequest struct {
 	Thinking      json.RawMessage    `json:"thinking,omitempty"`
 	// ContextOverflow is ruvllm's (see SamplingFields).
 	ContextOverflow string `json:"context_overflow,omitempty"`
+	// OutputConfig is {format: {type: "json_schema", schema}, effort};
+	// OutputFormat is the beta's top-level format.
+	OutputConfig json.RawMessage `json:"output_config,omitempty"`
+	OutputFormat json.RawMessage `json:"output_format,omitempty"`
 	// ServiceTier and the like change nothing here and are tolerated.
 }
 

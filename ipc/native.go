@@ -95,6 +95,27 @@ type RequestRecord struct {
 	TokensPerSecond  float64   `json:"tokens_per_second"`
 	Status           string    `json:"status"` // "ok", "cancelled", "error"
 	Error            string    `json:"error,omitempty"`
+	// TTFT says where the time to the first token went (absent when no
+	// token was generated).
+	TTFT *TTFTBreakdown `json:"ttft_breakdown,omitempty"`
+}
+
+// TTFTBreakdown divides a request's time to its first token, in
+// milliseconds. Handler runs from the decoded request to the engine's
+// start (acquiring the model, loading it when it was not, adapters,
+// compiling a grammar). The engine's parts follow, and add up to
+// TTFTMillis: Prepare (chat template and tokenization), Queue (waiting for
+// a place among running sequences), Prefill (computing the uncached prompt
+// tokens, in PrefillSteps forward passes that other sequences' tokens may
+// share) and Sample (sampling and decoding the first token). What a client
+// measures adds reading the request and writing the answer.
+type TTFTBreakdown struct {
+	HandlerMillis float64 `json:"handler_ms"`
+	PrepareMillis float64 `json:"prepare_ms"`
+	QueueMillis   float64 `json:"queue_ms"`
+	PrefillMillis float64 `json:"prefill_ms"`
+	PrefillSteps  int     `json:"prefill_steps"`
+	SampleMillis  float64 `json:"sample_ms"`
 }
 
 // APIError is a non-2xx answer, in either protocol's error shape.

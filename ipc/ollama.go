@@ -58,9 +58,9 @@ type OllamaOptions struct {
 	NumPredict       *int     `json:"num_predict,omitempty"`
 	// NumCtx bounds this request's context (prompt and reply); a prompt
 	// longer than it is truncated, keeping its end.
-	NumCtx   int          `json:"num_ctx,omitempty"`
-	Stop     []string     `json:"stop,omitempty"`
-	Adapters []AdapterRef `json:"adapters,omitempty"`
+	NumCtx   int         `json:"num_ctx,omitempty"`
+	Stop     []string    `json:"stop,omitempty"`
+	Adapters AdapterRefs `json:"adapters,omitempty"`
 	// Options that would change the output but have no support here; the
 	// daemon refuses them by name unless they are at their neutral value.
 	Mirostat        *int     `json:"mirostat,omitempty"`

@@ -15,6 +15,70 @@ type AdapterRef struct {
 	Scale float32 `json:"scale,omitempty"`
 }
 
+// The string forms of a request's "adapters" field (OpenAI bodies) and
+// "options.adapters" (Ollama bodies), besides an array of AdapterRef.
+const (
+	// AdaptersAuto routes the request to the installed adapter that did
+	// best on similar earlier requests of its learning scope (or to none).
+	AdaptersAuto = "auto"
+	// AdaptersNone runs the base model exactly: no adapter, not even the
+	// ones the daemon learned from the user's feedback.
+	AdaptersNone = "none"
+)
+
+// AdapterRefs is a request's adapters: a JSON array of AdapterRef, or one
+// of the strings "auto" and "none" (AdaptersAuto, AdaptersNone), which
+// decode to a single entry whose Name is that string prefixed with "@"
+// (a name no installed adapter can have) and encode back as the string.
+type AdapterRefs []AdapterRef
+
+// Mode returns "auto" or "none" for the string forms, "" for a list.
+func (r AdapterRefs) Mode() string {
+	if len(r) == 1 && r[0].Scale == 0 {
+		switch r[0].Name {
+		case "@" + AdaptersAuto:
+			return AdaptersAuto
+		case "@" + AdaptersNone:
+			return AdaptersNone
+		}
+	}
+	return ""
+}
+
+// AdapterMode returns the AdapterRefs of a string form ("auto", "none").
+func AdapterMode(mode string) AdapterRefs { return AdapterRefs{{Name: "@" + mode}} }
+
+// UnmarshalJSON accepts an array of {"name", "scale"} or "auto"/"none".
+func (r *AdapterRefs) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		switch s {
+		case AdaptersAuto, AdaptersNone:
+			*r = AdapterMode(s)
+			return nil
+		}
+		return fmt.Errorf("adapters must be an array of {\"name\", \"scale\"} or one of \"auto\" and \"none\", not %q", s)
+	}
+	var list []AdapterRef
+	if err := json.Unmarshal(b, &list); err != nil {
+		return fmt.Errorf("adapters must be an array of {\"name\", \"scale\"} or one of \"auto\" and \"none\"")
+	}
+	*r = list
+	return nil
+}
+
+// MarshalJSON writes the string forms back as strings.
+func (r AdapterRefs) MarshalJSON() ([]byte, error) {
+	if m := r.Mode(); m != "" {
+		return json.Marshal(m)
+	}
+	return json.Marshal([]AdapterRef(r))
+}
+
 // Message is one chat turn. Content is its text: a request may send it as
 // a string, null, or (as the OpenAI SDKs, LangChain and the AI SDK do) an
 // array of content parts, whose text parts are joined in order with a
@@ -152,7 +216,7 @@ type SamplingFields struct {
 	N                int                `json:"n,omitempty"`
 	Stream           bool               `json:"stream,omitempty"`
 	StreamOptions    *StreamOptions     `json:"stream_options,omitempty"`
-	Adapters         []AdapterRef       `json:"adapters,omitempty"`
+	Adapters         AdapterRefs        `json:"adapters,omitempty"`
 	// Priority orders requests in the daemon: higher first.
 	Priority int `json:"priority,omitempty"`
 	// Grammar (GBNF) and Regex are ruvllm's own constraints: the output

@@ -29,7 +29,7 @@ type ResponseRequest struct {
 	User               string          `json:"user,omitempty"`
 	TopLogprobs        *int            `json:"top_logprobs,omitempty"`
 	Background         bool            `json:"background,omitempty"`
-	Adapters           []AdapterRef    `json:"adapters,omitempty"`
+	Adapters           AdapterRefs     `json:"adapters,omitempty"`
 	// ContextOverflow is ruvllm's (see SamplingFields); when set it takes
 	// the place of Truncation ("auto" is "drop_oldest", "disabled"
 	// "error").
@@ -79,6 +79,30 @@ type ResponseItem struct {
 	Output    string `json:"output,omitempty"`
 }
 
+// MarshalJSON writes the item with the fields its type always has, empty
+// or not (OpenAI's SDKs build on them: a streamed function_call's
+// arguments are appended to the item's): a function_call's call_id, name
+// and arguments, a function_call_output's call_id and output.
+func (it ResponseItem) MarshalJSON() ([]byte, error) {
+	type plain ResponseItem
+	switch it.Type {
+	case "function_call":
+		return json.Marshal(struct {
+			plain
+			CallID    string `json:"call_id"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		}{plain(it), it.CallID, it.Name, it.Arguments})
+	case "function_call_output":
+		return json.Marshal(struct {
+			plain
+			CallID string `json:"call_id"`
+			Output string `json:"output"`
+		}{plain(it), it.CallID, it.Output})
+	}
+	return json.Marshal(plain(it))
+}
+
 // ResponseContent is a message's content: a string or content parts.
 type ResponseContent struct {
 	Parts []ResponsePart
@@ -119,6 +143,23 @@ type ResponsePart struct {
 	Type        string `json:"type"`
 	Text        string `json:"text"`
 	Annotations []any  `json:"annotations,omitempty"`
+}
+
+// MarshalJSON writes an output_text part with its annotations, [] when it
+// has none (OpenAI's types make them required).
+func (p ResponsePart) MarshalJSON() ([]byte, error) {
+	type plain ResponsePart
+	if p.Type != "output_text" {
+		return json.Marshal(plain(p))
+	}
+	a := p.Annotations
+	if a == nil {
+		a = []any{}
+	}
+	return json.Marshal(struct {
+		plain
+		Annotations []any `json:"annotations"`
+	}{plain(p), a})
 }
 
 // Response is a response object (POST /v1/responses, GET /v1/responses/{id}).

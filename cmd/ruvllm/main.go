@@ -41,6 +41,8 @@ func main() {
 		newSocketCmd(),
 		newEnvCmd(),
 		newStopCmd(),
+		newLearnCmd(),
+		newTrainCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/adapters"
+	"github.com/ruvllm/ruvllm/daemon/learning"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/store"
 	"github.com/ruvllm/ruvllm/engine/chat"
@@ -46,6 +47,7 @@ type API struct {
 
 	mu       sync.Mutex
 	adapters *adapters.Pool
+	learning *learning.Service
 
 	pulls pulls
 	descs descCache
@@ -141,7 +143,21 @@ type runSpec struct {
 	// caller retries as a raw prompt under the same id: that failure is
 	// not counted or logged, so the id names one record.
 	retryNoTemplate bool
+	// hdr, when set, is the response's header, which run completes
+	// before the first byte is written: the adapter "adapters": "auto"
+	// routed to (AdapterHeader) and the learned adapters' version
+	// (LearningHeader).
+	hdr http.Header
 }
+
+// AdapterHeader names the adapter an "adapters": "auto" request was
+// routed to ("none" when the request ran without one).
+const AdapterHeader = "X-Ruvllm-Adapter"
+
+// LearningHeader, on a request, switches the learned adapters off for it
+// ("off"); on a response, names the learning scope and version the reply
+// applied ("user@v12"), or "off"/"none".
+const LearningHeader = "X-Ruvllm-Learning"
 
 type runResult struct {
 	name string
@@ -191,7 +207,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
 		return out, err
 	}
-	if s.req.Adapters, err = a.resolveAdapters(ctx, h.Model, s.adapters); err != nil {
+	if err := a.applyAdapters(ctx, r, h, &s); err != nil {
 		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
 		return out, err
 	}
@@ -205,6 +221,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		s.onStart(h.Name)
 	}
 	s.req.WarmFollowUp = s.conversation && s.req.Messages != nil
+	engineStart := time.Now()
 	var answer strings.Builder
 	var res llm.Result
 	if s.n > 1 {
@@ -257,6 +274,12 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, CompletionTokens: res.CompletionTokens,
 		TTFTMillis: float64(res.Timings.TTFT.Microseconds()) / 1000, Status: status,
 	}
+	if res.CompletionTokens > 0 {
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		t := res.Timings
+		rec.TTFT = &ipc.TTFTBreakdown{HandlerMillis: ms(engineStart.Sub(start)), PrepareMillis: ms(t.Prepare),
+			QueueMillis: ms(t.Queue), PrefillMillis: ms(t.Prefill), PrefillSteps: t.PrefillSteps, SampleMillis: ms(t.Sample)}
+	}
 	if res.CompletionTokens > 1 && res.Timings.Eval > 0 {
 		rec.TokensPerSecond = float64(res.CompletionTokens-1) / res.Timings.Eval.Seconds()
 	}
@@ -270,7 +293,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		lerr = a.srv.Store().LogRequest(context.Background(), rec)
 	} else {
 		ex := store.Exchange{ID: s.id, Time: rec.Time, Endpoint: s.endpoint, Model: h.Name, Adapters: s.adapters,
-			PromptText: s.req.Prompt, Answer: answer.String()}
+			PromptText: s.req.Prompt, Answer: answer.String(), App: r.Header.Get("X-Ruvllm-Client")}
 		for _, m := range s.req.Messages {
 			ex.Prompt = append(ex.Prompt, ipc.Message{Role: m.Role, Content: m.Content})
 		}

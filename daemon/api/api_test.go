@@ -21,6 +21,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/ipc"
 )
@@ -38,6 +39,13 @@ type fakeModel struct {
 	endless bool
 	fail    bool
 
+	// script, when set, replaces the package's script; template is the
+	// chat template Info reports; grammar makes the model accept
+	// constraints and tools (as grammarFake, which enforces nothing).
+	script   []string
+	template string
+	grammar  bool
+
 	mu         sync.Mutex
 	last       llm.Request
 	noTemplate bool     // refuse chat requests like a model without a chat template
@@ -45,7 +53,8 @@ type fakeModel struct {
 }
 
 func (f *fakeModel) Info() llm.Info {
-	return llm.Info{Name: f.name, Architecture: "fake", Parameters: 1234567, FileType: "Q8_0", ContextLength: 2048, EmbeddingSize: 3, VocabSize: 100}
+	return llm.Info{Name: f.name, Architecture: "fake", Parameters: 1234567, FileType: "Q8_0", ContextLength: 2048, EmbeddingSize: 3, VocabSize: 100,
+		ChatTemplate: f.template}
 }
 
 func (f *fakeModel) lastRequest() llm.Request {
@@ -72,6 +81,10 @@ func (f *fakeModel) Generate(ctx context.Context, req llm.Request, onToken func(
 	stop := context.AfterFunc(ctx, func() { mu.Lock(); cancelledAt = time.Now(); mu.Unlock() })
 	defer stop()
 	after := 0
+	script := script
+	if f.script != nil {
+		script = f.script
+	}
 	for i := 0; ; i++ {
 		if !f.endless && i == len(script) {
 			break
@@ -127,6 +140,13 @@ func (f *fakeModel) Embed(ctx context.Context, inputs []string) ([][]float32, in
 
 func (f *fakeModel) Close() error { return nil }
 
+// grammarFake is a fakeModel that takes constraints and tools: it compiles
+// nothing and generates its script as it is.
+type grammarFake struct{ *fakeModel }
+
+func (grammarFake) Grammar(grammar.Spec) (*grammar.Constraint, error)         { return nil, nil }
+func (grammarFake) ComposedGrammar(grammar.Part) (*grammar.Constraint, error) { return nil, nil }
+
 // testAPI is a real daemon server on a temporary socket with the double
 // behind its model manager.
 type testAPI struct {
@@ -156,10 +176,13 @@ func startAPIWith(t testing.TB, realEngine bool) *testAPI {
 		"slow":    {name: "slow", delay: 5 * time.Millisecond, endless: true, cancelSeen: make(chan int, 4)},
 		"stream":  {name: "stream", delay: time.Millisecond},
 		"failing": {name: "failing", fail: true},
+		// A Hermes/Qwen tool caller that writes a newline before its call.
+		"hermes": {name: "hermes", grammar: true, template: "{{ tools }} <tool_call> {{ messages }}",
+			script: []string{"\n", "<tool_", "call>", "\n", `{"name": "get_weather", "arguments": {"city": "Oslo"}}`, "\n", "</tool_call>"}},
 	}
 	mdir := filepath.Join(dir, "models")
 	os.MkdirAll(mdir, 0o700)
-	for _, n := range []string{"fake", "slow", "stream", "failing", "broken"} {
+	for _, n := range []string{"fake", "slow", "stream", "failing", "broken", "hermes"} {
 		os.WriteFile(filepath.Join(mdir, n+".gguf"), []byte("GGUF"), 0o600)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -176,6 +199,9 @@ func startAPIWith(t testing.TB, realEngine bool) *testAPI {
 				return llm.Load(ctx, path, llm.Options{Threads: 1, Sequences: 2})
 			}
 			if f := fakes[llm.NameFromPath(path)]; f != nil {
+				if f.grammar {
+					return grammarFake{f}, nil
+				}
 				return f, nil
 			}
 			return nil, errors.New("not a GGUF file")
@@ -635,12 +661,12 @@ func TestListingEndpoints(t *testing.T) {
 	ta := startAPI(t)
 	status, body := ta.get(t, "/v1/models")
 	m := mustJSON(t, string(body))
-	if status != 200 || m["object"] != "list" || len(m["data"].([]any)) != 5 || field(m, "data", 2, "id") != "fake" ||
+	if status != 200 || m["object"] != "list" || len(m["data"].([]any)) != 6 || field(m, "data", 2, "id") != "fake" ||
 		field(m, "data", 1, "object") != "model" {
 		t.Fatalf("/v1/models %s", body)
 	}
 	_, body = ta.get(t, "/api/tags")
-	if m := mustJSON(t, string(body)); len(m["models"].([]any)) != 5 || field(m, "models", 0, "details", "format") != "gguf" {
+	if m := mustJSON(t, string(body)); len(m["models"].([]any)) != 6 || field(m, "models", 0, "details", "format") != "gguf" {
 		t.Fatalf("/api/tags %s", body)
 	}
 	_, body = ta.get(t, "/api/ps")

@@ -61,7 +61,7 @@ func (a *API) manifest(name string) (*ipc.ModelManifest, bool) {
 	}
 	var m ipc.ModelManifest
 	if err := a.srv.Store().Get(ManifestBucket, canonicalName(name), &m); err != nil {
-		return nil, false
+		return a.fineTunedManifest(canonicalName(name))
 	}
 	return &m, true
 }
@@ -149,6 +149,8 @@ func withManifestSampling(man *ipc.ModelManifest, f *ipc.SamplingFields) {
 	if man == nil {
 		return
 	}
+	// A created model's adapters apply whether or not it has parameters.
+	f.Adapters = mergeAdapters(man.Adapters, f.Adapters)
 	o, err := withManifestOptions(man, nil)
 	if err != nil || o == nil {
 		return
@@ -183,7 +185,6 @@ func withManifestSampling(man *ipc.ModelManifest, f *ipc.SamplingFields) {
 	if f.MaxTokens == 0 && f.MaxCompletion == 0 && o.NumPredict != nil && *o.NumPredict > 0 {
 		f.MaxTokens = *o.NumPredict
 	}
-	f.Adapters = mergeAdapters(man.Adapters, f.Adapters)
 }
 
 // mergeAdapters puts a created model's adapters before the request's; an

@@ -217,27 +217,14 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	var name string
 	nd := &ndjson{w: w}
 	var text []byte
-	var tstate *toolState
+	oc := &outputControls{constraint: constraint, tools: tools}
 	var filter *toolcall.Stream
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
-		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id,
-		prepare: func(m models.Model, req *llm.Request) error {
-			if err := applyConstraint(m, req, constraint); err != nil {
-				return err
-			}
-			st, err := applyTools(m, req, tools)
-			if err != nil {
-				return err
-			}
-			tstate = st
-			if st.active {
-				filter = toolcall.NewStream(st.format)
-			}
-			return nil
-		},
-		onStart: func(n string) { name = n },
+		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
+		prepare: oc.prepare,
+		onStart: func(n string) { name, filter = n, oc.stream() },
 		onToken: func(t llm.Token) error {
 			text = append(text, t.Text...)
 			if !stream {
@@ -260,7 +247,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	content, calls, err := tstate.splitCalls(string(text), "call_")
+	content, calls, err := oc.split(string(text), "call_")
 	if err != nil {
 		if !nd.started {
 			ollamaError(w, err)
@@ -379,7 +366,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	usesChatTemplate := !body.Raw && body.Suffix == "" && body.Template == ""
 	spec := runSpec{endpoint: "api.generate", model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
-		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id,
+		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		retryNoTemplate: usesChatTemplate,
 		prepare:         func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
 		onStart:         func(n string) { name = n },

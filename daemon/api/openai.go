@@ -99,12 +99,26 @@ func tokenLogprob(m models.Model, t llm.Token) ipc.TokenLogprob {
 	if tm, ok := m.(tokenizerModel); ok {
 		text = tm.Tokenizer().Decode([]int32{t.ID}, tokenizerDecode)
 	}
-	tl := ipc.TokenLogprob{Token: text, Logprob: t.Logprob, TopLogprobs: []ipc.TopLogprob{}}
+	tl := ipc.TokenLogprob{Token: text, Logprob: finiteLogprob(t.Logprob), TopLogprobs: []ipc.TopLogprob{}}
 	tl.Bytes = []byte(tl.Token)
 	for _, c := range t.Top {
+		// Under a constraint fewer tokens than asked for may be allowed:
+		// the others (-Inf) are no alternatives, and JSON cannot hold them.
+		if math.IsInf(float64(c.Logprob), 0) || math.IsNaN(float64(c.Logprob)) {
+			continue
+		}
 		tl.TopLogprobs = append(tl.TopLogprobs, ipc.TopLogprob{Token: c.Text, Logprob: c.Logprob, Bytes: []byte(c.Text)})
 	}
 	return tl
+}
+
+// finiteLogprob is lp, or OpenAI's -9999 for a token of no probability
+// (JSON has no -Inf).
+func finiteLogprob(lp float32) float32 {
+	if math.IsInf(float64(lp), 0) || math.IsNaN(float64(lp)) {
+		return -9999
+	}
+	return lp
 }
 
 func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
@@ -170,7 +184,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		texts   = make([][]byte, n)
 		lps     = make([][]ipc.TokenLogprob, n)
 		sse     = &sseWriter{w: w, fl: w.(http.Flusher)}
-		tstate  *toolState
+		oc      = &outputControls{constraint: constraint, tools: tools}
 		filters = make([]*toolcall.Stream, n)
 	)
 	chunk := func(i int, d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
@@ -203,25 +217,13 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.send(chunk(i, ipc.Delta{Content: text}, l, nil))
 	}
-	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n,
-		prepare: func(m models.Model, req *llm.Request) error {
-			if err := applyConstraint(m, req, constraint); err != nil {
-				return err
-			}
-			st, err := applyTools(m, req, tools)
-			if err != nil {
-				return err
-			}
-			tstate = st
-			if st.active {
-				for i := range filters {
-					filters[i] = toolcall.NewStream(st.format)
-				}
-			}
-			return nil
-		},
+	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
+		prepare: oc.prepare,
 		onStart: func(nm string) {
 			name, model = nm, a.models.Models()[nm]
+			for i := range filters {
+				filters[i] = oc.stream()
+			}
 			if body.Stream {
 				for i := range n {
 					sse.send(chunk(i, ipc.Delta{Role: "assistant"}, nil, nil))
@@ -244,7 +246,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	contents := make([]string, n)
 	calls := make([][]toolcall.Call, n)
 	for i := range n {
-		if contents[i], calls[i], err = tstate.splitCalls(string(texts[i]), "call_"); err != nil {
+		if contents[i], calls[i], err = oc.split(string(texts[i]), "call_"); err != nil {
 			if !sse.started {
 				openAIError(w, err)
 			} else {
@@ -399,6 +401,11 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	if body.Logprobs > 0 {
 		req.Logprobs, req.TopLogprobs = true, body.Logprobs
 	}
+	constraint, err := nativeConstraint(body.Grammar, body.Regex)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
 	n := max(body.N, 1)
 	if n > 1 && body.Echo {
 		openAIError(w, badParam("echo", "cannot be combined with n > 1"))
@@ -457,7 +464,8 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.send(resp(i, t.Text, lp, nil))
 	}
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
+		prepare: func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
 		onStart: onStart, onToken: func(t llm.Token) error { return onTok(0, t) }, onChoiceToken: onTok})
 	if err == nil {
 		err = startErr
@@ -567,6 +575,10 @@ func (a *API) echoPrompt(ctx context.Context, m models.Model, req llm.Request, t
 // getModel answers GET /v1/models/{id}.
 func (a *API) getModel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if man, ok := a.fineTunedManifest(canonicalName(id)); ok {
+		daemon.WriteJSON(w, http.StatusOK, ipc.ModelCard{ID: man.Name, Object: "model", Created: man.Created.Unix(), OwnedBy: "user"})
+		return
+	}
 	if man, ok := a.manifest(id); ok {
 		// A created model (/api/create), while its base is there.
 		if rm, err := a.resolveModel(id); err == nil {
@@ -604,6 +616,14 @@ func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
 	out := ipc.ModelList{Object: "list", Data: []ipc.ModelCard{}}
 	for _, m := range list {
 		out.Data = append(out.Data, ipc.ModelCard{ID: m.Name, Object: "model", Created: m.Modified.Unix(), OwnedBy: "ruvllm"})
+	}
+	// Fine-tuning jobs' adapters are models too, as OpenAI lists them.
+	if pool := a.adapterPool(); pool != nil {
+		for _, info := range pool.List() {
+			if man, ok := a.fineTunedManifest(info.Name); ok {
+				out.Data = append(out.Data, ipc.ModelCard{ID: man.Name, Object: "model", Created: man.Created.Unix(), OwnedBy: "user"})
+			}
+		}
 	}
 	// Created models, named as /api/tags names them, while their base is
 	// there.

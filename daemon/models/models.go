@@ -98,6 +98,13 @@ type Options struct {
 	// MemAvailable on Linux; where unknown, ok is false and the check is
 	// skipped).
 	MemAvailable func() (n int64, ok bool)
+	// OnLoad, when set, is called once a model is loaded and serving
+	// (the learning loops attach there); it must not block.
+	OnLoad func(name, path string, m Model)
+	// OnUnload, when set, is called when a model is about to unload,
+	// before it closes; the model is no longer served. It may block until
+	// the work on the model has stopped.
+	OnUnload func(name string, m Model)
 }
 
 // Manager owns the loaded models.
@@ -344,6 +351,9 @@ func (m *Manager) load(key, path string, call *loadCall) {
 	m.loaded[key] = e
 	call.e = e
 	m.mu.Unlock()
+	if m.o.OnLoad != nil {
+		m.o.OnLoad(key, path, model)
+	}
 	m.o.Logger.Info("model loaded", "model", key, "path", path, "seconds", e.loadTime.Seconds(),
 		"warmup_seconds", warmup.Seconds(), "cached_blocks_restored", restored)
 	if m.o.Events != nil {
@@ -431,6 +441,9 @@ func (m *Manager) unload(e *entry) {
 		e.timer.Stop()
 	}
 	m.mu.Unlock()
+	if m.o.OnUnload != nil {
+		m.o.OnUnload(e.name, e.model)
+	}
 	if snap, ok := e.model.(CacheSnapshotter); ok && m.snapshotPath(e) != "" {
 		if n, err := snap.SaveCache(m.snapshotPath(e), m.o.SnapshotBlocks); err != nil {
 			m.o.Logger.Warn("saving prefix cache", "model", e.name, "err", err)

@@ -14,6 +14,8 @@ import (
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/api"
+	"github.com/ruvllm/ruvllm/daemon/finetune"
+	"github.com/ruvllm/ruvllm/daemon/learning"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/pull"
 	"github.com/ruvllm/ruvllm/engine/model"
@@ -43,6 +45,9 @@ type Options struct {
 	// ContextOverflow is the default for requests that name no
 	// context_overflow (api.SetContextOverflow: "auto" or a mode).
 	ContextOverflow string
+	// Learning configures learning from feedback (daemon/learning); its
+	// Store, Events and Logger are the server's.
+	Learning learning.Options
 }
 
 // Run serves until ctx is cancelled.
@@ -70,11 +75,22 @@ func Run(ctx context.Context, o Options) error {
 	} else if freed > 0 {
 		o.Logger.Info("removed interrupted downloads older than a day", "dir", o.ModelsDir, "bytes", freed)
 	}
+	lo := o.Learning
+	lo.Store, lo.Events, lo.Logger = srv.Store(), srv.Events(), o.Logger
+	if lo.Threads == 0 {
+		lo.Threads = o.Threads
+	}
+	learner := learning.New(lo)
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
-		Threads: o.Threads, ContextLength: o.ContextLength, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store()})
+		Threads: o.Threads, ContextLength: o.ContextLength, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
+		OnLoad:   func(name, path string, m models.Model) { learner.Attach(name, path, m) },
+		OnUnload: func(name string, _ models.Model) { learner.Detach(name) }})
 	a := api.Register(srv, mgr)
 	a.SetContextOverflow(o.ContextOverflow) // checked above
-	srv.OnShutdown(mgr.Close)
+	a.SetLearning(learner)
+	// The background loop's consolidation at shutdown runs before the
+	// models unload (hooks run in order; mgr.Close is registered last).
+	srv.OnShutdown(learner.Shutdown)
 	// The registry lives in a hidden folder inside the drop folder: the
 	// watcher ignores it, and installing is a rename on one file system.
 	registry := filepath.Join(o.StateDir, "adapters")
@@ -100,6 +116,16 @@ func Run(ctx context.Context, o Options) error {
 	}
 	pool.Register(srv)
 	a.SetAdapters(pool)
+	ft := finetune.New(finetune.Options{Dir: filepath.Join(o.StateDir, "files"), Store: srv.Store(), Events: srv.Events(),
+		Logger: o.Logger, Models: mgr, Adapters: pool, Threads: o.Threads})
+	a.SetFineTuning(ft, finetune.DefaultMaxFileBytes)
+	if err := ft.Start(); err != nil {
+		return err
+	}
+	// Before the models unload: a job in progress goes back to the queue
+	// and releases its model.
+	srv.OnShutdown(ft.Close)
+	srv.OnShutdown(mgr.Close)
 	if o.AdaptersDir != "" {
 		go func() {
 			if err := pool.Watch(ctx); err != nil {
@@ -137,5 +163,10 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.IntVar(&o.ContextLength, "ctx-size", 0, "context length of each sequence, in tokens (0: the model's trained context, at most 4096)")
 	f.StringVar(&o.ContextOverflow, "context-overflow", api.OverflowAuto,
 		"what requests that outgrow the context get unless they say: drop_oldest (a chat's oldest turns), shift (that, and a full context shifts while the reply goes on), error, or auto (chats drop_oldest, Ollama's API shift, raw completions error)")
+	f.BoolVar(&o.Learning.Disabled, "no-learning", false, "store feedback but do not learn from it")
+	f.BoolVar(&o.Learning.PerApp, "learning-per-app", false, "learn in a scope per app (X-Ruvllm-Client) instead of one per user")
+	f.DurationVar(&o.Learning.Interval, "learning-interval", 2*time.Minute, "period of the background loop (consolidation, deep runs)")
+	f.IntVar(&o.Learning.Config.DeepMin, "learning-deep-min", 0, "stored exchanges before a deep run (0: 20)")
+	f.IntVar(&o.Learning.DeepEvery, "learning-deep-every", 0, "new signals between deep runs (0: the deep minimum)")
 	backends.Flag(f, &o.Backend)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -184,6 +185,15 @@ func TestOpenAIChatStreamAndCacheAcrossClients(t *testing.T) {
 	recs, err := d.client.Requests(ctx, 10)
 	if err != nil || len(recs) != 3 || recs[1].Client != "other-app" || recs[1].CachedTokens == 0 {
 		t.Fatalf("request log %+v, %v", recs, err)
+	}
+	for _, r := range recs {
+		b := r.TTFT
+		if b == nil || b.PrefillSteps < 1 || b.PrefillMillis <= 0 || b.HandlerMillis < 0 {
+			t.Fatalf("request %s: TTFT breakdown %+v", r.ID, b)
+		}
+		if sum := b.PrepareMillis + b.QueueMillis + b.PrefillMillis + b.SampleMillis; math.Abs(sum-r.TTFTMillis) > 0.01 {
+			t.Errorf("request %s: breakdown adds up to %.3f ms, TTFT %.3f ms", r.ID, sum, r.TTFTMillis)
+		}
 	}
 }
 

@@ -281,6 +281,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			return tokens, false
 		}
 	}
+	submitted := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- m.runJob(jobCtx, job, shift, func() []int32 { return history }) }()
 
@@ -327,6 +328,13 @@ wait:
 		res.Timings.TTFT = firstAt.Sub(start)
 		res.Timings.PromptEval = res.Timings.TTFT
 		res.Timings.Eval = time.Since(firstAt)
+		res.Timings.Prepare = submitted.Sub(start)
+		if !job.Prefilled.IsZero() {
+			res.Timings.Queue = job.Admitted.Sub(submitted)
+			res.Timings.Prefill = job.Prefilled.Sub(job.Admitted)
+			res.Timings.PrefillSteps = job.PrefillSteps
+			res.Timings.Sample = firstAt.Sub(job.Prefilled)
+		}
 	}
 	res.Timings.Total = time.Since(start)
 	if cbErr != nil {

@@ -121,6 +121,19 @@ type Timings struct {
 	TTFT time.Duration `json:"ttft"`
 	// Total is the time from the request to its end.
 	Total time.Duration `json:"total"`
+
+	// Where the time to the first token went: Prepare (chat template,
+	// tokenization, adapters, grammar: until the scheduler has the job),
+	// Queue (waiting for a place among the running sequences), Prefill
+	// (from then until the forward pass computing the last prompt token
+	// ended, over PrefillSteps passes, which other sequences' tokens may
+	// share) and Sample (from that pass to the first token delivered:
+	// sampling and decoding its text).
+	Prepare      time.Duration `json:"prepare"`
+	Queue        time.Duration `json:"queue"`
+	Prefill      time.Duration `json:"prefill"`
+	PrefillSteps int           `json:"prefill_steps"`
+	Sample       time.Duration `json:"sample"`
 }
 
 // Result summarises a finished generation.

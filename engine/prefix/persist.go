@@ -25,8 +25,8 @@ var ErrBadSnapshot = errors.New("prefix snapshot rejected")
 
 const snapshotMagic = "RUVLLM-PREFIX-1\n"
 
-// Save writes the hottest cached prefixes of namespace ns — nodes ranked by
-// hits then recency, each with all its ancestors — up to maxBlocks blocks,
+// Save writes the hottest cached prefixes of namespace ns — whole-block
+// nodes ranked by hits then recency, each with all its ancestors — up to maxBlocks blocks,
 // with their keys and values, followed by a SHA-256 of everything before it.
 func (c *Cache) Save(w io.Writer, ns string, kvd KVData, maxBlocks int) (int, error) {
 	c.mu.Lock()
@@ -39,6 +39,9 @@ func (c *Cache) Save(w io.Writer, ns string, kvd KVData, maxBlocks int) (int, er
 	var walk func(*node)
 	walk = func(n *node) {
 		for _, ch := range n.children {
+			if ch.partial(c.bs) {
+				continue // snapshots hold whole blocks
+			}
 			all = append(all, ch)
 			walk(ch)
 		}

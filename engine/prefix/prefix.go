@@ -1,9 +1,13 @@
 // Package prefix is the shared prefix cache: a tree over token ids whose
 // nodes own KV blocks. A request takes the longest cached prefix of its
 // prompt and computes only the rest; a finished sequence gives its blocks to
-// the tree. Nodes are whole blocks, so a node is one edge of exactly
-// BlockSize tokens and its children are the blocks that followed it in some
-// sequence. Unreferenced leaves are evicted least recently used first.
+// the tree. A node is one block: an edge of BlockSize tokens whose children
+// are the blocks that followed it in some sequence, or, as a leaf, the
+// partly filled last block of a finished sequence. Matching is at token
+// granularity: a prompt that leaves the tree inside a block adopts that
+// block's first tokens (the sequence copies it before writing, kv's
+// copy-on-write), so a warm prompt computes only its new tokens.
+// Unreferenced leaves are evicted least recently used first.
 //
 // The cache is partitioned by a namespace string that must include
 // everything that changes the keys and values besides the tokens: the model
@@ -41,6 +45,47 @@ type node struct {
 	ns       string
 }
 
+// tokens returns the node's block's tokens (its key, viewed as ids).
+func (n *node) tokens() []int32 {
+	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.StringData(n.key))), len(n.key)/4)
+}
+
+// partial reports whether the node's block is a sequence's partly filled
+// last block (always a leaf).
+func (n *node) partial(bs int) bool { return len(n.key) < 4*bs }
+
+// commonPrefix returns how many leading tokens a and b share.
+func commonPrefix(a, b []int32) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// within finds the child of n whose block shares the most leading tokens
+// with rest (at most len(rest)): the block a prompt that leaves the tree at
+// n adopts in part. It returns nil when no child shares a token.
+func within(n *node, rest []int32) (*node, int) {
+	var best *node
+	bestK := 0
+	if len(rest) == 0 {
+		return nil, 0
+	}
+	for _, ch := range n.children {
+		toks := ch.tokens()
+		if len(toks) == 0 || toks[0] != rest[0] {
+			continue
+		}
+		if k := commonPrefix(toks, rest); k > bestK || (k == bestK && best != nil && ch.lastUsed > best.lastUsed) {
+			best, bestK = ch, k
+		}
+	}
+	return best, bestK
+}
+
 // Stats counts the cache's work since it was created.
 type Stats struct {
 	Lookups     uint64 `json:"lookups"`
@@ -63,7 +108,9 @@ func chunkKey(tokens []int32) string {
 }
 
 // Match is the result of a lookup: blocks holding the first Tokens
-// positions of the prompt. The caller must pass it to a sequence with
+// positions of the prompt. Tokens need not be a multiple of the block
+// size: the last block may be adopted in part (the sequence copies it
+// before writing into it). The caller must pass it to a sequence with
 // kv.Sequence.Adopt (which takes its own references) before the next call
 // that may evict; Lookup holds the cache lock only during the call.
 type Match struct {
@@ -71,28 +118,50 @@ type Match struct {
 	Tokens int
 }
 
-// Lookup finds the longest cached prefix of tokens in namespace ns. It
-// leaves at least one token uncached, because the caller needs the logits
-// of the last prompt token.
+// walk follows tokens down namespace ns's tree: the nodes of the whole
+// blocks it matches, then the block it leaves the tree in with the number
+// of that block's tokens it shares (nil, 0 when none). At most max tokens
+// are matched.
+func (c *Cache) walk(ns string, tokens []int32, max int) (path []*node, last *node, k int) {
+	n := c.roots[ns]
+	if n == nil || max <= 0 {
+		return nil, nil, 0
+	}
+	i := 0
+	for ; (i+1)*c.bs <= max; i++ {
+		child := n.children[chunkKey(tokens[i*c.bs:(i+1)*c.bs])]
+		if child == nil {
+			break
+		}
+		path = append(path, child)
+		n = child
+	}
+	last, k = within(n, tokens[i*c.bs:max])
+	return path, last, k
+}
+
+// Lookup finds the longest cached prefix of tokens in namespace ns, to the
+// token. It leaves at least one token uncached, because the caller needs
+// the logits of the last prompt token.
 func (c *Cache) Lookup(ns string, tokens []int32) Match {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.tick++
 	c.stats.Lookups++
 	var m Match
-	limit := (len(tokens) - 1) / c.bs // whole blocks that may be reused
-	n := c.roots[ns]
-	for i := 0; i < limit && n != nil; i++ {
-		child := n.children[chunkKey(tokens[i*c.bs:(i+1)*c.bs])]
-		if child == nil {
-			break
-		}
-		child.lastUsed = c.tick
-		child.hits++
-		m.Blocks = append(m.Blocks, child.block)
-		n = child
+	path, last, k := c.walk(ns, tokens, len(tokens)-1)
+	if last != nil {
+		path = append(path, last)
+	}
+	for _, n := range path {
+		n.lastUsed = c.tick
+		n.hits++
+		m.Blocks = append(m.Blocks, n.block)
 	}
 	m.Tokens = len(m.Blocks) * c.bs
+	if last != nil {
+		m.Tokens += k - c.bs
+	}
 	if m.Tokens > 0 {
 		c.stats.Hits++
 	}
@@ -104,18 +173,13 @@ func (c *Cache) Lookup(ns string, tokens []int32) Match {
 }
 
 // Cached returns how many leading tokens of tokens the cache holds in
-// namespace ns, in whole blocks, without counting a lookup or holding the
-// blocks.
+// namespace ns, to the token (the last one included), without counting a
+// lookup or holding the blocks.
 func (c *Cache) Cached(ns string, tokens []int32) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n, held := c.roots[ns], 0
-	for i := 0; i+c.bs <= len(tokens) && n != nil; i += c.bs {
-		if n = n.children[chunkKey(tokens[i:i+c.bs])]; n != nil {
-			held += c.bs
-		}
-	}
-	return held
+	path, _, k := c.walk(ns, tokens, len(tokens))
+	return len(path)*c.bs + k
 }
 
 // Done releases the hold that Lookup took on a match; call it after the
@@ -123,9 +187,11 @@ func (c *Cache) Cached(ns string, tokens []int32) int {
 func (c *Cache) Done(m Match) { c.pool.Release(m.Blocks) }
 
 // Insert records that blocks hold the keys and values of tokens in
-// namespace ns. Only whole blocks are cached; the tree takes its own
-// reference to each block it keeps. Where the tree already has a block for
-// the same tokens, it keeps its own and ignores the caller's.
+// namespace ns; the tree takes its own reference to each block it keeps.
+// Where the tree already has a block for the same tokens, it keeps its own
+// and ignores the caller's. A partly filled last block is kept as a
+// partial leaf, unless the tree already holds its tokens; a block that
+// covers a partial leaf's tokens replaces the leaf.
 func (c *Cache) Insert(ns string, tokens []int32, blocks []int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -136,11 +202,24 @@ func (c *Cache) Insert(ns string, tokens []int32, blocks []int32) {
 		c.roots[ns] = root
 	}
 	n := root
-	full := min(len(tokens)/c.bs, len(blocks))
-	for i := 0; i < full; i++ {
-		key := chunkKey(tokens[i*c.bs : (i+1)*c.bs])
+	nblocks := min((len(tokens)+c.bs-1)/c.bs, len(blocks))
+	for i := 0; i < nblocks; i++ {
+		chunk := tokens[i*c.bs : min((i+1)*c.bs, len(tokens))]
+		key := chunkKey(chunk)
 		child := n.children[key]
 		if child == nil {
+			if len(chunk) < c.bs {
+				if have, k := within(n, chunk); have != nil && k == len(chunk) {
+					have.lastUsed = c.tick // a block already holds these tokens
+					return
+				}
+			}
+			// Partial leaves this block's tokens cover are redundant now.
+			for _, sib := range n.children {
+				if sib.partial(c.bs) && len(sib.children) == 0 && len(sib.key) < len(key) && key[:len(sib.key)] == sib.key {
+					c.drop(sib)
+				}
+			}
 			child = &node{parent: n, children: map[string]*node{}, key: key, block: blocks[i], depth: i + 1, ns: ns}
 			n.children[key] = child
 			c.pool.Retain([]int32{blocks[i]})
@@ -150,6 +229,13 @@ func (c *Cache) Insert(ns string, tokens []int32, blocks []int32) {
 		child.lastUsed = c.tick
 		n = child
 	}
+}
+
+// drop removes leaf n from the tree without counting an eviction.
+func (c *Cache) drop(n *node) {
+	delete(n.parent.children, n.key)
+	c.pool.Release([]int32{n.block})
+	c.nodes--
 }
 
 // Evict frees cached blocks that no sequence uses, least recently used
@@ -263,7 +349,7 @@ func (c *Cache) Top(n int) []Prefix {
 			continue
 		}
 		seen[x] = true
-		out = append(out, Prefix{Namespace: x.ns, Tokens: x.depth * c.bs, Hits: x.hits, Head: headTokens(x, 16)})
+		out = append(out, Prefix{Namespace: x.ns, Tokens: (x.depth-1)*c.bs + len(x.key)/4, Hits: x.hits, Head: headTokens(x, 16)})
 	}
 	return out
 }
@@ -276,8 +362,7 @@ func headTokens(x *node, n int) []int32 {
 	}
 	var out []int32
 	for i := len(path) - 1; i >= 0 && len(out) < n; i-- {
-		k := path[i].key
-		toks := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.StringData(k))), len(k)/4)
+		toks := path[i].tokens()
 		out = append(out, toks[:min(len(toks), n-len(out))]...)
 	}
 	return out

@@ -85,6 +85,12 @@ type Job struct {
 	// CachedTokens is set before the first Next: prompt tokens reused
 	// from the prefix cache.
 	CachedTokens int
+	// Admitted is when the job left the queue for the running set, and
+	// Prefilled when the forward pass that computed its last prompt token
+	// ended, after PrefillSteps passes with its prompt in them (set before
+	// the first Next; read them once Run returned).
+	Admitted, Prefilled time.Time
+	PrefillSteps        int
 
 	ctx      context.Context
 	err      error
@@ -453,6 +459,9 @@ func (s *Scheduler) admitOne(j *Job) bool {
 	}
 	j.seq = kv.NewSequence(s.pool)
 	j.fed = 0
+	if j.Admitted.IsZero() {
+		j.Admitted = time.Now()
+	}
 	if s.cache != nil && j.Namespace != "" {
 		m := s.cache.Lookup(j.Namespace, j.tokens)
 		j.seq.Adopt(m.Blocks, m.Tokens)
@@ -557,9 +566,16 @@ func (s *Scheduler) step() error {
 		if err := s.run.Step(batch, rows, s.logits[:len(rows)]); err != nil {
 			return err
 		}
+		now := time.Now()
 		for i, sp := range batch.Spans {
 			j := spanJobs[i]
 			j.seq.Advance(sp.N)
+			if j.Prefilled.IsZero() {
+				j.PrefillSteps++
+				if j.fed+sp.N >= len(j.Prompt) {
+					j.Prefilled = now
+				}
+			}
 			j.fed += sp.N
 			if j.OnPrefilled != nil && !j.prefilled && j.fed >= len(j.Prompt) {
 				j.prefilled = true
