@@ -17,21 +17,23 @@ import (
 // package prevents with float32() conversions. A deliberate change to any
 // of these functions changes its digest; record the new one then.
 var digestWant = map[Type]string{
-	F32:  "d5255e70b1c90b1c",
-	F16:  "852e0fb8221bb68e",
-	BF16: "8c4555bf9faa67f1",
-	Q8_0: "e734e582955941b5",
-	Q8_1: "e45d92a5a07f8894",
-	Q8_K: "c255ed9268027821",
-	Q6_K: "eab744efce064e26",
-	Q5_0: "904b37437b6405cb",
-	Q5_1: "629971abdeb41733",
-	Q5_K: "c4cee7b19a7612c6",
-	Q4_0: "89805bb5ef9e4bff",
-	Q4_1: "3c2ab360a07c09ba",
-	Q4_K: "c947b9a88d685348",
-	Q3_K: "244877f583813627",
-	Q2_K: "aa55ff21c95fe7fc",
+	F32:    "d5255e70b1c90b1c",
+	F16:    "852e0fb8221bb68e",
+	BF16:   "8c4555bf9faa67f1",
+	Q8_0:   "e734e582955941b5",
+	Q8_1:   "e45d92a5a07f8894",
+	Q8_K:   "c255ed9268027821",
+	Q6_K:   "eab744efce064e26",
+	Q5_0:   "904b37437b6405cb",
+	Q5_1:   "629971abdeb41733",
+	Q5_K:   "c4cee7b19a7612c6",
+	Q4_0:   "89805bb5ef9e4bff",
+	Q4_1:   "3c2ab360a07c09ba",
+	Q4_K:   "c947b9a88d685348",
+	Q3_K:   "244877f583813627",
+	Q2_K:   "aa55ff21c95fe7fc",
+	IQ4_NL: "ce7a3b4b7907bd71",
+	IQ4_XS: "4b1af642ee62ccc5",
 }
 
 // formatDigest hashes, for one type on fixed inputs, the quantized

@@ -221,13 +221,9 @@ func testMultiDotMatchesSingle(t *testing.T) {
 		for iter := 0; iter < 20; iter++ {
 			n := bs * (1 + rng.IntN(12))
 			rows := 1 + rng.IntN(MaxMultiRows)
-			w, _ := typ.RowBytes(n)
 			stride, _ := f.vecDot.RowBytes(n)
 			stride += rng.IntN(3) * 4 // rows need not be packed
-			wb := make([]byte, w)
-			if err := Quantize(typ, wb, randRow(rng, n, 1)); err != nil {
-				t.Fatal(err)
-			}
+			wb := testWeights(t, rng, typ, n)
 			a := make([]byte, rows*stride)
 			for r := 0; r < rows; r++ {
 				ab, _ := f.vecDot.RowBytes(n)
