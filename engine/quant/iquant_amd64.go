@@ -1,0 +1,173 @@
+//go:build amd64 && !noasm
+
+package quant
+
+// The i-quants' AVX2 kernels (iquant_amd64.s). Each accumulates nb blocks
+// of a weight row against 1 to 4 activation rows into acc[r]: lanes 0-7
+// the main sum; for IQ1_S lane 8 the delta term, for IQ1_M lanes 8-15 the
+// delta lanes, for IQ4_NL lanes 8-15 the odd blocks' lanes. The finish
+// (the type's factor, the delta, a last unpaired IQ4_NL block) runs in Go
+// with the references' arithmetic.
+
+// iqKernelID names one i-quant kernel.
+type iqKernelID uint8
+
+const (
+	kIQ2_XXSAVX2 iqKernelID = iota
+	kIQ2_XSAVX2
+	kIQ2_SAVX2
+	kIQ3_XXSAVX2
+	kIQ3_SAVX2
+	kIQ1_SAVX2
+	kIQ1_MAVX2
+	kIQ4_XSAVX2
+	kIQ4_NLAVX2
+)
+
+// runIQKernel calls kernel id directly (see runKernel for why).
+func runIQKernel(id iqKernelID, nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32) {
+	switch id {
+	case kIQ2_XXSAVX2:
+		kernIQ2_XXSAVX2(nb, w, a, stride, rows, acc)
+	case kIQ2_XSAVX2:
+		kernIQ2_XSAVX2(nb, w, a, stride, rows, acc)
+	case kIQ2_SAVX2:
+		kernIQ2_SAVX2(nb, w, a, stride, rows, acc)
+	case kIQ3_XXSAVX2:
+		kernIQ3_XXSAVX2(nb, w, a, stride, rows, acc)
+	case kIQ3_SAVX2:
+		kernIQ3_SAVX2(nb, w, a, stride, rows, acc)
+	case kIQ1_SAVX2:
+		kernIQ1_SAVX2(nb, w, a, stride, rows, acc)
+	case kIQ1_MAVX2:
+		kernIQ1_MAVX2(nb, w, a, stride, rows, acc)
+	case kIQ4_XSAVX2:
+		kernIQ4_XSAVX2(nb, w, a, stride, rows, acc)
+	case kIQ4_NLAVX2:
+		kernIQ4_NLAVX2(nb, w, a, stride, rows, acc)
+	default:
+		panic("quant: unknown i-quant kernel")
+	}
+}
+
+// iqFinish says how a row's lanes make its result.
+type iqFinish uint8
+
+const (
+	iqScaled iqFinish = iota // factor·hsum8(lanes 0-7)
+	iqDelta1                 // IQ1_S: hsum8 + 1/8·lane 8, fused
+	iqDelta8                 // IQ1_M: hsum8 + 1/8·hsum8(lanes 8-15), fused
+	iqPairs                  // IQ4_NL: hsum8(lanes 0-7 + lanes 8-15), then the odd block
+)
+
+// iqSpec is one i-quant's kernel.
+type iqSpec struct {
+	typ    Type
+	k      iqKernelID
+	finish iqFinish
+	factor float32
+}
+
+// run is the multi-row dot product of s.
+func (s iqSpec) run(n int, w, a []byte, stride int, dst []float32) {
+	rows := len(dst)
+	if rows > MaxMultiRows {
+		panic("quant: multi-row dot of more than MaxMultiRows rows")
+	}
+	bs, act := s.typ.BlockSize(), VecDotType(s.typ)
+	nb := n / bs
+	kb := nb // blocks the kernel takes
+	if s.finish == iqPairs {
+		kb = nb &^ 1
+	}
+	if rows == 0 {
+		return
+	}
+	// Slicing panics like the references' indexing would on short
+	// buffers.
+	_ = w[nb*s.typ.BlockBytes()-1]
+	_ = a[(rows-1)*stride+nb*act.BlockBytes()-1]
+	var acc [MaxMultiRows][16]float32
+	if kb > 0 {
+		runIQKernel(s.k, kb, &w[0], &a[0], stride, rows, &acc)
+	}
+	for r := range dst {
+		l := &acc[r]
+		main := (*[8]float32)(l[:8])
+		var v float32
+		switch s.finish {
+		case iqScaled:
+			v = s.factor * hsum8(main)
+		case iqDelta1:
+			v = fma32(iq1Delta, l[8], hsum8(main))
+		case iqDelta8:
+			v = fma32(iq1Delta, hsum8((*[8]float32)(l[8:16])), hsum8(main))
+		case iqPairs:
+			var sum [8]float32
+			for u := range sum {
+				sum[u] = l[u] + l[8+u]
+			}
+			v = hsum8(&sum)
+			if kb < nb {
+				x := w[kb*iq4_NLBytes : (kb+1)*iq4_NLBytes]
+				y := a[r*stride+kb*q8_0Bytes : r*stride+(kb+1)*q8_0Bytes]
+				var t int32
+				for _, p := range iq4Lanes(x[2:], y[2:]) {
+					t += p
+				}
+				v = fma32(f16At(y)*f16At(x), float32(t), v)
+			}
+		}
+		dst[r] = v
+	}
+}
+
+// useIQ fills the kernel tables with the i-quant kernels of isa (every
+// level runs the AVX2 ones).
+func useIQ(string) {
+	for _, s := range []iqSpec{
+		{IQ2_XXS, kIQ2_XXSAVX2, iqScaled, 0.125},
+		{IQ2_XS, kIQ2_XSAVX2, iqScaled, 0.125},
+		{IQ2_S, kIQ2_SAVX2, iqScaled, 0.125},
+		{IQ3_XXS, kIQ3_XXSAVX2, iqScaled, 0.25},
+		{IQ3_S, kIQ3_SAVX2, iqScaled, 1},
+		{IQ1_S, kIQ1_SAVX2, iqDelta1, 0},
+		{IQ1_M, kIQ1_MAVX2, iqDelta8, 0},
+		{IQ4_XS, kIQ4_XSAVX2, iqScaled, 1},
+		{IQ4_NL, kIQ4_NLAVX2, iqPairs, 0},
+	} {
+		accelerated[s.typ] = func(n int, w, a []byte) float32 {
+			var d [1]float32
+			s.run(n, w, a, 0, d[:])
+			return d[0]
+		}
+		acceleratedMulti[s.typ] = s.run
+	}
+}
+
+//go:noescape
+func kernIQ2_XXSAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
+func kernIQ2_XSAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
+func kernIQ2_SAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
+func kernIQ3_XXSAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
+func kernIQ3_SAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
+func kernIQ1_SAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
+func kernIQ1_MAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
+func kernIQ4_XSAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+//go:noescape
+func kernIQ4_NLAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
