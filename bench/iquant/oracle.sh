@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds bench/iquant/oracle.c against the libggml of a llama.cpp build and
+# Builds bench/iquant/oracle.cpp against the libggml of a llama.cpp build and
 # runs engine/quant's oracle tests with it: the i-quants' dequantizers and
 # dot products, and every file quantizer (with and without an importance
 # matrix), compared bit for bit with ggml's on random data. With
@@ -13,5 +13,5 @@ LIB="$LLAMA/build/bin"
 [ -f "$LIB/libggml-cpu.so" ] || { echo "oracle: no $LIB/libggml-cpu.so (build llama.cpp first)" >&2; exit 1; }
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-cc -O2 -o "$OUT/oracle" bench/iquant/oracle.c -I"$LLAMA/ggml/include" -L"$LIB" -lggml-cpu -lggml-base -Wl,-rpath,"$LIB"
+c++ -O2 -std=c++17 -o "$OUT/oracle" bench/iquant/oracle.cpp -I"$LLAMA/ggml/include" -L"$LIB" -lggml-cpu -lggml-base -Wl,-rpath,"$LIB"
 RUVLLM_GGML_ORACLE="$OUT/oracle" go test -count=1 -run 'TestGGMLOracle' -v ./engine/quant/ | grep -E '^(---|ok|FAIL|PASS)|oracle'

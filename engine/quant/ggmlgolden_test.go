@@ -97,10 +97,11 @@ func goldenInputs(typ Type, seed uint64) goldenInput {
 
 // goldenEntry holds the digests of one type.
 type goldenEntry struct {
-	Dequant string `json:"dequant,omitempty"`
-	Dot     string `json:"dot,omitempty"`
-	Quant   string `json:"quant,omitempty"`
-	QuantIm string `json:"quant_imatrix,omitempty"`
+	Dequant  string `json:"dequant,omitempty"`
+	Dot      string `json:"dot,omitempty"`
+	Quant    string `json:"quant,omitempty"`
+	QuantIm  string `json:"quant_imatrix,omitempty"`
+	Repacked string `json:"repacked,omitempty"`
 }
 
 func sha(parts ...any) string {
@@ -146,6 +147,31 @@ func computeGolden(t *testing.T, typ Type, o *ggmlOracle) goldenEntry {
 			}
 		}
 		e.Dequant, e.Dot = sha(deq), sha(dots)
+	}
+	if typ == IQ4_NL {
+		// the repacked order: 8 weight rows of the blocks' first 4
+		const rows = 8
+		nb := 4
+		w := make([]byte, rows*nb*iq4_NLBytes)
+		for i := 0; i < rows; i++ {
+			copy(w[i*nb*iq4_NLBytes:], in.blocks[(i%2)*iq4_NLBytes:(i%2+nb)*iq4_NLBytes])
+			w[i*nb*iq4_NLBytes+5] ^= byte(i)
+		}
+		n := nb * QK
+		out := make([]float32, rows)
+		if o != nil {
+			var err error
+			if out, err = o.repacked(typ, w, n, rows, in.acts[0][:n]); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			ab := make([]byte, must(Q8_0.RowBytes(n)))
+			quantizeActQ8_0(ab, in.acts[0][:n])
+			for i := range out {
+				out[i] = DotIQ4_NLInterleaved(n, w[i*nb*iq4_NLBytes:], ab)
+			}
+		}
+		e.Repacked = sha(out)
 	}
 	if slices.Contains(goldenQuantTypes, typ) {
 		for _, im := range [][]float32{nil, in.im} {

@@ -143,6 +143,7 @@ func useIQ(string) {
 		}
 		acceleratedMulti[s.typ] = s.run
 	}
+	interleavedTile[IQ4_NL] = tileIQ4_NLI
 }
 
 //go:noescape
@@ -171,3 +172,24 @@ func kernIQ4_XSAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16
 
 //go:noescape
 func kernIQ4_NLAVX2(nb int, w, a *byte, stride, rows int, acc *[MaxMultiRows][16]float32)
+
+// tileIQ4_NLI is the IQ4_NL tile in the repacked order (TileDotFunc).
+func tileIQ4_NLI(n int, w []byte, wstride int, a []byte, astride, rows int, dst []float32, dstride int) {
+	if rows < 1 || rows > TileRows {
+		panic("quant: tile of an activation row count outside 1..TileRows")
+	}
+	_ = dst[(rows-1)*dstride+TileRows-1]
+	nb := n / QK
+	if nb == 0 {
+		for r := range rows {
+			clear(dst[r*dstride : r*dstride+TileRows])
+		}
+		return
+	}
+	_ = w[(TileRows-1)*wstride+nb*iq4_NLBytes-1]
+	_ = a[(rows-1)*astride+nb*q8_0Bytes-1]
+	tileIQ4_NLIAVX2(nb, &w[0], wstride, &a[0], astride, rows, &dst[0], dstride)
+}
+
+//go:noescape
+func tileIQ4_NLIAVX2(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)

@@ -842,3 +842,117 @@ iq4nlpair:
 	IQ4NLSTORE(Y11, Y15, 192)
 	VZEROUPPER
 	RET
+
+// ---- IQ4_NL in llama.cpp's repacked order ----
+// A 4×4 tile: four weight rows (SI, SI+R8, SI+DX, SI+R12) against one to
+// four activation rows (DI, DI+R9, DI+R10, DI+R11), each pair's block
+// sums taken whole (as llama.cpp's kernels for its 8-row interleaved
+// IQ4_NL layout do) and fused-multiply-added with d_w·d_a into one float
+// per pair, block after block (DotIQ4_NLInterleaved). Per block: Y0-Y3
+// the weight rows' values, X5 their d_w; per activation row Y6 its |q|,
+// each weight row's values signed by the activations (VPSIGNB) times |q|
+// (VPMADDUBSW, exact), pairs summed by VPMADDWD, the four rows' lanes
+// reduced to four exact sums by VPHADDD, converted and fused-multiply-
+// added into X8-X11 (activation row r: weight rows 0-3). Y4 the table.
+
+// IQ4NLW decodes the 16 nibble bytes at mem into the 32 values in yv.
+#define IQ4NLW(mem, yv, xv) \
+	VMOVDQU     mem, xv \
+	VPSRLW      $4, xv, X14 \
+	VPAND       iqMask0f<>(SB), xv, xv \
+	VPAND       iqMask0f<>(SB), X14, X14 \
+	VINSERTI128 $1, X14, yv, yv \
+	VPSHUFB     yv, Y4, yv
+
+// IQ4NLV puts the int32 pair sums of weight row yw against the activation
+// row (|q| in Y6, q at mem) in yd.
+#define IQ4NLV(mem, yw, yd) \
+	VPSIGNB    mem, yw, yd \
+	VPMADDUBSW yd, Y6, yd \
+	VPMADDWD   iqOnes16<>(SB), yd, yd
+
+// IQ4NLTROW adds the activation row block at (DI)(idx) to acc.
+#define IQ4NLTROW(qmem, dmem, acc) \
+	VPABSB       qmem, Y6 \
+	IQ4NLV(qmem, Y0, Y7) \
+	IQ4NLV(qmem, Y1, Y12) \
+	VPHADDD      Y12, Y7, Y7 \
+	IQ4NLV(qmem, Y2, Y12) \
+	IQ4NLV(qmem, Y3, Y13) \
+	VPHADDD      Y13, Y12, Y12 \
+	VPHADDD      Y12, Y7, Y7 \
+	VEXTRACTI128 $1, Y7, X12 \
+	VPADDD       X12, X7, X7 \
+	VCVTDQ2PS    X7, X7 \
+	MOVWLZX      dmem, AX \
+	VMOVD        AX, X13 \
+	VCVTPH2PS    X13, X13 \
+	VBROADCASTSS X13, X13 \
+	VMULPS       X5, X13, X13 \
+	VFMADD231PS  X13, X7, acc
+
+// func tileIQ4_NLIAVX2(nb int, w *byte, wstride int, a *byte, astride, rows int, dst *float32, dstride int)
+TEXT ·tileIQ4_NLIAVX2(SB), NOSPLIT, $0-64
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ wstride+16(FP), R8
+	MOVQ a+24(FP), DI
+	MOVQ astride+32(FP), R9
+	MOVQ rows+40(FP), BX
+	LEAQ (R8)(R8*1), DX
+	LEAQ (DX)(R8*1), R12
+	LEAQ (R9)(R9*1), R10
+	LEAQ (R10)(R9*1), R11
+	VBROADCASTI128 ·iq4nlValues(SB), Y4
+	VXORPS X8, X8, X8
+	VXORPS X9, X9, X9
+	VXORPS X10, X10, X10
+	VXORPS X11, X11, X11
+iq4nltblock:
+	IQ4NLW(2(SI), Y0, X0)
+	IQ4NLW(2(SI)(R8*1), Y1, X1)
+	IQ4NLW(2(SI)(DX*1), Y2, X2)
+	IQ4NLW(2(SI)(R12*1), Y3, X3)
+	MOVWLZX (SI), AX
+	VMOVD   AX, X5
+	MOVWLZX (SI)(R8*1), AX
+	VPINSRW $1, AX, X5, X5
+	MOVWLZX (SI)(DX*1), AX
+	VPINSRW $2, AX, X5, X5
+	MOVWLZX (SI)(R12*1), AX
+	VPINSRW $3, AX, X5, X5
+	VCVTPH2PS X5, X5
+	IQ4NLTROW(2(DI), (DI), X8)
+	CMPQ BX, $1
+	JEQ  iq4nltnext
+	IQ4NLTROW(2(DI)(R9*1), (DI)(R9*1), X9)
+	CMPQ BX, $2
+	JEQ  iq4nltnext
+	IQ4NLTROW(2(DI)(R10*1), (DI)(R10*1), X10)
+	CMPQ BX, $3
+	JEQ  iq4nltnext
+	IQ4NLTROW(2(DI)(R11*1), (DI)(R11*1), X11)
+iq4nltnext:
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ  iq4nltblock
+	MOVQ dst+48(FP), DI
+	MOVQ dstride+56(FP), R8
+	SHLQ $2, R8
+	VMOVUPS X8, (DI)
+	CMPQ BX, $1
+	JEQ  iq4nltdone
+	ADDQ R8, DI
+	VMOVUPS X9, (DI)
+	CMPQ BX, $2
+	JEQ  iq4nltdone
+	ADDQ R8, DI
+	VMOVUPS X10, (DI)
+	CMPQ BX, $3
+	JEQ  iq4nltdone
+	ADDQ R8, DI
+	VMOVUPS X11, (DI)
+iq4nltdone:
+	VZEROUPPER
+	RET

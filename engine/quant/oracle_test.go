@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// ggmlOracle talks to bench/iquant/oracle.c, a program linked against a
+// ggmlOracle talks to bench/iquant/oracle.cpp, a program linked against a
 // llama.cpp build's libggml, over its stdin and stdout. The tests that use
 // it run only when RUVLLM_GGML_ORACLE names the program
 // (bench/iquant/oracle.sh builds it and sets the variable), never in make
@@ -231,3 +231,38 @@ func TestGGMLOracleQuantize(t *testing.T) {
 
 // fileQuantTypes are the types TestGGMLOracleQuantize compares.
 var fileQuantTypes = []Type{IQ4_NL, IQ4_XS, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, F16, BF16, F32}
+
+func (o *ggmlOracle) repacked(typ Type, w []byte, n, rows int, act []float32) ([]float32, error) {
+	if err := o.request('R', typ, n, rows, 0, w, act); err != nil {
+		return nil, err
+	}
+	out := make([]float32, rows)
+	return out, binary.Read(o.r, binary.LittleEndian, out)
+}
+
+// TestGGMLOracleIQ4_NLRepacked compares DotIQ4_NLInterleaved with
+// llama.cpp's product of repacked IQ4_NL weights (its 8-row interleaved
+// layout and gemv), bit for bit.
+func TestGGMLOracleIQ4_NLRepacked(t *testing.T) {
+	o := startOracle(t)
+	r := rand.New(rand.NewPCG(3, 30))
+	for iter := 0; iter < 50; iter++ {
+		nb, rows := 1+r.IntN(12), 8*(1+r.IntN(3))
+		n := nb * QK
+		w := randomBlocks(r, IQ4_NL, nb*rows)
+		act := randRow(r, n, 1)
+		want, err := o.repacked(IQ4_NL, w, n, rows, act)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ab := make([]byte, must(Q8_0.RowBytes(n)))
+		quantizeActQ8_0(ab, act)
+		rb := must(IQ4_NL.RowBytes(n))
+		for i := 0; i < rows; i++ {
+			got := DotIQ4_NLInterleaved(n, w[i*rb:(i+1)*rb], ab)
+			if math.Float32bits(got) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d row %d: %g, llama.cpp %g", n, i, got, want[i])
+			}
+		}
+	}
+}

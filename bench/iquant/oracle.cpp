@@ -13,6 +13,10 @@
 //       from_float of the vec_dot type, and the reply is rows f32 dots.
 //   'Q' quantize: payload rows*n f32, then (flags&1) n f32 importance
 //       weights; reply rows*row_size(type,n) bytes (ggml_quantize_chunk).
+//   'R' repacked product (IQ4_NL, rows a multiple of 8): payload rows
+//       weight rows, then n f32 activations; the weights are repacked into
+//       llama.cpp's 8-row interleaved layout and multiplied with its gemv
+//       (what llama.cpp runs on AVX2 machines); reply rows f32.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,15 @@
 
 #include "ggml.h"
 #include "ggml-cpu.h"
+
+// The repack entry points of libggml-cpu (C++ templates, exported).
+struct block_iq4_nl;
+namespace ggml { namespace cpu { namespace repack {
+template <typename BLOC_TYPE, int64_t INTER_SIZE, int64_t NB_COLS>
+int repack(struct ggml_tensor *, const void *, size_t);
+template <typename BLOC_TYPE, int64_t INTER_SIZE, int64_t NB_COLS, ggml_type PARAM_TYPE>
+void gemv(int, float *, size_t, const void *, const void *, int, int);
+}}}
 
 static int readn(void *p, size_t n) { return fread(p, 1, n, stdin) == n; }
 static void writen(const void *p, size_t n) { fwrite(p, 1, n, stdout); }
@@ -37,8 +50,8 @@ int main(void) {
         }
         size_t rs = ggml_row_size(type, n);
         if (cmd == 'D') {
-            uint8_t *src = malloc(rs * rows);
-            float *dst = malloc(sizeof(float) * n * rows);
+            uint8_t *src = (uint8_t *)malloc(rs * rows);
+            float *dst = (float *)malloc(sizeof(float) * n * rows);
             if (!readn(src, rs * rows)) return 1;
             ggml_get_type_traits(type)->to_float(src, dst, (int64_t)n * rows);
             status(0);
@@ -48,9 +61,9 @@ int main(void) {
             const struct ggml_type_traits_cpu *tc = ggml_get_type_traits_cpu(type);
             enum ggml_type vt = tc->vec_dot_type;
             size_t vrs = ggml_row_size(vt, n);
-            uint8_t *w = malloc(rs);
-            float *x = malloc(sizeof(float) * n);
-            uint8_t *q = malloc(vrs);
+            uint8_t *w = (uint8_t *)malloc(rs);
+            float *x = (float *)malloc(sizeof(float) * n);
+            uint8_t *q = (uint8_t *)malloc(vrs);
             if (!readn(w, rs)) return 1;
             status(0);
             for (uint32_t r = 0; r < rows; r++) {
@@ -63,12 +76,12 @@ int main(void) {
             }
             free(w); free(x); free(q);
         } else if (cmd == 'Q') {
-            float *x = malloc(sizeof(float) * n * rows);
+            float *x = (float *)malloc(sizeof(float) * n * rows);
             float *im = NULL;
-            uint8_t *dst = malloc(rs * rows);
+            uint8_t *dst = (uint8_t *)malloc(rs * rows);
             if (!readn(x, sizeof(float) * n * rows)) return 1;
             if (flags & 1) {
-                im = malloc(sizeof(float) * n);
+                im = (float *)malloc(sizeof(float) * n);
                 if (!readn(im, sizeof(float) * n)) return 1;
             }
             ggml_quantize_init(type);
@@ -76,6 +89,25 @@ int main(void) {
             status(got == rs * rows ? 0 : 2);
             writen(dst, rs * rows);
             free(x); free(im); free(dst);
+        } else if (cmd == 'R' && type == GGML_TYPE_IQ4_NL && rows % 8 == 0) {
+            uint8_t *w = (uint8_t *)malloc(rs * rows);
+            uint8_t *packed = (uint8_t *)malloc(rs * rows);
+            float *x = (float *)malloc(sizeof(float) * n);
+            float *out = (float *)malloc(sizeof(float) * rows);
+            uint8_t *q = (uint8_t *)malloc(ggml_row_size(GGML_TYPE_Q8_0, n));
+            if (!readn(w, rs * rows) || !readn(x, sizeof(float) * n)) return 1;
+            struct ggml_tensor t;
+            memset(&t, 0, sizeof t);
+            t.type = type;
+            t.ne[0] = n; t.ne[1] = rows; t.ne[2] = 1; t.ne[3] = 1;
+            t.nb[0] = 1; t.nb[1] = rs; t.nb[2] = rs * rows; t.nb[3] = rs * rows;
+            t.data = packed;
+            int err = ggml::cpu::repack::repack<block_iq4_nl, 8, 8>(&t, w, rs * rows);
+            ggml_get_type_traits_cpu(GGML_TYPE_Q8_0)->from_float(x, q, n);
+            ggml::cpu::repack::gemv<block_iq4_nl, 8, 8, GGML_TYPE_Q8_0>(n, out, rows, packed, q, 1, rows);
+            status(err == 0 ? 0 : 3);
+            writen(out, sizeof(float) * rows);
+            free(w); free(packed); free(x); free(out); free(q);
         } else {
             fprintf(stderr, "oracle: unknown command %u\n", cmd);
             return 1;
