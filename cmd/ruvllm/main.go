@@ -36,6 +36,7 @@ func main() {
 		newServiceCmd(),
 		newTokenizeCmd(),
 		newBackendsCmd(),
+		newQuantizeCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)

@@ -1,9 +1,6 @@
 package quant
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // weightedQuant encodes one row with importance weights qw (one per
 // column), as llama.cpp's quantize_<type> does when given an importance
@@ -73,17 +70,6 @@ func QuantizeRows(t Type, dst []byte, src []float32, rows, cols int, imatrix []f
 			fq.row(out, in)
 		default:
 			formats[t].quant(out, in)
-		}
-	}
-	return nil
-}
-
-// CheckFinite returns an error naming the first value of x that is NaN or
-// infinite, which no quantizer can encode meaningfully.
-func CheckFinite(x []float32) error {
-	for i, v := range x {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("value %d is %g", i, v)
 		}
 	}
 	return nil

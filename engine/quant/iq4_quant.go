@@ -8,29 +8,36 @@ import "math"
 // steps so the bytes match.
 
 // iq4BestIndex returns the index of the value of iq4nlValues nearest to
-// x, the upper one on a tie (llama.cpp's best_index_int8).
+// x, the upper one on a tie, with llama.cpp's best_index_int8 comparisons
+// (its binary search finds the first value above x; iq4Upper has that
+// for every integer part of x).
 func iq4BestIndex(x float32) uint8 {
 	v := &iq4nlValues
 	if x <= float32(v[0]) {
 		return 0
 	}
-	if x >= float32(v[15]) {
-		return 15
+	if !(x < float32(v[15])) {
+		return 15 // x >= 113, or NaN as the C search ends
 	}
-	lo, hi := 0, 15
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		if x < float32(v[mid]) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
+	hi := iq4Upper[int(128+math.Floor(float64(x)))]
 	if x-float32(v[hi-1]) < float32(v[hi])-x {
-		return uint8(hi - 1)
+		return hi - 1
 	}
-	return uint8(hi)
+	return hi
 }
+
+// iq4Upper[128+k] is the index of the first value of iq4nlValues above k
+// (for -127 <= k < 113): the value above every x in [k, k+1).
+var iq4Upper = func() (t [256]uint8) {
+	for k := -128; k < 128; k++ {
+		i := uint8(0)
+		for i < 15 && int(iq4nlValues[i]) <= k {
+			i++
+		}
+		t[128+k] = i
+	}
+	return t
+}()
 
 // iq4Fit returns Σw·q·x and Σw·q² of the levels that inverse scale id
 // gives the values x, writing the levels to l when it is not nil.

@@ -198,3 +198,50 @@ func testWeights(t testing.TB, r *rand.Rand, typ Type, n int) []byte {
 	}
 	return wb
 }
+
+// TestIQ4BestIndex checks the table-driven nearest-value search against
+// llama.cpp's binary search (best_index_int8) on every value's
+// neighbourhood, the midpoints, and random values, NaN included.
+func TestIQ4BestIndex(t *testing.T) {
+	search := func(x float32) uint8 {
+		v := &iq4nlValues
+		if x <= float32(v[0]) {
+			return 0
+		}
+		if x >= float32(v[15]) {
+			return 15
+		}
+		lo, hi := 0, 15
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			if x < float32(v[mid]) {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		if x-float32(v[hi-1]) < float32(v[hi])-x {
+			return uint8(hi - 1)
+		}
+		return uint8(hi)
+	}
+	var xs []float32
+	for i := range iq4nlValues {
+		v := float32(iq4nlValues[i])
+		xs = append(xs, v, math.Nextafter32(v, -200), math.Nextafter32(v, 200))
+		if i > 0 {
+			m := (v + float32(iq4nlValues[i-1])) / 2
+			xs = append(xs, m, math.Nextafter32(m, -200), math.Nextafter32(m, 200))
+		}
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	for range 100000 {
+		xs = append(xs, float32(r.Float64()*300-150))
+	}
+	xs = append(xs, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, -0.0)
+	for _, x := range xs {
+		if got, want := iq4BestIndex(x), search(x); got != want {
+			t.Fatalf("iq4BestIndex(%v) = %d, search %d", x, got, want)
+		}
+	}
+}
