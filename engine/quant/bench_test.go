@@ -17,7 +17,7 @@ func BenchmarkDot(b *testing.B) {
 	for _, typ := range append(dotTypes[:len(dotTypes):len(dotTypes)], iqTypes...) {
 		wb := make([]byte, must(typ.RowBytes(n)))
 		if formats[typ].quant == nil {
-			wb = randomBlocks(r, typ, n/typ.BlockSize())
+			wb = randomIQBlocks(r, typ, n/typ.BlockSize())
 		} else if err := Quantize(typ, wb, w); err != nil {
 			b.Fatal(err)
 		}

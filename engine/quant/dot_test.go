@@ -159,7 +159,7 @@ func testAcceleratedMatchesReference(t *testing.T) {
 			w := make([]byte, wb+off)[off:]
 			a := make([]byte, ab+off)[off:]
 			if f.quant == nil {
-				copy(w, randomBlocks(rng, typ, n/bs))
+				copy(w, randomIQBlocks(rng, typ, n/bs))
 			} else if err := Quantize(typ, w, x); err != nil {
 				t.Fatal(err)
 			}

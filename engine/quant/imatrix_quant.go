@@ -155,7 +155,7 @@ func makeQP(nmax int32, x []float32, l []uint8, w []float32) float32 {
 }
 
 // rowSigma2 is Σx²/n over the row, the legacy formats' sigma2.
-func rowSigma2(x []float32) float32 { return sumSquares(x) / float32(len(x)) }
+func rowSigma2(x []float32) float32 { return float32(sumSquares(x) / float32(len(x))) }
 
 func quantizeQ4_0Weighted(dst []byte, src, qw []float32) {
 	var w [QK]float32
@@ -240,7 +240,7 @@ func quantizeQ2_KWeighted(dst []byte, src, qw []float32) {
 	var w, sw, scales, mins [16]float32
 	for b := 0; b < len(src)/QKK; b++ {
 		x, out := src[b*QKK:(b+1)*QKK], dst[b*q2_KBytes:(b+1)*q2_KBytes]
-		sigma2 := sumSquares(x) / QKK
+		sigma2 := float32(sumSquares(x) / QKK)
 		for j := 0; j < 16; j++ {
 			g := x[16*j : 16*j+16]
 			imWeights(g, qw[b*QKK+16*j:], sigma2, w[:])
@@ -263,7 +263,7 @@ func quantizeQ2_KWeighted(dst []byte, src, qw []float32) {
 			if d == 0 {
 				continue
 			}
-			m := mm * float32(out[j]>>4)
+			m := float32(mm * float32(out[j]>>4))
 			for i := 16 * j; i < 16*j+16; i++ {
 				l[i] = uint8(clampInt(nearestInt((x[i]+m)/d), 0, 3))
 			}
@@ -278,7 +278,7 @@ func quantizeQ3_KWeighted(dst []byte, src, qw []float32) {
 	var w, sw, scales [16]float32
 	for b := 0; b < len(src)/QKK; b++ {
 		x, out := src[b*QKK:(b+1)*QKK], dst[b*q3_KBytes:(b+1)*q3_KBytes]
-		sigma2 := 2 * sumSquares(x) / QKK
+		sigma2 := float32(2 * sumSquares(x) / QKK)
 		for j := 0; j < 16; j++ {
 			g := x[16*j : 16*j+16]
 			imWeights(g, qw[b*QKK+16*j:], sigma2, w[:])
@@ -331,7 +331,7 @@ func quantizeK4Weighted(x, qw []float32, nmax int32, hdr, s []byte, l []uint8) {
 	var laux, ls, lm [32]uint8
 	var w [32]float32
 	var sw, scales, mins [8]float32
-	sigma2 := 2 * sumSquares(x) / QKK
+	sigma2 := float32(2 * sumSquares(x) / QKK)
 	for j := 0; j < 8; j++ {
 		g := x[32*j : 32*j+32]
 		imWeights(g, qw[32*j:], sigma2, w[:])

@@ -43,7 +43,7 @@ var iq4Upper = func() (t [256]uint8) {
 // gives the values x, writing the levels to l when it is not nil.
 func iq4Fit(x, w []float32, id float32, l []uint8) (sumQX, sumQ2 float32) {
 	for j, v := range x {
-		k := iq4BestIndex(id * v)
+		k := iq4BestIndex(float32(id * v))
 		if l != nil {
 			l[j] = k
 		}
@@ -109,7 +109,7 @@ func iq4Sigma2(x []float32) float32 {
 	for _, v := range x {
 		s += float32(v * v)
 	}
-	return s * (2 / float32(len(x)))
+	return float32(s * (2 / float32(len(x))))
 }
 
 // packIQ4Nibbles writes the levels of 32-value chunks as IQ4_NL's nibbles.
@@ -141,7 +141,7 @@ func quantizeIQ4_NLWeighted(dst []byte, src, qw []float32) {
 			id = 1 / d
 		}
 		for j, v := range x {
-			l[j] = iq4BestIndex(id * v)
+			l[j] = iq4BestIndex(float32(id * v))
 		}
 		packIQ4Nibbles(out[2:], l[:])
 	}
@@ -190,7 +190,7 @@ func quantizeIQ4_XSWeighted(dst []byte, src, qw []float32) {
 				idl = 1 / dl
 			}
 			for j, v := range x[32*ib : 32*ib+32] {
-				l[32*ib+j] = iq4BestIndex(idl * v)
+				l[32*ib+j] = iq4BestIndex(float32(idl * v))
 			}
 			ls += 32
 			out[4+ib/2] |= uint8(ls&0xf) << (4 * (ib % 2))

@@ -49,6 +49,21 @@ var iqSignsBytes = func() (t [128]uint64) {
 	return t
 }()
 
+// iqSignBits8[b] is the byte b of 8 explicit signs (IQ2_S, IQ3_S: bit j
+// negates weight j) as 8 bytes of +1 or -1, for the arm64 kernels.
+var iqSignBits8 = func() (t [256]uint64) {
+	for i := range t {
+		for j := 0; j < 8; j++ {
+			b := uint64(1)
+			if i>>j&1 != 0 {
+				b = 0xff
+			}
+			t[i] |= b << (8 * j)
+		}
+	}
+	return t
+}()
+
 // iqBlock is one super-block of a grid type decoded to what the dot
 // product multiplies: 256 signed weights and 16 integer scales, one per
 // 16 weights (types with one scale per 32 repeat it).

@@ -97,7 +97,7 @@ func TestIQDotMatchesDequantized(t *testing.T) {
 	for _, typ := range iqTypes {
 		for _, nb := range []int{1, 3, 8} {
 			n := nb * typ.BlockSize()
-			w := randomBlocks(r, typ, nb)
+			w := randomIQBlocks(r, typ, nb)
 			vt := VecDotType(typ)
 			act, _ := QuantizeRowFor(vt)
 			ab := make([]byte, must(vt.RowBytes(n)))
@@ -127,7 +127,7 @@ func TestIQDotMatchesDequantized(t *testing.T) {
 func TestIQ4_NLInterleaved(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	const n = 7 * QK
-	w := randomBlocks(r, IQ4_NL, 7)
+	w := randomIQBlocks(r, IQ4_NL, 7)
 	ab := make([]byte, must(Q8_0.RowBytes(n)))
 	quantizeActQ8_0(ab, randRow(r, n, 1))
 	got, ref := DotIQ4_NLInterleaved(n, w, ab), dotIQ4_NLQ8_0(n, w, ab)
@@ -190,7 +190,7 @@ func FuzzIQBlocks(f *testing.F) {
 func testWeights(t testing.TB, r *rand.Rand, typ Type, n int) []byte {
 	t.Helper()
 	if formats[typ].quant == nil {
-		return randomBlocks(r, typ, n/typ.BlockSize())
+		return randomIQBlocks(r, typ, n/typ.BlockSize())
 	}
 	wb := make([]byte, must(typ.RowBytes(n)))
 	if err := Quantize(typ, wb, randRow(r, n, 1)); err != nil {

@@ -112,7 +112,7 @@ var iqTypes = []Type{IQ4_NL, IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1
 
 // randomBlocks returns nb random blocks of typ whose f16 scales are
 // finite (random bytes elsewhere: every bit pattern is a valid block).
-func randomBlocks(r *rand.Rand, typ Type, nb int) []byte {
+func randomIQBlocks(r *rand.Rand, typ Type, nb int) []byte {
 	bb := typ.BlockBytes()
 	b := make([]byte, nb*bb)
 	for i := range b {
@@ -144,7 +144,7 @@ func TestGGMLOracleIQuants(t *testing.T) {
 		for iter := 0; iter < 100; iter++ {
 			nb := 1 + r.IntN(12)
 			n := nb * typ.BlockSize()
-			w := randomBlocks(r, typ, nb)
+			w := randomIQBlocks(r, typ, nb)
 			want, err := o.dequantize(typ, w, n)
 			if err != nil {
 				t.Fatal(err)
@@ -249,7 +249,7 @@ func TestGGMLOracleIQ4_NLRepacked(t *testing.T) {
 	for iter := 0; iter < 50; iter++ {
 		nb, rows := 1+r.IntN(12), 8*(1+r.IntN(3))
 		n := nb * QK
-		w := randomBlocks(r, IQ4_NL, nb*rows)
+		w := randomIQBlocks(r, IQ4_NL, nb*rows)
 		act := randRow(r, n, 1)
 		want, err := o.repacked(IQ4_NL, w, n, rows, act)
 		if err != nil {
