@@ -81,4 +81,3 @@ func (s iqSpec) run(n int, w, a []byte, stride int, dst []float32) {
 		dst[r] = v
 	}
 }
-
