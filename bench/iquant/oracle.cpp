@@ -13,6 +13,8 @@
 //       from_float of the vec_dot type, and the reply is rows f32 dots.
 //   'Q' quantize: payload rows*n f32, then (flags&1) n f32 importance
 //       weights; reply rows*row_size(type,n) bytes (ggml_quantize_chunk).
+//   'T' time vec_dot: payload as 'V' with rows = iterations and one
+//       activation row; reply the f64 nanoseconds per dot product.
 //   'R' repacked product (IQ4_NL, rows a multiple of 8): payload rows
 //       weight rows, then n f32 activations; the weights are repacked into
 //       llama.cpp's 8-row interleaved layout and multiplied with its gemv
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ggml.h"
 #include "ggml-cpu.h"
@@ -89,6 +92,26 @@ int main(void) {
             status(got == rs * rows ? 0 : 2);
             writen(dst, rs * rows);
             free(x); free(im); free(dst);
+        } else if (cmd == 'T') {
+            const struct ggml_type_traits_cpu *tc = ggml_get_type_traits_cpu(type);
+            enum ggml_type vt = tc->vec_dot_type;
+            uint8_t *w = (uint8_t *)malloc(rs);
+            float *x = (float *)malloc(sizeof(float) * n);
+            uint8_t *q = (uint8_t *)malloc(ggml_row_size(vt, n));
+            if (!readn(w, rs) || !readn(x, sizeof(float) * n)) return 1;
+            ggml_get_type_traits_cpu(vt)->from_float(x, q, n);
+            float s = 0, sink = 0;
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            for (uint32_t i = 0; i < rows; i++) {
+                tc->vec_dot(n, &s, 0, w, 0, q, 0, 1);
+                sink += s;
+            }
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            double ns = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / rows;
+            status(sink == sink ? 0 : 0);
+            writen(&ns, 8);
+            free(w); free(x); free(q);
         } else if (cmd == 'R' && type == GGML_TYPE_IQ4_NL && rows % 8 == 0) {
             uint8_t *w = (uint8_t *)malloc(rs * rows);
             uint8_t *packed = (uint8_t *)malloc(rs * rows);

@@ -23,7 +23,7 @@ type ggmlOracle struct {
 	r   *bufio.Reader
 }
 
-func startOracle(t *testing.T) *ggmlOracle {
+func startOracle(t testing.TB) *ggmlOracle {
 	t.Helper()
 	path := os.Getenv("RUVLLM_GGML_ORACLE")
 	if path == "" {
@@ -264,5 +264,59 @@ func TestGGMLOracleIQ4_NLRepacked(t *testing.T) {
 				t.Fatalf("n=%d row %d: %g, llama.cpp %g", n, i, got, want[i])
 			}
 		}
+	}
+}
+
+func (o *ggmlOracle) time(typ Type, w []byte, n, iters int, act []float32) (float64, error) {
+	if err := o.request('T', typ, n, iters, 0, w, act); err != nil {
+		return 0, err
+	}
+	var ns float64
+	return ns, binary.Read(o.r, binary.LittleEndian, &ns)
+}
+
+// BenchmarkDotVsGGML times the dot product of a 4096-element row of each
+// i-quant (and Q4_K for scale) in ruvllm's kernel and in llama.cpp's
+// vec_dot (run by the oracle in its own process on the same row; its
+// ns/op includes one round trip, ggml-ns/dot is the oracle's own timing).
+func BenchmarkDotVsGGML(b *testing.B) {
+	path := os.Getenv("RUVLLM_GGML_ORACLE")
+	if path == "" {
+		b.Skip("RUVLLM_GGML_ORACLE is not set")
+	}
+	o := startOracle(b)
+	const n = 4096
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, typ := range append([]Type{Q4_K}, iqTypes...) {
+		var w []byte
+		if formats[typ].quant == nil {
+			w = randomIQBlocks(r, typ, n/typ.BlockSize())
+		} else {
+			w = make([]byte, must(typ.RowBytes(n)))
+			if err := Quantize(typ, w, randRow(r, n, 1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		act := randRow(r, n, 1)
+		vt := VecDotType(typ)
+		ab := make([]byte, must(vt.RowBytes(n)))
+		q, _ := QuantizeRowFor(vt)
+		q(ab, act)
+		dot, _ := DotFor(typ)
+		b.Run(typ.String()+"/ruvllm", func(b *testing.B) {
+			var s float32
+			for b.Loop() {
+				s += dot(n, w, ab)
+			}
+			sink = s
+		})
+		b.Run(typ.String()+"/ggml", func(b *testing.B) {
+			// b.N dot products in the oracle, timed there and here
+			ns, err := o.time(typ, w, n, b.N, act)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(ns, "ggml-ns/dot")
+		})
 	}
 }
