@@ -203,6 +203,22 @@ DATA iqOnes16<>+16(SB)/8, $0x0001000100010001
 DATA iqOnes16<>+24(SB)/8, $0x0001000100010001
 GLOBL iqOnes16<>(SB), RODATA|NOPTR, $32
 
+DATA iqHShifts<>+0(SB)/8, $0x0000000200000000
+DATA iqHShifts<>+8(SB)/8, $0x0000000600000004
+DATA iqHShifts<>+16(SB)/8, $0x0000000a00000008
+DATA iqHShifts<>+24(SB)/8, $0x0000000e0000000c
+GLOBL iqHShifts<>(SB), RODATA|NOPTR, $32
+
+DATA iqThrees<>+0(SB)/8, $0x0000000300000003
+DATA iqThrees<>+8(SB)/8, $0x0000000300000003
+DATA iqThrees<>+16(SB)/8, $0x0000000300000003
+DATA iqThrees<>+24(SB)/8, $0x0000000300000003
+GLOBL iqThrees<>(SB), RODATA|NOPTR, $32
+
+DATA iqThirtyTwos<>+0(SB)/8, $0x0020002000200020
+DATA iqThirtyTwos<>+8(SB)/8, $0x0020002000200020
+GLOBL iqThirtyTwos<>(SB), RODATA|NOPTR, $16
+
 DATA iqSevens16<>+0(SB)/8, $0x0007000700070007
 DATA iqSevens16<>+8(SB)/8, $0x0007000700070007
 GLOBL iqSevens16<>(SB), RODATA|NOPTR, $16
@@ -708,19 +724,26 @@ iq1mfin:
 // the activations signed by w (Y1). Frame: the 8 chunk scales s-32 as
 // int16.
 
-// IQ4XSSCALE stores chunk c's scale: nibble c%2 of scales_l byte c/2 (in
-// R10) and bits 2c..2c+1 of scales_h (in R13), minus 32.
-#define IQ4XSSCALE(lsh, hsh, off) \
-	MOVL R10, AX \
-	SHRL $lsh, AX \
-	ANDL $15, AX \
-	MOVL R13, R15 \
-	SHRL $hsh, R15 \
-	ANDL $3, R15 \
-	SHLL $4, R15 \
-	ORL  R15, AX \
-	SUBL $32, AX \
-	MOVW AX, off(SP)
+// IQ4XSSCALES stores the 8 chunk scales s-32 as int16 at 0(SP): the
+// nibbles of scales_l (byte c/2, nibble c%2) or'ed with the 2-bit pairs of
+// scales_h shifted left by 4 (VPSRLVD by 2c in dword c).
+#define IQ4XSSCALES \
+	VMOVD        4(SI), X1 \
+	VPSRLW       $4, X1, X2 \
+	VPAND        iqMask0f<>(SB), X1, X1 \
+	VPAND        iqMask0f<>(SB), X2, X2 \
+	VPUNPCKLBW   X2, X1, X1 \
+	VPMOVZXBW    X1, X1 \
+	VPBROADCASTW 2(SI), Y2 \
+	VPMOVZXWD    X2, Y2 \
+	VPSRLVD      iqHShifts<>(SB), Y2, Y2 \
+	VPAND        iqThrees<>(SB), Y2, Y2 \
+	VPSLLD       $4, Y2, Y2 \
+	VEXTRACTI128 $1, Y2, X3 \
+	VPACKUSDW    X3, X2, X2 \
+	VPOR         X2, X1, X1 \
+	VPSUBW       iqThirtyTwos<>(SB), X1, X1 \
+	VMOVDQU      X1, (SP)
 
 // IQ4NIBBLES decodes the 16 bytes at mem into the 32 values' magnitudes
 // (Y0) and the values (Y1).
@@ -739,16 +762,7 @@ TEXT ·kernIQ4_XSAVX2(SB), NOSPLIT, $16-48
 	VBROADCASTI128 ·iq4nlValues(SB), Y6
 iq4xsblock:
 	IQZERO
-	MOVL    4(SI), R10
-	MOVWLZX 2(SI), R13
-	IQ4XSSCALE(0, 0, 0)
-	IQ4XSSCALE(4, 2, 2)
-	IQ4XSSCALE(8, 4, 4)
-	IQ4XSSCALE(12, 6, 6)
-	IQ4XSSCALE(16, 8, 8)
-	IQ4XSSCALE(20, 10, 10)
-	IQ4XSSCALE(24, 12, 12)
-	IQ4XSSCALE(28, 14, 14)
+	IQ4XSSCALES
 	LEAQ 4(DI), R14
 	LEAQ 8(SI), R12
 	XORQ BX, BX
