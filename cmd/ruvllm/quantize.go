@@ -31,8 +31,8 @@ func newQuantizeCmd() *cobra.Command {
 			"quantizers: the output is byte for byte what llama-quantize writes for the same input and type.\n" +
 			"--imatrix FILE uses an importance matrix from llama-imatrix (GGUF or legacy .dat format).\n" +
 			"Types: " + strings.Join(quantize.FileTypeNames(), ", ") + ".\n" +
-			"The IQ1/IQ2/IQ3 types (and mixes that use them) are refused: ruvllm reads and runs them but\n" +
-			"cannot make them yet.",
+			"The IQ1 and IQ2 types (and mixes that use them, such as IQ3_XXS's IQ2_S attention) are refused:\n" +
+			"ruvllm reads and runs them but cannot make them yet.",
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, out, typ := args[0], args[1], args[2]

@@ -69,6 +69,6 @@ func dotIQ3_SQ8_K(n int, w, a []byte) float32 {
 }
 
 func init() {
-	formats[IQ3_XXS] = &format{dequant: dequantizeIQ3_XXS, vecDot: Q8_K, dot: dotIQ3_XXSQ8_K}
-	formats[IQ3_S] = &format{dequant: dequantizeIQ3_S, vecDot: Q8_K, dot: dotIQ3_SQ8_K}
+	formats[IQ3_XXS] = &format{dequant: dequantizeIQ3_XXS, quant: quantizeIQ3_XXS, vecDot: Q8_K, dot: dotIQ3_XXSQ8_K}
+	formats[IQ3_S] = &format{dequant: dequantizeIQ3_S, quant: quantizeIQ3_S, vecDot: Q8_K, dot: dotIQ3_SQ8_K}
 }

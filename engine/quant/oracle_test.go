@@ -230,7 +230,7 @@ func TestGGMLOracleQuantize(t *testing.T) {
 }
 
 // fileQuantTypes are the types TestGGMLOracleQuantize compares.
-var fileQuantTypes = []Type{IQ4_NL, IQ4_XS, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, F16, BF16, F32}
+var fileQuantTypes = []Type{IQ3_XXS, IQ3_S, IQ4_NL, IQ4_XS, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, F16, BF16, F32}
 
 func (o *ggmlOracle) repacked(typ Type, w []byte, n, rows int, act []float32) ([]float32, error) {
 	if err := o.request('R', typ, n, rows, 0, w, act); err != nil {

@@ -29,8 +29,8 @@ const quantizeGoldenFile = "testdata/quantize_golden.json"
 // recorded with each importance matrix format.
 var (
 	goldenTypes = []string{"F16", "BF16", "F32", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_S", "Q3_K_M",
-		"Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS"}
-	goldenImatrixTypes = []string{"Q4_0", "Q5_1", "Q2_K_S", "Q3_K_M", "Q4_K_M", "Q5_K_S", "Q6_K", "IQ4_NL", "IQ4_XS"}
+		"Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS", "IQ3_S", "IQ3_M"}
+	goldenImatrixTypes = []string{"Q4_0", "Q5_1", "Q2_K_S", "Q3_K_M", "Q4_K_M", "Q5_K_S", "Q6_K", "IQ4_NL", "IQ4_XS", "IQ3_S", "IQ3_XS"}
 )
 
 func goldenCases() (keys []string) {
@@ -54,7 +54,7 @@ func checkedCases() (keys []string) {
 	for _, k := range goldenCases() {
 		if all || !strings.HasPrefix(k, "synthA ") || slices.Contains([]string{"synthA Q4_K_M none", "synthA Q3_K_M none",
 			"synthA Q2_K none", "synthA Q5_K_S none", "synthA IQ4_XS none", "synthA Q4_0 none", "synthA Q4_K_M dat",
-			"synthA IQ4_XS gguf", "synthA Q2_K_S dat"}, k) {
+			"synthA IQ4_XS gguf", "synthA Q2_K_S dat", "synthA IQ3_M none", "synthA IQ3_XS dat"}, k) {
 			keys = append(keys, k)
 		}
 	}

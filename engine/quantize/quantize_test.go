@@ -147,7 +147,7 @@ func TestQuantizeRefuses(t *testing.T) {
 	if _, err := Plan(inA, Options{Type: q2ks}); err == nil || !strings.Contains(err.Error(), "importance matrix") {
 		t.Errorf("Q2_K_S without imatrix: %v", err)
 	}
-	for _, name := range []string{"IQ2_XXS", "IQ3_XXS", "IQ3_M", "IQ1_S"} {
+	for _, name := range []string{"IQ2_XXS", "IQ3_XXS", "IQ2_M", "IQ1_S"} { // IQ3_XXS: its attn_q, attn_k are IQ2_S
 		ft, _ := ParseFileType(name)
 		im := &Imatrix{Entries: synthModels[0].imatrixValues()}
 		_, err := Plan(inA, Options{Type: ft, Imatrix: im})
