@@ -36,6 +36,8 @@ var digestWant = map[Type]string{
 	IQ4_XS:  "4b1af642ee62ccc5",
 	IQ3_S:   "ad09aa65aa3d0d5b",
 	IQ3_XXS: "652afe5d4c3732ff",
+	IQ2_S:   "57e9db3f129eb9ef",
+	IQ1_M:   "c8b14934e7fd7a73",
 }
 
 // formatDigest hashes, for one type on fixed inputs, the quantized

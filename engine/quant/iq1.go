@@ -174,5 +174,5 @@ func dotIQ1_MQ8_K(n int, w, a []byte) float32 {
 
 func init() {
 	formats[IQ1_S] = &format{dequant: dequantizeIQ1_S, vecDot: Q8_K, dot: dotIQ1_SQ8_K}
-	formats[IQ1_M] = &format{dequant: dequantizeIQ1_M, vecDot: Q8_K, dot: dotIQ1_MQ8_K}
+	formats[IQ1_M] = &format{dequant: dequantizeIQ1_M, quant: quantizeIQ1_M, vecDot: Q8_K, dot: dotIQ1_MQ8_K}
 }

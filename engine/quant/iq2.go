@@ -92,5 +92,5 @@ func dotIQ2_SQ8_K(n int, w, a []byte) float32 {
 func init() {
 	formats[IQ2_XXS] = &format{dequant: dequantizeIQ2_XXS, vecDot: Q8_K, dot: dotIQ2_XXSQ8_K}
 	formats[IQ2_XS] = &format{dequant: dequantizeIQ2_XS, vecDot: Q8_K, dot: dotIQ2_XSQ8_K}
-	formats[IQ2_S] = &format{dequant: dequantizeIQ2_S, vecDot: Q8_K, dot: dotIQ2_SQ8_K}
+	formats[IQ2_S] = &format{dequant: dequantizeIQ2_S, quant: quantizeIQ2_S, vecDot: Q8_K, dot: dotIQ2_SQ8_K}
 }

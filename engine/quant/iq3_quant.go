@@ -270,6 +270,11 @@ func iq3Chunk(s *iq3Search, xxs bool, x, w, waux []float32, signs *[4]uint8, idx
 // fit returns the grid index of the levels l (a grid point by
 // construction; 0 if not, which only NaN input can cause).
 func (s *iq3Search) fit(l []int8) int {
+	for _, v := range l[:4] {
+		if v < 0 || v > 7 {
+			return 0
+		}
+	}
 	u := 0
 	for i := 0; i < 4; i++ {
 		u |= int(l[i]) << (3 * i)

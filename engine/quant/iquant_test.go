@@ -166,7 +166,7 @@ func FuzzIQBlocks(f *testing.F) {
 			if typ == IQ4_NL {
 				_ = DotIQ4_NLInterleaved(n, raw, act)
 			}
-			if ok, _ := CanQuantizeFile(typ); ok {
+			if ok, needs := CanQuantizeFile(typ); ok {
 				x := make([]float32, n)
 				for i := range x {
 					if len(b) >= 4 {
@@ -174,8 +174,8 @@ func FuzzIQBlocks(f *testing.F) {
 						x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[j:]))
 					}
 				}
-				if err := QuantizeRows(typ, raw, x, 1, n, nil); err != nil {
-					t.Fatal(err)
+				if err := QuantizeRows(typ, raw, x, 1, n, nil); (err != nil) != needs {
+					t.Fatalf("quantize %s without importance matrix: %v", typ, err)
 				}
 				if err := QuantizeRows(typ, raw, x, 1, n, out); err != nil {
 					t.Fatal(err)

@@ -205,8 +205,14 @@ func TestGGMLOracleQuantize(t *testing.T) {
 					src[i] *= 1e-20
 				}
 			}
+			if iter%5 == 1 {
+				// values between the types' thresholds for empty groups
+				for i := 0; i < 64; i++ {
+					src[i] *= 3e-8
+				}
+			}
 			var im []float32
-			if iter%2 == 1 {
+			if _, needs := CanQuantizeFile(typ); iter%2 == 1 || needs {
 				im = make([]float32, n)
 				for i := range im {
 					im[i] = float32(r.ExpFloat64())
@@ -230,7 +236,7 @@ func TestGGMLOracleQuantize(t *testing.T) {
 }
 
 // fileQuantTypes are the types TestGGMLOracleQuantize compares.
-var fileQuantTypes = []Type{IQ3_XXS, IQ3_S, IQ4_NL, IQ4_XS, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, F16, BF16, F32}
+var fileQuantTypes = []Type{IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_NL, IQ4_XS, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, F16, BF16, F32}
 
 func (o *ggmlOracle) repacked(typ Type, w []byte, n, rows int, act []float32) ([]float32, error) {
 	if err := o.request('R', typ, n, rows, 0, w, act); err != nil {
