@@ -18,7 +18,7 @@ WORK=${WORK:-$(mktemp -d)}
 mkdir -p "$WORK"
 TYPES=("$@")
 if [ ${#TYPES[@]} -eq 0 ]; then
-	TYPES=(F16 BF16 F32 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q2_K_S Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K IQ4_NL IQ4_XS IQ3_XXS IQ3_S IQ3_M IQ3_XS)
+	TYPES=(F16 BF16 F32 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q2_K_S Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K IQ4_NL IQ4_XS IQ3_XXS IQ3_S IQ3_M IQ3_XS IQ2_XXS IQ2_XS IQ2_S IQ2_M IQ1_S IQ1_M)
 fi
 if [ -z "${TEXT:-}" ]; then
 	TEXT="$WORK/text.txt"
@@ -36,7 +36,7 @@ for m in llama-19m qwen2-13m; do
 		for im in none gguf dat; do
 			args=() ; tag="$t"
 			if [ "$im" != none ]; then args=(--imatrix "$WORK/imatrix-$m.$im"); tag="$t+imatrix.$im"; fi
-			case "$t:$im" in Q2_K_S:none|IQ3_XS:none) continue ;; esac # these need an imatrix
+			case "$t:$im" in Q2_K_S:none|IQ3_XS:none|IQ2_*:none|IQ1_*:none) continue ;; esac # these need an imatrix
 			ref="$WORK/ref-$m-$t-$im.gguf" ours="$WORK/ours-$m-$t-$im.gguf"
 			nice "$BIN/llama-quantize" "${args[@]}" "$in" "$ref" "$t" 2 > "$WORK/ref.log" 2>&1 || { echo "llama-quantize failed: $m $tag"; tail -3 "$WORK/ref.log"; exit 1; }
 			nice "$WORK/ruvllm" quantize -q -t 2 "${args[@]}" "$in" "$ours" "$t" > /dev/null

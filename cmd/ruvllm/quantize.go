@@ -29,10 +29,9 @@ func newQuantizeCmd() *cobra.Command {
 		Long: "quantize writes OUT.gguf with the weights of IN.gguf (F16, BF16 or F32) converted to TYPE, with\n" +
 			"llama.cpp's per-tensor type rules for the mixes (Q4_K_M: Q6_K for some tensors, ...) and its\n" +
 			"quantizers: the output is byte for byte what llama-quantize writes for the same input and type.\n" +
-			"--imatrix FILE uses an importance matrix from llama-imatrix (GGUF or legacy .dat format).\n" +
-			"Types: " + strings.Join(quantize.FileTypeNames(), ", ") + ".\n" +
-			"The IQ1 and IQ2 types (and mixes that use them, such as IQ3_XXS's IQ2_S attention) are refused:\n" +
-			"ruvllm reads and runs them but cannot make them yet.",
+			"--imatrix FILE uses an importance matrix from llama-imatrix (GGUF or legacy .dat format), which\n" +
+			"the IQ1, IQ2 and IQ3_XXS/IQ3_XS types need, as in llama.cpp.\n" +
+			"Types: " + strings.Join(quantize.FileTypeNames(), ", ") + ".",
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, out, typ := args[0], args[1], args[2]

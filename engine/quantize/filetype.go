@@ -57,9 +57,7 @@ const (
 )
 
 // fileTypes lists the file types by the names llama-quantize accepts
-// (aliases included). Types whose tensors include one this package cannot
-// encode (the IQ1/IQ2 grids) are listed too: Plan names the tensor type it
-// cannot make.
+// (aliases included).
 var fileTypes = []FileType{
 	{"F32", ftF32, quant.F32},
 	{"F16", ftF16, quant.F16},

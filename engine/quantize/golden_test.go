@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -30,7 +29,8 @@ const quantizeGoldenFile = "testdata/quantize_golden.json"
 var (
 	goldenTypes = []string{"F16", "BF16", "F32", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_S", "Q3_K_M",
 		"Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ4_NL", "IQ4_XS", "IQ3_S", "IQ3_M"}
-	goldenImatrixTypes = []string{"Q4_0", "Q5_1", "Q2_K_S", "Q3_K_M", "Q4_K_M", "Q5_K_S", "Q6_K", "IQ4_NL", "IQ4_XS", "IQ3_S", "IQ3_XS"}
+	goldenImatrixTypes = []string{"Q4_0", "Q5_1", "Q2_K_S", "Q3_K_M", "Q4_K_M", "Q5_K_S", "Q6_K", "IQ4_NL", "IQ4_XS", "IQ3_S", "IQ3_XS",
+		"IQ3_XXS", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ1_S", "IQ1_M"}
 )
 
 func goldenCases() (keys []string) {
@@ -45,16 +45,25 @@ func goldenCases() (keys []string) {
 	return keys
 }
 
-// checkedCases are the cases TestQuantizeGolden runs: every one of the
-// small synthB, and of synthA (eight layers of rows of 256, a few seconds
-// each) the mixes whose rules differ most, unless RUVLLM_QUANTIZE_ALL is
-// set.
+// checkedCases are the cases TestQuantizeGolden runs, unless
+// RUVLLM_QUANTIZE_ALL is set (then all): of the small synthB (whose rows
+// of 96 send the grid types to IQ4_NL) every type without an importance
+// matrix and with the GGUF one, the .dat format for a few; of synthA
+// (eight layers of rows of 256, seconds each for the grid types) the mixes
+// whose rules differ most and two grid mixes (IQ3_XXS with its IQ2_S and
+// IQ3_S tensors, IQ1_M). engine/quant's TestGGMLGolden checks every grid
+// quantizer itself.
 func checkedCases() (keys []string) {
 	all := os.Getenv("RUVLLM_QUANTIZE_ALL") != ""
+	pick := map[string]bool{}
+	for _, k := range []string{"synthB Q4_K_M dat", "synthB IQ4_XS dat", "synthB Q2_K_S dat", "synthB IQ1_S dat",
+		"synthA Q4_K_M none", "synthA Q3_K_M none", "synthA Q2_K none", "synthA Q5_K_S none", "synthA IQ4_XS none",
+		"synthA Q4_0 none", "synthA Q4_K_M dat", "synthA IQ4_XS gguf", "synthA Q2_K_S dat", "synthA IQ3_XXS gguf",
+		"synthA IQ1_M dat"} {
+		pick[k] = true
+	}
 	for _, k := range goldenCases() {
-		if all || !strings.HasPrefix(k, "synthA ") || slices.Contains([]string{"synthA Q4_K_M none", "synthA Q3_K_M none",
-			"synthA Q2_K none", "synthA Q5_K_S none", "synthA IQ4_XS none", "synthA Q4_0 none", "synthA Q4_K_M dat",
-			"synthA IQ4_XS gguf", "synthA Q2_K_S dat", "synthA IQ3_M none", "synthA IQ3_XS dat"}, k) {
+		if all || pick[k] || strings.HasPrefix(k, "synthB ") && !strings.HasSuffix(k, " dat") {
 			keys = append(keys, k)
 		}
 	}

@@ -69,7 +69,7 @@ var ErrUnsupported = errors.New("not supported")
 // Plan decides the output type of every tensor of in, in llama-quantize's
 // tensor order (by layer, then name), or returns a clear error: a tensor
 // type that needs an importance matrix when there is none, a type this
-// package cannot encode (the IQ1/IQ2 grids), an input that is already
+// package cannot encode, an input that is already
 // quantized, an imatrix entry of the wrong size.
 func Plan(in *gguf.File, o Options) ([]TensorPlan, error) {
 	m, err := modelParams(in)

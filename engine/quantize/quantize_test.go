@@ -147,13 +147,16 @@ func TestQuantizeRefuses(t *testing.T) {
 	if _, err := Plan(inA, Options{Type: q2ks}); err == nil || !strings.Contains(err.Error(), "importance matrix") {
 		t.Errorf("Q2_K_S without imatrix: %v", err)
 	}
-	for _, name := range []string{"IQ2_XXS", "IQ3_XXS", "IQ2_M", "IQ1_S"} { // IQ3_XXS: its attn_q, attn_k are IQ2_S
+	for _, name := range []string{"IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ1_S", "IQ1_M", "IQ3_XXS", "IQ3_XS"} {
 		ft, _ := ParseFileType(name)
-		im := &Imatrix{Entries: synthModels[0].imatrixValues()}
-		_, err := Plan(inA, Options{Type: ft, Imatrix: im})
-		if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "cannot encode") {
-			t.Errorf("%s: %v", name, err)
+		if _, err := Plan(inA, Options{Type: ft}); err == nil || !strings.Contains(err.Error(), "importance matrix") {
+			t.Errorf("%s without imatrix: %v", name, err)
 		}
+	}
+	// a type with no quantizer at all
+	tq := FileType{Name: "TQ1_0", ID: 36, Default: quant.TQ1_0}
+	if _, err := Plan(inA, Options{Type: tq}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "TQ1_0") {
+		t.Errorf("TQ1_0: %v", err)
 	}
 	// a file already quantized
 	q40, _ := ParseFileType("Q4_0")
