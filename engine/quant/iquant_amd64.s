@@ -223,6 +223,119 @@ DATA iqSevens16<>+0(SB)/8, $0x0007000700070007
 DATA iqSevens16<>+8(SB)/8, $0x0007000700070007
 GLOBL iqSevens16<>(SB), RODATA|NOPTR, $16
 
+
+// iqScaleShuf<>+32c picks scale byte 2c as int16 words in the low lane and
+// byte 2c+1 in the high lane (of a register holding the 16 scale bytes in
+// both lanes): VPSHUFB control for chunk c of the per-16 scale types.
+DATA iqScaleShuf<>+0(SB)/8, $0x8000800080008000
+DATA iqScaleShuf<>+8(SB)/8, $0x8000800080008000
+DATA iqScaleShuf<>+16(SB)/8, $0x8001800180018001
+DATA iqScaleShuf<>+24(SB)/8, $0x8001800180018001
+DATA iqScaleShuf<>+32(SB)/8, $0x8002800280028002
+DATA iqScaleShuf<>+40(SB)/8, $0x8002800280028002
+DATA iqScaleShuf<>+48(SB)/8, $0x8003800380038003
+DATA iqScaleShuf<>+56(SB)/8, $0x8003800380038003
+DATA iqScaleShuf<>+64(SB)/8, $0x8004800480048004
+DATA iqScaleShuf<>+72(SB)/8, $0x8004800480048004
+DATA iqScaleShuf<>+80(SB)/8, $0x8005800580058005
+DATA iqScaleShuf<>+88(SB)/8, $0x8005800580058005
+DATA iqScaleShuf<>+96(SB)/8, $0x8006800680068006
+DATA iqScaleShuf<>+104(SB)/8, $0x8006800680068006
+DATA iqScaleShuf<>+112(SB)/8, $0x8007800780078007
+DATA iqScaleShuf<>+120(SB)/8, $0x8007800780078007
+DATA iqScaleShuf<>+128(SB)/8, $0x8008800880088008
+DATA iqScaleShuf<>+136(SB)/8, $0x8008800880088008
+DATA iqScaleShuf<>+144(SB)/8, $0x8009800980098009
+DATA iqScaleShuf<>+152(SB)/8, $0x8009800980098009
+DATA iqScaleShuf<>+160(SB)/8, $0x800a800a800a800a
+DATA iqScaleShuf<>+168(SB)/8, $0x800a800a800a800a
+DATA iqScaleShuf<>+176(SB)/8, $0x800b800b800b800b
+DATA iqScaleShuf<>+184(SB)/8, $0x800b800b800b800b
+DATA iqScaleShuf<>+192(SB)/8, $0x800c800c800c800c
+DATA iqScaleShuf<>+200(SB)/8, $0x800c800c800c800c
+DATA iqScaleShuf<>+208(SB)/8, $0x800d800d800d800d
+DATA iqScaleShuf<>+216(SB)/8, $0x800d800d800d800d
+DATA iqScaleShuf<>+224(SB)/8, $0x800e800e800e800e
+DATA iqScaleShuf<>+232(SB)/8, $0x800e800e800e800e
+DATA iqScaleShuf<>+240(SB)/8, $0x800f800f800f800f
+DATA iqScaleShuf<>+248(SB)/8, $0x800f800f800f800f
+GLOBL iqScaleShuf<>(SB), RODATA|NOPTR, $256
+
+// iq1mScaleShuf<>+32c repeats word [0,4,1,5,2,6,3,7][c] of each lane, for
+// IQ1_M's scale vector (IQ1MSCALES).
+DATA iq1mScaleShuf<>+0(SB)/8, $0x0100010001000100
+DATA iq1mScaleShuf<>+8(SB)/8, $0x0100010001000100
+DATA iq1mScaleShuf<>+16(SB)/8, $0x0100010001000100
+DATA iq1mScaleShuf<>+24(SB)/8, $0x0100010001000100
+DATA iq1mScaleShuf<>+32(SB)/8, $0x0908090809080908
+DATA iq1mScaleShuf<>+40(SB)/8, $0x0908090809080908
+DATA iq1mScaleShuf<>+48(SB)/8, $0x0908090809080908
+DATA iq1mScaleShuf<>+56(SB)/8, $0x0908090809080908
+DATA iq1mScaleShuf<>+64(SB)/8, $0x0302030203020302
+DATA iq1mScaleShuf<>+72(SB)/8, $0x0302030203020302
+DATA iq1mScaleShuf<>+80(SB)/8, $0x0302030203020302
+DATA iq1mScaleShuf<>+88(SB)/8, $0x0302030203020302
+DATA iq1mScaleShuf<>+96(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA iq1mScaleShuf<>+104(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA iq1mScaleShuf<>+112(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA iq1mScaleShuf<>+120(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA iq1mScaleShuf<>+128(SB)/8, $0x0504050405040504
+DATA iq1mScaleShuf<>+136(SB)/8, $0x0504050405040504
+DATA iq1mScaleShuf<>+144(SB)/8, $0x0504050405040504
+DATA iq1mScaleShuf<>+152(SB)/8, $0x0504050405040504
+DATA iq1mScaleShuf<>+160(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA iq1mScaleShuf<>+168(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA iq1mScaleShuf<>+176(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA iq1mScaleShuf<>+184(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA iq1mScaleShuf<>+192(SB)/8, $0x0706070607060706
+DATA iq1mScaleShuf<>+200(SB)/8, $0x0706070607060706
+DATA iq1mScaleShuf<>+208(SB)/8, $0x0706070607060706
+DATA iq1mScaleShuf<>+216(SB)/8, $0x0706070607060706
+DATA iq1mScaleShuf<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA iq1mScaleShuf<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA iq1mScaleShuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA iq1mScaleShuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL iq1mScaleShuf<>(SB), RODATA|NOPTR, $256
+
+DATA iq1mShifts<>+0(SB)/8, $0
+DATA iq1mShifts<>+8(SB)/8, $6
+DATA iq1mShifts<>+16(SB)/8, $3
+DATA iq1mShifts<>+24(SB)/8, $9
+GLOBL iq1mShifts<>(SB), RODATA|NOPTR, $32
+
+// iq1mDeltaShifts<>: VPSLLVQ counts moving bit 4k+3 of the broadcast qh
+// word to bit 63 of qword k.
+DATA iq1mDeltaShifts<>+0(SB)/8, $60
+DATA iq1mDeltaShifts<>+8(SB)/8, $56
+DATA iq1mDeltaShifts<>+16(SB)/8, $52
+DATA iq1mDeltaShifts<>+24(SB)/8, $48
+GLOBL iq1mDeltaShifts<>(SB), RODATA|NOPTR, $32
+
+DATA iqSevensW<>+0(SB)/8, $0x0007000700070007
+DATA iqSevensW<>+8(SB)/8, $0x0007000700070007
+DATA iqSevensW<>+16(SB)/8, $0x0007000700070007
+DATA iqSevensW<>+24(SB)/8, $0x0007000700070007
+GLOBL iqSevensW<>(SB), RODATA|NOPTR, $32
+
+// SCALES16 puts the 16 4-bit scales of the 8 bytes at mem (low nibble
+// first) as bytes 2s+1 in both lanes of Y6.
+#define SCALES16(mem) \
+	VMOVQ        mem, X6 \
+	VPSRLW       $4, X6, X7 \
+	VPAND        iqMask0f<>(SB), X6, X6 \
+	VPAND        iqMask0f<>(SB), X7, X7 \
+	VPUNPCKLBW   X7, X6, X6 \
+	VPADDB       X6, X6, X6 \
+	VPADDB       iqOnes8<>(SB), X6, X6 \
+	VINSERTI128  $1, X6, Y6, Y6
+
+// SCALECHUNK puts chunk BX's two scales (from Y6) into Y2.
+#define SCALECHUNK \
+	MOVQ    BX, AX \
+	SHLQ    $5, AX \
+	LEAQ    iqScaleShuf<>(SB), R15 \
+	VPSHUFB (R15)(AX*1), Y6, Y2
+
 // SIGNBITS puts the ±1 bytes of the 32 sign bits at mem (bit j of byte k
 // for weight 8k+j) in Y1.
 #define SIGNBITS(mem) \
@@ -244,6 +357,7 @@ TEXT ·kernIQ2_XSAVX2(SB), NOSPLIT, $0-48
 	LEAQ ·iqSignsBytes(SB), R13
 iq2xsblock:
 	IQZERO
+	SCALES16(66(SI))
 	LEAQ 4(DI), R14
 	XORQ BX, BX
 iq2xschunk:
@@ -279,8 +393,7 @@ iq2xschunk:
 	SHRQ    $57, R10
 	VPINSRQ $1, (R13)(R10*8), X5, X5
 	VINSERTI128 $1, X5, Y1, Y1
-	MOVBLZX 66(SI)(BX*1), AX
-	SCALE2
+	SCALECHUNK
 	IQROWS(iq2xsrows)
 	ADDQ $32, R14
 	INCQ BX
@@ -314,6 +427,7 @@ TEXT ·kernIQ2_SAVX2(SB), NOSPLIT, $0-48
 	LEAQ ·iq2sGrid(SB), R12
 iq2sblock:
 	IQZERO
+	SCALES16(74(SI))
 	LEAQ 4(DI), R14
 	XORQ BX, BX
 iq2schunk:
@@ -328,8 +442,7 @@ iq2schunk:
 	VPINSRQ $1, (R12)(AX*8), X5, X5
 	VINSERTI128 $1, X5, Y0, Y0
 	SIGNBITS(34(SI)(BX*4))
-	MOVBLZX 74(SI)(BX*1), AX
-	SCALE2
+	SCALECHUNK
 	IQROWS(iq2srows)
 	ADDQ $32, R14
 	INCQ BX
@@ -565,7 +678,8 @@ iq1sdone:
 // (3-bit scales of 16-weight halves, the f16 d in their top nibbles).
 // Each row has main lanes (Y8-Y11, as IQ1_S) and delta lanes (Y6, Y12,
 // Y13, Y14: the activations signed by the groups' delta signs, Y7, times
-// ones), both scaled by the halves' 2s+1; X4 holds d_w throughout.
+// ones), both scaled by the halves' 2s+1; X4 holds d_w throughout, the
+// frame the block's scale vector.
 
 // IQ1MIDX loads into AX group k's index: byte off of (SI)(BX*4) and the
 // low 3 bits of nibble k of R10 moved to bits 8-10 (op $sh).
@@ -575,15 +689,6 @@ iq1sdone:
 	op      $sh, R15 \
 	ANDL    $0x700, R15 \
 	ORL     R15, AX
-
-// IQ1MDSIGN loads into AX the 8 delta bytes of the group whose sign is
-// bit b of R10: -1 bytes where it is set, 1 bytes where not.
-#define IQ1MDSIGN(b) \
-	MOVL R10, AX \
-	SHRL $b, AX \
-	ANDL $1, AX \
-	NEGQ AX \
-	ORQ  R15, AX
 
 #define IQ1MROW(mem, iacc, dacc) \
 	VMOVDQU    mem, Y3 \
@@ -612,11 +717,10 @@ iq1sdone:
 	VMOVUPS      Y15, aoff+32(BX)
 
 // func kernIQ1_MAVX2(nb int, w, a *byte, stride, rows int, acc *[4][16]float32)
-TEXT ·kernIQ1_MAVX2(SB), NOSPLIT, $0-48
+TEXT ·kernIQ1_MAVX2(SB), NOSPLIT, $32-48
 	IQSETUP
 	LEAQ ·iq1sGrid(SB), R12
 	VMOVDQU iqOnes8<>(SB), Y0
-	MOVQ    $0x0101010101010101, R13
 iq1mblock:
 	IQZERO
 	VPXOR Y6, Y6, Y6
@@ -639,6 +743,13 @@ iq1mblock:
 	ORL     R10, AX
 	VMOVD     AX, X4
 	VCVTPH2PS X4, X4
+	// the 16 scales 2s+1 as words: even ones in the low lane, odd in the high
+	VPBROADCASTQ 48(SI), Y2
+	VPSRLVQ      iq1mShifts<>(SB), Y2, Y2
+	VPAND        iqSevensW<>(SB), Y2, Y2
+	VPADDW       Y2, Y2, Y2
+	VPADDW       iqOnes16<>(SB), Y2, Y2
+	VMOVDQU      Y2, (SP)
 	LEAQ 4(DI), R14
 	XORQ BX, BX
 iq1mchunk:
@@ -652,36 +763,18 @@ iq1mchunk:
 	IQ1MIDX(3, SHRL, 4)
 	VPINSRQ $1, (R12)(AX*8), X5, X5
 	VINSERTI128 $1, X5, Y1, Y1
-	MOVQ    R13, R15
-	IQ1MDSIGN(3)
-	VMOVQ   AX, X7
-	IQ1MDSIGN(7)
-	VPINSRQ $1, AX, X7, X7
-	IQ1MDSIGN(11)
-	VMOVQ   AX, X5
-	IQ1MDSIGN(15)
-	VPINSRQ $1, AX, X5, X5
-	VINSERTI128 $1, X5, Y7, Y7
-	// scales: word c/2, shifted by 6·(c%2)
-	MOVQ    BX, AX
-	SHRQ    $1, AX
-	MOVWLZX 48(SI)(AX*2), AX
-	MOVL    BX, CX
-	ANDL    $1, CX
-	LEAL    (CX)(CX*2), CX
-	SHLL    $1, CX
-	SHRL    CX, AX
-	MOVL    AX, R10
-	ANDL    $7, AX
-	LEAL    1(AX)(AX*1), AX
-	VMOVD   AX, X2
-	VPBROADCASTW X2, X2
-	SHRL    $3, R10
-	ANDL    $7, R10
-	LEAL    1(R10)(R10*1), R10
-	VMOVD   R10, X5
-	VPBROADCASTW X5, X5
-	VINSERTI128 $1, X5, Y2, Y2
+	// delta signs: bit 4k+3 of the chunk's qh word to the sign of qword k
+	VPBROADCASTW 32(SI)(BX*2), Y7
+	VPSLLVQ      iq1mDeltaShifts<>(SB), Y7, Y7
+	VPXOR        Y5, Y5, Y5
+	VPCMPGTQ     Y7, Y5, Y7
+	VPOR         iqOnes8<>(SB), Y7, Y7
+	// scales: the chunk's two words of the block's scale vector
+	VMOVDQU      (SP), Y2
+	MOVQ         BX, AX
+	SHLQ         $5, AX
+	LEAQ         iq1mScaleShuf<>(SB), R15
+	VPSHUFB      (R15)(AX*1), Y2, Y2
 	IQ1MROW((R14), Y8, Y6)
 	CMPQ DX, $1
 	JEQ  iq1mrows
