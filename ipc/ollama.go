@@ -262,6 +262,9 @@ type CreateRequest struct {
 type ProgressStatus struct {
 	Status string `json:"status,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Total and Completed measure a long step (quantizing: weights).
+	Total     int64 `json:"total,omitempty"`
+	Completed int64 `json:"completed,omitempty"`
 }
 
 // ModelManifest is a model made with POST /api/create (or copied): another
