@@ -50,6 +50,13 @@ type ReplyStats struct {
 	CompletionTokens int     `json:"completion_tokens"`
 	TTFTMillis       float64 `json:"ttft_ms"`
 	TokensPerSecond  float64 `json:"tokens_per_second"`
+	// DroppedMessages and DroppedTokens are what the daemon left out of
+	// the conversation to fit the model's context (the app says "earlier
+	// messages were left out"); ContextShifts counts the times the reply
+	// filled the context and went on after older tokens were discarded.
+	DroppedMessages int `json:"dropped_messages,omitempty"`
+	DroppedTokens   int `json:"dropped_tokens,omitempty"`
+	ContextShifts   int `json:"context_shifts,omitempty"`
 }
 
 // ConversationCreate is the body of POST /v1/conversations.

@@ -86,6 +86,21 @@ type OllamaChatRequest struct {
 	Think any `json:"think,omitempty"`
 	// Tools are the functions the model may call.
 	Tools []json.RawMessage `json:"tools,omitempty"`
+	OllamaOverflow
+}
+
+// OllamaOverflow are the context overflow fields of Ollama's chat and
+// generate bodies. Truncate and Shift are Ollama's own (both default
+// true); ContextOverflow is ruvllm's (see SamplingFields) and, when set,
+// takes their place.
+type OllamaOverflow struct {
+	// Truncate drops the oldest messages (tokens) of a prompt that does
+	// not fit; false makes such a prompt an error.
+	Truncate *bool `json:"truncate,omitempty"`
+	// Shift lets a reply that fills the context go on after the context
+	// is shifted; false ends it (done_reason "length").
+	Shift           *bool  `json:"shift,omitempty"`
+	ContextOverflow string `json:"context_overflow,omitempty"`
 }
 
 // OllamaGenerateRequest is the body of POST /api/generate.
@@ -104,6 +119,7 @@ type OllamaGenerateRequest struct {
 	Format    json.RawMessage `json:"format,omitempty"`
 	Options   *OllamaOptions  `json:"options,omitempty"`
 	KeepAlive *Duration       `json:"keep_alive,omitempty"`
+	OllamaOverflow
 }
 
 // OllamaMetrics are the timing fields of Ollama's final response object,
@@ -124,6 +140,9 @@ type OllamaMetrics struct {
 	DraftCount         int `json:"draft_count,omitempty"`
 	DraftAcceptedCount int `json:"draft_accepted_count,omitempty"`
 	DraftVerifyCount   int `json:"draft_verify_count,omitempty"`
+	// ContextOverflow (ruvllm's, on the final object) says what was left
+	// out to fit the context; absent when nothing was.
+	ContextOverflow *OverflowUsage `json:"context_overflow,omitempty"`
 }
 
 // OllamaChatResponse is one NDJSON line of /api/chat (or the whole answer).
@@ -243,6 +262,9 @@ type CreateRequest struct {
 type ProgressStatus struct {
 	Status string `json:"status,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Total and Completed measure a long step (quantizing: weights).
+	Total     int64 `json:"total,omitempty"`
+	Completed int64 `json:"completed,omitempty"`
 }
 
 // ModelManifest is a model made with POST /api/create (or copied): another

@@ -227,6 +227,14 @@ type SamplingFields struct {
 	// speculative decoding; kinds ("lookup", "draft", "tree", joined by
 	// "+") narrow it; empty leaves the daemon's setting.
 	Speculation string `json:"speculation,omitempty"`
+	// ContextOverflow is ruvllm's choice of what happens when the request
+	// outgrows the model's context: "drop_oldest" (a chat loses its oldest
+	// turns after the system messages, a prompt its oldest tokens; the
+	// reply stops at the context's end), "shift" (the same, and a reply
+	// that fills the context goes on after the older half is discarded)
+	// or "error" (a prompt that does not fit is a 400). Empty: the
+	// daemon's default (--context-overflow).
+	ContextOverflow string `json:"context_overflow,omitempty"`
 }
 
 // ChatCompletionRequest is the body of POST /v1/chat/completions.
@@ -276,6 +284,25 @@ type Usage struct {
 	CompletionTokens    int                  `json:"completion_tokens"`
 	TotalTokens         int                  `json:"total_tokens"`
 	PromptTokensDetails *PromptTokensDetails `json:"prompt_tokens_details,omitempty"`
+	// ContextOverflow (a ruvllm extension) says what was left out to fit
+	// the context; absent when nothing was.
+	ContextOverflow *OverflowUsage `json:"context_overflow,omitempty"`
+}
+
+// OverflowUsage reports what a request lost to the context's size
+// (context_overflow in usage, in Ollama's final object and in the
+// Responses and Messages usage).
+type OverflowUsage struct {
+	// DroppedMessages are the oldest turns of the conversation left out
+	// of the prompt; the app shows "earlier messages were left out".
+	DroppedMessages int `json:"dropped_messages"`
+	// DroppedTokens are the prompt tokens left out: those of the dropped
+	// messages and any cut from a prompt too long on its own.
+	DroppedTokens int `json:"dropped_tokens"`
+	// Shifts counts the times the reply filled the context and went on
+	// after ShiftedTokens older tokens (in all) were discarded.
+	Shifts        int `json:"shifts"`
+	ShiftedTokens int `json:"shifted_tokens"`
 }
 
 // PromptTokensDetails reports prompt tokens served from the prefix cache.

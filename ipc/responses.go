@@ -30,6 +30,10 @@ type ResponseRequest struct {
 	TopLogprobs        *int            `json:"top_logprobs,omitempty"`
 	Background         bool            `json:"background,omitempty"`
 	Adapters           AdapterRefs     `json:"adapters,omitempty"`
+	// ContextOverflow is ruvllm's (see SamplingFields); when set it takes
+	// the place of Truncation ("auto" is "drop_oldest", "disabled"
+	// "error").
+	ContextOverflow string `json:"context_overflow,omitempty"`
 }
 
 // ResponseInput is a request's input: a string (one user message) or a
@@ -191,6 +195,9 @@ type ResponseUsage struct {
 	OutputTokens        int                 `json:"output_tokens"`
 	OutputTokensDetails OutputTokensDetails `json:"output_tokens_details"`
 	TotalTokens         int                 `json:"total_tokens"`
+	// ContextOverflow (a ruvllm extension) says what was left out to fit
+	// the context.
+	ContextOverflow *OverflowUsage `json:"context_overflow,omitempty"`
 }
 
 // InputTokensDetails says how many input tokens came from the prefix cache.

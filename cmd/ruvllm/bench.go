@@ -35,16 +35,19 @@ func newBenchCmd() *cobra.Command {
 		membwOn bool
 		backend string
 		profile string
-		exact   bool
 		draft   string
 		specs   []string
 		kvo     kvBenchOptions
+		exact   bool
+		ctxLen  int
 	)
 	cmd := &cobra.Command{
-		Use:   "bench [-m FILE.gguf] [-p 512] [-n 128] [-t THREADS] [-r REPS] [--membw] [--json]",
+		Use:   "bench [-m FILE.gguf] [-p 512] [-n 128] [-d DEPTH] [-t THREADS] [-r REPS] [--membw] [--json]",
 		Short: "Measure prompt processing and generation speed, like llama-bench",
 		Long: "bench loads a model and measures prompt processing (ppN) and generation (tgN) in tokens\n" +
 			"per second, mean ± stddev over the repetitions, plus peak resident memory and KV cache size.\n" +
+			"-d runs both after a context of that many tokens (\"pp512 @ d4096\", as llama-bench -d); the KV\n" +
+			"cache is sized for the depth and the tests (or --ctx, for the memory of a longer context).\n" +
 			"--membw also measures memory copy bandwidth with the same threads and, with a model, the\n" +
 			"decode speed that bandwidth allows (weight bytes read per token ÷ bandwidth).",
 		Args: cobra.NoArgs,
@@ -69,8 +72,10 @@ func newBenchCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if o.PromptTokens > 0 || o.GenTokens > 0 {
-					rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, Exact: exact}, o)
+				// -p 0 -n 0 alone reports the model's memory (--ctx); with
+				// --spec or --kv-types it leaves the run to them.
+				if o.PromptTokens > 0 || o.GenTokens > 0 || len(specs) == 0 && len(kvo.types) == 0 {
+					rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, Exact: exact, ContextLength: ctxLen}, o)
 					if err != nil {
 						return err
 					}
@@ -117,6 +122,9 @@ func newBenchCmd() *cobra.Command {
 	f.IntVarP(&o.PromptTokens, "p", "p", 512, "prompt tokens (pp test; 0 skips)")
 	f.IntVarP(&o.GenTokens, "n", "n", 128, "generated tokens (tg test; 0 skips)")
 	f.IntVarP(&o.Reps, "reps", "r", 5, "repetitions")
+	f.BoolVar(&o.NoWarmup, "no-warmup", false, "skip the untimed run before each test's repetitions")
+	f.IntVarP(&o.Depth, "depth", "d", 0, "run the tests after a context of this many tokens (like llama-bench -d)")
+	f.IntVar(&ctxLen, "ctx", 0, "size the KV cache for this context (0: depth + the tests' tokens); with -p 0 -n 0 it reports that context's memory")
 	f.IntVar(&o.Parallel, "parallel", 0, "also generate N sequences at once and report their aggregate tokens per second (tgNxP)")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.IntVarP(&batch, "batch-size", "b", 256, "prompt tokens per forward pass (like llama-bench's -ub)")
@@ -259,13 +267,18 @@ func runSpecBench(ctx context.Context, path, draft string, specs []string, lo ll
 	return m.BenchSpec(ctx, kinds, max(o.GenTokens, 1), o.Reps)
 }
 
-// runBench loads path with lo (threads and backend) sized for o and runs
-// the bench.
+// runBench loads path with lo (threads, backend, and a context of at least
+// what o needs) and runs the bench.
 func runBench(ctx context.Context, path string, lo llm.Options, o llm.BenchOptions) (*llm.BenchReport, error) {
-	lo.ContextLength = max(o.PromptTokens, o.GenTokens) + 16
-	// A batch holds the prompt, or one token of every parallel sequence.
-	lo.BatchSize = min(max(lo.BatchSize, 1), max(o.PromptTokens, o.Parallel, 1))
-	lo.Sequences, lo.NoPrefixCache = max(1, o.Parallel), true
+	if o.Depth < 0 || lo.ContextLength < 0 {
+		return nil, fmt.Errorf("bench: negative depth %d or context %d", o.Depth, lo.ContextLength)
+	}
+	lo.ContextLength = max(lo.ContextLength, o.Depth+max(o.PromptTokens, o.GenTokens)+16)
+	// A batch holds the prompt (or the depth's), or one token of every
+	// parallel sequence.
+	lo.BatchSize = min(max(lo.BatchSize, 1), max(o.PromptTokens, o.Depth, o.Parallel, 1))
+	// At depth the tests read the context from the prefix cache.
+	lo.Sequences, lo.NoPrefixCache = max(1, o.Parallel), o.Depth == 0
 	m, err := llm.Load(ctx, path, lo)
 	if err != nil {
 		return nil, err
@@ -280,6 +293,7 @@ func runBench(ctx context.Context, path string, lo llm.Options, o llm.BenchOptio
 	rep := &llm.BenchReport{
 		Model: info.Name, FileType: info.FileType, FileSize: info.FileSize, Parameters: info.Parameters,
 		Backend: m.Backend(), ISA: isa, Exact: m.Exact(), Threads: m.Threads(), KVBytes: m.KVBytes(),
+		ContextLength: info.ContextLength, KVBytesPerToken: m.KVBytesPerToken(),
 		WeightBytesPerToken: m.WeightBytesPerToken(), Results: figs,
 	}
 	if rss, err := llm.PeakRSS(); err == nil {
@@ -355,6 +369,9 @@ func printBench(w io.Writer, out benchOutput) {
 		fmt.Fprintf(w, "peak RSS %s; file %.1f MiB + KV cache %.1f MiB + 64 MiB = %.1f MiB (%s)\n",
 			rss, mib(r.FileSize), mib(r.KVBytes), mib(budget), verdict)
 		fmt.Fprintf(w, "weights read per decoded token: %.1f MiB\n", mib(r.WeightBytesPerToken))
+		if r.KVBytesPerToken > 0 {
+			fmt.Fprintf(w, "KV cache: %.1f MiB for a context of %d tokens, %.1f KiB per token\n", mib(r.KVBytes), r.ContextLength, r.KVBytesPerToken/1024)
+		}
 	}
 	if len(out.Speculation) > 0 {
 		fmt.Fprintf(w, "\n| %-18s | %12s | %8s | %14s | %10s | %10s | %12s | %9s | %9s |\n", "speculation", "decode t/s", "speed-up", "t/CPU-second", "CPU ratio", "acceptance", "tokens/verif", "TTFT ms", "identical")

@@ -56,11 +56,11 @@ func newRunCmd() *cobra.Command {
 		ctxLen  int
 		remote  bool
 		backend string
-		exact   bool
 		gflags  grammarFlags
 		draft   string
 		specs   string
 		kvf     kvFlags
+		exact   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--remote] -m MODEL -p TEXT [--json-schema FILE | --grammar FILE | --regex RE | --any-json]",
@@ -137,8 +137,8 @@ func newRunCmd() *cobra.Command {
 	f.StringVar(&specs, "spec", "all", "speculative decoding: all, off, or kinds joined by + (lookup, draft, tree)")
 	kvf.register(f)
 	backends.Flag(f, &backend)
-	backends.ExactFlag(f, &exact)
 	gflags.register(f)
+	backends.ExactFlag(f, &exact)
 	return cmd
 }
 
@@ -264,11 +264,11 @@ func newPerplexityCmd() *cobra.Command {
 		ctxLen     int
 		threads    int
 		backend    string
+		kvf        kvFlags
 		exact      bool
 		kldBase    string
 		kldScore   bool
 		asJSON     bool
-		kvf        kvFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "perplexity -m FILE.gguf (-f TEXTFILE | --kl-divergence-base FILE --kl-divergence)",
@@ -345,10 +345,10 @@ func newPerplexityCmd() *cobra.Command {
 	f.StringVarP(&file, "file", "f", "", "text file to score")
 	f.IntVar(&ctxLen, "ctx", 512, "chunk size in tokens (with --kl-divergence: the model's context, at least the file's chunk size)")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
+	kvf.register(f)
 	f.StringVar(&kldBase, "kl-divergence-base", "", "save the scored log-probabilities to `FILE` (with --kl-divergence: read them from it)")
 	f.BoolVar(&kldScore, "kl-divergence", false, "compare with the base log-probabilities of --kl-divergence-base")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	kvf.register(f)
 	backends.Flag(f, &backend)
 	backends.ExactFlag(f, &exact)
 	return cmd

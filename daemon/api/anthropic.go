@@ -302,7 +302,7 @@ type promptCounter interface {
 
 // anthropicRequest decodes and converts a Messages request (max_tokens
 // required when needMax).
-func anthropicRequest(r *http.Request, needMax bool) (ipc.AnthropicRequest, llm.Request, *toolSpec, error) {
+func (a *API) anthropicRequest(r *http.Request, needMax bool) (ipc.AnthropicRequest, llm.Request, *toolSpec, error) {
 	var body ipc.AnthropicRequest
 	if err := decode(r, &body); err != nil {
 		return body, llm.Request{}, nil, err
@@ -311,12 +311,15 @@ func anthropicRequest(r *http.Request, needMax bool) (ipc.AnthropicRequest, llm.
 	if err != nil {
 		return body, req, nil, err
 	}
+	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowDropOldest); err != nil {
+		return body, req, nil, err
+	}
 	tools, err := anthropicTools(body)
 	return body, req, tools, err
 }
 
 func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
-	body, req, tools, err := anthropicRequest(r, true)
+	body, req, tools, err := a.anthropicRequest(r, true)
 	if err != nil {
 		anthropicError(w, err)
 		return
@@ -427,7 +430,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		reason, seq = strPtr("tool_use"), nil
 	}
 	usage := ipc.AnthropicUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,
-		CacheReadInputTokens: out.res.CachedTokens}
+		CacheReadInputTokens: out.res.CachedTokens, ContextOverflow: overflowUsage(out.res)}
 	var content []ipc.AnthropicBlock
 	if reply != "" || len(calls) == 0 {
 		content = append(content, ipc.AnthropicBlock{Type: "text", Text: reply})
@@ -464,7 +467,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 // anthropicCountTokens answers POST /v1/messages/count_tokens: the tokens
 // the model would read for the request (template included).
 func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
-	body, req, tools, err := anthropicRequest(r, false)
+	body, req, tools, err := a.anthropicRequest(r, false)
 	if err != nil {
 		anthropicError(w, err)
 		return

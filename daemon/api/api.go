@@ -52,6 +52,10 @@ type API struct {
 
 	pulls pulls
 	descs descCache
+
+	// overflow is the daemon's default context overflow mode ("" for
+	// each protocol's own: SetContextOverflow); guarded by mu.
+	overflow llm.OverflowMode
 }
 
 // Register mounts the model endpoints on srv.
@@ -182,6 +186,8 @@ func sumResults(rs []llm.Result) llm.Result {
 	sum := rs[0]
 	for _, r := range rs[1:] {
 		sum.CompletionTokens += r.CompletionTokens
+		sum.ContextShifts += r.ContextShifts
+		sum.ShiftedTokens += r.ShiftedTokens
 		if r.Timings.Total > sum.Timings.Total {
 			sum.Timings.Total, sum.Timings.Eval = r.Timings.Total, r.Timings.Eval
 		}
@@ -383,6 +389,10 @@ func openAIErrorBody(err error) (int, ipc.OpenAIError) {
 	var re *requestError
 	if errors.As(err, &re) && re.param != "" {
 		body.Error.Param = &re.param
+	}
+	if errors.Is(err, llm.ErrContextExceeded) {
+		// OpenAI's code: clients that trim their own history branch on it.
+		body.Error.Code = strPtr("context_length_exceeded")
 	}
 	if errors.Is(err, models.ErrNotFound) {
 		// Clients branch on OpenAI's code for an unknown model.

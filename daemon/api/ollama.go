@@ -63,8 +63,6 @@ func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 			return req, badParam("options.tfs_z", "tail-free sampling is not supported (llama.cpp removed it)")
 		case o.PenalizeNewline != nil && *o.PenalizeNewline:
 			return req, badParam("options.penalize_newline", "is not supported (Ollama removed it)")
-		case o.NumKeep != nil && *o.NumKeep > 0:
-			return req, badParam("options.num_keep", "is not supported: a prompt longer than num_ctx keeps its end")
 		}
 		if o.NumCtx < 0 {
 			return req, badParam("options.num_ctx", "must be positive (0: the model's context), not %d", o.NumCtx)
@@ -85,8 +83,6 @@ func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 		return req, err
 	}
 	req.Sampling = p
-	// Ollama keeps the end of a prompt longer than the context.
-	req.Truncate = true
 	return req, nil
 }
 
@@ -130,8 +126,8 @@ func metrics(out runResult, total time.Duration) ipc.OllamaMetrics {
 		TotalDuration: total.Nanoseconds(), LoadDuration: out.load.Nanoseconds(),
 		PromptEvalCount: out.res.PromptTokens, PromptEvalDuration: t.PromptEval.Nanoseconds(),
 		EvalCount: out.res.CompletionTokens, EvalDuration: t.Eval.Nanoseconds(),
-		PromptCachedCount: out.res.CachedTokens,
-		DraftCount:        out.res.Speculation.Drafted, DraftAcceptedCount: out.res.Speculation.Accepted,
+		PromptCachedCount: out.res.CachedTokens, ContextOverflow: overflowUsage(out.res),
+		DraftCount: out.res.Speculation.Drafted, DraftAcceptedCount: out.res.Speculation.Accepted,
 		DraftVerifyCount: out.res.Speculation.Verifications,
 	}
 }
@@ -181,6 +177,10 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := ollamaRequest(body.Options)
 	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if req.Overflow, err = a.ollamaOverflow(body.OllamaOverflow, body.Options); err != nil {
 		ollamaError(w, err)
 		return
 	}
@@ -312,6 +312,10 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := ollamaRequest(body.Options)
 	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if req.Overflow, err = a.ollamaOverflow(body.OllamaOverflow, body.Options); err != nil {
 		ollamaError(w, err)
 		return
 	}

@@ -102,6 +102,7 @@ func usage(res llm.Result) ipc.Usage {
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens,
 		TotalTokens:         res.PromptTokens + res.CompletionTokens,
 		PromptTokensDetails: &ipc.PromptTokensDetails{CachedTokens: res.CachedTokens},
+		ContextOverflow:     overflowUsage(res),
 	}
 }
 
@@ -153,6 +154,10 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	body.Model = rm.base
 	req, err := openAIRequest(body.SamplingFields)
 	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowDropOldest); err != nil {
 		openAIError(w, err)
 		return
 	}
@@ -380,6 +385,10 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	withManifestSampling(rm.man, &body.SamplingFields)
 	req, err := openAIRequest(body.SamplingFields)
 	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowError); err != nil {
 		openAIError(w, err)
 		return
 	}

@@ -208,7 +208,18 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	if body.MaxOutputTokens != nil {
 		req.MaxTokens = *body.MaxOutputTokens
 	}
-	req.Truncate = body.Truncation == "auto"
+	field := body.ContextOverflow
+	switch {
+	case field != "":
+	case body.Truncation == "auto":
+		field = string(llm.OverflowDropOldest)
+	case body.Truncation == "disabled":
+		field = string(llm.OverflowError)
+	}
+	if req.Overflow, err = a.overflowPolicy(field, "context_overflow", llm.OverflowDropOldest); err != nil {
+		openAIError(w, err)
+		return
+	}
 	input, items, err := responseInput(body.Input)
 	if err != nil {
 		openAIError(w, err)
@@ -271,8 +282,8 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		Output: []ipc.ResponseItem{}, Text: json.RawMessage(`{"format":{"type":"text"}}`), Tools: []any{}, ToolChoice: "auto",
 		ParallelToolCalls: body.ParallelToolCalls == nil || *body.ParallelToolCalls, Store: storeIt, Metadata: body.Metadata,
 		MaxOutputTokens: body.MaxOutputTokens, Temperature: req.Sampling.Temperature, TopP: req.Sampling.TopP, Truncation: "disabled"}
-	if body.Truncation != "" {
-		resp.Truncation = body.Truncation
+	if req.Overflow.DropOldest {
+		resp.Truncation = "auto"
 	}
 	if resp.Metadata == nil {
 		resp.Metadata = map[string]any{}
@@ -417,7 +428,8 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		stored = append(stored, ipc.Message{Role: "assistant", ToolCalls: storedCalls})
 	}
 	resp.Usage = &ipc.ResponseUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,
-		TotalTokens: out.res.PromptTokens + out.res.CompletionTokens, InputTokensDetails: ipc.InputTokensDetails{CachedTokens: out.res.CachedTokens}}
+		TotalTokens: out.res.PromptTokens + out.res.CompletionTokens, InputTokensDetails: ipc.InputTokensDetails{CachedTokens: out.res.CachedTokens},
+		ContextOverflow: overflowUsage(out.res)}
 	if storeIt {
 		st := storedResponse{Response: resp, Messages: stored, Input: items}
 		if err := a.srv.Store().PutResponse(r.Context(), id, st); err != nil {

@@ -75,6 +75,9 @@ type Options struct {
 	KeepAlive time.Duration // default keep-alive (default 5m; negative: forever)
 	MaxLoaded int           // models held at once (default 1)
 	Threads   int
+	// ContextLength is each loaded model's context per sequence
+	// (llm.Options.ContextLength; 0: the model's own, at most 4096).
+	ContextLength int
 	// NewBackend, when set, creates each loaded model's compute backend
 	// (llm.Options.NewBackend); nil runs models on the CPU backend.
 	NewBackend func() (compute.Backend, error)
@@ -160,10 +163,10 @@ func New(o Options) *Manager {
 	}
 	if o.Loader == nil {
 		threads, logger, newBackend, speculate, draft, exact := o.Threads, o.Logger, o.NewBackend, o.Speculate, o.Draft, o.Exact
-		cold, window := o.KVCold, o.KVHotWindow
+		cold, window, ctxLen := o.KVCold, o.KVHotWindow, o.ContextLength
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
 			lo := llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, Speculate: speculate,
-				KVCold: cold, KVHotWindow: window, Exact: exact}
+				KVCold: cold, KVHotWindow: window, Exact: exact, ContextLength: ctxLen}
 			if draft != nil {
 				lo.Draft = draft(llm.NameFromPath(path))
 			}

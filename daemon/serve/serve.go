@@ -21,6 +21,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/pull"
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/internal/backends"
 )
@@ -39,8 +40,6 @@ type Options struct {
 	// Backend names the compute backend models run on (internal/backends:
 	// "cpu", the default, or "metal" on macOS).
 	Backend string
-	// Exact runs models in llama.cpp's arithmetic, bit for bit (--exact).
-	Exact bool
 	// Speculate is the speculative decoding offered to requests
 	// (spec.ParseKinds: "all", "lookup+tree", "off", ...).
 	Speculate string
@@ -54,9 +53,17 @@ type Options struct {
 	// Grace is how long a shutdown lets requests in flight finish before
 	// it cuts them (default daemon.DefaultGrace).
 	Grace time.Duration
+	// ContextLength is the context of each sequence of a loaded model
+	// (0: the model's own, at most 4096).
+	ContextLength int
+	// ContextOverflow is the default for requests that name no
+	// context_overflow (api.SetContextOverflow: "auto" or a mode).
+	ContextOverflow string
 	// Learning configures learning from feedback (daemon/learning); its
 	// Store, Events and Logger are the server's.
 	Learning learning.Options
+	// Exact runs models in llama.cpp's arithmetic, bit for bit (--exact).
+	Exact bool
 }
 
 // drafts maps model names to draft files from o.Drafts.
@@ -82,6 +89,12 @@ func (o Options) drafts() (func(name string) string, error) {
 func Run(ctx context.Context, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.ContextLength < 0 || o.ContextLength > model.MaxContextLength {
+		return fmt.Errorf("ruvllmd: --ctx-size %d: want 0 (the model's) up to %d", o.ContextLength, model.MaxContextLength)
+	}
+	if err := api.CheckContextOverflow(o.ContextOverflow); err != nil {
+		return fmt.Errorf("ruvllmd: %w", err)
 	}
 	// A backend this platform lacks fails before the socket is taken.
 	newBackend, err := backends.Factory(o.Backend, o.Threads)
@@ -116,11 +129,12 @@ func Run(ctx context.Context, o Options) error {
 	}
 	learner := learning.New(lo)
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
-		Threads: o.Threads, NewBackend: newBackend, Exact: o.Exact, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
+		Threads: o.Threads, ContextLength: o.ContextLength, NewBackend: newBackend, Exact: o.Exact, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
 		Speculate: kinds, Draft: drafts, KVCold: kvCold, KVHotWindow: o.KVHotWindow,
 		OnLoad:   func(name, path string, m models.Model) { learner.Attach(name, path, m) },
 		OnUnload: func(name string, _ models.Model) { learner.Detach(name) }})
 	a := api.Register(srv, mgr)
+	a.SetContextOverflow(o.ContextOverflow) // checked above
 	a.SetLearning(learner)
 	// The background loop's consolidation at shutdown runs before the
 	// models unload (hooks run in order; mgr.Close is registered last).
@@ -198,6 +212,9 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.StringVar(&o.KVType, "kv-type", "f16", "KV cache type: f16, or q8_0/q4_0 for a quantized cold tier behind an f16 hot window (more cached prefixes in the same memory)")
 	f.IntVar(&o.KVHotWindow, "kv-hot-window", 256, "positions of each sequence kept in f16 (with --kv-type q8_0/q4_0)")
 	f.DurationVar(&o.Grace, "shutdown-grace", daemon.DefaultGrace, "how long a shutdown (SIGTERM) lets requests in flight finish before it ends them")
+	f.IntVar(&o.ContextLength, "ctx-size", 0, "context length of each sequence, in tokens (0: the model's trained context, at most 4096)")
+	f.StringVar(&o.ContextOverflow, "context-overflow", api.OverflowAuto,
+		"what requests that outgrow the context get unless they say: drop_oldest (a chat's oldest turns), shift (that, and a full context shifts while the reply goes on), error, or auto (chats drop_oldest, Ollama's API shift, raw completions error)")
 	f.BoolVar(&o.Learning.Disabled, "no-learning", false, "store feedback but do not learn from it")
 	f.BoolVar(&o.Learning.PerApp, "learning-per-app", false, "learn in a scope per app (X-Ruvllm-Client) instead of one per user")
 	f.DurationVar(&o.Learning.Interval, "learning-interval", 2*time.Minute, "period of the background loop (consolidation, deep runs)")

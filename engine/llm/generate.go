@@ -102,24 +102,27 @@ func (q *tokenQueue) drain(buf []Token) []Token {
 func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) error) (Result, error) {
 	start := time.Now()
 	var res Result
-	prompt, err := m.PromptTokens(req)
-	if err != nil {
-		return res, err
-	}
-	if len(prompt) == 0 {
-		return res, errors.New("empty prompt: nothing to condition on")
-	}
 	ctxLen := m.opts.ContextLength
 	if req.ContextLimit > 0 && req.ContextLimit < ctxLen {
 		ctxLen = req.ContextLimit
 	}
-	if len(prompt) >= ctxLen {
-		if !req.Truncate || ctxLen < 2 {
-			return res, fmt.Errorf("%w: %d tokens, context is %d", ErrContextExceeded, len(prompt), ctxLen)
-		}
-		prompt, res.TruncatedTokens = m.truncatePrompt(prompt, ctxLen, req.MaxTokens)
-		m.log.Info("prompt truncated to fit the context", "dropped_tokens", res.TruncatedTokens, "kept_tokens", len(prompt), "context", ctxLen)
+	fit, err := m.fitPrompt(ctx, req, ctxLen)
+	if err != nil {
+		return res, err
 	}
+	prompt := fit.prompt
+	if len(prompt) == 0 {
+		return res, errors.New("empty prompt: nothing to condition on")
+	}
+	if fit.droppedTokens > 0 {
+		res.TruncatedTokens, res.DroppedMessages = fit.droppedTokens, fit.droppedMessages
+		if fit.messages != nil {
+			req.Messages = fit.messages // the turns the reply follows, for WarmFollowUp
+		}
+		m.log.Info("prompt cut to fit the context", "dropped_messages", fit.droppedMessages, "dropped_tokens", fit.droppedTokens,
+			"kept_tokens", len(prompt), "context", ctxLen)
+	}
+	shift := newShifter(req.Overflow, fit.keep, ctxLen, req.MaxTokens)
 	namespace, err := m.adapterNamespace(req.Adapters)
 	if err != nil {
 		return res, err
@@ -221,8 +224,14 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			}
 			return true
 		}
-		if (req.MaxTokens > 0 && generated >= req.MaxTokens) || len(history) >= ctxLen {
+		if req.MaxTokens > 0 && generated >= req.MaxTokens {
 			flush()
+			return true
+		}
+		if shift.inContext(history) >= ctxLen {
+			if !shift.full(generated) { // else runJob shifts and goes on
+				flush()
+			}
 			return true
 		}
 		return false
@@ -289,7 +298,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 	}
 	submitted := time.Now()
 	done := make(chan error, 1)
-	go func() { done <- m.sched.Run(jobCtx, job) }()
+	go func() { done <- m.runJob(jobCtx, job, shift, func() []int32 { return history }) }()
 
 	var (
 		cbErr   error
@@ -323,6 +332,9 @@ wait:
 	}
 	// Counters written by Next are safe to read: Run returned.
 	res.CachedTokens = job.CachedTokens
+	if shift != nil {
+		res.ContextShifts, res.ShiftedTokens = shift.shifts, shift.discarded
+	}
 	res.CompletionTokens = generated
 	res.ForcedTokens = forcedN
 	res.FinishReason = finish
@@ -367,23 +379,6 @@ func (m *Model) requestKinds(req Request) spec.Kinds {
 		k &= req.Speculate
 	}
 	return k
-}
-
-// truncatePrompt keeps the end of a prompt too long for ctxLen (and its
-// BOS), leaving room for the reply: a quarter of the context, or
-// maxTokens when that is less.
-func (m *Model) truncatePrompt(prompt []int32, ctxLen, maxTokens int) ([]int32, int) {
-	room := max(ctxLen/4, 1)
-	if maxTokens > 0 && maxTokens < room {
-		room = maxTokens
-	}
-	keep := ctxLen - room
-	head := 0
-	if m.tok.AddBOS() && len(prompt) > 0 && prompt[0] == m.tok.BOS() {
-		head = 1
-	}
-	out := append(append(make([]int32, 0, keep), prompt[:head]...), prompt[len(prompt)-(keep-head):]...)
-	return out, len(prompt) - len(out)
 }
 
 // historyCap is the capacity a generation's token history needs: the

@@ -78,17 +78,6 @@ type Options struct {
 	Sequences int
 	// NoPrefixCache disables sharing computed prompt prefixes.
 	NoPrefixCache bool
-	// Exact makes the CPU backend compute llama.cpp's arithmetic rounding
-	// for rounding (cpu.Options.Exact), so that greedy tokens equal
-	// llama.cpp's; by default it takes its fastest arithmetic, within the
-	// tolerance TestDefaultModeAccuracy checks. Ignored with NewBackend.
-	Exact bool
-	// LlamaBatching, with Exact, also follows llama.cpp's attention path
-	// by batch size (cpu.Options.LlamaBatching): scoring (Perplexity,
-	// KLDivergence, Logits) then gives llama-perplexity's figures, but a
-	// sequence's results depend on its batching, so the prefix cache is
-	// off.
-	LlamaBatching bool
 	// Speculate is the set of speculative decoding kinds requests may use
 	// (zero: none); requests opt out with Request.NoSpeculation.
 	Speculate spec.Kinds
@@ -103,6 +92,17 @@ type Options struct {
 	// Window): reading a long prompt costs the draft model more than a
 	// short reply's speculation saves.
 	DraftWindow int
+	// Exact makes the CPU backend compute llama.cpp's arithmetic rounding
+	// for rounding (cpu.Options.Exact), so that greedy tokens equal
+	// llama.cpp's; by default it takes its fastest arithmetic, within the
+	// tolerance TestDefaultModeAccuracy checks. Ignored with NewBackend.
+	Exact bool
+	// LlamaBatching, with Exact, also follows llama.cpp's attention path
+	// by batch size (cpu.Options.LlamaBatching): scoring (Perplexity,
+	// KLDivergence, Logits) then gives llama-perplexity's figures, but a
+	// sequence's results depend on its batching, so the prefix cache is
+	// off.
+	LlamaBatching bool
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 	// NewBackend, when set, creates the compute backend the model runs on;

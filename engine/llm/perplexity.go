@@ -77,13 +77,7 @@ func (m *Model) perplexity(ctx context.Context, text string, ctxLen int, w io.Wr
 		if m.tok.AddBOS() {
 			chunk[0] = m.tok.BOS()
 		}
-		var err error
-		if m.pool.ColdBlocks() == 0 {
-			err = m.Logits(ctx, chunk, rows, logits)
-		} else {
-			err = m.perplexityTiered(ctx, chunk, first, logits)
-		}
-		if err != nil {
+		if err := m.Logits(ctx, chunk, rows, logits); err != nil {
 			return res, err
 		}
 		for i := range rows {
@@ -124,7 +118,11 @@ func (m *Model) perplexity(ctx context.Context, text string, ctxLen int, w io.Wr
 // Logits computes the logits of a sequence of tokens teacher-forced, as
 // one fresh sequence (no prefix cache) in one forward pass, and writes
 // those of the positions in rows (each predicting the token after it) to
-// dst, len(rows)·vocabulary floats.
+// dst, len(rows)·vocabulary floats. With a cold KV tier (Options.KVCold)
+// the tokens are computed one block of positions at a time, the blocks
+// older than the hot window moving to the cold tier in between, as they do
+// while a sequence decodes, so that the logits show what reading old
+// positions quantized costs.
 func (m *Model) Logits(ctx context.Context, tokens []int32, rows []int32, dst []float32) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -150,12 +148,54 @@ func (m *Model) Logits(ctx context.Context, tokens []int32, rows []int32, dst []
 	defer m.mu.Unlock()
 	seq := kv.NewSequence(m.pool)
 	defer seq.Release()
+	if m.pool.ColdBlocks() > 0 {
+		return m.logitsTiered(seq, tokens, rows, dst)
+	}
 	if err := seq.Reserve(len(tokens), m.kv); err != nil {
 		return fmt.Errorf("kv cache: %w", err)
 	}
 	batch := &model.Batch{Tokens: tokens, Spans: []compute.Span{{N: len(tokens), Blocks: seq.Blocks()}}}
 	hidden := m.net.Forward(batch, m.kv)
 	m.backend.Download(m.net.Logits(hidden, rows), dst)
+	return nil
+}
+
+// logitsTiered is Logits with a cold tier: tokens are computed a block at
+// a time into seq, its blocks older than the hot window moving to the
+// cold tier after each.
+func (m *Model) logitsTiered(seq *kv.Sequence, tokens, rows []int32, dst []float32) error {
+	d, ok := m.kv.(kv.Demoter)
+	if !ok {
+		return fmt.Errorf("kv cache: the store has no cold tier")
+	}
+	vocab := m.net.Config().Vocab
+	var local []int32
+	var out []int
+	buf := make([]float32, blockSize*vocab)
+	for p := 0; p < len(tokens); p += blockSize {
+		n := min(blockSize, len(tokens)-p)
+		if err := seq.Reserve(n, m.kv); err != nil {
+			return fmt.Errorf("kv cache: %w", err)
+		}
+		batch := &model.Batch{Tokens: tokens[p : p+n], Spans: []compute.Span{{N: n, Pos: p, Blocks: seq.Blocks()}}}
+		hidden := m.net.Forward(batch, m.kv)
+		local, out = local[:0], out[:0]
+		for i, r := range rows {
+			if int(r) >= p && int(r) < p+n {
+				local, out = append(local, r-int32(p)), append(out, i)
+			}
+		}
+		if len(local) > 0 {
+			m.backend.Download(m.net.Logits(hidden, local), buf[:len(local)*vocab])
+			for k, i := range out {
+				copy(dst[i*vocab:(i+1)*vocab], buf[k*vocab:(k+1)*vocab])
+			}
+		}
+		seq.Advance(n)
+		if _, err := seq.Demote(m.opts.KVHotWindow, d); err != nil {
+			return fmt.Errorf("kv cache: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -206,45 +246,4 @@ func (m *Model) KLDivergence(ctx context.Context, r io.Reader, progress func(chu
 		}
 	}
 	return st.Summary(), nil
-}
-
-// perplexityTiered computes chunk a block at a time into a fresh
-// sequence, moving its blocks older than the hot window to the cold tier
-// after each, and writes the logits of positions first to len(chunk)-2
-// into logits.
-func (m *Model) perplexityTiered(ctx context.Context, chunk []int32, first int, logits []float32) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	d, ok := m.kv.(kv.Demoter)
-	if !ok {
-		return fmt.Errorf("kv cache: the store has no cold tier")
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	seq := kv.NewSequence(m.pool)
-	defer seq.Release()
-	vocab := m.net.Config().Vocab
-	var rows []int32
-	for p := 0; p < len(chunk); p += blockSize {
-		n := min(blockSize, len(chunk)-p)
-		if err := seq.Reserve(n, m.kv); err != nil {
-			return fmt.Errorf("kv cache: %w", err)
-		}
-		batch := &model.Batch{Tokens: chunk[p : p+n], Spans: []compute.Span{{N: n, Pos: p, Blocks: seq.Blocks()}}}
-		hidden := m.net.Forward(batch, m.kv)
-		rows = rows[:0]
-		lo := max(first, p)
-		for i := lo; i < min(p+n, len(chunk)-1); i++ {
-			rows = append(rows, int32(i-p))
-		}
-		if len(rows) > 0 {
-			m.backend.Download(m.net.Logits(hidden, rows), logits[(lo-first)*vocab:(lo-first+len(rows))*vocab])
-		}
-		seq.Advance(n)
-		if _, err := seq.Demote(m.opts.KVHotWindow, d); err != nil {
-			return fmt.Errorf("kv cache: %w", err)
-		}
-	}
-	return nil
 }

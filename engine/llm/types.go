@@ -84,11 +84,11 @@ type Request struct {
 	// onPrefilled is called once the prompt is computed and its blocks
 	// are in the prefix cache (GenerateN forks the other choices then).
 	onPrefilled func()
-	// Truncate keeps the end of a prompt that does not fit the context
-	// (and its BOS), leaving a quarter of the context for the reply,
-	// instead of failing with ErrContextExceeded; Result.TruncatedTokens
-	// says how many tokens were dropped.
-	Truncate bool
+	// Overflow says what happens when the request outgrows its context:
+	// a prompt that does not fit fails with ErrContextExceeded, and a
+	// reply that fills the context ends (FinishLength), unless it allows
+	// dropping the oldest turns or shifting the context.
+	Overflow Overflow
 }
 
 // TokenLogprob is a token with its log-probability.
@@ -147,9 +147,17 @@ type Result struct {
 	PromptTokens     int
 	CachedTokens     int // prompt tokens served from the prefix cache
 	CompletionTokens int
-	// TruncatedTokens were dropped from the start of a prompt that did not
-	// fit (Request.Truncate).
+	// TruncatedTokens were left out of a prompt that did not fit
+	// (Overflow.DropOldest): the tokens of DroppedMessages and any cut
+	// from the prompt after its kept head.
 	TruncatedTokens int
+	// DroppedMessages are the oldest chat turns left out to fit.
+	DroppedMessages int
+	// ContextShifts counts the times the reply filled the context and went
+	// on after discarding older tokens (Overflow.Shift); ShiftedTokens
+	// is how many tokens those shifts discarded in all.
+	ContextShifts int
+	ShiftedTokens int
 	// StopSequence is the string of Request.Stop that ended the reply
 	// ("" when another reason did, the chat template's own stops included).
 	StopSequence string

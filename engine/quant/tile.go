@@ -23,8 +23,8 @@ func TileDotFor(t Type) TileDotFunc { return acceleratedTile[t] }
 // interleavedTile holds the tile kernels of InterleavedTileFor.
 var interleavedTile = map[Type]TileDotFunc{}
 
-// InterleavedTileFor returns a tile kernel of weight type t (Q4_0 or
-// Q8_0) that sums in the order of llama.cpp's repacked and AMX kernels,
+// InterleavedTileFor returns a tile kernel of weight type t (Q4_0, Q8_0 or
+// IQ4_NL) that sums in the order of llama.cpp's repacked and AMX kernels,
 // or nil when this CPU has none. llama.cpp repacks a Q4_0 weight whose row
 // count is a multiple of 8 and that only multiplies matrices (not the
 // token embedding table) on every AVX2 machine, and on CPUs with AMX-INT8
@@ -37,7 +37,7 @@ var interleavedTile = map[Type]TileDotFunc{}
 func InterleavedTileFor(t Type) TileDotFunc { return interleavedTile[t] }
 
 // InterleavedTileReference returns the pure-Go form of the interleaved
-// order's tile for Q4_0 or Q8_0 (nil for other types): slow, for CPUs
+// order's tile for Q4_0, Q8_0 or IQ4_NL (nil for other types): slow, for CPUs
 // without the kernel when that order is asked for.
 func InterleavedTileReference(t Type) TileDotFunc {
 	var dot DotFunc
@@ -46,6 +46,8 @@ func InterleavedTileReference(t Type) TileDotFunc {
 		dot = DotQ4_0Interleaved
 	case Q8_0:
 		dot = DotQ8_0Interleaved
+	case IQ4_NL:
+		dot = DotIQ4_NLInterleaved
 	default:
 		return nil
 	}

@@ -267,7 +267,9 @@ func New(r Runner, pool *kv.Pool, cache *prefix.Cache, o Options) *Scheduler {
 }
 
 // Run submits j and waits until it finishes, fails, or ctx is cancelled;
-// cancellation frees the job's blocks before the next forward pass.
+// cancellation frees the job's blocks before the next forward pass. Once
+// Run has returned, j may run again, with a new Prompt (a context shift
+// goes on from the shifted context).
 func (s *Scheduler) Run(ctx context.Context, j *Job) error {
 	if len(j.Prompt) == 0 {
 		return errors.New("empty prompt")
@@ -277,6 +279,7 @@ func (s *Scheduler) Run(ctx context.Context, j *Job) error {
 	}
 	j.ctx = ctx
 	j.done = make(chan struct{})
+	j.finished, j.prefilled, j.err = false, false, nil
 	j.tokens = append([]int32(nil), j.Prompt...)
 	s.mu.Lock()
 	if s.closed {

@@ -303,6 +303,32 @@ func TestTooLargeForPool(t *testing.T) {
 	waitFree(t, pool)
 }
 
+// TestRunAgain: a job that finished runs again with a new prompt (a
+// context shift), generating what that prompt gives, its cached head from
+// the prefix cache.
+func TestRunAgain(t *testing.T) {
+	s, pool, _ := newTestScheduler(64, 4, Options{MaxBatchTokens: 8})
+	defer s.Close()
+	var got []int32
+	j := greedyJob([]int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 5, &got)
+	if err := s.Run(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	if want := expected(j.Prompt, 5); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("first run: %v, want %v", got, want)
+	}
+	shifted := append([]int32{1, 2, 3, 4, 5, 6, 7, 8}, got...)
+	j.Prompt, got = shifted, nil
+	if err := s.Run(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	if want := expected(shifted, 5); fmt.Sprint(got) != fmt.Sprint(want) || j.CachedTokens != 8 {
+		t.Fatalf("second run: %v (%d cached), want %v (8 cached)", got, j.CachedTokens, want)
+	}
+	s.Cache().Clear()
+	waitFree(t, pool)
+}
+
 func TestCancelFreesBlocks(t *testing.T) {
 	s, pool, _ := newTestScheduler(256, 4, Options{})
 	defer s.Close()

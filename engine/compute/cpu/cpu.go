@@ -208,9 +208,9 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (compute.T
 	return t, nil
 }
 
-// MatMulWeight implements compute.MatMulWeighter: a Q4_0 weight of a
-// multiple of 8 rows takes the interleaved-order tile kernel, where this
-// CPU has it (llama.cpp repacks such weights on every AVX2 machine), and
+// MatMulWeight implements compute.MatMulWeighter: a Q4_0 or IQ4_NL weight
+// of a multiple of 8 rows takes the interleaved-order tile kernel, where
+// this CPU has it (llama.cpp repacks such weights on every AVX2 machine), and
 // with AMX on, Q8_0 and F16 weights of a multiple of 32 rows take the
 // order of llama.cpp's AMX kernels. Where the CPU has a kernel for a
 // repacked layout (quant.PackedFor: Q4_0, Q8_0, Q4_K with AVX-512 VNNI),
@@ -245,7 +245,7 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 		if err := t.repack(p); err != nil {
 			return nil, err
 		}
-	} else if typ == quant.Q4_0 && rows%8 == 0 {
+	} else if (typ == quant.Q4_0 || typ == quant.IQ4_NL) && rows%8 == 0 {
 		if k := quant.InterleavedTileFor(typ); k != nil {
 			t.tile, t.interleaved = k, true
 		}

@@ -12,6 +12,10 @@ export interface ReplyStats {
   completion_tokens: number;
   ttft_ms: number;
   tokens_per_second: number;
+  // What the daemon left out to fit the model's context (absent: nothing).
+  dropped_messages?: number;
+  dropped_tokens?: number;
+  context_shifts?: number;
 }
 
 export interface Message {
