@@ -89,7 +89,7 @@ for entry in "${srcs[@]}"; do
 		lp=$(nice "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$TEXT" -c "$CTX" -t "$T" "${NOREPACK[@]}" 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
 		# with micro-batches under 64 tokens llama.cpp's flash attention
 		# takes its per-key f16 path, the one ruvllm always takes
-		lq=$(nice "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$TEXT" -c "$CTX" -b "$CTX" -ub 32 -t "$T" "${NOREPACK[@]}" 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
+		lq=$(nice "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$TEXT" -c "$CTX" -ub 32 -t "$T" "${NOREPACK[@]}" 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
 		rp=$(nice "$BIN/ruvllm" perplexity -m "$f" -f "$TEXT" --ctx "$CTX" -t "$T" 2>/dev/null | sed -n 's/^perplexity: \([0-9.]*\).*/\1/p')
 		port=$((port + 1))
 		nice "$LLAMA_BIN/llama-server" -m "$f" --port "$port" -t "$T" -c 1024 -np 1 "${NOREPACK[@]}" > "$BIN/server.log" 2>&1 &
