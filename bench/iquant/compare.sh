@@ -27,6 +27,7 @@
 #               crawl on a loaded machine; neither side's results depend on it)
 #   OUTTYPE     output.weight's type in the files (llama-quantize's
 #               --output-tensor-type; the file names get -out-TYPE)
+#   SMALLUB=0   skip the 32-token micro-batch perplexity (its column shows -)
 #   MODELSET    which models: all (default), llama-19m, qwen2-13m or synth-512
 # llama.cpp runs with GGML_NO_IQ_PANEL=1 (its batched IQ panel kernels sum in
 # another order than its own decode) and ruvllm with the AMX order off when
@@ -89,7 +90,8 @@ for entry in "${srcs[@]}"; do
 		lp=$(nice "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$TEXT" -c "$CTX" -t "$T" "${NOREPACK[@]}" 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
 		# with micro-batches under 64 tokens llama.cpp's flash attention
 		# takes its per-key f16 path, the one ruvllm always takes
-		lq=$(nice "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$TEXT" -c "$CTX" -ub 32 -t "$T" "${NOREPACK[@]}" 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
+		lq=-
+		[ "${SMALLUB:-1}" = 0 ] || lq=$(nice "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$TEXT" -c "$CTX" -ub 32 -t "$T" "${NOREPACK[@]}" 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
 		rp=$(nice "$BIN/ruvllm" perplexity -m "$f" -f "$TEXT" --ctx "$CTX" -t "$T" 2>/dev/null | sed -n 's/^perplexity: \([0-9.]*\).*/\1/p')
 		port=$((port + 1))
 		nice "$LLAMA_BIN/llama-server" -m "$f" --port "$port" -t "$T" -c 1024 -np 1 "${NOREPACK[@]}" > "$BIN/server.log" 2>&1 &
@@ -104,6 +106,8 @@ name, t, lp, rp, ag, out, lq = sys.argv[1:8]
 out = f" (output {out})" if out else ""
 a = json.loads(ag)
 def diff(ref):
+    if ref == "-":
+        return "-"
     return f"{(float(rp) / float(ref) - 1) * 100:+.3f} %" if ref and rp else "?"
 print(f"| {name} | {t}{out} | {lp or '?'} | {rp or '?'} | {diff(lp)} | {lq or '?'} | {diff(lq)} | {a['identical']}/{a['prompts']} | {a['tokens_same']}/{a['tokens_total']} |")
 PY
