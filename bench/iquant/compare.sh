@@ -67,6 +67,19 @@ if [ -n "${SYNTH:-}" ]; then
 	srcs+=("synth-512:$s")
 fi
 
+# llppl FILE [ARGS...] prints llama-perplexity's final estimate. Its log
+# goes through a thread that can lose the last lines at exit on a loaded
+# machine, so a run without the line is repeated (up to three times).
+llppl() {
+	local f=$1 v="" i
+	shift
+	for i in 1 2 3; do
+		v=$(nice "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$TEXT" -c "$CTX" -t "$T" "${NOREPACK[@]}" "$@" 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
+		[ -z "$v" ] || break
+	done
+	echo "$v"
+}
+
 echo "| model | type | llama-perplexity | ruvllm perplexity | diff | llama-perplexity -ub 32 | diff | greedy: identical prompts | greedy: tokens before divergence |"
 echo "|---|---|---|---|---|---|---|---|---|"
 port=${PORT:-18080}
@@ -87,11 +100,11 @@ for entry in "${srcs[@]}"; do
 			case "$t" in IQ2_*|IQ1_*|IQ3_XXS|IQ3_M) args+=(--imatrix "$im") ;; esac
 			nice "$QUANTIZE/llama-quantize" "${args[@]}" "$src" "$f" "$t" "$T" > "$f.log" 2>&1 || { echo "| $name | $t | llama-quantize failed | | | | | | |"; continue; }
 		fi
-		lp=$(nice "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$TEXT" -c "$CTX" -t "$T" "${NOREPACK[@]}" 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
+		lp=$(llppl "$f")
 		# with micro-batches under 64 tokens llama.cpp's flash attention
 		# takes its per-key f16 path, the one ruvllm always takes
 		lq=-
-		[ "${SMALLUB:-1}" = 0 ] || lq=$(nice "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$TEXT" -c "$CTX" -ub 32 -t "$T" "${NOREPACK[@]}" 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
+		[ "${SMALLUB:-1}" = 0 ] || lq=$(llppl "$f" -ub 32)
 		rp=$(nice "$BIN/ruvllm" perplexity -m "$f" -f "$TEXT" --ctx "$CTX" -t "$T" 2>/dev/null | sed -n 's/^perplexity: \([0-9.]*\).*/\1/p')
 		port=$((port + 1))
 		nice "$LLAMA_BIN/llama-server" -m "$f" --port "$port" -t "$T" -c 1024 -np 1 "${NOREPACK[@]}" > "$BIN/server.log" 2>&1 &
