@@ -7,8 +7,8 @@ SHARED    ?= $(abspath ../shared)
 MODEL     ?= $(SHARED)/models/ruvllm-test-llama-19m-q8_0.gguf
 GOTESTFLAGS ?=
 
-.PHONY: all build run test test-go test-noasm test-darwin test-arm64 check-arm64-fma vet fuzz bench bench-compare clean \
-	frontend-deps frontend app app-server test-frontend test-app-e2e screenshots
+.PHONY: all build run test deps test-go test-templates test-noasm test-darwin test-arm64 check-arm64-fma vet fuzz bench bench-compare clean \
+	frontend-deps frontend app app-server test-frontend test-frontend-unit test-frontend-browser test-app-e2e screenshots
 
 all: build
 
@@ -29,10 +29,26 @@ run: build
 	fi; \
 	exec $(BIN)/ruvllm chat -m "$(MODEL)"
 
-test: vet test-go test-noasm test-darwin test-arm64 test-frontend test-app-e2e
+# test runs every step; tools/deps/deps.sh installs what a fresh Debian
+# machine lacks first (as root with apt-get; NO_INSTALL=1 turns that off),
+# and a step whose tools are still missing is skipped with a message naming
+# the package (with CI=true that is a failure).
+DEPS := tools/deps/deps.sh
+test: deps vet test-go test-templates test-noasm test-darwin test-arm64
+	@$(DEPS) run frontend $(MAKE) --no-print-directory test-frontend-unit
+	@CHROMIUM=$(CHROMIUM) $(DEPS) run frontend-browser $(MAKE) --no-print-directory test-frontend-browser
+	@$(DEPS) run app-e2e $(MAKE) --no-print-directory test-app-e2e
+
+deps:
+	@$(DEPS) install
 
 vet:
 	$(GO) vet ./...
+
+# test-templates prints the chat-template conformance counts against
+# ../shared/templates (the test also runs, silently, in test-go).
+test-templates:
+	$(GO) test -count=1 -run '^TestConformance$$' -v ./engine/jinja
 
 test-go:
 	$(GO) test $(GOTESTFLAGS) ./...
@@ -40,7 +56,7 @@ test-go:
 # The pure-Go references, which the SIMD kernels are tested against, must
 # pass on their own too: the noasm tag leaves the assembly out.
 test-noasm:
-	$(GO) test $(GOTESTFLAGS) -tags noasm ./engine/quant/ ./engine/compute/...
+	$(GO) test $(GOTESTFLAGS) -tags noasm ./engine/quant/ ./engine/compute/... ./engine/gemm/
 
 # Every package that builds without cgo must build for darwin/arm64; cgo
 # packages are type-checked with FakeImportC by tools/darwincheck.
@@ -50,10 +66,8 @@ test-darwin:
 
 # The engine's arm64 code paths run under qemu-user when it is installed.
 test-arm64: check-arm64-fma
-	@if command -v qemu-aarch64 >/dev/null; then \
-		GOARCH=arm64 $(GO) test -exec qemu-aarch64 ./engine/quant/... ./engine/compute/... && \
-		QEMU_CPU=cortex-a53 GOARCH=arm64 $(GO) test -exec qemu-aarch64 -run TestARM64Kernels ./engine/quant/ ; \
-	else echo "test-arm64: qemu-aarch64 not installed, skipped (apt-get install qemu-user)"; fi
+	@$(DEPS) run arm64 sh -c 'GOARCH=arm64 $(GO) test -exec qemu-aarch64 ./engine/quant/... ./engine/compute/... ./engine/gemm/... && \
+		QEMU_CPU=cortex-a53 GOARCH=arm64 $(GO) test -exec qemu-aarch64 -run TestARM64Kernels ./engine/quant/' 
 
 # Go may fuse x*y+z into one float32 FMA on arm64, which amd64 never
 # does; engine/quant rounds such products with float32() so the reference
@@ -105,9 +119,13 @@ app-server:
 
 # Unit and component tests (jsdom), type checks, then the built frontend
 # in chromium against a real daemon through bin/appserver.
-test-frontend: frontend app-server
+test-frontend: test-frontend-unit test-frontend-browser
+
+test-frontend-unit: frontend-deps
 	cd frontend && npx svelte-check --tsconfig ./tsconfig.json --threshold error
 	cd frontend && npx vitest run
+
+test-frontend-browser: frontend app-server
 	cd frontend && CHROMIUM=$(CHROMIUM) npx vitest run --config vitest.browser.config.ts
 
 # The real Wails binary under Xvfb, driven with xdotool (apt: xvfb xdotool

@@ -1,4 +1,4 @@
-//go:build desktop
+//go:build desktop || bindings
 
 // Command ruvllm-app is the desktop chat app: a Wails v2 window over the
 // frontend in frontend/dist, with the Go methods of package app bound to
@@ -12,15 +12,19 @@ package main
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	goruntime "runtime"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/wailsapp/wails/v2"
+	"github.com/wailsapp/wails/v2/pkg/menu"
+	"github.com/wailsapp/wails/v2/pkg/menu/keys"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
 	"github.com/wailsapp/wails/v2/pkg/options/linux"
@@ -49,6 +53,62 @@ type shell struct {
 	ctx    atomic.Pointer[context.Context]
 	icon   atomic.Pointer[statusicon.Icon]
 	hidden atomic.Bool
+	// quitting is set by every way of quitting the app (tray, app menu,
+	// Ctrl+Q): closing the window otherwise only hides it.
+	quitting atomic.Bool
+}
+
+// Hide hides the window (app.WindowControl).
+func (s *shell) Hide() {
+	if ctx := s.ctx.Load(); ctx != nil {
+		runtime.WindowHide(*ctx)
+		s.hidden.Store(true)
+		s.log.Info("window hidden")
+	}
+}
+
+// show brings the window back.
+func (s *shell) show() {
+	if ctx := s.ctx.Load(); ctx != nil {
+		runtime.WindowShow(*ctx)
+		runtime.WindowUnminimise(*ctx)
+		s.hidden.Store(false)
+		s.log.Info("window shown")
+	}
+}
+
+// Quit ends the app (app.WindowControl).
+func (s *shell) Quit() {
+	if ctx := s.ctx.Load(); ctx != nil {
+		s.quitting.Store(true)
+		runtime.Quit(*ctx)
+	}
+}
+
+// beforeClose keeps the app running in the tray or menu bar when its
+// window is closed: the window hides; quitting goes through Quit.
+func (s *shell) beforeClose(ctx context.Context) (prevent bool) {
+	if s.quitting.Load() {
+		return false
+	}
+	s.Hide()
+	return true
+}
+
+// appMenu is the macOS application menu: Quit sets quitting first, so it
+// ends the app where closing the window only hides it. Other platforms
+// have the tray's menu and Ctrl+Q.
+func (s *shell) appMenu() *menu.Menu {
+	if goruntime.GOOS != "darwin" {
+		return nil
+	}
+	m := menu.NewMenu()
+	appMenu := m.AddSubmenu("ruvllm")
+	appMenu.AddText("Hide ruvllm", keys.CmdOrCtrl("w"), func(*menu.CallbackData) { s.Hide() })
+	appMenu.AddSeparator()
+	appMenu.AddText("Quit ruvllm", keys.CmdOrCtrl("q"), func(*menu.CallbackData) { s.Quit() })
+	m.Append(menu.EditMenu())
+	return m
 }
 
 // emit forwards an app event to the page and keeps the icon current.
@@ -97,9 +157,13 @@ func (s *shell) startIcon(ctx context.Context, model string) {
 	icon, err := statusicon.New(sctx, statusicon.Options{
 		Model:    model,
 		OnToggle: func() { s.toggle(ctx) },
-		OnQuit:   func() { runtime.Quit(ctx) },
+		OnQuit:   s.Quit,
 		Logger:   s.log,
 	})
+	if errors.Is(err, statusicon.ErrNoSessionBus) {
+		s.log.Info("no status icon: no D-Bus session bus")
+		return
+	}
 	if err != nil {
 		s.log.Warn("no status icon", "err", err)
 		return
@@ -110,14 +174,9 @@ func (s *shell) startIcon(ctx context.Context, model string) {
 
 func (s *shell) toggle(ctx context.Context) {
 	if s.hidden.Load() {
-		runtime.WindowShow(ctx)
-		runtime.WindowUnminimise(ctx)
-		s.hidden.Store(false)
-		s.log.Info("window shown")
+		s.show()
 	} else {
-		runtime.WindowHide(ctx)
-		s.hidden.Store(true)
-		s.log.Info("window hidden")
+		s.Hide()
 	}
 }
 
@@ -148,6 +207,7 @@ func main() {
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
 
 	sh := &shell{log: cfg.Logger}
+	cfg.Window = sh
 	a := app.New(cfg, sh.emit)
 	err := wails.Run(&options.App{
 		Title:     "ruvllm",
@@ -173,6 +233,14 @@ func main() {
 		OnShutdown: func(context.Context) {
 			a.Close()
 			sh.close()
+		},
+		// Closing the window hides it (the status icon or a second launch
+		// brings it back); quitting is the tray's, the app menu's or Ctrl+Q.
+		OnBeforeClose: sh.beforeClose,
+		Menu:          sh.appMenu(),
+		SingleInstanceLock: &options.SingleInstanceLock{
+			UniqueId:               "dev.ruvllm.app",
+			OnSecondInstanceLaunch: func(options.SecondInstanceData) { sh.show() },
 		},
 		Bind:  []any{a},
 		Linux: &linux.Options{ProgramName: "ruvllm", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},

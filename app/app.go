@@ -57,6 +57,16 @@ type Config struct {
 	// end-to-end tests and debugging).
 	TracePath string
 	Logger    *slog.Logger
+	// Window runs the window's lifecycle: hiding it (the status icon or a
+	// second launch brings it back) and quitting. The desktop binary sets
+	// it; without it HideWindow and Quit do nothing.
+	Window WindowControl
+}
+
+// WindowControl hides the window and quits the app (main.go's shell).
+type WindowControl interface {
+	Hide()
+	Quit()
 }
 
 // State is the app's connection state.

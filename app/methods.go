@@ -312,3 +312,19 @@ func (a *App) Stats() (Stats, error) {
 	}
 	return s, nil
 }
+
+// HideWindow hides the window, as closing it does: the app keeps running
+// in the tray or menu bar (Ctrl+W).
+func (a *App) HideWindow() {
+	if a.cfg.Window != nil {
+		a.cfg.Window.Hide()
+	}
+}
+
+// Quit ends the app (Ctrl+Q, and the tray's and app menu's Quit); a daemon
+// the app did not start keeps serving other apps.
+func (a *App) Quit() {
+	if a.cfg.Window != nil {
+		a.cfg.Window.Quit()
+	}
+}

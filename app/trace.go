@@ -35,7 +35,7 @@ type TraceLine struct {
 func openTracer(path string) (*tracer, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open trace: %w", err)
+		return nil, fmt.Errorf("trace: %w", err)
 	}
 	return &tracer{f: f}, nil
 }

@@ -17,8 +17,13 @@ type Config struct {
 	// SocketPath is the Unix socket; default ipc.SocketPath().
 	SocketPath string
 	// TCPAddr, when set, also listens on this loopback address, with the
-	// bearer token from StateDir/token required on every request.
+	// bearer token from StateDir/token required on every request (on
+	// Linux, not from processes of the daemon's own uid, unless
+	// RequireToken is set).
 	TCPAddr string
+	// RequireToken demands the token from every TCP client, the daemon's
+	// own user included.
+	RequireToken bool
 	// StateDir holds state.db and the token; ModelsDir the GGUF files;
 	// AdaptersDir the adapter drop folder; CacheDir logs and prefix-cache
 	// snapshots.
@@ -72,7 +77,8 @@ func DefaultConfig() (Config, error) {
 // ruvllmd and `ruvllm daemon`).
 func (c *Config) RegisterFlags(f *pflag.FlagSet) {
 	f.StringVar(&c.SocketPath, "socket", c.SocketPath, "Unix socket path")
-	f.StringVar(&c.TCPAddr, "listen", "", "also listen on this loopback TCP address (bearer token required)")
+	f.StringVar(&c.TCPAddr, "listen", "", "also listen on this loopback TCP address (bearer token required, except from your own user on Linux)")
+	f.BoolVar(&c.RequireToken, "require-token", false, "require the bearer token on TCP from every client, your own user's too")
 	f.StringVar(&c.StateDir, "state-dir", c.StateDir, "directory of state.db and the TCP token")
 	f.StringVar(&c.ModelsDir, "models-dir", c.ModelsDir, "directory of GGUF models")
 	f.StringVar(&c.AdaptersDir, "adapters-dir", c.AdaptersDir, "adapter drop folder")

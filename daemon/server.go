@@ -5,10 +5,8 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,11 +43,17 @@ type Server struct {
 	httpReqs *prometheus.CounterVec
 	httpDur  *prometheus.HistogramVec
 
+	stopping atomic.Bool // the grace period of a shutdown is over
+
 	mu         sync.Mutex
 	bodyLimits map[string]int64 // by URL path, overriding MaxBodyBytes
-	shutdown   []func(context.Context) error
-	health     func() []ipc.LoadedModel
-	listeners  []net.Listener
+	// prefixLimits are body limits by URL path prefix.
+	prefixLimits map[string]int64
+	shutdown     []func(context.Context) error
+	health       func() []ipc.LoadedModel
+	tcp          *tcpListener
+	// manager is the service manager that passed the socket ("" for none).
+	manager string
 }
 
 // New prepares a server: directories, state store, token and metrics. It
@@ -83,7 +87,7 @@ func New(cfg Config) (*Server, error) {
 	s.httpDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ruvllm_http_request_duration_seconds", Help: "HTTP request duration by route.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"route"})
 	s.metrics.MustRegister(s.httpReqs, s.httpDur)
 	if cfg.TCPAddr != "" {
-		if s.token, err = loadToken(filepath.Join(cfg.StateDir, "token")); err != nil {
+		if s.token, err = loadToken(filepath.Join(cfg.StateDir, "token"), s.log); err != nil {
 			db.Close()
 			return nil, err
 		}
@@ -115,6 +119,17 @@ func (s *Server) SetBodyLimit(path string, n int64) {
 	s.bodyLimits[path] = n
 }
 
+// SetBodyLimitPrefix allows request bodies of up to n bytes on every URL
+// path under prefix.
+func (s *Server) SetBodyLimitPrefix(prefix string, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prefixLimits == nil {
+		s.prefixLimits = map[string]int64{}
+	}
+	s.prefixLimits[prefix] = n
+}
+
 // Events is the server's event bus.
 func (s *Server) Events() *Events { return s.events }
 
@@ -142,41 +157,52 @@ func (s *Server) SetHealth(fn func() []ipc.LoadedModel) {
 	s.health = fn
 }
 
-func loadToken(path string) (string, error) {
-	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 32 {
-		return strings.TrimSpace(string(b)), nil
-	}
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return "", fmt.Errorf("generate token: %w", err)
-	}
-	tok := hex.EncodeToString(raw)
-	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("write token: %w", err)
-	}
-	return tok, nil
-}
+// StreamEndGrace is how long, once the grace period is over and in-flight
+// requests are cancelled, their handlers get to send each open stream its
+// closing error event before the connections are cut.
+const StreamEndGrace = 2 * time.Second
+
+// ErrShuttingDown is the error a request cut off by shutdown ends with.
+var ErrShuttingDown = errors.New("ruvllmd is shutting down")
+
+// ShuttingDown reports whether the grace period of a shutdown is over and
+// in-flight requests are being cancelled: a handler whose request context
+// ends then should tell its client ErrShuttingDown (a stream: an error
+// event in its protocol) rather than treat it as a client that left.
+func (s *Server) ShuttingDown() bool { return s.stopping.Load() }
 
 // Run listens and serves until ctx is cancelled, then shuts down
 // gracefully: it stops accepting, lets in-flight requests finish for up to
-// grace, cancels the rest, runs the shutdown hooks and closes the store.
+// grace, cancels the rest (giving streams StreamEndGrace to send their
+// final error event), runs the shutdown hooks and closes the store.
 func (s *Server) Run(ctx context.Context, grace time.Duration) error {
-	lns, err := s.listen()
+	unixLns, tcp, err := s.listen()
 	if err != nil {
 		s.store.Close()
 		return err
 	}
 	reqCtx, cancelReqs := context.WithCancel(context.Background())
 	defer cancelReqs()
-	srv := &http.Server{
-		Handler:           s.wrap(s.mux),
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return reqCtx },
-		ConnContext:       func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey, c) },
+	handler := s.wrap(s.mux)
+	base := func(net.Listener) context.Context { return reqCtx }
+	connCtx := func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey, c) }
+	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)
+	// The Unix socket only admits the owner: its connections may idle.
+	local := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
+		BaseContext: base, ConnContext: connCtx, ErrorLog: errLog}
+	servers := []*http.Server{local}
+	errc := make(chan error, len(unixLns)+1)
+	for _, ln := range unixLns {
+		go func() { errc <- local.Serve(ln) }()
 	}
-	errc := make(chan error, len(lns))
-	for _, ln := range lns {
-		go func() { errc <- srv.Serve(ln) }()
+	if tcp != nil {
+		remote := &http.Server{Handler: handler, ReadHeaderTimeout: TCPHeaderTimeout, ReadTimeout: TCPReadTimeout,
+			IdleTimeout: TCPIdleTimeout, BaseContext: base, ConnContext: connCtx, ErrorLog: errLog}
+		servers = append(servers, remote)
+		s.mu.Lock()
+		s.tcp = tcp
+		s.mu.Unlock()
+		go func() { errc <- remote.Serve(tcp) }()
 	}
 	s.log.Info("ruvllmd listening", "socket", s.cfg.SocketPath, "tcp", s.cfg.TCPAddr, "pid", os.Getpid())
 	var runErr error
@@ -185,12 +211,30 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	case runErr = <-errc:
 	}
 	s.log.Info("shutting down", "grace", grace)
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		s.log.Warn("in-flight requests cancelled at the deadline", "err", err)
+	hardCtx, hardCancel := context.WithTimeout(context.Background(), grace+StreamEndGrace)
+	defer hardCancel()
+	drained := make(chan struct{})
+	go func() {
+		var wg sync.WaitGroup
+		for _, srv := range servers {
+			wg.Go(func() { srv.Shutdown(hardCtx) })
+		}
+		wg.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-time.After(grace):
+		s.log.Warn("grace period over: cancelling in-flight requests")
+		s.stopping.Store(true)
 		cancelReqs()
-		srv.Close()
+		<-drained
+		if hardCtx.Err() != nil {
+			s.log.Warn("closing connections whose handlers did not end")
+			for _, srv := range servers {
+				srv.Close()
+			}
+		}
 	}
 	s.mu.Lock()
 	hooks := s.shutdown
@@ -205,8 +249,10 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	if err := s.store.Close(); err != nil {
 		s.log.Error("close store", "err", err)
 	}
-	if s.cfg.SocketPath != "" && os.Getenv("LISTEN_FDS") == "" {
-		os.Remove(s.cfg.SocketPath)
+	if s.cfg.SocketPath != "" && len(unixLns) > 0 && os.Getenv("LISTEN_FDS") == "" {
+		if _, isPeer := unixLns[0].(*peerListener); isPeer {
+			removeOwnSocket(s.cfg.SocketPath)
+		}
 	}
 	if errors.Is(runErr, http.ErrServerClosed) {
 		runErr = nil
@@ -214,170 +260,49 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	return runErr
 }
 
-// listen opens the Unix socket (or takes the ones systemd or launchd
-// passed) and the optional TCP listener.
-func (s *Server) listen() ([]net.Listener, error) {
-	var lns []net.Listener
-	activated, err := activationListeners()
-	if err != nil {
-		return nil, err
+// removeOwnSocket removes the socket file at path, and nothing else that
+// may have taken its place.
+func removeOwnSocket(path string) {
+	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSocket != 0 {
+		os.Remove(path)
 	}
-	if len(activated) > 0 {
-		for _, ln := range activated {
-			lns = append(lns, &peerListener{Listener: ln, uid: uint32(os.Getuid()), log: s.log})
-		}
-	} else {
-		ln, err := s.listenUnix()
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, ln)
-	}
-	if s.cfg.TCPAddr != "" {
-		host, _, err := net.SplitHostPort(s.cfg.TCPAddr)
-		if err != nil {
-			return nil, fmt.Errorf("--listen %s: %w", s.cfg.TCPAddr, err)
-		}
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return nil, fmt.Errorf("--listen %s: only loopback addresses are allowed", s.cfg.TCPAddr)
-		}
-		ln, err := net.Listen("tcp", s.cfg.TCPAddr)
-		if err != nil {
-			return nil, fmt.Errorf("listen %s: %w", s.cfg.TCPAddr, err)
-		}
-		lns = append(lns, &tcpListener{ln})
-	}
-	return lns, nil
-}
-
-func (s *Server) listenUnix() (net.Listener, error) {
-	path := s.cfg.SocketPath
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, s.cfg.dirMode); err != nil {
-		return nil, fmt.Errorf("socket dir %s: %w", dir, err)
-	}
-	if err := checkSocketDir(dir, s.cfg.dirMode); err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(path); err == nil {
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
-			return nil, fmt.Errorf("another ruvllmd is running on %s", path)
-		}
-		os.Remove(path) // stale: nothing answers
-	}
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", path, err)
-	}
-	if err := os.Chmod(path, s.cfg.socketMode); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("chmod %s: %w", path, err)
-	}
-	return &peerListener{Listener: ln, uid: uint32(os.Getuid()), log: s.log}, nil
-}
-
-// checkSocketDir refuses a socket directory another user could tamper
-// with.
-func checkSocketDir(dir string, mode os.FileMode) error {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("socket dir: %w", err)
-	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
-		return fmt.Errorf("socket dir %s is owned by uid %d, not us", dir, sys.Uid)
-	}
-	if st.Mode().Perm()&0o022 != 0 && mode&0o022 == 0 {
-		return fmt.Errorf("socket dir %s is group- or world-writable (%v)", dir, st.Mode().Perm())
-	}
-	return nil
-}
-
-// activationListeners returns sockets passed by systemd (LISTEN_FDS) or
-// launchd.
-func activationListeners() ([]net.Listener, error) {
-	if pid, _ := strconv.Atoi(os.Getenv("LISTEN_PID")); pid == os.Getpid() {
-		n, _ := strconv.Atoi(os.Getenv("LISTEN_FDS"))
-		var lns []net.Listener
-		for fd := 3; fd < 3+n; fd++ {
-			f := os.NewFile(uintptr(fd), "systemd-socket")
-			ln, err := net.FileListener(f)
-			f.Close()
-			if err != nil {
-				return nil, fmt.Errorf("socket activation fd %d: %w", fd, err)
-			}
-			lns = append(lns, ln)
-		}
-		os.Unsetenv("LISTEN_PID")
-		os.Unsetenv("LISTEN_FDS")
-		os.Unsetenv("LISTEN_FDNAMES")
-		return lns, nil
-	}
-	return launchdListeners()
-}
-
-// peerListener closes connections from any user other than uid.
-type peerListener struct {
-	net.Listener
-	uid uint32
-	log *slog.Logger
-}
-
-func (l *peerListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		uid, err := ipc.PeerUID(c)
-		if err != nil || uid != l.uid {
-			l.log.Warn("refused connection from another user", "peer_uid", uid, "err", err)
-			c.Close()
-			continue
-		}
-		return c, nil
-	}
-}
-
-// tcpListener marks TCP connections so the handler demands the token.
-type tcpListener struct{ net.Listener }
-
-type tcpConn struct{ net.Conn }
-
-func (l *tcpListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return tcpConn{c}, nil
 }
 
 type ctxKey int
 
 const connKey ctxKey = 0
 
-// wrap adds body limits, token checks on TCP, metrics and panic safety.
+// wrap adds token checks on TCP, body limits and metrics.
 func (s *Server) wrap(h http.Handler) http.Handler {
-	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, isTCP := r.Context().Value(connKey).(tcpConn); isTCP {
-			got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusUnauthorized)
-				w.Write([]byte(`{"error":{"message":"missing or wrong bearer token","type":"authentication_error"}}` + "\n"))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tc, isTCP := r.Context().Value(connKey).(*tcpConn); isTCP && !tc.sameUser {
+			if !s.tokenOK(r) {
+				s.unauthorized(w, r)
 				return
 			}
+			tc.authenticated()
 		}
 		limit := s.cfg.MaxBodyBytes
 		s.mu.Lock()
 		if l, ok := s.bodyLimits[r.URL.Path]; ok {
 			limit = l
 		}
+		for p, l := range s.prefixLimits {
+			if strings.HasPrefix(r.URL.Path, p) {
+				limit = l
+			}
+		}
 		s.mu.Unlock()
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, code: 200}
-		h.ServeHTTP(rec, r)
+		if r.ContentLength > limit {
+			// Refused before a byte of the body is read.
+			rec.Header().Set("Connection", "close")
+			writeError(rec, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit))
+		} else {
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			h.ServeHTTP(rec, r)
+		}
 		route := r.Pattern
 		if route == "" {
 			route = "unmatched"
@@ -385,7 +310,48 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 		s.httpReqs.WithLabelValues(route, strconv.Itoa(rec.code)).Inc()
 		s.httpDur.WithLabelValues(route).Observe(time.Since(start).Seconds())
 	})
-	return inner
+}
+
+// unauthorized answers a TCP request without the right token and closes
+// the connection.
+func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Connection", "close")
+	w.Header().Set("WWW-Authenticate", `Bearer realm="ruvllm"`)
+	writeError(w, r, http.StatusUnauthorized, "missing or wrong token (send \"Authorization: Bearer <token>\" or \"x-api-key: <token>\" with the token from the daemon's token file)")
+	s.httpReqs.WithLabelValues("unauthorized", "401").Inc()
+}
+
+// writeError answers an error in the shape of the request's protocol:
+// Ollama's {"error": "..."} under /api/, OpenAI's error object elsewhere.
+func writeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		WriteJSON(w, status, map[string]string{"error": msg})
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/v1/messages") { // Anthropic's shape
+		typ := "invalid_request_error"
+		switch {
+		case status == http.StatusUnauthorized:
+			typ = "authentication_error"
+		case status == http.StatusRequestEntityTooLarge:
+			typ = "request_too_large"
+		case status >= 500:
+			typ = "api_error"
+		}
+		WriteJSON(w, status, map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}})
+		return
+	}
+	var body ipc.OpenAIError
+	body.Error.Message = msg
+	switch {
+	case status == http.StatusUnauthorized:
+		body.Error.Type = "authentication_error"
+	case status >= 500:
+		body.Error.Type = "server_error"
+	default:
+		body.Error.Type = "invalid_request_error"
+	}
+	WriteJSON(w, status, body)
 }
 
 // statusRecorder remembers the status code and keeps Flush working.
@@ -406,7 +372,16 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	hf := s.health
 	s.mu.Unlock()
-	h := ipc.Health{Status: "ok", Version: s.cfg.Version, PID: os.Getpid(), UptimeSeconds: time.Since(s.started).Seconds()}
+	h := ipc.Health{Status: "ok", Version: s.cfg.Version, PID: os.Getpid(), UptimeSeconds: time.Since(s.started).Seconds(),
+		Socket: s.cfg.SocketPath, CacheDir: s.cfg.CacheDir}
+	s.mu.Lock()
+	h.ServiceManager = s.manager
+	if s.tcp != nil {
+		h.TCPAddress = s.tcp.Addr().String()
+		h.TokenFile = filepath.Join(s.cfg.StateDir, "token")
+		h.TCPSameUserNoToken = s.tcp.trustSameUser && tcpPeerUIDSupported
+	}
+	s.mu.Unlock()
 	if hf != nil {
 		h.Loaded = hf()
 	}
@@ -462,9 +437,17 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, recs)
 }
 
-// WriteJSON writes v as a JSON response with the given status.
+// WriteJSON writes v as a JSON response with the given status. A value
+// that cannot be encoded (a NaN, say) is a 500 that says so, never a
+// status line with an empty body.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		json.NewEncoder(&buf).Encode(map[string]string{"error": "ruvllmd could not encode its response: " + err.Error()})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	w.Write(buf.Bytes())
 }

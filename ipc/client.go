@@ -61,16 +61,15 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 			}
 			path = p
 		}
-		var d net.Dialer
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, "unix", path)
+			return DialSocket(ctx, path)
 		}
 		c.base = "http://ruvllm"
 	}
 	c.http = &http.Client{Transport: tr}
 	if _, err := c.Health(ctx); err != nil {
 		var apiErr *APIError
-		if errors.As(err, &apiErr) {
+		if errors.As(err, &apiErr) || errors.Is(err, ErrForeignServer) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: %v", ErrNotRunning, err)

@@ -45,43 +45,81 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.Seconds(
 
 // OllamaOptions are Ollama's model options ("options" in requests).
 type OllamaOptions struct {
-	Temperature      *float32     `json:"temperature,omitempty"`
-	TopK             *int         `json:"top_k,omitempty"`
-	TopP             *float32     `json:"top_p,omitempty"`
-	MinP             *float32     `json:"min_p,omitempty"`
-	TypicalP         *float32     `json:"typical_p,omitempty"`
-	RepeatPenalty    *float32     `json:"repeat_penalty,omitempty"`
-	RepeatLastN      *int         `json:"repeat_last_n,omitempty"`
-	PresencePenalty  float32      `json:"presence_penalty,omitempty"`
-	FrequencyPenalty float32      `json:"frequency_penalty,omitempty"`
-	Seed             *uint64      `json:"seed,omitempty"`
-	NumPredict       *int         `json:"num_predict,omitempty"`
-	NumCtx           int          `json:"num_ctx,omitempty"`
-	Stop             []string     `json:"stop,omitempty"`
-	Adapters         []AdapterRef `json:"adapters,omitempty"`
+	Temperature      *float32 `json:"temperature,omitempty"`
+	TopK             *int     `json:"top_k,omitempty"`
+	TopP             *float32 `json:"top_p,omitempty"`
+	MinP             *float32 `json:"min_p,omitempty"`
+	TypicalP         *float32 `json:"typical_p,omitempty"`
+	RepeatPenalty    *float32 `json:"repeat_penalty,omitempty"`
+	RepeatLastN      *int     `json:"repeat_last_n,omitempty"`
+	PresencePenalty  float32  `json:"presence_penalty,omitempty"`
+	FrequencyPenalty float32  `json:"frequency_penalty,omitempty"`
+	Seed             *uint64  `json:"seed,omitempty"`
+	NumPredict       *int     `json:"num_predict,omitempty"`
+	// NumCtx bounds this request's context (prompt and reply); a prompt
+	// longer than it is truncated, keeping its end.
+	NumCtx   int         `json:"num_ctx,omitempty"`
+	Stop     []string    `json:"stop,omitempty"`
+	Adapters AdapterRefs `json:"adapters,omitempty"`
+	// Options that would change the output but have no support here; the
+	// daemon refuses them by name unless they are at their neutral value.
+	Mirostat        *int     `json:"mirostat,omitempty"`
+	MirostatTau     *float32 `json:"mirostat_tau,omitempty"`
+	MirostatEta     *float32 `json:"mirostat_eta,omitempty"`
+	TFSZ            *float32 `json:"tfs_z,omitempty"`
+	PenalizeNewline *bool    `json:"penalize_newline,omitempty"`
+	NumKeep         *int     `json:"num_keep,omitempty"`
+	// Speculation is ruvllm's addition, as in the OpenAI requests.
+	Speculation string `json:"speculation,omitempty"`
 }
 
 // OllamaChatRequest is the body of POST /api/chat.
 type OllamaChatRequest struct {
-	Model     string         `json:"model"`
-	Messages  []Message      `json:"messages"`
-	Stream    *bool          `json:"stream,omitempty"`
-	Format    any            `json:"format,omitempty"`
-	Options   *OllamaOptions `json:"options,omitempty"`
-	KeepAlive *Duration      `json:"keep_alive,omitempty"`
+	Model    string    `json:"model"`
+	Messages []Message `json:"messages"`
+	Stream   *bool     `json:"stream,omitempty"`
+	// Format is "json" or a JSON Schema the reply follows.
+	Format    json.RawMessage `json:"format,omitempty"`
+	Options   *OllamaOptions  `json:"options,omitempty"`
+	KeepAlive *Duration       `json:"keep_alive,omitempty"`
+	// Think asks a thinking model to think (true, or a level).
+	Think any `json:"think,omitempty"`
+	// Tools are the functions the model may call.
+	Tools []json.RawMessage `json:"tools,omitempty"`
+	OllamaOverflow
+}
+
+// OllamaOverflow are the context overflow fields of Ollama's chat and
+// generate bodies. Truncate and Shift are Ollama's own (both default
+// true); ContextOverflow is ruvllm's (see SamplingFields) and, when set,
+// takes their place.
+type OllamaOverflow struct {
+	// Truncate drops the oldest messages (tokens) of a prompt that does
+	// not fit; false makes such a prompt an error.
+	Truncate *bool `json:"truncate,omitempty"`
+	// Shift lets a reply that fills the context go on after the context
+	// is shifted; false ends it (done_reason "length").
+	Shift           *bool  `json:"shift,omitempty"`
+	ContextOverflow string `json:"context_overflow,omitempty"`
 }
 
 // OllamaGenerateRequest is the body of POST /api/generate.
 type OllamaGenerateRequest struct {
-	Model     string         `json:"model"`
-	Prompt    string         `json:"prompt"`
-	System    string         `json:"system,omitempty"`
-	Template  string         `json:"template,omitempty"`
-	Raw       bool           `json:"raw,omitempty"`
-	Stream    *bool          `json:"stream,omitempty"`
-	Format    any            `json:"format,omitempty"`
-	Options   *OllamaOptions `json:"options,omitempty"`
-	KeepAlive *Duration      `json:"keep_alive,omitempty"`
+	Model  string `json:"model"`
+	Prompt string `json:"prompt"`
+	// Suffix is the text after the insertion point (fill-in-the-middle).
+	Suffix   string   `json:"suffix,omitempty"`
+	Images   []string `json:"images,omitempty"`
+	Think    any      `json:"think,omitempty"`
+	System   string   `json:"system,omitempty"`
+	Template string   `json:"template,omitempty"`
+	Raw      bool     `json:"raw,omitempty"`
+	Stream   *bool    `json:"stream,omitempty"`
+	// Format is "json" or a JSON Schema the reply follows.
+	Format    json.RawMessage `json:"format,omitempty"`
+	Options   *OllamaOptions  `json:"options,omitempty"`
+	KeepAlive *Duration       `json:"keep_alive,omitempty"`
+	OllamaOverflow
 }
 
 // OllamaMetrics are the timing fields of Ollama's final response object,
@@ -96,6 +134,15 @@ type OllamaMetrics struct {
 	// PromptCachedCount is ruvllm's addition: prompt tokens served from
 	// the shared prefix cache.
 	PromptCachedCount int `json:"prompt_cached_count,omitempty"`
+	// DraftCount, DraftAcceptedCount and DraftVerifyCount are ruvllm's
+	// additions for speculative decoding: draft tokens verified, those
+	// accepted, and the steps that verified them.
+	DraftCount         int `json:"draft_count,omitempty"`
+	DraftAcceptedCount int `json:"draft_accepted_count,omitempty"`
+	DraftVerifyCount   int `json:"draft_verify_count,omitempty"`
+	// ContextOverflow (ruvllm's, on the final object) says what was left
+	// out to fit the context; absent when nothing was.
+	ContextOverflow *OverflowUsage `json:"context_overflow,omitempty"`
 }
 
 // OllamaChatResponse is one NDJSON line of /api/chat (or the whole answer).
@@ -152,21 +199,101 @@ type OllamaTags struct {
 
 // OllamaShowRequest is the body of POST /api/show.
 type OllamaShowRequest struct {
-	Model string `json:"model"`
-	Name  string `json:"name,omitempty"`
+	Model   string `json:"model"`
+	Name    string `json:"name,omitempty"`
+	Verbose bool   `json:"verbose,omitempty"`
 }
 
 // OllamaShowResponse answers POST /api/show.
 type OllamaShowResponse struct {
-	Template  string             `json:"template"`
-	Details   OllamaModelDetails `json:"details"`
-	ModelInfo map[string]any     `json:"model_info"`
+	Modelfile  string             `json:"modelfile"`
+	Parameters string             `json:"parameters,omitempty"`
+	Template   string             `json:"template"`
+	System     string             `json:"system,omitempty"`
+	Details    OllamaModelDetails `json:"details"`
+	ModelInfo  map[string]any     `json:"model_info"`
+	// Capabilities: "completion", "embedding", "insert" (fill-in-the-middle),
+	// later "tools" and "vision".
+	Capabilities []string `json:"capabilities"`
+	ModifiedAt   string   `json:"modified_at,omitempty"`
+}
+
+// OllamaEmbeddingsRequest is the body of the legacy POST /api/embeddings.
+type OllamaEmbeddingsRequest struct {
+	Model     string         `json:"model"`
+	Prompt    string         `json:"prompt"`
+	Options   *OllamaOptions `json:"options,omitempty"`
+	KeepAlive *Duration      `json:"keep_alive,omitempty"`
+}
+
+// OllamaEmbeddingsResponse answers POST /api/embeddings.
+type OllamaEmbeddingsResponse struct {
+	Embedding []float32 `json:"embedding"`
+}
+
+// CopyRequest is the body of POST /api/copy.
+type CopyRequest struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+}
+
+// CreateRequest is the body of POST /api/create: a new model named Model
+// made from another model (From: a model name or a GGUF path on this
+// machine), an uploaded GGUF blob (Files), or a Modelfile (FROM, ADAPTER,
+// SYSTEM, TEMPLATE, PARAMETER, MESSAGE, LICENSE), with a system prompt,
+// a prompt template, default parameters and adapters.
+type CreateRequest struct {
+	Model      string            `json:"model"`
+	Name       string            `json:"name,omitempty"` // older clients
+	From       string            `json:"from,omitempty"`
+	Files      map[string]string `json:"files,omitempty"`    // file name → "sha256:<hex>" of an uploaded blob
+	Adapters   map[string]string `json:"adapters,omitempty"` // file name → "sha256:<hex>" of an uploaded blob
+	Template   string            `json:"template,omitempty"`
+	System     string            `json:"system,omitempty"`
+	Parameters map[string]any    `json:"parameters,omitempty"`
+	Messages   []Message         `json:"messages,omitempty"`
+	License    any               `json:"license,omitempty"`
+	Modelfile  string            `json:"modelfile,omitempty"`
+	Quantize   string            `json:"quantize,omitempty"`
+	Stream     *bool             `json:"stream,omitempty"`
+}
+
+// ProgressStatus is one line of a create, copy or push stream.
+type ProgressStatus struct {
+	Status string `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// Total and Completed measure a long step (quantizing: weights).
+	Total     int64 `json:"total,omitempty"`
+	Completed int64 `json:"completed,omitempty"`
+}
+
+// ModelManifest is a model made with POST /api/create (or copied): another
+// model or a GGUF file with defaults of its own. The daemon keeps it in
+// its state store; requests naming it run its base with these defaults.
+type ModelManifest struct {
+	Name string `json:"name"`
+	// From is the base: a model name the daemon serves, or a GGUF path.
+	From       string         `json:"from"`
+	System     string         `json:"system,omitempty"`
+	Template   string         `json:"template,omitempty"`
+	Parameters map[string]any `json:"parameters,omitempty"`
+	Adapters   []AdapterRef   `json:"adapters,omitempty"`
+	Messages   []Message      `json:"messages,omitempty"`
+	License    []string       `json:"license,omitempty"`
+	Created    time.Time      `json:"created"`
 }
 
 // OllamaEmbedRequest is the body of POST /api/embed.
 type OllamaEmbedRequest struct {
 	Model string         `json:"model"`
 	Input EmbeddingInput `json:"input"`
+	// Dimensions keeps the first n values of each vector, scaled back to
+	// unit length.
+	Dimensions *int `json:"dimensions,omitempty"`
+	// Truncate (default true) keeps the first context-length tokens of a
+	// longer input; false makes such an input an error.
+	Truncate  *bool     `json:"truncate,omitempty"`
+	KeepAlive *Duration `json:"keep_alive,omitempty"`
 }
 
 // OllamaEmbedResponse answers POST /api/embed.

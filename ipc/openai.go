@@ -1,8 +1,12 @@
 package ipc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
 )
 
 // AdapterRef selects a LoRA adapter for one request.
@@ -11,10 +15,164 @@ type AdapterRef struct {
 	Scale float32 `json:"scale,omitempty"`
 }
 
-// Message is one chat turn.
+// The string forms of a request's "adapters" field (OpenAI bodies) and
+// "options.adapters" (Ollama bodies), besides an array of AdapterRef.
+const (
+	// AdaptersAuto routes the request to the installed adapter that did
+	// best on similar earlier requests of its learning scope (or to none).
+	AdaptersAuto = "auto"
+	// AdaptersNone runs the base model exactly: no adapter, not even the
+	// ones the daemon learned from the user's feedback.
+	AdaptersNone = "none"
+)
+
+// AdapterRefs is a request's adapters: a JSON array of AdapterRef, or one
+// of the strings "auto" and "none" (AdaptersAuto, AdaptersNone), which
+// decode to a single entry whose Name is that string prefixed with "@"
+// (a name no installed adapter can have) and encode back as the string.
+type AdapterRefs []AdapterRef
+
+// Mode returns "auto" or "none" for the string forms, "" for a list.
+func (r AdapterRefs) Mode() string {
+	if len(r) == 1 && r[0].Scale == 0 {
+		switch r[0].Name {
+		case "@" + AdaptersAuto:
+			return AdaptersAuto
+		case "@" + AdaptersNone:
+			return AdaptersNone
+		}
+	}
+	return ""
+}
+
+// AdapterMode returns the AdapterRefs of a string form ("auto", "none").
+func AdapterMode(mode string) AdapterRefs { return AdapterRefs{{Name: "@" + mode}} }
+
+// UnmarshalJSON accepts an array of {"name", "scale"} or "auto"/"none".
+func (r *AdapterRefs) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		switch s {
+		case AdaptersAuto, AdaptersNone:
+			*r = AdapterMode(s)
+			return nil
+		}
+		return fmt.Errorf("adapters must be an array of {\"name\", \"scale\"} or one of \"auto\" and \"none\", not %q", s)
+	}
+	var list []AdapterRef
+	if err := json.Unmarshal(b, &list); err != nil {
+		return fmt.Errorf("adapters must be an array of {\"name\", \"scale\"} or one of \"auto\" and \"none\"")
+	}
+	*r = list
+	return nil
+}
+
+// MarshalJSON writes the string forms back as strings.
+func (r AdapterRefs) MarshalJSON() ([]byte, error) {
+	if m := r.Mode(); m != "" {
+		return json.Marshal(m)
+	}
+	return json.Marshal([]AdapterRef(r))
+}
+
+// Message is one chat turn. Content is its text: a request may send it as
+// a string, null, or (as the OpenAI SDKs, LangChain and the AI SDK do) an
+// array of content parts, whose text parts are joined in order with a
+// newline. Parts that are not text (images, audio, files) are kept aside
+// in NonText so the daemon can refuse them by name rather than drop them.
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Images are Ollama's base64-encoded images of the turn.
+	Images []string `json:"images,omitempty"`
+	// ToolCalls are the calls an assistant turn made; ToolCallID and Name
+	// identify the call a "tool" turn answers.
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	// ToolName is Ollama's name of the tool a "tool" turn answers.
+	ToolName string `json:"tool_name,omitempty"`
+	// NonText lists the types of the non-text content parts the request
+	// sent ("image_url", "input_audio", ...); never sent back.
+	NonText []string `json:"-"`
+}
+
+// ToolCall is a function call of an assistant turn. Arguments is the
+// arguments object: OpenAI sends it as a JSON string, Ollama as an object;
+// both are accepted and kept as raw JSON text.
+type ToolCall struct {
+	ID       string           `json:"id,omitempty"`
+	Type     string           `json:"type,omitempty"`
+	Function ToolCallFunction `json:"function"`
+}
+
+// ToolCallFunction names the function called and its arguments.
+type ToolCallFunction struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ContentPart is one element of an array-of-parts message content.
+type ContentPart struct {
+	Type string  `json:"type"`
+	Text *string `json:"text,omitempty"`
+}
+
+// UnmarshalJSON accepts content as a string, null or an array of parts.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	type plain Message
+	var raw struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*m = Message(raw.plain)
+	m.Content, m.NonText = "", nil
+	c := bytes.TrimSpace(raw.Content)
+	switch {
+	case len(c) == 0 || string(c) == "null":
+	case c[0] == '"':
+		return json.Unmarshal(c, &m.Content)
+	case c[0] == '[':
+		var parts []ContentPart
+		if err := json.Unmarshal(c, &parts); err != nil {
+			return fmt.Errorf("content must be a string or an array of content parts: %w", err)
+		}
+		var texts []string
+		for _, p := range parts {
+			switch {
+			case p.Type == "text" || p.Type == "input_text" || (p.Type == "" && p.Text != nil):
+				if p.Text == nil {
+					return fmt.Errorf("content part of type %q has no text", p.Type)
+				}
+				texts = append(texts, *p.Text)
+			case p.Type == "":
+				return fmt.Errorf("content part without a type")
+			default:
+				m.NonText = append(m.NonText, p.Type)
+			}
+		}
+		m.Content = strings.Join(texts, "\n")
+	default:
+		kind := "object"
+		switch c[0] {
+		case 't', 'f':
+			kind = "bool"
+		case '{':
+		default:
+			kind = "number"
+		}
+		// A type error names the field (messages.content) in the decoder's
+		// message, as it does for every other field.
+		return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeOf(""), Field: "content"}
+	}
+	return nil
 }
 
 // StopList is OpenAI's "stop": a string or an array of strings.
@@ -58,9 +216,25 @@ type SamplingFields struct {
 	N                int                `json:"n,omitempty"`
 	Stream           bool               `json:"stream,omitempty"`
 	StreamOptions    *StreamOptions     `json:"stream_options,omitempty"`
-	Adapters         []AdapterRef       `json:"adapters,omitempty"`
+	Adapters         AdapterRefs        `json:"adapters,omitempty"`
 	// Priority orders requests in the daemon: higher first.
 	Priority int `json:"priority,omitempty"`
+	// Grammar (GBNF) and Regex are ruvllm's own constraints: the output
+	// follows the grammar, or matches the regular expression, whole.
+	Grammar string `json:"grammar,omitempty"`
+	Regex   string `json:"regex,omitempty"`
+	// Speculation is ruvllm's addition: "off" opts the request out of
+	// speculative decoding; kinds ("lookup", "draft", "tree", joined by
+	// "+") narrow it; empty leaves the daemon's setting.
+	Speculation string `json:"speculation,omitempty"`
+	// ContextOverflow is ruvllm's choice of what happens when the request
+	// outgrows the model's context: "drop_oldest" (a chat loses its oldest
+	// turns after the system messages, a prompt its oldest tokens; the
+	// reply stops at the context's end), "shift" (the same, and a reply
+	// that fills the context goes on after the older half is discarded)
+	// or "error" (a prompt that does not fit is a 400). Empty: the
+	// daemon's default (--context-overflow).
+	ContextOverflow string `json:"context_overflow,omitempty"`
 }
 
 // ChatCompletionRequest is the body of POST /v1/chat/completions.
@@ -70,6 +244,22 @@ type ChatCompletionRequest struct {
 	SamplingFields
 	Logprobs    bool `json:"logprobs,omitempty"`
 	TopLogprobs int  `json:"top_logprobs,omitempty"`
+	// ResponseFormat is {"type": "text" | "json_object"} or
+	// {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}.
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+	// Tools are the functions the model may call; ToolChoice is "auto",
+	// "none", "required" or {"type": "function", "function": {"name"}}.
+	Tools             []json.RawMessage `json:"tools,omitempty"`
+	ToolChoice        json.RawMessage   `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool             `json:"parallel_tool_calls,omitempty"`
+	// Fields that would change the output but have no support here are
+	// refused by name rather than ignored.
+	Functions       json.RawMessage `json:"functions,omitempty"`
+	FunctionCall    json.RawMessage `json:"function_call,omitempty"`
+	ReasoningEffort string          `json:"reasoning_effort,omitempty"`
+	Modalities      []string        `json:"modalities,omitempty"`
+	Audio           json.RawMessage `json:"audio,omitempty"`
+	WebSearch       json.RawMessage `json:"web_search_options,omitempty"`
 }
 
 // CompletionRequest is the body of POST /v1/completions.
@@ -78,6 +268,14 @@ type CompletionRequest struct {
 	Prompt CompletionPrompt `json:"prompt"`
 	SamplingFields
 	Logprobs int `json:"logprobs,omitempty"`
+	// Echo puts the prompt before the completion in the text (and, with
+	// Logprobs, its tokens' log-probabilities before the completion's).
+	Echo bool `json:"echo,omitempty"`
+	// Suffix is the text after the completion: the model fills in the
+	// middle between Prompt and Suffix.
+	Suffix string `json:"suffix,omitempty"`
+	// BestOf must be 1 (or absent).
+	BestOf *int `json:"best_of,omitempty"`
 }
 
 // Usage counts tokens of one request.
@@ -86,6 +284,25 @@ type Usage struct {
 	CompletionTokens    int                  `json:"completion_tokens"`
 	TotalTokens         int                  `json:"total_tokens"`
 	PromptTokensDetails *PromptTokensDetails `json:"prompt_tokens_details,omitempty"`
+	// ContextOverflow (a ruvllm extension) says what was left out to fit
+	// the context; absent when nothing was.
+	ContextOverflow *OverflowUsage `json:"context_overflow,omitempty"`
+}
+
+// OverflowUsage reports what a request lost to the context's size
+// (context_overflow in usage, in Ollama's final object and in the
+// Responses and Messages usage).
+type OverflowUsage struct {
+	// DroppedMessages are the oldest turns of the conversation left out
+	// of the prompt; the app shows "earlier messages were left out".
+	DroppedMessages int `json:"dropped_messages"`
+	// DroppedTokens are the prompt tokens left out: those of the dropped
+	// messages and any cut from a prompt too long on its own.
+	DroppedTokens int `json:"dropped_tokens"`
+	// Shifts counts the times the reply filled the context and went on
+	// after ShiftedTokens older tokens (in all) were discarded.
+	Shifts        int `json:"shifts"`
+	ShiftedTokens int `json:"shifted_tokens"`
 }
 
 // PromptTokensDetails reports prompt tokens served from the prefix cache.
@@ -93,18 +310,59 @@ type PromptTokensDetails struct {
 	CachedTokens int `json:"cached_tokens"`
 }
 
+// ByteList is a token's UTF-8 bytes, written as an array of integers as
+// OpenAI's spec has it (encoding/json would write []byte as base64).
+type ByteList []byte
+
+// MarshalJSON writes the bytes as an array of integers.
+func (b ByteList) MarshalJSON() ([]byte, error) {
+	if b == nil {
+		return []byte("null"), nil
+	}
+	out := make([]byte, 0, 2+4*len(b))
+	out = append(out, '[')
+	for i, c := range b {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendUint(out, uint64(c), 10)
+	}
+	return append(out, ']'), nil
+}
+
+// UnmarshalJSON reads an array of integers (or base64, as older ruvllm wrote).
+func (b *ByteList) UnmarshalJSON(data []byte) error {
+	var ints []int
+	if err := json.Unmarshal(data, &ints); err == nil {
+		*b = make(ByteList, len(ints))
+		for i, v := range ints {
+			if v < 0 || v > 255 {
+				return fmt.Errorf("byte %d out of range", v)
+			}
+			(*b)[i] = byte(v)
+		}
+		return nil
+	}
+	var raw []byte
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*b = raw
+	return nil
+}
+
 // TopLogprob is one alternative token.
 type TopLogprob struct {
-	Token   string  `json:"token"`
-	Logprob float32 `json:"logprob"`
-	Bytes   []byte  `json:"bytes,omitempty"`
+	Token   string   `json:"token"`
+	Logprob float32  `json:"logprob"`
+	Bytes   ByteList `json:"bytes"`
 }
 
 // TokenLogprob is a generated token with its alternatives.
 type TokenLogprob struct {
 	Token       string       `json:"token"`
 	Logprob     float32      `json:"logprob"`
-	Bytes       []byte       `json:"bytes,omitempty"`
+	Bytes       ByteList     `json:"bytes"`
 	TopLogprobs []TopLogprob `json:"top_logprobs"`
 }
 
@@ -133,8 +391,25 @@ type ChatCompletionResponse struct {
 
 // Delta is the incremental message of a stream chunk.
 type Delta struct {
-	Role    string `json:"role,omitempty"`
-	Content string `json:"content,omitempty"`
+	Role      string          `json:"role,omitempty"`
+	Content   string          `json:"content,omitempty"`
+	ToolCalls []ToolCallDelta `json:"tool_calls,omitempty"`
+}
+
+// ToolCallDelta is a piece of a streamed tool call: the first names the
+// call (index, id, type, function name), the next carry fragments of its
+// arguments' JSON text.
+type ToolCallDelta struct {
+	Index    int               `json:"index"`
+	ID       string            `json:"id,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	Function ToolFunctionDelta `json:"function"`
+}
+
+// ToolFunctionDelta is the function part of a ToolCallDelta.
+type ToolFunctionDelta struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
 }
 
 // ChunkChoice is one choice of a stream chunk.
@@ -167,21 +442,34 @@ type CompletionChoice struct {
 // object: parallel arrays, one entry per generated token. TextOffset is
 // the byte offset of each token in the generated text.
 type CompletionLogprobs struct {
-	Tokens        []string             `json:"tokens"`
-	TokenLogprobs []float32            `json:"token_logprobs"`
+	Tokens []string `json:"tokens"`
+	// TokenLogprobs and TopLogprobs are null for the first token of an
+	// echoed prompt, which has nothing before it.
+	TokenLogprobs []*float32           `json:"token_logprobs"`
 	TopLogprobs   []map[string]float32 `json:"top_logprobs"`
 	TextOffset    []int                `json:"text_offset"`
 }
 
-// Add appends one token's entry.
+// Add appends one token's entry; offset is where its text starts in the
+// choice's text, in characters (Unicode code points).
 func (l *CompletionLogprobs) Add(t TokenLogprob, offset int) {
 	top := make(map[string]float32, len(t.TopLogprobs))
 	for _, c := range t.TopLogprobs {
 		top[c.Token] = c.Logprob
 	}
+	lp := t.Logprob
 	l.Tokens = append(l.Tokens, t.Token)
-	l.TokenLogprobs = append(l.TokenLogprobs, t.Logprob)
+	l.TokenLogprobs = append(l.TokenLogprobs, &lp)
 	l.TopLogprobs = append(l.TopLogprobs, top)
+	l.TextOffset = append(l.TextOffset, offset)
+}
+
+// AddUnscored appends a token without log-probabilities (an echoed
+// prompt's first token).
+func (l *CompletionLogprobs) AddUnscored(token string, offset int) {
+	l.Tokens = append(l.Tokens, token)
+	l.TokenLogprobs = append(l.TokenLogprobs, nil)
+	l.TopLogprobs = append(l.TopLogprobs, nil)
 	l.TextOffset = append(l.TextOffset, offset)
 }
 
@@ -231,13 +519,22 @@ func (e *EmbeddingInput) UnmarshalJSON(b []byte) error {
 type EmbeddingRequest struct {
 	Model string         `json:"model"`
 	Input EmbeddingInput `json:"input"`
+	// EncodingFormat is "float" (the default) or "base64": the vector's
+	// little-endian float32 bytes in base64, which the official OpenAI
+	// SDKs ask for by default and decode themselves.
+	EncodingFormat string `json:"encoding_format,omitempty"`
+	// Dimensions, when set, truncates each vector to its first Dimensions
+	// values and normalises it again.
+	Dimensions *int `json:"dimensions,omitempty"`
 }
 
 // Embedding is one vector.
 type Embedding struct {
-	Object    string    `json:"object"` // "embedding"
-	Index     int       `json:"index"`
-	Embedding []float32 `json:"embedding"`
+	Object string `json:"object"` // "embedding"
+	Index  int    `json:"index"`
+	// Embedding is a []float32, or a base64 string of little-endian
+	// float32s when the request asked for encoding_format "base64".
+	Embedding any `json:"embedding"`
 }
 
 // EmbeddingResponse answers POST /v1/embeddings.

@@ -8,7 +8,9 @@
 #   test/app-e2e.sh [OUT_DIR]     screenshots go to OUT_DIR (default: a temp dir)
 #   SOCKET=/path/ruvllm.sock ...  use a daemon that is already running instead
 #
-# It then clicks the tray icon and its Quit item over D-Bus (the app's
+# It then clicks the tray icon, closes the window (hidden, not ended),
+# launches the app a second time (the window comes back) and clicks the
+# tray's Quit item over D-Bus (the app's
 # StatusNotifierItem on a private session bus) and checks that the window
 # hides, shows again and the app exits.
 #
@@ -144,6 +146,20 @@ click_icon || fail "tray Activate failed"
 wait_for 10 hidden || fail "tray click did not hide the window"
 click_icon || fail "tray Activate failed"
 wait_for 10 visible || fail "second tray click did not show the window"
+# Closing the window (Ctrl+W, the same path as the close button) hides it;
+# the app keeps running, and a second launch brings the window back instead
+# of starting a second app.
+xdotool windowfocus --sync "$win" || fail "cannot focus the window"
+xdotool key ctrl+w
+wait_for 10 hidden || fail "Ctrl+W did not hide the window"
+kill -0 "$app_pid" 2>/dev/null || fail "closing the window ended the app"
+# Wails hands the launch to the running app over D-Bus and exits with 1.
+rc=0
+timeout 30 bin/ruvllm-app --socket "$sock" >"$work/second.log" 2>&1 || rc=$?
+[ "$rc" -le 1 ] || fail "the second launch did not hand over to the running app (exit $rc): $(cat "$work/second.log")"
+wait_for 10 visible || fail "a second launch did not show the window"
+[ "$(xdotool search --onlyvisible --name '^ruvllm$' | wc -l)" -eq 1 ] || fail "a second launch opened a second window"
+echo "app-e2e: Ctrl+W hid the window, a second launch showed it again"
 dbus-send --session --print-reply --dest="$item" /MenuBar com.canonical.dbusmenu.Event \
 	int32:4 string:clicked variant:int32:0 uint32:0 >/dev/null || fail "tray Quit failed"
 gone() { ! kill -0 "$app_pid" 2>/dev/null; }

@@ -32,11 +32,18 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+
+	"github.com/ruvllm/ruvllm/internal/sessionbus"
 )
 
 // ErrUnsupported is returned by Notify where the package has no way to show
 // notifications (macOS: not implemented).
 var ErrUnsupported = errors.New("statusicon: not supported on this system")
+
+// ErrNoSessionBus is returned by New on Linux when there is no D-Bus
+// session bus to put the icon on (a terminal or ssh session without
+// one). New never starts a bus (no dbus-launch).
+var ErrNoSessionBus = sessionbus.ErrNoSessionBus
 
 // Options configures an Icon. Every field is optional.
 type Options struct {

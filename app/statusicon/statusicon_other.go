@@ -11,6 +11,7 @@ import (
 	"github.com/godbus/dbus/v5"
 	"github.com/ruvllm/ruvllm/app/notify"
 	"github.com/ruvllm/ruvllm/app/tray"
+	"github.com/ruvllm/ruvllm/internal/sessionbus"
 )
 
 // notifyTimeout is how long notifications stay up.
@@ -30,9 +31,11 @@ type busIcon struct {
 func newPlatform(ctx context.Context, opts Options) (platformIcon, error) {
 	// A connection of its own, not the shared one dbus.SessionBus returns,
 	// so that Close can close it without pulling it from under other code.
-	conn, err := dbus.ConnectSessionBus()
+	// No dbus-launch when there is no session bus (a terminal, ssh):
+	// ErrNoSessionBus, which the app logs quietly.
+	conn, err := sessionbus.Connect()
 	if err != nil {
-		return nil, fmt.Errorf("statusicon: session bus: %w", err)
+		return nil, fmt.Errorf("statusicon: %w", err)
 	}
 	t, err := tray.New(ctx, conn, tray.Options{
 		Model:    opts.Model,

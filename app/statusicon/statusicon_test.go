@@ -4,6 +4,10 @@ package statusicon
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -157,5 +161,23 @@ func TestNewWithoutSessionBus(t *testing.T) {
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+t.TempDir()+"/no-bus")
 	if _, err := New(context.Background(), Options{}); err == nil {
 		t.Fatal("New without a session bus returned nil")
+	}
+	// No address at all (a terminal without a session): ErrNoSessionBus,
+	// and dbus-launch is never run (it printed warnings there).
+	if _, err := os.Stat(fmt.Sprintf("/run/user/%d/bus", os.Getuid())); err == nil {
+		t.Skip("this machine has a session bus in /run/user")
+	}
+	bin, mark := t.TempDir(), filepath.Join(t.TempDir(), "ran")
+	if err := os.WriteFile(filepath.Join(bin, "dbus-launch"), []byte("#!/bin/sh\ntouch "+mark+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	if _, err := New(context.Background(), Options{}); !errors.Is(err, ErrNoSessionBus) {
+		t.Fatalf("New with no bus address: %v, want ErrNoSessionBus", err)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("New ran dbus-launch")
 	}
 }

@@ -50,7 +50,7 @@ func newAdapterAddCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add FILE",
 		Short: "Install a GGUF LoRA adapter into the daemon (validated against its default model)",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1, "the adapter file or PEFT folder"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), true)
 			if err != nil {
@@ -77,7 +77,7 @@ func newAdapterRmCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "rm NAME",
 		Short: "Uninstall an adapter (requests using it finish normally)",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1, "the adapter name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), false)
 			if err != nil {

@@ -3,14 +3,18 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -28,6 +32,16 @@ func newChatCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			// A model file is checked here, before any daemon is started
+			// for it, and sent as an absolute path: the daemon's working
+			// directory is not ours.
+			if isModelPath(o.model) {
+				abs, err := modelFile(o.model)
+				if err != nil {
+					return err
+				}
+				o.model = abs
+			}
 			var dargs []string
 			if o.model != "" {
 				dargs = []string{"--model", o.model}
@@ -98,8 +112,8 @@ func (s *chatSession) resume(ctx context.Context, id string, modelSet, systemSet
 		}
 	}
 	var upd ipc.ConversationUpdate
-	if modelSet && s.opts.model != conv.Model {
-		upd.Model = &s.opts.model
+	if stored := storedModel(s.opts.model); modelSet && stored != conv.Model {
+		upd.Model = &stored
 	} else {
 		s.opts.model = conv.Model
 	}
@@ -240,6 +254,9 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) {
 		fmt.Fprintf(s.errw, "(%d prompt tokens, %d cached, %d generated, first token %.0f ms)\n",
 			stats.PromptTokens, stats.CachedTokens, stats.CompletionTokens, stats.TTFTMillis)
 	}
+	if stats != nil && stats.DroppedMessages > 0 {
+		fmt.Fprintf(s.errw, "(earlier messages were left out to fit the context: %d messages, %d tokens)\n", stats.DroppedMessages, stats.DroppedTokens)
+	}
 	if s.opts.noSave {
 		return
 	}
@@ -265,7 +282,7 @@ func (s *chatSession) save(ctx context.Context, user, reply ipc.Message, id stri
 	if s.conv == "" {
 		sampling := s.sampling
 		sampling.Temperature = &s.opts.temp
-		conv, err = s.c.CreateConversation(ctx, ipc.ConversationCreate{Model: s.opts.model, System: s.opts.system,
+		conv, err = s.c.CreateConversation(ctx, ipc.ConversationCreate{Model: storedModel(s.opts.model), System: s.opts.system,
 			Sampling: &sampling, Messages: msgs})
 		if err == nil {
 			s.conv = conv.ID
@@ -294,10 +311,48 @@ func replyStats(u *ipc.Usage, first, total time.Duration) *ipc.ReplyStats {
 	if u.PromptTokensDetails != nil {
 		st.CachedTokens = u.PromptTokensDetails.CachedTokens
 	}
+	if o := u.ContextOverflow; o != nil {
+		st.DroppedMessages, st.DroppedTokens, st.ContextShifts = o.DroppedMessages, o.DroppedTokens, o.Shifts
+	}
 	if gen := total - first; u.CompletionTokens > 1 && gen > 0 {
 		st.TokensPerSecond = float64(u.CompletionTokens-1) / gen.Seconds()
 	}
 	return st
+}
+
+// isModelPath reports whether a -m argument names a file rather than a
+// model the daemon knows by name: it ends in .gguf or holds a path
+// separator.
+func isModelPath(model string) bool {
+	return strings.HasSuffix(model, ".gguf") || strings.ContainsRune(model, filepath.Separator)
+}
+
+// modelFile returns the absolute path of the model file named by path, or
+// an error naming that absolute path when there is no such file.
+func modelFile(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("model %s: %w", path, err)
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("no model file %s (a model the daemon knows by name is given without .gguf: see `ruvllm models`)", abs)
+	case err != nil:
+		return "", fmt.Errorf("model file: %w", err)
+	case st.IsDir():
+		return "", fmt.Errorf("model file %s is a directory", abs)
+	}
+	return abs, nil
+}
+
+// storedModel is what a conversation records as its model: the model's
+// name, as the daemon and the app name it, for a model given by path.
+func storedModel(model string) string {
+	if isModelPath(model) {
+		return llm.NameFromPath(model)
+	}
+	return model
 }
 
 func isTerminal(r io.Reader) bool {

@@ -152,7 +152,7 @@ func newFeedbackCmd() *cobra.Command {
 		Long: "feedback stores a rating of one reply in the daemon, with the answer you wanted instead if given.\n" +
 			"REQUEST_ID is the reply's completion id: the \"id\" of an OpenAI response, the request_id of an\n" +
 			"Ollama response, or the X-Ruvllm-Request-Id header of either.",
-		Args: cobra.ExactArgs(2),
+		Args: exactArgs(2, "the request id and up or down"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rating, err := parseRating(args[1])
 			if err != nil {
@@ -185,6 +185,14 @@ func newFeedbackCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: rated %s %s (%s)\n", fb.ID, fb.RequestID, args[1], fb.Model)
+			if l := fb.Learning; l != nil {
+				switch l.Status {
+				case ipc.LearnApplied:
+					fmt.Fprintf(cmd.OutOrStdout(), "learned in %.0f ms: scope %s is at version %d\n", l.LatencyMillis, l.Scope, l.Version)
+				default:
+					fmt.Fprintf(cmd.OutOrStdout(), "learning: %s %s\n", l.Status, l.Error)
+				}
+			}
 			return nil
 		},
 	}

@@ -12,12 +12,12 @@ import (
 func newInspectCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "inspect FILE.gguf",
+		Use:   "inspect FILE.gguf [--json]",
 		Short: "Describe a GGUF model: architecture, size, quantization, tokenizer, metadata, tensors",
 		Long: "inspect prints the architecture, parameter count, file size, quantization mix, key\n" +
 			"hyperparameters, tokenizer, chat template, the remaining metadata (arrays abbreviated) and\n" +
 			"the tensor table. With --json it prints the same facts as one JSON object.",
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1, "the model file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := gguf.Open(args[0])
 			if err != nil {

@@ -36,10 +36,31 @@ func main() {
 		newServiceCmd(),
 		newTokenizeCmd(),
 		newBackendsCmd(),
+		newTemplateCmd(),
+		newStatusCmd(),
+		newSocketCmd(),
+		newEnvCmd(),
+		newStopCmd(),
+		newLearnCmd(),
+		newTrainCmd(),
 		newQuantizeCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)
 		os.Exit(1)
+	}
+}
+
+// exactArgs is cobra.ExactArgs with an error that says what is missing
+// or extra and shows the command's usage line.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) < n:
+			return fmt.Errorf("%s: missing %s (usage: ruvllm %s)", cmd.Name(), what, cmd.Use)
+		case len(args) > n:
+			return fmt.Errorf("%s: unexpected argument %q (usage: ruvllm %s)", cmd.Name(), args[n], cmd.Use)
+		}
+		return nil
 	}
 }

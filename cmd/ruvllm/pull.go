@@ -62,7 +62,7 @@ func newPullCmd() *cobra.Command {
 			"An interrupted download resumes where it stopped; the SHA-256 the registry publishes is verified\n" +
 			"and the file is checked to be a GGUF before it is installed. The daemon does the download\n" +
 			"(so its model list updates at once); --local downloads in this process without a daemon.",
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1, "the model reference OWNER/REPO/FILE.gguf"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()

@@ -20,7 +20,7 @@ func newTokenizeCmd() *cobra.Command {
 			"and prints the ids of TEXT as a JSON array. BOS/EOS are added as the model says unless\n" +
 			"--no-bos; --special parses special-token text such as <|im_start|> into its token.\n" +
 			"--pieces prints [id, piece] pairs instead.",
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1, "the TEXT to tokenize"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if model == "" {
 				return fmt.Errorf("tokenize: -m FILE.gguf is required")

@@ -28,6 +28,10 @@ func main() {
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the daemon's whole run to `FILE` (go tool pprof)")
 	fs.Parse(os.Args[1:])
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "ruvllmd: unexpected argument %q (options start with --; the model is -m FILE)\n", fs.Arg(0))
+		os.Exit(2)
+	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllmd: --log-level:", err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/internal/disk"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -51,6 +52,10 @@ func writeError(w http.ResponseWriter, status int, err error) {
 	daemon.WriteJSON(w, status, body)
 }
 
+// MaxInstallJSON bounds the JSON form of POST /v1/adapters, which only
+// names a file.
+const MaxInstallJSON = 8 << 10
+
 func (p *Pool) handleInstall(w http.ResponseWriter, r *http.Request) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var (
@@ -60,27 +65,42 @@ func (p *Pool) handleInstall(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(ct, "multipart/") {
 		info, err = p.installUpload(r)
 	} else {
+		if r.ContentLength > MaxInstallJSON {
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("a JSON install request is at most %d bytes ({\"path\": ..., \"name\": ...}); upload files as multipart/form-data", MaxInstallJSON))
+			return
+		}
 		var req ipc.AdapterInstallRequest
-		if err = json.NewDecoder(r.Body).Decode(&req); err != nil || req.Path == "" {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("want a multipart upload (field \"file\") or JSON {\"path\": ...}"))
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxInstallJSON))
+		if err := dec.Decode(&req); err != nil {
+			var maxErr *http.MaxBytesError
+			if errors.As(err, &maxErr) {
+				writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("a JSON install request is at most %d bytes", MaxInstallJSON))
+				return
+			}
+			writeError(w, http.StatusBadRequest, fmt.Errorf("want a multipart upload (field \"file\") or JSON {\"path\": ...}: the body is not such JSON"))
+			return
+		}
+		if req.Path == "" {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("path is required (or upload the file as multipart/form-data, field \"file\")"))
 			return
 		}
 		info, err = p.Install(r.Context(), req.Path, req.Name, false)
 	}
 	if err != nil {
-		status := StatusOf(err)
-		if errors.Is(err, os.ErrNotExist) {
-			status = http.StatusBadRequest
-		}
-		writeError(w, status, err)
+		writeError(w, StatusOf(err), err)
 		return
 	}
 	daemon.WriteJSON(w, http.StatusCreated, info)
 }
 
-// installUpload spools the uploaded file into the registry directory and
-// installs it from there.
+// installUpload streams the uploaded file into the registry directory
+// (never into memory), within MaxAdapterBytes and the free space there,
+// and installs it from there.
 func (p *Pool) installUpload(r *http.Request) (ipc.AdapterInfo, error) {
+	if err := disk.Check(p.o.RegistryDir, r.ContentLength); err != nil {
+		return ipc.AdapterInfo{}, err
+	}
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return ipc.AdapterInfo{}, fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -97,27 +117,39 @@ func (p *Pool) installUpload(r *http.Request) (ipc.AdapterInfo, error) {
 			break
 		}
 		if err != nil {
-			return ipc.AdapterInfo{}, fmt.Errorf("%w: upload: %v", ErrInvalid, err)
+			return ipc.AdapterInfo{}, fmt.Errorf("%w: upload: %v", ErrInvalid, uploadError(err))
 		}
 		switch part.FormName() {
 		case "name":
 			b, _ := io.ReadAll(io.LimitReader(part, 200))
 			name = strings.TrimSpace(string(b))
 		case "file":
+			if tmpPath != "" {
+				return ipc.AdapterInfo{}, fmt.Errorf("%w: the upload has more than one \"file\" part", ErrInvalid)
+			}
 			if name == "" {
 				name = part.FileName()
 			}
 			tmp, err := os.CreateTemp(p.o.RegistryDir, ".upload-*")
 			if err != nil {
-				return ipc.AdapterInfo{}, err
+				return ipc.AdapterInfo{}, fmt.Errorf("upload: %w", err)
 			}
 			tmpPath = tmp.Name()
-			_, err = io.Copy(tmp, part)
+			n, err := io.Copy(tmp, io.LimitReader(part, MaxAdapterBytes+1))
+			if err == nil && n > MaxAdapterBytes {
+				err = fmt.Errorf("%w: the upload is larger than %d MiB", ErrTooLarge, MaxAdapterBytes>>20)
+			}
 			if cerr := tmp.Close(); err == nil {
 				err = cerr
 			}
-			if err != nil {
-				return ipc.AdapterInfo{}, fmt.Errorf("%w: upload: %v", ErrInvalid, err)
+			switch {
+			case err == nil:
+			case errors.Is(err, ErrTooLarge):
+				return ipc.AdapterInfo{}, err
+			case disk.IsFull(err):
+				return ipc.AdapterInfo{}, fmt.Errorf("%w: the disk filled up during the upload: %w", disk.ErrNoSpace, err)
+			default:
+				return ipc.AdapterInfo{}, fmt.Errorf("%w: upload: %v", ErrInvalid, uploadError(err))
 			}
 		}
 	}
@@ -127,5 +159,14 @@ func (p *Pool) installUpload(r *http.Request) (ipc.AdapterInfo, error) {
 	if name == "" {
 		return ipc.AdapterInfo{}, fmt.Errorf("%w: the upload has no file name; send a \"name\" field", ErrInvalid)
 	}
-	return p.Install(r.Context(), tmpPath, name, true)
+	return p.install(r.Context(), tmpPath, "upload "+name, name, true)
+}
+
+// uploadError turns a failed read of the request body into a reason.
+func uploadError(err error) error {
+	var maxErr *http.MaxBytesError
+	if errors.As(err, &maxErr) {
+		return fmt.Errorf("%w: the upload exceeds %d bytes", ErrTooLarge, maxErr.Limit)
+	}
+	return err
 }

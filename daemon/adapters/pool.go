@@ -29,6 +29,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/lora"
+	"github.com/ruvllm/ruvllm/internal/disk"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -172,12 +173,52 @@ func cleanName(s string) (string, error) {
 	return n, nil
 }
 
-// inspect parses the adapter file at path without a backend, validating
-// it against the configured base model when there is one.
-func (p *Pool) inspect(path string) (*lora.Adapter, string, error) {
+// ftNameRE is the form of a fine-tuning job's adapter name,
+// "ft:<model>:<suffix>:<id>" (OpenAI's form; the suffix may be empty).
+// Names from files never take it: cleanName turns ':' into '-'.
+var ftNameRE = regexp.MustCompile(`^ft:[a-z0-9][a-z0-9._/-]{0,99}(:[a-z0-9][a-z0-9._-]{0,99})?:[a-z0-9._-]{0,64}:[a-z0-9]{1,40}$`)
+
+// IsFineTuned reports whether name is a fine-tuning job's adapter name.
+func IsFineTuned(name string) bool { return ftNameRE.MatchString(name) }
+
+// Get returns the installed adapter named name.
+func (p *Pool) Get(name string) (ipc.AdapterInfo, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.records[name]
+	return r, ok
+}
+
+// InstallFineTuned installs the adapter a fine-tuning job wrote at src (a
+// GGUF file of the daemon's own in the registry directory or elsewhere,
+// moved into the registry) under name, which must have the form
+// "ft:<model>:<suffix>:<id>", validated against the model file basePath
+// (the job's model, not necessarily the default), whose name the record
+// keeps as its base model.
+func (p *Pool) InstallFineTuned(ctx context.Context, src, name, basePath, baseName string) (ipc.AdapterInfo, error) {
+	if !IsFineTuned(name) {
+		return ipc.AdapterInfo{}, fmt.Errorf("%w: %q is not a fine-tuned adapter name (ft:<model>:<suffix>:<id>)", ErrInvalid, name)
+	}
+	return p.installAs(ctx, src, src, name, true, func() (string, string) { return basePath, baseName })
+}
+
+// inspect parses the staged adapter at path without a backend, validating
+// it against the base model (baseOf's, or the configured one) when there
+// is one. src is the path the user gave, which errors name (the file's
+// own bytes never appear in an error).
+func (p *Pool) inspect(path, src string, dir bool, baseOf func() (string, string)) (*lora.Adapter, string, error) {
 	var base *gguf.File
 	baseName := ""
-	if p.o.Base != nil {
+	if baseOf != nil {
+		if bp, bn := baseOf(); bp != "" {
+			f, err := gguf.Open(bp)
+			if err != nil {
+				return nil, "", fmt.Errorf("open the base model %s: %w", bp, err)
+			}
+			defer f.Close()
+			base, baseName = f, bn
+		}
+	} else if p.o.Base != nil {
 		if bp := p.o.Base(); bp != "" {
 			f, err := gguf.Open(bp)
 			if err != nil {
@@ -188,67 +229,84 @@ func (p *Pool) inspect(path string) (*lora.Adapter, string, error) {
 			}
 		}
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
+	if dir {
 		if base == nil {
 			return nil, "", fmt.Errorf("%w: a PEFT adapter needs the daemon's default model (-m) to map its names", ErrInvalid)
 		}
 		a, err := lora.LoadPEFT(path, base, nil)
 		if err != nil {
-			return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
+			return nil, "", fmt.Errorf("%w: %s: %v", ErrInvalid, src, err)
 		}
 		return a, baseName, nil
 	}
 	f, err := gguf.Open(path)
+	if errors.Is(err, gguf.ErrNotGGUF) {
+		return nil, "", fmt.Errorf("%w: not a GGUF file: %s", ErrInvalid, src)
+	}
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, "", fmt.Errorf("%w: %s: %v", ErrInvalid, src, err)
 	}
 	defer f.Close()
 	a, err := lora.LoadGGUF(f, base, nil)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, "", fmt.Errorf("%w: %s: %v", ErrInvalid, src, err)
 	}
 	return a, baseName, nil
 }
 
-// Install validates the adapter file at src and moves it (move) or copies
-// it atomically into the registry under name (default: from the file
-// name), replacing an older version of that name. The new version serves
-// requests that start afterwards; requests holding the old one finish on it.
+// Install installs the adapter at src under name (default: from the file
+// name), replacing an older version of that name. The file (or PEFT
+// directory) is first copied into the registry (see stage: regular files
+// only, symlinks resolved), and that copy is what is validated, hashed and
+// installed; with move, src is removed once it is installed. The new
+// version serves requests that start afterwards; requests holding the old
+// one finish on it.
 func (p *Pool) Install(ctx context.Context, src, name string, move bool) (ipc.AdapterInfo, error) {
-	var info ipc.AdapterInfo
+	info, err := p.install(ctx, src, src, name, false)
+	if err == nil && move {
+		removeInstalled(src)
+	}
+	return info, err
+}
+
+// install is Install; owned marks src as the daemon's own temporary file
+// in the registry directory, which is renamed instead of copied. label is
+// what errors call the file (an upload's own name, not the temporary one).
+func (p *Pool) install(ctx context.Context, src, label, name string, owned bool) (ipc.AdapterInfo, error) {
 	if name == "" {
 		name = filepath.Base(src)
 	}
 	name, err := cleanName(name)
 	if err != nil {
-		return info, err
+		return ipc.AdapterInfo{}, err
 	}
-	a, baseName, err := p.inspect(src)
+	return p.installAs(ctx, src, label, name, owned, nil)
+}
+
+// installAs installs src under a checked name, validated against baseOf's
+// model (nil: the configured base).
+func (p *Pool) installAs(ctx context.Context, src, label, name string, owned bool, baseOf func() (string, string)) (ipc.AdapterInfo, error) {
+	var info ipc.AdapterInfo
+	s, err := p.stage(src, owned)
 	if err != nil {
 		return info, err
 	}
-	var sum, dst string
-	var size int64
-	if a.Format == "peft" { // a directory: its two files, copied
-		if sum, size, err = dirSHA256(src); err != nil {
-			return info, err
-		}
-		dst = filepath.Join(p.o.RegistryDir, name+"-"+sum[:12])
-		if err := placeDir(src, dst, move); err != nil {
-			return info, fmt.Errorf("install adapter %s: %w", name, err)
-		}
-	} else {
-		if sum, size, err = fileSHA256(src); err != nil {
-			return info, err
-		}
-		dst = filepath.Join(p.o.RegistryDir, name+"-"+sum[:12]+".gguf")
-		if err := placeFile(src, dst, move); err != nil {
-			return info, fmt.Errorf("install adapter %s: %w", name, err)
-		}
+	a, baseName, err := p.inspect(s.path, label, s.dir, baseOf)
+	if err != nil {
+		s.remove()
+		return info, err
+	}
+	dst := filepath.Join(p.o.RegistryDir, strings.ReplaceAll(name, ":", "_")+"-"+s.sha256[:12])
+	if !s.dir {
+		dst += ".gguf"
+	}
+	if err := replace(s, dst); err != nil {
+		s.remove()
+		return info, fmt.Errorf("install adapter %s: %w", name, err)
 	}
 	info = ipc.AdapterInfo{
 		Name: name, File: dst, Format: a.Format, Arch: a.Arch, BaseModel: baseName, Rank: a.Rank, Alpha: a.Alpha,
-		Targets: a.Names(), SHA256: sum, Size: size, InstalledAt: time.Now().UTC(),
+		Targets: a.Names(), SHA256: s.sha256, Size: s.size, InstalledAt: time.Now().UTC(),
 	}
 	if err := p.o.Store.Put(Bucket, name, info); err != nil {
 		return ipc.AdapterInfo{}, fmt.Errorf("install adapter %s: %w", name, err)
@@ -260,11 +318,20 @@ func (p *Pool) Install(ctx context.Context, src, name string, move bool) (ipc.Ad
 	if had && old.File != dst {
 		removeInstalled(old.File) // loaded copies live in memory
 	}
-	p.log.Info("adapter installed", "name", name, "rank", a.Rank, "targets", len(a.Targets), "sha256", sum[:12])
+	p.log.Info("adapter installed", "name", name, "rank", a.Rank, "targets", len(a.Targets), "sha256", s.sha256[:12])
 	if p.o.Events != nil {
 		p.o.Events.Publish("adapter.installed", info)
 	}
 	return info, nil
+}
+
+// replace renames a staged adapter to its final name, replacing the same
+// version installed before.
+func replace(s staged, dst string) error {
+	if s.dir {
+		os.RemoveAll(dst)
+	}
+	return os.Rename(s.path, dst)
 }
 
 // Remove uninstalls the named adapter. Requests using it finish normally.
@@ -398,64 +465,10 @@ func (p *Pool) LoadedBytes() int64 {
 	return p.bytes
 }
 
-// fileSHA256 hashes a file.
-func fileSHA256(path string) (string, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
-
-// placeFile puts src at dst atomically: a rename when moving within one
-// file system, else a copy to a temporary file in dst's directory, synced
-// and renamed (then src is removed when moving).
-func placeFile(src, dst string, move bool) error {
-	if move {
-		if err := os.Rename(src, dst); err == nil {
-			return nil
-		}
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".install-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return err
-	}
-	if move {
-		os.Remove(src)
-	}
-	return nil
-}
-
 // removeInstalled deletes an installed adapter: a file, or a PEFT
 // directory of the registry.
 func removeInstalled(path string) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
+	if st, err := os.Lstat(path); err == nil && st.IsDir() {
 		os.RemoveAll(path)
 		return
 	}
@@ -482,35 +495,22 @@ func dirSHA256(dir string) (string, int64, error) {
 	return hex.EncodeToString(h.Sum(nil)), total, nil
 }
 
-// placeDir puts a PEFT directory at dst atomically: a rename when moving
-// within one file system, else its two files copied into a temporary
-// directory renamed into place (the source is then left alone).
-func placeDir(src, dst string, move bool) error {
-	if move {
-		os.RemoveAll(dst) // the same version installed before
-		if err := os.Rename(src, dst); err == nil {
-			return nil
-		}
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".install-*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	for _, n := range []string{lora.PEFTConfig, lora.PEFTWeights} {
-		if err := placeFile(filepath.Join(src, n), filepath.Join(tmp, n), false); err != nil {
-			return err
-		}
-	}
-	os.RemoveAll(dst) // the same version installed before
-	return os.Rename(tmp, dst)
-}
-
 // StatusOf maps pool errors to HTTP statuses.
 func StatusOf(err error) int {
 	switch {
-	case errors.Is(err, ErrUnknown), errors.Is(err, ErrInvalid):
+	case errors.Is(err, ErrUnknown), errors.Is(err, ErrInvalid), errors.Is(err, os.ErrNotExist):
 		return http.StatusBadRequest
+	case errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case disk.IsFull(err):
+		return http.StatusInsufficientStorage
 	}
 	return http.StatusInternalServerError
+}
+
+// CreateTemp creates a temporary file in the registry directory for an
+// adapter the daemon writes itself (a fine-tuning job's result), so that
+// installing it is a rename.
+func (p *Pool) CreateTemp() (*os.File, error) {
+	return os.CreateTemp(p.o.RegistryDir, ".upload-*")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,7 +101,8 @@ func (p *Pool) scan(files map[string]*pending) {
 	}
 	for _, e := range ents {
 		path := filepath.Join(p.o.DropDir, e.Name())
-		if (e.Type().IsRegular() || e.IsDir() && e.Name() != RejectedDir) && candidate(path) {
+		// A symlink is a candidate too: its target is what gets copied.
+		if (e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0 || e.IsDir() && e.Name() != RejectedDir) && candidate(path) {
 			if _, seen := files[path]; !seen {
 				files[path] = &pending{size: -1}
 			}

@@ -23,8 +23,11 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/adapters"
+	"github.com/ruvllm/ruvllm/daemon/learning"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/store"
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/jinja"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -37,32 +40,45 @@ type API struct {
 	log     *slog.Logger
 	version string
 
-	reqs      *prometheus.CounterVec
-	tokens    *prometheus.CounterVec
-	ttft      prometheus.Histogram
-	cacheHits *prometheus.CounterVec
+	reqs          *prometheus.CounterVec
+	tokens        *prometheus.CounterVec
+	ttft          prometheus.Histogram
+	verifications prometheus.Counter
+	cacheHits     *prometheus.CounterVec
 
 	mu       sync.Mutex
 	adapters *adapters.Pool
+	learning *learning.Service
 
 	pulls pulls
+	descs descCache
+
+	// overflow is the daemon's default context overflow mode ("" for
+	// each protocol's own: SetContextOverflow); guarded by mu.
+	overflow llm.OverflowMode
 }
 
 // Register mounts the model endpoints on srv.
 func Register(srv *daemon.Server, m *models.Manager) *API {
 	a := &API{srv: srv, models: m, log: srv.Logger(), version: srv.Config().Version}
 	a.reqs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_requests_total", Help: "Generation requests by endpoint and status."}, []string{"endpoint", "status"})
-	a.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_tokens_total", Help: "Tokens by kind: prompt, cached (prompt tokens from the prefix cache), completion."}, []string{"kind"})
+	a.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_tokens_total", Help: "Tokens by kind: prompt, cached (prompt tokens from the prefix cache), completion, draft (speculative draft tokens verified), draft_accepted."}, []string{"kind"})
+	a.verifications = prometheus.NewCounter(prometheus.CounterOpts{Name: "ruvllm_speculative_verifications_total", Help: "Decode steps that verified a speculative draft; (draft_accepted tokens + verifications) / verifications is the tokens per verification."})
 	a.ttft = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ruvllm_time_to_first_token_seconds", Help: "Time to first token.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)})
-	srv.Metrics().MustRegister(a.reqs, a.tokens, a.ttft, cacheCollector{m})
+	srv.Metrics().MustRegister(a.reqs, a.tokens, a.ttft, a.verifications, cacheCollector{m})
 	srv.SetHealth(m.Loaded)
 
 	srv.Handle("POST /v1/chat/completions", http.HandlerFunc(a.chatCompletions))
+	srv.Handle("POST /v1/chat/template", http.HandlerFunc(a.chatTemplate))
 	srv.Handle("POST /v1/completions", http.HandlerFunc(a.completions))
 	srv.Handle("GET /v1/models", http.HandlerFunc(a.listModels))
+	srv.Handle("GET /v1/models/{id...}", http.HandlerFunc(a.getModel))
 	srv.Handle("POST /v1/embeddings", http.HandlerFunc(a.embeddings))
 	srv.Handle("GET /v1/cache", http.HandlerFunc(a.cache))
 	srv.Handle("DELETE /v1/cache", http.HandlerFunc(a.clearCache))
+
+	srv.Handle("POST /v1/messages", http.HandlerFunc(a.anthropicMessages))
+	srv.Handle("POST /v1/messages/count_tokens", http.HandlerFunc(a.anthropicCountTokens))
 
 	srv.Handle("POST /api/chat", http.HandlerFunc(a.ollamaChat))
 	srv.Handle("POST /api/generate", http.HandlerFunc(a.ollamaGenerate))
@@ -73,7 +89,23 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.Handle("POST /api/embed", http.HandlerFunc(a.ollamaEmbed))
 	srv.Handle("POST /api/pull", http.HandlerFunc(a.ollamaPull))
 	srv.Handle("DELETE /api/delete", http.HandlerFunc(a.ollamaDelete))
+	srv.Handle("POST /api/embeddings", http.HandlerFunc(a.ollamaEmbeddings))
+	srv.Handle("POST /api/create", http.HandlerFunc(a.ollamaCreate))
+	srv.Handle("POST /api/copy", http.HandlerFunc(a.ollamaCopy))
+	srv.Handle("POST /api/push", http.HandlerFunc(a.ollamaPush))
+	srv.Handle("HEAD /api/blobs/{digest}", http.HandlerFunc(a.blobHead))
+	srv.Handle("POST /api/blobs/{digest}", http.HandlerFunc(a.blobPost))
+	srv.SetBodyLimit("/api/create", MaxModelfileBytes*2)
+	srv.SetBodyLimitPrefix("/api/blobs/", MaxBlobBytes)
+	// Unknown routes answer in their protocol's error shape.
+	srv.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ollamaError(w, &requestError{status: http.StatusNotFound, msg: fmt.Sprintf("%s %s: no such endpoint", r.Method, r.URL.Path)})
+	}))
+	srv.Handle("/v1/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		openAIError(w, &requestError{status: http.StatusNotFound, msg: fmt.Sprintf("%s %s: no such endpoint", r.Method, r.URL.Path)})
+	}))
 	a.registerConversations()
+	a.registerResponses()
 	return a
 }
 
@@ -103,17 +135,64 @@ type runSpec struct {
 	// messages and the reply back: the model warms that turn's history
 	// (llm.Request.WarmFollowUp).
 	conversation bool
+	// prepare, when set, finishes the request once the model is known
+	// (constraints, tools); its error ends the run before any output.
+	prepare func(m models.Model, req *llm.Request) error
+	// n > 1 generates that many choices (onChoiceToken instead of onToken).
+	n             int
+	onChoiceToken func(choice int, t llm.Token) error
 	// retryNoTemplate marks a run whose llm.ErrNoTemplate failure the
 	// caller retries as a raw prompt under the same id: that failure is
 	// not counted or logged, so the id names one record.
 	retryNoTemplate bool
+	// hdr, when set, is the response's header, which run completes
+	// before the first byte is written: the adapter "adapters": "auto"
+	// routed to (AdapterHeader) and the learned adapters' version
+	// (LearningHeader).
+	hdr http.Header
 }
 
+// AdapterHeader names the adapter an "adapters": "auto" request was
+// routed to ("none" when the request ran without one).
+const AdapterHeader = "X-Ruvllm-Adapter"
+
+// LearningHeader, on a request, switches the learned adapters off for it
+// ("off"); on a response, names the learning scope and version the reply
+// applied ("user@v12"), or "off"/"none".
+const LearningHeader = "X-Ruvllm-Learning"
+
 type runResult struct {
-	name   string
-	res    llm.Result
-	load   time.Duration
-	handle *models.Handle
+	name string
+	// res is the result; for n > 1 the prompt counts once and the choices'
+	// completion tokens add up (choices holds each).
+	res     llm.Result
+	choices []llm.Result
+	load    time.Duration
+	handle  *models.Handle
+}
+
+// multiGenerator is a model that generates n choices from one prefill
+// (*llm.Model).
+type multiGenerator interface {
+	GenerateN(ctx context.Context, req llm.Request, n int, onToken func(choice int, t llm.Token) error) ([]llm.Result, error)
+}
+
+// sumResults is the usage of n choices: the prompt (computed once) and all
+// their completion tokens.
+func sumResults(rs []llm.Result) llm.Result {
+	if len(rs) == 0 {
+		return llm.Result{}
+	}
+	sum := rs[0]
+	for _, r := range rs[1:] {
+		sum.CompletionTokens += r.CompletionTokens
+		sum.ContextShifts += r.ContextShifts
+		sum.ShiftedTokens += r.ShiftedTokens
+		if r.Timings.Total > sum.Timings.Total {
+			sum.Timings.Total, sum.Timings.Eval = r.Timings.Total, r.Timings.Eval
+		}
+	}
+	return sum
 }
 
 func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, error) {
@@ -126,20 +205,52 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	}
 	defer h.Release()
 	out.name, out.load = h.Name, h.LoadTime
-	if s.req.Adapters, err = a.resolveAdapters(ctx, h.Model, s.adapters); err != nil {
+	if err := checkLogitBias(s.req.Sampling.LogitBias, h.Model.Info().VocabSize); err != nil {
 		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
 		return out, err
+	}
+	if err := a.applyAdapters(ctx, r, h, &s); err != nil {
+		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
+		return out, err
+	}
+	if s.prepare != nil {
+		if err := s.prepare(h.Model, &s.req); err != nil {
+			a.reqs.WithLabelValues(s.endpoint, "error").Inc()
+			return out, err
+		}
 	}
 	if s.onStart != nil {
 		s.onStart(h.Name)
 	}
 	s.req.WarmFollowUp = s.conversation && s.req.Messages != nil
+	engineStart := time.Now()
 	var answer strings.Builder
-	res, err := h.Model.Generate(ctx, s.req, func(t llm.Token) error {
-		answer.WriteString(t.Text)
-		return s.onToken(t)
-	})
+	var res llm.Result
+	if s.n > 1 {
+		mg, ok := h.Model.(multiGenerator)
+		if !ok {
+			a.reqs.WithLabelValues(s.endpoint, "error").Inc()
+			return out, badParam("n", "this model cannot generate several choices")
+		}
+		var results []llm.Result
+		results, err = mg.GenerateN(ctx, s.req, s.n, func(i int, t llm.Token) error {
+			if i == 0 {
+				answer.WriteString(t.Text)
+			}
+			return s.onChoiceToken(i, t)
+		})
+		out.choices = results
+		res = sumResults(results)
+	} else {
+		res, err = h.Model.Generate(ctx, s.req, func(t llm.Token) error {
+			answer.WriteString(t.Text)
+			return s.onToken(t)
+		})
+	}
 	out.res = res
+	if err != nil && a.srv.ShuttingDown() && ctx.Err() != nil {
+		err = fmt.Errorf("%w: the request was cut off after %d tokens", daemon.ErrShuttingDown, res.CompletionTokens)
+	}
 	if s.retryNoTemplate && errors.Is(err, llm.ErrNoTemplate) {
 		return out, err
 	}
@@ -154,6 +265,11 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	a.tokens.WithLabelValues("prompt").Add(float64(res.PromptTokens))
 	a.tokens.WithLabelValues("cached").Add(float64(res.CachedTokens))
 	a.tokens.WithLabelValues("completion").Add(float64(res.CompletionTokens))
+	if sp := res.Speculation; sp.Verifications > 0 {
+		a.tokens.WithLabelValues("draft").Add(float64(sp.Drafted))
+		a.tokens.WithLabelValues("draft_accepted").Add(float64(sp.Accepted))
+		a.verifications.Add(float64(sp.Verifications))
+	}
 	if res.CompletionTokens > 0 {
 		a.ttft.Observe(res.Timings.TTFT.Seconds())
 	}
@@ -164,6 +280,13 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		ID: s.id, Time: start.UTC(), Client: clientName(r), Model: h.Name, Endpoint: s.endpoint,
 		PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, CompletionTokens: res.CompletionTokens,
 		TTFTMillis: float64(res.Timings.TTFT.Microseconds()) / 1000, Status: status,
+		DraftTokens: res.Speculation.Drafted, DraftAccepted: res.Speculation.Accepted, Verifications: res.Speculation.Verifications,
+	}
+	if res.CompletionTokens > 0 {
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		t := res.Timings
+		rec.TTFT = &ipc.TTFTBreakdown{HandlerMillis: ms(engineStart.Sub(start)), PrepareMillis: ms(t.Prepare),
+			QueueMillis: ms(t.Queue), PrefillMillis: ms(t.Prefill), PrefillSteps: t.PrefillSteps, SampleMillis: ms(t.Sample)}
 	}
 	if res.CompletionTokens > 1 && res.Timings.Eval > 0 {
 		rec.TokensPerSecond = float64(res.CompletionTokens-1) / res.Timings.Eval.Seconds()
@@ -178,7 +301,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		lerr = a.srv.Store().LogRequest(context.Background(), rec)
 	} else {
 		ex := store.Exchange{ID: s.id, Time: rec.Time, Endpoint: s.endpoint, Model: h.Name, Adapters: s.adapters,
-			PromptText: s.req.Prompt, Answer: answer.String()}
+			PromptText: s.req.Prompt, Answer: answer.String(), App: r.Header.Get("X-Ruvllm-Client")}
 		for _, m := range s.req.Messages {
 			ex.Prompt = append(ex.Prompt, ipc.Message{Role: m.Role, Content: m.Content})
 		}
@@ -213,21 +336,46 @@ func statusOf(err error) int {
 		return re.status
 	case errors.Is(err, models.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound
+	case isTemplateError(err):
+		// The model's template refused the conversation (raise_exception),
+		// or could not render it.
+		return http.StatusBadRequest
+	case errors.Is(err, llm.ErrInvalidModel):
+		return http.StatusUnprocessableEntity
 	case errors.Is(err, models.ErrLoadFailed):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, models.ErrInUse):
 		return http.StatusConflict
 	case errors.Is(err, models.ErrOutsideDir):
 		return http.StatusBadRequest
-	case errors.Is(err, llm.ErrContextExceeded):
+	case errors.Is(err, llm.ErrContextExceeded), errors.Is(err, llm.ErrEmptyInput), errors.Is(err, llm.ErrTokenRange),
+		errors.Is(err, llm.ErrNoFIM):
 		return http.StatusBadRequest
+	case errors.Is(err, daemon.ErrShuttingDown):
+		return http.StatusServiceUnavailable
 	case errors.Is(err, context.Canceled):
 		return 499
 	}
 	return http.StatusInternalServerError
 }
 
-func openAIError(w http.ResponseWriter, err error) {
+// isTemplateError reports whether err comes from rendering the model's
+// chat template for the request's conversation.
+func isTemplateError(err error) bool {
+	var re *jinja.RaiseError
+	var je *jinja.Error
+	return errors.As(err, &re) || errors.As(err, &je) || errors.Is(err, jinja.ErrLimit) || errors.Is(err, llm.ErrNoTemplate) ||
+		errors.Is(err, chat.ErrTools) || errors.Is(err, chat.ErrInvalidRole) || errors.Is(err, chat.ErrRoleOrder)
+}
+
+// tellClient reports whether a stream that failed with err should still
+// get an error event: the client is there, or the daemon is shutting down
+// (which cancels the request's context too).
+func tellClient(r *http.Request, err error) bool {
+	return r.Context().Err() == nil || errors.Is(err, daemon.ErrShuttingDown)
+}
+
+func openAIErrorBody(err error) (int, ipc.OpenAIError) {
 	status := statusOf(err)
 	typ := "server_error"
 	if status < 500 {
@@ -238,6 +386,24 @@ func openAIError(w http.ResponseWriter, err error) {
 	}
 	var body ipc.OpenAIError
 	body.Error.Message, body.Error.Type = err.Error(), typ
+	var re *requestError
+	if errors.As(err, &re) && re.param != "" {
+		body.Error.Param = &re.param
+	}
+	if errors.Is(err, llm.ErrContextExceeded) {
+		// OpenAI's code: clients that trim their own history branch on it.
+		body.Error.Code = strPtr("context_length_exceeded")
+	}
+	if errors.Is(err, models.ErrNotFound) {
+		// Clients branch on OpenAI's code for an unknown model.
+		body.Error.Code = strPtr("model_not_found")
+		body.Error.Param = strPtr("model")
+	}
+	return status, body
+}
+
+func openAIError(w http.ResponseWriter, err error) {
+	status, body := openAIErrorBody(err)
 	daemon.WriteJSON(w, status, body)
 }
 
@@ -265,18 +431,18 @@ func (a *API) resolveAdapters(ctx context.Context, mdl models.Model, refs []ipc.
 	pool := a.adapters
 	a.mu.Unlock()
 	if pool == nil {
-		return nil, &requestError{http.StatusBadRequest, "adapter support not available in this daemon"}
+		return nil, &requestError{status: http.StatusBadRequest, msg: "adapter support not available in this daemon"}
 	}
 	m, ok := mdl.(adapters.Model)
 	if !ok {
-		return nil, &requestError{http.StatusBadRequest, "adapter support not available for this model"}
+		return nil, &requestError{status: http.StatusBadRequest, msg: "adapter support not available for this model"}
 	}
 	applied, err := pool.Resolve(ctx, m, refs)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		return nil, &requestError{adapters.StatusOf(err), err.Error()}
+		return nil, &requestError{status: adapters.StatusOf(err), msg: err.Error(), param: "adapters"}
 	}
 	return applied, nil
 }
@@ -285,11 +451,14 @@ func logitBias(in map[string]float32) (map[int32]float32, error) {
 	if len(in) == 0 {
 		return nil, nil
 	}
+	if len(in) > MaxLogitBias {
+		return nil, badParam("logit_bias", "may hold at most %d entries, not %d", MaxLogitBias, len(in))
+	}
 	out := make(map[int32]float32, len(in))
 	for k, v := range in {
 		id, err := strconv.ParseInt(k, 10, 32)
 		if err != nil {
-			return nil, &requestError{http.StatusBadRequest, fmt.Sprintf("logit_bias key %q is not a token id", k)}
+			return nil, badParam("logit_bias", "has key %q, which is not a token id", k)
 		}
 		out[int32(id)] = v
 	}
@@ -328,6 +497,14 @@ func (s *sseWriter) send(v any) error {
 	return nil
 }
 
+// fail ends a stream that already started with an error event in OpenAI's
+// shape, then [DONE], so clients see why the stream stopped.
+func (s *sseWriter) fail(err error) {
+	_, body := openAIErrorBody(err)
+	s.send(body)
+	s.done()
+}
+
 func (s *sseWriter) done() {
 	s.start()
 	fmt.Fprint(s.w, "data: [DONE]\n\n")
@@ -347,9 +524,9 @@ func finishReason(r llm.FinishReason) string {
 
 // embed runs an embedding request on an acquired model and records it in
 // the request log and metrics like a generation.
-func (a *API) embed(r *http.Request, h *models.Handle, endpoint string, inputs []string) ([][]float32, int, error) {
+func (a *API) embed(r *http.Request, h *models.Handle, endpoint string, inputs []string, opts llm.EmbedOptions) ([][]float32, int, error) {
 	start := time.Now()
-	vecs, n, err := h.Model.Embed(r.Context(), inputs)
+	vecs, n, err := h.Model.Embed(r.Context(), inputs, opts)
 	status := "ok"
 	switch {
 	case err != nil && r.Context().Err() != nil:

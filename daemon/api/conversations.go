@@ -1,12 +1,16 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/store"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -18,7 +22,6 @@ const (
 	maxSystemBytes   = 256 << 10
 	maxContentBytes  = 1 << 20
 	maxMessages      = 10000 // per request
-	maxAdapters      = 16
 	maxCommentRunes  = 4000
 	defaultFeedbacks = 50
 	maxFeedbacks     = 1000
@@ -84,10 +87,19 @@ func (a *API) updateConversation(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	var regen string
+	if body.Messages != nil {
+		if old, err := a.srv.Store().Conversation(r.Context(), r.PathValue("id")); err == nil {
+			regen = regenerated(old.Messages, *body.Messages)
+		}
+	}
 	c, err := a.srv.Store().UpdateConversation(r.Context(), r.PathValue("id"), body)
 	if err != nil {
 		openAIError(w, err)
 		return
+	}
+	if regen != "" {
+		a.learnRegenerate(r, c.ID, regen)
 	}
 	a.conversationEvent("conversation.updated", c)
 	daemon.WriteJSON(w, http.StatusOK, c)
@@ -140,7 +152,12 @@ func (a *API) postFeedback(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	arrived := time.Now()
 	fb, err := a.srv.Store().AddFeedback(r.Context(), body)
+	if errors.Is(err, store.ErrRated) {
+		openAIError(w, &requestError{status: http.StatusConflict, msg: err.Error(), param: "signal"})
+		return
+	}
 	if err != nil {
 		openAIError(w, err)
 		return
@@ -150,7 +167,53 @@ func (a *API) postFeedback(w http.ResponseWriter, r *http.Request) {
 	ev := fb
 	ev.Prompt, ev.PromptText, ev.Answer = nil, "", ""
 	a.srv.Events().Publish("feedback.received", ev)
+	// The rating is stored (and listed as not learned yet) before the
+	// learner sees it: kill -9 from here on loses no signal.
+	if svc := a.learner(); svc != nil {
+		l := svc.Learn(r.Context(), fb, arrived)
+		fb.Learning = &l
+	}
 	daemon.WriteJSON(w, http.StatusCreated, fb)
+}
+
+// regenerated returns the request id of the reply a conversation update
+// drops the way the app's regenerate does: the new thread is the old one
+// cut after a user message, and the first message cut is a reply with a
+// request id. Other edits return "".
+func regenerated(old []ipc.ConversationMessage, next []ipc.ConversationMessage) string {
+	if len(next) == 0 || len(next) >= len(old) || next[len(next)-1].Role != "user" {
+		return ""
+	}
+	for i, m := range next {
+		if m.ID == "" || m.ID != old[i].ID || m.Content != old[i].Content {
+			return ""
+		}
+	}
+	if cut := old[len(next)]; cut.Role == "assistant" && cut.RequestID != "" {
+		return cut.RequestID
+	}
+	return ""
+}
+
+// learnRegenerate records and learns the implicit signal of a regenerate:
+// a mild negative about the reply the user replaced.
+func (a *API) learnRegenerate(r *http.Request, convID, requestID string) {
+	arrived := time.Now()
+	fb, err := a.srv.Store().AddFeedback(r.Context(), ipc.FeedbackRequest{RequestID: requestID, Signal: ipc.SignalRegenerate,
+		Rating: -1, ConversationID: convID})
+	if err != nil {
+		if !errors.Is(err, store.ErrRated) && !errors.Is(err, store.ErrNotFound) {
+			a.log.Warn("regenerate signal not stored", "request", requestID, "err", err)
+		}
+		return
+	}
+	ev := fb
+	ev.Prompt, ev.PromptText, ev.Answer = nil, "", ""
+	a.srv.Events().Publish("feedback.received", ev)
+	if svc := a.learner(); svc != nil {
+		// Learned in the scope's worker; the answer does not wait.
+		svc.Learn(context.WithoutCancel(r.Context()), fb, arrived)
+	}
 }
 
 func (a *API) listFeedback(w http.ResponseWriter, r *http.Request) {
@@ -158,7 +221,7 @@ func (a *API) listFeedback(w http.ResponseWriter, r *http.Request) {
 	if s := r.URL.Query().Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
-			openAIError(w, &requestError{http.StatusBadRequest, fmt.Sprintf("limit must be a positive integer, not %q", s)})
+			openAIError(w, &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("limit must be a positive integer, not %q", s)})
 			return
 		}
 		limit = min(n, maxFeedbacks)
@@ -177,7 +240,7 @@ func (a *API) listFeedback(w http.ResponseWriter, r *http.Request) {
 func validateCreate(body ipc.ConversationCreate) error {
 	return firstError(
 		checkTitle(body.Title), checkName("model", body.Model), checkSystem(body.System),
-		checkAdapters(body.Adapters), checkSampling(body.Sampling), checkMessages(body.Messages),
+		checkConversationAdapters(body.Adapters), checkStoredSampling(body.Sampling), checkMessages(body.Messages),
 	)
 }
 
@@ -193,12 +256,12 @@ func validateUpdate(body ipc.ConversationUpdate) error {
 		checks = append(checks, checkSystem(*body.System))
 	}
 	if body.Adapters != nil {
-		checks = append(checks, checkAdapters(*body.Adapters))
+		checks = append(checks, checkConversationAdapters(*body.Adapters))
 	}
 	if body.Messages != nil {
 		checks = append(checks, checkMessages(*body.Messages))
 	}
-	checks = append(checks, checkSampling(body.Sampling))
+	checks = append(checks, checkStoredSampling(body.Sampling))
 	return firstError(checks...)
 }
 
@@ -218,6 +281,15 @@ func validateFeedback(body ipc.FeedbackRequest) error {
 	switch {
 	case err != nil:
 		return err
+	case body.Signal == ipc.SignalRegenerate:
+		if body.Rating != 0 && body.Rating != -1 {
+			return badParam("rating", "must be 0 or -1 with signal %q, not %d", ipc.SignalRegenerate, body.Rating)
+		}
+		if body.Correction != "" {
+			return badParam("correction", "must be empty with signal %q", ipc.SignalRegenerate)
+		}
+	case body.Signal != "" && body.Signal != ipc.SignalRating:
+		return badParam("signal", "must be %q (the default) or %q, not %q", ipc.SignalRating, ipc.SignalRegenerate, body.Signal)
 	case body.Rating != 1 && body.Rating != -1:
 		return badField("rating must be 1 (up, good) or -1 (down, bad), not %d", body.Rating)
 	case body.MessageID != "" && body.ConversationID == "":
@@ -236,7 +308,7 @@ func firstError(errs ...error) error {
 }
 
 func badField(format string, args ...any) error {
-	return &requestError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
+	return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
 func required(field, v string) error {
@@ -265,23 +337,24 @@ func checkSystem(v string) error { return checkBytes("system", v, maxSystemBytes
 
 func checkName(field, v string) error { return checkBytes(field, v, maxNameBytes) }
 
-func checkAdapters(refs []ipc.AdapterRef) error {
-	if len(refs) > maxAdapters {
-		return badField("adapters has %d entries; at most %d are allowed", len(refs), maxAdapters)
+// checkConversationAdapters validates a conversation's adapters as a
+// request naming them would be validated, with names of bounded length.
+func checkConversationAdapters(refs []ipc.AdapterRef) error {
+	if err := checkAdapters(refs, "adapters"); err != nil {
+		return err
 	}
 	for i, ref := range refs {
-		field := fmt.Sprintf("adapters[%d].name", i)
-		if err := firstError(required(field, ref.Name), checkName(field, ref.Name)); err != nil {
+		if err := checkName(fmt.Sprintf("adapters[%d].name", i), ref.Name); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkSampling validates stored sampling settings the way a completion
+// checkStoredSampling validates stored sampling settings the way a completion
 // request would be validated, so a conversation never holds settings its
 // next request would be refused for.
-func checkSampling(s *ipc.SamplingFields) error {
+func checkStoredSampling(s *ipc.SamplingFields) error {
 	if s == nil {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -209,7 +210,7 @@ func TestFeedbackLinksCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	if fb.ID == "" || fb.RequestID != resp.ID || fb.Rating != -1 || fb.Correction != "Hello." || fb.Model != "fake" ||
-		fb.Answer != answer || len(fb.Prompt) != 2 || fb.Prompt[0] != prompt[0] || fb.Prompt[1] != prompt[1] ||
+		fb.Answer != answer || len(fb.Prompt) != 2 || !reflect.DeepEqual(fb.Prompt, prompt[:2]) ||
 		fb.ConversationID != conv.ID || fb.MessageID != msgID {
 		t.Fatalf("feedback %+v", fb)
 	}

@@ -9,14 +9,6 @@ import (
 	"strings"
 )
 
-// errBadRequest marks decoding errors the client caused.
-type requestError struct {
-	status int
-	msg    string
-}
-
-func (e *requestError) Error() string { return e.msg }
-
 // decode reads a JSON body into v. Unknown fields are tolerated; a field
 // of the wrong type is named in the error; an oversized body is 413.
 func decode(r *http.Request, v any) error {
@@ -24,7 +16,7 @@ func decode(r *http.Request, v any) error {
 	err := dec.Decode(v)
 	if err == nil {
 		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-			return &requestError{http.StatusBadRequest, "request body has data after the JSON object"}
+			return &requestError{status: http.StatusBadRequest, msg: "request body has data after the JSON object"}
 		}
 		return nil
 	}
@@ -33,21 +25,21 @@ func decode(r *http.Request, v any) error {
 	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.As(err, &maxErr):
-		return &requestError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", maxErr.Limit)}
+		return &requestError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body exceeds %d bytes", maxErr.Limit)}
 	case errors.As(err, &typeErr):
 		field := jsonPath(typeErr.Field)
 		if field == "" {
 			field = "body"
 		}
-		return &requestError{http.StatusBadRequest, fmt.Sprintf("field %q must be %s, not %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)}
+		return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("field %q must be %s, not %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)}
 	case errors.As(err, &syntaxErr):
-		return &requestError{http.StatusBadRequest, fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.Offset, err)}
+		return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.Offset, err)}
 	case errors.Is(err, io.EOF):
-		return &requestError{http.StatusBadRequest, "empty request body"}
+		return &requestError{status: http.StatusBadRequest, msg: "empty request body"}
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &requestError{http.StatusBadRequest, "invalid JSON: the body ends in the middle of a value"}
+		return &requestError{status: http.StatusBadRequest, msg: "invalid JSON: the body ends in the middle of a value"}
 	}
-	return &requestError{http.StatusBadRequest, "invalid request: " + err.Error()}
+	return &requestError{status: http.StatusBadRequest, msg: "invalid request: " + err.Error()}
 }
 
 // jsonPath drops the names of embedded Go structs (capitalised segments)

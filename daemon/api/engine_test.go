@@ -108,8 +108,8 @@ func TestRealModelEndToEnd(t *testing.T) {
 		t.Fatalf("embeddings %s", body)
 	}
 	var norm float64
-	for _, x := range emb.Data[0].Embedding {
-		norm += float64(x) * float64(x)
+	for _, x := range emb.Data[0].Embedding.([]any) {
+		norm += x.(float64) * x.(float64)
 	}
 	if math.Abs(norm-1) > 1e-3 || emb.Usage.PromptTokens == 0 {
 		t.Fatalf("embedding norm² %v, usage %+v", norm, emb.Usage)

@@ -3,27 +3,26 @@ package api
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
+	"github.com/ruvllm/ruvllm/engine/toolcall"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
 var tokenizerDecode = tokenizer.DecodeOptions{}
 
-// ollamaRequest converts Ollama options, with Ollama's defaults.
-func ollamaRequest(o *ipc.OllamaOptions, format any) (llm.Request, error) {
+// ollamaRequest converts and validates Ollama options, with Ollama's
+// defaults.
+func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 	var req llm.Request
-	if format != nil {
-		return req, &requestError{http.StatusBadRequest, "format (structured output) is not supported yet"}
-	}
 	p := sample.Params{Temperature: 0.8, TopK: 40, TopP: 0.9, RepeatPenalty: 1.1, RepeatLastN: 64}
 	if o != nil {
 		set := func(dst *float32, v *float32) {
@@ -46,13 +45,71 @@ func ollamaRequest(o *ipc.OllamaOptions, format any) (llm.Request, error) {
 			p.Seed = *o.Seed
 		}
 		p.PresencePenalty, p.FrequencyPenalty = o.PresencePenalty, o.FrequencyPenalty
-		if o.NumPredict != nil && *o.NumPredict > 0 {
-			req.MaxTokens = *o.NumPredict
+		if o.NumPredict != nil {
+			switch n := *o.NumPredict; {
+			case n > 0:
+				req.MaxTokens = n
+			case n == 0 || n == -1 || n == -2:
+				// -1: no limit; -2: until the context is full. Both end
+				// when the context is full, as does 0 (the default).
+			default:
+				return req, badParam("options.num_predict", "must be positive, -1 (no limit) or -2 (fill the context), not %d", n)
+			}
+		}
+		switch {
+		case o.Mirostat != nil && *o.Mirostat != 0:
+			return req, badParam("options.mirostat", "Mirostat sampling is not supported (use temperature, top_k, top_p, min_p)")
+		case o.TFSZ != nil && *o.TFSZ != 1:
+			return req, badParam("options.tfs_z", "tail-free sampling is not supported (llama.cpp removed it)")
+		case o.PenalizeNewline != nil && *o.PenalizeNewline:
+			return req, badParam("options.penalize_newline", "is not supported (Ollama removed it)")
+		}
+		if o.NumCtx < 0 {
+			return req, badParam("options.num_ctx", "must be positive (0: the model's context), not %d", o.NumCtx)
+		}
+		req.ContextLimit = o.NumCtx
+		if err := checkStops(o.Stop, "options.stop"); err != nil {
+			return req, err
+		}
+		if err := checkAdapters(o.Adapters, "options.adapters"); err != nil {
+			return req, err
 		}
 		req.Stop = o.Stop
+		if err := speculation(&req, o.Speculation); err != nil {
+			return req, err
+		}
+	}
+	if err := checkSampling(p, ollamaNames); err != nil {
+		return req, err
 	}
 	req.Sampling = p
 	return req, nil
+}
+
+// checkThink accepts think: false (or absent); thinking is for models that
+// think, which this daemon does not run yet.
+func checkThink(think any) error {
+	switch v := think.(type) {
+	case nil:
+		return nil
+	case bool:
+		if !v {
+			return nil
+		}
+	case string:
+		if v == "" || v == "false" {
+			return nil
+		}
+	}
+	return badParam("think", "this model does not think (think: true needs a thinking model)")
+}
+
+// manifestAdapters are a created model's adapters (none for a plain one).
+func manifestAdapters(man *ipc.ModelManifest) []ipc.AdapterRef {
+	if man == nil {
+		return nil
+	}
+	return man.Adapters
 }
 
 func keepAlive(d *ipc.Duration) *time.Duration {
@@ -69,7 +126,9 @@ func metrics(out runResult, total time.Duration) ipc.OllamaMetrics {
 		TotalDuration: total.Nanoseconds(), LoadDuration: out.load.Nanoseconds(),
 		PromptEvalCount: out.res.PromptTokens, PromptEvalDuration: t.PromptEval.Nanoseconds(),
 		EvalCount: out.res.CompletionTokens, EvalDuration: t.Eval.Nanoseconds(),
-		PromptCachedCount: out.res.CachedTokens,
+		PromptCachedCount: out.res.CachedTokens, ContextOverflow: overflowUsage(out.res),
+		DraftCount: out.res.Speculation.Drafted, DraftAcceptedCount: out.res.Speculation.Accepted,
+		DraftVerifyCount: out.res.Speculation.Verifications,
 	}
 }
 
@@ -100,53 +159,123 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if body.Model == "" {
-		ollamaError(w, &requestError{http.StatusBadRequest, "model is required"})
+		ollamaError(w, badParam("model", "is required"))
 		return
 	}
-	req, err := ollamaRequest(body.Options, body.Format)
+	rm, err := a.resolveModel(body.Model)
 	if err != nil {
 		ollamaError(w, err)
 		return
 	}
+	if body.Options, err = withManifestOptions(rm.man, body.Options); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if err := checkThink(body.Think); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	req, err := ollamaRequest(body.Options)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if req.Overflow, err = a.ollamaOverflow(body.OllamaOverflow, body.Options); err != nil {
+		ollamaError(w, err)
+		return
+	}
 	if len(body.Messages) == 0 { // Ollama: an empty chat only loads the model
-		a.preload(w, r, body.Model, body.KeepAlive, func(name string) any {
+		a.preload(w, r, rm.base, body.KeepAlive, func(name string) any {
 			return ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant"}, Done: true, DoneReason: "load"}
 		})
 		return
 	}
-	for _, m := range body.Messages {
-		req.Messages = append(req.Messages, chat.Message{Role: m.Role, Content: m.Content})
+	if req.Messages, err = chatMessages(body.Messages, "messages"); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	msgs := withManifestMessages(rm.man, body.Messages)
+	if req.Messages, err = chatMessages(msgs, "messages"); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if prompt, ok, err := applyTemplate(rm.man, msgs); err != nil {
+		ollamaError(w, err)
+		return
+	} else if ok {
+		req.Prompt, req.Templated, req.Messages = prompt, true, nil
+	}
+	constraint, err := ollamaFormat(body.Format)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	var tools *toolSpec
+	if len(body.Tools) > 0 {
+		if constraint != nil {
+			ollamaError(w, badParam("format", "cannot be combined with tools (yet)"))
+			return
+		}
+		tools = &toolSpec{raw: body.Tools, choice: toolcall.Choice{Mode: toolcall.Auto}, parallel: true, param: "tools"}
 	}
 	stream := body.Stream == nil || *body.Stream
 	var name string
 	nd := &ndjson{w: w}
 	var text []byte
+	oc := &outputControls{constraint: constraint, tools: tools}
+	var filter *toolcall.Stream
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options), id: id,
-		onStart: func(n string) { name = n },
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
+		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
+		prepare: oc.prepare,
+		onStart: func(n string) { name, filter = n, oc.stream() },
 		onToken: func(t llm.Token) error {
+			text = append(text, t.Text...)
 			if !stream {
-				text = append(text, t.Text...)
 				return nil
 			}
-			if t.Text == "" {
+			piece := t.Text
+			if filter != nil {
+				piece = filter.Push(piece)
+			}
+			if piece == "" {
 				return nil
 			}
-			return nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: t.Text}})
+			return nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: piece}})
 		}})
 	if err != nil {
 		if !nd.started {
 			ollamaError(w, err)
-		} else if r.Context().Err() == nil {
+		} else if tellClient(r, err) {
 			nd.send(map[string]string{"error": err.Error()})
 		}
 		return
 	}
-	final := ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: string(text)},
+	content, calls, err := oc.split(string(text), "call_")
+	if err != nil {
+		if !nd.started {
+			ollamaError(w, err)
+		} else {
+			nd.send(map[string]string{"error": err.Error()})
+		}
+		return
+	}
+	final := ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: content},
 		Done: true, DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id}
+	if len(calls) > 0 {
+		final.Message.ToolCalls = ollamaToolCalls(calls)
+	}
 	if stream {
-		final.Message.Content = ""
+		if filter != nil {
+			if rest := filter.Close(); rest != "" {
+				nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: rest}})
+			}
+		}
+		if len(calls) > 0 { // as Ollama streams them: a message of calls before the end
+			nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", ToolCalls: final.Message.ToolCalls}})
+		}
+		final.Message.Content, final.Message.ToolCalls = "", nil
 		nd.send(final)
 		return
 	}
@@ -161,26 +290,66 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if body.Model == "" {
-		ollamaError(w, &requestError{http.StatusBadRequest, "model is required"})
+		ollamaError(w, badParam("model", "is required"))
 		return
 	}
-	req, err := ollamaRequest(body.Options, body.Format)
+	rm, err := a.resolveModel(body.Model)
 	if err != nil {
 		ollamaError(w, err)
 		return
 	}
-	if body.Prompt == "" && body.System == "" { // Ollama: load (or unload with keep_alive 0)
-		a.preload(w, r, body.Model, body.KeepAlive, func(name string) any {
+	if body.Options, err = withManifestOptions(rm.man, body.Options); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if err := checkThink(body.Think); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if len(body.Images) > 0 {
+		ollamaError(w, badParam("images", "this model takes no images"))
+		return
+	}
+	req, err := ollamaRequest(body.Options)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if req.Overflow, err = a.ollamaOverflow(body.OllamaOverflow, body.Options); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if body.Prompt == "" && body.System == "" && body.Suffix == "" { // Ollama: load (or unload with keep_alive 0)
+		a.preload(w, r, rm.base, body.KeepAlive, func(name string) any {
 			return ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Done: true, DoneReason: "load"}
 		})
 		return
 	}
-	if body.Template != "" {
-		a.log.Info("ignoring custom template in /api/generate; the model's chat template is used", "model", body.Model)
+	if rm.man != nil && body.System == "" {
+		body.System = rm.man.System
+	}
+	if body.Template == "" && rm.man != nil {
+		body.Template = rm.man.Template
 	}
 	switch {
+	case body.Suffix != "":
+		// Fill in the middle: the prompt is the text before the insertion
+		// point, with the model's FIM tokens (no chat template).
+		req.Prompt, req.Suffix = body.Prompt, body.Suffix
 	case body.Raw:
 		req.Prompt, req.Raw = body.Prompt, true
+	case body.Template != "":
+		t, err := parsePromptTemplate(body.Template)
+		if err != nil {
+			ollamaError(w, badParam("template", "%v", err))
+			return
+		}
+		text, err := renderPromptTemplate(t, body.System, []templateMessage{{Role: "user", Content: body.Prompt}})
+		if err != nil {
+			ollamaError(w, badParam("template", "%v", err))
+			return
+		}
+		req.Prompt, req.Templated = text, true
 	default:
 		// Like Ollama, a generate prompt is wrapped in the model's chat
 		// template as one user turn (with the system prompt if given).
@@ -195,8 +364,16 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	var text []byte
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
-	spec := runSpec{endpoint: "api.generate", model: body.Model, keepAlive: keepAlive(body.KeepAlive), req: req, adapters: ollamaAdapters(body.Options), id: id,
-		retryNoTemplate: !body.Raw,
+	constraint, err := ollamaFormat(body.Format)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	usesChatTemplate := !body.Raw && body.Suffix == "" && body.Template == ""
+	spec := runSpec{endpoint: "api.generate", model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
+		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
+		retryNoTemplate: usesChatTemplate,
+		prepare:         func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
 		onStart:         func(n string) { name = n },
 		onToken: func(t llm.Token) error {
 			if !stream {
@@ -209,7 +386,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 			return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: t.Text})
 		}}
 	out, err := a.run(r.Context(), r, spec)
-	if err != nil && isNoTemplate(err) && !body.Raw {
+	if err != nil && isNoTemplate(err) && usesChatTemplate {
 		// A model without a chat template completes the raw prompt.
 		spec.req.Messages, spec.req.Prompt, spec.retryNoTemplate = nil, body.Prompt, false
 		out, err = a.run(r.Context(), r, spec)
@@ -217,7 +394,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		if !nd.started {
 			ollamaError(w, err)
-		} else if r.Context().Err() == nil {
+		} else if tellClient(r, err) {
 			nd.send(map[string]string{"error": err.Error()})
 		}
 		return
@@ -258,69 +435,6 @@ func (a *API) preload(w http.ResponseWriter, r *http.Request, model string, ka *
 	daemon.WriteJSON(w, http.StatusOK, out)
 }
 
-func details(info llm.Info) ipc.OllamaModelDetails {
-	return ipc.OllamaModelDetails{Format: "gguf", Family: info.Architecture, Families: []string{info.Architecture},
-		ParameterSize: fmt.Sprintf("%.1fM", float64(info.Parameters)/1e6), QuantizationLevel: info.FileType}
-}
-
-func (a *API) ollamaTags(w http.ResponseWriter, r *http.Request) {
-	list, err := a.models.List()
-	if err != nil {
-		ollamaError(w, err)
-		return
-	}
-	out := ipc.OllamaTags{Models: []ipc.OllamaModel{}}
-	for _, m := range list {
-		out.Models = append(out.Models, ipc.OllamaModel{Name: m.Name, Model: m.Name, ModifiedAt: m.Modified.UTC().Format(time.RFC3339), Size: m.Size,
-			Details: ipc.OllamaModelDetails{Format: "gguf"}})
-	}
-	daemon.WriteJSON(w, http.StatusOK, out)
-}
-
-func (a *API) ollamaPs(w http.ResponseWriter, r *http.Request) {
-	out := ipc.OllamaTags{Models: []ipc.OllamaModel{}}
-	loaded := a.models.Models()
-	for _, lm := range a.models.Loaded() {
-		om := ipc.OllamaModel{Name: lm.Name, Model: lm.Name, Size: lm.Size}
-		if m := loaded[lm.Name]; m != nil {
-			om.Details = details(m.Info())
-		}
-		if !lm.ExpiresAt.IsZero() {
-			om.ExpiresAt = lm.ExpiresAt.UTC().Format(time.RFC3339)
-		}
-		out.Models = append(out.Models, om)
-	}
-	daemon.WriteJSON(w, http.StatusOK, out)
-}
-
-func (a *API) ollamaShow(w http.ResponseWriter, r *http.Request) {
-	var body ipc.OllamaShowRequest
-	if err := decode(r, &body); err != nil {
-		ollamaError(w, err)
-		return
-	}
-	if body.Model == "" {
-		body.Model = body.Name
-	}
-	h, err := a.models.Acquire(r.Context(), body.Model, nil)
-	if err != nil {
-		ollamaError(w, err)
-		return
-	}
-	defer h.Release()
-	info := h.Model.Info()
-	mi := map[string]any{
-		"general.architecture": info.Architecture, "general.parameter_count": info.Parameters,
-		"context_length": info.ContextLength, "embedding_length": info.EmbeddingSize, "vocab_size": info.VocabSize,
-	}
-	if cm, ok := h.Model.(configModel); ok {
-		cfg := cm.Config()
-		mi["embedding_length"], mi["block_count"] = cfg.Dim, cfg.Layers
-		mi["attention.head_count"], mi["attention.head_count_kv"] = cfg.Heads, cfg.KVHeads
-	}
-	daemon.WriteJSON(w, http.StatusOK, ipc.OllamaShowResponse{Template: info.ChatTemplate, Details: details(info), ModelInfo: mi})
-}
-
 // configModel is a model that reports its architecture shape (*llm.Model).
 type configModel interface{ Config() model.Config }
 
@@ -334,16 +448,38 @@ func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), body.Model, nil)
+	if err := checkEmbeddingInputs(body.Input, "input"); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if body.Dimensions != nil && *body.Dimensions < 1 {
+		ollamaError(w, badParam("dimensions", "must be at least 1, not %d", *body.Dimensions))
+		return
+	}
+	rm, err := a.resolveModel(body.Model)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	h, err := a.models.Acquire(r.Context(), rm.base, keepAlive(body.KeepAlive))
 	if err != nil {
 		ollamaError(w, err)
 		return
 	}
 	defer h.Release()
-	vecs, n, err := a.embed(r, h, "api.embed", body.Input)
+	if body.Dimensions != nil && *body.Dimensions > h.Model.Info().EmbeddingSize {
+		ollamaError(w, badParam("dimensions", "%d is more than the model's %d", *body.Dimensions, h.Model.Info().EmbeddingSize))
+		return
+	}
+	vecs, n, err := a.embed(r, h, "api.embed", body.Input, llm.EmbedOptions{Truncate: body.Truncate == nil || *body.Truncate})
 	if err != nil {
 		ollamaError(w, err)
 		return
+	}
+	if body.Dimensions != nil {
+		for i, v := range vecs {
+			vecs[i] = truncateNormalized(v, *body.Dimensions)
+		}
 	}
 	daemon.WriteJSON(w, http.StatusOK, ipc.OllamaEmbedResponse{Model: h.Name, Embeddings: vecs, PromptEvalCount: n})
 }

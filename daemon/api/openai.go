@@ -1,26 +1,35 @@
 package api
 
 import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
-	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
+	"github.com/ruvllm/ruvllm/engine/toolcall"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
 var jsonMarshal = json.Marshal
 
-// openAIRequest converts the shared OpenAI sampling fields.
+// openAIRequest converts and validates the shared OpenAI sampling fields.
 func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 	var req llm.Request
-	if f.N > 1 {
-		return req, &requestError{http.StatusBadRequest, "n > 1 is not supported"}
+	if f.N < 0 || f.N > llm.MaxChoices {
+		return req, badParam("n", "must be between 1 and %d, not %d", llm.MaxChoices, f.N)
 	}
 	p := sample.Params{Temperature: 1, TopP: 1, PresencePenalty: f.PresencePenalty, FrequencyPenalty: f.FrequencyPenalty, RepeatPenalty: f.RepeatPenalty}
 	if f.Temperature != nil {
@@ -38,25 +47,54 @@ func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 	if f.Seed != nil {
 		p.Seed = *f.Seed
 	}
-	if p.Temperature < 0 || p.Temperature > 2 || p.TopP < 0 || p.TopP > 1 {
-		return req, &requestError{http.StatusBadRequest, "temperature must be in [0,2] and top_p in [0,1]"}
+	if err := checkSampling(p, openAINames); err != nil {
+		return req, err
 	}
 	bias, err := logitBias(f.LogitBias)
 	if err != nil {
 		return req, err
 	}
 	p.LogitBias = bias
+	if err := checkStops(f.Stop, "stop"); err != nil {
+		return req, err
+	}
+	if err := checkAdapters(f.Adapters, "adapters"); err != nil {
+		return req, err
+	}
 	req.Sampling = p
 	req.Stop = f.Stop
+	// A limit past the context is no error: generation stops when the
+	// context is full, with finish_reason "length" (as llama-server and
+	// Ollama do). Nothing is sized from it.
 	req.MaxTokens = f.MaxTokens
+	if f.MaxTokens < 0 {
+		return req, badParam("max_tokens", "must not be negative, not %d", f.MaxTokens)
+	}
+	if f.MaxCompletion < 0 {
+		return req, badParam("max_completion_tokens", "must not be negative, not %d", f.MaxCompletion)
+	}
 	if f.MaxCompletion > 0 {
 		req.MaxTokens = f.MaxCompletion
 	}
-	if req.MaxTokens < 0 {
-		return req, &requestError{http.StatusBadRequest, "max_tokens must not be negative"}
-	}
 	req.Priority = f.Priority
+	if err := speculation(&req, f.Speculation); err != nil {
+		return req, err
+	}
 	return req, nil
+}
+
+// speculation applies a request's speculation field: "off" (or "none")
+// opts out, kinds narrow what the model offers, empty changes nothing.
+func speculation(req *llm.Request, s string) error {
+	if s == "" {
+		return nil
+	}
+	k, err := spec.ParseKinds(s)
+	if err != nil {
+		return &requestError{status: http.StatusBadRequest, msg: err.Error(), param: "speculation"}
+	}
+	req.NoSpeculation, req.Speculate = k == 0, k
+	return nil
 }
 
 func usage(res llm.Result) ipc.Usage {
@@ -64,6 +102,7 @@ func usage(res llm.Result) ipc.Usage {
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens,
 		TotalTokens:         res.PromptTokens + res.CompletionTokens,
 		PromptTokensDetails: &ipc.PromptTokensDetails{CachedTokens: res.CachedTokens},
+		ContextOverflow:     overflowUsage(res),
 	}
 }
 
@@ -78,12 +117,26 @@ func tokenLogprob(m models.Model, t llm.Token) ipc.TokenLogprob {
 	if tm, ok := m.(tokenizerModel); ok {
 		text = tm.Tokenizer().Decode([]int32{t.ID}, tokenizerDecode)
 	}
-	tl := ipc.TokenLogprob{Token: text, Logprob: t.Logprob, TopLogprobs: []ipc.TopLogprob{}}
+	tl := ipc.TokenLogprob{Token: text, Logprob: finiteLogprob(t.Logprob), TopLogprobs: []ipc.TopLogprob{}}
 	tl.Bytes = []byte(tl.Token)
 	for _, c := range t.Top {
+		// Under a constraint fewer tokens than asked for may be allowed:
+		// the others (-Inf) are no alternatives, and JSON cannot hold them.
+		if math.IsInf(float64(c.Logprob), 0) || math.IsNaN(float64(c.Logprob)) {
+			continue
+		}
 		tl.TopLogprobs = append(tl.TopLogprobs, ipc.TopLogprob{Token: c.Text, Logprob: c.Logprob, Bytes: []byte(c.Text)})
 	}
 	return tl
+}
+
+// finiteLogprob is lp, or OpenAI's -9999 for a token of no probability
+// (JSON has no -Inf).
+func finiteLogprob(lp float32) float32 {
+	if math.IsInf(float64(lp), 0) || math.IsNaN(float64(lp)) {
+		return -9999
+	}
+	return lp
 }
 
 func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
@@ -92,70 +145,177 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	rm, err := a.resolveModel(body.Model)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	withManifestSampling(rm.man, &body.SamplingFields)
+	body.Model = rm.base
 	req, err := openAIRequest(body.SamplingFields)
 	if err != nil {
 		openAIError(w, err)
 		return
 	}
-	if len(body.Messages) == 0 {
-		openAIError(w, &requestError{http.StatusBadRequest, "messages must not be empty"})
+	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowDropOldest); err != nil {
+		openAIError(w, err)
 		return
 	}
-	for _, m := range body.Messages {
-		req.Messages = append(req.Messages, chat.Message{Role: m.Role, Content: m.Content})
+	if len(body.Messages) == 0 {
+		openAIError(w, badParam("messages", "must not be empty"))
+		return
+	}
+	if _, err = chatMessages(body.Messages, "messages"); err != nil {
+		openAIError(w, err)
+		return
+	}
+	msgs := withManifestMessages(rm.man, body.Messages)
+	if req.Messages, err = chatMessages(msgs, "messages"); err != nil {
+		openAIError(w, err)
+		return
+	}
+	if prompt, ok, err := applyTemplate(rm.man, msgs); err != nil {
+		openAIError(w, err)
+		return
+	} else if ok {
+		req.Prompt, req.Templated, req.Messages = prompt, true, nil
 	}
 	req.Logprobs = body.Logprobs
+	if body.TopLogprobs < 0 || body.TopLogprobs > MaxTopLogprobs {
+		openAIError(w, badParam("top_logprobs", "must be between 0 and %d, not %d", MaxTopLogprobs, body.TopLogprobs))
+		return
+	}
 	if body.Logprobs {
-		if body.TopLogprobs < 0 || body.TopLogprobs > 20 {
-			openAIError(w, &requestError{http.StatusBadRequest, "top_logprobs must be in [0,20]"})
-			return
-		}
 		req.TopLogprobs = body.TopLogprobs
+	}
+	constraint, tools, err := chatOutputControls(body)
+	if err != nil {
+		openAIError(w, err)
+		return
 	}
 	id, created := newID("chatcmpl-"), time.Now().Unix()
 	w.Header().Set(RequestIDHeader, id)
-	if !body.Stream {
-		a.chatOnce(w, r, body, req, id, created)
-		return
-	}
-	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
-	var model models.Model
-	var name string
-	var handleModel = func(n string) { name = n }
-	chunk := func(d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
+	n := max(body.N, 1)
+	var (
+		model   models.Model
+		name    string
+		texts   = make([][]byte, n)
+		lps     = make([][]ipc.TokenLogprob, n)
+		sse     = &sseWriter{w: w, fl: w.(http.Flusher)}
+		oc      = &outputControls{constraint: constraint, tools: tools}
+		filters = make([]*toolcall.Stream, n)
+	)
+	chunk := func(i int, d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
 		return ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name,
-			Choices: []ipc.ChunkChoice{{Delta: d, Logprobs: lp, FinishReason: finish}}}
+			Choices: []ipc.ChunkChoice{{Index: i, Delta: d, Logprobs: lp, FinishReason: finish}}}
 	}
-	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id,
-		onStart: func(n string) {
-			handleModel(n)
-			model = a.models.Models()[n]
-			sse.send(chunk(ipc.Delta{Role: "assistant"}, nil, nil))
+	onTok := func(i int, t llm.Token) error {
+		var lp *ipc.TokenLogprob
+		if req.Logprobs && t.ID >= 0 && model != nil {
+			l := tokenLogprob(model, t)
+			lp = &l
+		}
+		texts[i] = append(texts[i], t.Text...)
+		if !body.Stream {
+			if lp != nil {
+				lps[i] = append(lps[i], *lp)
+			}
+			return nil
+		}
+		text := t.Text
+		if filters[i] != nil {
+			text = filters[i].Push(text)
+		}
+		if text == "" && lp == nil {
+			return nil
+		}
+		var l *ipc.Logprobs
+		if lp != nil {
+			l = &ipc.Logprobs{Content: []ipc.TokenLogprob{*lp}}
+		}
+		return sse.send(chunk(i, ipc.Delta{Content: text}, l, nil))
+	}
+	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
+		prepare: oc.prepare,
+		onStart: func(nm string) {
+			name, model = nm, a.models.Models()[nm]
+			for i := range filters {
+				filters[i] = oc.stream()
+			}
+			if body.Stream {
+				for i := range n {
+					sse.send(chunk(i, ipc.Delta{Role: "assistant"}, nil, nil))
+				}
+			}
 		},
-		onToken: func(t llm.Token) error {
-			var lp *ipc.Logprobs
-			if req.Logprobs && t.ID >= 0 && model != nil {
-				lp = &ipc.Logprobs{Content: []ipc.TokenLogprob{tokenLogprob(model, t)}}
-			}
-			if t.Text == "" && lp == nil {
-				return nil
-			}
-			return sse.send(chunk(ipc.Delta{Content: t.Text}, lp, nil))
-		}}
+		onToken:       func(t llm.Token) error { return onTok(0, t) },
+		onChoiceToken: onTok,
+	}
 	out, err := a.run(r.Context(), r, spec)
 	if err != nil {
 		if !sse.started {
 			openAIError(w, err)
-			return
-		}
-		if r.Context().Err() == nil { // the client is still there: tell it
-			var e ipc.OpenAIError
-			e.Error.Message, e.Error.Type = err.Error(), "server_error"
-			sse.send(e)
+		} else if tellClient(r, err) {
+			sse.fail(err)
 		}
 		return
 	}
-	sse.send(chunk(ipc.Delta{}, nil, strPtr(finishReason(out.res.FinishReason))))
+	// Each choice's text splits into content and tool calls.
+	contents := make([]string, n)
+	calls := make([][]toolcall.Call, n)
+	for i := range n {
+		if contents[i], calls[i], err = oc.split(string(texts[i]), "call_"); err != nil {
+			if !sse.started {
+				openAIError(w, err)
+			} else {
+				sse.fail(err)
+			}
+			return
+		}
+	}
+	finishOf := func(i int) string {
+		if len(calls[i]) > 0 {
+			return "tool_calls"
+		}
+		if n > 1 {
+			return finishReason(out.choices[i].FinishReason)
+		}
+		return finishReason(out.res.FinishReason)
+	}
+	if !body.Stream {
+		resp := ipc.ChatCompletionResponse{ID: id, Object: "chat.completion", Created: created, Model: out.name, Usage: usage(out.res)}
+		for i := range n {
+			c := ipc.ChatChoice{Index: i, Message: ipc.Message{Role: "assistant", Content: contents[i], ToolCalls: openAIToolCalls(calls[i])}, FinishReason: finishOf(i)}
+			if len(calls[i]) == 0 {
+				c.Message.ToolCalls = nil
+			}
+			if req.Logprobs {
+				c.Logprobs = &ipc.Logprobs{Content: lps[i]}
+				if c.Logprobs.Content == nil {
+					c.Logprobs.Content = []ipc.TokenLogprob{}
+				}
+			}
+			resp.Choices = append(resp.Choices, c)
+		}
+		daemon.WriteJSON(w, http.StatusOK, resp)
+		return
+	}
+	for i := range n {
+		if filters[i] != nil {
+			if rest := filters[i].Close(); rest != "" {
+				sse.send(chunk(i, ipc.Delta{Content: rest}, nil, nil))
+			}
+		}
+		// Calls stream as OpenAI streams them: a delta naming each call,
+		// then its arguments' text.
+		for j, c := range calls[i] {
+			sse.send(chunk(i, ipc.Delta{ToolCalls: []ipc.ToolCallDelta{{Index: j, ID: c.ID, Type: "function",
+				Function: ipc.ToolFunctionDelta{Name: c.Name}}}}, nil, nil))
+			sse.send(chunk(i, ipc.Delta{ToolCalls: []ipc.ToolCallDelta{{Index: j,
+				Function: ipc.ToolFunctionDelta{Arguments: string(c.Arguments)}}}}, nil, nil))
+		}
+		sse.send(chunk(i, ipc.Delta{}, nil, strPtr(finishOf(i))))
+	}
 	if body.StreamOptions != nil && body.StreamOptions.IncludeUsage {
 		u := usage(out.res)
 		sse.send(ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name, Choices: []ipc.ChunkChoice{}, Usage: &u})
@@ -163,29 +323,52 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	sse.done()
 }
 
-func (a *API) chatOnce(w http.ResponseWriter, r *http.Request, body ipc.ChatCompletionRequest, req llm.Request, id string, created int64) {
-	var text []byte
-	var lps []ipc.TokenLogprob
-	var model models.Model
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id,
-		onStart: func(n string) { model = a.models.Models()[n] },
-		onToken: func(t llm.Token) error {
-			text = append(text, t.Text...)
-			if req.Logprobs && t.ID >= 0 && model != nil {
-				lps = append(lps, tokenLogprob(model, t))
-			}
-			return nil
-		}})
+// chatOutputControls reads a chat request's constraint and tools, refusing
+// combinations and unsupported fields by name.
+func chatOutputControls(body ipc.ChatCompletionRequest) (*constraintSpec, *toolSpec, error) {
+	present := func(raw json.RawMessage) bool {
+		s := strings.TrimSpace(string(raw))
+		return s != "" && s != "null"
+	}
+	switch {
+	case present(body.Functions), present(body.FunctionCall):
+		return nil, nil, badParam("functions", "the deprecated functions/function_call are not supported: send tools and tool_choice")
+	case body.ReasoningEffort != "":
+		return nil, nil, badParam("reasoning_effort", "this model does not reason")
+	case present(body.Audio) || slices.ContainsFunc(body.Modalities, func(m string) bool { return m != "text" }):
+		return nil, nil, badParam("modalities", "this model writes text only")
+	case present(body.WebSearch):
+		return nil, nil, badParam("web_search_options", "web search is not supported")
+	}
+	c, err := openAIResponseFormat(body.ResponseFormat)
 	if err != nil {
-		openAIError(w, err)
-		return
+		return nil, nil, err
 	}
-	choice := ipc.ChatChoice{Message: ipc.Message{Role: "assistant", Content: string(text)}, FinishReason: finishReason(out.res.FinishReason)}
-	if req.Logprobs {
-		choice.Logprobs = &ipc.Logprobs{Content: lps}
+	native, err := nativeConstraint(body.Grammar, body.Regex)
+	if err != nil {
+		return nil, nil, err
 	}
-	daemon.WriteJSON(w, http.StatusOK, ipc.ChatCompletionResponse{ID: id, Object: "chat.completion", Created: created,
-		Model: out.name, Choices: []ipc.ChatChoice{choice}, Usage: usage(out.res)})
+	if native != nil {
+		if c != nil {
+			return nil, nil, badParam(native.param, "cannot be combined with response_format")
+		}
+		c = native
+	}
+	choice, err := openAIToolChoice(body.ToolChoice)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(body.Tools) == 0 {
+		if choice.Mode == toolcall.Required {
+			return nil, nil, badParam("tool_choice", "asks for a tool call, but no tools are given")
+		}
+		return c, nil, nil
+	}
+	if c != nil && choice.Mode != toolcall.None {
+		return nil, nil, badParam(c.param, "cannot be combined with tools (yet): use tool_choice \"none\" or one of them")
+	}
+	ts := &toolSpec{raw: body.Tools, choice: choice, parallel: body.ParallelToolCalls == nil || *body.ParallelToolCalls, param: "tools"}
+	return c, ts, nil
 }
 
 func (a *API) completions(w http.ResponseWriter, r *http.Request) {
@@ -194,88 +377,252 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	rm, err := a.resolveModel(body.Model)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	withManifestSampling(rm.man, &body.SamplingFields)
 	req, err := openAIRequest(body.SamplingFields)
 	if err != nil {
 		openAIError(w, err)
 		return
 	}
+	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowError); err != nil {
+		openAIError(w, err)
+		return
+	}
 	req.Prompt, req.Tokens = body.Prompt.Text, body.Prompt.Tokens
 	if req.Prompt == "" && len(req.Tokens) == 0 {
-		openAIError(w, &requestError{http.StatusBadRequest, "prompt must not be empty"})
+		openAIError(w, badParam("prompt", "must not be empty"))
 		return
 	}
 	if body.Logprobs < 0 || body.Logprobs > 5 {
-		openAIError(w, &requestError{http.StatusBadRequest, "logprobs must be in [0,5]"})
+		openAIError(w, badParam("logprobs", "must be between 0 and 5, not %d", body.Logprobs))
 		return
+	}
+	if body.BestOf != nil && *body.BestOf != 1 {
+		openAIError(w, badParam("best_of", "must be 1: best_of > 1 is not supported"))
+		return
+	}
+	if body.Suffix != "" {
+		if req.Tokens != nil {
+			openAIError(w, badParam("suffix", "needs the prompt as text, not token ids"))
+			return
+		}
+		if body.Echo {
+			openAIError(w, badParam("echo", "cannot be combined with suffix"))
+			return
+		}
+		req.Suffix = body.Suffix
 	}
 	if body.Logprobs > 0 {
 		req.Logprobs, req.TopLogprobs = true, body.Logprobs
 	}
-	id, created := newID("cmpl-"), time.Now().Unix()
-	w.Header().Set(RequestIDHeader, id)
-	var name string
-	var model models.Model
-	onStart := func(n string) { name, model = n, a.models.Models()[n] }
-	// logprobsOf converts one token's log-probabilities (nil when not asked).
-	logprobsOf := func(t llm.Token, offset int, into *ipc.CompletionLogprobs) *ipc.CompletionLogprobs {
-		if !req.Logprobs || t.ID < 0 || model == nil {
-			return nil
-		}
-		if into == nil {
-			into = &ipc.CompletionLogprobs{}
-		}
-		into.Add(tokenLogprob(model, t), offset)
-		return into
-	}
-	resp := func(text string, lp *ipc.CompletionLogprobs, finish *string, u *ipc.Usage) ipc.CompletionResponse {
-		return ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name,
-			Choices: []ipc.CompletionChoice{{Text: text, Logprobs: lp, FinishReason: finish}}, Usage: u}
-	}
-	if !body.Stream {
-		var text []byte
-		var lp *ipc.CompletionLogprobs
-		out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters, id: id, onStart: onStart,
-			onToken: func(t llm.Token) error {
-				lp = logprobsOf(t, len(text), lp)
-				text = append(text, t.Text...)
-				return nil
-			}})
-		if err != nil {
-			openAIError(w, err)
-			return
-		}
-		u := usage(out.res)
-		daemon.WriteJSON(w, http.StatusOK, resp(string(text), lp, strPtr(finishReason(out.res.FinishReason)), &u))
+	constraint, err := nativeConstraint(body.Grammar, body.Regex)
+	if err != nil {
+		openAIError(w, err)
 		return
 	}
-	sse := &sseWriter{w: w, fl: w.(http.Flusher)}
-	offset := 0
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: body.Model, req: req, adapters: body.Adapters, id: id,
-		onStart: func(n string) { onStart(n); sse.start() },
-		onToken: func(t llm.Token) error {
-			lp := logprobsOf(t, offset, nil)
-			offset += len(t.Text)
-			if t.Text == "" && lp == nil {
-				return nil
+	n := max(body.N, 1)
+	if n > 1 && body.Echo {
+		openAIError(w, badParam("echo", "cannot be combined with n > 1"))
+		return
+	}
+	id, created := newID("cmpl-"), time.Now().Unix()
+	w.Header().Set(RequestIDHeader, id)
+	var (
+		name     string
+		model    models.Model
+		prefix   string                  // the echoed prompt
+		promptLP *ipc.CompletionLogprobs // its tokens' logprobs
+		startErr error
+		texts    = make([][]byte, n)
+		lps      = make([]*ipc.CompletionLogprobs, n)
+		offsets  = make([]int, n) // characters of each choice's text so far
+		sse      = &sseWriter{w: w, fl: w.(http.Flusher)}
+	)
+	resp := func(i int, text string, lp *ipc.CompletionLogprobs, finish *string) ipc.CompletionResponse {
+		return ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name,
+			Choices: []ipc.CompletionChoice{{Index: i, Text: text, Logprobs: lp, FinishReason: finish}}}
+	}
+	onStart := func(nm string) {
+		name, model = nm, a.models.Models()[nm]
+		if !body.Echo {
+			return
+		}
+		prefix, promptLP, startErr = a.echoPrompt(r.Context(), model, req, body.Logprobs)
+		offsets[0] = utf8.RuneCountInString(prefix)
+		if startErr == nil && body.Stream {
+			sse.send(resp(0, prefix, promptLP, nil))
+		}
+	}
+	onTok := func(i int, t llm.Token) error {
+		if startErr != nil {
+			return startErr
+		}
+		var lp *ipc.CompletionLogprobs
+		if req.Logprobs && t.ID >= 0 && model != nil {
+			lp = &ipc.CompletionLogprobs{}
+			if !body.Stream {
+				if lps[i] == nil {
+					lps[i] = &ipc.CompletionLogprobs{}
+				}
+				lp = lps[i]
 			}
-			return sse.send(resp(t.Text, lp, nil, nil))
-		}})
+			lp.Add(tokenLogprob(model, t), offsets[i])
+		}
+		offsets[i] += utf8.RuneCountInString(t.Text)
+		if !body.Stream {
+			texts[i] = append(texts[i], t.Text...)
+			return nil
+		}
+		if t.Text == "" && lp == nil {
+			return nil
+		}
+		return sse.send(resp(i, t.Text, lp, nil))
+	}
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
+		prepare: func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
+		onStart: onStart, onToken: func(t llm.Token) error { return onTok(0, t) }, onChoiceToken: onTok})
+	if err == nil {
+		err = startErr
+	}
 	if err != nil {
 		if !sse.started {
 			openAIError(w, err)
-		} else if r.Context().Err() == nil { // the client is still there: tell it
-			var e ipc.OpenAIError
-			e.Error.Message, e.Error.Type = err.Error(), "server_error"
-			sse.send(e)
+		} else if tellClient(r, err) {
+			sse.fail(err)
 		}
 		return
 	}
-	sse.send(resp("", nil, strPtr(finishReason(out.res.FinishReason)), nil))
+	finishOf := func(i int) *string {
+		if n > 1 {
+			return strPtr(finishReason(out.choices[i].FinishReason))
+		}
+		return strPtr(finishReason(out.res.FinishReason))
+	}
+	u := usage(out.res)
+	if !body.Stream {
+		all := ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name, Usage: &u}
+		for i := range n {
+			lp := lps[i]
+			text := string(texts[i])
+			if i == 0 && body.Echo {
+				text = prefix + text
+				if promptLP != nil {
+					if lp != nil {
+						promptLP.Tokens = append(promptLP.Tokens, lp.Tokens...)
+						promptLP.TokenLogprobs = append(promptLP.TokenLogprobs, lp.TokenLogprobs...)
+						promptLP.TopLogprobs = append(promptLP.TopLogprobs, lp.TopLogprobs...)
+						promptLP.TextOffset = append(promptLP.TextOffset, lp.TextOffset...)
+					}
+					lp = promptLP
+				}
+			}
+			all.Choices = append(all.Choices, ipc.CompletionChoice{Index: i, Text: text, Logprobs: lp, FinishReason: finishOf(i)})
+		}
+		daemon.WriteJSON(w, http.StatusOK, all)
+		return
+	}
+	for i := range n {
+		sse.send(resp(i, "", nil, finishOf(i)))
+	}
 	if body.StreamOptions != nil && body.StreamOptions.IncludeUsage {
-		u := usage(out.res)
 		sse.send(ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name, Choices: []ipc.CompletionChoice{}, Usage: &u})
 	}
 	sse.done()
+}
+
+// scorer is a model that scores prompt tokens (*llm.Model).
+type scorer interface {
+	ScoreTokens(ctx context.Context, tokens []int32, top int) ([]llm.Token, error)
+	PromptTokens(req llm.Request) ([]int32, error)
+}
+
+// echoPrompt is what an echoing completion puts before the reply: the
+// prompt's text and, when top > 0, its tokens with their log-probabilities
+// (the first has none).
+func (a *API) echoPrompt(ctx context.Context, m models.Model, req llm.Request, top int) (string, *ipc.CompletionLogprobs, error) {
+	sc, ok := m.(scorer)
+	tm, ok2 := m.(tokenizerModel)
+	if !ok || !ok2 {
+		if req.Tokens != nil {
+			return "", nil, badParam("echo", "this model cannot echo token-id prompts")
+		}
+		return req.Prompt, nil, nil
+	}
+	tokens, err := sc.PromptTokens(req)
+	if err != nil {
+		return "", nil, err
+	}
+	tok := tm.Tokenizer()
+	// The echoed text is the prompt as the client sent it (for token ids,
+	// their text); BOS, which the model adds, is not part of it.
+	shown := tokens
+	if len(shown) > 0 && tok.AddBOS() && shown[0] == tok.BOS() && req.Tokens == nil {
+		shown = shown[1:]
+	}
+	text := req.Prompt
+	if req.Tokens != nil {
+		text = tok.Decode(shown, tokenizerDecode)
+	}
+	if top <= 0 {
+		return text, nil, nil
+	}
+	scored, err := sc.ScoreTokens(ctx, tokens, top)
+	if err != nil {
+		return "", nil, err
+	}
+	lp := &ipc.CompletionLogprobs{}
+	skip := len(tokens) - len(shown) // the BOS, scored but not shown
+	off := 0
+	for i, id := range shown {
+		piece := tok.Decode([]int32{id}, tokenizerDecode)
+		if i+skip == 0 {
+			lp.AddUnscored(piece, off)
+		} else {
+			s := scored[i+skip-1]
+			lp.Add(tokenLogprob(m, s), off)
+		}
+		off += utf8.RuneCountInString(piece)
+	}
+	return text, lp, nil
+}
+
+// getModel answers GET /v1/models/{id}.
+func (a *API) getModel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if man, ok := a.fineTunedManifest(canonicalName(id)); ok {
+		daemon.WriteJSON(w, http.StatusOK, ipc.ModelCard{ID: man.Name, Object: "model", Created: man.Created.Unix(), OwnedBy: "user"})
+		return
+	}
+	if man, ok := a.manifest(id); ok {
+		// A created model (/api/create), while its base is there.
+		if rm, err := a.resolveModel(id); err == nil {
+			if _, err := a.models.Resolve(rm.base); err == nil {
+				daemon.WriteJSON(w, http.StatusOK, ipc.ModelCard{ID: id, Object: "model", Created: man.Created.Unix(), OwnedBy: "ruvllm"})
+				return
+			}
+		}
+	}
+	list, err := a.models.List()
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	path, err := a.models.Resolve(id)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	for _, m := range list {
+		if m.Path == path {
+			daemon.WriteJSON(w, http.StatusOK, ipc.ModelCard{ID: m.Name, Object: "model", Created: m.Modified.Unix(), OwnedBy: "ruvllm"})
+			return
+		}
+	}
+	openAIError(w, fmt.Errorf("%w: %q (see GET /v1/models)", models.ErrNotFound, id))
 }
 
 func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
@@ -288,6 +635,30 @@ func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
 	for _, m := range list {
 		out.Data = append(out.Data, ipc.ModelCard{ID: m.Name, Object: "model", Created: m.Modified.Unix(), OwnedBy: "ruvllm"})
 	}
+	// Fine-tuning jobs' adapters are models too, as OpenAI lists them.
+	if pool := a.adapterPool(); pool != nil {
+		for _, info := range pool.List() {
+			if man, ok := a.fineTunedManifest(info.Name); ok {
+				out.Data = append(out.Data, ipc.ModelCard{ID: man.Name, Object: "model", Created: man.Created.Unix(), OwnedBy: "user"})
+			}
+		}
+	}
+	// Created models, named as /api/tags names them, while their base is
+	// there.
+	for _, man := range a.manifests() {
+		rm, err := a.resolveModel(man.Name)
+		if err != nil {
+			continue
+		}
+		if _, err := a.models.Resolve(rm.base); err != nil {
+			continue
+		}
+		id := man.Name
+		if !strings.Contains(id, ":") {
+			id += ":latest"
+		}
+		out.Data = append(out.Data, ipc.ModelCard{ID: id, Object: "model", Created: man.Created.Unix(), OwnedBy: "ruvllm"})
+	}
 	daemon.WriteJSON(w, http.StatusOK, out)
 }
 
@@ -297,24 +668,79 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	if len(body.Input) == 0 {
-		openAIError(w, &requestError{http.StatusBadRequest, "input must not be empty"})
+	if err := checkEmbeddingInputs(body.Input, "input"); err != nil {
+		openAIError(w, err)
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), body.Model, nil)
+	switch body.EncodingFormat {
+	case "", "float", "base64":
+	default:
+		openAIError(w, badParam("encoding_format", "must be \"float\" or \"base64\", not %q", body.EncodingFormat))
+		return
+	}
+	if body.Dimensions != nil && *body.Dimensions < 1 {
+		openAIError(w, badParam("dimensions", "must be at least 1, not %d", *body.Dimensions))
+		return
+	}
+	rm, err := a.resolveModel(body.Model) // a created model embeds with its base
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	h, err := a.models.Acquire(r.Context(), rm.base, nil)
 	if err != nil {
 		openAIError(w, err)
 		return
 	}
 	defer h.Release()
-	vecs, n, err := a.embed(r, h, "embeddings", body.Input)
+	if body.Dimensions != nil && *body.Dimensions > h.Model.Info().EmbeddingSize {
+		openAIError(w, badParam("dimensions", "%d is more than the model's %d", *body.Dimensions, h.Model.Info().EmbeddingSize))
+		return
+	}
+	vecs, n, err := a.embed(r, h, "embeddings", body.Input, llm.EmbedOptions{})
 	if err != nil {
 		openAIError(w, err)
 		return
 	}
 	out := ipc.EmbeddingResponse{Object: "list", Model: h.Name, Usage: ipc.Usage{PromptTokens: n, TotalTokens: n}}
 	for i, v := range vecs {
-		out.Data = append(out.Data, ipc.Embedding{Object: "embedding", Index: i, Embedding: v})
+		if body.Dimensions != nil {
+			v = truncateNormalized(v, *body.Dimensions)
+		}
+		e := ipc.Embedding{Object: "embedding", Index: i, Embedding: v}
+		if body.EncodingFormat == "base64" {
+			e.Embedding = base64Floats(v)
+		}
+		out.Data = append(out.Data, e)
 	}
 	daemon.WriteJSON(w, http.StatusOK, out)
+}
+
+// truncateNormalized keeps the first n values of v and scales them back
+// to unit length (what OpenAI's dimensions does).
+func truncateNormalized(v []float32, n int) []float32 {
+	v = v[:n]
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return v
+	}
+	inv := 1 / math.Sqrt(sum)
+	out := make([]float32, n)
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+// base64Floats encodes v as OpenAI's base64 embeddings: little-endian
+// float32 values.
+func base64Floats(v []float32) string {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }

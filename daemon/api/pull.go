@@ -3,13 +3,18 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"path"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/pull"
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/internal/disk"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -44,6 +49,8 @@ func pullStatus(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, pull.ErrNotFound):
 		return http.StatusNotFound
+	case disk.IsFull(err):
+		return http.StatusInsufficientStorage
 	case errors.Is(err, context.Canceled):
 		return 499
 	}
@@ -62,12 +69,23 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 	if ref == "" {
 		ref = body.Name
 	}
-	if _, _, err := pull.ParseRef(ref); err != nil {
-		ollamaError(w, &requestError{http.StatusBadRequest, err.Error()})
+	_, file, err := pull.ParseRef(ref)
+	if err != nil {
+		ollamaError(w, &requestError{status: http.StatusBadRequest, msg: err.Error(), param: "model"})
+		return
+	}
+	// A pulled model may not take the name of one served from elsewhere
+	// (the default model given by path): requests naming it, and a later
+	// delete, would reach the wrong model.
+	dest := filepath.Join(a.srv.Config().ModelsDir, path.Base(file))
+	name := llm.NameFromPath(dest)
+	if have, err := a.models.Resolve(name); err == nil && have != dest {
+		ollamaError(w, &requestError{status: http.StatusConflict, param: "model",
+			msg: fmt.Sprintf("a model named %q is already served from %s: pulling %s would shadow it", name, have, ref)})
 		return
 	}
 	if !a.pulls.start(ref) {
-		ollamaError(w, &requestError{http.StatusConflict, "a pull of " + ref + " is already running"})
+		ollamaError(w, &requestError{status: http.StatusConflict, msg: "a pull of " + ref + " is already running"})
 		return
 	}
 	stream := body.Stream == nil || *body.Stream
@@ -117,7 +135,15 @@ func (a *API) ollamaDelete(w http.ResponseWriter, r *http.Request) {
 		body.Model = body.Name
 	}
 	if body.Model == "" {
-		ollamaError(w, &requestError{http.StatusBadRequest, "model is required"})
+		ollamaError(w, &requestError{status: http.StatusBadRequest, msg: "model is required"})
+		return
+	}
+	if removed, err := a.deleteManifest(body.Model); removed || err != nil {
+		if err != nil {
+			ollamaError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
 		return
 	}
 	if err := a.models.Remove(body.Model); err != nil {

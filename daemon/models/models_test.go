@@ -27,7 +27,7 @@ func (s *stubModel) Info() llm.Info { return llm.Info{Name: llm.NameFromPath(s.p
 func (s *stubModel) Generate(ctx context.Context, req llm.Request, fn func(llm.Token) error) (llm.Result, error) {
 	return llm.Result{}, nil
 }
-func (s *stubModel) Embed(ctx context.Context, in []string) ([][]float32, int, error) {
+func (s *stubModel) Embed(ctx context.Context, in []string, opts llm.EmbedOptions) ([][]float32, int, error) {
 	return nil, 0, nil
 }
 func (s *stubModel) Close() error { s.closed.Store(true); return nil }
@@ -505,5 +505,32 @@ func TestCloseDuringLoadClosesModel(t *testing.T) {
 	}
 	if !g.closed.Load() {
 		t.Error("the model loaded during Close was not closed")
+	}
+}
+
+// TestDefaultNeverShadowed: a file in the models directory with the name of
+// the default model (given by path) neither replaces it for requests nor
+// lets a delete of that name unload or remove it.
+func TestDefaultNeverShadowed(t *testing.T) {
+	def := filepath.Join(t.TempDir(), "same.gguf")
+	os.WriteFile(def, []byte("GGUF"), 0o600)
+	m, _, _ := newTestManager(t, Options{Default: def}, "same.gguf")
+	got, err := m.Resolve("same")
+	if err != nil || got != def {
+		t.Fatalf("Resolve(same) = %q, %v; want the default %q", got, err, def)
+	}
+	h, err := m.Acquire(context.Background(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Release()
+	if err := m.Remove("same"); !errors.Is(err, ErrOutsideDir) {
+		t.Fatalf("Remove(same): %v, want ErrOutsideDir", err)
+	}
+	if len(m.Loaded()) != 1 {
+		t.Fatal("the default model was unloaded by a delete of its name")
+	}
+	if _, err := os.Stat(def); err != nil {
+		t.Fatal(err)
 	}
 }

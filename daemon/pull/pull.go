@@ -19,12 +19,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/internal/disk"
 )
 
 // DefaultRegistry is the registry used when none is configured.
@@ -92,11 +94,65 @@ func ParseRef(ref string) (repo, file string, err error) {
 			return "", "", fmt.Errorf("%w %q: empty or relative path segment", ErrInvalidRef, ref)
 		}
 	}
+	if len(ref) > maxRefBytes || len(parts) > maxRefSegments {
+		return "", "", fmt.Errorf("%w: longer than %d bytes or %d segments", ErrInvalidRef, maxRefBytes, maxRefSegments)
+	}
+	for _, p := range parts {
+		if !segmentRE.MatchString(p) {
+			return "", "", fmt.Errorf("%w %q: segment %q may hold only letters, digits, '.', '_' and '-' (and must start with a letter or digit)",
+				ErrInvalidRef, ref, p)
+		}
+	}
 	file = strings.Join(parts[2:], "/")
 	if !strings.HasSuffix(strings.ToLower(file), ".gguf") {
 		return "", "", fmt.Errorf("%w %q: the file must be a .gguf", ErrInvalidRef, ref)
 	}
 	return parts[0] + "/" + parts[1], file, nil
+}
+
+// Bounds of a reference: each segment of OWNER/REPO/PATH/FILE.gguf is a
+// name of a fixed character set, so a reference can never hold a newline,
+// a path trick or a URL of its own.
+const (
+	maxRefBytes    = 512
+	maxRefSegments = 8
+)
+
+var segmentRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// StaleAge is how long an interrupted download (".partial") or a rejected
+// one (".corrupt") is kept for resuming or inspection before CleanStale
+// removes it.
+const StaleAge = 24 * time.Hour
+
+// CleanStale removes the partial and corrupt downloads in dir that have not
+// changed for StaleAge (older than now - age) and returns how many bytes it
+// freed. The daemon runs it at start and before each pull, so interrupted
+// downloads cannot fill the disk.
+func CleanStale(dir string, age time.Duration) (int64, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var freed int64
+	cutoff := time.Now().Add(-age)
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".partial") && !strings.HasSuffix(n, ".partial.json") && !strings.HasSuffix(n, ".corrupt") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || info.ModTime().After(cutoff) {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, n)) == nil {
+			freed += info.Size()
+		}
+	}
+	return freed, nil
 }
 
 // partialMeta is kept beside a partial download so a resume can ask the
@@ -141,6 +197,9 @@ func Pull(ctx context.Context, ref string, o Options) (Result, error) {
 		return res, nil
 	}
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return res, fmt.Errorf("pull: %w", err)
+	}
+	if _, err := CleanStale(o.Dir, StaleAge); err != nil {
 		return res, fmt.Errorf("pull: %w", err)
 	}
 	o.Progress(Progress{Status: "pulling " + res.Name})
@@ -280,6 +339,20 @@ func (d *download) run(ctx context.Context) error {
 		}
 	}
 
+	// Room: the rest of the file must fit with disk.Margin to spare; a
+	// server that announces no length gets at most what fits.
+	room := int64(-1)
+	if meta.Total > 0 {
+		if err := disk.Check(filepath.Dir(d.partial), meta.Total-offset); err != nil {
+			if offset == 0 { // nothing worth resuming
+				os.Remove(d.partial)
+				os.Remove(d.metaPath())
+			}
+			return fmt.Errorf("pull %s: %w", d.url, err)
+		}
+	} else if free, ok := disk.Free(filepath.Dir(d.partial)); ok {
+		room = max(free-disk.Margin, 0)
+	}
 	h := sha256.New()
 	if offset > 0 { // hash what is already on disk
 		pf, err := os.Open(d.partial)
@@ -294,13 +367,25 @@ func (d *download) run(ctx context.Context) error {
 	}
 	pw := &progressWriter{report: d.o.Progress, p: Progress{Status: "downloading", Digest: digest(meta.SHA256), Total: meta.Total, Completed: offset}}
 	pw.emit()
-	n, copyErr := io.Copy(io.MultiWriter(f, h, pw), resp.Body)
+	body := io.Reader(resp.Body)
+	if room >= 0 {
+		body = io.LimitReader(resp.Body, room+1)
+	}
+	n, copyErr := io.Copy(io.MultiWriter(f, h, pw), body)
+	if copyErr == nil && room >= 0 && n > room {
+		copyErr = fmt.Errorf("%w: the download outgrew the free space of %s", disk.ErrNoSpace, filepath.Dir(d.partial))
+	}
 	pw.emit()
 	if err := f.Close(); err != nil && copyErr == nil {
 		copyErr = err
 	}
 	size := offset + n
 	if copyErr != nil {
+		if disk.IsFull(copyErr) {
+			os.Remove(d.partial)
+			os.Remove(d.metaPath())
+			return fmt.Errorf("pull %s: %w: %w", d.url, disk.ErrNoSpace, copyErr)
+		}
 		return fmt.Errorf("pull %s: download interrupted at %d bytes (run pull again to resume): %w", d.url, size, copyErr)
 	}
 	if meta.Total > 0 && size != meta.Total {

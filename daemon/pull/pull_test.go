@@ -10,14 +10,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/internal/disk"
 )
 
 // tinyGGUF returns a valid GGUF file of about 64 KiB.
@@ -197,7 +200,9 @@ func TestNotFoundAndInvalid(t *testing.T) {
 	if _, err := Pull(context.Background(), "Org/Model-GGUF/missing.gguf", Options{Registry: srv.URL, Dir: dir}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("err %v, want ErrNotFound", err)
 	}
-	for _, bad := range []string{"model.gguf", "Org/model.gguf", "Org/Repo/../x.gguf", "Org/Repo/readme.md", "Org//x.gguf"} {
+	for _, bad := range []string{"model.gguf", "Org/model.gguf", "Org/Repo/../x.gguf", "Org/Repo/readme.md", "Org//x.gguf",
+		"Org/Repo/x\n.gguf", "Org/Re po/x.gguf", "Org/Repo/x.gguf?a=b", "Org/Repo/%2e%2e/x.gguf", "-Org/Repo/x.gguf",
+		"Org/Repo/" + strings.Repeat("a/", 10) + "x.gguf", "Org/Repo/" + strings.Repeat("a", 200) + ".gguf", "Org/Repo/x.gguf\r\nHost: evil"} {
 		if _, err := Pull(context.Background(), bad, Options{Registry: srv.URL, Dir: dir}); !errors.Is(err, ErrInvalidRef) {
 			t.Errorf("%q: err %v, want ErrInvalidRef", bad, err)
 		}
@@ -247,4 +252,56 @@ func FuzzParseRef(f *testing.F) {
 			t.Fatalf("%q accepted as %q %q", s, repo, file)
 		}
 	})
+}
+
+func TestCleanStale(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-2 * StaleAge)
+	files := map[string]bool{ // name: removed
+		"a.gguf.partial": true, "a.gguf.partial.json": true, "b.corrupt": true,
+		"fresh.gguf.partial": false, "model.gguf": false, "notes.txt": false,
+	}
+	for name := range files {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte("0123456789"), 0o600)
+		if name != "fresh.gguf.partial" {
+			os.Chtimes(p, old, old)
+		}
+	}
+	freed, err := CleanStale(dir, StaleAge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if freed != 30 {
+		t.Fatalf("freed %d bytes, want 30", freed)
+	}
+	for name, removed := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if gone := errors.Is(err, os.ErrNotExist); gone != removed {
+			t.Errorf("%s: removed %v, want %v", name, gone, removed)
+		}
+	}
+	if _, err := CleanStale(filepath.Join(dir, "missing"), StaleAge); err != nil {
+		t.Fatalf("missing dir: %v", err)
+	}
+}
+
+func TestPullRefusedWithoutRoom(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a small tmpfs")
+	}
+	h, srv := newHub(t)
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	_, err := Pull(context.Background(), "Org/Model-GGUF/sub/Tiny-Model-Q8_0.gguf", Options{Registry: srv.URL, Dir: dir})
+	if !errors.Is(err, disk.ErrNoSpace) {
+		t.Fatalf("err %v, want ErrNoSpace", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 1 { // the partial's meta file at most
+		t.Fatalf("a refused pull left %d files", len(ents))
+	}
+	_ = h
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -62,6 +63,7 @@ func startDaemon(t *testing.T, dir string, tcp bool) *testDaemon {
 		d.tcp = ln.Addr().String()
 		ln.Close()
 		cfg.TCPAddr = d.tcp
+		cfg.RequireToken = true // the tests run as the daemon's user, who needs no token otherwise
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
@@ -184,6 +186,15 @@ func TestOpenAIChatStreamAndCacheAcrossClients(t *testing.T) {
 	if err != nil || len(recs) != 3 || recs[1].Client != "other-app" || recs[1].CachedTokens == 0 {
 		t.Fatalf("request log %+v, %v", recs, err)
 	}
+	for _, r := range recs {
+		b := r.TTFT
+		if b == nil || b.PrefillSteps < 1 || b.PrefillMillis <= 0 || b.HandlerMillis < 0 {
+			t.Fatalf("request %s: TTFT breakdown %+v", r.ID, b)
+		}
+		if sum := b.PrepareMillis + b.QueueMillis + b.PrefillMillis + b.SampleMillis; math.Abs(sum-r.TTFTMillis) > 0.01 {
+			t.Errorf("request %s: breakdown adds up to %.3f ms, TTFT %.3f ms", r.ID, sum, r.TTFTMillis)
+		}
+	}
 }
 
 func TestOllamaShapes(t *testing.T) {
@@ -230,11 +241,11 @@ func TestBadRequests(t *testing.T) {
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":"hi"}`, 400, `field "messages" must be an array`},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"max_tokens":"ten"}`, 400, `"max_tokens" must be a number`},
 		{"/v1/chat/completions", `{"model":"nope","messages":[{"role":"user","content":"x"}]}`, 404, "model not found"},
-		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"n":2}`, 400, "n > 1"},
+		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"n":99}`, 400, "between 1 and 16"},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"adapters":[{"name":"a"}]}`, 400, "adapter"},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"` + strings.Repeat("x", 70<<10) + `"}]}`, 413, "exceeds"},
 		{"/api/chat", `{"model":"tiny-qwen2","messages":[],"options":{"temperature":"hot"}}`, 400, `"options.temperature" must be a number`},
-		{"/api/generate", `{"model":"tiny-qwen2","prompt":"x","format":"json"}`, 400, "format"},
+		{"/api/generate", `{"model":"tiny-qwen2","prompt":"x","format":"yaml"}`, 400, "format"},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"unknown_field":1,"max_tokens":1}`, 200, ""},
 	} {
 		code, body := d.post(t, tc.path, tc.body)
@@ -464,4 +475,30 @@ func TestHelperPeerClient(t *testing.T) {
 		return
 	}
 	fmt.Println("SERVED:", line)
+}
+
+func TestDraftFlags(t *testing.T) {
+	for _, tc := range []struct {
+		model  string
+		drafts []string
+		want   map[string]string // model name -> draft file
+		err    bool
+	}{
+		{"/m/Llama-F16.gguf", []string{"/m/llama-q4_0.gguf"}, map[string]string{"llama-f16": "/m/llama-q4_0.gguf", "other": ""}, false},
+		{"", []string{"Big=/m/small.gguf", "x=/y.gguf"}, map[string]string{"big": "/m/small.gguf", "x": "/y.gguf", "small": ""}, false},
+		{"", []string{"/m/small.gguf"}, nil, true}, // no default model to attach it to
+		{"m", []string{"=/y.gguf"}, nil, true},
+		{"m", []string{"name="}, nil, true},
+	} {
+		o := Options{Model: tc.model, Drafts: tc.drafts}
+		draft, err := o.drafts()
+		if (err != nil) != tc.err {
+			t.Fatalf("%v: err = %v", tc.drafts, err)
+		}
+		for name, want := range tc.want {
+			if got := draft(name); got != want {
+				t.Errorf("%v: draft(%q) = %q, want %q", tc.drafts, name, got, want)
+			}
+		}
+	}
 }

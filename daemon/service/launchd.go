@@ -111,6 +111,17 @@ func launchdUninstall(ctx context.Context, o Options) error {
 	return nil
 }
 
+// launchdStop sends the agent's daemon SIGTERM through launchd; the agent
+// stays loaded, so its socket starts the daemon again on the next
+// connection (a clean exit is not restarted: KeepAlive SuccessfulExit
+// false).
+func launchdStop(ctx context.Context, o Options) error {
+	if _, err := o.run(ctx, "launchctl", "kill", "SIGTERM", "gui/"+strconv.Itoa(o.UID)+"/"+LaunchdLabel); err != nil {
+		return fmt.Errorf("service stop: %w", err)
+	}
+	return nil
+}
+
 // launchdStatus reads `launchctl print gui/<uid>/<label>`.
 func launchdStatus(ctx context.Context, o Options) (State, error) {
 	us := UnitStatus{Name: LaunchdLabel, Path: plistPath(o.Home)}

@@ -54,6 +54,10 @@ func TestLaunchdFlow(t *testing.T) {
 				return nil, errors.New("not loaded")
 			}
 			loaded = false
+		case "kill":
+			if !loaded {
+				return nil, errors.New("not loaded")
+			}
 		case "print":
 			if !loaded {
 				return nil, errors.New("not found")
@@ -75,6 +79,9 @@ func TestLaunchdFlow(t *testing.T) {
 	if u := st.Units[0]; !u.Installed || u.FileState != "loaded" || u.ActiveState != "waiting" {
 		t.Fatalf("status = %+v", u)
 	}
+	if err := launchdStop(ctx, o); err != nil {
+		t.Fatal(err)
+	}
 	if err := launchdUninstall(ctx, o); err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +92,12 @@ func TestLaunchdFlow(t *testing.T) {
 	if u := st.Units[0]; u.Installed || u.FileState != "not loaded" {
 		t.Fatalf("status after uninstall = %+v", u)
 	}
+	if err := launchdStop(ctx, o); err == nil {
+		t.Fatal("stop of an agent not loaded: no error")
+	}
+	calls = calls[:len(calls)-1]
 	want := "launchctl bootout gui/501/dev.ruvllm.ruvllmd|launchctl bootstrap gui/501 " + plistPath(home) +
-		"|launchctl print gui/501/dev.ruvllm.ruvllmd|launchctl bootout gui/501/dev.ruvllm.ruvllmd|launchctl print gui/501/dev.ruvllm.ruvllmd"
+		"|launchctl print gui/501/dev.ruvllm.ruvllmd|launchctl kill SIGTERM gui/501/dev.ruvllm.ruvllmd|launchctl bootout gui/501/dev.ruvllm.ruvllmd|launchctl print gui/501/dev.ruvllm.ruvllmd"
 	if got := strings.Join(calls, "|"); got != want {
 		t.Fatalf("calls:\n%s\nwant:\n%s", got, want)
 	}

@@ -31,3 +31,13 @@ func Status(ctx context.Context, o Options) (State, error) {
 	}
 	return systemdStatus(ctx, o)
 }
+
+// Stop stops the running daemon through the service manager and leaves
+// its socket listening: the next client starts it again.
+func Stop(ctx context.Context, o Options) error {
+	o, err := o.withDefaults()
+	if err != nil {
+		return err
+	}
+	return systemdStop(ctx, o)
+}

@@ -14,3 +14,6 @@ func Uninstall(ctx context.Context, o Options) error { return ErrUnsupported }
 func Status(ctx context.Context, o Options) (State, error) {
 	return State{}, ErrUnsupported
 }
+
+// Stop is not supported on this platform.
+func Stop(ctx context.Context, o Options) error { return ErrUnsupported }

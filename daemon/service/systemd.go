@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/ruvllm/ruvllm/internal/sessionbus"
 )
 
 // systemd unit names and D-Bus coordinates.
@@ -92,10 +94,10 @@ func connectSystemd(o Options) (*systemdManager, error) {
 	if o.BusAddress != "" {
 		conn, err = dbus.Connect(o.BusAddress)
 	} else {
-		conn, err = dbus.ConnectSessionBus()
+		conn, err = sessionbus.Connect()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("connect to the D-Bus session bus: %w", err)
+		return nil, fmt.Errorf("systemd user manager: %w", err)
 	}
 	return &systemdManager{conn: conn, obj: conn.Object(sdDest, sdPath)}, nil
 }
@@ -174,6 +176,21 @@ func systemdUninstall(ctx context.Context, o Options) error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("service uninstall: %w", err)
+	}
+	return nil
+}
+
+// systemdStop stops ruvllmd.service and leaves ruvllmd.socket listening,
+// so the next client starts the daemon again.
+func systemdStop(ctx context.Context, o Options) error {
+	m, err := connectSystemd(o)
+	if err != nil {
+		return fmt.Errorf("service stop: %w", err)
+	}
+	defer m.close()
+	var job dbus.ObjectPath
+	if err := m.call(ctx, "StopUnit", ServiceUnit, "replace").Store(&job); err != nil {
+		return fmt.Errorf("service stop: systemd StopUnit %s: %w", ServiceUnit, err)
 	}
 	return nil
 }

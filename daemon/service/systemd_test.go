@@ -194,6 +194,20 @@ func TestSystemdInstallStatusUninstall(t *testing.T) {
 		t.Fatalf("status after install: %s", got)
 	}
 
+	fake.mu.Lock()
+	fake.active[ServiceUnit] = "active" // a client started the daemon
+	fake.mu.Unlock()
+	if err := systemdStop(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	st, err = systemdStatus(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Units[0].ActiveState != "active" || st.Units[1].ActiveState != "inactive" {
+		t.Fatalf("after stop the socket stays and the service stops: %+v", st.Units)
+	}
+
 	if err := systemdUninstall(ctx, o); err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +225,9 @@ func TestSystemdInstallStatusUninstall(t *testing.T) {
 		"Reload",
 		"EnableUnitFiles [ruvllmd.socket ruvllmd.service] runtime=false force=true",
 		"StartUnit ruvllmd.socket replace",
+		"GetUnitFileState ruvllmd.socket", "GetUnit ruvllmd.socket",
+		"GetUnitFileState ruvllmd.service", "GetUnit ruvllmd.service",
+		"StopUnit ruvllmd.service replace",
 		"GetUnitFileState ruvllmd.socket", "GetUnit ruvllmd.socket",
 		"GetUnitFileState ruvllmd.service", "GetUnit ruvllmd.service",
 		"StopUnit ruvllmd.service replace",

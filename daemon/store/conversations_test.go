@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ruvllm/ruvllm/ipc"
+	bolt "go.etcd.io/bbolt"
 )
 
 func openTemp(t *testing.T) *DB {
@@ -303,6 +304,103 @@ func TestExchangesAreCapped(t *testing.T) {
 		}
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			t.Errorf("exchange %d: %v", i, err)
+		}
+	}
+}
+
+func TestExchangesByteBudget(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	db.maxExchangeBytes = 64 << 10
+	big := func(id string, n int) Exchange {
+		ex := exchange(id)
+		ex.Answer = strings.Repeat("x", n)
+		return ex
+	}
+	// 40 exchanges of ~4 KiB: only the newest that fit in 64 KiB stay.
+	for i := 0; i < 40; i++ {
+		id := fmt.Sprint("cmpl-", i)
+		if err := db.LogCompletion(ctx, ipc.RequestRecord{ID: id}, big(id, 4000)); err != nil {
+			t.Fatal(err)
+		}
+		if n := db.ExchangeBytes(); n > db.maxExchangeBytes {
+			t.Fatalf("after %d exchanges: %d bytes stored, budget %d", i+1, n, db.maxExchangeBytes)
+		}
+	}
+	kept := 0
+	for i := 0; i < 40; i++ {
+		_, err := db.Exchange(ctx, fmt.Sprint("cmpl-", i))
+		if err == nil {
+			kept++
+		} else if kept > 0 {
+			t.Fatalf("exchange %d dropped after a newer one was kept: oldest first", i)
+		}
+	}
+	if kept < 10 || kept > 16 {
+		t.Fatalf("%d exchanges of 4 KB kept in a 64 KiB budget", kept)
+	}
+	if _, err := db.Exchange(ctx, "cmpl-39"); err != nil {
+		t.Fatal("the newest exchange was dropped")
+	}
+	// One larger than an eighth of the budget is not kept; its request
+	// record is.
+	if err := db.LogCompletion(ctx, ipc.RequestRecord{ID: "huge"}, big("huge", 9<<10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exchange(ctx, "huge"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("oversized exchange: %v, want ErrNotFound", err)
+	}
+	recs, _ := db.RecentRequests(ctx, 1)
+	if len(recs) != 1 || recs[0].ID != "huge" {
+		t.Fatalf("the oversized exchange's request record: %+v", recs)
+	}
+	// The total survives reopening, and is rebuilt when it is missing.
+	want := db.ExchangeBytes()
+	path := db.db.Path()
+	db.db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(exchangesMeta)).Delete(bytesKey) })
+	db.Close()
+	db2, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if got := db2.ExchangeBytes(); got != want {
+		t.Fatalf("rebuilt total %d, want %d", got, want)
+	}
+}
+
+// TestExchangeRingMigration opens a state.db written before the ring kept
+// ids' positions and its count: they are rebuilt and the caps still hold.
+func TestExchangeRingMigration(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	db.maxExchanges = 4
+	for i := 0; i < 4; i++ {
+		id := fmt.Sprint("cmpl-", i)
+		db.LogCompletion(ctx, ipc.RequestRecord{ID: id}, exchange(id))
+	}
+	path := db.db.Path()
+	db.db.Update(func(tx *bolt.Tx) error {
+		tx.DeleteBucket([]byte(Exchanges + ".ids"))
+		return tx.Bucket([]byte(exchangesMeta)).Delete(countKey)
+	})
+	db.Close()
+	db2, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	db2.maxExchanges = 4
+	for i := 4; i < 6; i++ {
+		id := fmt.Sprint("cmpl-", i)
+		if err := db2.LogCompletion(ctx, ipc.RequestRecord{ID: id}, exchange(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 6; i++ {
+		_, err := db2.Exchange(ctx, fmt.Sprint("cmpl-", i))
+		if want := i >= 2; (err == nil) != want {
+			t.Errorf("exchange %d after migration: err %v, want kept=%v", i, err, want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,9 +16,9 @@ import (
 // Exchanges and feedback. A rating names a completion by its id, and the
 // learning loop needs what was rated, so every finished generation keeps
 // its prompt and answer in Exchanges (keyed by the completion id, which is
-// also the id of its request-log record). exchangesSeq lists them in
-// arrival order (8-byte big-endian sequence → id) so the oldest beyond the
-// cap are dropped in the transaction that adds a new one.
+// also the id of its request-log record), a ring (ring.go) whose oldest
+// records beyond the count and byte budgets are dropped in the transaction
+// that adds a new one.
 //
 // Feedback keys ratings by sequence (newest last) and copies the rated
 // exchange into the record, so a rating outlives the exchange and the
@@ -25,13 +26,61 @@ import (
 // key: rating a reply again replaces the earlier rating.
 const (
 	Exchanges         = "exchanges"
-	exchangesSeq      = "exchanges.seq"
+	exchangesMeta     = "exchanges.meta" // "bytes": the stored exchanges' total size
 	Feedback          = "feedback"
 	feedbackByRequest = "feedback.byrequest"
+	// feedbackUnlearned indexes the feedback the learning loop has not
+	// learned yet (feedback id → its key in Feedback): written in the
+	// rating's own transaction, cleared in the transaction that stores
+	// the learning state that holds it (learning.go), so kill -9 at any
+	// moment loses no signal.
+	feedbackUnlearned = "feedback.unlearned"
 )
 
-// DefaultMaxExchanges is how many recent exchanges are kept for feedback.
-const DefaultMaxExchanges = 2000
+// ErrRated is returned for a regenerate signal about a reply that already
+// has a rating: the explicit rating says more, and is kept.
+var ErrRated = errors.New("the reply is already rated; a regenerate does not replace its rating")
+
+// DefaultMaxExchanges is how many recent exchanges are kept for feedback,
+// and DefaultMaxExchangeBytes how many bytes they may take together; the
+// oldest are dropped first when either is exceeded. An exchange larger
+// than an eighth of the byte budget is not kept at all (rating it answers
+// that it is not on record).
+const (
+	DefaultMaxExchanges     = 2000
+	DefaultMaxExchangeBytes = 64 << 20
+)
+
+var bytesKey = []byte("bytes")
+
+// initExchangeBytes records the stored exchanges' total size once, for a
+// state.db written before the byte budget existed.
+func initExchangeBytes(tx *bolt.Tx) error {
+	meta := tx.Bucket([]byte(exchangesMeta))
+	if meta.Get(bytesKey) != nil {
+		return nil
+	}
+	var total uint64
+	if err := tx.Bucket([]byte(Exchanges)).ForEach(func(k, v []byte) error {
+		total += uint64(len(v))
+		return nil
+	}); err != nil {
+		return err
+	}
+	return meta.Put(bytesKey, binary.BigEndian.AppendUint64(nil, total))
+}
+
+// ExchangeBytes is the stored exchanges' total size.
+func (d *DB) ExchangeBytes() int64 {
+	var n int64
+	d.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket([]byte(exchangesMeta)).Get(bytesKey); len(v) == 8 {
+			n = int64(binary.BigEndian.Uint64(v))
+		}
+		return nil
+	})
+	return n
+}
 
 // Exchange is what one generation request was asked and answered.
 type Exchange struct {
@@ -46,13 +95,17 @@ type Exchange struct {
 	Prompt     []ipc.Message `json:"prompt,omitempty"`
 	PromptText string        `json:"prompt_text,omitempty"`
 	Answer     string        `json:"answer"`
+	// App is the request's client name (X-Ruvllm-Client), its learning
+	// scope when learning is per app.
+	App string `json:"app,omitempty"`
 }
 
-// storedExchange remembers its position in exchangesSeq, so trimming an
-// old position never removes a newer exchange that reused the id.
+// storedExchange is an exchange as stored. Seq, its position in the ring,
+// was written by state.db files before the ring kept ids' positions in a
+// bucket of their own; it is no longer read.
 type storedExchange struct {
 	Exchange
-	Seq uint64 `json:"seq"`
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // LogCompletion records a finished generation: its request-log record and
@@ -68,43 +121,25 @@ func (d *DB) LogCompletion(ctx context.Context, rec ipc.RequestRecord, ex Exchan
 	if err != nil {
 		return err
 	}
+	b, err := json.Marshal(storedExchange{Exchange: ex})
+	if err != nil {
+		return err
+	}
+	ring := d.exchangeRing()
 	return d.db.Batch(func(tx *bolt.Tx) error {
 		if err := d.logRequestTx(tx, rb); err != nil {
 			return err
 		}
-		seqs := tx.Bucket([]byte(exchangesSeq))
-		seq, err := seqs.NextSequence()
-		if err != nil {
-			return err
+		if !ring.fits(len(b)) { // too large to keep: the record says what it was
+			return nil
 		}
-		b, err := json.Marshal(storedExchange{Exchange: ex, Seq: seq})
-		if err != nil {
-			return err
-		}
-		exs := tx.Bucket([]byte(Exchanges))
-		if err := exs.Put([]byte(ex.ID), b); err != nil {
-			return err
-		}
-		if err := seqs.Put(binary.BigEndian.AppendUint64(nil, seq), []byte(ex.ID)); err != nil {
-			return err
-		}
-		c := seqs.Cursor()
-		for {
-			k, id := c.First()
-			if k == nil || seq-binary.BigEndian.Uint64(k)+1 <= uint64(d.maxExchanges) {
-				return nil
-			}
-			var old storedExchange
-			if v := exs.Get(id); v != nil && json.Unmarshal(v, &old) == nil && old.Seq == binary.BigEndian.Uint64(k) {
-				if err := exs.Delete(id); err != nil {
-					return err
-				}
-			}
-			if err := c.Delete(); err != nil {
-				return err
-			}
-		}
+		return ring.put(tx, ex.ID, b)
 	})
+}
+
+// exchangeRing is where exchanges are kept, within their budgets.
+func (d *DB) exchangeRing() ring {
+	return newRing(Exchanges, d.maxExchanges, d.maxExchangeBytes)
 }
 
 // Exchange returns the recorded exchange of completion id.
@@ -145,7 +180,7 @@ func (d *DB) AddFeedback(ctx context.Context, req ipc.FeedbackRequest) (ipc.Feed
 		if err != nil {
 			return err
 		}
-		fb.Model, fb.Adapters, fb.Prompt, fb.PromptText, fb.Answer = ex.Model, ex.Adapters, ex.Prompt, ex.PromptText, ex.Answer
+		fb.Model, fb.Adapters, fb.Prompt, fb.PromptText, fb.Answer, fb.App = ex.Model, ex.Adapters, ex.Prompt, ex.PromptText, ex.Answer, ex.App
 		if req.ConversationID != "" {
 			if _, _, err := getConversation(tx, req.ConversationID); err != nil {
 				return err
@@ -163,8 +198,17 @@ func (d *DB) AddFeedback(ctx context.Context, req ipc.FeedbackRequest) (ipc.Feed
 				return fmt.Errorf("message %q in conversation %q: %w", req.MessageID, req.ConversationID, ErrNotFound)
 			}
 		}
-		fbs, byReq := tx.Bucket([]byte(Feedback)), tx.Bucket([]byte(feedbackByRequest))
+		fbs, byReq, unlearned := tx.Bucket([]byte(Feedback)), tx.Bucket([]byte(feedbackByRequest)), tx.Bucket([]byte(feedbackUnlearned))
 		if old := byReq.Get([]byte(req.RequestID)); old != nil {
+			var prev ipc.Feedback
+			if v := fbs.Get(old); v != nil && json.Unmarshal(v, &prev) == nil {
+				if req.Signal == ipc.SignalRegenerate && prev.Signal != ipc.SignalRegenerate {
+					return ErrRated
+				}
+				if err := unlearned.Delete([]byte(prev.ID)); err != nil {
+					return err
+				}
+			}
 			if err := fbs.Delete(old); err != nil {
 				return err
 			}
@@ -179,6 +223,9 @@ func (d *DB) AddFeedback(ctx context.Context, req ipc.FeedbackRequest) (ipc.Feed
 		}
 		key := binary.BigEndian.AppendUint64(nil, seq)
 		if err := fbs.Put(key, b); err != nil {
+			return err
+		}
+		if err := unlearned.Put([]byte(fb.ID), key); err != nil {
 			return err
 		}
 		return byReq.Put([]byte(req.RequestID), key)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -19,6 +20,9 @@ import (
 
 // ErrNotFound is returned by Get for a missing key.
 var ErrNotFound = errors.New("not found")
+
+// ErrTooLarge is returned for a record larger than its budget allows.
+var ErrTooLarge = errors.New("too large to store")
 
 // Bucket names.
 const (
@@ -32,6 +36,8 @@ type DB struct {
 	db           *bolt.DB
 	maxRecords   int
 	maxExchanges int
+	// maxExchangeBytes bounds the stored exchanges' total size.
+	maxExchangeBytes int64
 }
 
 // Open opens (creating if needed) the database at path. A second daemon
@@ -39,28 +45,39 @@ type DB struct {
 func Open(path string) (*DB, error) {
 	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
 	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("open %s: state.db is locked by another ruvllmd", path)
+		return nil, fmt.Errorf("state store %s is locked by another ruvllmd", path)
+	}
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return nil, fmt.Errorf("state store: %w", err) // "open PATH: why"
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("state store %s: %w", path, err)
 	}
 	// Completions are logged in Batch transactions so that concurrent
 	// streams share one commit; bbolt's default 10ms wait for company
 	// held every lone request's reply that long (the log is written
 	// before the stream's last chunk).
 	b.MaxBatchDelay = time.Millisecond
-	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges}
+	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges, maxExchangeBytes: DefaultMaxExchangeBytes}
 	err = b.Update(func(tx *bolt.Tx) error {
-		for _, name := range []string{Settings, Models, Requests, Conversations, convByUpdate, Exchanges, exchangesSeq, Feedback, feedbackByRequest} {
+		names := []string{Settings, Models, Requests, Conversations, convByUpdate, Feedback, feedbackByRequest, feedbackUnlearned,
+			Learning, learningMeta, learningAside}
+		names = append(names, db.exchangeRing().buckets()...)
+		names = append(names, db.responseRing().buckets()...)
+		for _, name := range names {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
 		}
-		return nil
+		if err := db.exchangeRing().rebuildIDs(tx); err != nil {
+			return err
+		}
+		return initExchangeBytes(tx)
 	})
 	if err != nil {
 		b.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("state store %s: %w", path, err)
 	}
 	return db, nil
 }

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,15 +31,18 @@ const (
 	RoleAssistant = "assistant"
 )
 
-// Template is one built-in chat format. The zero value is not usable; get
-// one from Detect or ByName.
+// Template is a model's chat format: the model file's own Jinja template
+// (see FromJinja and ForModel) or one of the built-in families. The zero
+// value is not usable; get one from ForModel, FromJinja, Detect or ByName.
 type Template struct {
-	// Name is the template's short name, as accepted by ByName.
+	// Name is the template's short name: a built-in's name as accepted by
+	// ByName, or "gguf" for a model file's own template.
 	Name string
 
 	render    func(b *strings.Builder, system string, hasSystem bool, turns []Message, gen bool)
 	stops     []string
-	alternate bool // user/assistant must alternate, starting with user
+	alternate bool          // user/assistant must alternate, starting with user
+	file      *fileTemplate // the model file's Jinja template; nil for a built-in
 }
 
 // templates is the registration table of built-in formats, in the order
@@ -163,17 +167,22 @@ func (t Template) StopStrings() []string {
 
 // Render returns the prompt text for msgs in t's format, ending with the
 // assistant's generation prompt when addGenerationPrompt is set (for the
-// [INST] formats the prompt ends with [/INST] either way).
+// built-in [INST] formats the prompt ends with [/INST] either way). For a
+// file template it is Prompt without tools.
 //
-// The text never starts with the BOS token: the tokenizer adds it. Where a
+// The text never starts with the BOS token when the tokenizer adds it. Where a
 // format puts BOS or EOS between turns (llama2's "</s><s>[INST]") they appear
 // as special-token text, to be tokenized with special tokens parsed.
 //
-// An optional system message must come first; roles must be system, user or
-// assistant; formats built on [INST] and gemma need user and assistant turns
-// to alternate, starting with user. Violations return ErrNoMessages,
-// ErrInvalidRole or ErrRoleOrder.
+// For the built-in formats an optional system message must come first;
+// roles must be system, user or assistant; formats built on [INST] and
+// gemma need user and assistant turns to alternate, starting with user.
+// Violations return ErrNoMessages, ErrInvalidRole or ErrRoleOrder. A file
+// template decides for itself what it accepts (raise_exception).
 func (t Template) Render(msgs []Message, addGenerationPrompt bool) (string, error) {
+	if t.file != nil {
+		return t.Prompt(context.Background(), Conversation{Messages: msgs, AddGenerationPrompt: addGenerationPrompt})
+	}
 	if t.render == nil {
 		return "", fmt.Errorf("render: %w", ErrUnknownTemplate)
 	}

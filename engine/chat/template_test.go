@@ -85,7 +85,7 @@ func TestRenderGolden(t *testing.T) {
 // the folding of the system text into a user turn must leave no trace
 // (expectations checked with jinja2 like the goldens).
 func TestRenderNoSystem(t *testing.T) {
-	msgs := []Message{{RoleUser, "Hi"}, {RoleAssistant, "Yo"}, {RoleUser, " Bye "}}
+	msgs := []Message{{Role: RoleUser, Content: "Hi"}, {Role: RoleAssistant, Content: "Yo"}, {Role: RoleUser, Content: " Bye "}}
 	want := map[string]string{
 		"chatml":            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nYo<|im_end|>\n<|im_start|>user\n Bye <|im_end|>\n<|im_start|>assistant\n",
 		"llama2":            "[INST] Hi [/INST] Yo </s><s>[INST] Bye [/INST]",
@@ -117,15 +117,15 @@ func TestRenderErrors(t *testing.T) {
 		want error
 	}{
 		{"empty", "chatml", nil, ErrNoMessages},
-		{"bad role", "chatml", []Message{{"tool", "x"}}, ErrInvalidRole},
-		{"empty role", "llama3", []Message{{"", "x"}}, ErrInvalidRole},
-		{"late system", "chatml", []Message{{RoleUser, "a"}, {RoleSystem, "b"}}, ErrRoleOrder},
-		{"two systems", "phi3", []Message{{RoleSystem, "a"}, {RoleSystem, "b"}}, ErrRoleOrder},
-		{"llama2 starts with assistant", "llama2", []Message{{RoleAssistant, "a"}}, ErrRoleOrder},
-		{"llama2 two users", "llama2", []Message{{RoleUser, "a"}, {RoleUser, "b"}}, ErrRoleOrder},
-		{"mistral two assistants", "mistral-v3", []Message{{RoleUser, "a"}, {RoleAssistant, "b"}, {RoleAssistant, "c"}}, ErrRoleOrder},
-		{"gemma system alone", "gemma", []Message{{RoleSystem, "a"}}, ErrRoleOrder},
-		{"zero template", "", []Message{{RoleUser, "a"}}, ErrUnknownTemplate},
+		{"bad role", "chatml", []Message{{Role: "tool", Content: "x"}}, ErrInvalidRole},
+		{"empty role", "llama3", []Message{{Role: "", Content: "x"}}, ErrInvalidRole},
+		{"late system", "chatml", []Message{{Role: RoleUser, Content: "a"}, {Role: RoleSystem, Content: "b"}}, ErrRoleOrder},
+		{"two systems", "phi3", []Message{{Role: RoleSystem, Content: "a"}, {Role: RoleSystem, Content: "b"}}, ErrRoleOrder},
+		{"llama2 starts with assistant", "llama2", []Message{{Role: RoleAssistant, Content: "a"}}, ErrRoleOrder},
+		{"llama2 two users", "llama2", []Message{{Role: RoleUser, Content: "a"}, {Role: RoleUser, Content: "b"}}, ErrRoleOrder},
+		{"mistral two assistants", "mistral-v3", []Message{{Role: RoleUser, Content: "a"}, {Role: RoleAssistant, Content: "b"}, {Role: RoleAssistant, Content: "c"}}, ErrRoleOrder},
+		{"gemma system alone", "gemma", []Message{{Role: RoleSystem, Content: "a"}}, ErrRoleOrder},
+		{"zero template", "", []Message{{Role: RoleUser, Content: "a"}}, ErrUnknownTemplate},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,7 +145,7 @@ func TestRenderErrors(t *testing.T) {
 	// Formats without alternation accept any user/assistant order.
 	for _, name := range []string{"chatml", "llama3", "phi3"} {
 		tmpl, _ := ByName(name)
-		if _, err := tmpl.Render([]Message{{RoleUser, "a"}, {RoleUser, "b"}, {RoleAssistant, "c"}, {RoleAssistant, "d"}}, true); err != nil {
+		if _, err := tmpl.Render([]Message{{Role: RoleUser, Content: "a"}, {Role: RoleUser, Content: "b"}, {Role: RoleAssistant, Content: "c"}, {Role: RoleAssistant, Content: "d"}}, true); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -564,3 +564,19 @@ func TestSeedCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenErrorNamesPathOnce: a file that cannot be opened is named once,
+// in the operating system's words, never as "open: open PATH".
+func TestOpenErrorNamesPathOnce(t *testing.T) {
+	dir := t.TempDir()
+	for _, path := range []string{filepath.Join(dir, "nope.gguf"), dir} {
+		_, err := Open(path)
+		if err == nil {
+			t.Fatalf("Open(%s): no error", path)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "open: open") || strings.Count(msg, path) != 1 {
+			t.Errorf("Open(%s) = %q: want the path named once", path, msg)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package gguf
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 )
 
@@ -11,12 +13,15 @@ import (
 func Open(path string) (*File, error) {
 	fh, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("gguf: open: %w", err)
+		return nil, fmt.Errorf("gguf: %w", err) // "open PATH: why"
 	}
 	defer fh.Close()
 	st, err := fh.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("gguf: stat %s: %w", path, err)
+		return nil, fmt.Errorf("gguf: %w", err) // "stat PATH: why"
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("gguf: %s is a directory", path)
 	}
 	size := st.Size()
 	if size < 4 {
@@ -27,6 +32,10 @@ func Open(path string) (*File, error) {
 	}
 	data, unmap, err := mapFile(fh, int(size))
 	if err != nil {
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			return nil, fmt.Errorf("gguf: %w", err) // names the path
+		}
 		return nil, fmt.Errorf("gguf: map %s: %w", path, err)
 	}
 	f, err := Parse(data)

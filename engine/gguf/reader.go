@@ -314,7 +314,7 @@ func (d *decoder) parse(f *File) error {
 		return fmt.Errorf("%w: %d bytes", ErrNotGGUF, len(d.b))
 	}
 	if binary.LittleEndian.Uint32(d.b) != magic {
-		return fmt.Errorf("%w: magic %q", ErrNotGGUF, d.b[:4])
+		return fmt.Errorf("%w: it does not start with the GGUF magic", ErrNotGGUF)
 	}
 	d.off = 4
 	version, err := d.u32("version")

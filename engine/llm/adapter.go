@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -56,3 +57,29 @@ func (m *Model) adapterNamespace(as []lora.Applied) (string, error) {
 	}
 	return m.namespace + "|lora:" + lora.Identity(as), nil
 }
+
+// UseAdapter validates an adapter built in memory (a trainer's result,
+// lora.FromDense) against this model and places it on the model's
+// backend, as LoadAdapter does for a file; afterwards it is immutable and
+// requests may apply it.
+func (m *Model) UseAdapter(a *lora.Adapter) error {
+	if err := lora.Validate(a, m.file); err != nil {
+		return fmt.Errorf("use adapter %s: %w", a.Name, err)
+	}
+	a.Base = m.namespace
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errors.New("model closed")
+	}
+	if err := a.Upload(m.backend); err != nil {
+		return fmt.Errorf("use adapter %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// Yield blocks while the model's scheduler has requests to serve and
+// until it has been idle for its background delay: training and other
+// work outside the scheduler call it between steps (engine/train's
+// Options.Yield) so that serving keeps priority.
+func (m *Model) Yield(ctx context.Context) error { return m.sched.Yield(ctx) }

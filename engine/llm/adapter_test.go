@@ -148,3 +148,43 @@ func TestAdapterThroughScheduler(t *testing.T) {
 		t.Fatalf("foreign adapter: err = %v", err)
 	}
 }
+
+// TestUseAdapter: an adapter built in memory from the same values as a
+// file gives the file's outputs, and one for another model is refused.
+func TestUseAdapter(t *testing.T) {
+	basePath, adapterPath, _ := adapterFixture(t, 1)
+	m := loadTest(t, basePath)
+	fromFile, err := m.LoadAdapter(adapterPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]lora.Dense{}
+	for name, p := range fromFile.Targets {
+		a, _ := p.HostA.Floats()
+		b, _ := p.HostB.Floats()
+		targets[name] = lora.Dense{In: p.In, Out: p.Out, Rank: p.Rank, A: a, B: b}
+	}
+	mem, err := lora.FromDense("learned", fromFile.Arch, fromFile.Alpha, targets, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.UseAdapter(mem); err != nil {
+		t.Fatal(err)
+	}
+	prompt := []int32{1, 20, 33, 47, 52, 66}
+	want, _ := generateIDs(t, m, Request{Tokens: prompt, MaxTokens: 8, IgnoreEOS: true, Adapters: []lora.Applied{{Adapter: fromFile, Scale: 1}}})
+	got, _ := generateIDs(t, m, Request{Tokens: prompt, MaxTokens: 8, IgnoreEOS: true, Adapters: []lora.Applied{{Adapter: mem, Scale: 1}}})
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("in-memory adapter: %v, file: %v", got, want)
+	}
+	bad, err := lora.FromDense("bad", fromFile.Arch, 1, map[string]lora.Dense{"blk.99.attn_q": targets["blk.0.attn_q"]}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.UseAdapter(bad); !errors.Is(err, lora.ErrMismatch) {
+		t.Fatalf("adapter for a missing layer: %v", err)
+	}
+	if err := m.Yield(context.Background()); err != nil {
+		t.Fatalf("Yield on an idle model: %v", err)
+	}
+}

@@ -3,7 +3,6 @@ package llm
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
@@ -11,32 +10,39 @@ import (
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
-// followUpProbe stands for the user's next message when finding where the
-// next turn's prompt stops being predictable.
-const followUpProbe = "Thanks."
+// followUpProbes stand for the user's next message when finding where the
+// next turn's prompt stops being predictable: the tokens two different
+// next messages share are the history's.
+var followUpProbes = [2]string{"Thanks.", "OK, and what else?"}
 
 // FollowUpTokens returns the prompt tokens that the next turn of a chat
 // will start with once reply has answered req: req's messages and then
-// reply as the assistant's message, rendered and tokenized exactly as the
-// next request's prompt will be, up to the last token that does not depend
-// on what the user says next. It returns nil for requests without
-// messages, models without a chat template, and templates that do not
-// render a conversation append-only.
+// reply as the assistant's message, rendered (with req's tools and
+// template variables) and tokenized exactly as the next request's prompt
+// will be, up to the last token that does not depend on what the user
+// says next. It returns nil for requests without messages and models
+// without a usable chat template.
+//
+// The history is found as the common prefix of two renderings with
+// different next messages, not by rendering the conversation as it ends
+// now: many templates render the last assistant turn differently from an
+// earlier one (Qwen3 keeps its <think> block only there, Phi-3 closes a
+// conversation with <|endoftext|>), so the history as the next request
+// renders it is not a prefix of the current rendering.
 func (m *Model) FollowUpTokens(req Request, reply string) []int32 {
-	if req.Messages == nil || !m.hasTmpl {
+	if req.Messages == nil {
 		return nil
 	}
 	msgs := append(slices.Clip(req.Messages), chat.Message{Role: "assistant", Content: reply})
-	done, err := m.tmpl.Render(msgs, false)
-	if err != nil {
-		return nil
+	var toks [2][]int32
+	for i, probe := range followUpProbes {
+		text, err := m.chatPrompt(context.Background(), req, append(slices.Clip(msgs), chat.Message{Role: "user", Content: probe}))
+		if err != nil {
+			return nil
+		}
+		toks[i] = m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
 	}
-	next, err := m.tmpl.Render(append(slices.Clip(msgs), chat.Message{Role: "user", Content: followUpProbe}), true)
-	if err != nil || !strings.HasPrefix(next, done) {
-		return nil
-	}
-	opts := tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}
-	a, b := m.tok.Encode(done, opts), m.tok.Encode(next, opts)
+	a, b := toks[0], toks[1]
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++

@@ -2,15 +2,19 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/engine/testmodel"
+	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/internal/testpath"
 )
 
@@ -139,4 +143,85 @@ func TestWarmGroupCancelsWhatJoined(t *testing.T) {
 	}
 	g.cancelAll() // nothing left to wait for
 	g.wg.Wait()
+}
+
+// TestWarmFollowUpFileTemplates plays two turns of a chat, with tools, on
+// a synthetic model carrying real models' Jinja templates from
+// ../shared/templates: the file template renders the prompt, follow-up
+// warming computes the next turn's history, and the next turn finds it
+// in the cache and answers what a model without a cache answers. Qwen3's
+// template renders the last assistant turn with an empty <think> block
+// and earlier ones without, so only the history as the next request
+// renders it can be warmed.
+func TestWarmFollowUpFileTemplates(t *testing.T) {
+	dir := testpath.Shared(t, "templates")
+	ctx := context.Background()
+	tools := []json.RawMessage{json.RawMessage(`{"type": "function", "function": {"name": "get_weather", "description": "Get the weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}`)}
+	for _, name := range []string{"Qwen-Qwen3-0.6B", "meta-llama-Llama-3.1-8B-Instruct", "mistralai-Mistral-Nemo-Instruct-2407"} {
+		t.Run(name, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join(dir, name+".jinja"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := testmodel.DefaultOptions()
+			o.Arch, o.Type, o.Seed, o.ContextLength, o.ChatTemplate = "qwen2", quant.Q8_0, 7, 2048, string(src)
+			path := filepath.Join(t.TempDir(), "m.gguf")
+			if err := testmodel.Write(ctx, o, path); err != nil {
+				t.Fatal(err)
+			}
+			load := func(o Options) *Model {
+				o.Threads = 2
+				m, err := Load(ctx, path, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { m.Close() })
+				return m
+			}
+			warm, alone := load(Options{}), load(Options{NoPrefixCache: true})
+			if f := warm.Info().ChatFormat; !strings.Contains(f, "from the file") {
+				t.Fatalf("chat format %q, want the file's template", f)
+			}
+			first := Request{Messages: []chat.Message{
+				{Role: "system", Content: "You answer questions about the weather."},
+				{Role: "user", Content: "Is it raining in Paris?"},
+			}, Tools: tools, MaxTokens: 24}
+			prompt, err := warm.PromptTokens(first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := warm.ApplyChatTemplate(ctx, chat.Conversation{Messages: first.Messages, Tools: tools, AddGenerationPrompt: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := warm.Tokenizer().Decode(prompt, tokenizer.DecodeOptions{Special: true}); !strings.Contains(want, "get_weather") || got != want {
+				t.Fatalf("prompt decodes to\n%q\nwant the template's rendering\n%q", got, want)
+			}
+			_, reply, _ := generate(t, warm, first)
+			n, err := warm.WarmFollowUp(ctx, first, reply)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second := first
+			second.Messages = append(append([]chat.Message(nil), first.Messages...),
+				chat.Message{Role: "assistant", Content: reply},
+				chat.Message{Role: "user", Content: "And in Rome?"})
+			next, err := warm.PromptTokens(second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n < len(prompt)/blockSize*blockSize {
+				t.Fatalf("warmed %d tokens; the first prompt alone has %d", n, len(prompt))
+			}
+			wantIDs, _, _ := generate(t, alone, second)
+			gotIDs, _, res := generate(t, warm, second)
+			if fmt.Sprint(gotIDs) != fmt.Sprint(wantIDs) {
+				t.Fatalf("second turn after warming: %v, without a cache: %v", gotIDs, wantIDs)
+			}
+			if res.CachedTokens < n {
+				t.Errorf("second turn reused %d of %d prompt tokens; %d were warmed", res.CachedTokens, len(next), n)
+			}
+			t.Logf("first prompt %d tokens, reply %d bytes; second prompt %d tokens, %d from the cache", len(prompt), len(reply), len(next), res.CachedTokens)
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/sched"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
@@ -30,10 +32,23 @@ func (r runner) Step(batch *model.Batch, rows []int32, out [][]float32) error {
 		return errors.New("model closed")
 	}
 	hidden := m.net.Forward(batch, m.kv)
+	return m.copyLogits(m.net, hidden, rows, out)
+}
+
+// TreeSpans reports whether the backend verifies branching drafts
+// (compute.TreeAttender).
+func (r runner) TreeSpans() bool {
+	t, ok := r.m.backend.(compute.TreeAttender)
+	return ok && t.TreeSpans()
+}
+
+// copyLogits projects rows of net's hidden states to logits and copies
+// them into out; m.mu must be held.
+func (m *Model) copyLogits(net model.Model, hidden compute.Tensor, rows []int32, out [][]float32) error {
 	if len(rows) == 0 { // only prefill chunks this step: nobody needs logits yet
 		return nil
 	}
-	logits := m.net.Logits(hidden, rows)
+	logits := net.Logits(hidden, rows)
 	vocab := len(m.logits)
 	if cap(m.stepLogits) < len(rows)*vocab {
 		m.stepLogits = make([]float32, len(rows)*vocab)
@@ -87,17 +102,27 @@ func (q *tokenQueue) drain(buf []Token) []Token {
 func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) error) (Result, error) {
 	start := time.Now()
 	var res Result
-	prompt, err := m.PromptTokens(req)
+	ctxLen := m.opts.ContextLength
+	if req.ContextLimit > 0 && req.ContextLimit < ctxLen {
+		ctxLen = req.ContextLimit
+	}
+	fit, err := m.fitPrompt(ctx, req, ctxLen)
 	if err != nil {
 		return res, err
 	}
+	prompt := fit.prompt
 	if len(prompt) == 0 {
 		return res, errors.New("empty prompt: nothing to condition on")
 	}
-	ctxLen := m.opts.ContextLength
-	if len(prompt) >= ctxLen {
-		return res, fmt.Errorf("%w: %d tokens, context is %d", ErrContextExceeded, len(prompt), ctxLen)
+	if fit.droppedTokens > 0 {
+		res.TruncatedTokens, res.DroppedMessages = fit.droppedTokens, fit.droppedMessages
+		if fit.messages != nil {
+			req.Messages = fit.messages // the turns the reply follows, for WarmFollowUp
+		}
+		m.log.Info("prompt cut to fit the context", "dropped_messages", fit.droppedMessages, "dropped_tokens", fit.droppedTokens,
+			"kept_tokens", len(prompt), "context", ctxLen)
 	}
+	shift := newShifter(req.Overflow, fit.keep, ctxLen, req.MaxTokens)
 	namespace, err := m.adapterNamespace(req.Adapters)
 	if err != nil {
 		return res, err
@@ -108,18 +133,35 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		stops = append(stops, m.tmpl.StopStrings()...)
 	}
 
+	var gs *constrained
+	if req.Grammar != nil {
+		v, err := m.GrammarVocab()
+		if err != nil {
+			return res, err
+		}
+		if req.Grammar.Vocab() != v {
+			return res, ErrGrammarVocab
+		}
+		gs = newConstrained(req.Grammar, req.GrammarTriggers)
+	}
 	var (
 		sampler      = sample.New(req.Sampling)
 		matcher      = sample.NewStopMatcher(stops)
 		dec          = tokenizer.NewStreamDecoder(m.tok)
-		history      = append(make([]int32, 0, len(prompt)+max(req.MaxTokens, 0)+1), prompt...)
+		history      = append(make([]int32, 0, historyCap(len(prompt), req.MaxTokens, ctxLen)), prompt...)
 		raw          []float32
 		wantLogprobs = req.Logprobs || req.TopLogprobs > 0
 		queue        = newTokenQueue()
 		firstAt      time.Time
 		finish       = FinishLength
+		stopSeq      string
 		generated    int
+		forcedN      int
+		grammarErr   error
 	)
+	if gs != nil {
+		dec = tokenizer.NewRawStreamDecoder(m.tok)
+	}
 	if wantLogprobs {
 		raw = make([]float32, len(m.logits))
 	}
@@ -132,52 +174,131 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			queue.push(Token{ID: -1, Text: text})
 		}
 	}
-	job := &sched.Job{
-		Prompt:    prompt,
-		Namespace: namespace,
-		Priority:  req.Priority,
-		Adapters:  req.Adapters,
-		Next: func(logits []float32) (int32, bool) {
+	// sampleOne draws the next token (-1: none can be drawn).
+	sampleOne := func(logits []float32) Token {
+		if wantLogprobs {
+			copy(raw, logits)
+		}
+		var id int32
+		if gs != nil {
 			if wantLogprobs {
-				copy(raw, logits)
+				sample.MaskLogits(raw, gs.mask)
 			}
-			id := sampler.Sample(logits, history)
-			if id < 0 { // every token banned: nothing can follow
-				finish = FinishStop
-				flush()
-				return 0, true
-			}
-			tok := Token{ID: id}
-			if wantLogprobs {
-				tok.Logprob = sample.Logprob(raw, id)
-				tok.Top = m.topLogprobs(raw, req.TopLogprobs)
-			}
-			if generated == 0 {
-				firstAt = time.Now()
-			}
-			generated++
-			history = append(history, id)
-			if !req.IgnoreEOS && m.tok.IsEOG(id) {
-				finish = FinishStop
-				flush()
-				return 0, true
-			}
-			text, stopped := matcher.Push(dec.Add(id))
-			tok.Text = text
-			queue.push(tok)
-			if stopped {
-				finish = FinishStop
-				return 0, true
-			}
-			if (req.MaxTokens > 0 && generated >= req.MaxTokens) || len(history) >= ctxLen {
-				flush()
-				return 0, true
-			}
-			return id, false
-		},
+			id = sampler.SampleMasked(logits, history, gs.mask)
+		} else {
+			id = sampler.Sample(logits, history)
+		}
+		tok := Token{ID: id}
+		if id >= 0 && wantLogprobs {
+			tok.Logprob = sample.Logprob(raw, id)
+			tok.Top = m.topLogprobs(raw, req.TopLogprobs)
+		}
+		return tok
 	}
+	// emit delivers a generated token and reports whether generation ends
+	// with it.
+	emit := func(tok Token) bool {
+		id := tok.ID
+		if id < 0 { // every token banned: nothing can follow
+			finish = FinishStop
+			flush()
+			return true
+		}
+		if generated == 0 {
+			firstAt = time.Now()
+		}
+		generated++
+		history = append(history, id)
+		if !req.IgnoreEOS && m.tok.IsEOG(id) {
+			finish = FinishStop
+			flush()
+			return true
+		}
+		text, stopped := matcher.Push(dec.Add(id))
+		tok.Text = text
+		queue.push(tok)
+		if stopped {
+			finish = FinishStop
+			if slices.Contains(req.Stop, matcher.Matched()) {
+				stopSeq = matcher.Matched()
+			}
+			return true
+		}
+		if req.MaxTokens > 0 && generated >= req.MaxTokens {
+			flush()
+			return true
+		}
+		if shift.inContext(history) >= ctxLen {
+			if !shift.full(generated) { // else runJob shifts and goes on
+				flush()
+			}
+			return true
+		}
+		return false
+	}
+	// accept advances the grammar past id and prepares the next mask; it
+	// reports whether generation ends (the text is complete).
+	accept := func(id int32) bool {
+		if err := gs.m.Accept(id); err != nil {
+			grammarErr = fmt.Errorf("grammar refused sampled token %d: %w", id, err)
+			return true
+		}
+		if gs.m.Done() {
+			finish = FinishStop
+			flush()
+			return true
+		}
+		gs.m.FillMask(gs.mask)
+		return false
+	}
+	job := &sched.Job{
+		Prompt:      prompt,
+		Namespace:   namespace,
+		Priority:    req.Priority,
+		Adapters:    req.Adapters,
+		OnPrefilled: req.onPrefilled,
+		Speculate:   m.requestKinds(req),
+	}
+	if gs == nil {
+		job.Next = func(logits []float32) (int32, bool) {
+			tok := sampleOne(logits)
+			return tok.ID, emit(tok)
+		}
+	} else {
+		job.NextN = func(logits []float32, tokens []int32) ([]int32, bool) {
+			tok := sampleOne(logits)
+			if emit(tok) {
+				return tokens, true
+			}
+			tokens = append(tokens, tok.ID)
+			if accept(tok.ID) {
+				return tokens, true
+			}
+			// Tokens the grammar forces follow without sampling: the next
+			// forward pass computes them with the sampled one. Sampling
+			// one allowed token always gives it, so this changes nothing
+			// but the passes, except where logits must be reported.
+			for !wantLogprobs {
+				id, ok := gs.forced()
+				if !ok || m.tok.IsEOG(id) || !canForce(req.Sampling, id) {
+					break
+				}
+				sampler.Skip()
+				forcedN++
+				if emit(Token{ID: id}) {
+					return tokens, true
+				}
+				tokens = append(tokens, id)
+				if accept(id) {
+					return tokens, true
+				}
+			}
+			return tokens, false
+		}
+	}
+	submitted := time.Now()
 	done := make(chan error, 1)
-	go func() { done <- m.sched.Run(jobCtx, job) }()
+	go func() { done <- m.runJob(jobCtx, job, shift, func() []int32 { return history }) }()
 
 	var (
 		cbErr   error
@@ -211,12 +332,25 @@ wait:
 	}
 	// Counters written by Next are safe to read: Run returned.
 	res.CachedTokens = job.CachedTokens
+	if shift != nil {
+		res.ContextShifts, res.ShiftedTokens = shift.shifts, shift.discarded
+	}
 	res.CompletionTokens = generated
+	res.ForcedTokens = forcedN
 	res.FinishReason = finish
+	res.StopSequence = stopSeq
+	res.Speculation = SpecResult{Drafted: job.Spec.Drafted, Accepted: job.Spec.Accepted, Verifications: job.Spec.Verifications}
 	if !firstAt.IsZero() {
 		res.Timings.TTFT = firstAt.Sub(start)
 		res.Timings.PromptEval = res.Timings.TTFT
 		res.Timings.Eval = time.Since(firstAt)
+		res.Timings.Prepare = submitted.Sub(start)
+		if !job.Prefilled.IsZero() {
+			res.Timings.Queue = job.Admitted.Sub(submitted)
+			res.Timings.Prefill = job.Prefilled.Sub(job.Admitted)
+			res.Timings.PrefillSteps = job.PrefillSteps
+			res.Timings.Sample = firstAt.Sub(job.Prefilled)
+		}
 	}
 	res.Timings.Total = time.Since(start)
 	if cbErr != nil {
@@ -225,10 +359,37 @@ wait:
 	if runErr != nil {
 		return res, runErr
 	}
+	if grammarErr != nil {
+		return res, grammarErr
+	}
 	if req.WarmFollowUp {
 		m.startWarmFollowUp(req, reply.String())
 	}
 	return res, nil
+}
+
+// requestKinds is the speculation a request may use: the model's kinds,
+// narrowed by the request's own, none when it opts out.
+func (m *Model) requestKinds(req Request) spec.Kinds {
+	if req.NoSpeculation {
+		return 0
+	}
+	k := m.Speculation()
+	if req.Speculate != 0 {
+		k &= req.Speculate
+	}
+	return k
+}
+
+// historyCap is the capacity a generation's token history needs: the
+// prompt and what may follow it, never more than the context holds
+// (MaxTokens comes from a client and may be any number).
+func historyCap(prompt, maxTokens, ctxLen int) int {
+	room := ctxLen - prompt
+	if maxTokens > 0 && maxTokens < room {
+		room = maxTokens
+	}
+	return prompt + max(room, 0) + 1
 }
 
 // topLogprobs returns the n most likely tokens of logits with their text.

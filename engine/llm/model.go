@@ -12,21 +12,41 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/kv"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/prefix"
 	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/engine/sched"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
 // ErrContextExceeded is returned when a prompt does not fit the context.
 var ErrContextExceeded = errors.New("prompt exceeds the context length")
+
+// ErrNoFIM is returned for a fill-in-the-middle request (Request.Suffix)
+// to a model without fill-in-the-middle tokens.
+var ErrNoFIM = errors.New("this model has no fill-in-the-middle tokens")
+
+// ErrInvalidModel wraps every reason a model file is refused at load: it
+// is not a GGUF file, its metadata is malformed or absurd, its tensors do
+// not match it, or its tokenizer is unknown. A load that fails for any
+// other reason (no memory, no backend) does not wrap it.
+var ErrInvalidModel = errors.New("invalid model file")
+
+// ErrTokenRange is returned for a prompt given as token ids that holds an
+// id outside the vocabulary.
+var ErrTokenRange = errors.New("token id outside the vocabulary")
+
+// ErrEmptyInput is returned for an input with no tokens to read.
+var ErrEmptyInput = errors.New("input has no tokens")
 
 // ErrNoTemplate is returned for a chat request to a model without a chat
 // template.
@@ -46,10 +66,43 @@ type Options struct {
 	BatchSize int
 	// KVType is the element type of the KV cache: F16 (default) or F32.
 	KVType quant.Type
+	// KVCold adds a cold tier to an F16 cache: Q8_0 or Q4_0 (0: none).
+	// Each sequence's positions older than KVHotWindow (default 256) move
+	// there in whole blocks, quantized, and so do a finished sequence's
+	// blocks before the prefix cache keeps them; the cache's memory stays
+	// that of an all-F16 cache, each block counting its real bytes, so
+	// it holds longer contexts and more cached prefixes.
+	KVCold      quant.Type
+	KVHotWindow int
 	// Sequences is how many full-length sequences the KV pool holds.
 	Sequences int
 	// NoPrefixCache disables sharing computed prompt prefixes.
 	NoPrefixCache bool
+	// Speculate is the set of speculative decoding kinds requests may use
+	// (zero: none); requests opt out with Request.NoSpeculation.
+	Speculate spec.Kinds
+	// Draft is a draft model's GGUF file for spec.KindDraft: any model
+	// with the same vocabulary, e.g. a low-bit quantization of this one.
+	Draft string
+	// SpecControl tunes how much is drafted (spec.Options; zero: adaptive
+	// with the defaults).
+	SpecControl spec.Options
+	// DraftWindow, when positive, makes the draft model read only the
+	// last DraftWindow tokens of a sequence's prompt (spec.ModelDrafter.
+	// Window): reading a long prompt costs the draft model more than a
+	// short reply's speculation saves.
+	DraftWindow int
+	// Exact makes the CPU backend compute llama.cpp's arithmetic rounding
+	// for rounding (cpu.Options.Exact), so that greedy tokens equal
+	// llama.cpp's; by default it takes its fastest arithmetic, within the
+	// tolerance TestDefaultModeAccuracy checks. Ignored with NewBackend.
+	Exact bool
+	// LlamaBatching, with Exact, also follows llama.cpp's attention path
+	// by batch size (cpu.Options.LlamaBatching): scoring (Perplexity,
+	// KLDivergence, Logits) then gives llama-perplexity's figures, but a
+	// sequence's results depend on its batching, so the prefix cache is
+	// off.
+	LlamaBatching bool
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 	// NewBackend, when set, creates the compute backend the model runs on;
@@ -71,6 +124,7 @@ type Model struct {
 	tok     *tokenizer.Tokenizer
 	tmpl    chat.Template
 	hasTmpl bool
+	tmplErr error // the file's chat template does not parse: chat requests fail with it
 	net     model.Model
 	backend compute.Backend
 	kv      compute.KVStore
@@ -80,9 +134,14 @@ type Model struct {
 
 	sched     *sched.Scheduler
 	cache     *prefix.Cache
-	namespace string // prefix-cache namespace: the model's identity
+	draft     *draftModel // nil without Options.Draft
+	namespace string      // prefix-cache namespace: the model's identity
 	warming   warmGroup
 	warmed    atomic.Uint64 // tokens computed by follow-up warming
+
+	gvOnce sync.Once // builds gvocab on first use
+	gvocab *grammar.Vocab
+	gvErr  error
 
 	mu         sync.Mutex // serialises use of net, backend and kv
 	closed     bool
@@ -107,9 +166,12 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	if o.Sequences <= 0 {
 		o.Sequences = 2
 	}
+	if o.LlamaBatching {
+		o.NoPrefixCache = true
+	}
 	f, err := gguf.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrInvalidModel, err) // gguf's errors name the path
 	}
 	m, err := load(f, path, o)
 	if err != nil {
@@ -119,10 +181,13 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	return m, nil
 }
 
+// invalid marks err as a reason the file is refused (ErrInvalidModel).
+func invalid(err error) error { return fmt.Errorf("%w: %w", ErrInvalidModel, err) }
+
 func load(f *gguf.File, path string, o Options) (*Model, error) {
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
-		return nil, err
+		return nil, invalid(err)
 	}
 	b, err := newBackend(o)
 	if err != nil {
@@ -131,43 +196,142 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	net, err := model.Load(f, b)
 	if err != nil {
 		closeBackend(b)
-		return nil, err
+		return nil, invalid(err)
 	}
 	cfg := net.Config()
+	if tok.VocabSize() > cfg.Vocab {
+		closeBackend(b)
+		return nil, invalid(fmt.Errorf("the tokenizer has %d tokens but token_embd.weight only %d rows", tok.VocabSize(), cfg.Vocab))
+	}
 	ctxLen := o.ContextLength
 	if ctxLen <= 0 {
 		ctxLen = min(cfg.ContextLength, 4096)
 	}
+	if ctxLen > model.MaxContextLength {
+		closeBackend(b)
+		return nil, fmt.Errorf("context length %d is above the supported %d", ctxLen, model.MaxContextLength)
+	}
 	o.ContextLength = ctxLen
+	if cs, ok := net.(model.ContextSizer); ok {
+		cs.SizeContext(ctxLen)
+	}
 	blocks := o.Sequences * ((ctxLen + blockSize - 1) / blockSize)
-	store, err := b.NewKVStore(compute.KVConfig{
+	kvBytes, err := checkKVSize(f, cfg, blocks, o.KVType)
+	if err != nil {
+		closeBackend(b)
+		return nil, invalid(err)
+	}
+	kvCfg := compute.KVConfig{
 		Layers: cfg.Layers, Blocks: blocks, BlockSize: blockSize,
 		KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim, Type: o.KVType,
-	})
+	}
+	pool := kv.NewPool(blocks, blockSize)
+	if o.KVCold != 0 {
+		if o.KVHotWindow <= 0 {
+			o.KVHotWindow = 256
+		}
+		// The budget of the all-hot cache, in cold blocks: as many as fit
+		// when every block is cold.
+		hotBytes, coldBytes, err := tierBytes(cfg, o.KVType, o.KVCold)
+		if err != nil {
+			closeBackend(b)
+			return nil, err
+		}
+		kvCfg.ColdType, kvCfg.ColdBlocks = o.KVCold, int(kvBytes/coldBytes)
+		pool = kv.NewTieredPool(blocks, kvCfg.ColdBlocks, blockSize)
+		pool.SetBudget(kvBytes, hotBytes, coldBytes)
+	}
+	store, err := b.NewKVStore(kvCfg)
 	if err != nil {
 		closeBackend(b)
 		return nil, err
 	}
 	m := &Model{
 		file: f, tok: tok, net: net, backend: b, kv: store,
-		pool: kv.NewPool(blocks, blockSize), opts: o, log: o.Logger,
+		pool: pool, opts: o, log: o.Logger,
 		logits: make([]float32, cfg.Vocab),
 	}
-	jinja, _ := f.String("tokenizer.chat_template")
-	if t, err := chat.Detect(jinja, cfg.Arch); err == nil {
+	jinja, variants := chat.TemplatesFromGGUF(f)
+	switch t, err := chat.ForModel(jinja, variants, cfg.Arch, chat.SpecialTokensOf(tok)); {
+	case err == nil:
 		m.tmpl, m.hasTmpl = t, true
+	case strings.TrimSpace(jinja) != "":
+		// The file has a template this engine cannot render: chat requests
+		// fail with the reason rather than guess a format.
+		m.tmplErr = err
+		o.Logger.Warn("chat template unusable", "err", err)
 	}
 	m.info = describe(f, path, cfg, ctxLen, tok, jinja)
+	m.info.KVBytes = kvBytes
+	switch {
+	case m.hasTmpl:
+		m.info.ChatFormat = m.tmpl.Describe()
+	case m.tmplErr != nil:
+		m.info.ChatFormat = "unusable: " + m.tmplErr.Error()
+	}
 	m.namespace = fmt.Sprintf("%s/%d/%s", m.info.Name, m.info.FileSize, fileIdentity(f))
+	if x, ok := b.(interface{ Arithmetic() string }); ok {
+		// Keys computed in one arithmetic (llama.cpp's, the default mode's,
+		// an earlier version of it) are not those of another: a snapshot
+		// saved in one is not restored in the other.
+		m.namespace += "|" + x.Arithmetic()
+	}
 	if !o.NoPrefixCache {
 		m.cache = prefix.New(m.pool)
 	}
+	if o.Draft != "" && o.Speculate&spec.KindDraft != 0 {
+		if err := m.loadDraft(o.Draft, blocks); err != nil {
+			closeBackend(b)
+			return nil, err
+		}
+	}
 	m.sched = sched.New(runner{m}, m.pool, m.cache, sched.Options{
 		MaxBatchTokens: o.BatchSize, MaxRunning: o.Sequences * 4, MaxSeqLen: ctxLen, Logger: o.Logger,
+		Speculation: m.speculation(), HotWindow: o.KVHotWindow, CostClock: cpuClock(),
 	})
 	m.log.Info("model loaded", "name", m.info.Name, "arch", cfg.Arch, "params", m.info.Parameters,
 		"type", m.info.FileType, "ctx", ctxLen, "kv_blocks", blocks)
 	return m, nil
+}
+
+// checkKVSize refuses a KV cache out of all proportion to the weights.
+// Real models need well under their own size for a few sequences of their
+// default context; only a file whose head sizes contradict its tensors
+// (or absurd metadata) gets here, and it would otherwise be allocated.
+// tierBytes returns the bytes of one hot block of type hot and one cold
+// block of type cold for cfg's layers and KV heads.
+func tierBytes(cfg model.Config, hot, cold quant.Type) (hotBytes, coldBytes int64, err error) {
+	if cold != quant.Q8_0 && cold != quant.Q4_0 {
+		return 0, 0, fmt.Errorf("KV cold tier %s: want Q8_0 or Q4_0", cold)
+	}
+	row := cfg.KVHeads * cfg.HeadDim
+	hb, err := hot.RowBytes(row)
+	if err != nil {
+		return 0, 0, err
+	}
+	cb, err := cold.RowBytes(row)
+	if err != nil {
+		return 0, 0, fmt.Errorf("KV cold tier %s for rows of %d: %w", cold, row, err)
+	}
+	per := int64(2 * cfg.Layers * blockSize)
+	return per * int64(hb), per * int64(cb), nil
+}
+
+func checkKVSize(f *gguf.File, cfg model.Config, blocks int, typ quant.Type) (int64, error) {
+	var weights int64
+	for _, t := range f.Tensors {
+		weights += t.Size
+	}
+	elem := int64(2)
+	if typ == quant.F32 {
+		elem = 4
+	}
+	kv := int64(blocks) * blockSize * int64(cfg.Layers) * 2 * int64(cfg.KVHeads) * int64(cfg.HeadDim) * elem
+	if limit := 16*weights + 4<<30; kv > limit {
+		return 0, fmt.Errorf("the KV cache would need %d MiB for %d MiB of weights (%d layers, %d kv heads of %d): refusing the file's shape",
+			kv>>20, weights>>20, cfg.Layers, cfg.KVHeads, cfg.HeadDim)
+	}
+	return kv, nil
 }
 
 func describe(f *gguf.File, path string, cfg model.Config, ctxLen int, tok *tokenizer.Tokenizer, jinja string) Info {
@@ -227,13 +391,20 @@ func (m *Model) Threads() int {
 	return 0
 }
 
+// Exact reports whether the model computes llama.cpp's arithmetic bit for
+// bit (Options.Exact, on the CPU backend).
+func (m *Model) Exact() bool {
+	x, ok := m.backend.(interface{ Exact() bool })
+	return ok && x.Exact()
+}
+
 // Backend names the compute backend the model runs on ("cpu", "metal").
 func (m *Model) Backend() string { return m.backend.Name() }
 
 // newBackend creates the backend Options select.
 func newBackend(o Options) (compute.Backend, error) {
 	if o.NewBackend == nil {
-		return cpu.New(cpu.Options{Threads: o.Threads}), nil
+		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching}), nil
 	}
 	b, err := o.NewBackend()
 	if err != nil {
@@ -261,6 +432,9 @@ func (m *Model) Close() error {
 	defer m.mu.Unlock()
 	m.closed = true
 	closeBackend(m.backend)
+	if m.draft != nil {
+		m.draft.file.Close()
+	}
 	return m.file.Close()
 }
 
@@ -269,30 +443,145 @@ func (m *Model) PromptTokens(req Request) ([]int32, error) {
 	if req.Tokens != nil {
 		for _, id := range req.Tokens {
 			if id < 0 || int(id) >= m.net.Config().Vocab {
-				return nil, fmt.Errorf("token id %d out of range [0,%d)", id, m.net.Config().Vocab)
+				return nil, fmt.Errorf("%w: %d is not in [0,%d)", ErrTokenRange, id, m.net.Config().Vocab)
 			}
 		}
 		return req.Tokens, nil
 	}
 	if req.Messages != nil {
-		if !m.hasTmpl {
-			return nil, ErrNoTemplate
-		}
-		text, err := m.tmpl.Render(req.Messages, true)
+		text, err := m.chatPrompt(context.Background(), req, req.Messages)
 		if err != nil {
 			return nil, err
 		}
 		return m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}), nil
 	}
+	if req.Suffix != "" {
+		fim, ok := m.FIM()
+		if !ok {
+			return nil, ErrNoFIM
+		}
+		var out []int32
+		if m.tok.AddBOS() {
+			out = append(out, m.tok.BOS())
+		}
+		plain := tokenizer.EncodeOptions{}
+		out = append(out, fim.Prefix)
+		out = append(out, m.tok.Encode(req.Prompt, plain)...)
+		out = append(out, fim.Suffix)
+		out = append(out, m.tok.Encode(req.Suffix, plain)...)
+		return append(out, fim.Middle), nil
+	}
+	if req.Templated {
+		return m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}), nil
+	}
 	return m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: !req.Raw, ParseSpecial: req.Raw}), nil
+}
+
+// FIMTokens are a model's fill-in-the-middle tokens.
+type FIMTokens struct{ Prefix, Suffix, Middle int32 }
+
+// fimNames are the fill-in-the-middle token texts of the model families
+// whose files do not name them in tokenizer.ggml.fim_*_token_id.
+var fimNames = [][3]string{
+	{"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"}, // Qwen2.5-Coder
+	{"<fim_prefix>", "<fim_suffix>", "<fim_middle>"},       // StarCoder
+	{"<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"},       // DeepSeek-Coder
+	{"<|fim▁begin|>", "<|fim▁hole|>", "<|fim▁end|>"},       // DeepSeek-Coder (ASCII bars)
+	{"▁<PRE>", "▁<SUF>", "▁<MID>"},                         // CodeLlama
+	{"<PRE>", "<SUF>", "<MID>"},
+	{"<|fim_begin|>", "<|fim_hole|>", "<|fim_end|>"},
+}
+
+// FIM returns the model's fill-in-the-middle tokens, from the file's
+// tokenizer.ggml.fim_{pre,suf,mid}_token_id or the known token texts.
+func (m *Model) FIM() (FIMTokens, bool) { return FileFIM(m.file) }
+
+// FileFIM reads a GGUF file's fill-in-the-middle tokens (see Model.FIM).
+func FileFIM(f *gguf.File) (FIMTokens, bool) {
+	tokens, _ := f.Strings("tokenizer.ggml.tokens")
+	vocab := int64(len(tokens))
+	ids := [3]int32{}
+	found := true
+	for i, k := range []string{"fim_pre", "fim_suf", "fim_mid"} {
+		v, ok := f.Int("tokenizer.ggml." + k + "_token_id")
+		if !ok || v < 0 || v >= vocab {
+			found = false
+			break
+		}
+		ids[i] = int32(v)
+	}
+	if found {
+		return FIMTokens{ids[0], ids[1], ids[2]}, true
+	}
+	index := map[string]int32{}
+	for _, names := range fimNames {
+		for _, n := range names {
+			index[n] = -1
+		}
+	}
+	for i, t := range tokens {
+		if _, want := index[t]; want {
+			index[t] = int32(i)
+		}
+	}
+	for _, names := range fimNames {
+		if p, s, m := index[names[0]], index[names[1]], index[names[2]]; p >= 0 && s >= 0 && m >= 0 {
+			return FIMTokens{p, s, m}, true
+		}
+	}
+	return FIMTokens{}, false
+}
+
+// chatTemplate returns the model's chat template, or why there is none.
+func (m *Model) chatTemplate() (chat.Template, error) {
+	switch {
+	case m.tmplErr != nil:
+		return chat.Template{}, m.tmplErr
+	case !m.hasTmpl:
+		return chat.Template{}, ErrNoTemplate
+	}
+	return m.tmpl, nil
+}
+
+// chatPrompt renders msgs with req's tools and template variables and
+// the assistant's generation prompt, as the text to tokenize.
+func (m *Model) chatPrompt(ctx context.Context, req Request, msgs []chat.Message) (string, error) {
+	t, err := m.chatTemplate()
+	if err != nil {
+		return "", err
+	}
+	return t.Prompt(ctx, chat.Conversation{Messages: msgs, Tools: req.Tools, AddGenerationPrompt: true, Vars: req.TemplateVars})
+}
+
+// ApplyChatTemplate renders conv with the model's chat template exactly
+// as the template writes it (BOS text included): what the model reads for
+// that conversation. It fails with ErrNoTemplate for a model without a
+// template, and with the template's own error (a *jinja.RaiseError for
+// raise_exception) when it refuses the conversation.
+func (m *Model) ApplyChatTemplate(ctx context.Context, conv chat.Conversation) (string, error) {
+	t, err := m.chatTemplate()
+	if err != nil {
+		return "", err
+	}
+	return t.Apply(ctx, conv)
+}
+
+// EmbedOptions adjusts Embed.
+type EmbedOptions struct {
+	// Truncate keeps the first context-length tokens of an input that is
+	// longer (Ollama's truncate); without it such an input is an error
+	// wrapping ErrContextExceeded.
+	Truncate bool
 }
 
 // Embed returns one embedding per input: the mean of the final hidden
 // states over the input's tokens, L2-normalised, and the total number of
 // tokens read.
-func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+//
+// The model's lock is held for one forward pass at a time, not for the
+// whole request, so generations keep streaming between an embedding
+// request's chunks however many inputs it has.
+func (m *Model) Embed(ctx context.Context, inputs []string, opts EmbedOptions) ([][]float32, int, error) {
 	dim := m.net.Config().Dim
 	var out [][]float32
 	total := 0
@@ -302,10 +591,13 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 		}
 		tokens := m.tok.Encode(in, tokenizer.EncodeOptions{AddSpecial: true})
 		if len(tokens) == 0 {
-			return nil, total, fmt.Errorf("input %d is empty", i)
+			return nil, total, fmt.Errorf("input %d: %w", i, ErrEmptyInput)
 		}
 		if len(tokens) > m.opts.ContextLength {
-			return nil, total, fmt.Errorf("input %d: %w: %d tokens, context is %d", i, ErrContextExceeded, len(tokens), m.opts.ContextLength)
+			if !opts.Truncate {
+				return nil, total, fmt.Errorf("input %d: %w: %d tokens, context is %d", i, ErrContextExceeded, len(tokens), m.opts.ContextLength)
+			}
+			tokens = tokens[:m.opts.ContextLength]
 		}
 		total += len(tokens)
 		seq := kv.NewSequence(m.pool)
@@ -315,16 +607,20 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 			defer seq.Release()
 			for rest := tokens; len(rest) > 0; {
 				n := min(len(rest), m.opts.BatchSize)
-				if err := seq.Reserve(n, m.kv); err != nil {
+				if err := m.reserveOutsideScheduler(ctx, seq, n); err != nil {
 					return fmt.Errorf("kv cache: %w", err)
 				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				batch := &model.Batch{Tokens: rest[:n], Spans: []compute.Span{{N: n, Pos: seq.Len(), Blocks: seq.Blocks()}}}
-				hidden := m.net.Forward(batch, m.kv)
 				if cap(row) < n*dim {
 					row = make([]float32, n*dim)
 				}
 				row = row[:n*dim]
-				m.backend.Download(hidden, row)
+				if err := m.forwardHidden(batch, row); err != nil {
+					return err
+				}
 				for j, v := range row {
 					sum[j%dim] += float64(v)
 				}
@@ -352,6 +648,44 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 	}
 	return out, total, nil
 }
+
+// reserveOutsideScheduler makes room for n more positions of seq, a
+// sequence run outside the scheduler (embeddings). The scheduler's
+// sequences and the prefix cache share the block pool: when it is full,
+// cached prefixes no one uses are evicted, and failing that the call waits
+// for running sequences to give blocks back, until ctx ends.
+func (m *Model) reserveOutsideScheduler(ctx context.Context, seq *kv.Sequence, n int) error {
+	for wait := time.Millisecond; ; wait = min(2*wait, 20*time.Millisecond) {
+		err := seq.Reserve(n, m.kv)
+		if !errors.Is(err, kv.ErrPoolExhausted) {
+			return err
+		}
+		if m.cache != nil && m.cache.Evict(n/blockSize+2) > 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for KV cache room: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// forwardHidden runs one forward pass under the model's lock and copies
+// its final hidden states into row.
+func (m *Model) forwardHidden(batch *model.Batch, row []float32) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errorClosed
+	}
+	hidden := m.net.Forward(batch, m.kv)
+	m.backend.Download(hidden, row)
+	return nil
+}
+
+// errorClosed is returned by passes run after Close.
+var errorClosed = errors.New("model closed")
 
 // fileIdentity fingerprints the model's tensors (names, types, offsets)
 // so two files with the same name and size never share cached prefixes.
@@ -387,4 +721,19 @@ func (m *Model) ClearCache() {
 	if m.cache != nil {
 		m.cache.Clear()
 	}
+}
+
+// ParseKVType reads a KV cache type as the flags name it: "f16" (all
+// F16, no cold tier) or the cold tier's type, "q8_0" or "q4_0", under an
+// F16 hot window. It returns the cold tier's type (0 for f16).
+func ParseKVType(s string) (quant.Type, error) {
+	switch strings.ToLower(s) {
+	case "", "f16":
+		return 0, nil
+	case "q8_0":
+		return quant.Q8_0, nil
+	case "q4_0":
+		return quant.Q4_0, nil
+	}
+	return 0, fmt.Errorf("KV type %q: want f16, q8_0 or q4_0", s)
 }

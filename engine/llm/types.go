@@ -3,11 +3,14 @@
 package llm
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/spec"
 )
 
 // Request is one generation. Exactly one of Prompt, Messages and Tokens is set:
@@ -16,6 +19,12 @@ import (
 type Request struct {
 	Prompt   string
 	Messages []chat.Message
+	// Tools are OpenAI-style tool definitions the chat template offers
+	// the model (with Messages only).
+	Tools []json.RawMessage
+	// TemplateVars are extra chat template variables, such as
+	// enable_thinking (llama-server's chat_template_kwargs).
+	TemplateVars map[string]any
 	// Tokens, when set, is the prompt as token ids, used verbatim.
 	Tokens []int32
 	// Raw skips BOS insertion and templating for Prompt.
@@ -37,12 +46,49 @@ type Request struct {
 	// Adapters are LoRA adapters loaded by this model's LoadAdapter,
 	// applied to this request only, each with its scale (1 = as trained).
 	Adapters []lora.Applied
+	// Grammar, when set, holds the generated text to a constraint (JSON
+	// Schema, GBNF, regex, a composed tool-call grammar): only tokens it
+	// allows are ever sampled, and generation stops (FinishStop) once the
+	// text is complete and nothing may follow. Make it with Model.Grammar
+	// or Model.ComposedGrammar; it may be shared by any number of requests.
+	// The text is streamed exactly as the grammar read it (no clean-up of
+	// spaces).
+	Grammar *grammar.Constraint
+	// GrammarTriggers makes Grammar lazy: the text is free until one of
+	// these strings appears in it (a special token's name counts as its
+	// text), and follows the grammar from the trigger's first byte on
+	// (tool_choice "auto": the grammar starts with the tool-call marker).
+	GrammarTriggers []string
 	// WarmFollowUp marks a turn of a chat whose client will send Messages
 	// and the reply back with its next message: once the reply is done,
 	// Generate starts computing that history in the background
 	// (Model.WarmFollowUp), so the next turn reuses the reply from the
 	// prefix cache instead of recomputing it.
 	WarmFollowUp bool
+	// NoSpeculation opts the request out of speculative decoding.
+	NoSpeculation bool
+	// Speculate, when non-zero, narrows speculative decoding to these
+	// kinds of those the model offers (benchmarks compare kinds with it).
+	Speculate spec.Kinds
+	// Suffix, when set, makes Prompt the text before an insertion point and
+	// Suffix the text after it: the model fills in the middle, with its
+	// fill-in-the-middle tokens (Model.FIM); a model without them refuses
+	// (ErrNoFIM).
+	Suffix string
+	// Templated says Prompt is a chat template already rendered: the
+	// tokenizer adds BOS as for any prompt and reads special tokens.
+	Templated bool
+	// ContextLimit bounds this request's prompt and reply below the
+	// model's context (0: the model's context).
+	ContextLimit int
+	// onPrefilled is called once the prompt is computed and its blocks
+	// are in the prefix cache (GenerateN forks the other choices then).
+	onPrefilled func()
+	// Overflow says what happens when the request outgrows its context:
+	// a prompt that does not fit fails with ErrContextExceeded, and a
+	// reply that fills the context ends (FinishLength), unless it allows
+	// dropping the oldest turns or shifting the context.
+	Overflow Overflow
 }
 
 // TokenLogprob is a token with its log-probability.
@@ -81,6 +127,19 @@ type Timings struct {
 	TTFT time.Duration `json:"ttft"`
 	// Total is the time from the request to its end.
 	Total time.Duration `json:"total"`
+
+	// Where the time to the first token went: Prepare (chat template,
+	// tokenization, adapters, grammar: until the scheduler has the job),
+	// Queue (waiting for a place among the running sequences), Prefill
+	// (from then until the forward pass computing the last prompt token
+	// ended, over PrefillSteps passes, which other sequences' tokens may
+	// share) and Sample (from that pass to the first token delivered:
+	// sampling and decoding its text).
+	Prepare      time.Duration `json:"prepare"`
+	Queue        time.Duration `json:"queue"`
+	Prefill      time.Duration `json:"prefill"`
+	PrefillSteps int           `json:"prefill_steps"`
+	Sample       time.Duration `json:"sample"`
 }
 
 // Result summarises a finished generation.
@@ -88,8 +147,53 @@ type Result struct {
 	PromptTokens     int
 	CachedTokens     int // prompt tokens served from the prefix cache
 	CompletionTokens int
-	FinishReason     FinishReason
-	Timings          Timings
+	// TruncatedTokens were left out of a prompt that did not fit
+	// (Overflow.DropOldest): the tokens of DroppedMessages and any cut
+	// from the prompt after its kept head.
+	TruncatedTokens int
+	// DroppedMessages are the oldest chat turns left out to fit.
+	DroppedMessages int
+	// ContextShifts counts the times the reply filled the context and went
+	// on after discarding older tokens (Overflow.Shift); ShiftedTokens
+	// is how many tokens those shifts discarded in all.
+	ContextShifts int
+	ShiftedTokens int
+	// StopSequence is the string of Request.Stop that ended the reply
+	// ("" when another reason did, the chat template's own stops included).
+	StopSequence string
+	FinishReason FinishReason
+	Timings      Timings
+	// ForcedTokens counts generated tokens that a grammar forced (the only
+	// one allowed): they were appended without sampling and computed
+	// together with the token before them.
+	ForcedTokens int
+	Speculation  SpecResult
+}
+
+// SpecResult is what speculative decoding did for one generation.
+type SpecResult struct {
+	// Drafted is the number of draft tokens verified, Accepted those kept.
+	Drafted, Accepted int
+	// Verifications is the number of steps that verified a draft; each
+	// yields Accepted/Verifications+1 tokens on average.
+	Verifications int
+}
+
+// AcceptanceRate is Accepted/Drafted (0 without drafts).
+func (s SpecResult) AcceptanceRate() float64 {
+	if s.Drafted == 0 {
+		return 0
+	}
+	return float64(s.Accepted) / float64(s.Drafted)
+}
+
+// TokensPerVerification is the mean number of tokens a verification step
+// produced: the accepted draft tokens and the one sampled after them.
+func (s SpecResult) TokensPerVerification() float64 {
+	if s.Verifications == 0 {
+		return 0
+	}
+	return float64(s.Accepted+s.Verifications) / float64(s.Verifications)
 }
 
 // Info describes a loaded model.
@@ -104,4 +208,9 @@ type Info struct {
 	EmbeddingSize int    `json:"embedding_size"`
 	VocabSize     int    `json:"vocab_size"`
 	ChatTemplate  string `json:"chat_template,omitempty"`
+	// KVBytes is the memory of the model's KV cache (all sequences).
+	KVBytes int64 `json:"kv_bytes"`
+	// ChatFormat says which chat template the model uses: the file's own
+	// (with its hash) or a built-in fallback.
+	ChatFormat string `json:"chat_format,omitempty"`
 }

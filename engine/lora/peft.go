@@ -67,7 +67,7 @@ func LoadPEFT(dir string, base *gguf.File, b compute.Backend) (*Adapter, error) 
 	}
 	var cfg PEFTConfigFile
 	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, PEFTConfig, err)
+		return nil, fmt.Errorf("%w: %s is not valid JSON (%s)", ErrMalformed, PEFTConfig, safetensors.JSONProblem(err))
 	}
 	if cfg.PEFTType != "" && !strings.EqualFold(cfg.PEFTType, "LORA") {
 		return nil, fmt.Errorf("%w: peft_type is %q", ErrNotAdapter, cfg.PEFTType)

@@ -146,3 +146,48 @@ func BenchmarkPrefill(b *testing.B) {
 		})
 	}
 }
+
+// moeBenchShapes are a mixture-of-experts model (qwen3moe: 32 experts of
+// width 512, 4 per token) and the dense model that does the same work per
+// token (qwen3, width 4·512): grouping the rows of a batch by expert
+// should bring the MoE's prompt speed close to the dense model's, where
+// running each row's experts alone would multiply every expert by one row
+// at a time.
+func moeBenchShapes() []testmodel.Options {
+	o := testmodel.DefaultOptions()
+	o.Layers, o.Dim, o.Heads, o.KVHeads, o.ContextLength, o.Type = 4, 1024, 8, 4, 1024, quant.Q8_0
+	moe, dense := o, o
+	moe.Arch, moe.FF, moe.Experts, moe.ExpertsUsed, moe.ExpertFF = "qwen3moe", 2048, 32, 4, 512
+	dense.Arch, dense.FF = "qwen3", 2048
+	return []testmodel.Options{moe, dense}
+}
+
+// BenchmarkMoE measures a 128-token prompt pass and a decode step of the
+// shapes of moeBenchShapes. Threads: RUVLLM_BENCH_THREADS (default 2).
+func BenchmarkMoE(b *testing.B) {
+	for _, o := range moeBenchShapes() {
+		b.Run(o.Arch+"/prefill128", func(b *testing.B) {
+			s := newStepper(b, o, benchThreads(), 256)
+			b.ReportAllocs()
+			for b.Loop() {
+				s.pos = 0
+				s.prefill(128)
+			}
+			b.ReportMetric(128*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+		b.Run(o.Arch+"/decode", func(b *testing.B) {
+			s := newStepper(b, o, benchThreads(), 256)
+			s.prefill(64)
+			s.step()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if s.pos >= 250 {
+					s.pos = 64
+				}
+				s.step()
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}

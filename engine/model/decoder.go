@@ -16,6 +16,15 @@ type attnWeights struct {
 	softcap     float32
 	scale       float32
 	ropeFactors compute.Tensor
+	// qNorm and kNorm, when set, RMS-normalise each query and key head
+	// before the rotation (Qwen3, Gemma 3).
+	qNorm, kNorm compute.Tensor
+	// rope, when set, replaces the model's rotary parameters in this layer
+	// (Gemma 3's local layers have a base of their own and no scaling).
+	rope *compute.RoPE
+	// qScale, when set, multiplies the rotated queries before attention,
+	// whose scale is then 1 (Gemma 3 scales q as llama.cpp does).
+	qScale float32
 	// names are the LoRA target names of q, k, v, o ("" when the
 	// projection cannot be adapted, e.g. split from a fused matrix).
 	names [4]string
@@ -36,6 +45,8 @@ type buffers struct {
 	logits                       compute.Tensor
 	logitRows                    int
 	sel                          compute.Tensor
+	// qh and kh view q and k as one row per head (per-head norms).
+	qh, kh compute.Tensor
 }
 
 // base holds what every family shares: the backend, the configuration, the
@@ -48,6 +59,7 @@ type base struct {
 	output  compute.Tensor
 	buf     *buffers
 	lora    loraState
+	moe     moeState
 	// mmDst and mmW hold matmuls' operands, so that passing them as
 	// slices allocates nothing.
 	mmDst, mmW [3]compute.Tensor
@@ -84,10 +96,20 @@ func (m *base) attention(s *buffers, w *attnWeights, layer int, batch *Batch, kv
 		b.AddRow(s.k, w.bk)
 		b.AddRow(s.v, w.bv)
 	}
+	if w.qNorm != nil {
+		m.headNorm(s.q, &s.qh, w.qNorm, c.Heads)
+		m.headNorm(s.k, &s.kh, w.kNorm, c.KVHeads)
+	}
 	rope := c.RoPE
+	if w.rope != nil {
+		rope = *w.rope
+	}
 	rope.Factors = w.ropeFactors
 	b.RoPE(s.q, batch.Spans, c.Heads, c.HeadDim, rope)
 	b.RoPE(s.k, batch.Spans, c.KVHeads, c.HeadDim, rope)
+	if w.qScale != 0 {
+		b.Scale(s.q, w.qScale)
+	}
 	scale := w.scale
 	if scale == 0 {
 		scale = float32(1 / math.Sqrt(float64(c.HeadDim)))

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
@@ -36,6 +37,14 @@ func loadGemma2(l *loader) (Model, error) {
 	}
 	c.AttnSoftcap = l.floatKey("attn_logit_softcapping", 0)
 	c.FinalSoftcap = l.floatKey("final_logit_softcapping", 0)
+	for _, k := range []struct {
+		name string
+		v    float32
+	}{{"attn_logit_softcapping", c.AttnSoftcap}, {"final_logit_softcapping", c.FinalSoftcap}} {
+		if f := float64(k.v); math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			return nil, fmt.Errorf("metadata %s.%s = %g must be a finite number >= 0", l.arch, k.name, k.v)
+		}
+	}
 	b, err := l.loadBase(c)
 	if err != nil {
 		return nil, err

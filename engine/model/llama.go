@@ -2,40 +2,75 @@ package model
 
 import "github.com/ruvllm/ruvllm/engine/compute"
 
-// Llama covers Llama 2 and 3.x, Mistral and TinyLlama: pre-norm decoder
+// Llama covers Llama 2 and 3.x (with llama3 frequency factors,
+// rope_freqs.weight), Mistral, TinyLlama and Mixtral: pre-norm decoder
 // blocks of grouped-query attention with rotary embeddings (adjacent-pair
-// layout) and a SwiGLU feed-forward network.
+// layout) and a SwiGLU feed-forward network, or with expert_count set a
+// mixture of SwiGLU experts (softmax over the router, top-k renormalised).
+// Qwen2, Qwen3, their MoE variants and Phi-3 load into the same struct.
 type Llama struct {
 	base
 	layers []llamaLayer
+	// shortFactors and longFactors are Phi-3's LongRoPE factors, switched
+	// by SizeContext.
+	shortFactors, longFactors compute.Tensor
 }
 
 type llamaLayer struct {
 	attnNorm, ffnNorm compute.Tensor
 	attn              attnWeights
 	ffn               ffnWeights
+	moe               *moeWeights // nil for a dense feed-forward network
 }
 
-func init() { families["llama"] = loadLlama }
+// llamaOptions are the variations of the llama layout.
+type llamaOptions struct {
+	bias     bool // q/k/v biases are required (qwen2)
+	anyBias  bool // q/k/v biases are loaded when present (qwen2moe)
+	qkNorm   bool // per-head q/k RMS norms (qwen3, qwen3moe)
+	moe      *moeConfig
+	ropeFreq bool // rope_freqs.weight applies when present (llama)
+}
+
+func init() {
+	families["llama"] = loadLlama
+	configs["llama"] = llamaConfig
+}
+
+func llamaConfig(l *loader) (Config, error) { return l.config(compute.RoPENormal) }
 
 func loadLlama(l *loader) (Model, error) {
-	c, err := l.config(compute.RoPENormal)
+	c, err := llamaConfig(l)
 	if err != nil {
 		return nil, err
 	}
-	return loadLlamaLayers(l, c, false)
+	mc, err := l.moeConfig(c, moeKeys{normalize: true})
+	if err != nil {
+		return nil, err
+	}
+	return loadLlamaLayers(l, c, llamaOptions{moe: mc, ropeFreq: true})
 }
 
-// loadLlamaLayers loads the llama layout; qwen2 shares it with biases.
-func loadLlamaLayers(l *loader, c Config, withBias bool) (*Llama, error) {
+// loadLlamaLayers loads the llama layout with the variations of o.
+func loadLlamaLayers(l *loader, c Config, o llamaOptions) (*Llama, error) {
+	if o.moe != nil {
+		c.Experts, c.ExpertsUsed = o.moe.experts, o.moe.used
+	}
+	if o.qkNorm {
+		if err := checkHeads(l, c); err != nil {
+			return nil, err
+		}
+	}
 	b, err := l.loadBase(c)
 	if err != nil {
 		return nil, err
 	}
 	m := &Llama{base: b, layers: make([]llamaLayer, c.Layers)}
-	factors, err := l.ropeFactors(c, "rope_freqs.weight")
-	if err != nil {
-		return nil, err
+	var factors compute.Tensor
+	if o.ropeFreq {
+		if factors, err = l.ropeFactors(c, "rope_freqs.weight"); err != nil {
+			return nil, err
+		}
 	}
 	for i := range m.layers {
 		L := &m.layers[i]
@@ -45,16 +80,48 @@ func loadLlamaLayers(l *loader, c Config, withBias bool) (*Llama, error) {
 		if L.ffnNorm, err = l.vector(blk(i, "ffn_norm.weight"), c.Dim); err != nil {
 			return nil, err
 		}
-		if L.attn, err = l.loadAttn(c, i, withBias); err != nil {
+		bias := o.bias || o.anyBias && l.has(blk(i, "attn_q.bias"))
+		if L.attn, err = l.loadAttn(c, i, bias); err != nil {
 			return nil, err
 		}
 		L.attn.window = c.Window
 		L.attn.ropeFactors = factors
-		if L.ffn, err = l.loadFFN(c, i); err != nil {
+		if o.qkNorm {
+			if L.attn.qNorm, err = l.vector(blk(i, "attn_q_norm.weight"), c.HeadDim); err != nil {
+				return nil, err
+			}
+			if L.attn.kNorm, err = l.vector(blk(i, "attn_k_norm.weight"), c.HeadDim); err != nil {
+				return nil, err
+			}
+		}
+		if o.moe != nil {
+			if L.moe, err = l.loadMoE(c, i, o.moe); err != nil {
+				return nil, err
+			}
+		} else if L.ffn, err = l.loadFFN(c, i); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// SizeContext implements ContextSizer: Phi-3's LongRoPE takes its long
+// factors when the context exceeds the original training context, its
+// short factors otherwise, as llama.cpp chooses them by its context size,
+// which it rounds up to a multiple of 256 first (so a context of 3000 on a
+// file trained at 2500 takes the long factors there too; Phi-3.5's
+// original 4096 is a multiple).
+func (m *Llama) SizeContext(n int) {
+	if m.longFactors == nil {
+		return
+	}
+	f := m.shortFactors
+	if (n+255)/256*256 > m.cfg.RoPE.OrigCtx {
+		f = m.longFactors
+	}
+	for i := range m.layers {
+		m.layers[i].attn.ropeFactors = f
+	}
 }
 
 // Forward implements Model.
@@ -70,7 +137,11 @@ func (m *Llama) Forward(batch *Batch, kv compute.KVStore) compute.Tensor {
 		b.Add(s.x, s.x, s.attnOut)
 
 		b.RMSNorm(s.h, s.x, L.ffnNorm, eps)
-		m.swiglu(s, &L.ffn)
+		if L.moe != nil {
+			m.moeFFN(s, L.moe)
+		} else {
+			m.swiglu(s, &L.ffn)
+		}
 		b.Add(s.x, s.x, s.ffOut)
 	}
 	b.RMSNorm(s.out, s.x, m.outNorm, eps)

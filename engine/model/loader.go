@@ -42,7 +42,7 @@ func (l *loader) uintKey(suffix string, def int, required bool) (int, error) {
 		return def, nil
 	}
 	if v > math.MaxInt32 {
-		return 0, fmt.Errorf("metadata %s.%s = %d is out of range", l.arch, suffix, v)
+		return 0, fmt.Errorf("metadata %s.%s = %d is out of range [0, %d]", l.arch, suffix, v, math.MaxInt32)
 	}
 	return int(v), nil
 }
@@ -79,10 +79,11 @@ func (l *loader) config(mode compute.RoPEMode) (Config, error) {
 		return c, err
 	}
 	if c.Heads <= 0 || c.KVHeads <= 0 || c.Heads%c.KVHeads != 0 {
-		return c, fmt.Errorf("bad head counts: %d heads, %d kv heads", c.Heads, c.KVHeads)
+		return c, fmt.Errorf("metadata %s.attention.head_count = %d and %s.attention.head_count_kv = %d: the heads must be a positive multiple of the kv heads",
+			l.arch, c.Heads, l.arch, c.KVHeads)
 	}
 	if c.Dim%c.Heads != 0 {
-		return c, fmt.Errorf("embedding size %d is not divisible by %d heads", c.Dim, c.Heads)
+		return c, fmt.Errorf("metadata %s.embedding_length = %d is not divisible by %s.attention.head_count = %d", l.arch, c.Dim, l.arch, c.Heads)
 	}
 	if c.HeadDim, err = l.uintKey("attention.key_length", c.Dim/c.Heads, false); err != nil {
 		return c, err
@@ -92,44 +93,85 @@ func (l *loader) config(mode compute.RoPEMode) (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	c.RoPE = compute.RoPE{
-		Mode:      mode,
-		Dims:      rd,
-		FreqBase:  l.floatKey("rope.freq_base", 10000),
-		FreqScale: 1,
-	}
-	scaling, _ := l.f.ArchString("rope.scaling.type")
-	factor := l.floatKey("rope.scaling.factor", 0)
-	if factor == 0 {
-		if s := l.floatKey("rope.scale_linear", 0); s != 0 {
-			factor, scaling = s, "linear"
-		}
-	}
-	switch scaling {
-	case "", "none":
-	case "linear":
-		if factor > 0 {
-			c.RoPE.FreqScale = 1 / factor
-		}
-	case "yarn":
-		if factor > 0 {
-			c.RoPE.FreqScale = 1 / factor
-		}
-		orig, _ := l.uintKey("rope.scaling.original_context_length", c.ContextLength, false)
-		c.RoPE.OrigCtx = orig
-		c.RoPE.ExtFactor = 1
-		c.RoPE.AttnFactor = l.floatKey("rope.scaling.attn_factor", 1)
-		c.RoPE.BetaFast, c.RoPE.BetaSlow = 32, 1
-	default:
-		return c, fmt.Errorf("unsupported rope scaling %q", scaling)
+	c.RoPE = compute.RoPE{Mode: mode, Dims: rd}
+	if err := l.ropeScaling(&c); err != nil {
+		return c, err
 	}
 	if t, ok := l.f.Tensor("token_embd.weight"); ok && len(t.Shape) == 2 {
+		if t.Shape[1] > MaxVocab {
+			return c, fmt.Errorf("token_embd.weight has %d rows; at most %d are supported", t.Shape[1], MaxVocab)
+		}
 		c.Vocab = int(t.Shape[1])
 	}
 	if c.Vocab == 0 {
 		return c, fmt.Errorf("missing token_embd.weight")
 	}
+	if err := l.checkConfig(c); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// Bounds on the hyperparameters a file may declare. They are far above
+// any real model's and exist so that a malformed or hostile file is
+// refused with the key named, before any of its numbers sizes memory.
+const (
+	MaxLayers        = 1024
+	MaxDim           = 1 << 17
+	MaxHeads         = 1024
+	MaxHeadDim       = 1024
+	MaxFF            = 1 << 20
+	MaxContextLength = 1 << 24
+	MaxVocab         = 1 << 22
+)
+
+// checkConfig refuses hyperparameters outside sane bounds or inconsistent
+// with each other, naming the metadata key and its value.
+func (l *loader) checkConfig(c Config) error {
+	key := func(suffix string) string { return l.arch + "." + suffix }
+	for _, k := range []struct {
+		name   string
+		v, max int
+	}{
+		{key("block_count"), c.Layers, MaxLayers},
+		{key("embedding_length"), c.Dim, MaxDim},
+		{key("attention.head_count"), c.Heads, MaxHeads},
+		{key("attention.head_count_kv"), c.KVHeads, MaxHeads},
+		{key("attention.key_length"), c.HeadDim, MaxHeadDim},
+		{key("feed_forward_length"), c.FF, MaxFF},
+		{key("context_length"), c.ContextLength, MaxContextLength},
+	} {
+		if k.v < 1 || k.v > k.max {
+			return fmt.Errorf("metadata %s = %d is out of range [1, %d]", k.name, k.v, k.max)
+		}
+	}
+	if c.Window < 0 || c.Window > MaxContextLength {
+		return fmt.Errorf("metadata %s = %d is out of range [0, %d]", key("attention.sliding_window"), c.Window, MaxContextLength)
+	}
+	if c.RoPE.Dims < 0 || c.RoPE.Dims > c.HeadDim || c.RoPE.Dims%2 != 0 {
+		return fmt.Errorf("metadata %s = %d must be even and at most the head size %d", key("rope.dimension_count"), c.RoPE.Dims, c.HeadDim)
+	}
+	finite := func(name string, v float32, positive bool) error {
+		f := float64(v)
+		if math.IsNaN(f) || math.IsInf(f, 0) || (positive && f <= 0) {
+			return fmt.Errorf("metadata %s = %g must be a finite positive number", name, v)
+		}
+		return nil
+	}
+	for _, err := range []error{
+		finite(key("attention.layer_norm_rms_epsilon"), c.NormEps, true),
+		finite(key("rope.freq_base"), c.RoPE.FreqBase, true),
+		finite(key("rope.scaling.factor"), c.RoPE.FreqScale, true),
+		finite(key("rope.scaling.attn_factor"), c.RoPE.AttnFactor, false),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	if c.RoPE.OrigCtx < 0 || c.RoPE.OrigCtx > MaxContextLength {
+		return fmt.Errorf("metadata %s = %d is out of range [0, %d]", key("rope.scaling.original_context_length"), c.RoPE.OrigCtx, MaxContextLength)
+	}
+	return nil
 }
 
 // has reports whether the file has tensor name.
@@ -259,14 +301,4 @@ func (l *loader) output(c Config) (compute.Tensor, error) {
 		return l.matrix("output.weight", c.Vocab, c.Dim)
 	}
 	return l.matrix("token_embd.weight", c.Vocab, c.Dim)
-}
-
-// ropeFactors loads llama3/phi3 frequency factors if present.
-func (l *loader) ropeFactors(c Config, names ...string) (compute.Tensor, error) {
-	for _, n := range names {
-		if l.has(n) {
-			return l.vector(n, c.RoPE.Dims/2)
-		}
-	}
-	return nil, nil
 }

@@ -1,5 +1,6 @@
 // Package model holds the transformer families ruvllm runs, one file each
-// (llama, qwen2, phi3, gemma2), written as plain Go against the
+// (llama incl. Mixtral-style experts, qwen2, qwen2moe, qwen3, qwen3moe,
+// phi3, gemma, gemma2, gemma3), written as plain Go against the
 // compute.Backend interface so any backend can run them.
 package model
 
@@ -34,6 +35,9 @@ type Config struct {
 	Window int
 	// AttnSoftcap and FinalSoftcap cap attention scores and logits (gemma2).
 	AttnSoftcap, FinalSoftcap float32
+	// Experts and ExpertsUsed are a mixture-of-experts model's expert
+	// count and experts per token (0 for dense models).
+	Experts, ExpertsUsed int
 }
 
 // Batch is the input of one forward pass: the tokens of one or more
@@ -59,11 +63,24 @@ type Model interface {
 	Logits(hidden compute.Tensor, rows []int32) compute.Tensor
 }
 
+// ContextSizer is implemented by models whose computation depends on the
+// context they run with: Phi-3's LongRoPE picks its long factors when the
+// per-sequence context exceeds the original training context, as
+// llama.cpp does by its context size. Callers that choose the context
+// after Load call SizeContext with it before the first Forward.
+type ContextSizer interface {
+	SizeContext(n int)
+}
+
 type family func(l *loader) (Model, error)
 
 // families maps GGUF general.architecture values to constructors; a
 // registration table, filled by each family's file.
 var families = map[string]family{}
+
+// configs maps the architectures whose hyperparameters ReadConfig reads
+// to the function their loader reads them with; a registration table.
+var configs = map[string]func(l *loader) (Config, error){}
 
 // Architectures lists the supported general.architecture values.
 func Architectures() []string {
@@ -73,6 +90,23 @@ func Architectures() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ReadConfig reads the hyperparameters of f exactly as Load does, without
+// loading any weight (the trainer in engine/train builds its own view of
+// the weights). It supports the families that register a config reader
+// (llama, qwen2).
+func ReadConfig(f *gguf.File) (Config, error) {
+	arch := f.Architecture()
+	read, ok := configs[arch]
+	if !ok {
+		return Config{}, fmt.Errorf("%w %q for its configuration alone", ErrUnsupportedArch, arch)
+	}
+	c, err := read(&loader{f: f, arch: arch})
+	if err != nil {
+		return c, fmt.Errorf("read %s configuration: %w", arch, err)
+	}
+	return c, nil
 }
 
 // Load builds the model described by f on backend b. Weights are wrapped,

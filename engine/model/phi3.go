@@ -9,27 +9,33 @@ import (
 // one matrix (attn_qkv) and the gate and up projections into one (ffn_up,
 // gate rows first). The fused matrices are split into row ranges at load
 // time, so the forward pass is Llama's. Rotary embeddings use the neox
-// layout, with LongRoPE factors when the file has them.
+// layout, with LongRoPE factors (Phi-3.5) when the file has them.
 func loadPhi3(l *loader) (Model, error) {
 	c, err := l.config(compute.RoPENeox)
 	if err != nil {
 		return nil, err
 	}
+	// llama.cpp turns Phi-3's sliding window off (its files' windows do
+	// not say which layers use them).
+	c.Window = 0
 	b, err := l.loadBase(c)
 	if err != nil {
 		return nil, err
 	}
 	m := &Llama{base: b, layers: make([]llamaLayer, c.Layers)}
-	// llama.cpp picks the long factors only when the context exceeds the
-	// original training context; ruvllm runs at the trained context.
+	// LongRoPE: llama.cpp takes the long factors when its context exceeds
+	// the original training context (rope.scaling.original_context_length),
+	// the short ones otherwise; SizeContext switches, the short ones until
+	// then. rope.scaling.attn_factor, which these files carry, is in
+	// cfg.RoPE.AttnFactor for either.
 	factors, err := l.ropeFactors(c, "rope_factors_short.weight", "rope_freqs.weight")
 	if err != nil {
 		return nil, err
 	}
-	if orig, ok := l.f.ArchUint("rope.scaling.original_context_length"); ok && factors != nil {
-		m.cfg.RoPE.OrigCtx = int(orig)
-		m.cfg.RoPE.AttnFactor = l.floatKey("rope.scaling.attn_factor", 1)
+	if m.longFactors, err = l.ropeFactors(c, "rope_factors_long.weight"); err != nil {
+		return nil, err
 	}
+	m.shortFactors = factors
 	qd, kvd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	for i := range m.layers {
 		L := &m.layers[i]

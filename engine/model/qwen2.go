@@ -6,13 +6,21 @@ import "github.com/ruvllm/ruvllm/engine/compute"
 // embeddings in the neox (half-split) layout, and usually an output
 // projection tied to the token embedding. Its forward pass is Llama's.
 func loadQwen2(l *loader) (Model, error) {
-	c, err := l.config(compute.RoPENeox)
+	c, err := qwen2Config(l)
 	if err != nil {
 		return nil, err
 	}
-	// Qwen2 GGUFs carry a sliding-window size that llama.cpp does not apply.
-	c.Window = 0
-	return loadLlamaLayers(l, c, true)
+	return loadLlamaLayers(l, c, llamaOptions{bias: true})
 }
 
-func init() { families["qwen2"] = loadQwen2 }
+func qwen2Config(l *loader) (Config, error) {
+	c, err := l.config(compute.RoPENeox)
+	// Qwen2 GGUFs carry a sliding-window size that llama.cpp does not apply.
+	c.Window = 0
+	return c, err
+}
+
+func init() {
+	families["qwen2"] = loadQwen2
+	configs["qwen2"] = qwen2Config
+}

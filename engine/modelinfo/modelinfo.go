@@ -13,10 +13,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/gguf"
 )
 
 // Summary is everything inspect reports; its JSON form is `inspect --json`.
+// ChatFormat says which chat template chat requests use: the file's own
+// (size, hash, variants), a built-in fallback, or why there is none.
 type Summary struct {
 	Path         string         `json:"path,omitempty"`
 	FileSize     int64          `json:"file_size"`
@@ -30,6 +33,7 @@ type Summary struct {
 	Hyper        []Entry        `json:"hyperparameters"`
 	Tokenizer    Tokenizer      `json:"tokenizer"`
 	ChatTemplate string         `json:"chat_template,omitempty"`
+	ChatFormat   string         `json:"chat_format"`
 	Metadata     []Entry        `json:"metadata"`
 	Tensors      []TensorRecord `json:"tensors"`
 }
@@ -159,6 +163,12 @@ func Describe(f *gguf.File, path string) Summary {
 		shown["tokenizer.ggml."+k] = true
 	}
 	s.ChatTemplate, _ = f.String("tokenizer.chat_template")
+	s.ChatFormat = chatFormat(f, s.Architecture)
+	for _, kv := range f.KV {
+		if strings.HasPrefix(kv.Key, chat.TemplateKey+".") {
+			shown[kv.Key] = true // named variants: ChatFormat lists them
+		}
+	}
 
 	for _, kv := range f.KV {
 		if !shown[kv.Key] {
@@ -166,6 +176,19 @@ func Describe(f *gguf.File, path string) Summary {
 		}
 	}
 	return s
+}
+
+// chatFormat describes the chat template a model's chat requests use.
+func chatFormat(f *gguf.File, arch string) string {
+	src, variants := chat.TemplatesFromGGUF(f)
+	t, err := chat.ForModel(src, variants, arch, chat.SpecialTokensFromGGUF(f))
+	switch {
+	case err == nil:
+		return t.Describe()
+	case strings.TrimSpace(src) != "":
+		return "unusable: " + err.Error()
+	}
+	return "none: the file has no chat template and no built-in family fits its architecture"
 }
 
 func entry(key string, v gguf.Value) Entry {
@@ -282,6 +305,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "\nchat format: %s\n", s.ChatFormat)
 	if s.ChatTemplate != "" {
 		lines := strings.Split(s.ChatTemplate, "\n")
 		fmt.Fprintf(w, "\nchat template (%s, %d bytes):\n", plural(len(lines), "line"), len(s.ChatTemplate))
@@ -352,3 +376,16 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// fileTypeNames are llama.cpp's general.file_type values (enum llama_ftype).
+var fileTypeNames = map[uint64]string{
+	0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1",
+	10: "Q2_K", 11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M",
+	16: "Q5_K_S", 17: "Q5_K_M", 18: "Q6_K", 19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S",
+	22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL", 26: "IQ3_S", 27: "IQ3_M",
+	28: "IQ2_S", 29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0", 37: "TQ2_0",
+}
+
+// FileTypeName is the name of a general.file_type value ("Q4_K_M"), or ""
+// for one llama.cpp does not define.
+func FileTypeName(ft uint64) string { return fileTypeNames[ft] }

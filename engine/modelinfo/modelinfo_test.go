@@ -161,3 +161,43 @@ func TestHuman(t *testing.T) {
 		t.Errorf("HumanBytes = %s", got)
 	}
 }
+
+// TestChatFormat checks that inspect says which chat template a file's
+// chat requests use: its own, with hash, or why it cannot be used.
+func TestChatFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name, tmpl string
+		want       []string
+	}{
+		{"chatml", "", []string{"from the file: tokenizer.chat_template, 199 bytes, sha256 ", "(chatml format)"}},
+		{"custom", "{{ messages[0].content }}", []string{"from the file", "25 bytes"}},
+		{"unusable", "{% include 'other.jinja' %}", []string{"unusable:", "unsupported template feature: the 'include' tag"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := testmodel.New(context.Background(), testmodel.Options{
+				Arch: "qwen2", Layers: 1, Dim: 64, Heads: 4, KVHeads: 2, FF: 128, ContextLength: 64, ChatTemplate: tc.tmpl,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if _, err := w.WriteTo(&buf); err != nil {
+				t.Fatal(err)
+			}
+			f, err := gguf.Parse(buf.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := Describe(f, "x.gguf")
+			var text bytes.Buffer
+			if err := s.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(s.ChatFormat, w) || !strings.Contains(text.String(), "chat format: "+s.ChatFormat) {
+					t.Fatalf("chat format %q (text shows it: %v), want it to contain %q", s.ChatFormat, strings.Contains(text.String(), s.ChatFormat), w)
+				}
+			}
+		})
+	}
+}

@@ -117,7 +117,22 @@ func DotF16AMX(n int, w, a []byte) float32 {
 }
 
 // TileF16AMX is DotF16AMX as a TileDotFunc (activation rows of float32).
+// With AVX-512 and two or more activation rows, the TileRows×rows pairs
+// accumulate side by side (tileF16F32x16), each pair in its own 16 lanes
+// in DotF16AMX's order and reduced as it reduces, so the results are the
+// same bits: one pair's chain of dependent FMAs left the FMA units
+// waiting, so that a decode step of a few tokens (several sequences, or a
+// speculative draft being verified) cost nearly as much per token as one
+// token alone. One activation row keeps the pair at a time: its single
+// stream of weights reads memory faster than four side by side.
 func TileF16AMX(n int, w []byte, wstride int, a []byte, astride, rows int, dst []float32, dstride int) {
+	if hasFlashAVX512 && hasTileF16 && n > 0 && n%16 == 0 && wstride%2 == 0 && astride%4 == 0 && rows >= 2 && rows <= TileRows {
+		_ = w[(TileRows-1)*wstride+2*n-1]
+		_ = a[(rows-1)*astride+4*n-1]
+		_ = dst[(rows-1)*dstride+TileRows-1]
+		tileF16F32x16(n, &u16View(w)[0], wstride/2, &f32View(a)[0], astride/4, rows, &dst[0], dstride)
+		return
+	}
 	for i := range TileRows {
 		for r := range rows {
 			dst[r*dstride+i] = DotF16AMX(n, w[i*wstride:], a[r*astride:])

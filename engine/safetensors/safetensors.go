@@ -73,6 +73,24 @@ type headerEntry struct {
 	DataOffsets []uint64 `json:"data_offsets"`
 }
 
+// JSONProblem describes a JSON decoding error by position and kind only.
+// The decoder's own messages quote the offending bytes, and a file's bytes
+// must not reach an error a client reads: the file may not be what it
+// claims to be.
+func JSONProblem(err error) string { return jsonProblem(err) }
+
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("syntax error at byte %d", syn.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("field %q has the wrong type", typ.Field)
+	}
+	return "malformed JSON"
+}
+
 func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
 }
@@ -92,20 +110,20 @@ func Parse(b []byte) (*File, error) {
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b[8:8+n], &raw); err != nil {
-		return nil, malformed("header: %v", err)
+		return nil, malformed("the header is not valid JSON (%s)", jsonProblem(err))
 	}
 	data := b[8+n:]
 	f := &File{data: data, index: map[string]int{}}
 	for name, msg := range raw {
 		if name == "__metadata__" {
 			if err := json.Unmarshal(msg, &f.Metadata); err != nil {
-				return nil, malformed("__metadata__: %v", err)
+				return nil, malformed("__metadata__: %s", jsonProblem(err))
 			}
 			continue
 		}
 		var e headerEntry
 		if err := json.Unmarshal(msg, &e); err != nil {
-			return nil, malformed("tensor %q: %v", name, err)
+			return nil, malformed("tensor %q: %s", name, jsonProblem(err))
 		}
 		t, err := check(name, e, uint64(len(data)))
 		if err != nil {

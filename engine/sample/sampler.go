@@ -2,6 +2,7 @@ package sample
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 )
@@ -79,6 +80,114 @@ func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 	return s.draw(c)
 }
 
+// SampleMasked is Sample restricted to the tokens whose bit is set in
+// allowed (bit id%64 of word id/64; nil allows every token): the mask
+// comes before every other step, so bias, penalties, truncation and
+// temperature only ever see allowed tokens, and a token outside the mask
+// is never drawn, whatever its bias. Logits of allowed tokens are modified
+// as Sample modifies them; the others are left as they were (see
+// MaskLogits). With every bit set it draws exactly what Sample draws.
+func (s *Sampler) SampleMasked(logits []float32, history []int32, allowed []uint64) int32 {
+	if allowed == nil {
+		return s.Sample(logits, history)
+	}
+	if len(logits) == 0 {
+		return -1
+	}
+	in := func(id int32) bool {
+		return id >= 0 && int(id>>6) < len(allowed) && allowed[id>>6]&(1<<(id&63)) != 0
+	}
+	for id, b := range s.p.LogitBias {
+		if int(id) < len(logits) && in(id) {
+			logits[id] += b
+		}
+	}
+	s.penalize(logits, history, in)
+	if s.p.Temperature <= 0 {
+		return argmaxMasked(logits, allowed)
+	}
+	c := s.filterMasked(logits, allowed)
+	if len(c) == 0 {
+		return -1
+	}
+	return s.draw(c)
+}
+
+// Skip advances the sampler as drawing from a single allowed token would,
+// without logits: a token a constraint forces can be appended without a
+// forward pass and the tokens drawn after it stay the ones a token-by-token
+// run draws.
+func (s *Sampler) Skip() {
+	if s.p.Temperature > 0 {
+		s.rng.Float64()
+	}
+}
+
+// MaskLogits sets the logits of tokens outside allowed to -Inf (for
+// reporting log-probabilities of a constrained generation).
+func MaskLogits(logits []float32, allowed []uint64) {
+	if allowed == nil {
+		return
+	}
+	ninf := float32(math.Inf(-1))
+	for i := range logits {
+		if w := i >> 6; w >= len(allowed) || allowed[w]&(1<<(i&63)) == 0 {
+			logits[i] = ninf
+		}
+	}
+}
+
+// argmaxMasked is argmax over the allowed tokens.
+func argmaxMasked(logits []float32, allowed []uint64) int32 {
+	best := -1
+	bv := float32(math.Inf(-1))
+	for w, bitsW := range allowed {
+		base := w * 64
+		if base >= len(logits) {
+			break
+		}
+		for bitsW != 0 {
+			i := base + bits.TrailingZeros64(bitsW)
+			bitsW &= bitsW - 1
+			if i >= len(logits) {
+				break
+			}
+			if l := logits[i]; l > bv {
+				best, bv = i, l
+			}
+		}
+	}
+	return int32(best)
+}
+
+// filterMasked is filter over the allowed tokens.
+func (s *Sampler) filterMasked(logits []float32, allowed []uint64) []cand {
+	if cap(s.cands) < len(logits) {
+		s.cands = make([]cand, 0, len(logits))
+	}
+	c := s.cands[:0]
+	for w, bitsW := range allowed {
+		base := w * 64
+		for bitsW != 0 {
+			i := base + bits.TrailingZeros64(bitsW)
+			bitsW &= bitsW - 1
+			if i >= len(logits) {
+				break
+			}
+			l := logits[i]
+			switch {
+			case math.IsInf(float64(l), -1) || math.IsNaN(float64(l)):
+				continue
+			case math.IsInf(float64(l), 1):
+				l = math.MaxFloat32
+			}
+			c = append(c, cand{id: int32(i), logit: l})
+		}
+	}
+	s.cands = c
+	return s.truncate(c)
+}
+
 // filter runs the truncation chain (top-k, typical-p, top-p, min-p) and
 // temperature over the finite logits and returns the surviving candidates,
 // which alias the sampler's scratch buffer.
@@ -97,10 +206,15 @@ func (s *Sampler) filter(logits []float32) []cand {
 		c = append(c, cand{id: int32(i), logit: l})
 	}
 	s.cands = c // keep the grown buffer for the next call
+	return s.truncate(c)
+}
+
+// truncate runs top-k, typical-p, top-p, min-p and temperature over the
+// candidates (in ascending id order).
+func (s *Sampler) truncate(c []cand) []cand {
 	if len(c) == 0 {
 		return c
 	}
-
 	sorted := false
 	if k := s.p.TopK; k > 0 && k < len(c) {
 		partialSortDesc(c, k)
@@ -142,6 +256,12 @@ func (s *Sampler) applyBias(logits []float32) {
 // penalty divides positive logits and multiplies negative ones, then
 // count*frequency + presence is subtracted.
 func (s *Sampler) applyPenalties(logits []float32, history []int32) {
+	s.penalize(logits, history, nil)
+}
+
+// penalize is applyPenalties limited to the tokens for which in reports
+// true (nil: all).
+func (s *Sampler) penalize(logits []float32, history []int32, in func(int32) bool) {
 	rp, pp, fp := s.p.RepeatPenalty, s.p.PresencePenalty, s.p.FrequencyPenalty
 	if (rp == 0 || rp == 1) && pp == 0 && fp == 0 {
 		return
@@ -162,7 +282,7 @@ func (s *Sampler) applyPenalties(logits []float32, history []int32) {
 		s.counts[t]++
 	}
 	for t, cnt := range s.counts {
-		if t < 0 || int(t) >= len(logits) {
+		if t < 0 || int(t) >= len(logits) || in != nil && !in(t) {
 			continue
 		}
 		l := logits[t]

@@ -14,6 +14,7 @@ type StopMatcher struct {
 	stops   []string
 	pending string
 	stopped bool
+	matched string
 }
 
 // NewStopMatcher returns a matcher for stops; empty strings are ignored.
@@ -40,7 +41,7 @@ func (m *StopMatcher) Push(text string) (emit string, stopped bool) {
 	at := -1
 	for _, s := range m.stops {
 		if i := strings.Index(buf, s); i >= 0 && (at < 0 || i < at) {
-			at = i
+			at, m.matched = i, s
 		}
 	}
 	if at >= 0 {
@@ -79,3 +80,6 @@ func (m *StopMatcher) Flush() string {
 
 // Stopped reports whether a stop string has been seen.
 func (m *StopMatcher) Stopped() bool { return m.stopped }
+
+// Matched is the stop string that ended the text ("" until one has).
+func (m *StopMatcher) Matched() string { return m.matched }

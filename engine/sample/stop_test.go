@@ -141,3 +141,15 @@ func FuzzStopMatcher(f *testing.F) {
 		}
 	})
 }
+
+func TestStopMatcherMatched(t *testing.T) {
+	m := NewStopMatcher([]string{"END", "\n\n", "ZZZ"})
+	if m.Matched() != "" {
+		t.Fatal("matched before any text")
+	}
+	first, _ := m.Push("one\n")
+	emit, stopped := m.Push("\nEND")
+	if !stopped || first+emit != "one" || m.Matched() != "\n\n" {
+		t.Fatalf("emit %q stopped %v matched %q: want the earliest stop, \\n\\n", first+emit, stopped, m.Matched())
+	}
+}

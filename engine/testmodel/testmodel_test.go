@@ -59,9 +59,41 @@ func TestArchitectures(t *testing.T) {
 			"gemma2.attn_logit_softcapping": 50.0, "gemma2.final_logit_softcapping": 30.0,
 			"gemma2.attention.sliding_window": uint64(128),
 		}},
+		{"qwen3", 1 + L*11 + 1, map[string][]uint64{
+			"blk.0.attn_q_norm.weight": {hd}, "blk.1.attn_k_norm.weight": {hd},
+		}, []string{"output.weight", "blk.0.attn_q.bias"}, map[string]any{"qwen3.attention.key_length": uint64(hd)}},
+		{"gemma3", 1 + L*13 + 1, map[string][]uint64{
+			"blk.0.attn_q_norm.weight": {hd}, "blk.0.post_attention_norm.weight": {D}, "blk.1.post_ffw_norm.weight": {D},
+		}, []string{"output.weight"}, map[string]any{
+			"gemma3.attention.sliding_window": uint64(128), "gemma3.attention.sliding_window_pattern": uint64(6),
+			"gemma3.rope.freq_base_swa": 10000.0,
+		}},
+		{"qwen3moe", 1 + L*12 + 2, map[string][]uint64{
+			"blk.0.ffn_gate_inp.weight": {D, 4}, "blk.0.ffn_gate_exps.weight": {D, FF / 2, 4},
+			"blk.1.ffn_up_exps.weight": {D, FF / 2, 4}, "blk.1.ffn_down_exps.weight": {FF / 2, D, 4}, "output.weight": {D, 299},
+		}, []string{"blk.0.ffn_gate.weight", "blk.0.ffn_gate_shexp.weight"}, map[string]any{
+			"qwen3moe.expert_count": uint64(4), "qwen3moe.expert_used_count": uint64(2), "qwen3moe.expert_feed_forward_length": uint64(FF / 2),
+		}},
+		{"qwen2moe", 1 + L*17 + 2, map[string][]uint64{
+			"blk.0.ffn_gate_inp_shexp.weight": {D}, "blk.0.ffn_gate_shexp.weight": {D, FF}, "blk.0.ffn_down_shexp.weight": {FF, D},
+			"blk.0.attn_q.bias": {H * hd},
+		}, []string{"blk.0.attn_q_norm.weight"}, map[string]any{
+			"qwen2moe.expert_shared_feed_forward_length": uint64(FF),
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.arch, func(t *testing.T) {
+			if tc.arch == "qwen2moe" || tc.arch == "qwen3moe" {
+				// The router stays F32 in quantized files, as
+				// llama-quantize keeps it.
+				_, q := build(t, Options{Arch: tc.arch, Layers: L, Dim: D, Heads: H, KVHeads: KV, FF: 128, ContextLength: 256, Seed: 7, Type: quant.Q8_0})
+				if ti, _ := q.Tensor("blk.0.ffn_gate_inp.weight"); ti.Type != quant.F32 {
+					t.Errorf("router is %s", ti.Type)
+				}
+				if ti, _ := q.Tensor("blk.0.ffn_up_exps.weight"); ti.Type != quant.Q8_0 {
+					t.Errorf("experts are %s", ti.Type)
+				}
+			}
 			_, f := build(t, Options{Arch: tc.arch, Layers: L, Dim: D, Heads: H, KVHeads: KV, FF: FF, ContextLength: 256, Seed: 7})
 			if len(f.Tensors) != tc.tensors {
 				t.Errorf("%d tensors, want %d", len(f.Tensors), tc.tensors)
@@ -248,6 +280,16 @@ func TestErrors(t *testing.T) {
 		{Dim: 24, Heads: 8}, // odd head size
 		{Type: quant.Type(99)},
 		{Layers: -1},
+		{Arch: "qwen2", RopeScaling: "llama3"}, // llama3 factors are a llama tensor
+		{Arch: "llama", RopeScaling: "longrope"},
+		{Arch: "llama", RopeScaling: "ntk"},
+		{Arch: "qwen3", Experts: 4},
+		{Arch: "llama", Experts: 4, ExpertsUsed: 5},
+		{Arch: "qwen3moe", Experts: 1000},
+		{Arch: "llama", HeadDim: 32}, // only qwen3 and gemma3 have heads of their own size
+		{Arch: "qwen3", HeadDim: 15},
+		{Arch: "qwen3", RopeBase: 1},
+		{Arch: "qwen3moe", ExpertFF: 40, Type: quant.Q8_0}, // not whole blocks
 	}
 	for _, o := range bad {
 		if _, err := New(context.Background(), o); err == nil {
@@ -330,5 +372,81 @@ func TestQuantizedTypes(t *testing.T) {
 				t.Errorf("%s %s: relative rmse %.3f against the F32 model", typ, c.name, rel)
 			}
 		}
+	}
+}
+
+// TestRopeScalingMetadata checks the keys and tensors each context
+// extension writes, as llama.cpp's converter writes them.
+func TestRopeScalingMetadata(t *testing.T) {
+	base := Options{Layers: 1, Dim: 64, Heads: 4, FF: 128, ContextLength: 1024}
+	get := func(f *gguf.File, k string) any {
+		v, ok := f.Get(k)
+		if !ok {
+			return nil
+		}
+		if s, ok := v.Str(); ok {
+			return s
+		}
+		if u, ok := v.Uint(); ok {
+			return u
+		}
+		x, _ := v.Float()
+		return float32(x)
+	}
+	o := base
+	o.Arch, o.RopeScaling = "qwen2", "yarn"
+	_, f := build(t, o)
+	for k, want := range map[string]any{"qwen2.rope.scaling.type": "yarn", "qwen2.rope.scaling.factor": float32(4), "qwen2.rope.scaling.original_context_length": uint64(256)} {
+		if got := get(f, k); got != want {
+			t.Errorf("yarn: %s = %v, want %v", k, got, want)
+		}
+	}
+	if get(f, "qwen2.rope.scaling.attn_factor") != nil {
+		t.Error("yarn without an attention factor wrote one")
+	}
+	o.Arch, o.RopeScaling = "llama", "linear"
+	_, f = build(t, o)
+	if get(f, "llama.rope.scaling.type") != "linear" || get(f, "llama.rope.scaling.factor") != float32(4) {
+		t.Error("linear keys")
+	}
+	o.RopeScaling, o.RopeOrigCtx, o.RopeFactor = "llama3", 64, 8
+	_, f = build(t, o)
+	if get(f, "llama.rope.scaling.type") != nil {
+		t.Error("llama3 wrote a scaling type llama.cpp refuses")
+	}
+	// Meta's rule, in float64, for head size 16 and base 10000: the
+	// highest frequency keeps its wavelength (factor 1), the lowest are
+	// divided by the factor, the ones between interpolate.
+	got := floats(t, f, "rope_freqs.weight")
+	if len(got) != 8 {
+		t.Fatalf("%d llama3 factors", len(got))
+	}
+	for i, g := range got {
+		freq := math.Pow(10000, -float64(2*i)/16)
+		wave := 2 * math.Pi / freq
+		want := 8.0
+		if wave < 64.0/4 {
+			want = 1
+		} else if wave <= 64 {
+			s := (64/wave - 1) / (4 - 1)
+			want = 1 / ((1-s)/8 + s)
+		}
+		if math.Abs(float64(g)-want) > 1e-5*want {
+			t.Errorf("llama3 factor %d = %v, want %v", i, g, want)
+		}
+	}
+	if got[0] != 1 || got[7] != 8 || got[1] <= 1 || got[1] >= 8 {
+		t.Errorf("llama3 factors %v do not cover the three regimes", got)
+	}
+	o = base
+	o.Arch, o.RopeScaling, o.RopeOrigCtx = "phi3", "longrope", 128
+	_, f = build(t, o)
+	short, long := floats(t, f, "rope_factors_short.weight"), floats(t, f, "rope_factors_long.weight")
+	if len(short) != 8 || len(long) != 8 || long[7] != 4 || short[0] != 1 {
+		t.Errorf("longrope factors %v %v", short, long)
+	}
+	want := float32(math.Sqrt(1 + math.Log(1024.0/128)/math.Log(128)))
+	if get(f, "phi3.rope.scaling.attn_factor") != want || get(f, "phi3.rope.scaling.original_context_length") != uint64(128) {
+		t.Errorf("longrope keys: attn %v orig %v", get(f, "phi3.rope.scaling.attn_factor"), get(f, "phi3.rope.scaling.original_context_length"))
 	}
 }

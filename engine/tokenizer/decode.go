@@ -10,8 +10,9 @@ import (
 // pieceBytes appends the bytes token id stands for, as llama.cpp's
 // token_to_piece: control and unknown tokens only with special (then as
 // their text), user-defined tokens as their text, byte tokens as the byte,
-// normal tokens with ▁ → space (SentencePiece) or the GPT-2 alphabet
-// mapped back to bytes (BPE); unused and undefined tokens as nothing.
+// normal tokens with ▁ → space (SentencePiece and SentencePiece-style BPE)
+// or the GPT-2 alphabet mapped back to bytes (byte-level BPE); unused and
+// undefined tokens as nothing.
 func (t *Tokenizer) pieceBytes(dst []byte, id int32, special bool) []byte {
 	if id < 0 || int(id) >= len(t.v.Tokens) {
 		return dst
@@ -33,7 +34,7 @@ func (t *Tokenizer) pieceBytes(dst []byte, id int32, special bool) []byte {
 		}
 		return dst
 	case TypeNormal:
-		if t.spm {
+		if t.spm || t.pre.escapeSpaces {
 			return append(dst, strings.ReplaceAll(s, "\u2581", " ")...)
 		}
 		for _, r := range s {
@@ -122,17 +123,23 @@ func cleanSpaces(b []byte) []byte {
 type StreamDecoder struct {
 	t       *Tokenizer
 	pending []byte // decoded bytes not yet returned
+	raw     bool   // no clean-up of spaces
 }
 
 // NewStreamDecoder returns a decoder for t's tokens. Control tokens decode
 // to nothing, as in Decode without Special.
 func NewStreamDecoder(t *Tokenizer) *StreamDecoder { return &StreamDecoder{t: t} }
 
+// NewRawStreamDecoder returns a decoder that gives the tokens' bytes
+// exactly (TokenBytes), never cleaning spaces: the text of a generation
+// held to a grammar is then the text the grammar accepted.
+func NewRawStreamDecoder(t *Tokenizer) *StreamDecoder { return &StreamDecoder{t: t, raw: true} }
+
 // Add appends a token and returns the text that is now final.
 func (d *StreamDecoder) Add(id int32) string {
 	d.pending = d.t.pieceBytes(d.pending, id, false)
 	n := completePrefix(d.pending)
-	if d.t.pre.cleanSpaces {
+	if d.t.pre.cleanSpaces && !d.raw {
 		n = safeCut(d.pending, n)
 	}
 	return d.emit(n)
@@ -149,7 +156,7 @@ func (d *StreamDecoder) emit(n int) string {
 		return ""
 	}
 	chunk := d.pending[:n]
-	if d.t.pre.cleanSpaces {
+	if d.t.pre.cleanSpaces && !d.raw {
 		chunk = cleanSpaces(chunk)
 	}
 	out := string(chunk)
@@ -193,3 +200,9 @@ func safeCut(b []byte, limit int) int {
 	}
 	return 0
 }
+
+// TokenBytes appends to dst the bytes token id stands for in generated text,
+// as StreamDecoder emits them before any clean-up: nothing for control,
+// unknown, unused and undefined tokens. Grammar constraints match generated
+// text against these bytes.
+func (t *Tokenizer) TokenBytes(dst []byte, id int32) []byte { return t.pieceBytes(dst, id, false) }

@@ -10,7 +10,8 @@ import (
 // metadata, with llama.cpp's defaults for what the file leaves out:
 // SentencePiece BOS 1, EOS 2, UNK 0, add_bos and add_space_prefix on;
 // byte-level BPE BOS = EOS = 11, add_bos only for llama3-style
-// pre-tokenizers, no space prefix. A special id outside the vocabulary is
+// pre-tokenizers, no space prefix; Gemma 4 no default ids and add_bos
+// always on. A special id outside the vocabulary is
 // ignored (the default stays), as llama.cpp does.
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	var v Vocab
@@ -34,23 +35,26 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	v.Merges, _ = f.Strings("tokenizer.ggml.merges")
 
 	var addBOS, spacePrefix bool
+	var pre preTokenizer
 	v.BOS, v.EOS, v.EOT, v.EOM, v.PAD, v.UNK = -1, -1, -1, -1, -1, -1
 	switch v.Model {
 	case "llama":
 		v.BOS, v.EOS, v.UNK = 1, 2, 0
 		addBOS, spacePrefix = true, true
-	case "gpt2":
+	case "gpt2", "gemma4":
 		if v.Merges == nil {
-			return nil, fmt.Errorf("%w: byte-level BPE without tokenizer.ggml.merges", ErrInvalidVocab)
+			return nil, fmt.Errorf("%w: BPE vocabulary without tokenizer.ggml.merges", ErrInvalidVocab)
 		}
-		pre, err := preTokenizerFor(v.Pre)
-		if err != nil {
+		var err error
+		if pre, err = preTokenizerFor(bpePre(v)); err != nil {
 			return nil, err
 		}
-		v.BOS, v.EOS = 11, 11
+		if v.Model == "gpt2" {
+			v.BOS, v.EOS = 11, 11 // gemma4 has no defaults
+		}
 		addBOS = pre.addBOS
 	default:
-		return nil, fmt.Errorf("%w: tokenizer.ggml.model %q", ErrUnsupported, v.Model)
+		return nil, fmt.Errorf("%w: tokenizer.ggml.model %q (known: llama, gpt2, gemma4)", ErrUnsupported, v.Model)
 	}
 	for _, s := range []struct {
 		key string
@@ -72,7 +76,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		}
 		return def
 	}
-	v.AddBOS = flag("add_bos_token", addBOS)
+	v.AddBOS = flag("add_bos_token", addBOS) || pre.forceBOS
 	v.AddEOS = flag("add_eos_token", false)
 	v.AddSpacePrefix = flag("add_space_prefix", spacePrefix)
 	t, err := New(v)

@@ -71,11 +71,20 @@ func TestFromGGUFDefaults(t *testing.T) {
 		t.Errorf("llama-bpe Encode = %v, want BOS hello EOS", got)
 	}
 
+	// An unknown pre-tokenizer or tokenizer model is refused with one
+	// line naming it.
 	base["tokenizer.ggml.pre"] = "no-such-pre"
 	_, err = FromGGUF(ggufWith(t, base, keys...))
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), `"no-such-pre"`) {
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), `tokenizer.ggml.pre "no-such-pre"`) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("unknown pre: err = %v", err)
 	}
+	base["tokenizer.ggml.pre"] = "llama-bpe"
+	base["tokenizer.ggml.model"] = "t5"
+	_, err = FromGGUF(ggufWith(t, base, keys...))
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), `tokenizer.ggml.model "t5"`) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("unknown model: err = %v", err)
+	}
+	base["tokenizer.ggml.model"] = "gpt2"
 	delete(base, "tokenizer.ggml.merges")
 	base["tokenizer.ggml.pre"] = "gpt-2"
 	_, err = FromGGUF(ggufWith(t, base, append(keys[:2:2], keys[3:]...)...))

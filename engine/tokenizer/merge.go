@@ -1,14 +1,15 @@
 package tokenizer
 
 import (
-	"container/heap"
+	"strings"
 	"unicode/utf8"
 )
 
 // symbol is one piece of a word during merging, kept in a linked list.
 type symbol struct {
-	start, n   int // byte range in the word
-	prev, next int // -1 at the ends
+	start, n   int   // byte range in the word
+	prev, next int   // -1 at the ends
+	id         int32 // the token whose text this is, -1 if none
 }
 
 // bigram is a candidate merge of two adjacent symbols. Lower priority
@@ -17,33 +18,65 @@ type symbol struct {
 type bigram struct {
 	left, right int
 	priority    float64
-	size        int // bytes of the merged text, to detect stale entries
+	size        int   // bytes of the merged text, to detect stale entries
+	id          int32 // the merged symbol's token
 }
 
+func (a bigram) before(b bigram) bool {
+	if a.priority != b.priority {
+		return a.priority < b.priority
+	}
+	return a.left < b.left
+}
+
+// bigramHeap is a binary min-heap of candidates (written out rather than
+// through container/heap, which would box every entry).
 type bigramHeap []bigram
 
-func (h bigramHeap) Len() int { return len(h) }
-func (h bigramHeap) Less(i, j int) bool {
-	if h[i].priority != h[j].priority {
-		return h[i].priority < h[j].priority
+func (h *bigramHeap) push(b bigram) {
+	q := append(*h, b)
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q[i].before(q[p]) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
 	}
-	return h[i].left < h[j].left
+	*h = q
 }
-func (h bigramHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *bigramHeap) Push(x any)   { *h = append(*h, x.(bigram)) }
-func (h *bigramHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *bigramHeap) pop() bigram {
+	q := *h
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q = q[:last]
+	for i := 0; ; {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < len(q) && q[l].before(q[m]) {
+			m = l
+		}
+		if r < len(q) && q[r].before(q[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return top
 }
 
 // scratch holds the buffers one Encode call reuses across words.
 type scratch struct {
-	syms   []symbol
-	heap   bigramHeap
-	pieces []string
-	buf    []byte
+	syms  []symbol
+	final []symbol
+	heap  bigramHeap
+	buf   []byte
+	split splitScratch
 }
 
 // leadLen is the length llama.cpp's unicode_len_utf8 gives a sequence from
@@ -61,18 +94,24 @@ func leadLen(b byte) int {
 	return 4
 }
 
-// mergeWord cuts word into characters and merges adjacent symbols by
-// priority until no candidate is left; rank returns a pair's priority (ok
-// false when the pair may not merge). It returns the final symbols in
-// order, reusing sc's buffers. This is the shared loop of llama.cpp's SPM
-// and BPE tokenizers: a heap of candidate pairs, a linked list of symbols,
-// stale candidates skipped when popped, so a word of n characters costs
-// O(n log n) rather than O(n²).
-func mergeWord(word string, rank func(left, right string) (float64, bool), sc *scratch) []string {
+// mergeWord cuts word into characters (id: the character's token, or -1)
+// and merges adjacent symbols by priority until no candidate is left;
+// rank returns a pair's priority and the merged symbol's token (ok false
+// when the pair may not merge). It returns the final symbols in order,
+// reusing sc's buffers. This is the shared loop of llama.cpp's SPM and BPE
+// tokenizers: a linked list of symbols, and for long words a heap of
+// candidate pairs, so a word of n characters costs O(n log n) rather than
+// O(n²).
+func (t *Tokenizer) mergeWord(word string, rank func(word string, l, r *symbol) (p float64, id int32, ok bool), sc *scratch) []symbol {
+	return t.mergeWordWith(word, rank, sc, true)
+}
+
+// mergeWordWith is mergeWord; small false forces the heap (for tests).
+func (t *Tokenizer) mergeWordWith(word string, rank func(word string, l, r *symbol) (p float64, id int32, ok bool), sc *scratch, small bool) []symbol {
 	syms := sc.syms[:0]
 	for i := 0; i < len(word); {
 		n := min(leadLen(word[i]), len(word)-i)
-		syms = append(syms, symbol{start: i, n: n, prev: len(syms) - 1, next: len(syms) + 1})
+		syms = append(syms, symbol{start: i, n: n, prev: len(syms) - 1, next: len(syms) + 1, id: t.charID(word[i : i+n])})
 		i += n
 	}
 	sc.syms = syms
@@ -80,27 +119,95 @@ func mergeWord(word string, rank func(left, right string) (float64, bool), sc *s
 		return nil
 	}
 	syms[len(syms)-1].next = -1
-	text := func(s symbol) string { return word[s.start : s.start+s.n] }
+	if small && len(syms) <= smallWord {
+		t.mergeSmall(word, syms, rank)
+	} else {
+		t.mergeHeap(word, syms, rank, sc)
+	}
+	out := sc.final[:0]
+	for i := 0; i >= 0; i = syms[i].next {
+		out = append(out, syms[i])
+	}
+	sc.final = out
+	return out
+}
+
+// smallWord is the length up to which mergeWord finds the next merge by
+// scanning the pairs rather than with a heap: most words are short, and
+// for them the scan is faster.
+const smallWord = 64
+
+// mergeSmall merges by scanning: each step takes the live pair with the
+// lowest priority, the leftmost of equals, which is the pair the heap
+// would pop, since it holds exactly one valid entry per adjacent pair.
+func (t *Tokenizer) mergeSmall(word string, syms []symbol, rank func(word string, l, r *symbol) (float64, int32, bool)) {
+	type cand struct {
+		p  float64
+		id int32
+		ok bool
+	}
+	var pairs [smallWord]cand // pairs[i]: symbol i with the next one
+	set := func(i int) {
+		if i < 0 || syms[i].next < 0 {
+			if i >= 0 {
+				pairs[i].ok = false
+			}
+			return
+		}
+		p, id, ok := rank(word, &syms[i], &syms[syms[i].next])
+		pairs[i] = cand{p, id, ok}
+	}
+	for i := range syms {
+		set(i)
+	}
+	for {
+		best := -1
+		for i := 0; i >= 0; i = syms[i].next {
+			if pairs[i].ok && (best < 0 || pairs[i].p < pairs[best].p) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return
+		}
+		l := &syms[best]
+		r := &syms[l.next]
+		l.n += r.n
+		l.id = pairs[best].id
+		r.n = 0
+		l.next = r.next
+		if r.next >= 0 {
+			syms[r.next].prev = best
+		}
+		set(l.prev)
+		set(best)
+	}
+}
+
+// mergeHeap merges with a heap of candidate pairs, stale ones skipped
+// when popped: O(n log n) for a word of n characters.
+func (t *Tokenizer) mergeHeap(word string, syms []symbol, rank func(word string, l, r *symbol) (float64, int32, bool), sc *scratch) {
 	h := &sc.heap
 	*h = (*h)[:0]
 	try := func(l, r int) {
 		if l < 0 || r < 0 {
 			return
 		}
-		if p, ok := rank(text(syms[l]), text(syms[r])); ok {
-			heap.Push(h, bigram{left: l, right: r, priority: p, size: syms[l].n + syms[r].n})
+		if p, id, ok := rank(word, &syms[l], &syms[r]); ok {
+			h.push(bigram{left: l, right: r, priority: p, size: syms[l].n + syms[r].n, id: id})
 		}
 	}
 	for i := 1; i < len(syms); i++ {
 		try(i-1, i)
 	}
-	for h.Len() > 0 {
-		b := heap.Pop(h).(bigram)
+	for len(*h) > 0 {
+		b := h.pop()
 		l, r := &syms[b.left], &syms[b.right]
 		if l.n == 0 || r.n == 0 || l.n+r.n != b.size || l.next != b.right {
 			continue // stale: one side changed since this pair was proposed
 		}
 		l.n += r.n
+		l.id = b.id
 		r.n = 0
 		l.next = r.next
 		if r.next >= 0 {
@@ -109,13 +216,25 @@ func mergeWord(word string, rank func(left, right string) (float64, bool), sc *s
 		try(l.prev, b.left)
 		try(b.left, l.next)
 	}
-	out := sc.pieces[:0]
-	for i := 0; i >= 0; i = syms[i].next {
-		out = append(out, text(syms[i]))
-	}
-	sc.pieces = out
-	return out
 }
+
+// charID is the token of one character (-1 if none): from a table for
+// the one- and two-byte characters every byte-level BPE word is made of.
+func (t *Tokenizer) charID(c string) int32 {
+	switch {
+	case len(c) == 1 && c[0] < 0x80:
+		return t.chars[c[0]]
+	case len(c) == 2 && c[0] >= 0xC2 && c[0] < 0xE0 && c[1]&0xC0 == 0x80:
+		return t.chars[rune(c[0]&0x1F)<<6|rune(c[1]&0x3F)]
+	}
+	if id, ok := t.ids[c]; ok {
+		return id
+	}
+	return -1
+}
+
+// text is the symbol's piece of word.
+func (s *symbol) text(word string) string { return word[s.start : s.start+s.n] }
 
 // encodeSPM tokenizes one escaped fragment (spaces already ▁) the way
 // llama.cpp's llm_tokenizer_spm does: merge the pair whose result is the
@@ -123,18 +242,13 @@ func mergeWord(word string, rank func(left, right string) (float64, bool), sc *s
 // a symbol that never merged can be a non-token (a merge always makes a
 // token), so llama.cpp's resegment reduces to byte fallback here.
 func (t *Tokenizer) encodeSPM(text string, out []int32, sc *scratch) []int32 {
-	pieces := mergeWord(text, func(l, r string) (float64, bool) {
-		id, ok := t.ids[l+r]
-		if !ok {
-			return 0, false
-		}
-		return -float64(t.v.Scores[id]), true
-	}, sc)
-	for _, p := range pieces {
-		if id, ok := t.ids[p]; ok {
-			out = append(out, id)
+	syms := t.mergeWord(text, t.spmRank, sc)
+	for i := range syms {
+		if syms[i].id >= 0 {
+			out = append(out, syms[i].id)
 			continue
 		}
+		p := syms[i].text(text)
 		for i := 0; i < len(p); i++ {
 			if id := t.byteTok[p[i]]; id >= 0 {
 				out = append(out, id)
@@ -146,40 +260,80 @@ func (t *Tokenizer) encodeSPM(text string, out []int32, sc *scratch) []int32 {
 	return out
 }
 
-// encodeBPE tokenizes a raw fragment with byte-level BPE: pre-tokenize
-// into words, map each word's bytes to the GPT-2 alphabet, merge by rank,
-// look up the pieces.
+// encodeBPE tokenizes a raw fragment with BPE: pre-tokenize into words,
+// map each word's bytes to the GPT-2 alphabet (or, for SentencePiece-style
+// BPE, spaces to ▁), merge by rank, look up the pieces.
 func (t *Tokenizer) encodeBPE(text string, out []int32, sc *scratch) []int32 {
-	rank := func(l, r string) (float64, bool) {
-		rank, ok := t.ranks[mergePair{l, r}]
-		return float64(rank), ok
+	if t.pre.escapeSpaces {
+		text = strings.ReplaceAll(text, " ", "\u2581")
 	}
-	for _, w := range t.pre.split(validUTF8(text)) {
-		buf := sc.buf[:0]
-		for i := 0; i < len(w); i++ {
-			buf = utf8.AppendRune(buf, byteToRune[w[i]])
+	for _, w := range t.pre.split(validUTF8(text), &sc.split) {
+		word := w
+		if !t.pre.escapeSpaces {
+			buf := sc.buf[:0]
+			for i := 0; i < len(w); i++ {
+				buf = utf8.AppendRune(buf, byteToRune[w[i]])
+			}
+			sc.buf = buf
+			word = string(buf)
 		}
-		sc.buf = buf
-		word := string(buf)
-		if t.pre.ignoreMerges {
+		if t.pre.ignoreMerges || (t.pre.newlineTokens && strings.Trim(word, "\n") == "") {
 			if id, ok := t.ids[word]; ok {
 				out = append(out, id)
 				continue
 			}
 		}
-		for _, p := range mergeWord(word, rank, sc) {
-			if id, ok := t.ids[p]; ok {
-				out = append(out, id)
+		syms := t.mergeWord(word, t.bpeRank, sc)
+		for i := range syms {
+			if syms[i].id >= 0 {
+				out = append(out, syms[i].id)
 				continue
 			}
-			// llama.cpp looks each byte of an unknown symbol up as a
-			// one-byte piece and drops the ones that are not tokens.
+			p := syms[i].text(word)
+			// llama.cpp looks each byte of an unknown symbol up (as a
+			// one-byte piece, or as <0xXX> for raw UTF-8 BPE) and drops
+			// the ones that are not tokens.
 			for i := 0; i < len(p); i++ {
-				if id, ok := t.ids[p[i:i+1]]; ok {
+				if t.pre.escapeSpaces {
+					if id := t.byteTok[p[i]]; id >= 0 {
+						out = append(out, id)
+					}
+				} else if id, ok := t.ids[p[i:i+1]]; ok {
 					out = append(out, id)
 				}
 			}
 		}
 	}
 	return out
+}
+
+// spmRank is SentencePiece's merge order: the pair whose merged text is
+// the token with the highest score first. l and r are adjacent, so their
+// merged text is a slice of word.
+func (t *Tokenizer) spmRank(word string, l, r *symbol) (float64, int32, bool) {
+	id, ok := t.ids[word[l.start:r.start+r.n]]
+	if !ok {
+		return 0, -1, false
+	}
+	return -float64(t.v.Scores[id]), id, true
+}
+
+// bpeRank is BPE's merge order: the pair listed first in the merges.
+func (t *Tokenizer) bpeRank(word string, l, r *symbol) (float64, int32, bool) {
+	if l.id >= 0 && r.id >= 0 {
+		m, ok := t.merges[pairKey(l.id, r.id)]
+		return float64(m.rank), m.id, ok
+	}
+	if t.oddMerges == nil {
+		return 0, -1, false
+	}
+	rank, ok := t.oddMerges[mergePair{l.text(word), r.text(word)}]
+	if !ok {
+		return 0, -1, false
+	}
+	id, found := t.ids[word[l.start:r.start+r.n]]
+	if !found {
+		id = -1
+	}
+	return float64(rank), id, true
 }

@@ -2,69 +2,96 @@ package tokenizer
 
 import (
 	"unicode"
-	"unicode/utf8"
 )
 
-// splitter cuts raw text into the words BPE merges within.
-type splitter func(text string) []string
+// splitter cuts raw text into the words BPE merges within, reusing sc's
+// buffers (the words are valid until the next call with sc).
+type splitter func(text string, sc *splitScratch) []string
+
+// splitScratch holds a splitter's buffers: the text's runes, the byte
+// offset of each, and the fragments as rune ranges.
+type splitScratch struct {
+	runes      []rune
+	offs       []int
+	frags, out []span
+	words      []string
+}
+
+// span is a fragment of the text, as a range of rune indices.
+type span struct{ lo, hi int }
 
 // matcher returns the length in runes of the pattern's match at r[i:] (the
 // regex alternation tried in order, as a leftmost-first engine would), or
-// 0 when nothing matches there.
+// 0 when nothing matches there. A negative -k says that no match starts
+// anywhere in r[i:i+k], so that the caller skips a run the matcher has
+// already scanned (which keeps patterns such as \s+$ linear).
 type matcher func(r []rune, i int) int
 
 // stages applies matchers in sequence: each splits every fragment left by
 // the previous one; text a matcher does not match stays a fragment of its
-// own, as llama.cpp's unicode_regex_split does.
+// own, as llama.cpp's unicode_regex_split does. The text is decoded once;
+// fragments are rune ranges of it.
 func stages(ms ...matcher) splitter {
-	return func(text string) []string {
-		frags := []string{text}
-		for _, m := range ms {
-			var out []string
-			for _, f := range frags {
-				out = splitOne(f, m, out)
-			}
-			frags = out
+	return func(text string, sc *splitScratch) []string {
+		if cap(sc.runes) < len(text) {
+			sc.runes, sc.offs = make([]rune, 0, len(text)), make([]int, 0, len(text)+1)
 		}
-		return frags
+		r, offs := sc.runes[:0], sc.offs[:0]
+		for i := 0; i < len(text); {
+			c, n := decodeRune(text[i:])
+			r = append(r, c)
+			offs = append(offs, i)
+			i += n
+		}
+		offs = append(offs, len(text))
+		sc.runes, sc.offs = r, offs
+		frags := append(sc.frags[:0], span{0, len(r)})
+		out := sc.out[:0]
+		for _, m := range ms {
+			out = out[:0]
+			for _, f := range frags {
+				out = splitSpan(r[f.lo:f.hi], f.lo, m, out)
+			}
+			frags, out = out, frags
+		}
+		sc.frags, sc.out = frags, out
+		words := sc.words[:0]
+		for _, f := range frags {
+			words = append(words, text[offs[f.lo]:offs[f.hi]])
+		}
+		sc.words = words
+		return words
 	}
 }
 
-func splitOne(text string, m matcher, out []string) []string {
-	r := []rune(text)
-	// Byte offsets of each rune, to slice the original text (keeping any
-	// invalid UTF-8 bytes as they were).
-	offs := make([]int, 0, len(r)+1)
-	for i := 0; i < len(text); {
-		offs = append(offs, i)
-		_, n := utf8.DecodeRuneInString(text[i:])
-		i += n
-	}
-	offs = append(offs, len(text))
+// splitSpan appends to out the pieces m cuts r into (r starts at rune
+// index base of the text): each match, and the text between matches.
+func splitSpan(r []rune, base int, m matcher, out []span) []span {
 	gap := 0
 	for i := 0; i < len(r); {
 		n := m(r, i)
 		if n <= 0 {
-			i++
+			i += max(1, -n)
 			continue
 		}
 		if gap < i {
-			out = append(out, text[offs[gap]:offs[i]])
+			out = append(out, span{base + gap, base + i})
 		}
-		out = append(out, text[offs[i]:offs[i+n]])
+		out = append(out, span{base + i, base + i + n})
 		i += n
 		gap = i
 	}
 	if gap < len(r) {
-		out = append(out, text[offs[gap]:])
+		out = append(out, span{base + gap, base + len(r)})
 	}
 	return out
 }
 
-func isL(c rune) bool     { return unicode.IsLetter(c) }
-func isN(c rune) bool     { return unicode.IsNumber(c) }
-func isSpace(c rune) bool { return unicode.IsSpace(c) }
-func isOther(c rune) bool { return !isSpace(c) && !isL(c) && !isN(c) }
+func isL(c rune) bool     { return classOf(c)&cLetter != 0 }
+func isN(c rune) bool     { return classOf(c)&cNumber != 0 }
+func isP(c rune) bool     { return classOf(c)&cPunct != 0 }
+func isSpace(c rune) bool { return classOf(c)&cSpace != 0 }
+func isOther(c rune) bool { return classOf(c)&(cSpace|cLetter|cNumber) == 0 }
 func isCRLF(c rune) bool  { return c == '\r' || c == '\n' }
 
 // contraction matches 's 't 're 've 'm 'll 'd at r[i:].
@@ -129,29 +156,46 @@ func matchGPT2(r []rune, i int) int {
 	return whitespace(r, i)
 }
 
+// runMax counts the runes from i on that satisfy f, stopping at limit.
+func runMax(r []rune, i, limit int, f func(rune) bool) int {
+	j := i
+	for j < len(r) && j-i < limit && f(r[j]) {
+		j++
+	}
+	return j - i
+}
+
 // matchLlama3 implements the llama3 pattern (digits = 3) and qwen2's
 // (digits = 1):
 // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,D}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-func matchLlama3(digits int) matcher {
+// With marks, it is Qwen3.5's variant, whose words also take combining
+// marks: [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ and ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*.
+func matchLlama3(digits int, marks bool) matcher {
+	letters := cLetter
+	if marks {
+		letters |= cMark
+	}
+	isWord := func(c rune) bool { return classOf(c)&letters != 0 }
+	isRest := func(c rune) bool { return classOf(c)&(cSpace|cNumber|letters) == 0 }
 	return func(r []rune, i int) int {
 		if n := contraction(r, i, true); n > 0 {
 			return n
 		}
 		j := i
-		if c := r[j]; !isL(c) && !isN(c) && !isCRLF(c) && j+1 < len(r) && isL(r[j+1]) {
+		if c := r[j]; !isL(c) && !isN(c) && !isCRLF(c) && j+1 < len(r) && isWord(r[j+1]) {
 			j++
 		}
-		if n := run(r, j, isL); n > 0 {
+		if n := run(r, j, isWord); n > 0 {
 			return j - i + n
 		}
-		if n := run(r, i, isN); n > 0 {
-			return min(n, digits)
+		if n := runMax(r, i, digits, isN); n > 0 {
+			return n
 		}
 		j = i
-		if r[j] == ' ' && j+1 < len(r) && isOther(r[j+1]) {
+		if r[j] == ' ' && j+1 < len(r) && isRest(r[j+1]) {
 			j++
 		}
-		if n := run(r, j, isOther); n > 0 {
+		if n := run(r, j, isRest); n > 0 {
 			j += n
 			return j - i + run(r, j, isCRLF)
 		}
@@ -167,11 +211,21 @@ func matchLlama3(digits int) matcher {
 	}
 }
 
-// matchPunctRun: [\p{P}\$\+<=>\^~\|]+
-func matchPunctRun(r []rune, i int) int {
-	return run(r, i, func(c rune) bool {
-		return unicode.IsPunct(c) || c == '$' || c == '+' || c == '<' || c == '=' || c == '>' || c == '^' || c == '~' || c == '|'
-	})
+// matchPunctRun: [\p{P}\$\+<=>\^~\|]+, and with backtick falcon's
+// [\p{P}\$\+<=>\^~\|`]+. In llama.cpp these go through its category-
+// collapsing std::regex path, where \p{P} is the punctuation category
+// alone (ASCII $+<=>^`|~ are symbols, hence listed).
+func matchPunctRun(backtick bool) matcher {
+	in := func(c rune) bool {
+		switch c {
+		case '$', '+', '<', '=', '>', '^', '~', '|':
+			return true
+		case '`':
+			return backtick
+		}
+		return isP(c)
+	}
+	return func(r []rune, i int) int { return run(r, i, in) }
 }
 
 // matchDigitRun: \p{N}+
@@ -194,3 +248,119 @@ func matchASCIIDigits3(r []rune, i int) int {
 }
 
 func isASCIIDigit(c rune) bool { return c >= '0' && c <= '9' }
+
+// matchCRLF: [\r\n] (each line break a word of its own).
+func matchCRLF(r []rune, i int) int {
+	if isCRLF(r[i]) {
+		return 1
+	}
+	return 0
+}
+
+// matchSpaceThen returns the matcher of \s?X+ for the class X.
+func matchSpaceThen(in func(rune) bool) matcher {
+	return func(r []rune, i int) int {
+		j := i
+		if isSpace(r[j]) && j+1 < len(r) && in(r[j+1]) {
+			j++
+		}
+		if n := run(r, j, in); n > 0 {
+			return j - i + n
+		}
+		return 0
+	}
+}
+
+// matchTrailingSpace: \s+$, whitespace that ends the fragment.
+func matchTrailingSpace(r []rune, i int) int {
+	n := run(r, i, isSpace)
+	switch {
+	case n == 0:
+		return 0
+	case i+n == len(r):
+		return n
+	}
+	return -n // no match starts inside a run that stops before the end
+}
+
+// matchNewlineRuns: [^\n]+|[\n]+, runs of line feeds and runs of
+// everything else (Gemma 4's only split: its BPE merges whole lines).
+func matchNewlineRuns(r []rune, i int) int {
+	nl := r[i] == '\n'
+	return run(r, i, func(c rune) bool { return (c == '\n') == nl })
+}
+
+// Patterns without a \p{..} category go through std::wregex in llama.cpp,
+// on the code points with every non-ASCII whitespace replaced by \v so
+// that \s matches it; a character class therefore never matches such a
+// space even when its range covers it (U+3000 in the DeepSeek classes
+// below). wide maps a code point the same way.
+func wide(c rune) rune {
+	if c > 0x7f && isSpace(c) {
+		return '\v'
+	}
+	return c
+}
+
+// runeRange is an inclusive code point range of a character class.
+type runeRange struct{ lo, hi rune }
+
+// inRanges reports whether c lies in one of the sorted, disjoint rs.
+func inRanges(c rune, rs []runeRange) bool {
+	lo, hi := 0, len(rs)
+	for lo < hi {
+		m := (lo + hi) / 2
+		switch {
+		case c < rs[m].lo:
+			hi = m
+		case c > rs[m].hi:
+			lo = m + 1
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// deepseekLetters is the letter class of DeepSeek LLM's pre-tokenizer
+// (tokenizer.json's second split, [A-Za-zµÀ-ÖØ-öø-ƺ...]): cased letters of
+// the Latin, Greek, Cyrillic, Armenian, Georgian, Cherokee, Glagolitic,
+// Coptic, Deseret, Osage, Old Hungarian, Warang Citi and Adlam scripts
+// and letter-like symbols, sorted.
+var deepseekLetters = []runeRange{
+	{0x41, 0x5A}, {0x61, 0x7A}, {0xB5, 0xB5}, {0xC0, 0xD6}, {0xD8, 0xF6}, {0xF8, 0x1BA}, {0x1BC, 0x1BF},
+	{0x1C4, 0x293}, {0x295, 0x2AF}, {0x370, 0x373}, {0x376, 0x377}, {0x37B, 0x37D}, {0x37F, 0x37F},
+	{0x386, 0x386}, {0x388, 0x38A}, {0x38C, 0x38C}, {0x38E, 0x3A1}, {0x3A3, 0x3F5}, {0x3F7, 0x481},
+	{0x48A, 0x52F}, {0x531, 0x556}, {0x10A0, 0x10C5}, {0x13A0, 0x13F5}, {0x13F8, 0x13FD}, {0x1C90, 0x1CBA},
+	{0x1CBD, 0x1CBF}, {0x1D00, 0x1D2B}, {0x1D6B, 0x1D77}, {0x1D79, 0x1D9A}, {0x1E00, 0x1F15}, {0x1F18, 0x1F1D},
+	{0x1F20, 0x1F45}, {0x1F48, 0x1F4D}, {0x1F50, 0x1F57}, {0x1F59, 0x1F59}, {0x1F5B, 0x1F5B}, {0x1F5D, 0x1F5D},
+	{0x1F5F, 0x1F7D}, {0x1F80, 0x1FB4}, {0x1FB6, 0x1FBC}, {0x1FBE, 0x1FBE}, {0x1FC2, 0x1FC4}, {0x1FC6, 0x1FCC},
+	{0x1FD0, 0x1FD3}, {0x1FD6, 0x1FDB}, {0x1FE0, 0x1FEC}, {0x1FF2, 0x1FF4}, {0x1FF6, 0x1FFC}, {0x2102, 0x2102},
+	{0x2107, 0x2107}, {0x210A, 0x2113}, {0x2115, 0x2115}, {0x2119, 0x211D}, {0x2124, 0x2124}, {0x2126, 0x2126},
+	{0x2128, 0x2128}, {0x212A, 0x212D}, {0x212F, 0x2134}, {0x2139, 0x2139}, {0x213C, 0x213F}, {0x2145, 0x2149},
+	{0x214E, 0x214E}, {0x2183, 0x2184}, {0x2C00, 0x2C7B}, {0x2C7E, 0x2CE4}, {0x2CEB, 0x2CEE}, {0x2CF2, 0x2CF3},
+	{0xA640, 0xA66D}, {0xA680, 0xA69B}, {0xA722, 0xA76F}, {0xA771, 0xA787}, {0xA78B, 0xA78E}, {0xAB70, 0xABBF},
+	{0xFB00, 0xFB06}, {0xFB13, 0xFB17}, {0xFF21, 0xFF3A}, {0xFF41, 0xFF5A}, {0x10400, 0x1044F}, {0x104B0, 0x104D3},
+	{0x104D8, 0x104FB}, {0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2}, {0x118A0, 0x118DF}, {0x1E900, 0x1E943},
+}
+
+// deepseekPunct is DeepSeek LLM's punctuation class [!-/:-~！-／：-～‘-‟　-。]:
+// ASCII punctuation and symbols, their fullwidth forms, curly quotes and
+// the ideographic space, comma and full stop.
+var deepseekPunct = []runeRange{
+	{0x21, 0x2F}, {0x3A, 0x7E}, {0x2018, 0x201F}, {0x3000, 0x3002}, {0xFF01, 0xFF0F}, {0xFF1A, 0xFF5E},
+}
+
+// deepseekCJK is the DeepSeek pre-tokenizers' [一-龥ࠀ-一가-퟿]: U+0800..U+9FA5
+// (CJK ideographs and every script from Samaritan up) and Hangul.
+var deepseekCJK = []runeRange{{0x800, 0x9FA5}, {0xAC00, 0xD7FF}}
+
+// classIn returns the class test of a std::wregex character class.
+func classIn(rs []runeRange) func(rune) bool {
+	return func(c rune) bool { return inRanges(wide(c), rs) }
+}
+
+// run1 returns the matcher of X+ for the class X.
+func run1(in func(rune) bool) matcher {
+	return func(r []rune, i int) int { return run(r, i, in) }
+}

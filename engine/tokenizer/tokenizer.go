@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ErrUnsupported is returned for a tokenizer model or pre-tokenizer this
@@ -44,7 +45,7 @@ const (
 // New uses the flags as given; FromGGUF fills them with llama.cpp's
 // defaults where the file says nothing.
 type Vocab struct {
-	Model  string // "llama" (SentencePiece) or "gpt2" (byte-level BPE)
+	Model  string // "llama" (SentencePiece), "gpt2" (byte-level BPE) or "gemma4" (BPE over ▁-escaped UTF-8)
 	Pre    string // BPE pre-tokenizer: "gpt-2", "llama-bpe", "qwen2", "default", ... ("" = "default")
 	Tokens []string
 	Scores []float32   // SentencePiece merge scores (required for "llama")
@@ -68,6 +69,14 @@ type preTokenizer struct {
 	ignoreMerges bool // a pre-tokenized word that is a token is not merged (llama3)
 	cleanSpaces  bool // Decode removes spaces before punctuation/contractions
 	addBOS       bool // llama.cpp's add_bos default when the GGUF has no key
+	forceBOS     bool // add_bos even when the GGUF says false (llama.cpp's Gemma 4 workaround)
+	// SentencePiece-style BPE (Gemma 4): spaces become ▁ before splitting,
+	// words are merged as raw UTF-8 rather than in GPT-2's byte alphabet,
+	// and a byte that is no token falls back to its <0xXX> token.
+	escapeSpaces bool
+	// A word of line feeds that is a token as a whole is that token,
+	// unmerged (Gemma 4).
+	newlineTokens bool
 }
 
 // preTokenizerFor returns the pre-tokenizer named by tokenizer.ggml.pre.
@@ -76,48 +85,89 @@ type preTokenizer struct {
 // error rather than a silent fallback, so that a model whose words would
 // be split differently is noticed.
 func preTokenizerFor(pre string) (preTokenizer, error) {
+	gpt2 := stages(matchGPT2)
+	starcoder := stages(matchDigit, matchGPT2)
+	llama3 := stages(matchLlama3(3, false))
+	qwen2 := stages(matchLlama3(1, false))
 	switch pre {
 	case "", "default":
-		return preTokenizer{split: stages(matchPunctRun, matchGPT2, matchDigitRun, matchASCIIDigits3), cleanSpaces: true}, nil
-	case "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
+		return preTokenizer{split: stages(matchPunctRun(false), matchGPT2, matchDigitRun, matchASCIIDigits3), cleanSpaces: true}, nil
+	case "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum", "modern-bert",
 		"jina-v1-en", "jina-v2-code", "roberta-bpe", "mpt", "olmo", "exaone4", "jais":
-		return preTokenizer{split: stages(matchGPT2), cleanSpaces: true}, nil
+		return preTokenizer{split: gpt2, cleanSpaces: true}, nil
 	case "trillion", "granite-docling":
-		return preTokenizer{split: stages(matchGPT2)}, nil
-	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2":
-		return preTokenizer{split: stages(matchLlama3(3)), ignoreMerges: true, cleanSpaces: true, addBOS: true}, nil
+		return preTokenizer{split: gpt2}, nil
+	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
+		return preTokenizer{split: llama3, ignoreMerges: true, cleanSpaces: true, addBOS: true}, nil
 	case "dbrx", "smaug-bpe":
-		return preTokenizer{split: stages(matchLlama3(3)), cleanSpaces: true}, nil
-	case "qwen2", "deepseek-r1-qwen", "kormo", "hunyuan":
-		return preTokenizer{split: stages(matchLlama3(1))}, nil
+		return preTokenizer{split: llama3, cleanSpaces: true}, nil
+	case "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "hunyuan", "grok-2", "solar-open":
+		return preTokenizer{split: qwen2}, nil
 	case "megrez", "stablelm2":
-		return preTokenizer{split: stages(matchLlama3(1)), cleanSpaces: true}, nil
-	case "starcoder", "refact", "codeshell", "exaone", "minerva-7b":
-		return preTokenizer{split: stages(matchDigit, matchGPT2), cleanSpaces: true}, nil
+		return preTokenizer{split: qwen2, cleanSpaces: true}, nil
+	case "qwen35":
+		return preTokenizer{split: stages(matchLlama3(1, true))}, nil
+	case "starcoder", "refact", "codeshell", "exaone", "minerva-7b", "mellum2":
+		return preTokenizer{split: starcoder, cleanSpaces: true}, nil
 	case "command-r", "smollm":
-		return preTokenizer{split: stages(matchDigit, matchGPT2)}, nil
+		return preTokenizer{split: starcoder}, nil
+	case "falcon":
+		return preTokenizer{split: stages(matchPunctRun(true), matchGPT2, matchASCIIDigits3), cleanSpaces: true}, nil
+	case "deepseek-llm":
+		return preTokenizer{split: stages(matchCRLF, matchSpaceThen(classIn(deepseekLetters)), matchSpaceThen(classIn(deepseekPunct)),
+			matchTrailingSpace, run1(classIn(deepseekCJK)), matchDigitRun)}, nil
+	case "deepseek-coder":
+		return preTokenizer{split: stages(matchCRLF, matchSpaceThen(isL), matchSpaceThen(isP), run1(classIn(deepseekCJK)), matchDigit)}, nil
+	case "gemma4", "granite-embed-multi-311m":
+		return preTokenizer{split: stages(matchNewlineRuns), cleanSpaces: true, addBOS: true, forceBOS: true, escapeSpaces: true, newlineTokens: true}, nil
+	case "sarvam-moe":
+		return preTokenizer{split: stages(matchNewlineRuns), escapeSpaces: true}, nil
 	}
-	return preTokenizer{}, fmt.Errorf("%w: tokenizer.ggml.pre %q (known: default, gpt-2, llama-bpe, qwen2, starcoder and their aliases)", ErrUnsupported, pre)
+	return preTokenizer{}, fmt.Errorf("%w: tokenizer.ggml.pre %q (known: default, gpt-2, llama-bpe, qwen2, qwen35, starcoder, "+
+		"command-r, falcon, deepseek-llm, deepseek-coder, gemma4 and their aliases)", ErrUnsupported, pre)
 }
 
-// mergePair is a BPE merge's two sides, the key of the rank table (no
-// string concatenation per lookup).
-type mergePair struct{ left, right string }
+// bpePre is the pre-tokenizer a BPE vocabulary uses: tokenizer.ggml.pre,
+// except that llama.cpp gives every tokenizer.ggml.model = gemma4 file
+// Gemma 4's, whatever the file says.
+func bpePre(v Vocab) string {
+	if v.Model == "gemma4" {
+		return "gemma4"
+	}
+	return v.Pre
+}
+
+// A BPE merge is looked up by the token ids of its two sides (one integer
+// hashed per lookup instead of two strings). Merges of which a side is no
+// token, which real vocabularies do not have, are kept by text.
+type (
+	bpeMerge struct {
+		rank int32 // position in tokenizer.ggml.merges: lower merges first
+		id   int32 // the merged text's token, -1 if none
+	}
+	mergePair struct{ left, right string }
+)
+
+func pairKey(l, r int32) uint64 { return uint64(uint32(l))<<32 | uint64(uint32(r)) }
 
 // Tokenizer encodes and decodes text. It is immutable and safe for
 // concurrent use.
 type Tokenizer struct {
-	v       Vocab
-	types   []TokenType // effective types (llama.cpp forces end-of-turn tokens to control)
-	ids     map[string]int32
-	ranks   map[mergePair]int // BPE merge → rank
-	special []int32           // control/user-defined/unknown tokens, longest text first
-	eog     map[int32]bool
-	pre     preTokenizer
-	lstrip  map[int32]bool // special tokens that eat the whitespace before them when matched
-	rstrip  map[int32]bool // ... and after them
-	byteTok [256]int32     // SentencePiece byte-fallback tokens (-1: none)
-	spm     bool
+	v          Vocab
+	types      []TokenType // effective types (llama.cpp forces end-of-turn tokens to control)
+	ids        map[string]int32
+	merges     map[uint64]bpeMerge // BPE merges of two tokens, by pairKey
+	oddMerges  map[mergePair]int   // BPE merges with a side that is no token → rank
+	special    []int32             // control/user-defined/unknown tokens, longest text first
+	chars      [0x800]int32        // token of each character below U+0800 (-1: none)
+	scratch    sync.Pool           // *scratch buffers for Encode
+	specialIdx *specialIndex       // finds which special tokens a text contains
+	eog        map[int32]bool
+	pre        preTokenizer
+	lstrip     map[int32]bool // special tokens that eat the whitespace before them when matched
+	rstrip     map[int32]bool // ... and after them
+	byteTok    [256]int32     // byte-fallback tokens of SentencePiece and raw UTF-8 BPE (-1: none)
+	spm        bool
 }
 
 // EncodeOptions control Encode.
@@ -142,17 +192,22 @@ type DecodeOptions struct {
 // fill-in-the-middle tokens. All of them are forced to control type.
 var (
 	eotTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
-		"<EOT>", "_<EOT>", "<｜end▁of▁sentence｜>", "<end_of_utterance>"}
+		"<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>", "<end_of_utterance>"}
 	eomTexts = []string{"<|eom_id|>"}
 	// fimEOG are the FIM pad/repo/file-separator tokens, which also end
 	// generation; fimOther only become control tokens.
-	fimEOG   = []string{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>"}
-	fimOther = []string{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>",
-		"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>",
-		"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>"}
+	fimEOG = []string{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
+		"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>"}
+	fimOther = []string{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>",
+		"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>",
+		"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>"}
 	// eogTexts end generation whenever present.
-	eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>", "<|endoftext|>",
-		"<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>"}
+	eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+		"<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
+		"<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>", "<｜end▁of▁sentence｜>", "[e~["}
+	// alwaysRendered are gpt-oss's message-structure tokens, which
+	// llama.cpp makes user-defined: matched in any text, decoded as text.
+	alwaysRendered = []string{"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"}
 )
 
 // New builds a tokenizer from a vocabulary. It copies what it keeps.
@@ -186,6 +241,12 @@ func New(v Vocab) (*Tokenizer, error) {
 		}
 		t.ids[s] = int32(i)
 	}
+	for c := range t.chars {
+		t.chars[c] = -1
+		if id, ok := t.ids[string(rune(c))]; ok {
+			t.chars[c] = id
+		}
+	}
 	t.types = make([]TokenType, n)
 	for i := range t.types {
 		t.types[i] = TypeNormal
@@ -212,31 +273,52 @@ func New(v Vocab) (*Tokenizer, error) {
 				t.byteTok[b] = id
 			}
 		}
-	case "gpt2":
-		pre, err := preTokenizerFor(v.Pre)
+	case "gpt2", "gemma4":
+		pre, err := preTokenizerFor(bpePre(v))
 		if err != nil {
 			return nil, err
 		}
 		t.pre = pre
-		t.ranks = make(map[mergePair]int, len(v.Merges))
-		for i, m := range v.Merges {
-			// Split at the first space after the first byte, as llama.cpp
-			// does; the first of duplicate merges keeps its rank.
-			p := mergePair{}
-			if k := strings.IndexByte(m[min(1, len(m)):], ' '); k >= 0 {
-				k += min(1, len(m))
-				p = mergePair{m[:k], m[k+1:]}
-			}
-			if _, dup := t.ranks[p]; !dup {
-				t.ranks[p] = i
+		if pre.escapeSpaces {
+			// Raw UTF-8 BPE falls back to <0xXX> byte tokens.
+			for b := 0; b < 256; b++ {
+				if id, ok := t.ids[fmt.Sprintf("<0x%02X>", b)]; ok {
+					t.byteTok[b] = id
+				}
 			}
 		}
+		t.merges = make(map[uint64]bpeMerge, len(v.Merges))
+		for i := len(v.Merges) - 1; i >= 0; i-- {
+			// Split at the first space after the first byte, as llama.cpp
+			// does; the first of duplicate merges keeps its rank (written
+			// last here, which saves a lookup per merge).
+			m := v.Merges[i]
+			var left, right string
+			if k := strings.IndexByte(m[min(1, len(m)):], ' '); k >= 0 {
+				k += min(1, len(m))
+				left, right = m[:k], m[k+1:]
+			}
+			l, okl := t.ids[left]
+			r, okr := t.ids[right]
+			if !okl || !okr {
+				if t.oddMerges == nil {
+					t.oddMerges = map[mergePair]int{}
+				}
+				t.oddMerges[mergePair{left, right}] = i
+				continue
+			}
+			id, ok := t.ids[left+right]
+			if !ok {
+				id = -1
+			}
+			t.merges[pairKey(l, r)] = bpeMerge{rank: int32(i), id: id}
+		}
 	default:
-		return nil, fmt.Errorf("%w: tokenizer.ggml.model %q", ErrUnsupported, v.Model)
+		return nil, fmt.Errorf("%w: tokenizer.ggml.model %q (known: llama, gpt2, gemma4)", ErrUnsupported, v.Model)
 	}
 	t.v = v
 
-	// End-of-generation tokens, found as llama.cpp finds them.
+	// Special tokens found by their text, as llama.cpp's loader finds them.
 	forceControl := func(id int32) { t.types[id] = TypeControl }
 	lookup := func(texts []string) []int32 {
 		var out []int32
@@ -250,16 +332,13 @@ func New(v Vocab) (*Tokenizer, error) {
 	if t.v.EOT < 0 {
 		if found := lookup(eotTexts); len(found) > 0 {
 			t.v.EOT = found[0]
+			forceControl(found[0])
 		}
 	}
 	if t.v.EOM < 0 {
 		if found := lookup(eomTexts); len(found) > 0 {
 			t.v.EOM = found[0]
-		}
-	}
-	for _, id := range []int32{t.v.EOT, t.v.EOM} {
-		if id >= 0 {
-			forceControl(id)
+			forceControl(found[0])
 		}
 	}
 	for _, id := range lookup(fimOther) {
@@ -269,10 +348,26 @@ func New(v Vocab) (*Tokenizer, error) {
 		forceControl(id)
 		t.eog[id] = true
 	}
+	for _, id := range lookup(alwaysRendered) {
+		t.types[id] = TypeUserDefined
+	}
 	for _, id := range []int32{t.v.EOS, t.v.EOT, t.v.EOM} {
 		if id >= 0 {
 			t.eog[id] = true
 		}
+	}
+	isEOG := func(s string) bool { id, ok := t.ids[s]; return ok && t.eog[id] }
+	// gpt-oss (<|return|>, <|call|>) and Solar Open (<|calls|>, <|flush|>)
+	// end a message with <|end|> without ending generation: llama.cpp
+	// drops it from the end-of-generation set and renders it as text.
+	if end, ok := t.ids["<|end|>"]; ok && t.eog[end] && (isEOG("<|call|>") || isEOG("<|calls|>")) && (isEOG("<|return|>") || isEOG("<|flush|>")) {
+		delete(t.eog, end)
+		t.types[end] = TypeUserDefined
+	}
+	// Gemma 4 (it has <|tool_response>): </s> is an ordinary token.
+	if s, ok := t.ids["</s>"]; ok && t.eog[s] && isEOG("<|tool_response>") {
+		delete(t.eog, s)
+		t.types[s] = TypeNormal
 	}
 
 	for i, ty := range t.types {
@@ -284,6 +379,7 @@ func New(v Vocab) (*Tokenizer, error) {
 	sort.SliceStable(t.special, func(a, b int) bool {
 		return len(t.v.Tokens[t.special[a]]) > len(t.v.Tokens[t.special[b]])
 	})
+	t.specialIdx = newSpecialIndex(t.v.Tokens, t.special)
 	return t, nil
 }
 

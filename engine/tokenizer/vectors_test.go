@@ -1,13 +1,14 @@
 package tokenizer
 
 import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/ruvllm/ruvllm/engine/gguf"
 )
 
 // vocabTestSep separates the test strings of llama.cpp's ggml-vocab-*.inp
@@ -61,44 +62,84 @@ func TestParseVocabVectors(t *testing.T) {
 	}
 }
 
-// TestLlamaCppVocabVectors runs every ggml-vocab-*.gguf with .inp/.out
-// vectors found in shared/vocab (llama.cpp's models/ directory layout).
+// extraVector is one line of testdata/llamacpp-vectors.jsonl: strings
+// made by bench/tokdiff (every kind of space, scripts, combining marks,
+// digits, special-token texts, malformed UTF-8) with the ids llama.cpp
+// gave them, with add_special and parse_special both off or both on.
+type extraVector struct {
+	Vocab   string  `json:"vocab"`
+	Text    string  `json:"text"`
+	TextHex string  `json:"text_hex"`
+	Special bool    `json:"special"`
+	IDs     []int32 `json:"ids"`
+}
+
+func loadExtraVectors(t *testing.T) map[string][]extraVector {
+	t.Helper()
+	byVocab := map[string][]extraVector{}
+	jsonLines(t, filepath.Join("testdata", "llamacpp-vectors.jsonl"), func(line []byte) {
+		var v extraVector
+		if err := json.Unmarshal(line, &v); err != nil {
+			t.Fatalf("llamacpp-vectors.jsonl: %v", err)
+		}
+		if v.TextHex != "" {
+			b, err := hex.DecodeString(v.TextHex)
+			if err != nil {
+				t.Fatalf("llamacpp-vectors.jsonl: %v", err)
+			}
+			v.Text = string(b)
+		}
+		byVocab[v.Vocab] = append(byVocab[v.Vocab], v)
+	})
+	return byVocab
+}
+
+// TestLlamaCppVocabVectors runs every ggml-vocab-*.gguf of shared/vocab
+// (llama.cpp's models/ directory) against its .inp/.out vectors and this
+// package's extra llama.cpp vectors, and fails on any difference or on a
+// vocabulary it cannot load. go test -v shows the counts per family.
 func TestLlamaCppVocabVectors(t *testing.T) {
-	dir := findShared("vocab")
-	if dir == "" {
+	all := vocabTokenizers(t)
+	if len(all) == 0 {
 		t.Skip("no shared/vocab directory with llama.cpp ggml-vocab-*.gguf + .inp/.out test vectors; nothing to compare against")
 	}
-	models, _ := filepath.Glob(filepath.Join(dir, "*.gguf"))
-	ran := 0
-	for _, path := range models {
-		inp, err1 := os.ReadFile(path + ".inp")
-		out, err2 := os.ReadFile(path + ".out")
+	extra := loadExtraVectors(t)
+	var summary []string
+	for _, v := range all {
+		inp, err1 := os.ReadFile(v.path + ".inp")
+		out, err2 := os.ReadFile(v.path + ".out")
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		ran++
-		t.Run(filepath.Base(path), func(t *testing.T) {
+		t.Run(v.name, func(t *testing.T) {
 			vs, err := parseVocabVectors(string(inp), string(out))
 			if err != nil {
 				t.Fatalf("vectors: %v", err)
 			}
-			f, err := gguf.Open(path)
-			if err != nil {
-				t.Fatal(err)
+			if v.err != nil {
+				summary = append(summary, fmt.Sprintf("%-32s not loaded: %v", v.name, v.err))
+				t.Fatalf("tokenizer: %v", v.err)
 			}
-			defer f.Close()
-			tok, err := FromGGUF(f)
-			if err != nil {
-				t.Skipf("tokenizer not supported: %v", err)
-			}
-			for _, v := range vs {
-				if got := tok.Encode(v.text, EncodeOptions{}); !equal(got, v.ids) {
-					t.Errorf("Encode(%q) = %v, llama.cpp %v", v.text, got, v.ids)
+			pass, failed := 0, 0
+			check := func(text string, o EncodeOptions, want []int32) {
+				if got := v.tok.Encode(text, o); equal(got, want) {
+					pass++
+				} else if failed++; failed <= 5 {
+					t.Errorf("Encode(%q, %+v) = %v, llama.cpp %v", text, o, got, want)
 				}
 			}
+			for _, x := range vs {
+				check(x.text, EncodeOptions{}, x.ids)
+			}
+			inpPass := pass
+			for _, x := range extra[v.name] {
+				check(x.Text, EncodeOptions{AddSpecial: x.Special, ParseSpecial: x.Special}, x.IDs)
+			}
+			summary = append(summary, fmt.Sprintf("%-32s .inp/.out %d/%d, extra %d/%d", v.name, inpPass, len(vs), pass-inpPass, len(extra[v.name])))
 		})
 	}
-	if ran == 0 {
-		t.Skipf("%s has no *.gguf with .inp/.out vectors", dir)
+	if len(summary) == 0 {
+		t.Skip("shared/vocab has no *.gguf with .inp/.out vectors")
 	}
+	t.Logf("llama.cpp tokenizer vectors per family:\n%s", strings.Join(summary, "\n"))
 }

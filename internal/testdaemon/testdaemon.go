@@ -39,6 +39,8 @@ type Options struct {
 	Dir     string
 	Threads int // default 2
 	Logger  *slog.Logger
+	// ContextLength is the model's context per sequence (0: its 4096).
+	ContextLength int
 }
 
 // WriteModel writes the synthetic qwen2 model (ChatML template, byte-level
@@ -76,20 +78,13 @@ func WriteAdapter(modelPath, out string, seed uint64) error {
 // ControlTokenBans returns a logit_bias forbidding the model's control
 // tokens, so the tiny model cannot end a reply on its own.
 func ControlTokenBans(modelPath string) (map[string]float32, error) {
-	f, err := gguf.Open(modelPath)
+	ids, err := testmodel.ControlTokens(modelPath)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	types, ok := f.Int32s("tokenizer.ggml.token_type")
-	if !ok {
-		return nil, fmt.Errorf("%s has no token types", modelPath)
-	}
 	bans := map[string]float32{}
-	for id, typ := range types {
-		if typ == 3 { // control
-			bans[fmt.Sprint(id)] = -100
-		}
+	for _, id := range ids {
+		bans[fmt.Sprint(id)] = -100
 	}
 	return bans, nil
 }
@@ -114,7 +109,7 @@ func Start(ctx context.Context, o Options) (*Daemon, error) {
 	rctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	go func() {
-		d.done <- serve.Run(rctx, serve.Options{Config: cfg, Model: ModelName, Preload: true, KeepAlive: -1})
+		d.done <- serve.Run(rctx, serve.Options{Config: cfg, Model: ModelName, Preload: true, KeepAlive: -1, ContextLength: o.ContextLength})
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -1,6 +1,8 @@
-// Package clients checks ruvllmd against the official openai and ollama
-// npm clients (pinned in package.json): the test starts a daemon with a
-// synthetic model on loopback TCP and runs clients.mjs with node.
+// Package clients checks ruvllmd against the clients apps use: the
+// official openai, ollama and @anthropic-ai/sdk npm clients, the AI SDK and
+// LangChain (pinned in package.json), run by node from clients.mjs and
+// agents.mjs against a daemon on loopback TCP; curl over the Unix socket;
+// and the README's shell examples as written.
 package clients
 
 import (
@@ -8,10 +10,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -24,11 +26,17 @@ import (
 )
 
 // testDaemon is a daemon started for a test: its socket, its loopback TCP
-// address and bearer token, and the model it serves.
-type testDaemon struct{ sock, addr, token, model string }
+// address and bearer token, the model it serves and its health.
+type testDaemon struct {
+	sock, addr, token, model, modelPath string
+	health                              ipc.Health
+}
 
-// startDaemon runs ruvllmd in-process until the test ends.
-func startDaemon(t *testing.T) testDaemon {
+// startDaemon runs ruvllmd in-process until the test ends; requireToken
+// starts it with --require-token. The daemon serves the shared model
+// named want when ../shared has it, else a synthetic model of that name
+// (synthetic: the same architecture, untrained).
+func startDaemon(t *testing.T, want string, requireToken bool) testDaemon {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "rvnpm")
 	if err != nil {
@@ -37,9 +45,7 @@ func startDaemon(t *testing.T) testDaemon {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	models := filepath.Join(dir, "models")
 	os.MkdirAll(models, 0o700)
-	// The clients talk to the real trained qwen2 model of ../shared when it
-	// is there, else to a tiny synthetic one.
-	model := "ruvllm-test-qwen2-13m-q8_0"
+	model := want
 	real := filepath.Join(testpath.Root(t), "..", "shared", "models", model+".gguf")
 	if abs, err := filepath.Abs(real); err == nil {
 		real = abs
@@ -49,22 +55,18 @@ func startDaemon(t *testing.T) testDaemon {
 			t.Fatal(err)
 		}
 	} else {
-		t.Logf("%s not found: the clients run against a synthetic model", real)
-		model = "tiny-qwen2"
+		t.Logf("%s not found: the clients run against a synthetic model of that name", real)
 		o := testmodel.DefaultOptions()
 		o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 512
+		if strings.Contains(model, "llama") {
+			o.Arch = "llama"
+		}
 		if err := testmodel.Write(context.Background(), o, filepath.Join(models, model+".gguf")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	sock := filepath.Join(dir, "s.sock")
-	cfg := daemon.Config{SocketPath: sock, TCPAddr: addr, StateDir: filepath.Join(dir, "state"), ModelsDir: models,
+	cfg := daemon.Config{SocketPath: sock, TCPAddr: "127.0.0.1:0", RequireToken: requireToken, StateDir: filepath.Join(dir, "state"), ModelsDir: models,
 		CacheDir: filepath.Join(dir, "cache"), Threads: 1, Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -72,9 +74,9 @@ func startDaemon(t *testing.T) testDaemon {
 		done <- serve.Run(ctx, serve.Options{Config: cfg, Model: model, KeepAlive: time.Minute, MaxLoaded: 1})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
+	var c *ipc.Client
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if c, err := ipc.Dial(context.Background(), ipc.WithSocket(sock)); err == nil {
-			c.Close()
+		if c, err = ipc.Dial(context.Background(), ipc.WithSocket(sock)); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -82,34 +84,146 @@ func startDaemon(t *testing.T) testDaemon {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	token, err := os.ReadFile(filepath.Join(dir, "state", "token"))
+	defer c.Close()
+	h, err := c.Health(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testDaemon{sock: sock, addr: addr, token: strings.TrimSpace(string(token)), model: model}
+	token, err := ipc.ReadToken(h.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testDaemon{sock: sock, addr: h.TCPAddress, token: token, model: model, modelPath: filepath.Join(models, model+".gguf"), health: h}
 }
 
-func TestNPMClients(t *testing.T) {
+// inCI reports whether the tests run in CI (CI=true), where a client
+// test that cannot run is a failure rather than a skip.
+func inCI() bool { return os.Getenv("CI") == "true" }
+
+// cannotRun fails the test in CI and skips it elsewhere.
+func cannotRun(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if inCI() {
+		t.Fatalf("CI=true and "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// npmDeps makes sure node_modules holds exactly the versions package.json
+// pins, running `npm ci` when it does not; it returns node's path.
+func npmDeps(t *testing.T) string {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not installed")
+		cannotRun(t, "node is not installed (apt-get install nodejs npm, or node >= 20.19 from nodesource): the npm client tests cannot run")
 	}
-	for _, pkg := range []string{"openai", "ollama"} {
-		if _, err := os.Stat(filepath.Join("node_modules", pkg, "package.json")); err != nil {
-			t.Skipf("node_modules/%s missing: run `npm ci` in test/clients", pkg)
+	if stale := staleDeps(t); len(stale) > 0 {
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			cannotRun(t, "node_modules lacks %v and npm is not installed (apt-get install npm)", stale)
+		}
+		t.Logf("node_modules lacks %v: running npm ci", stale)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error").CombinedOutput()
+		if err != nil {
+			cannotRun(t, "npm ci in test/clients failed (offline?): %v\n%s", err, out)
+		}
+		if stale := staleDeps(t); len(stale) > 0 {
+			t.Fatalf("after npm ci node_modules still lacks %v", stale)
 		}
 	}
-	d := startDaemon(t)
-	runCtx, stop := context.WithTimeout(context.Background(), 60*time.Second)
+	return node
+}
+
+// staleDeps lists the dependencies of package.json that node_modules does
+// not hold at the pinned version.
+func staleDeps(t *testing.T) []string {
+	t.Helper()
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	b, err := os.ReadFile("package.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatalf("package.json: %v", err)
+	}
+	var stale []string
+	for name, version := range pkg.Dependencies {
+		var installed struct{ Version string }
+		b, err := os.ReadFile(filepath.Join("node_modules", name, "package.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &installed)
+		}
+		if err != nil || installed.Version != version {
+			stale = append(stale, name+"@"+version)
+		}
+	}
+	sort.Strings(stale)
+	return stale
+}
+
+// TestNPMClients runs clients.mjs: the openai and ollama npm clients, the
+// AI SDK and LangChain, configured as `ruvllm env` configures apps, against
+// a daemon, plus the token checks against a second daemon started with
+// --require-token.
+func TestNPMClients(t *testing.T) {
+	runScript(t, "clients.mjs")
+}
+
+// TestNPMAgentAPIs runs agents.mjs: structured output, tool calling, the
+// Responses API, the Anthropic Messages API and n > 1 through the official
+// openai, ollama and @anthropic-ai/sdk clients (issues 17 and 22).
+// Its seeds are chosen for the shared 13M model (which of them make the
+// model call a tool, say), so it needs that model rather than a synthetic
+// one.
+func TestNPMAgentAPIs(t *testing.T) {
+	model := filepath.Join(testpath.Root(t), "..", "shared", "models", "ruvllm-test-qwen2-13m-q8_0.gguf")
+	if _, err := os.Stat(model); err != nil {
+		t.Skipf("agents.mjs needs the shared model %s: %v", model, err)
+	}
+	runScript(t, "agents.mjs")
+}
+
+// runScript runs a node script of this folder against a daemon (and a
+// second one started with --require-token), with the environment `ruvllm
+// env` prints and the variables the scripts' headers describe; the script
+// must print {"ok":true,...}.
+func runScript(t *testing.T, script string) {
+	t.Helper()
+	node := npmDeps(t)
+	// Read here so that go test's cache knows the test depends on it.
+	if b, err := os.ReadFile(script); err != nil || len(b) == 0 {
+		t.Fatalf("%s: %v", script, err)
+	}
+	d := startDaemon(t, "ruvllm-test-qwen2-13m-q8_0", false)
+	strict := startDaemon(t, "ruvllm-test-qwen2-13m-q8_0", true)
+	vars, err := ipc.ClientEnv(d.health, d.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := os.Environ()
+	for _, v := range vars {
+		env = append(env, v.Name+"="+v.Value)
+	}
+	sameUser := "0"
+	if d.health.TCPSameUserNoToken {
+		sameUser = "1"
+	}
+	env = append(env, "RUVLLM_MODEL="+d.model, "RUVLLM_MODEL_PATH="+d.modelPath, "RUVLLM_SAME_USER="+sameUser,
+		"RUVLLM_STRICT_URL=http://"+strict.addr, "RUVLLM_STRICT_TOKEN="+strict.token)
+	runCtx, stop := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer stop()
-	cmd := exec.CommandContext(runCtx, node, "clients.mjs")
-	cmd.Env = append(os.Environ(), "RUVLLM_URL=http://"+d.addr, "RUVLLM_TOKEN="+d.token, "RUVLLM_MODEL="+d.model)
+	cmd := exec.CommandContext(runCtx, node, script)
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("clients.mjs: %v\n%s", err, out)
+		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
 	if !strings.Contains(string(out), `"ok":true`) {
-		t.Fatalf("clients.mjs output: %s", out)
+		t.Fatalf("%s output: %s", script, out)
 	}
 	t.Logf("%s", out)
 }
@@ -122,7 +236,7 @@ func TestCurl(t *testing.T) {
 	if err != nil {
 		t.Skip("curl not installed")
 	}
-	d := startDaemon(t)
+	d := startDaemon(t, "ruvllm-test-qwen2-13m-q8_0", false)
 	run := func(path, body string) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/gguf"
+)
+
+func newTemplateCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "template",
+		Short: "Work with chat templates",
+	}
+	cmd.AddCommand(newTemplateRenderCmd())
+	return cmd
+}
+
+// templateCase is one conversation to render: an entry of
+// ../shared/templates/conversations.json plus optional special tokens.
+type templateCase struct {
+	Messages            []chat.Message    `json:"messages"`
+	Tools               []json.RawMessage `json:"tools"`
+	AddGenerationPrompt *bool             `json:"add_generation_prompt"`
+	Extra               map[string]any    `json:"extra"`
+	BOS                 *string           `json:"bos_token"`
+	EOS                 *string           `json:"eos_token"`
+}
+
+func newTemplateRenderCmd() *cobra.Command {
+	var tmplPath, model, convPath, now string
+	cmd := &cobra.Command{
+		Use:   "render (--template FILE.jinja | -m MODEL.gguf) --conversation CASE.json",
+		Short: "Print a conversation rendered with a chat template, exactly",
+		Long: "render prints what a chat template makes of a conversation, byte for byte and without a\n" +
+			"trailing newline: the Jinja template of --template, or the chat template -m MODEL.gguf\n" +
+			"carries (its tool_use variant when the conversation has tools; the built-in family\n" +
+			"when it has none). CASE.json is an object with messages, and optionally tools (OpenAI\n" +
+			"style), add_generation_prompt (default true), extra (more template variables, e.g.\n" +
+			"{\"enable_thinking\": false}), bos_token and eos_token (default: the model's, or empty\n" +
+			"with --template). A template that calls raise_exception fails with its message.\n" +
+			"--now fixes the time strftime_now reports (2006-01-02T15:04:05, UTC).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (tmplPath == "") == (model == "") {
+				return errors.New("template render: give exactly one of --template FILE.jinja and -m MODEL.gguf")
+			}
+			if convPath == "" {
+				return errors.New("template render: --conversation CASE.json is required")
+			}
+			c, err := readTemplateCase(convPath)
+			if err != nil {
+				return err
+			}
+			conv := chat.Conversation{Messages: c.Messages, Tools: c.Tools, AddGenerationPrompt: c.AddGenerationPrompt == nil || *c.AddGenerationPrompt, Vars: c.Extra}
+			if now != "" {
+				if conv.Now, err = time.Parse("2006-01-02T15:04:05", now); err != nil {
+					return fmt.Errorf("template render: --now %q: want 2006-01-02T15:04:05", now)
+				}
+			}
+			tmpl, err := loadTemplate(tmplPath, model, c)
+			if err != nil {
+				return err
+			}
+			out, err := tmpl.Apply(cmd.Context(), conv)
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), out)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&tmplPath, "template", "", "Jinja chat template file")
+	cmd.Flags().StringVarP(&model, "model", "m", "", "GGUF model file whose chat template to use")
+	cmd.Flags().StringVar(&convPath, "conversation", "", "JSON file with the conversation (messages, tools, ...)")
+	cmd.Flags().StringVar(&now, "now", "", "time for strftime_now, 2006-01-02T15:04:05 (default: the current time)")
+	return cmd
+}
+
+func readTemplateCase(path string) (templateCase, error) {
+	var c templateCase
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("template render: %w", err)
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return c, fmt.Errorf("template render: %s: %w", path, err)
+	}
+	if len(c.Messages) == 0 {
+		return c, fmt.Errorf("template render: %s: messages must not be empty", path)
+	}
+	return c, nil
+}
+
+// loadTemplate compiles the --template file or the model's template, with
+// the case's special tokens over the model's.
+func loadTemplate(tmplPath, model string, c templateCase) (chat.Template, error) {
+	var st chat.SpecialTokens
+	var src, arch string
+	var variants map[string]string
+	if tmplPath != "" {
+		data, err := os.ReadFile(tmplPath)
+		if err != nil {
+			return chat.Template{}, fmt.Errorf("template render: %w", err)
+		}
+		src = string(data)
+	} else {
+		f, err := gguf.Open(model)
+		if err != nil {
+			return chat.Template{}, err
+		}
+		defer f.Close()
+		st = chat.SpecialTokensFromGGUF(f)
+		src, variants = chat.TemplatesFromGGUF(f)
+		arch = f.Architecture()
+	}
+	if c.BOS != nil {
+		st.BOS = *c.BOS
+	}
+	if c.EOS != nil {
+		st.EOS = *c.EOS
+	}
+	if tmplPath != "" {
+		return chat.FromJinja(src, nil, st)
+	}
+	return chat.ForModel(src, variants, arch, st)
+}

@@ -1,0 +1,496 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/grammar"
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/toolcall"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// Anthropic's Messages API: POST /v1/messages and /v1/messages/count_tokens,
+// so that Claude-style clients run on the shared local model.
+
+// anthropicNames are the Messages API's sampling fields.
+var anthropicNames = samplingNames{maxTemperature: 1}
+
+// anthropicError writes err in Anthropic's error shape.
+func anthropicError(w http.ResponseWriter, err error) {
+	status := statusOf(err)
+	daemon.WriteJSON(w, status, anthropicErrorBody(status, err.Error()))
+}
+
+func anthropicErrorBody(status int, msg string) ipc.AnthropicError {
+	var e ipc.AnthropicError
+	e.Type = "error"
+	e.Error.Message = msg
+	switch {
+	case status == http.StatusUnauthorized:
+		e.Error.Type = "authentication_error"
+	case status == http.StatusForbidden:
+		e.Error.Type = "permission_error"
+	case status == http.StatusNotFound:
+		e.Error.Type = "not_found_error"
+	case status == http.StatusRequestEntityTooLarge:
+		e.Error.Type = "request_too_large"
+	case status == http.StatusTooManyRequests:
+		e.Error.Type = "rate_limit_error"
+	case status == http.StatusServiceUnavailable:
+		e.Error.Type = "overloaded_error"
+	case status >= 500:
+		e.Error.Type = "api_error"
+	default:
+		e.Error.Type = "invalid_request_error"
+	}
+	return e
+}
+
+// anthropicChat converts a Messages request into the engine's request.
+func anthropicChat(body ipc.AnthropicRequest, needMax bool) (llm.Request, error) {
+	var req llm.Request
+	if needMax {
+		if body.MaxTokens == nil {
+			return req, badParam("max_tokens", "is required")
+		}
+		if *body.MaxTokens < 1 {
+			return req, badParam("max_tokens", "must be at least 1, not %d", *body.MaxTokens)
+		}
+		req.MaxTokens = *body.MaxTokens
+	}
+	p := sample.Params{Temperature: 1, TopP: 1}
+	if body.Temperature != nil {
+		p.Temperature = *body.Temperature
+	}
+	if body.TopP != nil {
+		p.TopP = *body.TopP
+	}
+	if body.TopK != nil {
+		p.TopK = *body.TopK
+	}
+	if err := checkSampling(p, anthropicNames); err != nil {
+		return req, err
+	}
+	req.Sampling = p
+	if err := checkStops(body.StopSequences, "stop_sequences"); err != nil {
+		return req, err
+	}
+	req.Stop = body.StopSequences
+	if s := strings.TrimSpace(string(body.Thinking)); s != "" && s != "null" && !strings.Contains(s, `"disabled"`) {
+		return req, badParam("thinking", "this model does not think")
+	}
+	if body.System.IsSet() {
+		text, err := anthropicText(body.System.Blocks, "system")
+		if err != nil {
+			return req, err
+		}
+		if text != "" {
+			req.Messages = append(req.Messages, chat.Message{Role: "system", Content: text})
+		}
+	}
+	if len(body.Messages) == 0 {
+		return req, badParam("messages", "must not be empty")
+	}
+	for i, m := range body.Messages {
+		at := fmt.Sprintf("messages[%d]", i)
+		if m.Role != "user" && m.Role != "assistant" {
+			return req, badParam(at+".role", "must be \"user\" or \"assistant\", not %q", m.Role)
+		}
+		msgs, err := anthropicTurn(m, at)
+		if err != nil {
+			return req, err
+		}
+		req.Messages = append(req.Messages, msgs...)
+	}
+	return req, nil
+}
+
+// anthropicTurn converts one message: its text, an assistant's tool_use
+// blocks (its calls) and a user's tool_result blocks (tool turns, which
+// come first, as they answer the calls before).
+func anthropicTurn(m ipc.AnthropicMessage, at string) ([]chat.Message, error) {
+	var texts []string
+	var calls []chat.ToolCall
+	var results []chat.Message
+	for j, b := range m.Content.Blocks {
+		bat := fmt.Sprintf("%s.content[%d]", at, j)
+		switch b.Type {
+		case "text":
+			texts = append(texts, b.Text)
+		case "tool_use":
+			if m.Role != "assistant" || b.ID == "" || b.Name == "" {
+				return nil, badParam(bat, "a tool_use block belongs to an assistant message and needs an id and a name")
+			}
+			input := b.Input
+			if len(input) == 0 {
+				input = json.RawMessage(`{}`)
+			}
+			calls = append(calls, chat.ToolCall{ID: b.ID, Type: "function", Function: chat.FunctionCall{Name: b.Name, Arguments: input}})
+		case "tool_result":
+			if m.Role != "user" || b.ToolUseID == "" {
+				return nil, badParam(bat, "a tool_result block belongs to a user message and needs tool_use_id")
+			}
+			content := ""
+			var s string
+			var blocks []ipc.AnthropicBlock
+			switch {
+			case len(b.Content) == 0:
+			case json.Unmarshal(b.Content, &s) == nil:
+				content = s
+			case json.Unmarshal(b.Content, &blocks) == nil:
+				var err error
+				if content, err = anthropicText(blocks, bat+".content"); err != nil {
+					return nil, err
+				}
+			default:
+				return nil, badParam(bat+".content", "must be a string or text blocks")
+			}
+			results = append(results, chat.Message{Role: "tool", ToolCallID: b.ToolUseID, Content: content})
+		case "image", "document":
+			return nil, badParam(bat, "this model takes text only, not %s blocks", b.Type)
+		default:
+			return nil, badParam(bat+".type", "unknown content block type %q", b.Type)
+		}
+	}
+	out := results
+	if text := strings.Join(texts, "\n"); text != "" || len(calls) > 0 || len(results) == 0 {
+		out = append(out, chat.Message{Role: m.Role, Content: text, ToolCalls: calls})
+	}
+	return out, nil
+}
+
+// anthropicTools converts Anthropic's tools ({name, description,
+// input_schema}) and tool_choice ({type: auto | any | tool | none, name}).
+func anthropicTools(body ipc.AnthropicRequest) (*toolSpec, error) {
+	s := strings.TrimSpace(string(body.Tools))
+	if s == "" || s == "null" || s == "[]" {
+		return nil, nil
+	}
+	var defs []struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+		Type        string          `json:"type"`
+	}
+	if err := json.Unmarshal(body.Tools, &defs); err != nil {
+		return nil, badParam("tools", "must be an array of tools")
+	}
+	ts := &toolSpec{choice: toolcall.Choice{Mode: toolcall.Auto}, parallel: true, param: "tools"}
+	for i, d := range defs {
+		if d.Type != "" && d.Type != "custom" {
+			return nil, badParam(fmt.Sprintf("tools[%d].type", i), "%q tools are not supported (only your own tools)", d.Type)
+		}
+		raw, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]any{
+			"name": d.Name, "description": d.Description, "parameters": d.InputSchema}})
+		ts.raw = append(ts.raw, raw)
+	}
+	if c := strings.TrimSpace(string(body.ToolChoice)); c != "" && c != "null" {
+		var tc struct {
+			Type                   string `json:"type"`
+			Name                   string `json:"name"`
+			DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
+		}
+		if err := json.Unmarshal(body.ToolChoice, &tc); err != nil {
+			return nil, badParam("tool_choice", "must be an object with a type")
+		}
+		switch tc.Type {
+		case "auto":
+		case "any":
+			ts.choice.Mode = toolcall.Required
+		case "tool":
+			if tc.Name == "" {
+				return nil, badParam("tool_choice.name", "is required")
+			}
+			ts.choice = toolcall.Choice{Mode: toolcall.Required, Name: tc.Name}
+		case "none":
+			ts.choice.Mode = toolcall.None
+		default:
+			return nil, badParam("tool_choice.type", "must be auto, any, tool or none, not %q", tc.Type)
+		}
+		ts.parallel = !tc.DisableParallelToolUse
+	}
+	return ts, nil
+}
+
+// anthropicOutputFormat reads Anthropic's structured output:
+// output_config.format (or the beta's output_format), {"type":
+// "json_schema", "schema": {...}}. An effort level is refused: it changes
+// what a reasoning model writes, and this daemon runs none.
+func anthropicOutputFormat(body ipc.AnthropicRequest) (*constraintSpec, error) {
+	present := func(raw json.RawMessage) bool {
+		s := strings.TrimSpace(string(raw))
+		return s != "" && s != "null"
+	}
+	format, param := body.OutputFormat, "output_format"
+	if present(body.OutputConfig) {
+		var oc struct {
+			Format json.RawMessage `json:"format"`
+			Effort json.RawMessage `json:"effort"`
+		}
+		if err := json.Unmarshal(body.OutputConfig, &oc); err != nil {
+			return nil, badParam("output_config", "must be an object")
+		}
+		if present(oc.Effort) {
+			return nil, badParam("output_config.effort", "this model does not reason: leave effort out")
+		}
+		if present(oc.Format) {
+			if present(format) {
+				return nil, badParam("output_format", "cannot be combined with output_config.format")
+			}
+			format, param = oc.Format, "output_config.format"
+		}
+	}
+	if !present(format) {
+		return nil, nil
+	}
+	var f struct {
+		Type   string          `json:"type"`
+		Schema json.RawMessage `json:"schema"`
+	}
+	if err := json.Unmarshal(format, &f); err != nil {
+		return nil, badParam(param, "must be an object with a type")
+	}
+	if f.Type != "json_schema" {
+		return nil, badParam(param+".type", "must be \"json_schema\", not %q", f.Type)
+	}
+	if !present(f.Schema) {
+		return nil, badParam(param+".schema", "is required")
+	}
+	return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindJSONSchema, Source: string(f.Schema)}, param: param + ".schema"}, nil
+}
+
+// anthropicText joins text blocks; other blocks are refused by name.
+func anthropicText(blocks []ipc.AnthropicBlock, param string) (string, error) {
+	var parts []string
+	for j, b := range blocks {
+		switch b.Type {
+		case "text":
+			parts = append(parts, b.Text)
+		case "image", "document":
+			return "", badParam(fmt.Sprintf("%s[%d]", param, j), "this model takes text only, not %s blocks", b.Type)
+		case "tool_use", "tool_result":
+			return "", badParam(fmt.Sprintf("%s[%d]", param, j), "%s blocks belong in messages, not here", b.Type)
+		default:
+			return "", badParam(fmt.Sprintf("%s[%d].type", param, j), "unknown content block type %q", b.Type)
+		}
+	}
+	return strings.Join(parts, "\n"), nil
+}
+
+// stopReason maps a result to Anthropic's stop_reason and stop_sequence.
+func stopReason(res llm.Result) (*string, *string) {
+	switch {
+	case res.FinishReason == llm.FinishLength:
+		return strPtr("max_tokens"), nil
+	case res.StopSequence != "":
+		return strPtr("stop_sequence"), strPtr(res.StopSequence)
+	}
+	return strPtr("end_turn"), nil
+}
+
+// promptCounter is a model that tokenizes a request's prompt (*llm.Model).
+type promptCounter interface {
+	PromptTokens(req llm.Request) ([]int32, error)
+}
+
+// anthropicRequest decodes and converts a Messages request (max_tokens
+// required when needMax).
+func (a *API) anthropicRequest(r *http.Request, needMax bool) (ipc.AnthropicRequest, llm.Request, *toolSpec, error) {
+	var body ipc.AnthropicRequest
+	if err := decode(r, &body); err != nil {
+		return body, llm.Request{}, nil, err
+	}
+	req, err := anthropicChat(body, needMax)
+	if err != nil {
+		return body, req, nil, err
+	}
+	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowDropOldest); err != nil {
+		return body, req, nil, err
+	}
+	tools, err := anthropicTools(body)
+	return body, req, tools, err
+}
+
+func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
+	body, req, tools, err := a.anthropicRequest(r, true)
+	if err != nil {
+		anthropicError(w, err)
+		return
+	}
+	constraint, err := anthropicOutputFormat(body)
+	if err != nil {
+		anthropicError(w, err)
+		return
+	}
+	if constraint != nil && tools != nil && tools.choice.Mode != toolcall.None {
+		anthropicError(w, badParam(constraint.param, "cannot be combined with tools (yet): use tool_choice none or one of them"))
+		return
+	}
+	id := newID("msg_")
+	w.Header().Set(RequestIDHeader, id)
+	var (
+		name        string
+		text        strings.Builder
+		inputTokens int
+		oc          = &outputControls{constraint: constraint, tools: tools}
+		filter      *toolcall.Stream
+		textOpen    bool // the text block was started (streaming)
+		sse         = &sseWriter{w: w, fl: w.(http.Flusher)}
+	)
+	event := func(typ string, v any) error {
+		sse.start()
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b); err != nil {
+			return err
+		}
+		sse.fl.Flush()
+		return nil
+	}
+	openText := func() {
+		if !textOpen {
+			textOpen = true
+			event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+				"content_block": map[string]any{"type": "text", "text": ""}})
+		}
+	}
+	spec := runSpec{endpoint: "messages", conversation: true, model: body.Model, req: req, id: id, hdr: w.Header(),
+		prepare: func(m models.Model, req *llm.Request) error {
+			if err := oc.prepare(m, req); err != nil {
+				return err
+			}
+			if pc, ok := m.(promptCounter); ok {
+				if toks, err := pc.PromptTokens(*req); err == nil {
+					inputTokens = len(toks)
+				}
+			}
+			return nil
+		},
+		onStart: func(n string) {
+			name, filter = n, oc.stream()
+			if !body.Stream {
+				return
+			}
+			event("message_start", map[string]any{"type": "message_start", "message": ipc.AnthropicResponse{
+				ID: id, Type: "message", Role: "assistant", Model: n, Content: []ipc.AnthropicBlock{},
+				Usage: ipc.AnthropicUsage{InputTokens: inputTokens}}})
+			if filter == nil { // no tools: the reply is one text block
+				openText()
+			}
+			event("ping", map[string]any{"type": "ping"})
+		},
+		onToken: func(t llm.Token) error {
+			text.WriteString(t.Text)
+			if !body.Stream {
+				return nil
+			}
+			piece := t.Text
+			if filter != nil {
+				piece = filter.Push(piece)
+			}
+			if piece == "" {
+				return nil
+			}
+			openText()
+			return event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+				"delta": map[string]any{"type": "text_delta", "text": piece}})
+		}}
+	out, err := a.run(r.Context(), r, spec)
+	var reply string
+	var calls []toolcall.Call
+	if err == nil {
+		if filter != nil && body.Stream {
+			if rest := filter.Close(); rest != "" {
+				openText()
+				event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+					"delta": map[string]any{"type": "text_delta", "text": rest}})
+			}
+		}
+		reply, calls, err = oc.split(text.String(), "toolu_")
+	}
+	if err != nil {
+		if !sse.started {
+			anthropicError(w, err)
+		} else if tellClient(r, err) {
+			event("error", anthropicErrorBody(statusOf(err), err.Error()))
+		}
+		return
+	}
+	reason, seq := stopReason(out.res)
+	if len(calls) > 0 {
+		reason, seq = strPtr("tool_use"), nil
+	}
+	usage := ipc.AnthropicUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,
+		CacheReadInputTokens: out.res.CachedTokens, ContextOverflow: overflowUsage(out.res)}
+	var content []ipc.AnthropicBlock
+	if reply != "" || len(calls) == 0 {
+		content = append(content, ipc.AnthropicBlock{Type: "text", Text: reply})
+	}
+	for _, c := range calls {
+		content = append(content, ipc.AnthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: c.Arguments})
+	}
+	if !body.Stream {
+		daemon.WriteJSON(w, http.StatusOK, ipc.AnthropicResponse{ID: id, Type: "message", Role: "assistant", Model: name,
+			Content: content, StopReason: reason, StopSequence: seq, Usage: usage})
+		return
+	}
+	index := 0
+	// The text block, when it has text, nothing was called, or text was
+	// already streamed (whitespace before a call, which the reply drops).
+	if reply != "" || len(calls) == 0 || textOpen {
+		openText()
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+		index = 1
+	}
+	for _, c := range calls {
+		event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
+			"content_block": map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}}})
+		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(c.Arguments)}})
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		index++
+	}
+	event("message_delta", map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": reason, "stop_sequence": seq}, "usage": usage})
+	event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// anthropicCountTokens answers POST /v1/messages/count_tokens: the tokens
+// the model would read for the request (template included).
+func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
+	body, req, tools, err := a.anthropicRequest(r, false)
+	if err != nil {
+		anthropicError(w, err)
+		return
+	}
+	h, err := a.models.Acquire(r.Context(), body.Model, nil)
+	if err != nil {
+		anthropicError(w, err)
+		return
+	}
+	defer h.Release()
+	pc, ok := h.Model.(promptCounter)
+	if !ok {
+		anthropicError(w, badParam("model", "cannot count tokens for this model"))
+		return
+	}
+	if _, err := applyTools(h.Model, &req, tools); err != nil {
+		anthropicError(w, err)
+		return
+	}
+	toks, err := pc.PromptTokens(req)
+	if err != nil {
+		anthropicError(w, err)
+		return
+	}
+	daemon.WriteJSON(w, http.StatusOK, ipc.AnthropicTokenCount{InputTokens: len(toks)})
+}

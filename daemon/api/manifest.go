@@ -1,0 +1,662 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/adapters"
+	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/quantize"
+	"github.com/ruvllm/ruvllm/internal/disk"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// ManifestBucket is the state-store bucket of created models.
+const ManifestBucket = "manifests"
+
+// maxManifestDepth bounds a chain of models made from models.
+const maxManifestDepth = 8
+
+// MaxBlobBytes bounds one uploaded blob (a GGUF model or adapter).
+const MaxBlobBytes = 512 << 30
+
+// modelNameRE is Ollama's model name: [host/][namespace/]model[:tag] of a
+// fixed character set.
+var modelNameRE = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]{0,63}/){0,2}[A-Za-z0-9][A-Za-z0-9._-]{0,79}(:[A-Za-z0-9][A-Za-z0-9._-]{0,63})?$`)
+
+// canonicalName is how a model name is stored and compared: lower case,
+// without Ollama's default ":latest" tag.
+func canonicalName(name string) string {
+	return strings.TrimSuffix(strings.ToLower(name), ":latest")
+}
+
+// checkModelName refuses names outside Ollama's form.
+func checkModelName(param, name string) error {
+	if name == "" {
+		return badParam(param, "is required")
+	}
+	if !modelNameRE.MatchString(name) {
+		return badParam(param, "%q is not a model name: [host/][namespace/]model[:tag] of letters, digits, '.', '_' and '-'", name)
+	}
+	return nil
+}
+
+// manifest returns the created model named name, if there is one.
+func (a *API) manifest(name string) (*ipc.ModelManifest, bool) {
+	if name == "" {
+		return nil, false
+	}
+	var m ipc.ModelManifest
+	if err := a.srv.Store().Get(ManifestBucket, canonicalName(name), &m); err != nil {
+		return a.fineTunedManifest(canonicalName(name))
+	}
+	return &m, true
+}
+
+// resolvedModel is a request's model after created models are expanded:
+// the base model to run and, when the name was a created model, the
+// defaults of its chain merged (the nearest winning).
+type resolvedModel struct {
+	base string
+	man  *ipc.ModelManifest
+}
+
+// resolveModel follows created models down to a model the manager serves.
+func (a *API) resolveModel(name string) (resolvedModel, error) {
+	var chain []*ipc.ModelManifest
+	cur := name
+	for {
+		m, ok := a.manifest(cur)
+		if !ok {
+			break
+		}
+		if len(chain) == maxManifestDepth {
+			return resolvedModel{}, badParam("model", "%q is made from more than %d models in a chain", name, maxManifestDepth)
+		}
+		chain = append(chain, m)
+		cur = m.From
+	}
+	if len(chain) == 0 {
+		return resolvedModel{base: name}, nil
+	}
+	merged := &ipc.ModelManifest{Name: chain[0].Name, From: cur, Parameters: map[string]any{}, Created: chain[0].Created}
+	for i := len(chain) - 1; i >= 0; i-- { // the base's first, the nearest last
+		m := chain[i]
+		if m.System != "" {
+			merged.System = m.System
+		}
+		if m.Template != "" {
+			merged.Template = m.Template
+		}
+		maps.Copy(merged.Parameters, m.Parameters)
+		merged.Adapters = append(merged.Adapters, m.Adapters...)
+		if len(m.Messages) > 0 {
+			merged.Messages = m.Messages
+		}
+		if len(m.License) > 0 {
+			merged.License = m.License
+		}
+	}
+	return resolvedModel{base: cur, man: merged}, nil
+}
+
+// withManifestOptions overlays a request's Ollama options on a created
+// model's parameters (the request's own values win).
+func withManifestOptions(man *ipc.ModelManifest, o *ipc.OllamaOptions) (*ipc.OllamaOptions, error) {
+	if man == nil || len(man.Parameters) == 0 {
+		return o, nil
+	}
+	merged := map[string]any{}
+	maps.Copy(merged, man.Parameters)
+	if o != nil {
+		b, err := json.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		var req map[string]any
+		if err := json.Unmarshal(b, &req); err != nil {
+			return nil, err
+		}
+		maps.Copy(merged, req)
+	}
+	b, err := json.Marshal(merged)
+	if err != nil {
+		return nil, err
+	}
+	var out ipc.OllamaOptions
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, badParam("options", "the model's parameters do not decode: %v", err)
+	}
+	return &out, nil
+}
+
+// withManifestSampling fills a request's unset OpenAI sampling fields from
+// a created model's parameters.
+func withManifestSampling(man *ipc.ModelManifest, f *ipc.SamplingFields) {
+	if man == nil {
+		return
+	}
+	// A created model's adapters apply whether or not it has parameters.
+	f.Adapters = mergeAdapters(man.Adapters, f.Adapters)
+	o, err := withManifestOptions(man, nil)
+	if err != nil || o == nil {
+		return
+	}
+	if f.Temperature == nil {
+		f.Temperature = o.Temperature
+	}
+	if f.TopP == nil {
+		f.TopP = o.TopP
+	}
+	if f.TopK == nil {
+		f.TopK = o.TopK
+	}
+	if f.MinP == nil {
+		f.MinP = o.MinP
+	}
+	if f.Seed == nil {
+		f.Seed = o.Seed
+	}
+	if f.PresencePenalty == 0 {
+		f.PresencePenalty = o.PresencePenalty
+	}
+	if f.FrequencyPenalty == 0 {
+		f.FrequencyPenalty = o.FrequencyPenalty
+	}
+	if f.RepeatPenalty == 0 && o.RepeatPenalty != nil {
+		f.RepeatPenalty = *o.RepeatPenalty
+	}
+	if len(f.Stop) == 0 {
+		f.Stop = o.Stop
+	}
+	if f.MaxTokens == 0 && f.MaxCompletion == 0 && o.NumPredict != nil && *o.NumPredict > 0 {
+		f.MaxTokens = *o.NumPredict
+	}
+}
+
+// mergeAdapters puts a created model's adapters before the request's; an
+// adapter the request names itself keeps the request's scale.
+func mergeAdapters(base, req []ipc.AdapterRef) []ipc.AdapterRef {
+	if len(base) == 0 {
+		return req
+	}
+	out := make([]ipc.AdapterRef, 0, len(base)+len(req))
+	for _, b := range base {
+		if !slices.ContainsFunc(req, func(r ipc.AdapterRef) bool { return r.Name == b.Name }) {
+			out = append(out, b)
+		}
+	}
+	return append(out, req...)
+}
+
+// withManifestMessages adds a created model's system prompt (unless the
+// request has one) and its MESSAGE turns before the request's messages.
+func withManifestMessages(man *ipc.ModelManifest, msgs []ipc.Message) []ipc.Message {
+	if man == nil || (man.System == "" && len(man.Messages) == 0) {
+		return msgs
+	}
+	var out []ipc.Message
+	hasSystem := slices.ContainsFunc(msgs, func(m ipc.Message) bool { return m.Role == "system" || m.Role == "developer" })
+	if man.System != "" && !hasSystem {
+		out = append(out, ipc.Message{Role: "system", Content: man.System})
+	}
+	out = append(out, man.Messages...)
+	return append(out, msgs...)
+}
+
+// applyTemplate renders a created model's prompt template over the
+// request's messages into req's prompt, when the model has one.
+func applyTemplate(man *ipc.ModelManifest, msgs []ipc.Message) (string, bool, error) {
+	if man == nil || man.Template == "" {
+		return "", false, nil
+	}
+	t, err := parsePromptTemplate(man.Template)
+	if err != nil {
+		return "", false, err
+	}
+	var system string
+	var tm []templateMessage
+	for _, m := range msgs {
+		if m.Role == "system" || m.Role == "developer" {
+			system = m.Content
+		}
+		tm = append(tm, templateMessage{Role: m.Role, Content: m.Content})
+	}
+	text, err := renderPromptTemplate(t, system, tm)
+	if err != nil {
+		return "", false, badParam("model", "its template failed: %v", err)
+	}
+	return text, true, nil
+}
+
+// ollamaCreate answers POST /api/create.
+func (a *API) ollamaCreate(w http.ResponseWriter, r *http.Request) {
+	var body ipc.CreateRequest
+	if err := decode(r, &body); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if body.Model == "" {
+		body.Model = body.Name
+	}
+	if err := checkModelName("model", body.Model); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	var modelfileAdapters []string
+	if body.Modelfile != "" {
+		mf, adapters, err := parseModelfile(body.Modelfile)
+		if err != nil {
+			ollamaError(w, badParam("modelfile", "%v", err))
+			return
+		}
+		// Fields given beside the Modelfile win over it.
+		if body.From == "" {
+			body.From = mf.From
+		}
+		if body.System == "" {
+			body.System = mf.System
+		}
+		if body.Template == "" {
+			body.Template = mf.Template
+		}
+		if body.Parameters == nil {
+			body.Parameters = mf.Parameters
+		}
+		if len(body.Messages) == 0 {
+			body.Messages = mf.Messages
+		}
+		if body.License == nil {
+			body.License = mf.License
+		}
+		modelfileAdapters = adapters
+	}
+	stream := body.Stream == nil || *body.Stream
+	nd := &ndjson{w: w}
+	progress := func(p ipc.ProgressStatus) {
+		if stream {
+			nd.send(p)
+		}
+	}
+	man, err := a.buildManifest(r.Context(), body, modelfileAdapters, progress)
+	if err == nil {
+		err = a.srv.Store().Put(ManifestBucket, man.Name, man)
+	}
+	if err != nil {
+		if nd.started {
+			nd.send(ipc.ProgressStatus{Error: err.Error()})
+		} else {
+			ollamaError(w, err)
+		}
+		return
+	}
+	a.log.Info("model created", "model", man.Name, "from", man.From)
+	a.srv.Events().Publish("model.created", map[string]any{"model": man.Name, "from": man.From})
+	if stream {
+		nd.send(ipc.ProgressStatus{Status: "success"})
+		return
+	}
+	daemon.WriteJSON(w, http.StatusOK, ipc.ProgressStatus{Status: "success"})
+}
+
+// buildManifest checks a create request and turns it into a manifest.
+func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfileAdapters []string, progressStatus func(ipc.ProgressStatus)) (*ipc.ModelManifest, error) {
+	name := canonicalName(body.Model)
+	progress := func(s string) { progressStatus(ipc.ProgressStatus{Status: s}) }
+	if _, err := a.models.Resolve(name); err == nil {
+		if _, isManifest := a.manifest(name); !isManifest {
+			return nil, &requestError{status: http.StatusConflict, param: "model",
+				msg: fmt.Sprintf("a model file named %q exists: pick another name for the new model", name)}
+		}
+	}
+	man := &ipc.ModelManifest{Name: name, System: body.System, Template: body.Template, Created: time.Now().UTC()}
+	// The base: a model name, a GGUF file on this machine, or an uploaded blob.
+	from := body.From
+	if len(body.Files) > 0 {
+		if from != "" {
+			return nil, badParam("files", "give either from or files, not both")
+		}
+		if len(body.Files) != 1 {
+			return nil, badParam("files", "must name exactly one GGUF file (split models are not supported)")
+		}
+		for fname, digest := range body.Files {
+			p, err := a.blobPath(digest)
+			if err != nil {
+				return nil, badParam("files."+fname, "%v", err)
+			}
+			if _, err := os.Stat(p); err != nil {
+				return nil, badParam("files."+fname, "blob %s was not uploaded (POST /api/blobs/%s first)", digest, digest)
+			}
+			from = p
+		}
+	}
+	if from == "" {
+		return nil, badParam("from", "is required: a model name, a GGUF file path, or files")
+	}
+	switch {
+	case strings.HasSuffix(strings.ToLower(from), ".gguf") || filepath.IsAbs(from) || strings.Contains(from, "sha256-"):
+		abs, err := filepath.Abs(from)
+		if err != nil {
+			return nil, badParam("from", "%v", err)
+		}
+		f, err := gguf.Open(abs)
+		if err != nil {
+			if errors.Is(err, gguf.ErrNotGGUF) {
+				return nil, badParam("from", "not a GGUF file: %s", abs)
+			}
+			return nil, badParam("from", "%s: %v", abs, err)
+		}
+		f.Close()
+		man.From = abs
+	default:
+		if canonicalName(from) == name {
+			return nil, badParam("from", "a model cannot be made from itself")
+		}
+		if _, ok := a.manifest(from); !ok {
+			if _, err := a.models.Resolve(from); err != nil {
+				return nil, badParam("from", "no model named %q (see GET /api/tags)", from)
+			}
+		}
+		man.From = canonicalName(from)
+	}
+	// quantize: the base's weights converted (checked now, done last).
+	var qopts quantize.Options
+	var qbase string
+	if body.Quantize != "" {
+		qbase = man.From
+		if !filepath.IsAbs(qbase) {
+			rm, err := a.resolveModel(qbase)
+			if err != nil {
+				return nil, err
+			}
+			if qbase, err = a.models.Resolve(rm.base); err != nil {
+				return nil, badParam("from", "%v", err)
+			}
+		}
+		var err error
+		if qopts, err = quantizePlan(qbase, body.Quantize); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkParameters(body.Parameters); err != nil {
+		return nil, err
+	}
+	man.Parameters = body.Parameters
+	if o, err := withManifestOptions(man, nil); err != nil {
+		return nil, err
+	} else if _, err := ollamaRequest(o); err != nil {
+		return nil, err
+	}
+	if man.Template != "" {
+		if _, err := parsePromptTemplate(man.Template); err != nil {
+			return nil, badParam("template", "%v", err)
+		}
+	}
+	for i, m := range body.Messages {
+		if _, err := checkRole(m.Role, i, "messages"); err != nil {
+			return nil, err
+		}
+	}
+	man.Messages = body.Messages
+	switch l := body.License.(type) {
+	case string:
+		man.License = []string{l}
+	case []string:
+		man.License = l
+	case []any:
+		for _, x := range l {
+			man.License = append(man.License, fmt.Sprint(x))
+		}
+	}
+	// Adapters: files named by a Modelfile, or uploaded blobs, installed
+	// into the adapter pool under names of the new model.
+	var paths []string
+	paths = append(paths, modelfileAdapters...)
+	for _, fname := range slices.Sorted(maps.Keys(body.Adapters)) {
+		p, err := a.blobPath(body.Adapters[fname])
+		if err != nil {
+			return nil, badParam("adapters."+fname, "%v", err)
+		}
+		paths = append(paths, p)
+	}
+	if len(paths) > MaxAdaptersPerRequest {
+		return nil, badParam("adapters", "a model may carry at most %d adapters", MaxAdaptersPerRequest)
+	}
+	for i, p := range paths {
+		a.mu.Lock()
+		pool := a.adapters
+		a.mu.Unlock()
+		if pool == nil {
+			return nil, badParam("adapters", "adapter support is not available in this daemon")
+		}
+		progress("installing adapter " + filepath.Base(p))
+		info, err := pool.Install(ctx, p, fmt.Sprintf("%s-adapter-%d", strings.NewReplacer("/", "-", ":", "-").Replace(name), i+1), false)
+		if err != nil {
+			return nil, &requestError{status: adaptersStatus(err), msg: fmt.Sprintf("adapter %s: %v", p, err), param: "adapters"}
+		}
+		man.Adapters = append(man.Adapters, ipc.AdapterRef{Name: info.Name})
+	}
+	if body.Quantize != "" {
+		// A quantized model made from a created one keeps what the base's
+		// manifests set; its own settings above still apply on top.
+		if !filepath.IsAbs(man.From) {
+			rm, err := a.resolveModel(man.From)
+			if err != nil {
+				return nil, err
+			}
+			if rm.man != nil {
+				inheritManifest(man, rm.man)
+			}
+		}
+		blob, err := a.quantizeToBlob(ctx, qbase, qopts, progressStatus)
+		if err != nil {
+			return nil, err
+		}
+		man.From = blob
+	}
+	progress("writing manifest")
+	return man, nil
+}
+
+// ollamaCopy answers POST /api/copy: the destination becomes a created
+// model made from the source (weights are never copied).
+func (a *API) ollamaCopy(w http.ResponseWriter, r *http.Request) {
+	var body ipc.CopyRequest
+	if err := decode(r, &body); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if err := firstError(checkModelName("source", body.Source), checkModelName("destination", body.Destination)); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	src, dst := canonicalName(body.Source), canonicalName(body.Destination)
+	if src == dst {
+		ollamaError(w, badParam("destination", "is the source"))
+		return
+	}
+	if _, err := a.models.Resolve(dst); err == nil {
+		if _, isManifest := a.manifest(dst); !isManifest {
+			ollamaError(w, &requestError{status: http.StatusConflict, param: "destination", msg: fmt.Sprintf("a model file named %q exists", dst)})
+			return
+		}
+	}
+	man, ok := a.manifest(src)
+	if ok {
+		cp := *man
+		man = &cp
+	} else {
+		if _, err := a.models.Resolve(src); err != nil {
+			ollamaError(w, &requestError{status: http.StatusNotFound, param: "source", msg: fmt.Sprintf("model %q not found", body.Source)})
+			return
+		}
+		man = &ipc.ModelManifest{From: src}
+	}
+	man.Name, man.Created = dst, time.Now().UTC()
+	if err := a.srv.Store().Put(ManifestBucket, dst, man); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// ollamaPush answers POST /api/push: there is no registry to push to.
+func (a *API) ollamaPush(w http.ResponseWriter, r *http.Request) {
+	ollamaError(w, &requestError{status: http.StatusNotImplemented,
+		msg: "pushing models is not supported: ruvllm serves local models only and has no registry to push to"})
+}
+
+var digestRE = regexp.MustCompile(`^sha256[:-]([0-9a-f]{64})$`)
+
+// blobPath is where an uploaded blob of digest lives.
+func (a *API) blobPath(digest string) (string, error) {
+	m := digestRE.FindStringSubmatch(digest)
+	if m == nil {
+		return "", fmt.Errorf("%q is not a digest of the form sha256:<64 hex digits>", digest)
+	}
+	return filepath.Join(a.srv.Config().ModelsDir, "blobs", "sha256-"+m[1]), nil
+}
+
+// blobHead answers HEAD /api/blobs/{digest}: 200 when it was uploaded.
+func (a *API) blobHead(w http.ResponseWriter, r *http.Request) {
+	p, err := a.blobPath(r.PathValue("digest"))
+	if err != nil {
+		ollamaError(w, badParam("digest", "%v", err))
+		return
+	}
+	if _, err := os.Stat(p); err != nil {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// blobPost answers POST /api/blobs/{digest}: the body is stored under its
+// digest once it hashes to it (streamed to disk, within MaxBlobBytes and
+// the free space).
+func (a *API) blobPost(w http.ResponseWriter, r *http.Request) {
+	digest := r.PathValue("digest")
+	p, err := a.blobPath(digest)
+	if err != nil {
+		ollamaError(w, badParam("digest", "%v", err))
+		return
+	}
+	if _, err := os.Stat(p); err == nil {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if r.ContentLength > MaxBlobBytes {
+		ollamaError(w, &requestError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("a blob may be at most %d GiB", MaxBlobBytes>>30)})
+		return
+	}
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if err := disk.Check(dir, r.ContentLength); err != nil {
+		ollamaError(w, &requestError{status: http.StatusInsufficientStorage, msg: err.Error()})
+		return
+	}
+	tmp, err := os.CreateTemp(dir, ".upload-*")
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	defer os.Remove(tmp.Name())
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(r.Body, MaxBlobBytes+1))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil && disk.IsFull(err):
+		ollamaError(w, &requestError{status: http.StatusInsufficientStorage, msg: fmt.Sprintf("%v: %v", disk.ErrNoSpace, err)})
+		return
+	case err != nil:
+		ollamaError(w, &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("reading the upload: %v", err)})
+		return
+	case n > MaxBlobBytes:
+		ollamaError(w, &requestError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("a blob may be at most %d GiB", MaxBlobBytes>>30)})
+		return
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); "sha256:"+got != strings.Replace(digest, "-", ":", 1) {
+		ollamaError(w, badParam("digest", "the upload hashes to sha256:%s, not %s", got, digest))
+		return
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
+}
+
+// deleteManifest removes a created model; false when name is none.
+func (a *API) deleteManifest(name string) (bool, error) {
+	man, ok := a.manifest(name)
+	if !ok {
+		return false, nil
+	}
+	if err := a.srv.Store().Delete(ManifestBucket, canonicalName(name)); err != nil {
+		return true, err
+	}
+	a.pruneBlob(man.From)
+	a.srv.Events().Publish("model.removed", map[string]any{"model": canonicalName(name)})
+	return true, nil
+}
+
+// pruneBlob removes path when it is a blob (an upload, or a quantized
+// model's weights) that no created model is made from any more, as Ollama
+// prunes layers on delete.
+func (a *API) pruneBlob(path string) {
+	dir := filepath.Join(a.srv.Config().ModelsDir, "blobs")
+	if filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), "sha256-") {
+		return
+	}
+	for _, m := range a.manifests() {
+		if m.From == path {
+			return
+		}
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		a.log.Warn("pruning a blob", "blob", path, "err", err)
+		return
+	}
+	a.log.Info("blob pruned", "blob", path)
+}
+
+// manifests lists the created models.
+func (a *API) manifests() []ipc.ModelManifest {
+	var out []ipc.ModelManifest
+	a.srv.Store().List(ManifestBucket, func(key string, value []byte) error {
+		var m ipc.ModelManifest
+		if json.Unmarshal(value, &m) == nil {
+			out = append(out, m)
+		}
+		return nil
+	})
+	return out
+}
+
+// adaptersStatus maps an adapter install error to a status (a 4xx for
+// the client's file, 507 for a full disk).
+func adaptersStatus(err error) int {
+	if s := adapters.StatusOf(err); s != http.StatusInternalServerError {
+		return s
+	}
+	return http.StatusBadRequest
+}

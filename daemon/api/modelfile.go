@@ -1,0 +1,336 @@
+package api
+
+import (
+	"bufio"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+	"text/template/parse"
+
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// MaxModelfileBytes bounds a Modelfile, and MaxTemplateBytes a prompt
+// template's source and each of its renderings.
+const (
+	MaxModelfileBytes = 256 << 10
+	MaxTemplateBytes  = 256 << 10
+)
+
+// parseModelfile reads Ollama's Modelfile format into the fields of a
+// create request: FROM, ADAPTER, SYSTEM, TEMPLATE, PARAMETER (repeatable;
+// stop accumulates), MESSAGE and LICENSE, case-insensitive, with values on
+// one line or between triple quotes. An unknown command is an error naming
+// its line.
+func parseModelfile(text string) (ipc.CreateRequest, []string, error) {
+	var req ipc.CreateRequest
+	var adapters []string
+	if len(text) > MaxModelfileBytes {
+		return req, nil, fmt.Errorf("the Modelfile is %d bytes; at most %d are allowed", len(text), MaxModelfileBytes)
+	}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 64<<10), MaxModelfileBytes+1)
+	line := 0
+	next := func() (string, bool) {
+		if !sc.Scan() {
+			return "", false
+		}
+		line++
+		return sc.Text(), true
+	}
+	for {
+		raw, ok := next()
+		if !ok {
+			break
+		}
+		l := strings.TrimSpace(raw)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		cmd, rest, _ := strings.Cut(l, " ")
+		rest = strings.TrimSpace(rest)
+		start := line
+		// A value may span lines between triple quotes.
+		if strings.HasPrefix(rest, `"""`) {
+			body := strings.TrimPrefix(rest, `"""`)
+			for !strings.Contains(body, `"""`) {
+				more, ok := next()
+				if !ok {
+					return req, nil, fmt.Errorf("line %d: %s: the \"\"\" is never closed", start, cmd)
+				}
+				body += "\n" + more
+			}
+			value, after, _ := strings.Cut(body, `"""`)
+			if strings.TrimSpace(after) != "" {
+				return req, nil, fmt.Errorf("line %d: text after the closing \"\"\"", line)
+			}
+			rest = value
+		} else if len(rest) >= 2 && rest[0] == '"' && rest[len(rest)-1] == '"' && cmd != "PARAMETER" {
+			if v, err := strconv.Unquote(rest); err == nil {
+				rest = v
+			}
+		}
+		switch strings.ToUpper(cmd) {
+		case "FROM":
+			req.From = rest
+		case "ADAPTER":
+			adapters = append(adapters, rest)
+		case "SYSTEM":
+			req.System = rest
+		case "TEMPLATE":
+			req.Template = rest
+		case "LICENSE":
+			req.License = appendLicense(req.License, rest)
+		case "MESSAGE":
+			role, content, ok := strings.Cut(rest, " ")
+			if !ok {
+				return req, nil, fmt.Errorf("line %d: MESSAGE wants a role and a text", start)
+			}
+			req.Messages = append(req.Messages, ipc.Message{Role: strings.ToLower(role), Content: strings.TrimSpace(content)})
+		case "PARAMETER":
+			key, value, ok := strings.Cut(rest, " ")
+			if !ok {
+				return req, nil, fmt.Errorf("line %d: PARAMETER wants a name and a value", start)
+			}
+			if req.Parameters == nil {
+				req.Parameters = map[string]any{}
+			}
+			if err := setParameter(req.Parameters, strings.ToLower(key), strings.TrimSpace(value)); err != nil {
+				return req, nil, fmt.Errorf("line %d: %w", start, err)
+			}
+		default:
+			return req, nil, fmt.Errorf("line %d: unknown Modelfile command %q (FROM, ADAPTER, SYSTEM, TEMPLATE, PARAMETER, MESSAGE, LICENSE)", start, cmd)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return req, nil, fmt.Errorf("read Modelfile: %w", err)
+	}
+	if req.From == "" {
+		return req, nil, fmt.Errorf("the Modelfile has no FROM line")
+	}
+	return req, adapters, nil
+}
+
+func appendLicense(l any, s string) any {
+	switch v := l.(type) {
+	case nil:
+		return []string{s}
+	case []string:
+		return append(v, s)
+	}
+	return l
+}
+
+// parameterKinds are the parameters a created model may set, with their
+// JSON kinds: the options this daemon honours (see ollamaRequest).
+var parameterKinds = map[string]string{
+	"temperature": "number", "top_k": "int", "top_p": "number", "min_p": "number", "typical_p": "number",
+	"repeat_penalty": "number", "repeat_last_n": "int", "presence_penalty": "number", "frequency_penalty": "number",
+	"seed": "int", "num_predict": "int", "num_ctx": "int", "stop": "strings",
+}
+
+// setParameter parses a Modelfile PARAMETER value into params.
+func setParameter(params map[string]any, key, value string) error {
+	kind, ok := parameterKinds[key]
+	if !ok {
+		return fmt.Errorf("parameter %q is not supported (supported: temperature, top_k, top_p, min_p, typical_p, repeat_penalty, repeat_last_n, presence_penalty, frequency_penalty, seed, num_predict, num_ctx, stop)", key)
+	}
+	switch kind {
+	case "number":
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return fmt.Errorf("parameter %s: %q is not a number", key, value)
+		}
+		params[key] = f
+	case "int":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return fmt.Errorf("parameter %s: %q is not an integer", key, value)
+		}
+		params[key] = n
+	case "strings":
+		if v, err := strconv.Unquote(value); err == nil {
+			value = v
+		}
+		prev, _ := params[key].([]string)
+		params[key] = append(prev, value)
+	}
+	return nil
+}
+
+// checkParameters refuses parameter names this daemon does not honour,
+// and values of the wrong kind, naming them.
+func checkParameters(params map[string]any) error {
+	for k, v := range params {
+		kind, ok := parameterKinds[k]
+		if !ok {
+			return badParam("parameters."+k, "is not supported (supported: temperature, top_k, top_p, min_p, typical_p, repeat_penalty, repeat_last_n, presence_penalty, frequency_penalty, seed, num_predict, num_ctx, stop)")
+		}
+		switch kind {
+		case "number", "int":
+			switch v.(type) {
+			case float64, int64, int:
+			default:
+				return badParam("parameters."+k, "must be a number")
+			}
+		case "strings":
+			switch x := v.(type) {
+			case []string:
+			case []any:
+				for _, e := range x {
+					if _, ok := e.(string); !ok {
+						return badParam("parameters."+k, "must be a list of strings")
+					}
+				}
+			case string:
+			default:
+				return badParam("parameters."+k, "must be a list of strings")
+			}
+		}
+	}
+	return nil
+}
+
+// parsePromptTemplate parses an Ollama prompt template (Go text/template
+// over .System, .Prompt, .Response, .Messages), refusing what could run
+// unbounded: ranging over a number.
+func parsePromptTemplate(src string) (*template.Template, error) {
+	if len(src) > MaxTemplateBytes {
+		return nil, fmt.Errorf("the template is %d bytes; at most %d are allowed", len(src), MaxTemplateBytes)
+	}
+	t, err := template.New("prompt").Option("missingkey=zero").Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	var check func(n parse.Node) error
+	check = func(n parse.Node) error {
+		switch x := n.(type) {
+		case *parse.ListNode:
+			if x == nil {
+				return nil
+			}
+			for _, c := range x.Nodes {
+				if err := check(c); err != nil {
+					return err
+				}
+			}
+		case *parse.RangeNode:
+			for _, cmd := range x.Pipe.Cmds {
+				for _, arg := range cmd.Args {
+					if _, isNum := arg.(*parse.NumberNode); isNum {
+						return fmt.Errorf("range over a number is not allowed")
+					}
+				}
+			}
+			if err := check(x.List); err != nil {
+				return err
+			}
+			return check(x.ElseList)
+		case *parse.IfNode:
+			if err := check(x.List); err != nil {
+				return err
+			}
+			return check(x.ElseList)
+		case *parse.WithNode:
+			if err := check(x.List); err != nil {
+				return err
+			}
+			return check(x.ElseList)
+		}
+		return nil
+	}
+	for _, tt := range t.Templates() {
+		if tt.Tree != nil {
+			if err := check(tt.Tree.Root); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return t, nil
+}
+
+// templateMessage is one message as an Ollama template sees it.
+type templateMessage struct {
+	Role, Content string
+}
+
+// renderPromptTemplate renders t for a system prompt and chat messages:
+// .Messages holds every turn, .System the system prompt, .Prompt the last
+// user message and .Response "" (the model writes it).
+func renderPromptTemplate(t *template.Template, system string, msgs []templateMessage) (string, error) {
+	data := struct {
+		System, Prompt, Response string
+		Messages                 []templateMessage
+	}{System: system, Messages: msgs}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			data.Prompt = msgs[i].Content
+			break
+		}
+	}
+	var out limitedBuilder
+	out.max = MaxTemplateBytes
+	if err := t.Execute(&out, data); err != nil {
+		return "", err
+	}
+	return out.String(), nil
+}
+
+// limitedBuilder is a strings.Builder that refuses to grow past max.
+type limitedBuilder struct {
+	strings.Builder
+	max int
+}
+
+func (b *limitedBuilder) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		return 0, fmt.Errorf("the rendered prompt exceeds %d bytes", b.max)
+	}
+	return b.Builder.Write(p)
+}
+
+// formatModelfile writes a manifest back as a Modelfile (/api/show).
+func formatModelfile(m *ipc.ModelManifest, base string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Modelfile generated by ruvllm\nFROM %s\n", base)
+	if m == nil {
+		return b.String()
+	}
+	for _, a := range m.Adapters {
+		fmt.Fprintf(&b, "ADAPTER %s\n", a.Name)
+	}
+	if m.Template != "" {
+		fmt.Fprintf(&b, "TEMPLATE \"\"\"%s\"\"\"\n", m.Template)
+	}
+	if m.System != "" {
+		fmt.Fprintf(&b, "SYSTEM \"\"\"%s\"\"\"\n", m.System)
+	}
+	b.WriteString(formatParameters(m.Parameters))
+	for _, msg := range m.Messages {
+		fmt.Fprintf(&b, "MESSAGE %s %s\n", msg.Role, msg.Content)
+	}
+	return b.String()
+}
+
+// formatParameters writes parameters as PARAMETER lines, sorted by name.
+func formatParameters(params map[string]any) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		switch v := params[k].(type) {
+		case []string:
+			for _, s := range v {
+				fmt.Fprintf(&b, "PARAMETER %s %q\n", k, s)
+			}
+		case []any:
+			for _, s := range v {
+				fmt.Fprintf(&b, "PARAMETER %s %q\n", k, fmt.Sprint(s))
+			}
+		default:
+			fmt.Fprintf(&b, "PARAMETER %s %v\n", k, v)
+		}
+	}
+	return b.String()
+}

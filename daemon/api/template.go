@@ -1,0 +1,139 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// chatTemplater is a model that renders conversations with its chat
+// template (*llm.Model).
+type chatTemplater interface {
+	ApplyChatTemplate(ctx context.Context, conv chat.Conversation) (string, error)
+}
+
+// chatTemplate serves POST /v1/chat/template: the conversation rendered
+// with the model's chat template, exactly as the model would read it, so
+// apps can see the prompt (llama-server's /apply-template).
+func (a *API) chatTemplate(w http.ResponseWriter, r *http.Request) {
+	var body ipc.ChatTemplateRequest
+	if err := decode(r, &body); err != nil {
+		openAIError(w, err)
+		return
+	}
+	conv, err := templateConversation(body)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	h, err := a.models.Acquire(r.Context(), body.Model, nil)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	defer h.Release()
+	m, ok := h.Model.(chatTemplater)
+	if !ok {
+		openAIError(w, &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("model %s cannot render chat templates", h.Name)})
+		return
+	}
+	prompt, err := m.ApplyChatTemplate(r.Context(), conv)
+	if err != nil {
+		if isTemplateError(err) {
+			// The template (or the built-in format) refuses this conversation.
+			err = &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("chat template of %s: %v", h.Name, err)}
+		}
+		openAIError(w, err)
+		return
+	}
+	daemon.WriteJSON(w, http.StatusOK, ipc.ChatTemplateResponse{Model: h.Name, Prompt: prompt, ChatFormat: h.Model.Info().ChatFormat})
+}
+
+// templateConversation checks a request and turns it into the
+// conversation to render; a bad field is a 400 naming it.
+func templateConversation(body ipc.ChatTemplateRequest) (chat.Conversation, error) {
+	bad := func(format string, args ...any) error {
+		return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+	}
+	conv := chat.Conversation{AddGenerationPrompt: body.AddGenerationPrompt == nil || *body.AddGenerationPrompt, Vars: body.ChatTemplateKwargs}
+	if len(body.Messages) == 0 {
+		return conv, bad("messages must not be empty")
+	}
+	for k := range body.ChatTemplateKwargs {
+		switch k {
+		case "messages", "tools", "add_generation_prompt", "bos_token", "eos_token":
+			return conv, bad("chat_template_kwargs.%s is set by the request itself", k)
+		}
+	}
+	for i, t := range body.Tools {
+		var tool struct {
+			Type     string `json:"type"`
+			Function *struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal(t, &tool); err != nil {
+			return conv, bad("tools[%d] must be an object: %v", i, err)
+		}
+		if tool.Function == nil || tool.Function.Name == "" {
+			return conv, bad("tools[%d].function.name is required", i)
+		}
+		conv.Tools = append(conv.Tools, t)
+	}
+	for i, m := range body.Messages {
+		if m.Role == "" {
+			return conv, bad("messages[%d].role is required", i)
+		}
+		content, err := messageText(m.Content)
+		if err != nil {
+			return conv, bad("messages[%d].content %v", i, err)
+		}
+		msg := chat.Message{Role: m.Role, Content: content, ToolCallID: m.ToolCallID, Name: m.Name, ReasoningContent: m.ReasoningContent}
+		for j, c := range m.ToolCalls {
+			if c.Function.Name == "" {
+				return conv, bad("messages[%d].tool_calls[%d].function.name is required", i, j)
+			}
+			if len(c.Function.Arguments) > 0 && !json.Valid(c.Function.Arguments) {
+				return conv, bad("messages[%d].tool_calls[%d].function.arguments is not JSON", i, j)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: c.ID, Type: c.Type,
+				Function: chat.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}})
+		}
+		conv.Messages = append(conv.Messages, msg)
+	}
+	return conv, nil
+}
+
+// messageText is a message's content as text: a string, null (empty), or
+// the text parts of an array of content parts joined.
+func messageText(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", errors.New("must be a string, null or an array of content parts")
+	}
+	var b strings.Builder
+	for k, p := range parts {
+		if p.Type != "text" || p.Text == nil {
+			return "", fmt.Errorf("part %d: only text parts are supported, got type %q", k, p.Type)
+		}
+		b.WriteString(*p.Text)
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,340 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/grammar"
+	"github.com/ruvllm/ruvllm/engine/grammar/rx"
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/toolcall"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// Structured output and tool calling, shared by every API: a request's
+// constraint (a JSON Schema, any JSON, a GBNF grammar, a regex) and its
+// tools become the engine request's grammar once the model is known, the
+// tools are offered through the model's chat template (or described to it,
+// for templates without tools), and the generated text is split into
+// content and calls.
+
+// grammarModel is a model that compiles constraints (*llm.Model).
+type grammarModel interface {
+	Grammar(s grammar.Spec) (*grammar.Constraint, error)
+	ComposedGrammar(p grammar.Part) (*grammar.Constraint, error)
+}
+
+// constraintSpec is a request's output constraint, before the model is
+// known; param names the field it came from.
+type constraintSpec struct {
+	spec  grammar.Spec
+	param string
+}
+
+// toolSpec is a request's tools, before the model is known.
+type toolSpec struct {
+	raw      []json.RawMessage
+	choice   toolcall.Choice
+	parallel bool
+	param    string // "tools"
+}
+
+// toolState is what tool calling made of a request once the model is
+// known: the format the model writes calls in, and whether calls may come.
+type toolState struct {
+	format toolcall.Format
+	active bool
+}
+
+// outputControls is a request's constraint and tools: prepare (a
+// runSpec.prepare) applies them once the model is known and keeps what tool
+// calling made of the request for the reply.
+type outputControls struct {
+	constraint *constraintSpec
+	tools      *toolSpec
+	state      *toolState
+}
+
+func (o *outputControls) prepare(m models.Model, req *llm.Request) error {
+	if err := applyConstraint(m, req, o.constraint); err != nil {
+		return err
+	}
+	st, err := applyTools(m, req, o.tools)
+	if err != nil {
+		return err
+	}
+	o.state = st
+	return nil
+}
+
+// stream is a filter for one streamed choice's text: nil unless calls may
+// come (prepare must have run).
+func (o *outputControls) stream() *toolcall.Stream {
+	if o.state == nil || !o.state.active {
+		return nil
+	}
+	return toolcall.NewStream(o.state.format)
+}
+
+// split divides a reply into content and calls.
+func (o *outputControls) split(text, idPrefix string) (string, []toolcall.Call, error) {
+	return o.state.splitCalls(text, idPrefix)
+}
+
+// grammarError turns a constraint's compile error into a 400 naming the
+// field and, for a JSON Schema keyword the engine cannot enforce, the
+// keyword.
+func grammarError(param string, err error) error {
+	var ue *grammar.UnsupportedError
+	switch {
+	case errors.As(err, &ue):
+		return badParam(param, "uses %v", err)
+	case errors.Is(err, grammar.ErrSchema), errors.Is(err, grammar.ErrGBNF), errors.Is(err, rx.ErrSyntax):
+		return badParam(param, "%v", err)
+	}
+	return badParam(param, "cannot be enforced: %v", err)
+}
+
+// applyConstraint compiles c for the model into req.Grammar.
+func applyConstraint(m models.Model, req *llm.Request, c *constraintSpec) error {
+	if c == nil {
+		return nil
+	}
+	gm, ok := m.(grammarModel)
+	if !ok {
+		return badParam(c.param, "this model cannot constrain its output")
+	}
+	g, err := gm.Grammar(c.spec)
+	if err != nil {
+		return grammarError(c.param, err)
+	}
+	req.Grammar = g
+	return nil
+}
+
+// applyTools offers ts's tools to the model in its format: through the chat
+// template (req.Tools) or, for a template without tools, described in the
+// system prompt; the calls' grammar holds the output to valid calls, from
+// the first byte (tool_choice required or a named tool) or from the
+// format's opening marker on (auto). Tool messages in the history are
+// rendered the same way.
+func applyTools(m models.Model, req *llm.Request, ts *toolSpec) (*toolState, error) {
+	format := toolcall.Format(toolcall.Generic{})
+	if m != nil {
+		format = toolcall.Detect(m.Info().ChatTemplate)
+	}
+	st := &toolState{format: format}
+	var tools []toolcall.Tool
+	if ts != nil {
+		all, err := toolcall.ParseTools(ts.raw)
+		if err != nil {
+			return nil, badParam(ts.param, "%s", strings.TrimPrefix(err.Error(), toolcall.ErrBadTool.Error()+": "))
+		}
+		if tools, err = toolcall.Select(all, ts.choice); err != nil {
+			return nil, badParam("tool_choice", "%s", strings.TrimPrefix(err.Error(), toolcall.ErrBadTool.Error()+": "))
+		}
+	}
+	hasToolTurns := false
+	for _, msg := range req.Messages {
+		if msg.Role == "tool" || len(msg.ToolCalls) > 0 {
+			hasToolTurns = true
+		}
+	}
+	required := ts != nil && ts.choice.Mode == toolcall.Required
+	if !format.Native() {
+		if len(tools) > 0 || hasToolTurns {
+			req.Messages = toolcall.Generic{}.PrepareMessages(req.Messages, tools, required)
+		}
+	} else {
+		for _, t := range tools {
+			req.Tools = append(req.Tools, t.Definition)
+		}
+	}
+	if len(tools) == 0 {
+		return st, nil
+	}
+	gm, ok := m.(grammarModel)
+	if !ok {
+		return nil, badParam(ts.param, "this model cannot call tools")
+	}
+	part, triggers := format.Grammar(tools, required, ts.parallel)
+	g, err := gm.ComposedGrammar(part)
+	if err != nil {
+		return nil, grammarError(ts.param, err)
+	}
+	req.Grammar = g
+	if !required && len(triggers) > 0 {
+		req.GrammarTriggers = triggers // free text until a call begins
+	}
+	st.active = true
+	return st, nil
+}
+
+// newCallID is a tool call's id, as OpenAI spells them.
+func newCallID(prefix string) string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// splitCalls parses a reply into its content and calls (ids filled in).
+func (st *toolState) splitCalls(text, idPrefix string) (string, []toolcall.Call, error) {
+	if st == nil || !st.active { // no tools were offered: it is text
+		return text, nil, nil
+	}
+	content, calls, err := st.format.Parse(text)
+	if err != nil {
+		return content, nil, fmt.Errorf("the model's tool call does not parse: %w", err)
+	}
+	for i := range calls {
+		if calls[i].ID == "" {
+			calls[i].ID = newCallID(idPrefix)
+		}
+	}
+	return content, calls, nil
+}
+
+// openAIToolChoice reads OpenAI's tool_choice: "none", "auto", "required"
+// or {"type": "function", "function": {"name"}} (the Responses API's
+// {"type": "function", "name"} too).
+func openAIToolChoice(raw json.RawMessage) (toolcall.Choice, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return toolcall.Choice{Mode: toolcall.Auto}, nil
+	}
+	var mode string
+	if json.Unmarshal(raw, &mode) == nil {
+		switch mode {
+		case "auto":
+			return toolcall.Choice{Mode: toolcall.Auto}, nil
+		case "none":
+			return toolcall.Choice{Mode: toolcall.None}, nil
+		case "required":
+			return toolcall.Choice{Mode: toolcall.Required}, nil
+		}
+		return toolcall.Choice{}, badParam("tool_choice", "must be \"auto\", \"none\", \"required\" or a function, not %q", mode)
+	}
+	var named struct {
+		Type     string `json:"type"`
+		Name     string `json:"name"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &named); err != nil || named.Type != "function" {
+		return toolcall.Choice{}, badParam("tool_choice", "must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}")
+	}
+	name := named.Function.Name
+	if name == "" {
+		name = named.Name
+	}
+	if name == "" {
+		return toolcall.Choice{}, badParam("tool_choice.function.name", "is required")
+	}
+	return toolcall.Choice{Mode: toolcall.Required, Name: name}, nil
+}
+
+// openAIResponseFormat reads OpenAI's response_format.
+func openAIResponseFormat(raw json.RawMessage) (*constraintSpec, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return nil, nil
+	}
+	var rf struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict *bool           `json:"strict"`
+		} `json:"json_schema"`
+	}
+	if err := json.Unmarshal(raw, &rf); err != nil {
+		return nil, badParam("response_format", "must be an object with a type")
+	}
+	switch rf.Type {
+	case "text":
+		return nil, nil
+	case "json_object":
+		return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindJSONObject}, param: "response_format"}, nil
+	case "json_schema":
+		if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
+			return nil, badParam("response_format.json_schema.schema", "is required")
+		}
+		return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindJSONSchema, Source: string(rf.JSONSchema.Schema)},
+			param: "response_format.json_schema.schema"}, nil
+	}
+	return nil, badParam("response_format.type", "must be \"text\", \"json_object\" or \"json_schema\", not %q", rf.Type)
+}
+
+// nativeConstraint reads ruvllm's own grammar and regex fields.
+func nativeConstraint(grammarSrc, regex string) (*constraintSpec, error) {
+	switch {
+	case grammarSrc != "" && regex != "":
+		return nil, badParam("regex", "cannot be combined with grammar")
+	case grammarSrc != "":
+		return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindGBNF, Source: grammarSrc}, param: "grammar"}, nil
+	case regex != "":
+		return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindRegex, Source: regex}, param: "regex"}, nil
+	}
+	return nil, nil
+}
+
+// ollamaFormat reads Ollama's format: "json" (a JSON object, as Ollama's
+// JSON grammar makes it) or a JSON Schema object.
+func ollamaFormat(raw json.RawMessage) (*constraintSpec, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" || s == `""` {
+		return nil, nil
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		if str == "json" {
+			return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindJSONObject}, param: "format"}, nil
+		}
+		return nil, badParam("format", "must be \"json\" or a JSON Schema object, not %q", str)
+	}
+	if s[0] != '{' {
+		return nil, badParam("format", "must be \"json\" or a JSON Schema object")
+	}
+	return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindJSONSchema, Source: s}, param: "format"}, nil
+}
+
+// chatToolCalls converts a message's calls for the engine.
+func chatToolCalls(calls []ipc.ToolCall, at string) ([]chat.ToolCall, error) {
+	var out []chat.ToolCall
+	for j, c := range calls {
+		if c.Function.Name == "" {
+			return nil, badParam(fmt.Sprintf("%s.tool_calls[%d].function.name", at, j), "is required")
+		}
+		if len(c.Function.Arguments) > 0 && !json.Valid(c.Function.Arguments) {
+			return nil, badParam(fmt.Sprintf("%s.tool_calls[%d].function.arguments", at, j), "is not JSON")
+		}
+		out = append(out, chat.ToolCall{ID: c.ID, Type: c.Type, Function: chat.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}})
+	}
+	return out, nil
+}
+
+// openAIToolCalls are calls as OpenAI returns them: arguments as JSON text.
+func openAIToolCalls(calls []toolcall.Call) []ipc.ToolCall {
+	out := make([]ipc.ToolCall, 0, len(calls))
+	for _, c := range calls {
+		args, _ := json.Marshal(string(c.Arguments))
+		out = append(out, ipc.ToolCall{ID: c.ID, Type: "function", Function: ipc.ToolCallFunction{Name: c.Name, Arguments: args}})
+	}
+	return out
+}
+
+// ollamaToolCalls are calls as Ollama returns them: arguments as an object.
+func ollamaToolCalls(calls []toolcall.Call) []ipc.ToolCall {
+	out := make([]ipc.ToolCall, 0, len(calls))
+	for _, c := range calls {
+		out = append(out, ipc.ToolCall{Function: ipc.ToolCallFunction{Name: c.Name, Arguments: c.Arguments}})
+	}
+	return out
+}

@@ -1,0 +1,221 @@
+package api
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// Limits on what one request may ask for. Each bounds memory or work that
+// a client's number would otherwise size; all are documented in the
+// README's security model.
+const (
+	// MaxAdaptersPerRequest is how many LoRA adapters one request may
+	// stack (each costs a matrix product per adapted weight and token).
+	MaxAdaptersPerRequest = 4
+	// MaxAdapterScale bounds an adapter's scale (|scale|); 1 applies it as
+	// trained.
+	MaxAdapterScale = 8
+	// MaxStops is how many stop strings one request may give, and
+	// MaxStopBytes how long each may be.
+	MaxStops, MaxStopBytes = 16, 512
+	// MaxEmbeddingInputs is how many texts one embeddings request may hold.
+	MaxEmbeddingInputs = 2048
+	// MaxTopLogprobs bounds top_logprobs (OpenAI's own limit).
+	MaxTopLogprobs = 20
+	// MaxLogitBias bounds the entries of logit_bias, and MaxBias the
+	// magnitude of each (OpenAI's range).
+	MaxLogitBias, MaxBias = 1024, 100
+)
+
+// requestError is a client mistake: status is a 4xx, param names the
+// field at fault (OpenAI's "param") when there is one.
+type requestError struct {
+	status int
+	msg    string
+	param  string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+// badParam is a 400 naming the field at fault.
+func badParam(param, format string, args ...any) *requestError {
+	return &requestError{status: http.StatusBadRequest, msg: param + " " + fmt.Sprintf(format, args...), param: param}
+}
+
+// samplingNames are how one API names the sampling fields: OpenAI at the
+// top level of the body, Ollama under "options.".
+type samplingNames struct {
+	prefix string
+	// maxTemperature is the protocol's upper bound (OpenAI documents 2).
+	maxTemperature float32
+}
+
+var (
+	openAINames = samplingNames{maxTemperature: 2}
+	ollamaNames = samplingNames{prefix: "options.", maxTemperature: 100}
+)
+
+// checkSampling validates every sampling option of either API, before
+// anything runs: a value outside its range is a 400 naming the field, never
+// silently clamped or ignored.
+func checkSampling(p sample.Params, n samplingNames) error {
+	in := func(field string, v, lo, hi float32) error {
+		if math.IsNaN(float64(v)) || v < lo || v > hi {
+			return badParam(n.prefix+field, "must be between %g and %g, not %g", lo, hi, v)
+		}
+		return nil
+	}
+	checks := []error{
+		in("temperature", p.Temperature, 0, n.maxTemperature),
+		in("top_p", p.TopP, 0, 1),
+		in("min_p", p.MinP, 0, 1),
+		in("typical_p", p.TypicalP, 0, 1),
+		in("repeat_penalty", p.RepeatPenalty, 0, 10),
+		in("presence_penalty", p.PresencePenalty, -2, 2),
+		in("frequency_penalty", p.FrequencyPenalty, -2, 2),
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	if p.TopK < 0 {
+		return badParam(n.prefix+"top_k", "must not be negative, not %d", p.TopK)
+	}
+	if p.RepeatLastN < -1 {
+		return badParam(n.prefix+"repeat_last_n", "must be -1 (the whole context), 0 (the default) or positive, not %d", p.RepeatLastN)
+	}
+	return nil
+}
+
+// checkLogitBias checks logit_bias once the model (and so its vocabulary)
+// is known: every token id must exist and every bias be within ±MaxBias.
+func checkLogitBias(bias map[int32]float32, vocab int) error {
+	for id, v := range bias {
+		if id < 0 || int(id) >= vocab {
+			return badParam("logit_bias", "names token id %d, outside the model's vocabulary [0, %d)", id, vocab)
+		}
+		if math.IsNaN(float64(v)) || v < -MaxBias || v > MaxBias {
+			return badParam("logit_bias", "for token %d must be between -%d and %d, not %g", id, MaxBias, MaxBias, v)
+		}
+	}
+	return nil
+}
+
+// checkStops bounds the stop strings (each one is matched against every
+// generated character).
+func checkStops(stops []string, param string) error {
+	if len(stops) > MaxStops {
+		return badParam(param, "may hold at most %d strings, not %d", MaxStops, len(stops))
+	}
+	for i, s := range stops {
+		if s == "" {
+			return badParam(fmt.Sprintf("%s[%d]", param, i), "must not be empty")
+		}
+		if len(s) > MaxStopBytes {
+			return badParam(fmt.Sprintf("%s[%d]", param, i), "is %d bytes long; at most %d are allowed", len(s), MaxStopBytes)
+		}
+	}
+	return nil
+}
+
+// checkAdapters bounds a request's adapters: at most MaxAdaptersPerRequest,
+// each named once, each with a finite scale within ±MaxAdapterScale.
+func checkAdapters(refs []ipc.AdapterRef, param string) error {
+	if len(refs) > MaxAdaptersPerRequest {
+		return badParam(param, "may name at most %d adapters, not %d", MaxAdaptersPerRequest, len(refs))
+	}
+	seen := make(map[string]bool, len(refs))
+	for i, r := range refs {
+		at := fmt.Sprintf("%s[%d]", param, i)
+		if r.Name == "" {
+			return badParam(at+".name", "is required")
+		}
+		if seen[r.Name] {
+			return badParam(at+".name", "names adapter %q a second time", r.Name)
+		}
+		seen[r.Name] = true
+		if s := float64(r.Scale); math.IsNaN(s) || math.IsInf(s, 0) || s < -MaxAdapterScale || s > MaxAdapterScale {
+			return badParam(at+".scale", "must be between -%d and %d, not %g", MaxAdapterScale, MaxAdapterScale, r.Scale)
+		}
+	}
+	return nil
+}
+
+// chatRoles are the roles a chat message may have; "developer" is the
+// OpenAI SDK's name for the system role of newer models.
+var chatRoles = map[string]string{"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+
+// checkRole maps a message's role to the template's role, or answers a 400
+// naming the message.
+func checkRole(role string, i int, param string) (string, error) {
+	if r, ok := chatRoles[role]; ok {
+		return r, nil
+	}
+	at := fmt.Sprintf("%s[%d].role", param, i)
+	if role == "function" {
+		return "", badParam(at, "is \"function\", the deprecated form of \"tool\": send tool results with role \"tool\"")
+	}
+	return "", badParam(at, "is %q, not a role: use system, developer, user, assistant or tool", role)
+}
+
+// checkEmbeddingInputs bounds an embeddings request's texts.
+func checkEmbeddingInputs(in []string, param string) error {
+	if len(in) == 0 {
+		return badParam(param, "must not be empty")
+	}
+	if len(in) > MaxEmbeddingInputs {
+		return badParam(param, "may hold at most %d texts, not %d", MaxEmbeddingInputs, len(in))
+	}
+	for i, s := range in {
+		if strings.TrimSpace(s) == "" {
+			if len(in) == 1 {
+				return badParam(param, "must not be an empty string")
+			}
+			return badParam(fmt.Sprintf("%s[%d]", param, i), "must not be an empty string")
+		}
+	}
+	return nil
+}
+
+// chatMessages converts a request's chat messages, checking each role and
+// refusing by name what the model cannot read (images, audio) and what
+// needs tool calling.
+func chatMessages(in []ipc.Message, param string) ([]chat.Message, error) {
+	out := make([]chat.Message, 0, len(in))
+	for i, m := range in {
+		at := fmt.Sprintf("%s[%d]", param, i)
+		role, err := checkRole(m.Role, i, param)
+		if err != nil {
+			return nil, err
+		}
+		if len(m.NonText) > 0 {
+			return nil, badParam(at+".content", "has a %q part: this model takes text only (no images, audio or files)", m.NonText[0])
+		}
+		if len(m.Images) > 0 {
+			return nil, badParam(at+".images", "this model takes no images")
+		}
+		cm := chat.Message{Role: role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+		if m.ToolName != "" && cm.Name == "" {
+			cm.Name = m.ToolName
+		}
+		if len(m.ToolCalls) > 0 {
+			if role != "assistant" {
+				return nil, badParam(at+".tool_calls", "only assistant messages carry tool calls")
+			}
+			calls, err := chatToolCalls(m.ToolCalls, at)
+			if err != nil {
+				return nil, err
+			}
+			cm.ToolCalls = calls
+		}
+		out = append(out, cm)
+	}
+	return out, nil
+}

@@ -1,0 +1,102 @@
+package grammar
+
+import (
+	"testing"
+)
+
+func TestRegexConstraint(t *testing.T) {
+	g, err := CompileRegex(`^\d{3}-[a-z]+$`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, want := range map[string]bool{"123-abc": true, "12-abc": false, "123-": false, "123-abcD": false} {
+		if got := matches(g, s); got != want {
+			t.Errorf("%q: %v", s, got)
+		}
+	}
+	if _, err := CompileRegex(`(a`); err == nil {
+		t.Error("bad regex compiled")
+	}
+}
+
+func TestCompose(t *testing.T) {
+	call := JSONValue([]byte(`{"type":"object","properties":{"name":{"const":"f"},"arguments":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"],"additionalProperties":false}},"required":["name","arguments"],"additionalProperties":false}`), JSONOptions{})
+	p := Repeat(Seq(Special("<tool_call>"), Lit("\n"), call, Lit("\n"), Special("</tool_call>")), 1, -1, Lit("\n"))
+	g, err := Compose(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := "<tool_call>\n{\"name\":\"f\",\"arguments\":{\"x\":1}}\n</tool_call>"
+	for s, want := range map[string]bool{
+		one: true, one + "\n" + one: true, "\xff" + one: true, "": false, one + "\n": false,
+		"<tool_call>\n{\"name\":\"g\",\"arguments\":{\"x\":1}}\n</tool_call>": false,
+	} {
+		if got := matches(g, s); got != want {
+			t.Errorf("%q: %v", s, got)
+		}
+	}
+	if p.Key() == Lit("x").Key() || p.Key() != Repeat(Seq(Special("<tool_call>"), Lit("\n"), call, Lit("\n"), Special("</tool_call>")), 1, -1, Lit("\n")).Key() {
+		t.Error("keys do not identify parts")
+	}
+}
+
+func TestLazyMatcher(t *testing.T) {
+	var toks []Token
+	for _, s := range []string{"Hello", " world", "<tool", "_call>", "{", "\"a\"", ":", "1", "}", "</tool_call>", "x", "{\"a\":1}"} {
+		toks = append(toks, Token{Bytes: []byte(s)})
+	}
+	toks = append(toks, Token{Bytes: []byte("<tool_call>"), Special: true}, Token{EOG: true})
+	v, err := NewVocab(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		hello, world, tool, call, lbrace, keyA, colon, one, rbrace, end, x, whole, special, eog = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
+	)
+	g, err := Compose(Seq(Special("<tool_call>"), JSONValue([]byte(`{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`), JSONOptions{}), Lit("</tool_call>")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConstraint(g, v)
+	m := c.NewLazyMatcher([]string{"<tool_call>"})
+	mask := make([]uint64, v.MaskWords())
+	allowed := func(tok int) bool { return mask[tok/64]&(1<<(tok%64)) != 0 }
+	m.FillMask(mask)
+	for _, tok := range []int{hello, world, tool, x, special, eog, lbrace} {
+		if !allowed(tok) {
+			t.Errorf("free text: token %d refused", tok)
+		}
+	}
+	for _, tok := range []int32{hello, world, tool} {
+		if err := m.Accept(tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.Triggered() {
+		t.Fatal("triggered too early")
+	}
+	m.FillMask(mask)
+	if !allowed(call) {
+		t.Error("completing the trigger refused")
+	}
+	if err := m.Accept(call); err != nil || !m.Triggered() {
+		t.Fatalf("trigger: %v, triggered %v", err, m.Triggered())
+	}
+	m.FillMask(mask)
+	if allowed(x) || allowed(eog) || !allowed(lbrace) || !allowed(whole) {
+		t.Errorf("after the trigger: x %v eog %v { %v whole %v", allowed(x), allowed(eog), allowed(lbrace), allowed(whole))
+	}
+	for _, tok := range []int32{whole, end} {
+		if err := m.Accept(tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !m.Done() {
+		t.Error("not done after the call")
+	}
+	// The special token triggers too.
+	m2 := c.NewLazyMatcher([]string{"<tool_call>"})
+	if err := m2.Accept(special); err != nil || !m2.Triggered() {
+		t.Fatalf("special trigger: %v", err)
+	}
+}

@@ -1,0 +1,97 @@
+package grammar
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestJSONSchemaLanguages(t *testing.T) {
+	tests := []struct {
+		name, schema string
+		yes, no      []string
+	}{
+		{"any", `{}`, []string{`1`, `"x"`, `{"a":[1,{"b":null}]}`, `[]`, `true`}, []string{``, `{"a"}`, `[1,]`, `{ }`}},
+		{"object props", `{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["b"],"additionalProperties":false}`,
+			[]string{`{"b":"x"}`, `{"a":1,"b":""}`}, []string{`{}`, `{"a":1}`, `{"b":"x","a":1}`, `{"b":"x","c":1}`, `{"a":1.5,"b":"x"}`}},
+		{"additional", `{"properties":{"a":{"type":"null"}},"additionalProperties":{"type":"boolean"}}`,
+			[]string{`{}`, `{"a":null}`, `{"x":true}`, `{"a":null,"x":false,"y":true}`, `"str"`}, []string{`{"a":true}`, `{"x":1}`}},
+		{"pattern props", `{"type":"object","patternProperties":{"^x":{"type":"integer"}},"additionalProperties":{"type":"string"}}`,
+			[]string{`{"xa":1,"b":"s"}`}, []string{`{"xa":"s"}`, `{"b":1}`}},
+		{"array", `{"type":"array","items":{"type":"number","minimum":0,"exclusiveMaximum":10},"minItems":1,"maxItems":3}`,
+			[]string{`[0]`, `[1.5,2,9.99]`}, []string{`[]`, `[10]`, `[-1]`, `[1,2,3,4]`}},
+		{"tuple", `{"type":"array","prefixItems":[{"const":"a"},{"type":"integer"}],"items":false}`,
+			[]string{`[]`, `["a"]`, `["a",3]`}, []string{`["a",3,4]`, `["b"]`}},
+		{"draft4 tuple", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"array","items":[{"type":"string"}],"additionalItems":{"type":"integer"}}`,
+			[]string{`["a",1,2]`}, []string{`["a","b"]`}},
+		{"string", `{"type":"string","minLength":2,"maxLength":3,"pattern":"^[a-z]"}`,
+			[]string{`"ab"`, `"a\"c"`, `"a\u00e9"`}, []string{`"a"`, `"abcd"`, `"Ab"`, `"a\u0041\u0041\u0041"`}},
+		{"format", `{"type":"string","format":"date-time"}`, []string{`"2024-02-29T12:00:00Z"`, `"2023-12-31T23:59:59.5+01:00"`},
+			[]string{`"2023-02-29T12:00:00Z"`, `"2024-01-01"`, `"not a date"`}},
+		{"enum", `{"enum":["a",1,null,{"k":[1]}]}`, []string{`"a"`, `1`, `1.0`, `null`, `{"k":[1]}`}, []string{`"b"`, `2`, `{}`}},
+		{"enum and type", `{"type":"string","enum":["a",1]}`, []string{`"a"`}, []string{`1`}},
+		{"anyOf", `{"anyOf":[{"type":"integer","minimum":5},{"type":"string","maxLength":1}]}`, []string{`5`, `"x"`}, []string{`4`, `"xy"`}},
+		{"oneOf disjoint", `{"oneOf":[{"type":"integer"},{"type":"string"}]}`, []string{`5`, `"x"`}, []string{`null`}},
+		{"allOf", `{"allOf":[{"properties":{"a":{"type":"integer"}}},{"properties":{"a":{"minimum":3},"b":{"type":"string"}},"required":["a"]}],"type":"object"}`,
+			[]string{`{"a":3}`, `{"a":4,"b":"x"}`}, []string{`{"a":2}`, `{"b":"x"}`, `{"a":"x"}`}},
+		{"ref recursion", `{"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},"next":{"$ref":"#/$defs/node"}},"additionalProperties":false}},"$ref":"#/$defs/node"}`,
+			[]string{`{}`, `{"v":1,"next":{"next":{"v":2}}}`}, []string{`{"next":1}`}},
+		{"definitions draft 7", `{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"s":{"type":"string"}},"properties":{"x":{"$ref":"#/definitions/s","type":"integer"}}}`,
+			[]string{`{"x":"y"}`}, []string{`{"x":1}`}},
+		{"nullable", `{"type":"string","nullable":true}`, []string{`"x"`, `null`}, []string{`1`}},
+		{"not", `{"type":"string","not":{"enum":["a","b"]}}`, []string{`"c"`, `"ab"`}, []string{`"a"`, `"b"`}},
+		{"min max props", `{"type":"object","minProperties":1,"maxProperties":2}`, []string{`{"a":1}`, `{"a":1,"b":2}`}, []string{`{}`, `{"a":1,"b":2,"c":3}`}},
+		{"property names", `{"type":"object","propertyNames":{"pattern":"^[a-z]+$"}}`, []string{`{"ab":1}`}, []string{`{"aB":1}`}},
+		{"integer bounds", `{"type":"integer","minimum":-3,"maximum":12}`, []string{`-3`, `0`, `12`}, []string{`13`, `-4`, `1.5`, `1e1`}},
+		{"oneOf overlapping", `{"oneOf":[{"required":["a"]},{"required":["b"]}]}`,
+			[]string{`{"a":1}`, `{"b":1,"c":2}`}, []string{`{"a":1,"b":2}`, `{}`, `"str"`, `3`}},
+		{"oneOf overlapping types", `{"oneOf":[{"type":"string","pattern":"^[0-9a-f]{4}$"},{"type":"string"}]}`,
+			[]string{`"xyz"`, `"abcg"`}, []string{`"abcd"`, `1`}},
+		{"not required", `{"not":{"required":["a"]}}`, []string{`{}`, `{"b":1}`}, []string{`{"a":1}`, `"x"`, `null`}},
+		{"not pattern", `{"not":{"pattern":"^a"}}`, []string{`"b"`}, []string{`"a"`, `5`, `{}`}},
+		{"escaped key", `{"properties":{"a/b":{"type":"integer"}},"additionalProperties":{"type":"string"}}`, []string{`{"a/b":1}`, `{"c":"x"}`}, []string{`{"a\/b":"x"}`}},
+	}
+	for _, tc := range tests {
+		g, err := CompileJSONSchema([]byte(tc.schema), JSONOptions{})
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		for _, s := range tc.yes {
+			if !matches(g, s) {
+				t.Errorf("%s: %s rejected", tc.name, s)
+			}
+		}
+		for _, s := range tc.no {
+			if matches(g, s) {
+				t.Errorf("%s: %s accepted", tc.name, s)
+			}
+		}
+	}
+}
+
+func TestJSONSchemaErrors(t *testing.T) {
+	for _, tc := range []struct{ schema, keyword string }{
+		{`{"type":"array","uniqueItems":true}`, "uniqueItems"},
+		{`{"if":{"type":"string"},"then":{"minLength":1}}`, "if"},
+		{`{"oneOf":[{"minLength":2},{"maxLength":5}]}`, "oneOf"},
+		{`{"dependentRequired":{"a":["b"]}}`, "dependentRequired"},
+		{`{"type":"integer","multipleOf":3}`, "multipleOf"},
+		{`{"$ref":"http://example.com/x.json"}`, "$ref"},
+		{`{"type":"string","format":"regex"}`, "format"},
+		{`{"type":"string","pattern":"(a)\\1"}`, "pattern"},
+	} {
+		_, err := CompileJSONSchema([]byte(tc.schema), JSONOptions{})
+		var ue *UnsupportedError
+		if !errors.As(err, &ue) || ue.Keyword != tc.keyword {
+			t.Errorf("%s: error %v, want unsupported %s", tc.schema, err, tc.keyword)
+		}
+	}
+	for _, s := range []string{`{`, `[]`, `{"type":"nope"}`, `{"$ref":"#/definitions/missing"}`, `{"minLength":-1}`} {
+		if _, err := CompileJSONSchema([]byte(s), JSONOptions{}); err == nil {
+			t.Errorf("%s: no error", s)
+		}
+	}
+	if _, err := CompileJSONSchema([]byte(`{"type":"string","format":"color"}`), JSONOptions{StrictFormats: true}); err == nil {
+		t.Error("unknown format accepted with StrictFormats")
+	}
+}

@@ -1,0 +1,343 @@
+// Package toolcall is function calling over a model's own chat format: it
+// picks how a model writes tool calls from its chat template (Hermes/Qwen
+// <tool_call> blocks, Llama 3.1 JSON with <|python_tag|>, Mistral
+// [TOOL_CALLS], or, for templates without tools, a generic JSON format that
+// the daemon describes to the model itself), builds the grammar that holds
+// a generation to valid calls of the offered tools, parses calls out of
+// the generated text, and filters a stream so that no half-written call
+// marker ever reaches the text a client shows.
+package toolcall
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ruvllm/ruvllm/engine/grammar"
+)
+
+// Tool is one function the model may call.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments object ({} when the
+	// function takes none).
+	Parameters json.RawMessage
+	// Definition is the tool as the client sent it in OpenAI's shape
+	// ({"type": "function", "function": {...}}), for chat templates.
+	Definition json.RawMessage
+}
+
+// Call is one tool call the model made.
+type Call struct {
+	ID        string
+	Name      string
+	Arguments json.RawMessage // a JSON object
+}
+
+// Choice says whether the model must, may or must not call a tool.
+type Choice struct {
+	Mode Mode
+	// Name, with Mode Required, is the one tool the model must call.
+	Name string
+}
+
+// Mode is OpenAI's tool_choice.
+type Mode int
+
+// The modes.
+const (
+	Auto     Mode = iota // the model decides: text or calls
+	None                 // no calls: tools are not offered
+	Required             // at least one call (of Choice.Name when set)
+)
+
+// ErrBadTool marks a tool definition or choice that cannot be used.
+var ErrBadTool = errors.New("bad tool")
+
+// ParseTools reads OpenAI-style tool definitions ({"type": "function",
+// "function": {"name", "description", "parameters"}}; the Responses API's
+// flat {"type": "function", "name", ...} too). Every tool needs a unique
+// name of letters, digits, '_', '-' and '.' and, when parameters are
+// given, a JSON object schema.
+func ParseTools(raw []json.RawMessage) ([]Tool, error) {
+	var tools []Tool
+	seen := map[string]bool{}
+	for i, r := range raw {
+		var def struct {
+			Type     string `json:"type"`
+			Function *struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Parameters  json.RawMessage `json:"parameters"`
+			} `json:"function"`
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		}
+		if err := json.Unmarshal(r, &def); err != nil {
+			return nil, fmt.Errorf("%w: tools[%d]: not a tool object", ErrBadTool, i)
+		}
+		if def.Type != "" && def.Type != "function" {
+			return nil, fmt.Errorf("%w: tools[%d].type: %q tools are not supported (only function)", ErrBadTool, i, def.Type)
+		}
+		t := Tool{Name: def.Name, Description: def.Description, Parameters: def.Parameters}
+		if def.Function != nil {
+			t = Tool{Name: def.Function.Name, Description: def.Function.Description, Parameters: def.Function.Parameters}
+		}
+		if t.Name == "" {
+			return nil, fmt.Errorf("%w: tools[%d]: the function has no name", ErrBadTool, i)
+		}
+		if !validName(t.Name) {
+			return nil, fmt.Errorf("%w: tools[%d]: function name %q may hold only letters, digits, '_', '-' and '.' (at most 64)", ErrBadTool, i, t.Name)
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("%w: tools[%d]: function %q is defined twice", ErrBadTool, i, t.Name)
+		}
+		seen[t.Name] = true
+		p := bytes.TrimSpace(t.Parameters)
+		if len(p) == 0 || string(p) == "null" {
+			t.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
+		} else if p[0] != '{' {
+			return nil, fmt.Errorf("%w: tools[%d]: parameters of %q must be a JSON Schema object", ErrBadTool, i, t.Name)
+		}
+		def2, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]any{
+			"name": t.Name, "description": t.Description, "parameters": t.Parameters}})
+		t.Definition = def2
+		tools = append(tools, t)
+	}
+	return tools, nil
+}
+
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// Select narrows the tools to what choice allows: none for None, the named
+// one for a named choice (an unknown name is an ErrBadTool).
+func Select(tools []Tool, c Choice) ([]Tool, error) {
+	switch {
+	case c.Mode == None:
+		return nil, nil
+	case c.Name != "":
+		for _, t := range tools {
+			if t.Name == c.Name {
+				return []Tool{t}, nil
+			}
+		}
+		return nil, fmt.Errorf("%w: tool_choice names %q, which is not among the tools", ErrBadTool, c.Name)
+	}
+	return tools, nil
+}
+
+// callSchema is the schema of one call object: {"name": <one of the tools>,
+// <argsKey>: <that tool's parameters>}.
+func callSchema(tools []Tool, argsKey string) []byte {
+	var alts []string
+	for _, t := range tools {
+		name, _ := json.Marshal(t.Name)
+		alts = append(alts, fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},%q:%s},"required":["name",%q],"additionalProperties":false}`,
+			name, argsKey, t.Parameters, argsKey))
+	}
+	if len(alts) == 1 {
+		return []byte(alts[0])
+	}
+	return []byte(`{"anyOf":[` + strings.Join(alts, ",") + `]}`)
+}
+
+// Format is how one family of models writes tool calls.
+type Format interface {
+	// Name names the format ("hermes", "llama3", "mistral", "generic").
+	Name() string
+	// Native reports whether the model's chat template renders the tools
+	// and tool messages itself; the generic format is described to the
+	// model by the daemon instead (Instructions, Messages).
+	Native() bool
+	// Grammar is the grammar of the calls (only calls: Required; text or
+	// calls: Auto, through the triggers), at most one call when !parallel.
+	Grammar(tools []Tool, required, parallel bool) (grammar.Part, []string)
+	// Triggers are the texts whose appearance starts the calls.
+	Triggers() []string
+	// Parse splits generated text into content and calls.
+	Parse(text string) (content string, calls []Call, err error)
+}
+
+// Detect picks the format of a chat template from what it renders.
+func Detect(template string) Format {
+	switch {
+	case strings.Contains(template, "<tool_call>"):
+		return hermes{}
+	case strings.Contains(template, "[TOOL_CALLS]"):
+		return mistral{}
+	case strings.Contains(template, "<|python_tag|>") || (strings.Contains(template, "ipython") && strings.Contains(template, `"parameters"`)):
+		return llama3{}
+	}
+	return Generic{}
+}
+
+// unmarshalCall reads a call object with the arguments under argsKey.
+func unmarshalCall(b []byte, argsKey string) (Call, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return Call{}, fmt.Errorf("tool call is not a JSON object: %w", err)
+	}
+	var c Call
+	if err := json.Unmarshal(raw["name"], &c.Name); err != nil || c.Name == "" {
+		return Call{}, errors.New("tool call has no name")
+	}
+	args := raw[argsKey]
+	if len(args) == 0 {
+		args = raw["arguments"]
+	}
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	// Some models write the arguments as a JSON string.
+	var s string
+	if json.Unmarshal(args, &s) == nil {
+		args = json.RawMessage(s)
+	}
+	if !json.Valid(args) {
+		return Call{}, fmt.Errorf("tool call %s: arguments are not JSON", c.Name)
+	}
+	c.Arguments = args
+	if id, ok := raw["id"]; ok {
+		json.Unmarshal(id, &c.ID)
+	}
+	return c, nil
+}
+
+// hermes is Hermes/Qwen: <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>.
+type hermes struct{}
+
+func (hermes) Name() string       { return "hermes" }
+func (hermes) Native() bool       { return true }
+func (hermes) Triggers() []string { return []string{"<tool_call>"} }
+
+func (hermes) Grammar(tools []Tool, required, parallel bool) (grammar.Part, []string) {
+	one := grammar.Seq(grammar.Special("<tool_call>"), grammar.Lit("\n"), grammar.JSONValue(callSchema(tools, "arguments"), grammar.JSONOptions{}),
+		grammar.Lit("\n"), grammar.Special("</tool_call>"))
+	max := -1
+	if !parallel {
+		max = 1
+	}
+	return grammar.Repeat(one, 1, max, grammar.Lit("\n")), []string{"<tool_call>"}
+}
+
+func (hermes) Parse(text string) (string, []Call, error) {
+	i := strings.Index(text, "<tool_call>")
+	if i < 0 {
+		return text, nil, nil
+	}
+	content, rest := text[:i], text[i:]
+	var calls []Call
+	for {
+		start := strings.Index(rest, "<tool_call>")
+		if start < 0 {
+			break
+		}
+		rest = rest[start+len("<tool_call>"):]
+		end := strings.Index(rest, "</tool_call>")
+		body := rest
+		if end >= 0 {
+			body, rest = rest[:end], rest[end+len("</tool_call>"):]
+		} else {
+			rest = ""
+		}
+		c, err := unmarshalCall([]byte(strings.TrimSpace(body)), "arguments")
+		if err != nil {
+			return content, calls, err
+		}
+		calls = append(calls, c)
+	}
+	return strings.TrimRight(content, " \n"), calls, nil
+}
+
+// llama3 is Llama 3.1+: optionally <|python_tag|>, then {"name": ..., "parameters": {...}}.
+type llama3 struct{}
+
+func (llama3) Name() string       { return "llama3" }
+func (llama3) Native() bool       { return true }
+func (llama3) Triggers() []string { return []string{"<|python_tag|>", `{"name"`} }
+
+func (llama3) Grammar(tools []Tool, required, parallel bool) (grammar.Part, []string) {
+	one := grammar.JSONValue(callSchema(tools, "parameters"), grammar.JSONOptions{})
+	max := -1
+	if !parallel {
+		max = 1
+	}
+	return grammar.Seq(grammar.Opt(grammar.Special("<|python_tag|>")), grammar.Repeat(one, 1, max, grammar.Lit(";"))),
+		[]string{"<|python_tag|>", `{"name"`}
+}
+
+func (llama3) Parse(text string) (string, []Call, error) {
+	i := strings.Index(text, "<|python_tag|>")
+	body := ""
+	content := text
+	if i >= 0 {
+		content, body = text[:i], text[i+len("<|python_tag|>"):]
+	} else if j := strings.Index(text, `{"name"`); j >= 0 {
+		content, body = text[:j], text[j:]
+	} else {
+		return text, nil, nil
+	}
+	var calls []Call
+	for _, part := range strings.Split(body, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		c, err := unmarshalCall([]byte(part), "parameters")
+		if err != nil {
+			return content, calls, err
+		}
+		calls = append(calls, c)
+	}
+	return strings.TrimSpace(content), calls, nil
+}
+
+// mistral is Mistral: [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...].
+type mistral struct{}
+
+func (mistral) Name() string       { return "mistral" }
+func (mistral) Native() bool       { return true }
+func (mistral) Triggers() []string { return []string{"[TOOL_CALLS]"} }
+
+func (mistral) Grammar(tools []Tool, required, parallel bool) (grammar.Part, []string) {
+	maxItems := ""
+	if !parallel {
+		maxItems = `,"maxItems":1`
+	}
+	arr := fmt.Sprintf(`{"type":"array","items":%s,"minItems":1%s}`, callSchema(tools, "arguments"), maxItems)
+	return grammar.Seq(grammar.Special("[TOOL_CALLS]"), grammar.JSONValue([]byte(arr), grammar.JSONOptions{})), []string{"[TOOL_CALLS]"}
+}
+
+func (mistral) Parse(text string) (string, []Call, error) {
+	i := strings.Index(text, "[TOOL_CALLS]")
+	if i < 0 {
+		return text, nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal([]byte(strings.TrimSpace(text[i+len("[TOOL_CALLS]"):])), &items); err != nil {
+		return text[:i], nil, fmt.Errorf("tool calls are not a JSON array: %w", err)
+	}
+	var calls []Call
+	for _, it := range items {
+		c, err := unmarshalCall(it, "arguments")
+		if err != nil {
+			return text[:i], calls, err
+		}
+		calls = append(calls, c)
+	}
+	return strings.TrimSpace(text[:i]), calls, nil
+}

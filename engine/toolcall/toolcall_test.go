@@ -1,0 +1,149 @@
+package toolcall
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/grammar"
+)
+
+var weather = json.RawMessage(`{"type":"function","function":{"name":"get_weather","description":"Weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}`)
+var clock = json.RawMessage(`{"type":"function","function":{"name":"time_now"}}`)
+
+func TestParseTools(t *testing.T) {
+	tools, err := ParseTools([]json.RawMessage{weather, clock, json.RawMessage(`{"type":"function","name":"flat","parameters":{"type":"object"}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 3 || tools[0].Name != "get_weather" || string(tools[1].Parameters) != `{"type":"object","properties":{}}` || tools[2].Name != "flat" {
+		t.Fatalf("tools %+v", tools)
+	}
+	for _, c := range []struct{ tool, want string }{
+		{`{"type":"function","function":{"description":"x"}}`, "no name"},
+		{`{"type":"function","function":{"name":"bad name"}}`, "may hold only"},
+		{`{"type":"retrieval"}`, "not supported"},
+		{`{"type":"function","function":{"name":"f","parameters":[1]}}`, "JSON Schema object"},
+		{`[]`, "not a tool object"},
+	} {
+		if _, err := ParseTools([]json.RawMessage{json.RawMessage(c.tool)}); !errors.Is(err, ErrBadTool) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.tool, err, c.want)
+		}
+	}
+	if _, err := ParseTools([]json.RawMessage{clock, clock}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("a tool defined twice: %v", err)
+	}
+	if _, err := Select(tools, Choice{Mode: Required, Name: "nope"}); !errors.Is(err, ErrBadTool) {
+		t.Errorf("unknown named choice: %v", err)
+	}
+	if one, _ := Select(tools, Choice{Mode: Required, Name: "time_now"}); len(one) != 1 || one[0].Name != "time_now" {
+		t.Errorf("named choice %v", one)
+	}
+}
+
+func TestFormatsParseAndCompile(t *testing.T) {
+	tools, _ := ParseTools([]json.RawMessage{weather, clock})
+	cases := []struct {
+		template string
+		format   string
+		text     string
+		content  string
+		calls    []string // name:args
+	}{
+		{`{% if tools %}<tool_call>{% endif %}`, "hermes", "Let me check.\n<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Oslo\"}}\n</tool_call>\n<tool_call>\n{\"name\":\"time_now\",\"arguments\":{}}\n</tool_call>",
+			"Let me check.", []string{`get_weather:{"city":"Oslo"}`, `time_now:{}`}},
+		{`<|python_tag|>`, "llama3", `{"name":"get_weather","parameters":{"city":"Rome"}}`, "", []string{`get_weather:{"city":"Rome"}`}},
+		{`[TOOL_CALLS]`, "mistral", `[TOOL_CALLS][{"name":"time_now","arguments":{}},{"name":"get_weather","arguments":"{\"city\":\"Lima\"}"}]`,
+			"", []string{`time_now:{}`, `get_weather:{"city":"Lima"}`}},
+		{`{{ messages }}`, "generic", `{"tool_calls":[{"name":"get_weather","arguments":{"city":"Kyiv"}}]}`, "", []string{`get_weather:{"city":"Kyiv"}`}},
+		{`{{ messages }}`, "generic", `{"response":"It is \"sunny\".\n"}`, "It is \"sunny\".\n", nil},
+		{`<tool_call>`, "hermes", "Just text, no calls.", "Just text, no calls.", nil},
+	}
+	for _, c := range cases {
+		f := Detect(c.template)
+		if f.Name() != c.format {
+			t.Fatalf("Detect(%q) = %s, want %s", c.template, f.Name(), c.format)
+		}
+		content, calls, err := f.Parse(c.text)
+		if err != nil {
+			t.Fatalf("%s: %v", c.format, err)
+		}
+		var got []string
+		for _, cl := range calls {
+			got = append(got, cl.Name+":"+string(cl.Arguments))
+		}
+		if content != c.content || strings.Join(got, "|") != strings.Join(c.calls, "|") {
+			t.Errorf("%s %q: content %q calls %v, want %q %v", c.format, c.text, content, got, c.content, c.calls)
+		}
+		for _, required := range []bool{true, false} {
+			p, _ := f.Grammar(tools, required, false)
+			if _, err := grammar.Compose(p); err != nil {
+				t.Errorf("%s grammar (required %v): %v", c.format, required, err)
+			}
+		}
+	}
+}
+
+func TestStreamHoldsTriggers(t *testing.T) {
+	s := NewStream(hermes{})
+	var shown strings.Builder
+	for _, piece := range []string{"Sure", ", one", " moment <to", "ol_", "call>\n{\"name\"", ":\"x\"}"} {
+		shown.WriteString(s.Push(piece))
+	}
+	shown.WriteString(s.Close())
+	if shown.String() != "Sure, one moment " || !s.InCalls() {
+		t.Fatalf("shown %q, in calls %v", shown.String(), s.InCalls())
+	}
+	// A partial trigger that turns out to be text is shown in the end.
+	s = NewStream(hermes{})
+	got := s.Push("a <tool") + s.Push("s are nice") + s.Close()
+	if got != "a <tools are nice" || s.InCalls() {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestGenericStreamDecodesResponse(t *testing.T) {
+	text := `{"response":"Hi \"you\"\n\u00e9\ud83d\ude00 end"}`
+	for split := 1; split < len(text); split++ {
+		s := NewStream(Generic{})
+		got := s.Push(text[:split]) + s.Push(text[split:]) + s.Close()
+		if got != "Hi \"you\"\né😀 end" {
+			t.Fatalf("split at %d: %q", split, got)
+		}
+	}
+	s := NewStream(Generic{})
+	if got := s.Push(`{"tool_calls":[`) + s.Push(`{"name":"x","arguments":{}}]}`); got != "" || !s.InCalls() {
+		t.Fatalf("calls shown as %q", got)
+	}
+}
+
+func TestGenericPrepareMessages(t *testing.T) {
+	tools, _ := ParseTools([]json.RawMessage{weather})
+	msgs := []chat.Message{
+		{Role: "user", Content: "Weather in Oslo?"},
+		{Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "call_1", Function: chat.FunctionCall{Name: "get_weather", Arguments: json.RawMessage(`"{\"city\":\"Oslo\"}"`)}}}},
+		{Role: "tool", ToolCallID: "call_1", Name: "get_weather", Content: "12 C"},
+		{Role: "user", Content: "Thanks"},
+	}
+	out := Generic{}.PrepareMessages(msgs, tools, false)
+	if len(out) != 4 || out[0].Role != "system" || !strings.Contains(out[0].Content, "get_weather") ||
+		out[2].Content != `{"tool_calls":[{"arguments":{"city":"Oslo"},"name":"get_weather"}]}` ||
+		out[3].Role != "user" || !strings.Contains(out[3].Content, "12 C") || !strings.Contains(out[3].Content, "Thanks") {
+		b, _ := json.MarshalIndent(out, "", " ")
+		t.Fatalf("prepared %s", b)
+	}
+}
+
+func TestGenericParseCutShort(t *testing.T) {
+	for _, c := range []struct{ text, content string }{
+		{`{"response":"half an ans`, "half an ans"},
+		{`{"tool_calls":[{"name":"get_weather","argu`, ""},
+	} {
+		content, calls, err := Generic{}.Parse(c.text)
+		if err != nil || len(calls) != 0 || content != c.content {
+			t.Errorf("%q: %q %v %v", c.text, content, calls, err)
+		}
+	}
+}

@@ -1,0 +1,38 @@
+// Package disk answers two questions the daemon asks before and while it
+// writes large files (adapter uploads, model downloads): how much room is
+// left on a file system, and whether a write failed because it is full.
+package disk
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// ErrNoSpace is returned when a file would not fit on its file system, or
+// when a write ran out of room. The API answers it with 507.
+var ErrNoSpace = errors.New("not enough free disk space")
+
+// Margin is the free space a large write must leave behind.
+const Margin = 256 << 20
+
+// Check returns ErrNoSpace (with the figures) when writing need more bytes
+// into dir would leave less than Margin free. Where free space cannot be
+// read, it returns nil: the write itself will tell.
+func Check(dir string, need int64) error {
+	free, ok := Free(dir)
+	if !ok || need < 0 {
+		return nil
+	}
+	if need+Margin > free {
+		return fmt.Errorf("%w in %s: %d MiB needed (and %d MiB kept free), %d MiB free",
+			ErrNoSpace, dir, need>>20, int64(Margin)>>20, free>>20)
+	}
+	return nil
+}
+
+// IsFull reports whether err is a write that ran out of space (ENOSPC or
+// a disk quota).
+func IsFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, ErrNoSpace)
+}
