@@ -119,11 +119,15 @@ type Config struct {
 	ConsolidateLR    float64
 	// EWCLambda is the strength of the EWC++ penalty. The Fisher is of
 	// the per-token mean NLL, so its values are small and λ large.
-	EWCLambda         float64
-	FisherDecay       float64 // EWC++: F ← decay·F + (1−decay)·F_new
-	ReplaySize        int     // replayed earlier examples per consolidation
-	ReplayCap         int     // examples kept for replay
-	GeneralFisherRows int     // general-text examples seeding the Fisher (0: none)
+	EWCLambda   float64
+	FisherDecay float64 // EWC++: F ← decay·F + (1−decay)·F_new
+	ReplaySize  int     // replayed earlier examples per consolidation
+	ReplayCap   int     // examples kept for replay
+	// GeneralFisherRows is how many general-text examples seed the
+	// Fisher with general text's sensitivity (default none: distillation
+	// holds general text better, see DistillWeight; EWC++ then holds
+	// only what earlier consolidations learned from feedback).
+	GeneralFisherRows int
 
 	// Distillation towards the base model on general text (the
 	// learner's General examples, the base's next-token distributions
@@ -171,7 +175,7 @@ func DefaultConfig() Config {
 	return Config{
 		MicroRank: 4, MicroSteps: 2, MicroLR: 1e-3, MicroRecent: 3,
 		ConsolidatedRank: 8, ConsolidateSteps: 30, ConsolidateLR: 1e-3, EWCLambda: 1e6, FisherDecay: 0.5,
-		ReplaySize: 16, ReplayCap: 256, GeneralFisherRows: 8, DistillWeight: 1, DistillRows: 1,
+		ReplaySize: 16, ReplayCap: 256, DistillWeight: 3, DistillRows: 2,
 		ValidationEvery: 5, DeepRank: 16, DeepMin: 20, DeepEpochs: 4, DeepLR: 1e-3, DeepBatch: 8,
 		GeneralTolerance: 0.02, MaxExchanges: 4096,
 		ThumbsUpWeight: 0.5, ThumbsDownWeight: 1, RegenerateWeight: 0.3, AvoidWeight: 0.5,

@@ -49,9 +49,9 @@ type Options struct {
 	// periodically), so that later consolidations build on earlier ones
 	// under EWC++; the last one follows the K-th correction as always.
 	ConsolidateEvery int
-	HeldOut   int // held-out prompts (default 50)
-	Threads   int
-	Config    sona.Config
+	HeldOut          int // held-out prompts (default 50)
+	Threads          int
+	Config           sona.Config
 	// Log, when set, receives progress lines.
 	Log io.Writer
 	// Routing also runs the routing bench: two adapters trained on two
@@ -73,9 +73,12 @@ type Figures struct {
 	// preference: base, after the instant loop, after consolidation.
 	FollowBase, FollowInstant, FollowConsolidated float64
 	// General-text perplexity: base, after the instant loop, after the
-	// consolidation with EWC++ and after one without it.
+	// configured consolidation (EWC++, distillation) and after one
+	// unheld (below).
 	PPLBase, PPLInstant, PPLEWC, PPLNoEWC float64
-	// NLLNoEWC and FollowNoEWC are the held-out figures without EWC++.
+	// NLLNoEWC and FollowNoEWC are the held-out figures of the same
+	// consolidation unheld: without EWC++, general text's Fisher, replay
+	// or distillation.
 	NLLNoEWC, FollowNoEWC float64
 	// The other text's perplexity (Options.Other; zero without it), at
 	// the same four points.
@@ -597,7 +600,7 @@ func Print(w io.Writer, rep *Report) {
 }
 
 func printLearn(w io.Writer, figs []Figures) {
-	fmt.Fprintln(w, "  K | held-out NLL/token: base -> instant -> consolidated (no EWC) | follows: base -> instant -> consolidated (no EWC) | general ppl: base, instant, EWC++, no EWC | update ms p50/p95: first step, all steps | consolidate s")
+	fmt.Fprintln(w, "  K | held-out NLL/token: base -> instant -> consolidated (unheld) | follows: base -> instant -> consolidated (unheld) | general ppl: base, instant, consolidated, unheld | update ms p50/p95: first step, all steps | consolidate s")
 	for _, f := range figs {
 		fmt.Fprintf(w, "%3d | %.3f -> %.3f (%.0f%%) -> %.3f (%.0f%%) (%.3f) | %3.0f%% -> %3.0f%% -> %3.0f%% (%3.0f%%) | %.2f, %.2f (%+.1f%%), %.2f (%+.1f%%), %.2f (%+.1f%%) | %.0f/%.0f, %.0f/%.0f | %.1f\n",
 			f.K, f.NLLBase, f.NLLInstant, 100*f.NLLInstant/f.NLLBase, f.NLLConsolidated, 100*f.NLLConsolidated/f.NLLBase, f.NLLNoEWC,
@@ -607,7 +610,7 @@ func printLearn(w io.Writer, figs []Figures) {
 	}
 	for _, f := range figs {
 		if f.OtherBase > 0 {
-			fmt.Fprintf(w, "%3d | other text ppl: base, instant, EWC++, no EWC: %.2f, %.2f (%+.1f%%), %.2f (%+.1f%%), %.2f (%+.1f%%)\n", f.K,
+			fmt.Fprintf(w, "%3d | other text ppl: base, instant, consolidated, unheld: %.2f, %.2f (%+.1f%%), %.2f (%+.1f%%), %.2f (%+.1f%%)\n", f.K,
 				f.OtherBase, f.OtherInstant, 100*(f.OtherInstant/f.OtherBase-1), f.OtherEWC, 100*(f.OtherEWC/f.OtherBase-1), f.OtherNoEWC, 100*(f.OtherNoEWC/f.OtherBase-1))
 		}
 	}
