@@ -328,8 +328,10 @@ func (l *Learner) example(fb *Feedback) (train.Example, error) {
 }
 
 // Warm prepares what the first feedback would otherwise wait for: the
-// MicroLoRA's starting point and general text's Fisher there (a few
-// training passes). The daemon calls it when the model is loaded.
+// MicroLoRA's starting point (with general text's Fisher there when
+// GeneralFisherRows is set) and the base model's distributions on
+// general text for distillation (a few forward and training passes).
+// The daemon calls it when the model is loaded.
 func (l *Learner) Warm(ctx context.Context) error {
 	if _, _, err := l.newMicro(ctx); err != nil {
 		return err
