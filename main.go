@@ -1,4 +1,4 @@
-//go:build desktop
+//go:build desktop || bindings
 
 // Command ruvllm-app is the desktop chat app: a Wails v2 window over the
 // frontend in frontend/dist, with the Go methods of package app bound to

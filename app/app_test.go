@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -107,7 +108,15 @@ func ended(conv string) func(recorded) bool {
 // to it.
 func startApp(t *testing.T) (*App, *recorder, *testdaemon.Daemon) {
 	t.Helper()
-	d, err := testdaemon.Start(context.Background(), testdaemon.Options{Dir: t.TempDir()})
+	return startAppWith(t, testdaemon.Options{})
+}
+
+// startAppWith is startApp with the daemon's options (its directory is
+// the test's).
+func startAppWith(t *testing.T, o testdaemon.Options) (*App, *recorder, *testdaemon.Daemon) {
+	t.Helper()
+	o.Dir = t.TempDir()
+	d, err := testdaemon.Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,6 +323,55 @@ func TestRegenerateReplacesLastReply(t *testing.T) {
 	}
 	if second.Message.Content == first.Message.Content {
 		t.Fatalf("regenerated reply equals the first (%q) despite a new seed", first.Message.Content)
+	}
+}
+
+// TestLongChatLeavesEarlierMessagesOut: once a conversation outgrows the
+// model's context (256 tokens here), a reply still comes, its stats say
+// how many earlier messages were left out (what the app shows), and they
+// are stored with the reply. (engine/llm's tests prove which messages go.)
+func TestLongChatLeavesEarlierMessagesOut(t *testing.T) {
+	a, rec, d := startAppWith(t, testdaemon.Options{ContextLength: 256})
+	conv, err := a.CreateConversation("long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	greedy(t, a, conv.ID, 8)
+	if _, err := a.SetSystemPrompt(conv.ID, "You explain the kernel."); err != nil {
+		t.Fatal(err)
+	}
+	dropped := 0
+	for turn := 0; turn < 12 && dropped == 0; turn++ {
+		from := rec.len()
+		if _, err := a.SendMessage(conv.ID, fmt.Sprintf("Turn %d: tell me about page reclaim.", turn)); err != nil {
+			t.Fatal(err)
+		}
+		e, _ := rec.wait(t, from, ended(conv.ID))
+		done, ok := e.data.(ChatDone)
+		if !ok {
+			t.Fatalf("turn %d failed: %+v", turn, e.data)
+		}
+		if dropped = done.Stats.DroppedMessages; dropped > 0 {
+			if done.Stats.DroppedTokens == 0 || done.Stats.PromptTokens >= 256 || dropped%2 != 0 {
+				t.Fatalf("turn %d stats %+v: want whole turns and their tokens left out", turn, done.Stats)
+			}
+			stored, err := a.LoadConversation(conv.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := stored.Messages[len(stored.Messages)-1]
+			if last.Stats == nil || last.Stats.DroppedMessages != dropped {
+				t.Fatalf("stored reply stats %+v", last.Stats)
+			}
+		}
+	}
+	if dropped == 0 {
+		t.Fatal("12 turns never outgrew a 256-token context")
+	}
+	// The request asked for that: context_overflow shift, from the app.
+	recs, err := d.Client.Requests(context.Background(), 1)
+	if err != nil || len(recs) != 1 || recs[0].PromptTokens >= 256 {
+		t.Fatalf("request log %+v, %v", recs, err)
 	}
 }
 

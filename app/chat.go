@@ -173,6 +173,13 @@ func (a *App) chatRequest(ctx context.Context, c *ipc.Client, conv ipc.Conversat
 		req.Model = m
 	}
 	req.Adapters = conv.Adapters
+	// A chat outgrowing the context keeps going: the oldest turns after
+	// the system prompt are left out (and the reply says so), and a reply
+	// that fills the context shifts it (unless the conversation's own
+	// settings say otherwise).
+	if req.ContextOverflow == "" {
+		req.ContextOverflow = "shift"
+	}
 	if conv.System != "" {
 		req.Messages = append(req.Messages, ipc.Message{Role: "system", Content: conv.System})
 	}
@@ -282,6 +289,9 @@ func (a *App) stream(ctx context.Context, c *ipc.Client, store convStore, conv i
 	stats := ipc.ReplyStats{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens}
 	if usage.PromptTokensDetails != nil {
 		stats.CachedTokens = usage.PromptTokensDetails.CachedTokens
+	}
+	if o := usage.ContextOverflow; o != nil {
+		stats.DroppedMessages, stats.DroppedTokens, stats.ContextShifts = o.DroppedMessages, o.DroppedTokens, o.Shifts
 	}
 	if !first.IsZero() {
 		stats.TTFTMillis = float64(first.Sub(start).Microseconds()) / 1000

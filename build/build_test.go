@@ -6,10 +6,12 @@ package build
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,5 +171,79 @@ func TestDesktopFileValidates(t *testing.T) {
 	out, err := exec.Command(bin, "linux/ruvllm.desktop").CombinedOutput()
 	if err != nil || len(bytes.TrimSpace(out)) > 0 {
 		t.Fatalf("desktop-file-validate: %v\n%s", err, out)
+	}
+}
+
+// TestWailsProject checks the root wails.json (Wails v2's project file,
+// read by `wails build` and `wails dev`) against the rest of the
+// packaging: the executable name, the build tags main.go needs, the
+// frontend commands and directory, and the version of Info.plist.
+func TestWailsProject(t *testing.T) {
+	data, err := os.ReadFile("../wails.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields of Wails v2.16's internal/project.Project that matter.
+	var p struct {
+		Name           string `json:"name"`
+		OutputFilename string `json:"outputfilename"`
+		BuildDir       string `json:"build:dir"`
+		BuildTags      string `json:"build:tags"`
+		FrontendDir    string `json:"frontend:dir"`
+		Install        string `json:"frontend:install"`
+		Build          string `json:"frontend:build"`
+		DevBuild       string `json:"frontend:dev:build"`
+		DevWatcher     string `json:"frontend:dev:watcher"`
+		DevServerURL   string `json:"frontend:dev:serverUrl"`
+		WailsJSDir     string `json:"wailsjsdir"`
+		Info           struct {
+			ProductName    string `json:"productName"`
+			ProductVersion string `json:"productVersion"`
+		} `json:"info"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&p); err != nil {
+		t.Fatalf("wails.json: %v", err)
+	}
+	if p.OutputFilename != executable || p.Name != "ruvllm" || p.Info.ProductName != "ruvllm" {
+		t.Errorf("names: %+v", p)
+	}
+	if p.BuildDir != "build" || p.FrontendDir != "frontend" || p.WailsJSDir != "./frontend/wailsjs" {
+		t.Errorf("directories: build %q, frontend %q, wailsjs %q", p.BuildDir, p.FrontendDir, p.WailsJSDir)
+	}
+	// main.go builds with the desktop tag (or Wails' bindings tag, which
+	// it builds the binding generator with, dropping desktop); Linux's
+	// WebKitGTK 4.1 needs webkit2_41 (Wails adds production or dev).
+	main, err := os.ReadFile("../main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := strings.Split(p.BuildTags, ",")
+	if !bytes.HasPrefix(main, []byte("//go:build desktop || bindings\n")) || !slices.Contains(tags, "desktop") || !slices.Contains(tags, "webkit2_41") {
+		t.Errorf("build:tags %q for main.go's constraint", p.BuildTags)
+	}
+	// The frontend commands are the Makefile's.
+	mk, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{p.Install, p.Build} {
+		if !bytes.Contains(mk, []byte(c)) {
+			t.Errorf("frontend command %q is not the Makefile's", c)
+		}
+	}
+	if p.DevBuild != p.Build || p.DevWatcher != "npx vite" || p.DevServerURL != "auto" {
+		t.Errorf("dev commands: build %q, watcher %q, server %q", p.DevBuild, p.DevWatcher, p.DevServerURL)
+	}
+	var plistDoc map[string]any
+	pl, err := os.ReadFile("darwin/Info.plist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plist.Unmarshal(pl, &plistDoc); err != nil {
+		t.Fatal(err)
+	}
+	if v := plistDoc["CFBundleShortVersionString"]; v != p.Info.ProductVersion {
+		t.Errorf("productVersion %q, Info.plist %v", p.Info.ProductVersion, v)
 	}
 }

@@ -5,6 +5,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -436,9 +437,17 @@ func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, recs)
 }
 
-// WriteJSON writes v as a JSON response with the given status.
+// WriteJSON writes v as a JSON response with the given status. A value
+// that cannot be encoded (a NaN, say) is a 500 that says so, never a
+// status line with an empty body.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		json.NewEncoder(&buf).Encode(map[string]string{"error": "ruvllmd could not encode its response: " + err.Error()})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	w.Write(buf.Bytes())
 }

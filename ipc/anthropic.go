@@ -22,6 +22,12 @@ type AnthropicRequest struct {
 	Tools         json.RawMessage    `json:"tools,omitempty"`
 	ToolChoice    json.RawMessage    `json:"tool_choice,omitempty"`
 	Thinking      json.RawMessage    `json:"thinking,omitempty"`
+	// ContextOverflow is ruvllm's (see SamplingFields).
+	ContextOverflow string `json:"context_overflow,omitempty"`
+	// OutputConfig is {format: {type: "json_schema", schema}, effort};
+	// OutputFormat is the beta's top-level format.
+	OutputConfig json.RawMessage `json:"output_config,omitempty"`
+	OutputFormat json.RawMessage `json:"output_format,omitempty"`
 	// ServiceTier and the like change nothing here and are tolerated.
 }
 
@@ -103,6 +109,9 @@ type AnthropicUsage struct {
 	OutputTokens             int `json:"output_tokens"`
 	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	// ContextOverflow (a ruvllm extension) says what was left out to fit
+	// the context.
+	ContextOverflow *OverflowUsage `json:"context_overflow,omitempty"`
 }
 
 // AnthropicError is Anthropic's error body.

@@ -50,6 +50,13 @@ type ReplyStats struct {
 	CompletionTokens int     `json:"completion_tokens"`
 	TTFTMillis       float64 `json:"ttft_ms"`
 	TokensPerSecond  float64 `json:"tokens_per_second"`
+	// DroppedMessages and DroppedTokens are what the daemon left out of
+	// the conversation to fit the model's context (the app says "earlier
+	// messages were left out"); ContextShifts counts the times the reply
+	// filled the context and went on after older tokens were discarded.
+	DroppedMessages int `json:"dropped_messages,omitempty"`
+	DroppedTokens   int `json:"dropped_tokens,omitempty"`
+	ContextShifts   int `json:"context_shifts,omitempty"`
 }
 
 // ConversationCreate is the body of POST /v1/conversations.
@@ -90,6 +97,10 @@ type MessagesAppend struct {
 type FeedbackRequest struct {
 	// RequestID is the "id" of the rated completion.
 	RequestID string `json:"request_id"`
+	// Signal is SignalRating (the default: Rating is required) or
+	// SignalRegenerate (the user asked for another answer; Rating is 0
+	// or -1 and there is no correction).
+	Signal string `json:"signal,omitempty"`
 	// Rating is +1 (thumbs up) or -1 (thumbs down).
 	Rating         int    `json:"rating"`
 	Correction     string `json:"correction,omitempty"`
@@ -111,6 +122,12 @@ type Feedback struct {
 	// raw /api/generate), which has no messages.
 	PromptText string `json:"prompt_text,omitempty"`
 	Answer     string `json:"answer,omitempty"`
+	// App is the client name (X-Ruvllm-Client) of the rated request: its
+	// learning scope when learning is per app.
+	App string `json:"app,omitempty"`
+	// Learning says what the learning loop did with the feedback (in the
+	// answer of POST /v1/feedback only).
+	Learning *FeedbackLearning `json:"learning,omitempty"`
 }
 
 // FeedbackList answers GET /v1/feedback, newest first.

@@ -16,11 +16,13 @@ type EnvVar struct {
 	Name, Value string
 }
 
-// ClientEnv returns the environment that points unmodified OpenAI and
-// Ollama SDK apps at the daemon h describes: OPENAI_BASE_URL (its TCP
-// listener's /v1), OPENAI_API_KEY (token, the listener's bearer token)
-// and OLLAMA_HOST. It fails with ErrNoTCP when the daemon has no TCP
-// listener.
+// ClientEnv returns the environment that points unmodified OpenAI,
+// Ollama and Anthropic SDK apps at the daemon h describes:
+// OPENAI_BASE_URL (its TCP listener's /v1), OPENAI_API_KEY (token, the
+// listener's bearer token), OLLAMA_HOST, ANTHROPIC_BASE_URL (the listener:
+// Anthropic's SDKs add /v1 themselves) and ANTHROPIC_API_KEY (the token,
+// which the daemon takes as x-api-key). It fails with ErrNoTCP when the
+// daemon has no TCP listener.
 func ClientEnv(h Health, token string) ([]EnvVar, error) {
 	if h.TCPAddress == "" {
 		return nil, ErrNoTCP
@@ -33,6 +35,8 @@ func ClientEnv(h Health, token string) ([]EnvVar, error) {
 		{"OPENAI_BASE_URL", base + "/v1"},
 		{"OPENAI_API_KEY", token},
 		{"OLLAMA_HOST", base},
+		{"ANTHROPIC_BASE_URL", base},
+		{"ANTHROPIC_API_KEY", token},
 	}, nil
 }
 

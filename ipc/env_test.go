@@ -17,9 +17,9 @@ func TestClientEnv(t *testing.T) {
 		err   error
 	}{
 		{"ipv4", Health{TCPAddress: "127.0.0.1:11434"}, "abc",
-			"OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_API_KEY=abc OLLAMA_HOST=http://127.0.0.1:11434", nil},
+			"OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_API_KEY=abc OLLAMA_HOST=http://127.0.0.1:11434 ANTHROPIC_BASE_URL=http://127.0.0.1:11434 ANTHROPIC_API_KEY=abc", nil},
 		{"ipv6", Health{TCPAddress: "[::1]:8080"}, "t",
-			"OPENAI_BASE_URL=http://[::1]:8080/v1 OPENAI_API_KEY=t OLLAMA_HOST=http://[::1]:8080", nil},
+			"OPENAI_BASE_URL=http://[::1]:8080/v1 OPENAI_API_KEY=t OLLAMA_HOST=http://[::1]:8080 ANTHROPIC_BASE_URL=http://[::1]:8080 ANTHROPIC_API_KEY=t", nil},
 		{"no tcp", Health{Socket: "/run/s.sock"}, "abc", "", ErrNoTCP},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -58,9 +58,9 @@ type OllamaOptions struct {
 	NumPredict       *int     `json:"num_predict,omitempty"`
 	// NumCtx bounds this request's context (prompt and reply); a prompt
 	// longer than it is truncated, keeping its end.
-	NumCtx   int          `json:"num_ctx,omitempty"`
-	Stop     []string     `json:"stop,omitempty"`
-	Adapters []AdapterRef `json:"adapters,omitempty"`
+	NumCtx   int         `json:"num_ctx,omitempty"`
+	Stop     []string    `json:"stop,omitempty"`
+	Adapters AdapterRefs `json:"adapters,omitempty"`
 	// Options that would change the output but have no support here; the
 	// daemon refuses them by name unless they are at their neutral value.
 	Mirostat        *int     `json:"mirostat,omitempty"`
@@ -69,6 +69,8 @@ type OllamaOptions struct {
 	TFSZ            *float32 `json:"tfs_z,omitempty"`
 	PenalizeNewline *bool    `json:"penalize_newline,omitempty"`
 	NumKeep         *int     `json:"num_keep,omitempty"`
+	// Speculation is ruvllm's addition, as in the OpenAI requests.
+	Speculation string `json:"speculation,omitempty"`
 }
 
 // OllamaChatRequest is the body of POST /api/chat.
@@ -84,6 +86,21 @@ type OllamaChatRequest struct {
 	Think any `json:"think,omitempty"`
 	// Tools are the functions the model may call.
 	Tools []json.RawMessage `json:"tools,omitempty"`
+	OllamaOverflow
+}
+
+// OllamaOverflow are the context overflow fields of Ollama's chat and
+// generate bodies. Truncate and Shift are Ollama's own (both default
+// true); ContextOverflow is ruvllm's (see SamplingFields) and, when set,
+// takes their place.
+type OllamaOverflow struct {
+	// Truncate drops the oldest messages (tokens) of a prompt that does
+	// not fit; false makes such a prompt an error.
+	Truncate *bool `json:"truncate,omitempty"`
+	// Shift lets a reply that fills the context go on after the context
+	// is shifted; false ends it (done_reason "length").
+	Shift           *bool  `json:"shift,omitempty"`
+	ContextOverflow string `json:"context_overflow,omitempty"`
 }
 
 // OllamaGenerateRequest is the body of POST /api/generate.
@@ -102,6 +119,7 @@ type OllamaGenerateRequest struct {
 	Format    json.RawMessage `json:"format,omitempty"`
 	Options   *OllamaOptions  `json:"options,omitempty"`
 	KeepAlive *Duration       `json:"keep_alive,omitempty"`
+	OllamaOverflow
 }
 
 // OllamaMetrics are the timing fields of Ollama's final response object,
@@ -116,6 +134,15 @@ type OllamaMetrics struct {
 	// PromptCachedCount is ruvllm's addition: prompt tokens served from
 	// the shared prefix cache.
 	PromptCachedCount int `json:"prompt_cached_count,omitempty"`
+	// DraftCount, DraftAcceptedCount and DraftVerifyCount are ruvllm's
+	// additions for speculative decoding: draft tokens verified, those
+	// accepted, and the steps that verified them.
+	DraftCount         int `json:"draft_count,omitempty"`
+	DraftAcceptedCount int `json:"draft_accepted_count,omitempty"`
+	DraftVerifyCount   int `json:"draft_verify_count,omitempty"`
+	// ContextOverflow (ruvllm's, on the final object) says what was left
+	// out to fit the context; absent when nothing was.
+	ContextOverflow *OverflowUsage `json:"context_overflow,omitempty"`
 }
 
 // OllamaChatResponse is one NDJSON line of /api/chat (or the whole answer).
@@ -235,6 +262,9 @@ type CreateRequest struct {
 type ProgressStatus struct {
 	Status string `json:"status,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Total and Completed measure a long step (quantizing: weights).
+	Total     int64 `json:"total,omitempty"`
+	Completed int64 `json:"completed,omitempty"`
 }
 
 // ModelManifest is a model made with POST /api/create (or copied): another
@@ -259,8 +289,11 @@ type OllamaEmbedRequest struct {
 	Input EmbeddingInput `json:"input"`
 	// Dimensions keeps the first n values of each vector, scaled back to
 	// unit length.
-	Dimensions *int      `json:"dimensions,omitempty"`
-	KeepAlive  *Duration `json:"keep_alive,omitempty"`
+	Dimensions *int `json:"dimensions,omitempty"`
+	// Truncate (default true) keeps the first context-length tokens of a
+	// longer input; false makes such an input an error.
+	Truncate  *bool     `json:"truncate,omitempty"`
+	KeepAlive *Duration `json:"keep_alive,omitempty"`
 }
 
 // OllamaEmbedResponse answers POST /api/embed.

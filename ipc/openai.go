@@ -15,6 +15,70 @@ type AdapterRef struct {
 	Scale float32 `json:"scale,omitempty"`
 }
 
+// The string forms of a request's "adapters" field (OpenAI bodies) and
+// "options.adapters" (Ollama bodies), besides an array of AdapterRef.
+const (
+	// AdaptersAuto routes the request to the installed adapter that did
+	// best on similar earlier requests of its learning scope (or to none).
+	AdaptersAuto = "auto"
+	// AdaptersNone runs the base model exactly: no adapter, not even the
+	// ones the daemon learned from the user's feedback.
+	AdaptersNone = "none"
+)
+
+// AdapterRefs is a request's adapters: a JSON array of AdapterRef, or one
+// of the strings "auto" and "none" (AdaptersAuto, AdaptersNone), which
+// decode to a single entry whose Name is that string prefixed with "@"
+// (a name no installed adapter can have) and encode back as the string.
+type AdapterRefs []AdapterRef
+
+// Mode returns "auto" or "none" for the string forms, "" for a list.
+func (r AdapterRefs) Mode() string {
+	if len(r) == 1 && r[0].Scale == 0 {
+		switch r[0].Name {
+		case "@" + AdaptersAuto:
+			return AdaptersAuto
+		case "@" + AdaptersNone:
+			return AdaptersNone
+		}
+	}
+	return ""
+}
+
+// AdapterMode returns the AdapterRefs of a string form ("auto", "none").
+func AdapterMode(mode string) AdapterRefs { return AdapterRefs{{Name: "@" + mode}} }
+
+// UnmarshalJSON accepts an array of {"name", "scale"} or "auto"/"none".
+func (r *AdapterRefs) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		switch s {
+		case AdaptersAuto, AdaptersNone:
+			*r = AdapterMode(s)
+			return nil
+		}
+		return fmt.Errorf("adapters must be an array of {\"name\", \"scale\"} or one of \"auto\" and \"none\", not %q", s)
+	}
+	var list []AdapterRef
+	if err := json.Unmarshal(b, &list); err != nil {
+		return fmt.Errorf("adapters must be an array of {\"name\", \"scale\"} or one of \"auto\" and \"none\"")
+	}
+	*r = list
+	return nil
+}
+
+// MarshalJSON writes the string forms back as strings.
+func (r AdapterRefs) MarshalJSON() ([]byte, error) {
+	if m := r.Mode(); m != "" {
+		return json.Marshal(m)
+	}
+	return json.Marshal([]AdapterRef(r))
+}
+
 // Message is one chat turn. Content is its text: a request may send it as
 // a string, null, or (as the OpenAI SDKs, LangChain and the AI SDK do) an
 // array of content parts, whose text parts are joined in order with a
@@ -152,13 +216,25 @@ type SamplingFields struct {
 	N                int                `json:"n,omitempty"`
 	Stream           bool               `json:"stream,omitempty"`
 	StreamOptions    *StreamOptions     `json:"stream_options,omitempty"`
-	Adapters         []AdapterRef       `json:"adapters,omitempty"`
+	Adapters         AdapterRefs        `json:"adapters,omitempty"`
 	// Priority orders requests in the daemon: higher first.
 	Priority int `json:"priority,omitempty"`
 	// Grammar (GBNF) and Regex are ruvllm's own constraints: the output
 	// follows the grammar, or matches the regular expression, whole.
 	Grammar string `json:"grammar,omitempty"`
 	Regex   string `json:"regex,omitempty"`
+	// Speculation is ruvllm's addition: "off" opts the request out of
+	// speculative decoding; kinds ("lookup", "draft", "tree", joined by
+	// "+") narrow it; empty leaves the daemon's setting.
+	Speculation string `json:"speculation,omitempty"`
+	// ContextOverflow is ruvllm's choice of what happens when the request
+	// outgrows the model's context: "drop_oldest" (a chat loses its oldest
+	// turns after the system messages, a prompt its oldest tokens; the
+	// reply stops at the context's end), "shift" (the same, and a reply
+	// that fills the context goes on after the older half is discarded)
+	// or "error" (a prompt that does not fit is a 400). Empty: the
+	// daemon's default (--context-overflow).
+	ContextOverflow string `json:"context_overflow,omitempty"`
 }
 
 // ChatCompletionRequest is the body of POST /v1/chat/completions.
@@ -208,6 +284,25 @@ type Usage struct {
 	CompletionTokens    int                  `json:"completion_tokens"`
 	TotalTokens         int                  `json:"total_tokens"`
 	PromptTokensDetails *PromptTokensDetails `json:"prompt_tokens_details,omitempty"`
+	// ContextOverflow (a ruvllm extension) says what was left out to fit
+	// the context; absent when nothing was.
+	ContextOverflow *OverflowUsage `json:"context_overflow,omitempty"`
+}
+
+// OverflowUsage reports what a request lost to the context's size
+// (context_overflow in usage, in Ollama's final object and in the
+// Responses and Messages usage).
+type OverflowUsage struct {
+	// DroppedMessages are the oldest turns of the conversation left out
+	// of the prompt; the app shows "earlier messages were left out".
+	DroppedMessages int `json:"dropped_messages"`
+	// DroppedTokens are the prompt tokens left out: those of the dropped
+	// messages and any cut from a prompt too long on its own.
+	DroppedTokens int `json:"dropped_tokens"`
+	// Shifts counts the times the reply filled the context and went on
+	// after ShiftedTokens older tokens (in all) were discarded.
+	Shifts        int `json:"shifts"`
+	ShiftedTokens int `json:"shifted_tokens"`
 }
 
 // PromptTokensDetails reports prompt tokens served from the prefix cache.

@@ -29,7 +29,11 @@ type ResponseRequest struct {
 	User               string          `json:"user,omitempty"`
 	TopLogprobs        *int            `json:"top_logprobs,omitempty"`
 	Background         bool            `json:"background,omitempty"`
-	Adapters           []AdapterRef    `json:"adapters,omitempty"`
+	Adapters           AdapterRefs     `json:"adapters,omitempty"`
+	// ContextOverflow is ruvllm's (see SamplingFields); when set it takes
+	// the place of Truncation ("auto" is "drop_oldest", "disabled"
+	// "error").
+	ContextOverflow string `json:"context_overflow,omitempty"`
 }
 
 // ResponseInput is a request's input: a string (one user message) or a
@@ -75,6 +79,30 @@ type ResponseItem struct {
 	Output    string `json:"output,omitempty"`
 }
 
+// MarshalJSON writes the item with the fields its type always has, empty
+// or not (OpenAI's SDKs build on them: a streamed function_call's
+// arguments are appended to the item's): a function_call's call_id, name
+// and arguments, a function_call_output's call_id and output.
+func (it ResponseItem) MarshalJSON() ([]byte, error) {
+	type plain ResponseItem
+	switch it.Type {
+	case "function_call":
+		return json.Marshal(struct {
+			plain
+			CallID    string `json:"call_id"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		}{plain(it), it.CallID, it.Name, it.Arguments})
+	case "function_call_output":
+		return json.Marshal(struct {
+			plain
+			CallID string `json:"call_id"`
+			Output string `json:"output"`
+		}{plain(it), it.CallID, it.Output})
+	}
+	return json.Marshal(plain(it))
+}
+
 // ResponseContent is a message's content: a string or content parts.
 type ResponseContent struct {
 	Parts []ResponsePart
@@ -117,6 +145,23 @@ type ResponsePart struct {
 	Annotations []any  `json:"annotations,omitempty"`
 }
 
+// MarshalJSON writes an output_text part with its annotations, [] when it
+// has none (OpenAI's types make them required).
+func (p ResponsePart) MarshalJSON() ([]byte, error) {
+	type plain ResponsePart
+	if p.Type != "output_text" {
+		return json.Marshal(plain(p))
+	}
+	a := p.Annotations
+	if a == nil {
+		a = []any{}
+	}
+	return json.Marshal(struct {
+		plain
+		Annotations []any `json:"annotations"`
+	}{plain(p), a})
+}
+
 // Response is a response object (POST /v1/responses, GET /v1/responses/{id}).
 type Response struct {
 	ID                 string            `json:"id"`
@@ -150,6 +195,9 @@ type ResponseUsage struct {
 	OutputTokens        int                 `json:"output_tokens"`
 	OutputTokensDetails OutputTokensDetails `json:"output_tokens_details"`
 	TotalTokens         int                 `json:"total_tokens"`
+	// ContextOverflow (a ruvllm extension) says what was left out to fit
+	// the context.
+	ContextOverflow *OverflowUsage `json:"context_overflow,omitempty"`
 }
 
 // InputTokensDetails says how many input tokens came from the prefix cache.

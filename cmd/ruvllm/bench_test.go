@@ -63,6 +63,29 @@ func TestBenchCmd(t *testing.T) {
 		t.Errorf("--parallel 3 results %+v: want tg4 and tg4x3", r)
 	}
 
+	// -d runs both tests after a context, and sizes the KV cache for it:
+	// 6 layers × K and V × 2 KV heads of 64 × F16 = 3 KiB per token.
+	out, err = runBenchCmd(t, "-m", path, "-p", "8", "-n", "4", "-d", "48", "-r", "1", "-t", "1", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = benchOutput{}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if r := got.BenchReport; len(r.Results) != 2 || r.Results[0].Test != "pp8 @ d48" || r.Results[1].Test != "tg4 @ d48" ||
+		r.ContextLength != 48+8+16 || r.KVBytesPerToken != 3072 || r.KVBytes != 3072*80 {
+		t.Errorf("-d 48: context %d, KV %d (%v per token), results %+v", r.ContextLength, r.KVBytes, r.KVBytesPerToken, r.Results)
+	}
+	// --ctx sizes the cache for a longer context than the tests need.
+	out, err = runBenchCmd(t, "-m", path, "-p", "0", "-n", "0", "--ctx", "32768", "-t", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "KV cache: 96.0 MiB for a context of 32768 tokens, 3.0 KiB per token") {
+		t.Errorf("--ctx 32768:\n%s", out)
+	}
+
 	out, err = runBenchCmd(t, "-m", path, "-p", "8", "-n", "4", "-r", "1", "-t", "1")
 	if err != nil {
 		t.Fatal(err)

@@ -254,6 +254,9 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) {
 		fmt.Fprintf(s.errw, "(%d prompt tokens, %d cached, %d generated, first token %.0f ms)\n",
 			stats.PromptTokens, stats.CachedTokens, stats.CompletionTokens, stats.TTFTMillis)
 	}
+	if stats != nil && stats.DroppedMessages > 0 {
+		fmt.Fprintf(s.errw, "(earlier messages were left out to fit the context: %d messages, %d tokens)\n", stats.DroppedMessages, stats.DroppedTokens)
+	}
 	if s.opts.noSave {
 		return
 	}
@@ -307,6 +310,9 @@ func replyStats(u *ipc.Usage, first, total time.Duration) *ipc.ReplyStats {
 		TTFTMillis: float64(first.Microseconds()) / 1000}
 	if u.PromptTokensDetails != nil {
 		st.CachedTokens = u.PromptTokensDetails.CachedTokens
+	}
+	if o := u.ContextOverflow; o != nil {
+		st.DroppedMessages, st.DroppedTokens, st.ContextShifts = o.DroppedMessages, o.DroppedTokens, o.Shifts
 	}
 	if gen := total - first; u.CompletionTokens > 1 && gen > 0 {
 		st.TokensPerSecond = float64(u.CompletionTokens-1) / gen.Seconds()

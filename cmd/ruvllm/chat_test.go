@@ -150,3 +150,22 @@ func TestChatConversationsAndFeedback(t *testing.T) {
 		t.Fatalf("list after rm: %q %v", out, err)
 	}
 }
+
+func TestReplyStatsOverflow(t *testing.T) {
+	for _, c := range []struct {
+		u    *ipc.Usage
+		want ipc.ReplyStats
+	}{
+		{&ipc.Usage{PromptTokens: 9, CompletionTokens: 3}, ipc.ReplyStats{PromptTokens: 9, CompletionTokens: 3}},
+		{&ipc.Usage{PromptTokens: 900, CompletionTokens: 1, ContextOverflow: &ipc.OverflowUsage{DroppedMessages: 4, DroppedTokens: 310, Shifts: 2}},
+			ipc.ReplyStats{PromptTokens: 900, CompletionTokens: 1, DroppedMessages: 4, DroppedTokens: 310, ContextShifts: 2}},
+	} {
+		got := replyStats(c.u, 0, 0)
+		if got == nil || *got != c.want {
+			t.Errorf("replyStats(%+v) = %+v, want %+v", c.u, got, c.want)
+		}
+	}
+	if replyStats(nil, 0, 0) != nil {
+		t.Error("stats without usage")
+	}
+}

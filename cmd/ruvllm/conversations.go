@@ -185,6 +185,14 @@ func newFeedbackCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: rated %s %s (%s)\n", fb.ID, fb.RequestID, args[1], fb.Model)
+			if l := fb.Learning; l != nil {
+				switch l.Status {
+				case ipc.LearnApplied:
+					fmt.Fprintf(cmd.OutOrStdout(), "learned in %.0f ms: scope %s is at version %d\n", l.LatencyMillis, l.Scope, l.Version)
+				default:
+					fmt.Fprintf(cmd.OutOrStdout(), "learning: %s %s\n", l.Status, l.Error)
+				}
+			}
 			return nil
 		},
 	}

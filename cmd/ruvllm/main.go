@@ -41,6 +41,9 @@ func main() {
 		newSocketCmd(),
 		newEnvCmd(),
 		newStopCmd(),
+		newLearnCmd(),
+		newTrainCmd(),
+		newQuantizeCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)

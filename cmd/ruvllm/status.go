@@ -138,11 +138,11 @@ func printStatus(w io.Writer, r statusReport) error {
 func newEnvCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "env",
-		Short: "Print OPENAI_BASE_URL, OPENAI_API_KEY and OLLAMA_HOST for the daemon: eval \"$(ruvllm env)\"",
-		Long: "env prints shell export lines that point OpenAI and Ollama SDK apps at the running daemon's\n" +
+		Short: "Print OPENAI_BASE_URL, OPENAI_API_KEY, OLLAMA_HOST and ANTHROPIC_* for the daemon: eval \"$(ruvllm env)\"",
+		Long: "env prints shell export lines that point OpenAI, Ollama and Anthropic SDK apps at the running daemon's\n" +
 			"loopback TCP listener, so they work unchanged:\n\n" +
 			"  eval \"$(ruvllm env)\"\n\n" +
-			"OPENAI_API_KEY is the listener's bearer token. On Linux apps of your own user need no token (the\n" +
+			"OPENAI_API_KEY and ANTHROPIC_API_KEY are the listener's bearer token. On Linux apps of your own user need no token (the\n" +
 			"daemon reads the peer's uid from the kernel) unless ruvllmd runs with --require-token; on macOS\n" +
 			"they must send it. A daemon without a TCP listener (started without --listen) is an error.",
 		Args: cobra.NoArgs,

@@ -164,7 +164,8 @@ func TestStatusEnvStop(t *testing.T) {
 	}
 	tok, _ := os.ReadFile(filepath.Join(dir, "state", "token"))
 	if env["OPENAI_BASE_URL"] != "http://"+h.TCPAddress+"/v1" || env["OLLAMA_HOST"] != "http://"+h.TCPAddress ||
-		env["OPENAI_API_KEY"] != strings.TrimSpace(string(tok)) || len(env) != 3 {
+		env["OPENAI_API_KEY"] != strings.TrimSpace(string(tok)) || env["ANTHROPIC_BASE_URL"] != env["OLLAMA_HOST"] ||
+		env["ANTHROPIC_API_KEY"] != env["OPENAI_API_KEY"] || len(env) != 5 {
 		t.Fatalf("env %v (tcp %s)", env, h.TCPAddress)
 	}
 	req, _ := http.NewRequest("GET", env["OPENAI_BASE_URL"]+"/models", nil)

@@ -159,7 +159,7 @@ func (p *Pool) installUpload(r *http.Request) (ipc.AdapterInfo, error) {
 	if name == "" {
 		return ipc.AdapterInfo{}, fmt.Errorf("%w: the upload has no file name; send a \"name\" field", ErrInvalid)
 	}
-	return p.install(r.Context(), tmpPath, name, true)
+	return p.install(r.Context(), tmpPath, "upload "+name, name, true)
 }
 
 // uploadError turns a failed read of the request body into a reason.

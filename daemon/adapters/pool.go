@@ -173,14 +173,52 @@ func cleanName(s string) (string, error) {
 	return n, nil
 }
 
+// ftNameRE is the form of a fine-tuning job's adapter name,
+// "ft:<model>:<suffix>:<id>" (OpenAI's form; the suffix may be empty).
+// Names from files never take it: cleanName turns ':' into '-'.
+var ftNameRE = regexp.MustCompile(`^ft:[a-z0-9][a-z0-9._/-]{0,99}(:[a-z0-9][a-z0-9._-]{0,99})?:[a-z0-9._-]{0,64}:[a-z0-9]{1,40}$`)
+
+// IsFineTuned reports whether name is a fine-tuning job's adapter name.
+func IsFineTuned(name string) bool { return ftNameRE.MatchString(name) }
+
+// Get returns the installed adapter named name.
+func (p *Pool) Get(name string) (ipc.AdapterInfo, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.records[name]
+	return r, ok
+}
+
+// InstallFineTuned installs the adapter a fine-tuning job wrote at src (a
+// GGUF file of the daemon's own in the registry directory or elsewhere,
+// moved into the registry) under name, which must have the form
+// "ft:<model>:<suffix>:<id>", validated against the model file basePath
+// (the job's model, not necessarily the default), whose name the record
+// keeps as its base model.
+func (p *Pool) InstallFineTuned(ctx context.Context, src, name, basePath, baseName string) (ipc.AdapterInfo, error) {
+	if !IsFineTuned(name) {
+		return ipc.AdapterInfo{}, fmt.Errorf("%w: %q is not a fine-tuned adapter name (ft:<model>:<suffix>:<id>)", ErrInvalid, name)
+	}
+	return p.installAs(ctx, src, src, name, true, func() (string, string) { return basePath, baseName })
+}
+
 // inspect parses the staged adapter at path without a backend, validating
-// it against the configured base model when there is one. src is the
-// path the user gave, which errors name (the file's own bytes never
-// appear in an error).
-func (p *Pool) inspect(path, src string, dir bool) (*lora.Adapter, string, error) {
+// it against the base model (baseOf's, or the configured one) when there
+// is one. src is the path the user gave, which errors name (the file's
+// own bytes never appear in an error).
+func (p *Pool) inspect(path, src string, dir bool, baseOf func() (string, string)) (*lora.Adapter, string, error) {
 	var base *gguf.File
 	baseName := ""
-	if p.o.Base != nil {
+	if baseOf != nil {
+		if bp, bn := baseOf(); bp != "" {
+			f, err := gguf.Open(bp)
+			if err != nil {
+				return nil, "", fmt.Errorf("open the base model %s: %w", bp, err)
+			}
+			defer f.Close()
+			base, baseName = f, bn
+		}
+	} else if p.o.Base != nil {
 		if bp := p.o.Base(); bp != "" {
 			f, err := gguf.Open(bp)
 			if err != nil {
@@ -224,7 +262,7 @@ func (p *Pool) inspect(path, src string, dir bool) (*lora.Adapter, string, error
 // version serves requests that start afterwards; requests holding the old
 // one finish on it.
 func (p *Pool) Install(ctx context.Context, src, name string, move bool) (ipc.AdapterInfo, error) {
-	info, err := p.install(ctx, src, name, false)
+	info, err := p.install(ctx, src, src, name, false)
 	if err == nil && move {
 		removeInstalled(src)
 	}
@@ -232,26 +270,33 @@ func (p *Pool) Install(ctx context.Context, src, name string, move bool) (ipc.Ad
 }
 
 // install is Install; owned marks src as the daemon's own temporary file
-// in the registry directory, which is renamed instead of copied.
-func (p *Pool) install(ctx context.Context, src, name string, owned bool) (ipc.AdapterInfo, error) {
-	var info ipc.AdapterInfo
+// in the registry directory, which is renamed instead of copied. label is
+// what errors call the file (an upload's own name, not the temporary one).
+func (p *Pool) install(ctx context.Context, src, label, name string, owned bool) (ipc.AdapterInfo, error) {
 	if name == "" {
 		name = filepath.Base(src)
 	}
 	name, err := cleanName(name)
 	if err != nil {
-		return info, err
+		return ipc.AdapterInfo{}, err
 	}
+	return p.installAs(ctx, src, label, name, owned, nil)
+}
+
+// installAs installs src under a checked name, validated against baseOf's
+// model (nil: the configured base).
+func (p *Pool) installAs(ctx context.Context, src, label, name string, owned bool, baseOf func() (string, string)) (ipc.AdapterInfo, error) {
+	var info ipc.AdapterInfo
 	s, err := p.stage(src, owned)
 	if err != nil {
 		return info, err
 	}
-	a, baseName, err := p.inspect(s.path, src, s.dir)
+	a, baseName, err := p.inspect(s.path, label, s.dir, baseOf)
 	if err != nil {
 		s.remove()
 		return info, err
 	}
-	dst := filepath.Join(p.o.RegistryDir, name+"-"+s.sha256[:12])
+	dst := filepath.Join(p.o.RegistryDir, strings.ReplaceAll(name, ":", "_")+"-"+s.sha256[:12])
 	if !s.dir {
 		dst += ".gguf"
 	}
@@ -461,4 +506,11 @@ func StatusOf(err error) int {
 		return http.StatusInsufficientStorage
 	}
 	return http.StatusInternalServerError
+}
+
+// CreateTemp creates a temporary file in the registry directory for an
+// adapter the daemon writes itself (a fine-tuning job's result), so that
+// installing it is a rename.
+func (p *Pool) CreateTemp() (*os.File, error) {
+	return os.CreateTemp(p.o.RegistryDir, ".upload-*")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/toolcall"
@@ -218,6 +219,53 @@ func anthropicTools(body ipc.AnthropicRequest) (*toolSpec, error) {
 	return ts, nil
 }
 
+// anthropicOutputFormat reads Anthropic's structured output:
+// output_config.format (or the beta's output_format), {"type":
+// "json_schema", "schema": {...}}. An effort level is refused: it changes
+// what a reasoning model writes, and this daemon runs none.
+func anthropicOutputFormat(body ipc.AnthropicRequest) (*constraintSpec, error) {
+	present := func(raw json.RawMessage) bool {
+		s := strings.TrimSpace(string(raw))
+		return s != "" && s != "null"
+	}
+	format, param := body.OutputFormat, "output_format"
+	if present(body.OutputConfig) {
+		var oc struct {
+			Format json.RawMessage `json:"format"`
+			Effort json.RawMessage `json:"effort"`
+		}
+		if err := json.Unmarshal(body.OutputConfig, &oc); err != nil {
+			return nil, badParam("output_config", "must be an object")
+		}
+		if present(oc.Effort) {
+			return nil, badParam("output_config.effort", "this model does not reason: leave effort out")
+		}
+		if present(oc.Format) {
+			if present(format) {
+				return nil, badParam("output_format", "cannot be combined with output_config.format")
+			}
+			format, param = oc.Format, "output_config.format"
+		}
+	}
+	if !present(format) {
+		return nil, nil
+	}
+	var f struct {
+		Type   string          `json:"type"`
+		Schema json.RawMessage `json:"schema"`
+	}
+	if err := json.Unmarshal(format, &f); err != nil {
+		return nil, badParam(param, "must be an object with a type")
+	}
+	if f.Type != "json_schema" {
+		return nil, badParam(param+".type", "must be \"json_schema\", not %q", f.Type)
+	}
+	if !present(f.Schema) {
+		return nil, badParam(param+".schema", "is required")
+	}
+	return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindJSONSchema, Source: string(f.Schema)}, param: param + ".schema"}, nil
+}
+
 // anthropicText joins text blocks; other blocks are refused by name.
 func anthropicText(blocks []ipc.AnthropicBlock, param string) (string, error) {
 	var parts []string
@@ -228,7 +276,7 @@ func anthropicText(blocks []ipc.AnthropicBlock, param string) (string, error) {
 		case "image", "document":
 			return "", badParam(fmt.Sprintf("%s[%d]", param, j), "this model takes text only, not %s blocks", b.Type)
 		case "tool_use", "tool_result":
-			return "", badParam(fmt.Sprintf("%s[%d]", param, j), "%s blocks need tool calling, which this daemon does not support yet", b.Type)
+			return "", badParam(fmt.Sprintf("%s[%d]", param, j), "%s blocks belong in messages, not here", b.Type)
 		default:
 			return "", badParam(fmt.Sprintf("%s[%d].type", param, j), "unknown content block type %q", b.Type)
 		}
@@ -252,20 +300,37 @@ type promptCounter interface {
 	PromptTokens(req llm.Request) ([]int32, error)
 }
 
-func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
+// anthropicRequest decodes and converts a Messages request (max_tokens
+// required when needMax).
+func (a *API) anthropicRequest(r *http.Request, needMax bool) (ipc.AnthropicRequest, llm.Request, *toolSpec, error) {
 	var body ipc.AnthropicRequest
 	if err := decode(r, &body); err != nil {
-		anthropicError(w, err)
-		return
+		return body, llm.Request{}, nil, err
 	}
-	req, err := anthropicChat(body, true)
+	req, err := anthropicChat(body, needMax)
 	if err != nil {
-		anthropicError(w, err)
-		return
+		return body, req, nil, err
+	}
+	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowDropOldest); err != nil {
+		return body, req, nil, err
 	}
 	tools, err := anthropicTools(body)
+	return body, req, tools, err
+}
+
+func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
+	body, req, tools, err := a.anthropicRequest(r, true)
 	if err != nil {
 		anthropicError(w, err)
+		return
+	}
+	constraint, err := anthropicOutputFormat(body)
+	if err != nil {
+		anthropicError(w, err)
+		return
+	}
+	if constraint != nil && tools != nil && tools.choice.Mode != toolcall.None {
+		anthropicError(w, badParam(constraint.param, "cannot be combined with tools (yet): use tool_choice none or one of them"))
 		return
 	}
 	id := newID("msg_")
@@ -274,7 +339,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		name        string
 		text        strings.Builder
 		inputTokens int
-		tstate      *toolState
+		oc          = &outputControls{constraint: constraint, tools: tools}
 		filter      *toolcall.Stream
 		textOpen    bool // the text block was started (streaming)
 		sse         = &sseWriter{w: w, fl: w.(http.Flusher)}
@@ -298,15 +363,10 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 				"content_block": map[string]any{"type": "text", "text": ""}})
 		}
 	}
-	spec := runSpec{endpoint: "messages", conversation: true, model: body.Model, req: req, id: id,
+	spec := runSpec{endpoint: "messages", conversation: true, model: body.Model, req: req, id: id, hdr: w.Header(),
 		prepare: func(m models.Model, req *llm.Request) error {
-			st, err := applyTools(m, req, tools)
-			if err != nil {
+			if err := oc.prepare(m, req); err != nil {
 				return err
-			}
-			tstate = st
-			if st.active {
-				filter = toolcall.NewStream(st.format)
 			}
 			if pc, ok := m.(promptCounter); ok {
 				if toks, err := pc.PromptTokens(*req); err == nil {
@@ -316,7 +376,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 			return nil
 		},
 		onStart: func(n string) {
-			name = n
+			name, filter = n, oc.stream()
 			if !body.Stream {
 				return
 			}
@@ -355,7 +415,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 					"delta": map[string]any{"type": "text_delta", "text": rest}})
 			}
 		}
-		reply, calls, err = tstate.splitCalls(text.String(), "toolu_")
+		reply, calls, err = oc.split(text.String(), "toolu_")
 	}
 	if err != nil {
 		if !sse.started {
@@ -370,7 +430,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		reason, seq = strPtr("tool_use"), nil
 	}
 	usage := ipc.AnthropicUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,
-		CacheReadInputTokens: out.res.CachedTokens}
+		CacheReadInputTokens: out.res.CachedTokens, ContextOverflow: overflowUsage(out.res)}
 	var content []ipc.AnthropicBlock
 	if reply != "" || len(calls) == 0 {
 		content = append(content, ipc.AnthropicBlock{Type: "text", Text: reply})
@@ -384,7 +444,9 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	index := 0
-	if reply != "" || len(calls) == 0 {
+	// The text block, when it has text, nothing was called, or text was
+	// already streamed (whitespace before a call, which the reply drops).
+	if reply != "" || len(calls) == 0 || textOpen {
 		openText()
 		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 		index = 1
@@ -405,17 +467,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 // anthropicCountTokens answers POST /v1/messages/count_tokens: the tokens
 // the model would read for the request (template included).
 func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
-	var body ipc.AnthropicRequest
-	if err := decode(r, &body); err != nil {
-		anthropicError(w, err)
-		return
-	}
-	req, err := anthropicChat(body, false)
-	if err != nil {
-		anthropicError(w, err)
-		return
-	}
-	tools, err := anthropicTools(body)
+	body, req, tools, err := a.anthropicRequest(r, false)
 	if err != nil {
 		anthropicError(w, err)
 		return

@@ -23,6 +23,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/adapters"
+	"github.com/ruvllm/ruvllm/daemon/learning"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/store"
 	"github.com/ruvllm/ruvllm/engine/chat"
@@ -39,25 +40,32 @@ type API struct {
 	log     *slog.Logger
 	version string
 
-	reqs      *prometheus.CounterVec
-	tokens    *prometheus.CounterVec
-	ttft      prometheus.Histogram
-	cacheHits *prometheus.CounterVec
+	reqs          *prometheus.CounterVec
+	tokens        *prometheus.CounterVec
+	ttft          prometheus.Histogram
+	verifications prometheus.Counter
+	cacheHits     *prometheus.CounterVec
 
 	mu       sync.Mutex
 	adapters *adapters.Pool
+	learning *learning.Service
 
 	pulls pulls
 	descs descCache
+
+	// overflow is the daemon's default context overflow mode ("" for
+	// each protocol's own: SetContextOverflow); guarded by mu.
+	overflow llm.OverflowMode
 }
 
 // Register mounts the model endpoints on srv.
 func Register(srv *daemon.Server, m *models.Manager) *API {
 	a := &API{srv: srv, models: m, log: srv.Logger(), version: srv.Config().Version}
 	a.reqs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_requests_total", Help: "Generation requests by endpoint and status."}, []string{"endpoint", "status"})
-	a.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_tokens_total", Help: "Tokens by kind: prompt, cached (prompt tokens from the prefix cache), completion."}, []string{"kind"})
+	a.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_tokens_total", Help: "Tokens by kind: prompt, cached (prompt tokens from the prefix cache), completion, draft (speculative draft tokens verified), draft_accepted."}, []string{"kind"})
+	a.verifications = prometheus.NewCounter(prometheus.CounterOpts{Name: "ruvllm_speculative_verifications_total", Help: "Decode steps that verified a speculative draft; (draft_accepted tokens + verifications) / verifications is the tokens per verification."})
 	a.ttft = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ruvllm_time_to_first_token_seconds", Help: "Time to first token.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)})
-	srv.Metrics().MustRegister(a.reqs, a.tokens, a.ttft, cacheCollector{m})
+	srv.Metrics().MustRegister(a.reqs, a.tokens, a.ttft, a.verifications, cacheCollector{m})
 	srv.SetHealth(m.Loaded)
 
 	srv.Handle("POST /v1/chat/completions", http.HandlerFunc(a.chatCompletions))
@@ -137,7 +145,21 @@ type runSpec struct {
 	// caller retries as a raw prompt under the same id: that failure is
 	// not counted or logged, so the id names one record.
 	retryNoTemplate bool
+	// hdr, when set, is the response's header, which run completes
+	// before the first byte is written: the adapter "adapters": "auto"
+	// routed to (AdapterHeader) and the learned adapters' version
+	// (LearningHeader).
+	hdr http.Header
 }
+
+// AdapterHeader names the adapter an "adapters": "auto" request was
+// routed to ("none" when the request ran without one).
+const AdapterHeader = "X-Ruvllm-Adapter"
+
+// LearningHeader, on a request, switches the learned adapters off for it
+// ("off"); on a response, names the learning scope and version the reply
+// applied ("user@v12"), or "off"/"none".
+const LearningHeader = "X-Ruvllm-Learning"
 
 type runResult struct {
 	name string
@@ -164,6 +186,8 @@ func sumResults(rs []llm.Result) llm.Result {
 	sum := rs[0]
 	for _, r := range rs[1:] {
 		sum.CompletionTokens += r.CompletionTokens
+		sum.ContextShifts += r.ContextShifts
+		sum.ShiftedTokens += r.ShiftedTokens
 		if r.Timings.Total > sum.Timings.Total {
 			sum.Timings.Total, sum.Timings.Eval = r.Timings.Total, r.Timings.Eval
 		}
@@ -185,7 +209,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
 		return out, err
 	}
-	if s.req.Adapters, err = a.resolveAdapters(ctx, h.Model, s.adapters); err != nil {
+	if err := a.applyAdapters(ctx, r, h, &s); err != nil {
 		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
 		return out, err
 	}
@@ -199,6 +223,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		s.onStart(h.Name)
 	}
 	s.req.WarmFollowUp = s.conversation && s.req.Messages != nil
+	engineStart := time.Now()
 	var answer strings.Builder
 	var res llm.Result
 	if s.n > 1 {
@@ -240,6 +265,11 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	a.tokens.WithLabelValues("prompt").Add(float64(res.PromptTokens))
 	a.tokens.WithLabelValues("cached").Add(float64(res.CachedTokens))
 	a.tokens.WithLabelValues("completion").Add(float64(res.CompletionTokens))
+	if sp := res.Speculation; sp.Verifications > 0 {
+		a.tokens.WithLabelValues("draft").Add(float64(sp.Drafted))
+		a.tokens.WithLabelValues("draft_accepted").Add(float64(sp.Accepted))
+		a.verifications.Add(float64(sp.Verifications))
+	}
 	if res.CompletionTokens > 0 {
 		a.ttft.Observe(res.Timings.TTFT.Seconds())
 	}
@@ -250,6 +280,13 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		ID: s.id, Time: start.UTC(), Client: clientName(r), Model: h.Name, Endpoint: s.endpoint,
 		PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, CompletionTokens: res.CompletionTokens,
 		TTFTMillis: float64(res.Timings.TTFT.Microseconds()) / 1000, Status: status,
+		DraftTokens: res.Speculation.Drafted, DraftAccepted: res.Speculation.Accepted, Verifications: res.Speculation.Verifications,
+	}
+	if res.CompletionTokens > 0 {
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		t := res.Timings
+		rec.TTFT = &ipc.TTFTBreakdown{HandlerMillis: ms(engineStart.Sub(start)), PrepareMillis: ms(t.Prepare),
+			QueueMillis: ms(t.Queue), PrefillMillis: ms(t.Prefill), PrefillSteps: t.PrefillSteps, SampleMillis: ms(t.Sample)}
 	}
 	if res.CompletionTokens > 1 && res.Timings.Eval > 0 {
 		rec.TokensPerSecond = float64(res.CompletionTokens-1) / res.Timings.Eval.Seconds()
@@ -264,7 +301,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		lerr = a.srv.Store().LogRequest(context.Background(), rec)
 	} else {
 		ex := store.Exchange{ID: s.id, Time: rec.Time, Endpoint: s.endpoint, Model: h.Name, Adapters: s.adapters,
-			PromptText: s.req.Prompt, Answer: answer.String()}
+			PromptText: s.req.Prompt, Answer: answer.String(), App: r.Header.Get("X-Ruvllm-Client")}
 		for _, m := range s.req.Messages {
 			ex.Prompt = append(ex.Prompt, ipc.Message{Role: m.Role, Content: m.Content})
 		}
@@ -352,6 +389,10 @@ func openAIErrorBody(err error) (int, ipc.OpenAIError) {
 	var re *requestError
 	if errors.As(err, &re) && re.param != "" {
 		body.Error.Param = &re.param
+	}
+	if errors.Is(err, llm.ErrContextExceeded) {
+		// OpenAI's code: clients that trim their own history branch on it.
+		body.Error.Code = strPtr("context_length_exceeded")
 	}
 	if errors.Is(err, models.ErrNotFound) {
 		// Clients branch on OpenAI's code for an unknown model.
@@ -483,9 +524,9 @@ func finishReason(r llm.FinishReason) string {
 
 // embed runs an embedding request on an acquired model and records it in
 // the request log and metrics like a generation.
-func (a *API) embed(r *http.Request, h *models.Handle, endpoint string, inputs []string) ([][]float32, int, error) {
+func (a *API) embed(r *http.Request, h *models.Handle, endpoint string, inputs []string, opts llm.EmbedOptions) ([][]float32, int, error) {
 	start := time.Now()
-	vecs, n, err := h.Model.Embed(r.Context(), inputs)
+	vecs, n, err := h.Model.Embed(r.Context(), inputs, opts)
 	status := "ok"
 	switch {
 	case err != nil && r.Context().Err() != nil:

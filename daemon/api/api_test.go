@@ -21,7 +21,9 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -38,6 +40,13 @@ type fakeModel struct {
 	endless bool
 	fail    bool
 
+	// script, when set, replaces the package's script; template is the
+	// chat template Info reports; grammar makes the model accept
+	// constraints and tools (as grammarFake, which enforces nothing).
+	script   []string
+	template string
+	grammar  bool
+
 	mu         sync.Mutex
 	last       llm.Request
 	noTemplate bool     // refuse chat requests like a model without a chat template
@@ -45,7 +54,8 @@ type fakeModel struct {
 }
 
 func (f *fakeModel) Info() llm.Info {
-	return llm.Info{Name: f.name, Architecture: "fake", Parameters: 1234567, FileType: "Q8_0", ContextLength: 2048, EmbeddingSize: 3, VocabSize: 100}
+	return llm.Info{Name: f.name, Architecture: "fake", Parameters: 1234567, FileType: "Q8_0", ContextLength: 2048, EmbeddingSize: 3, VocabSize: 100,
+		ChatTemplate: f.template}
 }
 
 func (f *fakeModel) lastRequest() llm.Request {
@@ -64,6 +74,9 @@ func (f *fakeModel) Generate(ctx context.Context, req llm.Request, onToken func(
 	}
 	start := time.Now()
 	res := llm.Result{PromptTokens: 10 + len(req.Messages), CachedTokens: 4, FinishReason: llm.FinishStop}
+	if !req.NoSpeculation {
+		res.Speculation = llm.SpecResult{Drafted: 6, Accepted: 4, Verifications: 3}
+	}
 	if f.fail {
 		return res, errors.New("engine exploded")
 	}
@@ -72,6 +85,10 @@ func (f *fakeModel) Generate(ctx context.Context, req llm.Request, onToken func(
 	stop := context.AfterFunc(ctx, func() { mu.Lock(); cancelledAt = time.Now(); mu.Unlock() })
 	defer stop()
 	after := 0
+	script := script
+	if f.script != nil {
+		script = f.script
+	}
 	for i := 0; ; i++ {
 		if !f.endless && i == len(script) {
 			break
@@ -115,7 +132,7 @@ func (f *fakeModel) Generate(ctx context.Context, req llm.Request, onToken func(
 	return res, nil
 }
 
-func (f *fakeModel) Embed(ctx context.Context, inputs []string) ([][]float32, int, error) {
+func (f *fakeModel) Embed(ctx context.Context, inputs []string, opts llm.EmbedOptions) ([][]float32, int, error) {
 	out := make([][]float32, len(inputs))
 	n := 0
 	for i, s := range inputs {
@@ -126,6 +143,13 @@ func (f *fakeModel) Embed(ctx context.Context, inputs []string) ([][]float32, in
 }
 
 func (f *fakeModel) Close() error { return nil }
+
+// grammarFake is a fakeModel that takes constraints and tools: it compiles
+// nothing and generates its script as it is.
+type grammarFake struct{ *fakeModel }
+
+func (grammarFake) Grammar(grammar.Spec) (*grammar.Constraint, error)         { return nil, nil }
+func (grammarFake) ComposedGrammar(grammar.Part) (*grammar.Constraint, error) { return nil, nil }
 
 // testAPI is a real daemon server on a temporary socket with the double
 // behind its model manager.
@@ -156,10 +180,13 @@ func startAPIWith(t testing.TB, realEngine bool) *testAPI {
 		"slow":    {name: "slow", delay: 5 * time.Millisecond, endless: true, cancelSeen: make(chan int, 4)},
 		"stream":  {name: "stream", delay: time.Millisecond},
 		"failing": {name: "failing", fail: true},
+		// A Hermes/Qwen tool caller that writes a newline before its call.
+		"hermes": {name: "hermes", grammar: true, template: "{{ tools }} <tool_call> {{ messages }}",
+			script: []string{"\n", "<tool_", "call>", "\n", `{"name": "get_weather", "arguments": {"city": "Oslo"}}`, "\n", "</tool_call>"}},
 	}
 	mdir := filepath.Join(dir, "models")
 	os.MkdirAll(mdir, 0o700)
-	for _, n := range []string{"fake", "slow", "stream", "failing", "broken"} {
+	for _, n := range []string{"fake", "slow", "stream", "failing", "broken", "hermes"} {
 		os.WriteFile(filepath.Join(mdir, n+".gguf"), []byte("GGUF"), 0o600)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -176,6 +203,9 @@ func startAPIWith(t testing.TB, realEngine bool) *testAPI {
 				return llm.Load(ctx, path, llm.Options{Threads: 1, Sequences: 2})
 			}
 			if f := fakes[llm.NameFromPath(path)]; f != nil {
+				if f.grammar {
+					return grammarFake{f}, nil
+				}
 				return f, nil
 			}
 			return nil, errors.New("not a GGUF file")
@@ -635,12 +665,12 @@ func TestListingEndpoints(t *testing.T) {
 	ta := startAPI(t)
 	status, body := ta.get(t, "/v1/models")
 	m := mustJSON(t, string(body))
-	if status != 200 || m["object"] != "list" || len(m["data"].([]any)) != 5 || field(m, "data", 2, "id") != "fake" ||
+	if status != 200 || m["object"] != "list" || len(m["data"].([]any)) != 6 || field(m, "data", 2, "id") != "fake" ||
 		field(m, "data", 1, "object") != "model" {
 		t.Fatalf("/v1/models %s", body)
 	}
 	_, body = ta.get(t, "/api/tags")
-	if m := mustJSON(t, string(body)); len(m["models"].([]any)) != 5 || field(m, "models", 0, "details", "format") != "gguf" {
+	if m := mustJSON(t, string(body)); len(m["models"].([]any)) != 6 || field(m, "models", 0, "details", "format") != "gguf" {
 		t.Fatalf("/api/tags %s", body)
 	}
 	_, body = ta.get(t, "/api/ps")
@@ -787,6 +817,47 @@ func TestChatWarmsFollowUp(t *testing.T) {
 		}
 		if got := ta.fakes["fake"].lastRequest().WarmFollowUp; got != tc.warm {
 			t.Errorf("%s %s: WarmFollowUp %v, want %v", tc.path, tc.body, got, tc.warm)
+		}
+	}
+}
+
+// TestSpeculationFields checks the speculation request field (opt-out and
+// kinds, both protocols) and the figures in Ollama's final object, the
+// request log and /metrics.
+func TestSpeculationFields(t *testing.T) {
+	ta := startAPI(t)
+	resp, body := ta.post(t, "/api/generate", `{"model":"fake","prompt":"Why?","stream":false}`)
+	m := mustJSON(t, string(body))
+	if resp.StatusCode != 200 || m["draft_count"] != 6.0 || m["draft_accepted_count"] != 4.0 || m["draft_verify_count"] != 3.0 {
+		t.Fatalf("speculating request: %d %s", resp.StatusCode, body)
+	}
+	resp, body = ta.post(t, "/api/generate", `{"model":"fake","prompt":"Why?","stream":false,"options":{"speculation":"off"}}`)
+	m = mustJSON(t, string(body))
+	if got := ta.fakes["fake"].lastRequest(); resp.StatusCode != 200 || !got.NoSpeculation || m["draft_count"] != nil {
+		t.Fatalf("opted out: %d %s, engine request NoSpeculation %v", resp.StatusCode, body, got.NoSpeculation)
+	}
+	resp, _ = ta.post(t, "/v1/completions", `{"model":"fake","prompt":"Once","speculation":"lookup+tree"}`)
+	if got := ta.fakes["fake"].lastRequest(); resp.StatusCode != 200 || got.NoSpeculation || got.Speculate != spec.KindLookup|spec.KindTree {
+		t.Fatalf("kinds: %d, engine request %v %v", resp.StatusCode, got.NoSpeculation, got.Speculate)
+	}
+	if resp, body := ta.post(t, "/v1/chat/completions", `{"model":"fake","messages":[{"role":"user","content":"x"}],"speculation":"guess"}`); resp.StatusCode != 400 {
+		t.Fatalf("unknown kind: %d %s", resp.StatusCode, body)
+	}
+	_, body = ta.get(t, "/v1/requests?limit=3")
+	var recs []ipc.RequestRecord
+	if err := json.Unmarshal(body, &recs); err != nil || len(recs) != 3 {
+		t.Fatalf("request log: %v %s", err, body)
+	}
+	if r := recs[0]; r.DraftTokens != 6 || r.DraftAccepted != 4 || r.Verifications != 3 {
+		t.Fatalf("newest record %+v", r)
+	}
+	if r := recs[1]; r.DraftTokens != 0 || r.Verifications != 0 {
+		t.Fatalf("opted-out record %+v", r)
+	}
+	_, body = ta.get(t, "/metrics")
+	for _, want := range []string{`ruvllm_tokens_total{kind="draft"} 12`, `ruvllm_tokens_total{kind="draft_accepted"} 8`, "ruvllm_speculative_verifications_total 6"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
 		}
 	}
 }

@@ -1,12 +1,16 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/store"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -83,10 +87,19 @@ func (a *API) updateConversation(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	var regen string
+	if body.Messages != nil {
+		if old, err := a.srv.Store().Conversation(r.Context(), r.PathValue("id")); err == nil {
+			regen = regenerated(old.Messages, *body.Messages)
+		}
+	}
 	c, err := a.srv.Store().UpdateConversation(r.Context(), r.PathValue("id"), body)
 	if err != nil {
 		openAIError(w, err)
 		return
+	}
+	if regen != "" {
+		a.learnRegenerate(r, c.ID, regen)
 	}
 	a.conversationEvent("conversation.updated", c)
 	daemon.WriteJSON(w, http.StatusOK, c)
@@ -139,7 +152,12 @@ func (a *API) postFeedback(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	arrived := time.Now()
 	fb, err := a.srv.Store().AddFeedback(r.Context(), body)
+	if errors.Is(err, store.ErrRated) {
+		openAIError(w, &requestError{status: http.StatusConflict, msg: err.Error(), param: "signal"})
+		return
+	}
 	if err != nil {
 		openAIError(w, err)
 		return
@@ -149,7 +167,53 @@ func (a *API) postFeedback(w http.ResponseWriter, r *http.Request) {
 	ev := fb
 	ev.Prompt, ev.PromptText, ev.Answer = nil, "", ""
 	a.srv.Events().Publish("feedback.received", ev)
+	// The rating is stored (and listed as not learned yet) before the
+	// learner sees it: kill -9 from here on loses no signal.
+	if svc := a.learner(); svc != nil {
+		l := svc.Learn(r.Context(), fb, arrived)
+		fb.Learning = &l
+	}
 	daemon.WriteJSON(w, http.StatusCreated, fb)
+}
+
+// regenerated returns the request id of the reply a conversation update
+// drops the way the app's regenerate does: the new thread is the old one
+// cut after a user message, and the first message cut is a reply with a
+// request id. Other edits return "".
+func regenerated(old []ipc.ConversationMessage, next []ipc.ConversationMessage) string {
+	if len(next) == 0 || len(next) >= len(old) || next[len(next)-1].Role != "user" {
+		return ""
+	}
+	for i, m := range next {
+		if m.ID == "" || m.ID != old[i].ID || m.Content != old[i].Content {
+			return ""
+		}
+	}
+	if cut := old[len(next)]; cut.Role == "assistant" && cut.RequestID != "" {
+		return cut.RequestID
+	}
+	return ""
+}
+
+// learnRegenerate records and learns the implicit signal of a regenerate:
+// a mild negative about the reply the user replaced.
+func (a *API) learnRegenerate(r *http.Request, convID, requestID string) {
+	arrived := time.Now()
+	fb, err := a.srv.Store().AddFeedback(r.Context(), ipc.FeedbackRequest{RequestID: requestID, Signal: ipc.SignalRegenerate,
+		Rating: -1, ConversationID: convID})
+	if err != nil {
+		if !errors.Is(err, store.ErrRated) && !errors.Is(err, store.ErrNotFound) {
+			a.log.Warn("regenerate signal not stored", "request", requestID, "err", err)
+		}
+		return
+	}
+	ev := fb
+	ev.Prompt, ev.PromptText, ev.Answer = nil, "", ""
+	a.srv.Events().Publish("feedback.received", ev)
+	if svc := a.learner(); svc != nil {
+		// Learned in the scope's worker; the answer does not wait.
+		svc.Learn(context.WithoutCancel(r.Context()), fb, arrived)
+	}
 }
 
 func (a *API) listFeedback(w http.ResponseWriter, r *http.Request) {
@@ -217,6 +281,15 @@ func validateFeedback(body ipc.FeedbackRequest) error {
 	switch {
 	case err != nil:
 		return err
+	case body.Signal == ipc.SignalRegenerate:
+		if body.Rating != 0 && body.Rating != -1 {
+			return badParam("rating", "must be 0 or -1 with signal %q, not %d", ipc.SignalRegenerate, body.Rating)
+		}
+		if body.Correction != "" {
+			return badParam("correction", "must be empty with signal %q", ipc.SignalRegenerate)
+		}
+	case body.Signal != "" && body.Signal != ipc.SignalRating:
+		return badParam("signal", "must be %q (the default) or %q, not %q", ipc.SignalRating, ipc.SignalRegenerate, body.Signal)
 	case body.Rating != 1 && body.Rating != -1:
 		return badField("rating must be 1 (up, good) or -1 (down, bad), not %d", body.Rating)
 	case body.MessageID != "" && body.ConversationID == "":

@@ -35,6 +35,8 @@ func FuzzEndpoints(f *testing.F) {
 		{4, `{"prompt":"hi","raw":true,"stream":false,"options":{"num_predict":2,"stop":["x"]}}`},
 		{4, `{"prompt":"","keep_alive":0}`},
 		{5, `{"input":"hello"}`},
+		{0, `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"yo"},{"role":"user","content":"again"}],"max_tokens":300,"context_overflow":"shift"}`},
+		{4, `{"prompt":"hi","stream":false,"truncate":false,"shift":true,"options":{"num_predict":400,"num_ctx":32,"num_keep":5}}`},
 	} {
 		f.Add(s.ep, s.body)
 	}

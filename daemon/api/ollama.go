@@ -63,8 +63,6 @@ func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 			return req, badParam("options.tfs_z", "tail-free sampling is not supported (llama.cpp removed it)")
 		case o.PenalizeNewline != nil && *o.PenalizeNewline:
 			return req, badParam("options.penalize_newline", "is not supported (Ollama removed it)")
-		case o.NumKeep != nil && *o.NumKeep > 0:
-			return req, badParam("options.num_keep", "is not supported: a prompt longer than num_ctx keeps its end")
 		}
 		if o.NumCtx < 0 {
 			return req, badParam("options.num_ctx", "must be positive (0: the model's context), not %d", o.NumCtx)
@@ -77,13 +75,14 @@ func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 			return req, err
 		}
 		req.Stop = o.Stop
+		if err := speculation(&req, o.Speculation); err != nil {
+			return req, err
+		}
 	}
 	if err := checkSampling(p, ollamaNames); err != nil {
 		return req, err
 	}
 	req.Sampling = p
-	// Ollama keeps the end of a prompt longer than the context.
-	req.Truncate = true
 	return req, nil
 }
 
@@ -127,7 +126,9 @@ func metrics(out runResult, total time.Duration) ipc.OllamaMetrics {
 		TotalDuration: total.Nanoseconds(), LoadDuration: out.load.Nanoseconds(),
 		PromptEvalCount: out.res.PromptTokens, PromptEvalDuration: t.PromptEval.Nanoseconds(),
 		EvalCount: out.res.CompletionTokens, EvalDuration: t.Eval.Nanoseconds(),
-		PromptCachedCount: out.res.CachedTokens,
+		PromptCachedCount: out.res.CachedTokens, ContextOverflow: overflowUsage(out.res),
+		DraftCount: out.res.Speculation.Drafted, DraftAcceptedCount: out.res.Speculation.Accepted,
+		DraftVerifyCount: out.res.Speculation.Verifications,
 	}
 }
 
@@ -179,6 +180,10 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
+	if req.Overflow, err = a.ollamaOverflow(body.OllamaOverflow, body.Options); err != nil {
+		ollamaError(w, err)
+		return
+	}
 	if len(body.Messages) == 0 { // Ollama: an empty chat only loads the model
 		a.preload(w, r, rm.base, body.KeepAlive, func(name string) any {
 			return ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant"}, Done: true, DoneReason: "load"}
@@ -217,27 +222,14 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	var name string
 	nd := &ndjson{w: w}
 	var text []byte
-	var tstate *toolState
+	oc := &outputControls{constraint: constraint, tools: tools}
 	var filter *toolcall.Stream
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
-		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id,
-		prepare: func(m models.Model, req *llm.Request) error {
-			if err := applyConstraint(m, req, constraint); err != nil {
-				return err
-			}
-			st, err := applyTools(m, req, tools)
-			if err != nil {
-				return err
-			}
-			tstate = st
-			if st.active {
-				filter = toolcall.NewStream(st.format)
-			}
-			return nil
-		},
-		onStart: func(n string) { name = n },
+		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
+		prepare: oc.prepare,
+		onStart: func(n string) { name, filter = n, oc.stream() },
 		onToken: func(t llm.Token) error {
 			text = append(text, t.Text...)
 			if !stream {
@@ -260,7 +252,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	content, calls, err := tstate.splitCalls(string(text), "call_")
+	content, calls, err := oc.split(string(text), "call_")
 	if err != nil {
 		if !nd.started {
 			ollamaError(w, err)
@@ -323,6 +315,10 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
+	if req.Overflow, err = a.ollamaOverflow(body.OllamaOverflow, body.Options); err != nil {
+		ollamaError(w, err)
+		return
+	}
 	if body.Prompt == "" && body.System == "" && body.Suffix == "" { // Ollama: load (or unload with keep_alive 0)
 		a.preload(w, r, rm.base, body.KeepAlive, func(name string) any {
 			return ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Done: true, DoneReason: "load"}
@@ -375,7 +371,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	usesChatTemplate := !body.Raw && body.Suffix == "" && body.Template == ""
 	spec := runSpec{endpoint: "api.generate", model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
-		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id,
+		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		retryNoTemplate: usesChatTemplate,
 		prepare:         func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
 		onStart:         func(n string) { name = n },
@@ -475,7 +471,7 @@ func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, badParam("dimensions", "%d is more than the model's %d", *body.Dimensions, h.Model.Info().EmbeddingSize))
 		return
 	}
-	vecs, n, err := a.embed(r, h, "api.embed", body.Input)
+	vecs, n, err := a.embed(r, h, "api.embed", body.Input, llm.EmbedOptions{Truncate: body.Truncate == nil || *body.Truncate})
 	if err != nil {
 		ollamaError(w, err)
 		return

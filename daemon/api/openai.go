@@ -17,6 +17,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/engine/toolcall"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -76,7 +77,24 @@ func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 		req.MaxTokens = f.MaxCompletion
 	}
 	req.Priority = f.Priority
+	if err := speculation(&req, f.Speculation); err != nil {
+		return req, err
+	}
 	return req, nil
+}
+
+// speculation applies a request's speculation field: "off" (or "none")
+// opts out, kinds narrow what the model offers, empty changes nothing.
+func speculation(req *llm.Request, s string) error {
+	if s == "" {
+		return nil
+	}
+	k, err := spec.ParseKinds(s)
+	if err != nil {
+		return &requestError{status: http.StatusBadRequest, msg: err.Error(), param: "speculation"}
+	}
+	req.NoSpeculation, req.Speculate = k == 0, k
+	return nil
 }
 
 func usage(res llm.Result) ipc.Usage {
@@ -84,6 +102,7 @@ func usage(res llm.Result) ipc.Usage {
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens,
 		TotalTokens:         res.PromptTokens + res.CompletionTokens,
 		PromptTokensDetails: &ipc.PromptTokensDetails{CachedTokens: res.CachedTokens},
+		ContextOverflow:     overflowUsage(res),
 	}
 }
 
@@ -98,12 +117,26 @@ func tokenLogprob(m models.Model, t llm.Token) ipc.TokenLogprob {
 	if tm, ok := m.(tokenizerModel); ok {
 		text = tm.Tokenizer().Decode([]int32{t.ID}, tokenizerDecode)
 	}
-	tl := ipc.TokenLogprob{Token: text, Logprob: t.Logprob, TopLogprobs: []ipc.TopLogprob{}}
+	tl := ipc.TokenLogprob{Token: text, Logprob: finiteLogprob(t.Logprob), TopLogprobs: []ipc.TopLogprob{}}
 	tl.Bytes = []byte(tl.Token)
 	for _, c := range t.Top {
+		// Under a constraint fewer tokens than asked for may be allowed:
+		// the others (-Inf) are no alternatives, and JSON cannot hold them.
+		if math.IsInf(float64(c.Logprob), 0) || math.IsNaN(float64(c.Logprob)) {
+			continue
+		}
 		tl.TopLogprobs = append(tl.TopLogprobs, ipc.TopLogprob{Token: c.Text, Logprob: c.Logprob, Bytes: []byte(c.Text)})
 	}
 	return tl
+}
+
+// finiteLogprob is lp, or OpenAI's -9999 for a token of no probability
+// (JSON has no -Inf).
+func finiteLogprob(lp float32) float32 {
+	if math.IsInf(float64(lp), 0) || math.IsNaN(float64(lp)) {
+		return -9999
+	}
+	return lp
 }
 
 func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
@@ -121,6 +154,10 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	body.Model = rm.base
 	req, err := openAIRequest(body.SamplingFields)
 	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowDropOldest); err != nil {
 		openAIError(w, err)
 		return
 	}
@@ -165,7 +202,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		texts   = make([][]byte, n)
 		lps     = make([][]ipc.TokenLogprob, n)
 		sse     = &sseWriter{w: w, fl: w.(http.Flusher)}
-		tstate  *toolState
+		oc      = &outputControls{constraint: constraint, tools: tools}
 		filters = make([]*toolcall.Stream, n)
 	)
 	chunk := func(i int, d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
@@ -198,25 +235,13 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.send(chunk(i, ipc.Delta{Content: text}, l, nil))
 	}
-	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n,
-		prepare: func(m models.Model, req *llm.Request) error {
-			if err := applyConstraint(m, req, constraint); err != nil {
-				return err
-			}
-			st, err := applyTools(m, req, tools)
-			if err != nil {
-				return err
-			}
-			tstate = st
-			if st.active {
-				for i := range filters {
-					filters[i] = toolcall.NewStream(st.format)
-				}
-			}
-			return nil
-		},
+	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
+		prepare: oc.prepare,
 		onStart: func(nm string) {
 			name, model = nm, a.models.Models()[nm]
+			for i := range filters {
+				filters[i] = oc.stream()
+			}
 			if body.Stream {
 				for i := range n {
 					sse.send(chunk(i, ipc.Delta{Role: "assistant"}, nil, nil))
@@ -239,7 +264,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	contents := make([]string, n)
 	calls := make([][]toolcall.Call, n)
 	for i := range n {
-		if contents[i], calls[i], err = tstate.splitCalls(string(texts[i]), "call_"); err != nil {
+		if contents[i], calls[i], err = oc.split(string(texts[i]), "call_"); err != nil {
 			if !sse.started {
 				openAIError(w, err)
 			} else {
@@ -363,6 +388,10 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowError); err != nil {
+		openAIError(w, err)
+		return
+	}
 	req.Prompt, req.Tokens = body.Prompt.Text, body.Prompt.Tokens
 	if req.Prompt == "" && len(req.Tokens) == 0 {
 		openAIError(w, badParam("prompt", "must not be empty"))
@@ -389,6 +418,11 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	if body.Logprobs > 0 {
 		req.Logprobs, req.TopLogprobs = true, body.Logprobs
+	}
+	constraint, err := nativeConstraint(body.Grammar, body.Regex)
+	if err != nil {
+		openAIError(w, err)
+		return
 	}
 	n := max(body.N, 1)
 	if n > 1 && body.Echo {
@@ -448,7 +482,8 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.send(resp(i, t.Text, lp, nil))
 	}
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
+		prepare: func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
 		onStart: onStart, onToken: func(t llm.Token) error { return onTok(0, t) }, onChoiceToken: onTok})
 	if err == nil {
 		err = startErr
@@ -558,6 +593,10 @@ func (a *API) echoPrompt(ctx context.Context, m models.Model, req llm.Request, t
 // getModel answers GET /v1/models/{id}.
 func (a *API) getModel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if man, ok := a.fineTunedManifest(canonicalName(id)); ok {
+		daemon.WriteJSON(w, http.StatusOK, ipc.ModelCard{ID: man.Name, Object: "model", Created: man.Created.Unix(), OwnedBy: "user"})
+		return
+	}
 	if man, ok := a.manifest(id); ok {
 		// A created model (/api/create), while its base is there.
 		if rm, err := a.resolveModel(id); err == nil {
@@ -595,6 +634,14 @@ func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
 	out := ipc.ModelList{Object: "list", Data: []ipc.ModelCard{}}
 	for _, m := range list {
 		out.Data = append(out.Data, ipc.ModelCard{ID: m.Name, Object: "model", Created: m.Modified.Unix(), OwnedBy: "ruvllm"})
+	}
+	// Fine-tuning jobs' adapters are models too, as OpenAI lists them.
+	if pool := a.adapterPool(); pool != nil {
+		for _, info := range pool.List() {
+			if man, ok := a.fineTunedManifest(info.Name); ok {
+				out.Data = append(out.Data, ipc.ModelCard{ID: man.Name, Object: "model", Created: man.Created.Unix(), OwnedBy: "user"})
+			}
+		}
 	}
 	// Created models, named as /api/tags names them, while their base is
 	// there.
@@ -650,7 +697,7 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, badParam("dimensions", "%d is more than the model's %d", *body.Dimensions, h.Model.Info().EmbeddingSize))
 		return
 	}
-	vecs, n, err := a.embed(r, h, "embeddings", body.Input)
+	vecs, n, err := a.embed(r, h, "embeddings", body.Input, llm.EmbedOptions{})
 	if err != nil {
 		openAIError(w, err)
 		return

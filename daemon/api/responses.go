@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ruvllm/ruvllm/daemon"
-	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/store"
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/llm"
@@ -209,7 +208,18 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	if body.MaxOutputTokens != nil {
 		req.MaxTokens = *body.MaxOutputTokens
 	}
-	req.Truncate = body.Truncation == "auto"
+	field := body.ContextOverflow
+	switch {
+	case field != "":
+	case body.Truncation == "auto":
+		field = string(llm.OverflowDropOldest)
+	case body.Truncation == "disabled":
+		field = string(llm.OverflowError)
+	}
+	if req.Overflow, err = a.overflowPolicy(field, "context_overflow", llm.OverflowDropOldest); err != nil {
+		openAIError(w, err)
+		return
+	}
 	input, items, err := responseInput(body.Input)
 	if err != nil {
 		openAIError(w, err)
@@ -272,8 +282,8 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		Output: []ipc.ResponseItem{}, Text: json.RawMessage(`{"format":{"type":"text"}}`), Tools: []any{}, ToolChoice: "auto",
 		ParallelToolCalls: body.ParallelToolCalls == nil || *body.ParallelToolCalls, Store: storeIt, Metadata: body.Metadata,
 		MaxOutputTokens: body.MaxOutputTokens, Temperature: req.Sampling.Temperature, TopP: req.Sampling.TopP, Truncation: "disabled"}
-	if body.Truncation != "" {
-		resp.Truncation = body.Truncation
+	if req.Overflow.DropOldest {
+		resp.Truncation = "auto"
 	}
 	if resp.Metadata == nil {
 		resp.Metadata = map[string]any{}
@@ -327,7 +337,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	var (
 		text        strings.Builder
-		tstate      *toolState
+		oc          = &outputControls{constraint: constraint, tools: tools}
 		filter      *toolcall.Stream
 		msgStarted  bool // the message item was announced (streaming)
 		outputIndex int
@@ -340,23 +350,10 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		event("response.output_item.added", map[string]any{"output_index": outputIndex, "item": item("in_progress", "", false)})
 		event("response.content_part.added", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "part": part("")})
 	}
-	spec := runSpec{endpoint: "responses", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id,
-		prepare: func(m models.Model, req *llm.Request) error {
-			if err := applyConstraint(m, req, constraint); err != nil {
-				return err
-			}
-			st, err := applyTools(m, req, tools)
-			if err != nil {
-				return err
-			}
-			tstate = st
-			if st.active {
-				filter = toolcall.NewStream(st.format)
-			}
-			return nil
-		},
+	spec := runSpec{endpoint: "responses", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, hdr: w.Header(),
+		prepare: oc.prepare,
 		onStart: func(n string) {
-			resp.Model = n
+			resp.Model, filter = n, oc.stream()
 			if !body.Stream {
 				return
 			}
@@ -390,7 +387,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	var reply string
 	var calls []toolcall.Call
 	if err == nil {
-		reply, calls, err = tstate.splitCalls(text.String(), "call_")
+		reply, calls, err = oc.split(text.String(), "call_")
 	}
 	if err != nil {
 		if !sse.started {
@@ -409,10 +406,12 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		resp.Status, final = "incomplete", "incomplete"
 		resp.IncompleteDetails = &ipc.IncompleteReason{Reason: "max_output_tokens"}
 	}
-	// The output: the message (when it has text, or nothing was called),
-	// then a function_call item per call.
+	// The output: the message (when it has text, nothing was called, or
+	// text was already streamed: whitespace before a call, which the reply
+	// drops), then a function_call item per call.
+	withMessage := reply != "" || len(calls) == 0 || msgStarted
 	resp.Output = nil
-	if reply != "" || len(calls) == 0 {
+	if withMessage {
 		resp.Output = append(resp.Output, item(final, reply, true))
 	}
 	stored := append([]ipc.Message{}, conv...)
@@ -429,7 +428,8 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		stored = append(stored, ipc.Message{Role: "assistant", ToolCalls: storedCalls})
 	}
 	resp.Usage = &ipc.ResponseUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,
-		TotalTokens: out.res.PromptTokens + out.res.CompletionTokens, InputTokensDetails: ipc.InputTokensDetails{CachedTokens: out.res.CachedTokens}}
+		TotalTokens: out.res.PromptTokens + out.res.CompletionTokens, InputTokensDetails: ipc.InputTokensDetails{CachedTokens: out.res.CachedTokens},
+		ContextOverflow: overflowUsage(out.res)}
 	if storeIt {
 		st := storedResponse{Response: resp, Messages: stored, Input: items}
 		if err := a.srv.Store().PutResponse(r.Context(), id, st); err != nil {
@@ -440,7 +440,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		daemon.WriteJSON(w, http.StatusOK, resp)
 		return
 	}
-	if reply != "" || len(calls) == 0 {
+	if withMessage {
 		startMessage()
 		event("response.output_text.done", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "text": reply, "logprobs": []any{}})
 		event("response.content_part.done", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "part": part(reply)})

@@ -166,11 +166,55 @@ func TestAnthropicMessages(t *testing.T) {
 		{`{"model":"` + model + `","max_tokens":3,"tools":[{"type":"web_search_20250305","name":"web"}],"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "tools[0].type", 400},
 		{`{"model":"` + model + `","max_tokens":3,"tools":[{"name":"f"}],"tool_choice":{"type":"tool","name":"g"},"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "g", 400},
 		{`{"model":"nope","max_tokens":3,"messages":[{"role":"user","content":"x"}]}`, "not_found_error", "nope", 404},
+		{`{"model":"` + model + `","max_tokens":3,"output_config":{"effort":"high"},"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "output_config.effort", 400},
+		{`{"model":"` + model + `","max_tokens":3,"output_config":{"format":{"type":"json_schema","schema":{"type":"array","uniqueItems":true}}},"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "uniqueItems", 400},
+		{`{"model":"` + model + `","max_tokens":3,"output_config":{"format":{"type":"xml"}},"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "output_config.format.type", 400},
+		{`{"model":"` + model + `","max_tokens":3,"output_format":{"type":"json_schema","schema":{"type":"object"}},"tools":[{"name":"f"}],"messages":[{"role":"user","content":"x"}]}`, "invalid_request_error", "tools", 400},
 	} {
 		r, b := ta.post(t, "/v1/messages", c.body)
 		e := mustJSON(t, string(b))
 		if r.StatusCode != c.status || e["type"] != "error" || field(e, "error", "type") != c.typ || !strings.Contains(field(e, "error", "message").(string), c.want) {
 			t.Errorf("%s: %d %s", c.body, r.StatusCode, b)
+		}
+	}
+}
+
+// TestAnthropicStructuredOutput: output_config.format (and the beta's
+// output_format) holds the reply to a JSON Schema, streamed or not.
+func TestAnthropicStructuredOutput(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	const schema = `{"type":"object","properties":{"ok":{"type":"boolean"},"n":{"type":"integer","minimum":1,"maximum":9}},"required":["ok","n"],"additionalProperties":false}`
+	for _, c := range []struct{ name, field string }{
+		{"output_config", `"output_config":{"format":{"type":"json_schema","schema":` + schema + `}}`},
+		{"output_format", `"output_format":{"type":"json_schema","schema":` + schema + `}`},
+		{"streamed", `"stream":true,"output_config":{"format":{"type":"json_schema","schema":` + schema + `}}`},
+	} {
+		resp, b := ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":100,`+c.field+`,"messages":[{"role":"user","content":"x"}]}`)
+		text, stop := "", ""
+		if strings.Contains(c.field, `"stream":true`) {
+			names, data := sseNamed(t, b)
+			for i, n := range names {
+				if n == "content_block_delta" {
+					text += field(data[i], "delta", "text").(string)
+				}
+				if n == "message_delta" {
+					stop, _ = field(data[i], "delta", "stop_reason").(string)
+				}
+			}
+		} else {
+			m := mustJSON(t, string(b))
+			text, _ = field(m, "content", 0, "text").(string)
+			stop, _ = m["stop_reason"].(string)
+		}
+		var v struct {
+			OK *bool `json:"ok"`
+			N  *int  `json:"n"`
+		}
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); resp.StatusCode != 200 || err != nil || v.OK == nil || v.N == nil || *v.N < 1 || *v.N > 9 || stop != "end_turn" {
+			t.Fatalf("%s: %d %q stop %q (%v): %s", c.name, resp.StatusCode, text, stop, err, b)
 		}
 	}
 }
@@ -225,11 +269,14 @@ func TestNChoices(t *testing.T) {
 	}
 }
 
+// TestResponsesTools (and TestAnthropicTools) ask for one call, greedily:
+// neither API has a seed, and sampled or parallel calls of the untrained
+// test model sometimes ran to the token limit (about 1 run in 15).
 func TestResponsesTools(t *testing.T) {
 	ta := startAPIWith(t, true)
 	model := realTinyModel(t)
 	tool := `{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":12}},"required":["city"],"additionalProperties":false}}`
-	resp, b := ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Weather in Oslo?","tools":[`+tool+`],"tool_choice":"required","max_output_tokens":200}`)
+	resp, b := ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Weather in Oslo?","tools":[`+tool+`],"tool_choice":"required","parallel_tool_calls":false,"temperature":0,"max_output_tokens":200}`)
 	if resp.StatusCode != 200 {
 		t.Fatalf("required: %d %s", resp.StatusCode, b)
 	}
@@ -256,7 +303,7 @@ func TestResponsesTools(t *testing.T) {
 		t.Fatalf("text.format json_schema: %d %s", resp.StatusCode, b)
 	}
 	// Streaming a call: function_call_arguments events.
-	resp, b = ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Weather?","stream":true,"tools":[`+tool+`],"tool_choice":"required","parallel_tool_calls":false,"max_output_tokens":200}`)
+	resp, b = ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Weather?","stream":true,"tools":[`+tool+`],"tool_choice":"required","parallel_tool_calls":false,"temperature":0,"max_output_tokens":200}`)
 	names, data := sseNamed(t, b)
 	var args string
 	for i, n := range names {
@@ -267,13 +314,32 @@ func TestResponsesTools(t *testing.T) {
 	if resp.StatusCode != 200 || !json.Valid([]byte(args)) || names[len(names)-1] != "response.completed" {
 		t.Fatalf("streamed call: %v %q", names, args)
 	}
+	// The announced call carries arguments "" (OpenAI's SDK appends the
+	// deltas to it: without it the snapshot reads "undefined{...").
+	for i, n := range names {
+		if n == "response.output_item.added" && field(data[i], "item", "type") == "function_call" {
+			if a, ok := field(data[i], "item", "arguments").(string); !ok || a != "" {
+				t.Fatalf("output_item.added function_call without arguments \"\": %v", data[i])
+			}
+			for _, k := range []string{"call_id", "name"} {
+				if v, _ := field(data[i], "item", k).(string); v == "" {
+					t.Fatalf("output_item.added function_call without %s: %v", k, data[i])
+				}
+			}
+		}
+	}
+	// Output text parts always have annotations, as OpenAI's types require.
+	resp, b = ta.post(t, "/v1/responses", `{"model":"`+model+`","input":"Hi","max_output_tokens":2}`)
+	if a, ok := field(mustJSON(t, string(b)), "output", 0, "content", 0, "annotations").([]any); resp.StatusCode != 200 || !ok || len(a) != 0 {
+		t.Fatalf("output_text without annotations: %d %s", resp.StatusCode, b)
+	}
 }
 
 func TestAnthropicTools(t *testing.T) {
 	ta := startAPIWith(t, true)
 	model := realTinyModel(t)
 	tool := `{"name":"get_weather","description":"Weather","input_schema":{"type":"object","properties":{"city":{"type":"string","maxLength":12}},"required":["city"],"additionalProperties":false}}`
-	resp, b := ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":200,"tools":[`+tool+`],"tool_choice":{"type":"any"},"messages":[{"role":"user","content":"Weather in Oslo?"}]}`)
+	resp, b := ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":200,"temperature":0,"tools":[`+tool+`],"tool_choice":{"type":"any","disable_parallel_tool_use":true},"messages":[{"role":"user","content":"Weather in Oslo?"}]}`)
 	m := mustJSON(t, string(b))
 	if resp.StatusCode != 200 || m["stop_reason"] != "tool_use" {
 		t.Fatalf("tool_choice any: %d %s", resp.StatusCode, b)
@@ -295,7 +361,7 @@ func TestAnthropicTools(t *testing.T) {
 		t.Fatalf("tool_result: %d %s", resp.StatusCode, b)
 	}
 	// Streamed: a tool_use block with input_json_delta.
-	resp, b = ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":200,"stream":true,"tools":[`+tool+`],"tool_choice":{"type":"tool","name":"get_weather","disable_parallel_tool_use":true},"messages":[{"role":"user","content":"Weather?"}]}`)
+	resp, b = ta.post(t, "/v1/messages", `{"model":"`+model+`","max_tokens":200,"temperature":0,"stream":true,"tools":[`+tool+`],"tool_choice":{"type":"tool","name":"get_weather","disable_parallel_tool_use":true},"messages":[{"role":"user","content":"Weather?"}]}`)
 	names, data := sseNamed(t, b)
 	var partial string
 	sawToolStart := false

@@ -52,6 +52,41 @@ type toolState struct {
 	active bool
 }
 
+// outputControls is a request's constraint and tools: prepare (a
+// runSpec.prepare) applies them once the model is known and keeps what tool
+// calling made of the request for the reply.
+type outputControls struct {
+	constraint *constraintSpec
+	tools      *toolSpec
+	state      *toolState
+}
+
+func (o *outputControls) prepare(m models.Model, req *llm.Request) error {
+	if err := applyConstraint(m, req, o.constraint); err != nil {
+		return err
+	}
+	st, err := applyTools(m, req, o.tools)
+	if err != nil {
+		return err
+	}
+	o.state = st
+	return nil
+}
+
+// stream is a filter for one streamed choice's text: nil unless calls may
+// come (prepare must have run).
+func (o *outputControls) stream() *toolcall.Stream {
+	if o.state == nil || !o.state.active {
+		return nil
+	}
+	return toolcall.NewStream(o.state.format)
+}
+
+// split divides a reply into content and calls.
+func (o *outputControls) split(text, idPrefix string) (string, []toolcall.Call, error) {
+	return o.state.splitCalls(text, idPrefix)
+}
+
 // grammarError turns a constraint's compile error into a 400 naming the
 // field and, for a JSON Schema keyword the engine cannot enforce, the
 // keyword.
@@ -250,7 +285,8 @@ func nativeConstraint(grammarSrc, regex string) (*constraintSpec, error) {
 	return nil, nil
 }
 
-// ollamaFormat reads Ollama's format: "json" or a JSON Schema object.
+// ollamaFormat reads Ollama's format: "json" (a JSON object, as Ollama's
+// JSON grammar makes it) or a JSON Schema object.
 func ollamaFormat(raw json.RawMessage) (*constraintSpec, error) {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" || s == `""` {
@@ -259,7 +295,7 @@ func ollamaFormat(raw json.RawMessage) (*constraintSpec, error) {
 	var str string
 	if json.Unmarshal(raw, &str) == nil {
 		if str == "json" {
-			return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindJSON}, param: "format"}, nil
+			return &constraintSpec{spec: grammar.Spec{Kind: grammar.KindJSONObject}, param: "format"}, nil
 		}
 		return nil, badParam("format", "must be \"json\" or a JSON Schema object, not %q", str)
 	}

@@ -20,6 +20,8 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/prefix"
+	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -44,7 +46,7 @@ type Model interface {
 	Generate(ctx context.Context, req llm.Request, onToken func(llm.Token) error) (llm.Result, error)
 	// Embed returns one normalised mean-pooled vector per input and the
 	// number of tokens read.
-	Embed(ctx context.Context, inputs []string) ([][]float32, int, error)
+	Embed(ctx context.Context, inputs []string, opts llm.EmbedOptions) ([][]float32, int, error)
 	Close() error
 }
 
@@ -73,9 +75,15 @@ type Options struct {
 	KeepAlive time.Duration // default keep-alive (default 5m; negative: forever)
 	MaxLoaded int           // models held at once (default 1)
 	Threads   int
+	// ContextLength is each loaded model's context per sequence
+	// (llm.Options.ContextLength; 0: the model's own, at most 4096).
+	ContextLength int
 	// NewBackend, when set, creates each loaded model's compute backend
 	// (llm.Options.NewBackend); nil runs models on the CPU backend.
 	NewBackend func() (compute.Backend, error)
+	// Exact runs models on the CPU backend in llama.cpp's arithmetic
+	// (llm.Options.Exact).
+	Exact bool
 	// Default is the model used when a request names none.
 	Default string
 	Events  Publisher
@@ -84,9 +92,18 @@ type Options struct {
 	SnapshotBlocks int
 	// Registry, when set, records pulled models and forgets removed ones.
 	Registry Registry
-	// Loader opens model files (default: llm.Load with Threads and
-	// NewBackend).
+	// Loader opens model files (default: llm.Load with Threads,
+	// NewBackend, Speculate and Draft).
 	Loader Loader
+	// Speculate is the speculative decoding the default loader offers
+	// requests; Draft names the draft model file of a model name ("" for
+	// none).
+	Speculate spec.Kinds
+	Draft     func(name string) string
+	// KVCold and KVHotWindow are llm.Options' cold KV tier for the
+	// default loader.
+	KVCold      quant.Type
+	KVHotWindow int
 	// MemoryMargin is the free memory (bytes) a load must leave; before a
 	// load that would go below it, idle models are unloaded first
 	// (default 512 MiB; negative disables the check).
@@ -95,6 +112,13 @@ type Options struct {
 	// MemAvailable on Linux; where unknown, ok is false and the check is
 	// skipped).
 	MemAvailable func() (n int64, ok bool)
+	// OnLoad, when set, is called once a model is loaded and serving
+	// (the learning loops attach there); it must not block.
+	OnLoad func(name, path string, m Model)
+	// OnUnload, when set, is called when a model is about to unload,
+	// before it closes; the model is no longer served. It may block until
+	// the work on the model has stopped.
+	OnUnload func(name string, m Model)
 }
 
 // Manager owns the loaded models.
@@ -138,9 +162,15 @@ func New(o Options) *Manager {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Loader == nil {
-		threads, logger, newBackend := o.Threads, o.Logger, o.NewBackend
+		threads, logger, newBackend, speculate, draft, exact := o.Threads, o.Logger, o.NewBackend, o.Speculate, o.Draft, o.Exact
+		cold, window, ctxLen := o.KVCold, o.KVHotWindow, o.ContextLength
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
-			return llm.Load(ctx, path, llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend})
+			lo := llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, Speculate: speculate,
+				KVCold: cold, KVHotWindow: window, Exact: exact, ContextLength: ctxLen}
+			if draft != nil {
+				lo.Draft = draft(llm.NameFromPath(path))
+			}
+			return llm.Load(ctx, path, lo)
 		}
 	}
 	if o.MemoryMargin == 0 {
@@ -341,6 +371,9 @@ func (m *Manager) load(key, path string, call *loadCall) {
 	m.loaded[key] = e
 	call.e = e
 	m.mu.Unlock()
+	if m.o.OnLoad != nil {
+		m.o.OnLoad(key, path, model)
+	}
 	m.o.Logger.Info("model loaded", "model", key, "path", path, "seconds", e.loadTime.Seconds(),
 		"warmup_seconds", warmup.Seconds(), "cached_blocks_restored", restored)
 	if m.o.Events != nil {
@@ -428,6 +461,9 @@ func (m *Manager) unload(e *entry) {
 		e.timer.Stop()
 	}
 	m.mu.Unlock()
+	if m.o.OnUnload != nil {
+		m.o.OnUnload(e.name, e.model)
+	}
 	if snap, ok := e.model.(CacheSnapshotter); ok && m.snapshotPath(e) != "" {
 		if n, err := snap.SaveCache(m.snapshotPath(e), m.o.SnapshotBlocks); err != nil {
 			m.o.Logger.Warn("saving prefix cache", "model", e.name, "err", err)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -184,6 +185,15 @@ func TestOpenAIChatStreamAndCacheAcrossClients(t *testing.T) {
 	recs, err := d.client.Requests(ctx, 10)
 	if err != nil || len(recs) != 3 || recs[1].Client != "other-app" || recs[1].CachedTokens == 0 {
 		t.Fatalf("request log %+v, %v", recs, err)
+	}
+	for _, r := range recs {
+		b := r.TTFT
+		if b == nil || b.PrefillSteps < 1 || b.PrefillMillis <= 0 || b.HandlerMillis < 0 {
+			t.Fatalf("request %s: TTFT breakdown %+v", r.ID, b)
+		}
+		if sum := b.PrepareMillis + b.QueueMillis + b.PrefillMillis + b.SampleMillis; math.Abs(sum-r.TTFTMillis) > 0.01 {
+			t.Errorf("request %s: breakdown adds up to %.3f ms, TTFT %.3f ms", r.ID, sum, r.TTFTMillis)
+		}
 	}
 }
 
@@ -465,4 +475,30 @@ func TestHelperPeerClient(t *testing.T) {
 		return
 	}
 	fmt.Println("SERVED:", line)
+}
+
+func TestDraftFlags(t *testing.T) {
+	for _, tc := range []struct {
+		model  string
+		drafts []string
+		want   map[string]string // model name -> draft file
+		err    bool
+	}{
+		{"/m/Llama-F16.gguf", []string{"/m/llama-q4_0.gguf"}, map[string]string{"llama-f16": "/m/llama-q4_0.gguf", "other": ""}, false},
+		{"", []string{"Big=/m/small.gguf", "x=/y.gguf"}, map[string]string{"big": "/m/small.gguf", "x": "/y.gguf", "small": ""}, false},
+		{"", []string{"/m/small.gguf"}, nil, true}, // no default model to attach it to
+		{"m", []string{"=/y.gguf"}, nil, true},
+		{"m", []string{"name="}, nil, true},
+	} {
+		o := Options{Model: tc.model, Drafts: tc.drafts}
+		draft, err := o.drafts()
+		if (err != nil) != tc.err {
+			t.Fatalf("%v: err = %v", tc.drafts, err)
+		}
+		for name, want := range tc.want {
+			if got := draft(name); got != want {
+				t.Errorf("%v: draft(%q) = %q, want %q", tc.drafts, name, got, want)
+			}
+		}
+	}
 }

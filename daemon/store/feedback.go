@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,7 +29,17 @@ const (
 	exchangesMeta     = "exchanges.meta" // "bytes": the stored exchanges' total size
 	Feedback          = "feedback"
 	feedbackByRequest = "feedback.byrequest"
+	// feedbackUnlearned indexes the feedback the learning loop has not
+	// learned yet (feedback id → its key in Feedback): written in the
+	// rating's own transaction, cleared in the transaction that stores
+	// the learning state that holds it (learning.go), so kill -9 at any
+	// moment loses no signal.
+	feedbackUnlearned = "feedback.unlearned"
 )
+
+// ErrRated is returned for a regenerate signal about a reply that already
+// has a rating: the explicit rating says more, and is kept.
+var ErrRated = errors.New("the reply is already rated; a regenerate does not replace its rating")
 
 // DefaultMaxExchanges is how many recent exchanges are kept for feedback,
 // and DefaultMaxExchangeBytes how many bytes they may take together; the
@@ -84,6 +95,9 @@ type Exchange struct {
 	Prompt     []ipc.Message `json:"prompt,omitempty"`
 	PromptText string        `json:"prompt_text,omitempty"`
 	Answer     string        `json:"answer"`
+	// App is the request's client name (X-Ruvllm-Client), its learning
+	// scope when learning is per app.
+	App string `json:"app,omitempty"`
 }
 
 // storedExchange is an exchange as stored. Seq, its position in the ring,
@@ -166,7 +180,7 @@ func (d *DB) AddFeedback(ctx context.Context, req ipc.FeedbackRequest) (ipc.Feed
 		if err != nil {
 			return err
 		}
-		fb.Model, fb.Adapters, fb.Prompt, fb.PromptText, fb.Answer = ex.Model, ex.Adapters, ex.Prompt, ex.PromptText, ex.Answer
+		fb.Model, fb.Adapters, fb.Prompt, fb.PromptText, fb.Answer, fb.App = ex.Model, ex.Adapters, ex.Prompt, ex.PromptText, ex.Answer, ex.App
 		if req.ConversationID != "" {
 			if _, _, err := getConversation(tx, req.ConversationID); err != nil {
 				return err
@@ -184,8 +198,17 @@ func (d *DB) AddFeedback(ctx context.Context, req ipc.FeedbackRequest) (ipc.Feed
 				return fmt.Errorf("message %q in conversation %q: %w", req.MessageID, req.ConversationID, ErrNotFound)
 			}
 		}
-		fbs, byReq := tx.Bucket([]byte(Feedback)), tx.Bucket([]byte(feedbackByRequest))
+		fbs, byReq, unlearned := tx.Bucket([]byte(Feedback)), tx.Bucket([]byte(feedbackByRequest)), tx.Bucket([]byte(feedbackUnlearned))
 		if old := byReq.Get([]byte(req.RequestID)); old != nil {
+			var prev ipc.Feedback
+			if v := fbs.Get(old); v != nil && json.Unmarshal(v, &prev) == nil {
+				if req.Signal == ipc.SignalRegenerate && prev.Signal != ipc.SignalRegenerate {
+					return ErrRated
+				}
+				if err := unlearned.Delete([]byte(prev.ID)); err != nil {
+					return err
+				}
+			}
 			if err := fbs.Delete(old); err != nil {
 				return err
 			}
@@ -200,6 +223,9 @@ func (d *DB) AddFeedback(ctx context.Context, req ipc.FeedbackRequest) (ipc.Feed
 		}
 		key := binary.BigEndian.AppendUint64(nil, seq)
 		if err := fbs.Put(key, b); err != nil {
+			return err
+		}
+		if err := unlearned.Put([]byte(fb.ID), key); err != nil {
 			return err
 		}
 		return byReq.Put([]byte(req.RequestID), key)

@@ -61,7 +61,8 @@ func Open(path string) (*DB, error) {
 	b.MaxBatchDelay = time.Millisecond
 	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges, maxExchangeBytes: DefaultMaxExchangeBytes}
 	err = b.Update(func(tx *bolt.Tx) error {
-		names := []string{Settings, Models, Requests, Conversations, convByUpdate, Feedback, feedbackByRequest}
+		names := []string{Settings, Models, Requests, Conversations, convByUpdate, Feedback, feedbackByRequest, feedbackUnlearned,
+			Learning, learningMeta, learningAside}
 		names = append(names, db.exchangeRing().buckets()...)
 		names = append(names, db.responseRing().buckets()...)
 		for _, name := range names {

@@ -22,7 +22,8 @@
 // The kinds map to the APIs: OpenAI's response_format json_object is
 // KindJSONObject, json_schema is KindJSONSchema with the schema as Source
 // (strict or not: the output always matches the schema), Ollama's
-// format "json" is KindJSON and format <schema> is KindJSONSchema; native
+// format "json" is KindJSONObject too (Ollama's JSON grammar starts with
+// an object) and format <schema> is KindJSONSchema; native
 // grammar and regex fields are KindGBNF and KindRegex.
 //
 // # Tool calls

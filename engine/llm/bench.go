@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,17 @@ type BenchOptions struct {
 	// batching serves concurrent clients. The model needs a KV pool of
 	// Parallel sequences.
 	Parallel int
+	// Depth, when above 0, runs the pp and tg tests after a context of
+	// Depth random tokens, as llama-bench -d does ("pp512 @ d4096"): the
+	// context is computed once, untimed, and every repetition reads it
+	// from the prefix cache, so the timed part is the N new tokens'
+	// attention over Depth cached positions. The model needs the prefix
+	// cache and a context of Depth + the test's tokens.
+	Depth int
+	// NoWarmup skips the untimed run before each test's repetitions (as
+	// llama-bench --no-warmup): at tens of thousands of tokens it costs as
+	// much as a repetition.
+	NoWarmup bool
 }
 
 // BenchFigure is the throughput of one test over its repetitions.
@@ -49,10 +61,17 @@ type BenchReport struct {
 	Backend    string `json:"backend"`
 	// ISA is the instruction set of the dot-product kernels (quant.Accelerated):
 	// "go" when every weight type runs the portable reference.
-	ISA     string `json:"isa"`
-	Threads int    `json:"threads"`
+	ISA string `json:"isa"`
+	// Exact is set when the model ran in llama.cpp's arithmetic (--exact).
+	Exact   bool `json:"exact,omitempty"`
+	Threads int  `json:"threads"`
 	// KVBytes is the KV cache the bench allocated (context × layers × K and V).
 	KVBytes int64 `json:"kv_bytes"`
+	// ContextLength is the context the KV cache was sized for (per
+	// sequence), KVBytesPerToken its bytes per position: keys and values
+	// of every layer.
+	ContextLength   int     `json:"context_length"`
+	KVBytesPerToken float64 `json:"kv_bytes_per_token"`
 	// WeightBytesPerToken is what one decode step reads of the weights: every
 	// matrix but the token embedding, of which only one row is gathered
 	// (unless it doubles as the output projection).
@@ -87,6 +106,12 @@ func (m *Model) WeightBytesPerToken() int64 {
 // KVBytes is the size of the model's KV cache.
 func (m *Model) KVBytes() int64 {
 	return int64(m.kv.BlockBytes()) * int64(m.kv.Config().Blocks)
+}
+
+// KVBytesPerToken is what one position of a sequence takes in the KV
+// cache: keys and values of every layer.
+func (m *Model) KVBytesPerToken() float64 {
+	return float64(m.kv.BlockBytes()) / float64(m.kv.Config().BlockSize)
 }
 
 // PeakRSS returns the peak resident set size of this process (VmHWM in
@@ -127,18 +152,43 @@ func (m *Model) Bench(ctx context.Context, o BenchOptions) ([]BenchFigure, error
 		return t
 	}
 	var out []BenchFigure
+	var depth []int32 // the context every test reads first (Depth)
+	suffix := ""
+	if o.Depth > 0 {
+		if m.cache == nil {
+			return nil, fmt.Errorf("bench at depth %d: the prefix cache is off", o.Depth)
+		}
+		if o.Depth+max(o.PromptTokens, o.GenTokens)+1 >= m.opts.ContextLength {
+			return nil, fmt.Errorf("bench at depth %d: %d more tokens do not fit the context of %d", o.Depth, max(o.PromptTokens, o.GenTokens), m.opts.ContextLength)
+		}
+		depth = randomTokens(o.Depth)
+		if _, err := m.Generate(ctx, Request{Tokens: depth, MaxTokens: 1, IgnoreEOS: true}, func(Token) error { return nil }); err != nil {
+			return nil, fmt.Errorf("bench: filling the context of depth %d: %w", o.Depth, err)
+		}
+		suffix = fmt.Sprintf(" @ d%d", o.Depth)
+	}
+	// atDepth is a test's prompt: the depth context, then n new tokens.
+	atDepth := func(n int) []int32 { return append(slices.Clip(depth), randomTokens(n)...) }
 	run := func(test string, n int, req func() Request, measure func(Result) float64) error {
 		if n <= 0 {
 			return nil
 		}
-		if n+1 >= m.opts.ContextLength {
-			return fmt.Errorf("%s: %d tokens do not fit the context of %d", test, n, m.opts.ContextLength)
+		test += suffix
+		if o.Depth+n+1 >= m.opts.ContextLength {
+			return fmt.Errorf("%s: %d tokens do not fit the context of %d", test, o.Depth+n, m.opts.ContextLength)
 		}
 		fig := BenchFigure{Test: test, Tokens: n}
-		for rep := -1; rep < o.Reps; rep++ { // rep -1 warms up
+		first := -1 // rep -1 warms up
+		if o.NoWarmup {
+			first = 0
+		}
+		for rep := first; rep < o.Reps; rep++ {
 			res, err := m.Generate(ctx, req(), func(Token) error { return nil })
 			if err != nil {
 				return fmt.Errorf("%s: %w", test, err)
+			}
+			if res.CachedTokens < o.Depth/blockSize*blockSize {
+				return fmt.Errorf("%s: only %d of the %d context tokens came from the prefix cache", test, res.CachedTokens, o.Depth)
 			}
 			if rep >= 0 {
 				fig.Samples = append(fig.Samples, measure(res))
@@ -149,19 +199,21 @@ func (m *Model) Bench(ctx context.Context, o BenchOptions) ([]BenchFigure, error
 		return nil
 	}
 	err := run(fmt.Sprintf("pp%d", o.PromptTokens), o.PromptTokens,
-		func() Request { return Request{Tokens: randomTokens(o.PromptTokens), MaxTokens: 1, IgnoreEOS: true} },
-		func(res Result) float64 { return float64(res.PromptTokens) / res.Timings.PromptEval.Seconds() })
+		func() Request { return Request{Tokens: atDepth(o.PromptTokens), MaxTokens: 1, IgnoreEOS: true} },
+		func(res Result) float64 {
+			return float64(res.PromptTokens-res.CachedTokens) / res.Timings.PromptEval.Seconds()
+		})
 	if err != nil {
 		return nil, err
 	}
 	err = run(fmt.Sprintf("tg%d", o.GenTokens), o.GenTokens,
-		func() Request { return Request{Tokens: randomTokens(1), MaxTokens: o.GenTokens + 1, IgnoreEOS: true} },
+		func() Request { return Request{Tokens: atDepth(1), MaxTokens: o.GenTokens + 1, IgnoreEOS: true} },
 		// The first token comes from the prompt pass; Eval covers the rest.
 		func(res Result) float64 { return float64(res.CompletionTokens-1) / res.Timings.Eval.Seconds() })
 	if err != nil {
 		return nil, err
 	}
-	if o.Parallel > 1 && o.GenTokens > 0 {
+	if o.Parallel > 1 && o.GenTokens > 0 && o.Depth == 0 {
 		fig, err := m.benchParallel(ctx, o, randomTokens)
 		if err != nil {
 			return nil, err

@@ -54,6 +54,38 @@ func TestBench(t *testing.T) {
 	}
 }
 
+// TestBenchAtDepth: -d runs the tests after a context read from the
+// prefix cache, so each repetition computes only its own tokens.
+func TestBenchAtDepth(t *testing.T) {
+	m, err := Load(context.Background(), synthetic(t, "llama", quant.Q8_0),
+		Options{Threads: 2, ContextLength: 128, BatchSize: 32, Sequences: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	figs, err := m.Bench(context.Background(), BenchOptions{PromptTokens: 16, GenTokens: 8, Reps: 2, Depth: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != 2 || figs[0].Test != "pp16 @ d64" || figs[1].Test != "tg8 @ d64" || len(figs[0].Samples) != 2 || figs[1].Mean <= 0 {
+		t.Fatalf("figures %+v: want pp16 @ d64 and tg8 @ d64", figs)
+	}
+	if st := m.CacheStats(); st.HitTokens < 64*5 {
+		t.Errorf("cache %+v: every one of the 6 runs after the fill reads the 64-token context from it", st)
+	}
+	if _, err := m.Bench(context.Background(), BenchOptions{PromptTokens: 64, Reps: 1, Depth: 64}); err == nil || !strings.Contains(err.Error(), "context") {
+		t.Errorf("pp64 at depth 64 in a context of 128: %v, want a context error", err)
+	}
+	off, err := Load(context.Background(), synthetic(t, "llama", quant.Q8_0), Options{Threads: 1, ContextLength: 128, Sequences: 1, NoPrefixCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Close()
+	if _, err := off.Bench(context.Background(), BenchOptions{GenTokens: 4, Reps: 1, Depth: 32}); err == nil || !strings.Contains(err.Error(), "prefix cache") {
+		t.Errorf("depth without the prefix cache: %v", err)
+	}
+}
+
 func TestMeanStddev(t *testing.T) {
 	for _, c := range []struct {
 		x        []float64

@@ -13,6 +13,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/sched"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
@@ -31,10 +32,23 @@ func (r runner) Step(batch *model.Batch, rows []int32, out [][]float32) error {
 		return errors.New("model closed")
 	}
 	hidden := m.net.Forward(batch, m.kv)
+	return m.copyLogits(m.net, hidden, rows, out)
+}
+
+// TreeSpans reports whether the backend verifies branching drafts
+// (compute.TreeAttender).
+func (r runner) TreeSpans() bool {
+	t, ok := r.m.backend.(compute.TreeAttender)
+	return ok && t.TreeSpans()
+}
+
+// copyLogits projects rows of net's hidden states to logits and copies
+// them into out; m.mu must be held.
+func (m *Model) copyLogits(net model.Model, hidden compute.Tensor, rows []int32, out [][]float32) error {
 	if len(rows) == 0 { // only prefill chunks this step: nobody needs logits yet
 		return nil
 	}
-	logits := m.net.Logits(hidden, rows)
+	logits := net.Logits(hidden, rows)
 	vocab := len(m.logits)
 	if cap(m.stepLogits) < len(rows)*vocab {
 		m.stepLogits = make([]float32, len(rows)*vocab)
@@ -88,24 +102,27 @@ func (q *tokenQueue) drain(buf []Token) []Token {
 func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) error) (Result, error) {
 	start := time.Now()
 	var res Result
-	prompt, err := m.PromptTokens(req)
-	if err != nil {
-		return res, err
-	}
-	if len(prompt) == 0 {
-		return res, errors.New("empty prompt: nothing to condition on")
-	}
 	ctxLen := m.opts.ContextLength
 	if req.ContextLimit > 0 && req.ContextLimit < ctxLen {
 		ctxLen = req.ContextLimit
 	}
-	if len(prompt) >= ctxLen {
-		if !req.Truncate || ctxLen < 2 {
-			return res, fmt.Errorf("%w: %d tokens, context is %d", ErrContextExceeded, len(prompt), ctxLen)
-		}
-		prompt, res.TruncatedTokens = m.truncatePrompt(prompt, ctxLen, req.MaxTokens)
-		m.log.Info("prompt truncated to fit the context", "dropped_tokens", res.TruncatedTokens, "kept_tokens", len(prompt), "context", ctxLen)
+	fit, err := m.fitPrompt(ctx, req, ctxLen)
+	if err != nil {
+		return res, err
 	}
+	prompt := fit.prompt
+	if len(prompt) == 0 {
+		return res, errors.New("empty prompt: nothing to condition on")
+	}
+	if fit.droppedTokens > 0 {
+		res.TruncatedTokens, res.DroppedMessages = fit.droppedTokens, fit.droppedMessages
+		if fit.messages != nil {
+			req.Messages = fit.messages // the turns the reply follows, for WarmFollowUp
+		}
+		m.log.Info("prompt cut to fit the context", "dropped_messages", fit.droppedMessages, "dropped_tokens", fit.droppedTokens,
+			"kept_tokens", len(prompt), "context", ctxLen)
+	}
+	shift := newShifter(req.Overflow, fit.keep, ctxLen, req.MaxTokens)
 	namespace, err := m.adapterNamespace(req.Adapters)
 	if err != nil {
 		return res, err
@@ -207,8 +224,14 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			}
 			return true
 		}
-		if (req.MaxTokens > 0 && generated >= req.MaxTokens) || len(history) >= ctxLen {
+		if req.MaxTokens > 0 && generated >= req.MaxTokens {
 			flush()
+			return true
+		}
+		if shift.inContext(history) >= ctxLen {
+			if !shift.full(generated) { // else runJob shifts and goes on
+				flush()
+			}
 			return true
 		}
 		return false
@@ -234,6 +257,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		Priority:    req.Priority,
 		Adapters:    req.Adapters,
 		OnPrefilled: req.onPrefilled,
+		Speculate:   m.requestKinds(req),
 	}
 	if gs == nil {
 		job.Next = func(logits []float32) (int32, bool) {
@@ -272,8 +296,9 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			return tokens, false
 		}
 	}
+	submitted := time.Now()
 	done := make(chan error, 1)
-	go func() { done <- m.sched.Run(jobCtx, job) }()
+	go func() { done <- m.runJob(jobCtx, job, shift, func() []int32 { return history }) }()
 
 	var (
 		cbErr   error
@@ -307,14 +332,25 @@ wait:
 	}
 	// Counters written by Next are safe to read: Run returned.
 	res.CachedTokens = job.CachedTokens
+	if shift != nil {
+		res.ContextShifts, res.ShiftedTokens = shift.shifts, shift.discarded
+	}
 	res.CompletionTokens = generated
 	res.ForcedTokens = forcedN
 	res.FinishReason = finish
 	res.StopSequence = stopSeq
+	res.Speculation = SpecResult{Drafted: job.Spec.Drafted, Accepted: job.Spec.Accepted, Verifications: job.Spec.Verifications}
 	if !firstAt.IsZero() {
 		res.Timings.TTFT = firstAt.Sub(start)
 		res.Timings.PromptEval = res.Timings.TTFT
 		res.Timings.Eval = time.Since(firstAt)
+		res.Timings.Prepare = submitted.Sub(start)
+		if !job.Prefilled.IsZero() {
+			res.Timings.Queue = job.Admitted.Sub(submitted)
+			res.Timings.Prefill = job.Prefilled.Sub(job.Admitted)
+			res.Timings.PrefillSteps = job.PrefillSteps
+			res.Timings.Sample = firstAt.Sub(job.Prefilled)
+		}
 	}
 	res.Timings.Total = time.Since(start)
 	if cbErr != nil {
@@ -332,21 +368,17 @@ wait:
 	return res, nil
 }
 
-// truncatePrompt keeps the end of a prompt too long for ctxLen (and its
-// BOS), leaving room for the reply: a quarter of the context, or
-// maxTokens when that is less.
-func (m *Model) truncatePrompt(prompt []int32, ctxLen, maxTokens int) ([]int32, int) {
-	room := max(ctxLen/4, 1)
-	if maxTokens > 0 && maxTokens < room {
-		room = maxTokens
+// requestKinds is the speculation a request may use: the model's kinds,
+// narrowed by the request's own, none when it opts out.
+func (m *Model) requestKinds(req Request) spec.Kinds {
+	if req.NoSpeculation {
+		return 0
 	}
-	keep := ctxLen - room
-	head := 0
-	if m.tok.AddBOS() && len(prompt) > 0 && prompt[0] == m.tok.BOS() {
-		head = 1
+	k := m.Speculation()
+	if req.Speculate != 0 {
+		k &= req.Speculate
 	}
-	out := append(append(make([]int32, 0, keep), prompt[:head]...), prompt[len(prompt)-(keep-head):]...)
-	return out, len(prompt) - len(out)
+	return k
 }
 
 // historyCap is the capacity a generation's token history needs: the

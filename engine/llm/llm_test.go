@@ -160,3 +160,45 @@ func TestBrokenFilesGiveOneLineErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenGranularPrefix checks that a prompt leaving a cached prefix
+// inside a block reuses it to the token, computes only its new tokens,
+// generates exactly what a model without a cache does, and reports where
+// its time to the first token went.
+func TestTokenGranularPrefix(t *testing.T) {
+	path := synthetic(t, "llama", quant.Q8_0)
+	m, err := Load(context.Background(), path, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	alone, err := Load(context.Background(), path, Options{Threads: 2, NoPrefixCache: true, Sequences: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close()
+	r := rand.New(rand.NewPCG(1, 2))
+	first := make([]int32, 75)
+	for i := range first {
+		first[i] = int32(3 + r.IntN(200))
+	}
+	generate(t, m, Request{Tokens: first, MaxTokens: 4, IgnoreEOS: true})
+	for _, shared := range []int{37, 50, 16, 5} {
+		p := append(append([]int32(nil), first[:shared]...), 250, 251, 252)
+		got, _, res := generate(t, m, Request{Tokens: p, MaxTokens: 6, IgnoreEOS: true})
+		want, _, _ := generate(t, alone, Request{Tokens: p, MaxTokens: 6, IgnoreEOS: true})
+		if res.CachedTokens != shared {
+			t.Errorf("%d shared tokens: %d reused", shared, res.CachedTokens)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%d shared tokens: %v, without a cache %v", shared, got, want)
+		}
+		tm := res.Timings
+		if tm.Prefill <= 0 || tm.PrefillSteps != 1 || tm.Prepare <= 0 || tm.Queue < 0 || tm.Sample < 0 {
+			t.Errorf("timings %+v: want a positive prepare and prefill in one step", tm)
+		}
+		if sum := tm.Prepare + tm.Queue + tm.Prefill + tm.Sample; sum != tm.TTFT {
+			t.Errorf("prepare %v + queue %v + prefill %v + sample %v = %v, TTFT %v", tm.Prepare, tm.Queue, tm.Prefill, tm.Sample, sum, tm.TTFT)
+		}
+	}
+}

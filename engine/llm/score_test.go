@@ -63,8 +63,8 @@ func diff(a, b float32) float32 {
 }
 
 // TestContextLimitAndTruncation: a per-request context bounds the reply,
-// and a prompt too long for it keeps its BOS and its end when Truncate is
-// set (and fails otherwise).
+// and a prompt too long for it keeps its BOS and its end when
+// Overflow.DropOldest is set (and fails otherwise).
 func TestContextLimitAndTruncation(t *testing.T) {
 	m, err := Load(context.Background(), synthetic(t, "llama", quant.F32), Options{Threads: 2})
 	if err != nil {
@@ -76,10 +76,10 @@ func TestContextLimitAndTruncation(t *testing.T) {
 		prompt[i] = int32(3 + i%50)
 	}
 	if _, err := m.Generate(context.Background(), Request{Tokens: prompt, ContextLimit: 64}, func(Token) error { return nil }); !errors.Is(err, ErrContextExceeded) {
-		t.Fatalf("a prompt over the limit without Truncate: %v", err)
+		t.Fatalf("a prompt over the limit without DropOldest: %v", err)
 	}
 	var got []int32
-	res, err := m.Generate(context.Background(), Request{Tokens: prompt, ContextLimit: 64, Truncate: true, IgnoreEOS: true},
+	res, err := m.Generate(context.Background(), Request{Tokens: prompt, ContextLimit: 64, Overflow: Overflow{DropOldest: true}, IgnoreEOS: true},
 		func(tok Token) error { got = append(got, tok.ID); return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -87,16 +87,24 @@ func TestContextLimitAndTruncation(t *testing.T) {
 	if res.PromptTokens != 48 || res.TruncatedTokens != 100-48 || res.CompletionTokens != 64-48 || res.FinishReason != FinishLength {
 		t.Fatalf("result %+v: want 52 tokens dropped and a 16-token reply", res)
 	}
-	kept, n := m.truncatePrompt(prompt, 64, 0)
+	truncate := func(prompt []int32, maxTokens int) ([]int32, int) {
+		t.Helper()
+		f, err := m.fitPrompt(context.Background(), Request{Tokens: prompt, MaxTokens: maxTokens, Overflow: Overflow{DropOldest: true}}, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.prompt, f.droppedTokens
+	}
+	kept, n := truncate(prompt, 0)
 	if n != 52 || len(kept) != 48 || kept[len(kept)-1] != prompt[99] || kept[0] != prompt[52] {
 		t.Fatalf("kept %v (dropped %d)", kept, n)
 	}
 	if m.tok.AddBOS() {
 		bos := append([]int32{m.tok.BOS()}, prompt...)
-		if kept, _ := m.truncatePrompt(bos, 64, 8); kept[0] != m.tok.BOS() || len(kept) != 56 || kept[55] != prompt[99] || kept[1] != prompt[45] {
+		if kept, _ := truncate(bos, 8); kept[0] != m.tok.BOS() || len(kept) != 56 || kept[55] != prompt[99] || kept[1] != prompt[45] {
 			t.Fatalf("with BOS and max 8 tokens: %v", kept)
 		}
-	} else if kept, _ := m.truncatePrompt(prompt, 64, 8); len(kept) != 56 || kept[0] != prompt[44] {
+	} else if kept, _ := truncate(prompt, 8); len(kept) != 56 || kept[0] != prompt[44] {
 		t.Fatalf("max 8 tokens: %v", kept)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/spec"
 )
 
 // Request is one generation. Exactly one of Prompt, Messages and Tokens is set:
@@ -64,6 +65,11 @@ type Request struct {
 	// (Model.WarmFollowUp), so the next turn reuses the reply from the
 	// prefix cache instead of recomputing it.
 	WarmFollowUp bool
+	// NoSpeculation opts the request out of speculative decoding.
+	NoSpeculation bool
+	// Speculate, when non-zero, narrows speculative decoding to these
+	// kinds of those the model offers (benchmarks compare kinds with it).
+	Speculate spec.Kinds
 	// Suffix, when set, makes Prompt the text before an insertion point and
 	// Suffix the text after it: the model fills in the middle, with its
 	// fill-in-the-middle tokens (Model.FIM); a model without them refuses
@@ -78,11 +84,11 @@ type Request struct {
 	// onPrefilled is called once the prompt is computed and its blocks
 	// are in the prefix cache (GenerateN forks the other choices then).
 	onPrefilled func()
-	// Truncate keeps the end of a prompt that does not fit the context
-	// (and its BOS), leaving a quarter of the context for the reply,
-	// instead of failing with ErrContextExceeded; Result.TruncatedTokens
-	// says how many tokens were dropped.
-	Truncate bool
+	// Overflow says what happens when the request outgrows its context:
+	// a prompt that does not fit fails with ErrContextExceeded, and a
+	// reply that fills the context ends (FinishLength), unless it allows
+	// dropping the oldest turns or shifting the context.
+	Overflow Overflow
 }
 
 // TokenLogprob is a token with its log-probability.
@@ -121,6 +127,19 @@ type Timings struct {
 	TTFT time.Duration `json:"ttft"`
 	// Total is the time from the request to its end.
 	Total time.Duration `json:"total"`
+
+	// Where the time to the first token went: Prepare (chat template,
+	// tokenization, adapters, grammar: until the scheduler has the job),
+	// Queue (waiting for a place among the running sequences), Prefill
+	// (from then until the forward pass computing the last prompt token
+	// ended, over PrefillSteps passes, which other sequences' tokens may
+	// share) and Sample (from that pass to the first token delivered:
+	// sampling and decoding its text).
+	Prepare      time.Duration `json:"prepare"`
+	Queue        time.Duration `json:"queue"`
+	Prefill      time.Duration `json:"prefill"`
+	PrefillSteps int           `json:"prefill_steps"`
+	Sample       time.Duration `json:"sample"`
 }
 
 // Result summarises a finished generation.
@@ -128,9 +147,17 @@ type Result struct {
 	PromptTokens     int
 	CachedTokens     int // prompt tokens served from the prefix cache
 	CompletionTokens int
-	// TruncatedTokens were dropped from the start of a prompt that did not
-	// fit (Request.Truncate).
+	// TruncatedTokens were left out of a prompt that did not fit
+	// (Overflow.DropOldest): the tokens of DroppedMessages and any cut
+	// from the prompt after its kept head.
 	TruncatedTokens int
+	// DroppedMessages are the oldest chat turns left out to fit.
+	DroppedMessages int
+	// ContextShifts counts the times the reply filled the context and went
+	// on after discarding older tokens (Overflow.Shift); ShiftedTokens
+	// is how many tokens those shifts discarded in all.
+	ContextShifts int
+	ShiftedTokens int
 	// StopSequence is the string of Request.Stop that ended the reply
 	// ("" when another reason did, the chat template's own stops included).
 	StopSequence string
@@ -140,6 +167,33 @@ type Result struct {
 	// one allowed): they were appended without sampling and computed
 	// together with the token before them.
 	ForcedTokens int
+	Speculation  SpecResult
+}
+
+// SpecResult is what speculative decoding did for one generation.
+type SpecResult struct {
+	// Drafted is the number of draft tokens verified, Accepted those kept.
+	Drafted, Accepted int
+	// Verifications is the number of steps that verified a draft; each
+	// yields Accepted/Verifications+1 tokens on average.
+	Verifications int
+}
+
+// AcceptanceRate is Accepted/Drafted (0 without drafts).
+func (s SpecResult) AcceptanceRate() float64 {
+	if s.Drafted == 0 {
+		return 0
+	}
+	return float64(s.Accepted) / float64(s.Drafted)
+}
+
+// TokensPerVerification is the mean number of tokens a verification step
+// produced: the accepted draft tokens and the one sampled after them.
+func (s SpecResult) TokensPerVerification() float64 {
+	if s.Verifications == 0 {
+		return 0
+	}
+	return float64(s.Accepted+s.Verifications) / float64(s.Verifications)
 }
 
 // Info describes a loaded model.

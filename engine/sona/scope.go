@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
@@ -69,8 +70,11 @@ type Scope struct {
 	micro    *train.Adapter
 	microOpt *train.AdamW
 	// served snapshots what requests apply: copies made when an update
-	// ends, so training never changes an adapter in use.
+	// ends, so training never changes an adapter in use. published holds
+	// them with their version for Adapters, which reads it without the
+	// lock (an update's callback runs under it).
 	servedMicro, servedCons *train.Adapter
+	published               atomic.Pointer[publication]
 
 	cons          *train.Adapter
 	fisher        *train.Adapter // online (EWC++) Fisher of the feedback
@@ -121,20 +125,42 @@ func (s *Scope) Version() uint64 {
 	return s.version
 }
 
+// publication is what a scope's requests apply, with its version.
+type publication struct {
+	version  uint64
+	adapters []train.Applied
+}
+
 // Adapters returns what the scope's requests apply now, consolidated
 // first, and its version. Nil adapters are left out: a new or reset scope
 // returns none, and requests run on the base model exactly. The adapters
-// are snapshots: the caller may convert and share them.
+// are snapshots: the caller may convert and share them, but not change
+// them. Adapters takes no lock, so Feedback's onUpdate callback may call
+// it to serve the version it is told about.
 func (s *Scope) Adapters() (uint64, []train.Applied) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []train.Applied
+	if p := s.published.Load(); p != nil {
+		return p.version, slices.Clone(p.adapters)
+	}
+	return 0, nil
+}
+
+// storePublication makes the served snapshots what Adapters returns; the
+// caller holds the lock (or owns the scope).
+func (s *Scope) storePublication() {
+	p := &publication{version: s.version}
 	for _, a := range []*train.Adapter{s.servedCons, s.servedMicro} {
 		if a != nil {
-			out = append(out, train.Applied{Adapter: a, Scale: 1})
+			p.adapters = append(p.adapters, train.Applied{Adapter: a, Scale: 1})
 		}
 	}
-	return s.version, out
+	s.published.Store(p)
+}
+
+// CanUndo reports whether Undo has an update to undo.
+func (s *Scope) CanUndo() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.undo != nil
 }
 
 // Bank returns the scope's trajectory bank.
@@ -159,6 +185,7 @@ func (s *Scope) publish() {
 	}
 	s.version++
 	s.stats.LastUpdate = time.Now()
+	s.storePublication()
 }
 
 // nextSeed draws seeds for new adapters deterministically per scope.

@@ -519,3 +519,38 @@ func TestConsolidateTransfer(t *testing.T) {
 		t.Fatal("the transfer term did not bring the consolidated adapter nearer what the scope applied")
 	}
 }
+
+// TestAdaptersInCallback: the update callback runs under the scope's lock
+// and may read what it is told about (the daemon serves it from there).
+func TestAdaptersInCallback(t *testing.T) {
+	l, tr := tinyLearner(t, Config{MicroSteps: 2, ValidationEvery: -1})
+	s := NewScope("user")
+	rng := rand.New(rand.NewPCG(5, 5))
+	var seen []uint64
+	_, err := l.Feedback(context.Background(), s, feedback(rng, tr.Base().Config().Vocab), func(v uint64) {
+		got, as := s.Adapters()
+		if got != v || len(as) != 1 {
+			t.Errorf("callback for version %d: Adapters gave version %d with %d adapters", v, got, len(as))
+		}
+		seen = append(seen, v)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 || seen[0] >= seen[1] {
+		t.Fatalf("callbacks for versions %v", seen)
+	}
+	restored, err := func() (*Scope, error) {
+		b, err := s.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		return UnmarshalScope(b)
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, as := restored.Adapters(); v != seen[1] || len(as) != 1 {
+		t.Fatalf("restored scope serves version %d with %d adapters, want %d with 1", v, len(as), seen[1])
+	}
+}

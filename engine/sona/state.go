@@ -186,6 +186,7 @@ func unmarshalScope(data []byte, full bool) (*Scope, error) {
 	if s.cons != nil && !s.cons.IsZero() {
 		s.servedCons = s.cons.Clone()
 	}
+	s.storePublication()
 	return s, nil
 }
 

@@ -370,14 +370,17 @@ func (n *net[F]) teacherProbs(p *pass[F], chunk []term) ([][]F, []float64) {
 	return q, negEnt
 }
 
-// vocabBlocks calls fn with the output matrix's rows as dense []F: all
-// at once when it has a dense copy, otherwise vocabBlock rows at a time.
+// vocabBlocks calls fn with the output matrix's rows as dense []F,
+// vocabBlock rows at a time (views of a dense copy, or dequantized), and
+// gives way to serving before each block: the head's products are the
+// largest of a pass (a 32k vocabulary makes each a gigaflop), and a
+// request arriving meanwhile waits for one block, not the whole matrix.
+// A yield error stops the blocks; the caller reads p.err.
 func (n *net[F]) vocabBlocks(p *pass[F], m *matrix, fn func(v0, v1 int, W []F)) {
-	if m.dense != nil || !is32[F]() {
-		fn(0, m.rows, n.weight(m, 0, m.rows, &p.scr))
-		return
-	}
 	for v0 := 0; v0 < m.rows; v0 += vocabBlock {
+		if p.between(); p.err != nil {
+			return
+		}
 		v1 := min(v0+vocabBlock, m.rows)
 		fn(v0, v1, n.weight(m, v0, v1, &p.scr))
 	}

@@ -178,6 +178,9 @@ func run[F Float](ctx context.Context, n *net[F], frozen []Applied, train *Adapt
 			return res, err
 		}
 		loss, stats, dhN := n.head(p, grads != nil)
+		if p.err != nil { // a yield in the head gave up (ctx ended)
+			return res, p.err
+		}
 		res.Objective += loss
 		for k, i := range idx {
 			res.Examples[i] = ExampleLoss{NLL: stats[k].nll, Tokens: stats[k].tokens}

@@ -39,6 +39,8 @@ type Options struct {
 	Dir     string
 	Threads int // default 2
 	Logger  *slog.Logger
+	// ContextLength is the model's context per sequence (0: its 4096).
+	ContextLength int
 }
 
 // WriteModel writes the synthetic qwen2 model (ChatML template, byte-level
@@ -107,7 +109,7 @@ func Start(ctx context.Context, o Options) (*Daemon, error) {
 	rctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	go func() {
-		d.done <- serve.Run(rctx, serve.Options{Config: cfg, Model: ModelName, Preload: true, KeepAlive: -1})
+		d.done <- serve.Run(rctx, serve.Options{Config: cfg, Model: ModelName, Preload: true, KeepAlive: -1, ContextLength: o.ContextLength})
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -1,8 +1,8 @@
 // Package clients checks ruvllmd against the clients apps use: the
-// official openai and ollama npm clients, the AI SDK and LangChain (pinned
-// in package.json), run by node from clients.mjs against a daemon on
-// loopback TCP; curl over the Unix socket; and the README's shell
-// examples as written.
+// official openai, ollama and @anthropic-ai/sdk npm clients, the AI SDK and
+// LangChain (pinned in package.json), run by node from clients.mjs and
+// agents.mjs against a daemon on loopback TCP; curl over the Unix socket;
+// and the README's shell examples as written.
 package clients
 
 import (
@@ -170,10 +170,33 @@ func staleDeps(t *testing.T) []string {
 // a daemon, plus the token checks against a second daemon started with
 // --require-token.
 func TestNPMClients(t *testing.T) {
+	runScript(t, "clients.mjs")
+}
+
+// TestNPMAgentAPIs runs agents.mjs: structured output, tool calling, the
+// Responses API, the Anthropic Messages API and n > 1 through the official
+// openai, ollama and @anthropic-ai/sdk clients (issues 17 and 22).
+// Its seeds are chosen for the shared 13M model (which of them make the
+// model call a tool, say), so it needs that model rather than a synthetic
+// one.
+func TestNPMAgentAPIs(t *testing.T) {
+	model := filepath.Join(testpath.Root(t), "..", "shared", "models", "ruvllm-test-qwen2-13m-q8_0.gguf")
+	if _, err := os.Stat(model); err != nil {
+		t.Skipf("agents.mjs needs the shared model %s: %v", model, err)
+	}
+	runScript(t, "agents.mjs")
+}
+
+// runScript runs a node script of this folder against a daemon (and a
+// second one started with --require-token), with the environment `ruvllm
+// env` prints and the variables the scripts' headers describe; the script
+// must print {"ok":true,...}.
+func runScript(t *testing.T, script string) {
+	t.Helper()
 	node := npmDeps(t)
 	// Read here so that go test's cache knows the test depends on it.
-	if b, err := os.ReadFile("clients.mjs"); err != nil || len(b) == 0 {
-		t.Fatalf("clients.mjs: %v", err)
+	if b, err := os.ReadFile(script); err != nil || len(b) == 0 {
+		t.Fatalf("%s: %v", script, err)
 	}
 	d := startDaemon(t, "ruvllm-test-qwen2-13m-q8_0", false)
 	strict := startDaemon(t, "ruvllm-test-qwen2-13m-q8_0", true)
@@ -193,14 +216,14 @@ func TestNPMClients(t *testing.T) {
 		"RUVLLM_STRICT_URL=http://"+strict.addr, "RUVLLM_STRICT_TOKEN="+strict.token)
 	runCtx, stop := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer stop()
-	cmd := exec.CommandContext(runCtx, node, "clients.mjs")
+	cmd := exec.CommandContext(runCtx, node, script)
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("clients.mjs: %v\n%s", err, out)
+		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
 	if !strings.Contains(string(out), `"ok":true`) {
-		t.Fatalf("clients.mjs output: %s", out)
+		t.Fatalf("%s output: %s", script, out)
 	}
 	t.Logf("%s", out)
 }

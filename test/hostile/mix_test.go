@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ruvllm/ruvllm/ipc"
 )
 
 // badRequest is a client mistake and the text its answer must contain.
@@ -316,5 +318,31 @@ func TestKillNineLosesNothingAcknowledged(t *testing.T) {
 			t.Errorf("acknowledged rating of %s lost", id)
 		}
 	}
-	t.Logf("%d conversations and %d ratings acknowledged before kill -9: all there after the restart", len(convs), len(feedback))
+	var stored struct {
+		Feedback []json.RawMessage `json:"feedback"`
+	}
+	json.Unmarshal(r.body, &stored)
+	// Learning: every stored rating is learned exactly once — those the
+	// killed daemon had learned are in the saved state, the others are
+	// learned again from the store after the restart.
+	var scope ipc.LearningScope
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		var st ipc.LearningStatus
+		json.Unmarshal(p2.do(t, "GET", "/v1/learning", "", nil).body, &st)
+		scope = ipc.LearningScope{}
+		for _, m := range st.Models {
+			for _, s := range m.Scopes {
+				scope = s
+			}
+		}
+		if scope.Received == len(stored.Feedback) && scope.Unlearned == 0 {
+			break
+		}
+		if scope.Received > len(stored.Feedback) || time.Now().After(deadline) {
+			t.Fatalf("learning after kill -9: %d signals received, %d unlearned; %d ratings stored", scope.Received, scope.Unlearned, len(stored.Feedback))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("%d conversations and %d ratings acknowledged before kill -9: all there after the restart, and all %d stored ratings learned once (version %d)",
+		len(convs), len(feedback), len(stored.Feedback), scope.Version)
 }

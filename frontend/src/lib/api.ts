@@ -7,6 +7,8 @@ import type {
   AdapterRef,
   Conversation,
   Feedback,
+  LearningAction,
+  LearningStatus,
   Message,
   Sampling,
   Stats,
@@ -106,6 +108,11 @@ export class Api {
   sendFeedback = (conv: string, msg: string, rating: 1 | -1, correction: string): Promise<Feedback> =>
     this.t.call('SendFeedback', [conv, msg, rating, correction]);
   stats = (): Promise<Stats> => this.t.call('Stats', []);
+  /** learning is what the daemon learned in the app's scope. */
+  learning = (): Promise<LearningStatus> => this.t.call('Learning', []);
+  learningAction = (action: LearningAction): Promise<unknown> => this.t.call('LearningAction', [action]);
+  /** exportLearning writes the learned adapter (GGUF LoRA); '' picks ~/Downloads. */
+  exportLearning = (path = ''): Promise<string> => this.t.call('ExportLearning', [path]);
   /** hideWindow hides the window; the app keeps running in the tray. */
   hideWindow = (): Promise<void> => this.t.call('HideWindow', []);
   /** quit ends the app (the daemon keeps serving other apps). */

@@ -31,3 +31,22 @@ export function duration(s: number): string {
   if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
   return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+// leftOut is the note under a reply for which the daemon left part of the
+// conversation out to fit the model's context ('' when it left nothing).
+export function leftOut(s: { dropped_messages?: number; dropped_tokens?: number; context_shifts?: number }): string {
+  const notes: string[] = [];
+  if (s.dropped_messages) {
+    notes.push(`Earlier messages were left out to fit the model's context (${plural(s.dropped_messages, 'message')}, ${plural(s.dropped_tokens ?? 0, 'token')}).`);
+  } else if (s.dropped_tokens) {
+    notes.push(`The start of the conversation was cut to fit the model's context (${plural(s.dropped_tokens, 'token')}).`);
+  }
+  if (s.context_shifts) {
+    notes.push(`The reply outgrew the context: its oldest part was set aside ${s.context_shifts === 1 ? 'once' : `${s.context_shifts} times`}.`);
+  }
+  return notes.join(' ');
+}

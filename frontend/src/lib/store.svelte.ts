@@ -10,12 +10,15 @@ import {
   type AdapterRef,
   type ChatDone,
   type Conversation,
+  type FeedbackLearning,
+  type LearningAction,
+  type LearningStatus,
   type Sampling,
   type Stats,
   type Status,
 } from './types';
 
-export type Panel = 'settings' | 'adapters' | 'stats';
+export type Panel = 'settings' | 'adapters' | 'learning' | 'stats';
 
 export class AppState {
   status = $state<Status>({ state: 'connecting', message: 'Connecting to ruvllmd…', started: false, socket: '' });
@@ -29,6 +32,9 @@ export class AppState {
   panel = $state<Panel>('settings');
   /** feedback given this session: message id → rating. */
   rated = $state<Record<string, 1 | -1>>({});
+  /** what learning did with that feedback: message id → outcome. */
+  learned = $state<Record<string, FeedbackLearning>>({});
+  learning = $state<LearningStatus | null>(null);
   toast = $state('');
   /** lastDone is the newest finished reply, for the footer and tests. */
   lastDone = $state<ChatDone | null>(null);
@@ -55,8 +61,10 @@ export class AppState {
       if (e.conversation_id === this.thread.id && !e.stopped) this.flash(e.error);
     });
     on(Events.install, (e: AdapterInstall) => this.onInstall(e));
-    on(Events.daemon, (e: { type: string }) => {
+    on(Events.daemon, (e: { type: string; data?: any }) => {
       if (e.type?.startsWith('adapter.')) this.refreshAdapters();
+      if (e.type === 'learning.applied' && e.data) this.onLearned(e.data as FeedbackLearning);
+      if (e.type?.startsWith('learning.') && this.panel === 'learning') this.refreshLearning();
     });
     try {
       this.setStatus(await this.api.status());
@@ -237,6 +245,35 @@ export class AppState {
     const f = await this.guard(this.api.sendFeedback(this.current.id, messageId, rating, correction));
     if (!f) return false;
     this.rated = { ...this.rated, [messageId]: rating };
+    if (f.learning) this.learned = { ...this.learned, [messageId]: f.learning };
     return true;
+  }
+
+  /** onLearned records a learning.applied event on the reply it names. */
+  private onLearned(l: FeedbackLearning) {
+    const m = this.thread.messages.find((x) => x.request_id && x.request_id === l.request_id);
+    if (!m) return;
+    const prev = this.learned[m.id];
+    // The answer to the feedback may come first with the first step; the
+    // event ends the update with its figures.
+    if (prev?.status === 'applied' && l.status === 'applied') l = { ...l, latency_ms: prev.latency_ms ?? l.latency_ms };
+    this.learned = { ...this.learned, [m.id]: l };
+  }
+
+  async refreshLearning() {
+    const l = await this.guard(this.api.learning());
+    if (l) this.learning = l;
+  }
+
+  async learningAction(action: LearningAction): Promise<boolean> {
+    const ok = (await this.guard(this.api.learningAction(action).then(() => true))) === true;
+    await this.refreshLearning();
+    return ok;
+  }
+
+  async exportLearning(): Promise<string | undefined> {
+    const path = await this.guard(this.api.exportLearning(''));
+    if (path) this.flash(`Saved ${path}`);
+    return path;
   }
 }

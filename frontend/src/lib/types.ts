@@ -12,6 +12,10 @@ export interface ReplyStats {
   completion_tokens: number;
   ttft_ms: number;
   tokens_per_second: number;
+  // What the daemon left out to fit the model's context (absent: nothing).
+  dropped_messages?: number;
+  dropped_tokens?: number;
+  context_shifts?: number;
 }
 
 export interface Message {
@@ -142,7 +146,87 @@ export interface Stats {
 
 export interface Feedback {
   id: string;
+  learning?: FeedbackLearning;
 }
+
+/** What the learning loop did with a feedback (ipc.FeedbackLearning). */
+export interface FeedbackLearning {
+  status: 'applied' | 'queued' | 'paused' | 'reserved' | 'off' | 'failed';
+  feedback_id?: string;
+  request_id?: string;
+  model?: string;
+  scope?: string;
+  signal?: string;
+  version?: number;
+  applied_at?: string;
+  latency_ms?: number;
+  steps?: number;
+  loss_before?: number;
+  loss_after?: number;
+  error?: string;
+}
+
+export interface LearningPoint {
+  at: string;
+  kind: 'feedback' | 'consolidate' | 'deep' | 'reset' | 'undo';
+  signal?: string;
+  loss?: number;
+  after?: number;
+  version?: number;
+}
+
+export interface LearningCandidate {
+  at: string;
+  accepted: boolean;
+  reason?: string;
+  train: number;
+  holdout: number;
+  holdout_nll: number;
+  current_holdout_nll: number;
+  general_ppl?: number;
+  current_general_ppl?: number;
+  duration_ms: number;
+}
+
+export interface LearningScope {
+  scope: string;
+  model: string;
+  paused: boolean;
+  version: number;
+  received: number;
+  applied: number;
+  pending: number;
+  queued: number;
+  unlearned: number;
+  steps: number;
+  consolidations: number;
+  deep_runs: number;
+  deep_accepted: number;
+  last_update?: string;
+  last_loss?: number;
+  exchanges: number;
+  validation: number;
+  trajectories: number;
+  adapters: { kind: string; rank: number; params: number }[];
+  candidates: LearningCandidate[];
+  history: LearningPoint[];
+  can_undo: boolean;
+}
+
+export interface LearningModel {
+  model: string;
+  status: 'preparing' | 'ready' | 'unsupported' | 'error';
+  error?: string;
+  scopes: LearningScope[];
+}
+
+export interface LearningStatus {
+  enabled: boolean;
+  per_app: boolean;
+  models: LearningModel[];
+}
+
+export type LearningAction = 'pause' | 'resume' | 'reset' | 'undo';
 
 /** Sampling as the Go method SetSampling takes it (app.Sampling). */
 export interface Sampling {

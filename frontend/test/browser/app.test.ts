@@ -189,6 +189,28 @@ describe('app in chromium against ruvllmd', () => {
     expect(await page.getByTestId('cached').innerText()).toBe(String(stats.replies.at(-1).cached_tokens));
   });
 
+  it('learns from a correction and shows it in the Learning tab', async () => {
+    await page.getByRole('button', { name: 'New chat', exact: true }).click();
+    await send('What is a pipe?');
+    const reply = page.locator('article.assistant').last();
+    await reply.getByRole('button', { name: 'Bad answer' }).click();
+    await reply.getByRole('textbox', { name: 'Correction' }).fill('A pipe joins two programs. Cheers, Ana.');
+    await reply.getByRole('button', { name: 'Send feedback' }).click();
+    // The answer of the feedback (first step) or the learning.applied event.
+    await expect.poll(() => reply.getByTestId('learned').innerText(), { timeout: 60000 }).toMatch(/^Learned/);
+
+    await page.getByRole('tab', { name: 'Learning' }).click();
+    await expect.poll(() => page.getByTestId('applied').innerText(), { timeout: 15000 }).toMatch(/^[1-9]/);
+    expect(Number(await page.getByTestId('received').innerText())).toBeGreaterThanOrEqual(1);
+    expect(await page.getByTestId('signals').innerText()).toMatch(/correction/);
+    expect(await page.getByTestId('trend').getAttribute('points')).toMatch(/\d/);
+    if (process.env.SHOTS) await page.screenshot({ path: `${process.env.SHOTS}/browser-learning.png` });
+    const before = Number(await page.getByTestId('version').innerText());
+    await page.getByRole('button', { name: 'Undo' }).click();
+    await expect.poll(async () => Number(await page.getByTestId('version').innerText()), { timeout: 15000 }).toBeGreaterThan(before);
+    await expect.poll(() => page.getByRole('button', { name: 'Undo' }).isDisabled()).toBe(true);
+  });
+
   it('switches to the dark theme', async () => {
     await page.getByRole('button', { name: 'Switch to dark theme' }).click();
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bytes, duration, ms, percent, rate } from '../../src/lib/format';
+import { bytes, duration, leftOut, ms, percent, rate } from '../../src/lib/format';
 
 describe('format', () => {
   it.each([
@@ -23,4 +23,14 @@ describe('format', () => {
     expect(duration(61)).toBe('1m 1s');
     expect(duration(7322)).toBe('2h 2m');
   });
+
+  it.each([
+    [{}, ''],
+    [{ dropped_messages: 0, dropped_tokens: 0, context_shifts: 0 }, ''],
+    [{ dropped_messages: 4, dropped_tokens: 312 }, "Earlier messages were left out to fit the model's context (4 messages, 312 tokens)."],
+    [{ dropped_tokens: 1 }, "The start of the conversation was cut to fit the model's context (1 token)."],
+    [{ dropped_messages: 2, dropped_tokens: 40, context_shifts: 3 },
+      "Earlier messages were left out to fit the model's context (2 messages, 40 tokens). The reply outgrew the context: its oldest part was set aside 3 times."],
+    [{ context_shifts: 1 }, 'The reply outgrew the context: its oldest part was set aside once.'],
+  ])('leftOut(%j)', (s, want) => expect(leftOut(s)).toBe(want));
 });
