@@ -72,6 +72,24 @@ type ModelCache struct {
 	// that the next turns found their history cached.
 	WarmedTokens uint64        `json:"warmed_tokens"`
 	Top          []CachePrefix `json:"top"`
+	// ColdBlocks of the blocks hold their keys and values quantized (the
+	// KV cache's cold tier, --kv-type q8_0/q4_0).
+	ColdBlocks int `json:"cold_blocks,omitempty"`
+	// KV describes the model's KV cache memory.
+	KV *KVInfo `json:"kv,omitempty"`
+}
+
+// KVInfo is a model's KV cache memory: its type ("f16", or the cold
+// tier's "q8_0"/"q4_0" behind an f16 window of HotWindow positions), the
+// budget both tiers draw on, what one position takes in each tier, and
+// how many positions the budget holds once they are old.
+type KVInfo struct {
+	Type              string  `json:"type"`
+	HotWindow         int     `json:"hot_window,omitempty"`
+	BudgetBytes       int64   `json:"budget_bytes"`
+	HotBytesPerToken  float64 `json:"hot_bytes_per_token"`
+	ColdBytesPerToken float64 `json:"cold_bytes_per_token,omitempty"`
+	CapacityTokens    int     `json:"capacity_tokens"`
 }
 
 // CachePrefix is one of the most reused cached prefixes.
@@ -93,8 +111,13 @@ type RequestRecord struct {
 	CompletionTokens int       `json:"completion_tokens"`
 	TTFTMillis       float64   `json:"ttft_ms"`
 	TokensPerSecond  float64   `json:"tokens_per_second"`
-	Status           string    `json:"status"` // "ok", "cancelled", "error"
-	Error            string    `json:"error,omitempty"`
+	// DraftTokens, DraftAccepted and Verifications describe speculative
+	// decoding: draft tokens verified, those accepted, verification steps.
+	DraftTokens   int    `json:"draft_tokens,omitempty"`
+	DraftAccepted int    `json:"draft_accepted,omitempty"`
+	Verifications int    `json:"verifications,omitempty"`
+	Status        string `json:"status"` // "ok", "cancelled", "error"
+	Error         string `json:"error,omitempty"`
 	// TTFT says where the time to the first token went (absent when no
 	// token was generated).
 	TTFT *TTFTBreakdown `json:"ttft_breakdown,omitempty"`

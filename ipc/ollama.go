@@ -69,6 +69,8 @@ type OllamaOptions struct {
 	TFSZ            *float32 `json:"tfs_z,omitempty"`
 	PenalizeNewline *bool    `json:"penalize_newline,omitempty"`
 	NumKeep         *int     `json:"num_keep,omitempty"`
+	// Speculation is ruvllm's addition, as in the OpenAI requests.
+	Speculation string `json:"speculation,omitempty"`
 }
 
 // OllamaChatRequest is the body of POST /api/chat.
@@ -132,6 +134,12 @@ type OllamaMetrics struct {
 	// PromptCachedCount is ruvllm's addition: prompt tokens served from
 	// the shared prefix cache.
 	PromptCachedCount int `json:"prompt_cached_count,omitempty"`
+	// DraftCount, DraftAcceptedCount and DraftVerifyCount are ruvllm's
+	// additions for speculative decoding: draft tokens verified, those
+	// accepted, and the steps that verified them.
+	DraftCount         int `json:"draft_count,omitempty"`
+	DraftAcceptedCount int `json:"draft_accepted_count,omitempty"`
+	DraftVerifyCount   int `json:"draft_verify_count,omitempty"`
 	// ContextOverflow (ruvllm's, on the final object) says what was left
 	// out to fit the context; absent when nothing was.
 	ContextOverflow *OverflowUsage `json:"context_overflow,omitempty"`
@@ -254,6 +262,9 @@ type CreateRequest struct {
 type ProgressStatus struct {
 	Status string `json:"status,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Total and Completed measure a long step (quantizing: weights).
+	Total     int64 `json:"total,omitempty"`
+	Completed int64 `json:"completed,omitempty"`
 }
 
 // ModelManifest is a model made with POST /api/create (or copied): another
@@ -278,8 +289,11 @@ type OllamaEmbedRequest struct {
 	Input EmbeddingInput `json:"input"`
 	// Dimensions keeps the first n values of each vector, scaled back to
 	// unit length.
-	Dimensions *int      `json:"dimensions,omitempty"`
-	KeepAlive  *Duration `json:"keep_alive,omitempty"`
+	Dimensions *int `json:"dimensions,omitempty"`
+	// Truncate (default true) keeps the first context-length tokens of a
+	// longer input; false makes such an input an error.
+	Truncate  *bool     `json:"truncate,omitempty"`
+	KeepAlive *Duration `json:"keep_alive,omitempty"`
 }
 
 // OllamaEmbedResponse answers POST /api/embed.

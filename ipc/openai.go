@@ -223,6 +223,10 @@ type SamplingFields struct {
 	// follows the grammar, or matches the regular expression, whole.
 	Grammar string `json:"grammar,omitempty"`
 	Regex   string `json:"regex,omitempty"`
+	// Speculation is ruvllm's addition: "off" opts the request out of
+	// speculative decoding; kinds ("lookup", "draft", "tree", joined by
+	// "+") narrow it; empty leaves the daemon's setting.
+	Speculation string `json:"speculation,omitempty"`
 	// ContextOverflow is ruvllm's choice of what happens when the request
 	// outgrows the model's context: "drop_oldest" (a chat loses its oldest
 	// turns after the system messages, a prompt its oldest tokens; the

@@ -26,6 +26,9 @@ type kvStore struct {
 
 // NewKVStore implements compute.Backend.
 func (b *Backend) NewKVStore(cfg compute.KVConfig) (compute.KVStore, error) {
+	if cfg.ColdType != 0 {
+		return nil, fmt.Errorf("kv cold tier %s: %w", cfg.ColdType, compute.ErrUnsupported)
+	}
 	var elem int
 	switch cfg.Type {
 	case quant.F16:

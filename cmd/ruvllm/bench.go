@@ -18,6 +18,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/internal/backends"
 	"github.com/ruvllm/ruvllm/internal/membw"
 	"github.com/ruvllm/ruvllm/internal/servebench"
@@ -34,6 +35,10 @@ func newBenchCmd() *cobra.Command {
 		membwOn bool
 		backend string
 		profile string
+		draft   string
+		specs   []string
+		kvo     kvBenchOptions
+		exact   bool
 		ctxLen  int
 	)
 	cmd := &cobra.Command{
@@ -67,11 +72,29 @@ func newBenchCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, ContextLength: ctxLen}, o)
-				if err != nil {
-					return err
+				// -p 0 -n 0 alone reports the model's memory (--ctx); with
+				// --spec or --kv-types it leaves the run to them.
+				if o.PromptTokens > 0 || o.GenTokens > 0 || len(specs) == 0 && len(kvo.types) == 0 {
+					rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, Exact: exact, ContextLength: ctxLen}, o)
+					if err != nil {
+						return err
+					}
+					out.BenchReport = rep
 				}
-				out.BenchReport = rep
+				if len(specs) > 0 {
+					figs, err := runSpecBench(ctx, path, draft, specs, llm.Options{Threads: threads, NewBackend: newBackend, Exact: exact}, o)
+					if err != nil {
+						return err
+					}
+					out.Speculation = figs
+				}
+				if len(kvo.types) > 0 {
+					figs, err := runKVBench(ctx, cmd.ErrOrStderr(), path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, Exact: exact}, kvo)
+					if err != nil {
+						return err
+					}
+					out.KV = figs
+				}
 			}
 			if membwOn {
 				bwThreads := threads
@@ -108,7 +131,15 @@ func newBenchCmd() *cobra.Command {
 	f.BoolVar(&membwOn, "membw", false, "also measure memory copy bandwidth and the decode bound it sets")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
+	f.StringVar(&draft, "draft", "", "draft model (same vocabulary) for the draft speculation kinds")
+	f.StringSliceVar(&specs, "spec", nil, "also measure decode on the speculation workloads with these kinds, e.g. lookup,lookup+tree,draft,draft+tree,all (each against none, alternated; -n tokens per workload)")
+	f.StringSliceVar(&kvo.types, "kv-types", nil, "also report KV bytes per token, cached-prefix capacity and (with --ppl-file) perplexity for these KV types, e.g. f16,q8_0,q4_0")
+	f.IntVar(&kvo.window, "kv-hot-window", 256, "hot window of the quantized KV types (--kv-types)")
+	f.IntVar(&kvo.ctx, "kv-ctx", 2048, "context of the KV report: sequence length for bytes per token, chunk size for perplexity")
+	f.IntVar(&kvo.prompt, "kv-prompt", 512, "tokens per cached prefix when measuring how many the KV budget holds")
+	f.StringVar(&kvo.pplFile, "ppl-file", "", "text file for perplexity per KV type (--kv-types)")
 	backends.Flag(f, &backend)
+	backends.ExactFlag(f, &exact)
 	cmd.AddCommand(newBenchServeCmd(), newBenchGrammarCmd(), newBenchLearnCmd(), newBenchLearnDaemonCmd())
 	return cmd
 }
@@ -138,6 +169,102 @@ type benchOutput struct {
 	// DecodeBoundTPS is the generation speed memory bandwidth allows:
 	// read bandwidth ÷ weight bytes per token.
 	DecodeBoundTPS float64 `json:"decode_bound_tokens_per_second,omitempty"`
+	// Speculation is decode speed per speculation kind (--spec).
+	Speculation []llm.SpecFigure `json:"speculation,omitempty"`
+	// KV is the memory and quality of each KV type (--kv-types).
+	KV []kvFigure `json:"kv,omitempty"`
+}
+
+// kvBenchOptions are the --kv-types report's settings.
+type kvBenchOptions struct {
+	types               []string
+	window, ctx, prompt int
+	pplFile             string
+}
+
+// kvFigure is one KV type's report.
+type kvFigure struct {
+	llm.KVInfo
+	// BytesPerTokenAtCtx is the mean memory per position of a sequence of
+	// the report's context length; RatioToF16 that of the cold tier (the
+	// state of cached prefixes) over f16's.
+	Ctx                int     `json:"ctx"`
+	BytesPerTokenAtCtx float64 `json:"bytes_per_token_at_ctx"`
+	RatioToF16         float64 `json:"ratio_to_f16"`
+	// CachedPrefixes is how many prompts of PrefixTokens the budget held
+	// when the cache started evicting.
+	PrefixTokens   int     `json:"prefix_tokens"`
+	CachedPrefixes int     `json:"cached_prefixes"`
+	Perplexity     float64 `json:"perplexity,omitempty"`
+}
+
+// runKVBench loads path once per KV type (two sequences of the report's
+// context, the same budget for every type) and reports each one.
+func runKVBench(ctx context.Context, log io.Writer, path string, lo llm.Options, o kvBenchOptions) ([]kvFigure, error) {
+	var text string
+	if o.pplFile != "" {
+		b, err := os.ReadFile(o.pplFile)
+		if err != nil {
+			return nil, err
+		}
+		text = string(b)
+	}
+	var out []kvFigure
+	for _, t := range o.types {
+		cold, err := llm.ParseKVType(t)
+		if err != nil {
+			return nil, err
+		}
+		opts := lo
+		opts.KVCold, opts.KVHotWindow, opts.ContextLength, opts.Sequences = cold, o.window, o.ctx, 2
+		m, err := llm.Load(ctx, path, opts)
+		if err != nil {
+			return nil, err
+		}
+		fig := kvFigure{KVInfo: m.KVInfo(), Ctx: o.ctx, PrefixTokens: o.prompt}
+		fig.BytesPerTokenAtCtx = fig.BytesPerToken(o.ctx)
+		fig.RatioToF16 = fig.HotBytesPerToken / fig.HotBytesPerToken
+		if fig.ColdBytesPerToken > 0 {
+			fig.RatioToF16 = fig.ColdBytesPerToken / fig.HotBytesPerToken
+		}
+		fig.CachedPrefixes, err = m.PrefixCapacity(ctx, o.prompt)
+		if err == nil && text != "" {
+			var res llm.PerplexityResult
+			res, err = m.Perplexity(ctx, text, o.ctx, func(c int, ppl float64) { fmt.Fprintf(log, "[%s %d]%.4f ", t, c+1, ppl) })
+			fmt.Fprintln(log)
+			fig.Perplexity = res.Perplexity
+		}
+		m.Close()
+		if err != nil {
+			return nil, fmt.Errorf("kv type %s: %w", t, err)
+		}
+		out = append(out, fig)
+	}
+	return out, nil
+}
+
+// runSpecBench loads path with every speculation kind (and draft, when
+// given) and measures decode with each of specs against none.
+func runSpecBench(ctx context.Context, path, draft string, specs []string, lo llm.Options, o llm.BenchOptions) ([]llm.SpecFigure, error) {
+	var kinds []spec.Kinds
+	for _, s := range specs {
+		k, err := spec.ParseKinds(s)
+		if err != nil {
+			return nil, err
+		}
+		if k&spec.KindDraft != 0 && draft == "" {
+			return nil, fmt.Errorf("--spec %s needs --draft FILE", s)
+		}
+		kinds = append(kinds, k)
+	}
+	lo.Speculate, lo.Draft, lo.NoPrefixCache = spec.KindsAll, draft, true
+	lo.ContextLength = 1024 + o.GenTokens
+	m, err := llm.Load(ctx, path, lo)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	return m.BenchSpec(ctx, kinds, max(o.GenTokens, 1), o.Reps)
 }
 
 // runBench loads path with lo (threads, backend, and a context of at least
@@ -165,7 +292,7 @@ func runBench(ctx context.Context, path string, lo llm.Options, o llm.BenchOptio
 	_, isa := quant.Accelerated()
 	rep := &llm.BenchReport{
 		Model: info.Name, FileType: info.FileType, FileSize: info.FileSize, Parameters: info.Parameters,
-		Backend: m.Backend(), ISA: isa, Threads: m.Threads(), KVBytes: m.KVBytes(),
+		Backend: m.Backend(), ISA: isa, Exact: m.Exact(), Threads: m.Threads(), KVBytes: m.KVBytes(),
 		ContextLength: info.ContextLength, KVBytesPerToken: m.KVBytesPerToken(),
 		WeightBytesPerToken: m.WeightBytesPerToken(), Results: figs,
 	}
@@ -220,9 +347,13 @@ func writeMarkdownTable(w io.Writer, rows [][]string, right []bool) {
 func printBench(w io.Writer, out benchOutput) {
 	if r := out.BenchReport; r != nil {
 		rows := [][]string{{"model", "size", "params", "backend", "threads", "test", "t/s"}}
+		backend := r.Backend + " " + r.ISA
+		if r.Exact {
+			backend += " exact"
+		}
 		for _, f := range r.Results {
 			rows = append(rows, []string{r.Model + " " + r.FileType, fmt.Sprintf("%.2f MiB", mib(r.FileSize)),
-				fmt.Sprintf("%.2f M", float64(r.Parameters)/1e6), r.Backend + " " + r.ISA, strconv.Itoa(r.Threads), f.Test,
+				fmt.Sprintf("%.2f M", float64(r.Parameters)/1e6), backend, strconv.Itoa(r.Threads), f.Test,
 				fmt.Sprintf("%.2f ± %.2f", f.Mean, f.Stddev)})
 		}
 		writeMarkdownTable(w, rows, []bool{false, true, true, false, true, true, true})
@@ -240,6 +371,27 @@ func printBench(w io.Writer, out benchOutput) {
 		fmt.Fprintf(w, "weights read per decoded token: %.1f MiB\n", mib(r.WeightBytesPerToken))
 		if r.KVBytesPerToken > 0 {
 			fmt.Fprintf(w, "KV cache: %.1f MiB for a context of %d tokens, %.1f KiB per token\n", mib(r.KVBytes), r.ContextLength, r.KVBytesPerToken/1024)
+		}
+	}
+	if len(out.Speculation) > 0 {
+		fmt.Fprintf(w, "\n| %-18s | %12s | %8s | %14s | %10s | %10s | %12s | %9s | %9s |\n", "speculation", "decode t/s", "speed-up", "t/CPU-second", "CPU ratio", "acceptance", "tokens/verif", "TTFT ms", "identical")
+		fmt.Fprintf(w, "| %-18s | %12s | %8s | %14s | %10s | %10s | %12s | %9s | %9s |\n", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---")
+		for _, f := range out.Speculation {
+			fmt.Fprintf(w, "| %-18s | %12.1f | %7.2fx | %14.1f | %9.2fx | %10.2f | %12.2f | %9.1f | %9v |\n", f.Kinds, f.TokensPerSecond, f.Speedup,
+				f.CPUTokensPerSecond, f.CPUSpeedup, f.AcceptanceRate, f.TokensPerVerification, f.TTFTMillis, f.Identical)
+		}
+	}
+	if len(out.KV) > 0 {
+		base := out.KV[0]
+		fmt.Fprintf(w, "\n| %-6s | %6s | %11s | %11s | %9s | %13s | %14s | %10s | %10s |\n", "KV", "window", "hot B/tok", "cold B/tok", "vs f16", fmt.Sprintf("B/tok @%d", base.Ctx), "budget MiB", fmt.Sprintf("prefixes×%d", base.PrefixTokens), "perplexity")
+		fmt.Fprintf(w, "| %-6s | %6s | %11s | %11s | %9s | %13s | %14s | %10s | %10s |\n", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:")
+		for _, f := range out.KV {
+			ppl := "-"
+			if f.Perplexity > 0 {
+				ppl = fmt.Sprintf("%.4f", f.Perplexity)
+			}
+			fmt.Fprintf(w, "| %-6s | %6d | %11.0f | %11.0f | %8.1f%% | %13.0f | %14.2f | %10d | %10s |\n", f.Type, f.HotWindow, f.HotBytesPerToken,
+				f.ColdBytesPerToken, 100*f.RatioToF16, f.BytesPerTokenAtCtx, mib(f.BudgetBytes), f.CachedPrefixes, ppl)
 		}
 	}
 	if bw := out.MemBW; bw != nil {
@@ -288,7 +440,9 @@ func newBenchServeCmd() *cobra.Command {
 	cmd.Flags().IntVar(&o.Requests, "requests", 8, "requests per workload")
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", 8, "streams in the concurrent workload")
 	cmd.Flags().IntVar(&o.MaxTokens, "max-tokens", 32, "tokens generated per request")
-	cmd.Flags().StringSliceVar(&o.Workloads, "workloads", nil, "workloads to run, comma-separated: "+strings.Join(servebench.WorkloadNames, ", ")+" (default all)")
+	cmd.Flags().StringSliceVar(&o.Workloads, "workloads", nil, "workloads to run, comma-separated: "+strings.Join(servebench.WorkloadNames, ", ")+" (default all but spec and kv)")
+	cmd.Flags().StringSliceVar(&o.Spec, "spec", nil, "speculation settings the spec workload compares (default off,lookup,lookup+tree,draft,all)")
+	cmd.Flags().IntVar(&o.SpecTokens, "spec-tokens", 96, "tokens generated per request of the spec workload")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -43,6 +43,7 @@ func main() {
 		newStopCmd(),
 		newLearnCmd(),
 		newTrainCmd(),
+		newQuantizeCmd(),
 	)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllm:", err)

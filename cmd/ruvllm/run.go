@@ -14,6 +14,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/grammar"
+	"github.com/ruvllm/ruvllm/engine/kldiv"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/internal/backends"
@@ -56,6 +57,10 @@ func newRunCmd() *cobra.Command {
 		remote  bool
 		backend string
 		gflags  grammarFlags
+		draft   string
+		specs   string
+		kvf     kvFlags
+		exact   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--remote] -m MODEL -p TEXT [--json-schema FILE | --grammar FILE | --regex RE | --any-json]",
@@ -75,8 +80,8 @@ func newRunCmd() *cobra.Command {
 				if spec != nil {
 					return errors.New("--json-schema, --grammar, --regex and --any-json apply to in-process runs for now")
 				}
-				if cmd.Flags().Changed("backend") {
-					return errors.New("--backend applies to in-process runs; with --remote the daemon's --backend decides")
+				if cmd.Flags().Changed("backend") || cmd.Flags().Changed("exact") {
+					return errors.New("--backend and --exact apply to in-process runs; with --remote the daemon's flags decide")
 				}
 				return runRemote(ctx, cmd, g, path, asChat, system, asJSON)
 			}
@@ -87,8 +92,16 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			kinds, err := parseSpeculation(specs)
+			if err != nil {
+				return err
+			}
+			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, Exact: exact}
+			if err := kvf.apply(&lo); err != nil {
+				return err
+			}
 			loadStart := time.Now()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend})
+			m, err := llm.Load(ctx, path, lo)
 			if err != nil {
 				return err
 			}
@@ -120,8 +133,12 @@ func newRunCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of streaming")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.IntVar(&ctxLen, "ctx", 0, "context length (0: the model's, at most 4096)")
+	f.StringVar(&draft, "draft", "", "draft model (same vocabulary, e.g. a Q4_0 of the model) for speculative decoding")
+	f.StringVar(&specs, "spec", "all", "speculative decoding: all, off, or kinds joined by + (lookup, draft, tree)")
+	kvf.register(f)
 	backends.Flag(f, &backend)
 	gflags.register(f)
+	backends.ExactFlag(f, &exact)
 	return cmd
 }
 
@@ -181,6 +198,10 @@ type runTimings struct {
 	TTFTMS       float64 `json:"ttft_ms"`
 	FinishReason string  `json:"finish_reason"`
 	ForcedTokens int     `json:"forced_tokens,omitempty"`
+	// Speculative decoding: draft tokens verified, accepted, and steps.
+	DraftTokens   int `json:"draft_tokens,omitempty"`
+	DraftAccepted int `json:"draft_accepted,omitempty"`
+	Verifications int `json:"verifications,omitempty"`
 }
 
 func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Request, load time.Duration, asJSON bool) error {
@@ -210,6 +231,7 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		TTFTMS:       ms(res.Timings.TTFT),
 		FinishReason: string(res.FinishReason),
 		ForcedTokens: res.ForcedTokens,
+		DraftTokens:  res.Speculation.Drafted, DraftAccepted: res.Speculation.Accepted, Verifications: res.Speculation.Verifications,
 	}
 	if res.Timings.PromptEval > 0 {
 		tm.PromptTPS = float64(res.PromptTokens) / res.Timings.PromptEval.Seconds()
@@ -224,8 +246,13 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		return json.NewEncoder(out).Encode(map[string]any{"tokens": tokens, "text": string(text), "timings": tm})
 	}
 	fmt.Fprintln(out)
-	fmt.Fprintf(cmd.ErrOrStderr(), "load %.0f ms | prompt %d tokens in %.1f ms (%.1f tok/s) | TTFT %.1f ms | generated %d tokens (%.1f tok/s) | %s\n",
-		tm.LoadMS, tm.PromptTokens, tm.PromptMS, tm.PromptTPS, tm.TTFTMS, tm.GenTokens, tm.GenTPS, tm.FinishReason)
+	specNote := ""
+	if s := res.Speculation; s.Verifications > 0 {
+		specNote = fmt.Sprintf(" | speculation: %d of %d draft tokens accepted, %.2f tokens per verification",
+			s.Accepted, s.Drafted, s.TokensPerVerification())
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "load %.0f ms | prompt %d tokens in %.1f ms (%.1f tok/s) | TTFT %.1f ms | generated %d tokens (%.1f tok/s) | %s%s\n",
+		tm.LoadMS, tm.PromptTokens, tm.PromptMS, tm.PromptTPS, tm.TTFTMS, tm.GenTokens, tm.GenTPS, tm.FinishReason, specNote)
 	return nil
 }
 
@@ -237,17 +264,35 @@ func newPerplexityCmd() *cobra.Command {
 		ctxLen     int
 		threads    int
 		backend    string
+		kvf        kvFlags
+		exact      bool
+		kldBase    string
+		kldScore   bool
+		asJSON     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "perplexity -m FILE.gguf -f TEXTFILE",
-		Short: "Compute perplexity over a text file, like llama-perplexity",
+		Use:   "perplexity -m FILE.gguf (-f TEXTFILE | --kl-divergence-base FILE --kl-divergence)",
+		Short: "Compute perplexity over a text file, like llama-perplexity, or the KL divergence from a base model",
+		Long: "perplexity scores a text file as llama-perplexity does (chunks of --ctx tokens, the second half\n" +
+			"of each scored). With --kl-divergence-base FILE it also saves every scored position's\n" +
+			"log-probabilities there, in llama-perplexity's format; with --kl-divergence as well it reads\n" +
+			"such a file instead (saved by llama-perplexity or ruvllm, no -f needed) and compares this\n" +
+			"model with the base on the file's tokens: mean KL divergence, same top token, both perplexities.\n" +
+			"--exact here also follows llama.cpp's attention path by batch size (tiled float32 from 64 tokens),\n" +
+			"so that its logits equal llama-perplexity's.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if path == "" || file == "" {
-				return errors.New("need -m FILE.gguf and -f TEXTFILE")
+			if path == "" || (file == "" && !kldScore) {
+				return errors.New("need -m FILE.gguf and -f TEXTFILE (or --kl-divergence-base FILE --kl-divergence)")
 			}
-			text, err := os.ReadFile(file)
-			if err != nil {
-				return err
+			if kldScore && kldBase == "" {
+				return errors.New("--kl-divergence needs --kl-divergence-base FILE")
+			}
+			var text []byte
+			if !kldScore {
+				var err error
+				if text, err = os.ReadFile(file); err != nil {
+					return err
+				}
 			}
 			newBackend, err := backends.Factory(backend, threads)
 			if err != nil {
@@ -255,18 +300,40 @@ func newPerplexityCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			m, err := llm.Load(ctx, path, llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend})
+			lo := llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend, Sequences: 1,
+				Exact: exact, LlamaBatching: exact}
+			if err := kvf.apply(&lo); err != nil {
+				return err
+			}
+			m, err := llm.Load(ctx, path, lo)
 			if err != nil {
 				return err
 			}
 			defer m.Close()
 			start := time.Now()
-			res, err := m.Perplexity(ctx, string(text), ctxLen, func(c int, ppl float64) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "[%d]%.4f ", c+1, ppl)
-			})
-			fmt.Fprintln(cmd.ErrOrStderr())
-			if err != nil {
+			if kldScore {
+				return scoreKLD(ctx, cmd, m, kldBase, asJSON, start)
+			}
+			progress := func(c int, ppl float64) { fmt.Fprintf(cmd.ErrOrStderr(), "[%d]%.4f ", c+1, ppl) }
+			var res llm.PerplexityResult
+			if kldBase != "" {
+				out, err := os.Create(kldBase)
+				if err != nil {
+					return err
+				}
+				res, err = m.SaveLogProbs(ctx, string(text), ctxLen, out, progress)
+				if cerr := out.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return err
+				}
+			} else if res, err = m.Perplexity(ctx, string(text), ctxLen, progress); err != nil {
 				return err
+			}
+			fmt.Fprintln(cmd.ErrOrStderr())
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"perplexity": res.Perplexity, "chunks": res.Chunks, "ctx": ctxLen, "scored": res.Scored, "exact": exact})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "perplexity: %.4f (%d chunks of %d tokens, %d scored, %.1f s)\n",
 				res.Perplexity, res.Chunks, ctxLen, res.Scored, time.Since(start).Seconds())
@@ -276,8 +343,42 @@ func newPerplexityCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&path, "model", "m", "", "GGUF model file")
 	f.StringVarP(&file, "file", "f", "", "text file to score")
-	f.IntVar(&ctxLen, "ctx", 512, "chunk size in tokens")
+	f.IntVar(&ctxLen, "ctx", 512, "chunk size in tokens (with --kl-divergence: the model's context, at least the file's chunk size)")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
+	kvf.register(f)
+	f.StringVar(&kldBase, "kl-divergence-base", "", "save the scored log-probabilities to `FILE` (with --kl-divergence: read them from it)")
+	f.BoolVar(&kldScore, "kl-divergence", false, "compare with the base log-probabilities of --kl-divergence-base")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	backends.Flag(f, &backend)
+	backends.ExactFlag(f, &exact)
 	return cmd
+}
+
+// scoreKLD prints the comparison of m with the base log-probabilities in
+// the file base, in the terms llama-perplexity --kl-divergence prints.
+func scoreKLD(ctx context.Context, cmd *cobra.Command, m *llm.Model, base string, asJSON bool, start time.Time) error {
+	in, err := os.Open(base)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	s, err := m.KLDivergence(ctx, in, func(c int, s kldiv.Summary) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "[%d] KLD %.6f same top %.2f%% ", c+1, s.MeanKLD, 100*s.SameTop)
+	})
+	fmt.Fprintln(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(s)
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "positions:             %d (%.1f s)\n", s.Positions, time.Since(start).Seconds())
+	fmt.Fprintf(w, "Mean PPL(Q):           %.6f\n", s.PPL)
+	fmt.Fprintf(w, "Mean PPL(base):        %.6f\n", s.BasePPL)
+	fmt.Fprintf(w, "Mean PPL(Q)/PPL(base): %.6f\n", s.PPLRatio)
+	fmt.Fprintf(w, "Mean KLD:              %.6f ± %.6f (max %.6f)\n", s.MeanKLD, s.KLDUncertainty, s.MaxKLD)
+	fmt.Fprintf(w, "Same top p:            %.3f %%\n", 100*s.SameTop)
+	fmt.Fprintf(w, "RMS Δp:                %.3f %% (max %.3f %%)\n", 100*s.RMSPDiff, 100*s.MaxPDiff)
+	return nil
 }

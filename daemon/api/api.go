@@ -40,10 +40,11 @@ type API struct {
 	log     *slog.Logger
 	version string
 
-	reqs      *prometheus.CounterVec
-	tokens    *prometheus.CounterVec
-	ttft      prometheus.Histogram
-	cacheHits *prometheus.CounterVec
+	reqs          *prometheus.CounterVec
+	tokens        *prometheus.CounterVec
+	ttft          prometheus.Histogram
+	verifications prometheus.Counter
+	cacheHits     *prometheus.CounterVec
 
 	mu       sync.Mutex
 	adapters *adapters.Pool
@@ -61,9 +62,10 @@ type API struct {
 func Register(srv *daemon.Server, m *models.Manager) *API {
 	a := &API{srv: srv, models: m, log: srv.Logger(), version: srv.Config().Version}
 	a.reqs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_requests_total", Help: "Generation requests by endpoint and status."}, []string{"endpoint", "status"})
-	a.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_tokens_total", Help: "Tokens by kind: prompt, cached (prompt tokens from the prefix cache), completion."}, []string{"kind"})
+	a.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_tokens_total", Help: "Tokens by kind: prompt, cached (prompt tokens from the prefix cache), completion, draft (speculative draft tokens verified), draft_accepted."}, []string{"kind"})
+	a.verifications = prometheus.NewCounter(prometheus.CounterOpts{Name: "ruvllm_speculative_verifications_total", Help: "Decode steps that verified a speculative draft; (draft_accepted tokens + verifications) / verifications is the tokens per verification."})
 	a.ttft = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ruvllm_time_to_first_token_seconds", Help: "Time to first token.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)})
-	srv.Metrics().MustRegister(a.reqs, a.tokens, a.ttft, cacheCollector{m})
+	srv.Metrics().MustRegister(a.reqs, a.tokens, a.ttft, a.verifications, cacheCollector{m})
 	srv.SetHealth(m.Loaded)
 
 	srv.Handle("POST /v1/chat/completions", http.HandlerFunc(a.chatCompletions))
@@ -263,6 +265,11 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	a.tokens.WithLabelValues("prompt").Add(float64(res.PromptTokens))
 	a.tokens.WithLabelValues("cached").Add(float64(res.CachedTokens))
 	a.tokens.WithLabelValues("completion").Add(float64(res.CompletionTokens))
+	if sp := res.Speculation; sp.Verifications > 0 {
+		a.tokens.WithLabelValues("draft").Add(float64(sp.Drafted))
+		a.tokens.WithLabelValues("draft_accepted").Add(float64(sp.Accepted))
+		a.verifications.Add(float64(sp.Verifications))
+	}
 	if res.CompletionTokens > 0 {
 		a.ttft.Observe(res.Timings.TTFT.Seconds())
 	}
@@ -273,6 +280,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		ID: s.id, Time: start.UTC(), Client: clientName(r), Model: h.Name, Endpoint: s.endpoint,
 		PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, CompletionTokens: res.CompletionTokens,
 		TTFTMillis: float64(res.Timings.TTFT.Microseconds()) / 1000, Status: status,
+		DraftTokens: res.Speculation.Drafted, DraftAccepted: res.Speculation.Accepted, Verifications: res.Speculation.Verifications,
 	}
 	if res.CompletionTokens > 0 {
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -516,9 +524,9 @@ func finishReason(r llm.FinishReason) string {
 
 // embed runs an embedding request on an acquired model and records it in
 // the request log and metrics like a generation.
-func (a *API) embed(r *http.Request, h *models.Handle, endpoint string, inputs []string) ([][]float32, int, error) {
+func (a *API) embed(r *http.Request, h *models.Handle, endpoint string, inputs []string, opts llm.EmbedOptions) ([][]float32, int, error) {
 	start := time.Now()
-	vecs, n, err := h.Model.Embed(r.Context(), inputs)
+	vecs, n, err := h.Model.Embed(r.Context(), inputs, opts)
 	status := "ok"
 	switch {
 	case err != nil && r.Context().Err() != nil:

@@ -23,6 +23,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -73,6 +74,9 @@ func (f *fakeModel) Generate(ctx context.Context, req llm.Request, onToken func(
 	}
 	start := time.Now()
 	res := llm.Result{PromptTokens: 10 + len(req.Messages), CachedTokens: 4, FinishReason: llm.FinishStop}
+	if !req.NoSpeculation {
+		res.Speculation = llm.SpecResult{Drafted: 6, Accepted: 4, Verifications: 3}
+	}
 	if f.fail {
 		return res, errors.New("engine exploded")
 	}
@@ -128,7 +132,7 @@ func (f *fakeModel) Generate(ctx context.Context, req llm.Request, onToken func(
 	return res, nil
 }
 
-func (f *fakeModel) Embed(ctx context.Context, inputs []string) ([][]float32, int, error) {
+func (f *fakeModel) Embed(ctx context.Context, inputs []string, opts llm.EmbedOptions) ([][]float32, int, error) {
 	out := make([][]float32, len(inputs))
 	n := 0
 	for i, s := range inputs {
@@ -813,6 +817,47 @@ func TestChatWarmsFollowUp(t *testing.T) {
 		}
 		if got := ta.fakes["fake"].lastRequest().WarmFollowUp; got != tc.warm {
 			t.Errorf("%s %s: WarmFollowUp %v, want %v", tc.path, tc.body, got, tc.warm)
+		}
+	}
+}
+
+// TestSpeculationFields checks the speculation request field (opt-out and
+// kinds, both protocols) and the figures in Ollama's final object, the
+// request log and /metrics.
+func TestSpeculationFields(t *testing.T) {
+	ta := startAPI(t)
+	resp, body := ta.post(t, "/api/generate", `{"model":"fake","prompt":"Why?","stream":false}`)
+	m := mustJSON(t, string(body))
+	if resp.StatusCode != 200 || m["draft_count"] != 6.0 || m["draft_accepted_count"] != 4.0 || m["draft_verify_count"] != 3.0 {
+		t.Fatalf("speculating request: %d %s", resp.StatusCode, body)
+	}
+	resp, body = ta.post(t, "/api/generate", `{"model":"fake","prompt":"Why?","stream":false,"options":{"speculation":"off"}}`)
+	m = mustJSON(t, string(body))
+	if got := ta.fakes["fake"].lastRequest(); resp.StatusCode != 200 || !got.NoSpeculation || m["draft_count"] != nil {
+		t.Fatalf("opted out: %d %s, engine request NoSpeculation %v", resp.StatusCode, body, got.NoSpeculation)
+	}
+	resp, _ = ta.post(t, "/v1/completions", `{"model":"fake","prompt":"Once","speculation":"lookup+tree"}`)
+	if got := ta.fakes["fake"].lastRequest(); resp.StatusCode != 200 || got.NoSpeculation || got.Speculate != spec.KindLookup|spec.KindTree {
+		t.Fatalf("kinds: %d, engine request %v %v", resp.StatusCode, got.NoSpeculation, got.Speculate)
+	}
+	if resp, body := ta.post(t, "/v1/chat/completions", `{"model":"fake","messages":[{"role":"user","content":"x"}],"speculation":"guess"}`); resp.StatusCode != 400 {
+		t.Fatalf("unknown kind: %d %s", resp.StatusCode, body)
+	}
+	_, body = ta.get(t, "/v1/requests?limit=3")
+	var recs []ipc.RequestRecord
+	if err := json.Unmarshal(body, &recs); err != nil || len(recs) != 3 {
+		t.Fatalf("request log: %v %s", err, body)
+	}
+	if r := recs[0]; r.DraftTokens != 6 || r.DraftAccepted != 4 || r.Verifications != 3 {
+		t.Fatalf("newest record %+v", r)
+	}
+	if r := recs[1]; r.DraftTokens != 0 || r.Verifications != 0 {
+		t.Fatalf("opted-out record %+v", r)
+	}
+	_, body = ta.get(t, "/metrics")
+	for _, want := range []string{`ruvllm_tokens_total{kind="draft"} 12`, `ruvllm_tokens_total{kind="draft_accepted"} 8`, "ruvllm_speculative_verifications_total 6"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/prefix"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -40,9 +41,14 @@ func (a *API) cache(w http.ResponseWriter, r *http.Request) {
 	for name, m := range cacheModels(a.models) {
 		st := m.CacheStats()
 		mc := ipc.ModelCache{Model: name, Lookups: st.Lookups, Hits: st.Hits, HitTokens: st.HitTokens, MissTokens: st.MissTokens,
-			Evictions: st.Evictions, Blocks: st.Blocks, BlockTokens: st.BlockTokens, WarmedTokens: m.WarmedTokens(), Top: []ipc.CachePrefix{}}
+			Evictions: st.Evictions, Blocks: st.Blocks, ColdBlocks: st.ColdBlocks, BlockTokens: st.BlockTokens, WarmedTokens: m.WarmedTokens(), Top: []ipc.CachePrefix{}}
 		if total := st.HitTokens + st.MissTokens; total > 0 {
 			mc.HitRate = float64(st.HitTokens) / float64(total)
+		}
+		if k, ok := m.(interface{ KVInfo() llm.KVInfo }); ok {
+			i := k.KVInfo()
+			mc.KV = &ipc.KVInfo{Type: i.Type, HotWindow: i.HotWindow, BudgetBytes: i.BudgetBytes, HotBytesPerToken: i.HotBytesPerToken,
+				ColdBytesPerToken: i.ColdBytesPerToken, CapacityTokens: i.CapacityTokens}
 		}
 		for _, p := range m.CacheTop(10) {
 			mc.Top = append(mc.Top, ipc.CachePrefix{Tokens: p.Tokens, Hits: p.Hits, Head: m.Tokenizer().Decode(p.Head, tokenizer.DecodeOptions{Special: true})})

@@ -70,6 +70,20 @@ func TestOpenAIClientDefaults(t *testing.T) {
 	if resp, b := ta.post(t, "/v1/embeddings", `{"model":"`+model+`","input":"x","dimensions":100000}`); resp.StatusCode != 400 || !strings.Contains(string(b), "dimensions") {
 		t.Fatalf("dimensions too large: %d %s", resp.StatusCode, b)
 	}
+	// An input longer than the context (2048): OpenAI's API refuses it,
+	// Ollama's /api/embed keeps its first 2048 tokens unless truncate is
+	// false.
+	long := strings.Repeat("tokens and more words ", 2500)
+	if resp, b := ta.post(t, "/v1/embeddings", `{"model":"`+model+`","input":"`+long+`"}`); resp.StatusCode != 400 || !strings.Contains(string(b), "context") {
+		t.Fatalf("long input: %d %s", resp.StatusCode, b)
+	}
+	emb := post("/api/embed", `{"model":"`+model+`","input":["`+long+`","short"]}`)
+	if n := field(emb, "prompt_eval_count").(float64); n <= 2048 || n > 2048+16 {
+		t.Fatalf("truncated embedding read %v tokens, want 2048 and the short input's", n)
+	}
+	if resp, b := ta.post(t, "/api/embed", `{"model":"`+model+`","input":"`+long+`","truncate":false}`); resp.StatusCode != 400 || !strings.Contains(string(b), "context") {
+		t.Fatalf("truncate false: %d %s", resp.StatusCode, b)
+	}
 	// Content parts and the developer role.
 	c := post("/v1/chat/completions", `{"model":"`+model+`","max_tokens":2,"messages":[{"role":"developer","content":[{"type":"text","text":"Be brief."}]},{"role":"user","content":[{"type":"text","text":"Hi"},{"type":"text","text":"there"}]}]}`)
 	if field(c, "choices", 0, "message", "role") != "assistant" {

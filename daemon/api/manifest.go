@@ -20,6 +20,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/quantize"
 	"github.com/ruvllm/ruvllm/internal/disk"
 	"github.com/ruvllm/ruvllm/ipc"
 )
@@ -286,9 +287,9 @@ func (a *API) ollamaCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	stream := body.Stream == nil || *body.Stream
 	nd := &ndjson{w: w}
-	progress := func(status string) {
+	progress := func(p ipc.ProgressStatus) {
 		if stream {
-			nd.send(ipc.ProgressStatus{Status: status})
+			nd.send(p)
 		}
 	}
 	man, err := a.buildManifest(r.Context(), body, modelfileAdapters, progress)
@@ -313,11 +314,9 @@ func (a *API) ollamaCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 // buildManifest checks a create request and turns it into a manifest.
-func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfileAdapters []string, progress func(string)) (*ipc.ModelManifest, error) {
+func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfileAdapters []string, progressStatus func(ipc.ProgressStatus)) (*ipc.ModelManifest, error) {
 	name := canonicalName(body.Model)
-	if body.Quantize != "" {
-		return nil, badParam("quantize", "is not supported by /api/create here: quantize the GGUF file first")
-	}
+	progress := func(s string) { progressStatus(ipc.ProgressStatus{Status: s}) }
 	if _, err := a.models.Resolve(name); err == nil {
 		if _, isManifest := a.manifest(name); !isManifest {
 			return nil, &requestError{status: http.StatusConflict, param: "model",
@@ -373,6 +372,25 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 			}
 		}
 		man.From = canonicalName(from)
+	}
+	// quantize: the base's weights converted (checked now, done last).
+	var qopts quantize.Options
+	var qbase string
+	if body.Quantize != "" {
+		qbase = man.From
+		if !filepath.IsAbs(qbase) {
+			rm, err := a.resolveModel(qbase)
+			if err != nil {
+				return nil, err
+			}
+			if qbase, err = a.models.Resolve(rm.base); err != nil {
+				return nil, badParam("from", "%v", err)
+			}
+		}
+		var err error
+		if qopts, err = quantizePlan(qbase, body.Quantize); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkParameters(body.Parameters); err != nil {
 		return nil, err
@@ -431,6 +449,24 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 			return nil, &requestError{status: adaptersStatus(err), msg: fmt.Sprintf("adapter %s: %v", p, err), param: "adapters"}
 		}
 		man.Adapters = append(man.Adapters, ipc.AdapterRef{Name: info.Name})
+	}
+	if body.Quantize != "" {
+		// A quantized model made from a created one keeps what the base's
+		// manifests set; its own settings above still apply on top.
+		if !filepath.IsAbs(man.From) {
+			rm, err := a.resolveModel(man.From)
+			if err != nil {
+				return nil, err
+			}
+			if rm.man != nil {
+				inheritManifest(man, rm.man)
+			}
+		}
+		blob, err := a.quantizeToBlob(ctx, qbase, qopts, progressStatus)
+		if err != nil {
+			return nil, err
+		}
+		man.From = blob
 	}
 	progress("writing manifest")
 	return man, nil
@@ -571,14 +607,36 @@ func (a *API) blobPost(w http.ResponseWriter, r *http.Request) {
 
 // deleteManifest removes a created model; false when name is none.
 func (a *API) deleteManifest(name string) (bool, error) {
-	if _, ok := a.manifest(name); !ok {
+	man, ok := a.manifest(name)
+	if !ok {
 		return false, nil
 	}
 	if err := a.srv.Store().Delete(ManifestBucket, canonicalName(name)); err != nil {
 		return true, err
 	}
+	a.pruneBlob(man.From)
 	a.srv.Events().Publish("model.removed", map[string]any{"model": canonicalName(name)})
 	return true, nil
+}
+
+// pruneBlob removes path when it is a blob (an upload, or a quantized
+// model's weights) that no created model is made from any more, as Ollama
+// prunes layers on delete.
+func (a *API) pruneBlob(path string) {
+	dir := filepath.Join(a.srv.Config().ModelsDir, "blobs")
+	if filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), "sha256-") {
+		return
+	}
+	for _, m := range a.manifests() {
+		if m.From == path {
+			return
+		}
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		a.log.Warn("pruning a blob", "blob", path, "err", err)
+		return
+	}
+	a.log.Info("blob pruned", "blob", path)
 }
 
 // manifests lists the created models.

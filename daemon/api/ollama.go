@@ -75,6 +75,9 @@ func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 			return req, err
 		}
 		req.Stop = o.Stop
+		if err := speculation(&req, o.Speculation); err != nil {
+			return req, err
+		}
 	}
 	if err := checkSampling(p, ollamaNames); err != nil {
 		return req, err
@@ -124,6 +127,8 @@ func metrics(out runResult, total time.Duration) ipc.OllamaMetrics {
 		PromptEvalCount: out.res.PromptTokens, PromptEvalDuration: t.PromptEval.Nanoseconds(),
 		EvalCount: out.res.CompletionTokens, EvalDuration: t.Eval.Nanoseconds(),
 		PromptCachedCount: out.res.CachedTokens, ContextOverflow: overflowUsage(out.res),
+		DraftCount: out.res.Speculation.Drafted, DraftAcceptedCount: out.res.Speculation.Accepted,
+		DraftVerifyCount: out.res.Speculation.Verifications,
 	}
 }
 
@@ -466,7 +471,7 @@ func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, badParam("dimensions", "%d is more than the model's %d", *body.Dimensions, h.Model.Info().EmbeddingSize))
 		return
 	}
-	vecs, n, err := a.embed(r, h, "api.embed", body.Input)
+	vecs, n, err := a.embed(r, h, "api.embed", body.Input, llm.EmbedOptions{Truncate: body.Truncate == nil || *body.Truncate})
 	if err != nil {
 		ollamaError(w, err)
 		return

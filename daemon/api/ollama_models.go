@@ -264,7 +264,7 @@ func (a *API) ollamaEmbeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.Release()
-	vecs, _, err := a.embed(r, h, "api.embeddings", []string{body.Prompt})
+	vecs, _, err := a.embed(r, h, "api.embeddings", []string{body.Prompt}, llm.EmbedOptions{Truncate: true})
 	if err != nil {
 		ollamaError(w, err)
 		return

@@ -17,6 +17,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/engine/toolcall"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -76,7 +77,24 @@ func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 		req.MaxTokens = f.MaxCompletion
 	}
 	req.Priority = f.Priority
+	if err := speculation(&req, f.Speculation); err != nil {
+		return req, err
+	}
 	return req, nil
+}
+
+// speculation applies a request's speculation field: "off" (or "none")
+// opts out, kinds narrow what the model offers, empty changes nothing.
+func speculation(req *llm.Request, s string) error {
+	if s == "" {
+		return nil
+	}
+	k, err := spec.ParseKinds(s)
+	if err != nil {
+		return &requestError{status: http.StatusBadRequest, msg: err.Error(), param: "speculation"}
+	}
+	req.NoSpeculation, req.Speculate = k == 0, k
+	return nil
 }
 
 func usage(res llm.Result) ipc.Usage {
@@ -679,7 +697,7 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, badParam("dimensions", "%d is more than the model's %d", *body.Dimensions, h.Model.Info().EmbeddingSize))
 		return
 	}
-	vecs, n, err := a.embed(r, h, "embeddings", body.Input)
+	vecs, n, err := a.embed(r, h, "embeddings", body.Input, llm.EmbedOptions{})
 	if err != nil {
 		openAIError(w, err)
 		return

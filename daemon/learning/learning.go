@@ -47,7 +47,7 @@ type Model interface {
 	Info() llm.Info
 	Tokenizer() *tokenizer.Tokenizer
 	PromptTokens(req llm.Request) ([]int32, error)
-	Embed(ctx context.Context, inputs []string) ([][]float32, int, error)
+	Embed(ctx context.Context, inputs []string, opts llm.EmbedOptions) ([][]float32, int, error)
 	UseAdapter(a *lora.Adapter) error
 	Yield(ctx context.Context) error
 	Threads() int

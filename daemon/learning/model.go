@@ -11,6 +11,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon/store"
 	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sona"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/engine/train"
@@ -322,7 +323,7 @@ func (ms *modelState) embed(ctx context.Context, text string) ([]float32, error)
 	if len(text) > maxEmbedBytes {
 		text = text[len(text)-maxEmbedBytes:]
 	}
-	vecs, _, err := ms.m.Embed(ctx, []string{text})
+	vecs, _, err := ms.m.Embed(ctx, []string{text}, llm.EmbedOptions{Truncate: true})
 	if err != nil {
 		return nil, err
 	}

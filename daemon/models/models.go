@@ -20,6 +20,8 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/prefix"
+	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -44,7 +46,7 @@ type Model interface {
 	Generate(ctx context.Context, req llm.Request, onToken func(llm.Token) error) (llm.Result, error)
 	// Embed returns one normalised mean-pooled vector per input and the
 	// number of tokens read.
-	Embed(ctx context.Context, inputs []string) ([][]float32, int, error)
+	Embed(ctx context.Context, inputs []string, opts llm.EmbedOptions) ([][]float32, int, error)
 	Close() error
 }
 
@@ -79,6 +81,9 @@ type Options struct {
 	// NewBackend, when set, creates each loaded model's compute backend
 	// (llm.Options.NewBackend); nil runs models on the CPU backend.
 	NewBackend func() (compute.Backend, error)
+	// Exact runs models on the CPU backend in llama.cpp's arithmetic
+	// (llm.Options.Exact).
+	Exact bool
 	// Default is the model used when a request names none.
 	Default string
 	Events  Publisher
@@ -87,9 +92,18 @@ type Options struct {
 	SnapshotBlocks int
 	// Registry, when set, records pulled models and forgets removed ones.
 	Registry Registry
-	// Loader opens model files (default: llm.Load with Threads and
-	// NewBackend).
+	// Loader opens model files (default: llm.Load with Threads,
+	// NewBackend, Speculate and Draft).
 	Loader Loader
+	// Speculate is the speculative decoding the default loader offers
+	// requests; Draft names the draft model file of a model name ("" for
+	// none).
+	Speculate spec.Kinds
+	Draft     func(name string) string
+	// KVCold and KVHotWindow are llm.Options' cold KV tier for the
+	// default loader.
+	KVCold      quant.Type
+	KVHotWindow int
 	// MemoryMargin is the free memory (bytes) a load must leave; before a
 	// load that would go below it, idle models are unloaded first
 	// (default 512 MiB; negative disables the check).
@@ -148,9 +162,15 @@ func New(o Options) *Manager {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Loader == nil {
-		threads, logger, newBackend, ctxLen := o.Threads, o.Logger, o.NewBackend, o.ContextLength
+		threads, logger, newBackend, speculate, draft, exact := o.Threads, o.Logger, o.NewBackend, o.Speculate, o.Draft, o.Exact
+		cold, window, ctxLen := o.KVCold, o.KVHotWindow, o.ContextLength
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
-			return llm.Load(ctx, path, llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, ContextLength: ctxLen})
+			lo := llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, Speculate: speculate,
+				KVCold: cold, KVHotWindow: window, Exact: exact, ContextLength: ctxLen}
+			if draft != nil {
+				lo.Draft = draft(llm.NameFromPath(path))
+			}
+			return llm.Load(ctx, path, lo)
 		}
 	}
 	if o.MemoryMargin == 0 {

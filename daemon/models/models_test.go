@@ -27,7 +27,7 @@ func (s *stubModel) Info() llm.Info { return llm.Info{Name: llm.NameFromPath(s.p
 func (s *stubModel) Generate(ctx context.Context, req llm.Request, fn func(llm.Token) error) (llm.Result, error) {
 	return llm.Result{}, nil
 }
-func (s *stubModel) Embed(ctx context.Context, in []string) ([][]float32, int, error) {
+func (s *stubModel) Embed(ctx context.Context, in []string, opts llm.EmbedOptions) ([][]float32, int, error) {
 	return nil, 0, nil
 }
 func (s *stubModel) Close() error { s.closed.Store(true); return nil }

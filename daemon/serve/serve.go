@@ -3,10 +3,12 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -18,6 +20,8 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/learning"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/daemon/pull"
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/internal/backends"
 )
@@ -36,6 +40,16 @@ type Options struct {
 	// Backend names the compute backend models run on (internal/backends:
 	// "cpu", the default, or "metal" on macOS).
 	Backend string
+	// Speculate is the speculative decoding offered to requests
+	// (spec.ParseKinds: "all", "lookup+tree", "off", ...).
+	Speculate string
+	// Drafts are draft models: "FILE" for the default model, "NAME=FILE"
+	// for the model NAME.
+	Drafts []string
+	// KVType is the KV cache type (llm.ParseKVType: f16, q8_0, q4_0) and
+	// KVHotWindow the positions each sequence keeps in f16.
+	KVType      string
+	KVHotWindow int
 	// Grace is how long a shutdown lets requests in flight finish before
 	// it cuts them (default daemon.DefaultGrace).
 	Grace time.Duration
@@ -48,6 +62,27 @@ type Options struct {
 	// Learning configures learning from feedback (daemon/learning); its
 	// Store, Events and Logger are the server's.
 	Learning learning.Options
+	// Exact runs models in llama.cpp's arithmetic, bit for bit (--exact).
+	Exact bool
+}
+
+// drafts maps model names to draft files from o.Drafts.
+func (o Options) drafts() (func(name string) string, error) {
+	byName := map[string]string{}
+	for _, d := range o.Drafts {
+		name, file, ok := strings.Cut(d, "=")
+		if !ok {
+			if o.Model == "" {
+				return nil, fmt.Errorf("--draft %s: name the model (NAME=FILE) or set a default model", d)
+			}
+			name, file = llm.NameFromPath(o.Model), d
+		}
+		if name == "" || file == "" {
+			return nil, fmt.Errorf("--draft %q: want FILE or NAME=FILE", d)
+		}
+		byName[strings.ToLower(name)] = file
+	}
+	return func(name string) string { return byName[name] }, nil
 }
 
 // Run serves until ctx is cancelled.
@@ -66,6 +101,18 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("ruvllmd: %w", err)
 	}
+	kinds, err := spec.ParseKinds(cmp.Or(o.Speculate, "all"))
+	if err != nil {
+		return fmt.Errorf("ruvllmd: --spec: %w", err)
+	}
+	drafts, err := o.drafts()
+	if err != nil {
+		return fmt.Errorf("ruvllmd: %w", err)
+	}
+	kvCold, err := llm.ParseKVType(o.KVType)
+	if err != nil {
+		return fmt.Errorf("ruvllmd: --kv-type: %w", err)
+	}
 	srv, err := daemon.New(o.Config)
 	if err != nil {
 		return err
@@ -82,7 +129,8 @@ func Run(ctx context.Context, o Options) error {
 	}
 	learner := learning.New(lo)
 	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
-		Threads: o.Threads, ContextLength: o.ContextLength, NewBackend: newBackend, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
+		Threads: o.Threads, ContextLength: o.ContextLength, NewBackend: newBackend, Exact: o.Exact, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
+		Speculate: kinds, Draft: drafts, KVCold: kvCold, KVHotWindow: o.KVHotWindow,
 		OnLoad:   func(name, path string, m models.Model) { learner.Attach(name, path, m) },
 		OnUnload: func(name string, _ models.Model) { learner.Detach(name) }})
 	a := api.Register(srv, mgr)
@@ -159,6 +207,10 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.BoolVar(&o.Preload, "preload", true, "load the default model at start")
 	f.DurationVar(&o.KeepAlive, "keep-alive", 5*time.Minute, "how long an idle model stays loaded (negative: forever)")
 	f.IntVar(&o.MaxLoaded, "max-loaded", 1, "models held in memory at once")
+	f.StringVar(&o.Speculate, "spec", "all", "speculative decoding offered to requests: all, off, or kinds joined by + (lookup, draft, tree)")
+	f.StringArrayVar(&o.Drafts, "draft", nil, "draft model for speculative decoding: FILE (for the default model) or NAME=FILE (repeatable)")
+	f.StringVar(&o.KVType, "kv-type", "f16", "KV cache type: f16, or q8_0/q4_0 for a quantized cold tier behind an f16 hot window (more cached prefixes in the same memory)")
+	f.IntVar(&o.KVHotWindow, "kv-hot-window", 256, "positions of each sequence kept in f16 (with --kv-type q8_0/q4_0)")
 	f.DurationVar(&o.Grace, "shutdown-grace", daemon.DefaultGrace, "how long a shutdown (SIGTERM) lets requests in flight finish before it ends them")
 	f.IntVar(&o.ContextLength, "ctx-size", 0, "context length of each sequence, in tokens (0: the model's trained context, at most 4096)")
 	f.StringVar(&o.ContextOverflow, "context-overflow", api.OverflowAuto,
@@ -169,4 +221,5 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.IntVar(&o.Learning.Config.DeepMin, "learning-deep-min", 0, "stored exchanges before a deep run (0: 20)")
 	f.IntVar(&o.Learning.DeepEvery, "learning-deep-every", 0, "new signals between deep runs (0: the deep minimum)")
 	backends.Flag(f, &o.Backend)
+	backends.ExactFlag(f, &o.Exact)
 }

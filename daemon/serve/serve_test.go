@@ -476,3 +476,29 @@ func TestHelperPeerClient(t *testing.T) {
 	}
 	fmt.Println("SERVED:", line)
 }
+
+func TestDraftFlags(t *testing.T) {
+	for _, tc := range []struct {
+		model  string
+		drafts []string
+		want   map[string]string // model name -> draft file
+		err    bool
+	}{
+		{"/m/Llama-F16.gguf", []string{"/m/llama-q4_0.gguf"}, map[string]string{"llama-f16": "/m/llama-q4_0.gguf", "other": ""}, false},
+		{"", []string{"Big=/m/small.gguf", "x=/y.gguf"}, map[string]string{"big": "/m/small.gguf", "x": "/y.gguf", "small": ""}, false},
+		{"", []string{"/m/small.gguf"}, nil, true}, // no default model to attach it to
+		{"m", []string{"=/y.gguf"}, nil, true},
+		{"m", []string{"name="}, nil, true},
+	} {
+		o := Options{Model: tc.model, Drafts: tc.drafts}
+		draft, err := o.drafts()
+		if (err != nil) != tc.err {
+			t.Fatalf("%v: err = %v", tc.drafts, err)
+		}
+		for name, want := range tc.want {
+			if got := draft(name); got != want {
+				t.Errorf("%v: draft(%q) = %q, want %q", tc.drafts, name, got, want)
+			}
+		}
+	}
+}

@@ -63,6 +63,60 @@ type Span struct {
 	Row, N int
 	Pos    int
 	Blocks []int32
+	// Tree, when non-nil (N entries), makes the span a tree of candidate
+	// tokens verified in one pass (speculative decoding): Tree[i] is the
+	// span row of token i's parent, lower than i, or -1 when token i
+	// follows position Pos-1 directly. Token i is rotated as position
+	// Pos+depth(i) (depth 0 for a -1 parent), its keys and values are
+	// stored at position Pos+i, and it attends to the positions before
+	// Pos and to its ancestors and itself, so its output is what it would
+	// be at position Pos+depth(i) of a sequence holding its path. Only
+	// backends that implement TreeAttender accept it.
+	Tree []int32
+}
+
+// TreeDepths writes the depth of each of tree's tokens into dst (grown as
+// needed) and returns it; tree must be a valid Span.Tree.
+func TreeDepths(dst []int32, tree []int32) []int32 {
+	dst = append(dst[:0], tree...)
+	for i, p := range tree {
+		if p < 0 {
+			dst[i] = 0
+		} else {
+			dst[i] = dst[p] + 1
+		}
+	}
+	return dst
+}
+
+// ValidTree reports whether tree is a valid Span.Tree of n tokens: n
+// entries, each -1 or the row of an earlier token.
+func ValidTree(tree []int32, n int) bool {
+	if len(tree) != n {
+		return false
+	}
+	for i, p := range tree {
+		if p < -1 || int(p) >= i {
+			return false
+		}
+	}
+	return true
+}
+
+// TreeAttender is implemented by backends whose RoPE and Attend honour
+// Span.Tree, with key/value stores that can move positions (RowMover).
+type TreeAttender interface {
+	TreeSpans() bool
+}
+
+// RowMover is implemented by KV stores that can copy single positions:
+// after a tree is verified, the accepted path's keys and values move from
+// their tree rows to consecutive positions.
+type RowMover interface {
+	// MoveRows copies, in order, the keys and values of every layer at
+	// position src[i] to position dst[i] of the sequence whose block table
+	// is blocks.
+	MoveRows(blocks []int32, dst, src []int)
 }
 
 // Attention describes one attention call.
@@ -89,6 +143,23 @@ type KVConfig struct {
 	HeadDim   int
 	// Type is the element type of stored keys and values (F16 or F32).
 	Type quant.Type
+	// ColdType, when set (Q8_0 or Q4_0), adds ColdBlocks cold blocks
+	// after the Blocks hot ones (ids Blocks to Blocks+ColdBlocks-1) that
+	// hold keys and values quantized to that type (TieredKV): positions
+	// are written hot only, and full blocks move to the cold tier once
+	// they are old (kv.Sequence.Demote).
+	ColdType   quant.Type
+	ColdBlocks int
+}
+
+// TieredKV is implemented by KV stores with a cold tier (KVConfig.
+// ColdType). Attention reads cold blocks as they are; ReadBlock and
+// WriteBlock move a cold block's ColdBlockBytes bytes, its quantized form.
+type TieredKV interface {
+	// DemoteBlock quantizes the keys and values of hot block src into
+	// cold block dst.
+	DemoteBlock(dst, src int32)
+	ColdBlockBytes() int
 }
 
 // KVStore is device memory for keys and values, addressed by block. Which

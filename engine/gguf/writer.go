@@ -24,6 +24,7 @@ type Writer struct {
 	keys    map[string]bool
 	tensors []wtensor
 	names   map[string]bool
+	padLast bool
 }
 
 type wtensor struct {
@@ -59,6 +60,11 @@ func (w *Writer) AddKV(key string, v any) error {
 	w.kv = append(w.kv, KV{Key: key, Value: val})
 	return nil
 }
+
+// PadLast makes WriteTo pad the last tensor's data to the alignment as
+// well, as llama.cpp's writer does (llama-quantize's files end aligned);
+// by default the file ends with the last tensor's last byte.
+func (w *Writer) PadLast() { w.padLast = true }
 
 // AddTensor adds a tensor whose bytes are in memory. shape is in GGML order
 // (shape[0] is the row length); len(data) must equal the size implied by typ
@@ -221,7 +227,7 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 				return cw.n, fmt.Errorf("gguf: write tensor %q: %d of %d bytes written", t.info.Name, t.info.Size-lw.left, t.info.Size)
 			}
 		}
-		if i < len(w.tensors)-1 {
+		if i < len(w.tensors)-1 || w.padLast {
 			end := uint64(t.info.Size)
 			if err := pad(bw, alignUp(end, align)-end); err != nil {
 				return cw.n, fmt.Errorf("gguf: write padding: %w", err)

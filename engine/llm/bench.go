@@ -61,8 +61,10 @@ type BenchReport struct {
 	Backend    string `json:"backend"`
 	// ISA is the instruction set of the dot-product kernels (quant.Accelerated):
 	// "go" when every weight type runs the portable reference.
-	ISA     string `json:"isa"`
-	Threads int    `json:"threads"`
+	ISA string `json:"isa"`
+	// Exact is set when the model ran in llama.cpp's arithmetic (--exact).
+	Exact   bool `json:"exact,omitempty"`
+	Threads int  `json:"threads"`
 	// KVBytes is the KV cache the bench allocated (context × layers × K and V).
 	KVBytes int64 `json:"kv_bytes"`
 	// ContextLength is the context the KV cache was sized for (per

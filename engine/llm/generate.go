@@ -13,6 +13,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/sched"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
@@ -31,10 +32,23 @@ func (r runner) Step(batch *model.Batch, rows []int32, out [][]float32) error {
 		return errors.New("model closed")
 	}
 	hidden := m.net.Forward(batch, m.kv)
+	return m.copyLogits(m.net, hidden, rows, out)
+}
+
+// TreeSpans reports whether the backend verifies branching drafts
+// (compute.TreeAttender).
+func (r runner) TreeSpans() bool {
+	t, ok := r.m.backend.(compute.TreeAttender)
+	return ok && t.TreeSpans()
+}
+
+// copyLogits projects rows of net's hidden states to logits and copies
+// them into out; m.mu must be held.
+func (m *Model) copyLogits(net model.Model, hidden compute.Tensor, rows []int32, out [][]float32) error {
 	if len(rows) == 0 { // only prefill chunks this step: nobody needs logits yet
 		return nil
 	}
-	logits := m.net.Logits(hidden, rows)
+	logits := net.Logits(hidden, rows)
 	vocab := len(m.logits)
 	if cap(m.stepLogits) < len(rows)*vocab {
 		m.stepLogits = make([]float32, len(rows)*vocab)
@@ -243,6 +257,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		Priority:    req.Priority,
 		Adapters:    req.Adapters,
 		OnPrefilled: req.onPrefilled,
+		Speculate:   m.requestKinds(req),
 	}
 	if gs == nil {
 		job.Next = func(logits []float32) (int32, bool) {
@@ -324,6 +339,7 @@ wait:
 	res.ForcedTokens = forcedN
 	res.FinishReason = finish
 	res.StopSequence = stopSeq
+	res.Speculation = SpecResult{Drafted: job.Spec.Drafted, Accepted: job.Spec.Accepted, Verifications: job.Spec.Verifications}
 	if !firstAt.IsZero() {
 		res.Timings.TTFT = firstAt.Sub(start)
 		res.Timings.PromptEval = res.Timings.TTFT
@@ -350,6 +366,19 @@ wait:
 		m.startWarmFollowUp(req, reply.String())
 	}
 	return res, nil
+}
+
+// requestKinds is the speculation a request may use: the model's kinds,
+// narrowed by the request's own, none when it opts out.
+func (m *Model) requestKinds(req Request) spec.Kinds {
+	if req.NoSpeculation {
+		return 0
+	}
+	k := m.Speculation()
+	if req.Speculate != 0 {
+		k &= req.Speculate
+	}
+	return k
 }
 
 // historyCap is the capacity a generation's token history needs: the

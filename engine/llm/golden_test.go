@@ -99,7 +99,7 @@ func TestGoldenGreedy(t *testing.T) {
 	} {
 		t.Run(tc.model, func(t *testing.T) {
 			m, err := Load(context.Background(), filepath.Join(models, tc.model), Options{ContextLength: 256, Sequences: 1,
-				NewBackend: func() (compute.Backend, error) { return cpu.New(cpu.Options{AMX: cpu.AMXOn}), nil }})
+				NewBackend: func() (compute.Backend, error) { return cpu.New(cpu.Options{AMX: cpu.AMXOn, Exact: true}), nil }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,7 +190,7 @@ func TestLlamaCppExact(t *testing.T) {
 			}
 			// This machine's llama.cpp has no AMX.
 			m, err := Load(context.Background(), filepath.Join(models, "ruvllm-test-"+name+".gguf"), Options{ContextLength: 256, Sequences: 1,
-				NewBackend: func() (compute.Backend, error) { return cpu.New(cpu.Options{AMX: cpu.AMXOff}), nil }})
+				NewBackend: func() (compute.Backend, error) { return cpu.New(cpu.Options{AMX: cpu.AMXOff, Exact: true}), nil }})
 			if err != nil {
 				t.Fatal(err)
 			}

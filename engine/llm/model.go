@@ -24,6 +24,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/prefix"
 	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/engine/sched"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
@@ -65,10 +66,43 @@ type Options struct {
 	BatchSize int
 	// KVType is the element type of the KV cache: F16 (default) or F32.
 	KVType quant.Type
+	// KVCold adds a cold tier to an F16 cache: Q8_0 or Q4_0 (0: none).
+	// Each sequence's positions older than KVHotWindow (default 256) move
+	// there in whole blocks, quantized, and so do a finished sequence's
+	// blocks before the prefix cache keeps them; the cache's memory stays
+	// that of an all-F16 cache, each block counting its real bytes, so
+	// it holds longer contexts and more cached prefixes.
+	KVCold      quant.Type
+	KVHotWindow int
 	// Sequences is how many full-length sequences the KV pool holds.
 	Sequences int
 	// NoPrefixCache disables sharing computed prompt prefixes.
 	NoPrefixCache bool
+	// Speculate is the set of speculative decoding kinds requests may use
+	// (zero: none); requests opt out with Request.NoSpeculation.
+	Speculate spec.Kinds
+	// Draft is a draft model's GGUF file for spec.KindDraft: any model
+	// with the same vocabulary, e.g. a low-bit quantization of this one.
+	Draft string
+	// SpecControl tunes how much is drafted (spec.Options; zero: adaptive
+	// with the defaults).
+	SpecControl spec.Options
+	// DraftWindow, when positive, makes the draft model read only the
+	// last DraftWindow tokens of a sequence's prompt (spec.ModelDrafter.
+	// Window): reading a long prompt costs the draft model more than a
+	// short reply's speculation saves.
+	DraftWindow int
+	// Exact makes the CPU backend compute llama.cpp's arithmetic rounding
+	// for rounding (cpu.Options.Exact), so that greedy tokens equal
+	// llama.cpp's; by default it takes its fastest arithmetic, within the
+	// tolerance TestDefaultModeAccuracy checks. Ignored with NewBackend.
+	Exact bool
+	// LlamaBatching, with Exact, also follows llama.cpp's attention path
+	// by batch size (cpu.Options.LlamaBatching): scoring (Perplexity,
+	// KLDivergence, Logits) then gives llama-perplexity's figures, but a
+	// sequence's results depend on its batching, so the prefix cache is
+	// off.
+	LlamaBatching bool
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 	// NewBackend, when set, creates the compute backend the model runs on;
@@ -100,7 +134,8 @@ type Model struct {
 
 	sched     *sched.Scheduler
 	cache     *prefix.Cache
-	namespace string // prefix-cache namespace: the model's identity
+	draft     *draftModel // nil without Options.Draft
+	namespace string      // prefix-cache namespace: the model's identity
 	warming   warmGroup
 	warmed    atomic.Uint64 // tokens computed by follow-up warming
 
@@ -130,6 +165,9 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	}
 	if o.Sequences <= 0 {
 		o.Sequences = 2
+	}
+	if o.LlamaBatching {
+		o.NoPrefixCache = true
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -183,17 +221,34 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		closeBackend(b)
 		return nil, invalid(err)
 	}
-	store, err := b.NewKVStore(compute.KVConfig{
+	kvCfg := compute.KVConfig{
 		Layers: cfg.Layers, Blocks: blocks, BlockSize: blockSize,
 		KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim, Type: o.KVType,
-	})
+	}
+	pool := kv.NewPool(blocks, blockSize)
+	if o.KVCold != 0 {
+		if o.KVHotWindow <= 0 {
+			o.KVHotWindow = 256
+		}
+		// The budget of the all-hot cache, in cold blocks: as many as fit
+		// when every block is cold.
+		hotBytes, coldBytes, err := tierBytes(cfg, o.KVType, o.KVCold)
+		if err != nil {
+			closeBackend(b)
+			return nil, err
+		}
+		kvCfg.ColdType, kvCfg.ColdBlocks = o.KVCold, int(kvBytes/coldBytes)
+		pool = kv.NewTieredPool(blocks, kvCfg.ColdBlocks, blockSize)
+		pool.SetBudget(kvBytes, hotBytes, coldBytes)
+	}
+	store, err := b.NewKVStore(kvCfg)
 	if err != nil {
 		closeBackend(b)
 		return nil, err
 	}
 	m := &Model{
 		file: f, tok: tok, net: net, backend: b, kv: store,
-		pool: kv.NewPool(blocks, blockSize), opts: o, log: o.Logger,
+		pool: pool, opts: o, log: o.Logger,
 		logits: make([]float32, cfg.Vocab),
 	}
 	jinja, variants := chat.TemplatesFromGGUF(f)
@@ -215,11 +270,24 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		m.info.ChatFormat = "unusable: " + m.tmplErr.Error()
 	}
 	m.namespace = fmt.Sprintf("%s/%d/%s", m.info.Name, m.info.FileSize, fileIdentity(f))
+	if x, ok := b.(interface{ Arithmetic() string }); ok {
+		// Keys computed in one arithmetic (llama.cpp's, the default mode's,
+		// an earlier version of it) are not those of another: a snapshot
+		// saved in one is not restored in the other.
+		m.namespace += "|" + x.Arithmetic()
+	}
 	if !o.NoPrefixCache {
 		m.cache = prefix.New(m.pool)
 	}
+	if o.Draft != "" && o.Speculate&spec.KindDraft != 0 {
+		if err := m.loadDraft(o.Draft, blocks); err != nil {
+			closeBackend(b)
+			return nil, err
+		}
+	}
 	m.sched = sched.New(runner{m}, m.pool, m.cache, sched.Options{
 		MaxBatchTokens: o.BatchSize, MaxRunning: o.Sequences * 4, MaxSeqLen: ctxLen, Logger: o.Logger,
+		Speculation: m.speculation(), HotWindow: o.KVHotWindow, CostClock: cpuClock(),
 	})
 	m.log.Info("model loaded", "name", m.info.Name, "arch", cfg.Arch, "params", m.info.Parameters,
 		"type", m.info.FileType, "ctx", ctxLen, "kv_blocks", blocks)
@@ -230,6 +298,25 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 // Real models need well under their own size for a few sequences of their
 // default context; only a file whose head sizes contradict its tensors
 // (or absurd metadata) gets here, and it would otherwise be allocated.
+// tierBytes returns the bytes of one hot block of type hot and one cold
+// block of type cold for cfg's layers and KV heads.
+func tierBytes(cfg model.Config, hot, cold quant.Type) (hotBytes, coldBytes int64, err error) {
+	if cold != quant.Q8_0 && cold != quant.Q4_0 {
+		return 0, 0, fmt.Errorf("KV cold tier %s: want Q8_0 or Q4_0", cold)
+	}
+	row := cfg.KVHeads * cfg.HeadDim
+	hb, err := hot.RowBytes(row)
+	if err != nil {
+		return 0, 0, err
+	}
+	cb, err := cold.RowBytes(row)
+	if err != nil {
+		return 0, 0, fmt.Errorf("KV cold tier %s for rows of %d: %w", cold, row, err)
+	}
+	per := int64(2 * cfg.Layers * blockSize)
+	return per * int64(hb), per * int64(cb), nil
+}
+
 func checkKVSize(f *gguf.File, cfg model.Config, blocks int, typ quant.Type) (int64, error) {
 	var weights int64
 	for _, t := range f.Tensors {
@@ -304,13 +391,20 @@ func (m *Model) Threads() int {
 	return 0
 }
 
+// Exact reports whether the model computes llama.cpp's arithmetic bit for
+// bit (Options.Exact, on the CPU backend).
+func (m *Model) Exact() bool {
+	x, ok := m.backend.(interface{ Exact() bool })
+	return ok && x.Exact()
+}
+
 // Backend names the compute backend the model runs on ("cpu", "metal").
 func (m *Model) Backend() string { return m.backend.Name() }
 
 // newBackend creates the backend Options select.
 func newBackend(o Options) (compute.Backend, error) {
 	if o.NewBackend == nil {
-		return cpu.New(cpu.Options{Threads: o.Threads}), nil
+		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching}), nil
 	}
 	b, err := o.NewBackend()
 	if err != nil {
@@ -338,6 +432,9 @@ func (m *Model) Close() error {
 	defer m.mu.Unlock()
 	m.closed = true
 	closeBackend(m.backend)
+	if m.draft != nil {
+		m.draft.file.Close()
+	}
 	return m.file.Close()
 }
 
@@ -469,6 +566,14 @@ func (m *Model) ApplyChatTemplate(ctx context.Context, conv chat.Conversation) (
 	return t.Apply(ctx, conv)
 }
 
+// EmbedOptions adjusts Embed.
+type EmbedOptions struct {
+	// Truncate keeps the first context-length tokens of an input that is
+	// longer (Ollama's truncate); without it such an input is an error
+	// wrapping ErrContextExceeded.
+	Truncate bool
+}
+
 // Embed returns one embedding per input: the mean of the final hidden
 // states over the input's tokens, L2-normalised, and the total number of
 // tokens read.
@@ -476,7 +581,7 @@ func (m *Model) ApplyChatTemplate(ctx context.Context, conv chat.Conversation) (
 // The model's lock is held for one forward pass at a time, not for the
 // whole request, so generations keep streaming between an embedding
 // request's chunks however many inputs it has.
-func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, error) {
+func (m *Model) Embed(ctx context.Context, inputs []string, opts EmbedOptions) ([][]float32, int, error) {
 	dim := m.net.Config().Dim
 	var out [][]float32
 	total := 0
@@ -489,7 +594,10 @@ func (m *Model) Embed(ctx context.Context, inputs []string) ([][]float32, int, e
 			return nil, total, fmt.Errorf("input %d: %w", i, ErrEmptyInput)
 		}
 		if len(tokens) > m.opts.ContextLength {
-			return nil, total, fmt.Errorf("input %d: %w: %d tokens, context is %d", i, ErrContextExceeded, len(tokens), m.opts.ContextLength)
+			if !opts.Truncate {
+				return nil, total, fmt.Errorf("input %d: %w: %d tokens, context is %d", i, ErrContextExceeded, len(tokens), m.opts.ContextLength)
+			}
+			tokens = tokens[:m.opts.ContextLength]
 		}
 		total += len(tokens)
 		seq := kv.NewSequence(m.pool)
@@ -613,4 +721,19 @@ func (m *Model) ClearCache() {
 	if m.cache != nil {
 		m.cache.Clear()
 	}
+}
+
+// ParseKVType reads a KV cache type as the flags name it: "f16" (all
+// F16, no cold tier) or the cold tier's type, "q8_0" or "q4_0", under an
+// F16 hot window. It returns the cold tier's type (0 for f16).
+func ParseKVType(s string) (quant.Type, error) {
+	switch strings.ToLower(s) {
+	case "", "f16":
+		return 0, nil
+	case "q8_0":
+		return quant.Q8_0, nil
+	case "q4_0":
+		return quant.Q4_0, nil
+	}
+	return 0, fmt.Errorf("KV type %q: want f16, q8_0 or q4_0", s)
 }

@@ -79,3 +79,37 @@ func TestSaveCacheRoundTrip(t *testing.T) {
 		t.Errorf("damaged snapshot: %d blocks, %v; want 0 and ErrBadSnapshot", n, err)
 	}
 }
+
+// TestSnapshotKeepsArithmeticsApart checks that a prefix snapshot saved by
+// a model in the default arithmetic is refused by the same file loaded in
+// the exact one (its keys and values, and its cache layout, are not
+// those), and restored by another default-mode load.
+func TestSnapshotKeepsArithmeticsApart(t *testing.T) {
+	path := synthetic(t, "llama", quant.F16)
+	snap := filepath.Join(t.TempDir(), "prefix.snap")
+	load := func(exact bool) *Model {
+		m, err := Load(context.Background(), path, Options{Threads: 2, ContextLength: 128, Sequences: 1, Exact: exact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return m
+	}
+	m := load(false)
+	prompt := make([]int32, 40)
+	for i := range prompt {
+		prompt[i] = int32(1 + i%50)
+	}
+	if _, err := m.Generate(context.Background(), Request{Tokens: prompt, MaxTokens: 2, IgnoreEOS: true}, func(Token) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := m.SaveCache(snap, 1000); err != nil || n == 0 {
+		t.Fatalf("save: %d blocks, %v", n, err)
+	}
+	if n, err := load(true).LoadCache(snap); !errors.Is(err, prefix.ErrBadSnapshot) || n != 0 {
+		t.Fatalf("exact-mode load of a default-mode snapshot: %d blocks, %v; want ErrBadSnapshot", n, err)
+	}
+	if n, err := load(false).LoadCache(snap); err != nil || n == 0 {
+		t.Fatalf("default-mode load: %d blocks, %v", n, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/spec"
 )
 
 // Request is one generation. Exactly one of Prompt, Messages and Tokens is set:
@@ -64,6 +65,11 @@ type Request struct {
 	// (Model.WarmFollowUp), so the next turn reuses the reply from the
 	// prefix cache instead of recomputing it.
 	WarmFollowUp bool
+	// NoSpeculation opts the request out of speculative decoding.
+	NoSpeculation bool
+	// Speculate, when non-zero, narrows speculative decoding to these
+	// kinds of those the model offers (benchmarks compare kinds with it).
+	Speculate spec.Kinds
 	// Suffix, when set, makes Prompt the text before an insertion point and
 	// Suffix the text after it: the model fills in the middle, with its
 	// fill-in-the-middle tokens (Model.FIM); a model without them refuses
@@ -161,6 +167,33 @@ type Result struct {
 	// one allowed): they were appended without sampling and computed
 	// together with the token before them.
 	ForcedTokens int
+	Speculation  SpecResult
+}
+
+// SpecResult is what speculative decoding did for one generation.
+type SpecResult struct {
+	// Drafted is the number of draft tokens verified, Accepted those kept.
+	Drafted, Accepted int
+	// Verifications is the number of steps that verified a draft; each
+	// yields Accepted/Verifications+1 tokens on average.
+	Verifications int
+}
+
+// AcceptanceRate is Accepted/Drafted (0 without drafts).
+func (s SpecResult) AcceptanceRate() float64 {
+	if s.Drafted == 0 {
+		return 0
+	}
+	return float64(s.Accepted) / float64(s.Drafted)
+}
+
+// TokensPerVerification is the mean number of tokens a verification step
+// produced: the accepted draft tokens and the one sampled after them.
+func (s SpecResult) TokensPerVerification() float64 {
+	if s.Verifications == 0 {
+		return 0
+	}
+	return float64(s.Accepted+s.Verifications) / float64(s.Verifications)
 }
 
 // Info describes a loaded model.

@@ -12,18 +12,37 @@ import (
 )
 
 // KVData reads and writes one block's raw keys and values; a
-// compute.KVStore satisfies it.
+// compute.KVStore satisfies it. A store with a cold tier also has
+// ColdBlockBytes (compute.TieredKV): a cold block's bytes are its
+// quantized form, saved and restored as they are.
 type KVData interface {
 	BlockBytes() int
 	ReadBlock(b int32, dst []byte) error
 	WriteBlock(b int32, src []byte) error
 }
 
+// coldBlockBytes is kvd's cold block size, 0 without a cold tier.
+func coldBlockBytes(kvd KVData) int {
+	if t, ok := kvd.(interface{ ColdBlockBytes() int }); ok {
+		return t.ColdBlockBytes()
+	}
+	return 0
+}
+
 // ErrBadSnapshot is returned for a snapshot that is corrupt or was made for
 // another model, cache layout or block size; such a file must be discarded.
 var ErrBadSnapshot = errors.New("prefix snapshot rejected")
 
-const snapshotMagic = "RUVLLM-PREFIX-1\n"
+// snapshotMagic opens a snapshot. Version 2 added the cold tier: the
+// header has both block sizes, and each record says which tier its
+// block was in.
+const snapshotMagic = "RUVLLM-PREFIX-2\n"
+
+// The tier byte of a record.
+const (
+	tierHot  = 0
+	tierCold = 1
+)
 
 // Save writes the hottest cached prefixes of namespace ns — whole-block
 // nodes ranked by hits then recency, each with all its ancestors — up to maxBlocks blocks,
@@ -85,12 +104,13 @@ func (c *Cache) writeSnapshot(w io.Writer, ns string, kvd KVData, nodes []*node)
 	hdr = append(hdr, ns...)
 	hdr = le.AppendUint32(hdr, uint32(c.bs))
 	hdr = le.AppendUint32(hdr, uint32(kvd.BlockBytes()))
+	hdr = le.AppendUint32(hdr, uint32(coldBlockBytes(kvd)))
 	hdr = le.AppendUint32(hdr, uint32(len(nodes)))
 	if _, err := bw.Write(hdr); err != nil {
 		return err
 	}
 	index := map[*node]int32{}
-	buf := make([]byte, kvd.BlockBytes())
+	hotBuf, coldBuf := make([]byte, kvd.BlockBytes()), make([]byte, coldBlockBytes(kvd))
 	for i, n := range nodes {
 		index[n] = int32(i)
 		parent := int32(-1)
@@ -100,6 +120,12 @@ func (c *Cache) writeSnapshot(w io.Writer, ns string, kvd KVData, nodes []*node)
 		rec := le.AppendUint32(nil, uint32(parent))
 		rec = le.AppendUint64(rec, n.hits)
 		rec = append(rec, n.key...)
+		buf := hotBuf
+		if c.pool.Cold(n.block) {
+			rec, buf = append(rec, tierCold), coldBuf
+		} else {
+			rec = append(rec, tierHot)
+		}
 		if _, err := bw.Write(rec); err != nil {
 			return err
 		}
@@ -179,8 +205,13 @@ func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if int(bs) != c.bs || int(bb) != kvd.BlockBytes() {
-		return 0, fmt.Errorf("%w: block layout %d positions/%d bytes, cache uses %d/%d", ErrBadSnapshot, bs, bb, c.bs, kvd.BlockBytes())
+	cb, err := u32()
+	if err != nil {
+		return 0, err
+	}
+	if int(bs) != c.bs || int(bb) != kvd.BlockBytes() || int(cb) != coldBlockBytes(kvd) {
+		return 0, fmt.Errorf("%w: block layout %d positions/%d bytes/%d cold bytes, cache uses %d/%d/%d",
+			ErrBadSnapshot, bs, bb, cb, c.bs, kvd.BlockBytes(), coldBlockBytes(kvd))
 	}
 	count, err := u32()
 	if err != nil {
@@ -207,17 +238,30 @@ func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
 		}
 		return 0, err
 	}
-	recSize := 4 + 8 + 4*c.bs + int(bb)
-	rec := make([]byte, recSize)
+	head := make([]byte, 4+8+4*c.bs+1)
+	hotBytes, coldBytes := make([]byte, bb), make([]byte, cb)
 	loaded := make([]*node, 0, min(count, 1<<16))
 	for i := 0; i < int(count); i++ {
-		if err := read(rec); err != nil {
+		if err := read(head); err != nil {
 			return fail(err)
 		}
-		parentIdx := int32(le.Uint32(rec))
-		hits := le.Uint64(rec[4:])
-		key := string(rec[12 : 12+4*c.bs])
-		kvBytes := rec[12+4*c.bs:]
+		parentIdx := int32(le.Uint32(head))
+		hits := le.Uint64(head[4:])
+		key := string(head[12 : 12+4*c.bs])
+		kvBytes, alloc := hotBytes, c.pool.Alloc
+		switch head[len(head)-1] {
+		case tierHot:
+		case tierCold:
+			if cb == 0 {
+				return fail(fmt.Errorf("%w: a cold block in a snapshot without a cold tier", ErrBadSnapshot))
+			}
+			kvBytes, alloc = coldBytes, c.pool.AllocCold
+		default:
+			return fail(fmt.Errorf("%w: block tier %d", ErrBadSnapshot, head[len(head)-1]))
+		}
+		if err := read(kvBytes); err != nil {
+			return fail(err)
+		}
 		parent := root
 		if parentIdx >= 0 {
 			if int(parentIdx) >= i || loaded[parentIdx] == nil {
@@ -230,7 +274,7 @@ func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
 			loaded = append(loaded, existing)
 			continue
 		}
-		blocks, err := c.pool.Alloc(1)
+		blocks, err := alloc(1)
 		if err != nil {
 			loaded = append(loaded, nil)
 			continue // pool full: keep what fits

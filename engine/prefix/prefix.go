@@ -88,14 +88,18 @@ func within(n *node, rest []int32) (*node, int) {
 
 // Stats counts the cache's work since it was created.
 type Stats struct {
-	Lookups     uint64 `json:"lookups"`
-	Hits        uint64 `json:"hits"`         // lookups that reused at least one block
-	HitTokens   uint64 `json:"hit_tokens"`   // prompt tokens served from the cache
-	MissTokens  uint64 `json:"miss_tokens"`  // prompt tokens that had to be computed
-	Inserted    uint64 `json:"inserted"`     // blocks added
-	Evictions   uint64 `json:"evictions"`    // blocks evicted
-	Blocks      int    `json:"blocks"`       // blocks held now
-	BlockTokens int    `json:"block_tokens"` // positions per block
+	Lookups    uint64 `json:"lookups"`
+	Hits       uint64 `json:"hits"`        // lookups that reused at least one block
+	HitTokens  uint64 `json:"hit_tokens"`  // prompt tokens served from the cache
+	MissTokens uint64 `json:"miss_tokens"` // prompt tokens that had to be computed
+	Inserted   uint64 `json:"inserted"`    // blocks added
+	Evictions  uint64 `json:"evictions"`   // blocks evicted
+	Blocks     int    `json:"blocks"`      // blocks held now
+	ColdBlocks int    `json:"cold_blocks"` // of which in the cold (quantized) tier
+	// PartialBlocks of the blocks are partly filled leaves (a prompt that
+	// ended mid-block): always hot, never in snapshots.
+	PartialBlocks int `json:"partial_blocks"`
+	BlockTokens   int `json:"block_tokens"` // positions per block
 }
 
 // New returns an empty cache over pool.
@@ -240,27 +244,52 @@ func (c *Cache) drop(n *node) {
 
 // Evict frees cached blocks that no sequence uses, least recently used
 // leaves first, until the pool has at least want free blocks or nothing
-// more can be evicted. It returns the number of blocks freed.
+// more can be evicted. It returns the number of blocks freed. In a pool
+// with a cold tier it frees hot blocks, the ones new positions need:
+// evicting cold prefixes would not give them room (EvictCold frees cold
+// ones).
 func (c *Cache) Evict(want int) int {
+	if c.pool.Budgeted() { // tiers share the bytes: any block makes room
+		return c.evict(want, c.pool.Free, nil)
+	}
+	return c.evict(want, c.pool.Free, func(b int32) bool { return !c.pool.Cold(b) })
+}
+
+// EvictCold frees cached cold blocks, least recently used leaves first,
+// until the pool has at least want free cold blocks (room to move old
+// blocks of running sequences to the cold tier).
+func (c *Cache) EvictCold(want int) int {
+	if c.pool.Budgeted() {
+		return c.evict(want, c.pool.FreeCold, nil)
+	}
+	return c.evict(want, c.pool.FreeCold, c.pool.Cold)
+}
+
+// evict removes evictable leaves whose block tier matches, LRU first,
+// while free() < want.
+func (c *Cache) evict(want int, free func() int, tier func(int32) bool) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	freed := 0
 	// One leaf at a time: removing a leaf can make its parent the next
 	// least recently used leaf, which must go before younger branches.
 	var leaves []*node
-	for c.pool.Free() < want {
+	for free() < want {
 		leaves = leaves[:0]
 		for _, r := range c.roots {
 			collectEvictable(r, c.pool, &leaves)
 		}
-		if len(leaves) == 0 {
-			break
-		}
-		oldest := leaves[0]
-		for _, l := range leaves[1:] {
-			if l.lastUsed < oldest.lastUsed || (l.lastUsed == oldest.lastUsed && l.depth > oldest.depth) {
+		var oldest *node
+		for _, l := range leaves {
+			if tier != nil && !tier(l.block) {
+				continue
+			}
+			if oldest == nil || l.lastUsed < oldest.lastUsed || (l.lastUsed == oldest.lastUsed && l.depth > oldest.depth) {
 				oldest = l
 			}
+		}
+		if oldest == nil {
+			break
 		}
 		c.remove(oldest)
 		freed++
@@ -291,8 +320,10 @@ func (c *Cache) remove(n *node) {
 	}
 }
 
-// Clear drops every cached block that no sequence uses.
-func (c *Cache) Clear() { c.Evict(c.pool.Blocks() + 1) }
+// Clear drops every cached block that no sequence uses, in both tiers.
+func (c *Cache) Clear() {
+	c.evict(1, func() int { return 0 }, nil)
+}
 
 // Stats returns the counters.
 func (c *Cache) Stats() Stats {
@@ -301,6 +332,22 @@ func (c *Cache) Stats() Stats {
 	s := c.stats
 	s.Blocks = c.nodes
 	s.BlockTokens = c.bs
+	tiered := c.pool.ColdBlocks() > 0
+	var walk func(*node)
+	walk = func(n *node) {
+		for _, ch := range n.children {
+			if tiered && c.pool.Cold(ch.block) {
+				s.ColdBlocks++
+			}
+			if ch.partial(c.bs) {
+				s.PartialBlocks++
+			}
+			walk(ch)
+		}
+	}
+	for _, r := range c.roots {
+		walk(r)
+	}
 	return s
 }
 

@@ -290,8 +290,8 @@ func TestPartialLeaves(t *testing.T) {
 	a := seqTokens(6, 1) // one block and a partial one of 2 tokens
 	s, _ := fill(t, c, pool, "m", a)
 	s.Release()
-	if st := c.Stats(); st.Blocks != 2 {
-		t.Fatalf("%d blocks cached, want 2 (the partial one included)", st.Blocks)
+	if st := c.Stats(); st.Blocks != 2 || st.PartialBlocks != 1 {
+		t.Fatalf("%d blocks cached (%d partial), want 2 (the partial one included)", st.Blocks, st.PartialBlocks)
 	}
 	longer := append(append([]int32(nil), a...), 7, 8, 9)
 	if m := c.Lookup("m", longer); m.Tokens != 6 {
@@ -303,8 +303,8 @@ func TestPartialLeaves(t *testing.T) {
 	s.Release()
 	// Blocks: a[0:4], then the full block a[4:6]+7,8 replaced the partial
 	// leaf, then a partial 9.
-	if st := c.Stats(); st.Blocks != 3 {
-		t.Fatalf("%d blocks cached, want 3 (the partial leaf replaced)", st.Blocks)
+	if st := c.Stats(); st.Blocks != 3 || st.PartialBlocks != 1 {
+		t.Fatalf("%d blocks cached (%d partial), want 3 (the partial leaf replaced, a new one)", st.Blocks, st.PartialBlocks)
 	}
 	s, _ = fill(t, c, pool, "m", a[:5]) // its partial block is covered
 	s.Release()

@@ -14,9 +14,11 @@ func BenchmarkDot(b *testing.B) {
 	const n = 4096
 	r := rand.New(rand.NewPCG(5, 5))
 	w := randRow(r, n, 0.5)
-	for _, typ := range dotTypes {
+	for _, typ := range append(dotTypes[:len(dotTypes):len(dotTypes)], iqTypes...) {
 		wb := make([]byte, must(typ.RowBytes(n)))
-		if err := Quantize(typ, wb, w); err != nil {
+		if formats[typ].quant == nil {
+			wb = randomIQBlocks(r, typ, n/typ.BlockSize())
+		} else if err := Quantize(typ, wb, w); err != nil {
 			b.Fatal(err)
 		}
 		vt := VecDotType(typ)

@@ -158,7 +158,9 @@ func testAcceleratedMatchesReference(t *testing.T) {
 			off := rng.IntN(8)
 			w := make([]byte, wb+off)[off:]
 			a := make([]byte, ab+off)[off:]
-			if err := Quantize(typ, w, x); err != nil {
+			if f.quant == nil {
+				copy(w, randomIQBlocks(rng, typ, n/bs))
+			} else if err := Quantize(typ, w, x); err != nil {
 				t.Fatal(err)
 			}
 			act(a, y)
@@ -221,13 +223,9 @@ func testMultiDotMatchesSingle(t *testing.T) {
 		for iter := 0; iter < 20; iter++ {
 			n := bs * (1 + rng.IntN(12))
 			rows := 1 + rng.IntN(MaxMultiRows)
-			w, _ := typ.RowBytes(n)
 			stride, _ := f.vecDot.RowBytes(n)
 			stride += rng.IntN(3) * 4 // rows need not be packed
-			wb := make([]byte, w)
-			if err := Quantize(typ, wb, randRow(rng, n, 1)); err != nil {
-				t.Fatal(err)
-			}
+			wb := testWeights(t, rng, typ, n)
 			a := make([]byte, rows*stride)
 			for r := 0; r < rows; r++ {
 				ab, _ := f.vecDot.RowBytes(n)

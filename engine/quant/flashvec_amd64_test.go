@@ -153,3 +153,40 @@ func TestDotF16AMXVectorMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestTileF16AMXMatchesPairs checks the side-by-side AVX-512 form of
+// TileF16AMX against DotF16AMX's Go form for every pair, bit for bit,
+// with one to four activation rows and row strides wider than a row.
+func TestTileF16AMXMatchesPairs(t *testing.T) {
+	if !hasFlashAVX512 {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	r := rand.New(rand.NewPCG(67, 71))
+	for _, n := range []int{16, 48, 384, 1024} {
+		wstride, astride := 2*n+64, 4*n+32
+		w, a := make([]byte, TileRows*wstride), make([]byte, TileRows*astride)
+		for i := range TileRows {
+			for k := range n {
+				h := FP32ToFP16(r.Float32()*2 - 1)
+				w[i*wstride+2*k], w[i*wstride+2*k+1] = byte(h), byte(h>>8)
+				f := math.Float32bits(r.Float32()*8 - 4)
+				o := i*astride + 4*k
+				a[o], a[o+1], a[o+2], a[o+3] = byte(f), byte(f>>8), byte(f>>16), byte(f>>24)
+			}
+		}
+		for rows := 1; rows <= TileRows; rows++ {
+			dst := make([]float32, rows*7)
+			TileF16AMX(n, w, wstride, a, astride, rows, dst, 7)
+			hasFlashAVX512 = false
+			for i := range TileRows {
+				for rr := range rows {
+					want := DotF16AMX(n, w[i*wstride:], a[rr*astride:])
+					if math.Float32bits(dst[rr*7+i]) != math.Float32bits(want) {
+						t.Errorf("n=%d rows=%d pair (%d,%d): tile %v, Go %v", n, rows, i, rr, dst[rr*7+i], want)
+					}
+				}
+			}
+			hasFlashAVX512 = true
+		}
+	}
+}

@@ -207,6 +207,8 @@ func useISA(isa string) {
 	}
 	useTiles(isa)
 	useQ4x16(isa)
+	useHalf16(isa)
+	useIQ(isa)
 	kernelISA = isa
 }
 

@@ -40,6 +40,7 @@ func installARM64(asimd, dotprod bool) {
 		accelerated[t] = k.dot
 		acceleratedMulti[t] = k.multi
 	}
+	installIQ(dotprod)
 }
 
 // block32Kernel is the assembly of one 32-element format: one computes

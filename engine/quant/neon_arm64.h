@@ -65,3 +65,18 @@
 	SADDLP4S(30, 30); \
 	SADDLP4S(31, 31); \
 	ADDP4S(d, 30, 31)
+
+// FCVTL Vd.4S, Vn.4H (half to single precision, the low four halves)
+#define FCVTL4S(d, n) WORD $(0x0E217800 | ((n)<<5) | (d))
+
+// FCVTL2 Vd.4S, Vn.8H (the high four halves)
+#define FCVTL24S(d, n) WORD $(0x4E217800 | ((n)<<5) | (d))
+
+// FMLA Vd.4S, Vn.4S, Vm.S[i] (fused multiply-add by element)
+#define FMLAE4S(d, n, m, i) WORD $(0x4F801000 | (((i)&1)<<21) | (((i)>>1)<<11) | ((m)<<16) | ((n)<<5) | (d))
+
+// SHLL Vd.4S, Vn.4H, #16 (bf16 to float32, the low four halves)
+#define SHLL4S(d, n) WORD $(0x2E613800 | ((n)<<5) | (d))
+
+// SHLL2 Vd.4S, Vn.8H, #16 (the high four halves)
+#define SHLL24S(d, n) WORD $(0x6E613800 | ((n)<<5) | (d))

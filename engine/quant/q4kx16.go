@@ -23,11 +23,16 @@ import "fmt"
 // so chunk c of half k holds elements 64k+4c.. (group 2k) in its low
 // nibbles and 64k+32+4c.. (group 2k+1) in its high nibbles.
 //
-// The layout has its own summation order (Q4Kx16Reference): per block and
-// row, the exact integer sums Σ_j sc_j·Σ q·a and Σ_j m_j·Σ a are
-// fused-multiply-added with d·d_a and subtracted with dmin·d_a into one
-// float32, block after block. llama.cpp repacks Q4_K too, in an order
-// this does not reproduce; no reference output depends on it.
+// The summation order (Q4Kx16Reference) is that of llama.cpp's repacked
+// Q4_K matrix kernel (ggml_gemm_q4_K_8x8_q8_K, which llama.cpp uses on
+// every AVX2 machine for matrices of a multiple of 8 rows and batches of
+// four rows or more, prompts included): per block, row and 64-element
+// half (groups 2k and 2k+1), the exact integer sums sc·Σ q·a and m·Σ a of
+// the half are fused-multiply-added with d·d_a and dmin·d_a into two
+// float32 accumulators, half after half, and the output is their
+// difference. (llama.cpp's vector kernel for fewer rows, gemv, adds a
+// whole block's integers first: its decode is not batch-invariant; ruvllm
+// takes the prompt order everywhere.)
 const Q4Kx16BlockBytes = Q4x16Rows * (q4_KBytes + 4)
 
 // Q8_KAuxWords is the number of uint32 words Q8_KAux writes per block.
@@ -94,13 +99,14 @@ func Q8_KAux(aux []uint32, a []byte) {
 func Q4Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ4Kx16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 	for r := range rows {
-		var acc [Q4x16Rows]float32
+		var acc, accMin [Q4x16Rows]float32
 		for b := range nb {
 			blk := w[b*Q4Kx16BlockBytes:][:Q4Kx16BlockBytes]
 			y := a[r*astride+b*q8_KBytes:][:q8_KBytes]
 			da := f32At(y)
 			for i := range Q4x16Rows {
-				var sumi, summ int32
+				d := FP16ToFP32(uint16(blk[2*i]) | uint16(blk[2*i+1])<<8)
+				dmin := FP16ToFP32(uint16(blk[32+2*i]) | uint16(blk[32+2*i+1])<<8)
 				for k := range 4 {
 					var lo, hi int32
 					for c := range 8 {
@@ -110,17 +116,17 @@ func Q4Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 							hi += int32(q>>4) * int32(int8(y[4+64*k+32+4*c+e]))
 						}
 					}
-					sumi += int32(blk[64+16*(2*k)+i])*lo + int32(blk[64+16*(2*k+1)+i])*hi
+					sumi := int32(blk[64+16*(2*k)+i])*lo + int32(blk[64+16*(2*k+1)+i])*hi
 					s := aux[r*auxstride+Q8_KAuxWords*b+k]
-					summ += int32(blk[192+32*k+2*i])*int32(int16(s)) + int32(blk[192+32*k+2*i+1])*int32(int16(s>>16))
+					summ := int32(blk[192+32*k+2*i])*int32(int16(s)) + int32(blk[192+32*k+2*i+1])*int32(int16(s>>16))
+					acc[i] = fma32(float32(sumi), d*da, acc[i])
+					accMin[i] = fma32(float32(summ), dmin*da, accMin[i])
 				}
-				d := FP16ToFP32(uint16(blk[2*i]) | uint16(blk[2*i+1])<<8)
-				dmin := FP16ToFP32(uint16(blk[32+2*i]) | uint16(blk[32+2*i+1])<<8)
-				acc[i] = fma32(float32(sumi), d*da, acc[i])
-				acc[i] = fma32(-float32(summ), dmin*da, acc[i])
 			}
 		}
-		copy(dst[r*dstride:][:Q4x16Rows], acc[:])
+		for i := range Q4x16Rows {
+			dst[r*dstride+i] = acc[i] - accMin[i]
+		}
 	}
 }
 

@@ -12,21 +12,25 @@
 // quants of row i) and high nibbles (Z8-Z15, group 2k+1). For each
 // activation row, VPDPBUSD with four of its quants broadcast adds into
 // two fresh sums, which VPMULLD scales by the rows' group scales (Z16,
-// Z17) and adds into the row's block sum. After the four halves, VPDPWSSD
-// adds the minimums times the groups' activation sums (Q8_KAux), and both
-// sums are converted and fused-multiply-added, with d·d_a and −dmin·d_a,
-// into the row's float32 accumulator.
+// Z17) and adds into the row's half sum; VPDPWSSD makes the half's
+// minimum term from the minimum pairs (Z28) and the groups' activation
+// sums (Q8_KAux); and both are converted and fused-multiply-added, with
+// d·d_a and dmin·d_a, into the row's two float32 accumulators (the second
+// kept in the row's destination until the end, when the kernel stores
+// their difference), half after half, as llama.cpp's repacked Q4_K gemm
+// does. The four halves are unrolled, so every offset is a constant.
 //
-// Registers: DX the block; DI its quants, R9 its group scales (both move
-// through the halves); SI, R8, R10, R11 activation rows 0-3 (moved by 64
-// per half, so every half reads the same offsets); R12-R15 their aux
-// words; CX blocks left, BX activation rows, AX halves left.
-// Z18-Z21 block sums, Z22-Z25 accumulators of activation rows 0-3; Z26,
-// Z27 scratch, Z28 a chunk, Z29 bytes 0x0f.
+// Registers: DX the block; SI, R8, R10, R11 activation rows 0-3 (moved by
+// 64 per half, so every half reads the same offsets), R12-R15 their aux
+// words; DI the destination row of the minimum accumulator, R9 the
+// destination stride; CX blocks left, BX activation rows. Z18-Z21 half
+// sums, Z22-Z25 accumulators of activation rows 0-3; Z26, Z27 scratch,
+// Z28 a chunk, then the half's minimum pairs; Z29 bytes 0x0f; Z30, Z31
+// the rows' d and dmin.
 
-// Q4KCHUNK splits chunk c (byte offset off) into lo and hi nibbles.
+// Q4KCHUNK splits the chunk at off(DX) into lo and hi nibbles.
 #define Q4KCHUNK(off, lo, hi) \
-	VMOVDQU64 off(DI), Z28 \
+	VMOVDQU64 off(DX), Z28 \
 	VPANDD    Z29, Z28, lo \
 	VPSRLW    $4, Z28, Z28 \
 	VPANDD    Z29, Z28, hi
@@ -57,22 +61,25 @@
 	VPADDD        Z27, sum, sum \
 	ADDQ          $64, act
 
-// Q4KFINISH adds activation row act's block (act now 256 bytes in) with
-// aux words at (aux) to acc, and moves both to the next block.
-#define Q4KFINISH(act, aux, sum, acc) \
-	VPXORD          Z26, Z26, Z26 \
-	VPDPWSSD.BCST   0(aux), Z0, Z26 \
-	VPDPWSSD.BCST   4(aux), Z1, Z26 \
-	VPDPWSSD.BCST   8(aux), Z2, Z26 \
-	VPDPWSSD.BCST   12(aux), Z3, Z26 \
+// Q4KLANES adds half k of activation row act (act now 64·(k+1) bytes in),
+// whose block sum is sum, to acc with d_w·d_a (Z30), and the half's
+// minimum term, from the aux words at (aux) and the minimum pairs in Z28,
+// to the minimum accumulator at (DI) with dmin_w·d_a (Z31), through sum
+// (free once added); then moves DI to the next row's destination. As
+// llama.cpp's repacked Q4_K gemm: one fused multiply-add per half and
+// accumulator.
+#define Q4KLANES(k, act, aux, sum, acc) \
 	VCVTDQ2PS       sum, sum \
-	VMULPS.BCST     -256(act), Z4, Z27 \
-	VFMADD231PS     Z27, sum, acc \
+	VMULPS.BCST     -(64*(k+1))(act), Z30, Z26 \
+	VFMADD231PS     Z26, sum, acc \
+	VPXORD          Z26, Z26, Z26 \
+	VPDPWSSD.BCST   (4*k)(aux), Z28, Z26 \
 	VCVTDQ2PS       Z26, Z26 \
-	VMULPS.BCST     -256(act), Z5, Z27 \
-	VFNMADD231PS    Z27, Z26, acc \
-	ADDQ            $36, act \
-	ADDQ            $16, aux
+	VMULPS.BCST     -(64*(k+1))(act), Z31, Z27 \
+	VMOVUPS         (DI), sum \
+	VFMADD231PS     Z27, Z26, sum \
+	VMOVUPS         sum, (DI) \
+	ADDQ            R9, DI
 
 // func q4kx16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
 TEXT ·q4kx16AVX512VNNI(SB), NOSPLIT, $0-72
@@ -96,6 +103,17 @@ TEXT ·q4kx16AVX512VNNI(SB), NOSPLIT, $0-72
 	VPXORD Z23, Z23, Z23
 	VPXORD Z24, Z24, Z24
 	VPXORD Z25, Z25, Z25
+	// The minimum accumulators start at zero in dst.
+	MOVQ dst+56(FP), DI
+	MOVQ dstride+64(FP), R9
+	SHLQ $2, R9
+	MOVQ BX, AX
+
+q4kzero:
+	VMOVUPS Z22, (DI)
+	ADDQ    R9, DI
+	DECQ    AX
+	JNZ     q4kzero
 
 q4kblock:
 	CMPQ BX, $2
@@ -107,70 +125,191 @@ q4kblock:
 	PREFETCHT0 PFD+256(DX)
 
 q4kheader:
-	LEAQ 320(DX), DI
-	LEAQ 64(DX), R9
+	VCVTPH2PS 0(DX), Z30  // d
+	VCVTPH2PS 32(DX), Z31 // dmin
+	MOVQ dstride+64(FP), R9
+	SHLQ $2, R9
+	// Half 0: groups 0 and 1.
+	CMPQ BX, $2
+	JLT  q4kchunks0
+	PREFETCHT0 PFD+320(DX)
+	PREFETCHT0 PFD+384(DX)
+	PREFETCHT0 PFD+448(DX)
+	PREFETCHT0 PFD+512(DX)
+	PREFETCHT0 PFD+576(DX)
+	PREFETCHT0 PFD+640(DX)
+	PREFETCHT0 PFD+704(DX)
+	PREFETCHT0 PFD+768(DX)
+q4kchunks0:
+	Q4KCHUNK(320, Z0, Z8)
+	Q4KCHUNK(384, Z1, Z9)
+	Q4KCHUNK(448, Z2, Z10)
+	Q4KCHUNK(512, Z3, Z11)
+	Q4KCHUNK(576, Z4, Z12)
+	Q4KCHUNK(640, Z5, Z13)
+	Q4KCHUNK(704, Z6, Z14)
+	Q4KCHUNK(768, Z7, Z15)
+	VPMOVZXBD 64(DX), Z16
+	VPMOVZXBD 80(DX), Z17
+	VPMOVZXBW 192(DX), Z28 // minimum pairs of the half's groups
+	MOVQ dst+56(FP), DI
 	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	MOVQ $4, AX
-
-q4khalf:
-	CMPQ BX, $2
-	JLT  q4kchunks
-	PREFETCHT0 PFD+0(DI)
-	PREFETCHT0 PFD+64(DI)
-	PREFETCHT0 PFD+128(DI)
-	PREFETCHT0 PFD+192(DI)
-	PREFETCHT0 PFD+256(DI)
-	PREFETCHT0 PFD+320(DI)
-	PREFETCHT0 PFD+384(DI)
-	PREFETCHT0 PFD+448(DI)
-
-q4kchunks:
-	Q4KCHUNK(0, Z0, Z8)
-	Q4KCHUNK(64, Z1, Z9)
-	Q4KCHUNK(128, Z2, Z10)
-	Q4KCHUNK(192, Z3, Z11)
-	Q4KCHUNK(256, Z4, Z12)
-	Q4KCHUNK(320, Z5, Z13)
-	Q4KCHUNK(384, Z6, Z14)
-	Q4KCHUNK(448, Z7, Z15)
-	VPMOVZXBD 0(R9), Z16
-	VPMOVZXBD 16(R9), Z17
 	Q4KHALF(SI, Z18)
+	Q4KLANES(0, SI, R12, Z18, Z22)
 	CMPQ BX, $1
-	JEQ  q4khalfdone
+	JEQ  q4khalfdone0
+	VPXORD Z19, Z19, Z19
 	Q4KHALF(R8, Z19)
+	Q4KLANES(0, R8, R13, Z19, Z23)
 	CMPQ BX, $2
-	JEQ  q4khalfdone
+	JEQ  q4khalfdone0
+	VPXORD Z20, Z20, Z20
 	Q4KHALF(R10, Z20)
+	Q4KLANES(0, R10, R14, Z20, Z24)
 	CMPQ BX, $3
-	JEQ  q4khalfdone
+	JEQ  q4khalfdone0
+	VPXORD Z21, Z21, Z21
 	Q4KHALF(R11, Z21)
-
-q4khalfdone:
-	ADDQ $512, DI
-	ADDQ $32, R9
-	DECQ AX
-	JNZ  q4khalf
-
-	VPMOVZXBW 192(DX), Z0
-	VPMOVZXBW 224(DX), Z1
-	VPMOVZXBW 256(DX), Z2
-	VPMOVZXBW 288(DX), Z3
-	VCVTPH2PS 0(DX), Z4
-	VCVTPH2PS 32(DX), Z5
-	Q4KFINISH(SI, R12, Z18, Z22)
-	CMPQ BX, $1
-	JEQ  q4knext
-	Q4KFINISH(R8, R13, Z19, Z23)
+	Q4KLANES(0, R11, R15, Z21, Z25)
+q4khalfdone0:
+	// Half 1: groups 2 and 3.
 	CMPQ BX, $2
-	JEQ  q4knext
-	Q4KFINISH(R10, R14, Z20, Z24)
+	JLT  q4kchunks1
+	PREFETCHT0 PFD+832(DX)
+	PREFETCHT0 PFD+896(DX)
+	PREFETCHT0 PFD+960(DX)
+	PREFETCHT0 PFD+1024(DX)
+	PREFETCHT0 PFD+1088(DX)
+	PREFETCHT0 PFD+1152(DX)
+	PREFETCHT0 PFD+1216(DX)
+	PREFETCHT0 PFD+1280(DX)
+q4kchunks1:
+	Q4KCHUNK(832, Z0, Z8)
+	Q4KCHUNK(896, Z1, Z9)
+	Q4KCHUNK(960, Z2, Z10)
+	Q4KCHUNK(1024, Z3, Z11)
+	Q4KCHUNK(1088, Z4, Z12)
+	Q4KCHUNK(1152, Z5, Z13)
+	Q4KCHUNK(1216, Z6, Z14)
+	Q4KCHUNK(1280, Z7, Z15)
+	VPMOVZXBD 96(DX), Z16
+	VPMOVZXBD 112(DX), Z17
+	VPMOVZXBW 224(DX), Z28 // minimum pairs of the half's groups
+	MOVQ dst+56(FP), DI
+	VPXORD Z18, Z18, Z18
+	Q4KHALF(SI, Z18)
+	Q4KLANES(1, SI, R12, Z18, Z22)
+	CMPQ BX, $1
+	JEQ  q4khalfdone1
+	VPXORD Z19, Z19, Z19
+	Q4KHALF(R8, Z19)
+	Q4KLANES(1, R8, R13, Z19, Z23)
+	CMPQ BX, $2
+	JEQ  q4khalfdone1
+	VPXORD Z20, Z20, Z20
+	Q4KHALF(R10, Z20)
+	Q4KLANES(1, R10, R14, Z20, Z24)
 	CMPQ BX, $3
-	JEQ  q4knext
-	Q4KFINISH(R11, R15, Z21, Z25)
+	JEQ  q4khalfdone1
+	VPXORD Z21, Z21, Z21
+	Q4KHALF(R11, Z21)
+	Q4KLANES(1, R11, R15, Z21, Z25)
+q4khalfdone1:
+	// Half 2: groups 4 and 5.
+	CMPQ BX, $2
+	JLT  q4kchunks2
+	PREFETCHT0 PFD+1344(DX)
+	PREFETCHT0 PFD+1408(DX)
+	PREFETCHT0 PFD+1472(DX)
+	PREFETCHT0 PFD+1536(DX)
+	PREFETCHT0 PFD+1600(DX)
+	PREFETCHT0 PFD+1664(DX)
+	PREFETCHT0 PFD+1728(DX)
+	PREFETCHT0 PFD+1792(DX)
+q4kchunks2:
+	Q4KCHUNK(1344, Z0, Z8)
+	Q4KCHUNK(1408, Z1, Z9)
+	Q4KCHUNK(1472, Z2, Z10)
+	Q4KCHUNK(1536, Z3, Z11)
+	Q4KCHUNK(1600, Z4, Z12)
+	Q4KCHUNK(1664, Z5, Z13)
+	Q4KCHUNK(1728, Z6, Z14)
+	Q4KCHUNK(1792, Z7, Z15)
+	VPMOVZXBD 128(DX), Z16
+	VPMOVZXBD 144(DX), Z17
+	VPMOVZXBW 256(DX), Z28 // minimum pairs of the half's groups
+	MOVQ dst+56(FP), DI
+	VPXORD Z18, Z18, Z18
+	Q4KHALF(SI, Z18)
+	Q4KLANES(2, SI, R12, Z18, Z22)
+	CMPQ BX, $1
+	JEQ  q4khalfdone2
+	VPXORD Z19, Z19, Z19
+	Q4KHALF(R8, Z19)
+	Q4KLANES(2, R8, R13, Z19, Z23)
+	CMPQ BX, $2
+	JEQ  q4khalfdone2
+	VPXORD Z20, Z20, Z20
+	Q4KHALF(R10, Z20)
+	Q4KLANES(2, R10, R14, Z20, Z24)
+	CMPQ BX, $3
+	JEQ  q4khalfdone2
+	VPXORD Z21, Z21, Z21
+	Q4KHALF(R11, Z21)
+	Q4KLANES(2, R11, R15, Z21, Z25)
+q4khalfdone2:
+	// Half 3: groups 6 and 7.
+	CMPQ BX, $2
+	JLT  q4kchunks3
+	PREFETCHT0 PFD+1856(DX)
+	PREFETCHT0 PFD+1920(DX)
+	PREFETCHT0 PFD+1984(DX)
+	PREFETCHT0 PFD+2048(DX)
+	PREFETCHT0 PFD+2112(DX)
+	PREFETCHT0 PFD+2176(DX)
+	PREFETCHT0 PFD+2240(DX)
+	PREFETCHT0 PFD+2304(DX)
+q4kchunks3:
+	Q4KCHUNK(1856, Z0, Z8)
+	Q4KCHUNK(1920, Z1, Z9)
+	Q4KCHUNK(1984, Z2, Z10)
+	Q4KCHUNK(2048, Z3, Z11)
+	Q4KCHUNK(2112, Z4, Z12)
+	Q4KCHUNK(2176, Z5, Z13)
+	Q4KCHUNK(2240, Z6, Z14)
+	Q4KCHUNK(2304, Z7, Z15)
+	VPMOVZXBD 160(DX), Z16
+	VPMOVZXBD 176(DX), Z17
+	VPMOVZXBW 288(DX), Z28 // minimum pairs of the half's groups
+	MOVQ dst+56(FP), DI
+	VPXORD Z18, Z18, Z18
+	Q4KHALF(SI, Z18)
+	Q4KLANES(3, SI, R12, Z18, Z22)
+	CMPQ BX, $1
+	JEQ  q4khalfdone3
+	VPXORD Z19, Z19, Z19
+	Q4KHALF(R8, Z19)
+	Q4KLANES(3, R8, R13, Z19, Z23)
+	CMPQ BX, $2
+	JEQ  q4khalfdone3
+	VPXORD Z20, Z20, Z20
+	Q4KHALF(R10, Z20)
+	Q4KLANES(3, R10, R14, Z20, Z24)
+	CMPQ BX, $3
+	JEQ  q4khalfdone3
+	VPXORD Z21, Z21, Z21
+	Q4KHALF(R11, Z21)
+	Q4KLANES(3, R11, R15, Z21, Z25)
+q4khalfdone3:
+	// Next block: activation rows and aux words.
+	ADDQ $36, SI
+	ADDQ $16, R12
+	ADDQ $36, R8
+	ADDQ $16, R13
+	ADDQ $36, R10
+	ADDQ $16, R14
+	ADDQ $36, R11
+	ADDQ $16, R15
 
 q4knext:
 	ADDQ $2368, DX
@@ -180,18 +319,22 @@ q4knext:
 	MOVQ dst+56(FP), DI
 	MOVQ dstride+64(FP), R8
 	SHLQ $2, R8
+	VSUBPS  (DI), Z22, Z22
 	VMOVUPS Z22, (DI)
 	CMPQ BX, $1
 	JEQ  q4kdone
 	ADDQ R8, DI
+	VSUBPS  (DI), Z23, Z23
 	VMOVUPS Z23, (DI)
 	CMPQ BX, $2
 	JEQ  q4kdone
 	ADDQ R8, DI
+	VSUBPS  (DI), Z24, Z24
 	VMOVUPS Z24, (DI)
 	CMPQ BX, $3
 	JEQ  q4kdone
 	ADDQ R8, DI
+	VSUBPS  (DI), Z25, Z25
 	VMOVUPS Z25, (DI)
 
 q4kdone:

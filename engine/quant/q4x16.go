@@ -185,6 +185,14 @@ type Packed struct {
 	// consecutive ranges of blocks gives the same result, bit for bit,
 	// while a range's activations stay in L1. Nil: no split.
 	Accumulate PackedKernel
+	// Decode, where the layout has it, multiplies one activation row by
+	// DecodeGroups consecutive groups (groupBytes apart) at once, writing
+	// 16·DecodeGroups consecutive outputs; each group's results are
+	// Kernel's (Accumulate's when accumulate), bit for bit. A group's sums
+	// are chains of dependent operations, and one row of decode has
+	// nothing else to overlap them with.
+	Decode       func(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool)
+	DecodeGroups int
 }
 
 // Bytes is the size of a rows × cols matrix in the layout.
@@ -202,6 +210,18 @@ func PackedFor(t Type) *Packed {
 	case t == Q8_0 && q8x16Kernel != nil:
 		return &Packed{Name: "Q8_0x16", Act: Q8_0, BlockSize: QK, BlockBytes: Q8x16BlockBytes, AuxWords: Q8_0x16AuxWords,
 			Aux: Q8_0x16Aux, Repack: RepackQ8x16, Kernel: q8x16Kernel}
+	case t == Q5_0 && q5x16Kernel != nil:
+		return &Packed{Name: "Q5_0x16", Act: Q8_0, BlockSize: QK, BlockBytes: Q5x16BlockBytes, AuxWords: Q8_0x16AuxWords,
+			Aux: Q5_0x16Aux, Repack: RepackQ5x16, Kernel: q5x16Kernel}
+	case t == Q6_K && q6kx16Kernel != nil:
+		return &Packed{Name: "Q6_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q6Kx16BlockBytes,
+			Repack: RepackQ6Kx16, Kernel: q6kx16Kernel}
+	case t == Q5_K && q5kx16Kernel != nil:
+		return &Packed{Name: "Q5_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q5Kx16BlockBytes, AuxWords: Q8_KAuxWords,
+			Aux: Q8_KAux, Repack: RepackQ5Kx16, Kernel: q5kx16Kernel}
+	case t == Q5_1 && q51x16Kernel != nil:
+		return &Packed{Name: "Q5_1x16", Act: Q8_1, BlockSize: QK, BlockBytes: Q51x16BlockBytes, AuxWords: Q8_1x16AuxWords,
+			Aux: Q8_1x16Aux, Repack: RepackQ51x16, Kernel: q51x16Kernel}
 	case t == Q4_K && q4kx16Kernel != nil:
 		return &Packed{Name: "Q4_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q4Kx16BlockBytes, AuxWords: Q8_KAuxWords,
 			Aux: Q8_KAux, Repack: RepackQ4Kx16, Kernel: q4kx16Kernel}

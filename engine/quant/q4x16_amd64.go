@@ -4,13 +4,14 @@ package quant
 
 // The kernels of the repacked layouts chosen by useQ4x16 (nil: none), and
 // the Q4_0x16 kernel that adds to dst.
-var q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel PackedKernel
+var q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel, q6kx16Kernel, q5kx16Kernel, q51x16Kernel PackedKernel
 
 // useQ4x16 selects the kernels of the repacked layouts for isa.
 func useQ4x16(isa string) {
-	q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel = nil, nil, nil, nil
+	q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel, q6kx16Kernel, q5kx16Kernel, q51x16Kernel = nil, nil, nil, nil, nil, nil, nil, nil
 	if isa == isaAVX512VNNI && hasTileISA {
-		q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel = q4x16, q4kx16, q8x16, q4x16Acc
+		q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel = q4x16, q4kx16, q8x16, q4x16Acc, q5x16
+		q6kx16Kernel, q5kx16Kernel, q51x16Kernel = q6kx16, q5kx16, q51x16
 	}
 }
 
@@ -52,3 +53,54 @@ func q8x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int,
 
 //go:noescape
 func q8x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
+
+// q5x16 checks the buffers and runs the assembly kernel, which takes two
+// activation rows at a time.
+func q5x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	checkQ5x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	for r := 0; r < rows; r += 2 {
+		q5x16AVX512VNNI(nb, &w[0], &a[r*astride], astride, &aux[r*auxstride], auxstride, min(2, rows-r), &dst[r*dstride], dstride)
+	}
+}
+
+//go:noescape
+func q5x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
+
+// q6kx16Scratch is the scratch the Q6_Kx16 kernel unpacks a super-block
+// into and keeps its float lanes in (see q6kx16_amd64.s).
+const q6kx16Scratch = 5696 + 512*PackedRows
+
+// q6kx16 checks the buffers and runs the assembly kernel.
+func q6kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	checkQ6Kx16(nb, w, a, astride, rows, dst, dstride)
+	var scratch [q6kx16Scratch]byte
+	q6kx16AVX512(nb, &w[0], &a[0], astride, rows, &dst[0], dstride, &scratch[0])
+}
+
+//go:noescape
+func q6kx16AVX512(nb int, w *byte, a *byte, astride, rows int, dst *float32, dstride int, scratch *byte)
+
+// q5kx16Scratch is the scratch of the Q5_Kx16 kernel (q5kx16_amd64.s).
+const q5kx16Scratch = 4992 + 576*PackedRows
+
+// q5kx16 checks the buffers and runs the assembly kernel.
+func q5kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	checkQ5Kx16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	var scratch [q5kx16Scratch]byte
+	q5kx16AVX512(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, &scratch[0])
+}
+
+//go:noescape
+func q5kx16AVX512(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, scratch *byte)
+
+// q51x16 checks the buffers and runs the assembly kernel, which takes two
+// activation rows at a time.
+func q51x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	checkQ51x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	for r := 0; r < rows; r += 2 {
+		q51x16AVX512VNNI(nb, &w[0], &a[r*astride], astride, &aux[r*auxstride], auxstride, min(2, rows-r), &dst[r*dstride], dstride)
+	}
+}
+
+//go:noescape
+func q51x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)

@@ -9,7 +9,7 @@ import (
 )
 
 // quantTypes are the types with a quantizer, in the table's order.
-var quantTypes = []Type{F32, F16, BF16, Q8_0, Q8_1, Q8_K, Q6_K, Q5_0, Q5_1, Q5_K, Q4_0, Q4_1, Q4_K, Q3_K, Q2_K}
+var quantTypes = []Type{F32, F16, BF16, Q8_0, Q8_1, Q8_K, Q6_K, Q5_0, Q5_1, Q5_K, Q4_0, Q4_1, Q4_K, Q3_K, Q2_K, IQ4_NL, IQ4_XS, IQ3_S, IQ3_XXS, IQ2_S, IQ1_M}
 
 // rmseBound is the bound on the round trip's RMSE relative to the data's
 // RMS on every test distribution, and on the largest error relative to
@@ -24,8 +24,11 @@ var rmseBound = map[Type]struct{ rmse, max float64 }{
 	Q6_K: {0.036, 0.023},
 	Q5_0: {0.067, 0.075}, Q5_1: {0.072, 0.041}, Q5_K: {0.056, 0.062},
 	Q4_0: {0.134, 0.152}, Q4_1: {0.124, 0.082}, Q4_K: {0.105, 0.105},
-	Q3_K: {0.225, 0.30},
-	Q2_K: {0.44, 0.46},
+	Q3_K:   {0.225, 0.30},
+	Q2_K:   {0.44, 0.46},
+	IQ4_NL: {0.10, 0.145}, IQ4_XS: {0.10, 0.145},
+	IQ3_S: {0.38, 0.36}, IQ3_XXS: {0.41, 0.58},
+	IQ2_S: {0.71, 0.56}, IQ1_M: {0.63, 1.19},
 }
 
 type distribution struct {

@@ -23,8 +23,8 @@ func TileDotFor(t Type) TileDotFunc { return acceleratedTile[t] }
 // interleavedTile holds the tile kernels of InterleavedTileFor.
 var interleavedTile = map[Type]TileDotFunc{}
 
-// InterleavedTileFor returns a tile kernel of weight type t (Q4_0 or
-// Q8_0) that sums in the order of llama.cpp's repacked and AMX kernels,
+// InterleavedTileFor returns a tile kernel of weight type t (Q4_0, Q8_0 or
+// IQ4_NL) that sums in the order of llama.cpp's repacked and AMX kernels,
 // or nil when this CPU has none. llama.cpp repacks a Q4_0 weight whose row
 // count is a multiple of 8 and that only multiplies matrices (not the
 // token embedding table) on every AVX2 machine, and on CPUs with AMX-INT8
@@ -37,7 +37,7 @@ var interleavedTile = map[Type]TileDotFunc{}
 func InterleavedTileFor(t Type) TileDotFunc { return interleavedTile[t] }
 
 // InterleavedTileReference returns the pure-Go form of the interleaved
-// order's tile for Q4_0 or Q8_0 (nil for other types): slow, for CPUs
+// order's tile for Q4_0, Q8_0 or IQ4_NL (nil for other types): slow, for CPUs
 // without the kernel when that order is asked for.
 func InterleavedTileReference(t Type) TileDotFunc {
 	var dot DotFunc
@@ -46,6 +46,8 @@ func InterleavedTileReference(t Type) TileDotFunc {
 		dot = DotQ4_0Interleaved
 	case Q8_0:
 		dot = DotQ8_0Interleaved
+	case IQ4_NL:
+		dot = DotIQ4_NLInterleaved
 	default:
 		return nil
 	}
@@ -115,7 +117,22 @@ func DotF16AMX(n int, w, a []byte) float32 {
 }
 
 // TileF16AMX is DotF16AMX as a TileDotFunc (activation rows of float32).
+// With AVX-512 and two or more activation rows, the TileRows×rows pairs
+// accumulate side by side (tileF16F32x16), each pair in its own 16 lanes
+// in DotF16AMX's order and reduced as it reduces, so the results are the
+// same bits: one pair's chain of dependent FMAs left the FMA units
+// waiting, so that a decode step of a few tokens (several sequences, or a
+// speculative draft being verified) cost nearly as much per token as one
+// token alone. One activation row keeps the pair at a time: its single
+// stream of weights reads memory faster than four side by side.
 func TileF16AMX(n int, w []byte, wstride int, a []byte, astride, rows int, dst []float32, dstride int) {
+	if hasFlashAVX512 && hasTileF16 && n > 0 && n%16 == 0 && wstride%2 == 0 && astride%4 == 0 && rows >= 2 && rows <= TileRows {
+		_ = w[(TileRows-1)*wstride+2*n-1]
+		_ = a[(rows-1)*astride+4*n-1]
+		_ = dst[(rows-1)*dstride+TileRows-1]
+		tileF16F32x16(n, &u16View(w)[0], wstride/2, &f32View(a)[0], astride/4, rows, &dst[0], dstride)
+		return
+	}
 	for i := range TileRows {
 		for r := range rows {
 			dst[r*dstride+i] = DotF16AMX(n, w[i*wstride:], a[r*astride:])

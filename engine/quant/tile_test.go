@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -65,7 +66,11 @@ func testTileDotMatchesReference(t *testing.T) {
 // reading, on buffers shorter than its rows and on row counts outside
 // 1..TileRows.
 func TestTileDotShortBuffers(t *testing.T) {
-	for typ, tile := range acceleratedTile {
+	tiles := maps.Clone(acceleratedTile)
+	if k := InterleavedTileFor(IQ4_NL); k != nil {
+		tiles[IQ4_NL] = k
+	}
+	for typ, tile := range tiles {
 		n := 2 * typ.BlockSize()
 		wrb, arb := must(typ.RowBytes(n)), must(VecDotType(typ).RowBytes(n))
 		for _, c := range []struct{ w, a, rows int }{
@@ -90,13 +95,14 @@ func TestTileDotShortBuffers(t *testing.T) {
 // kernel follows).
 func TestInterleavedTileMatchesReference(t *testing.T) {
 	forEachISA(t, func(t *testing.T) {
-		for _, typ := range []Type{Q4_0, Q8_0} {
+		for _, typ := range []Type{Q4_0, Q8_0, IQ4_NL} {
 			tile := InterleavedTileFor(typ)
 			if tile == nil {
-				t.Skipf("no interleaved %s tile kernel on this CPU and instruction set", typ)
+				t.Logf("no interleaved %s tile kernel on this CPU and instruction set", typ)
+				continue
 			}
 			ref := InterleavedTileReference(typ)
-			dot := map[Type]DotFunc{Q4_0: DotQ4_0Interleaved, Q8_0: DotQ8_0Interleaved}[typ]
+			dot := map[Type]DotFunc{Q4_0: DotQ4_0Interleaved, Q8_0: DotQ8_0Interleaved, IQ4_NL: DotIQ4_NLInterleaved}[typ]
 			rng := rand.New(rand.NewPCG(31, 37))
 			act := activationEncoder(t, Q8_0)
 			differs := 0

@@ -25,6 +25,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/lora"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/prefix"
+	"github.com/ruvllm/ruvllm/engine/spec"
 )
 
 // ErrClosed is returned for jobs submitted to, or running in, a closed
@@ -91,6 +92,12 @@ type Job struct {
 	// the first Next; read them once Run returned).
 	Admitted, Prefilled time.Time
 	PrefillSteps        int
+	// Speculate selects the speculation kinds the job may use (zero:
+	// none) where the scheduler has Options.Speculation.
+	Speculate spec.Kinds
+	// Spec is the job's speculation state; its counters (verified draft
+	// tokens, accepted ones, verifications) may be read after Run.
+	Spec spec.Seq
 
 	ctx      context.Context
 	err      error
@@ -102,6 +109,12 @@ type Job struct {
 	finished bool
 	// prefilled: OnPrefilled was called.
 	prefilled bool
+
+	// speculation (spec.go)
+	draft            spec.Draft
+	tree             []int32 // the verification span's tree
+	path             []int32
+	moveDst, moveSrc []int
 }
 
 // Options configures a Scheduler.
@@ -123,7 +136,21 @@ type Options struct {
 	BackgroundDelay time.Duration
 	// MaxSeqLen is the longest sequence (context length).
 	MaxSeqLen int
+	// Speculation, when set, enables speculative decoding for jobs that
+	// ask for it (Job.Speculate).
+	Speculation *Speculation
+	// HotWindow is how many of a sequence's latest positions stay in the
+	// hot tier where the pool has a cold one (default 256): after each
+	// step, the full blocks before them move to the cold tier
+	// (kv.Sequence.Demote), and a finished sequence's blocks move there
+	// before the prefix cache takes them.
+	HotWindow int
 	Logger    *slog.Logger
+	// CostClock measures what speculation's cost model and guard weigh
+	// (nil: wall time). The engine passes the process's CPU time: on a
+	// machine whose cores other processes keep busy, wall times swing
+	// several-fold from step to step while the work done does not.
+	CostClock func() time.Duration
 }
 
 // Scheduler runs jobs with continuous batching.
@@ -153,17 +180,35 @@ type Scheduler struct {
 	busyAt  time.Time // when a step last ran tokens of a job not in the background
 	logits  [][]float32
 	sb      stepBuffers
+
+	// speculation (spec.go): the controller and drafters are the loop's
+	spec       *Speculation
+	ctl        *spec.Controller
+	tree       bool // the runner verifies trees
+	specSeqs   []*spec.Seq
+	specDrafts []*spec.Draft
+	specReqs   []spec.Request
+	specStats  specCounters
+	now        func() time.Duration // the clock steps are timed with (Options.CostClock)
 }
 
 // stepBuffers is what step builds a batch in, kept between steps so a
 // decode step allocates nothing.
 type stepBuffers struct {
-	batch            model.Batch
-	rows             []int32
-	jobs             []*Job // the running jobs when the step began
-	owners, spanJobs []*Job
-	adapters         [][]lora.Applied
-	inBatch          map[*Job]bool
+	batch    model.Batch
+	rows     []int32
+	jobs     []*Job // the running jobs when the step began
+	owners   []owner
+	spanJobs []*Job
+	adapters [][]lora.Applied
+	inBatch  map[*Job]bool
+}
+
+// owner is a job that gets logits in a step: rows [first, first+n) of
+// the step's logits, n > 1 when it verifies a draft in span span.
+type owner struct {
+	j              *Job
+	first, n, span int
 }
 
 // reset empties the buffers, keeping their storage but dropping the
@@ -197,11 +242,26 @@ func New(r Runner, pool *kv.Pool, cache *prefix.Cache, o Options) *Scheduler {
 	if o.BackgroundDelay <= 0 {
 		o.BackgroundDelay = 50 * time.Millisecond
 	}
+	if o.HotWindow <= 0 {
+		o.HotWindow = 256
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Scheduler{run: r, pool: pool, cache: cache, o: o, log: o.Logger,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{}), idle: make(chan struct{})}
+		wake: make(chan struct{}, 1), stopped: make(chan struct{}), idle: make(chan struct{}), now: o.CostClock}
+	if s.now == nil {
+		base := time.Now()
+		s.now = func() time.Duration { return time.Since(base) }
+	}
+	if o.Speculation != nil {
+		s.spec = o.Speculation
+		s.ctl = spec.NewController(o.Speculation.Control)
+		s.tree = s.treeCapable()
+		if d := s.spec.Drafter; d != nil && d.Timing == nil {
+			d.Timing, d.Clock = s.ctl.DraftTime, s.now
+		}
+	}
 	go s.loop()
 	return s
 }
@@ -516,6 +576,8 @@ func (s *Scheduler) step() error {
 		defer func() { s.busyAt = time.Now() }()
 	}
 	sb.jobs = append(sb.jobs, s.running...) // reserve may preempt, editing s.running
+	stepStart := s.now()
+	decoding, specKinds, specAllowed := s.planDrafts(sb.jobs)
 	for _, j := range sb.jobs {
 		if j.seq == nil || j.finished { // preempted or failed while making room
 			continue
@@ -531,24 +593,48 @@ func (s *Scheduler) step() error {
 		if n <= 0 {
 			continue
 		}
-		if err := s.reserve(j, n, inBatch); err != nil {
-			if errors.Is(err, ErrTooLarge) {
-				j.finished, j.err = true, err
-				continue
+		drafted := j.draft.Len()
+		if drafted > 0 && (n != 1 || 1+drafted > budget) {
+			j.draft.Reset()
+			drafted = 0
+		}
+		if drafted > 0 {
+			// Room for the draft too, from free blocks only: a guess
+			// never evicts a cached prefix or preempts a sequence.
+			if err := j.seq.Reserve(1+drafted, s.run.KV()); err != nil {
+				j.draft.Reset()
+				drafted = 0
 			}
-			break // pool held by jobs with higher priority: wait for them
+		}
+		if drafted == 0 {
+			if err := s.reserve(j, n, inBatch); err != nil {
+				if errors.Is(err, ErrTooLarge) {
+					j.finished, j.err = true, err
+					continue
+				}
+				break // pool held by jobs with higher priority: wait for them
+			}
 		}
 		inBatch[j] = true
 		row := len(batch.Tokens)
 		batch.Tokens = append(batch.Tokens, j.tokens[j.fed:j.fed+n]...)
-		batch.Spans = append(batch.Spans, compute.Span{Row: row, N: n, Pos: j.fed, Blocks: j.seq.Blocks()})
+		sp := compute.Span{Row: row, N: n, Pos: j.fed, Blocks: j.seq.Blocks()}
+		if drafted > 0 {
+			batch.Tokens = append(batch.Tokens, j.draft.Tokens...)
+			sp.N, sp.Tree = 1+drafted, s.draftSpan(j)
+			n = sp.N
+			owners = append(owners, owner{j: j, first: len(rows), n: n, span: len(batch.Spans)})
+			for i := range n {
+				rows = append(rows, int32(row+i))
+			}
+		} else if j.fed+n == len(j.tokens) { // the job's last pending token: it needs logits
+			owners = append(owners, owner{j: j, first: len(rows), n: 1, span: len(batch.Spans)})
+			rows = append(rows, int32(row+n-1))
+		}
+		batch.Spans = append(batch.Spans, sp)
 		spanJobs = append(spanJobs, j)
 		adapters = append(adapters, j.Adapters)
 		withAdapters = withAdapters || len(j.Adapters) > 0
-		if j.fed+n == len(j.tokens) { // the job's last pending token: it needs logits
-			rows = append(rows, int32(row+n-1))
-			owners = append(owners, j)
-		}
 		budget -= n
 		if budget == 0 {
 			break
@@ -563,12 +649,17 @@ func (s *Scheduler) step() error {
 		for len(s.logits) < len(rows) {
 			s.logits = append(s.logits, make([]float32, s.run.Vocab()))
 		}
+		start := s.now()
 		if err := s.run.Step(batch, rows, s.logits[:len(rows)]); err != nil {
 			return err
 		}
 		now := time.Now()
+		s.timeStep(len(batch.Tokens), len(rows), s.now()-start)
 		for i, sp := range batch.Spans {
 			j := spanJobs[i]
+			if j.draft.Len() > 0 {
+				continue // acceptDraft advances it by what it keeps
+			}
 			j.seq.Advance(sp.N)
 			if j.Prefilled.IsZero() {
 				j.PrefillSteps++
@@ -577,6 +668,7 @@ func (s *Scheduler) step() error {
 				}
 			}
 			j.fed += sp.N
+			s.demote(j, s.o.HotWindow)
 			if j.OnPrefilled != nil && !j.prefilled && j.fed >= len(j.Prompt) {
 				j.prefilled = true
 				if s.cache != nil && j.Namespace != "" {
@@ -585,23 +677,40 @@ func (s *Scheduler) step() error {
 				j.OnPrefilled()
 			}
 		}
-		for i, j := range owners {
+		start, calls := s.now(), 0
+		for _, o := range owners {
+			j := o.j
+			if j.draft.Len() > 0 {
+				calls += s.acceptDraft(j, batch.Spans[o.span], s.logits[o.first:o.first+o.n])
+				continue
+			}
+			calls++
 			if j.NextN != nil {
 				n := len(j.tokens)
 				var done bool
-				j.tokens, done = j.NextN(s.logits[i], j.tokens)
+				j.tokens, done = j.NextN(s.logits[o.first], j.tokens)
 				if done || len(j.tokens) == n || (s.o.MaxSeqLen > 0 && len(j.tokens) > s.o.MaxSeqLen) {
 					j.tokens = j.tokens[:n]
 					j.finished = true
 				}
 				continue
 			}
-			tok, done := j.Next(s.logits[i])
+			tok, done := j.Next(s.logits[o.first])
 			if done || (s.o.MaxSeqLen > 0 && len(j.tokens) >= s.o.MaxSeqLen) {
 				j.finished = true
 				continue
 			}
 			j.tokens = append(j.tokens, tok)
+		}
+		if s.ctl != nil {
+			now := s.now()
+			s.ctl.NextTime(calls, now-start)
+			if decoding > 0 && len(rows) == len(batch.Tokens) {
+				s.ctl.StepDone(decoding, specKinds, calls, now-stepStart, specAllowed)
+			}
+		}
+		for _, j := range spanJobs {
+			j.draft.Reset()
 		}
 	}
 	keep := s.running[:0]
@@ -694,11 +803,32 @@ func (s *Scheduler) release(j *Job) {
 		return
 	}
 	if s.cache != nil && j.Namespace != "" && j.fed > 0 && !(j.Background && j.ctx.Err() != nil) {
+		s.demote(j, 0) // cached prefixes keep their full blocks cold
 		s.cache.Insert(j.Namespace, j.tokens[:j.fed], j.seq.Blocks())
 	}
+	s.forgetDraft(j)
 	j.seq.Release()
 	j.seq = nil
 	j.fed = 0
+}
+
+// demote moves j's full blocks older than window positions to the pool's
+// cold tier (a no-op without one), evicting cold cached prefixes when the
+// tier is full; when nothing can be evicted the blocks stay hot.
+func (s *Scheduler) demote(j *Job, window int) {
+	d, ok := s.run.KV().(kv.Demoter)
+	if !ok || s.pool.ColdBlocks() == 0 || j.seq == nil {
+		return
+	}
+	for {
+		_, err := j.seq.Demote(window, d)
+		if err == nil || !errors.Is(err, kv.ErrPoolExhausted) {
+			return
+		}
+		if s.cache == nil || s.cache.EvictCold(s.pool.FreeCold()+1) == 0 {
+			return
+		}
+	}
 }
 
 func (s *Scheduler) finish(j *Job, err error) {

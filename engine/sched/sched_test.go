@@ -32,6 +32,11 @@ func (s *tokenKV) CopyBlock(dst, src int32)       { copy(s.data[dst], s.data[src
 func (s *tokenKV) ReadBlock(int32, []byte) error  { return errors.New("unused") }
 func (s *tokenKV) WriteBlock(int32, []byte) error { return errors.New("unused") }
 func (s *tokenKV) BlockBytes() int                { return 0 }
+func (s *tokenKV) MoveRows(blocks []int32, dst, src []int) {
+	for i := range dst {
+		s.data[blocks[dst[i]/s.bs]][dst[i]%s.bs] = s.data[blocks[src[i]/s.bs]][src[i]%s.bs]
+	}
+}
 
 // hashRunner computes logits from the whole stored history of each span,
 // read through the block table after writing the batch's tokens.
@@ -41,12 +46,56 @@ type hashRunner struct {
 	mu    sync.Mutex
 	steps int
 	maxSp int
+	// noTree makes the runner refuse tree spans (as a backend without
+	// compute.TreeAttender); noise, when positive, makes it a poor draft
+	// model: one prediction in noise is off by one.
+	noTree bool
+	noise  uint64
+	// clock, when set, advances by cost(tokens) every step (the
+	// scheduler's clock in speculation tests).
+	clock *fakeClock
+	cost  func(tokens int) time.Duration
+	trees int // steps with a tree span
 }
 
 func (r *hashRunner) Vocab() int          { return vocab }
 func (r *hashRunner) KV() compute.KVStore { return r.kv }
+func (r *hashRunner) TreeSpans() bool     { return !r.noTree }
+
+// fakeClock is a clock that moves only when told.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Since is the time the clock has moved since the Unix epoch it starts
+// at (a sched.Options.CostClock).
+func (c *fakeClock) Since() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now.Sub(time.Unix(0, 0))
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
 
 func (r *hashRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
+	return r.stepHashes(b, rows, func(i int, h uint64) {
+		clear(out[i])
+		next := h % vocab
+		if r.noise > 0 && (h>>17)%r.noise == 0 {
+			next = (next + 1) % vocab
+		}
+		out[i][next] = 1
+	})
+}
+
+// stepHashes stores the batch's tokens and calls emit with the hash of
+// what each of rows sees.
+func (r *hashRunner) stepHashes(b *model.Batch, rows []int32, emit func(i int, h uint64)) error {
 	if r.gate != nil {
 		<-r.gate
 	}
@@ -54,24 +103,50 @@ func (r *hashRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
 	r.steps++
 	r.maxSp = max(r.maxSp, len(b.Spans))
 	r.mu.Unlock()
+	if r.clock != nil {
+		r.clock.advance(r.cost(len(b.Tokens)))
+	}
 	bs := r.kv.bs
 	hashes := make([]uint64, len(b.Tokens))
 	for _, sp := range b.Spans {
+		if sp.Tree != nil {
+			if r.noTree || !compute.ValidTree(sp.Tree, sp.N) {
+				return fmt.Errorf("tree span %v given to a runner that cannot take it", sp.Tree)
+			}
+			r.mu.Lock()
+			r.trees++
+			r.mu.Unlock()
+		}
 		for i := 0; i < sp.N; i++ {
 			p := sp.Pos + i
 			r.kv.data[sp.Blocks[p/bs]][p%bs] = b.Tokens[sp.Row+i]
 		}
 		for i := 0; i < sp.N; i++ {
+			// Visible: the positions before the span, then (for a tree)
+			// the token's ancestors and itself, else the span up to i.
 			var h uint64 = 1469598103934665603
-			for p := 0; p <= sp.Pos+i; p++ {
+			for p := 0; p < sp.Pos; p++ {
+				h = (h ^ uint64(r.kv.data[sp.Blocks[p/bs]][p%bs])) * 1099511628211
+			}
+			var path []int
+			for k := i; k >= 0; k-- {
+				path = append(path, k)
+				if sp.Tree != nil {
+					if k = int(sp.Tree[k]); k < 0 {
+						break
+					}
+					k++ // the loop's k-- lands on the parent
+				}
+			}
+			for x := len(path) - 1; x >= 0; x-- {
+				p := sp.Pos + path[x]
 				h = (h ^ uint64(r.kv.data[sp.Blocks[p/bs]][p%bs])) * 1099511628211
 			}
 			hashes[sp.Row+i] = h
 		}
 	}
 	for i, row := range rows {
-		clear(out[i])
-		out[i][hashes[row]%vocab] = 1
+		emit(i, hashes[row])
 	}
 	return nil
 }

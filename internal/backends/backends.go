@@ -99,6 +99,13 @@ func factory(name string, threads int, goos, goarch string) (func() (compute.Bac
 }
 
 // Flag registers --backend on f, storing the name in dst.
+// ExactFlag binds --exact, which makes the CPU backend compute llama.cpp's
+// arithmetic rounding for rounding (llm.Options.Exact) instead of its
+// fastest one.
+func ExactFlag(f *pflag.FlagSet, dst *bool) {
+	f.BoolVar(dst, "exact", false, "compute llama.cpp's CPU arithmetic bit for bit (greedy tokens equal llama.cpp's; slower)")
+}
+
 func Flag(f *pflag.FlagSet, dst *string) {
 	var help []string
 	for _, e := range registry {

@@ -153,5 +153,5 @@ func runRouting(ctx context.Context, m *llm.Model, base *train.Base, tr *train.T
 // filled is cleared first.
 func embed(ctx context.Context, m *llm.Model, text string) ([][]float32, int, error) {
 	m.ClearCache()
-	return m.Embed(ctx, []string{text})
+	return m.Embed(ctx, []string{text}, llm.EmbedOptions{})
 }

@@ -28,17 +28,22 @@ type Options struct {
 	// multi-turn chat (default 300ms; a user reads and types for longer).
 	TurnPause time.Duration
 	// Workloads names the workloads to run, from [WorkloadNames]; empty
-	// runs them all.
+	// runs them all but spec.
 	Workloads []string
+	// Spec lists the speculation settings the spec workload compares
+	// (default off, lookup, lookup+tree, draft, all); SpecTokens is what
+	// each of its requests generates (default 96).
+	Spec       []string
+	SpecTokens int
 }
 
 // WorkloadNames are the workloads Run knows, in the order it runs them.
-var WorkloadNames = []string{"chat", "rag", "multiturn", "streams"}
+var WorkloadNames = []string{"chat", "rag", "multiturn", "streams", "spec", "kv"}
 
 // wants reports whether the run includes the named workload.
 func (o Options) wants(name string) bool {
 	if len(o.Workloads) == 0 {
-		return true
+		return name != "spec" && name != "kv" // these two run when named
 	}
 	for _, w := range o.Workloads {
 		if w == name {
@@ -58,6 +63,22 @@ type Figures struct {
 	PromptTokens int     `json:"mean_prompt_tokens"`
 	CachedTokens int     `json:"mean_cached_tokens"`
 	TokensPerSec float64 `json:"tokens_per_second"` // aggregate generation throughput
+	// Speculation figures (the spec workload): the setting, decode speed
+	// over the same requests without speculation (median of the
+	// repetitions' ratios), draft acceptance, tokens per verification,
+	// and whether every reply equalled the reply without speculation.
+	Speculation           string  `json:"speculation,omitempty"`
+	Speedup               float64 `json:"speedup,omitempty"`
+	AcceptanceRate        float64 `json:"acceptance_rate,omitempty"`
+	TokensPerVerification float64 `json:"tokens_per_verification,omitempty"`
+	Identical             bool    `json:"identical,omitempty"`
+	// KV figures (the kv workload): the daemon's KV type, what a cached
+	// position takes (its cold tier's bytes where it has one), and how
+	// many prompts of PromptTokens the cache held when it began evicting.
+	KVType          string  `json:"kv_type,omitempty"`
+	KVBytesPerToken float64 `json:"kv_bytes_per_token,omitempty"`
+	KVBudgetBytes   int64   `json:"kv_budget_bytes,omitempty"`
+	CachedPrefixes  int     `json:"cached_prefixes,omitempty"`
 }
 
 // A long, fixed system prompt (about 1000 tokens on small vocabularies)
@@ -100,6 +121,9 @@ func (o Options) defaults() Options {
 	}
 	if o.TurnPause <= 0 {
 		o.TurnPause = 300 * time.Millisecond
+	}
+	if o.SpecTokens <= 0 {
+		o.SpecTokens = 96
 	}
 	return o
 }
@@ -176,7 +200,7 @@ func Run(ctx context.Context, a, b *ipc.Client, o Options) ([]Figures, error) {
 	for _, w := range []struct {
 		name string
 		run  func(context.Context, *ipc.Client, *ipc.Client, Options) ([]Figures, error)
-	}{{"chat", runChat}, {"rag", runRAG}, {"multiturn", runMultiTurn}, {"streams", runStreams}} {
+	}{{"chat", runChat}, {"rag", runRAG}, {"multiturn", runMultiTurn}, {"streams", runStreams}, {"spec", runSpec}, {"kv", runKV}} {
 		if !o.wants(w.name) {
 			continue
 		}
@@ -341,6 +365,11 @@ func Print(w io.Writer, figs []Figures) {
 		if f.Cache {
 			cache = "on"
 		}
+		if f.Speculation != "" || f.KVType != "" || f.Workload == "kv-capacity" {
+			continue
+		}
 		fmt.Fprintf(w, "| %-16s | %-5s | %4d | %12.1f | %12.1f | %13d | %13d | %10.1f |\n", f.Workload, cache, f.Requests, f.TTFTp50, f.TTFTp95, f.PromptTokens, f.CachedTokens, f.TokensPerSec)
 	}
+	printSpec(w, figs)
+	printKV(w, figs)
 }

@@ -12,12 +12,19 @@ import (
 // each layer, K then V, each BlockSize×KVHeads×HeadDim elements, so one
 // block's bytes are contiguous (cheap to copy, save and restore).
 type kvStore struct {
-	cfg      compute.KVConfig
+	cfg compute.KVConfig
+	// kT stores each block's keys transposed, per KV head element-major
+	// ([KVHeads][HeadDim][BlockSize]), so that the tiled attention of the
+	// default mode converts a block of keys into its transposed tile with
+	// contiguous loads. Values keep rows of KVHeads×HeadDim.
+	kT       bool
 	f16      []uint16 // when cfg.Type == F16
 	f32      []float32
 	rowElems int // KVHeads×HeadDim
 	perLayer int // elements of K (or V) of one layer in one block
 	perBlock int // elements of one block, all layers, K and V
+
+	coldT *coldTier // blocks Blocks.. quantized (coldkv.go), nil without
 }
 
 // NewKVStore implements compute.Backend.
@@ -29,6 +36,12 @@ func (b *Backend) NewKVStore(cfg compute.KVConfig) (compute.KVStore, error) {
 	s.perLayer = cfg.BlockSize * s.rowElems
 	s.perBlock = 2 * cfg.Layers * s.perLayer
 	total := s.perBlock * cfg.Blocks
+	if err := s.newColdTier(); err != nil { // coldkv.go
+		return nil, err
+	}
+	// A cold tier quantizes and decodes rows of positions (coldkv.go), and
+	// its attention is the f16 flash path over them: keys stay in rows.
+	s.kT = !b.exact && s.coldT == nil && cfg.HeadDim%16 == 0 && cfg.BlockSize > 0 && quant.FlashTile%cfg.BlockSize == 0
 	if cfg.Type == quant.F16 {
 		s.f16 = make([]uint16, total)
 	} else {
@@ -49,6 +62,10 @@ func (s *kvStore) elemBytes() int {
 func (s *kvStore) BlockBytes() int { return s.perBlock * s.elemBytes() }
 
 func (s *kvStore) CopyBlock(dst, src int32) {
+	if s.cold(src) { // coldkv.go
+		s.promote(dst, src)
+		return
+	}
 	d, o := int(dst)*s.perBlock, int(src)*s.perBlock
 	if s.f16 != nil {
 		copy(s.f16[d:d+s.perBlock], s.f16[o:o+s.perBlock])
@@ -58,6 +75,14 @@ func (s *kvStore) CopyBlock(dst, src int32) {
 }
 
 func (s *kvStore) ReadBlock(blk int32, dst []byte) error {
+	if s.cold(blk) { // coldkv.go: the quantized bytes as they are
+		if len(dst) != s.ColdBlockBytes() {
+			return fmt.Errorf("read cold block: buffer of %d bytes, block is %d", len(dst), s.ColdBlockBytes())
+		}
+		o := (int(blk) - s.cfg.Blocks) * s.coldT.perBlock
+		copy(dst, s.coldT.data[o:o+s.coldT.perBlock])
+		return nil
+	}
 	if len(dst) != s.BlockBytes() {
 		return fmt.Errorf("read block: buffer of %d bytes, block is %d", len(dst), s.BlockBytes())
 	}
@@ -76,6 +101,14 @@ func (s *kvStore) ReadBlock(blk int32, dst []byte) error {
 }
 
 func (s *kvStore) WriteBlock(blk int32, src []byte) error {
+	if s.cold(blk) {
+		if len(src) != s.ColdBlockBytes() {
+			return fmt.Errorf("write cold block: %d bytes, block is %d", len(src), s.ColdBlockBytes())
+		}
+		o := (int(blk) - s.cfg.Blocks) * s.coldT.perBlock
+		copy(s.coldT.data[o:o+s.coldT.perBlock], src)
+		return nil
+	}
 	if len(src) != s.BlockBytes() {
 		return fmt.Errorf("write block: %d bytes, block is %d", len(src), s.BlockBytes())
 	}
@@ -93,12 +126,33 @@ func (s *kvStore) WriteBlock(blk int32, src []byte) error {
 	return nil
 }
 
+// kbase returns the element offset of the keys of layer l in the block
+// that holds position pos (values are perLayer further).
+func (s *kvStore) kbase(blocks []int32, layer, pos int) int {
+	return int(blocks[pos/s.cfg.BlockSize])*s.perBlock + layer*2*s.perLayer
+}
+
 // offset returns the element offset of position pos's K row (V is
 // perLayer further) in layer l, through the block table.
 func (s *kvStore) offset(blocks []int32, layer, pos int) int {
 	bs := s.cfg.BlockSize
 	blk := int(blocks[pos/bs])
 	return blk*s.perBlock + layer*2*s.perLayer + (pos%bs)*s.rowElems
+}
+
+// storeKT writes the key row k of position pos into its block's
+// transposed keys (kT).
+func (s *kvStore) storeKT(blocks []int32, layer, pos int, k []float32) {
+	bs, base, p := s.cfg.BlockSize, s.kbase(blocks, layer, pos), pos%s.cfg.BlockSize
+	if s.f16 != nil {
+		for e, x := range k[:s.rowElems] {
+			s.f16[base+e*bs+p] = quant.FP32ToFP16(x)
+		}
+		return
+	}
+	for e, x := range k[:s.rowElems] {
+		s.f32[base+e*bs+p] = x
+	}
 }
 
 // Attend implements compute.Backend.
@@ -115,9 +169,24 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 		if len(sp.Blocks)*s.cfg.BlockSize < sp.Pos+sp.N {
 			panic("Attend: block table too short")
 		}
+		if sp.Tree != nil && (!compute.ValidTree(sp.Tree, sp.N) || s.kT) {
+			panic("Attend: invalid tree, or a tree over transposed keys (the default mode offers none: TreeSpans)")
+		}
+		if s.coldT != nil && sp.N > 0 && (s.cold(sp.Blocks[sp.Pos/s.cfg.BlockSize]) || s.cold(sp.Blocks[(sp.Pos+sp.N-1)/s.cfg.BlockSize])) {
+			panic("Attend: writing into a cold block")
+		}
 		for i := 0; i < sp.N; i++ {
 			o := s.offset(sp.Blocks, a.Layer, sp.Pos+i)
 			kr, vr := ks.f32[(sp.Row+i)*re:(sp.Row+i+1)*re], vs.f32[(sp.Row+i)*re:(sp.Row+i+1)*re]
+			if s.kT {
+				s.storeKT(sp.Blocks, a.Layer, sp.Pos+i, kr)
+				if s.f16 != nil {
+					quant.FloatToHalf(s.f16[o+s.perLayer:o+s.perLayer+re], vr)
+				} else {
+					copy(s.f32[o+s.perLayer:o+s.perLayer+re], vr)
+				}
+				continue
+			}
 			if s.f16 != nil {
 				quant.FloatToHalf(s.f16[o:o+re], kr)
 				quant.FloatToHalf(s.f16[o+s.perLayer:o+s.perLayer+re], vr)
@@ -130,9 +199,10 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 	j := &b.attend
 	j.items = j.items[:0]
 	group := a.Heads / kvh
-	units, grain := 0, 4 // single-token items (decode) are small
+	units, grain, tokens := 0, 4, 0 // single-token items (decode) are small
 	for _, sp := range spans {
 		units += (sp.N + attendChunk - 1) / attendChunk
+		tokens += sp.N
 		if sp.N > 1 {
 			grain = 1
 		}
@@ -147,7 +217,20 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 	if units*kvh >= 2*b.w.n {
 		perItem, grain = group, 1
 	}
-	if s.f16 != nil {
+	// The tiled attention reads hot blocks only and has no tree mask: a
+	// store with a cold tier, and tree spans (which the default mode does
+	// not offer, TreeSpans), take the flash paths.
+	tiled := (!b.exact || b.batched && tokens >= quant.FlashTile) && a.HeadDim%16 == 0 && s.coldT == nil && !anyTree(spans)
+	if tiled {
+		// Every query head of a KV head in one item, so that each tile of
+		// keys and values is converted once for all of them, unless that
+		// leaves a worker without an item (decode of one sequence).
+		perItem = group
+		for perItem > 1 && units*kvh*((group+perItem-1)/perItem) < 2*b.w.n {
+			perItem = (perItem + 1) / 2
+		}
+		grain = 1
+	} else if s.f16 != nil {
 		perItem = min(group, quant.FlashMaxHeads)
 		for perItem > 1 && units*kvh*((group+perItem-1)/perItem) < 2*b.w.n {
 			perItem--
@@ -165,7 +248,7 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 			}
 		}
 	}
-	j.d, j.q, j.s, j.spans, j.a = d, qs, s, spans, a
+	j.d, j.q, j.s, j.spans, j.a, j.tiledMode = d, qs, s, spans, a, tiled
 	b.w.run(len(j.items), grain, j)
 	j.d, j.q, j.s, j.spans = nil, nil, nil, nil
 }
@@ -192,6 +275,20 @@ type attendJob struct {
 	q16, acc16      [][]uint16         // the queries and output accumulators in f16 (flash)
 	heads           []quant.FlashHeads // flash's running state of an item's heads
 	kt, vf          [][]float32        // keys transposed (head dim × keys) and values (keys × head dim)
+	runs            [][]keyRun         // the runs of keys a row of a tree span reads (tree.go)
+	cold            []coldScratch      // cold rows decoded to f16 (coldkv.go)
+	// tiledMode runs every item through tiled (the default mode's
+	// attention); its per-worker state is tile.
+	tiledMode bool
+	tile      []tileState
+}
+
+// tileState is one worker's scratch for tiled: a tile of keys (transposed)
+// and values in float32, the scores of one token's heads, and the running
+// maximum, sum and output accumulator of each (token, head) row of an item.
+type tileState struct {
+	kt, vt, sc, acc, ms, ss []float32
+	tmp                     []float32
 }
 
 // grow returns buf resliced to n elements, reallocated when too short with
@@ -229,6 +326,18 @@ func (j *attendJob) do(wk, lo, hi int) {
 	j.qh[wk], j.acc[wk] = qh, acc
 	for _, it := range j.items[lo:hi] {
 		sp := &j.spans[it.span]
+		if sp.Tree != nil { // tree.go
+			if f16 {
+				j.flashTree(wk, it)
+			} else {
+				j.treeF32(wk, it)
+			}
+			continue
+		}
+		if j.tiledMode {
+			j.tiled(wk, it)
+			continue
+		}
 		if f16 {
 			j.flash(wk, it)
 			continue
@@ -349,8 +458,8 @@ func (j *attendJob) flash(wk int, it attendItem) {
 		// The visible keys, a block's run of consecutive rows at a time.
 		for t := j.firstKey(pos); t <= pos; {
 			m := min(bs-t%bs, pos+1-t)
-			o := s.offset(sp.Blocks, a.Layer, t) + kvOff
-			quant.FlashKeysHeads(st, q16, s.f16[o:], s.f16[o+s.perLayer:], s.rowElems, m)
+			k, v, stride := j.kvRows(wk, sp.Blocks, a.Layer, t, m, kvOff)
+			quant.FlashKeysHeads(st, q16, k, v, stride, m)
 			t += m
 		}
 		out := d.f32[row*d.cols+it.h0*hd : row*d.cols+it.h1*hd]
@@ -371,4 +480,132 @@ func growHalf(buf []uint16, n int) []uint16 {
 		return make([]uint16, n, max(n, 2*cap(buf), 64))
 	}
 	return buf[:n]
+}
+
+// tiled computes item it with the tiled float32 flash attention of the
+// default mode (quant.FlashTile): the arithmetic of llama.cpp's CPU flash
+// attention for batches of 64 query tokens or more, here for every query
+// row, decode included. Tiles of quant.FlashTile keys are aligned to
+// position 0; a tile is converted to float32 once (keys transposed) for
+// all of the item's rows, and each (token, head) row keeps its own running
+// maximum, sum and accumulator, so its result does not depend on the
+// other rows, the chunking or the batch.
+func (j *attendJob) tiled(wk int, it attendItem) {
+	s, a, qs, d := j.s, j.a, j.q, j.d
+	hd, bs := a.HeadDim, s.cfg.BlockSize
+	const tile = quant.FlashTile
+	sp := &j.spans[it.span]
+	kvOff := (it.h0 / (a.Heads / a.KVHeads)) * hd
+	nh, nt := it.h1-it.h0, it.i1-it.i0
+	st := &j.tile[wk]
+	st.kt, st.vt = grow(st.kt, hd*tile), grow(st.vt, tile*hd)
+	st.sc, st.tmp = grow(st.sc, nh*tile), grow(st.tmp, hd)
+	st.acc, st.ms, st.ss = grow(st.acc, nt*nh*hd), grow(st.ms, nt*nh), grow(st.ss, nt*nh)
+	clear(st.acc)
+	for r := range st.ms {
+		st.ms[r], st.ss[r] = float32(math.Inf(-1)), 0
+	}
+	scale := a.Scale
+	if a.Softcap > 0 {
+		scale /= a.Softcap
+	}
+	kmin := j.firstKey(sp.Pos + it.i0) // the first key any row sees
+	kmax := sp.Pos + it.i1 - 1         // the last
+	for t0 := kmin / tile * tile; t0 <= kmax; t0 += tile {
+		// The tile's keys [t0, t0+tile) that some row sees, in float32;
+		// the others are zero (their scores are masked).
+		lo, hi := max(t0, kmin), min(t0+tile-1, kmax)
+		// Value rows outside [lo, hi] are zero, so that a masked key's
+		// weight of 0 adds 0; key columns there may hold anything, their
+		// scores are masked.
+		clear(st.vt[:(lo-t0)*hd])
+		clear(st.vt[(hi-t0+1)*hd:])
+		for p := lo; p <= hi; {
+			m := min(bs-p%bs, hi+1-p)
+			o := s.offset(sp.Blocks, a.Layer, p) + kvOff
+			jj := p - t0
+			vo := o + s.perLayer
+			if s.f16 != nil {
+				quant.FlashLoadV(st.vt[jj*hd:], s.f16[vo:], s.rowElems, m, hd)
+			} else {
+				for u := range m {
+					copy(st.vt[(jj+u)*hd:(jj+u+1)*hd], s.f32[vo+u*s.rowElems:])
+				}
+			}
+			if s.kT {
+				// The whole block's keys, transposed already.
+				p0 := p - p%bs
+				kb := s.kbase(sp.Blocks, a.Layer, p) + kvOff*bs
+				if s.f16 != nil {
+					quant.FlashLoadKT(st.kt, s.f16[kb:kb+hd*bs], hd, bs, p0-t0)
+				} else {
+					for e := range hd {
+						copy(st.kt[e*tile+p0-t0:e*tile+p0-t0+bs], s.f32[kb+e*bs:])
+					}
+				}
+			} else {
+				for u := range m {
+					ko := o + u*s.rowElems
+					if s.f16 != nil {
+						quant.HalfToFloat(st.tmp, s.f16[ko:ko+hd])
+					} else {
+						copy(st.tmp, s.f32[ko:ko+hd])
+					}
+					for e, x := range st.tmp[:hd] {
+						st.kt[e*tile+jj+u] = x
+					}
+				}
+			}
+			p += m
+		}
+		for i := it.i0; i < it.i1; i++ {
+			pos, row := sp.Pos+i, sp.Row+i
+			first := j.firstKey(pos)
+			if t0 > pos || t0+tile <= first {
+				continue // no key of the tile is visible to this token
+			}
+			sc := st.sc[:nh*tile]
+			quant.FlashScores(sc, qs.f32[row*qs.cols+it.h0*hd:], hd, st.kt, hd, nh)
+			vis0, vis1 := max(first, t0)-t0, min(pos, t0+tile-1)-t0 // visible columns
+			r0 := (i - it.i0) * nh
+			for h := range nh {
+				x := sc[h*tile : (h+1)*tile]
+				var mt float32
+				if a.Softcap > 0 {
+					for c := range x {
+						x[c] = a.Softcap * float32(math.Tanh(float64(x[c]*scale)))
+					}
+					mt = quant.FlashScaleMask(x, 1, vis0, vis1)
+				} else {
+					mt = quant.FlashScaleMask(x, scale, vis0, vis1)
+				}
+				r := r0 + h
+				mold := st.ms[r]
+				mnew := max(mold, mt)
+				if mnew > mold {
+					ms := quant.Expf(mold - mnew)
+					quant.FlashRescale(st.acc[r*hd:(r+1)*hd], ms)
+					st.ss[r] *= ms
+				}
+				st.ms[r] = mnew
+				st.ss[r] = float32(float64(st.ss[r]) + quant.FlashSoftmax(x, mnew))
+			}
+			quant.FlashPV(st.acc[r0*hd:], hd, sc, st.vt, hd, nh)
+		}
+	}
+	for i := it.i0; i < it.i1; i++ {
+		row := sp.Row + i
+		out := d.f32[row*d.cols+it.h0*hd : row*d.cols+it.h1*hd]
+		for h := range nh {
+			r := (i-it.i0)*nh + h
+			inv := float32(0)
+			if st.ss[r] != 0 {
+				inv = 1 / st.ss[r]
+			}
+			o, acc := out[h*hd:(h+1)*hd], st.acc[r*hd:(r+1)*hd]
+			for e := range o {
+				o[e] = acc[e] * inv
+			}
+		}
+	}
 }

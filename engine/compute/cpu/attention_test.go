@@ -15,31 +15,58 @@ import (
 // token per call (decode), and two sequences batched in one call; all
 // must agree bit for bit, and with a float64 reference within the
 // rounding of the KV type. Shapes cover GQA, head sizes that are not a
-// multiple of the vector width, sliding windows and soft-capping.
+// multiple of the vector width, sliding windows and soft-capping, in both
+// arithmetic modes.
 func TestAttendChunkingBitExact(t *testing.T) {
+	for _, exact := range []bool{true, false} {
+		testAttendChunkingBitExact(t, exact)
+	}
+}
+
+func testAttendChunkingBitExact(t *testing.T, exact bool) {
 	for _, tc := range []struct {
 		kvType             quant.Type
 		heads, kvHeads, hd int
 		window             int
 		softcap            float32
 		tol                float64
+		n                  int // tokens (45 when 0)
 	}{
-		{quant.F32, 4, 2, 64, 0, 0, 1e-5},
-		{quant.F16, 4, 2, 64, 0, 0, 5e-3}, // f16 keys, values and output accumulator
-		{quant.F32, 2, 1, 20, 7, 0, 1e-5},
-		{quant.F16, 3, 3, 36, 19, 30, 5e-3},
+		{quant.F32, 4, 2, 64, 0, 0, 1e-5, 0},
+		{quant.F16, 4, 2, 64, 0, 0, 5e-3, 0}, // f16 keys, values and output accumulator
+		{quant.F32, 2, 1, 20, 7, 0, 1e-5, 0},
+		{quant.F16, 3, 3, 36, 19, 30, 5e-3, 0},
+		{quant.F16, 6, 2, 32, 0, 0, 5e-3, 150},  // three tiles of keys
+		{quant.F16, 4, 1, 64, 90, 0, 5e-3, 200}, // a window across tiles
+		{quant.F32, 2, 2, 16, 70, 25, 1e-5, 140},
 	} {
-		t.Run(fmt.Sprintf("%s/h%d-kv%d-hd%d-w%d-cap%g", tc.kvType, tc.heads, tc.kvHeads, tc.hd, tc.window, tc.softcap), func(t *testing.T) {
-			const n, bs = 45, 16
+		t.Run(fmt.Sprintf("exact=%v/%s/h%d-kv%d-hd%d-w%d-cap%g", exact, tc.kvType, tc.heads, tc.kvHeads, tc.hd, tc.window, tc.softcap), func(t *testing.T) {
+			const bs = 16
+			n := tc.n
+			if n == 0 {
+				n = 45
+			}
+			nblk := (n + bs - 1) / bs
 			r := rand.New(rand.NewPCG(uint64(tc.hd), uint64(tc.heads)))
-			b := New(Options{Threads: 2})
+			// Block tables: a sequence's blocks are some of the store's
+			// 3·nblk in a random order; part k of a permutation (k < 3) never
+			// shares a block with another part of it.
+			table := func(seed uint64, part int) []int32 {
+				p := rand.New(rand.NewPCG(seed, 1)).Perm(3 * nblk)
+				out := make([]int32, nblk)
+				for i := range out {
+					out[i] = int32(p[part*nblk+i])
+				}
+				return out
+			}
+			b := New(Options{Threads: 2, Exact: exact})
 			defer b.Close()
 			a := compute.Attention{Heads: tc.heads, KVHeads: tc.kvHeads, HeadDim: tc.hd,
 				Scale: float32(1 / math.Sqrt(float64(tc.hd))), Softcap: tc.softcap, Window: tc.window}
 			qv := randRows(r, n, tc.heads*tc.hd)
 			kv := randRows(r, n, tc.kvHeads*tc.hd)
 			vv := randRows(r, n, tc.kvHeads*tc.hd)
-			cfg := compute.KVConfig{Layers: 1, Blocks: 8, BlockSize: bs, KVHeads: tc.kvHeads, HeadDim: tc.hd, Type: tc.kvType}
+			cfg := compute.KVConfig{Layers: 1, Blocks: 3 * nblk, BlockSize: bs, KVHeads: tc.kvHeads, HeadDim: tc.hd, Type: tc.kvType}
 			tensor := func(v []float32, rows, cols int) compute.Tensor {
 				x := b.New(rows, cols)
 				b.Upload(x, v)
@@ -62,13 +89,13 @@ func TestAttendChunkingBitExact(t *testing.T) {
 				}
 				return out
 			}
-			blocks := []int32{5, 2, 7}
+			blocks := table(1, 0)
 			whole := run(blocks, [][2]int{{0, n}})
 			var steps [][2]int
 			for i := range n {
 				steps = append(steps, [2]int{i, i + 1})
 			}
-			decode := run([]int32{0, 1, 3}, steps)
+			decode := run(table(2, 0), steps)
 			uneven := run(blocks, [][2]int{{0, 3}, {3, 20}, {20, 21}, {21, n}})
 			for i := range whole {
 				if math.Float32bits(whole[i]) != math.Float32bits(decode[i]) || math.Float32bits(whole[i]) != math.Float32bits(uneven[i]) {
@@ -89,8 +116,8 @@ func TestAttendChunkingBitExact(t *testing.T) {
 			v := tensor(append(append([]float32(nil), vv[:half*tc.kvHeads*tc.hd]...), vv[:half*tc.kvHeads*tc.hd]...), 2*half, tc.kvHeads*tc.hd)
 			dst := b.New(2*half, tc.heads*tc.hd)
 			b.Attend(dst, q, k, v, store, []compute.Span{
-				{Row: 0, N: half, Pos: 0, Blocks: []int32{1, 4}},
-				{Row: half, N: half, Pos: 0, Blocks: []int32{6, 0}},
+				{Row: 0, N: half, Pos: 0, Blocks: blocks[:(half+bs-1)/bs]},
+				{Row: half, N: half, Pos: 0, Blocks: table(1, 1)[:(half+bs-1)/bs]},
 			}, a)
 			got := F32(dst)
 			for i := range half * tc.heads * tc.hd {

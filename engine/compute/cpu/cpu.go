@@ -22,6 +22,8 @@ type Backend struct {
 	w       *workers
 	scratch []byte
 	amx     bool // matrices sum in llama.cpp's AMX kernels' order (Options.AMX)
+	exact   bool // llama.cpp's arithmetic (Options.Exact)
+	batched bool // ... with llama.cpp's attention path by batch size (Options.LlamaBatching)
 
 	quantize quantizeJob
 	matmul   matmulJob
@@ -40,8 +42,25 @@ type Options struct {
 	// Threads is the number of worker threads; 0 means all cores.
 	Threads int
 	// AMX selects whether matrix products follow the order of llama.cpp's
-	// AMX kernels.
+	// AMX kernels (exact mode only).
 	AMX AMXMode
+	// Exact computes what llama.cpp's CPU backend computes, rounding for
+	// rounding (docs/DESIGN.md, Numerics): greedy tokens equal llama.cpp's,
+	// which the golden tests check. Off (the default), matrix products and
+	// attention take the fastest arithmetic this backend has, whose
+	// distance from llama.cpp's is bounded by tolerance instead
+	// (engine/llm's TestDefaultModeAccuracy). Either way a sequence's
+	// results do not depend on batching, chunking or the prefix cache.
+	Exact bool
+	// LlamaBatching, in the exact mode, follows llama.cpp's choice of
+	// attention path by batch size: a call of 64 query tokens or more
+	// (llama.cpp's ubatch) takes the tiled float32 flash attention
+	// (quant.FlashTile, the default mode's), smaller ones and decode the
+	// per-key f16 path. Logits then equal llama.cpp's for the same batches
+	// (llama-perplexity's, teacher-forced sequences), at the price of
+	// depending on how a sequence is batched. Off, the exact mode takes the
+	// per-key path for every call.
+	LlamaBatching bool
 }
 
 // AMXMode says whether the backend sums Q8_0 and F16 matrix products as
@@ -68,8 +87,8 @@ const (
 
 // New returns a CPU backend. Call Close to stop its workers.
 func New(o Options) *Backend {
-	b := &Backend{w: newWorkers(o.Threads)}
-	b.amx = o.AMX == AMXOn || o.AMX == AMXAuto && hasAMXInt8
+	b := &Backend{w: newWorkers(o.Threads), exact: o.Exact, batched: o.Exact && o.LlamaBatching}
+	b.amx = o.Exact && (o.AMX == AMXOn || o.AMX == AMXAuto && hasAMXInt8)
 	n := b.w.n
 	b.matmul.out4 = make([]workerResults, n)
 	b.rope.cos, b.rope.sin = make([][]float32, n), make([][]float32, n)
@@ -77,7 +96,29 @@ func New(o Options) *Backend {
 	b.attend.kt, b.attend.vf = make([][]float32, n), make([][]float32, n)
 	b.attend.q16, b.attend.acc16 = make([][]uint16, n), make([][]uint16, n)
 	b.attend.heads = make([]quant.FlashHeads, n)
+	b.attend.tile = make([]tileState, n)
 	return b
+}
+
+// Exact reports whether the backend computes llama.cpp's arithmetic
+// (Options.Exact).
+func (b *Backend) Exact() bool { return b.exact }
+
+// Arithmetic names the backend's arithmetic, and with it the layout of
+// its KV cache: keys and values computed under one name are not those of
+// another, so a prefix cache (and its snapshots on disk) keeps them apart.
+// The default mode's name carries a version, raised whenever its results
+// or its cache layout change.
+func (b *Backend) Arithmetic() string {
+	switch {
+	case b.batched:
+		return "exact-batched"
+	case b.exact && b.amx:
+		return "exact-amx"
+	case b.exact:
+		return "exact"
+	}
+	return "default-1"
 }
 
 // Close stops the worker goroutines.
@@ -167,9 +208,9 @@ func (b *Backend) Weight(typ quant.Type, rows, cols int, data []byte) (compute.T
 	return t, nil
 }
 
-// MatMulWeight implements compute.MatMulWeighter: a Q4_0 weight of a
-// multiple of 8 rows takes the interleaved-order tile kernel, where this
-// CPU has it (llama.cpp repacks such weights on every AVX2 machine), and
+// MatMulWeight implements compute.MatMulWeighter: a Q4_0 or IQ4_NL weight
+// of a multiple of 8 rows takes the interleaved-order tile kernel, where
+// this CPU has it (llama.cpp repacks such weights on every AVX2 machine), and
 // with AMX on, Q8_0 and F16 weights of a multiple of 32 rows take the
 // order of llama.cpp's AMX kernels. Where the CPU has a kernel for a
 // repacked layout (quant.PackedFor: Q4_0, Q8_0, Q4_K with AVX-512 VNNI),
@@ -194,12 +235,17 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 	}
 	t := ct(w)
 	// A weight already in the AMX order keeps it: the repacked Q8_0
-	// layout sums in the vector order.
-	if p := quant.PackedFor(typ); p != nil && !t.interleaved && rows%quant.Q4x16Rows == 0 && cols > 0 {
+	// layout sums in the vector order. The default mode takes the layouts
+	// whose order is chosen for speed too (quant.FastPackedFor).
+	p := quant.PackedFor(typ)
+	if !b.exact {
+		p = quant.FastPackedFor(typ)
+	}
+	if p != nil && !t.interleaved && rows%quant.Q4x16Rows == 0 && cols > 0 && cols%p.BlockSize == 0 {
 		if err := t.repack(p); err != nil {
 			return nil, err
 		}
-	} else if typ == quant.Q4_0 && rows%8 == 0 {
+	} else if (typ == quant.Q4_0 || typ == quant.IQ4_NL) && rows%8 == 0 {
 		if k := quant.InterleavedTileFor(typ); k != nil {
 			t.tile, t.interleaved = k, true
 		}
@@ -401,19 +447,25 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	if err != nil {
 		panic(fmt.Sprintf("MatMul: %v", err))
 	}
-	quantize, err := quant.QuantizeRowFor(p.Act)
-	if err != nil {
-		panic(err)
-	}
+	actBlock := qrow / nb // bytes of an activation block
 	auxRow := p.AuxWords * nb
-	act := b.buf(n * qrow)
 	if cap(b.aux) < n*auxRow {
 		b.aux = make([]uint32, n*auxRow)
 	}
 	aux := b.aux[:n*auxRow]
-	b.quantize = quantizeJob{fn: quantize, dst: act, rowBytes: qrow, src: xs.f32, cols: in, aux: aux, auxRow: auxRow, auxFn: p.Aux}
-	b.w.run(n, 1, &b.quantize)
-	b.quantize.aux, b.quantize.auxFn = nil, nil
+	var act []byte
+	if p.Act == quant.F32 {
+		act = xs.raw // the layout multiplies float32 activations as they are
+	} else {
+		quantize, err := quant.QuantizeRowFor(p.Act)
+		if err != nil {
+			panic(err)
+		}
+		act = b.buf(n * qrow)
+		b.quantize = quantizeJob{fn: quantize, dst: act, rowBytes: qrow, src: xs.f32, cols: in, aux: aux, auxRow: auxRow, auxFn: p.Aux}
+		b.w.run(n, 1, &b.quantize)
+		b.quantize.aux, b.quantize.auxFn = nil, nil
+	}
 
 	groupBytes, groups := nb*p.BlockBytes, 0
 	for i := range b.parts {
@@ -424,6 +476,9 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	// sit in L2. The loop runs over groups, so that workers split the
 	// products evenly whatever the parts' sizes (q beside a small k).
 	per := 1 // decode: the weights stream from memory once, split finely
+	if n == 1 && p.Decode != nil {
+		per = p.DecodeGroups // ... but in runs the decode kernel takes at once
+	}
 	if n >= quant.TileRows {
 		per = max(1, min(tileBytes/groupBytes, (groups+4*b.w.n-1)/(4*b.w.n)))
 	}
@@ -432,7 +487,7 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	// streaming weights (eight rows of a 4864-wide Q4_0 product are 50 KiB).
 	chunk := nb
 	if p.Accumulate != nil {
-		perBlock := min(n, quant.PackedRows) * (p.Act.BlockBytes() + 4*p.AuxWords)
+		perBlock := min(n, quant.PackedRows) * (actBlock + 4*p.AuxWords)
 		if nb*perBlock > chunkActBytes {
 			calls := (nb*perBlock + chunkTargetBytes - 1) / chunkTargetBytes
 			chunk = (nb + calls - 1) / calls
@@ -447,7 +502,8 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	}
 	j := &b.packed
 	*j = packedJob{kernel: p.Kernel, accumulate: p.Accumulate, parts: b.parts, act: act, aux: aux,
-		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: p.Act.BlockBytes(), auxBlock: p.AuxWords,
+		decode: p.Decode, decodeGroups: p.DecodeGroups,
+		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: actBlock, auxBlock: p.AuxWords,
 		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per}
 	b.w.run(groups, per, j)
 	*j = packedJob{} // do not keep the caller's memory alive
@@ -470,6 +526,10 @@ type packedPart struct {
 // other, in tiles of per groups, chunk blocks per kernel call.
 type packedJob struct {
 	kernel, accumulate quant.PackedKernel
+	// decode runs decodeGroups groups at once for one activation row
+	// (quant.Packed.Decode), nil where the layout has no such kernel.
+	decode             func(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool)
+	decodeGroups       int
 	parts              []packedPart
 	act                []byte
 	aux                []uint32
@@ -509,6 +569,12 @@ func (j *packedJob) do(_, lo, hi int) {
 						pi++
 					}
 					pt, k := &j.parts[pi], g-first
+					if rows == 1 && j.decode != nil && g+j.decodeGroups <= min(t1, pt.groupsEnd) {
+						// Consecutive groups of one weight, side by side.
+						j.decode(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:], j.groupBytes, a, pt.d[r*pt.out+k*quant.Q4x16Rows:], b0 > 0)
+						g += j.decodeGroups - 1
+						continue
+					}
 					kernel(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:(k+1)*j.groupBytes], a, j.qrow, aux, j.auxRow, rows,
 						pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out)
 				}

@@ -41,7 +41,7 @@ func TestMatMulWeightQ4_0InterleavedOrder(t *testing.T) {
 			x := randRows(r, n, tc.in)
 			for _, threads := range []int{1, 3} {
 				t.Run(fmt.Sprintf("%dx%d/n%d/t%d", tc.out, tc.in, n, threads), func(t *testing.T) {
-					b := New(Options{Threads: threads})
+					b := New(Options{Threads: threads, Exact: true})
 					defer b.Close()
 					wt, err := b.MatMulWeight(quant.Q4_0, tc.out, tc.in, raw)
 					if err != nil {
@@ -200,7 +200,7 @@ func TestMatMulWeightQ8_0Repacked(t *testing.T) {
 			x := randRows(r, n, tc.in)
 			for _, threads := range []int{1, 3} {
 				t.Run(fmt.Sprintf("%dx%d/amx%d/n%d/t%d", tc.out, tc.in, tc.amx, n, threads), func(t *testing.T) {
-					b := New(Options{Threads: threads, AMX: tc.amx})
+					b := New(Options{Threads: threads, AMX: tc.amx, Exact: true})
 					defer b.Close()
 					wt, err := b.MatMulWeight(quant.Q8_0, tc.out, tc.in, raw)
 					if err != nil {
@@ -253,10 +253,14 @@ func TestMatMulMultiMatchesMatMul(t *testing.T) {
 		{{quant.Q4_0, 32}, {quant.Q8_0, 32}, {quant.Q4_0, 16}}, // two layouts
 		{{quant.Q8_0, 40}, {quant.F32, 16}},                    // not a multiple of 16, F32
 	} {
-		for _, threads := range []int{1, 3} {
-			b := New(Options{Threads: threads, AMX: AMXOff})
+		for _, mode := range []struct {
+			threads int
+			exact   bool
+		}{{1, true}, {3, true}, {1, false}, {3, false}} {
+			threads := mode.threads
+			b := New(Options{Threads: threads, AMX: AMXOff, Exact: mode.exact})
 			var ws []compute.Tensor
-			name := ""
+			name := fmt.Sprintf("exact=%v/", mode.exact)
 			for _, s := range set {
 				raw := quantized(t, s.typ, s.rows, in, randRows(r, s.rows, in))
 				w, err := b.MatMulWeight(s.typ, s.rows, in, raw)

@@ -50,6 +50,15 @@ func (b *Backend) RoPE(x compute.Tensor, spans []compute.Span, heads, headDim in
 	j := &b.rope
 	j.rows = j.rows[:0]
 	for _, s := range spans {
+		if s.Tree != nil { // a token tree: each token at its depth (tree.go)
+			if !compute.ValidTree(s.Tree, s.N) {
+				panic("RoPE: invalid tree")
+			}
+			for i := 0; i < s.N; i++ {
+				j.rows = append(j.rows, ropeRow{s.Row + i, s.Pos + treeDepth(s.Tree, i)})
+			}
+			continue
+		}
 		for i := 0; i < s.N; i++ {
 			j.rows = append(j.rows, ropeRow{s.Row + i, s.Pos + i})
 		}

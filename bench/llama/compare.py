@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""compare.py measures `ruvllm bench` against `llama-bench` side by side on
+synthetic models with real shapes, and prints one markdown table.
+
+Models are written once by `ruvllm testmodel` (random weights in F16, with a
+real vocabulary) into a cache directory, never the repository, and quantized
+to each format with llama.cpp's own `llama-quantize`:
+
+  qwen2-0.5b  the Qwen2.5-0.5B shape: 24 layers, dim 896, 14 heads, 2 KV heads,
+              FF 4864, Qwen2's 151,936-token vocabulary
+  llama-1b    the Llama-3.2-1B shape: 16 layers, dim 2048, 32 heads, 8 KV heads,
+              FF 8192, Llama 3's 128,256-token vocabulary
+
+The machine is shared, so the two programs run alternately, one repetition
+each, `--rounds` times per model (the order flips every round), and the table
+shows each side's median and range over the rounds and the ratio of medians
+with the range of the per-round ratios.
+
+  bench/llama/compare.py                         # every shape and format, 3 rounds
+  bench/llama/compare.py --shapes qwen2-0.5b --types q4_0,q8_0 --rounds 5
+  bench/llama/compare.py --exact                 # ruvllm in llama.cpp's arithmetic
+
+Environment / flags: --llama-bin DIR (default: what bench/llama/build.sh prints),
+--models DIR (default ~/.cache/ruvllm/bench-models), --ruvllm BIN (default: a
+fresh `go build` of ./cmd/ruvllm into the models directory), -t threads (2),
+-p/-n (512/128), --json FILE to keep every sample.
+"""
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHAPES = {
+    "qwen2-0.5b": ["--arch", "qwen2", "--layers", "24", "--dim", "896", "--heads", "14", "--kv-heads", "2",
+                   "--ff", "4864", "--vocab-from", "vocab/ggml-vocab-qwen2.gguf"],
+    "llama-1b": ["--arch", "llama", "--layers", "16", "--dim", "2048", "--heads", "32", "--kv-heads", "8",
+                 "--ff", "8192", "--vocab-from", "vocab/ggml-vocab-llama-bpe.gguf"],
+}
+TYPES = ["f16", "bf16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0"]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+
+
+def ensure_model(args, shape, typ):
+    """Returns the path of the model file of shape and type, making it if needed."""
+    models = pathlib.Path(args.models)
+    models.mkdir(parents=True, exist_ok=True)
+    base = models / f"{shape}-f16.gguf"
+    if not base.exists():
+        shared = pathlib.Path(args.shared)
+        flags = [f if not f.startswith("vocab/") else str(shared / f) for f in SHAPES[shape]]
+        print(f"compare.py: writing {base}", file=sys.stderr)
+        run([args.ruvllm, "testmodel", *flags, "--type", "f16", "--ctx", "4096", "-o", str(base)])
+    if typ == "f16":
+        return base
+    out = models / f"{shape}-{typ}.gguf"
+    if not out.exists():
+        print(f"compare.py: quantizing {out.name}", file=sys.stderr)
+        run([os.path.join(args.llama_bin, "llama-quantize"), str(base), str(out), typ.upper(), str(args.threads)])
+    return out
+
+
+def llama_bench(args, model):
+    r = run([os.path.join(args.llama_bin, "llama-bench"), "-m", str(model), "-p", str(args.p), "-n", str(args.n),
+             "-r", "1", "-t", str(args.threads), "-o", "json"])
+    out = {}
+    for row in json.loads(r.stdout):
+        test = f"pp{row['n_prompt']}" if row["n_prompt"] else f"tg{row['n_gen']}"
+        out[test] = row["avg_ts"]
+    return out
+
+
+WEIGHT_BYTES = {}  # model -> weight bytes one decode step reads (ruvllm bench)
+
+
+def ruvllm_bench(args, model):
+    cmd = [args.ruvllm, "bench", "-m", str(model), "-p", str(args.p), "-n", str(args.n), "-r", "1",
+           "-t", str(args.threads), "--json"]
+    if args.exact:
+        cmd.append("--exact")
+    rep = json.loads(run(cmd).stdout)
+    WEIGHT_BYTES[str(model)] = rep["weight_bytes_per_token"]
+    return {f["test"]: f["tokens_per_second"] for f in rep["results"]}
+
+
+def membw(args):
+    """Read bandwidth in bytes/s (ruvllm bench --membw, copy of 64 MiB per thread)."""
+    r = json.loads(run([args.ruvllm, "bench", "--membw", "--json", "-t", str(args.threads)]).stdout)
+    return r["membw"]["read_bytes_per_second"]
+
+
+def fmt_range(v):
+    return f"{statistics.median(v):.1f} ({min(v):.1f}–{max(v):.1f})"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--types", default=",".join(TYPES))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("-t", "--threads", type=int, default=2)
+    ap.add_argument("-p", type=int, default=512)
+    ap.add_argument("-n", type=int, default=128)
+    ap.add_argument("--exact", action="store_true", help="run ruvllm with --exact")
+    ap.add_argument("--models", default=os.path.expanduser("~/.cache/ruvllm/bench-models"))
+    ap.add_argument("--llama-bin", default=None)
+    ap.add_argument("--ruvllm", default=None)
+    ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    ap.add_argument("--json", default=None, help="write every sample to this file")
+    args = ap.parse_args()
+
+    if args.llama_bin is None:
+        args.llama_bin = run([str(ROOT / "bench/llama/build.sh")]).stdout.strip().splitlines()[-1]
+    if args.ruvllm is None:
+        pathlib.Path(args.models).mkdir(parents=True, exist_ok=True)
+        args.ruvllm = os.path.join(args.models, "ruvllm")
+        run(["go", "build", "-o", args.ruvllm, "./cmd/ruvllm"], cwd=ROOT)
+    commit = run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT).stdout.strip()
+    dirty = run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT).stdout.strip()
+
+    bws = [membw(args)]
+    samples = {}
+    files = {}
+    for shape in args.shapes.split(","):
+        for typ in args.types.split(","):
+            model = ensure_model(args, shape, typ)
+            key = f"{shape} {typ.upper()}"
+            files[key] = str(model)
+            s = samples.setdefault(key, {"llama": {}, "ruvllm": {}})
+            for rnd in range(args.rounds):
+                order = [("llama", llama_bench), ("ruvllm", ruvllm_bench)]
+                if rnd % 2:
+                    order.reverse()
+                for name, fn in order:
+                    for test, ts in fn(args, model).items():
+                        s[name].setdefault(test, []).append(ts)
+                print(f"compare.py: {key} round {rnd + 1}: " + ", ".join(
+                    f"{n} {t} {v[-1]:.1f}" for n in ("llama", "ruvllm") for t, v in s[n].items()), file=sys.stderr)
+
+    bws.append(membw(args))
+    bw = max(bws)
+    mode = "ruvllm --exact" if args.exact else "ruvllm (default mode)"
+    print(f"ruvllm {commit}{' (modified)' if dirty else ''}, {mode}; llama.cpp from {args.llama_bin}; "
+          f"{args.threads} threads, {args.rounds} alternated rounds of one repetition each; "
+          "t/s median (min–max), ratio of medians (range of per-round ratios).\n")
+    print("| model | test | llama-bench t/s | ruvllm t/s | ruvllm ÷ llama.cpp |")
+    print("|---|---|---:|---:|---:|")
+    for key, s in samples.items():
+        for test in s["llama"]:
+            lv, rv = s["llama"][test], s["ruvllm"].get(test, [])
+            if not rv:
+                continue
+            ratios = [r / l for r, l in zip(rv, lv)]
+            print(f"| {key} | {test} | {fmt_range(lv)} | {fmt_range(rv)} | "
+                  f"**{statistics.median(rv) / statistics.median(lv):.2f}** ({min(ratios):.2f}–{max(ratios):.2f}) |")
+    print(f"\nDecode bound = read bandwidth ÷ weight bytes per token; bandwidth {bw / 1e9:.1f} GB/s "
+          f"(best of {len(bws)} `ruvllm bench --membw` runs, before and after).\n")
+    print("| model | weights/token | decode bound | ruvllm tg (median) | % of bound |")
+    print("|---|---:|---:|---:|---:|")
+    for key, s in samples.items():
+        tg = [v for t, v in s["ruvllm"].items() if t.startswith("tg")]
+        wb = WEIGHT_BYTES.get(files[key])
+        if not tg or not wb:
+            continue
+        bound = bw / wb
+        med = statistics.median(tg[0])
+        print(f"| {key} | {wb / 2**20:.1f} MiB | {bound:.1f} t/s | {med:.1f} | {100 * med / bound:.0f} % |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"commit": commit, "exact": args.exact, "samples": samples, "membw": bws,
+                       "weight_bytes": WEIGHT_BYTES}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/engine/testmodel"
+)
+
+// TestQuantizeCmd converts a small F16 model to IQ4_XS and Q4_K_M and
+// checks the result's types and summary line, and the errors for a bad
+// type, a missing input and an output that is the input.
+func TestQuantizeCmd(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "m-f16.gguf")
+	o := testmodel.DefaultOptions()
+	o.Dim, o.FF, o.Heads, o.KVHeads, o.Type = 256, 256, 4, 1, quant.F16
+	if err := testmodel.Write(context.Background(), o, in); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		typ  string
+		want map[string]quant.Type
+	}{
+		{"IQ4_XS", map[string]quant.Type{"blk.0.attn_q.weight": quant.IQ4_XS, "blk.0.attn_norm.weight": quant.F32, "output.weight": quant.Q6_K}},
+		{"q4_k_m", map[string]quant.Type{"blk.0.attn_q.weight": quant.Q4_K, "blk.0.ffn_down.weight": quant.Q4_K, "blk.1.ffn_down.weight": quant.Q6_K, "output.weight": quant.Q6_K}},
+	} {
+		out := filepath.Join(dir, "m-"+tc.typ+".gguf")
+		cmd := newQuantizeCmd()
+		var stdout, stderr bytes.Buffer
+		cmd.SetOut(&stdout)
+		cmd.SetErr(&stderr)
+		cmd.SetArgs([]string{"-t", "2", in, out, tc.typ})
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("%s: %v", tc.typ, err)
+		}
+		if !strings.Contains(stdout.String(), "quantized") {
+			t.Errorf("%s: summary %q", tc.typ, stdout.String())
+		}
+		f, err := gguf.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range tc.want {
+			if ti, ok := f.Tensor(name); !ok || ti.Type != want {
+				t.Errorf("%s: %s is %s, want %s", tc.typ, name, ti.Type, want)
+			}
+		}
+		f.Close()
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{in, filepath.Join(dir, "x.gguf"), "Q4_K_X"}, "Q4_K_X"},
+		{[]string{filepath.Join(dir, "missing.gguf"), filepath.Join(dir, "x.gguf"), "Q8_0"}, "missing.gguf"},
+		{[]string{in, in, "Q8_0"}, "another file"},
+		{[]string{"--imatrix", filepath.Join(dir, "none.dat"), in, filepath.Join(dir, "x.gguf"), "Q8_0"}, "none.dat"},
+	} {
+		cmd := newQuantizeCmd()
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		cmd.SetArgs(tc.args)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("quantize %v: error %v, want one naming %q", tc.args, err, tc.want)
+		}
+	}
+}

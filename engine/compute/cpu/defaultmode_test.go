@@ -1,0 +1,92 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/quant"
+)
+
+// TestDefaultModeMatMulBatchInvariant checks the default mode's MatMul of
+// every weight type it may repack differently from the exact mode: each
+// token's row of the product is bit for bit the same whether it is
+// computed alone (decode), among 2 to 70 tokens (a batch, a prompt), or
+// with other thread counts, for rows long enough to be split over ranges
+// of blocks; and it stays within float32 rounding of the float64 product
+// of the dequantized weights and the activations in their dot-product
+// format.
+func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 67))
+	for _, tc := range []struct {
+		typ     quant.Type
+		in, out int
+	}{
+		{quant.F16, 256, 48},
+		{quant.F16, 4864, 32}, // split over ranges of blocks
+		{quant.BF16, 320, 32},
+		{quant.F16, 96, 40}, // not a multiple of 16 rows: not repacked
+		{quant.Q5_0, 896, 32},
+		{quant.Q6_K, 1024, 48},
+		{quant.Q6_K, 256, 40},
+		{quant.Q5_K, 512, 32},
+		{quant.Q5_1, 896, 16},
+		{quant.Q4_K, 768, 32},
+	} {
+		raw := quantized(t, tc.typ, tc.out, tc.in, randRows(r, tc.out, tc.in))
+		deq := make([]float32, tc.out*tc.in) // (activations are rounded to the dot type: 1e-2 of Σ|w·x|)
+		if err := quant.Dequantize(tc.typ, raw, deq); err != nil {
+			t.Fatal(err)
+		}
+		const n = 70
+		x := randRows(r, n, tc.in)
+		var alone []float32
+		for _, threads := range []int{1, 3} {
+			b := New(Options{Threads: threads})
+			wt, err := b.MatMulWeight(tc.typ, tc.out, tc.in, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("%s/%dx%d/t%d", tc.typ, tc.out, tc.in, threads)
+			if p := quant.FastPackedFor(tc.typ); p != nil && tc.out%16 == 0 && !wt.(compute.Repacked).Repacked() {
+				t.Fatalf("%s: not repacked into %s", name, p.Name)
+			}
+			if alone == nil {
+				alone = make([]float32, n*tc.out)
+				for i := range n {
+					xt, dst := b.New(1, tc.in), b.New(1, tc.out)
+					b.Upload(xt, x[i*tc.in:(i+1)*tc.in])
+					b.MatMul(dst, xt, wt)
+					copy(alone[i*tc.out:], F32(dst))
+				}
+				// Within rounding of the float64 product.
+				for i := range n {
+					for o := range tc.out {
+						var want, mag float64
+						for k := range tc.in {
+							p := float64(deq[o*tc.in+k]) * float64(x[i*tc.in+k])
+							want, mag = want+p, mag+math.Abs(p)
+						}
+						if d := math.Abs(float64(alone[i*tc.out+o]) - want); d > 1e-2*mag {
+							t.Fatalf("%s: token %d output %d = %v, float64 %v", name, i, o, alone[i*tc.out+o], want)
+						}
+					}
+				}
+			}
+			for _, m := range []int{2, 3, 5, 8, 9, 17, n} {
+				xt, dst := b.New(m, tc.in), b.New(m, tc.out)
+				b.Upload(xt, x[:m*tc.in])
+				b.MatMul(dst, xt, wt)
+				got := F32(dst)
+				for k := range got {
+					if math.Float32bits(got[k]) != math.Float32bits(alone[k]) {
+						t.Fatalf("%s: %d tokens: token %d output %d = %v, alone %v", name, m, k/tc.out, k%tc.out, got[k], alone[k])
+					}
+				}
+			}
+			b.Close()
+		}
+	}
+}

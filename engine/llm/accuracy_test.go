@@ -1,0 +1,133 @@
+package llm
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/compute/cpu"
+	"github.com/ruvllm/ruvllm/engine/kldiv"
+	"github.com/ruvllm/ruvllm/engine/tokenizer"
+	"github.com/ruvllm/ruvllm/internal/testpath"
+)
+
+// Accuracy bounds of the default mode against llama.cpp's arithmetic
+// (issue 20): top-1 agreement, mean KL divergence of the next-token
+// distributions, perplexity ratio.
+const (
+	minSameTop   = 0.995
+	maxMeanKLD   = 1e-4
+	maxPPLChange = 0.001
+)
+
+// accuracyText is the text the accuracy test scores: the project's own
+// documentation (technical English like the shared models' training
+// text), about 8000 tokens of which textTokens are used.
+func accuracyText(t *testing.T) string {
+	var sb strings.Builder
+	for _, f := range []string{"../../README.md", "../../docs/DESIGN.md"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Skipf("accuracy text: %v", err)
+		}
+		sb.Write(b)
+	}
+	return sb.String()
+}
+
+const (
+	textCtx    = 512
+	textChunks = 4
+)
+
+// TestDefaultModeAccuracy scores the default (fast) arithmetic against the
+// exact one, which is llama.cpp's bit for bit (the golden tests prove it;
+// without AMX, as llama.cpp runs on CPUs without AMX-INT8 and as the
+// llama.cpp built on the development VM runs), with llama.cpp's attention
+// path for batches of 64 tokens or more (LlamaBatching: every sequence
+// here is one batch that long, and llama.cpp computes it so), on every
+// shared model:
+// teacher-forced over each golden prompt followed by llama.cpp's greedy
+// continuation, and over textChunks chunks of textCtx tokens of text, every
+// position's next-token distribution. The default mode must put the same
+// token on top at minSameTop of the positions, keep the mean KL divergence
+// under maxMeanKLD and the perplexity within maxPPLChange.
+func TestDefaultModeAccuracy(t *testing.T) {
+	models := testpath.Shared(t, "models")
+	golden := testpath.Shared(t, "golden")
+	text := accuracyText(t)
+	for _, name := range []string{
+		"llama-19m-f16", "llama-19m-q8_0", "llama-19m-q4_0", "llama-19m-q4_k_m",
+		"qwen2-13m-f16", "qwen2-13m-q8_0", "qwen2-13m-q4_0", "qwen2-13m-q4_k_m",
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(models, "ruvllm-test-"+name+".gguf")
+			rows := readGolden(t, filepath.Join(golden, "greedy-"+name+".jsonl"))
+			var st kldiv.Stats
+			exact, fast := loadMode(t, path, true), loadMode(t, path, false)
+			defer exact.Close()
+			defer fast.Close()
+			vocab := exact.Config().Vocab
+			var base, scratch []float64
+			base = make([]float64, vocab)
+			compare := func(seq []int32, from int) {
+				var pos []int32
+				for i := from; i < len(seq)-1; i++ {
+					pos = append(pos, int32(i))
+				}
+				want, got := make([]float32, len(pos)*vocab), make([]float32, len(pos)*vocab)
+				if err := exact.Logits(context.Background(), seq, pos, want); err != nil {
+					t.Fatal(err)
+				}
+				if err := fast.Logits(context.Background(), seq, pos, got); err != nil {
+					t.Fatal(err)
+				}
+				for i, p := range pos {
+					kldiv.LogSoftmax(base, want[i*vocab:(i+1)*vocab])
+					scratch = st.Add(base, got[i*vocab:(i+1)*vocab], seq[p+1], scratch)
+				}
+			}
+			for _, row := range rows {
+				if len(row.PromptTokens) == 0 {
+					continue
+				}
+				compare(append(append([]int32(nil), row.PromptTokens...), row.Tokens...), len(row.PromptTokens)-1)
+			}
+			tokens := exact.Tokenizer().Encode(text, tokenizer.EncodeOptions{AddSpecial: true})
+			if len(tokens) < textCtx*textChunks {
+				t.Fatalf("accuracy text: %d tokens, want %d", len(tokens), textCtx*textChunks)
+			}
+			for c := range textChunks {
+				chunk := append([]int32(nil), tokens[c*textCtx:(c+1)*textCtx]...)
+				if exact.Tokenizer().AddBOS() {
+					chunk[0] = exact.Tokenizer().BOS()
+				}
+				compare(chunk, 0)
+			}
+			s := st.Summary()
+			t.Logf("%d positions: same top %.3f %%, mean KLD %.3g (max %.3g), PPL %.4f vs exact %.4f (%+.4f %%)",
+				s.Positions, 100*s.SameTop, s.MeanKLD, s.MaxKLD, s.PPL, s.BasePPL, 100*(s.PPLRatio-1))
+			if s.SameTop < minSameTop || s.MeanKLD > maxMeanKLD || s.PPLRatio-1 > maxPPLChange || 1-s.PPLRatio > maxPPLChange {
+				t.Errorf("default mode outside the bounds (same top >= %.1f %%, mean KLD <= %g, PPL within %.1f %%)",
+					100*minSameTop, maxMeanKLD, 100*maxPPLChange)
+			}
+		})
+	}
+}
+
+// loadMode loads a model on the CPU backend in the exact or the default
+// mode, with room for a textCtx-token sequence.
+func loadMode(t *testing.T, path string, exact bool) *Model {
+	t.Helper()
+	m, err := Load(context.Background(), path, Options{ContextLength: textCtx, Sequences: 1, BatchSize: textCtx,
+		NewBackend: func() (compute.Backend, error) {
+			return cpu.New(cpu.Options{Threads: 2, Exact: exact, LlamaBatching: true, AMX: cpu.AMXOff}), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

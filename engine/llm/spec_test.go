@@ -1,0 +1,131 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/spec"
+	"github.com/ruvllm/ruvllm/internal/testpath"
+)
+
+// specPrompt is a retrieval-style prompt: a document, then an answer that
+// starts quoting it, so prompt lookup finds matches.
+const specPrompt = `Documentation/process/submitting-patches.rst: Describe your changes. Describe your problem.
+Whether your patch is a one-line bug fix or 5000 lines of a new feature, there must be an underlying problem
+that motivated you to do this work. Convince the reviewer that there is a problem worth fixing and that it
+makes sense for them to read past the first paragraph.
+
+Question: what must a patch describe? Answer: Whether your patch is a one-line bug fix or`
+
+// TestSpeculationGreedyIdentical generates greedily from the shared
+// models with each speculation kind at a fixed draft length (so drafts are
+// verified whatever the odds), three requests at a time (one opted out,
+// so verification shares passes with plain decoding), and compares the
+// tokens with the same requests on the model without speculation: they
+// must be identical.
+func TestSpeculationGreedyIdentical(t *testing.T) {
+	models := testpath.Shared(t, "models")
+	for _, tc := range []struct {
+		target, draft string
+		kinds         []spec.Kinds
+	}{
+		{"ruvllm-test-llama-19m-f16.gguf", "ruvllm-test-llama-19m-q4_0.gguf",
+			[]spec.Kinds{spec.KindLookup, spec.KindLookup | spec.KindTree, spec.KindDraft, spec.KindsAll}},
+		{"ruvllm-test-llama-19m-q8_0.gguf", "ruvllm-test-llama-19m-q4_0.gguf", []spec.Kinds{spec.KindDraft | spec.KindTree}},
+		{"ruvllm-test-qwen2-13m-q8_0.gguf", "ruvllm-test-qwen2-13m-q4_0.gguf", []spec.Kinds{spec.KindsAll}},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			target := filepath.Join(models, tc.target)
+			reqs := []Request{
+				{Prompt: specPrompt, MaxTokens: 40, IgnoreEOS: true},
+				{Prompt: "The kernel's memory management", MaxTokens: 33, IgnoreEOS: true},
+				{Prompt: specPrompt, MaxTokens: 25, IgnoreEOS: true, NoSpeculation: true},
+			}
+			plain, err := Load(context.Background(), target, Options{Threads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([][]int32, len(reqs))
+			for i, r := range reqs {
+				want[i], _, _ = generate(t, plain, r)
+			}
+			plain.Close()
+			for _, kinds := range tc.kinds {
+				t.Run(kinds.String(), func(t *testing.T) {
+					m, err := Load(context.Background(), target, Options{Threads: 2, Speculate: kinds,
+						Draft: filepath.Join(models, tc.draft), SpecControl: spec.Options{Fixed: 4}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer m.Close()
+					got := make([][]int32, len(reqs))
+					res := make([]Result, len(reqs))
+					var wg sync.WaitGroup
+					for i, r := range reqs {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							got[i], _, res[i] = generate(t, m, r)
+						}()
+					}
+					wg.Wait()
+					for i := range reqs {
+						if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
+							t.Fatalf("request %d: with speculation %v\nwithout %v", i, got[i], want[i])
+						}
+					}
+					if s := res[0].Speculation; s.Verifications == 0 || s.Accepted == 0 {
+						t.Fatalf("request 0 did not speculate: %+v", s)
+					}
+					if s := res[2].Speculation; s != (SpecResult{}) {
+						t.Fatalf("the opted-out request speculated: %+v", s)
+					}
+					t.Logf("acceptance %.2f, %.2f tokens per verification", res[0].Speculation.AcceptanceRate(), res[0].Speculation.TokensPerVerification())
+				})
+			}
+		})
+	}
+}
+
+// TestSpeculationSampledSameSeed samples with a fixed seed with and
+// without speculation on a shared model: acceptance keeps only the token
+// the sampler drew, so the tokens must be the same.
+func TestSpeculationSampledSameSeed(t *testing.T) {
+	models := testpath.Shared(t, "models")
+	target := filepath.Join(models, "ruvllm-test-llama-19m-q8_0.gguf")
+	req := Request{Prompt: specPrompt, MaxTokens: 40, IgnoreEOS: true,
+		Sampling: sample.Params{Temperature: 0.8, TopK: 40, TopP: 0.95, RepeatPenalty: 1.1, Seed: 11}}
+	plain, err := Load(context.Background(), target, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := generate(t, plain, req)
+	plain.Close()
+	m, err := Load(context.Background(), target, Options{Threads: 2, Speculate: spec.KindsAll,
+		Draft: filepath.Join(models, "ruvllm-test-llama-19m-q4_0.gguf"), SpecControl: spec.Options{Fixed: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	got, _, res := generate(t, m, req)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("seed 11 with speculation %v\nwithout %v", got, want)
+	}
+	if res.Speculation.Verifications == 0 {
+		t.Fatalf("no speculation happened: %+v", res.Speculation)
+	}
+}
+
+func TestDraftVocabularyMismatch(t *testing.T) {
+	models := testpath.Shared(t, "models")
+	_, err := Load(context.Background(), filepath.Join(models, "ruvllm-test-llama-19m-q8_0.gguf"), Options{Threads: 1,
+		Speculate: spec.KindDraft, Draft: filepath.Join(models, "ruvllm-test-qwen2-13m-q4_0.gguf")})
+	if !errors.Is(err, ErrDraftVocab) {
+		t.Fatalf("a qwen2 draft for a llama model: err = %v, want ErrDraftVocab", err)
+	}
+}

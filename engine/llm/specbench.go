@@ -1,0 +1,211 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/ruvllm/ruvllm/engine/spec"
+)
+
+// specDocs are the documents of the speculation benchmark's workloads,
+// written for it in the style of the technical text the shared test
+// models learned from (kernel and Python documentation).
+var specDocs = []string{
+	`Memory zones
+============
+
+Each node's memory is split into zones. The DMA zone holds the pages that old devices can address,
+the normal zone holds the pages the kernel maps all the time, and the movable zone holds pages that
+can be migrated so that memory can be taken offline. When an allocation cannot be satisfied from the
+preferred zone, the allocator falls back to the next zone in the node's zonelist. The watermarks of a
+zone decide when kswapd is woken: below the low watermark kswapd starts to reclaim pages, and below the
+min watermark an allocation must reclaim pages itself before it can succeed. The watermarks can be
+tuned with the min_free_kbytes and watermark_scale_factor sysctls.`,
+	`def read_config(path, defaults=None):
+    """Read a configuration file and return a dictionary of its settings.
+
+    Lines starting with '#' are comments. Each other line holds a key and a
+    value separated by '='. Keys that are missing take their value from
+    defaults, if it is given.
+    """
+    settings = dict(defaults or {})
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if "=" not in line:
+                raise ValueError(f"{path}:{number}: expected key=value")
+            key, value = line.split("=", 1)
+            settings[key.strip()] = value.strip()
+    return settings`,
+	`Submitting a driver
+===================
+
+Before a new driver is submitted, run the checkpatch.pl script over the patch and fix what it reports.
+The driver must build without warnings with W=1, and it must not add new sparse warnings. Describe in
+the changelog which hardware the driver supports and how it was tested. Add the driver's files to the
+MAINTAINERS file, with the mailing list that reviews them. Device tree bindings go in a separate patch,
+before the driver that uses them, and they are reviewed by the device tree maintainers.`,
+}
+
+// SpecWorkload is one prompt of the speculation benchmark.
+type SpecWorkload struct {
+	Name   string
+	Prompt string
+}
+
+// SpecWorkloads are the speculation benchmark's prompts: questions over a
+// document (RAG), a summary, and a code edit, the kinds of generation
+// whose output repeats its input.
+func SpecWorkloads() []SpecWorkload {
+	return []SpecWorkload{
+		{"rag", specDocs[0] + "\n\nQuestion: when is kswapd woken, and what do the watermarks decide?\nAnswer: kswapd is woken"},
+		{"summary", specDocs[2] + "\n\nSummary of the section above:\n\nBefore a new driver is submitted,"},
+		{"code-edit", specDocs[1] + "\n\n\n# The same function, with a check that the file exists:\n\ndef read_config(path, defaults=None):\n"},
+	}
+}
+
+// SpecFigure is decode speed with one set of speculation kinds over the
+// speculation workloads.
+type SpecFigure struct {
+	Kinds string `json:"kinds"` // "none", "lookup", "draft+tree", ...
+	// TokensPerSecond is generated tokens (after the first) over decode
+	// time, summed over the workloads, per repetition.
+	TokensPerSecond float64   `json:"tokens_per_second"`
+	Samples         []float64 `json:"samples"`
+	// Speedup is TokensPerSecond over the figure without speculation,
+	// the median of the repetitions' ratios (each repetition runs every
+	// kind back to back).
+	Speedup float64 `json:"speedup"`
+	// CPUTokensPerSecond is generated tokens (after the first) over the
+	// process's CPU time while they were generated, and CPUSpeedup its
+	// ratio to none's, as Speedup: on a machine whose cores other
+	// processes keep busy, wall time varies several-fold between runs
+	// while the work done per token does not (measure with one thread, so
+	// that no helper spins). 0 where CPU time is unknown.
+	CPUTokensPerSecond float64 `json:"cpu_tokens_per_second,omitempty"`
+	CPUSpeedup         float64 `json:"cpu_speedup,omitempty"`
+	// TTFTMillis is the mean time to the first token: a draft model reads
+	// the prompt while the target computes it, which shows here.
+	TTFTMillis float64 `json:"ttft_ms"`
+	// AcceptanceRate and TokensPerVerification are over all repetitions.
+	AcceptanceRate        float64 `json:"acceptance_rate"`
+	TokensPerVerification float64 `json:"tokens_per_verification"`
+	// Identical reports whether every generation's tokens equal those
+	// without speculation (greedy).
+	Identical bool `json:"identical"`
+}
+
+// BenchSpec measures greedy decode speed on the speculation workloads with
+// each set of kinds (none: speculation off) in turn, genTokens tokens per
+// workload, reps times, alternating the kinds within each repetition (and
+// rotating their order) so that the machine's noise falls on all alike. It
+// checks that every kind's tokens equal those without speculation.
+func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, reps int) ([]SpecFigure, error) {
+	if reps <= 0 {
+		reps = 5
+	}
+	if !slices.Contains(kinds, 0) {
+		kinds = append([]spec.Kinds{0}, kinds...)
+	}
+	work := SpecWorkloads()
+	figs := make([]SpecFigure, len(kinds))
+	stats := make([]SpecResult, len(kinds))
+	want := make([][]int32, len(work))
+	for i, k := range kinds {
+		figs[i] = SpecFigure{Kinds: k.String(), Identical: true}
+	}
+	ratios, cpuRatios := make([][]float64, len(kinds)), make([][]float64, len(kinds))
+	cpuToks, cpuSecs := make([]int, len(kinds)), make([]float64, len(kinds))
+	ttft, ttftN := make([]float64, len(kinds)), make([]int, len(kinds))
+	for rep := -1; rep < reps; rep++ { // rep -1 warms up every kind
+		tps, ctps := make([]float64, len(kinds)), make([]float64, len(kinds))
+		for off := range kinds {
+			ki := (off + max(rep, 0)) % len(kinds)
+			k := kinds[ki]
+			var toks int
+			var secs, cpu float64
+			for wi, w := range work {
+				req := Request{Prompt: w.Prompt, MaxTokens: genTokens, IgnoreEOS: true, NoSpeculation: k == 0, Speculate: k}
+				var ids []int32
+				var cpuFirst float64
+				res, err := m.Generate(ctx, req, func(t Token) error {
+					if t.ID >= 0 {
+						if len(ids) == 0 {
+							cpuFirst, _ = processCPU()
+						}
+						ids = append(ids, t.ID)
+					}
+					return nil
+				})
+				if end, ok := processCPU(); ok && cpuFirst > 0 {
+					cpu += end - cpuFirst
+				}
+				if err != nil {
+					return nil, fmt.Errorf("speculation bench %s/%s: %w", k, w.Name, err)
+				}
+				if k == 0 && want[wi] == nil {
+					want[wi] = ids
+				}
+				if want[wi] != nil && !slices.Equal(ids, want[wi]) {
+					figs[ki].Identical = false
+				}
+				if rep >= 0 {
+					toks += res.CompletionTokens - 1
+					secs += res.Timings.Eval.Seconds()
+					ttft[ki] += float64(res.Timings.TTFT.Microseconds()) / 1000
+					ttftN[ki]++
+					s := &stats[ki]
+					s.Drafted += res.Speculation.Drafted
+					s.Accepted += res.Speculation.Accepted
+					s.Verifications += res.Speculation.Verifications
+				}
+			}
+			if rep >= 0 && secs > 0 {
+				tps[ki] = float64(toks) / secs
+				figs[ki].Samples = append(figs[ki].Samples, tps[ki])
+			}
+			if rep >= 0 && cpu > 0 {
+				ctps[ki] = float64(toks) / cpu
+				cpuToks[ki] += toks
+				cpuSecs[ki] += cpu
+			}
+		}
+		if rep >= 0 {
+			for ki := range kinds {
+				ratios[ki] = append(ratios[ki], tps[ki]/tps[0])
+				if ctps[0] > 0 && ctps[ki] > 0 {
+					cpuRatios[ki] = append(cpuRatios[ki], ctps[ki]/ctps[0])
+				}
+			}
+		}
+	}
+	for ki := range figs {
+		figs[ki].TokensPerSecond, _ = meanStddev(figs[ki].Samples)
+		figs[ki].Speedup = median(ratios[ki])
+		if cpuSecs[ki] > 0 {
+			figs[ki].CPUTokensPerSecond = float64(cpuToks[ki]) / cpuSecs[ki]
+			figs[ki].CPUSpeedup = median(cpuRatios[ki])
+		}
+		if ttftN[ki] > 0 {
+			figs[ki].TTFTMillis = ttft[ki] / float64(ttftN[ki])
+		}
+		figs[ki].AcceptanceRate = stats[ki].AcceptanceRate()
+		figs[ki].TokensPerVerification = stats[ki].TokensPerVerification()
+	}
+	return figs, nil
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,138 @@
+//go:build amd64 && !noasm
+
+package quant
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
+
+// The F16x16 and BF16x16 kernels, set by useHalf16 (nil: none here).
+var f16x16Kernel, f16x16AccKernel, bf16x16Kernel, bf16x16AccKernel PackedKernel
+
+// useHalf16 selects the kernels of the F16x16 and BF16x16 layouts for isa:
+// AVX-512F, and AVX512-BF16 for BF16.
+func useHalf16(isa string) {
+	f16x16Kernel, f16x16AccKernel, bf16x16Kernel, bf16x16AccKernel = nil, nil, nil, nil
+	if isa == isaAVX512VNNI && cpu.X86.HasAVX512F {
+		defer func() {
+			if !cpu.X86.HasAVX512BF16 { // VDPBF16PS
+				bf16x16Kernel, bf16x16AccKernel = nil, nil
+			}
+		}()
+		f16x16Kernel = func(nb int, w, a []byte, astride int, aux []uint32, auxstride, rows int, dst []float32, dstride int) {
+			half16(false, false, nb, w, a, astride, rows, dst, dstride)
+		}
+		f16x16AccKernel = func(nb int, w, a []byte, astride int, aux []uint32, auxstride, rows int, dst []float32, dstride int) {
+			half16(false, true, nb, w, a, astride, rows, dst, dstride)
+		}
+		bf16x16Kernel = func(nb int, w, a []byte, astride int, aux []uint32, auxstride, rows int, dst []float32, dstride int) {
+			half16(true, false, nb, w, a, astride, rows, dst, dstride)
+		}
+		bf16x16AccKernel = func(nb int, w, a []byte, astride int, aux []uint32, auxstride, rows int, dst []float32, dstride int) {
+			half16(true, true, nb, w, a, astride, rows, dst, dstride)
+		}
+	}
+}
+
+// half16DecodeGroups is the number of groups the decode kernels take.
+const half16DecodeGroups = 4
+
+// f16x16Decode and bf16x16Decode are Packed.Decode of the F16x16 and
+// BF16x16 layouts.
+func f16x16Decode(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool) {
+	half16Decode(false, nb, w, groupBytes, a, dst, accumulate)
+}
+
+func bf16x16Decode(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool) {
+	half16Decode(true, nb, w, groupBytes, a, dst, accumulate)
+}
+
+func half16Decode(bf bool, nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool) {
+	if nb < 1 || groupBytes < nb*F16x16BlockBytes {
+		panic(fmt.Sprintf("quant: F16x16 decode of %d blocks in groups of %d bytes", nb, groupBytes))
+	}
+	_ = w[(half16DecodeGroups-1)*groupBytes+nb*F16x16BlockBytes-1]
+	if bf {
+		_ = a[nb*QK*2-1]
+	} else {
+		_ = a[nb*QK*4-1]
+	}
+	_ = dst[half16DecodeGroups*Q4x16Rows-1]
+	if bf {
+		bf16x16G4AVX512(nb*QK, &w[0], groupBytes, &a[0], &dst[0], accumulate)
+	} else {
+		f16x16G4AVX512(nb*QK, &w[0], groupBytes, &a[0], &dst[0], accumulate)
+	}
+}
+
+// half16 checks the buffers and runs the kernels of 8, 4, 2 and 1
+// activation rows over rows.
+func half16(bf, accumulate bool, nb int, w, a []byte, astride, rows int, dst []float32, dstride int) {
+	checkHalf16(nb, w, a, astride, rows, dst, dstride, bf)
+	n := nb * QK
+	for r := 0; r < rows; {
+		ap, dp := &a[r*astride], &dst[r*dstride]
+		switch k := rows - r; {
+		case k >= 8:
+			if bf {
+				bf16x16R8AVX512(n, &w[0], ap, astride, dp, dstride, accumulate)
+			} else {
+				f16x16R8AVX512(n, &w[0], ap, astride, dp, dstride, accumulate)
+			}
+			r += 8
+		case k >= 4:
+			if bf {
+				bf16x16R4AVX512(n, &w[0], ap, astride, dp, dstride, accumulate)
+			} else {
+				f16x16R4AVX512(n, &w[0], ap, astride, dp, dstride, accumulate)
+			}
+			r += 4
+		case k >= 2:
+			if bf {
+				bf16x16R2AVX512(n, &w[0], ap, astride, dp, dstride, accumulate)
+			} else {
+				f16x16R2AVX512(n, &w[0], ap, astride, dp, dstride, accumulate)
+			}
+			r += 2
+		default:
+			if bf {
+				bf16x16R1AVX512(n, &w[0], ap, astride, dp, dstride, accumulate)
+			} else {
+				f16x16R1AVX512(n, &w[0], ap, astride, dp, dstride, accumulate)
+			}
+			r++
+		}
+	}
+}
+
+//go:noescape
+func f16x16R8AVX512(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func f16x16R4AVX512(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func f16x16R2AVX512(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func f16x16R1AVX512(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func bf16x16R8AVX512(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func bf16x16R4AVX512(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func bf16x16R2AVX512(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func bf16x16R1AVX512(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func f16x16G4AVX512(n int, w *byte, gstride int, a *byte, dst *float32, accumulate bool)
+
+//go:noescape
+func bf16x16G4AVX512(n int, w *byte, gstride int, a *byte, dst *float32, accumulate bool)

@@ -1,0 +1,12 @@
+//go:build !(amd64 || arm64) || noasm
+
+package quant
+
+// The F16x16 and BF16x16 layouts have no kernel here.
+var f16x16Kernel, f16x16AccKernel, bf16x16Kernel, bf16x16AccKernel PackedKernel
+
+// f16x16Decode and bf16x16Decode are never called here; half16DecodeGroups
+// is their group count elsewhere.
+var f16x16Decode, bf16x16Decode func(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool)
+
+const half16DecodeGroups = 4

@@ -1,0 +1,163 @@
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestHalf16MatchesReference repacks random F16 and BF16 matrices of 16
+// rows and checks, where this CPU has them, the assembly kernels against
+// F16x16Reference and BF16x16Reference bit for bit, for 1 to 8 activation
+// rows with gaps between them, in one call and split in two where the
+// second call adds to the first (Accumulate); and the references against
+// the float64 dot products of the GGUF rows within float32 rounding.
+func TestHalf16MatchesReference(t *testing.T) {
+	forEachISA(t, testHalf16MatchesReference)
+}
+
+func testHalf16MatchesReference(t *testing.T) {
+	for _, bf := range []bool{false, true} {
+		typ, ref, accRef, kern, accKern := F16, F16x16Reference, F16x16AccReference, f16x16Kernel, f16x16AccKernel
+		repack := RepackF16x16
+		if bf {
+			typ, ref, accRef, kern, accKern = BF16, BF16x16Reference, BF16x16AccReference, bf16x16Kernel, bf16x16AccKernel
+			repack = RepackBF16x16
+		}
+		kernels := map[string][2]PackedKernel{"reference": {ref, accRef}}
+		if kern != nil {
+			kernels["kernel"] = [2]PackedKernel{kern, accKern}
+		}
+		rng := rand.New(rand.NewPCG(51, 53))
+		for iter := range 120 {
+			nb := 1 + rng.IntN(12)
+			n := nb * QK
+			w := make([]byte, Q4x16Rows*n*2)
+			vals := randRow(rng, Q4x16Rows*n, 0.5)
+			if err := Quantize(typ, w, vals); err != nil {
+				t.Fatal(err)
+			}
+			packed := make([]byte, F16x16Bytes(Q4x16Rows, n))
+			if err := repack(packed, w, Q4x16Rows, n); err != nil {
+				t.Fatal(err)
+			}
+			rows := 1 + iter%PackedRows
+			ab := 4 // bytes per activation: float32, or bf16 for BF16x16
+			if bf {
+				ab = 2
+			}
+			astride := ab*n + 4*rng.IntN(3)
+			a := make([]byte, (rows-1)*astride+ab*n)
+			act := make([][]float32, rows)
+			for r := range rows {
+				act[r] = randRow(rng, n, 2)
+				for k, x := range act[r] {
+					if bf {
+						h := FP32ToBF16(x)
+						le.PutUint16(a[r*astride+2*k:], h)
+						act[r][k] = BF16ToFP32(h)
+					} else {
+						le.PutUint32(a[r*astride+4*k:], math.Float32bits(x))
+					}
+				}
+			}
+			dstride := Q4x16Rows + iter%3
+			// The float64 dot products the kernels approximate.
+			for r := range rows {
+				for i := range Q4x16Rows {
+					var want, mag float64
+					for k := range n {
+						h := le.Uint16(w[2*(i*n+k):])
+						v := float64(halfTable[h])
+						if bf {
+							v = float64(BF16ToFP32(h))
+						}
+						want += v * float64(act[r][k])
+						mag += math.Abs(v * float64(act[r][k]))
+					}
+					got := make([]float32, (rows-1)*dstride+Q4x16Rows)
+					ref(nb, packed, a, astride, nil, 0, rows, got, dstride)
+					if d := math.Abs(float64(got[r*dstride+i]) - want); d > 1e-6*mag+1e-30 {
+						t.Fatalf("%s nb=%d row %d act %d: reference %v, float64 %v", typ, nb, i, r, got[r*dstride+i], want)
+					}
+					break // one weight row per activation row is enough here
+				}
+			}
+			want := make([]float32, (rows-1)*dstride+Q4x16Rows)
+			ref(nb, packed, a, astride, nil, 0, rows, want, dstride)
+			for name, k := range kernels {
+				got := make([]float32, len(want))
+				k[0](nb, packed, a, astride, nil, 0, rows, got, dstride)
+				split := make([]float32, len(want))
+				h := nb / 2
+				if h > 0 {
+					k[0](h, packed, a, astride, nil, 0, rows, split, dstride)
+					k[1](nb-h, packed[h*F16x16BlockBytes:], a[h*QK*ab:], astride, nil, 0, rows, split, dstride)
+				} else {
+					k[1](nb, packed, a, astride, nil, 0, rows, split, dstride)
+				}
+				for r := range rows {
+					for i := range Q4x16Rows {
+						o := r*dstride + i
+						if math.Float32bits(got[o]) != math.Float32bits(want[o]) || math.Float32bits(split[o]) != math.Float32bits(want[o]) {
+							t.Fatalf("%s %s nb=%d rows=%d: act %d row %d = %v (split %v), reference %v", typ, name, nb, rows, r, i, got[o], split[o], want[o])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestHalf16DecodeMatchesKernel checks Packed.Decode of the F16x16 and
+// BF16x16 layouts (four groups at once, one activation row) against the
+// one-group kernel on each group, bit for bit, starting from zero and
+// adding to dst.
+func TestHalf16DecodeMatchesKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(101, 103))
+	for _, typ := range []Type{F16, BF16} {
+		p := FastPackedFor(typ)
+		if p == nil || p.Decode == nil {
+			t.Skipf("no %s decode kernel here", typ)
+		}
+		for _, nb := range []int{1, 3, 28} {
+			n := nb * QK
+			rows := Q4x16Rows * p.DecodeGroups
+			w := make([]byte, rows*n*2)
+			if err := Quantize(typ, w, randRow(rng, rows*n, 1)); err != nil {
+				t.Fatal(err)
+			}
+			packed := make([]byte, p.Bytes(rows, n))
+			if err := p.Repack(packed, w, rows, n); err != nil {
+				t.Fatal(err)
+			}
+			var a []byte
+			for _, x := range randRow(rng, n, 1) {
+				if typ == BF16 {
+					a = le.AppendUint16(a, FP32ToBF16(x))
+				} else {
+					a = le.AppendUint32(a, math.Float32bits(x))
+				}
+			}
+			astride := len(a)
+			gb := nb * p.BlockBytes
+			for _, acc := range []bool{false, true} {
+				start := randRow(rng, rows, 1)
+				want, got := append([]float32(nil), start...), append([]float32(nil), start...)
+				k := p.Kernel
+				if acc {
+					k = p.Accumulate
+				}
+				for g := range p.DecodeGroups {
+					k(nb, packed[g*gb:], a, astride, nil, 0, 1, want[g*Q4x16Rows:], Q4x16Rows)
+				}
+				p.Decode(nb, packed, gb, a, got, acc)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s nb=%d accumulate=%v: output %d = %v, kernel %v", typ, nb, acc, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

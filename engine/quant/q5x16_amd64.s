@@ -1,0 +1,154 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// PFD is how far ahead of the block being read the weights are
+// prefetched with two rows (see q4x16_amd64.s).
+#define PFD 4608
+
+// The Q5_0x16 kernel (see q5x16.go for the layout) with AVX-512 VNNI, for
+// one or two activation rows: the Q8_0x16 kernel's lanes (q8x16_amd64.s)
+// on weights unpacked per block into Z16-Z23 (quants 4j..4j+3 of each row
+// in lane i of Zj, unsigned 0..31): the low nibbles of the four quant
+// chunks are lanes 0-3 and the high ones lanes 4-7, and the fifth bits,
+// bit j of each byte of the high-bit chunk (Z31), are shifted to bit 4
+// and or-ed in (VPTERNLOGD). Z29 holds bytes 0x0f, Z30 bytes 0x10, Z27
+// and Z28 are the integer temporaries.
+
+// Q8X16LANE as in q8x16_amd64.s.
+#define Q8X16LANE(act, actoff, aux, auxoff, w, d, t, acc) \
+	VPBROADCASTD      auxoff(aux), t \
+	VPDPBUSD.BCST     actoff(act), w, t \
+	VCVTDQ2PS         t, t \
+	VFMADD231PS       d, t, acc
+
+// HSUM8 as in q8x16_amd64.s.
+#define HSUM8(a0, a1, a2, a3, a4, a5, a6, a7) \
+	VADDPS a4, a0, a0 \
+	VADDPS a5, a1, a1 \
+	VADDPS a6, a2, a2 \
+	VADDPS a7, a3, a3 \
+	VADDPS a2, a0, a0 \
+	VADDPS a3, a1, a1 \
+	VADDPS a1, a0, a0
+
+// Q5X16ROW adds the activation block at (act), aux words at (aux), to the
+// accumulators a0-a7 with scales d, the weights' lanes in Z16-Z23 (as
+// Q8X16ROW, with two integer temporaries).
+#define Q5X16ROW(act, aux, d, a0, a1, a2, a3, a4, a5, a6, a7) \
+	Q8X16LANE(act, 2, aux, 0, Z16, d, Z27, a0) \
+	Q8X16LANE(act, 6, aux, 4, Z17, d, Z28, a1) \
+	Q8X16LANE(act, 10, aux, 8, Z18, d, Z27, a2) \
+	Q8X16LANE(act, 14, aux, 12, Z19, d, Z28, a3) \
+	Q8X16LANE(act, 18, aux, 16, Z20, d, Z27, a4) \
+	Q8X16LANE(act, 22, aux, 20, Z21, d, Z28, a5) \
+	Q8X16LANE(act, 26, aux, 24, Z22, d, Z27, a6) \
+	Q8X16LANE(act, 30, aux, 28, Z23, d, Z28, a7)
+
+// func q5x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
+TEXT ·q5x16AVX512VNNI(SB), NOSPLIT, $0-72
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), DI
+	MOVQ a+16(FP), SI
+	MOVQ astride+24(FP), AX
+	LEAQ (SI)(AX*1), R8
+	MOVQ aux+32(FP), R12
+	MOVQ auxstride+40(FP), AX
+	SHLQ $2, AX
+	LEAQ (R12)(AX*1), R13
+	MOVQ rows+48(FP), BX
+	MOVL $0x0f0f0f0f, R9
+	VPBROADCASTD R9, Z29
+	MOVL $0x10101010, R9
+	VPBROADCASTD R9, Z30
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+q5x16loop:
+	CMPQ BX, $2
+	JLT  q5x16load
+	PREFETCHT0 PFD+0(DI)
+	PREFETCHT0 PFD+64(DI)
+	PREFETCHT0 PFD+128(DI)
+	PREFETCHT0 PFD+192(DI)
+	PREFETCHT0 PFD+256(DI)
+	PREFETCHT0 PFD+320(DI)
+
+q5x16load:
+	VCVTPH2PS 0(DI), Z24
+	VMOVDQU64 32(DI), Z27
+	VPANDD    Z29, Z27, Z16
+	VPSRLW    $4, Z27, Z27
+	VPANDD    Z29, Z27, Z20
+	VMOVDQU64 96(DI), Z27
+	VPANDD    Z29, Z27, Z17
+	VPSRLW    $4, Z27, Z27
+	VPANDD    Z29, Z27, Z21
+	VMOVDQU64 160(DI), Z27
+	VPANDD    Z29, Z27, Z18
+	VPSRLW    $4, Z27, Z27
+	VPANDD    Z29, Z27, Z22
+	VMOVDQU64 224(DI), Z27
+	VPANDD    Z29, Z27, Z19
+	VPSRLW    $4, Z27, Z27
+	VPANDD    Z29, Z27, Z23
+	VMOVDQU64 288(DI), Z31
+	VPSLLD    $4, Z31, Z27
+	VPTERNLOGD $0xf8, Z30, Z27, Z16
+	VPSLLD    $3, Z31, Z27
+	VPTERNLOGD $0xf8, Z30, Z27, Z17
+	VPSLLD    $2, Z31, Z27
+	VPTERNLOGD $0xf8, Z30, Z27, Z18
+	VPSLLD    $1, Z31, Z27
+	VPTERNLOGD $0xf8, Z30, Z27, Z19
+	VPTERNLOGD $0xf8, Z30, Z31, Z20
+	VPSRLD    $1, Z31, Z27
+	VPTERNLOGD $0xf8, Z30, Z27, Z21
+	VPSRLD    $2, Z31, Z27
+	VPTERNLOGD $0xf8, Z30, Z27, Z22
+	VPSRLD    $3, Z31, Z27
+	VPTERNLOGD $0xf8, Z30, Z27, Z23
+	VMULPS.BCST 32(R12), Z24, Z25
+	Q5X16ROW(SI, R12, Z25, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	CMPQ BX, $1
+	JEQ  q5x16next
+	VMULPS.BCST 32(R13), Z24, Z26
+	Q5X16ROW(R8, R13, Z26, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+
+q5x16next:
+	ADDQ $352, DI
+	ADDQ $34, SI
+	ADDQ $34, R8
+	ADDQ $36, R12
+	ADDQ $36, R13
+	DECQ CX
+	JNZ  q5x16loop
+
+	MOVQ dst+56(FP), DI
+	HSUM8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	VMOVUPS Z0, (DI)
+	CMPQ BX, $1
+	JEQ  q5x16done
+	MOVQ dstride+64(FP), R8
+	SHLQ $2, R8
+	ADDQ R8, DI
+	HSUM8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	VMOVUPS Z8, (DI)
+
+q5x16done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,107 @@
+package quant
+
+import "fmt"
+
+// Q6_Kx16 is the in-memory layout of Q6_K weights that the CPU backend
+// builds at load time where it has the kernel: 16 weight rows interleaved
+// so that one 512-bit register holds four quants of each row, as in
+// Q4_0x16, the 6-bit quants kept in 210 bytes per row and super-block as
+// in GGUF. The kernel keeps the summation order of llama.cpp's
+// ggml_vec_dot_q6_K_q8_K (AVX2, dotQ6_KQ8_K): per super-block, lane u of a
+// row sums, exactly as an integer, the products of the unsigned quants of
+// elements 32c+4u..32c+4u+3 of every 32-element chunk c times their group
+// scale, less 32·(sc[2u]·bsum[2u] + sc[2u+1]·bsum[2u+1]); it is converted
+// and fused-multiply-added with d_a·d_w into the lane's float, super-block
+// after super-block, and the eight lanes are added as hsum_float_8 does.
+// Both the exact and the default mode use it.
+//
+// A matrix of rows (a multiple of 16) × cols Q6_K values is rows/16
+// groups; group g is cols/256 super-blocks of Q6Kx16BlockBytes:
+//
+//	bytes     0..31    the 16 rows' f16 d, row 0 first
+//	bytes    32..287   group scales in pairs: byte 32+32c+2i+e is row i's
+//	                   scale of group 2c+e (c = 0..7, e = 0, 1)
+//	bytes   288..2335  32 chunks of 64 bytes: chunk q holds row i's ql
+//	                   bytes 4q..4q+3 at 4i
+//	bytes  2336..3359  16 chunks of 64 bytes: chunk s holds row i's qh
+//	                   bytes 4s..4s+3 at 4i
+const Q6Kx16BlockBytes = Q4x16Rows * q6_KBytes
+
+// Q6Kx16Bytes is the size of a rows × cols matrix in the Q6_Kx16 layout
+// (the same as in GGUF).
+func Q6Kx16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QKK) * Q6Kx16BlockBytes }
+
+// RepackQ6Kx16 writes the Q6_K matrix src (rows × cols, GGUF layout) into
+// dst in the Q6_Kx16 layout. rows must be a multiple of 16 and cols of 256.
+func RepackQ6Kx16(dst, src []byte, rows, cols int) error {
+	if rows%Q4x16Rows != 0 || cols%QKK != 0 {
+		return fmt.Errorf("quant: Q6_Kx16 repack of %d×%d: rows must be a multiple of %d and columns of %d", rows, cols, Q4x16Rows, QKK)
+	}
+	nb := cols / QKK
+	rb := nb * q6_KBytes
+	if len(src) != rows*rb || len(dst) != Q6Kx16Bytes(rows, cols) {
+		return fmt.Errorf("quant: Q6_Kx16 repack of %d×%d: have %d and %d bytes, want %d", rows, cols, len(src), len(dst), rows*rb)
+	}
+	for g := 0; g < rows/Q4x16Rows; g++ {
+		for b := 0; b < nb; b++ {
+			out := dst[(g*nb+b)*Q6Kx16BlockBytes:][:Q6Kx16BlockBytes]
+			for i := range Q4x16Rows {
+				in := src[(g*Q4x16Rows+i)*rb+b*q6_KBytes:][:q6_KBytes]
+				copy(out[2*i:][:2], in[208:210])
+				for j := range 16 {
+					out[32+32*(j/2)+2*i+j%2] = in[192+j]
+				}
+				for q := range 32 {
+					copy(out[288+64*q+4*i:][:4], in[4*q:][:4])
+				}
+				for s := range 16 {
+					copy(out[2336+64*s+4*i:][:4], in[128+4*s:][:4])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// unrepackQ6Kx16 writes row i of super-block blk of a Q6_Kx16 group back
+// in the GGUF layout.
+func unrepackQ6Kx16(out, blk []byte, i int) {
+	copy(out[208:210], blk[2*i:])
+	for j := range 16 {
+		out[192+j] = blk[32+32*(j/2)+2*i+j%2]
+	}
+	for q := range 32 {
+		copy(out[4*q:4*q+4], blk[288+64*q+4*i:])
+	}
+	for s := range 16 {
+		copy(out[128+4*s:128+4*s+4], blk[2336+64*s+4*i:])
+	}
+}
+
+// Q6Kx16Reference is the pure-Go form of the Q6_Kx16 kernel, the oracle
+// of its tests: each output is dotQ6_KQ8_K of the row (read back from the
+// layout) and the activation row, bit for bit. aux is unused.
+func Q6Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	checkQ6Kx16(nb, w, a, astride, rows, dst, dstride)
+	row := make([]byte, nb*q6_KBytes)
+	for i := range Q4x16Rows {
+		for b := range nb {
+			unrepackQ6Kx16(row[b*q6_KBytes:], w[b*Q6Kx16BlockBytes:], i)
+		}
+		for r := range rows {
+			dst[r*dstride+i] = dotQ6_KQ8_K(nb*QKK, row, a[r*astride:])
+		}
+	}
+}
+
+// checkQ6Kx16 panics unless the buffers of a Q6_Kx16 kernel call are
+// large enough, so that the assembly kernel never reads or writes past
+// them.
+func checkQ6Kx16(nb int, w []byte, a []byte, astride int, rows int, dst []float32, dstride int) {
+	if rows < 1 || rows > PackedRows || nb < 1 {
+		panic(fmt.Sprintf("quant: Q6_Kx16 kernel of %d blocks × %d activation rows", nb, rows))
+	}
+	_ = w[nb*Q6Kx16BlockBytes-1]
+	_ = a[(rows-1)*astride+nb*q8_KBytes-1]
+	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
+}

@@ -1,0 +1,177 @@
+package spec
+
+import (
+	"testing"
+	"time"
+)
+
+// learn feeds s's acceptance for src with hits of trials one-token
+// drafts, the hits spread evenly.
+func learn(c *Controller, s *Seq, src Source, hits, trials int) {
+	for i := range trials {
+		var d Draft
+		d.Add(-1, 7, src)
+		var path []int32
+		if (i+1)*hits/trials > i*hits/trials {
+			path = []int32{0}
+		}
+		c.Observe(s, &d, path, true)
+	}
+}
+
+// costs records forward passes of 1..max tokens costing fixed + per·n.
+func costs(c *Controller, maxTokens int, fixed, per time.Duration) {
+	for n := 1; n <= maxTokens; n++ {
+		for range minSamples {
+			c.StepTime(n, fixed+time.Duration(n)*per)
+		}
+	}
+}
+
+func chain(n int, src Source) *Draft {
+	var d Draft
+	for i := range n {
+		d.Add(int32(i-1), int32(100+i), src)
+	}
+	return &d
+}
+
+func TestTrim(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		hits        int // of 40 trials
+		fixed, per  time.Duration
+		min, max    int // kept tokens of an 8-token chain
+		probeStreak int // steps without a draft before
+	}{
+		{"cheap tokens, good drafts", 38, 10 * time.Millisecond, 200 * time.Microsecond, 6, 8, 0},
+		{"cheap tokens, poor drafts", 1, 10 * time.Millisecond, 200 * time.Microsecond, 0, 1, 0},
+		{"tokens as costly as a step, good drafts", 38, time.Millisecond, 20 * time.Millisecond, 0, 0, 0},
+		{"probe when due", 0, time.Millisecond, 5 * time.Millisecond, 1, 1, 60}, // a probe costs most of a step: every 42 steps
+		{"probe not yet due", 0, time.Millisecond, 5 * time.Millisecond, 0, 0, 30},
+		{"middling", 30, 5 * time.Millisecond, time.Millisecond, 2, 6, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewController(Options{})
+			costs(c, 20, tc.fixed, tc.per)
+			var s Seq
+			learn(c, &s, SrcModel, tc.hits, 40)
+			s.idle = tc.probeStreak
+			d := chain(8, SrcModel)
+			c.Trim([]*Seq{&s}, []*Draft{d}, 1)
+			if d.Len() < tc.min || d.Len() > tc.max || !d.Chain() {
+				t.Fatalf("kept %d tokens (chain %v), want %d to %d", d.Len(), d.Chain(), tc.min, tc.max)
+			}
+		})
+	}
+}
+
+func TestTrimUnmeasuredSpeculatesNothing(t *testing.T) {
+	c := NewController(Options{})
+	var s Seq
+	d := chain(4, SrcLookup)
+	c.Trim([]*Seq{&s}, []*Draft{d}, 1)
+	if d.Len() != 0 {
+		t.Fatalf("kept %d tokens before any step was timed", d.Len())
+	}
+	if k := c.DraftSteps([]*Seq{&s}, 1); k != 0 {
+		t.Fatalf("DraftSteps = %d before any step was timed", k)
+	}
+}
+
+func TestTrimPrefersLikelyBranches(t *testing.T) {
+	c := NewController(Options{})
+	costs(c, 20, 10*time.Millisecond, 100*time.Microsecond)
+	var s Seq
+	learn(c, &s, SrcLookup, 36, 40)
+	learn(c, &s, SrcModel, 8, 40)
+	// Lookup's chain of 6 and the model's of 6 beside it: lookup's tokens
+	// are the likelier and must survive first.
+	var d Draft
+	d.AddChain(-1, []int32{1, 2, 3, 4, 5, 6}, SrcLookup, 20)
+	d.AddChain(-1, []int32{9, 8, 7, 6, 5, 4}, SrcModel, 20)
+	c.o.MaxDraft = 4
+	c.Trim([]*Seq{&s}, []*Draft{&d}, 1)
+	for i := range d.Tokens {
+		if d.Src[i] != SrcLookup {
+			t.Fatalf("kept a model token before all of lookup's: %v from %v", d.Tokens, d.Src)
+		}
+	}
+	if d.Len() != 4 {
+		t.Fatalf("kept %d tokens, want MaxDraft 4", d.Len())
+	}
+}
+
+func TestDraftSteps(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		hits       int
+		fixed, per time.Duration
+		pass       time.Duration
+		min, max   int
+	}{
+		{"cheap draft, good drafts", 36, 10 * time.Millisecond, 200 * time.Microsecond, time.Millisecond, 3, 8},
+		{"draft as costly as the target", 36, 10 * time.Millisecond, 200 * time.Microsecond, 10 * time.Millisecond, 0, 0},
+		{"poor drafts", 4, 10 * time.Millisecond, 200 * time.Microsecond, time.Millisecond, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewController(Options{})
+			costs(c, 20, tc.fixed, tc.per)
+			for range minSamples {
+				c.DraftTime(1, tc.pass)
+			}
+			var s Seq
+			learn(c, &s, SrcModel, tc.hits, 40)
+			if k := c.DraftSteps([]*Seq{&s}, 1); k < tc.min || k > tc.max {
+				t.Fatalf("DraftSteps = %d, want %d to %d", k, tc.min, tc.max)
+			}
+		})
+	}
+	if k := NewController(Options{Fixed: 5}).DraftSteps(nil, 1); k != 5 {
+		t.Fatalf("fixed length: DraftSteps = %d, want 5", k)
+	}
+}
+
+// TestGuard feeds decode steps whose speculating windows are slower than
+// the others: the guard must switch speculation off but for its rare
+// exploring windows, and back on once speculating wins.
+func TestGuard(t *testing.T) {
+	c := NewController(Options{})
+	run := func(onRate, offRate float64, steps int) (allowed int) {
+		for range steps {
+			a := c.Allowed(1, KindDraft)
+			if a {
+				allowed++
+			}
+			rate := offRate
+			if a {
+				rate = onRate
+			}
+			c.StepDone(1, KindDraft, 2, time.Duration(2/rate*float64(time.Second)), a)
+		}
+		return allowed
+	}
+	// A young setting explores one window in guardEarly: it finds out
+	// within a few windows.
+	run(80, 100, 2*guardEarly*guardWindow)
+	if r, ok := c.GuardRatio(1, KindDraft); !ok || r > 0.9 || !c.guard.state(1, KindDraft).off {
+		t.Fatalf("after %d windows: GuardRatio = %v, %v, off %v", 2*guardEarly, r, ok, c.guard.state(1, KindDraft).off)
+	}
+	run(80, 100, 40*guardWindow)
+	if got := run(80, 100, 16*guardWindow); got != 2*guardWindow {
+		t.Fatalf("losing speculation allowed in %d of %d steps, want only the exploring %d", got, 16*guardWindow, 2*guardWindow)
+	}
+	run(130, 100, 40*guardWindow)
+	if got := run(130, 100, 16*guardWindow); got != 14*guardWindow {
+		t.Fatalf("winning speculation allowed in %d of %d steps, want all but the exploring %d", got, 16*guardWindow, 2*guardWindow)
+	}
+	// Other batch sizes and the other class keep their own setting: an
+	// unmeasured lookup class starts on, a draft-model class off (but for
+	// its exploring windows).
+	if !c.Allowed(1, KindLookup) || !c.Allowed(3, KindLookup|KindTree) {
+		t.Fatal("an unmeasured lookup class is not allowed to speculate")
+	}
+	if c.Allowed(3, KindDraft) {
+		t.Fatal("an unmeasured draft-model class speculates outside its exploring windows")
+	}
+}

@@ -1,0 +1,158 @@
+package spec
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestDraftAddMergeKeep(t *testing.T) {
+	var d Draft
+	if got := d.AddChain(-1, []int32{5, 6, 7}, SrcLookup, 16); got != 3 {
+		t.Fatalf("AddChain walked %d tokens, want 3", got)
+	}
+	d.AddChain(-1, []int32{5, 6, 9}, SrcModel, 16) // shares 5, 6
+	d.AddChain(-1, []int32{4}, SrcModel, 16)
+	if want := []int32{5, 6, 7, 9, 4}; !slices.Equal(d.Tokens, want) {
+		t.Fatalf("tokens %v, want %v", d.Tokens, want)
+	}
+	if want := []int32{-1, 0, 1, 1, -1}; !slices.Equal(d.Parents, want) {
+		t.Fatalf("parents %v, want %v", d.Parents, want)
+	}
+	if want := []uint8{0, 0, 0, 1, 1}; !slices.Equal(d.Rank, want) {
+		t.Fatalf("ranks %v, want %v", d.Rank, want)
+	}
+	if d.Chain() {
+		t.Fatal("a tree reported as a chain")
+	}
+	if c := d.Child(1, 9); c != 3 {
+		t.Fatalf("Child(1, 9) = %d, want 3", c)
+	}
+	if c := d.Child(-1, 6); c != -1 {
+		t.Fatalf("Child(-1, 6) = %d, want -1 (6 is not a root token)", c)
+	}
+	if d.Depth(3) != 3 || d.Depth(4) != 1 {
+		t.Fatalf("depths %d, %d; want 3, 1", d.Depth(3), d.Depth(4))
+	}
+	// Drop 7 and the root-level 4: 9 becomes 6's only child, rank 0.
+	d.Keep([]bool{true, true, false, true, false})
+	if want := []int32{5, 6, 9}; !slices.Equal(d.Tokens, want) || !d.Chain() || !slices.Equal(d.Rank, []uint8{0, 0, 0}) {
+		t.Fatalf("after Keep: tokens %v parents %v ranks %v", d.Tokens, d.Parents, d.Rank)
+	}
+	if d.Src[2] != SrcModel {
+		t.Fatalf("after Keep the source of 9 is %v", d.Src[2])
+	}
+	// The node budget stops a chain.
+	d.Reset()
+	if got := d.AddChain(-1, []int32{1, 2, 3, 4}, SrcLookup, 2); got != 2 || d.Len() != 2 {
+		t.Fatalf("AddChain under a budget of 2 walked %d, holds %d", got, d.Len())
+	}
+}
+
+func TestLookupPropose(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		l        Lookup
+		tokens   []int32
+		depth    int
+		nodes    int
+		want     []int32 // tokens
+		parents  []int32
+		matchLen int
+	}{
+		{"no match", Lookup{}, []int32{1, 2, 3, 4, 5}, 4, 8, nil, nil, 0},
+		{"single token is too weak", Lookup{}, []int32{1, 9, 2, 3, 1}, 4, 8, nil, nil, 0},
+		{"bigram", Lookup{}, []int32{1, 2, 3, 4, 5, 1, 2}, 3, 8, []int32{3, 4, 5}, []int32{-1, 0, 1}, 2},
+		{"continuation runs to the end", Lookup{}, []int32{7, 8, 7, 8}, 5, 8, []int32{7, 8}, []int32{-1, 0}, 2},
+		// 1 2 3 is followed by 4 at 0 and by 6 later; 2 3 alone (length 2)
+		// by 9: the longest wins, the most recent among equals.
+		{"longest then most recent", Lookup{MinNgram: 2, MaxNgram: 3}, []int32{1, 2, 3, 4, 0, 1, 2, 3, 6, 0, 2, 3, 9, 0, 1, 2, 3}, 2, 8, []int32{6, 0}, []int32{-1, 0}, 3},
+		{"branches", Lookup{MinNgram: 2, MaxNgram: 3, Branches: 3}, []int32{1, 2, 3, 4, 0, 1, 2, 3, 6, 0, 2, 3, 9, 0, 1, 2, 3}, 2, 8,
+			[]int32{6, 0, 4, 0, 9, 0}, []int32{-1, 0, -1, 2, -1, 4}, 3},
+		{"node budget", Lookup{MinNgram: 2, MaxNgram: 3, Branches: 3}, []int32{1, 2, 3, 4, 0, 1, 2, 3, 6, 0, 2, 3, 9, 0, 1, 2, 3}, 2, 3,
+			[]int32{6, 0, 4}, []int32{-1, 0, -1}, 3},
+		{"scan window", Lookup{MaxScan: 3}, []int32{1, 2, 3, 4, 5, 6, 1, 2}, 3, 8, nil, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d Draft
+			got := tc.l.Propose(&d, tc.tokens, tc.depth, tc.nodes)
+			if got != tc.matchLen || !slices.Equal(d.Tokens, tc.want) || !slices.Equal(d.Parents, tc.parents) {
+				t.Fatalf("Propose = %d, tokens %v parents %v; want %d, %v, %v", got, d.Tokens, d.Parents, tc.matchLen, tc.want, tc.parents)
+			}
+			for _, s := range d.Src {
+				if s != SrcLookup {
+					t.Fatalf("source %v, want lookup", s)
+				}
+			}
+		})
+	}
+}
+
+func FuzzLookupPropose(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 1, 2}, uint8(4), uint8(8), uint8(2))
+	f.Fuzz(func(t *testing.T, raw []byte, depth, nodes, branches uint8) {
+		tokens := make([]int32, len(raw))
+		for i, b := range raw {
+			tokens[i] = int32(b % 7)
+		}
+		l := Lookup{Branches: int(branches % 10)}
+		var d Draft
+		l.Propose(&d, tokens, int(depth%20), int(nodes%20))
+		if d.Len() > int(nodes%20) {
+			t.Fatalf("%d tokens over a budget of %d", d.Len(), nodes%20)
+		}
+		for i, p := range d.Parents {
+			if p >= int32(i) || p < -1 {
+				t.Fatalf("parent %d of token %d", p, i)
+			}
+			if d.Depth(i) > int(depth%20) {
+				t.Fatalf("token %d at depth %d over %d", i, d.Depth(i), depth%20)
+			}
+		}
+	})
+}
+
+func TestParseKinds(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Kinds
+		err  bool
+	}{
+		{"", 0, false},
+		{"off", 0, false},
+		{"none", 0, false},
+		{"all", KindsAll, false},
+		{"lookup", KindLookup, false},
+		{"lookup+tree", KindLookup | KindTree, false},
+		{"Draft, Tree", KindDraft | KindTree, false},
+		{"lookup+bogus", 0, true},
+		{"medusa", 0, true},
+	} {
+		got, err := ParseKinds(tc.in)
+		if (err != nil) != tc.err || (!tc.err && got != tc.want) {
+			t.Errorf("ParseKinds(%q) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
+		if !tc.err {
+			if back, err := ParseKinds(got.String()); err != nil || back != got {
+				t.Errorf("ParseKinds(%q.String() = %q) = %v, %v", tc.in, got.String(), back, err)
+			}
+		}
+	}
+}
+
+func FuzzParseKinds(f *testing.F) {
+	for _, s := range []string{"all", "lookup+tree", "draft,tree", "off", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := ParseKinds(s)
+		if err != nil {
+			return
+		}
+		if k&^KindsAll != 0 {
+			t.Fatalf("ParseKinds(%q) = %b: unknown bits", s, k)
+		}
+		if back, err := ParseKinds(k.String()); err != nil || back != k {
+			t.Fatalf("round trip of %q: %v -> %q -> %v, %v", s, k, k.String(), back, err)
+		}
+	})
+}

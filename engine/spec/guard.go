@@ -1,0 +1,145 @@
+package spec
+
+import "time"
+
+// The guard: speculation's cost model predicts from noisy timings, and a
+// wrong prediction could make decoding slower than without it. So the
+// controller also measures the outcome. Decode steps in which some
+// sequence may speculate run in windows of guardWindow steps, for each
+// batch size and set of speculation kinds (a draft model's passes cost
+// far more than a lookup, and trees verify more tokens than chains); one
+// window in guardEvery
+// (one in guardEarly while a setting is young) runs with speculation set
+// the other way than it currently is, and each window's tokens and wall
+// time go to the tally of its setting. When the tallies show speculation
+// losing, it is switched off for that batch size and class, and back on
+// when the rarer windows with it show it winning. Prompt lookup starts
+// on, since its drafts cost nothing to make; a draft model starts off,
+// since its passes are lost whenever its drafts are, and is switched on
+// once its exploring windows show it winning.
+const (
+	guardWindow = 8
+	guardEvery  = 8
+	guardEarly  = 4  // the reversed window's period over a key's first guardYoung windows
+	guardYoung  = 16 // windows
+	guardDecay  = 0.8
+	maxGuardSeq = 32
+	guardLose   = 0.98 // off when speculating makes less than this share of the tokens per second without
+	guardWin    = 1.02 // back on above this
+	// A draft model is switched on only above guardModelWin, with at
+	// least guardModelWindows windows of each setting measured: one noisy
+	// window must not start the passes it costs.
+	guardModelWin     = 1.05
+	guardModelWindows = 2
+)
+
+// guardKey is a batch size (capped) and the kinds the step's sequences
+// speculate with.
+type guardKey struct {
+	n     int
+	kinds Kinds
+}
+
+// guard is the controller's measured check on speculation.
+type guard struct {
+	keys map[guardKey]*guardState
+}
+
+// guardState is one key's setting, tallies and current window.
+type guardState struct {
+	off           bool
+	on, base      tally
+	cur           tally
+	curOn         bool
+	steps, window int
+}
+
+// tally is decayed sums of tokens and seconds over windows.
+type tally struct {
+	tokens, secs float64
+	windows      int
+}
+
+func (t *tally) rate() float64 { return t.tokens / t.secs }
+
+func (g *guard) state(n int, kinds Kinds) *guardState {
+	if g.keys == nil {
+		g.keys = map[guardKey]*guardState{}
+	}
+	k := guardKey{min(n, maxGuardSeq), kinds}
+	st := g.keys[k]
+	if st == nil {
+		st = &guardState{off: kinds&KindDraft != 0}
+		g.keys[k] = st
+	}
+	return st
+}
+
+// Allowed reports whether a decode step of n sequences may speculate
+// with kinds: the guard's setting, reversed in the exploring windows.
+func (c *Controller) Allowed(n int, kinds Kinds) bool {
+	if c.o.Fixed > 0 {
+		return true
+	}
+	st := c.guard.state(n, kinds)
+	period := guardEvery
+	if st.window < guardYoung {
+		period = guardEarly
+	}
+	explore := st.window%period == period-1
+	return !st.off != explore
+}
+
+// StepDone records a decode step of n sequences speculating with kinds
+// that produced tokens tokens in d (of the cost clock), with speculation
+// allowed or not (Allowed's answer for it), and updates the guard at the
+// end of each window. Steps in which no sequence could speculate are not
+// recorded.
+func (c *Controller) StepDone(n int, kinds Kinds, tokens int, d time.Duration, allowed bool) {
+	if c.o.Fixed > 0 || n <= 0 || d <= 0 {
+		return
+	}
+	st := c.guard.state(n, kinds)
+	if st.steps%guardWindow == 0 || st.curOn != allowed {
+		st.cur, st.curOn = tally{}, allowed
+	}
+	st.cur.tokens += float64(tokens)
+	st.cur.secs += d.Seconds()
+	st.steps++
+	if st.steps%guardWindow != 0 {
+		return
+	}
+	st.window++
+	t := &st.base
+	if st.curOn {
+		t = &st.on
+	}
+	t.tokens = t.tokens*guardDecay + st.cur.tokens
+	t.secs = t.secs*guardDecay + st.cur.secs
+	t.windows++
+	if st.on.windows >= 1 && st.base.windows >= 1 {
+		r := st.on.rate() / st.base.rate()
+		win, enough := guardWin, true
+		if kinds&KindDraft != 0 {
+			win = guardModelWin
+			enough = st.on.windows >= guardModelWindows && st.base.windows >= guardModelWindows
+		}
+		switch {
+		case !st.off && r < guardLose:
+			st.off = true
+		case st.off && r > win && enough:
+			st.off = false
+		}
+	}
+}
+
+// GuardRatio returns the measured decode rate with speculation over the
+// rate without for n sequences speculating with kinds, and whether both
+// have been measured.
+func (c *Controller) GuardRatio(n int, kinds Kinds) (float64, bool) {
+	st := c.guard.state(n, kinds)
+	if st.on.windows == 0 || st.base.windows == 0 {
+		return 0, false
+	}
+	return st.on.rate() / st.base.rate(), true
+}

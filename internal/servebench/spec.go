@@ -1,0 +1,147 @@
+package servebench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// defaultSpec are the speculation settings the spec workload compares.
+var defaultSpec = []string{"off", "lookup", "lookup+tree", "draft", "all"}
+
+// runSpec: greedy completions of the speculation workloads (llm.SpecWorkloads:
+// questions over a document, a summary, a code edit), each with every
+// speculation setting in turn; the settings alternate within each of
+// o.Requests repetitions, in a rotating order, so that the machine's
+// noise falls on all of them alike. Decode speed and draft figures come
+// from the daemon's request log.
+func runSpec(ctx context.Context, a, _ *ipc.Client, o Options) ([]Figures, error) {
+	settings := o.Spec
+	if len(settings) == 0 {
+		settings = defaultSpec
+	}
+	if !slices.Contains(settings, "off") {
+		settings = append([]string{"off"}, settings...)
+	}
+	base := slices.Index(settings, "off")
+	work := llm.SpecWorkloads()
+	type acc struct {
+		tokens                      int
+		secs                        float64
+		drafted, accepted, verified int
+		ratios                      []float64
+		identical                   bool
+		requests                    int
+	}
+	accs := make([]acc, len(settings))
+	for i := range accs {
+		accs[i].identical = true
+	}
+	want := make([]string, len(work))
+	for rep := -1; rep < o.Requests; rep++ { // rep -1 warms every setting up
+		rate := make([]float64, len(settings))
+		for off := range settings {
+			si := (off + max(rep, 0)) % len(settings)
+			var toks int
+			var secs float64
+			for wi, w := range work {
+				text, rec, err := specOne(ctx, a, o, w.Prompt, settings[si])
+				if err != nil {
+					return nil, err
+				}
+				if settings[si] == "off" && want[wi] == "" {
+					want[wi] = text
+				}
+				ac := &accs[si]
+				if want[wi] != "" && text != want[wi] {
+					ac.identical = false
+				}
+				if rep < 0 || rec.TokensPerSecond <= 0 {
+					continue
+				}
+				toks += rec.CompletionTokens - 1
+				secs += float64(rec.CompletionTokens-1) / rec.TokensPerSecond
+				ac.drafted += rec.DraftTokens
+				ac.accepted += rec.DraftAccepted
+				ac.verified += rec.Verifications
+				ac.requests++
+			}
+			if rep >= 0 && secs > 0 {
+				rate[si] = float64(toks) / secs
+				accs[si].tokens += toks
+				accs[si].secs += secs
+			}
+		}
+		if rep >= 0 && rate[base] > 0 {
+			for si := range settings {
+				accs[si].ratios = append(accs[si].ratios, rate[si]/rate[base])
+			}
+		}
+	}
+	var out []Figures
+	for si, s := range settings {
+		ac := accs[si]
+		f := Figures{Workload: "spec", Speculation: s, Requests: ac.requests, Identical: ac.identical}
+		if ac.secs > 0 {
+			f.TokensPerSec = float64(ac.tokens) / ac.secs
+		}
+		if len(ac.ratios) > 0 {
+			r := slices.Clone(ac.ratios)
+			slices.Sort(r)
+			f.Speedup = r[len(r)/2]
+		}
+		if ac.drafted > 0 {
+			f.AcceptanceRate = float64(ac.accepted) / float64(ac.drafted)
+		}
+		if ac.verified > 0 {
+			f.TokensPerVerification = float64(ac.accepted+ac.verified) / float64(ac.verified)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// specOne sends one greedy completion with a speculation setting and
+// returns its text and the daemon's record of it.
+func specOne(ctx context.Context, c *ipc.Client, o Options, prompt, setting string) (string, ipc.RequestRecord, error) {
+	req := ipc.CompletionRequest{Model: o.Model, Prompt: ipc.CompletionPrompt{Text: prompt}}
+	temp := float32(0)
+	req.Temperature, req.MaxTokens, req.Speculation = &temp, o.SpecTokens, setting
+	var resp ipc.CompletionResponse
+	if err := c.Do(ctx, http.MethodPost, "/v1/completions", req, &resp); err != nil {
+		return "", ipc.RequestRecord{}, fmt.Errorf("speculation %s: %w", setting, err)
+	}
+	recs, err := c.Requests(ctx, 1)
+	if err != nil {
+		return "", ipc.RequestRecord{}, err
+	}
+	if len(recs) == 0 || recs[0].ID != resp.ID {
+		return "", ipc.RequestRecord{}, fmt.Errorf("speculation %s: the request log's newest record is not request %s", setting, resp.ID)
+	}
+	text := ""
+	if len(resp.Choices) > 0 {
+		text = resp.Choices[0].Text
+	}
+	return text, recs[0], nil
+}
+
+// printSpec writes the spec workload's figures as a table.
+func printSpec(w io.Writer, figs []Figures) {
+	first := true
+	for _, f := range figs {
+		if f.Speculation == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\n| %-18s | %4s | %12s | %8s | %10s | %12s | %9s |\n", "speculation", "reqs", "decode t/s", "speed-up", "acceptance", "tokens/verif", "identical")
+			fmt.Fprintf(w, "| %-18s | %4s | %12s | %8s | %10s | %12s | %9s |\n", "---", "---:", "---:", "---:", "---:", "---:", "---")
+			first = false
+		}
+		fmt.Fprintf(w, "| %-18s | %4d | %12.1f | %7.2fx | %10.2f | %12.2f | %9v |\n", f.Speculation, f.Requests, f.TokensPerSec, f.Speedup, f.AcceptanceRate, f.TokensPerVerification, f.Identical)
+	}
+}
