@@ -7,7 +7,7 @@ SHARED    ?= $(abspath ../shared)
 MODEL     ?= $(SHARED)/models/ruvllm-test-llama-19m-q8_0.gguf
 GOTESTFLAGS ?=
 
-.PHONY: all build run test deps test-go test-templates test-noasm test-darwin test-arm64 check-arm64-fma vet fuzz bench bench-compare clean \
+.PHONY: all build run test deps test-go test-templates test-noasm test-race test-darwin test-arm64 check-arm64-fma vet fuzz bench bench-compare clean \
 	frontend-deps frontend app app-server test-frontend test-frontend-unit test-frontend-browser test-app-e2e screenshots
 
 all: build
@@ -34,7 +34,7 @@ run: build
 # and a step whose tools are still missing is skipped with a message naming
 # the package (with CI=true that is a failure).
 DEPS := tools/deps/deps.sh
-test: deps vet test-go test-templates test-noasm test-darwin test-arm64
+test: deps vet test-go test-templates test-noasm test-race test-darwin test-arm64
 	@$(DEPS) run frontend $(MAKE) --no-print-directory test-frontend-unit
 	@CHROMIUM=$(CHROMIUM) $(DEPS) run frontend-browser $(MAKE) --no-print-directory test-frontend-browser
 	@$(DEPS) run app-e2e $(MAKE) --no-print-directory test-app-e2e
@@ -57,6 +57,12 @@ test-go:
 # pass on their own too: the noasm tag leaves the assembly out.
 test-noasm:
 	$(GO) test $(GOTESTFLAGS) -tags noasm ./engine/quant/ ./engine/compute/... ./engine/gemm/
+
+# The engine's concurrent parts (the CPU backend's workers, the scheduler,
+# the prefix cache, KV pools, speculation) under the race detector: a data
+# race there may show only on arm64's weaker memory order.
+test-race:
+	$(GO) test -race ./engine/compute/cpu/ ./engine/sched/ ./engine/prefix/ ./engine/kv/ ./engine/spec/
 
 # Every package that builds without cgo must build for darwin/arm64; cgo
 # packages are type-checked with FakeImportC by tools/darwincheck.

@@ -27,6 +27,9 @@
 #               crawl on a loaded machine; neither side's results depend on it)
 #   OUTTYPE     output.weight's type in the files (llama-quantize's
 #               --output-tensor-type; the file names get -out-TYPE)
+#   SMALLUB=0   skip the 32-token micro-batch perplexity (its column shows -)
+#   RUVLLM_EXACT=0  ruvllm's default arithmetic (default: --exact, llama.cpp's
+#               arithmetic and, for the perplexity, its attention path by batch)
 #   MODELSET    which models: all (default), llama-19m, qwen2-13m or synth-512
 # llama.cpp runs with GGML_NO_IQ_PANEL=1 (its batched IQ panel kernels sum in
 # another order than its own decode) and ruvllm with the AMX order off when
@@ -45,6 +48,8 @@ MODELS=${MODELS:-/work/cache/models}
 SHARED=$(cd "${SHARED:-../shared}" && pwd)
 CTX=${CTX:-256}
 T=${THREADS:-1}
+EXACT=(--exact)
+[ "${RUVLLM_EXACT:-1}" = 1 ] || EXACT=()
 mkdir -p "$MODELS"
 if [ -z "${TEXT:-}" ]; then TEXT="$MODELS/gpl20k.txt"; head -c 20000 /usr/share/common-licenses/GPL-3 > "$TEXT"; fi
 TYPES=("$@")
@@ -66,6 +71,19 @@ if [ -n "${SYNTH:-}" ]; then
 	srcs+=("synth-512:$s")
 fi
 
+# llppl FILE [ARGS...] prints llama-perplexity's final estimate. Its log
+# goes through a thread that can lose the last lines at exit on a loaded
+# machine, so a run without the line is repeated (up to three times).
+llppl() {
+	local f=$1 v="" i
+	shift
+	for i in 1 2 3; do
+		v=$(nice "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$TEXT" -c "$CTX" -t "$T" "${NOREPACK[@]}" "$@" 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
+		[ -z "$v" ] || break
+	done
+	echo "$v"
+}
+
 echo "| model | type | llama-perplexity | ruvllm perplexity | diff | llama-perplexity -ub 32 | diff | greedy: identical prompts | greedy: tokens before divergence |"
 echo "|---|---|---|---|---|---|---|---|---|"
 port=${PORT:-18080}
@@ -86,24 +104,27 @@ for entry in "${srcs[@]}"; do
 			case "$t" in IQ2_*|IQ1_*|IQ3_XXS|IQ3_M) args+=(--imatrix "$im") ;; esac
 			nice "$QUANTIZE/llama-quantize" "${args[@]}" "$src" "$f" "$t" "$T" > "$f.log" 2>&1 || { echo "| $name | $t | llama-quantize failed | | | | | | |"; continue; }
 		fi
-		lp=$(nice "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$TEXT" -c "$CTX" -t "$T" "${NOREPACK[@]}" 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
+		lp=$(llppl "$f")
 		# with micro-batches under 64 tokens llama.cpp's flash attention
 		# takes its per-key f16 path, the one ruvllm always takes
-		lq=$(nice "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$TEXT" -c "$CTX" -b "$CTX" -ub 32 -t "$T" "${NOREPACK[@]}" 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
-		rp=$(nice "$BIN/ruvllm" perplexity -m "$f" -f "$TEXT" --ctx "$CTX" -t "$T" 2>/dev/null | sed -n 's/^perplexity: \([0-9.]*\).*/\1/p')
+		lq=-
+		[ "${SMALLUB:-1}" = 0 ] || lq=$(llppl "$f" -ub 32)
+		rp=$(nice "$BIN/ruvllm" perplexity "${EXACT[@]}" -m "$f" -f "$TEXT" --ctx "$CTX" -t "$T" 2>/dev/null | sed -n 's/^perplexity: \([0-9.]*\).*/\1/p')
 		port=$((port + 1))
 		nice "$LLAMA_BIN/llama-server" -m "$f" --port "$port" -t "$T" -c 1024 -np 1 "${NOREPACK[@]}" > "$BIN/server.log" 2>&1 &
 		SERVER=$!
 		for _ in $(seq 120); do curl -sf "http://127.0.0.1:$port/health" > /dev/null 2>&1 && break; sleep 1; done
 		python3 bench/iquant/greedy.py "http://127.0.0.1:$port" "$SHARED/golden/prompts.json" 64 > "$BIN/ref.jsonl"
 		kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=
-		ag=$(nice "$BIN/agree" -m "$f" --ref "$BIN/ref.jsonl" --amx "$AMX" -t "$T")
+		ag=$(nice "$BIN/agree" -m "$f" --ref "$BIN/ref.jsonl" --amx "$AMX" -exact="$([ "${RUVLLM_EXACT:-1}" = 1 ] && echo true || echo false)" -t "$T")
 		python3 - "$name" "$t" "$lp" "$rp" "$ag" "${OUTTYPE:-}" "$lq" <<'PY'
 import json, sys
 name, t, lp, rp, ag, out, lq = sys.argv[1:8]
 out = f" (output {out})" if out else ""
 a = json.loads(ag)
 def diff(ref):
+    if ref == "-":
+        return "-"
     return f"{(float(rp) / float(ref) - 1) * 100:+.3f} %" if ref and rp else "?"
 print(f"| {name} | {t}{out} | {lp or '?'} | {rp or '?'} | {diff(lp)} | {lq or '?'} | {diff(lq)} | {a['identical']}/{a['prompts']} | {a['tokens_same']}/{a['tokens_total']} |")
 PY

@@ -48,6 +48,10 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	queue := slices.Clone(s.queue)
 	rng := rand.New(rand.NewPCG(s.nextSeed(c.Seed), 0xc0))
 	replayed := sample(s.replay, c.ReplaySize, rng)
+	var current []train.Applied
+	if c.ConsolidateTransfer > 0 && s.micro != nil {
+		current = cloneApplied(s.applied())
+	}
 	var cons, generalFisher, fisher, anchor *train.Adapter
 	if s.cons != nil {
 		cons, anchor, fisher, generalFisher = s.cons.Clone(), s.anchor, s.fisher.Clone(), s.generalFisher
@@ -71,6 +75,13 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 		}
 	}
 	examples := append(examplesOf(queue), examplesOf(replayed)...)
+	if current != nil {
+		learned, err := l.transferExamples(ctx, current, queue)
+		if err != nil {
+			return res, fmt.Errorf("consolidate: %w", err)
+		}
+		examples = append(examples, learned...)
+	}
 	res.Examples, res.Replayed = len(queue), len(replayed)
 	opt := train.NewAdamW(cons, c.ConsolidateLR, 0)
 	penalty := l.ewcPenalty(anchor, fisher, generalFisher)
@@ -78,6 +89,11 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	var lossN int
 	for step := range c.ConsolidateSteps {
 		batch := minibatch(examples, c.DeepBatch*2, step, rng)
+		d, err := l.distillRows(ctx, step)
+		if err != nil {
+			return res, fmt.Errorf("consolidate: %w", err)
+		}
+		batch = append(slices.Clone(batch), d...)
 		r, err := l.tr.Step(ctx, cons, opt, batch, train.StepConfig{Penalty: penalty})
 		if err != nil {
 			return res, fmt.Errorf("consolidate: %w", err)
@@ -141,6 +157,34 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	s.undo = undo
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// transferExamples are the queued feedback's answers with what the
+// scope applies now (current) as their teacher, weighted by
+// Config.ConsolidateTransfer times the signal's weight; signals that
+// lower an answer's likelihood bring none.
+func (l *Learner) transferExamples(ctx context.Context, current []train.Applied, queue []record) ([]train.Example, error) {
+	var out []train.Example
+	for _, r := range queue {
+		w := r.ex.Weight
+		if w == 0 {
+			w = 1
+		}
+		if w > 0 {
+			out = append(out, train.Example{Tokens: r.ex.Tokens, Start: r.ex.Start, Weight: w * float32(l.cfg.ConsolidateTransfer)})
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	teachers, err := l.tr.Teach(ctx, current, out)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Teacher = teachers[i]
+	}
+	return out, nil
 }
 
 // ErrChanged: the scope was reset, undone or consolidated while a

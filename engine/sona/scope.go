@@ -295,6 +295,13 @@ func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.
 			// one the user waits for, and the smallest batch is the
 			// quickest update.
 			batch = examples[:1]
+		} else {
+			// The others also hold general text to the base model.
+			d, err := l.distillRows(ctx, s.stats.Steps)
+			if err != nil {
+				return upd, fmt.Errorf("instant update: %w", err)
+			}
+			batch = append(slices.Clone(examples), d...)
 		}
 		res, err := l.tr.Step(ctx, s.micro, s.microOpt, batch, train.StepConfig{Frozen: s.frozenCons(), Penalty: penalty})
 		if err != nil {

@@ -119,11 +119,33 @@ type Config struct {
 	ConsolidateLR    float64
 	// EWCLambda is the strength of the EWC++ penalty. The Fisher is of
 	// the per-token mean NLL, so its values are small and λ large.
-	EWCLambda         float64
-	FisherDecay       float64 // EWC++: F ← decay·F + (1−decay)·F_new
-	ReplaySize        int     // replayed earlier examples per consolidation
-	ReplayCap         int     // examples kept for replay
-	GeneralFisherRows int     // general-text examples seeding the Fisher (0: none)
+	EWCLambda   float64
+	FisherDecay float64 // EWC++: F ← decay·F + (1−decay)·F_new
+	ReplaySize  int     // replayed earlier examples per consolidation
+	ReplayCap   int     // examples kept for replay
+	// GeneralFisherRows is how many general-text examples seed the
+	// Fisher with general text's sensitivity (default none: distillation
+	// holds general text better, see DistillWeight; EWC++ then holds
+	// only what earlier consolidations learned from feedback).
+	GeneralFisherRows int
+
+	// Distillation towards the base model on general text (the
+	// learner's General examples, the base's next-token distributions
+	// computed once): every instant step after the first and every
+	// consolidation step add DistillRows of them, each position scored
+	// by DistillWeight·KL(base ‖ adapted), relative to a feedback
+	// token's weight 1. It holds the adapted model's distribution on
+	// general text to the base's while the feedback is learned, where
+	// EWC holds the adapter's values.
+	DistillWeight float64
+	DistillRows   int
+	// ConsolidateTransfer weighs, in the background loop, the KL
+	// divergence from the scope's current model (consolidated adapter
+	// and MicroLoRA, what requests apply) to the adapter being trained,
+	// on the queued feedback's answers: the consolidated adapter takes
+	// over what the MicroLoRA learned, the way it generalised included,
+	// on top of the feedback's own objective.
+	ConsolidateTransfer float64
 
 	// Deep loop.
 	// ValidationEvery reserves every n-th correction or thumbs-up as a
@@ -153,7 +175,7 @@ func DefaultConfig() Config {
 	return Config{
 		MicroRank: 4, MicroSteps: 2, MicroLR: 1e-3, MicroRecent: 3,
 		ConsolidatedRank: 8, ConsolidateSteps: 30, ConsolidateLR: 1e-3, EWCLambda: 1e6, FisherDecay: 0.5,
-		ReplaySize: 16, ReplayCap: 256, GeneralFisherRows: 8,
+		ReplaySize: 16, ReplayCap: 256, DistillWeight: 3, DistillRows: 2,
 		ValidationEvery: 5, DeepRank: 16, DeepMin: 20, DeepEpochs: 4, DeepLR: 1e-3, DeepBatch: 8,
 		GeneralTolerance: 0.02, MaxExchanges: 4096,
 		ThumbsUpWeight: 0.5, ThumbsDownWeight: 1, RegenerateWeight: 0.3, AvoidWeight: 0.5,
@@ -188,6 +210,9 @@ func (c Config) withDefaults() Config {
 	fill(&c.ReplaySize, d.ReplaySize)
 	fillF(&c.EWCLambda, d.EWCLambda)
 	fill(&c.GeneralFisherRows, d.GeneralFisherRows)
+	fillF(&c.DistillWeight, d.DistillWeight)
+	fill(&c.DistillRows, d.DistillRows)
+	fillF(&c.ConsolidateTransfer, d.ConsolidateTransfer)
 	fill(&c.ReplayCap, d.ReplayCap)
 	fill(&c.ValidationEvery, d.ValidationEvery)
 	fill(&c.DeepRank, d.DeepRank)
@@ -201,10 +226,12 @@ func (c Config) withDefaults() Config {
 	fill32(&c.ThumbsDownWeight, d.ThumbsDownWeight)
 	fill32(&c.RegenerateWeight, d.RegenerateWeight)
 	fill32(&c.AvoidWeight, d.AvoidWeight)
-	for _, v := range []*int{&c.MicroRecent, &c.ReplaySize, &c.GeneralFisherRows} {
+	for _, v := range []*int{&c.MicroRecent, &c.ReplaySize, &c.GeneralFisherRows, &c.DistillRows} {
 		*v = max(*v, 0)
 	}
 	c.EWCLambda = max(c.EWCLambda, 0)
+	c.DistillWeight = max(c.DistillWeight, 0)
+	c.ConsolidateTransfer = max(c.ConsolidateTransfer, 0)
 	return c
 }
 
@@ -224,7 +251,11 @@ type Learner struct {
 	// general is held-out general text, as examples: the deep loop's
 	// second validation set and the Fisher's seed.
 	general []train.Example
-	log     *slog.Logger
+	// distill is general text with the base model as teacher, made
+	// once (Config.DistillWeight).
+	distillMu sync.Mutex
+	distill   []train.Example
+	log       *slog.Logger
 }
 
 // Options configures NewLearner.
@@ -297,11 +328,56 @@ func (l *Learner) example(fb *Feedback) (train.Example, error) {
 }
 
 // Warm prepares what the first feedback would otherwise wait for: the
-// MicroLoRA's starting point and general text's Fisher there (a few
-// training passes). The daemon calls it when the model is loaded.
+// MicroLoRA's starting point (with general text's Fisher there when
+// GeneralFisherRows is set) and the base model's distributions on
+// general text for distillation (a few forward and training passes).
+// The daemon calls it when the model is loaded.
 func (l *Learner) Warm(ctx context.Context) error {
-	_, _, err := l.newMicro(ctx)
+	if _, _, err := l.newMicro(ctx); err != nil {
+		return err
+	}
+	_, err := l.distillSet(ctx)
 	return err
+}
+
+// distillSet returns the general examples with the base model as their
+// teacher (none when distillation is off or there is no general text),
+// computing the teachers on first use.
+func (l *Learner) distillSet(ctx context.Context) ([]train.Example, error) {
+	c := l.cfg
+	if c.DistillWeight <= 0 || c.DistillRows <= 0 || len(l.general) == 0 {
+		return nil, nil
+	}
+	l.distillMu.Lock()
+	defer l.distillMu.Unlock()
+	if l.distill != nil {
+		return l.distill, nil
+	}
+	teachers, err := l.tr.Teach(ctx, nil, l.general)
+	if err != nil {
+		return nil, fmt.Errorf("distillation teachers: %w", err)
+	}
+	out := make([]train.Example, len(l.general))
+	for i, g := range l.general {
+		out[i] = train.Example{Tokens: g.Tokens, Start: g.Start, Weight: float32(c.DistillWeight), Teacher: teachers[i]}
+	}
+	l.distill = out
+	return out, nil
+}
+
+// distillRows returns Config.DistillRows distillation examples, the
+// at-th group of them cycling through the set (none when off).
+func (l *Learner) distillRows(ctx context.Context, at int) ([]train.Example, error) {
+	set, err := l.distillSet(ctx)
+	if err != nil || len(set) == 0 {
+		return nil, err
+	}
+	n := min(l.cfg.DistillRows, len(set))
+	out := make([]train.Example, n)
+	for i := range out {
+		out[i] = set[(at*n+i)%len(set)]
+	}
+	return out, nil
 }
 
 // newMicro returns a fresh MicroLoRA and the penalty that holds it near

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -370,6 +371,152 @@ func TestFeedbackDuringConsolidation(t *testing.T) {
 	}
 	if st.Queued > 1 {
 		t.Fatalf("%d queued", st.Queued)
+	}
+}
+
+// TestDistillationHoldsGeneralText: distillation towards the base on
+// general text keeps the adapted model's distribution there closer to
+// the base's than the same learning without it, in the instant loop and
+// after a consolidation, while the feedback is still learned.
+func TestDistillationHoldsGeneralText(t *testing.T) {
+	ctx := context.Background()
+	off := Config{MicroSteps: 4, ConsolidateSteps: 20, ValidationEvery: -1, EWCLambda: -1, GeneralFisherRows: -1, DistillWeight: -1}
+	on := off
+	on.DistillWeight, on.DistillRows = 10, 2
+	type result struct{ instantKL, consKL, nll float64 }
+	var res [2]result
+	var baseNLL float64
+	for i, c := range []Config{off, on} {
+		l, tr := tinyLearner(t, c)
+		// The base's divergence from itself on general text is the
+		// measure: the distillation set scored at weight 1.
+		probe := on
+		probe.DistillWeight, probe.DistillRows = 1, 1
+		measure := NewLearner(tr, Options{Config: probe, General: l.general})
+		set, err := measure.distillSet(ctx)
+		if err != nil || len(set) != len(l.general) {
+			t.Fatalf("distillation set: %d examples, %v", len(set), err)
+		}
+		kl := func(s *Scope) float64 {
+			_, as := s.Adapters()
+			r, err := tr.Evaluate(ctx, as, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.Objective
+		}
+		s := NewScope("u")
+		rng := rand.New(rand.NewPCG(6, 6))
+		var fbs []Feedback
+		for range 4 {
+			fb := feedback(rng, tr.Base().Config().Vocab)
+			fbs = append(fbs, fb)
+			if _, err := l.Feedback(ctx, s, fb, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res[i].instantKL = kl(s)
+		if _, err := l.Consolidate(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		res[i].consKL = kl(s)
+		_, as := s.Adapters()
+		res[i].nll = nllOf(t, tr, as, fbs)
+		baseNLL = nllOf(t, tr, nil, fbs)
+	}
+	t.Logf("KL to the base on general text, instant and consolidated: without distillation %.4g, %.4g; with %.4g, %.4g; feedback NLL base %.3f, without %.3f, with %.3f",
+		res[0].instantKL, res[0].consKL, res[1].instantKL, res[1].consKL, baseNLL, res[0].nll, res[1].nll)
+	if !(res[1].instantKL < 0.7*res[0].instantKL) || !(res[1].consKL < 0.5*res[0].consKL) {
+		t.Fatal("distillation did not hold general text nearer the base")
+	}
+	if !(baseNLL-res[1].nll > 0.5*(baseNLL-res[0].nll)) || !(res[0].nll < baseNLL) {
+		t.Fatal("with distillation the feedback was learned much less")
+	}
+}
+
+// TestConsolidateTransfer: the background loop's transfer examples are
+// the queued positive feedback's answers taught by what the scope
+// applies (their divergence from it is zero, from the base not), at the
+// transfer weight times the signal's; negative signals bring none.
+func TestConsolidateTransfer(t *testing.T) {
+	ctx := context.Background()
+	l, tr := tinyLearner(t, Config{MicroSteps: 4, MicroLR: 1e-2, ValidationEvery: -1, ConsolidateTransfer: 2})
+	s := NewScope("u")
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, sig := range []Signal{Correction, ThumbsUp, ThumbsDown, Correction} {
+		fb := feedback(rng, tr.Base().Config().Vocab)
+		fb.Signal = sig
+		if _, err := l.Feedback(ctx, s, fb, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, current := s.Adapters()
+	ex, err := l.transferExamples(ctx, current, s.queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex) != 3 || ex[0].Weight != 2 || ex[1].Weight != 1 || ex[2].Weight != 2 {
+		t.Fatalf("%d transfer examples (weights %v), want the three positive signals at 2, 1, 2", len(ex), func() (w []float32) {
+			for _, e := range ex {
+				w = append(w, e.Weight)
+			}
+			return
+		}())
+	}
+	for i, e := range ex {
+		q := s.queue[[]int{0, 1, 3}[i]].ex
+		if !slices.Equal(e.Tokens, q.Tokens) || e.Start != q.Start || e.Teacher == nil || e.Teacher.Positions() != len(q.Tokens)-q.Start {
+			t.Fatalf("transfer example %d does not teach queued answer", i)
+		}
+	}
+	self, err := tr.Evaluate(ctx, current, ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := tr.Evaluate(ctx, nil, ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(self.Objective) > 1e-5 || !(base.Objective > 100*math.Abs(self.Objective)) {
+		t.Fatalf("divergence from the teacher: %g under the scope's adapters, %g under the base", self.Objective, base.Objective)
+	}
+
+	// End to end: the same feedback consolidated with and without the
+	// transfer term (without EWC++ or distillation, to see it alone);
+	// with it, the consolidated adapter alone is nearer the model that
+	// applied the MicroLoRA before.
+	var after [2]float64
+	for i, w := range []float64{-1, 2} {
+		l, tr := tinyLearner(t, Config{MicroSteps: 4, MicroLR: 1e-2, ConsolidateSteps: 20, ConsolidateLR: 1e-2, EWCLambda: -1, DistillWeight: -1, ValidationEvery: -1, ConsolidateTransfer: w})
+		probe := NewLearner(tr, Options{Config: Config{ConsolidateTransfer: 1}})
+		s := NewScope("u")
+		rng := rand.New(rand.NewPCG(7, 7))
+		for range 4 {
+			if _, err := l.Feedback(ctx, s, feedback(rng, tr.Base().Config().Vocab), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, current := s.Adapters()
+		ex, err := probe.transferExamples(ctx, current, s.queue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Consolidate(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		_, cons := s.Adapters()
+		if len(cons) != 1 {
+			t.Fatalf("%d adapters applied after the consolidation, want the consolidated one", len(cons))
+		}
+		r, err := tr.Evaluate(ctx, cons, ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after[i] = r.Objective
+	}
+	t.Logf("KL from the model before the consolidation to the consolidated adapter: without transfer %.4g, with %.4g", after[0], after[1])
+	if !(after[1] < 0.7*after[0]) {
+		t.Fatal("the transfer term did not bring the consolidated adapter nearer what the scope applied")
 	}
 }
 

@@ -75,10 +75,40 @@ func gradExamples(vocab int) []Example {
 	}
 }
 
+// withTeacher appends to gradExamples a distillation example whose
+// teacher is the base under another random adapter (so the divergence
+// and its gradient are not zero).
+func withTeacher(t testing.TB, b *Base) []Example {
+	ex, _ := teacherExamples(t, b)
+	return ex
+}
+
+// teacherExamples is withTeacher, also returning the teacher's adapter
+// (randomAdapter fills B in map order: a second call with the same seed
+// gives another adapter).
+func teacherExamples(t testing.TB, b *Base) ([]Example, []Applied) {
+	t.Helper()
+	ex := gradExamples(b.cfg.Vocab)
+	rng := rand.New(rand.NewPCG(8, 9))
+	tokens := make([]int32, 8)
+	for i := range tokens {
+		tokens[i] = int32(rng.IntN(b.cfg.Vocab))
+	}
+	e := Example{Tokens: tokens, Start: 3, Weight: 1.5}
+	teacher := []Applied{{Adapter: randomAdapter(t, b, 2, 31, nil), Scale: 1}}
+	th, err := NewTrainer(b, Options{Threads: 1}).Teach(context.Background(), teacher, []Example{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Teacher = th[0]
+	return append(ex, e), teacher
+}
+
 // TestGradientsFiniteDifferences checks the analytic gradient of every
 // adapter value against central differences of the float64 objective,
 // for llama and qwen2 (biases, neox rotation) over F32 and Q8_0 weights,
-// with a frozen adapter beneath the trained one.
+// with a frozen adapter beneath the trained one, on every kind of term
+// (likelihood, unlikelihood, avoid, distillation).
 func TestGradientsFiniteDifferences(t *testing.T) {
 	for _, tc := range []struct {
 		arch   string
@@ -94,7 +124,7 @@ func TestGradientsFiniteDifferences(t *testing.T) {
 			b := tinyBase(t, tc.arch, tc.typ)
 			a := randomAdapter(t, b, 2, 11, tc.layers)
 			frozen := []Applied{{Adapter: randomAdapter(t, b, 3, 12, nil), Scale: 0.5}}
-			ex := gradExamples(b.cfg.Vocab)
+			ex := withTeacher(t, b)
 			n := newNet[float64](b, 2, nil)
 			pairs := pairsOf[float64](a)
 			grads := pairsOf[float64](a.ZeroLike())
@@ -149,7 +179,7 @@ func TestGradientsFiniteDifferences(t *testing.T) {
 func TestPackingInvariance(t *testing.T) {
 	b := tinyBase(t, "qwen2", quant.F32)
 	a := randomAdapter(t, b, 2, 3, nil)
-	ex := gradExamples(b.cfg.Vocab)
+	ex := withTeacher(t, b)
 	n := newNet[float64](b, 2, nil)
 	var losses [2]float64
 	var gs [2]map[string]*pairF[float64]
@@ -178,7 +208,7 @@ func TestPackingInvariance(t *testing.T) {
 func TestFloat32MatchesFloat64(t *testing.T) {
 	b := tinyBase(t, "llama", quant.F16)
 	a := randomAdapter(t, b, 4, 21, nil)
-	ex := gradExamples(b.cfg.Vocab)
+	ex := withTeacher(t, b)
 	g64 := pairsOf[float64](a.ZeroLike())
 	l64, err := run(context.Background(), newNet[float64](b, 1, nil), nil, a, pairsOf[float64](a), g64, ex, 512)
 	if err != nil {
@@ -279,6 +309,16 @@ func TestStepLearns(t *testing.T) {
 func TestBadExamples(t *testing.T) {
 	b := tinyBase(t, "llama", quant.F32)
 	tr := NewTrainer(b, Options{})
+	th, err := tr.Teach(context.Background(), nil, []Example{{Tokens: []int32{1, 2}, Start: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	teacher := th[0]
+	other := tinyBase(t, "qwen2", quant.F32)
+	if _, err := NewTrainer(other, Options{}).Evaluate(context.Background(), nil,
+		[]Example{{Tokens: []int32{1, 2}, Start: 1, Teacher: teacher}}); err == nil {
+		t.Error("a teacher of another base model accepted")
+	}
 	for _, e := range []Example{
 		{Tokens: []int32{1}, Start: 1},
 		{Tokens: []int32{1, 2}, Start: 0},
@@ -289,9 +329,106 @@ func TestBadExamples(t *testing.T) {
 		{Tokens: []int32{1, 2}, Start: 1, Weight: float32(math.NaN())},
 		{Tokens: []int32{1, 2}, Start: 1, Avoid: []Avoid{{Pos: 2, Token: 1}}},
 		{Tokens: []int32{1, 2}, Start: 1, Avoid: []Avoid{{Pos: 1, Token: 1, Weight: -1}}},
+		{Tokens: []int32{1, 2, 3}, Start: 1, Teacher: teacher},          // two positions, a teacher of one
+		{Tokens: []int32{1, 2}, Start: 1, Weight: -1, Teacher: teacher}, // distillation is never negative
 	} {
 		if _, err := tr.Evaluate(context.Background(), nil, []Example{e}); err == nil {
 			t.Errorf("example %+v accepted", e)
 		}
+	}
+}
+
+// TestDistillation: the distillation term is zero with a zero gradient
+// when the trained model is its teacher, positive otherwise, equals the
+// KL divergence computed directly from the two models' distributions,
+// and steps towards the teacher lower it.
+func TestDistillation(t *testing.T) {
+	b := tinyBase(t, "llama", quant.F32)
+	ctx := context.Background()
+	tr := NewTrainer(b, Options{Threads: 1})
+	all, teacherAdapter := teacherExamples(t, b)
+	e := all[3]
+	e.Weight = 1
+	th, err := tr.Teach(ctx, nil, []Example{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := e
+	self.Teacher = th[0]
+	fresh, err := NewAdapter(b, AdapterConfig{Rank: 2, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := fresh.ZeroLike()
+	l, err := tr.Gradients(ctx, fresh, nil, []Example{self}, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(l.Objective) > 1e-6 || Norm(g) > 1e-6 {
+		t.Fatalf("the base distilled towards itself: objective %g, gradient norm %g", l.Objective, Norm(g))
+	}
+	// KL from the teacher (the base under another adapter) to the base,
+	// directly from both models' distributions in float64.
+	n := newNet[float64](b, 1, nil)
+	probs := func(as []Applied) [][]float64 {
+		bt := makeBatch([]Example{{Tokens: e.Tokens, Start: e.Start}}, []int{0}, 1)
+		p, err := n.forward(ctx, bt, newAdapterSet[float64](len(b.layers), as, nil, nil, nil), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [][]float64
+		D, V := b.cfg.Dim, b.cfg.Vocab
+		W := n.weight(b.output, 0, V, &p.scr)
+		for row := e.Start - 1; row < len(e.Tokens)-1; row++ {
+			l := make([]float64, V)
+			var m float64 = math.Inf(-1)
+			for v := range V {
+				for d := range D {
+					l[v] += p.hN[row*D+d] * W[v*D+d]
+				}
+				m = math.Max(m, l[v])
+			}
+			var s float64
+			for v := range l {
+				l[v] = math.Exp(l[v] - m)
+				s += l[v]
+			}
+			for v := range l {
+				l[v] /= s
+			}
+			out = append(out, l)
+		}
+		return out
+	}
+	qs, ps := probs(teacherAdapter), probs(nil)
+	var kl float64
+	for i, q := range qs {
+		for v, x := range q {
+			kl += x * math.Log(x/ps[i][v])
+		}
+	}
+	kl /= float64(len(qs))
+	got, err := tr.Evaluate(ctx, nil, []Example{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(kl > 1e-3) || math.Abs(got.Objective-kl) > 1e-4*kl {
+		t.Fatalf("distillation objective %.9g, KL from the distributions %.9g", got.Objective, kl)
+	}
+	if got.NLL != 0 || got.Examples[0].Tokens != 0 {
+		t.Fatalf("a distillation example counted in the NLL: %+v", got)
+	}
+	opt := NewAdamW(fresh, 1e-2, 0)
+	for range 10 {
+		if _, err := tr.Step(ctx, fresh, opt, []Example{e}, StepConfig{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := tr.Evaluate(ctx, []Applied{{Adapter: fresh, Scale: 1}}, []Example{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(after.Objective < 0.7*got.Objective) {
+		t.Fatalf("steps towards the teacher: KL %g -> %g", got.Objective, after.Objective)
 	}
 }

@@ -23,6 +23,13 @@ type Example struct {
 	// predicted (the token at which a rejected answer left the corrected
 	// one): unlikelihood terms on top of the answer's.
 	Avoid []Avoid
+	// Teacher, when set, makes the example a distillation example: every
+	// answer position is scored by w·KL(teacher ‖ model), the divergence
+	// of the trained model's next-token distribution from the teacher's
+	// (Trainer.Teach), instead of the answer tokens' likelihood. Its
+	// Weight must not be negative. Distillation on general text towards
+	// the base model keeps an adapter from changing what it need not.
+	Teacher *Teacher
 }
 
 // Avoid is an unlikelihood term: Token should not follow Tokens[:Pos].
@@ -53,6 +60,14 @@ func (e *Example) validate(b *Base) error {
 	}
 	if bad(e.Weight) {
 		return fmt.Errorf("example weight %v", e.Weight)
+	}
+	if e.Teacher != nil {
+		if e.Weight < 0 {
+			return fmt.Errorf("distillation example with negative weight %v", e.Weight)
+		}
+		if err := e.Teacher.check(e, b); err != nil {
+			return err
+		}
 	}
 	for _, a := range e.Avoid {
 		if a.Pos < 1 || a.Pos >= len(e.Tokens) || a.Token < 0 || int(a.Token) >= b.cfg.Vocab || bad(a.Weight) || a.Weight < 0 {
@@ -112,7 +127,12 @@ func makeBatch(examples []Example, idx []int, norm float64) *batch {
 			w = 1
 		}
 		for pos := e.Start; pos < len(e.Tokens); pos++ {
-			bt.terms = append(bt.terms, term{row: row + pos - 1, token: e.Tokens[pos], w: math.Abs(w) / norm, ul: w < 0, ex: k})
+			t := term{row: row + pos - 1, token: e.Tokens[pos], w: math.Abs(w) / norm, ul: w < 0, ex: k}
+			if th := e.Teacher; th != nil {
+				i := pos - e.Start
+				t.teacher, t.ul = th.hidden[i*th.dim:(i+1)*th.dim], false
+			}
+			bt.terms = append(bt.terms, t)
 		}
 		for _, a := range e.Avoid {
 			aw := float64(a.Weight)
@@ -178,7 +198,8 @@ func (n *net[F]) head(p *pass[F], grad bool) (float64, []exStat, []F) {
 			})
 		})
 		// Each row becomes e^(l−max) in place; the terms' logits are
-		// read first.
+		// read first (for a distillation term, Σ q·l over the vocabulary).
+		q, negEnt := n.teacherProbs(p, chunk)
 		lse := make([]float64, rc)
 		sums := make([]float64, rc)
 		termLogit := make([]float64, len(chunk))
@@ -186,6 +207,14 @@ func (n *net[F]) head(p *pass[F], grad bool) (float64, []exStat, []F) {
 		for k, t := range chunk {
 			for rows[r] != t.row {
 				r++
+			}
+			if qk := q[k]; qk != nil {
+				var dot float64
+				for v, l := range L[r*V : (r+1)*V] {
+					dot += float64(qk[v]) * float64(l)
+				}
+				termLogit[k] = dot
+				continue
 			}
 			termLogit[k] = float64(L[r*V+int(t.token)])
 		}
@@ -219,6 +248,12 @@ func (n *net[F]) head(p *pass[F], grad bool) (float64, []exStat, []F) {
 				r++
 			}
 			logp := termLogit[k] - lse[r]
+			if q[k] != nil {
+				// KL(q ‖ p) = Σ q log q − Σ q log p; Σ q log p = Σ q·l − lse.
+				loss += t.w * (negEnt[k] - logp)
+				coef[r] += t.w
+				continue
+			}
 			if !t.ul {
 				loss += -t.w * logp
 				stats[t.ex].nll -= logp
@@ -248,6 +283,19 @@ func (n *net[F]) head(p *pass[F], grad bool) (float64, []exStat, []F) {
 		for _, pt := range points {
 			L[pt.r*V+int(pt.tok)] += F(pt.d)
 		}
+		// A distillation term's gradient is w·(p − q): coef holds w·p.
+		r = 0
+		for k, t := range chunk {
+			for rows[r] != t.row {
+				r++
+			}
+			if qk := q[k]; qk != nil {
+				row, w := L[r*V:(r+1)*V], F(t.w)
+				for v, x := range qk {
+					row[v] -= w * x
+				}
+			}
+		}
 		dH := make([]F, rc*c.D)
 		n.vocabBlocks(p, out, func(v0, v1 int, W []F) {
 			n.par(c.D, 32, func(lo, hi int) {
@@ -262,6 +310,64 @@ func (n *net[F]) head(p *pass[F], grad bool) (float64, []exStat, []F) {
 		}
 	}
 	return loss, stats, dhN
+}
+
+// teacherProbs returns, for each distillation term of a chunk, the
+// teacher's next-token distribution (nil for other terms) and Σ q·log q.
+func (n *net[F]) teacherProbs(p *pass[F], chunk []term) ([][]F, []float64) {
+	c := n.b.dims()
+	V := n.b.cfg.Vocab
+	q := make([][]F, len(chunk))
+	negEnt := make([]float64, len(chunk))
+	var soft []int
+	for k, t := range chunk {
+		if t.teacher != nil {
+			soft = append(soft, k)
+		}
+	}
+	if len(soft) == 0 {
+		return q, negEnt
+	}
+	ns := len(soft)
+	H := make([]F, ns*c.D)
+	for s, k := range soft {
+		h := H[s*c.D : (s+1)*c.D]
+		for d, v := range chunk[k].teacher {
+			h[d] = F(v)
+		}
+	}
+	Q := make([]F, ns*V)
+	n.vocabBlocks(p, n.b.output, func(v0, v1 int, W []F) {
+		n.par(v1-v0, 32, func(lo, hi int) {
+			gemm.NT(ns, hi-lo, c.D, H, c.D, W[lo*c.D:], c.D, Q[v0+lo:], V)
+		})
+	})
+	x := make([]F, V)
+	for s, k := range soft {
+		row := Q[s*V : (s+1)*V]
+		m := F(math.Inf(-1))
+		for _, v := range row {
+			m = max(m, v)
+		}
+		for v, l := range row {
+			x[v] = l - m
+			row[v] = l - m
+		}
+		exps(row)
+		var sum, dot float64
+		for v, e := range row {
+			sum += float64(e)
+			dot += float64(e) * float64(x[v])
+		}
+		// Σ q log q = Σ e·x / S − log S, with q = e/S.
+		negEnt[k] = dot/sum - math.Log(sum)
+		inv := F(1 / sum)
+		for v := range row {
+			row[v] *= inv
+		}
+		q[k] = row
+	}
+	return q, negEnt
 }
 
 // vocabBlocks calls fn with the output matrix's rows as dense []F,

@@ -14,13 +14,17 @@ import (
 type span struct{ row, n int }
 
 // term is one loss term on the logits of a row: cross-entropy
-// (-w·log p(token)) or, when ul, unlikelihood (-w·log(1-p(token))).
+// (-w·log p(token)), when ul unlikelihood (-w·log(1-p(token))), or, with
+// a teacher, distillation (w·KL(q ‖ p), q the teacher's distribution).
 type term struct {
 	row   int
 	token int32
 	w     float64
 	ul    bool
 	ex    int // example of the batch, for per-example figures
+	// teacher is the teacher's final hidden state for this row (its
+	// logits are teacher·outputᵀ), nil for the other terms.
+	teacher []float32
 }
 
 // batch is a packed batch: the examples' tokens one after another.

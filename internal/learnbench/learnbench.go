@@ -39,9 +39,19 @@ type Options struct {
 	NoLearn bool
 	// NoServing skips the TTFT-while-training phase.
 	NoServing bool
-	HeldOut   int // held-out prompts (default 50)
-	Threads   int
-	Config    sona.Config
+	// Other, when set, is a second general text whose perplexity is
+	// reported too (its first 16 chunks of 128 tokens): nothing of it is
+	// trained on or seeds a Fisher, so it shows whether what holds the
+	// general text the learner is given holds other text as well.
+	Other string
+	// ConsolidateEvery, when positive, runs the background loop after
+	// every that many corrections as well (a daemon consolidates
+	// periodically), so that later consolidations build on earlier ones
+	// under EWC++; the last one follows the K-th correction as always.
+	ConsolidateEvery int
+	HeldOut          int // held-out prompts (default 50)
+	Threads          int
+	Config           sona.Config
 	// Log, when set, receives progress lines.
 	Log io.Writer
 	// Routing also runs the routing bench: two adapters trained on two
@@ -63,10 +73,16 @@ type Figures struct {
 	// preference: base, after the instant loop, after consolidation.
 	FollowBase, FollowInstant, FollowConsolidated float64
 	// General-text perplexity: base, after the instant loop, after the
-	// consolidation with EWC++ and after one without it.
+	// configured consolidation (EWC++, distillation) and after one
+	// unheld (below).
 	PPLBase, PPLInstant, PPLEWC, PPLNoEWC float64
-	// NLLNoEWC and FollowNoEWC are the held-out figures without EWC++.
+	// NLLNoEWC and FollowNoEWC are the held-out figures of the same
+	// consolidation unheld: without EWC++, general text's Fisher, replay
+	// or distillation.
 	NLLNoEWC, FollowNoEWC float64
+	// The other text's perplexity (Options.Other; zero without it), at
+	// the same four points.
+	OtherBase, OtherInstant, OtherEWC, OtherNoEWC float64
 	// Latency from a feedback to its first applied update, and to its
 	// last step, in milliseconds (p50, p95).
 	FirstP50, FirstP95, AllP50, AllP95 float64
@@ -223,6 +239,27 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("general text too short: %d chunks of 128 tokens", len(chunks))
 	}
 	fisherChunks, pplChunks := chunks[:8], chunks[8:24]
+	var otherChunks []train.Example
+	if o.Other != "" {
+		text, err := os.ReadFile(o.Other)
+		if err != nil {
+			return nil, fmt.Errorf("other general text: %w", err)
+		}
+		otherChunks = sona.GeneralExamples(tok.Encode(string(text), tokenizer.EncodeOptions{AddSpecial: false}), 128)
+		if len(otherChunks) < 16 {
+			return nil, fmt.Errorf("other general text too short: %d chunks of 128 tokens", len(otherChunks))
+		}
+		otherChunks = otherChunks[:16]
+	}
+	// general measures both texts' perplexity.
+	general := func(applied []train.Applied, ppl, other *float64) error {
+		var err error
+		if *ppl, err = perplexity(ctx, tr, applied, pplChunks); err != nil || otherChunks == nil {
+			return err
+		}
+		*other, err = perplexity(ctx, tr, applied, otherChunks)
+		return err
+	}
 	cfg := o.Config
 	cfg.ValidationEvery = -1 // every correction is learned; the deep loop is not measured here
 
@@ -246,7 +283,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if fig.NLLBase, err = nll(ctx, tr, nil, heldEx); err != nil {
 			return nil, err
 		}
-		if fig.PPLBase, err = perplexity(ctx, tr, nil, pplChunks); err != nil {
+		if err = general(nil, &fig.PPLBase, &fig.OtherBase); err != nil {
 			return nil, err
 		}
 		if fig.FollowBase, err = followShare(ctx, m, base, nil, held); err != nil {
@@ -261,6 +298,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 			first = append(first, float64(upd.FirstApplied.Microseconds())/1000)
 			all = append(all, float64(upd.Elapsed.Microseconds())/1000)
+			if n := o.ConsolidateEvery; n > 0 && (i+1)%n == 0 && i+1 < k {
+				cres, err := learner.Consolidate(ctx, scope)
+				if err != nil {
+					return nil, err
+				}
+				logf("K=%d: consolidated after %d corrections: %+v", k, i+1, cres)
+			}
 			if i%10 == 9 {
 				logf("K=%d: %d corrections learned (last: loss %.3f -> %.3f, first step %.0f ms)", k, i+1, upd.LossBefore, upd.LossAfter, first[len(first)-1])
 			}
@@ -271,7 +315,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if fig.NLLInstant, err = nll(ctx, tr, applied, heldEx); err != nil {
 			return nil, err
 		}
-		if fig.PPLInstant, err = perplexity(ctx, tr, applied, pplChunks); err != nil {
+		if err = general(applied, &fig.PPLInstant, &fig.OtherInstant); err != nil {
 			return nil, err
 		}
 		if fig.FollowInstant, err = followShare(ctx, m, base, applied, held); err != nil {
@@ -294,14 +338,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if fig.NLLConsolidated, err = nll(ctx, tr, applied, heldEx); err != nil {
 			return nil, err
 		}
-		if fig.PPLEWC, err = perplexity(ctx, tr, applied, pplChunks); err != nil {
+		if err = general(applied, &fig.PPLEWC, &fig.OtherEWC); err != nil {
 			return nil, err
 		}
 		if fig.FollowConsolidated, err = followShare(ctx, m, base, applied, held); err != nil {
 			return nil, err
 		}
 		noEWC := cfg
-		noEWC.EWCLambda, noEWC.ReplaySize, noEWC.GeneralFisherRows = -1, -1, -1
+		noEWC.EWCLambda, noEWC.ReplaySize, noEWC.GeneralFisherRows, noEWC.DistillWeight = -1, -1, -1, -1
 		plain := sona.NewLearner(tr, sona.Options{Config: noEWC})
 		other, err := sona.UnmarshalScope(state)
 		if err != nil {
@@ -314,7 +358,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if fig.NLLNoEWC, err = nll(ctx, tr, applied, heldEx); err != nil {
 			return nil, err
 		}
-		if fig.PPLNoEWC, err = perplexity(ctx, tr, applied, pplChunks); err != nil {
+		if err = general(applied, &fig.PPLNoEWC, &fig.OtherNoEWC); err != nil {
 			return nil, err
 		}
 		if fig.FollowNoEWC, err = followShare(ctx, m, base, applied, held); err != nil {
@@ -556,12 +600,18 @@ func Print(w io.Writer, rep *Report) {
 }
 
 func printLearn(w io.Writer, figs []Figures) {
-	fmt.Fprintln(w, "  K | held-out NLL/token: base -> instant -> consolidated (no EWC) | follows: base -> instant -> consolidated (no EWC) | general ppl: base, instant, EWC++, no EWC | update ms p50/p95: first step, all steps | consolidate s")
+	fmt.Fprintln(w, "  K | held-out NLL/token: base -> instant -> consolidated (unheld) | follows: base -> instant -> consolidated (unheld) | general ppl: base, instant, consolidated, unheld | update ms p50/p95: first step, all steps | consolidate s")
 	for _, f := range figs {
 		fmt.Fprintf(w, "%3d | %.3f -> %.3f (%.0f%%) -> %.3f (%.0f%%) (%.3f) | %3.0f%% -> %3.0f%% -> %3.0f%% (%3.0f%%) | %.2f, %.2f (%+.1f%%), %.2f (%+.1f%%), %.2f (%+.1f%%) | %.0f/%.0f, %.0f/%.0f | %.1f\n",
 			f.K, f.NLLBase, f.NLLInstant, 100*f.NLLInstant/f.NLLBase, f.NLLConsolidated, 100*f.NLLConsolidated/f.NLLBase, f.NLLNoEWC,
 			100*f.FollowBase, 100*f.FollowInstant, 100*f.FollowConsolidated, 100*f.FollowNoEWC,
 			f.PPLBase, f.PPLInstant, 100*(f.PPLInstant/f.PPLBase-1), f.PPLEWC, 100*(f.PPLEWC/f.PPLBase-1), f.PPLNoEWC, 100*(f.PPLNoEWC/f.PPLBase-1),
 			f.FirstP50, f.FirstP95, f.AllP50, f.AllP95, f.ConsolidateSeconds)
+	}
+	for _, f := range figs {
+		if f.OtherBase > 0 {
+			fmt.Fprintf(w, "%3d | other text ppl: base, instant, consolidated, unheld: %.2f, %.2f (%+.1f%%), %.2f (%+.1f%%), %.2f (%+.1f%%)\n", f.K,
+				f.OtherBase, f.OtherInstant, 100*(f.OtherInstant/f.OtherBase-1), f.OtherEWC, 100*(f.OtherEWC/f.OtherBase-1), f.OtherNoEWC, 100*(f.OtherNoEWC/f.OtherBase-1))
+		}
 	}
 }

@@ -3,7 +3,8 @@
 // order selectable so that it can match a llama.cpp build without AMX)
 // and greedy generation from the prompt tokens llama.cpp used (a JSONL
 // file of {"prompt", "prompt_tokens", "tokens"} that bench/iquant/compare.sh
-// gets from llama-server). It prints one JSON object.
+// gets from llama-server), in the CPU backend's exact mode (llama.cpp's
+// arithmetic) unless -exact=false. It prints one JSON object.
 //
 //	go run ./bench/iquant/agree -m FILE.gguf -f TEXT --ctx 256 --ref greedy.jsonl [--amx off]
 package main
@@ -43,6 +44,7 @@ func main() {
 	ctxLen := flag.Int("ctx", 256, "perplexity chunk size")
 	ref := flag.String("ref", "", "llama.cpp's greedy generations (JSONL; empty: none)")
 	amx := flag.String("amx", "auto", "CPU backend's AMX order: auto, on or off")
+	exact := flag.Bool("exact", true, "llama.cpp's arithmetic (cpu.Options.Exact); the perplexity also follows llama.cpp's attention path by batch size")
 	threads := flag.Int("t", 2, "threads")
 	flag.Parse()
 	if *path == "" {
@@ -51,7 +53,9 @@ func main() {
 	mode := map[string]cpu.AMXMode{"auto": cpu.AMXAuto, "on": cpu.AMXOn, "off": cpu.AMXOff}[*amx]
 	ctx := context.Background()
 	m, err := llm.Load(ctx, *path, llm.Options{Threads: *threads, ContextLength: max(*ctxLen, 512), Sequences: 1,
-		NewBackend: func() (compute.Backend, error) { return cpu.New(cpu.Options{Threads: *threads, AMX: mode}), nil }})
+		NewBackend: func() (compute.Backend, error) {
+			return cpu.New(cpu.Options{Threads: *threads, AMX: mode, Exact: *exact, LlamaBatching: *exact && *text != ""}), nil
+		}})
 	if err != nil {
 		log.Fatal(err)
 	}

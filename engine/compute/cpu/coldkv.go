@@ -136,10 +136,7 @@ func (j *attendJob) kvRows(wk int, blocks []int32, layer, pos, m, kvOff int) (k,
 		o := s.offset(blocks, layer, pos) + kvOff
 		return s.f16[o:], s.f16[o+s.perLayer:], s.rowElems
 	}
-	if len(j.cold) <= wk {
-		j.cold = append(j.cold, make([]coldScratch, wk+1-len(j.cold))...)
-	}
-	sc := &j.cold[wk]
+	sc := &j.cold[wk] // one per worker (New)
 	hd := j.a.HeadDim
 	sc.k, sc.v = growHalf(sc.k, m*hd), growHalf(sc.v, m*hd)
 	c := s.coldT

@@ -97,6 +97,10 @@ func New(o Options) *Backend {
 	b.attend.q16, b.attend.acc16 = make([][]uint16, n), make([][]uint16, n)
 	b.attend.heads = make([]quant.FlashHeads, n)
 	b.attend.tile = make([]tileState, n)
+	// Per-worker scratch is sized here, never grown by the workers
+	// themselves (they run at once).
+	b.attend.cold = make([]coldScratch, n)
+	b.attend.runs = make([][]keyRun, n)
 	return b
 }
 

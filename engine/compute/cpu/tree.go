@@ -107,12 +107,8 @@ func (j *attendJob) treeRuns(dst []keyRun, sp *compute.Span, i int) ([]keyRun, i
 	return out, qpos
 }
 
-// runsFor returns worker wk's run buffer, allocating the per-worker
-// buffers on first use.
+// runsFor returns worker wk's run buffer (one per worker, New).
 func (j *attendJob) runsFor(wk int) []keyRun {
-	if len(j.runs) <= wk {
-		j.runs = append(j.runs, make([][]keyRun, wk+1-len(j.runs))...)
-	}
 	return j.runs[wk]
 }
 
