@@ -7,7 +7,8 @@
 #
 # Environment: ROUNDS (2), TOKENS (document size, 16000), CTX (context of both servers, 20480), THREADS (2),
 # LLAMA_BIN (llama-server's directory, default /work/cache/llama.cpp/build/bin). llama-server runs with -nr
-# (no repacking: its AMX buffers die with SIGILL on the development VM) and one slot per app (-np 3, unified KV).
+# (no repacking: its AMX buffers die with SIGILL on the development VM) and one slot per app (-np 3, unified KV);
+# ruvllmd with --no-learning (as bench/serve/servecmp.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=$("$here/models.sh")
@@ -23,7 +24,7 @@ ruvllm() {
 	local dir
 	dir=$(mktemp -d)
 	"$cache/ruvllmd" --socket "$dir/s.sock" --state-dir "$dir/state" --models-dir "$dir/models" --cache-dir "$dir/cache" \
-		-m "$model" --ctx-size "$ctx" --threads "$threads" 2>"$dir/log" &
+		-m "$model" --ctx-size "$ctx" --threads "$threads" --no-learning 2>"$dir/log" &
 	pid=$!
 	until curl -sf --unix-socket "$dir/s.sock" http://x/v1/health >/dev/null; do sleep 1; done
 	python3 "$here/servecmp_long.py" "unix:$dir/s.sock" "$model" --tokens "$tokens" | sed 's/^{/{"engine": "ruvllmd", /'
