@@ -292,7 +292,7 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	}
 	m.sched = sched.New(runner{m}, m.pool, m.cache, sched.Options{
 		MaxBatchTokens: o.BatchSize, MaxRunning: o.Sequences * 4, MaxSeqLen: ctxLen, Logger: o.Logger,
-		Speculation: m.speculation(), HotWindow: o.KVHotWindow, CostClock: cpuClock(),
+		Speculation: m.speculation(), HotWindow: o.KVHotWindow, CostClock: m.costClock(),
 	})
 	m.log.Info("model loaded", "name", m.info.Name, "arch", cfg.Arch, "params", m.info.Parameters,
 		"type", m.info.FileType, "ctx", ctxLen, "kv_blocks", blocks)
@@ -394,6 +394,19 @@ func (m *Model) Threads() int {
 		return t.Threads()
 	}
 	return 0
+}
+
+// costClock is the clock speculation's cost model weighs passes with: the
+// process's CPU time on one thread, where other processes' load would
+// swing wall time several-fold while the work per pass does not; wall time
+// with several, whose helpers poll between parallel loops, so that CPU
+// time counts their waiting as work (a 5-token pass measured at 6.5× a
+// 1-token pass on two threads, and speculation never switched on).
+func (m *Model) costClock() func() time.Duration {
+	if m.Threads() == 1 {
+		return cpuClock()
+	}
+	return nil // sched.Options.CostClock: nil is wall time
 }
 
 // Exact reports whether the model computes llama.cpp's arithmetic bit for

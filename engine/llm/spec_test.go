@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/internal/testpath"
@@ -127,5 +128,26 @@ func TestDraftVocabularyMismatch(t *testing.T) {
 		Speculate: spec.KindDraft, Draft: filepath.Join(models, "ruvllm-test-qwen2-13m-q4_0.gguf")})
 	if !errors.Is(err, ErrDraftVocab) {
 		t.Fatalf("a qwen2 draft for a llama model: err = %v, want ErrDraftVocab", err)
+	}
+}
+
+// TestCostClockByThreads: speculation's cost model weighs passes in
+// process CPU time on one thread and in wall time on several (whose
+// polling helpers would count their waiting as work).
+func TestCostClockByThreads(t *testing.T) {
+	path := synthetic(t, "llama", quant.F32)
+	for _, tc := range []struct {
+		threads int
+		cpu     bool
+	}{{1, true}, {2, false}} {
+		m, err := Load(context.Background(), path, Options{Threads: tc.threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, hasCPU := processCPU()
+		if got := m.costClock() != nil; got != (tc.cpu && hasCPU) {
+			t.Errorf("%d threads: CPU clock %v, want %v", tc.threads, got, tc.cpu && hasCPU)
+		}
+		m.Close()
 	}
 }
