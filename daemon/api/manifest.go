@@ -95,23 +95,28 @@ func (a *API) resolveModel(name string) (resolvedModel, error) {
 	}
 	merged := &ipc.ModelManifest{Name: chain[0].Name, From: cur, Parameters: map[string]any{}, Created: chain[0].Created}
 	for i := len(chain) - 1; i >= 0; i-- { // the base's first, the nearest last
-		m := chain[i]
-		if m.System != "" {
-			merged.System = m.System
-		}
-		if m.Template != "" {
-			merged.Template = m.Template
-		}
-		maps.Copy(merged.Parameters, m.Parameters)
-		merged.Adapters = append(merged.Adapters, m.Adapters...)
-		if len(m.Messages) > 0 {
-			merged.Messages = m.Messages
-		}
-		if len(m.License) > 0 {
-			merged.License = m.License
-		}
+		overlayManifest(merged, chain[i])
 	}
 	return resolvedModel{base: cur, man: merged}, nil
+}
+
+// overlayManifest applies m's settings on top of dst's (whose Parameters
+// must not be nil): what m sets wins, parameters merge, adapters add up.
+func overlayManifest(dst, m *ipc.ModelManifest) {
+	if m.System != "" {
+		dst.System = m.System
+	}
+	if m.Template != "" {
+		dst.Template = m.Template
+	}
+	maps.Copy(dst.Parameters, m.Parameters)
+	dst.Adapters = append(dst.Adapters, m.Adapters...)
+	if len(m.Messages) > 0 {
+		dst.Messages = m.Messages
+	}
+	if len(m.License) > 0 {
+		dst.License = m.License
+	}
 }
 
 // withManifestOptions overlays a request's Ollama options on a created

@@ -6,11 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/modelinfo"
@@ -57,8 +54,8 @@ func (a *API) quantizeToBlob(ctx context.Context, path string, o quantize.Option
 	if err != nil {
 		return "", fmt.Errorf("quantize: %w", err)
 	}
-	tmp.Close()
 	defer os.Remove(tmp.Name()) // gone once renamed
+	defer tmp.Close()
 	status := fmt.Sprintf("quantizing %s model to %s", fileTypeOf(f), o.Type.Name)
 	progress(ipc.ProgressStatus{Status: status})
 	last := int64(-1)
@@ -71,15 +68,26 @@ func (a *API) quantizeToBlob(ctx context.Context, path string, o quantize.Option
 			progress(ipc.ProgressStatus{Status: status, Total: total, Completed: done})
 		}
 	}
-	st, err := quantize.File(ctx, f, tmp.Name(), o)
+	w, st, err := quantize.Writer(ctx, f, o)
 	if err != nil {
 		return "", fmt.Errorf("quantize %s to %s: %w", filepath.Base(path), o.Type.Name, err)
 	}
-	digest, err := contentDigest(tmp.Name())
-	if err != nil {
+	// The blob's name is its digest, hashed as it is written rather than
+	// read back.
+	h := sha256.New()
+	if _, err := w.WriteTo(io.MultiWriter(tmp, h)); err != nil {
+		return "", fmt.Errorf("quantize %s to %s: %w", filepath.Base(path), o.Type.Name, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
 		return "", fmt.Errorf("quantize: %w", err)
 	}
-	blob := filepath.Join(dir, "sha256-"+digest)
+	if err := tmp.Sync(); err != nil {
+		return "", fmt.Errorf("quantize: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("quantize: %w", err)
+	}
+	blob := filepath.Join(dir, "sha256-"+hex.EncodeToString(h.Sum(nil)))
 	if err := os.Rename(tmp.Name(), blob); err != nil {
 		return "", fmt.Errorf("quantize: %w", err)
 	}
@@ -96,43 +104,16 @@ func fileTypeOf(f *gguf.File) string {
 	return "unknown"
 }
 
-// contentDigest returns the hex SHA-256 of the file at path.
-func contentDigest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return strings.ToLower(hex.EncodeToString(h.Sum(nil))), nil
-}
-
 // inheritManifest gives man what base (the merged manifests of the model it
-// is made from) sets and man does not: a quantized model's From is its own
-// file, so the chain that would have supplied them ends there.
+// is made from) sets, under man's own settings: a quantized model's From
+// is its own file, so the chain that would have supplied them ends there.
 func inheritManifest(man, base *ipc.ModelManifest) {
-	if man.System == "" {
-		man.System = base.System
-	}
-	if man.Template == "" {
-		man.Template = base.Template
-	}
-	params := maps.Clone(base.Parameters)
-	if params == nil {
-		params = map[string]any{}
-	}
-	maps.Copy(params, man.Parameters)
-	if len(params) > 0 {
-		man.Parameters = params
-	}
-	man.Adapters = append(slices.Clone(base.Adapters), man.Adapters...)
-	if len(man.Messages) == 0 {
-		man.Messages = base.Messages
-	}
-	if len(man.License) == 0 {
-		man.License = base.License
+	merged := &ipc.ModelManifest{Parameters: map[string]any{}}
+	overlayManifest(merged, base)
+	overlayManifest(merged, man)
+	man.System, man.Template, man.Adapters, man.Messages, man.License =
+		merged.System, merged.Template, merged.Adapters, merged.Messages, merged.License
+	if len(merged.Parameters) > 0 {
+		man.Parameters = merged.Parameters
 	}
 }

@@ -3,9 +3,12 @@ package api
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,6 +92,9 @@ func TestCreateQuantize(t *testing.T) {
 		return m.From
 	}
 	q8 := blob("tiny-q8")
+	if data, err := os.ReadFile(q8); err != nil || filepath.Base(q8) != fmt.Sprintf("sha256-%x", sha256.Sum256(data)) {
+		t.Fatalf("blob %s is not named by its content's digest (%v)", q8, err)
+	}
 	post("/api/copy", `{"source":"tiny-q8","destination":"tiny-q8-copy"}`, 200)
 	del := func(name string) {
 		t.Helper()
