@@ -256,3 +256,41 @@ func TestTrimProbesUndersampledSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardIgnoresOneSlowWindow checks that one window slowed by another
+// process does not switch winning speculation off, while speculation that
+// keeps losing is still switched off.
+func TestGuardIgnoresOneSlowWindow(t *testing.T) {
+	c := NewController(Options{})
+	window := func(rate float64) {
+		for range guardWindow {
+			a := c.Allowed(1, KindLookup)
+			r := 100.0 // tokens per second without speculation
+			if a {
+				r = rate
+			}
+			c.StepDone(1, KindLookup, 2, time.Duration(2/r*float64(time.Second)), a)
+		}
+	}
+	for range 40 {
+		window(130)
+	}
+	st := c.guard.state(1, KindLookup)
+	if st.off {
+		t.Fatal("winning speculation is off")
+	}
+	// The next window that speculates runs while the cores are busy.
+	for st.window%guardEvery == guardEvery-1 {
+		window(130) // (an exploring window runs without speculation)
+	}
+	window(40)
+	if st.off {
+		t.Fatal("one slow window switched winning speculation off")
+	}
+	for range 40 {
+		window(80)
+	}
+	if !st.off {
+		t.Fatal("speculation that keeps losing is still on")
+	}
+}
