@@ -341,6 +341,7 @@ type costTable struct {
 	}
 	// capped[n] is estimate's result for n ≤ maxCappedTokens, valid
 	// while !dirty.
+	low    [maxCostTokens + 1]float64 // second lowest sample of each size (at)
 	capped [maxCappedTokens + 1]float64
 	dirty  bool
 	growth float64 // the growth capped was computed with
@@ -376,6 +377,7 @@ func (t *costTable) add(n int, d float64) {
 	r.v[r.i] = d
 	r.i = (r.i + 1) % len(r.v)
 	r.n = min(r.n+1, len(r.v))
+	t.low[n] = t.secondLowest(n)
 	t.dirty = true
 }
 
@@ -384,7 +386,10 @@ func (t *costTable) known(n int) bool {
 }
 
 // at returns the second lowest of the samples of size n.
-func (t *costTable) at(n int) float64 {
+func (t *costTable) at(n int) float64 { return t.low[n] }
+
+// secondLowest returns the second lowest of the samples of size n.
+func (t *costTable) secondLowest(n int) float64 {
 	r := &t.ring[n]
 	var buf [16]float64
 	v := buf[:r.n]
@@ -411,8 +416,30 @@ func (t *costTable) estimate(n int, growth float64) float64 {
 		return t.raw(n, growth)
 	}
 	if t.dirty || t.growth != growth || t.capped[1] == 0 {
+		hi := 0 // the nearest measured size above k
+		for k := maxCostTokens; k > maxCappedTokens; k-- {
+			if t.known(k) {
+				hi = k
+			}
+		}
+		var above [maxCappedTokens + 1]int
+		for k := maxCappedTokens; k >= 1; k-- {
+			above[k] = hi
+			if t.known(k) {
+				hi = k
+			}
+		}
+		lo := 0 // the nearest measured size below k
 		for k := 1; k <= maxCappedTokens; k++ {
-			e := t.raw(k, growth)
+			var e float64
+			if t.known(k) {
+				e = t.at(k)
+			} else {
+				e = t.between(k, growth, lo, above[k])
+			}
+			if t.known(k) {
+				lo = k
+			}
 			for m := 1; m <= k/2; m++ {
 				e = min(e, t.capped[m]+t.capped[k-m])
 			}
@@ -441,6 +468,12 @@ func (t *costTable) raw(n int, growth float64) float64 {
 			break
 		}
 	}
+	return t.between(n, growth, lo, hi)
+}
+
+// between is raw for an unmeasured size n whose nearest measured sizes
+// are lo below and hi above (0: none).
+func (t *costTable) between(n int, growth float64, lo, hi int) float64 {
 	switch {
 	case lo > 0 && hi > 0:
 		a, b := t.at(lo), t.at(hi)
