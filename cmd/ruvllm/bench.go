@@ -82,11 +82,15 @@ func newBenchCmd() *cobra.Command {
 					out.BenchReport = rep
 				}
 				if len(specs) > 0 {
+					before := loadAverage()
 					figs, err := runSpecBench(ctx, path, draft, specs, llm.Options{Threads: threads, NewBackend: newBackend, Exact: exact}, o)
 					if err != nil {
 						return err
 					}
 					out.Speculation = figs
+					if before != "" {
+						out.SpecLoad = before + " → " + loadAverage()
+					}
 				}
 				if len(kvo.types) > 0 {
 					figs, err := runKVBench(ctx, cmd.ErrOrStderr(), path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, Exact: exact}, kvo)
@@ -171,6 +175,10 @@ type benchOutput struct {
 	DecodeBoundTPS float64 `json:"decode_bound_tokens_per_second,omitempty"`
 	// Speculation is decode speed per speculation kind (--spec).
 	Speculation []llm.SpecFigure `json:"speculation,omitempty"`
+	// SpecLoad is the machine's load average before and after the
+	// speculation runs ("" where unknown): their ratios are only as good
+	// as the machine was quiet.
+	SpecLoad string `json:"speculation_load,omitempty"`
 	// KV is the memory and quality of each KV type (--kv-types).
 	KV []kvFigure `json:"kv,omitempty"`
 }
@@ -374,11 +382,14 @@ func printBench(w io.Writer, out benchOutput) {
 		}
 	}
 	if len(out.Speculation) > 0 {
-		fmt.Fprintf(w, "\n| %-18s | %12s | %8s | %14s | %10s | %10s | %12s | %9s | %9s |\n", "speculation", "decode t/s", "speed-up", "t/CPU-second", "CPU ratio", "acceptance", "tokens/verif", "TTFT ms", "identical")
-		fmt.Fprintf(w, "| %-18s | %12s | %8s | %14s | %10s | %10s | %12s | %9s | %9s |\n", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---")
+		fmt.Fprintf(w, "\n| %-18s | %12s | %8s | %14s | %10s | %10s | %12s | %8s | %9s | %9s |\n", "speculation", "decode t/s", "speed-up", "t/CPU-second", "CPU ratio", "acceptance", "tokens/verif", "verified", "TTFT ms", "identical")
+		fmt.Fprintf(w, "| %-18s | %12s | %8s | %14s | %10s | %10s | %12s | %8s | %9s | %9s |\n", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---")
 		for _, f := range out.Speculation {
-			fmt.Fprintf(w, "| %-18s | %12.1f | %7.2fx | %14.1f | %9.2fx | %10.2f | %12.2f | %9.1f | %9v |\n", f.Kinds, f.TokensPerSecond, f.Speedup,
-				f.CPUTokensPerSecond, f.CPUSpeedup, f.AcceptanceRate, f.TokensPerVerification, f.TTFTMillis, f.Identical)
+			fmt.Fprintf(w, "| %-18s | %12.1f | %7.2fx | %14.1f | %9.2fx | %10.2f | %12.2f | %7.0f%% | %9.1f | %9v |\n", f.Kinds, f.TokensPerSecond, f.Speedup,
+				f.CPUTokensPerSecond, f.CPUSpeedup, f.AcceptanceRate, f.TokensPerVerification, 100*f.VerifiedShare, f.TTFTMillis, f.Identical)
+		}
+		if out.SpecLoad != "" {
+			fmt.Fprintf(w, "load average (1, 5, 15 min) before and after: %s\n", out.SpecLoad)
 		}
 	}
 	if len(out.KV) > 0 {
@@ -445,4 +456,18 @@ func newBenchServeCmd() *cobra.Command {
 	cmd.Flags().IntVar(&o.SpecTokens, "spec-tokens", 96, "tokens generated per request of the spec workload")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// loadAverage returns the 1, 5 and 15 minute load averages of
+// /proc/loadavg, or "" where the system has none.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }

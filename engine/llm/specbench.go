@@ -93,6 +93,10 @@ type SpecFigure struct {
 	// AcceptanceRate and TokensPerVerification are over all repetitions.
 	AcceptanceRate        float64 `json:"acceptance_rate"`
 	TokensPerVerification float64 `json:"tokens_per_verification"`
+	// VerifiedShare is the share of decode steps that verified a draft:
+	// how often the drafters proposed something the controller judged
+	// worth verifying.
+	VerifiedShare float64 `json:"verified_share"`
 	// Identical reports whether every generation's tokens equal those
 	// without speculation (greedy).
 	Identical bool `json:"identical"`
@@ -119,6 +123,7 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 	}
 	ratios, cpuRatios := make([][]float64, len(kinds)), make([][]float64, len(kinds))
 	cpuToks, cpuSecs := make([]int, len(kinds)), make([]float64, len(kinds))
+	decoded := make([]int, len(kinds)) // tokens after the first, over the timed repetitions
 	ttft, ttftN := make([]float64, len(kinds)), make([]int, len(kinds))
 	for rep := -1; rep < reps; rep++ { // rep -1 warms up every kind
 		tps, ctps := make([]float64, len(kinds)), make([]float64, len(kinds))
@@ -154,6 +159,7 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 				}
 				if rep >= 0 {
 					toks += res.CompletionTokens - 1
+					decoded[ki] += res.CompletionTokens - 1
 					secs += res.Timings.Eval.Seconds()
 					ttft[ki] += float64(res.Timings.TTFT.Microseconds()) / 1000
 					ttftN[ki]++
@@ -194,6 +200,9 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 		}
 		figs[ki].AcceptanceRate = stats[ki].AcceptanceRate()
 		figs[ki].TokensPerVerification = stats[ki].TokensPerVerification()
+		if steps := decoded[ki] - stats[ki].Accepted; steps > 0 {
+			figs[ki].VerifiedShare = float64(stats[ki].Verifications) / float64(steps)
+		}
 	}
 	return figs, nil
 }

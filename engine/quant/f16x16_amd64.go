@@ -67,6 +67,37 @@ func half16Decode(bf bool, nb int, w []byte, groupBytes int, a []byte, dst []flo
 	}
 }
 
+// f16x16DecodeRows is the most activation rows f16x16DecodeMulti takes.
+const f16x16DecodeRows = 7
+
+// f16x16DecodeMulti is Packed.DecodeMulti of the F16x16 layout: rows (1
+// to 7) activation rows against four consecutive groups, 4·rows
+// independent FMA chains.
+func f16x16DecodeMulti(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool) {
+	if nb < 1 || groupBytes < nb*F16x16BlockBytes || rows < 1 || rows > f16x16DecodeRows || astride < nb*QK*4 || dstride < half16DecodeGroups*Q4x16Rows {
+		panic(fmt.Sprintf("quant: F16x16 decode of %d blocks in groups of %d bytes, %d rows of stride %d, outputs of stride %d", nb, groupBytes, rows, astride, dstride))
+	}
+	_ = w[(half16DecodeGroups-1)*groupBytes+nb*F16x16BlockBytes-1]
+	_ = a[(rows-1)*astride+nb*QK*4-1]
+	_ = dst[(rows-1)*dstride+half16DecodeGroups*Q4x16Rows-1]
+	switch rows {
+	case 1:
+		f16x16G4AVX512(nb*QK, &w[0], groupBytes, &a[0], &dst[0], accumulate)
+	case 2:
+		f16x16G4R2AVX512(nb*QK, &w[0], groupBytes, &a[0], astride, &dst[0], dstride, accumulate)
+	case 3:
+		f16x16G4R3AVX512(nb*QK, &w[0], groupBytes, &a[0], astride, &dst[0], dstride, accumulate)
+	case 4:
+		f16x16G4R4AVX512(nb*QK, &w[0], groupBytes, &a[0], astride, &dst[0], dstride, accumulate)
+	case 5:
+		f16x16G4R5AVX512(nb*QK, &w[0], groupBytes, &a[0], astride, &dst[0], dstride, accumulate)
+	case 6:
+		f16x16G4R6AVX512(nb*QK, &w[0], groupBytes, &a[0], astride, &dst[0], dstride, accumulate)
+	default:
+		f16x16G4R7AVX512(nb*QK, &w[0], groupBytes, &a[0], astride, &dst[0], dstride, accumulate)
+	}
+}
+
 // half16 checks the buffers and runs the kernels of 8, 4, 2 and 1
 // activation rows over rows.
 func half16(bf, accumulate bool, nb int, w, a []byte, astride, rows int, dst []float32, dstride int) {
@@ -136,3 +167,21 @@ func f16x16G4AVX512(n int, w *byte, gstride int, a *byte, dst *float32, accumula
 
 //go:noescape
 func bf16x16G4AVX512(n int, w *byte, gstride int, a *byte, dst *float32, accumulate bool)
+
+//go:noescape
+func f16x16G4R2AVX512(n int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func f16x16G4R3AVX512(n int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func f16x16G4R4AVX512(n int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func f16x16G4R5AVX512(n int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func f16x16G4R6AVX512(n int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func f16x16G4R7AVX512(n int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool)

@@ -10,3 +10,8 @@ var f16x16Kernel, f16x16AccKernel, bf16x16Kernel, bf16x16AccKernel PackedKernel
 var f16x16Decode, bf16x16Decode func(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool)
 
 const half16DecodeGroups = 4
+
+// f16x16DecodeMulti is never called here (f16x16DecodeRows is 0).
+var f16x16DecodeMulti func(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
+
+const f16x16DecodeRows = 0

@@ -193,6 +193,15 @@ type Packed struct {
 	// nothing else to overlap them with.
 	Decode       func(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool)
 	DecodeGroups int
+	// DecodeMulti, where the layout has it, is Decode for 1 to DecodeRows
+	// activation rows (astride bytes apart; row r's outputs at
+	// dst[r·dstride:]): the small batches of a speculative verification,
+	// whose few rows leave one group's chains as short of independent
+	// work as decode's. Each group's results are Kernel's (Accumulate's
+	// when accumulate), bit for bit, and every weight is read once for
+	// all the rows.
+	DecodeMulti func(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
+	DecodeRows  int
 }
 
 // Bytes is the size of a rows × cols matrix in the layout.

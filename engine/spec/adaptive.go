@@ -47,6 +47,7 @@ type Controller struct {
 	nextSeen bool
 	cands    []cand
 	guard    guard
+	trims    int // Trim calls that had a draft to trim (cost probes)
 }
 
 // Seq is one sequence's speculation state.
@@ -259,6 +260,19 @@ func (c *Controller) Trim(seqs []*Seq, drafts []*Draft, n int) {
 			bestRate, bestCnt = r, i+1
 		}
 	}
+	if len(c.cands) > 0 {
+		c.trims++
+	}
+	// A cost probe: where the step one token larger than the chosen one
+	// has fewer timings than the table keeps, verify the next most likely
+	// token too, every costProbeEvery steps with a draft. A size timed
+	// only a few times, and those while other processes held the cores,
+	// would otherwise keep its inflated cost, and a cost that keeps a
+	// size from being chosen is never timed again.
+	if bestCnt < len(c.cands) && bestCnt < len(seqs)*c.o.MaxDraft && c.trims%costProbeEvery == 0 &&
+		c.steps.samples(n+bestCnt+1) < costTableSamples && c.cands[bestCnt].p >= costProbeMinP {
+		bestCnt++
+	}
 	keep := make([][]bool, len(drafts))
 	for si, d := range drafts {
 		keep[si] = make([]bool, d.Len())
@@ -322,12 +336,38 @@ func (c *Controller) Observe(s *Seq, d *Draft, path []int32, mismatched bool) {
 // second guards against one that a clock's granularity made too low.
 type costTable struct {
 	ring [maxCostTokens + 1]struct {
-		v    [16]float64
+		v    [costTableSamples]float64
 		n, i int
 	}
+	// capped[n] is estimate's result for n ≤ maxCappedTokens, valid
+	// while !dirty.
+	low    [maxCostTokens + 1]float64 // second lowest sample of each size (at)
+	capped [maxCappedTokens + 1]float64
+	dirty  bool
+	growth float64 // the growth capped was computed with
 }
 
-const minSamples = 3
+const (
+	minSamples       = 3
+	costTableSamples = 16
+	// maxCappedTokens bounds the sizes whose estimates are held to the
+	// sum of smaller ones' (estimate).
+	maxCappedTokens = 32
+	// costProbeEvery and costProbeMinP: Trim verifies one token more than
+	// the cost model chooses every costProbeEvery calls, when the larger
+	// size has fewer than costTableSamples timings and the token is
+	// accepted with at least costProbeMinP.
+	costProbeEvery = 4
+	costProbeMinP  = 0.4
+)
+
+// samples returns how many timings of size n the table holds.
+func (t *costTable) samples(n int) int {
+	if n < 1 || n > maxCostTokens {
+		return 0
+	}
+	return t.ring[n].n
+}
 
 func (t *costTable) add(n int, d float64) {
 	if n < 1 || n > maxCostTokens || d <= 0 || math.IsNaN(d) {
@@ -337,6 +377,8 @@ func (t *costTable) add(n int, d float64) {
 	r.v[r.i] = d
 	r.i = (r.i + 1) % len(r.v)
 	r.n = min(r.n+1, len(r.v))
+	t.low[n] = t.secondLowest(n)
+	t.dirty = true
 }
 
 func (t *costTable) known(n int) bool {
@@ -344,7 +386,10 @@ func (t *costTable) known(n int) bool {
 }
 
 // at returns the second lowest of the samples of size n.
-func (t *costTable) at(n int) float64 {
+func (t *costTable) at(n int) float64 { return t.low[n] }
+
+// secondLowest returns the second lowest of the samples of size n.
+func (t *costTable) secondLowest(n int) float64 {
 	r := &t.ring[n]
 	var buf [16]float64
 	v := buf[:r.n]
@@ -359,8 +404,54 @@ func (t *costTable) at(n int) float64 {
 // (a fraction of its cost) per unit when only one is measured. Nothing
 // measured yet gives 1 + growth·(n-1), in no unit: only ratios matter
 // until a size is measured.
+//
+// Up to maxCappedTokens, an estimate is held to at most the sum of the
+// estimates of two smaller sizes (a pass of n tokens costs no more than a
+// pass of m and one of n-m): the timings of a size seldom run may all
+// have fallen while other processes held the cores, and its neighbours'
+// slope extrapolates such a cost further.
 func (t *costTable) estimate(n int, growth float64) float64 {
 	n = min(max(n, 1), maxCostTokens)
+	if n > maxCappedTokens {
+		return t.raw(n, growth)
+	}
+	if t.dirty || t.growth != growth || t.capped[1] == 0 {
+		hi := 0 // the nearest measured size above k
+		for k := maxCostTokens; k > maxCappedTokens; k-- {
+			if t.known(k) {
+				hi = k
+			}
+		}
+		var above [maxCappedTokens + 1]int
+		for k := maxCappedTokens; k >= 1; k-- {
+			above[k] = hi
+			if t.known(k) {
+				hi = k
+			}
+		}
+		lo := 0 // the nearest measured size below k
+		for k := 1; k <= maxCappedTokens; k++ {
+			var e float64
+			if t.known(k) {
+				e = t.at(k)
+			} else {
+				e = t.between(k, growth, lo, above[k])
+			}
+			if t.known(k) {
+				lo = k
+			}
+			for m := 1; m <= k/2; m++ {
+				e = min(e, t.capped[m]+t.capped[k-m])
+			}
+			t.capped[k] = e
+		}
+		t.dirty, t.growth = false, growth
+	}
+	return t.capped[n]
+}
+
+// raw is estimate without the cap.
+func (t *costTable) raw(n int, growth float64) float64 {
 	if t.known(n) {
 		return t.at(n)
 	}
@@ -377,6 +468,12 @@ func (t *costTable) estimate(n int, growth float64) float64 {
 			break
 		}
 	}
+	return t.between(n, growth, lo, hi)
+}
+
+// between is raw for an unmeasured size n whose nearest measured sizes
+// are lo below and hi above (0: none).
+func (t *costTable) between(n int, growth float64, lo, hi int) float64 {
 	switch {
 	case lo > 0 && hi > 0:
 		a, b := t.at(lo), t.at(hi)

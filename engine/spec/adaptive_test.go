@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -173,5 +174,123 @@ func TestGuard(t *testing.T) {
 	}
 	if c.Allowed(3, KindDraft) {
 		t.Fatal("an unmeasured draft-model class speculates outside its exploring windows")
+	}
+}
+
+// TestCostTableCapsInflatedSizes checks that a size timed only while the
+// machine was busy is estimated at no more than two smaller passes cost,
+// and that the sizes extrapolated above it are held likewise.
+func TestCostTableCapsInflatedSizes(t *testing.T) {
+	var tb costTable
+	for range costTableSamples {
+		tb.add(1, 1.0)
+		tb.add(2, 1.1)
+		tb.add(3, 1.2)
+	}
+	for range minSamples {
+		tb.add(4, 4.0) // three timings, all while other processes ran
+	}
+	for _, tc := range []struct {
+		n    int
+		want float64
+	}{
+		{1, 1.0}, {2, 1.1}, {3, 1.2}, // measured, below any cap
+		{4, 2.2}, // 4.0 measured, capped by 2+2
+		{5, 2.3}, // extrapolated 6.8, capped by 2+3
+		{6, 2.4}, // 3+3
+		{8, 3.5}, // 3+5
+	} {
+		if got := tb.estimate(tc.n, 0.1); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("estimate(%d) = %v, want %v", tc.n, got, tc.want)
+		}
+	}
+	tb.add(4, 1.25) // two quiet timings: the second lowest is one of them
+	tb.add(4, 1.3)
+	if got := tb.estimate(4, 0.1); math.Abs(got-1.3) > 1e-9 {
+		t.Errorf("after two quiet timings estimate(4) = %v, want 1.3", got)
+	}
+}
+
+// TestTrimProbesUndersampledSizes checks that Trim, every costProbeEvery
+// calls, verifies one token more than the cost model chooses while the
+// larger step has fewer than costTableSamples timings, and stops once it
+// has them.
+func TestTrimProbesUndersampledSizes(t *testing.T) {
+	c := NewController(Options{})
+	for range costTableSamples {
+		c.StepTime(1, 10*time.Millisecond)
+		c.StepTime(2, 11*time.Millisecond)
+	}
+	for range minSamples {
+		c.StepTime(3, 40*time.Millisecond) // inflated: the model keeps one token
+	}
+	var s Seq
+	learn(c, &s, SrcLookup, 36, 40)
+	lens := make([]int, 2*costProbeEvery)
+	for i := range lens {
+		d := chain(4, SrcLookup)
+		c.Trim([]*Seq{&s}, []*Draft{d}, 1)
+		lens[i] = d.Len()
+	}
+	probes := 0
+	for _, l := range lens {
+		switch l {
+		case 1:
+		case 2:
+			probes++
+		default:
+			t.Fatalf("kept %v tokens, want 1 or 2 (a probe)", lens)
+		}
+	}
+	if probes != 2 {
+		t.Fatalf("kept %v tokens: %d probes in %d calls, want 2", lens, probes, len(lens))
+	}
+	for range costTableSamples {
+		c.StepTime(3, 40*time.Millisecond) // now timed in full: really that costly
+	}
+	for range 2 * costProbeEvery {
+		d := chain(4, SrcLookup)
+		c.Trim([]*Seq{&s}, []*Draft{d}, 1)
+		if d.Len() != 1 {
+			t.Fatalf("kept %d tokens once size 3 is fully timed, want 1", d.Len())
+		}
+	}
+}
+
+// TestGuardIgnoresOneSlowWindow checks that one window slowed by another
+// process does not switch winning speculation off, while speculation that
+// keeps losing is still switched off.
+func TestGuardIgnoresOneSlowWindow(t *testing.T) {
+	c := NewController(Options{})
+	window := func(rate float64) {
+		for range guardWindow {
+			a := c.Allowed(1, KindLookup)
+			r := 100.0 // tokens per second without speculation
+			if a {
+				r = rate
+			}
+			c.StepDone(1, KindLookup, 2, time.Duration(2/r*float64(time.Second)), a)
+		}
+	}
+	for range 40 {
+		window(130)
+	}
+	st := c.guard.state(1, KindLookup)
+	if st.off {
+		t.Fatal("winning speculation is off")
+	}
+	// The next window that speculates runs while the cores are busy.
+	for st.window%guardEvery == guardEvery-1 {
+		window(130) // (an exploring window runs without speculation)
+	}
+	window(40)
+	if st.off {
+		t.Fatal("one slow window switched winning speculation off")
+	}
+	for range 40 {
+		window(80)
+	}
+	if !st.off {
+		t.Fatal("speculation that keeps losing is still on")
 	}
 }

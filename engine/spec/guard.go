@@ -11,8 +11,9 @@ import "time"
 // window in guardEvery
 // (one in guardEarly while a setting is young) runs with speculation set
 // the other way than it currently is, and each window's tokens and wall
-// time go to the tally of its setting. When the tallies show speculation
-// losing, it is switched off for that batch size and class, and back on
+// time go to the tally of its setting, whose rate is the second best of
+// its last guardRates windows (tally.rate). When the tallies show
+// speculation losing, it is switched off for that batch size and class, and back on
 // when the rarer windows with it show it winning. Prompt lookup starts
 // on, since its drafts cost nothing to make; a draft model starts off,
 // since its passes are lost whenever its drafts are, and is switched on
@@ -54,13 +55,41 @@ type guardState struct {
 	steps, window int
 }
 
-// tally is decayed sums of tokens and seconds over windows.
+// tally is decayed sums of tokens and seconds over windows, and the
+// rates of the last guardRates windows.
 type tally struct {
 	tokens, secs float64
 	windows      int
+	rates        [guardRates]float64
 }
 
-func (t *tally) rate() float64 { return t.tokens / t.secs }
+// guardRates is how many recent window rates a tally keeps.
+const guardRates = 6
+
+// rate is the tally's decode rate: the second highest of its recent
+// windows' rates once it has three (the highest of two, the one of one).
+// Other processes only ever slow a window down, so a window that ran
+// while they held the cores says less than the best ones, and one such
+// window must not switch speculation off (or keep it off); the decayed
+// sums stand in where no window was recorded.
+func (t *tally) rate() float64 {
+	n := min(t.windows, guardRates)
+	if n == 0 {
+		return t.tokens / t.secs
+	}
+	var best, second float64
+	for _, r := range t.rates[:n] {
+		if r > best {
+			best, second = r, best
+		} else if r > second {
+			second = r
+		}
+	}
+	if n < 3 {
+		return best
+	}
+	return second
+}
 
 func (g *guard) state(n int, kinds Kinds) *guardState {
 	if g.keys == nil {
@@ -116,6 +145,7 @@ func (c *Controller) StepDone(n int, kinds Kinds, tokens int, d time.Duration, a
 	}
 	t.tokens = t.tokens*guardDecay + st.cur.tokens
 	t.secs = t.secs*guardDecay + st.cur.secs
+	t.rates[t.windows%guardRates] = st.cur.tokens / st.cur.secs
 	t.windows++
 	if st.on.windows >= 1 && st.base.windows >= 1 {
 		r := st.on.rate() / st.base.rate()

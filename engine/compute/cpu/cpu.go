@@ -493,10 +493,11 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	// sit in L2. The loop runs over groups, so that workers split the
 	// products evenly whatever the parts' sizes (q beside a small k).
 	per := 1 // decode: the weights stream from memory once, split finely
-	if n == 1 && p.Decode != nil {
+	multi := n > 1 && n < quant.PackedRows && p.DecodeMulti != nil
+	if n == 1 && p.Decode != nil || multi {
 		per = p.DecodeGroups // ... but in runs the decode kernel takes at once
 	}
-	if n >= quant.TileRows {
+	if n >= quant.TileRows && !multi {
 		per = max(1, min(tileBytes/groupBytes, (groups+4*b.w.n-1)/(4*b.w.n)))
 	}
 	// Blocks per kernel call: where the layout allows it, a long row is
@@ -514,6 +515,9 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 				// L2, take more groups per tile, so that a pass over a
 				// range of blocks reads longer runs.
 				per = max(per, min(32, (groups+2*b.w.n-1)/(2*b.w.n)))
+				if multi { // whole runs of the decode kernel
+					per = (per + p.DecodeGroups - 1) / p.DecodeGroups * p.DecodeGroups
+				}
 			}
 		}
 	}
@@ -522,6 +526,9 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 		decode: p.Decode, decodeGroups: p.DecodeGroups,
 		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: actBlock, auxBlock: p.AuxWords,
 		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per}
+	if multi {
+		j.decodeMulti, j.decodeRows = p.DecodeMulti, p.DecodeRows
+	}
 	b.w.run(groups, per, j)
 	*j = packedJob{} // do not keep the caller's memory alive
 	clear(b.parts)
@@ -545,8 +552,13 @@ type packedJob struct {
 	kernel, accumulate quant.PackedKernel
 	// decode runs decodeGroups groups at once for one activation row
 	// (quant.Packed.Decode), nil where the layout has no such kernel.
-	decode             func(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool)
-	decodeGroups       int
+	decode       func(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool)
+	decodeGroups int
+	// decodeMulti runs decodeGroups groups at once for up to decodeRows
+	// activation rows (quant.Packed.DecodeMulti), set for batches of 2 to
+	// PackedRows-1 rows: a verification pass of speculative decoding.
+	decodeMulti        func(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
+	decodeRows         int
 	parts              []packedPart
 	act                []byte
 	aux                []uint32
@@ -589,6 +601,16 @@ func (j *packedJob) do(_, lo, hi int) {
 					if rows == 1 && j.decode != nil && g+j.decodeGroups <= min(t1, pt.groupsEnd) {
 						// Consecutive groups of one weight, side by side.
 						j.decode(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:], j.groupBytes, a, pt.d[r*pt.out+k*quant.Q4x16Rows:], b0 > 0)
+						g += j.decodeGroups - 1
+						continue
+					}
+					if j.decodeMulti != nil && g+j.decodeGroups <= min(t1, pt.groupsEnd) {
+						// ... for a few activation rows, up to decodeRows at once.
+						w := pt.w[k*j.groupBytes+b0*j.blockBytes:]
+						for r2 := 0; r2 < rows; r2 += j.decodeRows {
+							m := min(j.decodeRows, rows-r2)
+							j.decodeMulti(nb, w, j.groupBytes, a[r2*j.qrow:], j.qrow, m, pt.d[(r+r2)*pt.out+k*quant.Q4x16Rows:], pt.out, b0 > 0)
+						}
 						g += j.decodeGroups - 1
 						continue
 					}

@@ -13,7 +13,8 @@ import (
 // TestDefaultModeMatMulBatchInvariant checks the default mode's MatMul of
 // every weight type it may repack differently from the exact mode: each
 // token's row of the product is bit for bit the same whether it is
-// computed alone (decode), among 2 to 70 tokens (a batch, a prompt), or
+// computed alone (decode), among 2 to 70 tokens (a verification of
+// drafted tokens, a batch, a prompt), or
 // with other thread counts, for rows long enough to be split over ranges
 // of blocks; and it stays within float32 rounding of the float64 product
 // of the dequantized weights and the activations in their dot-product
@@ -26,6 +27,8 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 	}{
 		{quant.F16, 256, 48},
 		{quant.F16, 4864, 32}, // split over ranges of blocks
+		{quant.F16, 384, 128}, // runs of four groups for 2 to 7 tokens (speculation's verification)
+		{quant.F16, 1024, 96}, // ... split over ranges of blocks
 		{quant.BF16, 320, 32},
 		{quant.F16, 96, 40}, // not a multiple of 16 rows: not repacked
 		{quant.Q5_0, 896, 32},
@@ -75,7 +78,7 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 					}
 				}
 			}
-			for _, m := range []int{2, 3, 5, 8, 9, 17, n} {
+			for _, m := range []int{2, 3, 4, 5, 6, 7, 8, 9, 17, n} {
 				xt, dst := b.New(m, tc.in), b.New(m, tc.out)
 				b.Upload(xt, x[:m*tc.in])
 				b.MatMul(dst, xt, wt)
