@@ -222,7 +222,7 @@ func TestDropFolder(t *testing.T) {
 
 	// Garbage is moved to rejected/ with a reason, never deleted.
 	os.WriteFile(filepath.Join(drop, "junk.gguf"), []byte("definitely not gguf"), 0o600)
-	waitFor(t, 3*time.Second, "rejection", func() bool {
+	waitFor(t, 10*time.Second, "rejection", func() bool {
 		_, err := os.Stat(filepath.Join(drop, RejectedDir, "junk.gguf.reason.txt"))
 		return err == nil
 	})
@@ -245,7 +245,7 @@ func TestDropFolder(t *testing.T) {
 	time.Sleep(250 * time.Millisecond)
 	out.Write(src[len(src)/2:])
 	out.Close()
-	took := waitFor(t, 2*time.Second, "install", func() bool { return len(f.pool.List()) == 1 })
+	took := waitFor(t, 10*time.Second, "install", func() bool { return len(f.pool.List()) == 1 })
 	t.Logf("installed %v after the copy completed", took)
 	if _, err := os.Stat(filepath.Join(drop, RejectedDir, "slow.gguf")); err == nil {
 		t.Fatal("half-copied file was rejected")
@@ -309,7 +309,7 @@ func TestRegistryInsideDropFolder(t *testing.T) {
 	go f.pool.Watch(ctx)
 	src, _ := os.ReadFile(f.adapterFile(t, "x.gguf", 1, 4))
 	os.WriteFile(filepath.Join(drop, "x.gguf"), src, 0o600)
-	waitFor(t, 2*time.Second, "install", func() bool { return len(f.pool.List()) == 1 })
+	waitFor(t, 10*time.Second, "install", func() bool { return len(f.pool.List()) == 1 })
 	time.Sleep(300 * time.Millisecond) // several settle periods and a rescan
 	if l := f.pool.List(); len(l) != 1 || l[0].Name != "x" {
 		t.Fatalf("registry %+v", l)
@@ -346,7 +346,7 @@ func TestDropPEFTDirectory(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // config alone: incomplete, must not be rejected yet
 	w, _ := os.ReadFile(filepath.Join(staged, lora.PEFTWeights))
 	os.WriteFile(filepath.Join(dst, lora.PEFTWeights), w, 0o600)
-	waitFor(t, 2*time.Second, "install", func() bool { return len(f.pool.List()) == 1 })
+	waitFor(t, 10*time.Second, "install", func() bool { return len(f.pool.List()) == 1 })
 	info := f.pool.List()[0]
 	if info.Name != "coder" || info.Format != "peft" {
 		t.Fatalf("record %+v", info)
