@@ -127,7 +127,10 @@ type Model struct {
 	tmplErr error // the file's chat template does not parse: chat requests fail with it
 	net     model.Model
 	backend compute.Backend
-	kv      compute.KVStore
+	// followsOutputs: passes tell the model which rows' outputs they read
+	// (compute.OutputRowsFollower).
+	followsOutputs bool
+	kv             compute.KVStore
 	pool    *kv.Pool
 	opts    Options
 	log     *slog.Logger
@@ -247,7 +250,7 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{
-		file: f, tok: tok, net: net, backend: b, kv: store,
+		file: f, tok: tok, net: net, backend: b, followsOutputs: followsOutputs(b), kv: store,
 		pool: pool, opts: o, log: o.Logger,
 		logits: make([]float32, cfg.Vocab),
 	}
@@ -700,6 +703,12 @@ func (m *Model) forwardHidden(batch *model.Batch, row []float32) error {
 	hidden := m.net.Forward(batch, m.kv)
 	m.backend.Download(hidden, row)
 	return nil
+}
+
+// followsOutputs reports whether b wants model.Batch.Outputs set.
+func followsOutputs(b compute.Backend) bool {
+	f, ok := b.(compute.OutputRowsFollower)
+	return ok && f.FollowsOutputRows()
 }
 
 // errorClosed is returned by passes run after Close.

@@ -326,3 +326,45 @@ func BenchmarkDotVsGGML(b *testing.B) {
 		})
 	}
 }
+
+// TestGGMLOracleDotHalfFP16 compares DotHalfFP16 with ggml_vec_dot_f16 of
+// the oracle's libggml when that library was built for AVX512-FP16
+// (RUVLLM_GGML_FP16=1; bench/iquant/oracle.sh with the no-AMX build of
+// this machine): F16 weight rows of several lengths, activations of
+// several magnitudes, the oracle rounding them to f16 as DotHalfFP16's
+// caller does.
+func TestGGMLOracleDotHalfFP16(t *testing.T) {
+	if os.Getenv("RUVLLM_GGML_FP16") != "1" {
+		t.Skip("RUVLLM_GGML_FP16 is not 1: the oracle's libggml is not an AVX512-FP16 build")
+	}
+	o := startOracle(t)
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{64, 128, 192, 384, 1024} {
+		for _, scale := range []float64{0.01, 1, 30} {
+			w := make([]byte, 2*n)
+			wh := make([]uint16, n)
+			for i := range n {
+				wh[i] = FP32ToFP16(float32(r.NormFloat64() * 0.05))
+				binary.LittleEndian.PutUint16(w[2*i:], wh[i])
+			}
+			acts := make([][]float32, 8)
+			for k := range acts {
+				acts[k] = make([]float32, n)
+				for i := range n {
+					acts[k][i] = float32(r.NormFloat64() * scale)
+				}
+			}
+			got, err := o.dot(F16, w, n, acts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, a := range acts {
+				ah := make([]uint16, n)
+				FloatToHalf(ah, a)
+				if want := DotHalfFP16(wh, ah); math.Float32bits(got[k]) != math.Float32bits(want) {
+					t.Errorf("n=%d scale=%g row %d: ggml %g, DotHalfFP16 %g", n, scale, k, got[k], want)
+				}
+			}
+		}
+	}
+}
