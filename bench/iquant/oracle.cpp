@@ -19,6 +19,11 @@
 //       weight rows, then n f32 activations; the weights are repacked into
 //       llama.cpp's 8-row interleaved layout and multiplied with its gemv
 //       (what llama.cpp runs on AVX2 machines); reply rows f32.
+//   'M' matrix product as a graph runs it (ggml_mul_mat on one thread:
+//       llamafile's sgemm, vec_dot, whichever the build takes for the
+//       shape; no repacking): payload rows weight rows, then flags (≥ 1)
+//       activation rows of n f32; reply flags*rows f32, activation row
+//       by row.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +117,21 @@ int main(void) {
             status(sink == sink ? 0 : 0);
             writen(&ns, 8);
             free(w); free(x); free(q);
+        } else if (cmd == 'M' && flags >= 1) {
+            uint32_t m = flags;
+            size_t mem = rs * rows + sizeof(float) * (size_t) n * m + sizeof(float) * (size_t) rows * m + (64u << 20);
+            struct ggml_init_params ip = { mem, NULL, false };
+            struct ggml_context *ctx = ggml_init(ip);
+            struct ggml_tensor *w = ggml_new_tensor_2d(ctx, type, n, rows);
+            struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n, m);
+            if (!readn(w->data, rs * rows) || !readn(x->data, sizeof(float) * n * m)) return 1;
+            struct ggml_tensor *y = ggml_mul_mat(ctx, w, x);
+            struct ggml_cgraph *gf = ggml_new_graph(ctx);
+            ggml_build_forward_expand(gf, y);
+            enum ggml_status st = ggml_graph_compute_with_ctx(ctx, gf, 1);
+            status(st == GGML_STATUS_SUCCESS ? 0 : 4);
+            writen(y->data, sizeof(float) * rows * m);
+            ggml_free(ctx);
         } else if (cmd == 'R' && type == GGML_TYPE_IQ4_NL && rows % 8 == 0) {
             uint8_t *w = (uint8_t *)malloc(rs * rows);
             uint8_t *packed = (uint8_t *)malloc(rs * rows);

@@ -136,7 +136,9 @@ func MadHalfFP16(y, x []uint16, v float32) {
 }
 
 // flashKeysFP16 is FlashKeys with the AVX512-FP16 build's f16 arithmetic
-// (DotHalfFP16, ScaleHalfFP16, MadHalfFP16); the softmax is FlashKeys'.
+// (DotHalfFP16, ScaleHalfFP16, MadHalfFP16); the softmax is FlashKeys'
+// but for the running sum, whose multiply-add that build's compiler
+// fused (S = S·ms + vs in one rounding, read from its disassembly).
 func flashKeysFP16(st *FlashState, q, k, v []uint16, stride, n int) {
 	hd := len(q)
 	acc := st.Acc[:hd]
@@ -155,7 +157,7 @@ func flashKeysFP16(st *FlashState, q, k, v []uint16, stride, n int) {
 			vs = Expf(sc - st.Max)
 		}
 		MadHalfFP16(acc, vr, vs)
-		st.Sum = float32(st.Sum*ms) + vs
+		st.Sum = fma32(st.Sum, ms, vs) // fused in that build's code
 	}
 }
 

@@ -368,3 +368,75 @@ func TestGGMLOracleDotHalfFP16(t *testing.T) {
 		}
 	}
 }
+
+// matmul asks the oracle for ggml_mul_mat of rows weight rows (w) and the
+// activation rows acts, as a graph computes it on one thread.
+func (o *ggmlOracle) matmul(typ Type, w []byte, n, rows int, acts [][]float32) ([][]float32, error) {
+	payload := []any{w}
+	for _, a := range acts {
+		payload = append(payload, a)
+	}
+	if err := o.request('M', typ, n, rows, uint32(len(acts)), payload...); err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(acts))
+	for i := range out {
+		out[i] = make([]float32, rows)
+		if err := binary.Read(o.r, binary.LittleEndian, out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// TestGGMLOracleF16MatMulFP16 compares the F16 products of an
+// AVX512-FP16 build (RUVLLM_GGML_FP16=1) with DotHalfFP16 for one
+// activation row and DotF16TinyBLAS for two or more.
+func TestGGMLOracleF16MatMulFP16(t *testing.T) {
+	if os.Getenv("RUVLLM_GGML_FP16") != "1" {
+		t.Skip("RUVLLM_GGML_FP16 is not 1: the oracle's libggml is not an AVX512-FP16 build")
+	}
+	o := startOracle(t)
+	r := rand.New(rand.NewPCG(9, 10))
+	const rows = 32
+	for _, n := range []int{64, 384, 1024} {
+		for _, m := range []int{1, 2, 3, 7, 8, 11, 27} {
+			w := make([]byte, 2*n*rows)
+			wh := make([]uint16, n*rows)
+			for i := range wh {
+				wh[i] = FP32ToFP16(float32(r.NormFloat64() * 0.05))
+				binary.LittleEndian.PutUint16(w[2*i:], wh[i])
+			}
+			acts := make([][]float32, m)
+			for k := range acts {
+				acts[k] = make([]float32, n)
+				for i := range n {
+					acts[k][i] = float32(r.NormFloat64())
+				}
+			}
+			got, err := o.matmul(F16, w, n, rows, acts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			for k, a := range acts {
+				ah := make([]uint16, n)
+				FloatToHalf(ah, a)
+				for row := range rows {
+					var want float32
+					if m == 1 {
+						want = DotHalfFP16(wh[row*n:(row+1)*n], ah)
+					} else {
+						want = DotF16TinyBLAS(wh[row*n:(row+1)*n], ah)
+					}
+					if math.Float32bits(got[k][row]) != math.Float32bits(want) {
+						bad++
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("n=%d, %d activation rows: %d of %d products differ", n, m, bad, m*rows)
+			}
+		}
+	}
+}
