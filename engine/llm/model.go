@@ -131,9 +131,9 @@ type Model struct {
 	// (compute.OutputRowsFollower).
 	followsOutputs bool
 	kv             compute.KVStore
-	pool    *kv.Pool
-	opts    Options
-	log     *slog.Logger
+	pool           *kv.Pool
+	opts           Options
+	log            *slog.Logger
 
 	sched     *sched.Scheduler
 	cache     *prefix.Cache
