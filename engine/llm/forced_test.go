@@ -27,7 +27,9 @@ func TestForcedLogitsFollowGenerate(t *testing.T) {
 	}
 	for _, build := range []cpu.LlamaBuild{cpu.BuildPrebuilt, cpu.BuildNativeFP16} {
 		m, err := Load(ctx, path, Options{Threads: 2, ContextLength: 256, Sequences: 1, NoPrefixCache: true,
-			NewBackend: func() (compute.Backend, error) { return cpu.New(cpu.Options{Threads: 2, Exact: true, Build: build}), nil }})
+			NewBackend: func() (compute.Backend, error) {
+				return cpu.New(cpu.Options{Threads: 2, Exact: true, Build: build}), nil
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}

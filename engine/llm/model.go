@@ -103,6 +103,11 @@ type Options struct {
 	// sequence's results depend on its batching, so the prefix cache is
 	// off.
 	LlamaBatching bool
+	// LlamaBuild, with Exact, picks which llama.cpp build's arithmetic
+	// the CPU backend reproduces where x86-64 builds differ
+	// (cpu.Options.Build: the prebuilt backends by default, or a native
+	// AVX512-FP16 build).
+	LlamaBuild cpu.LlamaBuild
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 	// NewBackend, when set, creates the compute backend the model runs on;
@@ -425,7 +430,7 @@ func (m *Model) Backend() string { return m.backend.Name() }
 // newBackend creates the backend Options select.
 func newBackend(o Options) (compute.Backend, error) {
 	if o.NewBackend == nil {
-		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching}), nil
+		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching, Build: o.LlamaBuild}), nil
 	}
 	b, err := o.NewBackend()
 	if err != nil {
