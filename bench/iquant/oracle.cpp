@@ -15,7 +15,7 @@
 //       weights; reply rows*row_size(type,n) bytes (ggml_quantize_chunk).
 //   'T' time vec_dot: payload as 'V' with rows = iterations and one
 //       activation row; reply the f64 nanoseconds per dot product.
-//   'R' repacked product (IQ4_NL, rows a multiple of 8): payload rows
+//   'R' repacked product (IQ4_NL or Q4_K, rows a multiple of 8): payload rows
 //       weight rows, then n f32 activations; the weights are repacked into
 //       llama.cpp's 8-row interleaved layout and multiplied with its gemv
 //       (what llama.cpp runs on AVX2 machines); reply rows f32.
@@ -35,6 +35,7 @@
 
 // The repack entry points of libggml-cpu (C++ templates, exported).
 struct block_iq4_nl;
+struct block_q4_K;
 namespace ggml { namespace cpu { namespace repack {
 template <typename BLOC_TYPE, int64_t INTER_SIZE, int64_t NB_COLS>
 int repack(struct ggml_tensor *, const void *, size_t);
@@ -132,12 +133,13 @@ int main(void) {
             status(st == GGML_STATUS_SUCCESS ? 0 : 4);
             writen(y->data, sizeof(float) * rows * m);
             ggml_free(ctx);
-        } else if (cmd == 'R' && type == GGML_TYPE_IQ4_NL && rows % 8 == 0) {
+        } else if (cmd == 'R' && (type == GGML_TYPE_IQ4_NL || type == GGML_TYPE_Q4_K) && rows % 8 == 0) {
+            enum ggml_type vt = type == GGML_TYPE_Q4_K ? GGML_TYPE_Q8_K : GGML_TYPE_Q8_0;
             uint8_t *w = (uint8_t *)malloc(rs * rows);
             uint8_t *packed = (uint8_t *)malloc(rs * rows);
             float *x = (float *)malloc(sizeof(float) * n);
             float *out = (float *)malloc(sizeof(float) * rows);
-            uint8_t *q = (uint8_t *)malloc(ggml_row_size(GGML_TYPE_Q8_0, n));
+            uint8_t *q = (uint8_t *)malloc(ggml_row_size(vt, n));
             if (!readn(w, rs * rows) || !readn(x, sizeof(float) * n)) return 1;
             struct ggml_tensor t;
             memset(&t, 0, sizeof t);
@@ -145,9 +147,15 @@ int main(void) {
             t.ne[0] = n; t.ne[1] = rows; t.ne[2] = 1; t.ne[3] = 1;
             t.nb[0] = 1; t.nb[1] = rs; t.nb[2] = rs * rows; t.nb[3] = rs * rows;
             t.data = packed;
-            int err = ggml::cpu::repack::repack<block_iq4_nl, 8, 8>(&t, w, rs * rows);
-            ggml_get_type_traits_cpu(GGML_TYPE_Q8_0)->from_float(x, q, n);
-            ggml::cpu::repack::gemv<block_iq4_nl, 8, 8, GGML_TYPE_Q8_0>(n, out, rows, packed, q, 1, rows);
+            int err;
+            ggml_get_type_traits_cpu(vt)->from_float(x, q, n);
+            if (type == GGML_TYPE_Q4_K) {
+                err = ggml::cpu::repack::repack<block_q4_K, 8, 8>(&t, w, rs * rows);
+                ggml::cpu::repack::gemv<block_q4_K, 8, 8, GGML_TYPE_Q8_K>(n, out, rows, packed, q, 1, rows);
+            } else {
+                err = ggml::cpu::repack::repack<block_iq4_nl, 8, 8>(&t, w, rs * rows);
+                ggml::cpu::repack::gemv<block_iq4_nl, 8, 8, GGML_TYPE_Q8_0>(n, out, rows, packed, q, 1, rows);
+            }
             status(err == 0 ? 0 : 3);
             writen(out, sizeof(float) * rows);
             free(w); free(packed); free(x); free(out); free(q);

@@ -440,3 +440,34 @@ func TestGGMLOracleF16MatMulFP16(t *testing.T) {
 		}
 	}
 }
+
+// TestGGMLOracleQ4_KGEMV compares DotQ4_KGEMV with llama.cpp's GEMV of
+// repacked Q4_K weights (its 8-row interleaved layout), bit for bit, on
+// Q4_K rows llama.cpp's quantizer made from random floats.
+func TestGGMLOracleQ4_KGEMV(t *testing.T) {
+	o := startOracle(t)
+	r := rand.New(rand.NewPCG(4, 40))
+	for iter := 0; iter < 30; iter++ {
+		nb, rows := 1+r.IntN(4), 8*(1+r.IntN(3))
+		n := nb * QKK
+		src := randRow(r, n*rows, 1)
+		w, err := o.quantize(Q4_K, src, rows, n, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		act := randRow(r, n, 1)
+		want, err := o.repacked(Q4_K, w, n, rows, act)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ab := make([]byte, must(Q8_K.RowBytes(n)))
+		quantizeQ8_K(ab, act)
+		rb := must(Q4_K.RowBytes(n))
+		for i := 0; i < rows; i++ {
+			got := DotQ4_KGEMV(n, w[i*rb:(i+1)*rb], ab)
+			if math.Float32bits(got) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d row %d: %g, llama.cpp %g", n, i, got, want[i])
+			}
+		}
+	}
+}

@@ -193,6 +193,10 @@ type tensor struct {
 	// runs pk's kernel on it.
 	packed []byte
 	pk     *quant.Packed
+	// gemvRaw keeps the file's layout of a repacked Q4_K matrix with
+	// BuildNativeFP16, for the rows llama.cpp's GEMV computes
+	// (matmulQ4KGEMVRows).
+	gemvRaw []byte
 }
 
 // Repacked implements compute.Repacked: a repacked tensor no longer reads
@@ -280,6 +284,9 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 	p := quant.PackedFor(typ)
 	if !b.exact {
 		p = quant.FastPackedFor(typ)
+	}
+	if b.fp16 && typ == quant.Q4_K {
+		t.gemvRaw = t.raw
 	}
 	if p != nil && !t.interleaved && rows%quant.Q4x16Rows == 0 && cols > 0 && cols%p.BlockSize == 0 {
 		if err := t.repack(p); err != nil {
@@ -401,6 +408,7 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 	}
 	if ws.packed != nil {
 		b.matmulPacked(d, xs, ws)
+		b.matmulQ4KGEMVRows(d, xs, ws)
 		return
 	}
 	if b.fp16 && ws.typ == quant.F16 {
@@ -487,6 +495,8 @@ func (b *Backend) MatMulMulti(dsts []compute.Tensor, x compute.Tensor, ws []comp
 	for i, w := range ws {
 		if p == nil || !fused(ct(w)) {
 			b.MatMul(dsts[i], x, w)
+		} else {
+			b.matmulQ4KGEMVRows(ct(dsts[i]), xs, ct(w))
 		}
 	}
 	runtime.KeepAlive(ws)

@@ -52,3 +52,37 @@ func (j *f16Job) do(_, lo, hi int) {
 func halves(b []byte) []uint16 {
 	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
 }
+
+// matmulQ4KGEMVRows recomputes, for a repacked Q4_K weight with
+// BuildNativeFP16, the activation rows that llama.cpp sends to its
+// repacked GEMV rather than its GEMM: every row of a pass of fewer than
+// four, else those past the last multiple of four (quant.DotQ4_KGEMV).
+// Other weights and arithmetics return at once.
+func (b *Backend) matmulQ4KGEMVRows(d, xs, ws *tensor) {
+	if ws.gemvRaw == nil || !b.fp16 {
+		return
+	}
+	n, in := xs.rows, xs.cols
+	first := n - n%4
+	if n < 4 {
+		first = 0
+	}
+	if first == n {
+		return
+	}
+	quantize, err := quant.QuantizeRowFor(quant.Q8_K)
+	if err != nil {
+		panic(err)
+	}
+	qrow, err := quant.Q8_K.RowBytes(in)
+	if err != nil {
+		panic(err)
+	}
+	act := make([]byte, qrow)
+	for i := first; i < n; i++ {
+		quantize(act, xs.f32[i*in:(i+1)*in])
+		for r := range ws.rows {
+			d.f32[i*ws.rows+r] = quant.DotQ4_KGEMV(in, ws.gemvRaw[r*ws.rowBytes:(r+1)*ws.rowBytes], act)
+		}
+	}
+}
