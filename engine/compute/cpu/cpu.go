@@ -415,6 +415,10 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 		b.matmulF16Native(d, xs, ws)
 		return
 	}
+	if b.fp16 && ws.typ == quant.Q2_K && ws.rows%8 == 0 {
+		b.matmulQ2KNative(d, xs, ws)
+		return
+	}
 	dot, multi := ws.kernels()
 	vt := quant.VecDotType(ws.typ)
 	if ws.actF32 {

@@ -86,3 +86,28 @@ func (b *Backend) matmulQ4KGEMVRows(d, xs, ws *tensor) {
 		}
 	}
 }
+
+// matmulQ2KNative is MatMul of a Q2_K weight of a multiple of 8 rows with
+// BuildNativeFP16, which llama.cpp repacks on AVX-512 CPUs: activation
+// rows in groups of four take its GEMM's order, the rest its GEMV's
+// (quant.DotQ2_KRepacked). Pure Go, one output row at a time: these
+// matrices are rare (the K mixes' fallbacks) and this is a reference path.
+func (b *Backend) matmulQ2KNative(d, xs, ws *tensor) {
+	n, in := xs.rows, xs.cols
+	quantize, err := quant.QuantizeRowFor(quant.Q8_K)
+	if err != nil {
+		panic(err)
+	}
+	qrow, err := quant.Q8_K.RowBytes(in)
+	if err != nil {
+		panic(err)
+	}
+	act := make([]byte, qrow)
+	for i := range n {
+		quantize(act, xs.f32[i*in:(i+1)*in])
+		gemm := i < n-n%4
+		for r := range ws.rows {
+			d.f32[i*ws.rows+r] = quant.DotQ2_KRepacked(in, ws.raw[r*ws.rowBytes:(r+1)*ws.rowBytes], act, gemm)
+		}
+	}
+}
