@@ -471,3 +471,45 @@ func TestGGMLOracleQ4_KGEMV(t *testing.T) {
 		}
 	}
 }
+
+// TestGGMLOracleQ2_KRepacked compares DotQ2_KRepacked with llama.cpp's
+// GEMM (four activation rows) and GEMV (one) of repacked Q2_K weights,
+// bit for bit, on Q2_K rows llama.cpp's quantizer made.
+func TestGGMLOracleQ2_KRepacked(t *testing.T) {
+	o := startOracle(t)
+	r := rand.New(rand.NewPCG(5, 50))
+	for iter := 0; iter < 20; iter++ {
+		nb, rows := 1+r.IntN(4), 8*(1+r.IntN(3))
+		n := nb * QKK
+		w, err := o.quantize(Q2_K, randRow(r, n*rows, 1), rows, n, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts := randRow(r, 4*n, 1)
+		if err := o.request('G', Q2_K, n, rows, 0, w, acts); err != nil {
+			t.Fatal(err)
+		}
+		gemm, gemv := make([]float32, 4*rows), make([]float32, 4*rows)
+		if err := binary.Read(o.r, binary.LittleEndian, gemm); err != nil {
+			t.Fatal(err)
+		}
+		if err := binary.Read(o.r, binary.LittleEndian, gemv); err != nil {
+			t.Fatal(err)
+		}
+		ab := make([]byte, must(Q8_K.RowBytes(n)))
+		rb := must(Q2_K.RowBytes(n))
+		for i := range 4 {
+			quantizeQ8_K(ab, acts[i*n:(i+1)*n])
+			for j := range rows {
+				for _, c := range []struct {
+					gemm bool
+					want float32
+				}{{true, gemm[i*rows+j]}, {false, gemv[i*rows+j]}} {
+					if got := DotQ2_KRepacked(n, w[j*rb:(j+1)*rb], ab, c.gemm); math.Float32bits(got) != math.Float32bits(c.want) {
+						t.Fatalf("n=%d act %d row %d gemm=%v: %g, llama.cpp %g", n, i, j, c.gemm, got, c.want)
+					}
+				}
+			}
+		}
+	}
+}
