@@ -289,6 +289,14 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		// cold tier): blocks of one layout are not keys in the other.
 		m.namespace += "|" + x.Layout()
 	}
+	if m.followsOutputs {
+		// Its products depend on the rows of a pass, so a prompt whose
+		// prefix came from the cache would compute its rest with other
+		// row counts than llama.cpp (which recomputes the prompt): as
+		// with LlamaBatching, no prefix cache.
+		o.NoPrefixCache = true
+		m.opts.NoPrefixCache = true
+	}
 	if !o.NoPrefixCache {
 		m.cache = prefix.New(m.pool)
 	}
