@@ -15,10 +15,20 @@
 //       weights; reply rows*row_size(type,n) bytes (ggml_quantize_chunk).
 //   'T' time vec_dot: payload as 'V' with rows = iterations and one
 //       activation row; reply the f64 nanoseconds per dot product.
-//   'R' repacked product (IQ4_NL, rows a multiple of 8): payload rows
+//   'R' repacked product (IQ4_NL or Q4_K, rows a multiple of 8): payload rows
 //       weight rows, then n f32 activations; the weights are repacked into
 //       llama.cpp's 8-row interleaved layout and multiplied with its gemv
 //       (what llama.cpp runs on AVX2 machines); reply rows f32.
+//   'G' repacked Q2_K product by llama.cpp's GEMM and GEMV (rows a multiple
+//       of 8): payload rows weight rows, then 4 activation rows of n f32;
+//       reply 4*rows f32 from the GEMM (the activations quantized four at
+//       a time, ggml_quantize_mat_q8_K_4x8), then 4*rows from the GEMV (each
+//       row alone, quantize_row_q8_K).
+//   'M' matrix product as a graph runs it (ggml_mul_mat on one thread:
+//       llamafile's sgemm, vec_dot, whichever the build takes for the
+//       shape; no repacking): payload rows weight rows, then flags (≥ 1)
+//       activation rows of n f32; reply flags*rows f32, activation row
+//       by row.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,11 +40,16 @@
 
 // The repack entry points of libggml-cpu (C++ templates, exported).
 struct block_iq4_nl;
+struct block_q4_K;
+struct block_q2_K;
+extern "C" void ggml_quantize_mat_q8_K_4x8(const float *, void *, int64_t);
 namespace ggml { namespace cpu { namespace repack {
 template <typename BLOC_TYPE, int64_t INTER_SIZE, int64_t NB_COLS>
 int repack(struct ggml_tensor *, const void *, size_t);
 template <typename BLOC_TYPE, int64_t INTER_SIZE, int64_t NB_COLS, ggml_type PARAM_TYPE>
 void gemv(int, float *, size_t, const void *, const void *, int, int);
+template <typename BLOC_TYPE, int64_t INTER_SIZE, int64_t NB_COLS, ggml_type PARAM_TYPE>
+void gemm(int, float *, size_t, const void *, const void *, int, int);
 }}}
 
 static int readn(void *p, size_t n) { return fread(p, 1, n, stdin) == n; }
@@ -112,12 +127,53 @@ int main(void) {
             status(sink == sink ? 0 : 0);
             writen(&ns, 8);
             free(w); free(x); free(q);
-        } else if (cmd == 'R' && type == GGML_TYPE_IQ4_NL && rows % 8 == 0) {
+        } else if (cmd == 'G' && type == GGML_TYPE_Q2_K && rows % 8 == 0) {
+            uint8_t *w = (uint8_t *)malloc(rs * rows);
+            uint8_t *packed = (uint8_t *)malloc(rs * rows);
+            float *x = (float *)malloc(sizeof(float) * n * 4);
+            float *out = (float *)malloc(sizeof(float) * rows * 4);
+            size_t qrs = ggml_row_size(GGML_TYPE_Q8_K, n);
+            uint8_t *q = (uint8_t *)malloc(qrs * 4);
+            if (!readn(w, rs * rows) || !readn(x, sizeof(float) * n * 4)) return 1;
+            struct ggml_tensor t;
+            memset(&t, 0, sizeof t);
+            t.type = type;
+            t.ne[0] = n; t.ne[1] = rows; t.ne[2] = 1; t.ne[3] = 1;
+            t.nb[0] = 1; t.nb[1] = rs; t.nb[2] = rs * rows; t.nb[3] = rs * rows;
+            t.data = packed;
+            int err = ggml::cpu::repack::repack<block_q2_K, 8, 8>(&t, w, rs * rows);
+            ggml_quantize_mat_q8_K_4x8(x, q, n);
+            ggml::cpu::repack::gemm<block_q2_K, 8, 8, GGML_TYPE_Q8_K>(n, out, rows, packed, q, 4, rows);
+            status(err == 0 ? 0 : 3);
+            writen(out, sizeof(float) * rows * 4);
+            for (int i = 0; i < 4; i++) {
+                ggml_get_type_traits_cpu(GGML_TYPE_Q8_K)->from_float(x + (size_t) i * n, q, n);
+                ggml::cpu::repack::gemv<block_q2_K, 8, 8, GGML_TYPE_Q8_K>(n, out + (size_t) i * rows, rows, packed, q, 1, rows);
+            }
+            writen(out, sizeof(float) * rows * 4);
+            free(w); free(packed); free(x); free(out); free(q);
+        } else if (cmd == 'M' && flags >= 1) {
+            uint32_t m = flags;
+            size_t mem = rs * rows + sizeof(float) * (size_t) n * m + sizeof(float) * (size_t) rows * m + (64u << 20);
+            struct ggml_init_params ip = { mem, NULL, false };
+            struct ggml_context *ctx = ggml_init(ip);
+            struct ggml_tensor *w = ggml_new_tensor_2d(ctx, type, n, rows);
+            struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n, m);
+            if (!readn(w->data, rs * rows) || !readn(x->data, sizeof(float) * n * m)) return 1;
+            struct ggml_tensor *y = ggml_mul_mat(ctx, w, x);
+            struct ggml_cgraph *gf = ggml_new_graph(ctx);
+            ggml_build_forward_expand(gf, y);
+            enum ggml_status st = ggml_graph_compute_with_ctx(ctx, gf, 1);
+            status(st == GGML_STATUS_SUCCESS ? 0 : 4);
+            writen(y->data, sizeof(float) * rows * m);
+            ggml_free(ctx);
+        } else if (cmd == 'R' && (type == GGML_TYPE_IQ4_NL || type == GGML_TYPE_Q4_K) && rows % 8 == 0) {
+            enum ggml_type vt = type == GGML_TYPE_Q4_K ? GGML_TYPE_Q8_K : GGML_TYPE_Q8_0;
             uint8_t *w = (uint8_t *)malloc(rs * rows);
             uint8_t *packed = (uint8_t *)malloc(rs * rows);
             float *x = (float *)malloc(sizeof(float) * n);
             float *out = (float *)malloc(sizeof(float) * rows);
-            uint8_t *q = (uint8_t *)malloc(ggml_row_size(GGML_TYPE_Q8_0, n));
+            uint8_t *q = (uint8_t *)malloc(ggml_row_size(vt, n));
             if (!readn(w, rs * rows) || !readn(x, sizeof(float) * n)) return 1;
             struct ggml_tensor t;
             memset(&t, 0, sizeof t);
@@ -125,9 +181,15 @@ int main(void) {
             t.ne[0] = n; t.ne[1] = rows; t.ne[2] = 1; t.ne[3] = 1;
             t.nb[0] = 1; t.nb[1] = rs; t.nb[2] = rs * rows; t.nb[3] = rs * rows;
             t.data = packed;
-            int err = ggml::cpu::repack::repack<block_iq4_nl, 8, 8>(&t, w, rs * rows);
-            ggml_get_type_traits_cpu(GGML_TYPE_Q8_0)->from_float(x, q, n);
-            ggml::cpu::repack::gemv<block_iq4_nl, 8, 8, GGML_TYPE_Q8_0>(n, out, rows, packed, q, 1, rows);
+            int err;
+            ggml_get_type_traits_cpu(vt)->from_float(x, q, n);
+            if (type == GGML_TYPE_Q4_K) {
+                err = ggml::cpu::repack::repack<block_q4_K, 8, 8>(&t, w, rs * rows);
+                ggml::cpu::repack::gemv<block_q4_K, 8, 8, GGML_TYPE_Q8_K>(n, out, rows, packed, q, 1, rows);
+            } else {
+                err = ggml::cpu::repack::repack<block_iq4_nl, 8, 8>(&t, w, rs * rows);
+                ggml::cpu::repack::gemv<block_iq4_nl, 8, 8, GGML_TYPE_Q8_0>(n, out, rows, packed, q, 1, rows);
+            }
             status(err == 0 ? 0 : 3);
             writen(out, sizeof(float) * rows);
             free(w); free(packed); free(x); free(out); free(q);

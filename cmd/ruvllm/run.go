@@ -61,6 +61,7 @@ func newRunCmd() *cobra.Command {
 		specs   string
 		kvf     kvFlags
 		exact   bool
+		lbuild  string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--remote] -m MODEL -p TEXT [--json-schema FILE | --grammar FILE | --regex RE | --any-json]",
@@ -80,8 +81,8 @@ func newRunCmd() *cobra.Command {
 				if spec != nil {
 					return errors.New("--json-schema, --grammar, --regex and --any-json apply to in-process runs for now")
 				}
-				if cmd.Flags().Changed("backend") || cmd.Flags().Changed("exact") {
-					return errors.New("--backend and --exact apply to in-process runs; with --remote the daemon's flags decide")
+				if cmd.Flags().Changed("backend") || cmd.Flags().Changed("exact") || cmd.Flags().Changed("llama-build") {
+					return errors.New("--backend, --exact and --llama-build apply to in-process runs; with --remote the daemon's flags decide")
 				}
 				return runRemote(ctx, cmd, g, path, asChat, system, asJSON)
 			}
@@ -96,7 +97,11 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, Exact: exact}
+			lb, err := backends.ParseBuild(lbuild)
+			if err != nil {
+				return err
+			}
+			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, Exact: exact, LlamaBuild: lb}
 			if err := kvf.apply(&lo); err != nil {
 				return err
 			}
@@ -139,6 +144,7 @@ func newRunCmd() *cobra.Command {
 	backends.Flag(f, &backend)
 	gflags.register(f)
 	backends.ExactFlag(f, &exact)
+	backends.BuildFlag(f, &lbuild)
 	return cmd
 }
 
@@ -266,6 +272,7 @@ func newPerplexityCmd() *cobra.Command {
 		backend    string
 		kvf        kvFlags
 		exact      bool
+		lbuild     string
 		kldBase    string
 		kldScore   bool
 		asJSON     bool
@@ -300,8 +307,12 @@ func newPerplexityCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
+			lb, err := backends.ParseBuild(lbuild)
+			if err != nil {
+				return err
+			}
 			lo := llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend, Sequences: 1,
-				Exact: exact, LlamaBatching: exact}
+				Exact: exact, LlamaBatching: exact, LlamaBuild: lb}
 			if err := kvf.apply(&lo); err != nil {
 				return err
 			}
@@ -351,6 +362,7 @@ func newPerplexityCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	backends.Flag(f, &backend)
 	backends.ExactFlag(f, &exact)
+	backends.BuildFlag(f, &lbuild)
 	return cmd
 }
 

@@ -109,6 +109,16 @@ type TreeAttender interface {
 	TreeSpans() bool
 }
 
+// OutputRowsFollower is implemented by backends whose matrix products
+// depend on the number of rows in a call (the CPU backend's exact mode for
+// a native AVX512-FP16 llama.cpp build). llama.cpp computes the last
+// layer's feed-forward network only for the rows whose outputs a pass
+// wants; with such a backend the callers say which rows those are
+// (model.Batch.Outputs), so that models do the same.
+type OutputRowsFollower interface {
+	FollowsOutputRows() bool
+}
+
 // RowMover is implemented by KV stores that can copy single positions:
 // after a tree is verified, the accepted path's keys and values move from
 // their tree rows to consecutive positions.

@@ -31,7 +31,11 @@ func (r runner) Step(batch *model.Batch, rows []int32, out [][]float32) error {
 	if m.closed {
 		return errors.New("model closed")
 	}
+	if m.followsOutputs {
+		batch.Outputs = rows
+	}
 	hidden := m.net.Forward(batch, m.kv)
+	batch.Outputs = nil
 	return m.copyLogits(m.net, hidden, rows, out)
 }
 

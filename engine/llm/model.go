@@ -103,6 +103,11 @@ type Options struct {
 	// sequence's results depend on its batching, so the prefix cache is
 	// off.
 	LlamaBatching bool
+	// LlamaBuild, with Exact, picks which llama.cpp build's arithmetic
+	// the CPU backend reproduces where x86-64 builds differ
+	// (cpu.Options.Build: the prebuilt backends by default, or a native
+	// AVX512-FP16 build).
+	LlamaBuild cpu.LlamaBuild
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 	// NewBackend, when set, creates the compute backend the model runs on;
@@ -127,10 +132,13 @@ type Model struct {
 	tmplErr error // the file's chat template does not parse: chat requests fail with it
 	net     model.Model
 	backend compute.Backend
-	kv      compute.KVStore
-	pool    *kv.Pool
-	opts    Options
-	log     *slog.Logger
+	// followsOutputs: passes tell the model which rows' outputs they read
+	// (compute.OutputRowsFollower).
+	followsOutputs bool
+	kv             compute.KVStore
+	pool           *kv.Pool
+	opts           Options
+	log            *slog.Logger
 
 	sched     *sched.Scheduler
 	cache     *prefix.Cache
@@ -247,7 +255,7 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{
-		file: f, tok: tok, net: net, backend: b, kv: store,
+		file: f, tok: tok, net: net, backend: b, followsOutputs: followsOutputs(b), kv: store,
 		pool: pool, opts: o, log: o.Logger,
 		logits: make([]float32, cfg.Vocab),
 	}
@@ -280,6 +288,14 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		// The same arithmetic keeps keys transposed or in rows (with a
 		// cold tier): blocks of one layout are not keys in the other.
 		m.namespace += "|" + x.Layout()
+	}
+	if m.followsOutputs {
+		// Its products depend on the rows of a pass, so a prompt whose
+		// prefix came from the cache would compute its rest with other
+		// row counts than llama.cpp (which recomputes the prompt): as
+		// with LlamaBatching, no prefix cache.
+		o.NoPrefixCache = true
+		m.opts.NoPrefixCache = true
 	}
 	if !o.NoPrefixCache {
 		m.cache = prefix.New(m.pool)
@@ -422,7 +438,7 @@ func (m *Model) Backend() string { return m.backend.Name() }
 // newBackend creates the backend Options select.
 func newBackend(o Options) (compute.Backend, error) {
 	if o.NewBackend == nil {
-		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching}), nil
+		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching, Build: o.LlamaBuild}), nil
 	}
 	b, err := o.NewBackend()
 	if err != nil {
@@ -700,6 +716,12 @@ func (m *Model) forwardHidden(batch *model.Batch, row []float32) error {
 	hidden := m.net.Forward(batch, m.kv)
 	m.backend.Download(hidden, row)
 	return nil
+}
+
+// followsOutputs reports whether b wants model.Batch.Outputs set.
+func followsOutputs(b compute.Backend) bool {
+	f, ok := b.(compute.OutputRowsFollower)
+	return ok && f.FollowsOutputRows()
 }
 
 // errorClosed is returned by passes run after Close.

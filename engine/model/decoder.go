@@ -60,6 +60,8 @@ type base struct {
 	buf     *buffers
 	lora    loraState
 	moe     moeState
+	// outBuf holds the activations of lastFFN's rows.
+	outBuf *buffers
 	// mmDst and mmW hold matmuls' operands, so that passing them as
 	// slices allocates nothing.
 	mmDst, mmW [3]compute.Tensor
@@ -72,18 +74,60 @@ func (m *base) scratch(n int) *buffers {
 	if m.buf != nil && m.buf.n == n {
 		return m.buf
 	}
-	c, b := m.cfg, m.b
-	qd, kvd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	s := &buffers{
-		n: n, x: b.New(n, c.Dim), h: b.New(n, c.Dim),
-		q: b.New(n, qd), k: b.New(n, kvd), v: b.New(n, kvd), attn: b.New(n, qd), attnOut: b.New(n, c.Dim),
-		gate: b.New(n, c.FF), up: b.New(n, c.FF), ff: b.New(n, c.FF), ffOut: b.New(n, c.Dim), out: b.New(n, c.Dim),
-	}
+	s := m.newBuffers(n)
 	if m.buf != nil { // keep the logits buffer across batch sizes
 		s.logits, s.logitRows, s.sel = m.buf.logits, m.buf.logitRows, m.buf.sel
 	}
 	m.buf = s
 	return s
+}
+
+// newBuffers allocates activation buffers for n tokens.
+func (m *base) newBuffers(n int) *buffers {
+	c, b := m.cfg, m.b
+	qd, kvd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	return &buffers{
+		n: n, x: b.New(n, c.Dim), h: b.New(n, c.Dim),
+		q: b.New(n, qd), k: b.New(n, kvd), v: b.New(n, kvd), attn: b.New(n, qd), attnOut: b.New(n, c.Dim),
+		gate: b.New(n, c.FF), up: b.New(n, c.FF), ff: b.New(n, c.FF), ffOut: b.New(n, c.Dim), out: b.New(n, c.Dim),
+	}
+}
+
+// lastFFN reports whether the last layer's feed-forward network of
+// batch.Outputs must be computed on those rows alone (model.Batch.Outputs):
+// the backend's products depend on the number of rows, fewer rows than
+// the batch's are wanted, and no adapter changes the products.
+func (m *base) lastFFN(batch *Batch) bool {
+	f, ok := m.b.(compute.OutputRowsFollower)
+	return ok && f.FollowsOutputRows() && len(batch.Outputs) > 0 && len(batch.Outputs) < len(batch.Tokens) && batch.Adapters == nil
+}
+
+// outputFFN recomputes the residual stream of batch.Outputs' rows after
+// the feed-forward network ffn, as llama.cpp does in the last layer: from
+// s.x before the network (x, the rows as they were), normalised with norm,
+// through ffn on those rows alone, added back and written into those
+// rows of s.x (which the caller has already brought through ffn for every
+// row).
+func (m *base) outputFFN(s *buffers, x []float32, rows []int32, norm compute.Tensor, ffn *ffnWeights) {
+	b, c := m.b, m.cfg
+	if m.outBuf == nil || m.outBuf.n != len(rows) {
+		m.outBuf = m.newBuffers(len(rows))
+	}
+	o := m.outBuf
+	sel := make([]float32, len(rows)*c.Dim)
+	for i, r := range rows {
+		copy(sel[i*c.Dim:(i+1)*c.Dim], x[int(r)*c.Dim:(int(r)+1)*c.Dim])
+	}
+	b.Upload(o.x, sel)
+	b.RMSNorm(o.h, o.x, norm, c.NormEps)
+	m.swiglu(o, ffn)
+	b.Add(o.x, o.x, o.ffOut)
+	b.Download(o.x, sel)
+	b.Download(s.x, x)
+	for i, r := range rows {
+		copy(x[int(r)*c.Dim:(int(r)+1)*c.Dim], sel[i*c.Dim:(i+1)*c.Dim])
+	}
+	b.Upload(s.x, x)
 }
 
 // attention runs self-attention of the normalised input s.h into

@@ -136,6 +136,12 @@ func (m *Llama) Forward(batch *Batch, kv compute.KVStore) compute.Tensor {
 		m.attention(s, &L.attn, i, batch, kv)
 		b.Add(s.x, s.x, s.attnOut)
 
+		var x []float32 // s.x before the last feed-forward network, for outputFFN
+		last := i == len(m.layers)-1 && L.moe == nil && m.lastFFN(batch)
+		if last {
+			x = make([]float32, len(batch.Tokens)*m.cfg.Dim)
+			b.Download(s.x, x)
+		}
 		b.RMSNorm(s.h, s.x, L.ffnNorm, eps)
 		if L.moe != nil {
 			m.moeFFN(s, L.moe)
@@ -143,6 +149,9 @@ func (m *Llama) Forward(batch *Batch, kv compute.KVStore) compute.Tensor {
 			m.swiglu(s, &L.ffn)
 		}
 		b.Add(s.x, s.x, s.ffOut)
+		if last {
+			m.outputFFN(s, x, batch.Outputs, L.ffnNorm, &L.ffn)
+		}
 	}
 	b.RMSNorm(s.out, s.x, m.outNorm, eps)
 	return s.out

@@ -49,6 +49,12 @@ type Batch struct {
 	// (with their scales) applied to that span's tokens; a nil entry means
 	// none. Spans using the same adapter share its matrix products.
 	Adapters [][]lora.Applied
+	// Outputs, when non-nil, lists the rows whose final hidden states the
+	// caller will read (for a backend that is a compute.OutputRowsFollower):
+	// the last layer's feed-forward network of those rows is then computed
+	// on them alone, as llama.cpp computes it, and their rows of the result
+	// hold that. The other rows' results are as without it.
+	Outputs []int32
 }
 
 // Model is a loaded transformer.

@@ -95,6 +95,9 @@ type FlashState struct {
 	// Scale multiplies every dot product; Softcap, when positive, is
 	// llama.cpp's logit soft-capping (Scale then already divided by it).
 	Scale, Softcap float32
+	// FP16 takes the f16 arithmetic of a llama.cpp build for AVX512-FP16
+	// (DotHalfFP16, ScaleHalfFP16, MadHalfFP16) instead of DotHalf's.
+	FP16 bool
 
 	scratch [3 * flashChunk]float32 // scores and exponentials of a chunk of keys
 }
@@ -108,6 +111,10 @@ type FlashState struct {
 // accumulator (MadHalf) and the sum updated without fusing (as llama.cpp's
 // compiler leaves it).
 func FlashKeys(st *FlashState, q, k, v []uint16, stride, n int) {
+	if st.FP16 {
+		flashKeysFP16(st, q, k, v, stride, n)
+		return
+	}
 	hd := len(q)
 	acc := st.Acc[:hd]
 	fast := hasFlashAVX512 && halfDotLanes == 16 && hd > 0 && hd%64 == 0
@@ -198,8 +205,9 @@ type FlashHeads struct {
 	N        int
 	Max, Sum [FlashMaxHeads]float32
 	Acc      []uint16
-	// Scale and Softcap are as in FlashState.
+	// Scale, Softcap and FP16 are as in FlashState.
 	Scale, Softcap float32
+	FP16           bool
 
 	sc, ms, vs [FlashMaxHeads][flashChunk]float32 // per head: scores, then the two exponentials
 }
@@ -221,9 +229,9 @@ func FlashKeysHeads(st *FlashHeads, q, k, v []uint16, stride, n int) {
 	if n > 0 {
 		_, _ = k[(n-1)*stride+hd-1], v[(n-1)*stride+hd-1]
 	}
-	if !hasFlashAVX512 || halfDotLanes != 16 || hd == 0 || hd%64 != 0 {
+	if st.FP16 || !hasFlashAVX512 || halfDotLanes != 16 || hd == 0 || hd%64 != 0 {
 		for h := range heads {
-			one := FlashState{Max: st.Max[h], Sum: st.Sum[h], Acc: acc[h*hd : (h+1)*hd], Scale: st.Scale, Softcap: st.Softcap}
+			one := FlashState{Max: st.Max[h], Sum: st.Sum[h], Acc: acc[h*hd : (h+1)*hd], Scale: st.Scale, Softcap: st.Softcap, FP16: st.FP16}
 			FlashKeys(&one, q[h*hd:(h+1)*hd], k, v, stride, n)
 			st.Max[h], st.Sum[h] = one.Max, one.Sum
 		}

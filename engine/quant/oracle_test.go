@@ -326,3 +326,190 @@ func BenchmarkDotVsGGML(b *testing.B) {
 		})
 	}
 }
+
+// TestGGMLOracleDotHalfFP16 compares DotHalfFP16 with ggml_vec_dot_f16 of
+// the oracle's libggml when that library was built for AVX512-FP16
+// (RUVLLM_GGML_FP16=1; bench/iquant/oracle.sh with the no-AMX build of
+// this machine): F16 weight rows of several lengths, activations of
+// several magnitudes, the oracle rounding them to f16 as DotHalfFP16's
+// caller does.
+func TestGGMLOracleDotHalfFP16(t *testing.T) {
+	if os.Getenv("RUVLLM_GGML_FP16") != "1" {
+		t.Skip("RUVLLM_GGML_FP16 is not 1: the oracle's libggml is not an AVX512-FP16 build")
+	}
+	o := startOracle(t)
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{64, 128, 192, 384, 1024} {
+		for _, scale := range []float64{0.01, 1, 30} {
+			w := make([]byte, 2*n)
+			wh := make([]uint16, n)
+			for i := range n {
+				wh[i] = FP32ToFP16(float32(r.NormFloat64() * 0.05))
+				binary.LittleEndian.PutUint16(w[2*i:], wh[i])
+			}
+			acts := make([][]float32, 8)
+			for k := range acts {
+				acts[k] = make([]float32, n)
+				for i := range n {
+					acts[k][i] = float32(r.NormFloat64() * scale)
+				}
+			}
+			got, err := o.dot(F16, w, n, acts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, a := range acts {
+				ah := make([]uint16, n)
+				FloatToHalf(ah, a)
+				if want := DotHalfFP16(wh, ah); math.Float32bits(got[k]) != math.Float32bits(want) {
+					t.Errorf("n=%d scale=%g row %d: ggml %g, DotHalfFP16 %g", n, scale, k, got[k], want)
+				}
+			}
+		}
+	}
+}
+
+// matmul asks the oracle for ggml_mul_mat of rows weight rows (w) and the
+// activation rows acts, as a graph computes it on one thread.
+func (o *ggmlOracle) matmul(typ Type, w []byte, n, rows int, acts [][]float32) ([][]float32, error) {
+	payload := []any{w}
+	for _, a := range acts {
+		payload = append(payload, a)
+	}
+	if err := o.request('M', typ, n, rows, uint32(len(acts)), payload...); err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(acts))
+	for i := range out {
+		out[i] = make([]float32, rows)
+		if err := binary.Read(o.r, binary.LittleEndian, out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// TestGGMLOracleF16MatMulFP16 compares the F16 products of an
+// AVX512-FP16 build (RUVLLM_GGML_FP16=1) with DotHalfFP16 for one
+// activation row and DotF16TinyBLAS for two or more.
+func TestGGMLOracleF16MatMulFP16(t *testing.T) {
+	if os.Getenv("RUVLLM_GGML_FP16") != "1" {
+		t.Skip("RUVLLM_GGML_FP16 is not 1: the oracle's libggml is not an AVX512-FP16 build")
+	}
+	o := startOracle(t)
+	r := rand.New(rand.NewPCG(9, 10))
+	const rows = 32
+	for _, n := range []int{64, 384, 1024} {
+		for _, m := range []int{1, 2, 3, 7, 8, 11, 27} {
+			w := make([]byte, 2*n*rows)
+			wh := make([]uint16, n*rows)
+			for i := range wh {
+				wh[i] = FP32ToFP16(float32(r.NormFloat64() * 0.05))
+				binary.LittleEndian.PutUint16(w[2*i:], wh[i])
+			}
+			acts := make([][]float32, m)
+			for k := range acts {
+				acts[k] = make([]float32, n)
+				for i := range n {
+					acts[k][i] = float32(r.NormFloat64())
+				}
+			}
+			got, err := o.matmul(F16, w, n, rows, acts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			for k, a := range acts {
+				ah := make([]uint16, n)
+				FloatToHalf(ah, a)
+				for row := range rows {
+					var want float32
+					if m == 1 {
+						want = DotHalfFP16(wh[row*n:(row+1)*n], ah)
+					} else {
+						want = DotF16TinyBLAS(wh[row*n:(row+1)*n], ah)
+					}
+					if math.Float32bits(got[k][row]) != math.Float32bits(want) {
+						bad++
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("n=%d, %d activation rows: %d of %d products differ", n, m, bad, m*rows)
+			}
+		}
+	}
+}
+
+// TestGGMLOracleQ4_KGEMV compares DotQ4_KGEMV with llama.cpp's GEMV of
+// repacked Q4_K weights (its 8-row interleaved layout), bit for bit, on
+// Q4_K rows llama.cpp's quantizer made from random floats.
+func TestGGMLOracleQ4_KGEMV(t *testing.T) {
+	o := startOracle(t)
+	r := rand.New(rand.NewPCG(4, 40))
+	for iter := 0; iter < 30; iter++ {
+		nb, rows := 1+r.IntN(4), 8*(1+r.IntN(3))
+		n := nb * QKK
+		src := randRow(r, n*rows, 1)
+		w, err := o.quantize(Q4_K, src, rows, n, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		act := randRow(r, n, 1)
+		want, err := o.repacked(Q4_K, w, n, rows, act)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ab := make([]byte, must(Q8_K.RowBytes(n)))
+		quantizeQ8_K(ab, act)
+		rb := must(Q4_K.RowBytes(n))
+		for i := 0; i < rows; i++ {
+			got := DotQ4_KGEMV(n, w[i*rb:(i+1)*rb], ab)
+			if math.Float32bits(got) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d row %d: %g, llama.cpp %g", n, i, got, want[i])
+			}
+		}
+	}
+}
+
+// TestGGMLOracleQ2_KRepacked compares DotQ2_KRepacked with llama.cpp's
+// GEMM (four activation rows) and GEMV (one) of repacked Q2_K weights,
+// bit for bit, on Q2_K rows llama.cpp's quantizer made.
+func TestGGMLOracleQ2_KRepacked(t *testing.T) {
+	o := startOracle(t)
+	r := rand.New(rand.NewPCG(5, 50))
+	for iter := 0; iter < 20; iter++ {
+		nb, rows := 1+r.IntN(4), 8*(1+r.IntN(3))
+		n := nb * QKK
+		w, err := o.quantize(Q2_K, randRow(r, n*rows, 1), rows, n, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts := randRow(r, 4*n, 1)
+		if err := o.request('G', Q2_K, n, rows, 0, w, acts); err != nil {
+			t.Fatal(err)
+		}
+		gemm, gemv := make([]float32, 4*rows), make([]float32, 4*rows)
+		if err := binary.Read(o.r, binary.LittleEndian, gemm); err != nil {
+			t.Fatal(err)
+		}
+		if err := binary.Read(o.r, binary.LittleEndian, gemv); err != nil {
+			t.Fatal(err)
+		}
+		ab := make([]byte, must(Q8_K.RowBytes(n)))
+		rb := must(Q2_K.RowBytes(n))
+		for i := range 4 {
+			quantizeQ8_K(ab, acts[i*n:(i+1)*n])
+			for j := range rows {
+				for _, c := range []struct {
+					gemm bool
+					want float32
+				}{{true, gemm[i*rows+j]}, {false, gemv[i*rows+j]}} {
+					if got := DotQ2_KRepacked(n, w[j*rb:(j+1)*rb], ab, c.gemm); math.Float32bits(got) != math.Float32bits(c.want) {
+						t.Fatalf("n=%d act %d row %d gemm=%v: %g, llama.cpp %g", n, i, j, c.gemm, got, c.want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/metal"
 )
 
@@ -98,7 +99,6 @@ func factory(name string, threads int, goos, goarch string) (func() (compute.Bac
 	return nil, fmt.Errorf("unknown backend %q (want one of %s)", name, strings.Join(Names(), ", "))
 }
 
-// Flag registers --backend on f, storing the name in dst.
 // ExactFlag binds --exact, which makes the CPU backend compute llama.cpp's
 // arithmetic rounding for rounding (llm.Options.Exact) instead of its
 // fastest one.
@@ -106,6 +106,24 @@ func ExactFlag(f *pflag.FlagSet, dst *bool) {
 	f.BoolVar(dst, "exact", false, "compute llama.cpp's CPU arithmetic bit for bit (greedy tokens equal llama.cpp's; slower)")
 }
 
+// BuildFlag binds --llama-build, which llama.cpp build's arithmetic
+// --exact reproduces (ParseBuild).
+func BuildFlag(f *pflag.FlagSet, dst *string) {
+	f.StringVar(dst, "llama-build", "prebuilt", "with --exact, the llama.cpp build to match: prebuilt (released x86-64 backends, the golden files) or native-fp16 (built with -march=native on a CPU with AVX512-FP16, no AMX)")
+}
+
+// ParseBuild returns the cpu.LlamaBuild --llama-build names.
+func ParseBuild(name string) (cpu.LlamaBuild, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "", "prebuilt":
+		return cpu.BuildPrebuilt, nil
+	case "native-fp16":
+		return cpu.BuildNativeFP16, nil
+	}
+	return 0, fmt.Errorf("--llama-build %q: want prebuilt or native-fp16", name)
+}
+
+// Flag registers --backend on f, storing the name in dst.
 func Flag(f *pflag.FlagSet, dst *string) {
 	var help []string
 	for _, e := range registry {

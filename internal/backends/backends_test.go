@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/metal"
 )
 
@@ -121,5 +122,24 @@ func TestFlag(t *testing.T) {
 	}
 	if u := f.Lookup("backend").Usage; !strings.Contains(u, "metal (macOS only)") {
 		t.Errorf("usage %q does not say metal is macOS only", u)
+	}
+}
+
+// TestParseBuild checks --llama-build's names and its error.
+func TestParseBuild(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want cpu.LlamaBuild
+		ok   bool
+	}{
+		{"", cpu.BuildPrebuilt, true},
+		{"prebuilt", cpu.BuildPrebuilt, true},
+		{" Native-FP16 ", cpu.BuildNativeFP16, true},
+		{"amx", 0, false},
+	} {
+		got, err := ParseBuild(tc.in)
+		if (err == nil) != tc.ok || err == nil && got != tc.want {
+			t.Errorf("ParseBuild(%q) = %v, %v; want %v (ok %v)", tc.in, got, err, tc.want, tc.ok)
+		}
 	}
 }

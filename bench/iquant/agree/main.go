@@ -45,16 +45,22 @@ func main() {
 	ref := flag.String("ref", "", "llama.cpp's greedy generations (JSONL; empty: none)")
 	amx := flag.String("amx", "auto", "CPU backend's AMX order: auto, on or off")
 	exact := flag.Bool("exact", true, "llama.cpp's arithmetic (cpu.Options.Exact); the perplexity also follows llama.cpp's attention path by batch size")
+	build := flag.String("build", "prebuilt", "which llama.cpp build's arithmetic the exact mode follows: prebuilt or native-fp16 (cpu.Options.Build)")
 	threads := flag.Int("t", 2, "threads")
+	logitsFile := flag.String("logits", "", "llamaref's logits along the -ref generations (bench/iquant/logits.sh): compare step by step instead of generating")
 	flag.Parse()
 	if *path == "" {
 		log.Fatal("need -m")
 	}
 	mode := map[string]cpu.AMXMode{"auto": cpu.AMXAuto, "on": cpu.AMXOn, "off": cpu.AMXOff}[*amx]
+	lb, ok := map[string]cpu.LlamaBuild{"prebuilt": cpu.BuildPrebuilt, "native-fp16": cpu.BuildNativeFP16}[*build]
+	if !ok {
+		log.Fatalf("-build %q: want prebuilt or native-fp16", *build)
+	}
 	ctx := context.Background()
 	m, err := llm.Load(ctx, *path, llm.Options{Threads: *threads, ContextLength: max(*ctxLen, 512), Sequences: 1,
 		NewBackend: func() (compute.Backend, error) {
-			return cpu.New(cpu.Options{Threads: *threads, AMX: mode, Exact: *exact, LlamaBatching: *exact && *text != ""}), nil
+			return cpu.New(cpu.Options{Threads: *threads, AMX: mode, Build: lb, Exact: *exact, LlamaBatching: *exact && *text != ""}), nil
 		}})
 	if err != nil {
 		log.Fatal(err)
@@ -71,6 +77,10 @@ func main() {
 			log.Fatal(err)
 		}
 		res.Perplexity = p.Perplexity
+	}
+	if *ref != "" && *logitsFile != "" {
+		compareLogits(ctx, m, *ref, *logitsFile)
+		return
 	}
 	if *ref != "" {
 		f, err := os.Open(*ref)

@@ -256,7 +256,7 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 			}
 		}
 	}
-	j.d, j.q, j.s, j.spans, j.a, j.tiledMode = d, qs, s, spans, a, tiled
+	j.d, j.q, j.s, j.spans, j.a, j.tiledMode, j.fp16 = d, qs, s, spans, a, tiled, b.fp16
 	b.w.run(len(j.items), grain, j)
 	j.d, j.q, j.s, j.spans = nil, nil, nil, nil
 }
@@ -289,6 +289,9 @@ type attendJob struct {
 	// attention); its per-worker state is tile.
 	tiledMode bool
 	tile      []tileState
+	// fp16 gives flash the f16 arithmetic of a native AVX512-FP16 build
+	// (Options.Build).
+	fp16 bool
 }
 
 // tileState is one worker's scratch for tiled: a tile of keys (transposed)
@@ -454,7 +457,7 @@ func (j *attendJob) flash(wk int, it attendItem) {
 	q16, acc16 := growHalf(j.q16[wk], nh*hd), growHalf(j.acc16[wk], nh*hd)
 	j.q16[wk], j.acc16[wk] = q16, acc16
 	st := &j.heads[wk]
-	st.N, st.Acc, st.Scale, st.Softcap = nh, acc16, a.Scale, a.Softcap
+	st.N, st.Acc, st.Scale, st.Softcap, st.FP16 = nh, acc16, a.Scale, a.Softcap, j.fp16
 	if a.Softcap > 0 {
 		st.Scale /= a.Softcap
 	}

@@ -24,9 +24,11 @@ type Backend struct {
 	amx     bool // matrices sum in llama.cpp's AMX kernels' order (Options.AMX)
 	exact   bool // llama.cpp's arithmetic (Options.Exact)
 	batched bool // ... with llama.cpp's attention path by batch size (Options.LlamaBatching)
+	fp16    bool // ... of a native AVX512-FP16 build (Options.Build)
 
 	quantize quantizeJob
 	matmul   matmulJob
+	f16mm    f16Job
 	packed   packedJob
 	parts    []packedPart // the weights of packed
 	aux      []uint32     // aux words of the activations, for packed
@@ -61,7 +63,32 @@ type Options struct {
 	// depending on how a sequence is batched. Off, the exact mode takes the
 	// per-key path for every call.
 	LlamaBatching bool
+	// Build, in the exact mode, picks which llama.cpp build's arithmetic
+	// it reproduces where builds for x86-64 differ (BuildPrebuilt, the
+	// default, or BuildNativeFP16).
+	Build LlamaBuild
 }
+
+// LlamaBuild names a llama.cpp CPU build whose arithmetic the exact mode
+// reproduces where x86-64 builds differ from one another.
+type LlamaBuild uint8
+
+const (
+	// BuildPrebuilt is the arithmetic of llama.cpp's released x86-64 CPU
+	// backends (the AVX-512 and AVX2 variants ggml loads by the CPU's
+	// features, which made the golden files), with Options.AMX choosing
+	// the AMX kernels' order.
+	BuildPrebuilt LlamaBuild = iota
+	// BuildNativeFP16 is a llama.cpp built from source with -march=native
+	// on a CPU with AVX512-FP16 (Sapphire Rapids and later) and without
+	// its AMX kernels: ggml's F16 vector code computes in half precision
+	// there (quant.DotHalfFP16: F16 matrices times one token, flash
+	// attention's query·key and f16 accumulator), F16 matrices times two
+	// or more tokens take llamafile's tinyBLAS (quant.DotF16TinyBLAS),
+	// and the AMX order is off. The F16 products then depend on the
+	// number of tokens in a pass, as they do in that build.
+	BuildNativeFP16
+)
 
 // AMXMode says whether the backend sums Q8_0 and F16 matrix products as
 // llama.cpp's CPU backend does on CPUs with AMX-INT8, which it chooses by
@@ -89,6 +116,9 @@ const (
 func New(o Options) *Backend {
 	b := &Backend{w: newWorkers(o.Threads), exact: o.Exact, batched: o.Exact && o.LlamaBatching}
 	b.amx = o.Exact && (o.AMX == AMXOn || o.AMX == AMXAuto && hasAMXInt8)
+	if o.Exact && o.Build == BuildNativeFP16 {
+		b.fp16, b.amx = true, false
+	}
 	n := b.w.n
 	b.matmul.out4 = make([]workerResults, n)
 	b.rope.cos, b.rope.sin = make([][]float32, n), make([][]float32, n)
@@ -117,6 +147,8 @@ func (b *Backend) Arithmetic() string {
 	switch {
 	case b.batched:
 		return "exact-batched"
+	case b.fp16:
+		return "exact-native-fp16"
 	case b.exact && b.amx:
 		return "exact-amx"
 	case b.exact:
@@ -124,6 +156,10 @@ func (b *Backend) Arithmetic() string {
 	}
 	return "default-1"
 }
+
+// FollowsOutputRows implements compute.OutputRowsFollower: with
+// BuildNativeFP16, F16 products depend on the number of rows in a call.
+func (b *Backend) FollowsOutputRows() bool { return b.fp16 }
 
 // Close stops the worker goroutines.
 func (b *Backend) Close() { b.w.close() }
@@ -157,6 +193,10 @@ type tensor struct {
 	// runs pk's kernel on it.
 	packed []byte
 	pk     *quant.Packed
+	// gemvRaw keeps the file's layout of a repacked Q4_K matrix with
+	// BuildNativeFP16, for the rows llama.cpp's GEMV computes
+	// (matmulQ4KGEMVRows).
+	gemvRaw []byte
 }
 
 // Repacked implements compute.Repacked: a repacked tensor no longer reads
@@ -244,6 +284,9 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 	p := quant.PackedFor(typ)
 	if !b.exact {
 		p = quant.FastPackedFor(typ)
+	}
+	if b.fp16 && typ == quant.Q4_K {
+		t.gemvRaw = t.raw
 	}
 	if p != nil && !t.interleaved && rows%quant.Q4x16Rows == 0 && cols > 0 && cols%p.BlockSize == 0 {
 		if err := t.repack(p); err != nil {
@@ -365,6 +408,15 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 	}
 	if ws.packed != nil {
 		b.matmulPacked(d, xs, ws)
+		b.matmulQ4KGEMVRows(d, xs, ws)
+		return
+	}
+	if b.fp16 && ws.typ == quant.F16 {
+		b.matmulF16Native(d, xs, ws)
+		return
+	}
+	if b.fp16 && ws.typ == quant.Q2_K && ws.rows%8 == 0 {
+		b.matmulQ2KNative(d, xs, ws)
 		return
 	}
 	dot, multi := ws.kernels()
@@ -447,6 +499,8 @@ func (b *Backend) MatMulMulti(dsts []compute.Tensor, x compute.Tensor, ws []comp
 	for i, w := range ws {
 		if p == nil || !fused(ct(w)) {
 			b.MatMul(dsts[i], x, w)
+		} else {
+			b.matmulQ4KGEMVRows(ct(dsts[i]), xs, ct(w))
 		}
 	}
 	runtime.KeepAlive(ws)

@@ -127,7 +127,7 @@ func (j *attendJob) flashTree(wk int, it attendItem) {
 	q16, acc16 := growHalf(j.q16[wk], nh*hd), growHalf(j.acc16[wk], nh*hd)
 	j.q16[wk], j.acc16[wk] = q16, acc16
 	st := &j.heads[wk]
-	st.N, st.Acc, st.Scale, st.Softcap = nh, acc16, a.Scale, a.Softcap
+	st.N, st.Acc, st.Scale, st.Softcap, st.FP16 = nh, acc16, a.Scale, a.Softcap, j.fp16
 	if a.Softcap > 0 {
 		st.Scale /= a.Softcap
 	}
