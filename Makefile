@@ -5,7 +5,9 @@ GO        ?= go
 BIN       := bin
 SHARED    ?= $(abspath ../shared)
 MODEL     ?= $(SHARED)/models/ruvllm-test-llama-19m-q8_0.gguf
-GOTESTFLAGS ?=
+# engine/llm's golden tests take 1-4 minutes on 2 cores; the default 10-minute
+# package timeout leaves too little room on a loaded machine.
+GOTESTFLAGS ?= -timeout 30m
 
 .PHONY: all build run test deps test-go test-templates test-noasm test-race test-darwin test-arm64 check-arm64-fma vet fuzz bench bench-compare clean \
 	frontend-deps frontend app app-server test-frontend test-frontend-unit test-frontend-browser test-app-e2e screenshots
