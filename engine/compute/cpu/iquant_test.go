@@ -11,12 +11,14 @@ import (
 
 // TestMatMulWeightIQ4_NLInterleavedOrder checks that an IQ4_NL weight made
 // by MatMulWeight sums in llama.cpp's repacked order (its 8-row
-// interleaved IQ4_NL layout) where the row count is a multiple of 8, and
-// in the vector dot product's order otherwise, bit for bit, for token
-// counts around the tile's four rows and two thread counts.
+// interleaved IQ4_NL layout) where the row count is a multiple of 8 (the
+// repacked IQ4_NLx16 layout at a multiple of 16, the interleaved tile
+// otherwise), and in the vector dot product's order otherwise, bit for
+// bit, for token counts around the tile's four rows and the packed
+// kernel's eight, two thread counts and both arithmetic modes.
 func TestMatMulWeightIQ4_NLInterleavedOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 23))
-	for _, tc := range []struct{ in, out int }{{256, 16}, {384, 40}, {64, 37}} {
+	for _, tc := range []struct{ in, out int }{{256, 16}, {384, 40}, {64, 37}, {4864, 32}} {
 		w := randRows(r, tc.out, tc.in)
 		rb, _ := quant.IQ4_NL.RowBytes(tc.in)
 		raw := make([]byte, tc.out*rb)
@@ -25,11 +27,12 @@ func TestMatMulWeightIQ4_NLInterleavedOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, n := range []int{1, 3, 4, 9} {
+		for _, n := range []int{1, 3, 4, 9, 17} {
 			x := randRows(r, n, tc.in)
 			for _, threads := range []int{1, 3} {
-				t.Run(fmt.Sprintf("%dx%d/n%d/t%d", tc.out, tc.in, n, threads), func(t *testing.T) {
-					b := New(Options{Threads: threads})
+				exact := threads == 3 // both arithmetic modes take this order
+				t.Run(fmt.Sprintf("%dx%d/n%d/t%d/exact=%v", tc.out, tc.in, n, threads, exact), func(t *testing.T) {
+					b := New(Options{Threads: threads, Exact: exact})
 					defer b.Close()
 					wt, err := b.MatMulWeight(quant.IQ4_NL, tc.out, tc.in, raw)
 					if err != nil {
