@@ -30,10 +30,12 @@ import (
 // (IQ4XSx16Aux). Its summation order (IQ4XSx16Reference): per super-
 // block, row and activation row, the exact integer Σ_c (s_c−32)·Σ v·a,
 // converted to float32 and fused-multiply-added with d·d_a into one
-// float32 accumulator, block after block. That is not llama.cpp's order
-// (its IQ4_XS dot product sums in eight float lanes), so only the default
-// mode takes this layout (FastPackedFor); every token of a batch gets the
-// same bits as alone.
+// float32 accumulator, block after block. That is the order of llama.cpp's
+// IQ4_XS prompt path (ggml-cpu's "IQ panel" gemm, for calls of eight
+// tokens or more), not of its vector dot product (eight float lanes, its
+// decode), which the exact mode keeps: the default mode takes the prompt
+// order for every call (FastPackedFor), as Q4_Kx16 does in both modes, so
+// that every token of a batch gets the same bits as alone.
 const (
 	IQ4XSx16BlockBytes = 2240
 	// IQ4XSx16AuxWords is the number of uint32 words IQ4XSx16Aux writes
