@@ -27,10 +27,10 @@ type Options struct {
 	// BufferBytes is the size of each thread's source and of its
 	// destination buffer for the copy probe (default 64 MiB).
 	BufferBytes int
-	// ReadBytes is the size of each thread's buffer for the read probe
-	// (default 512 MiB: the threads' buffers together must be well beyond
-	// the last-level cache, which is 480 MiB on some servers, or the
-	// probe measures the cache).
+	// ReadBytes is the read probe's buffer size, all threads together,
+	// each streaming its share (default 1 GiB: well beyond the last-level
+	// cache, which is 480 MiB on some servers, or the probe measures the
+	// cache).
 	ReadBytes int
 	// Reps is the number of timed passes of each probe; the fastest
 	// counts (default 5).
@@ -41,7 +41,7 @@ type Options struct {
 type Result struct {
 	Threads     int `json:"threads"`
 	BufferBytes int `json:"buffer_bytes"`
-	ReadBytes   int `json:"read_buffer_bytes"`
+	ReadBytes   int `json:"read_buffer_bytes"` // all threads together
 	// ReadBytesPerSecond is the read probe's figure: the bandwidth a
 	// decode step's weight stream can get, the figure to divide weight
 	// bytes per token by.
@@ -55,8 +55,8 @@ type Result struct {
 	CopyReadBytesPerSecond float64 `json:"copy_read_bytes_per_second"`
 }
 
-// Measure runs the read probe (Threads buffers of ReadBytes read in
-// parallel) and the copy probe (Threads buffers of BufferBytes copied in
+// Measure runs the read probe (Threads buffers of ReadBytes/Threads read
+// in parallel) and the copy probe (Threads buffers of BufferBytes copied in
 // parallel), Reps passes each, and reports each probe's best pass. The
 // buffers are written once before timing so that page faults are not
 // counted; the read buffers are freed before the copy probe allocates.
@@ -68,12 +68,10 @@ func Measure(ctx context.Context, o Options) (Result, error) {
 		o.BufferBytes = 64 << 20
 	}
 	if o.ReadBytes <= 0 {
-		o.ReadBytes = 512 << 20
+		o.ReadBytes = 1 << 30
 	}
-	o.ReadBytes &^= readGrain - 1
-	if o.ReadBytes == 0 {
-		o.ReadBytes = readGrain
-	}
+	share := max(readGrain, o.ReadBytes/o.Threads&^(readGrain-1))
+	o.ReadBytes = share * o.Threads
 	if o.Reps <= 0 {
 		o.Reps = 5
 	}
@@ -81,7 +79,7 @@ func Measure(ctx context.Context, o Options) (Result, error) {
 
 	bufs := make([][]byte, o.Threads)
 	for i := range bufs {
-		bufs[i] = make([]byte, o.ReadBytes)
+		bufs[i] = make([]byte, share)
 		for j := 0; j < len(bufs[i]); j += 4096 {
 			bufs[i][j] = byte(j >> 12)
 		}
@@ -91,7 +89,7 @@ func Measure(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res.ReadBytesPerSecond = float64(o.Threads*o.ReadBytes) / best.Seconds()
+	res.ReadBytesPerSecond = float64(o.ReadBytes) / best.Seconds()
 	bufs = nil
 	runtime.GC() // the read buffers go before the copy's come
 

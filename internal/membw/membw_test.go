@@ -7,12 +7,12 @@ import (
 )
 
 func TestMeasure(t *testing.T) {
-	r, err := Measure(context.Background(), Options{Threads: 2, BufferBytes: 1 << 20, ReadBytes: 1<<20 + 100, Reps: 2})
+	r, err := Measure(context.Background(), Options{Threads: 2, BufferBytes: 1 << 20, ReadBytes: 1<<20 + 300, Reps: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Threads != 2 || r.BufferBytes != 1<<20 || r.ReadBytes != 1<<20 {
-		t.Errorf("options not echoed (read buffer rounded down to %d): %+v", readGrain, r)
+		t.Errorf("options not echoed (each thread's read share rounded down to %d bytes): %+v", readGrain, r)
 	}
 	if !(r.ReadBytesPerSecond > 0) || !(r.CopyReadBytesPerSecond > 0) || r.CopyBytesPerSecond != 2*r.CopyReadBytesPerSecond {
 		t.Errorf("bandwidth %+v: want read > 0, copy read > 0 and copy = 2·copy read", r)
