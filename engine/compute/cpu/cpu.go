@@ -163,7 +163,8 @@ type tensor struct {
 	// panel, in the exact mode with llama.cpp's batching, is a repacked
 	// copy of an IQ4_XS weight that MatMul takes for calls of
 	// iqPanelMinBatch tokens or more, as llama.cpp switches to its prompt
-	// path (quant.IQ4XSPanel).
+	// path (quant.IQ4XSPanel). Such a weight is in memory twice (the
+	// file's pages and the copy): the mode is for scoring, not serving.
 	panel *tensor
 }
 
