@@ -138,7 +138,7 @@ def ruvllm_bench(args, model):
 
 
 def membw(args):
-    """Read bandwidth in bytes/s (ruvllm bench --membw, copy of 64 MiB per thread)."""
+    """Read bandwidth in bytes/s (ruvllm bench --membw: its read-only stream through 1 GiB)."""
     r = json.loads(run([args.ruvllm, "bench", "--membw", "--json", "-t", str(args.threads)]).stdout)
     return r["membw"]["read_bytes_per_second"]
 

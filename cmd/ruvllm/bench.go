@@ -48,8 +48,9 @@ func newBenchCmd() *cobra.Command {
 			"per second, mean ± stddev over the repetitions, plus peak resident memory and KV cache size.\n" +
 			"-d runs both after a context of that many tokens (\"pp512 @ d4096\", as llama-bench -d); the KV\n" +
 			"cache is sized for the depth and the tests (or --ctx, for the memory of a longer context).\n" +
-			"--membw also measures memory copy bandwidth with the same threads and, with a model, the\n" +
-			"decode speed that bandwidth allows (weight bytes read per token ÷ bandwidth).",
+			"--membw also measures memory bandwidth with the same threads (a read-only stream through\n" +
+			"buffers far beyond the caches, loaded as the decode kernels load weights; and a copy) and, with\n" +
+			"a model, the decode speed the read bandwidth allows (weight bytes read per token ÷ bandwidth).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if path == "" && !membwOn {
@@ -132,7 +133,7 @@ func newBenchCmd() *cobra.Command {
 	f.IntVar(&o.Parallel, "parallel", 0, "also generate N sequences at once and report their aggregate tokens per second (tgNxP)")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.IntVarP(&batch, "batch-size", "b", 256, "prompt tokens per forward pass (like llama-bench's -ub)")
-	f.BoolVar(&membwOn, "membw", false, "also measure memory copy bandwidth and the decode bound it sets")
+	f.BoolVar(&membwOn, "membw", false, "also measure memory read (and copy) bandwidth and the decode bound it sets")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
 	f.StringVar(&draft, "draft", "", "draft model (same vocabulary) for the draft speculation kinds")
@@ -406,8 +407,8 @@ func printBench(w io.Writer, out benchOutput) {
 		}
 	}
 	if bw := out.MemBW; bw != nil {
-		fmt.Fprintf(w, "memory bandwidth, %d threads copying %d MiB each: %.2f GB/s read (%.2f GB/s read+write)\n",
-			bw.Threads, bw.BufferBytes>>20, bw.ReadBytesPerSecond/1e9, bw.CopyBytesPerSecond/1e9)
+		fmt.Fprintf(w, "memory bandwidth, %d threads: reading %d MiB in all %.2f GB/s; copying %d MiB each %.2f GB/s read (%.2f GB/s read+write)\n",
+			bw.Threads, bw.ReadBytes>>20, bw.ReadBytesPerSecond/1e9, bw.BufferBytes>>20, bw.CopyReadBytesPerSecond/1e9, bw.CopyBytesPerSecond/1e9)
 		if r := out.BenchReport; r != nil && out.DecodeBoundTPS > 0 {
 			fmt.Fprintf(w, "decode bound: %.2f ms/token = %.2f t/s", 1000/out.DecodeBoundTPS, out.DecodeBoundTPS)
 			for _, f := range r.Results {

@@ -9,7 +9,9 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/compute/cpu"
+	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/kldiv"
+	"github.com/ruvllm/ruvllm/engine/quantize"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/internal/testpath"
 )
@@ -65,56 +67,100 @@ func TestDefaultModeAccuracy(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(models, "ruvllm-test-"+name+".gguf")
-			rows := readGolden(t, filepath.Join(golden, "greedy-"+name+".jsonl"))
-			var st kldiv.Stats
-			exact, fast := loadMode(t, path, true), loadMode(t, path, false)
-			defer exact.Close()
-			defer fast.Close()
-			vocab := exact.Config().Vocab
-			var base, scratch []float64
-			base = make([]float64, vocab)
-			compare := func(seq []int32, from int) {
-				var pos []int32
-				for i := from; i < len(seq)-1; i++ {
-					pos = append(pos, int32(i))
-				}
-				want, got := make([]float32, len(pos)*vocab), make([]float32, len(pos)*vocab)
-				if err := exact.Logits(context.Background(), seq, pos, want); err != nil {
-					t.Fatal(err)
-				}
-				if err := fast.Logits(context.Background(), seq, pos, got); err != nil {
-					t.Fatal(err)
-				}
-				for i, p := range pos {
-					kldiv.LogSoftmax(base, want[i*vocab:(i+1)*vocab])
-					scratch = st.Add(base, got[i*vocab:(i+1)*vocab], seq[p+1], scratch)
-				}
-			}
-			for _, row := range rows {
-				if len(row.PromptTokens) == 0 {
-					continue
-				}
-				compare(append(append([]int32(nil), row.PromptTokens...), row.Tokens...), len(row.PromptTokens)-1)
-			}
-			tokens := exact.Tokenizer().Encode(text, tokenizer.EncodeOptions{AddSpecial: true})
-			if len(tokens) < textCtx*textChunks {
-				t.Fatalf("accuracy text: %d tokens, want %d", len(tokens), textCtx*textChunks)
-			}
-			for c := range textChunks {
-				chunk := append([]int32(nil), tokens[c*textCtx:(c+1)*textCtx]...)
-				if exact.Tokenizer().AddBOS() {
-					chunk[0] = exact.Tokenizer().BOS()
-				}
-				compare(chunk, 0)
-			}
-			s := st.Summary()
-			t.Logf("%d positions: same top %.3f %%, mean KLD %.3g (max %.3g), PPL %.4f vs exact %.4f (%+.4f %%)",
-				s.Positions, 100*s.SameTop, s.MeanKLD, s.MaxKLD, s.PPL, s.BasePPL, 100*(s.PPLRatio-1))
-			if s.SameTop < minSameTop || s.MeanKLD > maxMeanKLD || s.PPLRatio-1 > maxPPLChange || 1-s.PPLRatio > maxPPLChange {
-				t.Errorf("default mode outside the bounds (same top >= %.1f %%, mean KLD <= %g, PPL within %.1f %%)",
-					100*minSameTop, maxMeanKLD, 100*maxPPLChange)
-			}
+			scoreDefaultMode(t, path, readGolden(t, filepath.Join(golden, "greedy-"+name+".jsonl")), text)
 		})
+	}
+}
+
+// TestDefaultModeAccuracyIQ4 is TestDefaultModeAccuracy on IQ4_XS files
+// made from the shared F16 models by engine/quantize, scored over the text
+// alone (the golden continuations are llama.cpp's on other files): the
+// default mode repacks IQ4_XS matrices into IQ4_XSx16, whose order is not
+// llama.cpp's (the shared models' 384-wide matrices fall back to IQ4_NL,
+// whose repacked layout keeps llama.cpp's order; their 1024-wide
+// feed-forward outputs are IQ4_XS).
+func TestDefaultModeAccuracyIQ4(t *testing.T) {
+	if testing.Short() {
+		t.Skip("quantizes two models")
+	}
+	models := testpath.Shared(t, "models")
+	text := accuracyText(t)
+	ft, err := quantize.ParseFileType("IQ4_XS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"llama-19m", "qwen2-13m"} {
+		t.Run(name+"-iq4_xs", func(t *testing.T) {
+			in, err := gguf.Open(filepath.Join(models, "ruvllm-test-"+name+"-f16.gguf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			path := filepath.Join(t.TempDir(), name+"-iq4_xs.gguf")
+			st, err := quantize.File(context.Background(), in, path, quantize.Options{Type: ft, Threads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Quantized == st.Fallbacks {
+				t.Fatalf("no tensor quantized to IQ4_XS: %+v", st)
+			}
+			scoreDefaultMode(t, path, nil, text)
+		})
+	}
+}
+
+// scoreDefaultMode scores the default mode against the exact one on the
+// model at path, teacher-forced over the golden rows and textChunks chunks
+// of text, and fails outside the bounds.
+func scoreDefaultMode(t *testing.T, path string, rows []goldenRow, text string) {
+	t.Helper()
+	var st kldiv.Stats
+	exact, fast := loadMode(t, path, true), loadMode(t, path, false)
+	defer exact.Close()
+	defer fast.Close()
+	vocab := exact.Config().Vocab
+	var base, scratch []float64
+	base = make([]float64, vocab)
+	compare := func(seq []int32, from int) {
+		var pos []int32
+		for i := from; i < len(seq)-1; i++ {
+			pos = append(pos, int32(i))
+		}
+		want, got := make([]float32, len(pos)*vocab), make([]float32, len(pos)*vocab)
+		if err := exact.Logits(context.Background(), seq, pos, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := fast.Logits(context.Background(), seq, pos, got); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range pos {
+			kldiv.LogSoftmax(base, want[i*vocab:(i+1)*vocab])
+			scratch = st.Add(base, got[i*vocab:(i+1)*vocab], seq[p+1], scratch)
+		}
+	}
+	for _, row := range rows {
+		if len(row.PromptTokens) == 0 {
+			continue
+		}
+		compare(append(append([]int32(nil), row.PromptTokens...), row.Tokens...), len(row.PromptTokens)-1)
+	}
+	tokens := exact.Tokenizer().Encode(text, tokenizer.EncodeOptions{AddSpecial: true})
+	if len(tokens) < textCtx*textChunks {
+		t.Fatalf("accuracy text: %d tokens, want %d", len(tokens), textCtx*textChunks)
+	}
+	for c := range textChunks {
+		chunk := append([]int32(nil), tokens[c*textCtx:(c+1)*textCtx]...)
+		if exact.Tokenizer().AddBOS() {
+			chunk[0] = exact.Tokenizer().BOS()
+		}
+		compare(chunk, 0)
+	}
+	s := st.Summary()
+	t.Logf("%d positions: same top %.3f %%, mean KLD %.3g (max %.3g), PPL %.4f vs exact %.4f (%+.4f %%)",
+		s.Positions, 100*s.SameTop, s.MeanKLD, s.MaxKLD, s.PPL, s.BasePPL, 100*(s.PPLRatio-1))
+	if s.SameTop < minSameTop || s.MeanKLD > maxMeanKLD || s.PPLRatio-1 > maxPPLChange || 1-s.PPLRatio > maxPPLChange {
+		t.Errorf("default mode outside the bounds (same top >= %.1f %%, mean KLD <= %g, PPL within %.1f %%)",
+			100*minSameTop, maxMeanKLD, 100*maxPPLChange)
 	}
 }
 

@@ -4,7 +4,10 @@ package quant
 // (not exact) mode uses for weight type t on this CPU, or nil where it
 // has none: the layouts of PackedFor, whose orders are llama.cpp's or
 // their own, plus those whose summation order is chosen for speed alone
-// (F16x16, BF16x16), which the exact mode must not use.
+// (F16x16, BF16x16), which the exact mode must not use, and IQ4_XSx16,
+// llama.cpp's prompt order for IQ4_XS, which the default mode takes for
+// every call (the exact mode keeps the vector order of llama.cpp's decode,
+// and with llama.cpp's batching switches as llama.cpp does: IQ4XSPanel).
 func FastPackedFor(t Type) *Packed {
 	switch {
 	case t == F16 && f16x16Kernel != nil:
@@ -16,6 +19,24 @@ func FastPackedFor(t Type) *Packed {
 		return &Packed{Name: "BF16x16", Act: BF16, BlockSize: QK, BlockBytes: F16x16BlockBytes,
 			Repack: RepackBF16x16, Kernel: bf16x16Kernel, Accumulate: bf16x16AccKernel,
 			Decode: bf16x16Decode, DecodeGroups: half16DecodeGroups}
+	case t == IQ4_XS && iq4xsx16Kernel != nil:
+		return IQ4XSPanel()
 	}
 	return PackedFor(t)
+}
+
+// IQ4XSPanel returns the IQ4_XSx16 layout whatever the CPU: its kernel
+// where this CPU has one, the pure-Go reference otherwise (slow). Its order
+// is that of llama.cpp's IQ4_XS prompt path (the "IQ panel" gemm, which
+// llama.cpp takes for calls of eight tokens or more on AVX2 machines,
+// weights of a multiple of 8 rows and of 256 columns): per super-block the
+// exact integer Σ (s−32)·Σ v·a, fused-multiply-added with d·d_a. The exact
+// mode with llama.cpp's batching takes it for such calls.
+func IQ4XSPanel() *Packed {
+	k, acc := iq4xsx16Kernel, iq4xsx16AccKernel
+	if k == nil {
+		k, acc = IQ4XSx16Reference, IQ4XSx16AccReference
+	}
+	return &Packed{Name: "IQ4_XSx16", Act: Q8_K, BlockSize: QKK, BlockBytes: IQ4XSx16BlockBytes, AuxWords: IQ4XSx16AuxWords,
+		Aux: IQ4XSx16Aux, Repack: RepackIQ4XSx16, Kernel: k, Accumulate: acc}
 }

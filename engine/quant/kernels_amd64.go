@@ -207,6 +207,7 @@ func useISA(isa string) {
 	}
 	useTiles(isa)
 	useQ4x16(isa)
+	useIQ4x16(isa)
 	useHalf16(isa)
 	useIQ(isa)
 	kernelISA = isa

@@ -231,6 +231,9 @@ func PackedFor(t Type) *Packed {
 	case t == Q5_1 && q51x16Kernel != nil:
 		return &Packed{Name: "Q5_1x16", Act: Q8_1, BlockSize: QK, BlockBytes: Q51x16BlockBytes, AuxWords: Q8_1x16AuxWords,
 			Aux: Q8_1x16Aux, Repack: RepackQ51x16, Kernel: q51x16Kernel}
+	case t == IQ4_NL && iq4nlx16Kernel != nil:
+		return &Packed{Name: "IQ4_NLx16", Act: Q8_0, BlockSize: QK, BlockBytes: IQ4NLx16BlockBytes, AuxWords: Q8_0AuxWords,
+			Aux: IQ4NLx16Aux, Repack: RepackIQ4NLx16, Kernel: iq4nlx16Kernel, Accumulate: iq4nlx16AccKernel}
 	case t == Q4_K && q4kx16Kernel != nil:
 		return &Packed{Name: "Q4_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q4Kx16BlockBytes, AuxWords: Q8_KAuxWords,
 			Aux: Q8_KAux, Repack: RepackQ4Kx16, Kernel: q4kx16Kernel}

@@ -58,7 +58,10 @@ type Options struct {
 	// attention path by batch size: a call of 64 query tokens or more
 	// (llama.cpp's ubatch) takes the tiled float32 flash attention
 	// (quant.FlashTile, the default mode's), smaller ones and decode the
-	// per-key f16 path. Logits then equal llama.cpp's for the same batches
+	// per-key f16 path; and its choice of IQ4_XS matrix path: calls of
+	// eight tokens or more take its prompt order (quant.IQ4XSPanel, the
+	// default mode's for every call), smaller ones the vector dot product.
+	// Logits then equal llama.cpp's for the same batches
 	// (llama-perplexity's, teacher-forced sequences), at the price of
 	// depending on how a sequence is batched. Off, the exact mode takes the
 	// per-key path for every call.
@@ -154,7 +157,7 @@ func (b *Backend) Arithmetic() string {
 	case b.exact:
 		return "exact"
 	}
-	return "default-1"
+	return "default-2"
 }
 
 // FollowsOutputRows implements compute.OutputRowsFollower: with
@@ -197,7 +200,17 @@ type tensor struct {
 	// BuildNativeFP16, for the rows llama.cpp's GEMV computes
 	// (matmulQ4KGEMVRows).
 	gemvRaw []byte
+	// panel, in the exact mode with llama.cpp's batching, is a repacked
+	// copy of an IQ4_XS weight that MatMul takes for calls of
+	// iqPanelMinBatch tokens or more, as llama.cpp switches to its prompt
+	// path (quant.IQ4XSPanel). Such a weight is in memory twice (the
+	// file's pages and the copy): the mode is for scoring, not serving.
+	panel *tensor
 }
+
+// iqPanelMinBatch is the fewest tokens for which llama.cpp's CPU backend
+// multiplies an IQ4_XS weight with its prompt path (GGML_IQP_MIN_BATCH).
+const iqPanelMinBatch = 8
 
 // Repacked implements compute.Repacked: a repacked tensor no longer reads
 // the file data it was made from.
@@ -296,6 +309,15 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 		if k := quant.InterleavedTileFor(typ); k != nil {
 			t.tile, t.interleaved = k, true
 		}
+	}
+	if b.batched && typ == quant.IQ4_XS && rows%quant.Q4x16Rows == 0 && cols > 0 && cols%quant.QKK == 0 {
+		// llama.cpp's prompt path needs rows of a multiple of 8; this
+		// layout 16, which every model's matrices have.
+		p := &tensor{rows: rows, cols: cols, typ: typ, raw: data, rowBytes: t.rowBytes}
+		if err := p.repack(quant.IQ4XSPanel()); err != nil {
+			return nil, err
+		}
+		t.panel = p
 	}
 	return w, nil
 }
@@ -417,6 +439,10 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 	}
 	if b.fp16 && ws.typ == quant.Q2_K && ws.rows%8 == 0 {
 		b.matmulQ2KNative(d, xs, ws)
+		return
+	}
+	if ws.panel != nil && xs.rows >= iqPanelMinBatch {
+		b.matmulPacked(d, xs, ws.panel)
 		return
 	}
 	dot, multi := ws.kernels()

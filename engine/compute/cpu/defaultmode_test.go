@@ -37,6 +37,11 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 		{quant.Q5_K, 512, 32},
 		{quant.Q5_1, 896, 16},
 		{quant.Q4_K, 768, 32},
+		{quant.IQ4_XS, 1024, 48},
+		{quant.IQ4_XS, 4864, 32}, // split over ranges of blocks
+		{quant.IQ4_XS, 512, 40},  // not a multiple of 16 rows: not repacked
+		{quant.IQ4_NL, 896, 32},
+		{quant.IQ4_NL, 4864, 16},
 	} {
 		raw := quantized(t, tc.typ, tc.out, tc.in, randRows(r, tc.out, tc.in))
 		deq := make([]float32, tc.out*tc.in) // (activations are rounded to the dot type: 1e-2 of Σ|w·x|)

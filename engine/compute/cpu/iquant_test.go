@@ -11,12 +11,14 @@ import (
 
 // TestMatMulWeightIQ4_NLInterleavedOrder checks that an IQ4_NL weight made
 // by MatMulWeight sums in llama.cpp's repacked order (its 8-row
-// interleaved IQ4_NL layout) where the row count is a multiple of 8, and
-// in the vector dot product's order otherwise, bit for bit, for token
-// counts around the tile's four rows and two thread counts.
+// interleaved IQ4_NL layout) where the row count is a multiple of 8 (the
+// repacked IQ4_NLx16 layout at a multiple of 16, the interleaved tile
+// otherwise), and in the vector dot product's order otherwise, bit for
+// bit, for token counts around the tile's four rows and the packed
+// kernel's eight, two thread counts and both arithmetic modes.
 func TestMatMulWeightIQ4_NLInterleavedOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 23))
-	for _, tc := range []struct{ in, out int }{{256, 16}, {384, 40}, {64, 37}} {
+	for _, tc := range []struct{ in, out int }{{256, 16}, {384, 40}, {64, 37}, {4864, 32}} {
 		w := randRows(r, tc.out, tc.in)
 		rb, _ := quant.IQ4_NL.RowBytes(tc.in)
 		raw := make([]byte, tc.out*rb)
@@ -25,11 +27,12 @@ func TestMatMulWeightIQ4_NLInterleavedOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, n := range []int{1, 3, 4, 9} {
+		for _, n := range []int{1, 3, 4, 9, 17} {
 			x := randRows(r, n, tc.in)
 			for _, threads := range []int{1, 3} {
-				t.Run(fmt.Sprintf("%dx%d/n%d/t%d", tc.out, tc.in, n, threads), func(t *testing.T) {
-					b := New(Options{Threads: threads})
+				exact := threads == 3 // both arithmetic modes take this order
+				t.Run(fmt.Sprintf("%dx%d/n%d/t%d/exact=%v", tc.out, tc.in, n, threads, exact), func(t *testing.T) {
+					b := New(Options{Threads: threads, Exact: exact})
 					defer b.Close()
 					wt, err := b.MatMulWeight(quant.IQ4_NL, tc.out, tc.in, raw)
 					if err != nil {
@@ -127,6 +130,66 @@ func TestIQuantWeightsMatMul(t *testing.T) {
 			for j := range in {
 				if g, w := F32(rows)[k*in+j], deq[id*in+j]; math.Float32bits(g) != math.Float32bits(w) {
 					t.Fatalf("%s GetRows row %d[%d] = %g, dequantized %g", typ, id, j, g, w)
+				}
+			}
+		}
+		b.Close()
+	}
+}
+
+// TestMatMulWeightIQ4_XSBatching checks the IQ4_XS orders of each mode, bit
+// for bit: the default mode takes llama.cpp's prompt order (IQ4_XSx16)
+// for every call where this CPU has its kernel; the exact mode the vector
+// dot product for every call; the exact mode with llama.cpp's batching the
+// prompt order for calls of eight tokens or more and the vector one below.
+func TestMatMulWeightIQ4_XSBatching(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 41))
+	const in, out = 768, 32
+	raw := quantized(t, quant.IQ4_XS, out, in, randRows(r, out, in))
+	rb, _ := quant.IQ4_XS.RowBytes(in)
+	panel := make([]byte, quant.IQ4XSx16Bytes(out, in))
+	if err := quant.RepackIQ4XSx16(panel, raw, out, in); err != nil {
+		t.Fatal(err)
+	}
+	ab, _ := quant.Q8_K.RowBytes(in)
+	quantize, _ := quant.QuantizeRowFor(quant.Q8_K)
+	a := make([]byte, ab)
+	aux := make([]uint32, quant.IQ4XSx16AuxWords*in/quant.QKK)
+	var prompt [quant.Q4x16Rows]float32
+	for _, tc := range []struct {
+		o     Options
+		name  string
+		panel func(n int) bool // whether a call of n tokens takes the prompt order
+	}{
+		{Options{Threads: 2}, "default", func(int) bool { return quant.FastPackedFor(quant.IQ4_XS) != nil }},
+		{Options{Threads: 2, Exact: true}, "exact", func(int) bool { return false }},
+		{Options{Threads: 3, Exact: true, LlamaBatching: true}, "exact-batched", func(n int) bool { return n >= 8 }},
+	} {
+		b := New(tc.o)
+		wt, err := b.MatMulWeight(quant.IQ4_XS, out, in, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 7, 8, 13} {
+			x := randRows(r, n, in)
+			xt, dst := b.New(n, in), b.New(n, out)
+			b.Upload(xt, x)
+			b.MatMul(dst, xt, wt)
+			got := F32(dst)
+			for i := range n {
+				quantize(a, x[i*in:(i+1)*in])
+				quant.IQ4XSx16Aux(aux, a)
+				for g := 0; g < out; g += quant.Q4x16Rows {
+					quant.IQ4XSx16Reference(in/quant.QKK, panel[g/quant.Q4x16Rows*quant.IQ4XSx16Bytes(quant.Q4x16Rows, in):], a, ab, aux, len(aux), 1, prompt[:], quant.Q4x16Rows)
+					for o := g; o < g+quant.Q4x16Rows; o++ {
+						want := quant.VecDot(quant.IQ4_XS, in, raw[o*rb:(o+1)*rb], a)
+						if tc.panel(n) {
+							want = prompt[o-g]
+						}
+						if g := got[i*out+o]; math.Float32bits(g) != math.Float32bits(want) {
+							t.Fatalf("%s, %d tokens: dst[%d][%d] = %g, want %g", tc.name, n, i, o, g, want)
+						}
+					}
 				}
 			}
 		}
