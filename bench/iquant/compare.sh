@@ -31,6 +31,10 @@
 #   RUVLLM_EXACT=0  ruvllm's default arithmetic (default: --exact, llama.cpp's
 #               arithmetic and, for the perplexity, its attention path by batch)
 #   MODELSET    which models: all (default), llama-19m, qwen2-13m or synth-512
+#   BUILD       the llama.cpp build ruvllm's exact mode reproduces (--llama-build):
+#               native-fp16 with the no-AMX build of this machine (default
+#               there: it was built with -march=native on a CPU with
+#               AVX512-FP16), prebuilt otherwise
 # llama.cpp runs with GGML_NO_IQ_PANEL=1 (its batched IQ panel kernels sum in
 # another order than its own decode) and ruvllm with the AMX order off when
 # LLAMA_BIN has no AMX. ruvllm's exact mode with llama.cpp's batching (the
@@ -47,6 +51,11 @@ NOREPACK=()
 AMX=auto
 if [ "$LLAMA_BIN" = /work/cache/llama.cpp/build/bin ]; then NOREPACK=(--no-repack); AMX=off; fi
 case "$LLAMA_BIN" in *noamx*) AMX=off ;; esac
+if [ -z "${BUILD:-}" ]; then
+	BUILD=prebuilt
+	case "$LLAMA_BIN" in *noamx*) BUILD=native-fp16 ;; esac
+fi
+[ "${RUVLLM_EXACT:-1}" = 1 ] || BUILD=prebuilt
 MODELS=${MODELS:-/work/cache/models}
 SHARED=$(cd "${SHARED:-../shared}" && pwd)
 CTX=${CTX:-256}
@@ -112,14 +121,14 @@ for entry in "${srcs[@]}"; do
 		# takes its per-key f16 path, the one ruvllm always takes
 		lq=-
 		[ "${SMALLUB:-1}" = 0 ] || lq=$(llppl "$f" -ub 32)
-		rp=$(nice "$BIN/ruvllm" perplexity "${EXACT[@]}" -m "$f" -f "$TEXT" --ctx "$CTX" -t "$T" 2>/dev/null | sed -n 's/^perplexity: \([0-9.]*\).*/\1/p')
+		rp=$(nice "$BIN/ruvllm" perplexity "${EXACT[@]}" --llama-build "$BUILD" -m "$f" -f "$TEXT" --ctx "$CTX" -t "$T" 2>/dev/null | sed -n 's/^perplexity: \([0-9.]*\).*/\1/p')
 		port=$((port + 1))
 		nice "$LLAMA_BIN/llama-server" -m "$f" --port "$port" -t "$T" -c 1024 -np 1 "${NOREPACK[@]}" > "$BIN/server.log" 2>&1 &
 		SERVER=$!
 		for _ in $(seq 120); do curl -sf "http://127.0.0.1:$port/health" > /dev/null 2>&1 && break; sleep 1; done
 		python3 bench/iquant/greedy.py "http://127.0.0.1:$port" "$SHARED/golden/prompts.json" 64 > "$BIN/ref.jsonl"
 		kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=
-		ag=$(nice "$BIN/agree" -m "$f" --ref "$BIN/ref.jsonl" --amx "$AMX" -exact="$([ "${RUVLLM_EXACT:-1}" = 1 ] && echo true || echo false)" -t "$T")
+		ag=$(nice "$BIN/agree" -m "$f" --ref "$BIN/ref.jsonl" --amx "$AMX" --build "$BUILD" -exact="$([ "${RUVLLM_EXACT:-1}" = 1 ] && echo true || echo false)" -t "$T")
 		python3 - "$name" "$t" "$lp" "$rp" "$ag" "${OUTTYPE:-}" "$lq" <<'PY'
 import json, sys
 name, t, lp, rp, ag, out, lq = sys.argv[1:8]
