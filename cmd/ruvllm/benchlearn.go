@@ -67,6 +67,8 @@ func newBenchLearnCmd() *cobra.Command {
 	f.Float64Var(&o.Config.ConsolidateTransfer, "transfer", 0, "weight of the KL towards the current model (consolidated + MicroLoRA) on the queued feedback in the background loop (0: default, negative: off)")
 	f.Float64Var(&o.Config.DistillWeight, "distill", 0, "weight of the distillation towards the base on general text (0: default, negative: off)")
 	f.IntVar(&o.Config.DistillRows, "distill-rows", 0, "general-text examples distilled per step (0: default, negative: none)")
+	f.IntVar(&o.Config.GuardRows, "guard-rows", 0, "general-text examples held out for the guard (0: default, negative: none)")
+	f.Float64Var(&o.Config.GuardBudget, "guard-budget", 0, "relative perplexity increase the guard allows on its text (0: default, negative: guard off)")
 	f.IntVar(&o.Config.ReplaySize, "replay", 0, "replayed earlier examples per consolidation (0: default, negative: none)")
 	f.IntVar(&o.ConsolidateEvery, "consolidate-every", 0, "also consolidate after every `N` corrections (0: only after the K-th)")
 	f.StringVar(&o.Other, "other", "", "a second general text (`FILE`) whose perplexity is reported too; nothing of it is trained on")

@@ -18,6 +18,10 @@ type Consolidation struct {
 	// Loss is the mean objective of the last steps; Penalty the EWC++
 	// term at the end.
 	Loss, Penalty float64
+	// Scale is how much of the run's change the guard kept (1: all),
+	// and Drift the new adapter's relative perplexity change on the
+	// guard's text (0 with the guard off).
+	Scale, Drift float64
 	Duration      time.Duration
 }
 
@@ -65,8 +69,8 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 			return res, err
 		}
 		cons, anchor, fisher = a, a.Clone(), a.ZeroLike()
-		if c.EWCLambda > 0 && c.GeneralFisherRows > 0 && len(l.general) > 0 {
-			gen := l.general[:min(c.GeneralFisherRows, len(l.general))]
+		if gen := l.trainingGeneral(); c.EWCLambda > 0 && c.GeneralFisherRows > 0 && len(gen) > 0 {
+			gen = gen[:min(c.GeneralFisherRows, len(gen))]
 			f, err := l.fisherOf(ctx, cons, gen)
 			if err != nil {
 				return res, fmt.Errorf("consolidate: general Fisher: %w", err)
@@ -107,6 +111,12 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	}
 	if lossN > 0 {
 		res.Loss = lossSum / float64(lossN)
+	}
+	// What requests will apply must fit the guard's budget: the run's
+	// change is scaled back from the values it started from.
+	var err error
+	if res.Scale, res.Drift, err = l.guardConsolidated(ctx, anchor, cons); err != nil {
+		return res, fmt.Errorf("consolidate: %w", err)
 	}
 	newFisher, err := l.fisherOf(ctx, cons, examplesOf(queue))
 	if err != nil {

@@ -214,6 +214,11 @@ type Update struct {
 	// LossBefore and LossAfter are the feedback's objective at the first
 	// and after the last step.
 	LossBefore, LossAfter float64
+	// Scale is the least factor the guard scaled the MicroLoRA back by
+	// over the update's steps (1: never), and Drift the served model's
+	// relative perplexity change on the guard's text after the last step
+	// (0 with the guard off).
+	Scale, Drift float64
 	// FirstApplied is the time from the call to the end of the first
 	// step, when the scope's requests apply the new adapter; Elapsed the
 	// time to the end of the last.
@@ -287,7 +292,7 @@ func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.
 	for i := len(s.queue) - 1; i >= 0 && len(examples) <= c.MicroRecent; i-- {
 		examples = append(examples, s.queue[i].ex)
 	}
-	upd := Update{}
+	upd := Update{Scale: 1}
 	for step := range c.MicroSteps {
 		batch := examples
 		if step == 0 {
@@ -310,6 +315,12 @@ func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.
 		if step == 0 {
 			upd.LossBefore = res.Objective
 		}
+		// What requests will apply must fit the guard's budget.
+		alpha, drift, err := l.guardMicro(ctx, s)
+		if err != nil {
+			return upd, fmt.Errorf("instant update: %w", err)
+		}
+		upd.Scale, upd.Drift = min(upd.Scale, alpha), drift
 		upd.Steps++
 		s.stats.Steps++
 		s.stats.LastLoss = res.Objective

@@ -306,7 +306,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				logf("K=%d: consolidated after %d corrections: %+v", k, i+1, cres)
 			}
 			if i%10 == 9 {
-				logf("K=%d: %d corrections learned (last: loss %.3f -> %.3f, first step %.0f ms)", k, i+1, upd.LossBefore, upd.LossAfter, first[len(first)-1])
+				logf("K=%d: %d corrections learned (last: loss %.3f -> %.3f, first step %.0f ms, guard scale %.3f, drift %+.2f%%)", k, i+1, upd.LossBefore, upd.LossAfter, first[len(first)-1], upd.Scale, 100*upd.Drift)
 			}
 		}
 		fig.FirstP50, fig.FirstP95 = percentile(first, 50), percentile(first, 95)
@@ -345,7 +345,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		noEWC := cfg
-		noEWC.EWCLambda, noEWC.ReplaySize, noEWC.GeneralFisherRows, noEWC.DistillWeight = -1, -1, -1, -1
+		noEWC.EWCLambda, noEWC.ReplaySize, noEWC.GeneralFisherRows, noEWC.DistillWeight, noEWC.GuardBudget = -1, -1, -1, -1, -1
 		plain := sona.NewLearner(tr, sona.Options{Config: noEWC})
 		other, err := sona.UnmarshalScope(state)
 		if err != nil {

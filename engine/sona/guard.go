@@ -1,0 +1,165 @@
+package sona
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/ruvllm/ruvllm/engine/train"
+)
+
+// The general-text guard. Distillation and EWC++ make an update cheap on
+// general text, but they only weigh its cost against the feedback's
+// objective: the MicroLoRA carries every correction since the last
+// consolidation, and consolidations build on each other, so the cost adds
+// up. The guard bounds it. The last Config.GuardRows examples of the
+// learner's general text are held out of distillation and of every
+// Fisher; the base model's perplexity on them is measured once. Whenever
+// an update would change what a scope serves — before every instant step
+// is published, and before a consolidation installs its adapter — the
+// served model's perplexity on them is measured, and when it is more than
+// Config.GuardBudget above the base's, the update is scaled back along
+// its own direction until it fits: the MicroLoRA's B (so its change to
+// every weight, B·A) by a factor α, the consolidated adapter from its
+// values before the run towards the new ones by α (θ₀ + α(θ₁ − θ₀)). α is
+// found by bisection on [0, 1] (guardSearch evaluations). α = 0 takes the
+// update back entirely (the MicroLoRA then adds nothing; the consolidated
+// adapter stays as it was), so what a scope serves never costs more than
+// the budget on the guard text unless it already did before the update.
+
+// guardSearch is the number of bisection steps of the guard's line
+// search: α to within 1/16.
+const guardSearch = 4
+
+// guardRows returns the general examples the guard measures (none when
+// the guard is off or the general text leaves nothing to distill).
+func (l *Learner) guardRows() []train.Example {
+	n := l.cfg.GuardRows
+	if l.cfg.GuardBudget <= 0 || n <= 0 || len(l.general) <= n {
+		return nil
+	}
+	return l.general[len(l.general)-n:]
+}
+
+// trainingGeneral returns the general examples distillation and the
+// general-text Fisher use: all but the guard's.
+func (l *Learner) trainingGeneral() []train.Example {
+	return l.general[:len(l.general)-len(l.guardRows())]
+}
+
+// guardBase returns the base model's mean NLL on the guard rows, computed
+// on first use.
+func (l *Learner) guardBase(ctx context.Context) (float64, error) {
+	l.guardMu.Lock()
+	defer l.guardMu.Unlock()
+	if l.guardBaseSet {
+		return l.guardBaseNLL, nil
+	}
+	r, err := l.tr.Evaluate(ctx, nil, l.guardRows())
+	if err != nil {
+		return 0, fmt.Errorf("guard: base perplexity: %w", err)
+	}
+	l.guardBaseNLL, l.guardBaseSet = r.NLL, true
+	return r.NLL, nil
+}
+
+// Drift is the relative change of the perplexity of the learner's guard
+// text (Config.GuardRows) with adapters applied, against the base model:
+// 0.02 is 2 % worse. It is 0 when the guard is off.
+func (l *Learner) Drift(ctx context.Context, adapters []train.Applied) (float64, error) {
+	rows := l.guardRows()
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	base, err := l.guardBase(ctx)
+	if err != nil {
+		return 0, err
+	}
+	r, err := l.tr.Evaluate(ctx, adapters, rows)
+	if err != nil {
+		return 0, fmt.Errorf("guard: %w", err)
+	}
+	return math.Expm1(r.NLL - base), nil
+}
+
+// lineSearch returns the largest α in [0, 1] (to within 2^-guardSearch)
+// for which drift(α) is within the budget, and the drift there: 1 when
+// the whole update fits, 0 when no tried fraction does.
+func (l *Learner) lineSearch(drift func(alpha float64) (float64, error)) (alpha, d float64, err error) {
+	budget := l.cfg.GuardBudget
+	if d, err = drift(1); err != nil || d <= budget {
+		return 1, d, err
+	}
+	lo, hi, dlo := 0.0, 1.0, math.NaN()
+	for range guardSearch {
+		mid := (lo + hi) / 2
+		dm, err := drift(mid)
+		if err != nil {
+			return 0, 0, err
+		}
+		if dm <= budget {
+			lo, dlo = mid, dm
+		} else {
+			hi = mid
+		}
+	}
+	if lo == 0 {
+		if dlo, err = drift(0); err != nil {
+			return 0, 0, err
+		}
+	}
+	return lo, dlo, nil
+}
+
+// guardMicro scales the scope's MicroLoRA back until what the scope
+// serves (consolidated adapter and MicroLoRA) fits the guard's budget,
+// and returns the factor and the drift after; the caller holds the lock.
+func (l *Learner) guardMicro(ctx context.Context, s *Scope) (alpha, drift float64, err error) {
+	if len(l.guardRows()) == 0 || s.micro == nil {
+		return 1, 0, nil
+	}
+	frozen := s.frozenCons()
+	alpha, drift, err = l.lineSearch(func(a float64) (float64, error) {
+		as := frozen
+		if a > 0 {
+			as = append(frozen[:len(frozen):len(frozen)], train.Applied{Adapter: s.micro, Scale: float32(a)})
+		}
+		return l.Drift(ctx, as)
+	})
+	if err != nil || alpha == 1 {
+		return alpha, drift, err
+	}
+	for _, p := range s.micro.Targets {
+		for i := range p.B {
+			p.B[i] *= float32(alpha)
+		}
+	}
+	return alpha, drift, nil
+}
+
+// guardConsolidated moves cons back towards from (its values before the
+// run) until it fits the guard's budget on its own (what the scope serves
+// once it is installed), and returns the factor and the drift after.
+func (l *Learner) guardConsolidated(ctx context.Context, from, cons *train.Adapter) (alpha, drift float64, err error) {
+	if len(l.guardRows()) == 0 {
+		return 1, 0, nil
+	}
+	trained := cons.Clone()
+	fv, tv, cv := from.Vectors(), trained.Vectors(), cons.Vectors()
+	set := func(a float64) {
+		for i, v := range cv {
+			for j := range v {
+				v[j] = fv[i][j] + float32(a)*(tv[i][j]-fv[i][j])
+			}
+		}
+	}
+	alpha, drift, err = l.lineSearch(func(a float64) (float64, error) {
+		set(a)
+		return l.Drift(ctx, []train.Applied{{Adapter: cons, Scale: 1}})
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	set(alpha)
+	return alpha, drift, nil
+}
