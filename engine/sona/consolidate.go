@@ -22,7 +22,7 @@ type Consolidation struct {
 	// and Drift the new adapter's relative perplexity change on the
 	// guard's text (0 with the guard off).
 	Scale, Drift float64
-	Duration      time.Duration
+	Duration     time.Duration
 }
 
 // Consolidate runs the background loop: the feedback the MicroLoRA
