@@ -114,10 +114,14 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	}
 	// What requests will apply must fit the guard's budget: the run's
 	// change is scaled back from the values it started from.
-	var err error
-	if res.Scale, res.Drift, err = l.guardConsolidated(ctx, anchor, cons); err != nil {
+	var (
+		err      error
+		repaired int
+	)
+	if res.Scale, res.Drift, repaired, err = l.guardConsolidated(ctx, anchor, cons, opt, penalty, c.ConsolidateSteps); err != nil {
 		return res, fmt.Errorf("consolidate: %w", err)
 	}
+	res.Steps += repaired
 	newFisher, err := l.fisherOf(ctx, cons, examplesOf(queue))
 	if err != nil {
 		return res, fmt.Errorf("consolidate: Fisher: %w", err)

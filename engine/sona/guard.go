@@ -82,13 +82,43 @@ func (l *Learner) Drift(ctx context.Context, adapters []train.Applied) (float64,
 	return math.Expm1(r.NLL - base), nil
 }
 
+// repair runs up to Config.GuardRepair distillation-only steps on a
+// (over frozen, with penalty) while what would be served, served(), costs
+// more than the budget on the guard text: steps that pull general text
+// back towards the base without a feedback term, so the update keeps what
+// it learned where general text does not need the values. It returns the
+// steps taken and the drift of the last measurement; the caller holds
+// what a and opt belong to.
+func (l *Learner) repair(ctx context.Context, a *train.Adapter, opt *train.AdamW, frozen []train.Applied,
+	penalty func(a, g *train.Adapter) float64, served []train.Applied, at int) (steps int, drift float64, err error) {
+	for {
+		if drift, err = l.Drift(ctx, served); err != nil || drift <= l.cfg.GuardBudget || steps >= l.cfg.GuardRepair {
+			return steps, drift, err
+		}
+		batch, err := l.distillRows(ctx, at+steps)
+		if err != nil || len(batch) == 0 {
+			return steps, drift, err
+		}
+		if _, err := l.tr.Step(ctx, a, opt, batch, train.StepConfig{Frozen: frozen, Penalty: penalty}); err != nil {
+			return steps, drift, fmt.Errorf("guard: repair: %w", err)
+		}
+		steps++
+	}
+}
+
 // lineSearch returns the largest α in [0, 1] (to within 2^-guardSearch)
 // for which drift(α) is within the budget, and the drift there: 1 when
-// the whole update fits, 0 when no tried fraction does.
-func (l *Learner) lineSearch(drift func(alpha float64) (float64, error)) (alpha, d float64, err error) {
+// the whole update fits, 0 when no tried fraction does. d1 is drift(1)
+// when already measured (NaN: not yet).
+func (l *Learner) lineSearch(d1 float64, drift func(alpha float64) (float64, error)) (alpha, d float64, err error) {
 	budget := l.cfg.GuardBudget
-	if d, err = drift(1); err != nil || d <= budget {
-		return 1, d, err
+	if d = d1; math.IsNaN(d) {
+		if d, err = drift(1); err != nil {
+			return 1, d, err
+		}
+	}
+	if d <= budget {
+		return 1, d, nil
 	}
 	lo, hi, dlo := 0.0, 1.0, math.NaN()
 	for range guardSearch {
@@ -114,12 +144,18 @@ func (l *Learner) lineSearch(drift func(alpha float64) (float64, error)) (alpha,
 // guardMicro scales the scope's MicroLoRA back until what the scope
 // serves (consolidated adapter and MicroLoRA) fits the guard's budget,
 // and returns the factor and the drift after; the caller holds the lock.
-func (l *Learner) guardMicro(ctx context.Context, s *Scope) (alpha, drift float64, err error) {
+func (l *Learner) guardMicro(ctx context.Context, s *Scope, penalty func(a, g *train.Adapter) float64) (alpha, drift float64, err error) {
 	if len(l.guardRows()) == 0 || s.micro == nil {
 		return 1, 0, nil
 	}
 	frozen := s.frozenCons()
-	alpha, drift, err = l.lineSearch(func(a float64) (float64, error) {
+	served := append(frozen[:len(frozen):len(frozen)], train.Applied{Adapter: s.micro, Scale: 1})
+	steps, d1, err := l.repair(ctx, s.micro, s.microOpt, frozen, penalty, served, s.stats.Steps)
+	s.stats.Steps += steps
+	if err != nil {
+		return 1, 0, err
+	}
+	alpha, drift, err = l.lineSearch(d1, func(a float64) (float64, error) {
 		as := frozen
 		if a > 0 {
 			as = append(frozen[:len(frozen):len(frozen)], train.Applied{Adapter: s.micro, Scale: float32(a)})
@@ -140,9 +176,14 @@ func (l *Learner) guardMicro(ctx context.Context, s *Scope) (alpha, drift float6
 // guardConsolidated moves cons back towards from (its values before the
 // run) until it fits the guard's budget on its own (what the scope serves
 // once it is installed), and returns the factor and the drift after.
-func (l *Learner) guardConsolidated(ctx context.Context, from, cons *train.Adapter) (alpha, drift float64, err error) {
+func (l *Learner) guardConsolidated(ctx context.Context, from, cons *train.Adapter, opt *train.AdamW, penalty func(a, g *train.Adapter) float64, at int) (alpha, drift float64, repaired int, err error) {
 	if len(l.guardRows()) == 0 {
-		return 1, 0, nil
+		return 1, 0, 0, nil
+	}
+	served := []train.Applied{{Adapter: cons, Scale: 1}}
+	repaired, d1, err := l.repair(ctx, cons, opt, nil, penalty, served, at)
+	if err != nil {
+		return 1, 0, repaired, err
 	}
 	trained := cons.Clone()
 	fv, tv, cv := from.Vectors(), trained.Vectors(), cons.Vectors()
@@ -153,13 +194,13 @@ func (l *Learner) guardConsolidated(ctx context.Context, from, cons *train.Adapt
 			}
 		}
 	}
-	alpha, drift, err = l.lineSearch(func(a float64) (float64, error) {
+	alpha, drift, err = l.lineSearch(d1, func(a float64) (float64, error) {
 		set(a)
-		return l.Drift(ctx, []train.Applied{{Adapter: cons, Scale: 1}})
+		return l.Drift(ctx, served)
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, repaired, err
 	}
 	set(alpha)
-	return alpha, drift, nil
+	return alpha, drift, repaired, nil
 }

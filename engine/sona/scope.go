@@ -214,10 +214,10 @@ type Update struct {
 	// LossBefore and LossAfter are the feedback's objective at the first
 	// and after the last step.
 	LossBefore, LossAfter float64
-	// Scale is the least factor the guard scaled the MicroLoRA back by
-	// over the update's steps (1: never), and Drift the served model's
-	// relative perplexity change on the guard's text after the last step
-	// (0 with the guard off).
+	// Scale is the factor the guard scaled the MicroLoRA back by after
+	// the last step (1: not at all), and Drift the served model's
+	// relative perplexity change on the guard's text then (0 with the
+	// guard off).
 	Scale, Drift float64
 	// FirstApplied is the time from the call to the end of the first
 	// step, when the scope's requests apply the new adapter; Elapsed the
@@ -315,12 +315,18 @@ func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.
 		if step == 0 {
 			upd.LossBefore = res.Objective
 		}
-		// What requests will apply must fit the guard's budget.
-		alpha, drift, err := l.guardMicro(ctx, s)
-		if err != nil {
-			return upd, fmt.Errorf("instant update: %w", err)
+		if step == c.MicroSteps-1 {
+			// What requests apply once the update ends must fit the
+			// guard's budget. The earlier steps are published unmeasured:
+			// a measurement costs more than a step, and the first is the
+			// one the user waits for; each moves the values by about the
+			// learning rate, from a state that fitted.
+			alpha, drift, err := l.guardMicro(ctx, s, penalty)
+			if err != nil {
+				return upd, fmt.Errorf("instant update: %w", err)
+			}
+			upd.Scale, upd.Drift = alpha, drift
 		}
-		upd.Scale, upd.Drift = min(upd.Scale, alpha), drift
 		upd.Steps++
 		s.stats.Steps++
 		s.stats.LastLoss = res.Objective

@@ -155,6 +155,9 @@ type Config struct {
 	// Negative values switch the guard off.
 	GuardRows   int
 	GuardBudget float64
+	// GuardRepair is how many distillation-only steps an update over
+	// the budget takes before it is scaled back (negative: none).
+	GuardRepair int
 
 	// Deep loop.
 	// ValidationEvery reserves every n-th correction or thumbs-up as a
@@ -185,7 +188,7 @@ func DefaultConfig() Config {
 		MicroRank: 4, MicroSteps: 2, MicroLR: 1e-3, MicroRecent: 3,
 		ConsolidatedRank: 8, ConsolidateSteps: 30, ConsolidateLR: 1e-3, EWCLambda: 1e6, FisherDecay: 0.5,
 		ReplaySize: 16, ReplayCap: 256, DistillWeight: 3, DistillRows: 2,
-		GuardRows: 2, GuardBudget: 0.015,
+		GuardRows: 2, GuardBudget: 0.015, GuardRepair: 4,
 		ValidationEvery: 5, DeepRank: 16, DeepMin: 20, DeepEpochs: 4, DeepLR: 1e-3, DeepBatch: 8,
 		GeneralTolerance: 0.02, MaxExchanges: 4096,
 		ThumbsUpWeight: 0.5, ThumbsDownWeight: 1, RegenerateWeight: 0.3, AvoidWeight: 0.5,
@@ -224,6 +227,7 @@ func (c Config) withDefaults() Config {
 	fill(&c.DistillRows, d.DistillRows)
 	fillF(&c.ConsolidateTransfer, d.ConsolidateTransfer)
 	fill(&c.GuardRows, d.GuardRows)
+	fill(&c.GuardRepair, d.GuardRepair)
 	fillF(&c.GuardBudget, d.GuardBudget)
 	fill(&c.ReplayCap, d.ReplayCap)
 	fill(&c.ValidationEvery, d.ValidationEvery)
@@ -238,7 +242,7 @@ func (c Config) withDefaults() Config {
 	fill32(&c.ThumbsDownWeight, d.ThumbsDownWeight)
 	fill32(&c.RegenerateWeight, d.RegenerateWeight)
 	fill32(&c.AvoidWeight, d.AvoidWeight)
-	for _, v := range []*int{&c.MicroRecent, &c.ReplaySize, &c.GeneralFisherRows, &c.DistillRows, &c.GuardRows} {
+	for _, v := range []*int{&c.MicroRecent, &c.ReplaySize, &c.GeneralFisherRows, &c.DistillRows, &c.GuardRows, &c.GuardRepair} {
 		*v = max(*v, 0)
 	}
 	c.EWCLambda = max(c.EWCLambda, 0)

@@ -49,9 +49,14 @@ type Options struct {
 	// periodically), so that later consolidations build on earlier ones
 	// under EWC++; the last one follows the K-th correction as always.
 	ConsolidateEvery int
-	HeldOut          int // held-out prompts (default 50)
-	Threads          int
-	Config           sona.Config
+	// Transient, when set, measures the general text's perplexity after
+	// every publication (each instant step, each consolidation) and
+	// reports the worst (Figures.PPLWorst): what a user could be served
+	// at any point, not only at the end.
+	Transient bool
+	HeldOut   int // held-out prompts (default 50)
+	Threads   int
+	Config    sona.Config
 	// Log, when set, receives progress lines.
 	Log io.Writer
 	// Routing also runs the routing bench: two adapters trained on two
@@ -86,6 +91,10 @@ type Figures struct {
 	// Latency from a feedback to its first applied update, and to its
 	// last step, in milliseconds (p50, p95).
 	FirstP50, FirstP95, AllP50, AllP95 float64
+	// PPLWorst is the worst general-text perplexity of anything served
+	// on the way (Options.Transient; 0 without it), and DriftWorst the
+	// worst of the guard's own measure after an update (its text).
+	PPLWorst, DriftWorst float64
 	// Consolidation time with EWC++ (s), and the learner's one-time
 	// preparation (general text's Fisher for the MicroLoRA).
 	ConsolidateSeconds, WarmSeconds float64
@@ -290,12 +299,28 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		var first, all []float64
+		var transientErr error
+		worst := func() {
+			if !o.Transient || transientErr != nil {
+				return
+			}
+			_, as := scope.Adapters()
+			v, err := perplexity(ctx, tr, as, pplChunks)
+			if err != nil {
+				transientErr = err
+			}
+			fig.PPLWorst = max(fig.PPLWorst, v)
+		}
 		for i, p := range train0[:k] {
 			fb := sona.Feedback{Signal: sona.Correction, Prompt: p.tokens, Answer: p.baseAnswer, Correction: p.preferred}
-			upd, err := learner.Feedback(ctx, scope, fb, nil)
+			upd, err := learner.Feedback(ctx, scope, fb, func(uint64) { worst() })
+			if err == nil {
+				err = transientErr
+			}
 			if err != nil {
 				return nil, err
 			}
+			fig.DriftWorst = max(fig.DriftWorst, upd.Drift)
 			first = append(first, float64(upd.FirstApplied.Microseconds())/1000)
 			all = append(all, float64(upd.Elapsed.Microseconds())/1000)
 			if n := o.ConsolidateEvery; n > 0 && (i+1)%n == 0 && i+1 < k {
@@ -303,6 +328,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				if err != nil {
 					return nil, err
 				}
+				fig.DriftWorst = max(fig.DriftWorst, cres.Drift)
+				worst()
 				logf("K=%d: consolidated after %d corrections: %+v", k, i+1, cres)
 			}
 			if i%10 == 9 {
@@ -332,6 +359,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		fig.DriftWorst = max(fig.DriftWorst, cres.Drift)
 		logf("K=%d consolidated: %+v", k, cres)
 		fig.ConsolidateSeconds = time.Since(start).Seconds()
 		_, applied = scope.Adapters()
@@ -607,6 +635,12 @@ func printLearn(w io.Writer, figs []Figures) {
 			100*f.FollowBase, 100*f.FollowInstant, 100*f.FollowConsolidated, 100*f.FollowNoEWC,
 			f.PPLBase, f.PPLInstant, 100*(f.PPLInstant/f.PPLBase-1), f.PPLEWC, 100*(f.PPLEWC/f.PPLBase-1), f.PPLNoEWC, 100*(f.PPLNoEWC/f.PPLBase-1),
 			f.FirstP50, f.FirstP95, f.AllP50, f.AllP95, f.ConsolidateSeconds)
+	}
+	for _, f := range figs {
+		if f.PPLWorst > 0 {
+			fmt.Fprintf(w, "%3d | worst general ppl served at any publication (instant steps, consolidations before the last): %.2f (%+.1f%%)\n", f.K, f.PPLWorst, 100*(f.PPLWorst/f.PPLBase-1))
+		}
+		fmt.Fprintf(w, "%3d | guard: worst drift on its own text after an update %+.2f%%\n", f.K, 100*f.DriftWorst)
 	}
 	for _, f := range figs {
 		if f.OtherBase > 0 {
