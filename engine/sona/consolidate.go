@@ -118,7 +118,10 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 		err      error
 		repaired int
 	)
-	if res.Scale, res.Drift, repaired, err = l.guardConsolidated(ctx, anchor, cons, opt, penalty, c.ConsolidateSteps); err != nil {
+	s.mu.Lock()
+	budget := l.target(s)
+	s.mu.Unlock()
+	if res.Scale, res.Drift, repaired, err = l.guardConsolidated(ctx, budget, anchor, cons, opt, penalty, c.ConsolidateSteps); err != nil {
 		return res, fmt.Errorf("consolidate: %w", err)
 	}
 	res.Steps += repaired
@@ -157,6 +160,7 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	}
 	s.queue = nil
 	s.micro, s.microOpt = nil, nil
+	s.guardEnd = res.Drift
 	s.stats.Steps += res.Steps
 	s.stats.Consolidations++
 	s.publish()

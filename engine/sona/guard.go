@@ -27,6 +27,16 @@ import (
 // adapter stays as it was), so what a scope serves never costs more than
 // the budget on the guard text unless it already did before the update.
 
+// The first step of an instant update is published unmeasured (a
+// measurement costs more than the step the user waits for). Its cost is
+// measured afterwards, when the update's last step is guarded: the
+// drift of what the first step published, less the drift the previous
+// update ended at, is the step's increase, and Scope.guardMargin follows
+// it (the larger of the new increase and half the previous margin). The
+// guard then holds the end of every update, and every consolidation,
+// GuardBudget − margin below the base, so that the next first step stays
+// within the budget too.
+
 // guardSearch is the number of bisection steps of the guard's line
 // search: α to within 1/16.
 const guardSearch = 4
@@ -89,10 +99,10 @@ func (l *Learner) Drift(ctx context.Context, adapters []train.Applied) (float64,
 // it learned where general text does not need the values. It returns the
 // steps taken and the drift of the last measurement; the caller holds
 // what a and opt belong to.
-func (l *Learner) repair(ctx context.Context, a *train.Adapter, opt *train.AdamW, frozen []train.Applied,
+func (l *Learner) repair(ctx context.Context, budget float64, a *train.Adapter, opt *train.AdamW, frozen []train.Applied,
 	penalty func(a, g *train.Adapter) float64, served []train.Applied, at int) (steps int, drift float64, err error) {
 	for {
-		if drift, err = l.Drift(ctx, served); err != nil || drift <= l.cfg.GuardBudget || steps >= l.cfg.GuardRepair {
+		if drift, err = l.Drift(ctx, served); err != nil || drift <= budget || steps >= l.cfg.GuardRepair {
 			return steps, drift, err
 		}
 		batch, err := l.distillRows(ctx, at+steps)
@@ -106,12 +116,35 @@ func (l *Learner) repair(ctx context.Context, a *train.Adapter, opt *train.AdamW
 	}
 }
 
+// learnMargin measures what the update's first step published (first,
+// over the consolidated adapter) and updates the scope's margin; the
+// caller holds the lock. s.guardEnd is the drift the last guarded state
+// ended at.
+func (l *Learner) learnMargin(ctx context.Context, s *Scope, first *train.Adapter) error {
+	if first == nil || len(l.guardRows()) == 0 {
+		return nil
+	}
+	d, err := l.Drift(ctx, append(s.frozenCons(), train.Applied{Adapter: first, Scale: 1}))
+	if err != nil {
+		return err
+	}
+	s.guardFirst = d
+	s.guardMargin = max(d-s.guardEnd, s.guardMargin/2, 0)
+	return nil
+}
+
+// target is the drift the guard holds an update's end to: the budget
+// less the scope's margin for the next unmeasured first step, never
+// below half the budget.
+func (l *Learner) target(s *Scope) float64 {
+	return max(l.cfg.GuardBudget-s.guardMargin, l.cfg.GuardBudget/2)
+}
+
 // lineSearch returns the largest α in [0, 1] (to within 2^-guardSearch)
 // for which drift(α) is within the budget, and the drift there: 1 when
 // the whole update fits, 0 when no tried fraction does. d1 is drift(1)
 // when already measured (NaN: not yet).
-func (l *Learner) lineSearch(d1 float64, drift func(alpha float64) (float64, error)) (alpha, d float64, err error) {
-	budget := l.cfg.GuardBudget
+func (l *Learner) lineSearch(budget, d1 float64, drift func(alpha float64) (float64, error)) (alpha, d float64, err error) {
 	if d = d1; math.IsNaN(d) {
 		if d, err = drift(1); err != nil {
 			return 1, d, err
@@ -150,12 +183,14 @@ func (l *Learner) guardMicro(ctx context.Context, s *Scope, penalty func(a, g *t
 	}
 	frozen := s.frozenCons()
 	served := append(frozen[:len(frozen):len(frozen)], train.Applied{Adapter: s.micro, Scale: 1})
-	steps, d1, err := l.repair(ctx, s.micro, s.microOpt, frozen, penalty, served, s.stats.Steps)
+	budget := l.target(s)
+	steps, d1, err := l.repair(ctx, budget, s.micro, s.microOpt, frozen, penalty, served, s.stats.Steps)
 	s.stats.Steps += steps
 	if err != nil {
 		return 1, 0, err
 	}
-	alpha, drift, err = l.lineSearch(d1, func(a float64) (float64, error) {
+	defer func() { s.guardEnd = drift }()
+	alpha, drift, err = l.lineSearch(budget, d1, func(a float64) (float64, error) {
 		as := frozen
 		if a > 0 {
 			as = append(frozen[:len(frozen):len(frozen)], train.Applied{Adapter: s.micro, Scale: float32(a)})
@@ -176,12 +211,12 @@ func (l *Learner) guardMicro(ctx context.Context, s *Scope, penalty func(a, g *t
 // guardConsolidated moves cons back towards from (its values before the
 // run) until it fits the guard's budget on its own (what the scope serves
 // once it is installed), and returns the factor and the drift after.
-func (l *Learner) guardConsolidated(ctx context.Context, from, cons *train.Adapter, opt *train.AdamW, penalty func(a, g *train.Adapter) float64, at int) (alpha, drift float64, repaired int, err error) {
+func (l *Learner) guardConsolidated(ctx context.Context, budget float64, from, cons *train.Adapter, opt *train.AdamW, penalty func(a, g *train.Adapter) float64, at int) (alpha, drift float64, repaired int, err error) {
 	if len(l.guardRows()) == 0 {
 		return 1, 0, 0, nil
 	}
 	served := []train.Applied{{Adapter: cons, Scale: 1}}
-	repaired, d1, err := l.repair(ctx, cons, opt, nil, penalty, served, at)
+	repaired, d1, err := l.repair(ctx, budget, cons, opt, nil, penalty, served, at)
 	if err != nil {
 		return 1, 0, repaired, err
 	}
@@ -194,7 +229,7 @@ func (l *Learner) guardConsolidated(ctx context.Context, from, cons *train.Adapt
 			}
 		}
 	}
-	alpha, drift, err = l.lineSearch(d1, func(a float64) (float64, error) {
+	alpha, drift, err = l.lineSearch(budget, d1, func(a float64) (float64, error) {
 		set(a)
 		return l.Drift(ctx, served)
 	})

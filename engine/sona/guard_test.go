@@ -13,7 +13,7 @@ import (
 // back rather than dropping them (the feedback is still learned).
 func TestGuardHoldsGeneralText(t *testing.T) {
 	ctx := context.Background()
-	const budget = 0.003
+	const budget = 0.006
 	off := Config{MicroSteps: 3, MicroLR: 4e-3, ConsolidateSteps: 12, ConsolidateLR: 4e-3, ValidationEvery: -1, DistillWeight: -1, GuardBudget: -1}
 	on := off
 	on.GuardBudget = budget

@@ -95,6 +95,14 @@ type Scope struct {
 	seed       uint64
 
 	undo []byte // the state before the last update (without its own undo)
+
+	// guardMargin is the guard's estimate of how much an update's first
+	// step, published unmeasured, adds to the drift (guard.go); the
+	// guard holds the end of every update this far below its budget.
+	// It is learned again after a restart.
+	// guardEnd is the drift the last guarded state ended at, guardFirst
+	// what the last first step published.
+	guardMargin, guardEnd, guardFirst float64
 }
 
 // NewScope returns an empty scope: the base model, nothing learned.
@@ -219,6 +227,9 @@ type Update struct {
 	// relative perplexity change on the guard's text then (0 with the
 	// guard off).
 	Scale, Drift float64
+	// FirstDrift is the drift of what the first step published (measured
+	// at the end of the update; 0 with the guard off or one step).
+	FirstDrift float64
 	// FirstApplied is the time from the call to the end of the first
 	// step, when the scope's requests apply the new adapter; Elapsed the
 	// time to the end of the last.
@@ -293,6 +304,7 @@ func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.
 		examples = append(examples, s.queue[i].ex)
 	}
 	upd := Update{Scale: 1}
+	var first *train.Adapter // the MicroLoRA the first step published
 	for step := range c.MicroSteps {
 		batch := examples
 		if step == 0 {
@@ -321,11 +333,19 @@ func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.
 			// a measurement costs more than a step, and the first is the
 			// one the user waits for; each moves the values by about the
 			// learning rate, from a state that fitted.
+			if err := l.learnMargin(ctx, s, first); err != nil {
+				return upd, fmt.Errorf("instant update: %w", err)
+			}
 			alpha, drift, err := l.guardMicro(ctx, s, penalty)
 			if err != nil {
 				return upd, fmt.Errorf("instant update: %w", err)
 			}
 			upd.Scale, upd.Drift = alpha, drift
+			if first != nil {
+				upd.FirstDrift = s.guardFirst
+			}
+		} else if step == 0 && len(l.guardRows()) > 0 {
+			first = s.micro.Clone()
 		}
 		upd.Steps++
 		s.stats.Steps++
