@@ -22,7 +22,10 @@ type Consolidation struct {
 	// and Drift the new adapter's relative perplexity change on the
 	// guard's text (0 with the guard off).
 	Scale, Drift float64
-	Duration     time.Duration
+	// Mu is the guard's distillation multiplier at the end (1: never
+	// raised).
+	Mu       float64
+	Duration time.Duration
 }
 
 // Consolidate runs the background loop: the feedback the MicroLoRA
@@ -91,9 +94,22 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	penalty := l.ewcPenalty(anchor, fisher, generalFisher)
 	var lossSum float64
 	var lossN int
+	s.mu.Lock()
+	budget := l.target(s)
+	s.mu.Unlock()
+	mu := 1.0
 	for step := range c.ConsolidateSteps {
+		if step > 0 && step%guardEvery == 0 && len(l.guardRows()) > 0 {
+			// The guard's dual step: distil harder while the adapter
+			// costs general text more than the budget.
+			d, err := l.Drift(ctx, []train.Applied{{Adapter: cons, Scale: 1}})
+			if err != nil {
+				return res, fmt.Errorf("consolidate: %w", err)
+			}
+			mu = adjustMu(mu, d, budget)
+		}
 		batch := minibatch(examples, c.DeepBatch*2, step, rng)
-		d, err := l.distillRows(ctx, step)
+		d, err := l.distillRows(ctx, step, mu)
 		if err != nil {
 			return res, fmt.Errorf("consolidate: %w", err)
 		}
@@ -112,15 +128,13 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	if lossN > 0 {
 		res.Loss = lossSum / float64(lossN)
 	}
+	res.Mu = mu
 	// What requests will apply must fit the guard's budget: the run's
 	// change is scaled back from the values it started from.
 	var (
 		err      error
 		repaired int
 	)
-	s.mu.Lock()
-	budget := l.target(s)
-	s.mu.Unlock()
 	if res.Scale, res.Drift, repaired, err = l.guardConsolidated(ctx, budget, anchor, cons, opt, penalty, c.ConsolidateSteps); err != nil {
 		return res, fmt.Errorf("consolidate: %w", err)
 	}

@@ -100,17 +100,20 @@ func (l *Learner) Drift(ctx context.Context, adapters []train.Applied) (float64,
 // steps taken and the drift of the last measurement; the caller holds
 // what a and opt belong to.
 func (l *Learner) repair(ctx context.Context, budget float64, a *train.Adapter, opt *train.AdamW, frozen []train.Applied,
-	penalty func(a, g *train.Adapter) float64, served []train.Applied, at int) (steps int, drift float64, err error) {
+	penalty func(a, g *train.Adapter) float64, served []train.Applied, at int) (steps int, first, drift float64, err error) {
 	for {
-		if drift, err = l.Drift(ctx, served); err != nil || drift <= budget || steps >= l.cfg.GuardRepair {
-			return steps, drift, err
+		if drift, err = l.Drift(ctx, served); steps == 0 {
+			first = drift
 		}
-		batch, err := l.distillRows(ctx, at+steps)
+		if err != nil || drift <= budget || steps >= l.cfg.GuardRepair {
+			return steps, first, drift, err
+		}
+		batch, err := l.distillRows(ctx, at+steps, 1)
 		if err != nil || len(batch) == 0 {
-			return steps, drift, err
+			return steps, first, drift, err
 		}
 		if _, err := l.tr.Step(ctx, a, opt, batch, train.StepConfig{Frozen: frozen, Penalty: penalty}); err != nil {
-			return steps, drift, fmt.Errorf("guard: repair: %w", err)
+			return steps, first, drift, fmt.Errorf("guard: repair: %w", err)
 		}
 		steps++
 	}
@@ -139,6 +142,29 @@ func (l *Learner) learnMargin(ctx context.Context, s *Scope, first *train.Adapte
 func (l *Learner) target(s *Scope) float64 {
 	return max(l.cfg.GuardBudget-s.guardMargin, l.cfg.GuardBudget/2)
 }
+
+// adjustMu is the guard's dual step on the distillation's weight: the
+// multiplier doubles (up to maxMu) while updates come out over the
+// budget and halves (down to 1) once they fit with room to spare, so
+// that distillation weighs as much as general text needs, rather than
+// the update being scaled back afterwards.
+func adjustMu(mu, drift, budget float64) float64 {
+	mu = max(mu, 1)
+	switch {
+	case drift > budget:
+		return min(2*mu, maxMu)
+	case drift < budget/2:
+		return max(mu/2, 1)
+	}
+	return mu
+}
+
+// maxMu bounds the guard's distillation multiplier; guardEvery is how
+// many consolidation steps run between its measurements.
+const (
+	maxMu      = 16
+	guardEvery = 10
+)
 
 // lineSearch returns the largest α in [0, 1] (to within 2^-guardSearch)
 // for which drift(α) is within the budget, and the drift there: 1 when
@@ -184,11 +210,12 @@ func (l *Learner) guardMicro(ctx context.Context, s *Scope, penalty func(a, g *t
 	frozen := s.frozenCons()
 	served := append(frozen[:len(frozen):len(frozen)], train.Applied{Adapter: s.micro, Scale: 1})
 	budget := l.target(s)
-	steps, d1, err := l.repair(ctx, budget, s.micro, s.microOpt, frozen, penalty, served, s.stats.Steps)
+	steps, natural, d1, err := l.repair(ctx, budget, s.micro, s.microOpt, frozen, penalty, served, s.stats.Steps)
 	s.stats.Steps += steps
 	if err != nil {
 		return 1, 0, err
 	}
+	s.guardMu = adjustMu(s.guardMu, natural, budget)
 	defer func() { s.guardEnd = drift }()
 	alpha, drift, err = l.lineSearch(budget, d1, func(a float64) (float64, error) {
 		as := frozen
@@ -216,7 +243,7 @@ func (l *Learner) guardConsolidated(ctx context.Context, budget float64, from, c
 		return 1, 0, 0, nil
 	}
 	served := []train.Applied{{Adapter: cons, Scale: 1}}
-	repaired, d1, err := l.repair(ctx, budget, cons, opt, nil, penalty, served, at)
+	repaired, _, d1, err := l.repair(ctx, budget, cons, opt, nil, penalty, served, at)
 	if err != nil {
 		return 1, 0, repaired, err
 	}

@@ -103,6 +103,9 @@ type Scope struct {
 	// guardEnd is the drift the last guarded state ended at, guardFirst
 	// what the last first step published.
 	guardMargin, guardEnd, guardFirst float64
+	// guardMu multiplies the instant loop's distillation weight (the
+	// guard's dual variable, adjustMu; 0 means 1).
+	guardMu float64
 }
 
 // NewScope returns an empty scope: the base model, nothing learned.
@@ -314,7 +317,7 @@ func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.
 			batch = examples[:1]
 		} else {
 			// The others also hold general text to the base model.
-			d, err := l.distillRows(ctx, s.stats.Steps)
+			d, err := l.distillRows(ctx, s.stats.Steps, s.guardMu)
 			if err != nil {
 				return upd, fmt.Errorf("instant update: %w", err)
 			}

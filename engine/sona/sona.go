@@ -397,7 +397,9 @@ func (l *Learner) distillSet(ctx context.Context) ([]train.Example, error) {
 
 // distillRows returns Config.DistillRows distillation examples, the
 // at-th group of them cycling through the set (none when off).
-func (l *Learner) distillRows(ctx context.Context, at int) ([]train.Example, error) {
+// Their weight is DistillWeight times mu (the guard's multiplier, 1
+// when it has nothing to say).
+func (l *Learner) distillRows(ctx context.Context, at int, mu float64) ([]train.Example, error) {
 	set, err := l.distillSet(ctx)
 	if err != nil || len(set) == 0 {
 		return nil, err
@@ -406,6 +408,7 @@ func (l *Learner) distillRows(ctx context.Context, at int) ([]train.Example, err
 	out := make([]train.Example, n)
 	for i := range out {
 		out[i] = set[(at*n+i)%len(set)]
+		out[i].Weight *= float32(max(mu, 1))
 	}
 	return out, nil
 }
