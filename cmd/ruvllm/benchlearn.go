@@ -58,6 +58,7 @@ func newBenchLearnCmd() *cobra.Command {
 	f.IntVar(&o.Config.MicroRank, "micro-rank", 0, "MicroLoRA rank (0: default)")
 	f.IntVar(&o.Config.MicroSteps, "micro-steps", 0, "instant steps per feedback (0: default)")
 	f.Float64Var(&o.Config.MicroLR, "micro-lr", 0, "instant learning rate (0: default)")
+	f.IntVar(&o.Config.MicroWarmup, "micro-warmup", 0, "steps over which a fresh MicroLoRA's learning rate ramps up (0: default, negative: none)")
 	f.IntVar(&o.Config.MicroLayers, "micro-layers", 0, "adapt only the top N layers in the instant loop (0: all)")
 	f.Float64Var(&o.Config.EWCLambda, "ewc", 0, "EWC++ strength (0: default)")
 	f.Float64Var(&o.Config.ConsolidateLR, "consolidate-lr", 0, "background learning rate (0: default)")

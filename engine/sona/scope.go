@@ -302,6 +302,7 @@ func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.
 	} else if !s.micro.SameShape(m) {
 		penalty = nil // a MicroLoRA of an earlier configuration
 	}
+	s.microOpt.Warmup = c.MicroWarmup
 	examples := []train.Example{rec.ex}
 	for i := len(s.queue) - 1; i >= 0 && len(examples) <= c.MicroRecent; i-- {
 		examples = append(examples, s.queue[i].ex)

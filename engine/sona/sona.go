@@ -109,6 +109,11 @@ type Config struct {
 	// MicroRecent is how many earlier queued examples join each
 	// feedback's steps (so that the MicroLoRA keeps what it just learned).
 	MicroRecent int
+	// MicroWarmup ramps a fresh MicroLoRA's learning rate up over its
+	// first steps (train.AdamW.Warmup; negative: none): Adam's first
+	// step moves every value by about the learning rate, a jump on
+	// general text the first step of a new MicroLoRA would publish.
+	MicroWarmup int
 	// MicroLayers restricts the MicroLoRA to the top layers (0: all):
 	// gradients then stop there and a step costs less.
 	MicroLayers int
@@ -185,7 +190,7 @@ type Config struct {
 // DefaultConfig is tuned on the shared 19M llama (BENCHMARKS.md).
 func DefaultConfig() Config {
 	return Config{
-		MicroRank: 4, MicroSteps: 2, MicroLR: 1e-3, MicroRecent: 3,
+		MicroRank: 4, MicroSteps: 2, MicroLR: 1e-3, MicroRecent: 3, MicroWarmup: 4,
 		ConsolidatedRank: 8, ConsolidateSteps: 30, ConsolidateLR: 1e-3, EWCLambda: 1e6, FisherDecay: 0.5,
 		ReplaySize: 16, ReplayCap: 256, DistillWeight: 3, DistillRows: 2,
 		GuardRows: 2, GuardBudget: 0.015, GuardRepair: 4,
@@ -216,6 +221,7 @@ func (c Config) withDefaults() Config {
 	fill(&c.MicroSteps, d.MicroSteps)
 	fillF(&c.MicroLR, d.MicroLR)
 	fill(&c.MicroRecent, d.MicroRecent)
+	fill(&c.MicroWarmup, d.MicroWarmup)
 	fill(&c.ConsolidatedRank, d.ConsolidatedRank)
 	fill(&c.ConsolidateSteps, d.ConsolidateSteps)
 	fillF(&c.ConsolidateLR, d.ConsolidateLR)
@@ -242,7 +248,7 @@ func (c Config) withDefaults() Config {
 	fill32(&c.ThumbsDownWeight, d.ThumbsDownWeight)
 	fill32(&c.RegenerateWeight, d.RegenerateWeight)
 	fill32(&c.AvoidWeight, d.AvoidWeight)
-	for _, v := range []*int{&c.MicroRecent, &c.ReplaySize, &c.GeneralFisherRows, &c.DistillRows, &c.GuardRows, &c.GuardRepair} {
+	for _, v := range []*int{&c.MicroRecent, &c.ReplaySize, &c.GeneralFisherRows, &c.DistillRows, &c.GuardRows, &c.GuardRepair, &c.MicroWarmup} {
 		*v = max(*v, 0)
 	}
 	c.EWCLambda = max(c.EWCLambda, 0)

@@ -309,14 +309,19 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		var first, all []float64
 		var transientErr error
+		var pubs int
 		worst := func() {
 			if !o.Transient || transientErr != nil {
 				return
 			}
+			pubs++
 			_, as := scope.Adapters()
 			v, err := perplexity(ctx, tr, as, pplChunks)
 			if err != nil {
 				transientErr = err
+			}
+			if v > fig.PPLWorst {
+				logf("K=%d: publication %d serves general ppl %.2f (%+.2f%%), the worst so far", k, pubs, v, 100*(v/fig.PPLBase-1))
 			}
 			fig.PPLWorst = max(fig.PPLWorst, v)
 		}
