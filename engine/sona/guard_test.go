@@ -9,7 +9,7 @@ import (
 // TestGuardHoldsGeneralText: with the guard on, what a scope serves after
 // every instant update and after every consolidation (two in a row) costs
 // at most the budget on the guard's general text, where the same feedback
-// without the guard costs several times more; the guard scales updates
+// without the guard costs at least twice as much; the guard scales updates
 // back rather than dropping them (the feedback is still learned).
 func TestGuardHoldsGeneralText(t *testing.T) {
 	ctx := context.Background()
@@ -29,7 +29,7 @@ func TestGuardHoldsGeneralText(t *testing.T) {
 		// One measure for both runs: the guard's drift of a learner
 		// with the guard on over the same general text.
 		probe := NewLearner(tr, Options{Config: on, General: l.general})
-		if len(probe.guardRows()) != 2 || len(probe.trainingGeneral()) != len(l.general)-2 {
+		if len(probe.guardRows()) != 4 || len(probe.trainingGeneral()) != len(l.general)-4 {
 			t.Fatalf("guard rows %d, training rows %d of %d", len(probe.guardRows()), len(probe.trainingGeneral()), len(l.general))
 		}
 		drift := func(s *Scope) float64 {
@@ -70,7 +70,7 @@ func TestGuardHoldsGeneralText(t *testing.T) {
 	}
 	t.Logf("worst drift on the guard text, instant and consolidated: without the guard %+.2f%%, %+.2f%%; with %+.2f%%, %+.2f%% (after an unmeasured step %+.2f%%); feedback NLL base %.3f, without %.3f, with %.3f",
 		100*res[0].worstInstant, 100*res[0].worstCons, 100*res[1].worstInstant, 100*res[1].worstCons, 100*res[1].transient, res[0].baseNLL, res[0].nll, res[1].nll)
-	if !(res[0].worstInstant > 3*budget) || !(res[0].worstCons > 3*budget) || res[0].scaled {
+	if !(res[0].worstInstant > 2*budget) || !(res[0].worstCons > 2*budget) || res[0].scaled {
 		t.Fatal("without the guard the feedback should cost more than the budget on general text")
 	}
 	if !(res[1].worstInstant <= budget) || !(res[1].worstCons <= budget) || !res[1].scaled {

@@ -193,7 +193,7 @@ func DefaultConfig() Config {
 		MicroRank: 4, MicroSteps: 2, MicroLR: 1e-3, MicroRecent: 3, MicroWarmup: 4,
 		ConsolidatedRank: 8, ConsolidateSteps: 30, ConsolidateLR: 1e-3, EWCLambda: 1e6, FisherDecay: 0.5,
 		ReplaySize: 16, ReplayCap: 256, DistillWeight: 3, DistillRows: 2,
-		GuardRows: 2, GuardBudget: 0.015, GuardRepair: 4,
+		GuardRows: 4, GuardBudget: 0.01, GuardRepair: 4,
 		ValidationEvery: 5, DeepRank: 16, DeepMin: 20, DeepEpochs: 4, DeepLR: 1e-3, DeepBatch: 8,
 		GeneralTolerance: 0.02, MaxExchanges: 4096,
 		ThumbsUpWeight: 0.5, ThumbsDownWeight: 1, RegenerateWeight: 0.3, AvoidWeight: 0.5,
