@@ -2,6 +2,7 @@ package sona
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -78,5 +79,52 @@ func TestGuardHoldsGeneralText(t *testing.T) {
 	}
 	if !(res[1].nll < res[1].baseNLL-0.1*(res[1].baseNLL-res[0].nll)) {
 		t.Fatal("with the guard the feedback was not learned")
+	}
+}
+
+// TestAdjustMu: the guard's dual step doubles the distillation multiplier
+// while over the budget (up to maxMu), halves it (down to 1) with half the
+// budget to spare, and keeps it in between.
+func TestAdjustMu(t *testing.T) {
+	for _, tc := range []struct{ mu, drift, want float64 }{
+		{0, 0.02, 2}, // unset means 1
+		{1, 0.011, 2},
+		{8, 0.02, 16},
+		{16, 0.05, maxMu},
+		{4, 0.007, 4},
+		{4, 0.004, 2},
+		{1, 0, 1},
+	} {
+		if got := adjustMu(tc.mu, tc.drift, 0.01); got != tc.want {
+			t.Errorf("adjustMu(%v, %v, 0.01) = %v, want %v", tc.mu, tc.drift, got, tc.want)
+		}
+	}
+}
+
+// TestLineSearch: the guard keeps the largest fraction of an update (to
+// 1/16) whose drift fits, all of it when it fits, none when nothing does.
+func TestLineSearch(t *testing.T) {
+	l := &Learner{cfg: Config{GuardBudget: 0.01}}
+	for _, tc := range []struct {
+		name      string
+		drift     func(a float64) float64
+		wantAlpha float64
+	}{
+		{"fits", func(a float64) float64 { return 0.005 * a }, 1},
+		{"quadratic", func(a float64) float64 { return 0.04 * a * a }, 0.5},
+		{"linear", func(a float64) float64 { return 0.03 * a }, 0.3125},
+		{"never", func(a float64) float64 { return 0.02 + a }, 0},
+	} {
+		calls := 0
+		alpha, d, err := l.lineSearch(0.01, math.NaN(), func(a float64) (float64, error) {
+			calls++
+			return tc.drift(a), nil
+		})
+		if err != nil || alpha != tc.wantAlpha || d != tc.drift(alpha) || (alpha > 0 && d > 0.01) {
+			t.Errorf("%s: alpha %v drift %v (%v), want alpha %v", tc.name, alpha, d, err, tc.wantAlpha)
+		}
+		if calls > 2+guardSearch {
+			t.Errorf("%s: %d measurements", tc.name, calls)
+		}
 	}
 }
