@@ -247,8 +247,20 @@ func (l *Learner) guardConsolidated(ctx context.Context, budget float64, from, c
 	if err != nil {
 		return 1, 0, repaired, err
 	}
-	trained := cons.Clone()
-	fv, tv, cv := from.Vectors(), trained.Vectors(), cons.Vectors()
+	alpha, drift, err = l.guardAdapter(ctx, budget, d1, from, cons)
+	return alpha, drift, repaired, err
+}
+
+// guardAdapter moves a back towards from (θ₀ + α(θ₁ − θ₀)) until a
+// alone fits budget on the guard's text, and returns the factor and the
+// drift after; d1 is a's drift when already measured (NaN: not yet).
+func (l *Learner) guardAdapter(ctx context.Context, budget, d1 float64, from, a *train.Adapter) (alpha, drift float64, err error) {
+	if len(l.guardRows()) == 0 {
+		return 1, 0, nil
+	}
+	served := []train.Applied{{Adapter: a, Scale: 1}}
+	trained := a.Clone()
+	fv, tv, cv := from.Vectors(), trained.Vectors(), a.Vectors()
 	set := func(a float64) {
 		for i, v := range cv {
 			for j := range v {
@@ -261,8 +273,8 @@ func (l *Learner) guardConsolidated(ctx context.Context, budget float64, from, c
 		return l.Drift(ctx, served)
 	})
 	if err != nil {
-		return 0, 0, repaired, err
+		return 0, 0, err
 	}
 	set(alpha)
-	return alpha, drift, repaired, nil
+	return alpha, drift, nil
 }

@@ -96,12 +96,12 @@ type Scope struct {
 
 	undo []byte // the state before the last update (without its own undo)
 
-	// guardMargin is the guard's estimate of how much an update's first
-	// step, published unmeasured, adds to the drift (guard.go); the
-	// guard holds the end of every update this far below its budget.
-	// It is learned again after a restart.
-	// guardEnd is the drift the last guarded state ended at, guardFirst
-	// what the last first step published.
+	// The guard's running estimates (guard.go), learned again after a
+	// restart: guardMargin is how much an update's first step, published
+	// unmeasured, adds to the drift (the guard holds the end of every
+	// update this far below its budget), guardEnd the drift the last
+	// guarded state ended at, guardFirst what the last first step
+	// published.
 	guardMargin, guardEnd, guardFirst float64
 	// guardMu multiplies the instant loop's distillation weight (the
 	// guard's dual variable, adjustMu; 0 means 1).
@@ -437,6 +437,7 @@ func (s *Scope) Reset() {
 	undo := s.marshal(false)
 	s.micro, s.microOpt, s.cons, s.fisher, s.generalFisher, s.anchor = nil, nil, nil, nil, nil, nil
 	s.queue, s.pending, s.replay, s.exchanges, s.validation, s.positives = nil, nil, nil, nil, nil, 0
+	s.guardMargin, s.guardEnd, s.guardFirst, s.guardMu = 0, 0, 0, 0
 	s.publish()
 	s.undo = undo
 }
