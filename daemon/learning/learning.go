@@ -35,9 +35,11 @@ import (
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
-// generalText is general English prose (written for ruvllm) that seeds
-// the EWC Fisher of every learner and validates deep-loop candidates: the
-// text whose perplexity learning must not raise.
+// generalText is general English prose (written for ruvllm), in 128-token
+// chunks: the text whose perplexity learning must not raise. Every
+// learner distils towards the base model on it, its last chunks are the
+// general-text guard's (sona.Config.GuardRows), and deep-loop candidates
+// are validated on it.
 //
 //go:embed general.txt
 var generalText string

@@ -18,7 +18,14 @@ type Consolidation struct {
 	// Loss is the mean objective of the last steps; Penalty the EWC++
 	// term at the end.
 	Loss, Penalty float64
-	Duration      time.Duration
+	// Scale is how much of the run's change the guard kept (1: all),
+	// and Drift the new adapter's relative perplexity change on the
+	// guard's text (0 with the guard off).
+	Scale, Drift float64
+	// Mu is the guard's distillation multiplier at the end (1: never
+	// raised).
+	Mu       float64
+	Duration time.Duration
 }
 
 // Consolidate runs the background loop: the feedback the MicroLoRA
@@ -65,8 +72,8 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 			return res, err
 		}
 		cons, anchor, fisher = a, a.Clone(), a.ZeroLike()
-		if c.EWCLambda > 0 && c.GeneralFisherRows > 0 && len(l.general) > 0 {
-			gen := l.general[:min(c.GeneralFisherRows, len(l.general))]
+		if gen := l.trainingGeneral(); c.EWCLambda > 0 && c.GeneralFisherRows > 0 && len(gen) > 0 {
+			gen = gen[:min(c.GeneralFisherRows, len(gen))]
 			f, err := l.fisherOf(ctx, cons, gen)
 			if err != nil {
 				return res, fmt.Errorf("consolidate: general Fisher: %w", err)
@@ -87,9 +94,22 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	penalty := l.ewcPenalty(anchor, fisher, generalFisher)
 	var lossSum float64
 	var lossN int
+	s.mu.Lock()
+	budget := l.target(s)
+	s.mu.Unlock()
+	mu := 1.0
 	for step := range c.ConsolidateSteps {
+		if step > 0 && step%guardEvery == 0 && len(l.guardRows()) > 0 {
+			// The guard's dual step: distil harder while the adapter
+			// costs general text more than the budget.
+			d, err := l.Drift(ctx, []train.Applied{{Adapter: cons, Scale: 1}})
+			if err != nil {
+				return res, fmt.Errorf("consolidate: %w", err)
+			}
+			mu = adjustMu(mu, d, budget)
+		}
 		batch := minibatch(examples, c.DeepBatch*2, step, rng)
-		d, err := l.distillRows(ctx, step)
+		d, err := l.distillRows(ctx, step, mu)
 		if err != nil {
 			return res, fmt.Errorf("consolidate: %w", err)
 		}
@@ -108,6 +128,17 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	if lossN > 0 {
 		res.Loss = lossSum / float64(lossN)
 	}
+	res.Mu = mu
+	// What requests will apply must fit the guard's budget: the run's
+	// change is scaled back from the values it started from.
+	var (
+		err      error
+		repaired int
+	)
+	if res.Scale, res.Drift, repaired, err = l.guardConsolidated(ctx, budget, anchor, cons, opt, penalty, c.ConsolidateSteps); err != nil {
+		return res, fmt.Errorf("consolidate: %w", err)
+	}
+	res.Steps += repaired
 	newFisher, err := l.fisherOf(ctx, cons, examplesOf(queue))
 	if err != nil {
 		return res, fmt.Errorf("consolidate: Fisher: %w", err)
@@ -143,6 +174,7 @@ func (l *Learner) Consolidate(ctx context.Context, s *Scope) (Consolidation, err
 	}
 	s.queue = nil
 	s.micro, s.microOpt = nil, nil
+	s.guardEnd = res.Drift
 	s.stats.Steps += res.Steps
 	s.stats.Consolidations++
 	s.publish()

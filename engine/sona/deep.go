@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -54,6 +55,16 @@ func (l *Learner) Deep(ctx context.Context, s *Scope) (Candidate, error) {
 			return cand, fmt.Errorf("deep run: %w", err)
 		}
 	}
+	// The candidate would be served alone: it is held to the guard's
+	// budget (scaled back from zero) before it is validated.
+	from := a.Clone()
+	for _, p := range from.Targets {
+		clear(p.B)
+	}
+	_, drift, err := l.guardAdapter(ctx, l.cfg.GuardBudget, math.NaN(), from, a)
+	if err != nil {
+		return cand, fmt.Errorf("deep run: %w", err)
+	}
 	candidate := []train.Applied{{Adapter: a, Scale: 1}}
 	if cand.HoldoutNLL, cand.CurrentHoldoutNLL, err = l.compare(ctx, candidate, current, holdout); err != nil {
 		return cand, err
@@ -94,6 +105,7 @@ func (l *Learner) Deep(ctx context.Context, s *Scope) (Candidate, error) {
 	s.queue = still
 	s.cons, s.anchor, s.fisher, s.generalFisher = a, a.Clone(), a.ZeroLike(), nil
 	s.micro, s.microOpt = nil, nil
+	s.guardEnd = drift
 	s.stats.DeepRuns++
 	s.stats.DeepAccepted++
 	s.stats.Steps += c.DeepEpochs * per

@@ -95,6 +95,17 @@ type Scope struct {
 	seed       uint64
 
 	undo []byte // the state before the last update (without its own undo)
+
+	// The guard's running estimates (guard.go), learned again after a
+	// restart: guardMargin is how much an update's first step, published
+	// unmeasured, adds to the drift (the guard holds the end of every
+	// update this far below its budget), guardEnd the drift the last
+	// guarded state ended at, guardFirst what the last first step
+	// published.
+	guardMargin, guardEnd, guardFirst float64
+	// guardMu multiplies the instant loop's distillation weight (the
+	// guard's dual variable, adjustMu; 0 means 1).
+	guardMu float64
 }
 
 // NewScope returns an empty scope: the base model, nothing learned.
@@ -214,6 +225,14 @@ type Update struct {
 	// LossBefore and LossAfter are the feedback's objective at the first
 	// and after the last step.
 	LossBefore, LossAfter float64
+	// Scale is the factor the guard scaled the MicroLoRA back by after
+	// the last step (1: not at all), and Drift the served model's
+	// relative perplexity change on the guard's text then (0 with the
+	// guard off).
+	Scale, Drift float64
+	// FirstDrift is the drift of what the first step published (measured
+	// at the end of the update; 0 with the guard off or one step).
+	FirstDrift float64
 	// FirstApplied is the time from the call to the end of the first
 	// step, when the scope's requests apply the new adapter; Elapsed the
 	// time to the end of the last.
@@ -283,11 +302,13 @@ func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.
 	} else if !s.micro.SameShape(m) {
 		penalty = nil // a MicroLoRA of an earlier configuration
 	}
+	s.microOpt.Warmup = c.MicroWarmup
 	examples := []train.Example{rec.ex}
 	for i := len(s.queue) - 1; i >= 0 && len(examples) <= c.MicroRecent; i-- {
 		examples = append(examples, s.queue[i].ex)
 	}
-	upd := Update{}
+	upd := Update{Scale: 1}
+	var first *train.Adapter // the MicroLoRA the first step published
 	for step := range c.MicroSteps {
 		batch := examples
 		if step == 0 {
@@ -297,7 +318,7 @@ func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.
 			batch = examples[:1]
 		} else {
 			// The others also hold general text to the base model.
-			d, err := l.distillRows(ctx, s.stats.Steps)
+			d, err := l.distillRows(ctx, s.stats.Steps, s.guardMu)
 			if err != nil {
 				return upd, fmt.Errorf("instant update: %w", err)
 			}
@@ -309,6 +330,26 @@ func (l *Learner) instant(ctx context.Context, s *Scope, rec record, start time.
 		}
 		if step == 0 {
 			upd.LossBefore = res.Objective
+		}
+		if step == c.MicroSteps-1 {
+			// What requests apply once the update ends must fit the
+			// guard's budget. The earlier steps are published unmeasured:
+			// a measurement costs more than a step, and the first is the
+			// one the user waits for; each moves the values by about the
+			// learning rate, from a state that fitted.
+			if err := l.learnMargin(ctx, s, first); err != nil {
+				return upd, fmt.Errorf("instant update: %w", err)
+			}
+			alpha, drift, err := l.guardMicro(ctx, s, penalty)
+			if err != nil {
+				return upd, fmt.Errorf("instant update: %w", err)
+			}
+			upd.Scale, upd.Drift = alpha, drift
+			if first != nil {
+				upd.FirstDrift = s.guardFirst
+			}
+		} else if step == 0 && len(l.guardRows()) > 0 {
+			first = s.micro.Clone()
 		}
 		upd.Steps++
 		s.stats.Steps++
@@ -396,6 +437,7 @@ func (s *Scope) Reset() {
 	undo := s.marshal(false)
 	s.micro, s.microOpt, s.cons, s.fisher, s.generalFisher, s.anchor = nil, nil, nil, nil, nil, nil
 	s.queue, s.pending, s.replay, s.exchanges, s.validation, s.positives = nil, nil, nil, nil, nil, 0
+	s.guardMargin, s.guardEnd, s.guardFirst, s.guardMu = 0, 0, 0, 0
 	s.publish()
 	s.undo = undo
 }

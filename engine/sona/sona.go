@@ -109,6 +109,11 @@ type Config struct {
 	// MicroRecent is how many earlier queued examples join each
 	// feedback's steps (so that the MicroLoRA keeps what it just learned).
 	MicroRecent int
+	// MicroWarmup ramps a fresh MicroLoRA's learning rate up over its
+	// first steps (train.AdamW.Warmup; negative: none): Adam's first
+	// step moves every value by about the learning rate, a jump on
+	// general text the first step of a new MicroLoRA would publish.
+	MicroWarmup int
 	// MicroLayers restricts the MicroLoRA to the top layers (0: all):
 	// gradients then stop there and a step costs less.
 	MicroLayers int
@@ -147,6 +152,18 @@ type Config struct {
 	// on top of the feedback's own objective.
 	ConsolidateTransfer float64
 
+	// The general-text guard (guard.go): the last GuardRows examples of
+	// the learner's general text are held out of distillation and of
+	// the Fisher, and an instant step or a consolidation whose served
+	// model is more than GuardBudget (relative perplexity, 0.015 =
+	// +1.5 %) worse than the base on them is scaled back until it fits.
+	// Negative values switch the guard off.
+	GuardRows   int
+	GuardBudget float64
+	// GuardRepair is how many distillation-only steps an update over
+	// the budget takes before it is scaled back (negative: none).
+	GuardRepair int
+
 	// Deep loop.
 	// ValidationEvery reserves every n-th correction or thumbs-up as a
 	// validation exchange (default 5; negative: none): stored, not
@@ -173,9 +190,10 @@ type Config struct {
 // DefaultConfig is tuned on the shared 19M llama (BENCHMARKS.md).
 func DefaultConfig() Config {
 	return Config{
-		MicroRank: 4, MicroSteps: 2, MicroLR: 1e-3, MicroRecent: 3,
+		MicroRank: 4, MicroSteps: 2, MicroLR: 1e-3, MicroRecent: 3, MicroWarmup: 4,
 		ConsolidatedRank: 8, ConsolidateSteps: 30, ConsolidateLR: 1e-3, EWCLambda: 1e6, FisherDecay: 0.5,
 		ReplaySize: 16, ReplayCap: 256, DistillWeight: 3, DistillRows: 2,
+		GuardRows: 4, GuardBudget: 0.01, GuardRepair: 4,
 		ValidationEvery: 5, DeepRank: 16, DeepMin: 20, DeepEpochs: 4, DeepLR: 1e-3, DeepBatch: 8,
 		GeneralTolerance: 0.02, MaxExchanges: 4096,
 		ThumbsUpWeight: 0.5, ThumbsDownWeight: 1, RegenerateWeight: 0.3, AvoidWeight: 0.5,
@@ -203,6 +221,7 @@ func (c Config) withDefaults() Config {
 	fill(&c.MicroSteps, d.MicroSteps)
 	fillF(&c.MicroLR, d.MicroLR)
 	fill(&c.MicroRecent, d.MicroRecent)
+	fill(&c.MicroWarmup, d.MicroWarmup)
 	fill(&c.ConsolidatedRank, d.ConsolidatedRank)
 	fill(&c.ConsolidateSteps, d.ConsolidateSteps)
 	fillF(&c.ConsolidateLR, d.ConsolidateLR)
@@ -213,6 +232,9 @@ func (c Config) withDefaults() Config {
 	fillF(&c.DistillWeight, d.DistillWeight)
 	fill(&c.DistillRows, d.DistillRows)
 	fillF(&c.ConsolidateTransfer, d.ConsolidateTransfer)
+	fill(&c.GuardRows, d.GuardRows)
+	fill(&c.GuardRepair, d.GuardRepair)
+	fillF(&c.GuardBudget, d.GuardBudget)
 	fill(&c.ReplayCap, d.ReplayCap)
 	fill(&c.ValidationEvery, d.ValidationEvery)
 	fill(&c.DeepRank, d.DeepRank)
@@ -226,12 +248,13 @@ func (c Config) withDefaults() Config {
 	fill32(&c.ThumbsDownWeight, d.ThumbsDownWeight)
 	fill32(&c.RegenerateWeight, d.RegenerateWeight)
 	fill32(&c.AvoidWeight, d.AvoidWeight)
-	for _, v := range []*int{&c.MicroRecent, &c.ReplaySize, &c.GeneralFisherRows, &c.DistillRows} {
+	for _, v := range []*int{&c.MicroRecent, &c.ReplaySize, &c.GeneralFisherRows, &c.DistillRows, &c.GuardRows, &c.GuardRepair, &c.MicroWarmup} {
 		*v = max(*v, 0)
 	}
 	c.EWCLambda = max(c.EWCLambda, 0)
 	c.DistillWeight = max(c.DistillWeight, 0)
 	c.ConsolidateTransfer = max(c.ConsolidateTransfer, 0)
+	c.GuardBudget = max(c.GuardBudget, 0)
 	return c
 }
 
@@ -255,7 +278,11 @@ type Learner struct {
 	// once (Config.DistillWeight).
 	distillMu sync.Mutex
 	distill   []train.Example
-	log       *slog.Logger
+	// guardBaseNLL is the base model's NLL on the guard rows (guard.go).
+	guardMu      sync.Mutex
+	guardBaseNLL float64
+	guardBaseSet bool
+	log          *slog.Logger
 }
 
 // Options configures NewLearner.
@@ -330,14 +357,22 @@ func (l *Learner) example(fb *Feedback) (train.Example, error) {
 // Warm prepares what the first feedback would otherwise wait for: the
 // MicroLoRA's starting point (with general text's Fisher there when
 // GeneralFisherRows is set) and the base model's distributions on
-// general text for distillation (a few forward and training passes).
-// The daemon calls it when the model is loaded.
+// general text for distillation, and the base's perplexity on the
+// guard's rows (a few forward and training passes). The daemon calls it
+// when the model is loaded.
 func (l *Learner) Warm(ctx context.Context) error {
 	if _, _, err := l.newMicro(ctx); err != nil {
 		return err
 	}
-	_, err := l.distillSet(ctx)
-	return err
+	if _, err := l.distillSet(ctx); err != nil {
+		return err
+	}
+	if len(l.guardRows()) > 0 {
+		if _, err := l.guardBase(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // distillSet returns the general examples with the base model as their
@@ -345,7 +380,8 @@ func (l *Learner) Warm(ctx context.Context) error {
 // computing the teachers on first use.
 func (l *Learner) distillSet(ctx context.Context) ([]train.Example, error) {
 	c := l.cfg
-	if c.DistillWeight <= 0 || c.DistillRows <= 0 || len(l.general) == 0 {
+	general := l.trainingGeneral()
+	if c.DistillWeight <= 0 || c.DistillRows <= 0 || len(general) == 0 {
 		return nil, nil
 	}
 	l.distillMu.Lock()
@@ -353,12 +389,12 @@ func (l *Learner) distillSet(ctx context.Context) ([]train.Example, error) {
 	if l.distill != nil {
 		return l.distill, nil
 	}
-	teachers, err := l.tr.Teach(ctx, nil, l.general)
+	teachers, err := l.tr.Teach(ctx, nil, general)
 	if err != nil {
 		return nil, fmt.Errorf("distillation teachers: %w", err)
 	}
-	out := make([]train.Example, len(l.general))
-	for i, g := range l.general {
+	out := make([]train.Example, len(general))
+	for i, g := range general {
 		out[i] = train.Example{Tokens: g.Tokens, Start: g.Start, Weight: float32(c.DistillWeight), Teacher: teachers[i]}
 	}
 	l.distill = out
@@ -367,7 +403,9 @@ func (l *Learner) distillSet(ctx context.Context) ([]train.Example, error) {
 
 // distillRows returns Config.DistillRows distillation examples, the
 // at-th group of them cycling through the set (none when off).
-func (l *Learner) distillRows(ctx context.Context, at int) ([]train.Example, error) {
+// Their weight is DistillWeight times mu (the guard's multiplier, 1
+// when it has nothing to say).
+func (l *Learner) distillRows(ctx context.Context, at int, mu float64) ([]train.Example, error) {
 	set, err := l.distillSet(ctx)
 	if err != nil || len(set) == 0 {
 		return nil, err
@@ -376,6 +414,7 @@ func (l *Learner) distillRows(ctx context.Context, at int) ([]train.Example, err
 	out := make([]train.Example, n)
 	for i := range out {
 		out[i] = set[(at*n+i)%len(set)]
+		out[i].Weight *= float32(max(mu, 1))
 	}
 	return out, nil
 }
@@ -398,8 +437,8 @@ func (l *Learner) newMicro(ctx context.Context) (*train.Adapter, func(a, g *trai
 		if err != nil {
 			return nil, nil, err
 		}
-		if c.EWCLambda > 0 && c.GeneralFisherRows > 0 && len(l.general) > 0 {
-			f, err := l.fisherOf(ctx, m, l.general[:min(c.GeneralFisherRows, len(l.general))])
+		if gen := l.trainingGeneral(); c.EWCLambda > 0 && c.GeneralFisherRows > 0 && len(gen) > 0 {
+			f, err := l.fisherOf(ctx, m, gen[:min(c.GeneralFisherRows, len(gen))])
 			if err != nil {
 				return nil, nil, fmt.Errorf("general Fisher: %w", err)
 			}

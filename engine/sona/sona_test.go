@@ -394,7 +394,7 @@ func TestDistillationHoldsGeneralText(t *testing.T) {
 		probe.DistillWeight, probe.DistillRows = 1, 1
 		measure := NewLearner(tr, Options{Config: probe, General: l.general})
 		set, err := measure.distillSet(ctx)
-		if err != nil || len(set) != len(l.general) {
+		if err != nil || len(set) != len(l.trainingGeneral()) {
 			t.Fatalf("distillation set: %d examples, %v", len(set), err)
 		}
 		kl := func(s *Scope) float64 {

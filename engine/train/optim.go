@@ -14,6 +14,11 @@ type AdamW struct {
 	M, V *Adapter
 	// Steps is how many updates were applied (for bias correction).
 	Steps int
+	// Warmup, when positive, ramps the learning rate up linearly over
+	// the first Warmup steps (LR·t/Warmup at step t): Adam's first steps
+	// move every value by about LR whatever its gradient's size, since
+	// the bias-corrected ratio m/√v starts at ±1.
+	Warmup int
 }
 
 // NewAdamW returns an optimizer for adapters shaped like a, with the
@@ -31,6 +36,10 @@ func (o *AdamW) Step(a, g *Adapter) error {
 	o.Steps++
 	c1 := 1 - math.Pow(o.Beta1, float64(o.Steps))
 	c2 := 1 - math.Pow(o.Beta2, float64(o.Steps))
+	lr := o.LR
+	if o.Warmup > 0 && o.Steps < o.Warmup {
+		lr *= float64(o.Steps) / float64(o.Warmup)
+	}
 	ps, gs, ms, vs := a.Vectors(), g.Vectors(), o.M.Vectors(), o.V.Vectors()
 	for i, p := range ps {
 		gi, mi, vi := gs[i], ms[i], vs[i]
@@ -40,7 +49,7 @@ func (o *AdamW) Step(a, g *Adapter) error {
 			v := o.Beta2*float64(vi[j]) + (1-o.Beta2)*gj*gj
 			mi[j], vi[j] = float32(m), float32(v)
 			w := float64(p[j])
-			w -= o.LR * (m/c1/(math.Sqrt(v/c2)+o.Eps) + o.WeightDecay*w)
+			w -= lr * (m/c1/(math.Sqrt(v/c2)+o.Eps) + o.WeightDecay*w)
 			p[j] = float32(w)
 		}
 	}

@@ -49,9 +49,14 @@ type Options struct {
 	// periodically), so that later consolidations build on earlier ones
 	// under EWC++; the last one follows the K-th correction as always.
 	ConsolidateEvery int
-	HeldOut          int // held-out prompts (default 50)
-	Threads          int
-	Config           sona.Config
+	// Transient, when set, measures the general text's perplexity after
+	// every publication (each instant step, each consolidation) and
+	// reports the worst (Figures.PPLWorst): what a user could be served
+	// at any point, not only at the end.
+	Transient bool
+	HeldOut   int // held-out prompts (default 50)
+	Threads   int
+	Config    sona.Config
 	// Log, when set, receives progress lines.
 	Log io.Writer
 	// Routing also runs the routing bench: two adapters trained on two
@@ -86,6 +91,10 @@ type Figures struct {
 	// Latency from a feedback to its first applied update, and to its
 	// last step, in milliseconds (p50, p95).
 	FirstP50, FirstP95, AllP50, AllP95 float64
+	// PPLWorst is the worst general-text perplexity of anything served
+	// on the way (Options.Transient; 0 without it), and DriftWorst the
+	// worst of the guard's own measure after an update (its text).
+	PPLWorst, DriftWorst float64
 	// Consolidation time with EWC++ (s), and the learner's one-time
 	// preparation (general text's Fisher for the MicroLoRA).
 	ConsolidateSeconds, WarmSeconds float64
@@ -239,6 +248,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("general text too short: %d chunks of 128 tokens", len(chunks))
 	}
 	fisherChunks, pplChunks := chunks[:8], chunks[8:24]
+	cfg := o.Config
+	cfg.ValidationEvery = -1 // every correction is learned; the deep loop is not measured here
+	if c := sona.NewLearner(tr, sona.Options{Config: cfg}).Config(); c.GuardBudget > 0 && c.GuardRows > 0 {
+		// The guard's rows come on top of the 8 chunks distilled (the
+		// learner holds its last GuardRows out): chunks after the
+		// measured ones.
+		if len(chunks) < 24+c.GuardRows {
+			return nil, fmt.Errorf("general text too short: %d chunks of 128 tokens", len(chunks))
+		}
+		fisherChunks = append(slices.Clip(fisherChunks), chunks[24:24+c.GuardRows]...)
+	}
 	var otherChunks []train.Example
 	if o.Other != "" {
 		text, err := os.ReadFile(o.Other)
@@ -260,8 +280,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		*other, err = perplexity(ctx, tr, applied, otherChunks)
 		return err
 	}
-	cfg := o.Config
-	cfg.ValidationEvery = -1 // every correction is learned; the deep loop is not measured here
 
 	idle, err := ttfts(ctx, m, held, nil)
 	if err != nil {
@@ -290,12 +308,33 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		var first, all []float64
+		var transientErr error
+		var pubs int
+		worst := func() {
+			if !o.Transient || transientErr != nil {
+				return
+			}
+			pubs++
+			_, as := scope.Adapters()
+			v, err := perplexity(ctx, tr, as, pplChunks)
+			if err != nil {
+				transientErr = err
+			}
+			if v > fig.PPLWorst {
+				logf("K=%d: publication %d serves general ppl %.2f (%+.2f%%), the worst so far", k, pubs, v, 100*(v/fig.PPLBase-1))
+			}
+			fig.PPLWorst = max(fig.PPLWorst, v)
+		}
 		for i, p := range train0[:k] {
 			fb := sona.Feedback{Signal: sona.Correction, Prompt: p.tokens, Answer: p.baseAnswer, Correction: p.preferred}
-			upd, err := learner.Feedback(ctx, scope, fb, nil)
+			upd, err := learner.Feedback(ctx, scope, fb, func(uint64) { worst() })
+			if err == nil {
+				err = transientErr
+			}
 			if err != nil {
 				return nil, err
 			}
+			fig.DriftWorst = max(fig.DriftWorst, upd.Drift, upd.FirstDrift)
 			first = append(first, float64(upd.FirstApplied.Microseconds())/1000)
 			all = append(all, float64(upd.Elapsed.Microseconds())/1000)
 			if n := o.ConsolidateEvery; n > 0 && (i+1)%n == 0 && i+1 < k {
@@ -303,10 +342,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				if err != nil {
 					return nil, err
 				}
+				fig.DriftWorst = max(fig.DriftWorst, cres.Drift)
+				worst()
 				logf("K=%d: consolidated after %d corrections: %+v", k, i+1, cres)
 			}
 			if i%10 == 9 {
-				logf("K=%d: %d corrections learned (last: loss %.3f -> %.3f, first step %.0f ms)", k, i+1, upd.LossBefore, upd.LossAfter, first[len(first)-1])
+				logf("K=%d: %d corrections learned (last: loss %.3f -> %.3f, first step %.0f ms, guard scale %.3f, drift %+.2f%% after the first step, %+.2f%% at the end)", k, i+1, upd.LossBefore, upd.LossAfter, first[len(first)-1], upd.Scale, 100*upd.FirstDrift, 100*upd.Drift)
 			}
 		}
 		fig.FirstP50, fig.FirstP95 = percentile(first, 50), percentile(first, 95)
@@ -332,6 +373,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		fig.DriftWorst = max(fig.DriftWorst, cres.Drift)
 		logf("K=%d consolidated: %+v", k, cres)
 		fig.ConsolidateSeconds = time.Since(start).Seconds()
 		_, applied = scope.Adapters()
@@ -345,7 +387,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		noEWC := cfg
-		noEWC.EWCLambda, noEWC.ReplaySize, noEWC.GeneralFisherRows, noEWC.DistillWeight = -1, -1, -1, -1
+		noEWC.EWCLambda, noEWC.ReplaySize, noEWC.GeneralFisherRows, noEWC.DistillWeight, noEWC.GuardBudget = -1, -1, -1, -1, -1
 		plain := sona.NewLearner(tr, sona.Options{Config: noEWC})
 		other, err := sona.UnmarshalScope(state)
 		if err != nil {
@@ -607,6 +649,12 @@ func printLearn(w io.Writer, figs []Figures) {
 			100*f.FollowBase, 100*f.FollowInstant, 100*f.FollowConsolidated, 100*f.FollowNoEWC,
 			f.PPLBase, f.PPLInstant, 100*(f.PPLInstant/f.PPLBase-1), f.PPLEWC, 100*(f.PPLEWC/f.PPLBase-1), f.PPLNoEWC, 100*(f.PPLNoEWC/f.PPLBase-1),
 			f.FirstP50, f.FirstP95, f.AllP50, f.AllP95, f.ConsolidateSeconds)
+	}
+	for _, f := range figs {
+		if f.PPLWorst > 0 {
+			fmt.Fprintf(w, "%3d | worst general ppl served at any publication (instant steps, consolidations before the last): %.2f (%+.1f%%)\n", f.K, f.PPLWorst, 100*(f.PPLWorst/f.PPLBase-1))
+		}
+		fmt.Fprintf(w, "%3d | guard: worst drift on its own text after any step %+.2f%%\n", f.K, 100*f.DriftWorst)
 	}
 	for _, f := range figs {
 		if f.OtherBase > 0 {
