@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/kldiv"
 	"github.com/ruvllm/ruvllm/engine/llm"
@@ -61,6 +62,7 @@ func newRunCmd() *cobra.Command {
 		specs   string
 		kvf     kvFlags
 		exact   bool
+		amx     cpu.AMXMode
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--remote] -m MODEL -p TEXT [--json-schema FILE | --grammar FILE | --regex RE | --any-json]",
@@ -80,13 +82,16 @@ func newRunCmd() *cobra.Command {
 				if spec != nil {
 					return errors.New("--json-schema, --grammar, --regex and --any-json apply to in-process runs for now")
 				}
-				if cmd.Flags().Changed("backend") || cmd.Flags().Changed("exact") {
-					return errors.New("--backend and --exact apply to in-process runs; with --remote the daemon's flags decide")
+				if cmd.Flags().Changed("backend") || cmd.Flags().Changed("exact") || cmd.Flags().Changed("amx") {
+					return errors.New("--backend, --exact and --amx apply to in-process runs; with --remote the daemon's flags decide")
 				}
 				return runRemote(ctx, cmd, g, path, asChat, system, asJSON)
 			}
 			if path == "" {
 				return errors.New("missing -m FILE.gguf")
+			}
+			if err := backends.CheckAMX(cmd.Flags(), exact); err != nil {
+				return err
 			}
 			newBackend, err := backends.Factory(backend, threads)
 			if err != nil {
@@ -96,7 +101,7 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, Exact: exact}
+			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, Exact: exact, AMX: amx}
 			if err := kvf.apply(&lo); err != nil {
 				return err
 			}
@@ -139,6 +144,7 @@ func newRunCmd() *cobra.Command {
 	backends.Flag(f, &backend)
 	gflags.register(f)
 	backends.ExactFlag(f, &exact)
+	backends.AMXFlag(f, &amx)
 	return cmd
 }
 
@@ -266,6 +272,7 @@ func newPerplexityCmd() *cobra.Command {
 		backend    string
 		kvf        kvFlags
 		exact      bool
+		amx        cpu.AMXMode
 		kldBase    string
 		kldScore   bool
 		asJSON     bool
@@ -279,13 +286,17 @@ func newPerplexityCmd() *cobra.Command {
 			"such a file instead (saved by llama-perplexity or ruvllm, no -f needed) and compares this\n" +
 			"model with the base on the file's tokens: mean KL divergence, same top token, both perplexities.\n" +
 			"--exact here also follows llama.cpp's attention path by batch size (tiled float32 from 64 tokens),\n" +
-			"so that its logits equal llama-perplexity's.",
+			"so that its logits equal llama-perplexity's; --amx off matches a llama-perplexity without AMX\n" +
+			"(built without it, or run with --no-repack) on a CPU that has AMX-INT8.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if path == "" || (file == "" && !kldScore) {
 				return errors.New("need -m FILE.gguf and -f TEXTFILE (or --kl-divergence-base FILE --kl-divergence)")
 			}
 			if kldScore && kldBase == "" {
 				return errors.New("--kl-divergence needs --kl-divergence-base FILE")
+			}
+			if err := backends.CheckAMX(cmd.Flags(), exact); err != nil {
+				return err
 			}
 			var text []byte
 			if !kldScore {
@@ -301,7 +312,7 @@ func newPerplexityCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			lo := llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend, Sequences: 1,
-				Exact: exact, LlamaBatching: exact}
+				Exact: exact, LlamaBatching: exact, AMX: amx}
 			if err := kvf.apply(&lo); err != nil {
 				return err
 			}
@@ -351,6 +362,7 @@ func newPerplexityCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	backends.Flag(f, &backend)
 	backends.ExactFlag(f, &exact)
+	backends.AMXFlag(f, &amx)
 	return cmd
 }
 

@@ -103,6 +103,12 @@ type Options struct {
 	// sequence's results depend on its batching, so the prefix cache is
 	// off.
 	LlamaBatching bool
+	// AMX, with Exact, selects whether Q8_0 and F16 matrix products sum in
+	// the order of llama.cpp's AMX kernels (cpu.Options.AMX). The zero
+	// value follows llama.cpp on this CPU (on where it has AMX-INT8);
+	// cpu.AMXOff matches a llama.cpp run without them (built without AMX,
+	// or with --no-repack). Ignored with NewBackend.
+	AMX cpu.AMXMode
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 	// NewBackend, when set, creates the compute backend the model runs on;
@@ -422,7 +428,7 @@ func (m *Model) Backend() string { return m.backend.Name() }
 // newBackend creates the backend Options select.
 func newBackend(o Options) (compute.Backend, error) {
 	if o.NewBackend == nil {
-		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching}), nil
+		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching, AMX: o.AMX}), nil
 	}
 	b, err := o.NewBackend()
 	if err != nil {
