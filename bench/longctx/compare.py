@@ -97,11 +97,14 @@ for model in a.models.split(","):
                 if rnd % 2:
                     order.reverse()
                 for eng, fn in order:
+                    load0 = os.getloadavg()[0]
                     f = fn(model, pp, tg, depth)
-                    f.update(engine=eng, model=name, kind=kind, n=n, round=rnd)
+                    f.update(engine=eng, model=name, kind=kind, n=n, round=rnd, load=(load0, os.getloadavg()[0]),
+                             at=time.strftime("%H:%M", time.gmtime()))
                     figs[eng].append(f)
                     raw.append(f)
-                    print(f"{name} {test} {eng} round {rnd}: {f['tps']:.2f} t/s, {f['cpu_s']:.1f} CPU s, {f['wall_s']:.0f} s",
+                    print(f"{name} {test} {eng} round {rnd}: {f['tps']:.2f} t/s, {f['cpu_s']:.1f} CPU s, {f['wall_s']:.0f} s, "
+                          f"load {f['load'][0]:.1f}->{f['load'][1]:.1f}, done {f['at']} UTC",
                           file=sys.stderr, flush=True)
                     if a.json:
                         with open(a.json, "w") as fh:
@@ -111,8 +114,10 @@ for model in a.models.split(","):
             med = lambda fs, k: statistics.median(x[k] for x in fs)
             ratio = med(figs["ruvllm"], "tps") / med(figs["llama.cpp"], "tps")
             cpu = med(figs["llama.cpp"], "cpu_s") / med(figs["ruvllm"], "cpu_s")
+            loads = [v for fs in figs.values() for x in fs for v in x["load"]]
             rows.append(f"| {name} | {test} | {cell(figs['llama.cpp'])} | {cell(figs['ruvllm'])} | {ratio:.2f} | "
-                        f"{med(figs['llama.cpp'], 'cpu_s'):.1f} / {med(figs['ruvllm'], 'cpu_s'):.1f} ({cpu:.2f}) |")
+                        f"{med(figs['llama.cpp'], 'cpu_s'):.1f} / {med(figs['ruvllm'], 'cpu_s'):.1f} ({cpu:.2f}) | "
+                        f"{min(loads):.1f}–{max(loads):.1f} |")
             print(rows[-1], flush=True)
 
 print()
@@ -120,7 +125,9 @@ print(f"{a.threads} threads, {a.rounds} alternated rounds, one repetition each w
 print("ratio = ruvllm ÷ llama.cpp of the medians; CPU s = the whole process (load, fill of the depth context, test),")
 print("llama.cpp / ruvllm, and in brackets llama.cpp's over ruvllm's (above 1: ruvllm used less).")
 print()
-print("| model | test | llama.cpp t/s | ruvllm t/s | ratio | CPU s llama.cpp / ruvllm |")
-print("|---|---|---:|---:|---:|---:|")
+print("load = the 1-minute load average at the start and end of each run (range over the cell's runs).")
+print()
+print("| model | test | llama.cpp t/s | ruvllm t/s | ratio | CPU s llama.cpp / ruvllm | load |")
+print("|---|---|---:|---:|---:|---:|---:|")
 for r in rows:
     print(r)

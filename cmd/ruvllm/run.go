@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/kldiv"
 	"github.com/ruvllm/ruvllm/engine/llm"
@@ -62,6 +63,7 @@ func newRunCmd() *cobra.Command {
 		kvf     kvFlags
 		exact   bool
 		lbuild  string
+		amx     cpu.AMXMode
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--remote] -m MODEL -p TEXT [--json-schema FILE | --grammar FILE | --regex RE | --any-json]",
@@ -81,13 +83,16 @@ func newRunCmd() *cobra.Command {
 				if spec != nil {
 					return errors.New("--json-schema, --grammar, --regex and --any-json apply to in-process runs for now")
 				}
-				if cmd.Flags().Changed("backend") || cmd.Flags().Changed("exact") || cmd.Flags().Changed("llama-build") {
-					return errors.New("--backend, --exact and --llama-build apply to in-process runs; with --remote the daemon's flags decide")
+				if cmd.Flags().Changed("backend") || cmd.Flags().Changed("exact") || cmd.Flags().Changed("llama-build") || cmd.Flags().Changed("amx") {
+					return errors.New("--backend, --exact, --llama-build and --amx apply to in-process runs; with --remote the daemon's flags decide")
 				}
 				return runRemote(ctx, cmd, g, path, asChat, system, asJSON)
 			}
 			if path == "" {
 				return errors.New("missing -m FILE.gguf")
+			}
+			if err := backends.CheckAMX(cmd.Flags(), exact); err != nil {
+				return err
 			}
 			newBackend, err := backends.Factory(backend, threads)
 			if err != nil {
@@ -101,7 +106,7 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, Exact: exact, LlamaBuild: lb}
+			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, Exact: exact, LlamaBuild: lb, AMX: amx}
 			if err := kvf.apply(&lo); err != nil {
 				return err
 			}
@@ -145,6 +150,7 @@ func newRunCmd() *cobra.Command {
 	gflags.register(f)
 	backends.ExactFlag(f, &exact)
 	backends.BuildFlag(f, &lbuild)
+	backends.AMXFlag(f, &amx)
 	return cmd
 }
 
@@ -273,6 +279,7 @@ func newPerplexityCmd() *cobra.Command {
 		kvf        kvFlags
 		exact      bool
 		lbuild     string
+		amx        cpu.AMXMode
 		kldBase    string
 		kldScore   bool
 		asJSON     bool
@@ -286,13 +293,17 @@ func newPerplexityCmd() *cobra.Command {
 			"such a file instead (saved by llama-perplexity or ruvllm, no -f needed) and compares this\n" +
 			"model with the base on the file's tokens: mean KL divergence, same top token, both perplexities.\n" +
 			"--exact here also follows llama.cpp's attention path by batch size (tiled float32 from 64 tokens),\n" +
-			"so that its logits equal llama-perplexity's.",
+			"so that its logits equal llama-perplexity's; --amx off matches a llama-perplexity without AMX\n" +
+			"(built without it, or run with --no-repack) on a CPU that has AMX-INT8.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if path == "" || (file == "" && !kldScore) {
 				return errors.New("need -m FILE.gguf and -f TEXTFILE (or --kl-divergence-base FILE --kl-divergence)")
 			}
 			if kldScore && kldBase == "" {
 				return errors.New("--kl-divergence needs --kl-divergence-base FILE")
+			}
+			if err := backends.CheckAMX(cmd.Flags(), exact); err != nil {
+				return err
 			}
 			var text []byte
 			if !kldScore {
@@ -312,7 +323,7 @@ func newPerplexityCmd() *cobra.Command {
 				return err
 			}
 			lo := llm.Options{Threads: threads, ContextLength: max(ctxLen, 0), NewBackend: newBackend, Sequences: 1,
-				Exact: exact, LlamaBatching: exact, LlamaBuild: lb}
+				Exact: exact, LlamaBatching: exact, LlamaBuild: lb, AMX: amx}
 			if err := kvf.apply(&lo); err != nil {
 				return err
 			}
@@ -363,6 +374,7 @@ func newPerplexityCmd() *cobra.Command {
 	backends.Flag(f, &backend)
 	backends.ExactFlag(f, &exact)
 	backends.BuildFlag(f, &lbuild)
+	backends.AMXFlag(f, &amx)
 	return cmd
 }
 

@@ -108,6 +108,12 @@ type Options struct {
 	// (cpu.Options.Build: the prebuilt backends by default, or a native
 	// AVX512-FP16 build).
 	LlamaBuild cpu.LlamaBuild
+	// AMX, with Exact, selects whether Q8_0 and F16 matrix products sum in
+	// the order of llama.cpp's AMX kernels (cpu.Options.AMX). The zero
+	// value follows llama.cpp on this CPU (on where it has AMX-INT8);
+	// cpu.AMXOff matches a llama.cpp run without them (built without AMX,
+	// or with --no-repack). Ignored with NewBackend.
+	AMX cpu.AMXMode
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger
 	// NewBackend, when set, creates the compute backend the model runs on;
@@ -438,7 +444,7 @@ func (m *Model) Backend() string { return m.backend.Name() }
 // newBackend creates the backend Options select.
 func newBackend(o Options) (compute.Backend, error) {
 	if o.NewBackend == nil {
-		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching, Build: o.LlamaBuild}), nil
+		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching, Build: o.LlamaBuild, AMX: o.AMX}), nil
 	}
 	b, err := o.NewBackend()
 	if err != nil {

@@ -123,6 +123,51 @@ func ParseBuild(name string) (cpu.LlamaBuild, error) {
 	return 0, fmt.Errorf("--llama-build %q: want prebuilt or native-fp16", name)
 }
 
+// amxNames are the --amx values, in cpu.AMXMode order.
+var amxNames = []string{cpu.AMXAuto: "auto", cpu.AMXOff: "off", cpu.AMXOn: "on"}
+
+// amxValue is the pflag.Value behind --amx.
+type amxValue struct{ dst *cpu.AMXMode }
+
+func (v amxValue) String() string {
+	if v.dst == nil || int(*v.dst) >= len(amxNames) {
+		return amxNames[cpu.AMXAuto]
+	}
+	return amxNames[*v.dst]
+}
+
+func (v amxValue) Set(s string) error {
+	want := strings.ToLower(strings.TrimSpace(s))
+	for i, n := range amxNames {
+		if n == want {
+			*v.dst = cpu.AMXMode(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown --amx %q (want one of %s)", s, strings.Join(amxNames, ", "))
+}
+
+func (amxValue) Type() string { return "mode" }
+
+// AMXFlag binds --amx, which says whether --exact sums Q8_0 and F16 matrix
+// products in the order of llama.cpp's AMX kernels (llm.Options.AMX):
+// auto follows llama.cpp on this CPU, off matches a llama.cpp built without
+// AMX or run with --no-repack (-nr), on matches its AMX build on a CPU with
+// AMX-INT8 (the shared golden files).
+func AMXFlag(f *pflag.FlagSet, dst *cpu.AMXMode) {
+	f.Var(amxValue{dst}, "amx", "with --exact: sum Q8_0/F16 products in llama.cpp's AMX order: auto (as llama.cpp on this CPU), "+
+		"off (llama.cpp without AMX or with --no-repack), on")
+}
+
+// CheckAMX reports an error when --amx was given without --exact, where
+// it would change nothing.
+func CheckAMX(f *pflag.FlagSet, exact bool) error {
+	if fl := f.Lookup("amx"); fl != nil && fl.Changed && !exact {
+		return errors.New("--amx applies to --exact only")
+	}
+	return nil
+}
+
 // Flag registers --backend on f, storing the name in dst.
 func Flag(f *pflag.FlagSet, dst *string) {
 	var help []string

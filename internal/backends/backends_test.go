@@ -2,6 +2,7 @@ package backends
 
 import (
 	"errors"
+	"io"
 	"runtime"
 	"slices"
 	"strings"
@@ -141,5 +142,52 @@ func TestParseBuild(t *testing.T) {
 		if (err == nil) != tc.ok || err == nil && got != tc.want {
 			t.Errorf("ParseBuild(%q) = %v, %v; want %v (ok %v)", tc.in, got, err, tc.want, tc.ok)
 		}
+	}
+}
+
+func TestAMXFlag(t *testing.T) {
+	tests := []struct {
+		args    []string
+		exact   bool
+		want    cpu.AMXMode
+		wantErr string // substring of the parse or CheckAMX error; "" for none
+	}{
+		{args: nil, want: cpu.AMXAuto},
+		{args: []string{"--amx", "off"}, exact: true, want: cpu.AMXOff},
+		{args: []string{"--amx=ON"}, exact: true, want: cpu.AMXOn},
+		{args: []string{"--amx", " auto "}, exact: true, want: cpu.AMXAuto},
+		{args: []string{"--amx", "amx"}, exact: true, wantErr: `unknown --amx "amx" (want one of auto, off, on)`},
+		{args: []string{"--amx", "off"}, wantErr: "--amx applies to --exact only"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			f := pflag.NewFlagSet("t", pflag.ContinueOnError)
+			f.SetOutput(io.Discard)
+			got := cpu.AMXMode(99)
+			AMXFlag(f, &got)
+			if got != 99 {
+				t.Fatalf("AMXFlag changed the destination to %d before parsing", got)
+			}
+			got = cpu.AMXAuto
+			err := f.Parse(tc.args)
+			if err == nil {
+				err = CheckAMX(f, tc.exact)
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("mode %d, want %d", got, tc.want)
+			}
+			if s := f.Lookup("amx").Value.String(); s != amxNames[tc.want] {
+				t.Errorf("flag prints %q, want %q", s, amxNames[tc.want])
+			}
+		})
 	}
 }
