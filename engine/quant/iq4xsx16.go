@@ -154,11 +154,5 @@ func iq4xsx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, au
 
 // checkIQ4XSx16 is checkQ4x16 for the IQ4_XSx16 kernel.
 func checkIQ4XSx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
-	if rows < 1 || rows > PackedRows || nb < 1 {
-		panic(fmt.Sprintf("quant: IQ4_XSx16 kernel of %d blocks × %d activation rows", nb, rows))
-	}
-	_ = w[nb*IQ4XSx16BlockBytes-1]
-	_ = a[(rows-1)*astride+nb*q8_KBytes-1]
-	_ = aux[(rows-1)*auxstride+IQ4XSx16AuxWords*nb-1]
-	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
+	checkPackedCall("IQ4_XSx16", IQ4XSx16BlockBytes, q8_KBytes, IQ4XSx16AuxWords, nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 }

@@ -151,12 +151,21 @@ func q4x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxst
 // checkQ4x16 panics unless the buffers of a PackedKernel call are large
 // enough, so that the assembly kernel never reads or writes past them.
 func checkQ4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
+	checkPackedCall("Q4_0x16", Q4x16BlockBytes, q8_0Bytes, Q8_0AuxWords, nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+}
+
+// checkPackedCall panics unless the buffers of a call of a packed layout's
+// kernel are large enough for nb blocks of blockBytes weight bytes,
+// actBytes activation bytes and auxWords aux words each, over rows
+// activation rows (1 to PackedRows), so that the assembly kernel never
+// reads or writes past them. layout names the layout in the panic.
+func checkPackedCall(layout string, blockBytes, actBytes, auxWords, nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	if rows < 1 || rows > PackedRows || nb < 1 {
-		panic(fmt.Sprintf("quant: Q4_0x16 kernel of %d blocks × %d activation rows", nb, rows))
+		panic(fmt.Sprintf("quant: %s kernel of %d blocks × %d activation rows", layout, nb, rows))
 	}
-	_ = w[nb*Q4x16BlockBytes-1]
-	_ = a[(rows-1)*astride+nb*q8_0Bytes-1]
-	_ = aux[(rows-1)*auxstride+Q8_0AuxWords*nb-1]
+	_ = w[nb*blockBytes-1]
+	_ = a[(rows-1)*astride+nb*actBytes-1]
+	_ = aux[(rows-1)*auxstride+auxWords*nb-1]
 	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
 }
 

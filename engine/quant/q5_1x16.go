@@ -112,11 +112,5 @@ func Q51x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 // large enough, so that the assembly kernel never reads or writes past
 // them.
 func checkQ51x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
-	if rows < 1 || rows > PackedRows || nb < 1 {
-		panic(fmt.Sprintf("quant: Q5_1x16 kernel of %d blocks × %d activation rows", nb, rows))
-	}
-	_ = w[nb*Q51x16BlockBytes-1]
-	_ = a[(rows-1)*astride+nb*q8_1Bytes-1]
-	_ = aux[(rows-1)*auxstride+Q8_1x16AuxWords*nb-1]
-	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
+	checkPackedCall("Q5_1x16", Q51x16BlockBytes, q8_1Bytes, Q8_1x16AuxWords, nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 }

@@ -113,11 +113,5 @@ func Q5Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 // large enough, so that the assembly kernel never reads or writes past
 // them.
 func checkQ5Kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
-	if rows < 1 || rows > PackedRows || nb < 1 {
-		panic(fmt.Sprintf("quant: Q5_Kx16 kernel of %d blocks × %d activation rows", nb, rows))
-	}
-	_ = w[nb*Q5Kx16BlockBytes-1]
-	_ = a[(rows-1)*astride+nb*q8_KBytes-1]
-	_ = aux[(rows-1)*auxstride+Q8_KAuxWords*nb-1]
-	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
+	checkPackedCall("Q5_Kx16", Q5Kx16BlockBytes, q8_KBytes, Q8_KAuxWords, nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 }

@@ -114,11 +114,5 @@ func Q8x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxst
 // checkQ8x16 panics unless the buffers of a Q8_0x16 kernel call are large
 // enough, so that the assembly kernel never reads or writes past them.
 func checkQ8x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
-	if rows < 1 || rows > PackedRows || nb < 1 {
-		panic(fmt.Sprintf("quant: Q8_0x16 kernel of %d blocks × %d activation rows", nb, rows))
-	}
-	_ = w[nb*Q8x16BlockBytes-1]
-	_ = a[(rows-1)*astride+nb*q8_0Bytes-1]
-	_ = aux[(rows-1)*auxstride+Q8_0x16AuxWords*nb-1]
-	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
+	checkPackedCall("Q8_0x16", Q8x16BlockBytes, q8_0Bytes, Q8_0x16AuxWords, nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 }
