@@ -3,9 +3,12 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"unsafe"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/internal/hostmem"
 )
 
 // kvStore keeps keys and values in host memory. Layout: for each block, for
@@ -53,10 +56,19 @@ func (b *Backend) NewKVStore(cfg compute.KVConfig) (compute.KVStore, error) {
 	if err := s.newColdTier(); err != nil { // coldkv.go
 		return nil, err
 	}
-	if cfg.Type == quant.F16 {
-		s.f16 = make([]uint16, total)
-	} else {
-		s.f32 = make([]float32, total)
+	// Outside the Go heap and in huge pages, as repacked weights: a long
+	// context's cache is GiBs that decode streams through every step.
+	buf, err := hostmem.Alloc(total * cfg.Type.BlockBytes())
+	if err != nil {
+		return nil, fmt.Errorf("kv cache: %w", err)
+	}
+	if len(buf) > 0 {
+		runtime.AddCleanup(s, freeHost, buf)
+		if cfg.Type == quant.F16 {
+			s.f16 = unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(buf))), total)
+		} else {
+			s.f32 = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(buf))), total)
+		}
 	}
 	return s, nil
 }

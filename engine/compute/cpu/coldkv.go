@@ -6,6 +6,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/internal/hostmem"
 )
 
 // The cold tier of the KV store (compute.KVConfig.ColdType): blocks
@@ -35,7 +36,7 @@ func (s *kvStore) newColdTier() error {
 		return err
 	}
 	s.coldT = c
-	runtime.AddCleanup(s, freeWeights, c.data)
+	runtime.AddCleanup(s, freeHost, c.data)
 	return nil
 }
 
@@ -64,7 +65,7 @@ func newColdTier(cfg compute.KVConfig, rowElems int) (*coldTier, error) {
 	// Outside the Go heap, like repacked weights: the tier is sized for a
 	// whole cache of cold blocks and need not raise the collector's
 	// target by as much.
-	if c.data, err = allocWeights(c.perBlock * cfg.ColdBlocks); err != nil {
+	if c.data, err = hostmem.Alloc(c.perBlock * cfg.ColdBlocks); err != nil {
 		return nil, fmt.Errorf("kv cold tier: %w", err)
 	}
 	return c, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/internal/hostmem"
 )
 
 // Backend runs operations on the CPU. Its methods must not be called
@@ -25,6 +26,12 @@ type Backend struct {
 	exact   bool // llama.cpp's arithmetic (Options.Exact)
 	batched bool // ... with llama.cpp's attention path by batch size (Options.LlamaBatching)
 	fp16    bool // ... of a native AVX512-FP16 build (Options.Build)
+
+	// weights holds the repacked matrices: outside the Go heap (hundreds
+	// of MiB of long-lived data would raise the garbage collector's target
+	// by as much) and in huge pages, the small ones side by side in shared
+	// chunks (decode streams them; one TLB entry per 2 MiB).
+	weights hostmem.Arena
 
 	quantize quantizeJob
 	matmul   matmulJob
@@ -302,7 +309,7 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 		t.gemvRaw = t.raw
 	}
 	if p != nil && !t.interleaved && rows%quant.Q4x16Rows == 0 && cols > 0 && cols%p.BlockSize == 0 {
-		if err := t.repack(p); err != nil {
+		if err := t.repack(&b.weights, p); err != nil {
 			return nil, err
 		}
 	} else if (typ == quant.Q4_0 || typ == quant.IQ4_NL) && rows%8 == 0 {
@@ -314,7 +321,7 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 		// llama.cpp's prompt path needs rows of a multiple of 8; this
 		// layout 16, which every model's matrices have.
 		p := &tensor{rows: rows, cols: cols, typ: typ, raw: data, rowBytes: t.rowBytes}
-		if err := p.repack(quant.IQ4XSPanel()); err != nil {
+		if err := p.repack(&b.weights, quant.IQ4XSPanel()); err != nil {
 			return nil, err
 		}
 		t.panel = p
@@ -335,21 +342,26 @@ func (b *Backend) TiedOutputWeight(typ quant.Type, rows, cols int, data []byte) 
 	return b.MatMulWeight(typ, rows, cols, data)
 }
 
-// repack copies matrix t into layout p, in memory that is returned when t
-// is collected.
-func (t *tensor) repack(p *quant.Packed) error {
-	buf, err := allocWeights(p.Bytes(t.rows, t.cols))
+// repack copies matrix t into layout p, in memory carved from arena and
+// released when t is collected.
+func (t *tensor) repack(arena *hostmem.Arena, p *quant.Packed) error {
+	buf, release, err := arena.Alloc(p.Bytes(t.rows, t.cols))
 	if err != nil {
-		return err
+		return fmt.Errorf("repacked weights: %w", err)
 	}
 	if err := p.Repack(buf, t.raw, t.rows, t.cols); err != nil {
-		freeWeights(buf)
+		release()
 		return err
 	}
 	t.packed, t.pk, t.raw, t.interleaved = buf, p, nil, true
-	runtime.AddCleanup(t, freeWeights, buf)
+	runtime.AddCleanup(t, func(release func()) { release() }, release)
 	return nil
 }
+
+// freeHost returns memory from hostmem.Alloc: the backend keeps KV caches
+// outside the Go heap and in huge pages, as repacked weights (Backend's
+// weights).
+func freeHost(b []byte) { _ = hostmem.Free(b) }
 
 // New implements compute.Backend.
 func (b *Backend) New(rows, cols int) compute.Tensor {

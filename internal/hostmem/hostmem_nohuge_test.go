@@ -1,0 +1,5 @@
+//go:build !linux
+
+package hostmem
+
+const alignsHuge = false
