@@ -407,8 +407,12 @@ func printBench(w io.Writer, out benchOutput) {
 		}
 	}
 	if bw := out.MemBW; bw != nil {
-		fmt.Fprintf(w, "memory bandwidth, %d threads: reading %d MiB in all %.2f GB/s; copying %d MiB each %.2f GB/s read (%.2f GB/s read+write)\n",
-			bw.Threads, bw.ReadBytes>>20, bw.ReadBytesPerSecond/1e9, bw.BufferBytes>>20, bw.CopyReadBytesPerSecond/1e9, bw.CopyBytesPerSecond/1e9)
+		pf := "no prefetch"
+		if bw.ReadPrefetchBytes > 0 {
+			pf = fmt.Sprintf("prefetch %d B ahead", bw.ReadPrefetchBytes)
+		}
+		fmt.Fprintf(w, "memory bandwidth, %d threads: reading %d MiB in all %.2f GB/s (best pass: %s); copying %d MiB each %.2f GB/s read (%.2f GB/s read+write)\n",
+			bw.Threads, bw.ReadBytes>>20, bw.ReadBytesPerSecond/1e9, pf, bw.BufferBytes>>20, bw.CopyReadBytesPerSecond/1e9, bw.CopyBytesPerSecond/1e9)
 		if r := out.BenchReport; r != nil && out.DecodeBoundTPS > 0 {
 			fmt.Fprintf(w, "decode bound: %.2f ms/token = %.2f t/s", 1000/out.DecodeBoundTPS, out.DecodeBoundTPS)
 			for _, f := range r.Results {

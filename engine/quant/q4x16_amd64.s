@@ -3,15 +3,15 @@
 #include "textflag.h"
 
 // PFD is how far ahead of the block being read the kernel prefetches the
-// weights when it has four or more activation rows. With one row the
-// hardware prefetchers keep up with the kernel; with eight the kernel
+// weights, for any number of activation rows. With eight rows the kernel
 // computes long enough per block that, without software prefetch, memory
-// and arithmetic took turns instead of overlapping, and a call that reads
-// a short range of blocks (a split product) started each range cold.
-// Streaming 64 MiB on two cores, eight rows: 896-wide products about the
-// same, 4864-wide ones split in ranges 3.7-3.9 ms -> 2.7-2.9 ms; distances
-// from 2304 to 9216 bytes were alike.
-#define PFD 4608
+// and arithmetic took turns instead of overlapping (4864-wide products
+// split in ranges, 64 MiB on two cores: 3.7-3.9 ms -> 2.7-2.9 ms). With
+// one row (decode) the hardware prefetchers alone read 24-25 GB/s on a
+// 2-core VM whose plain read stream gets 35; prefetching 2304 bytes ahead
+// reads 30, while 3456 and more read less than none (23, 20 at 4608):
+// decode in huge pages, one 768 MiB stream of 2048-wide groups.
+#define PFD 2304
 
 // The Q4_0x16 kernel (see q4x16.go for the layout) with AVX-512 VNNI.
 // Per block, the four 64-byte quant chunks are split into their low
@@ -112,8 +112,6 @@ q4x16loaded:
 	MOVQ w+8(FP), DI
 
 q4x16loop:
-	CMPQ BX, $4
-	JLT  q4x16unpack
 	PREFETCHT0 PFD+0(DI)
 	PREFETCHT0 PFD+64(DI)
 	PREFETCHT0 PFD+128(DI)

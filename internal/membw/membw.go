@@ -4,8 +4,9 @@
 //
 // Two probes run. The read probe is the bound: each thread streams through
 // its own buffer, far larger than any cache, with the loads decode's
-// kernels use (the widest vector loads the CPU has, software prefetch
-// ahead of the stream) and writes nothing. The copy probe (STREAM's copy)
+// kernels use (the widest vector loads the CPU has) and writes nothing,
+// once without software prefetch and once at each of several distances
+// ahead; the fastest pass is the bound. The copy probe (STREAM's copy)
 // is kept as a second figure: its writes cost read-for-ownership traffic
 // and share the memory bus with the reads, so the read half of a copy is
 // well below what a read-only stream gets, and decode ran at 130–200 % of
@@ -18,6 +19,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/ruvllm/ruvllm/internal/hostmem"
 )
 
 // Options configures Measure.
@@ -46,6 +49,9 @@ type Result struct {
 	// decode step's weight stream can get, the figure to divide weight
 	// bytes per token by.
 	ReadBytesPerSecond float64 `json:"read_bytes_per_second"`
+	// ReadPrefetchBytes is the software prefetch distance of the fastest
+	// read pass (0: none), of those the probe tries.
+	ReadPrefetchBytes int `json:"read_prefetch_bytes"`
 	// CopyBytesPerSecond counts bytes read plus bytes written by the copy
 	// probe, as STREAM's copy does.
 	CopyBytesPerSecond float64 `json:"copy_bytes_per_second"`
@@ -77,21 +83,39 @@ func Measure(ctx context.Context, o Options) (Result, error) {
 	}
 	res := Result{Threads: o.Threads, BufferBytes: o.BufferBytes, ReadBytes: o.ReadBytes}
 
+	// The read buffers live where the engine keeps weights (hostmem: huge
+	// pages where the kernel offers them), so the bound is that of the
+	// memory decode actually streams.
 	bufs := make([][]byte, o.Threads)
+	defer func() {
+		for _, b := range bufs {
+			_ = hostmem.Free(b)
+		}
+	}()
 	for i := range bufs {
-		bufs[i] = make([]byte, share)
-		for j := 0; j < len(bufs[i]); j += 4096 {
-			bufs[i][j] = byte(j >> 12)
+		b, err := hostmem.Alloc(share)
+		if err != nil {
+			return Result{}, fmt.Errorf("memory bandwidth: %w", err)
+		}
+		bufs[i] = b
+		for j := 0; j < len(b); j += 4096 {
+			b[j] = byte(j >> 12)
 		}
 	}
 	sums := make([]uint64, o.Threads)
-	best, err := timePasses(ctx, o.Reps, o.Threads, func(i int) { sums[i] = readStream(bufs[i]) })
-	if err != nil {
-		return Result{}, err
+	for _, pfd := range prefetchDistances {
+		d, err := timePasses(ctx, o.Reps, o.Threads, func(i int) { sums[i] = readStream(bufs[i], pfd) })
+		if err != nil {
+			return Result{}, err
+		}
+		if bps := float64(o.ReadBytes) / d.Seconds(); bps > res.ReadBytesPerSecond {
+			res.ReadBytesPerSecond, res.ReadPrefetchBytes = bps, pfd
+		}
 	}
-	res.ReadBytesPerSecond = float64(o.ReadBytes) / best.Seconds()
-	bufs = nil
-	runtime.GC() // the read buffers go before the copy's come
+	for i, b := range bufs { // the read buffers go before the copy's come
+		_ = hostmem.Free(b)
+		bufs[i] = nil
+	}
 
 	src, dst := make([][]byte, o.Threads), make([][]byte, o.Threads)
 	for i := range src {
@@ -101,7 +125,7 @@ func Measure(ctx context.Context, o Options) (Result, error) {
 		}
 		copy(dst[i], src[i])
 	}
-	best, err = timePasses(ctx, o.Reps, o.Threads, func(i int) { copy(dst[i], src[i]) })
+	best, err := timePasses(ctx, o.Reps, o.Threads, func(i int) { copy(dst[i], src[i]) })
 	if err != nil {
 		return Result{}, err
 	}

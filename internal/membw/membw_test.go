@@ -3,6 +3,7 @@ package membw
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -16,6 +17,9 @@ func TestMeasure(t *testing.T) {
 	}
 	if !(r.ReadBytesPerSecond > 0) || !(r.CopyReadBytesPerSecond > 0) || r.CopyBytesPerSecond != 2*r.CopyReadBytesPerSecond {
 		t.Errorf("bandwidth %+v: want read > 0, copy read > 0 and copy = 2·copy read", r)
+	}
+	if !slices.Contains(prefetchDistances, r.ReadPrefetchBytes) {
+		t.Errorf("fastest read at prefetch distance %d, not one the probe tries (%v)", r.ReadPrefetchBytes, prefetchDistances)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -33,7 +37,7 @@ func TestReadStream(t *testing.T) {
 		for i := range b {
 			b[i] = byte(r.Uint32())
 		}
-		if got, want := readStream(b), readStreamGo(b); got != want {
+		if got, want := readStream(b, 576), readStreamGo(b); got != want {
 			t.Errorf("%d bytes: read probe sums %#x, portable loop %#x", n, got, want)
 		}
 	}

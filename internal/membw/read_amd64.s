@@ -3,14 +3,14 @@
 #include "textflag.h"
 
 // The read probe's loops: 256 bytes per iteration into four accumulators
-// of 64-bit lanes (VPADDQ from memory), with software prefetch PFD bytes
-// ahead, the distance of the decode kernels (engine/quant's q4x16_amd64.s).
-#define PFD 4608
+// of 64-bit lanes (VPADDQ from memory), with software prefetch pfd bytes
+// ahead (0: the line being read, which prefetches nothing).
 
-// func readAVX512(p *byte, n int) uint64
-TEXT ·readAVX512(SB), NOSPLIT, $0-24
+// func readAVX512(p *byte, n, pfd int) uint64
+TEXT ·readAVX512(SB), NOSPLIT, $0-32
 	MOVQ p+0(FP), SI
 	MOVQ n+8(FP), CX
+	MOVQ pfd+16(FP), DX
 	SHRQ $8, CX
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
@@ -18,10 +18,10 @@ TEXT ·readAVX512(SB), NOSPLIT, $0-24
 	VPXORQ Z3, Z3, Z3
 
 r512loop:
-	PREFETCHT0 PFD(SI)
-	PREFETCHT0 PFD+64(SI)
-	PREFETCHT0 PFD+128(SI)
-	PREFETCHT0 PFD+192(SI)
+	PREFETCHT0 (SI)(DX*1)
+	PREFETCHT0 64(SI)(DX*1)
+	PREFETCHT0 128(SI)(DX*1)
+	PREFETCHT0 192(SI)(DX*1)
 	VPADDQ 0(SI), Z0, Z0
 	VPADDQ 64(SI), Z1, Z1
 	VPADDQ 128(SI), Z2, Z2
@@ -40,14 +40,15 @@ r512loop:
 	VPSHUFD $0x4e, X0, X1
 	VPADDQ X1, X0, X0
 	VMOVQ X0, AX
-	MOVQ AX, ret+16(FP)
+	MOVQ AX, ret+24(FP)
 	VZEROUPPER
 	RET
 
-// func readAVX2(p *byte, n int) uint64
-TEXT ·readAVX2(SB), NOSPLIT, $0-24
+// func readAVX2(p *byte, n, pfd int) uint64
+TEXT ·readAVX2(SB), NOSPLIT, $0-32
 	MOVQ p+0(FP), SI
 	MOVQ n+8(FP), CX
+	MOVQ pfd+16(FP), DX
 	SHRQ $8, CX
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
@@ -55,10 +56,10 @@ TEXT ·readAVX2(SB), NOSPLIT, $0-24
 	VPXOR Y3, Y3, Y3
 
 r256loop:
-	PREFETCHT0 PFD(SI)
-	PREFETCHT0 PFD+64(SI)
-	PREFETCHT0 PFD+128(SI)
-	PREFETCHT0 PFD+192(SI)
+	PREFETCHT0 (SI)(DX*1)
+	PREFETCHT0 64(SI)(DX*1)
+	PREFETCHT0 128(SI)(DX*1)
+	PREFETCHT0 192(SI)(DX*1)
 	VPADDQ 0(SI), Y0, Y0
 	VPADDQ 32(SI), Y1, Y1
 	VPADDQ 64(SI), Y2, Y2
@@ -79,6 +80,6 @@ r256loop:
 	VPSHUFD $0x4e, X0, X1
 	VPADDQ X1, X0, X0
 	VMOVQ X0, AX
-	MOVQ AX, ret+16(FP)
+	MOVQ AX, ret+24(FP)
 	VZEROUPPER
 	RET
