@@ -62,9 +62,15 @@ func (b *Backend) NewKVStore(cfg compute.KVConfig) (compute.KVStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kv cache: %w", err)
 	}
+	// Which of f16 and f32 is non-nil says the element type, even for an
+	// empty store.
+	s.f16, s.f32 = []uint16{}, nil
+	if cfg.Type == quant.F32 {
+		s.f16, s.f32 = nil, []float32{}
+	}
 	if len(buf) > 0 {
 		runtime.AddCleanup(s, freeHost, buf)
-		if cfg.Type == quant.F16 {
+		if s.f16 != nil {
 			s.f16 = unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(buf))), total)
 		} else {
 			s.f32 = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(buf))), total)

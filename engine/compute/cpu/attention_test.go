@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -173,5 +174,58 @@ func testAttendChunkingBitExact(t *testing.T, exact bool) {
 				t.Errorf("max |engine - float64 reference| = %.3g, tolerance %.1g", maxDiff, tc.tol)
 			}
 		})
+	}
+}
+
+// TestKVStoreMemory checks the store's memory outside the Go heap: blocks
+// start zeroed, a block written reads back as written, and the element
+// type (BlockBytes) holds for every size, an empty store included.
+func TestKVStoreMemory(t *testing.T) {
+	b := New(Options{Threads: 1})
+	defer b.Close()
+	for _, tc := range []struct {
+		typ    quant.Type
+		blocks int
+		elem   int
+	}{
+		{quant.F16, 0, 2}, {quant.F16, 3, 2}, {quant.F32, 0, 4}, {quant.F32, 300, 4},
+	} {
+		cfg := compute.KVConfig{Layers: 2, Blocks: tc.blocks, BlockSize: 16, KVHeads: 2, HeadDim: 64, Type: tc.typ}
+		st, err := b.NewKVStore(cfg)
+		if err != nil {
+			t.Fatalf("%s, %d blocks: %v", tc.typ, tc.blocks, err)
+		}
+		want := 2 * cfg.Layers * cfg.BlockSize * cfg.KVHeads * cfg.HeadDim * tc.elem
+		if got := st.BlockBytes(); got != want {
+			t.Fatalf("%s, %d blocks: BlockBytes %d, want %d", tc.typ, tc.blocks, got, want)
+		}
+		if tc.blocks == 0 {
+			continue
+		}
+		buf := make([]byte, want)
+		for _, id := range []int32{0, int32(tc.blocks - 1)} {
+			if err := st.ReadBlock(id, buf); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range buf {
+				if c != 0 {
+					t.Fatalf("%s block %d: byte %d is %d before any write", tc.typ, id, i, c)
+				}
+			}
+		}
+		for i := range buf {
+			buf[i] = byte(i * 7)
+		}
+		last := int32(tc.blocks - 1)
+		if err := st.WriteBlock(last, buf); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, want)
+		if err := st.ReadBlock(last, got); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, buf) {
+			t.Fatalf("%s block %d: read back differs from what was written", tc.typ, last)
+		}
 	}
 }
