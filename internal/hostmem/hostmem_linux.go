@@ -19,18 +19,18 @@ func Alloc(n int) ([]byte, error) {
 		return nil, nil
 	}
 	if n < HugePage {
-		p, err := unix.MmapPtr(-1, 0, nil, uintptr(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+		p, err := mapAnon(n)
 		if err != nil {
-			return nil, fmt.Errorf("map %d bytes: %w", n, err)
+			return nil, err
 		}
 		return unsafe.Slice((*byte)(p), n), nil
 	}
 	// Map a huge page more than asked, keep the aligned n bytes (rounded
 	// up to whole base pages) and unmap the rest on both sides.
 	size := pageCeil(n)
-	base, err := unix.MmapPtr(-1, 0, nil, uintptr(size+HugePage), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	base, err := mapAnon(size + HugePage)
 	if err != nil {
-		return nil, fmt.Errorf("map %d bytes: %w", n, err)
+		return nil, err
 	}
 	head := (HugePage - int(uintptr(base)%HugePage)) % HugePage
 	if head > 0 {
@@ -49,21 +49,4 @@ func Alloc(n int) ([]byte, error) {
 	// them off) refuses it, and the buffer works in base pages.
 	_ = unix.Madvise(unsafe.Slice((*byte)(start), size), unix.MADV_HUGEPAGE)
 	return b, nil
-}
-
-// Free unmaps a buffer from Alloc. Freeing nil or an empty buffer does
-// nothing.
-func Free(b []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
-	if err := unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(pageCeil(len(b)))); err != nil {
-		return fmt.Errorf("unmap %d bytes: %w", len(b), err)
-	}
-	return nil
-}
-
-func pageCeil(n int) int {
-	p := unix.Getpagesize()
-	return (n + p - 1) / p * p
 }
