@@ -158,13 +158,30 @@ func TestGuard(t *testing.T) {
 	if r, ok := c.GuardRatio(1, KindDraft); !ok || r > 0.9 || !c.guard.state(1, KindDraft).off {
 		t.Fatalf("after %d windows: GuardRatio = %v, %v, off %v", 2*guardEarly, r, ok, c.guard.state(1, KindDraft).off)
 	}
+	// Exploring windows that keep confirming a clear loss come ever
+	// rarer, down to one in guardEvery<<guardMaxBackoff.
 	run(80, 100, 40*guardWindow)
-	if got := run(80, 100, 16*guardWindow); got != 2*guardWindow {
-		t.Fatalf("losing speculation allowed in %d of %d steps, want only the exploring %d", got, 16*guardWindow, 2*guardWindow)
+	st := c.guard.state(1, KindDraft)
+	if st.backoff != guardMaxBackoff {
+		t.Fatalf("after 40 losing windows the exploring period is guardEvery<<%d, want <<%d", st.backoff, guardMaxBackoff)
+	}
+	slow := 2 * (guardEvery << guardMaxBackoff)
+	if got := run(80, 100, slow*guardWindow); got != 2*guardWindow {
+		t.Fatalf("losing speculation allowed in %d of %d steps, want only the exploring %d", got, slow*guardWindow, 2*guardWindow)
+	}
+	// The first exploring window that finds speculation winning brings
+	// the period back, and the next switches it on; from then on the
+	// exploring windows (without speculation) confirm it and come rarer.
+	run(130, 100, (slow/2+2*guardEvery)*guardWindow)
+	if st.off {
+		t.Fatalf("winning speculation still off %d windows after it started to win", slow/2+2*guardEvery)
 	}
 	run(130, 100, 40*guardWindow)
-	if got := run(130, 100, 16*guardWindow); got != 14*guardWindow {
-		t.Fatalf("winning speculation allowed in %d of %d steps, want all but the exploring %d", got, 16*guardWindow, 2*guardWindow)
+	if st.backoff != guardMaxBackoff {
+		t.Fatalf("after 40 winning windows the exploring period is guardEvery<<%d, want <<%d", st.backoff, guardMaxBackoff)
+	}
+	if got := run(130, 100, slow*guardWindow); got != (slow-2)*guardWindow {
+		t.Fatalf("winning speculation allowed in %d of %d steps, want all but the exploring %d", got, slow*guardWindow, 2*guardWindow)
 	}
 	// Other batch sizes and the other class keep their own setting: an
 	// unmeasured lookup class starts on, a draft-model class off (but for

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"math"
 	"slices"
 	"testing"
 )
@@ -155,4 +156,55 @@ func FuzzParseKinds(f *testing.F) {
 			t.Fatalf("round trip of %q: %v -> %q -> %v, %v", s, k, k.String(), back, err)
 		}
 	})
+}
+
+func TestTop2AndHesitant(t *testing.T) {
+	// softmaxTop is the reference: the largest probability, in float64.
+	softmaxTop := func(l []float32) float64 {
+		mx := l[0]
+		for _, v := range l {
+			mx = max(mx, v)
+		}
+		var s float64
+		for _, v := range l {
+			s += math.Exp(float64(v - mx))
+		}
+		return 1 / s
+	}
+	flat := make([]float32, 8192) // p1 = 1/8192 with a tie everywhere
+	peaked := make([]float32, 8192)
+	for i := range peaked {
+		peaked[i] = -float32(i%97) / 10
+	}
+	peaked[4000] = 30
+	tests := []struct {
+		name          string
+		logits        []float32
+		first, second int32
+	}{
+		{"two", []float32{1, 3}, 1, 0},
+		{"ties take the lowest id", []float32{2, 5, 5, 1}, 1, 2},
+		{"one", []float32{7}, 0, -1},
+		{"flat", flat, 0, 1},
+		{"peaked", peaked, 4000, 0},
+		{"close pair", []float32{0, 10, 9.9, -50}, 1, 2},
+	}
+	for _, tt := range tests {
+		first, second := top2(tt.logits)
+		if first != tt.first || second != tt.second {
+			t.Errorf("%s: top2 = %d, %d; want %d, %d", tt.name, first, second, tt.first, tt.second)
+		}
+		p1 := softmaxTop(tt.logits)
+		for _, below := range []float32{0.05, 0.3, 0.5, 0.51, 0.9, 0.999} {
+			if got, want := hesitant(tt.logits, first, below), p1 < float64(below); got != want {
+				t.Errorf("%s: hesitant(p1 %.6f < %v) = %v, want %v", tt.name, p1, below, got, want)
+			}
+		}
+		if hesitant(tt.logits, first, 0) {
+			t.Errorf("%s: hesitant below 0 says yes", tt.name)
+		}
+		if !hesitant(tt.logits, first, 1) {
+			t.Errorf("%s: hesitant below 1 says no", tt.name)
+		}
+	}
 }

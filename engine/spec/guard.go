@@ -17,7 +17,13 @@ import "time"
 // when the rarer windows with it show it winning. Prompt lookup starts
 // on, since its drafts cost nothing to make; a draft model starts off,
 // since its passes are lost whenever its drafts are, and is switched on
-// once its exploring windows show it winning.
+// once its exploring windows show it winning. An exploring window that
+// confirms the setting clearly (its rate past guardLose or guardWin of
+// the other setting's) doubles the
+// period before the next, up to guardEvery<<guardMaxBackoff: a draft
+// model that keeps losing by a wide margin costs that margin in every
+// exploring window, and one in guardEvery was 5 % of the decode time; any
+// other outcome, and a switch, goes back to guardEvery.
 const (
 	guardWindow = 8
 	guardEvery  = 8
@@ -32,6 +38,7 @@ const (
 	// window must not start the passes it costs.
 	guardModelWin     = 1.05
 	guardModelWindows = 2
+	guardMaxBackoff   = 3
 )
 
 // guardKey is a batch size (capped) and the kinds the step's sequences
@@ -53,6 +60,7 @@ type guardState struct {
 	cur           tally
 	curOn         bool
 	steps, window int
+	backoff       int // the exploring period is guardEvery<<backoff
 }
 
 // tally is decayed sums of tokens and seconds over windows, and the
@@ -111,12 +119,16 @@ func (c *Controller) Allowed(n int, kinds Kinds) bool {
 		return true
 	}
 	st := c.guard.state(n, kinds)
-	period := guardEvery
+	return !st.off != st.exploring()
+}
+
+// exploring reports whether the current window runs reversed.
+func (st *guardState) exploring() bool {
+	period := guardEvery << st.backoff
 	if st.window < guardYoung {
 		period = guardEarly
 	}
-	explore := st.window%period == period-1
-	return !st.off != explore
+	return st.window%period == period-1
 }
 
 // StepDone records a decode step of n sequences speculating with kinds
@@ -138,6 +150,7 @@ func (c *Controller) StepDone(n int, kinds Kinds, tokens int, d time.Duration, a
 	if st.steps%guardWindow != 0 {
 		return
 	}
+	explored := st.curOn == st.off // this window ran reversed
 	st.window++
 	t := &st.base
 	if st.curOn {
@@ -154,11 +167,30 @@ func (c *Controller) StepDone(n int, kinds Kinds, tokens int, d time.Duration, a
 			win = guardModelWin
 			enough = st.on.windows >= guardModelWindows && st.base.windows >= guardModelWindows
 		}
+		wasOff := st.off
 		switch {
 		case !st.off && r < guardLose:
 			st.off = true
 		case st.off && r > win && enough:
 			st.off = false
+		}
+		switch {
+		case st.off != wasOff:
+			st.backoff = 0
+		case explored:
+			// The exploring window's own rate against the other
+			// setting's: the tallies' second-best rule hides a first
+			// window that finds the other setting winning.
+			w := st.cur.tokens / st.cur.secs
+			wr := w / st.base.rate() // speculating over not
+			if !st.curOn {
+				wr = st.on.rate() / w
+			}
+			if st.off && wr < guardLose || !st.off && wr > guardWin {
+				st.backoff = min(st.backoff+1, guardMaxBackoff)
+			} else {
+				st.backoff = 0
+			}
 		}
 	}
 }

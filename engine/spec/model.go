@@ -237,7 +237,7 @@ func (m *ModelDrafter) pass() error {
 			continue
 		}
 		d := st.req.Draft
-		first, second, p1 := top2(m.logits[i])
+		first, second := top2(m.logits[i])
 		c := d.Child(st.parent, first)
 		if c < 0 {
 			if d.Len() >= st.req.MaxNodes {
@@ -245,7 +245,7 @@ func (m *ModelDrafter) pass() error {
 			}
 			c = d.Add(st.parent, first, SrcModel)
 		}
-		if st.req.Alternatives && m.AltBelow > 0 && p1 < m.AltBelow && second >= 0 && d.Len() < st.req.MaxNodes {
+		if st.req.Alternatives && m.AltBelow > 0 && second >= 0 && d.Len() < st.req.MaxNodes && hesitant(m.logits[i], first, m.AltBelow) {
 			d.Add(st.parent, second, SrcModel)
 		}
 		st.parent = c
@@ -300,8 +300,8 @@ func (m *ModelDrafter) Close() {
 }
 
 // top2 returns the two largest logits' ids (lowest id on ties, -1 for a
-// missing second) and the softmax probability of the first.
-func top2(logits []float32) (first, second int32, p1 float32) {
+// missing second).
+func top2(logits []float32) (first, second int32) {
 	first, second = -1, -1
 	for i, v := range logits {
 		switch {
@@ -311,13 +311,39 @@ func top2(logits []float32) (first, second int32, p1 float32) {
 			second = int32(i)
 		}
 	}
-	if first < 0 {
-		return -1, -1, 0
+	return first, second
+}
+
+// negligibleLogit is how far below the largest logit a logit stops
+// mattering to the softmax's largest probability: e^-24 is 4e-11, and
+// even a whole vocabulary of such terms moves it by less than 1e-5.
+const negligibleLogit = 24
+
+// hesitant reports whether the softmax probability of logits[first] (the
+// largest) is below p. It sums e^(v-max) over the logits that matter and
+// stops as soon as the sum shows the answer, so a confident draft token
+// costs one pass over the logits and no exponential per entry: the draft
+// model runs this for every token it proposes, and a float64 softmax over
+// the whole vocabulary cost a sixth of a small draft model's pass.
+func hesitant(logits []float32, first int32, p float32) bool {
+	if p <= 0 {
+		return false
 	}
-	mx := float64(logits[first])
+	if p >= 1 { // every choice among several is below certainty
+		return true
+	}
+	mx := logits[first]
+	floor := mx - negligibleLogit
+	limit := 1 / float64(p) // p1 < p  ⇔  Σ e^(v-max) > 1/p
 	var sum float64
 	for _, v := range logits {
-		sum += math.Exp(float64(v) - mx)
+		if v <= floor {
+			continue
+		}
+		sum += math.Exp(float64(v - mx))
+		if sum > limit {
+			return true
+		}
 	}
-	return first, second, float32(1 / sum)
+	return false
 }
