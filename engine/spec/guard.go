@@ -19,11 +19,11 @@ import "time"
 // since its passes are lost whenever its drafts are, and is switched on
 // once its exploring windows show it winning. An exploring window that
 // confirms the setting clearly (its rate past guardLose or guardWin of
-// the other setting's) doubles the
-// period before the next, up to guardEvery<<guardMaxBackoff: a draft
-// model that keeps losing by a wide margin costs that margin in every
-// exploring window, and one in guardEvery was 5 % of the decode time; any
-// other outcome, and a switch, goes back to guardEvery.
+// the other setting's) doubles the period before the next, up to
+// guardEvery<<guardMaxBackoff: a draft model that keeps losing by a wide
+// margin costs that margin in every exploring window, and one window in
+// guardEvery made that 5 % of the decode time. Any other outcome, and a
+// switch, brings the period back to guardEvery.
 const (
 	guardWindow = 8
 	guardEvery  = 8
