@@ -105,7 +105,11 @@ type LearningScope struct {
 	Pending   int `json:"pending"`
 	Queued    int `json:"queued"`
 	Unlearned int `json:"unlearned"`
-	Steps     int `json:"steps"`
+	// Unlearnable counts the stored signals that could not become an
+	// example (an empty answer, say): Received + Unlearnable + Unlearned
+	// is every stored signal of the scope.
+	Unlearnable int `json:"unlearnable"`
+	Steps       int `json:"steps"`
 	// Consolidations and DeepRuns count background and deep runs;
 	// DeepAccepted how many deep candidates replaced the adapter.
 	Consolidations int        `json:"consolidations"`

@@ -28,6 +28,12 @@ type scopeMeta struct {
 	// DeepAt is the scope's count of received signals at its last deep
 	// run.
 	DeepAt int `json:"deep_at"`
+	// Unlearnable counts the stored signals that could not become an
+	// example (an empty answer, a prompt the template no longer
+	// renders): saved with the state that clears them from the
+	// unlearned index, so that received + unlearnable is every stored
+	// signal of the scope, across kill -9.
+	Unlearnable int `json:"unlearnable,omitempty"`
 }
 
 // served is what the scope's requests apply: the learned adapters on the
@@ -228,13 +234,12 @@ func (sc *scopeState) learn(j *feedbackJob) {
 		// The exchange cannot become an example (no prompt, a template
 		// that no longer renders it): it never will. Drop it.
 		log.Warn("feedback not learnable", "feedback", j.fb.ID, "err", err)
-		if merr := ms.svc.o.Store.MarkLearned(context.Background(), j.fb.ID); merr != nil {
-			log.Error("marking feedback", "err", merr)
-		}
+		sc.unlearnable(j.fb.ID)
 		finish(ipc.LearnFailed, err)
 		return
 	}
 	s := sc.sc()
+	received := s.Stats().Received
 	upd, err := learner.Feedback(ms.ctx, s, fb, func(version uint64) {
 		sc.serve()
 		if !j.replied {
@@ -246,6 +251,14 @@ func (sc *scopeState) learn(j *feedbackJob) {
 			j.answer(r)
 		}
 	})
+	if err != nil && s.Stats().Received == received && ms.ctx.Err() == nil {
+		// Refused before the scope took it (the learner found no
+		// example in it): it never will be learned.
+		log.Warn("feedback not learnable", "feedback", j.fb.ID, "err", err)
+		sc.unlearnable(j.fb.ID)
+		finish(ipc.LearnFailed, err)
+		return
+	}
 	// From here the scope's state holds the signal (its record, maybe
 	// steps): the next save, whichever, marks it learned, so that it is
 	// never learned twice; until then kill -9 leaves it unlearned with
@@ -294,6 +307,19 @@ func (sc *scopeState) learn(j *feedbackJob) {
 		log.Error("saving learning state", "model", ms.name, "scope", sc.name, "err", err)
 	}
 	finish(status, nil)
+}
+
+// unlearnable counts a signal that can never be learned and saves the
+// count with the state, clearing the signal from the unlearned index in
+// the same transaction.
+func (sc *scopeState) unlearnable(id string) {
+	sc.mu.Lock()
+	sc.meta.Unlearnable++
+	sc.marks = append(sc.marks, id)
+	sc.mu.Unlock()
+	if err := sc.save(); err != nil {
+		sc.ms.svc.log.Error("saving learning state", "model", sc.ms.name, "scope", sc.name, "err", err)
+	}
 }
 
 // serve converts the scope's adapters for the model's backend and makes
@@ -477,13 +503,20 @@ func (sc *scopeState) deepIfDue(ctx context.Context) {
 	sc.ms.publish("learning.deep", map[string]any{"model": sc.ms.name, "scope": sc.name, "candidate": candidateOf(cand)})
 }
 
+// unlearnableCount is the count of signals that could not be learned.
+func (sc *scopeState) unlearnableCount() int {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.meta.Unlearnable
+}
+
 // status describes the scope for GET /v1/learning.
 func (sc *scopeState) status() ipc.LearningScope {
 	s := sc.sc()
 	st := s.Stats()
 	out := ipc.LearningScope{Scope: sc.name, Model: sc.ms.name, Paused: s.Paused(), Version: s.Version(),
 		Received: st.Received, Applied: st.Applied, Pending: st.Pending, Queued: st.Queued, Unlearned: int(sc.unlearned.Load()),
-		Steps: st.Steps, Consolidations: st.Consolidations, DeepRuns: st.DeepRuns, DeepAccepted: st.DeepAccepted,
+		Unlearnable: sc.unlearnableCount(), Steps: st.Steps, Consolidations: st.Consolidations, DeepRuns: st.DeepRuns, DeepAccepted: st.DeepAccepted,
 		LastLoss: st.LastLoss, Exchanges: st.Exchanges, Validation: st.Validation, Trajectories: s.Bank().Len(),
 		Adapters: []ipc.LearnedAdapter{}, Candidates: []ipc.LearningCandidate{}, CanUndo: s.CanUndo()}
 	if !st.LastUpdate.IsZero() && st.LastUpdate.Unix() > 0 {

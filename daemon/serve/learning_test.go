@@ -450,3 +450,45 @@ func TestLearningStateSetAside(t *testing.T) {
 		t.Fatalf("states left: %d %v", len(st), err)
 	}
 }
+
+// TestLearningUnlearnableRating: a rating of an empty answer (the stop
+// sequence cut it at its first character) is stored, counted once as
+// unlearnable and cleared from the unlearned index, and the count
+// survives a restart: received + unlearnable is every stored rating.
+func TestLearningUnlearnableRating(t *testing.T) {
+	dir := t.TempDir()
+	d := startLearning(t, dir, learning.Options{Config: learningTestConfig()})
+	ctx := context.Background()
+	_, text, _, _ := d.chatLogprob(t, "", nil)
+	if text == "" {
+		t.Fatal("the greedy answer is empty already")
+	}
+	stop, _ := json.Marshal(text[:1])
+	status, _, b := d.call(t, "POST", "/v1/chat/completions",
+		`{"model":"tiny-qwen2","messages":[{"role":"user","content":"What is a pipe?"}],"max_tokens":6,"temperature":0,"stop":[`+string(stop)+`]}`, nil)
+	var resp struct {
+		ID      string `json:"id"`
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(b, &resp); status != 200 || err != nil || len(resp.Choices) != 1 || resp.Choices[0].Message.Content != "" {
+		t.Fatalf("chat cut by its stop sequence: %d %s %v", status, b, err)
+	}
+	if _, err := d.client.SendFeedback(ctx, ipc.FeedbackRequest{RequestID: resp.ID, Rating: 1}); err != nil {
+		t.Fatal(err)
+	}
+	id, _, _, _ := d.chatLogprob(t, "", nil)
+	if _, err := d.client.SendFeedback(ctx, ipc.FeedbackRequest{RequestID: id, Rating: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ok := func(s ipc.LearningScope) bool { return s.Received == 1 && s.Unlearnable == 1 && s.Unlearned == 0 }
+	d.waitScope(t, "one rating learned, one unlearnable", ok)
+	d.stop(t)
+	d = startLearning(t, dir, learning.Options{Config: learningTestConfig()})
+	// Give a replay (there must be none) the time to run.
+	time.Sleep(500 * time.Millisecond)
+	if s := d.waitScope(t, "the counts restored", ok); s.Received != 1 {
+		t.Fatalf("after the restart: %+v", s)
+	}
+}

@@ -67,23 +67,6 @@ func (d *DB) SaveLearning(ctx context.Context, key string, state, meta []byte, l
 	return nil
 }
 
-// MarkLearned removes feedback ids from the unlearned index without a
-// state (feedback that cannot be learned: its reason is logged).
-func (d *DB) MarkLearned(ctx context.Context, ids ...string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	return d.db.Update(func(tx *bolt.Tx) error {
-		un := tx.Bucket([]byte(feedbackUnlearned))
-		for _, id := range ids {
-			if err := un.Delete([]byte(id)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 // LearningState is one stored scope.
 type LearningState struct {
 	Key         string

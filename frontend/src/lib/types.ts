@@ -198,6 +198,8 @@ export interface LearningScope {
   pending: number;
   queued: number;
   unlearned: number;
+  /** Stored signals that could not become an example (an empty answer). */
+  unlearnable: number;
   steps: number;
   consolidations: number;
   deep_runs: number;

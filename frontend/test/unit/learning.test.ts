@@ -12,7 +12,7 @@ const point = (signal: string, loss: number) => ({ at: '2026-01-01T00:00:00Z', k
 
 function scope(over: Partial<LearningScope> = {}): LearningScope {
   return {
-    scope: 'user', model: 'tiny', paused: false, version: 7, received: 5, applied: 4, pending: 1, queued: 2, unlearned: 0,
+    scope: 'user', model: 'tiny', paused: false, version: 7, received: 5, applied: 4, pending: 1, queued: 2, unlearned: 0, unlearnable: 0,
     steps: 8, consolidations: 1, deep_runs: 1, deep_accepted: 1, last_update: '2026-01-01T00:00:00Z', exchanges: 4, validation: 1,
     trajectories: 5, adapters: [{ kind: 'consolidated', rank: 8, params: 100 }, { kind: 'micro', rank: 4, params: 50 }],
     candidates: [{ at: '2026-01-01T00:00:00Z', accepted: true, train: 4, holdout: 1, holdout_nll: 1.25, current_holdout_nll: 2.5,
