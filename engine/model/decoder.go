@@ -58,8 +58,11 @@ type base struct {
 	outNorm compute.Tensor
 	output  compute.Tensor
 	buf     *buffers
-	lora    loraState
-	moe     moeState
+	// small are the buffers of the last few small batch sizes, most
+	// recent first (scratch).
+	small []*buffers
+	lora  loraState
+	moe   moeState
 	// outBuf holds the activations of lastFFN's rows.
 	outBuf *buffers
 	// mmDst and mmW hold matmuls' operands, so that passing them as
@@ -69,18 +72,45 @@ type base struct {
 
 func (m *base) Config() Config { return m.cfg }
 
-// scratch returns activation buffers for n tokens.
+// scratch returns activation buffers for n tokens. The sets of the last
+// few small batch sizes are kept: speculative decoding alternates
+// verification passes of a few tokens with single-token steps, and
+// allocating a set (and its logits) at every change of size made
+// garbage at every step.
 func (m *base) scratch(n int) *buffers {
 	if m.buf != nil && m.buf.n == n {
 		return m.buf
 	}
+	for i, c := range m.small {
+		if c.n == n {
+			// Most recently used first.
+			copy(m.small[1:i+1], m.small[:i])
+			m.small[0] = c
+			m.buf = c
+			return c
+		}
+	}
 	s := m.newBuffers(n)
-	if m.buf != nil { // keep the logits buffer across batch sizes
+	if m.buf != nil && m.buf.n > smallBatch { // keep the logits buffer across batch sizes
 		s.logits, s.logitRows, s.sel = m.buf.logits, m.buf.logitRows, m.buf.sel
+	}
+	if n <= smallBatch {
+		if len(m.small) < keptSmall {
+			m.small = append(m.small, nil)
+		}
+		copy(m.small[1:], m.small)
+		m.small[0] = s
 	}
 	m.buf = s
 	return s
 }
+
+// smallBatch is the largest batch whose buffers scratch keeps, and
+// keptSmall how many such sets it keeps.
+const (
+	smallBatch = 16
+	keptSmall  = 4
+)
 
 // newBuffers allocates activation buffers for n tokens.
 func (m *base) newBuffers(n int) *buffers {

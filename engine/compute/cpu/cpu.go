@@ -477,7 +477,7 @@ func (b *Backend) MatMul(dst, x, w compute.Tensor) {
 		}
 		act = b.buf(n * qrow)
 		b.quantize = quantizeJob{fn: quantize, dst: act, rowBytes: qrow, src: xs.f32, cols: in}
-		b.w.run(n, 1, &b.quantize)
+		b.w.run(n, rowGrain(in), &b.quantize)
 	}
 	j := &b.matmul
 	j.d, j.w, j.act, j.dot, j.multi, j.tile = d.f32, ws, act, dot, multi, ws.tile
@@ -572,7 +572,7 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 		}
 		act = b.buf(n * qrow)
 		b.quantize = quantizeJob{fn: quantize, dst: act, rowBytes: qrow, src: xs.f32, cols: in, aux: aux, auxRow: auxRow, auxFn: p.Aux}
-		b.w.run(n, 1, &b.quantize)
+		b.w.run(n, rowGrain(in), &b.quantize)
 		b.quantize.aux, b.quantize.auxFn = nil, nil
 	}
 
@@ -865,6 +865,17 @@ func (b *Backend) AddRow(dst, bias compute.Tensor) {
 // to another worker: below it the hand-off costs more than the work.
 const elementGrain = 1 << 14
 
+// rowGrain is the grain of a loop over rows of cols elements whose work
+// per element is a few nanoseconds (a norm, a rotation, a quantization):
+// rows enough for rowWork elements, so that a verification pass of a few
+// tokens on a small model does not pay a hand-off to another worker for
+// each of them (the hand-off costs more than a short row's work), while
+// a prompt's rows still spread over every worker.
+func rowGrain(cols int) int { return max(1, rowWork/max(cols, 1)) }
+
+// rowWork is the number of elements rowGrain gives a chunk at least.
+const rowWork = 4096
+
 // Add implements compute.Backend.
 func (b *Backend) Add(dst, a, c compute.Tensor) {
 	d, x, y := ct(dst).f32, ct(a).f32, ct(c).f32
@@ -913,7 +924,7 @@ func (b *Backend) RMSNorm(dst, x, w compute.Tensor, eps float32) {
 		panic("RMSNorm: shape or type mismatch")
 	}
 	b.rms = rmsNormJob{d: d.f32, x: xs.f32, w: ws.f32[:xs.cols], eps: eps}
-	b.w.run(xs.rows, 1, &b.rms)
+	b.w.run(xs.rows, rowGrain(xs.cols), &b.rms)
 	b.rms = rmsNormJob{}
 }
 

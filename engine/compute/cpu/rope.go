@@ -67,7 +67,9 @@ func (b *Backend) RoPE(x compute.Tensor, spans []compute.Span, heads, headDim in
 	j.heads, j.headDim, j.half = heads, headDim, dims/2
 	j.freqScale, j.attnFactor, j.thetaScale = freqScale, attnFactor, thetaScale
 	j.corrLo, j.corrHi = corrLo, corrHi
-	b.w.run(len(j.rows), 1, j)
+	// A row's cost is its rotations plus a sincosf per pair of
+	// dimensions (about eight rotations' worth).
+	b.w.run(len(j.rows), rowGrain(heads*headDim+8*j.half), j)
 	j.x, j.factors, j.p.Factors = nil, nil, nil
 }
 
