@@ -222,6 +222,13 @@ func (sc *scopeState) learn(j *feedbackJob) {
 		j.answer(res)
 		ms.publish("learning.applied", res)
 	}
+	// notLearnable drops a signal that can never become an example,
+	// counting it (unlearnable).
+	notLearnable := func(err error) {
+		log.Warn("feedback not learnable", "feedback", j.fb.ID, "err", err)
+		sc.unlearnable(j.fb.ID)
+		finish(ipc.LearnFailed, err)
+	}
 	if err := ms.waitReady(ms.ctx); err != nil {
 		if ms.ctx.Err() == nil {
 			finish(ipc.LearnOff, err)
@@ -232,14 +239,11 @@ func (sc *scopeState) learn(j *feedbackJob) {
 	fb, text, err := ms.convert(j.fb)
 	if err != nil {
 		// The exchange cannot become an example (no prompt, a template
-		// that no longer renders it): it never will. Drop it.
-		log.Warn("feedback not learnable", "feedback", j.fb.ID, "err", err)
-		sc.unlearnable(j.fb.ID)
-		finish(ipc.LearnFailed, err)
+		// that no longer renders it): it never will.
+		notLearnable(err)
 		return
 	}
 	s := sc.sc()
-	received := s.Stats().Received
 	upd, err := learner.Feedback(ms.ctx, s, fb, func(version uint64) {
 		sc.serve()
 		if !j.replied {
@@ -251,12 +255,8 @@ func (sc *scopeState) learn(j *feedbackJob) {
 			j.answer(r)
 		}
 	})
-	if err != nil && s.Stats().Received == received && ms.ctx.Err() == nil {
-		// Refused before the scope took it (the learner found no
-		// example in it): it never will be learned.
-		log.Warn("feedback not learnable", "feedback", j.fb.ID, "err", err)
-		sc.unlearnable(j.fb.ID)
-		finish(ipc.LearnFailed, err)
+	if errors.Is(err, sona.ErrUnlearnable) {
+		notLearnable(err) // refused before the scope recorded it
 		return
 	}
 	// From here the scope's state holds the signal (its record, maybe

@@ -248,11 +248,11 @@ type Update struct {
 func (l *Learner) Feedback(ctx context.Context, s *Scope, fb Feedback, onUpdate func(version uint64)) (Update, error) {
 	start := time.Now()
 	ex, err := l.example(&fb)
-	if err != nil {
-		return Update{}, fmt.Errorf("feedback: %w", err)
+	if err == nil {
+		err = l.tr.Base().Check(ex)
 	}
-	if err := l.tr.Base().Check(ex); err != nil {
-		return Update{}, fmt.Errorf("feedback: %w", err)
+	if err != nil {
+		return Update{}, fmt.Errorf("%w: %w", ErrUnlearnable, err)
 	}
 	if fb.At.IsZero() {
 		fb.At = start

@@ -54,6 +54,10 @@ var (
 	ErrPaused = errors.New("learning is paused for this scope")
 	// ErrNothingToUndo: no update since the scope was created or reset.
 	ErrNothingToUndo = errors.New("no update to undo")
+	// ErrUnlearnable: the feedback cannot become an example (no prompt,
+	// an empty answer, tokens the model does not have); the scope did
+	// not record it, and never will.
+	ErrUnlearnable = errors.New("feedback cannot be learned")
 )
 
 // Signal is the kind of a feedback.

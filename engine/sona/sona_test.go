@@ -303,6 +303,10 @@ func TestSignals(t *testing.T) {
 		if _, err := l.example(&bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
+		s := NewScope("bad")
+		if _, err := l.Feedback(context.Background(), s, bad, nil); !errors.Is(err, ErrUnlearnable) || s.Stats().Received != 0 {
+			t.Errorf("%+v: Feedback gave %v, %d received; want ErrUnlearnable and nothing recorded", bad, err, s.Stats().Received)
+		}
 	}
 }
 
