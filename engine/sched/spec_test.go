@@ -474,3 +474,67 @@ type tieredRunner struct {
 }
 
 func (r *tieredRunner) KV() compute.KVStore { return r.store }
+
+// feedRecorder is a runner that records how many tokens each pass feeds.
+type feedRecorder struct {
+	*hashRunner
+	fed []int
+}
+
+func (r *feedRecorder) Step(b *model.Batch, rows []int32, out [][]float32) error {
+	r.fed = append(r.fed, len(b.Tokens))
+	return r.hashRunner.Step(b, rows, out)
+}
+
+// TestDrafterBoundsCatchUp checks what a draft model is fed: a prompt read
+// during prefill (CatchUp) in full, a decode step right after it one token,
+// and a sequence that decoded far past its draft context (the draft model
+// was off meanwhile) at most MaxGap tokens, with a draft still made; with
+// MaxGap 0 the whole gap.
+func TestDrafterBoundsCatchUp(t *testing.T) {
+	for _, tc := range []struct {
+		maxGap, wantGapPass int
+	}{{32, 32}, {16, 16}, {0, 150}} {
+		t.Run(fmt.Sprint("MaxGap=", tc.maxGap), func(t *testing.T) {
+			pool := kv.NewPool(128, 4)
+			store := &tokenKV{bs: 4, data: make([][]int32, 128)}
+			for i := range store.data {
+				store.data[i] = make([]int32, 4)
+			}
+			rec := &feedRecorder{hashRunner: &hashRunner{kv: store}}
+			d := spec.NewModelDrafter(rec, pool, nil, "")
+			d.MaxGap = tc.maxGap
+			defer d.Close()
+			r := rand.New(rand.NewPCG(1, 2))
+			toks := make([]int32, 300)
+			for i := range toks {
+				toks[i] = int32(r.IntN(vocab))
+			}
+			var draft spec.Draft
+			req := func(n int) []spec.Request {
+				draft.Reset()
+				return []spec.Request{{ID: 7, Tokens: toks[:n], Draft: &draft, MaxNodes: 2}}
+			}
+			if err := d.CatchUp(req(100)); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(rec.fed) != "[100]" {
+				t.Fatalf("the prompt's catch-up fed %v tokens, want [100]", rec.fed)
+			}
+			rec.fed = nil
+			if err := d.Draft(req(101), 2); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(rec.fed) != "[1 1]" || draft.Len() != 2 {
+				t.Fatalf("a step after the catch-up fed %v and drafted %d tokens, want [1 1] and 2", rec.fed, draft.Len())
+			}
+			rec.fed = nil
+			if err := d.Draft(req(251), 2); err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.fed) != 2 || rec.fed[0] != tc.wantGapPass || rec.fed[1] != 1 || draft.Len() != 2 {
+				t.Fatalf("after 150 tokens without drafts: fed %v and drafted %d tokens, want [%d 1] and 2", rec.fed, draft.Len(), tc.wantGapPass)
+			}
+		})
+	}
+}

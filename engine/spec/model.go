@@ -64,6 +64,15 @@ type ModelDrafter struct {
 	// from the recent ones mostly, and reading a long prompt in full can
 	// cost more than the speculation on a short reply saves.
 	Window int
+	// MaxGap, when positive, bounds what drafting after a pause costs: a
+	// sequence whose draft context lacks more than MaxGap of its tokens
+	// when it is asked for a draft (its prompt went unread, or the
+	// controller kept the draft model off while it decoded) starts its
+	// draft context afresh at its last MaxGap tokens, instead of feeding
+	// the draft model everything it missed in the step that drafts
+	// (default 32: on the shared 19M llama a 200-token catch-up pass costs
+	// as much as 23 decode steps of its F16 target, a 32-token one 3).
+	MaxGap int
 	// Timing, when set, receives the duration of each draft pass that
 	// fed one token per sequence, measured with Clock (nil: wall time).
 	Timing func(seqs int, d time.Duration)
@@ -94,7 +103,7 @@ type draftSeq struct {
 // blocks come from pool; cache (nil: none) shares prefixes between
 // sequences under namespace ns.
 func NewModelDrafter(r Runner, pool *kv.Pool, cache *prefix.Cache, ns string) *ModelDrafter {
-	return &ModelDrafter{run: r, pool: pool, cache: cache, ns: ns, seqs: map[uint64]*draftSeq{}, MaxCatchUp: 256}
+	return &ModelDrafter{run: r, pool: pool, cache: cache, ns: ns, seqs: map[uint64]*draftSeq{}, MaxCatchUp: 256, MaxGap: 32}
 }
 
 // Draft proposes up to steps tokens for each request, as a chain (plus
@@ -111,7 +120,7 @@ func (m *ModelDrafter) Draft(reqs []Request, steps int) error {
 		if len(r.Tokens) == 0 || r.MaxNodes <= r.Draft.Len() {
 			continue
 		}
-		st := m.sync(r)
+		st := m.sync(r, m.MaxGap)
 		m.act = append(m.act, st)
 	}
 	for range steps {
@@ -139,7 +148,7 @@ func (m *ModelDrafter) CatchUp(reqs []Request) error {
 		if len(r.Tokens) < 2 {
 			continue
 		}
-		st := m.sync(r)
+		st := m.sync(r, 0)
 		if len(st.feed) > 0 {
 			st.done = true
 			m.act = append(m.act, st)
@@ -153,8 +162,10 @@ func (m *ModelDrafter) CatchUp(reqs []Request) error {
 }
 
 // sync brings the draft state of r's sequence to the longest prefix it
-// shares with r.Tokens and sets what the first pass feeds.
-func (m *ModelDrafter) sync(r *Request) *draftSeq {
+// shares with r.Tokens and sets what the first pass feeds; with maxGap
+// positive, a state that lacks more than maxGap tokens restarts at the
+// last maxGap.
+func (m *ModelDrafter) sync(r *Request, maxGap int) *draftSeq {
 	st := m.seqs[r.ID]
 	if st == nil {
 		st = &draftSeq{seq: kv.NewSequence(m.pool)}
@@ -175,6 +186,10 @@ func (m *ModelDrafter) sync(r *Request) *draftSeq {
 		n++
 	}
 	n = min(n, len(toks)-1) // the last token is fed again for its logits
+	if maxGap > 0 && len(toks)-n > maxGap {
+		st.start = len(r.Tokens) - maxGap
+		toks, n = r.Tokens[st.start:], 0
+	}
 	st.seq.Truncate(n)
 	st.fed = st.fed[:n]
 	st.confirmed = n
