@@ -43,6 +43,7 @@ TEXT ·flashScores4(SB), NOSPLIT, $0-48
 	JEQ fs3loop
 	CMPQ BX, $2
 	JEQ fs2loop
+	JMP fs1loop
 fs4loop:
 	VMOVUPS (DX), Z16
 	VMOVUPS 64(DX), Z17
@@ -210,6 +211,7 @@ pvloaded:
 	JEQ pv3loop
 	CMPQ BX, $2
 	JEQ pv2loop
+	JMP pv1loop
 pv4loop:
 	VMOVUPS 0(DX), Z16
 	VMOVUPS 64(DX), Z17

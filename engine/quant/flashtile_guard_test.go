@@ -1,0 +1,73 @@
+//go:build unix
+
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// guardedFloats returns n float32s that end where an unreadable page
+// begins, so that a kernel reading past them faults.
+func guardedFloats(t *testing.T, n int) []float32 {
+	t.Helper()
+	page := syscall.Getpagesize()
+	size := (n*4+page-1)/page*page + page
+	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Skipf("mmap: %v", err)
+	}
+	t.Cleanup(func() { syscall.Munmap(mem) })
+	if err := syscall.Mprotect(mem[size-page:], syscall.PROT_NONE); err != nil {
+		t.Skipf("mprotect: %v", err)
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&mem[size-page-n*4])), n)
+}
+
+// TestFlashTileReadsOnlyItsRows gives FlashScores its query rows and
+// FlashPV its weights ending at an unreadable page, for 1 to 9 rows: a
+// kernel that computes more rows than asked (reading the rows after the
+// last) faults. The single-row forms once fell through to the four-row
+// loop, which read three rows past the end and did four rows' work.
+func TestFlashTileReadsOnlyItsRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	const dk = 64
+	kt := randRow(r, dk*FlashTile, 1)
+	v := randRow(r, FlashTile*dk, 1)
+	for rows := 1; rows <= 9; rows++ {
+		q := guardedFloats(t, (rows-1)*dk+dk)
+		copy(q, randRow(r, len(q), 1))
+		got, want := make([]float32, rows*FlashTile), make([]float32, rows*FlashTile)
+		FlashScores(got, q, dk, kt, dk, rows)
+		flashScoresRef(want, q, dk, kt, dk, rows)
+		if !sameBits(got, want) {
+			t.Fatalf("scores of %d rows differ from the reference", rows)
+		}
+
+		p := guardedFloats(t, rows*FlashTile)
+		copy(p, randRow(r, len(p), 0.3))
+		acc := randRow(r, rows*dk, 1)
+		accRef := append([]float32(nil), acc...)
+		FlashPV(acc, dk, p, v, dk, rows)
+		flashPVRef(accRef, dk, p, v, dk, rows)
+		if !sameBits(acc, accRef) {
+			t.Fatalf("value sums of %d rows differ from the reference", rows)
+		}
+	}
+}
+
+// sameBits reports whether a and b hold the same float32 bit patterns.
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
