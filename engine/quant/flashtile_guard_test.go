@@ -5,27 +5,8 @@ package quant
 import (
 	"math"
 	"math/rand/v2"
-	"syscall"
 	"testing"
-	"unsafe"
 )
-
-// guardedFloats returns n float32s that end where an unreadable page
-// begins, so that a kernel reading past them faults.
-func guardedFloats(t *testing.T, n int) []float32 {
-	t.Helper()
-	page := syscall.Getpagesize()
-	size := (n*4+page-1)/page*page + page
-	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Skipf("mmap: %v", err)
-	}
-	t.Cleanup(func() { syscall.Munmap(mem) })
-	if err := syscall.Mprotect(mem[size-page:], syscall.PROT_NONE); err != nil {
-		t.Skipf("mprotect: %v", err)
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&mem[size-page-n*4])), n)
-}
 
 // TestFlashTileReadsOnlyItsRows gives FlashScores its query rows and
 // FlashPV its weights ending at an unreadable page, for 1 to 9 rows: a

@@ -1,0 +1,140 @@
+//go:build unix
+
+package quant
+
+import (
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// guardedBytes returns n bytes that end where an unreadable page begins,
+// so that a kernel reading or writing past them faults.
+func guardedBytes(t *testing.T, n int) []byte {
+	t.Helper()
+	page := syscall.Getpagesize()
+	size := (n+page-1)/page*page + page
+	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Skipf("mmap: %v", err)
+	}
+	t.Cleanup(func() { syscall.Munmap(mem) })
+	if err := syscall.Mprotect(mem[size-page:], syscall.PROT_NONE); err != nil {
+		t.Skipf("mprotect: %v", err)
+	}
+	return mem[size-page-n : size-page : size-page]
+}
+
+// guardedFloats is guardedBytes for n float32s.
+func guardedFloats(t *testing.T, n int) []float32 {
+	b := guardedBytes(t, 4*n)
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
+}
+
+// guardedWords is guardedBytes for n uint32s (at least one).
+func guardedWords(t *testing.T, n int) []uint32 {
+	b := guardedBytes(t, 4*max(n, 1))
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), max(n, 1))
+}
+
+// TestPackedKernelsStayInBounds calls every repacked layout's kernels on
+// this CPU (Kernel, Accumulate, Decode and DecodeMulti, for every number
+// of activation rows they take) with the weights, the activation rows,
+// their aux words and the outputs each ending at an unreadable page, sized
+// exactly as the kernel's contract says: a kernel that reads or writes one
+// byte past what it was given faults. The results must equal the same
+// call's on roomy buffers.
+func TestPackedKernelsStayInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 13))
+	for _, typ := range []Type{Q4_0, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, F16, BF16} {
+		p := FastPackedFor(typ)
+		if p == nil {
+			continue
+		}
+		t.Run(p.Name, func(t *testing.T) {
+			const nb = 3
+			cols := nb * p.BlockSize
+			rowBytes, err := typ.RowBytes(cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			groups := max(p.DecodeGroups, 1)
+			src := make([]byte, groups*Q4x16Rows*rowBytes)
+			for i := range src {
+				src[i] = byte(r.Uint32())
+			}
+			// Scales and minimums are halves: keep them finite.
+			if typ != F16 && typ != BF16 {
+				for i := 1; i < len(src); i += 2 {
+					src[i] &= 0x3b
+				}
+			}
+			packed := make([]byte, p.Bytes(groups*Q4x16Rows, cols))
+			if err := p.Repack(packed, src, groups*Q4x16Rows, cols); err != nil {
+				t.Fatal(err)
+			}
+			groupBytes := nb * p.BlockBytes
+			actBytes, err := p.Act.RowBytes(cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			maxRows := PackedRows
+			acts := make([]byte, maxRows*actBytes)
+			for i := range acts {
+				acts[i] = byte(r.Uint32())
+			}
+			if p.Act == Q8_0 || p.Act == Q8_1 || p.Act == Q8_K {
+				for i := 1; i < len(acts); i += 2 {
+					acts[i] &= 0x3b
+				}
+			}
+			auxWords := p.AuxWords * nb
+			aux := make([]uint32, maxRows*max(auxWords, 1))
+			if p.Aux != nil {
+				for row := range maxRows {
+					p.Aux(aux[row*auxWords:(row+1)*auxWords], acts[row*actBytes:(row+1)*actBytes])
+				}
+			}
+			check := func(name string, rows, outs int, call func(w, a []byte, aux []uint32, dst []float32)) {
+				t.Helper()
+				want := make([]float32, rows*outs)
+				call(packed, acts[:rows*actBytes], aux[:rows*max(auxWords, 1)], want)
+				w := guardedBytes(t, len(packed))
+				copy(w, packed)
+				a := guardedBytes(t, rows*actBytes)
+				copy(a, acts)
+				ax := guardedWords(t, rows*auxWords)
+				copy(ax, aux)
+				got := guardedFloats(t, rows*outs)
+				call(w, a, ax, got)
+				if !sameBits(got, want) {
+					t.Errorf("%s, %d rows: results differ from the same call's on roomy buffers", name, rows)
+				}
+			}
+			for rows := 1; rows <= PackedRows; rows++ {
+				check("Kernel", rows, Q4x16Rows, func(w, a []byte, aux []uint32, dst []float32) {
+					p.Kernel(nb, w[:groupBytes], a, actBytes, aux, auxWords, rows, dst, Q4x16Rows)
+				})
+				if p.Accumulate != nil {
+					check("Accumulate", rows, Q4x16Rows, func(w, a []byte, aux []uint32, dst []float32) {
+						p.Accumulate(nb, w[:groupBytes], a, actBytes, aux, auxWords, rows, dst, Q4x16Rows)
+					})
+				}
+			}
+			outs := groups * Q4x16Rows
+			if p.Decode != nil {
+				for _, acc := range []bool{false, true} {
+					check("Decode", 1, outs, func(w, a []byte, _ []uint32, dst []float32) {
+						p.Decode(nb, w, groupBytes, a, dst, acc)
+					})
+				}
+			}
+			for rows := 1; rows <= p.DecodeRows; rows++ {
+				check("DecodeMulti", rows, outs, func(w, a []byte, _ []uint32, dst []float32) {
+					p.DecodeMulti(nb, w, groupBytes, a, actBytes, rows, dst, outs, false)
+				})
+			}
+		})
+	}
+}
