@@ -3,6 +3,7 @@
 package quant
 
 import (
+	"math"
 	"math/rand/v2"
 	"syscall"
 	"testing"
@@ -134,6 +135,89 @@ func TestPackedKernelsStayInBounds(t *testing.T) {
 				check("DecodeMulti", rows, outs, func(w, a []byte, _ []uint32, dst []float32) {
 					p.DecodeMulti(nb, w, groupBytes, a, actBytes, rows, dst, outs, false)
 				})
+			}
+		})
+	}
+}
+
+// TestDotKernelsStayInBounds calls every weight type's dot-product
+// kernels (DotFor, MultiDotFor with 1 to 4 rows, TileDotFor and
+// InterleavedTileFor with 1 to 4 rows, where this CPU has them) on
+// weights of random bytes, as a hostile or damaged file holds, and
+// quantized activation rows, each ending at an unreadable page and sized
+// exactly: a kernel that reads one byte past its rows, or indexes a
+// table with a weight byte out of its range, faults. Results must equal
+// the same call's on roomy buffers, bit for bit.
+func TestDotKernelsStayInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 19))
+	for _, typ := range []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
+		IQ4_NL, IQ4_XS, IQ3_S, IQ3_XXS, IQ2_S, IQ2_XS, IQ2_XXS, IQ1_S, IQ1_M} {
+		dot, err := DotFor(typ)
+		if err != nil {
+			continue
+		}
+		t.Run(typ.String(), func(t *testing.T) {
+			vt := VecDotType(typ)
+			quantAct, err := QuantizeRowFor(vt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			multi, err := MultiDotFor(typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, blocks := range []int{1, 3, 8} {
+				n := blocks * typ.BlockSize()
+				wb, err := typ.RowBytes(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ab, err := vt.RowBytes(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := make([]byte, TileRows*wb)
+				for i := range w {
+					w[i] = byte(r.Uint32())
+				}
+				a := make([]byte, TileRows*ab)
+				for row := range TileRows {
+					quantAct(a[row*ab:(row+1)*ab], randRow(r, n, 1))
+				}
+				guard := func(src []byte) []byte {
+					g := guardedBytes(t, len(src))
+					copy(g, src)
+					return g
+				}
+				gw1, ga1 := guard(w[:wb]), guard(a[:ab])
+				if got, want := dot(n, gw1, ga1), dot(n, w[:wb], a[:ab]); math.Float32bits(got) != math.Float32bits(want) {
+					t.Errorf("%d values: dot %v on guarded buffers, %v on roomy ones", n, got, want)
+				}
+				for rows := 1; rows <= MaxMultiRows; rows++ {
+					ga := guard(a[:rows*ab])
+					got, want := make([]float32, rows), make([]float32, rows)
+					multi(n, gw1, ga, ab, got)
+					multi(n, w[:wb], a[:rows*ab], ab, want)
+					if !sameBits(got, want) {
+						t.Errorf("%d values, %d rows: multi-row dot differs on guarded buffers", n, rows)
+					}
+				}
+				gw := guard(w)
+				for name, tile := range map[string]TileDotFunc{"tile": TileDotFor(typ), "interleaved tile": InterleavedTileFor(typ)} {
+					if tile == nil {
+						continue
+					}
+					for rows := 1; rows <= TileRows; rows++ {
+						ga := guard(a[:rows*ab])
+						got := guardedFloats(t, (rows-1)*TileRows+TileRows)
+						want := make([]float32, len(got))
+						tile(n, gw, wb, ga, ab, rows, got, TileRows)
+						tile(n, w, wb, a[:rows*ab], ab, rows, want, TileRows)
+						if !sameBits(got, want) {
+							t.Errorf("%d values, %d rows: %s differs on guarded buffers", n, rows, name)
+						}
+					}
+				}
 			}
 		})
 	}
