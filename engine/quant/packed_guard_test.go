@@ -222,3 +222,70 @@ func TestDotKernelsStayInBounds(t *testing.T) {
 		})
 	}
 }
+
+// guardedHalves is guardedBytes for n uint16s (at least one).
+func guardedHalves(t *testing.T, n int) []uint16 {
+	b := guardedBytes(t, 2*max(n, 1))
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), max(n, 1))[:n]
+}
+
+// TestVectorKernelsStayInBounds runs the element-wise and attention
+// helpers that have vector forms (conversions, Exp, SwiGLU, the half dot
+// products, AddScaledRows, DecodeRowsHalf, FlashKeysHeads, FlashLoadKT and
+// FlashLoadV) on every length from 1 to 200 (and the head counts and
+// sizes attention uses) with each slice ending at an unreadable page, so
+// that a vector tail that reads or writes past a slice faults.
+func TestVectorKernelsStayInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 29))
+	halves := func(n int) []uint16 {
+		h := guardedHalves(t, n)
+		for i := range h {
+			h[i] = FP32ToFP16(float32(r.NormFloat64()))
+		}
+		return h
+	}
+	floats := func(n int) []float32 {
+		f := guardedFloats(t, max(n, 1))[:n]
+		copy(f, randRow(r, n, 1))
+		return f
+	}
+	for n := 1; n <= 200; n++ {
+		HalfToFloat(floats(n), halves(n))
+		FloatToHalf(halves(n), floats(n))
+		RoundToHalf(floats(n))
+		Exp(floats(n), floats(n))
+		SwiGLU(floats(n), floats(n), floats(n))
+		DotHalf(halves(n), halves(n))
+		ScaleHalf(halves(n), 0.5)
+		MadHalf(halves(n), halves(n), 0.5)
+		for _, rows := range []int{1, 3} {
+			stride := n + r.IntN(3)
+			AddScaledRows(floats(n), floats(rows), floats((rows-1)*stride+n), stride)
+		}
+	}
+	for _, typ := range []Type{Q8_0, Q4_0} {
+		for _, n := range []int{32, 64, 128} {
+			rb, _ := typ.RowBytes(n)
+			src := guardedBytes(t, 3*rb)
+			for i := range src {
+				src[i] = byte(r.Uint32())
+			}
+			DecodeRowsHalf(typ, guardedHalves(t, 3*n), src, rb, 3, n)
+		}
+	}
+	for _, hd := range []int{64, 128} {
+		for heads := 1; heads <= FlashMaxHeads; heads++ {
+			for _, keys := range []int{1, 5, 16} {
+				stride := hd * (1 + r.IntN(2))
+				st := &FlashHeads{N: heads, Acc: halves(heads * hd), Scale: 0.125}
+				for h := range heads {
+					st.Max[h], st.Sum[h] = float32(math.Inf(-1)), 0
+				}
+				FlashKeysHeads(st, halves(heads*hd), halves((keys-1)*stride+hd), halves((keys-1)*stride+hd), stride, keys)
+			}
+		}
+		kt := guardedFloats(t, hd*FlashTile)
+		FlashLoadKT(kt, halves(hd*16), hd, 16, FlashTile-16)
+		FlashLoadV(guardedFloats(t, 5*hd), halves(4*(hd+16)+hd), hd+16, 5, hd)
+	}
+}
