@@ -19,7 +19,13 @@ type kvStore struct {
 	// kT stores each block's keys transposed, per KV head element-major
 	// ([KVHeads][HeadDim][BlockSize]), so that the tiled attention of the
 	// default mode converts a block of keys into its transposed tile with
-	// contiguous loads. Values keep rows of KVHeads×HeadDim.
+	// contiguous loads, and its values per KV head
+	// ([KVHeads][BlockSize][HeadDim], vRow), so that a head's values in a
+	// block are one contiguous run too: in rows of KVHeads×HeadDim, a
+	// decode step over a long context read each head's value rows a
+	// row's width apart, and converting them took three times as long as
+	// the same bytes of keys (a third of a 1B model's attention at 4096
+	// positions). Without kT, keys and values are rows of KVHeads×HeadDim.
 	kT       bool
 	f16      []uint16 // when cfg.Type == F16
 	f32      []float32
@@ -30,13 +36,13 @@ type kvStore struct {
 	coldT *coldTier // blocks Blocks.. quantized (coldkv.go), nil without
 }
 
-// Layout names how the store keeps keys and so which attention reads
-// them: "keys-transposed" (the default mode's tiled attention) or
-// "keys-rows". Blocks saved from a store of one layout are not those of
+// Layout names how the store keeps keys and values and so which attention
+// reads them: "keys-transposed,values-by-head" (the default mode's tiled
+// attention) or "keys-rows". Blocks saved from a store of one layout are not those of
 // the other (the prefix cache's namespace includes it).
 func (s *kvStore) Layout() string {
 	if s.kT {
-		return "keys-transposed"
+		return "keys-transposed,values-by-head"
 	}
 	return "keys-rows"
 }
@@ -169,6 +175,32 @@ func (s *kvStore) offset(blocks []int32, layer, pos int) int {
 	return blk*s.perBlock + layer*2*s.perLayer + (pos%bs)*s.rowElems
 }
 
+// vRow returns the element offset of KV head h's values at position pos
+// in layer l, through the block table, and the elements from one
+// position's values to the next within the block: HeadDim with kT (values
+// by head), KVHeads×HeadDim without.
+func (s *kvStore) vRow(blocks []int32, layer, pos, h int) (off, stride int) {
+	hd := s.cfg.HeadDim
+	if s.kT {
+		bs := s.cfg.BlockSize
+		return s.kbase(blocks, layer, pos) + s.perLayer + h*bs*hd + (pos%bs)*hd, hd
+	}
+	return s.offset(blocks, layer, pos) + s.perLayer + h*hd, s.rowElems
+}
+
+// storeV writes the value row v (KVHeads×HeadDim) of position pos.
+func (s *kvStore) storeV(blocks []int32, layer, pos int, v []float32) {
+	hd := s.cfg.HeadDim
+	for h := range s.cfg.KVHeads {
+		o, _ := s.vRow(blocks, layer, pos, h)
+		if s.f16 != nil {
+			quant.FloatToHalf(s.f16[o:o+hd], v[h*hd:(h+1)*hd])
+		} else {
+			copy(s.f32[o:o+hd], v[h*hd:(h+1)*hd])
+		}
+	}
+}
+
 // storeKT writes the key row k of position pos into its block's
 // transposed keys (kT).
 func (s *kvStore) storeKT(blocks []int32, layer, pos int, k []float32) {
@@ -209,11 +241,7 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 			kr, vr := ks.f32[(sp.Row+i)*re:(sp.Row+i+1)*re], vs.f32[(sp.Row+i)*re:(sp.Row+i+1)*re]
 			if s.kT {
 				s.storeKT(sp.Blocks, a.Layer, sp.Pos+i, kr)
-				if s.f16 != nil {
-					quant.FloatToHalf(s.f16[o+s.perLayer:o+s.perLayer+re], vr)
-				} else {
-					copy(s.f32[o+s.perLayer:o+s.perLayer+re], vr)
-				}
+				s.storeV(sp.Blocks, a.Layer, sp.Pos+i, vr)
 				continue
 			}
 			if s.f16 != nil {
@@ -551,12 +579,12 @@ func (j *attendJob) tiled(wk int, it attendItem) {
 			m := min(bs-p%bs, hi+1-p)
 			o := s.offset(sp.Blocks, a.Layer, p) + kvOff
 			jj := p - t0
-			vo := o + s.perLayer
+			vo, vs := s.vRow(sp.Blocks, a.Layer, p, kvOff/hd)
 			if s.f16 != nil {
-				quant.FlashLoadV(st.vt[jj*hd:], s.f16[vo:], s.rowElems, m, hd)
+				quant.FlashLoadV(st.vt[jj*hd:], s.f16[vo:], vs, m, hd)
 			} else {
 				for u := range m {
-					copy(st.vt[(jj+u)*hd:(jj+u+1)*hd], s.f32[vo+u*s.rowElems:])
+					copy(st.vt[(jj+u)*hd:(jj+u+1)*hd], s.f32[vo+u*vs:])
 				}
 			}
 			if s.kT {

@@ -22,7 +22,7 @@ func (s *kvStore) MoveRows(blocks []int32, dst, src []int) {
 		}
 		for l := range s.cfg.Layers {
 			d, o := s.offset(blocks, l, dst[i]), s.offset(blocks, l, src[i])
-			if s.kT { // keys element-major per block, values in rows
+			if s.kT { // keys element-major per block, values by head
 				kd, ko := s.kbase(blocks, l, dst[i])+dst[i]%bs, s.kbase(blocks, l, src[i])+src[i]%bs
 				for e := range re {
 					if s.f16 != nil {
@@ -31,10 +31,15 @@ func (s *kvStore) MoveRows(blocks []int32, dst, src []int) {
 						s.f32[kd+e*bs] = s.f32[ko+e*bs]
 					}
 				}
-				if s.f16 != nil {
-					copy(s.f16[d+s.perLayer:d+s.perLayer+re], s.f16[o+s.perLayer:o+s.perLayer+re])
-				} else {
-					copy(s.f32[d+s.perLayer:d+s.perLayer+re], s.f32[o+s.perLayer:o+s.perLayer+re])
+				hd := s.cfg.HeadDim
+				for h := range s.cfg.KVHeads {
+					vd, _ := s.vRow(blocks, l, dst[i], h)
+					vo, _ := s.vRow(blocks, l, src[i], h)
+					if s.f16 != nil {
+						copy(s.f16[vd:vd+hd], s.f16[vo:vo+hd])
+					} else {
+						copy(s.f32[vd:vd+hd], s.f32[vo:vo+hd])
+					}
 				}
 				continue
 			}
@@ -290,12 +295,12 @@ func (j *attendJob) tileLoad(st *tileState, blocks []int32, p, col, m, kvOff int
 	hd, bs := a.HeadDim, s.cfg.BlockSize
 	const tile = quant.FlashTile
 	o := s.offset(blocks, a.Layer, p) + kvOff
-	vo := o + s.perLayer
+	vo, vs := s.vRow(blocks, a.Layer, p, kvOff/hd)
 	if s.f16 != nil {
-		quant.FlashLoadV(st.vt[col*hd:], s.f16[vo:], s.rowElems, m, hd)
+		quant.FlashLoadV(st.vt[col*hd:], s.f16[vo:], vs, m, hd)
 	} else {
 		for u := range m {
-			copy(st.vt[(col+u)*hd:(col+u+1)*hd], s.f32[vo+u*s.rowElems:])
+			copy(st.vt[(col+u)*hd:(col+u+1)*hd], s.f32[vo+u*vs:])
 		}
 	}
 	switch {
