@@ -38,8 +38,8 @@ type kvStore struct {
 
 // Layout names how the store keeps keys and values and so which attention
 // reads them: "keys-transposed,values-by-head" (the default mode's tiled
-// attention) or "keys-rows". Blocks saved from a store of one layout are not those of
-// the other (the prefix cache's namespace includes it).
+// attention) or "keys-rows". Blocks saved from a store of one layout are
+// not those of another (the prefix cache's namespace includes it).
 func (s *kvStore) Layout() string {
 	if s.kT {
 		return "keys-transposed,values-by-head"
