@@ -231,8 +231,8 @@ func guardedHalves(t *testing.T, n int) []uint16 {
 
 // TestVectorKernelsStayInBounds runs the element-wise and attention
 // helpers that have vector forms (conversions, Exp, SwiGLU, the half dot
-// products, AddScaledRows, DecodeRowsHalf, FlashKeysHeads, FlashLoadKT and
-// FlashLoadV) on every length from 1 to 200 (and the head counts and
+// products, AddScaledRows, DecodeRowsHalf, FlashKeysHeads, FlashLoadKT,
+// FlashLoadV and Prefetch) on every length from 1 to 200 (and the head counts and
 // sizes attention uses) with each slice ending at an unreadable page, so
 // that a vector tail that reads or writes past a slice faults.
 func TestVectorKernelsStayInBounds(t *testing.T) {
@@ -255,6 +255,7 @@ func TestVectorKernelsStayInBounds(t *testing.T) {
 		RoundToHalf(floats(n))
 		Exp(floats(n), floats(n))
 		SwiGLU(floats(n), floats(n), floats(n))
+		Prefetch(halves(n))
 		DotHalf(halves(n), halves(n))
 		ScaleHalf(halves(n), 0.5)
 		MadHalf(halves(n), halves(n), 0.5)

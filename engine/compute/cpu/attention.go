@@ -574,6 +574,9 @@ func (j *attendJob) tiled(wk int, it attendItem) {
 		// The tile's keys [t0, t0+tile) that some row sees, in float32;
 		// the others are zero (their scores are masked).
 		lo, hi := max(t0, kmin), min(t0+tile-1, kmax)
+		if s.kT && s.f16 != nil && t0+2*tile <= kmax {
+			j.prefetchTile(sp, kvOff/hd, t0+2*tile, min(t0+3*tile-1, kmax))
+		}
 		// Value rows outside [lo, hi] are zero, so that a masked key's
 		// weight of 0 adds 0; key columns there may hold anything, their
 		// scores are masked.
@@ -629,6 +632,24 @@ func (j *attendJob) tiled(wk int, it attendItem) {
 	}
 	for i := it.i0; i < it.i1; i++ {
 		j.tileOut(st, sp.Row+i, (i-it.i0)*nh, it)
+	}
+}
+
+// prefetchTile starts loading the keys and values of KV head h at
+// positions [lo, hi] into the caches; tiled asks for the tile after next.
+// A long context's cache is read a head's 2 KiB run per block and layer,
+// each block a whole block's bytes (every layer's) from the previous one,
+// which the hardware prefetchers do not follow: the 1B shape's Q4_0 decode
+// at 8192 positions ran 20.6 t/s without, 21.7-21.8 with (the next tile
+// only: 20.7-21.5), the 0.5B shape's 45.5-45.7 and 46.9-47.6.
+func (j *attendJob) prefetchTile(sp *compute.Span, h, lo, hi int) {
+	s, a := j.s, j.a
+	hd, bs := a.HeadDim, s.cfg.BlockSize
+	for p := lo - lo%bs; p <= hi; p += bs {
+		k := s.kbase(sp.Blocks, a.Layer, p) + h*hd*bs
+		quant.Prefetch(s.f16[k : k+hd*bs])
+		v, _ := s.vRow(sp.Blocks, a.Layer, p, h)
+		quant.Prefetch(s.f16[v : v+hd*bs])
 	}
 }
 
