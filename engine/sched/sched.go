@@ -577,7 +577,7 @@ func (s *Scheduler) step() error {
 	}
 	sb.jobs = append(sb.jobs, s.running...) // reserve may preempt, editing s.running
 	stepStart := s.now()
-	decoding, specKinds, specAllowed := s.planDrafts(sb.jobs)
+	guard := s.planDrafts(sb.jobs)
 	for _, j := range sb.jobs {
 		if j.seq == nil || j.finished { // preempted or failed while making room
 			continue
@@ -705,8 +705,8 @@ func (s *Scheduler) step() error {
 		if s.ctl != nil {
 			now := s.now()
 			s.ctl.NextTime(calls, now-start)
-			if decoding > 0 && len(rows) == len(batch.Tokens) {
-				s.ctl.StepDone(decoding, specKinds, calls, now-stepStart, specAllowed)
+			if len(rows) == len(batch.Tokens) {
+				guard.done(s.ctl, calls, now-stepStart)
 			}
 		}
 		for _, j := range spanJobs {

@@ -68,18 +68,46 @@ func (s *Scheduler) treeCapable() bool {
 	return ok
 }
 
+// guardStep is a decode step's class for the speculation guard
+// (spec.Controller.StepDone): the number of decoding jobs (0 for another
+// step or one where no job may speculate), the kinds they speculate
+// with, and whether the guard allowed speculation in it. When the guard
+// keeps a draft model off for kinds that include prompt lookup, the step
+// speculates as the guard of the kinds without the draft model says
+// (lookup's drafts cost nothing to make, and a draft model that does not
+// pay must not take lookup's gains with it), and counts for both: for
+// kinds as a step without the draft model, for lookup as itself.
+type guardStep struct {
+	decoding int
+	kinds    spec.Kinds
+	allowed  bool
+	lookup   spec.Kinds // kinds less the draft model, in such a step (0: none)
+	lookupOK bool
+}
+
+// done records the step with the guard.
+func (g guardStep) done(ctl *spec.Controller, tokens int, d time.Duration) {
+	if g.decoding <= 0 {
+		return
+	}
+	ctl.StepDone(g.decoding, g.kinds, tokens, d, g.allowed)
+	if g.lookup != 0 {
+		ctl.StepDone(g.decoding, g.lookup, tokens, d, g.lookupOK)
+	}
+}
+
 // planDrafts fills the drafts of the jobs that will speculate in this
 // step: only when every job with tokens to run is a request decoding one
 // token (a step with prompt chunks is bound by them, and its timing says
 // nothing about decode), each job whose kinds allow it, within the
 // context length and the step's token budget. It returns the step's
-// guard class (spec.Controller.StepDone): the number of decoding jobs (0
-// for another step or one where no job may speculate), the kinds they
-// speculate with, and whether the guard allowed speculation in it.
-func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, kinds spec.Kinds, allowed bool) {
+// guard class.
+func (s *Scheduler) planDrafts(jobs []*Job) guardStep {
 	if s.ctl == nil {
-		return 0, 0, false
+		return guardStep{}
 	}
+	var decoding int
+	var kinds spec.Kinds
 	for _, j := range jobs {
 		j.draft.Reset()
 	}
@@ -89,16 +117,23 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, kinds spec.Kinds, all
 		}
 		if s.pending(j) != 1 {
 			s.draftCatchUp(jobs)
-			return 0, 0, false
+			return guardStep{}
 		}
 		decoding++
 		kinds |= s.kindsOf(j)
 	}
 	if decoding == 0 || kinds&(spec.KindLookup|spec.KindDraft) == 0 {
-		return 0, 0, false
+		return guardStep{}
 	}
-	if allowed = s.ctl.Allowed(decoding, kinds); !allowed {
-		return decoding, kinds, false
+	g := guardStep{decoding: decoding, kinds: kinds, allowed: s.ctl.Allowed(decoding, kinds)}
+	withDraft := true
+	if !g.allowed && kinds&spec.KindDraft != 0 && kinds&spec.KindLookup != 0 {
+		g.lookup = kinds &^ spec.KindDraft
+		g.lookupOK = s.ctl.Allowed(decoding, g.lookup)
+		withDraft = false
+	}
+	if !g.allowed && !g.lookupOK {
+		return g
 	}
 	o := s.ctl.Options()
 	budget := (s.o.MaxBatchTokens - decoding) / max(1, decoding)
@@ -107,7 +142,7 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, kinds spec.Kinds, all
 		maxNodes = min(o.Fixed, budget)
 	}
 	if maxNodes <= 0 {
-		return decoding, kinds, allowed
+		return g
 	}
 	s.specSeqs, s.specDrafts, s.specReqs = s.specSeqs[:0], s.specDrafts[:0], s.specReqs[:0]
 	var modelSeqs []*spec.Seq
@@ -133,7 +168,7 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, kinds spec.Kinds, all
 			}
 			l.Propose(&j.draft, j.tokens, room, nodes)
 		}
-		if j.Speculate&spec.KindDraft != 0 && s.spec.Drafter != nil && (tree || j.draft.Len() == 0) {
+		if withDraft && j.Speculate&spec.KindDraft != 0 && s.spec.Drafter != nil && (tree || j.draft.Len() == 0) {
 			nodes := room
 			if tree {
 				nodes = max(j.draft.Len()+room, min(2*room, s.o.MaxBatchTokens/max(1, decoding)-1))
@@ -158,7 +193,7 @@ func (s *Scheduler) planDrafts(jobs []*Job) (decoding int, kinds spec.Kinds, all
 	s.ctl.Trim(s.specSeqs, s.specDrafts, decoding)
 	clear(s.specSeqs)
 	clear(s.specDrafts)
-	return decoding, kinds, allowed
+	return g
 }
 
 // kindsOf is the speculation j may use here: its kinds, less those the

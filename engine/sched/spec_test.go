@@ -538,3 +538,87 @@ func TestDrafterBoundsCatchUp(t *testing.T) {
 		})
 	}
 }
+
+// periodRunner is a model whose next token repeats the one period
+// positions back (0 before the sequence has that many): its output
+// loops, so prompt lookup predicts it perfectly. It takes no trees.
+type periodRunner struct {
+	hashRunner
+	period int
+}
+
+func (r *periodRunner) TreeSpans() bool { return false }
+
+func (r *periodRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
+	r.mu.Lock()
+	r.steps++
+	r.mu.Unlock()
+	if r.clock != nil {
+		r.clock.advance(r.cost(len(b.Tokens)))
+	}
+	bs := r.kv.bs
+	for _, sp := range b.Spans {
+		for i := range sp.N {
+			p := sp.Pos + i
+			r.kv.data[sp.Blocks[p/bs]][p%bs] = b.Tokens[sp.Row+i]
+		}
+	}
+	for i, row := range rows {
+		for _, sp := range b.Spans {
+			if int(row) < sp.Row || int(row) >= sp.Row+sp.N {
+				continue
+			}
+			tok := int32(0)
+			if p := sp.Pos + int(row) - sp.Row + 1 - r.period; p >= 0 {
+				tok = r.kv.data[sp.Blocks[p/bs]][p%bs]
+			}
+			clear(out[i])
+			out[i][tok] = 1
+		}
+	}
+	return nil
+}
+
+// TestLookupWithoutPayingDraftModel runs a looping model with prompt
+// lookup and a draft model that is always wrong, adaptively: the guard
+// keeps the draft model off, and lookup must go on verifying its
+// (always right) drafts meanwhile instead of being switched off with it.
+func TestLookupWithoutPayingDraftModel(t *testing.T) {
+	const period, gen = 8, 200
+	drafter, _ := newDrafter(1, 16)
+	defer drafter.Close()
+	drafter.AltBelow = 0
+	pool := kv.NewPool(64, 16)
+	store := &tokenKV{bs: 16, data: make([][]int32, 64)}
+	for i := range store.data {
+		store.data[i] = make([]int32, 16)
+	}
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	runner := &periodRunner{hashRunner: hashRunner{kv: store, clock: clock, cost: func(n int) time.Duration {
+		return 10*time.Millisecond + time.Duration(n)*time.Millisecond
+	}}, period: period}
+	s := New(runner, pool, nil, Options{MaxSeqLen: 400, CostClock: clock.Since,
+		Speculation: &Speculation{Lookup: &spec.Lookup{MinNgram: 2}, Drafter: drafter}})
+	defer s.Close()
+	prompt := []int32{5, 9, 2, 7, 1, 3, 8, 6, 5, 9, 2, 7}
+	want := append([]int32(nil), prompt...)
+	for range gen {
+		want = append(want, want[len(want)-period])
+	}
+	want = want[len(prompt):]
+	var got []int32
+	j := greedyJob(prompt, gen, &got)
+	j.Speculate = spec.KindLookup | spec.KindDraft
+	if err := s.Run(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("tokens differ from the model's: got %v", got)
+	}
+	st := s.SpecStats()
+	t.Logf("%d passes for %d tokens; lookup %d of %d accepted, draft model %d of %d", runner.steps, gen,
+		st.Accepted["lookup"], st.Drafted["lookup"], st.Accepted["draft"], st.Drafted["draft"])
+	if runner.steps > gen/3 {
+		t.Fatalf("%d passes for %d tokens: lookup did not carry on while the draft model was off", runner.steps, gen)
+	}
+}
