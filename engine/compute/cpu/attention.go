@@ -167,6 +167,13 @@ func (s *kvStore) kbase(blocks []int32, layer, pos int) int {
 	return int(blocks[pos/s.cfg.BlockSize])*s.perBlock + layer*2*s.perLayer
 }
 
+// kHead returns the element offset of KV head h's transposed keys
+// (HeadDim×BlockSize, element-major) in layer l of the block that holds
+// position pos (kT).
+func (s *kvStore) kHead(blocks []int32, layer, pos, h int) int {
+	return s.kbase(blocks, layer, pos) + h*s.cfg.HeadDim*s.cfg.BlockSize
+}
+
 // offset returns the element offset of position pos's K row (V is
 // perLayer further) in layer l, through the block table.
 func (s *kvStore) offset(blocks []int32, layer, pos int) int {
@@ -183,7 +190,7 @@ func (s *kvStore) vRow(blocks []int32, layer, pos, h int) (off, stride int) {
 	hd := s.cfg.HeadDim
 	if s.kT {
 		bs := s.cfg.BlockSize
-		return s.kbase(blocks, layer, pos) + s.perLayer + h*bs*hd + (pos%bs)*hd, hd
+		return s.kHead(blocks, layer, pos, h) + s.perLayer + (pos%bs)*hd, hd
 	}
 	return s.offset(blocks, layer, pos) + s.perLayer + h*hd, s.rowElems
 }
@@ -597,7 +604,7 @@ func (j *attendJob) tiled(wk int, it attendItem) {
 			if s.kT {
 				// The whole block's keys, transposed already.
 				p0 := p - p%bs
-				kb := s.kbase(sp.Blocks, a.Layer, p) + kvOff*bs
+				kb := s.kHead(sp.Blocks, a.Layer, p, kvOff/hd)
 				if s.f16 != nil {
 					quant.FlashLoadKT(st.kt, s.f16[kb:kb+hd*bs], hd, bs, p0-t0)
 				} else {
@@ -646,7 +653,7 @@ func (j *attendJob) prefetchTile(sp *compute.Span, h, lo, hi int) {
 	s, a := j.s, j.a
 	hd, bs := a.HeadDim, s.cfg.BlockSize
 	for p := lo - lo%bs; p <= hi; p += bs {
-		k := s.kbase(sp.Blocks, a.Layer, p) + h*hd*bs
+		k := s.kHead(sp.Blocks, a.Layer, p, h)
 		quant.Prefetch(s.f16[k : k+hd*bs])
 		v, _ := s.vRow(sp.Blocks, a.Layer, p, h)
 		quant.Prefetch(s.f16[v : v+hd*bs])

@@ -306,7 +306,7 @@ func (j *attendJob) tileLoad(st *tileState, blocks []int32, p, col, m, kvOff int
 	switch {
 	case s.kT && block:
 		p0 := p - p%bs
-		kb := s.kbase(blocks, a.Layer, p) + kvOff*bs
+		kb := s.kHead(blocks, a.Layer, p, kvOff/hd)
 		c0 := col - (p - p0)
 		if s.f16 != nil {
 			quant.FlashLoadKT(st.kt, s.f16[kb:kb+hd*bs], hd, bs, c0)
@@ -316,7 +316,7 @@ func (j *attendJob) tileLoad(st *tileState, blocks []int32, p, col, m, kvOff int
 			}
 		}
 	case s.kT:
-		kb := s.kbase(blocks, a.Layer, p) + kvOff*bs
+		kb := s.kHead(blocks, a.Layer, p, kvOff/hd)
 		for u := range m {
 			q := (p + u) % bs
 			for e := range hd {
