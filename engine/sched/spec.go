@@ -126,11 +126,9 @@ func (s *Scheduler) planDrafts(jobs []*Job) guardStep {
 		return guardStep{}
 	}
 	g := guardStep{decoding: decoding, kinds: kinds, allowed: s.ctl.Allowed(decoding, kinds)}
-	withDraft := true
 	if !g.allowed && kinds&spec.KindDraft != 0 && kinds&spec.KindLookup != 0 {
 		g.lookup = kinds &^ spec.KindDraft
 		g.lookupOK = s.ctl.Allowed(decoding, g.lookup)
-		withDraft = false
 	}
 	if !g.allowed && !g.lookupOK {
 		return g
@@ -168,7 +166,7 @@ func (s *Scheduler) planDrafts(jobs []*Job) guardStep {
 			}
 			l.Propose(&j.draft, j.tokens, room, nodes)
 		}
-		if withDraft && j.Speculate&spec.KindDraft != 0 && s.spec.Drafter != nil && (tree || j.draft.Len() == 0) {
+		if g.lookup == 0 && j.Speculate&spec.KindDraft != 0 && s.spec.Drafter != nil && (tree || j.draft.Len() == 0) {
 			nodes := room
 			if tree {
 				nodes = max(j.draft.Len()+room, min(2*room, s.o.MaxBatchTokens/max(1, decoding)-1))
