@@ -25,6 +25,15 @@ type tokenKV struct {
 	data [][]int32
 }
 
+// newTokenKV returns a tokenKV of blocks blocks of bs positions.
+func newTokenKV(blocks, bs int) *tokenKV {
+	s := &tokenKV{bs: bs, data: make([][]int32, blocks)}
+	for i := range s.data {
+		s.data[i] = make([]int32, bs)
+	}
+	return s
+}
+
 func (s *tokenKV) Config() compute.KVConfig {
 	return compute.KVConfig{BlockSize: s.bs, Blocks: len(s.data)}
 }
@@ -186,10 +195,7 @@ func greedyJob(prompt []int32, n int, out *[]int32) *Job {
 
 func newTestScheduler(blocks, bs int, o Options) (*Scheduler, *kv.Pool, *hashRunner) {
 	pool := kv.NewPool(blocks, bs)
-	store := &tokenKV{bs: bs, data: make([][]int32, blocks)}
-	for i := range store.data {
-		store.data[i] = make([]int32, bs)
-	}
+	store := newTokenKV(blocks, bs)
 	r := &hashRunner{kv: store}
 	return New(r, pool, prefix.New(pool), o), pool, r
 }
@@ -446,10 +452,7 @@ func (r *spanRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
 // that a cancelled background job leaves nothing in the cache.
 func TestBackgroundWaitsForRequests(t *testing.T) {
 	pool := kv.NewPool(128, 4)
-	store := &tokenKV{bs: 4, data: make([][]int32, 128)}
-	for i := range store.data {
-		store.data[i] = make([]int32, 4)
-	}
+	store := newTokenKV(128, 4)
 	r := &spanRunner{hashRunner: &hashRunner{kv: store, gate: make(chan struct{})}}
 	s := New(r, pool, prefix.New(pool), Options{MaxBatchTokens: 8, BackgroundChunk: 3, BackgroundDelay: 30 * time.Millisecond})
 	defer s.Close()
@@ -553,10 +556,7 @@ func TestBackgroundWaitsForRequests(t *testing.T) {
 // flight, and no pass carries more background tokens than the chunk.
 func TestBackgroundLeavesRequestsRoom(t *testing.T) {
 	pool := kv.NewPool(256, 4)
-	store := &tokenKV{bs: 4, data: make([][]int32, 256)}
-	for i := range store.data {
-		store.data[i] = make([]int32, 4)
-	}
+	store := newTokenKV(256, 4)
 	r := &spanRunner{hashRunner: &hashRunner{kv: store}, delay: 2 * time.Millisecond}
 	s := New(r, pool, prefix.New(pool), Options{MaxBatchTokens: 16, MaxRunning: 2, BackgroundChunk: 3, BackgroundDelay: time.Millisecond})
 	defer s.Close()

@@ -21,10 +21,7 @@ import (
 // in noise predictions (0: never), with its own pool and cache.
 func newDrafter(noise uint64, bs int) (*spec.ModelDrafter, *kv.Pool) {
 	pool := kv.NewPool(256, bs)
-	store := &tokenKV{bs: bs, data: make([][]int32, 256)}
-	for i := range store.data {
-		store.data[i] = make([]int32, bs)
-	}
+	store := newTokenKV(256, bs)
 	d := spec.NewModelDrafter(&hashRunner{kv: store, noise: noise}, pool, prefix.New(pool), "draft")
 	d.AltBelow = 0.5
 	return d, pool
@@ -48,10 +45,7 @@ func TestSpeculationMatchesPlain(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			drafter, draftPool := newDrafter(3, 4)
 			pool := kv.NewPool(64, 4)
-			store := &tokenKV{bs: 4, data: make([][]int32, 64)}
-			for i := range store.data {
-				store.data[i] = make([]int32, 4)
-			}
+			store := newTokenKV(64, 4)
 			runner := &hashRunner{kv: store, noTree: tc.noTree}
 			s := New(runner, pool, prefix.New(pool), Options{MaxBatchTokens: 40, MaxRunning: 6, MaxSeqLen: 120,
 				Speculation: &Speculation{Lookup: &spec.Lookup{MinNgram: 1, Branches: 3}, Drafter: drafter,
@@ -128,10 +122,7 @@ func TestSpeculationNeverCachesRejected(t *testing.T) {
 	drafter, _ := newDrafter(2, 4)
 	defer drafter.Close()
 	pool := kv.NewPool(64, 4)
-	store := &tokenKV{bs: 4, data: make([][]int32, 64)}
-	for i := range store.data {
-		store.data[i] = make([]int32, 4)
-	}
+	store := newTokenKV(64, 4)
 	s := New(&hashRunner{kv: store}, pool, prefix.New(pool), Options{MaxSeqLen: 200,
 		Speculation: &Speculation{Drafter: drafter, Control: spec.Options{Fixed: 6}}})
 	defer s.Close()
@@ -194,10 +185,7 @@ func TestSpeculationAdapts(t *testing.T) {
 			defer drafter.Close()
 			drafter.AltBelow = 0
 			pool := kv.NewPool(64, 16)
-			store := &tokenKV{bs: 16, data: make([][]int32, 64)}
-			for i := range store.data {
-				store.data[i] = make([]int32, 16)
-			}
+			store := newTokenKV(64, 16)
 			clock := &fakeClock{now: time.Unix(0, 0)}
 			runner := &hashRunner{kv: store, clock: clock, cost: func(n int) time.Duration { return tc.fixed + time.Duration(n)*tc.perTok }}
 			s := New(runner, pool, nil, Options{MaxSeqLen: 400, CostClock: clock.Since,
@@ -285,10 +273,7 @@ func TestSpeculationKeepsDistribution(t *testing.T) {
 	const runs, gen = 3000, 3
 	newSoft := func(greedy bool) (*softRunner, *kv.Pool) {
 		pool := kv.NewPool(512, 4)
-		store := &tokenKV{bs: 4, data: make([][]int32, 512)}
-		for i := range store.data {
-			store.data[i] = make([]int32, 4)
-		}
+		store := newTokenKV(512, 4)
 		return &softRunner{hashRunner: hashRunner{kv: store}, greedy: greedy}, pool
 	}
 	target, pool := newSoft(false)
@@ -419,10 +404,7 @@ func (d *demotingKV) DemoteBlock(dst, src int32) {
 func TestColdTierWorkload(t *testing.T) {
 	const bs = 4
 	pool := kv.NewTieredPool(40, 24, bs)
-	store := &demotingKV{tokenKV: &tokenKV{bs: bs, data: make([][]int32, pool.Blocks())}}
-	for i := range store.data {
-		store.data[i] = make([]int32, bs)
-	}
+	store := &demotingKV{tokenKV: newTokenKV(pool.Blocks(), bs)}
 	runner := &hashRunner{kv: store.tokenKV}
 	s := New(&tieredRunner{runner, store}, pool, prefix.New(pool), Options{MaxBatchTokens: 24, MaxRunning: 4, MaxSeqLen: 120, HotWindow: 8,
 		Speculation: &Speculation{Lookup: &spec.Lookup{MinNgram: 1}, Control: spec.Options{Fixed: 3}}})
@@ -497,10 +479,7 @@ func TestDrafterBoundsCatchUp(t *testing.T) {
 	}{{32, 32}, {16, 16}, {0, 150}} {
 		t.Run(fmt.Sprint("MaxGap=", tc.maxGap), func(t *testing.T) {
 			pool := kv.NewPool(128, 4)
-			store := &tokenKV{bs: 4, data: make([][]int32, 128)}
-			for i := range store.data {
-				store.data[i] = make([]int32, 4)
-			}
+			store := newTokenKV(128, 4)
 			rec := &feedRecorder{hashRunner: &hashRunner{kv: store}}
 			d := spec.NewModelDrafter(rec, pool, nil, "")
 			d.MaxGap = tc.maxGap
@@ -589,10 +568,7 @@ func TestLookupWithoutPayingDraftModel(t *testing.T) {
 	defer drafter.Close()
 	drafter.AltBelow = 0
 	pool := kv.NewPool(64, 16)
-	store := &tokenKV{bs: 16, data: make([][]int32, 64)}
-	for i := range store.data {
-		store.data[i] = make([]int32, 16)
-	}
+	store := newTokenKV(64, 16)
 	clock := &fakeClock{now: time.Unix(0, 0)}
 	runner := &periodRunner{hashRunner: hashRunner{kv: store, clock: clock, cost: func(n int) time.Duration {
 		return 10*time.Millisecond + time.Duration(n)*time.Millisecond
