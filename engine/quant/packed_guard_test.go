@@ -56,10 +56,7 @@ func TestPackedKernelsStayInBounds(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			const nb = 3
 			cols := nb * p.BlockSize
-			rowBytes, err := typ.RowBytes(cols)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rowBytes := must(typ.RowBytes(cols))
 			groups := max(p.DecodeGroups, 1)
 			src := make([]byte, groups*Q4x16Rows*rowBytes)
 			for i := range src {
@@ -76,12 +73,8 @@ func TestPackedKernelsStayInBounds(t *testing.T) {
 				t.Fatal(err)
 			}
 			groupBytes := nb * p.BlockBytes
-			actBytes, err := p.Act.RowBytes(cols)
-			if err != nil {
-				t.Fatal(err)
-			}
-			maxRows := PackedRows
-			acts := make([]byte, maxRows*actBytes)
+			actBytes := must(p.Act.RowBytes(cols))
+			acts := make([]byte, PackedRows*actBytes)
 			for i := range acts {
 				acts[i] = byte(r.Uint32())
 			}
@@ -91,9 +84,9 @@ func TestPackedKernelsStayInBounds(t *testing.T) {
 				}
 			}
 			auxWords := p.AuxWords * nb
-			aux := make([]uint32, maxRows*max(auxWords, 1))
+			aux := make([]uint32, PackedRows*max(auxWords, 1))
 			if p.Aux != nil {
-				for row := range maxRows {
+				for row := range PackedRows {
 					p.Aux(aux[row*auxWords:(row+1)*auxWords], acts[row*actBytes:(row+1)*actBytes])
 				}
 			}
@@ -168,14 +161,8 @@ func TestDotKernelsStayInBounds(t *testing.T) {
 			}
 			for _, blocks := range []int{1, 3, 8} {
 				n := blocks * typ.BlockSize()
-				wb, err := typ.RowBytes(n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ab, err := vt.RowBytes(n)
-				if err != nil {
-					t.Fatal(err)
-				}
+				wb := must(typ.RowBytes(n))
+				ab := must(vt.RowBytes(n))
 				w := make([]byte, TileRows*wb)
 				for i := range w {
 					w[i] = byte(r.Uint32())
@@ -266,7 +253,7 @@ func TestVectorKernelsStayInBounds(t *testing.T) {
 	}
 	for _, typ := range []Type{Q8_0, Q4_0} {
 		for _, n := range []int{32, 64, 128} {
-			rb, _ := typ.RowBytes(n)
+			rb := must(typ.RowBytes(n))
 			src := guardedBytes(t, 3*rb)
 			for i := range src {
 				src[i] = byte(r.Uint32())
