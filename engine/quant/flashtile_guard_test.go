@@ -19,7 +19,7 @@ func TestFlashTileReadsOnlyItsRows(t *testing.T) {
 	kt := randRow(r, dk*FlashTile, 1)
 	v := randRow(r, FlashTile*dk, 1)
 	for rows := 1; rows <= 9; rows++ {
-		q := guardedFloats(t, (rows-1)*dk+dk)
+		q := guarded[float32](t, (rows-1)*dk+dk)
 		copy(q, randRow(r, len(q), 1))
 		got, want := make([]float32, rows*FlashTile), make([]float32, rows*FlashTile)
 		FlashScores(got, q, dk, kt, dk, rows)
@@ -28,7 +28,7 @@ func TestFlashTileReadsOnlyItsRows(t *testing.T) {
 			t.Fatalf("scores of %d rows differ from the reference", rows)
 		}
 
-		p := guardedFloats(t, rows*FlashTile)
+		p := guarded[float32](t, rows*FlashTile)
 		copy(p, randRow(r, len(p), 0.3))
 		acc := randRow(r, rows*dk, 1)
 		accRef := append([]float32(nil), acc...)

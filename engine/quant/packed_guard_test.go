@@ -27,16 +27,13 @@ func guardedBytes(t *testing.T, n int) []byte {
 	return mem[size-page-n : size-page : size-page]
 }
 
-// guardedFloats is guardedBytes for n float32s.
-func guardedFloats(t *testing.T, n int) []float32 {
-	b := guardedBytes(t, 4*n)
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
-}
-
-// guardedWords is guardedBytes for n uint32s (at least one).
-func guardedWords(t *testing.T, n int) []uint32 {
-	b := guardedBytes(t, 4*max(n, 1))
-	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), max(n, 1))
+// guarded is guardedBytes for n values of type T (at least one, so that
+// a kernel given an empty aux still has an address).
+func guarded[T any](t *testing.T, n int) []T {
+	n = max(n, 1)
+	var z T
+	b := guardedBytes(t, n*int(unsafe.Sizeof(z)))
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
 }
 
 // TestPackedKernelsStayInBounds calls every repacked layout's kernels on
@@ -98,9 +95,9 @@ func TestPackedKernelsStayInBounds(t *testing.T) {
 				copy(w, packed)
 				a := guardedBytes(t, rows*actBytes)
 				copy(a, acts)
-				ax := guardedWords(t, rows*auxWords)
+				ax := guarded[uint32](t, rows*auxWords)
 				copy(ax, aux)
-				got := guardedFloats(t, rows*outs)
+				got := guarded[float32](t, rows*outs)
 				call(w, a, ax, got)
 				if !sameBits(got, want) {
 					t.Errorf("%s, %d rows: results differ from the same call's on roomy buffers", name, rows)
@@ -196,7 +193,7 @@ func TestDotKernelsStayInBounds(t *testing.T) {
 					}
 					for rows := 1; rows <= TileRows; rows++ {
 						ga := guard(a[:rows*ab])
-						got := guardedFloats(t, (rows-1)*TileRows+TileRows)
+						got := guarded[float32](t, (rows-1)*TileRows+TileRows)
 						want := make([]float32, len(got))
 						tile(n, gw, wb, ga, ab, rows, got, TileRows)
 						tile(n, w, wb, a[:rows*ab], ab, rows, want, TileRows)
@@ -210,12 +207,6 @@ func TestDotKernelsStayInBounds(t *testing.T) {
 	}
 }
 
-// guardedHalves is guardedBytes for n uint16s (at least one).
-func guardedHalves(t *testing.T, n int) []uint16 {
-	b := guardedBytes(t, 2*max(n, 1))
-	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), max(n, 1))[:n]
-}
-
 // TestVectorKernelsStayInBounds runs the element-wise and attention
 // helpers that have vector forms (conversions, Exp, SwiGLU, the half dot
 // products, AddScaledRows, DecodeRowsHalf, FlashKeysHeads, FlashLoadKT,
@@ -225,14 +216,14 @@ func guardedHalves(t *testing.T, n int) []uint16 {
 func TestVectorKernelsStayInBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 29))
 	halves := func(n int) []uint16 {
-		h := guardedHalves(t, n)
+		h := guarded[uint16](t, n)
 		for i := range h {
 			h[i] = FP32ToFP16(float32(r.NormFloat64()))
 		}
 		return h
 	}
 	floats := func(n int) []float32 {
-		f := guardedFloats(t, max(n, 1))[:n]
+		f := guarded[float32](t, n)[:n]
 		copy(f, randRow(r, n, 1))
 		return f
 	}
@@ -258,7 +249,7 @@ func TestVectorKernelsStayInBounds(t *testing.T) {
 			for i := range src {
 				src[i] = byte(r.Uint32())
 			}
-			DecodeRowsHalf(typ, guardedHalves(t, 3*n), src, rb, 3, n)
+			DecodeRowsHalf(typ, guarded[uint16](t, 3*n), src, rb, 3, n)
 		}
 	}
 	for _, hd := range []int{64, 128} {
@@ -272,8 +263,8 @@ func TestVectorKernelsStayInBounds(t *testing.T) {
 				FlashKeysHeads(st, halves(heads*hd), halves((keys-1)*stride+hd), halves((keys-1)*stride+hd), stride, keys)
 			}
 		}
-		kt := guardedFloats(t, hd*FlashTile)
+		kt := guarded[float32](t, hd*FlashTile)
 		FlashLoadKT(kt, halves(hd*16), hd, 16, FlashTile-16)
-		FlashLoadV(guardedFloats(t, 5*hd), halves(4*(hd+16)+hd), hd+16, 5, hd)
+		FlashLoadV(guarded[float32](t, 5*hd), halves(4*(hd+16)+hd), hd+16, 5, hd)
 	}
 }
