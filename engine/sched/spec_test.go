@@ -529,33 +529,22 @@ type periodRunner struct {
 func (r *periodRunner) TreeSpans() bool { return false }
 
 func (r *periodRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
-	r.mu.Lock()
-	r.steps++
-	r.mu.Unlock()
-	if r.clock != nil {
-		r.clock.advance(r.cost(len(b.Tokens)))
-	}
-	bs := r.kv.bs
-	for _, sp := range b.Spans {
-		for i := range sp.N {
-			p := sp.Pos + i
-			r.kv.data[sp.Blocks[p/bs]][p%bs] = b.Tokens[sp.Row+i]
-		}
-	}
-	for i, row := range rows {
+	// stepHashes stores the batch's tokens (and keeps the counters and the
+	// clock) before it emits; the hashes are not needed.
+	return r.stepHashes(b, rows, func(i int, _ uint64) {
+		bs := r.kv.bs
 		for _, sp := range b.Spans {
-			if int(row) < sp.Row || int(row) >= sp.Row+sp.N {
+			if int(rows[i]) < sp.Row || int(rows[i]) >= sp.Row+sp.N {
 				continue
 			}
 			tok := int32(0)
-			if p := sp.Pos + int(row) - sp.Row + 1 - r.period; p >= 0 {
+			if p := sp.Pos + int(rows[i]) - sp.Row + 1 - r.period; p >= 0 {
 				tok = r.kv.data[sp.Blocks[p/bs]][p%bs]
 			}
 			clear(out[i])
 			out[i][tok] = 1
 		}
-	}
-	return nil
+	})
 }
 
 // TestLookupWithoutPayingDraftModel runs a looping model with prompt
