@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/engine/spec"
@@ -39,6 +40,7 @@ func newBenchCmd() *cobra.Command {
 		specs   []string
 		kvo     kvBenchOptions
 		exact   bool
+		amx     cpu.AMXMode
 		ctxLen  int
 	)
 	cmd := &cobra.Command{
@@ -76,7 +78,7 @@ func newBenchCmd() *cobra.Command {
 				// -p 0 -n 0 alone reports the model's memory (--ctx); with
 				// --spec or --kv-types it leaves the run to them.
 				if o.PromptTokens > 0 || o.GenTokens > 0 || len(specs) == 0 && len(kvo.types) == 0 {
-					rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, Exact: exact, ContextLength: ctxLen}, o)
+					rep, err := runBench(ctx, path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, Exact: exact, AMX: amx, ContextLength: ctxLen}, o)
 					if err != nil {
 						return err
 					}
@@ -84,7 +86,7 @@ func newBenchCmd() *cobra.Command {
 				}
 				if len(specs) > 0 {
 					before := loadAverage()
-					figs, err := runSpecBench(ctx, path, draft, specs, llm.Options{Threads: threads, NewBackend: newBackend, Exact: exact}, o)
+					figs, err := runSpecBench(ctx, path, draft, specs, llm.Options{Threads: threads, NewBackend: newBackend, Exact: exact, AMX: amx}, o)
 					if err != nil {
 						return err
 					}
@@ -94,7 +96,7 @@ func newBenchCmd() *cobra.Command {
 					}
 				}
 				if len(kvo.types) > 0 {
-					figs, err := runKVBench(ctx, cmd.ErrOrStderr(), path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, Exact: exact}, kvo)
+					figs, err := runKVBench(ctx, cmd.ErrOrStderr(), path, llm.Options{Threads: threads, NewBackend: newBackend, BatchSize: batch, Exact: exact, AMX: amx}, kvo)
 					if err != nil {
 						return err
 					}
@@ -145,6 +147,7 @@ func newBenchCmd() *cobra.Command {
 	f.StringVar(&kvo.pplFile, "ppl-file", "", "text file for perplexity per KV type (--kv-types)")
 	backends.Flag(f, &backend)
 	backends.ExactFlag(f, &exact)
+	backends.AMXFlag(f, &amx)
 	cmd.AddCommand(newBenchServeCmd(), newBenchGrammarCmd(), newBenchLearnCmd(), newBenchLearnDaemonCmd())
 	return cmd
 }

@@ -91,9 +91,6 @@ func newRunCmd() *cobra.Command {
 			if path == "" {
 				return errors.New("missing -m FILE.gguf")
 			}
-			if err := backends.CheckAMX(cmd.Flags(), exact); err != nil {
-				return err
-			}
 			newBackend, err := backends.Factory(backend, threads)
 			if err != nil {
 				return err
@@ -301,9 +298,6 @@ func newPerplexityCmd() *cobra.Command {
 			}
 			if kldScore && kldBase == "" {
 				return errors.New("--kl-divergence needs --kl-divergence-base FILE")
-			}
-			if err := backends.CheckAMX(cmd.Flags(), exact); err != nil {
-				return err
 			}
 			var text []byte
 			if !kldScore {

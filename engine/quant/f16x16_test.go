@@ -116,7 +116,7 @@ func testHalf16MatchesReference(t *testing.T) {
 func TestHalf16DecodeMatchesKernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(101, 103))
 	for _, typ := range []Type{F16, BF16} {
-		p := FastPackedFor(typ)
+		p := FastPackedFor(typ, false)
 		if p == nil || p.Decode == nil {
 			t.Skipf("no %s decode kernel here", typ)
 		}
@@ -168,7 +168,7 @@ func TestHalf16DecodeMatchesKernel(t *testing.T) {
 // starting from zero and adding to dst, with strides wider than a row.
 func TestF16x16DecodeMultiMatchesKernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(107, 109))
-	p := FastPackedFor(F16)
+	p := FastPackedFor(F16, false)
 	if p == nil || p.DecodeMulti == nil {
 		t.Skip("no F16x16 multi-row decode kernel here")
 	}

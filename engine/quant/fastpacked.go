@@ -4,12 +4,16 @@ package quant
 // (not exact) mode uses for weight type t on this CPU, or nil where it
 // has none: the layouts of PackedFor, whose orders are llama.cpp's or
 // their own, plus those whose summation order is chosen for speed alone
-// (F16x16, BF16x16), which the exact mode must not use, and IQ4_XSx16,
-// llama.cpp's prompt order for IQ4_XS, which the default mode takes for
-// every call (the exact mode keeps the vector order of llama.cpp's decode,
-// and with llama.cpp's batching switches as llama.cpp does: IQ4XSPanel).
-func FastPackedFor(t Type) *Packed {
+// (F16x16, BF16x16, BF16x16AMX), which the exact mode must not use, and
+// IQ4_XSx16, llama.cpp's prompt order for IQ4_XS, which the default mode
+// takes for every call (the exact mode keeps the vector order of
+// llama.cpp's decode, and with llama.cpp's batching switches as llama.cpp
+// does: IQ4XSPanel). With amx, BF16 weights take AMX tiles where the CPU
+// has AMX-BF16 and the OS grants the tile state (BF16x16AMX).
+func FastPackedFor(t Type, amx bool) *Packed {
 	switch {
+	case t == BF16 && amx && AMXTiles():
+		return bf16x16AMXPacked(bf16x16AMX)
 	case t == F16 && f16x16Kernel != nil:
 		return &Packed{Name: "F16x16", Act: F32, BlockSize: QK, BlockBytes: F16x16BlockBytes,
 			Repack: RepackF16x16, Kernel: f16x16Kernel, Accumulate: f16x16AccKernel,
@@ -40,3 +44,36 @@ func IQ4XSPanel() *Packed {
 	return &Packed{Name: "IQ4_XSx16", Act: Q8_K, BlockSize: QKK, BlockBytes: IQ4XSx16BlockBytes, AuxWords: IQ4XSx16AuxWords,
 		Aux: IQ4XSx16Aux, Repack: RepackIQ4XSx16, Kernel: k, Accumulate: acc}
 }
+
+// bf16AMXTileRows and bf16AMXTileGroups bound one call of the BF16x16 AMX
+// kernel: two row tiles of 16 activation rows by two groups of 16 weight
+// rows, four float32 accumulator tiles.
+const (
+	bf16AMXTileRows   = 32
+	bf16AMXTileGroups = 2
+)
+
+// bf16x16AMXPacked returns the BF16x16AMX layout with tile kernel k: the
+// BF16x16 bytes (each block is an AMX-BF16 B tile as it lies), multiplied
+// by bf16 activations with TDPBF16PS for every batch, decode included, so
+// that a prompt and its decode steps agree bit for bit. The instruction
+// adds a block's 32 products to its float32 accumulator in the
+// hardware's own order, which no vector kernel reproduces; the tests take
+// its results to be within a bf16 product's rounding of BF16x16Reference.
+func bf16x16AMXPacked(k TileKernel) *Packed {
+	one := func(acc bool) PackedKernel {
+		return func(nb int, w, a []byte, astride int, aux []uint32, auxstride, rows int, dst []float32, dstride int) {
+			for r := 0; r < rows; r += bf16AMXTileRows {
+				k(nb, w, nb*F16x16BlockBytes, 1, a[r*astride:], astride, min(bf16AMXTileRows, rows-r), dst[r*dstride:], dstride, acc)
+			}
+		}
+	}
+	return &Packed{Name: "BF16x16AMX", Act: BF16, BlockSize: QK, BlockBytes: F16x16BlockBytes,
+		Repack: RepackBF16x16, Kernel: one(false), Accumulate: one(true),
+		Tile: k, TileRows: bf16AMXTileRows, TileGroups: bf16AMXTileGroups}
+}
+
+// AMXTiles reports whether FastPackedFor(BF16, true) takes AMX tiles
+// here: the CPU has AMX-BF16 and the OS lets this process use the tile
+// state (on Linux it asks for it, once).
+func AMXTiles() bool { return bf16x16AMX != nil && amxTiles() }

@@ -3,7 +3,6 @@
 package quant
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -38,17 +37,4 @@ func TestFlashTileReadsOnlyItsRows(t *testing.T) {
 			t.Fatalf("value sums of %d rows differ from the reference", rows)
 		}
 	}
-}
-
-// sameBits reports whether a and b hold the same float32 bit patterns.
-func sameBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }

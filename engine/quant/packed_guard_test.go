@@ -5,6 +5,7 @@ package quant
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -45,16 +46,23 @@ func guarded[T any](t *testing.T, n int) []T {
 // call's on roomy buffers.
 func TestPackedKernelsStayInBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 13))
+	var layouts []*Packed
+	var types []Type
 	for _, typ := range []Type{Q4_0, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, F16, BF16} {
-		p := FastPackedFor(typ)
-		if p == nil {
-			continue
+		for _, amx := range []bool{false, true} {
+			if p := FastPackedFor(typ, amx); p != nil && !slices.ContainsFunc(layouts, func(q *Packed) bool { return q.Name == p.Name }) {
+				layouts, types = append(layouts, p), append(types, typ)
+			}
 		}
+	}
+	for i, p := range layouts {
+		typ := types[i]
 		t.Run(p.Name, func(t *testing.T) {
 			const nb = 3
 			cols := nb * p.BlockSize
 			rowBytes := must(typ.RowBytes(cols))
-			groups := max(p.DecodeGroups, 1)
+			groups := max(p.DecodeGroups, p.TileGroups, 1)
+			maxRows := max(PackedRows, p.TileRows)
 			src := make([]byte, groups*Q4x16Rows*rowBytes)
 			for i := range src {
 				src[i] = byte(r.Uint32())
@@ -71,7 +79,7 @@ func TestPackedKernelsStayInBounds(t *testing.T) {
 			}
 			groupBytes := nb * p.BlockBytes
 			actBytes := must(p.Act.RowBytes(cols))
-			acts := make([]byte, PackedRows*actBytes)
+			acts := make([]byte, maxRows*actBytes)
 			for i := range acts {
 				acts[i] = byte(r.Uint32())
 			}
@@ -81,9 +89,9 @@ func TestPackedKernelsStayInBounds(t *testing.T) {
 				}
 			}
 			auxWords := p.AuxWords * nb
-			aux := make([]uint32, PackedRows*max(auxWords, 1))
+			aux := make([]uint32, maxRows*max(auxWords, 1))
 			if p.Aux != nil {
-				for row := range PackedRows {
+				for row := range maxRows {
 					p.Aux(aux[row*auxWords:(row+1)*auxWords], acts[row*actBytes:(row+1)*actBytes])
 				}
 			}
@@ -125,6 +133,15 @@ func TestPackedKernelsStayInBounds(t *testing.T) {
 				check("DecodeMulti", rows, outs, func(w, a []byte, _ []uint32, dst []float32) {
 					p.DecodeMulti(nb, w, groupBytes, a, actBytes, rows, dst, outs, false)
 				})
+			}
+			for g := 1; g <= p.TileGroups; g++ {
+				for rows := 1; rows <= p.TileRows; rows++ {
+					for _, acc := range []bool{false, true} {
+						check("Tile", rows, g*Q4x16Rows, func(w, a []byte, _ []uint32, dst []float32) {
+							p.Tile(nb, w[:(g-1)*groupBytes+nb*p.BlockBytes], groupBytes, g, a, actBytes, rows, dst, g*Q4x16Rows, acc)
+						})
+					}
+				}
 			}
 		})
 	}

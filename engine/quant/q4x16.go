@@ -211,7 +211,21 @@ type Packed struct {
 	// all the rows.
 	DecodeMulti func(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
 	DecodeRows  int
+	// Tile, where the layout has it, computes every product of the
+	// layout: 1 to TileRows activation rows by 1 to TileGroups
+	// consecutive groups per call, whatever the batch (decode, a
+	// verification, a prompt), so that results do not depend on it.
+	// Kernel and Accumulate are then Tile of one group. Nil: the layout
+	// takes Kernel, Decode and DecodeMulti as above.
+	Tile                 TileKernel
+	TileRows, TileGroups int
 }
+
+// TileKernel multiplies rows activation rows (astride bytes apart) by
+// groups consecutive groups of a repacked weight (groupBytes apart), nb
+// blocks, writing 16·groups outputs per activation row at dst[r·dstride:]
+// (adding to them when accumulate).
+type TileKernel func(nb int, w []byte, groupBytes, groups int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
 
 // Bytes is the size of a rows × cols matrix in the layout.
 func (p *Packed) Bytes(rows, cols int) int {

@@ -76,7 +76,7 @@ func BenchmarkPackedKernels(b *testing.B) {
 	const n = 4864
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, typ := range []Type{Q4_0, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, F16, BF16} {
-		p := FastPackedFor(typ)
+		p := FastPackedFor(typ, true)
 		if p == nil || n%p.BlockSize != 0 {
 			continue
 		}

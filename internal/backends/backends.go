@@ -149,23 +149,16 @@ func (v amxValue) Set(s string) error {
 
 func (amxValue) Type() string { return "mode" }
 
-// AMXFlag binds --amx, which says whether --exact sums Q8_0 and F16 matrix
-// products in the order of llama.cpp's AMX kernels (llm.Options.AMX):
-// auto follows llama.cpp on this CPU, off matches a llama.cpp built without
-// AMX or run with --no-repack (-nr), on matches its AMX build on a CPU with
-// AMX-INT8 (the shared golden files).
+// AMXFlag binds --amx (llm.Options.AMX). With --exact it says whether
+// Q8_0 and F16 matrix products sum in the order of llama.cpp's AMX
+// kernels: auto follows llama.cpp on this CPU, off matches a llama.cpp
+// built without AMX or run with --no-repack (-nr), on matches its AMX
+// build on a CPU with AMX-INT8 (the shared golden files). Without it, off
+// keeps BF16 matrices off the AMX tiles (auto and on use them where the
+// CPU has AMX-BF16).
 func AMXFlag(f *pflag.FlagSet, dst *cpu.AMXMode) {
-	f.Var(amxValue{dst}, "amx", "with --exact: sum Q8_0/F16 products in llama.cpp's AMX order: auto (as llama.cpp on this CPU), "+
-		"off (llama.cpp without AMX or with --no-repack), on")
-}
-
-// CheckAMX reports an error when --amx was given without --exact, where
-// it would change nothing.
-func CheckAMX(f *pflag.FlagSet, exact bool) error {
-	if fl := f.Lookup("amx"); fl != nil && fl.Changed && !exact {
-		return errors.New("--amx applies to --exact only")
-	}
-	return nil
+	f.Var(amxValue{dst}, "amx", "AMX: with --exact, sum Q8_0/F16 products in llama.cpp's AMX order: auto (as llama.cpp on this CPU), "+
+		"off (llama.cpp without AMX or with --no-repack), on; without --exact, off keeps BF16 matrices off the AMX tiles")
 }
 
 // Flag registers --backend on f, storing the name in dst.

@@ -23,6 +23,7 @@ type Backend struct {
 	w       *workers
 	scratch []byte
 	amx     bool // matrices sum in llama.cpp's AMX kernels' order (Options.AMX)
+	tiles   bool // default mode: BF16 matrices on AMX tiles (Options.AMX, quant.AMXTiles)
 	exact   bool // llama.cpp's arithmetic (Options.Exact)
 	batched bool // ... with llama.cpp's attention path by batch size (Options.LlamaBatching)
 	fp16    bool // ... of a native AVX512-FP16 build (Options.Build)
@@ -104,7 +105,11 @@ const (
 // llama.cpp's CPU backend does on CPUs with AMX-INT8, which it chooses by
 // the CPU it runs on; following the same choice is what makes greedy
 // tokens equal to its own. (Q4_0 sums the same way either way: llama.cpp's
-// repacked kernels, used without AMX, share the AMX kernels' order.)
+// repacked kernels, used without AMX, share the AMX kernels' order.) In
+// the default mode it says whether BF16 matrices may run on AMX tiles
+// (TDPBF16PS, for every batch size): AMXAuto and AMXOn use them where the
+// CPU has AMX-BF16 and the OS grants the tile state, AMXOff keeps them on
+// the AVX512-BF16 kernels.
 type AMXMode uint8
 
 const (
@@ -126,6 +131,7 @@ const (
 func New(o Options) *Backend {
 	b := &Backend{w: newWorkers(o.Threads), exact: o.Exact, batched: o.Exact && o.LlamaBatching}
 	b.amx = o.Exact && (o.AMX == AMXOn || o.AMX == AMXAuto && hasAMXInt8)
+	b.tiles = !o.Exact && o.AMX != AMXOff && quant.AMXTiles()
 	if o.Exact && o.Build == BuildNativeFP16 {
 		b.fp16, b.amx = true, false
 	}
@@ -163,6 +169,8 @@ func (b *Backend) Arithmetic() string {
 		return "exact-amx"
 	case b.exact:
 		return "exact"
+	case b.tiles:
+		return "default-2-amx" // BF16 products sum in the AMX tiles' order
 	}
 	return "default-2"
 }
@@ -303,7 +311,7 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 	// whose order is chosen for speed too (quant.FastPackedFor).
 	p := quant.PackedFor(typ)
 	if !b.exact {
-		p = quant.FastPackedFor(typ)
+		p = quant.FastPackedFor(typ, b.tiles)
 	}
 	if b.fp16 && typ == quant.Q4_K {
 		t.gemvRaw = t.raw
@@ -613,9 +621,15 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 			}
 		}
 	}
+	if p.Tile != nil {
+		// The tile kernel takes every call: whole rows of blocks (its
+		// accumulators are tiles, not memory), groups in its runs.
+		chunk = nb
+		per = (max(per, p.TileGroups) + p.TileGroups - 1) / p.TileGroups * p.TileGroups
+	}
 	j := &b.packed
 	*j = packedJob{kernel: p.Kernel, accumulate: p.Accumulate, parts: b.parts, act: act, aux: aux,
-		decode: p.Decode, decodeGroups: p.DecodeGroups,
+		decode: p.Decode, decodeGroups: p.DecodeGroups, tile: p.Tile, tileRows: p.TileRows, tileGroups: p.TileGroups,
 		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: actBlock, auxBlock: p.AuxWords,
 		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per}
 	if multi {
@@ -651,7 +665,12 @@ type packedJob struct {
 	// PackedRows-1 rows: a verification pass of speculative decoding.
 	decodeMulti        func(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
 	decodeRows         int
-	parts              []packedPart
+	// tile, where the layout has one (quant.Packed.Tile), takes every
+	// call instead of the kernels above: tileRows activation rows by
+	// tileGroups groups at most.
+	tile                 quant.TileKernel
+	tileRows, tileGroups int
+	parts                []packedPart
 	act                []byte
 	aux                []uint32
 	n, nb, chunk       int
@@ -673,6 +692,10 @@ const chunkActBytes = 16 << 10
 const chunkTargetBytes = 6 << 10
 
 func (j *packedJob) do(_, lo, hi int) {
+	if j.tile != nil {
+		j.doTiles(lo, hi)
+		return
+	}
 	for t0 := lo; t0 < hi; t0 += j.per {
 		t1 := min(t0+j.per, hi)
 		for r := 0; r < j.n; r += quant.PackedRows {
@@ -708,6 +731,32 @@ func (j *packedJob) do(_, lo, hi int) {
 					}
 					kernel(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:(k+1)*j.groupBytes], a, j.qrow, aux, j.auxRow, rows,
 						pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out)
+				}
+			}
+		}
+	}
+}
+
+// doTiles is do with the layout's tile kernel: per tile of groups, the
+// activation rows in runs of tileRows, the groups of each weight in runs
+// of tileGroups.
+func (j *packedJob) doTiles(lo, hi int) {
+	for t0 := lo; t0 < hi; t0 += j.per {
+		t1 := min(t0+j.per, hi)
+		for r := 0; r < j.n; r += j.tileRows {
+			rows := min(j.tileRows, j.n-r)
+			for b0 := 0; b0 < j.nb; b0 += j.chunk {
+				nb, a := min(j.chunk, j.nb-b0), j.act[r*j.qrow+b0*j.actBlock:]
+				pi, first := 0, 0
+				for g := t0; g < t1; {
+					for g >= j.parts[pi].groupsEnd {
+						first = j.parts[pi].groupsEnd
+						pi++
+					}
+					pt, k := &j.parts[pi], g-first
+					groups := min(j.tileGroups, t1-g, pt.groupsEnd-g)
+					j.tile(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:], j.groupBytes, groups, a, j.qrow, rows, pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out, b0 > 0)
+					g += groups
 				}
 			}
 		}

@@ -30,6 +30,7 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 		{quant.F16, 384, 128}, // runs of four groups for 2 to 7 tokens (speculation's verification)
 		{quant.F16, 1024, 96}, // ... split over ranges of blocks
 		{quant.BF16, 320, 32},
+		{quant.BF16, 2048, 80}, // AMX tiles: groups in a pair and one alone, 32-token runs
 		{quant.F16, 96, 40}, // not a multiple of 16 rows: not repacked
 		{quant.Q5_0, 896, 32},
 		{quant.Q6_K, 1024, 48},
@@ -58,7 +59,7 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := fmt.Sprintf("%s/%dx%d/t%d", tc.typ, tc.out, tc.in, threads)
-			if p := quant.FastPackedFor(tc.typ); p != nil && tc.out%16 == 0 && !wt.(compute.Repacked).Repacked() {
+			if p := quant.FastPackedFor(tc.typ, true); p != nil && tc.out%16 == 0 && !wt.(compute.Repacked).Repacked() {
 				t.Fatalf("%s: not repacked into %s", name, p.Name)
 			}
 			if alone == nil {

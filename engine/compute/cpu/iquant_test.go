@@ -161,7 +161,7 @@ func TestMatMulWeightIQ4_XSBatching(t *testing.T) {
 		name  string
 		panel func(n int) bool // whether a call of n tokens takes the prompt order
 	}{
-		{Options{Threads: 2}, "default", func(int) bool { return quant.FastPackedFor(quant.IQ4_XS) != nil }},
+		{Options{Threads: 2}, "default", func(int) bool { return quant.FastPackedFor(quant.IQ4_XS, false) != nil }},
 		{Options{Threads: 2, Exact: true}, "exact", func(int) bool { return false }},
 		{Options{Threads: 3, Exact: true, LlamaBatching: true}, "exact-batched", func(n int) bool { return n >= 8 }},
 	} {
