@@ -53,3 +53,43 @@ func BenchmarkPackedMatMulStream(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeStream multiplies one activation row by about 512 MiB of
+// repacked weights of each streaming type, in the 1B shape's FF product
+// (8192 × 2048), so the figure is the bytes per second a decode step's
+// kernel reads from memory: compare it with `ruvllm bench --membw`.
+func BenchmarkDecodeStream(b *testing.B) {
+	const out, in, total = 8192, 2048, 512 << 20
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q6_K, quant.Q8_0} {
+		b.Run(typ.String(), func(b *testing.B) {
+			if quant.PackedFor(typ) == nil {
+				b.Skipf("no repacked %s kernel on this CPU", typ)
+			}
+			be := New(Options{Threads: 0})
+			defer be.Close()
+			r := rand.New(rand.NewPCG(1, 2))
+			rb, err := typ.RowBytes(in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw := make([]byte, out*rb)
+			if err := quant.Quantize(typ, raw, randRows(r, out, in)); err != nil {
+				b.Fatal(err)
+			}
+			ws := make([]compute.Tensor, total/len(raw))
+			for i := range ws {
+				if ws[i], err = be.MatMulWeight(typ, out, in, raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+			x, dst := be.New(1, in), be.New(1, out)
+			be.Upload(x, randRows(r, 1, in))
+			b.SetBytes(int64(len(ws) * len(raw)))
+			for b.Loop() {
+				for _, w := range ws {
+					be.MatMul(dst, x, w)
+				}
+			}
+		})
+	}
+}
