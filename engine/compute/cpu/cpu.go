@@ -665,12 +665,7 @@ type packedJob struct {
 	// PackedRows-1 rows: a verification pass of speculative decoding.
 	decodeMulti        func(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
 	decodeRows         int
-	// tile, where the layout has one (quant.Packed.Tile), takes every
-	// call instead of the kernels above: tileRows activation rows by
-	// tileGroups groups at most.
-	tile                 quant.TileKernel
-	tileRows, tileGroups int
-	parts                []packedPart
+	parts              []packedPart
 	act                []byte
 	aux                []uint32
 	n, nb, chunk       int
@@ -678,6 +673,12 @@ type packedJob struct {
 	actBlock, auxBlock int // bytes and aux words of an activation block
 	blockBytes         int // bytes of a 16-row block
 	groupBytes, per    int
+
+	// tile, where the layout has one (quant.Packed.Tile), takes every
+	// call instead of the kernels above: tileRows activation rows by
+	// tileGroups groups at most.
+	tile                 quant.TileKernel
+	tileRows, tileGroups int
 }
 
 // chunkActBytes bounds the activation rows and aux words one packed

@@ -31,7 +31,7 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 		{quant.F16, 1024, 96}, // ... split over ranges of blocks
 		{quant.BF16, 320, 32},
 		{quant.BF16, 2048, 80}, // AMX tiles: groups in a pair and one alone, 32-token runs
-		{quant.F16, 96, 40}, // not a multiple of 16 rows: not repacked
+		{quant.F16, 96, 40},    // not a multiple of 16 rows: not repacked
 		{quant.Q5_0, 896, 32},
 		{quant.Q6_K, 1024, 48},
 		{quant.Q6_K, 256, 40},
