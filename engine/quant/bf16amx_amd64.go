@@ -23,15 +23,17 @@ func init() {
 func bf16x16AMXTile(nb int, w *byte, groupBytes, groups int, a *byte, astride, rows int, dst *float32, dstride int, accumulate bool, cfg *[64]byte)
 
 // bf16x16Tile is the TileKernel of the BF16x16AMX layout: rows (1 to 32)
-// bf16 activation rows, astride bytes apart, times groups (1 or 2)
-// consecutive groups of nb blocks, groupBytes apart; row r's outputs are
+// bf16 activation rows, astride bytes apart, times groups consecutive
+// groups of nb blocks, groupBytes apart, in pairs; row r's outputs are
 // dst[r·dstride : r·dstride+16·groups]. Each output is one float32 tile
 // element that TDPBF16PS adds a block's 32 products to, block after
 // block: its value depends on its weight row, its activation row and the
 // blocks, not on which other rows or groups share the call, and a product
-// split into ranges of blocks (accumulate) continues the same chain.
+// split into ranges of blocks (accumulate) continues the same chain. The
+// tile configuration is loaded once per call, so a call should take many
+// groups: a decode step's whole share of a matrix.
 func bf16x16Tile(nb int, w []byte, groupBytes, groups int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool) {
-	if nb < 1 || rows < 1 || rows > bf16AMXTileRows || groups < 1 || groups > bf16AMXTileGroups ||
+	if nb < 1 || rows < 1 || rows > bf16AMXTileRows || groups < 1 ||
 		groups > 1 && groupBytes < nb*F16x16BlockBytes || rows > 1 && (astride < nb*QK*2 || dstride < groups*Q4x16Rows) {
 		panic(fmt.Sprintf("quant: BF16x16 AMX kernel of %d blocks × %d groups (%d bytes apart) × %d rows (stride %d, outputs %d)",
 			nb, groups, groupBytes, rows, astride, dstride))
@@ -41,17 +43,17 @@ func bf16x16Tile(nb int, w []byte, groupBytes, groups int, a []byte, astride, ro
 	_ = dst[(rows-1)*dstride+groups*Q4x16Rows-1]
 	// The tile configuration (palette 1): bytes 16+2t hold tile t's bytes
 	// per row, byte 48+t its rows. Tiles 0-3 are the accumulators (C00,
-	// C01, C10, C11), 4-5 the activation row tiles, 6-7 the groups.
+	// C01, C10, C11), 4-5 the activation row tiles, 6-7 a pair's groups.
 	var cfg [64]byte
 	cfg[0] = 1
 	m0, m1 := byte(min(rows, 16)), byte(max(rows-16, 0))
 	tiles := [8]byte{0: m0, 4: m0, 6: 16}
-	if groups == 2 {
+	if groups > 1 {
 		tiles[1], tiles[7] = m0, 16
 	}
 	if m1 > 0 {
 		tiles[2], tiles[5] = m1, m1
-		if groups == 2 {
+		if groups > 1 {
 			tiles[3] = m1
 		}
 	}

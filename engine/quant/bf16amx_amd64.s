@@ -4,21 +4,23 @@
 
 // The BF16x16 layout's AMX kernel (see bf16amx_amd64.go). A block of the
 // layout (32 columns of 16 weight rows, column pairs of all rows in 64
-// bytes) is an AMX-BF16 B tile as it lies: 16 rows of 64 bytes. One or two
-// groups (B0 in tmm6, B1 in tmm7, groupBytes apart) are multiplied by up
-// to 32 activation rows of bf16 (A0 = rows 0-15 in tmm4, A1 = rows 16-31
-// in tmm5, astride bytes apart), block after block, into the float32
-// tiles C00 (tmm0: rows 0-15 × group 0), C01 (tmm1: × group 1), C10
-// (tmm2: rows 16-31 × group 0) and C11 (tmm3). The caller's tile
-// configuration gives the tiles their rows. Go's assembler does not know
+// bytes) is an AMX-BF16 B tile as it lies: 16 rows of 64 bytes. The
+// groups are taken in pairs (B0 in tmm6, B1 in tmm7, groupBytes apart; a
+// last odd group alone), each pair multiplied by up to 32 activation rows
+// of bf16 (A0 = rows 0-15 in tmm4, A1 = rows 16-31 in tmm5, astride bytes
+// apart), block after block, into the float32 tiles C00 (tmm0: rows 0-15
+// × group 0), C01 (tmm1: × group 1), C10 (tmm2: rows 16-31 × group 0) and
+// C11 (tmm3), which are then stored. The caller's tile configuration,
+// loaded once per call, gives the tiles their rows. Go's assembler does not know
 // the AMX instructions; their VEX encodings are spelled out in BYTEs, with
 // the instruction in a comment, and use only the registers AX, CX, DX,
 // BX, SI and DI so that no REX bits are needed.
 //
-// Registers in the loop: SI and BX the A0 and A1 blocks with AX =
+// Registers in the block loop: SI and BX the A0 and A1 blocks with AX =
 // astride; DI and CX the B0 and B1 blocks with DX = 64; R8 blocks left.
 // Around it, SI, BX, DI and CX address C00, C01, C10 and C11 in dst with
-// AX = dstride in bytes.
+// AX = dstride in bytes. Across pairs: R9 activation rows, R10 groups
+// left, R11 accumulate, R12 the pair's weights, R13 its outputs.
 
 #define LDTILECFG_DI BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x07 // LDTILECFG (DI)
 #define TILERELEASE BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
@@ -61,12 +63,15 @@
 TEXT ·bf16x16AMXTile(SB), NOSPLIT, $0-88
 	MOVQ cfg+80(FP), DI
 	LDTILECFG_DI
-	MOVQ rows+48(FP), R9   // > 16: the A1 row tiles
-	MOVQ groups+24(FP), R10 // 2: the B1 group tiles
+	MOVQ rows+48(FP), R9    // > 16: the A1 row tiles
+	MOVQ groups+24(FP), R10 // >= 2: a pair, the B1 group tiles
 	MOVBQZX accumulate+72(FP), R11
+	MOVQ w+8(FP), R12
+	MOVQ dst+56(FP), R13
 
+pair:
 	// C tiles: from dst, or zero.
-	MOVQ dst+56(FP), SI
+	MOVQ R13, SI
 	MOVQ dstride+64(FP), AX
 	LEAQ 64(SI), BX
 	MOVQ AX, DI
@@ -77,27 +82,27 @@ TEXT ·bf16x16AMXTile(SB), NOSPLIT, $0-88
 	JZ   zero
 	LOAD_C00
 	CMPQ R10, $2
-	JNE  load1
+	JL   load1
 	LOAD_C01
 load1:
 	CMPQ R9, $16
 	JLE  operands
 	LOAD_C10
 	CMPQ R10, $2
-	JNE  operands
+	JL   operands
 	LOAD_C11
 	JMP  operands
-zero: // only the configured tiles
+zero: // only the tiles this pair uses
 	TILEZERO_0
 	CMPQ R10, $2
-	JNE  zero1
+	JL   zero1
 	TILEZERO_1
 zero1:
 	CMPQ R9, $16
 	JLE  operands
 	TILEZERO_2
 	CMPQ R10, $2
-	JNE  operands
+	JL   operands
 	TILEZERO_3
 
 operands:
@@ -107,14 +112,14 @@ operands:
 	MOVQ AX, BX
 	SHLQ $4, BX
 	ADDQ SI, BX
-	MOVQ w+8(FP), DI
+	MOVQ R12, DI
 	MOVQ groupBytes+16(FP), CX
 	ADDQ DI, CX
 	MOVQ $64, DX
 	CMPQ R9, $16
 	JG   rows32
 	CMPQ R10, $2
-	JEQ  loop1x2
+	JGE  loop1x2
 
 loop1x1:
 	LOAD_A0
@@ -134,7 +139,7 @@ loop1x2:
 
 rows32:
 	CMPQ R10, $2
-	JEQ  loop2x2
+	JGE  loop2x2
 
 loop2x1:
 	LOAD_A0
@@ -157,7 +162,7 @@ loop2x2:
 	NEXT(loop2x2)
 
 store:
-	MOVQ dst+56(FP), SI
+	MOVQ R13, SI
 	MOVQ dstride+64(FP), AX
 	LEAQ 64(SI), BX
 	MOVQ AX, DI
@@ -165,16 +170,25 @@ store:
 	ADDQ SI, DI
 	LEAQ 64(DI), CX
 	STORE_C00
-	CMPQ R10, $2
-	JNE  store1
-	STORE_C01
-store1:
 	CMPQ R9, $16
-	JLE  done
+	JLE  store1
 	STORE_C10
+store1:
 	CMPQ R10, $2
-	JNE  done
+	JL   done // the last group, alone
+	STORE_C01
+	CMPQ R9, $16
+	JLE  nextpair
 	STORE_C11
+
+nextpair:
+	SUBQ $2, R10
+	JLE  done
+	MOVQ groupBytes+16(FP), AX
+	LEAQ (R12)(AX*2), R12
+	ADDQ $128, R13 // 32 outputs on
+	JMP  pair
+
 done:
 	TILERELEASE
 	RET

@@ -51,11 +51,12 @@ func newBF16AMXCase(t *testing.T, rng *rand.Rand, nb, groups, rows int) bf16AMXC
 
 // TestBF16x16AMXTile checks the AMX tile kernel where this machine runs it:
 // every output within float32 summation rounding of the float64 dot
-// product of its rows; every output the same bits whichever other rows and
-// groups share its call (1 to 32 activation rows, 1 or 2 groups), so that
-// a prompt, a batch and decode agree; a product split into two ranges of
-// blocks, the second adding to the first, the same bits as in one call;
-// and the layout's one-group Kernel and Accumulate the tile's.
+// product of its rows; every output the same bits whichever other rows
+// and groups share its call (1 to 32 activation rows, pairs of groups and
+// a group alone), so that a prompt, a batch and decode agree; a product
+// split into two ranges of blocks, the second adding to the first, the
+// same bits as in one call; and the layout's one-group Kernel and
+// Accumulate the tile's.
 func TestBF16x16AMXTile(t *testing.T) {
 	p := FastPackedFor(BF16, true)
 	if p == nil || p.Tile == nil {
@@ -64,6 +65,7 @@ func TestBF16x16AMXTile(t *testing.T) {
 	rng := rand.New(rand.NewPCG(211, 223))
 	for _, tc := range []struct{ nb, groups, rows int }{
 		{1, 1, 1}, {1, 2, 1}, {3, 1, 7}, {3, 2, 16}, {5, 2, 17}, {2, 1, 31}, {8, 2, 32}, {64, 2, 32}, {64, 1, 9},
+		{3, 3, 1}, {2, 5, 17}, {4, 6, 32}, {12, 7, 3},
 	} {
 		c := newBF16AMXCase(t, rng, tc.nb, tc.groups, tc.rows)
 		n, gb := tc.nb*QK, tc.nb*F16x16BlockBytes
@@ -139,15 +141,13 @@ func BenchmarkBF16x16AMX(b *testing.B) {
 		for _, rows := range []int{32, 1} {
 			b.Run(p.Name+map[int]string{32: "/rows32", 1: "/rows1"}[rows], func(b *testing.B) {
 				for b.Loop() {
-					for g := 0; g < groups; g += 2 {
-						if p.Tile != nil {
-							p.Tile(nb, packed[g*gb:], gb, 2, a, astride, rows, dst[g*Q4x16Rows:], groups*Q4x16Rows, false)
-							continue
-						}
+					if p.Tile != nil {
+						p.Tile(nb, packed, gb, groups, a, astride, rows, dst, groups*Q4x16Rows, false)
+						continue
+					}
+					for g := range groups {
 						for r := 0; r < rows; r += PackedRows {
-							for gi := g; gi < g+2; gi++ {
-								p.Kernel(nb, packed[gi*gb:(gi+1)*gb], a[r*astride:], astride, nil, 0, min(PackedRows, rows-r), dst[r*groups*Q4x16Rows+gi*Q4x16Rows:], groups*Q4x16Rows)
-							}
+							p.Kernel(nb, packed[g*gb:(g+1)*gb], a[r*astride:], astride, nil, 0, min(PackedRows, rows-r), dst[r*groups*Q4x16Rows+g*Q4x16Rows:], groups*Q4x16Rows)
 						}
 					}
 				}

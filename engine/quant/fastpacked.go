@@ -45,13 +45,10 @@ func IQ4XSPanel() *Packed {
 		Aux: IQ4XSx16Aux, Repack: RepackIQ4XSx16, Kernel: k, Accumulate: acc}
 }
 
-// bf16AMXTileRows and bf16AMXTileGroups bound one call of the BF16x16 AMX
-// kernel: two row tiles of 16 activation rows by two groups of 16 weight
-// rows, four float32 accumulator tiles.
-const (
-	bf16AMXTileRows   = 32
-	bf16AMXTileGroups = 2
-)
+// bf16AMXTileRows is the most activation rows of one call of the BF16x16
+// AMX kernel: two row tiles of 16, which with a pair of groups of 16
+// weight rows make four float32 accumulator tiles.
+const bf16AMXTileRows = 32
 
 // bf16x16AMXPacked returns the BF16x16AMX layout with tile kernel k: the
 // BF16x16 bytes (each block is an AMX-BF16 B tile as it lies), multiplied
@@ -70,7 +67,7 @@ func bf16x16AMXPacked(k TileKernel) *Packed {
 	}
 	return &Packed{Name: "BF16x16AMX", Act: BF16, BlockSize: QK, BlockBytes: F16x16BlockBytes,
 		Repack: RepackBF16x16, Kernel: one(false), Accumulate: one(true),
-		Tile: k, TileRows: bf16AMXTileRows, TileGroups: bf16AMXTileGroups}
+		Tile: k, TileRows: bf16AMXTileRows}
 }
 
 // AMXTiles reports whether FastPackedFor(BF16, true) takes AMX tiles

@@ -212,13 +212,13 @@ type Packed struct {
 	DecodeMulti func(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
 	DecodeRows  int
 	// Tile, where the layout has it, computes every product of the
-	// layout: 1 to TileRows activation rows by 1 to TileGroups
-	// consecutive groups per call, whatever the batch (decode, a
-	// verification, a prompt), so that results do not depend on it.
-	// Kernel and Accumulate are then Tile of one group. Nil: the layout
-	// takes Kernel, Decode and DecodeMulti as above.
-	Tile                 TileKernel
-	TileRows, TileGroups int
+	// layout: 1 to TileRows activation rows by any number of consecutive
+	// groups per call, whatever the batch (decode, a verification, a
+	// prompt), so that results do not depend on it. Kernel and Accumulate
+	// are then Tile of one group. Nil: the layout takes Kernel, Decode and
+	// DecodeMulti as above.
+	Tile     TileKernel
+	TileRows int
 }
 
 // TileKernel multiplies rows activation rows (astride bytes apart) by

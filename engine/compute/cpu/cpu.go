@@ -623,13 +623,19 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	}
 	if p.Tile != nil {
 		// The tile kernel takes every call: whole rows of blocks (its
-		// accumulators are tiles, not memory), groups in its runs.
+		// accumulators are tiles, not memory), groups in pairs, and as
+		// many at once as a call can take, since each call loads the tile
+		// configuration: in decode and small batches, a worker's whole
+		// share of the product.
 		chunk = nb
-		per = (max(per, p.TileGroups) + p.TileGroups - 1) / p.TileGroups * p.TileGroups
+		if n <= p.TileRows {
+			per = (groups + b.w.n - 1) / b.w.n
+		}
+		per += per % 2
 	}
 	j := &b.packed
 	*j = packedJob{kernel: p.Kernel, accumulate: p.Accumulate, parts: b.parts, act: act, aux: aux,
-		decode: p.Decode, decodeGroups: p.DecodeGroups, tile: p.Tile, tileRows: p.TileRows, tileGroups: p.TileGroups,
+		decode: p.Decode, decodeGroups: p.DecodeGroups, tile: p.Tile, tileRows: p.TileRows,
 		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: actBlock, auxBlock: p.AuxWords,
 		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per}
 	if multi {
@@ -675,10 +681,9 @@ type packedJob struct {
 	groupBytes, per    int
 
 	// tile, where the layout has one (quant.Packed.Tile), takes every
-	// call instead of the kernels above: tileRows activation rows by
-	// tileGroups groups at most.
-	tile                 quant.TileKernel
-	tileRows, tileGroups int
+	// call instead of the kernels above, tileRows activation rows at most.
+	tile     quant.TileKernel
+	tileRows int
 }
 
 // chunkActBytes bounds the activation rows and aux words one packed
@@ -739,8 +744,7 @@ func (j *packedJob) do(_, lo, hi int) {
 }
 
 // doTiles is do with the layout's tile kernel: per tile of groups, the
-// activation rows in runs of tileRows, the groups of each weight in runs
-// of tileGroups.
+// activation rows in runs of tileRows, each run one call per weight.
 func (j *packedJob) doTiles(lo, hi int) {
 	for t0 := lo; t0 < hi; t0 += j.per {
 		t1 := min(t0+j.per, hi)
@@ -755,7 +759,7 @@ func (j *packedJob) doTiles(lo, hi int) {
 						pi++
 					}
 					pt, k := &j.parts[pi], g-first
-					groups := min(j.tileGroups, t1-g, pt.groupsEnd-g)
+					groups := min(t1, pt.groupsEnd) - g
 					j.tile(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:], j.groupBytes, groups, a, j.qrow, rows, pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out, b0 > 0)
 					g += groups
 				}
