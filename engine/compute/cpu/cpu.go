@@ -24,6 +24,7 @@ type Backend struct {
 	scratch []byte
 	amx     bool // matrices sum in llama.cpp's AMX kernels' order (Options.AMX)
 	tiles   bool // default mode: BF16 matrices on AMX tiles (Options.AMX, quant.AMXTiles)
+	onTiles bool // ... and a weight took them
 	exact   bool // llama.cpp's arithmetic (Options.Exact)
 	batched bool // ... with llama.cpp's attention path by batch size (Options.LlamaBatching)
 	fp16    bool // ... of a native AVX512-FP16 build (Options.Build)
@@ -158,7 +159,9 @@ func (b *Backend) Exact() bool { return b.exact }
 // its KV cache: keys and values computed under one name are not those of
 // another, so a prefix cache (and its snapshots on disk) keeps them apart.
 // The default mode's name carries a version, raised whenever its results
-// or its cache layout change.
+// or its cache layout change, and says whether a weight took the AMX
+// tiles (BF16 matrices, whose sums then differ): ask after the weights
+// are loaded.
 func (b *Backend) Arithmetic() string {
 	switch {
 	case b.batched:
@@ -169,7 +172,7 @@ func (b *Backend) Arithmetic() string {
 		return "exact-amx"
 	case b.exact:
 		return "exact"
-	case b.tiles:
+	case b.onTiles:
 		return "default-2-amx" // BF16 products sum in the AMX tiles' order
 	}
 	return "default-2"
@@ -320,6 +323,7 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 		if err := t.repack(&b.weights, p); err != nil {
 			return nil, err
 		}
+		b.onTiles = b.onTiles || p.Tile != nil
 	} else if (typ == quant.Q4_0 || typ == quant.IQ4_NL) && rows%8 == 0 {
 		if k := quant.InterleavedTileFor(typ); k != nil {
 			t.tile, t.interleaved = k, true

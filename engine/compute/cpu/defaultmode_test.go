@@ -99,3 +99,33 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 		}
 	}
 }
+
+// TestArithmeticNamesAMXTiles checks that the default mode's arithmetic
+// name (the prefix cache's namespace) says when a BF16 weight took the AMX
+// tiles, and only then: an F16 weight, or a BF16 one with AMXOff, keeps
+// the plain name, so that snapshots of models the tiles do not touch stay
+// valid.
+func TestArithmeticNamesAMXTiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(71, 73))
+	for _, tc := range []struct {
+		typ  quant.Type
+		amx  AMXMode
+		want string
+	}{
+		{quant.F16, AMXAuto, "default-2"},
+		{quant.BF16, AMXOff, "default-2"},
+		{quant.BF16, AMXAuto, map[bool]string{true: "default-2-amx", false: "default-2"}[quant.AMXTiles()]},
+	} {
+		b := New(Options{Threads: 1, AMX: tc.amx})
+		if got := b.Arithmetic(); got != "default-2" {
+			t.Errorf("before any weight: %q, want default-2", got)
+		}
+		if _, err := b.MatMulWeight(tc.typ, 32, 64, quantized(t, tc.typ, 32, 64, randRows(r, 32, 64))); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.Arithmetic(); got != tc.want {
+			t.Errorf("%s, AMX mode %d: arithmetic %q, want %q", tc.typ, tc.amx, got, tc.want)
+		}
+		b.Close()
+	}
+}
