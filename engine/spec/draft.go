@@ -21,12 +21,14 @@ type Source uint8
 // The draft sources. Prompt lookup's matches are told apart by length: a
 // continuation after a long repeated run (a quote, a loop) is far more
 // often right than one after a two-token coincidence, and a sequence's
-// output moves between the two.
+// output moves between the two; one after the last token alone is
+// right less often still, but is there in many more steps.
 const (
 	SrcLookup     Source = iota // a match of 2 or 3 tokens
 	SrcLookupMid                // 4 to 7 tokens
 	SrcLookupLong               // 8 or more
 	SrcModel                    // a draft model's guess
+	SrcLookupOne                // a match of the last token alone
 	numSources
 )
 
@@ -36,7 +38,7 @@ const NumSources = int(numSources)
 // String names the source's kind: "lookup" (any match length) or "draft".
 func (s Source) String() string {
 	switch s {
-	case SrcLookup, SrcLookupMid, SrcLookupLong:
+	case SrcLookupOne, SrcLookup, SrcLookupMid, SrcLookupLong:
 		return "lookup"
 	case SrcModel:
 		return "draft"
@@ -51,8 +53,10 @@ func lookupSource(n int) Source {
 		return SrcLookupLong
 	case n >= 4:
 		return SrcLookupMid
+	case n >= 2:
+		return SrcLookup
 	}
-	return SrcLookup
+	return SrcLookupOne
 }
 
 // Kinds is a set of speculation kinds a sequence may use.

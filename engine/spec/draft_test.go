@@ -61,7 +61,8 @@ func TestLookupPropose(t *testing.T) {
 		matchLen int
 	}{
 		{"no match", Lookup{}, []int32{1, 2, 3, 4, 5}, 4, 8, nil, nil, 0},
-		{"single token is too weak", Lookup{}, []int32{1, 9, 2, 3, 1}, 4, 8, nil, nil, 0},
+		{"single token", Lookup{}, []int32{1, 9, 2, 3, 1}, 4, 8, []int32{9, 2, 3, 1}, []int32{-1, 0, 1, 2}, 1},
+		{"single token too weak for MinNgram 2", Lookup{MinNgram: 2}, []int32{1, 9, 2, 3, 1}, 4, 8, nil, nil, 0},
 		{"bigram", Lookup{}, []int32{1, 2, 3, 4, 5, 1, 2}, 3, 8, []int32{3, 4, 5}, []int32{-1, 0, 1}, 2},
 		{"continuation runs to the end", Lookup{}, []int32{7, 8, 7, 8}, 5, 8, []int32{7, 8}, []int32{-1, 0}, 2},
 		// 1 2 3 is followed by 4 at 0 and by 6 later; 2 3 alone (length 2)
@@ -80,8 +81,8 @@ func TestLookupPropose(t *testing.T) {
 				t.Fatalf("Propose = %d, tokens %v parents %v; want %d, %v, %v", got, d.Tokens, d.Parents, tc.matchLen, tc.want, tc.parents)
 			}
 			for _, s := range d.Src {
-				if s != SrcLookup {
-					t.Fatalf("source %v, want lookup", s)
+				if want := lookupSource(tc.matchLen); s != want {
+					t.Fatalf("source %d, want %d (a match of %d)", s, want, tc.matchLen)
 				}
 			}
 		})

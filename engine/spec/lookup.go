@@ -9,9 +9,14 @@ package spec
 // draft tree.
 type Lookup struct {
 	// MinNgram and MaxNgram bound the length of the matched suffix
-	// (defaults 2 and 16): a longer match is preferred (and its drafts
-	// are trusted more, SrcLookupMid and SrcLookupLong), and a single
-	// repeated token is too weak a signal to spend verification on.
+	// (defaults 1 and 16): a longer match is preferred (and its drafts
+	// are trusted more, SrcLookupMid and SrcLookupLong). A match of the
+	// last token alone is a weak signal, but one found in many more
+	// steps; its drafts are a class of their own (SrcLookupOne), whose
+	// acceptance the controller learns apart and verifies only where it
+	// pays. On the speculation benchmark's 19M F16 model it raised the
+	// steps that verify from 35-37 % to 55-61 %, and decode from 1.44x to
+	// 1.48-1.50x.
 	MinNgram, MaxNgram int
 	// Branches is the most continuations proposed (default 1: a chain).
 	Branches int
@@ -26,7 +31,7 @@ type lookupMatch struct{ next, n int }
 func (l *Lookup) defaults() (minN, maxN, branches, scan int) {
 	minN, maxN, branches, scan = l.MinNgram, l.MaxNgram, l.Branches, l.MaxScan
 	if minN <= 0 {
-		minN = 2
+		minN = 1
 	}
 	if maxN < minN {
 		maxN = max(16, minN)
