@@ -311,3 +311,33 @@ func TestGuardIgnoresOneSlowWindow(t *testing.T) {
 		t.Fatal("speculation that keeps losing is still on")
 	}
 }
+
+// TestOneTokenMatchesLearnedApart checks the class of drafts after a
+// match of the last token alone: at first it is trusted less than a
+// longer match (its prior), it earns longer drafts once a sequence's
+// are accepted, and a sequence whose one-token drafts all fail still
+// verifies its longer matches as before, since each class keeps its own
+// rate.
+func TestOneTokenMatchesLearnedApart(t *testing.T) {
+	kept := func(learnSrc Source, hits int, src Source) int {
+		c := NewController(Options{})
+		costs(c, 20, time.Millisecond, 150*time.Microsecond)
+		var s Seq
+		if hits >= 0 {
+			learn(c, &s, learnSrc, hits, 40)
+		}
+		d := chain(7, src)
+		c.Trim([]*Seq{&s}, []*Draft{d}, 1)
+		return d.Len()
+	}
+	fresh, freshLonger := kept(0, -1, SrcLookupOne), kept(0, -1, SrcLookup)
+	if fresh >= freshLonger {
+		t.Errorf("untried: %d one-token draft tokens kept, %d of a longer match's; want fewer", fresh, freshLonger)
+	}
+	if good := kept(SrcLookupOne, 36, SrcLookupOne); good <= fresh || good < 3 {
+		t.Errorf("after 36 of 40 accepted: %d one-token draft tokens kept (untried %d), want more, at least 3", good, fresh)
+	}
+	if bad := kept(SrcLookupOne, 0, SrcLookup); bad != freshLonger {
+		t.Errorf("after one-token drafts all failed: %d tokens of a longer match kept, want %d as untried", bad, freshLonger)
+	}
+}
