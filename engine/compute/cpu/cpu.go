@@ -627,14 +627,8 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	}
 	if p.Tile != nil {
 		// The tile kernel takes every call: whole rows of blocks (its
-		// accumulators are tiles, not memory), groups in pairs, and as
-		// many at once as a call can take, since each call loads the tile
-		// configuration: in decode and small batches, a worker's whole
-		// share of the product.
+		// accumulators are tiles, not memory) and groups in pairs.
 		chunk = nb
-		if n <= p.TileRows {
-			per = (groups + b.w.n - 1) / b.w.n
-		}
 		per += per % 2
 	}
 	j := &b.packed
@@ -747,26 +741,30 @@ func (j *packedJob) do(_, lo, hi int) {
 	}
 }
 
-// doTiles is do with the layout's tile kernel: per tile of groups, the
-// activation rows in runs of tileRows, each run one call per weight.
+// doTiles is do with the layout's tile kernel, whole rows of blocks per
+// call: per tile of groups (a prompt's runs of tileRows activation rows
+// take turns on each tile while it sits in L2), one call per weight and
+// run of rows. A call loads the tile configuration, so in decode and small
+// batches, which read each weight once, a call takes the whole range.
 func (j *packedJob) doTiles(lo, hi int) {
-	for t0 := lo; t0 < hi; t0 += j.per {
-		t1 := min(t0+j.per, hi)
+	step := j.per
+	if j.n <= j.tileRows {
+		step = hi - lo
+	}
+	for t0 := lo; t0 < hi; t0 += step {
+		t1 := min(t0+step, hi)
 		for r := 0; r < j.n; r += j.tileRows {
-			rows := min(j.tileRows, j.n-r)
-			for b0 := 0; b0 < j.nb; b0 += j.chunk {
-				nb, a := min(j.chunk, j.nb-b0), j.act[r*j.qrow+b0*j.actBlock:]
-				pi, first := 0, 0
-				for g := t0; g < t1; {
-					for g >= j.parts[pi].groupsEnd {
-						first = j.parts[pi].groupsEnd
-						pi++
-					}
-					pt, k := &j.parts[pi], g-first
-					groups := min(t1, pt.groupsEnd) - g
-					j.tile(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:], j.groupBytes, groups, a, j.qrow, rows, pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out, b0 > 0)
-					g += groups
+			rows, a := min(j.tileRows, j.n-r), j.act[r*j.qrow:]
+			pi, first := 0, 0
+			for g := t0; g < t1; {
+				for g >= j.parts[pi].groupsEnd {
+					first = j.parts[pi].groupsEnd
+					pi++
 				}
+				pt, k := &j.parts[pi], g-first
+				groups := min(t1, pt.groupsEnd) - g
+				j.tile(j.nb, pt.w[k*j.groupBytes:], j.groupBytes, groups, a, j.qrow, rows, pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out, false)
+				g += groups
 			}
 		}
 	}
