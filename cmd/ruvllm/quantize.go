@@ -20,17 +20,20 @@ func newQuantizeCmd() *cobra.Command {
 	var (
 		imatrixPath string
 		pure        bool
+		requantize  bool
 		threads     int
 		quiet       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "quantize IN.gguf OUT.gguf TYPE",
-		Short: "Convert an F16/BF16/F32 model to a quantized type, like llama-quantize",
+		Short: "Convert an F16/BF16/F32 model (or, with --allow-requantize, a quantized one) to a quantized type, like llama-quantize",
 		Long: "quantize writes OUT.gguf with the weights of IN.gguf (F16, BF16 or F32) converted to TYPE, with\n" +
 			"llama.cpp's per-tensor type rules for the mixes (Q4_K_M: Q6_K for some tensors, ...) and its\n" +
 			"quantizers: the output is byte for byte what llama-quantize writes for the same input and type.\n" +
 			"--imatrix FILE uses an importance matrix from llama-imatrix (GGUF or legacy .dat format), which\n" +
-			"the IQ1, IQ2 and IQ3_XXS/IQ3_XS types need, as in llama.cpp.\n" +
+			"the IQ1, IQ2 and IQ3_XXS/IQ3_XS types need, as in llama.cpp. --allow-requantize accepts a quantized\n" +
+			"IN (dequantized, then quantized again, as llama-quantize --allow-requantize: worse than from the\n" +
+			"original weights; e.g. a Q4_0 draft model made from a Q8_0 file).\n" +
 			"Types: " + strings.Join(quantize.FileTypeNames(), ", ") + ".",
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,7 +50,7 @@ func newQuantizeCmd() *cobra.Command {
 				return err
 			}
 			defer f.Close()
-			o := quantize.Options{Type: ft, Pure: pure, Threads: threads}
+			o := quantize.Options{Type: ft, Pure: pure, Threads: threads, AllowRequantize: requantize}
 			if imatrixPath != "" {
 				im, err := quantize.ReadImatrix(imatrixPath)
 				if err != nil {
@@ -86,6 +89,7 @@ func newQuantizeCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&imatrixPath, "imatrix", "", "importance matrix file from llama-imatrix (GGUF or .dat)")
 	fl.BoolVar(&pure, "pure", false, "no mix rules: every quantizable tensor gets TYPE's default type")
+	fl.BoolVar(&requantize, "allow-requantize", false, "accept an input that is already quantized (dequantized, then quantized again)")
 	fl.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores; the output does not depend on it)")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
 	return cmd

@@ -28,6 +28,13 @@ type Options struct {
 	// Pure gives every quantizable tensor the file type's default type (no
 	// mix rules; the shape fallbacks still apply), as llama-quantize --pure.
 	Pure bool
+	// AllowRequantize accepts an input that is already quantized: its
+	// tensors are dequantized to float32 and quantized again, as
+	// llama-quantize --allow-requantize does. The result carries the
+	// errors of both types, so it is worse than quantizing the original
+	// F16/BF16/F32 weights; its use is a smaller copy of a model whose
+	// original is not at hand, such as a draft model for speculation.
+	AllowRequantize bool
 	// Threads quantizes rows in parallel (0: all cores); the output does
 	// not depend on it.
 	Threads int
@@ -69,8 +76,8 @@ var ErrUnsupported = errors.New("not supported")
 // Plan decides the output type of every tensor of in, in llama-quantize's
 // tensor order (by layer, then name), or returns a clear error: a tensor
 // type that needs an importance matrix when there is none, a type this
-// package cannot encode, an input that is already
-// quantized, an imatrix entry of the wrong size.
+// package cannot encode, an input that is already quantized (unless
+// AllowRequantize), an imatrix entry of the wrong size.
 func Plan(in *gguf.File, o Options) ([]TensorPlan, error) {
 	m, err := modelParams(in)
 	if err != nil {
@@ -116,8 +123,8 @@ func Plan(in *gguf.File, o Options) ([]TensorPlan, error) {
 			return nil, fmt.Errorf("%s: type %s of tensor %s needs an importance matrix (--imatrix, from llama-imatrix)", o.Type.Name, p.To, t.Name)
 		}
 		if p.To != p.From {
-			if p.From != quant.F32 && p.From != quant.F16 && p.From != quant.BF16 {
-				return nil, fmt.Errorf("tensor %s is %s: requantizing is %w (the input must be F32, F16 or BF16)", t.Name, p.From, ErrUnsupported)
+			if p.From != quant.F32 && p.From != quant.F16 && p.From != quant.BF16 && !o.AllowRequantize {
+				return nil, fmt.Errorf("tensor %s is %s: requantizing is %w without --allow-requantize (the input should be F32, F16 or BF16)", t.Name, p.From, ErrUnsupported)
 			}
 			if ok, _ := quant.CanQuantizeFile(p.To); !ok {
 				return nil, fmt.Errorf("%s: tensor %s would be %s, which ruvllm cannot encode yet (%w; llama-quantize can)", o.Type.Name, t.Name, p.To, ErrUnsupported)

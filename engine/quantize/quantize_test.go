@@ -1,6 +1,7 @@
 package quantize
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -170,7 +171,7 @@ func TestQuantizeRefuses(t *testing.T) {
 	}
 	defer qf.Close()
 	q8, _ := ParseFileType("Q8_0")
-	if _, err := Plan(qf, Options{Type: q8}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "requantizing") {
+	if _, err := Plan(qf, Options{Type: q8}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "--allow-requantize") {
 		t.Errorf("quantized input: %v", err)
 	}
 	// an imatrix entry of the wrong length
@@ -238,4 +239,71 @@ func FuzzParseImatrix(f *testing.F) {
 			t.Fatal("no error and no entries")
 		}
 	})
+}
+
+// TestRequantize checks AllowRequantize: a Q8_0 file made from the
+// synthetic model, converted to Q4_0, holds for every converted tensor
+// exactly the bytes of quantizing its dequantized Q8_0 weights (what
+// llama-quantize --allow-requantize computes), and copies the tensors
+// whose type stays.
+func TestRequantize(t *testing.T) {
+	dir := t.TempDir()
+	synthModels[1].write(t, filepath.Join(dir, "m.gguf"))
+	in, err := gguf.Open(filepath.Join(dir, "m.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	q8, _ := ParseFileType("Q8_0")
+	q40, _ := ParseFileType("Q4_0")
+	if _, err := File(context.Background(), in, filepath.Join(dir, "q8.gguf"), Options{Type: q8}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := gguf.Open(filepath.Join(dir, "q8.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	o := Options{Type: q40, AllowRequantize: true}
+	plans, err := Plan(src, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := File(context.Background(), src, filepath.Join(dir, "q4.gguf"), o); err != nil {
+		t.Fatal(err)
+	}
+	out, err := gguf.Open(filepath.Join(dir, "q4.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	converted := 0
+	for _, p := range plans {
+		from, err := src.TensorData(p.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := out.TensorData(p.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := from
+		if p.To != p.From {
+			converted++
+			x := make([]float32, p.Elements())
+			if err := quant.Dequantize(p.From, from, x); err != nil {
+				t.Fatal(err)
+			}
+			want = make([]byte, len(got))
+			if err := quant.Quantize(p.To, want, x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("tensor %s (%s to %s): %d bytes differ from the requantized weights", p.Name, p.From, p.To, len(got))
+		}
+	}
+	if converted == 0 {
+		t.Fatal("no tensor was requantized")
+	}
 }
