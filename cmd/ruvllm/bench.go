@@ -138,7 +138,7 @@ func newBenchCmd() *cobra.Command {
 	f.BoolVar(&membwOn, "membw", false, "also measure memory read (and copy) bandwidth and the decode bound it sets")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
-	f.StringVar(&draft, "draft", "", "draft model (same vocabulary) for the draft speculation kinds")
+	f.StringVar(&draft, "draft", "", "draft model (same vocabulary) for the draft speculation kinds: FILE, or self:TYPE (the model converted to TYPE, kept in the user cache)")
 	f.StringSliceVar(&specs, "spec", nil, "also measure decode on the speculation workloads with these kinds, e.g. lookup,lookup+tree,draft,draft+tree,all (each against none, alternated; -n tokens per workload)")
 	f.StringSliceVar(&kvo.types, "kv-types", nil, "also report KV bytes per token, cached-prefix capacity and (with --ppl-file) perplexity for these KV types, e.g. f16,q8_0,q4_0")
 	f.IntVar(&kvo.window, "kv-hot-window", 256, "hot window of the quantized KV types (--kv-types)")
@@ -269,7 +269,7 @@ func runSpecBench(ctx context.Context, path, draft string, specs []string, lo ll
 		}
 		kinds = append(kinds, k)
 	}
-	lo.Speculate, lo.Draft, lo.NoPrefixCache = spec.KindsAll, draft, true
+	lo.Speculate, lo.Draft, lo.DraftDir, lo.NoPrefixCache = spec.KindsAll, draft, draftDir(), true
 	lo.ContextLength = 1024 + o.GenTokens
 	m, err := llm.Load(ctx, path, lo)
 	if err != nil {

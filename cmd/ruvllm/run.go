@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -103,7 +104,7 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, Exact: exact, LlamaBuild: lb, AMX: amx}
+			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, DraftDir: draftDir(), Exact: exact, LlamaBuild: lb, AMX: amx}
 			if err := kvf.apply(&lo); err != nil {
 				return err
 			}
@@ -140,7 +141,7 @@ func newRunCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of streaming")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.IntVar(&ctxLen, "ctx", 0, "context length (0: the model's, at most 4096)")
-	f.StringVar(&draft, "draft", "", "draft model (same vocabulary, e.g. a Q4_0 of the model) for speculative decoding")
+	f.StringVar(&draft, "draft", "", "draft model for speculative decoding: FILE (same vocabulary, e.g. a Q4_0 of the model), or self:TYPE (the model converted to TYPE once, kept in the user cache)")
 	f.StringVar(&specs, "spec", "all", "speculative decoding: all, off, or kinds joined by + (lookup, draft, tree)")
 	kvf.register(f)
 	backends.Flag(f, &backend)
@@ -399,4 +400,15 @@ func scoreKLD(ctx context.Context, cmd *cobra.Command, m *llm.Model, base string
 	fmt.Fprintf(w, "Same top p:            %.3f %%\n", 100*s.SameTop)
 	fmt.Fprintf(w, "RMS Δp:                %.3f %% (max %.3f %%)\n", 100*s.RMSPDiff, 100*s.MaxPDiff)
 	return nil
+}
+
+// draftDir is where drafts made from the model itself (--draft self:TYPE)
+// are kept: the user cache's ruvllm/drafts, which the daemon shares ("" if
+// the system names no cache directory).
+func draftDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "ruvllm", "drafts")
 }

@@ -71,7 +71,7 @@ type CacheSnapshotter interface {
 // Options configures a Manager.
 type Options struct {
 	Dir       string        // models directory
-	CacheDir  string        // where prefix-cache snapshots live ("" disables them)
+	CacheDir  string        // where prefix-cache snapshots and drafts made from a model itself live ("" disables both)
 	KeepAlive time.Duration // default keep-alive (default 5m; negative: forever)
 	MaxLoaded int           // models held at once (default 1)
 	Threads   int
@@ -163,12 +163,16 @@ func New(o Options) *Manager {
 	}
 	if o.Loader == nil {
 		threads, logger, newBackend, speculate, draft, exact := o.Threads, o.Logger, o.NewBackend, o.Speculate, o.Draft, o.Exact
+		var draftDir string // drafts made from a model itself ("self:TYPE")
+		if o.CacheDir != "" {
+			draftDir = filepath.Join(o.CacheDir, "drafts")
+		}
 		cold, window, ctxLen := o.KVCold, o.KVHotWindow, o.ContextLength
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
 			lo := llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, Speculate: speculate,
 				KVCold: cold, KVHotWindow: window, Exact: exact, ContextLength: ctxLen}
 			if draft != nil {
-				lo.Draft = draft(llm.NameFromPath(path))
+				lo.Draft, lo.DraftDir = draft(llm.NameFromPath(path)), draftDir
 			}
 			return llm.Load(ctx, path, lo)
 		}

@@ -82,8 +82,13 @@ type Options struct {
 	// (zero: none); requests opt out with Request.NoSpeculation.
 	Speculate spec.Kinds
 	// Draft is a draft model's GGUF file for spec.KindDraft: any model
-	// with the same vocabulary, e.g. a low-bit quantization of this one.
+	// with the same vocabulary, e.g. a low-bit quantization of this one;
+	// or SelfDraftPrefix and a file type ("self:Q4_0"): this model
+	// converted to that type, made once into DraftDir and reused.
 	Draft string
+	// DraftDir keeps the drafts made from the model itself (Draft
+	// "self:TYPE").
+	DraftDir string
 	// SpecControl tunes how much is drafted (spec.Options; zero: adaptive
 	// with the defaults).
 	SpecControl spec.Options
@@ -185,6 +190,14 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	if o.LlamaBatching {
 		o.NoPrefixCache = true
 	}
+	var draftName string
+	if typ, ok := strings.CutPrefix(o.Draft, SelfDraftPrefix); ok && o.Speculate&spec.KindDraft != 0 {
+		p, err := selfDraft(ctx, path, typ, o.DraftDir, o.Logger)
+		if err != nil {
+			return nil, fmt.Errorf("draft model %s: %w", o.Draft, err)
+		}
+		draftName, o.Draft = o.Draft, p
+	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidModel, err) // gguf's errors name the path
@@ -193,6 +206,9 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("load %s: %w", filepath.Base(path), err)
+	}
+	if m.draft != nil && draftName != "" {
+		m.draft.name = draftName
 	}
 	return m, nil
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/engine/sample"
@@ -149,5 +152,67 @@ func TestCostClockByThreads(t *testing.T) {
 			t.Errorf("%d threads: CPU clock %v, want %v", tc.threads, got, tc.cpu && hasCPU)
 		}
 		m.Close()
+	}
+}
+
+// TestSelfDraft drafts with a quantization of the model itself (Draft
+// "self:Q4_0") for the shared Q8_0 file, which is requantized: the draft
+// is made once into DraftDir and reused by the next load, greedy tokens
+// equal those without speculation, and the draft model is named by what
+// was asked. A type that is not a file type, no DraftDir, and the model's
+// own type are refused with the reason.
+func TestSelfDraft(t *testing.T) {
+	models := testpath.Shared(t, "models")
+	target := filepath.Join(models, "ruvllm-test-llama-19m-q8_0.gguf")
+	dir := t.TempDir()
+	req := Request{Prompt: specPrompt, MaxTokens: 30, IgnoreEOS: true}
+	plain, err := Load(context.Background(), target, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := generate(t, plain, req)
+	plain.Close()
+	var made time.Time
+	for i := range 2 {
+		m, err := Load(context.Background(), target, Options{Threads: 2, Speculate: spec.KindDraft,
+			Draft: SelfDraftPrefix + "Q4_0", DraftDir: dir, SpecControl: spec.Options{Fixed: 4}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, res := generate(t, m, req)
+		name := m.DraftName()
+		m.Close()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("load %d: with the self draft %v\nwithout %v", i, got, want)
+		}
+		if res.Speculation.Verifications == 0 {
+			t.Fatalf("load %d: no verification: %+v", i, res.Speculation)
+		}
+		if name != "self:Q4_0" {
+			t.Errorf("draft name %q, want self:Q4_0", name)
+		}
+		files, err := filepath.Glob(filepath.Join(dir, "*.gguf"))
+		if err != nil || len(files) != 1 {
+			t.Fatalf("load %d: drafts kept %v (%v), want one", i, files, err)
+		}
+		st, err := os.Stat(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			made = st.ModTime()
+		} else if !st.ModTime().Equal(made) {
+			t.Errorf("the second load made the draft again")
+		}
+	}
+	for _, tc := range []struct{ draft, dir, want string }{
+		{"self:Q9_9", dir, "Q9_9"},
+		{"self:Q4_0", "", "DraftDir"},
+		{"self:Q8_0", dir, "Q8_0 already"},
+	} {
+		_, err := Load(context.Background(), target, Options{Threads: 2, Speculate: spec.KindDraft, Draft: tc.draft, DraftDir: tc.dir})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("draft %q, dir %q: error %v, want one naming %q", tc.draft, tc.dir, err, tc.want)
+		}
 	}
 }

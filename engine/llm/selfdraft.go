@@ -1,0 +1,63 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/quantize"
+)
+
+// SelfDraftPrefix starts an Options.Draft that names a quantization of the
+// model itself instead of a file: "self:Q4_0" drafts with the model
+// converted to Q4_0, which needs no second download.
+const SelfDraftPrefix = "self:"
+
+// selfDraft returns the path of the model at path converted to the file
+// type typ (llama-quantize's rules and quantizers; a quantized model is
+// dequantized and quantized again), kept in dir: made on first use, then
+// reused as long as the model file keeps its path, size and modification
+// time.
+func selfDraft(ctx context.Context, path, typ, dir string, log *slog.Logger) (string, error) {
+	ft, err := quantize.ParseFileType(typ)
+	if err != nil {
+		return "", err
+	}
+	if dir == "" {
+		return "", fmt.Errorf("no directory to keep the converted model in (llm.Options.DraftDir)")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", err
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d\x00%d", abs, st.Size(), st.ModTime().UnixNano())
+	out := filepath.Join(dir, fmt.Sprintf("%s.%s.%016x.gguf", NameFromPath(abs), ft.Name, h.Sum64()))
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	f, err := gguf.Open(abs)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if id, ok := f.Uint("general.file_type"); ok && uint32(id) == ft.ID {
+		return "", fmt.Errorf("the model is %s already: a draft must be a cheaper quantization", ft.Name)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	log.Info("making the draft model", "from", abs, "type", ft.Name, "to", out)
+	if _, err := quantize.File(ctx, f, out, quantize.Options{Type: ft, AllowRequantize: true}); err != nil {
+		return "", err
+	}
+	return out, nil
+}
