@@ -13,7 +13,7 @@ package quant
 func FastPackedFor(t Type, amx bool) *Packed {
 	switch {
 	case t == BF16 && amx && AMXTiles():
-		return bf16x16AMXPacked(bf16x16AMX)
+		return bf16x16AMXPacked()
 	case t == F16 && f16x16Kernel != nil:
 		return &Packed{Name: "F16x16", Act: F32, BlockSize: QK, BlockBytes: F16x16BlockBytes,
 			Repack: RepackF16x16, Kernel: f16x16Kernel, Accumulate: f16x16AccKernel,
@@ -50,14 +50,15 @@ func IQ4XSPanel() *Packed {
 // weight rows make four float32 accumulator tiles.
 const bf16AMXTileRows = 32
 
-// bf16x16AMXPacked returns the BF16x16AMX layout with tile kernel k: the
-// BF16x16 bytes (each block is an AMX-BF16 B tile as it lies), multiplied
-// by bf16 activations with TDPBF16PS for every batch, decode included, so
-// that a prompt and its decode steps agree bit for bit. The instruction
-// adds a block's 32 products to its float32 accumulator in the
-// hardware's own order, which no vector kernel reproduces; the tests take
-// its results to be within a bf16 product's rounding of BF16x16Reference.
-func bf16x16AMXPacked(k TileKernel) *Packed {
+// bf16x16AMXPacked returns the BF16x16AMX layout: the BF16x16 bytes (each
+// block is an AMX-BF16 B tile as it lies), multiplied by bf16 activations
+// with TDPBF16PS for every batch, decode included, so that a prompt and
+// its decode steps agree bit for bit. The instruction adds a block's 32
+// products to its float32 accumulator in the hardware's own order, which
+// no sequence of vector instructions reproduces; the tests hold its
+// results to float32 summation rounding of the float64 products.
+func bf16x16AMXPacked() *Packed {
+	k := bf16x16AMX
 	one := func(acc bool) PackedKernel {
 		return func(nb int, w, a []byte, astride int, aux []uint32, auxstride, rows int, dst []float32, dstride int) {
 			for r := 0; r < rows; r += bf16AMXTileRows {
