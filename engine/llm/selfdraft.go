@@ -21,7 +21,7 @@ const SelfDraftPrefix = "self:"
 // type typ (llama-quantize's rules and quantizers; a quantized model is
 // dequantized and quantized again), kept in dir: made on first use, then
 // reused as long as the model file keeps its path, size and modification
-// time.
+// time. Making one removes the drafts of that name and type made before.
 func selfDraft(ctx context.Context, path, typ, dir string, log *slog.Logger) (string, error) {
 	ft, err := quantize.ParseFileType(typ)
 	if err != nil {
@@ -58,6 +58,17 @@ func selfDraft(ctx context.Context, path, typ, dir string, log *slog.Logger) (st
 	log.Info("making the draft model", "from", abs, "type", ft.Name, "to", out)
 	if _, err := quantize.File(ctx, f, out, quantize.Options{Type: ft, AllowRequantize: true}); err != nil {
 		return "", err
+	}
+	// Drafts of an earlier version of the model (or of another file of
+	// the same name) are not reused: remove them, so that the directory
+	// holds one draft per model name and type.
+	stale, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s.%s.*.gguf", NameFromPath(abs), ft.Name)))
+	for _, p := range stale {
+		if p != out {
+			if err := os.Remove(p); err != nil {
+				log.Warn("removing an old draft model", "path", p, "err", err)
+			}
+		}
 	}
 	return out, nil
 }

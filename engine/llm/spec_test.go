@@ -205,6 +205,29 @@ func TestSelfDraft(t *testing.T) {
 			t.Errorf("the second load made the draft again")
 		}
 	}
+	// A new version of the model file gets a new draft, which replaces the
+	// old one.
+	newer := filepath.Join(t.TempDir(), filepath.Base(target))
+	b, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(newer, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second version: the same name, another path
+		m, err := Load(context.Background(), newer, Options{Threads: 1, Speculate: spec.KindDraft, Draft: "self:Q4_0", DraftDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Close()
+		if err := os.Chtimes(newer, made.Add(time.Hour), made.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.gguf")); len(files) != 1 {
+		t.Errorf("drafts kept after the model changed: %v, want one", files)
+	}
 	for _, tc := range []struct{ draft, dir, want string }{
 		{"self:Q9_9", dir, "Q9_9"},
 		{"self:Q4_0", "", "DraftDir"},
