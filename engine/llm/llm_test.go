@@ -83,16 +83,25 @@ func TestSeedsAndLimits(t *testing.T) {
 // TestBatchedCachedEqualsIsolated runs many greedy requests with shared
 // prefixes concurrently (continuous batching, prefix cache, chunked
 // prefill) and checks each equals the same request run alone on a fresh
-// model without a cache.
+// model without a cache; in BF16 too, whose matrices take the AMX tiles
+// where the CPU has them (then every batch size, the fused q/k/v product
+// included, goes through the tile kernel).
 func TestBatchedCachedEqualsIsolated(t *testing.T) {
-	for _, arch := range []string{"llama", "gemma2"} {
-		t.Run(arch, func(t *testing.T) {
-			path := synthetic(t, arch, quant.Q8_0)
+	for _, tc := range []struct {
+		arch string
+		typ  quant.Type
+	}{{"llama", quant.Q8_0}, {"gemma2", quant.Q8_0}, {"llama", quant.BF16}} {
+		arch := tc.arch
+		t.Run(arch+"/"+tc.typ.String(), func(t *testing.T) {
+			path := synthetic(t, arch, tc.typ)
 			shared, err := Load(context.Background(), path, Options{Threads: 2, BatchSize: 24, Sequences: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer shared.Close()
+			if tc.typ == quant.BF16 && quant.AMXTiles() && !strings.Contains(shared.namespace, "default-2-amx") {
+				t.Fatalf("the BF16 model did not take the AMX tiles: namespace %s", shared.namespace)
+			}
 			alone, err := Load(context.Background(), path, Options{Threads: 2, NoPrefixCache: true, Sequences: 1})
 			if err != nil {
 				t.Fatal(err)
