@@ -23,8 +23,8 @@ type Backend struct {
 	w       *workers
 	scratch []byte
 	amx     bool // matrices sum in llama.cpp's AMX kernels' order (Options.AMX)
-	tiles   bool // default mode: BF16 matrices on AMX tiles (Options.AMX, quant.AMXTiles)
-	onTiles bool // ... and a weight took them
+	tiles   bool // default mode: BF16 matrices may take AMX tiles (Options.AMX)
+	onTiles bool // ... and a weight took them (the CPU and OS allow it: quant.AMXTiles)
 	exact   bool // llama.cpp's arithmetic (Options.Exact)
 	batched bool // ... with llama.cpp's attention path by batch size (Options.LlamaBatching)
 	fp16    bool // ... of a native AVX512-FP16 build (Options.Build)
@@ -132,7 +132,7 @@ const (
 func New(o Options) *Backend {
 	b := &Backend{w: newWorkers(o.Threads), exact: o.Exact, batched: o.Exact && o.LlamaBatching}
 	b.amx = o.Exact && (o.AMX == AMXOn || o.AMX == AMXAuto && hasAMXInt8)
-	b.tiles = !o.Exact && o.AMX != AMXOff && quant.AMXTiles()
+	b.tiles = !o.Exact && o.AMX != AMXOff
 	if o.Exact && o.Build == BuildNativeFP16 {
 		b.fp16, b.amx = true, false
 	}
