@@ -60,9 +60,9 @@ func BenchmarkPackedMatMulStream(b *testing.B) {
 // kernel reads from memory: compare it with `ruvllm bench --membw`.
 func BenchmarkDecodeStream(b *testing.B) {
 	const out, in, total = 8192, 2048, 512 << 20
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS} {
 		b.Run(typ.String(), func(b *testing.B) {
-			if quant.PackedFor(typ) == nil {
+			if quant.FastPackedFor(typ, true) == nil {
 				b.Skipf("no repacked %s kernel on this CPU", typ)
 			}
 			be := New(Options{Threads: 0})
