@@ -50,6 +50,17 @@
 #define DP_C10 BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xd5 // TDPBF16PS tmm2, tmm5, tmm6
 #define DP_C11 BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xdd // TDPBF16PS tmm3, tmm5, tmm7
 
+// CADDRS points SI, BX, DI and CX at the pair's C00, C01, C10 and C11 in
+// dst (R13) and sets AX to dstride in bytes.
+#define CADDRS \
+	MOVQ R13, SI \
+	MOVQ dstride+64(FP), AX \
+	LEAQ 64(SI), BX \
+	MOVQ AX, DI \
+	SHLQ $4, DI \
+	ADDQ SI, DI \
+	LEAQ 64(DI), CX
+
 // NEXT advances the operand addresses by one block and loops to label.
 #define NEXT(label) \
 	ADDQ $64, SI \
@@ -71,13 +82,7 @@ TEXT ·bf16x16AMXTile(SB), NOSPLIT, $0-88
 
 pair:
 	// C tiles: from dst, or zero.
-	MOVQ R13, SI
-	MOVQ dstride+64(FP), AX
-	LEAQ 64(SI), BX
-	MOVQ AX, DI
-	SHLQ $4, DI
-	ADDQ SI, DI
-	LEAQ 64(DI), CX
+	CADDRS
 	TESTQ R11, R11
 	JZ   zero
 	LOAD_C00
@@ -162,13 +167,7 @@ loop2x2:
 	NEXT(loop2x2)
 
 store:
-	MOVQ R13, SI
-	MOVQ dstride+64(FP), AX
-	LEAQ 64(SI), BX
-	MOVQ AX, DI
-	SHLQ $4, DI
-	ADDQ SI, DI
-	LEAQ 64(DI), CX
+	CADDRS
 	STORE_C00
 	CMPQ R9, $16
 	JLE  store1

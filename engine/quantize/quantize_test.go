@@ -128,22 +128,12 @@ func TestFallback(t *testing.T) {
 // non-finite weight.
 func TestQuantizeRefuses(t *testing.T) {
 	dir := t.TempDir()
-	synthModels[1].write(t, filepath.Join(dir, "m.gguf"))
-	in, err := gguf.Open(filepath.Join(dir, "m.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
+	in := openSynth(t, synthModels[1], filepath.Join(dir, "m.gguf"))
 	if _, err := ParseFileType("Q4_K_X"); err == nil || !strings.Contains(err.Error(), "Q4_K_X") {
 		t.Errorf("unknown type: %v", err)
 	}
 	// rows of 256, where the K-quants and grid i-quants are not replaced
-	synthModels[0].write(t, filepath.Join(dir, "a.gguf"))
-	inA, err := gguf.Open(filepath.Join(dir, "a.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inA.Close()
+	inA := openSynth(t, synthModels[0], filepath.Join(dir, "a.gguf"))
 	q2ks, _ := ParseFileType("Q2_K_S")
 	if _, err := Plan(inA, Options{Type: q2ks}); err == nil || !strings.Contains(err.Error(), "importance matrix") {
 		t.Errorf("Q2_K_S without imatrix: %v", err)
@@ -248,12 +238,7 @@ func FuzzParseImatrix(f *testing.F) {
 // whose type stays.
 func TestRequantize(t *testing.T) {
 	dir := t.TempDir()
-	synthModels[1].write(t, filepath.Join(dir, "m.gguf"))
-	in, err := gguf.Open(filepath.Join(dir, "m.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
+	in := openSynth(t, synthModels[1], filepath.Join(dir, "m.gguf"))
 	q8, _ := ParseFileType("Q8_0")
 	q40, _ := ParseFileType("Q4_0")
 	if _, err := File(context.Background(), in, filepath.Join(dir, "q8.gguf"), Options{Type: q8}); err != nil {
@@ -306,4 +291,16 @@ func TestRequantize(t *testing.T) {
 	if converted == 0 {
 		t.Fatal("no tensor was requantized")
 	}
+}
+
+// openSynth writes m to path and opens it, closed when the test ends.
+func openSynth(t *testing.T, m synthModel, path string) *gguf.File {
+	t.Helper()
+	m.write(t, path)
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
