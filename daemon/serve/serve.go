@@ -22,6 +22,7 @@ import (
 	"github.com/ruvllm/ruvllm/daemon/pull"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/model"
+	"github.com/ruvllm/ruvllm/engine/quantize"
 	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/internal/backends"
 )
@@ -79,6 +80,11 @@ func (o Options) drafts() (func(name string) string, error) {
 		}
 		if name == "" || file == "" {
 			return nil, fmt.Errorf("--draft %q: want FILE or NAME=FILE", d)
+		}
+		if typ, ok := strings.CutPrefix(file, llm.SelfDraftPrefix); ok {
+			if _, err := quantize.ParseFileType(typ); err != nil {
+				return nil, fmt.Errorf("--draft %s: %w", d, err)
+			}
 		}
 		byName[strings.ToLower(name)] = file
 	}

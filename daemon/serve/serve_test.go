@@ -489,6 +489,8 @@ func TestDraftFlags(t *testing.T) {
 		{"", []string{"/m/small.gguf"}, nil, true}, // no default model to attach it to
 		{"m", []string{"=/y.gguf"}, nil, true},
 		{"m", []string{"name="}, nil, true},
+		{"/m/q8.gguf", []string{"self:Q4_0", "x=self:Q2_K"}, map[string]string{"q8": "self:Q4_0", "x": "self:Q2_K"}, false},
+		{"/m/q8.gguf", []string{"self:Q9_9"}, nil, true}, // not a file type: refused at start, not at the first request
 	} {
 		o := Options{Model: tc.model, Drafts: tc.drafts}
 		draft, err := o.drafts()
