@@ -174,7 +174,15 @@ func New(o Options) *Manager {
 			if draft != nil {
 				lo.Draft, lo.DraftDir = draft(llm.NameFromPath(path)), draftDir
 			}
-			return llm.Load(ctx, path, lo)
+			m, err := llm.Load(ctx, path, lo)
+			if errors.Is(err, llm.ErrDraft) {
+				// A draft model that cannot be used costs speculation, not
+				// the model: serve it without.
+				logger.Warn("loading the model without its draft model", "model", path, "err", err)
+				lo.Draft = ""
+				m, err = llm.Load(ctx, path, lo)
+			}
+			return m, err
 		}
 	}
 	if o.MemoryMargin == 0 {

@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/engine/testmodel"
 )
 
@@ -532,5 +535,34 @@ func TestDefaultNeverShadowed(t *testing.T) {
 	}
 	if _, err := os.Stat(def); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDefaultLoaderServesWithoutBrokenDraft: a model whose configured draft
+// model cannot be used (a missing file, the model's own type as a self
+// draft) is served without speculation from a draft model, with a warning,
+// instead of failing every request for it.
+func TestDefaultLoaderServesWithoutBrokenDraft(t *testing.T) {
+	dir := t.TempDir()
+	o := testmodel.DefaultOptions()
+	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "llama", 1, 32, 2, 2, 64, 256
+	o.Type = quant.Q8_0
+	if err := testmodel.Write(context.Background(), o, filepath.Join(dir, "tiny.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	for _, draft := range []string{filepath.Join(dir, "missing.gguf"), "self:Q8_0"} {
+		var logs strings.Builder
+		m := New(Options{Dir: dir, CacheDir: t.TempDir(), Threads: 1, Speculate: spec.KindsAll,
+			Draft:  func(string) string { return draft },
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		h, err := m.Acquire(context.Background(), "tiny", nil)
+		if err != nil {
+			t.Fatalf("draft %s: %v", draft, err)
+		}
+		h.Release()
+		m.Close(context.Background())
+		if !strings.Contains(logs.String(), "without its draft model") {
+			t.Errorf("draft %s: no warning logged:\n%s", draft, logs.String())
+		}
 	}
 }

@@ -19,6 +19,10 @@ import (
 // the target's: its token ids would mean other text.
 var ErrDraftVocab = errors.New("draft model vocabulary differs from the model's")
 
+// ErrDraft is wrapped by Load's errors that come from the draft model
+// (Options.Draft) alone: the model itself would load without it.
+var ErrDraft = errors.New("draft model")
+
 // draftModel is a second, cheaper model loaded beside the target for
 // speculative decoding (Options.Draft): it shares the target's backend
 // and lock, and has its own KV pool and prefix cache.
@@ -36,12 +40,12 @@ type draftModel struct {
 func (m *Model) loadDraft(path string, blocks int) error {
 	f, err := gguf.Open(path)
 	if err != nil {
-		return fmt.Errorf("draft model: %w", err)
+		return fmt.Errorf("%w: %w", ErrDraft, err)
 	}
 	d, err := m.openDraft(f, blocks)
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("draft model %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("%w %s: %w", ErrDraft, filepath.Base(path), err)
 	}
 	d.name = NameFromPath(path)
 	m.draft = d

@@ -194,7 +194,7 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	if typ, ok := strings.CutPrefix(o.Draft, SelfDraftPrefix); ok && o.Speculate&spec.KindDraft != 0 {
 		p, err := selfDraft(ctx, path, typ, o.DraftDir, o.Logger)
 		if err != nil {
-			return nil, fmt.Errorf("draft model %s: %w", o.Draft, err)
+			return nil, fmt.Errorf("%w %s: %w", ErrDraft, o.Draft, err)
 		}
 		draftName, o.Draft = o.Draft, p
 	}

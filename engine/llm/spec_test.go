@@ -129,8 +129,13 @@ func TestDraftVocabularyMismatch(t *testing.T) {
 	models := testpath.Shared(t, "models")
 	_, err := Load(context.Background(), filepath.Join(models, "ruvllm-test-llama-19m-q8_0.gguf"), Options{Threads: 1,
 		Speculate: spec.KindDraft, Draft: filepath.Join(models, "ruvllm-test-qwen2-13m-q4_0.gguf")})
-	if !errors.Is(err, ErrDraftVocab) {
-		t.Fatalf("a qwen2 draft for a llama model: err = %v, want ErrDraftVocab", err)
+	if !errors.Is(err, ErrDraftVocab) || !errors.Is(err, ErrDraft) {
+		t.Fatalf("a qwen2 draft for a llama model: err = %v, want ErrDraftVocab and ErrDraft", err)
+	}
+	_, err = Load(context.Background(), filepath.Join(models, "ruvllm-test-llama-19m-q8_0.gguf"), Options{Threads: 1,
+		Speculate: spec.KindDraft, Draft: filepath.Join(t.TempDir(), "missing.gguf")})
+	if !errors.Is(err, ErrDraft) {
+		t.Fatalf("a missing draft file: err = %v, want ErrDraft", err)
 	}
 }
 
@@ -234,8 +239,8 @@ func TestSelfDraft(t *testing.T) {
 		{"self:Q8_0", dir, "Q8_0 already"},
 	} {
 		_, err := Load(context.Background(), target, Options{Threads: 2, Speculate: spec.KindDraft, Draft: tc.draft, DraftDir: tc.dir})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("draft %q, dir %q: error %v, want one naming %q", tc.draft, tc.dir, err, tc.want)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrDraft) {
+			t.Errorf("draft %q, dir %q: error %v, want an ErrDraft naming %q", tc.draft, tc.dir, err, tc.want)
 		}
 	}
 }
