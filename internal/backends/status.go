@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/ruvllm/ruvllm/coreml"
+	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/metal"
 )
 
@@ -22,10 +23,21 @@ type Status struct {
 // Statuses lists the registered backends and what this machine offers,
 // including Core ML, which is detected but not a selectable backend.
 func Statuses(ctx context.Context) []Status {
-	return statuses(ctx, runtime.GOOS, metal.Probe, coreml.Probe)
+	return statuses(ctx, runtime.GOOS, metal.Probe, coreml.Probe, cpuNote())
 }
 
-func statuses(ctx context.Context, goos string, metalProbe func() (string, error), probe func(context.Context) (coreml.Info, error)) []Status {
+// cpuNote describes the CPU backend on this machine: the instruction set
+// of its kernels, and whether BF16 matrices take AMX tiles.
+func cpuNote() string {
+	_, isa := quant.Accelerated()
+	note := "reference backend; kernels: " + isa
+	if quant.AMXTiles() {
+		note += "; BF16 on AMX tiles"
+	}
+	return note
+}
+
+func statuses(ctx context.Context, goos string, metalProbe func() (string, error), probe func(context.Context) (coreml.Info, error), cpu string) []Status {
 	var out []Status
 	for _, e := range registry {
 		s := Status{Name: e.name, Selectable: true, Available: e.goos == "" || e.goos == goos}
@@ -41,7 +53,7 @@ func statuses(ctx context.Context, goos string, metalProbe func() (string, error
 				s.Note = "device " + name
 			}
 		default:
-			s.Note = "reference backend"
+			s.Note = cpu
 		}
 		out = append(out, s)
 	}

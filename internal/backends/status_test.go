@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ruvllm/ruvllm/coreml"
+	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/metal"
 )
 
@@ -41,7 +43,7 @@ func TestStatuses(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		if got := statuses(context.Background(), tt.goos, tt.metal, tt.probe); !reflect.DeepEqual(got, tt.want) {
+		if got := statuses(context.Background(), tt.goos, tt.metal, tt.probe, "reference backend"); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("statuses(%s) =\n%+v\nwant\n%+v", tt.goos, got, tt.want)
 		}
 	}
@@ -51,5 +53,18 @@ func TestStatuses(t *testing.T) {
 		if s.Name == "coreml" && s.Selectable {
 			t.Error("coreml is listed as selectable; it computes nothing")
 		}
+	}
+}
+
+// TestCPUNote checks that the CPU backend's note names its kernels'
+// instruction set, and the AMX tiles exactly where BF16 takes them.
+func TestCPUNote(t *testing.T) {
+	_, isa := quant.Accelerated()
+	note := cpuNote()
+	if !strings.Contains(note, "kernels: "+isa) {
+		t.Errorf("note %q does not name the kernels' %s", note, isa)
+	}
+	if got := strings.Contains(note, "AMX"); got != quant.AMXTiles() {
+		t.Errorf("note %q: mentions AMX %v, BF16 takes the tiles %v", note, got, quant.AMXTiles())
 	}
 }
