@@ -169,20 +169,14 @@ func New(o Options) *Manager {
 		}
 		cold, window, ctxLen := o.KVCold, o.KVHotWindow, o.ContextLength
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
+			// A draft model that cannot be used costs speculation, not the
+			// model: DraftOptional serves it without.
 			lo := llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, Speculate: speculate,
-				KVCold: cold, KVHotWindow: window, Exact: exact, ContextLength: ctxLen}
+				KVCold: cold, KVHotWindow: window, Exact: exact, ContextLength: ctxLen, DraftOptional: true}
 			if draft != nil {
 				lo.Draft, lo.DraftDir = draft(llm.NameFromPath(path)), draftDir
 			}
-			m, err := llm.Load(ctx, path, lo)
-			if errors.Is(err, llm.ErrDraft) {
-				// A draft model that cannot be used costs speculation, not
-				// the model: serve it without.
-				logger.Warn("loading the model without its draft model", "model", path, "err", err)
-				lo.Draft = ""
-				m, err = llm.Load(ctx, path, lo)
-			}
-			return m, err
+			return llm.Load(ctx, path, lo)
 		}
 	}
 	if o.MemoryMargin == 0 {

@@ -89,6 +89,11 @@ type Options struct {
 	// DraftDir keeps the drafts made from the model itself (Draft
 	// "self:TYPE").
 	DraftDir string
+	// DraftOptional loads the model without its draft model, with a
+	// warning, when the draft cannot be used (what Load would otherwise
+	// return as an ErrDraft): a shared daemon keeps serving the model
+	// without that speculation instead of failing its every request.
+	DraftOptional bool
 	// SpecControl tunes how much is drafted (spec.Options; zero: adaptive
 	// with the defaults).
 	SpecControl spec.Options
@@ -193,10 +198,15 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	var draftName string
 	if typ, ok := strings.CutPrefix(o.Draft, SelfDraftPrefix); ok && o.Speculate&spec.KindDraft != 0 {
 		p, err := selfDraft(ctx, path, typ, o.DraftDir, o.Logger)
-		if err != nil {
+		switch {
+		case err == nil:
+			draftName, o.Draft = o.Draft, p
+		case o.DraftOptional:
+			o.Logger.Warn("loading the model without its draft model", "model", path, "draft", o.Draft, "err", err)
+			o.Draft = ""
+		default:
 			return nil, fmt.Errorf("%w %s: %w", ErrDraft, o.Draft, err)
 		}
-		draftName, o.Draft = o.Draft, p
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -325,7 +335,9 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		m.cache = prefix.New(m.pool)
 	}
 	if o.Draft != "" && o.Speculate&spec.KindDraft != 0 {
-		if err := m.loadDraft(o.Draft, blocks); err != nil {
+		if err := m.loadDraft(o.Draft, blocks); err != nil && o.DraftOptional {
+			m.log.Warn("loading the model without its draft model", "model", path, "err", err)
+		} else if err != nil {
 			closeBackend(b)
 			return nil, err
 		}
