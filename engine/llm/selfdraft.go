@@ -40,7 +40,8 @@ func selfDraft(ctx context.Context, path, typ, dir string, log *slog.Logger) (st
 	}
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s\x00%d\x00%d", abs, st.Size(), st.ModTime().UnixNano())
-	out := filepath.Join(dir, fmt.Sprintf("%s.%s.%016x.gguf", NameFromPath(abs), ft.Name, h.Sum64()))
+	prefix := NameFromPath(abs) + "." + ft.Name + "." // then the key and .gguf
+	out := filepath.Join(dir, fmt.Sprintf("%s%016x.gguf", prefix, h.Sum64()))
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
@@ -62,7 +63,7 @@ func selfDraft(ctx context.Context, path, typ, dir string, log *slog.Logger) (st
 	// Drafts of an earlier version of the model (or of another file of
 	// the same name) are not reused: remove them, so that the directory
 	// holds one draft per model name and type.
-	stale, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%s.%s.*.gguf", NameFromPath(abs), ft.Name)))
+	stale, _ := filepath.Glob(filepath.Join(dir, prefix+"*.gguf"))
 	for _, p := range stale {
 		if p != out {
 			if err := os.Remove(p); err != nil {

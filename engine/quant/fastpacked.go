@@ -59,11 +59,9 @@ const bf16AMXTileRows = 32
 // results to float32 summation rounding of the float64 products.
 func bf16x16AMXPacked() *Packed {
 	k := bf16x16AMX
-	one := func(acc bool) PackedKernel {
+	one := func(acc bool) PackedKernel { // up to PackedRows rows: one call
 		return func(nb int, w, a []byte, astride int, aux []uint32, auxstride, rows int, dst []float32, dstride int) {
-			for r := 0; r < rows; r += bf16AMXTileRows {
-				k(nb, w, nb*F16x16BlockBytes, 1, a[r*astride:], astride, min(bf16AMXTileRows, rows-r), dst[r*dstride:], dstride, acc)
-			}
+			k(nb, w, nb*F16x16BlockBytes, 1, a, astride, rows, dst, dstride, acc)
 		}
 	}
 	return &Packed{Name: "BF16x16AMX", Act: BF16, BlockSize: QK, BlockBytes: F16x16BlockBytes,
