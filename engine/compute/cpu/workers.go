@@ -46,9 +46,9 @@ type workers struct {
 
 	// The loop being run. run writes these only while every helper is
 	// idle, and a helper reads them only after taking a posted loop.
-	j                   job
-	size, chunks, total int
-	next                atomic.Int64 // the next chunk to claim
+	j            job
+	grain, total int
+	next         atomic.Int64 // the first item not yet claimed
 }
 
 // workerSlot is one helper's mailbox, on its own cache lines.
@@ -117,14 +117,25 @@ func (w *workers) await(s *workerSlot) bool {
 }
 
 // claim runs chunks of the current loop on worker id until none are left.
+// Chunks shrink as the loop nears its end (guided self-scheduling): each
+// claim takes a share of what is left, in whole grains, so that the
+// workers finish within about one grain of each other. With equal
+// chunks, the last one ran on one core alone for up to a chunk's time,
+// and a decode step streamed its weights at one core's bandwidth for
+// that long.
 func (w *workers) claim(id int) {
 	for {
-		c := int(w.next.Add(1) - 1)
-		if c >= w.chunks {
+		lo := int(w.next.Load())
+		if lo >= w.total {
 			return
 		}
-		lo := c * w.size
-		w.j.do(id, lo, min(lo+w.size, w.total))
+		size := (w.total - lo) / (guidedShare * w.n)
+		size = max(w.grain, (size+w.grain-1)/w.grain*w.grain)
+		hi := min(lo+size, w.total)
+		if !w.next.CompareAndSwap(int64(lo), int64(hi)) {
+			continue
+		}
+		w.j.do(id, lo, hi)
 	}
 }
 
@@ -151,24 +162,19 @@ func (w *workers) run(n, grain int, j job) {
 	if grain < 1 {
 		grain = 1
 	}
-	// One chunk per worker keeps short loops (decode) to one claim
-	// each; long ones take four so that uneven progress (another process
-	// on a core) evens out.
-	chunks := w.n
-	if n >= manyChunksFrom*w.n*grain {
-		chunks = 4 * w.n
+	// One chunk per worker keeps short loops (decode's small operations)
+	// to one claim each; long ones are claimed in shrinking chunks.
+	if n < manyChunksFrom*w.n*grain {
+		grain = max(grain, (n+w.n-1)/w.n)
 	}
-	if c := (n + grain - 1) / grain; c < chunks {
-		chunks = c
-	}
+	chunks := (n + grain - 1) / grain
 	if chunks <= 1 || w.n == 1 {
 		j.do(0, 0, n)
 		return
 	}
-	size := (n + chunks - 1) / chunks
-	w.j, w.size, w.chunks, w.total = j, size, (n+size-1)/size, n
+	w.j, w.grain, w.total = j, grain, n
 	w.next.Store(0)
-	helpers := min(w.n-1, w.chunks-1)
+	helpers := min(w.n-1, chunks-1)
 	for i := 1; i <= helpers; i++ {
 		s := &w.slots[i]
 		s.state.Store(slotPosted)
@@ -203,5 +209,9 @@ type funcJob func(lo, hi int)
 func (f funcJob) do(_, lo, hi int) { f(lo, hi) }
 
 // manyChunksFrom is the number of grains per worker from which a loop is
-// split into four chunks per worker instead of one.
+// claimed in shrinking chunks instead of one chunk per worker.
 const manyChunksFrom = 16
+
+// guidedShare sets the size of a claim in a long loop: what is left
+// divided by guidedShare times the number of workers.
+const guidedShare = 2

@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,3 +94,57 @@ func TestWorkersCloseStopsHelpers(t *testing.T) {
 type funcJobOf func(w, lo, hi int)
 
 func (f funcJobOf) do(w, lo, hi int) { f(w, lo, hi) }
+
+// TestWorkersLongLoopChunksShrink checks the claims of a long loop: every
+// chunk starts on a whole grain, the chunks cover the loop once, and they
+// shrink towards the end, so that the last ones are a single grain (the
+// workers finish within about one grain of each other). Short loops keep
+// one chunk per worker.
+func TestWorkersLongLoopChunksShrink(t *testing.T) {
+	for _, tc := range []struct{ threads, n, grain int }{
+		{2, 512, 1}, {2, 4096, 3}, {3, 1000, 2}, {8, 8192, 4},
+	} {
+		t.Run(fmt.Sprintf("t%d-n%d-g%d", tc.threads, tc.n, tc.grain), func(t *testing.T) {
+			w := newWorkers(tc.threads)
+			defer w.close()
+			var mu sync.Mutex
+			var chunks [][2]int
+			w.run(tc.n, tc.grain, funcJobOf(func(_, lo, hi int) {
+				mu.Lock()
+				chunks = append(chunks, [2]int{lo, hi})
+				mu.Unlock()
+			}))
+			slices.SortFunc(chunks, func(a, b [2]int) int { return a[0] - b[0] })
+			next := 0
+			for i, c := range chunks {
+				if c[0] != next || c[1] <= c[0] {
+					t.Fatalf("chunk %d is [%d,%d), want it to start at %d", i, c[0], c[1], next)
+				}
+				if c[0]%tc.grain != 0 {
+					t.Errorf("chunk [%d,%d) does not start on a grain of %d", c[0], c[1], tc.grain)
+				}
+				if i > 0 && c[1]-c[0] > chunks[i-1][1]-chunks[i-1][0] {
+					t.Errorf("chunk %d [%d,%d) is larger than the one before it", i, c[0], c[1])
+				}
+				next = c[1]
+			}
+			if next != tc.n {
+				t.Fatalf("chunks end at %d, want %d", next, tc.n)
+			}
+			first, last := chunks[0], chunks[len(chunks)-1]
+			if size := first[1] - first[0]; size < tc.n/(4*tc.threads) {
+				t.Errorf("first chunk has %d items, want at least %d", size, tc.n/(4*tc.threads))
+			}
+			if size := last[1] - last[0]; size > tc.grain {
+				t.Errorf("last chunk has %d items, want at most a grain (%d)", size, tc.grain)
+			}
+		})
+	}
+	w := newWorkers(2)
+	defer w.close()
+	var claims atomic.Int32
+	w.run(20, 1, funcJobOf(func(_, _, _ int) { claims.Add(1) }))
+	if c := claims.Load(); c != 2 {
+		t.Errorf("a short loop of 20 items on 2 workers took %d claims, want 2", c)
+	}
+}
