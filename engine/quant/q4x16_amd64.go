@@ -70,12 +70,21 @@ func q5x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstri
 // into and keeps its float lanes in (see q6kx16_amd64.s).
 const q6kx16Scratch = 5696 + 512*PackedRows
 
-// q6kx16 checks the buffers and runs the assembly kernel.
+// q6kx16 checks the buffers and runs the assembly kernel: for one
+// activation row (decode) the one that unpacks each weight chunk into a
+// register and uses it at once, with the same sums.
 func q6kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ6Kx16(nb, w, a, astride, rows, dst, dstride)
+	if rows == 1 {
+		q6kx16DecodeAVX512(nb, &w[0], &a[0], &dst[0])
+		return
+	}
 	var scratch [q6kx16Scratch]byte
 	q6kx16AVX512(nb, &w[0], &a[0], astride, rows, &dst[0], dstride, &scratch[0])
 }
+
+//go:noescape
+func q6kx16DecodeAVX512(nb int, w *byte, a *byte, dst *float32)
 
 //go:noescape
 func q6kx16AVX512(nb int, w *byte, a *byte, astride, rows int, dst *float32, dstride int, scratch *byte)

@@ -1435,6 +1435,180 @@ q6kout:
 	VZEROUPPER
 	RET
 
+// The one-activation-row Q6_Kx16 kernel (decode): the layout and the sums
+// of the kernel above, but each 64-byte weight chunk is unpacked into a
+// register and multiplied at once, where the general kernel writes the
+// whole super-block's chunks to scratch and reads them back for each
+// activation row. Lane u of a weight row sums, as an exact integer, the
+// same products (chunk c's quants 4u..4u+3 times the activation's, in
+// int16 pairs times the group scale) and the same offset (−32 times the
+// scales of groups 2u, 2u+1 times their bsums); integer sums do not
+// depend on their order, and the float steps (conversion, the fused
+// multiply-add with d_w·d_a per super-block, hsum_float_8 at the end) are
+// the general kernel's, so every output is bit for bit the same.
+//
+// Registers: DI weights, SI the activation's Q8_K block, CX super-blocks
+// left; Z0-Z7 the integer lanes, Z8-Z11 the scale pairs of four chunks,
+// Z12-Z19 the float lanes; Z20, Z21 temporaries; Z24-Z26 a step's qh and
+// ql chunks; Z27 -32 in int16 pairs, Z28/Z29 the even/odd scale
+// shuffles, Z30 0x0f and Z31 0x30 bytes.
+
+// Q6KD_DOT adds the unsigned weight chunk w times the four activation
+// quants at actoff(SI), in int16 pairs times the scale pairs sc, to acc.
+#define Q6KD_DOT(w, actoff, sc, acc) \
+	VPBROADCASTD actoff(SI), Z21 \
+	VPMADDUBSW   Z21, w, Z21 \
+	VPDPWSSD     sc, Z21, acc
+
+// Q6KD_STEP unpacks the four chunks of one qh chunk (at qh) and two ql
+// chunks (at ql, ql8): low nibbles of ql with qh bits 0-1, low nibbles of
+// ql8 with bits 2-3, high nibbles of ql with bits 4-5, high nibbles of
+// ql8 with bits 6-7, as the general kernel does, and adds each to acc
+// against the activation quants at a0..a3 with the scale pairs Z8..Z11.
+#define Q6KD_STEP(qh, ql, ql8, a0, a1, a2, a3, acc) \
+	PREFETCHT0 PFD+qh(DI) \
+	VMOVDQU32  qh(DI), Z24 \
+	PREFETCHT0 PFD+ql(DI) \
+	VMOVDQU32  ql(DI), Z25 \
+	PREFETCHT0 PFD+ql8(DI) \
+	VMOVDQU32  ql8(DI), Z26 \
+	VPANDD     Z30, Z25, Z20 \
+	VPSLLW     $4, Z24, Z21 \
+	VPTERNLOGD $0xf8, Z31, Z21, Z20 \
+	Q6KD_DOT(Z20, a0, Z8, acc) \
+	VPANDD     Z30, Z26, Z20 \
+	VPSLLW     $2, Z24, Z21 \
+	VPTERNLOGD $0xf8, Z31, Z21, Z20 \
+	Q6KD_DOT(Z20, a1, Z9, acc) \
+	VPSRLW     $4, Z25, Z20 \
+	VPANDD     Z30, Z20, Z20 \
+	VPTERNLOGD $0xf8, Z31, Z24, Z20 \
+	Q6KD_DOT(Z20, a2, Z10, acc) \
+	VPSRLW     $4, Z26, Z20 \
+	VPANDD     Z30, Z20, Z20 \
+	VPSRLW     $2, Z24, Z21 \
+	VPTERNLOGD $0xf8, Z31, Z21, Z20 \
+	Q6KD_DOT(Z20, a3, Z11, acc)
+
+// Q6KD_EVEN loads the scales of a chunk (16 rows, groups 2c and 2c+1, at
+// off) and leaves the even group's pairs in sc; it adds the chunk's
+// offset term, −32·(sc[2c]·bsum[2c] + sc[2c+1]·bsum[2c+1]) with the bsum
+// pair at bsum(SI), to lane acc.
+#define Q6KD_EVEN(off, bsum, sc, acc) \
+	PREFETCHT0    PFD+off(DI) \
+	VPMOVSXBW     off(DI), Z20 \
+	VPSHUFB       Z28, Z20, sc \
+	VPMULLW       Z27, Z20, Z21 \
+	VPDPWSSD.BCST bsum(SI), Z21, acc
+
+// Q6KD_ODD leaves the odd group's scale pairs of the chunk at off in sc.
+#define Q6KD_ODD(off, sc) \
+	VPMOVSXBW off(DI), Z20 \
+	VPSHUFB   Z29, Z20, sc
+
+// func q6kx16DecodeAVX512(nb int, w *byte, a *byte, dst *float32)
+TEXT ·q6kx16DecodeAVX512(SB), NOSPLIT, $0-32
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), DI
+	MOVQ a+16(FP), SI
+	MOVL $0x0f0f0f0f, R10
+	VPBROADCASTD R10, Z30
+	MOVL $0x30303030, R10
+	VPBROADCASTD R10, Z31
+	MOVL $0xffe0ffe0, R10 // int16 -32, twice
+	VPBROADCASTD R10, Z27
+	VMOVDQU32 q6kshufe<>(SB), Z28
+	VMOVDQU32 q6kshufo<>(SB), Z29
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+
+q6kdblock:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	// Chunks 0-3: lanes 0-3 take the even groups' scales, lanes 4-7 the odd ones'.
+	Q6KD_EVEN(32, 260, Z8, Z0)
+	Q6KD_EVEN(64, 264, Z9, Z1)
+	Q6KD_EVEN(96, 268, Z10, Z2)
+	Q6KD_EVEN(128, 272, Z11, Z3)
+	Q6KD_STEP(2336, 288, 800, 4, 36, 68, 100, Z0)
+	Q6KD_STEP(2400, 352, 864, 8, 40, 72, 104, Z1)
+	Q6KD_STEP(2464, 416, 928, 12, 44, 76, 108, Z2)
+	Q6KD_STEP(2528, 480, 992, 16, 48, 80, 112, Z3)
+	Q6KD_ODD(32, Z8)
+	Q6KD_ODD(64, Z9)
+	Q6KD_ODD(96, Z10)
+	Q6KD_ODD(128, Z11)
+	Q6KD_STEP(2592, 544, 1056, 20, 52, 84, 116, Z4)
+	Q6KD_STEP(2656, 608, 1120, 24, 56, 88, 120, Z5)
+	Q6KD_STEP(2720, 672, 1184, 28, 60, 92, 124, Z6)
+	Q6KD_STEP(2784, 736, 1248, 32, 64, 96, 128, Z7)
+	// Chunks 4-7: lanes 0-3 take the even groups' scales, lanes 4-7 the odd ones'.
+	Q6KD_EVEN(160, 276, Z8, Z4)
+	Q6KD_EVEN(192, 280, Z9, Z5)
+	Q6KD_EVEN(224, 284, Z10, Z6)
+	Q6KD_EVEN(256, 288, Z11, Z7)
+	Q6KD_STEP(2848, 1312, 1824, 132, 164, 196, 228, Z0)
+	Q6KD_STEP(2912, 1376, 1888, 136, 168, 200, 232, Z1)
+	Q6KD_STEP(2976, 1440, 1952, 140, 172, 204, 236, Z2)
+	Q6KD_STEP(3040, 1504, 2016, 144, 176, 208, 240, Z3)
+	Q6KD_ODD(160, Z8)
+	Q6KD_ODD(192, Z9)
+	Q6KD_ODD(224, Z10)
+	Q6KD_ODD(256, Z11)
+	Q6KD_STEP(3104, 1568, 2080, 148, 180, 212, 244, Z4)
+	Q6KD_STEP(3168, 1632, 2144, 152, 184, 216, 248, Z5)
+	Q6KD_STEP(3232, 1696, 2208, 156, 188, 220, 252, Z6)
+	Q6KD_STEP(3296, 1760, 2272, 160, 192, 224, 256, Z7)
+	// The float lanes: += float(lane)·(d_w·d_a), as the general kernel.
+	PREFETCHT0  PFD+0(DI)
+	VCVTPH2PS   (DI), Z20
+	VMULPS.BCST (SI), Z20, Z21
+	VCVTDQ2PS   Z0, Z0
+	VFMADD231PS Z21, Z0, Z12
+	VCVTDQ2PS   Z1, Z1
+	VFMADD231PS Z21, Z1, Z13
+	VCVTDQ2PS   Z2, Z2
+	VFMADD231PS Z21, Z2, Z14
+	VCVTDQ2PS   Z3, Z3
+	VFMADD231PS Z21, Z3, Z15
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS Z21, Z4, Z16
+	VCVTDQ2PS   Z5, Z5
+	VFMADD231PS Z21, Z5, Z17
+	VCVTDQ2PS   Z6, Z6
+	VFMADD231PS Z21, Z6, Z18
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS Z21, Z7, Z19
+	ADDQ $3360, DI
+	ADDQ $292, SI
+	DECQ CX
+	JNZ  q6kdblock
+
+	// hsum_float_8: (l0+l4 + l2+l6) + (l1+l5 + l3+l7).
+	VADDPS Z16, Z12, Z12
+	VADDPS Z17, Z13, Z13
+	VADDPS Z18, Z14, Z14
+	VADDPS Z19, Z15, Z15
+	VADDPS Z14, Z12, Z12
+	VADDPS Z15, Z13, Z13
+	VADDPS Z13, Z12, Z12
+	MOVQ dst+24(FP), DI
+	VMOVUPS Z12, (DI)
+	VZEROUPPER
+	RET
+
 DATA q6kshufe<>+0(SB)/8, $0x0504050401000100
 DATA q6kshufe<>+8(SB)/8, $0x0d0c0d0c09080908
 DATA q6kshufe<>+16(SB)/8, $0x0504050401000100
