@@ -92,12 +92,21 @@ func q6kx16AVX512(nb int, w *byte, a *byte, astride, rows int, dst *float32, dst
 // q5kx16Scratch is the scratch of the Q5_Kx16 kernel (q5kx16_amd64.s).
 const q5kx16Scratch = 4992 + 576*PackedRows
 
-// q5kx16 checks the buffers and runs the assembly kernel.
+// q5kx16 checks the buffers and runs the assembly kernel: for one
+// activation row (decode) the one that unpacks each weight chunk into a
+// register and uses it at once, with the same sums.
 func q5kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ5Kx16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	if rows == 1 {
+		q5kx16DecodeAVX512(nb, &w[0], &a[0], &aux[0], &dst[0])
+		return
+	}
 	var scratch [q5kx16Scratch]byte
 	q5kx16AVX512(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, &scratch[0])
 }
+
+//go:noescape
+func q5kx16DecodeAVX512(nb int, w *byte, a *byte, aux *uint32, dst *float32)
 
 //go:noescape
 func q5kx16AVX512(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, scratch *byte)
