@@ -83,9 +83,10 @@ func TestSeedsAndLimits(t *testing.T) {
 // TestBatchedCachedEqualsIsolated runs many greedy requests with shared
 // prefixes concurrently (continuous batching, prefix cache, chunked
 // prefill) and checks each equals the same request run alone on a fresh
-// model without a cache; in BF16 too, whose matrices take the AMX tiles
-// where the CPU has them (then every batch size, the fused q/k/v product
-// included, goes through the tile kernel).
+// model without a cache; in Q8_0 and BF16, whose matrices take the AMX
+// tiles where the CPU has them (BF16 for every batch size, the fused
+// q/k/v product included; Q8_0 for two or more tokens, with decode on a
+// VNNI kernel of the same sums).
 func TestBatchedCachedEqualsIsolated(t *testing.T) {
 	for _, tc := range []struct {
 		arch string
@@ -99,8 +100,8 @@ func TestBatchedCachedEqualsIsolated(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer shared.Close()
-			if tc.typ == quant.BF16 && quant.AMXTiles() && !strings.Contains(shared.namespace, "default-2-amx") {
-				t.Fatalf("the BF16 model did not take the AMX tiles: namespace %s", shared.namespace)
+			if tiles := tc.typ == quant.BF16 && quant.AMXTiles() || tc.typ == quant.Q8_0 && quant.AMXInt8Tiles(); tiles && !strings.Contains(shared.namespace, "default-2-amx") {
+				t.Fatalf("the %s model did not take the AMX tiles: namespace %s", tc.typ, shared.namespace)
 			}
 			alone, err := Load(context.Background(), path, Options{Threads: 2, NoPrefixCache: true, Sequences: 1})
 			if err != nil {

@@ -122,9 +122,9 @@ type Options struct {
 	// the order of llama.cpp's AMX kernels (cpu.Options.AMX). The zero
 	// value follows llama.cpp on this CPU (on where it has AMX-INT8);
 	// cpu.AMXOff matches a llama.cpp run without them (built without AMX,
-	// or with --no-repack). Without Exact, cpu.AMXOff keeps BF16 matrices
-	// off the AMX tiles, which the other values use where the CPU has
-	// AMX-BF16. Ignored with NewBackend.
+	// or with --no-repack). Without Exact, cpu.AMXOff keeps BF16 and Q8_0
+	// matrices off the AMX tiles, which the other values use where the CPU
+	// has AMX-BF16 and AMX-INT8. Ignored with NewBackend.
 	AMX cpu.AMXMode
 	// Logger receives load and generation logs; nil discards them.
 	Logger *slog.Logger

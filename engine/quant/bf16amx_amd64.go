@@ -2,11 +2,7 @@
 
 package quant
 
-import (
-	"fmt"
-
-	"golang.org/x/sys/cpu"
-)
+import "golang.org/x/sys/cpu"
 
 // bf16x16AMX is the BF16x16 layout's AMX kernel where this CPU has
 // AMX-TILE and AMX-BF16 (nil otherwise); amxTiles says whether the OS lets
@@ -32,15 +28,8 @@ func bf16x16AMXTile(nb int, w *byte, groupBytes, groups int, a *byte, astride, r
 // split into ranges of blocks (accumulate) continues the same chain. The
 // tile configuration is loaded once per call, so a call should take many
 // groups: a decode step's whole share of a matrix.
-func bf16x16Tile(nb int, w []byte, groupBytes, groups int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool) {
-	if nb < 1 || rows < 1 || rows > bf16AMXTileRows || groups < 1 ||
-		groups > 1 && groupBytes < nb*F16x16BlockBytes || rows > 1 && (astride < nb*QK*2 || dstride < groups*Q4x16Rows) {
-		panic(fmt.Sprintf("quant: BF16x16 AMX kernel of %d blocks × %d groups (%d bytes apart) × %d rows (stride %d, outputs %d)",
-			nb, groups, groupBytes, rows, astride, dstride))
-	}
-	_ = w[(groups-1)*groupBytes+nb*F16x16BlockBytes-1]
-	_ = a[(rows-1)*astride+nb*QK*2-1]
-	_ = dst[(rows-1)*dstride+groups*Q4x16Rows-1]
+func bf16x16Tile(nb int, w []byte, groupBytes, groups int, a []byte, astride int, _ []uint32, _, rows int, dst []float32, dstride int, accumulate bool) {
+	checkTileCall("BF16x16AMX", F16x16BlockBytes, QK*2, 0, bf16AMXTileRows, nb, w, groupBytes, groups, a, astride, nil, 0, rows, dst, dstride)
 	// The tile configuration (palette 1): bytes 16+2t hold tile t's bytes
 	// per row, byte 48+t its rows. Tiles 0-3 are the accumulators (C00,
 	// C01, C10, C11), 4-5 the activation row tiles, 6-7 a pair's groups.

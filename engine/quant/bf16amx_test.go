@@ -71,7 +71,7 @@ func TestBF16x16AMXTile(t *testing.T) {
 		n, gb := tc.nb*QK, tc.nb*F16x16BlockBytes
 		dstride := tc.groups*Q4x16Rows + 5
 		got := make([]float32, (tc.rows-1)*dstride+tc.groups*Q4x16Rows)
-		p.Tile(tc.nb, c.packed, gb, tc.groups, c.a, c.astride, tc.rows, got, dstride, false)
+		p.Tile(tc.nb, c.packed, gb, tc.groups, c.a, c.astride, nil, 0, tc.rows, got, dstride, false)
 		for r := range tc.rows {
 			for i := range tc.groups * Q4x16Rows {
 				var exact, mag float64
@@ -87,7 +87,7 @@ func TestBF16x16AMXTile(t *testing.T) {
 				// Alone in its call: one row, one group.
 				var one [Q4x16Rows]float32
 				gi := i / Q4x16Rows
-				p.Tile(tc.nb, c.packed[gi*gb:], gb, 1, c.a[r*c.astride:], c.astride, 1, one[:], Q4x16Rows, false)
+				p.Tile(tc.nb, c.packed[gi*gb:], gb, 1, c.a[r*c.astride:], c.astride, nil, 0, 1, one[:], Q4x16Rows, false)
 				if o := one[i%Q4x16Rows]; math.Float32bits(o) != math.Float32bits(g) {
 					t.Fatalf("nb=%d groups=%d rows=%d: act %d row %d = %v in the call, %v alone", tc.nb, tc.groups, tc.rows, r, i, g, o)
 				}
@@ -96,8 +96,8 @@ func TestBF16x16AMXTile(t *testing.T) {
 		if tc.nb > 1 {
 			split := make([]float32, len(got))
 			h := tc.nb / 2
-			p.Tile(h, c.packed, gb, tc.groups, c.a, c.astride, tc.rows, split, dstride, false)
-			p.Tile(tc.nb-h, c.packed[h*F16x16BlockBytes:], gb, tc.groups, c.a[h*QK*2:], c.astride, tc.rows, split, dstride, true)
+			p.Tile(h, c.packed, gb, tc.groups, c.a, c.astride, nil, 0, tc.rows, split, dstride, false)
+			p.Tile(tc.nb-h, c.packed[h*F16x16BlockBytes:], gb, tc.groups, c.a[h*QK*2:], c.astride, nil, 0, tc.rows, split, dstride, true)
 			if !sameBits(split, got) {
 				t.Fatalf("nb=%d groups=%d rows=%d: split at block %d differs from one call", tc.nb, tc.groups, tc.rows, h)
 			}
@@ -142,7 +142,7 @@ func BenchmarkBF16x16AMX(b *testing.B) {
 			b.Run(p.Name+map[int]string{32: "/rows32", 1: "/rows1"}[rows], func(b *testing.B) {
 				for b.Loop() {
 					if p.Tile != nil {
-						p.Tile(nb, packed, gb, groups, a, astride, rows, dst, groups*Q4x16Rows, false)
+						p.Tile(nb, packed, gb, groups, a, astride, nil, 0, rows, dst, groups*Q4x16Rows, false)
 						continue
 					}
 					for g := range groups {
@@ -172,7 +172,7 @@ func TestBF16x16AMXConcurrent(t *testing.T) {
 	c := newBF16AMXCase(t, rng, 16, 2, 32)
 	gb := c.nb * F16x16BlockBytes
 	want := make([]float32, 32*32)
-	p.Tile(c.nb, c.packed, gb, 2, c.a, c.astride, 32, want, 32, false)
+	p.Tile(c.nb, c.packed, gb, 2, c.a, c.astride, nil, 0, 32, want, 32, false)
 	errs := make(chan error, 4)
 	for range 4 {
 		go func() {
@@ -183,7 +183,7 @@ func TestBF16x16AMXConcurrent(t *testing.T) {
 				if len(junk) > 64 {
 					junk = junk[:0]
 				}
-				p.Tile(c.nb, c.packed, gb, 2, c.a, c.astride, 32, got, 32, false)
+				p.Tile(c.nb, c.packed, gb, 2, c.a, c.astride, nil, 0, 32, got, 32, false)
 				if !sameBits(got, want) {
 					errs <- fmt.Errorf("call %d: results differ from the first call's", i)
 					return

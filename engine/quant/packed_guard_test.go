@@ -38,7 +38,7 @@ func guarded[T any](t *testing.T, n int) []T {
 }
 
 // TestPackedKernelsStayInBounds calls every repacked layout's kernels on
-// this CPU (Kernel, Accumulate, Decode and DecodeMulti, for every number
+// this CPU (Kernel, Accumulate, Decode, DecodeMulti and Tile, for every number
 // of activation rows they take) with the weights, the activation rows,
 // their aux words and the outputs each ending at an unreadable page, sized
 // exactly as the kernel's contract says: a kernel that reads or writes one
@@ -140,8 +140,8 @@ func TestPackedKernelsStayInBounds(t *testing.T) {
 			for g := 1; p.Tile != nil && g <= groups; g++ {
 				for rows := 1; rows <= p.TileRows; rows++ {
 					for _, acc := range []bool{false, true} {
-						check("Tile", rows, g*Q4x16Rows, func(w, a []byte, _ []uint32, dst []float32) {
-							p.Tile(nb, w[:(g-1)*groupBytes+nb*p.BlockBytes], groupBytes, g, a, actBytes, rows, dst, g*Q4x16Rows, acc)
+						check("Tile", rows, g*Q4x16Rows, func(w, a []byte, aux []uint32, dst []float32) {
+							p.Tile(nb, w[:(g-1)*groupBytes+nb*p.BlockBytes], groupBytes, g, a, actBytes, aux, auxWords, rows, dst, g*Q4x16Rows, acc)
 						})
 					}
 				}

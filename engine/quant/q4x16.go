@@ -211,21 +211,29 @@ type Packed struct {
 	// all the rows.
 	DecodeMulti func(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
 	DecodeRows  int
-	// Tile, where the layout has it, computes every product of the
-	// layout: 1 to TileRows activation rows by any number of consecutive
-	// groups per call, whatever the batch (decode, a verification, a
-	// prompt), so that results do not depend on it. Kernel and Accumulate
-	// are then Tile of one group. Nil: the layout takes Kernel, Decode and
+	// Tile, where the layout has it, computes the products of TileFrom
+	// or more activation rows: 1 to TileRows rows by any number of
+	// consecutive groups per call, whatever the batch (a verification, a
+	// prompt). Its results are Kernel's (Accumulate's), bit for bit, so
+	// that they do not depend on the batch either; with TileFrom 0 or 1
+	// it takes every call, decode included, and Kernel and Accumulate are
+	// Tile of one group. Nil: the layout takes Kernel, Decode and
 	// DecodeMulti as above.
 	Tile     TileKernel
 	TileRows int
+	TileFrom int
 }
 
-// TileKernel multiplies rows activation rows (astride bytes apart) by
-// groups consecutive groups of a repacked weight (groupBytes apart), nb
-// blocks, writing 16·groups outputs per activation row at dst[r·dstride:]
-// (adding to them when accumulate).
-type TileKernel func(nb int, w []byte, groupBytes, groups int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
+// TileKernel multiplies rows activation rows (astride bytes apart, their
+// aux words auxstride words apart) by groups consecutive groups of a
+// repacked weight (groupBytes apart), nb blocks, writing 16·groups
+// outputs per activation row at dst[r·dstride:] (adding to them when
+// accumulate).
+type TileKernel func(nb int, w []byte, groupBytes, groups int, a []byte, astride int, aux []uint32, auxstride, rows int, dst []float32, dstride int, accumulate bool)
+
+// TakesTile reports whether a product of rows activation rows takes the
+// layout's Tile kernel.
+func (p *Packed) TakesTile(rows int) bool { return p.Tile != nil && rows >= p.TileFrom }
 
 // Bytes is the size of a rows × cols matrix in the layout.
 func (p *Packed) Bytes(rows, cols int) int {

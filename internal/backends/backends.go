@@ -154,11 +154,11 @@ func (amxValue) Type() string { return "mode" }
 // kernels: auto follows llama.cpp on this CPU, off matches a llama.cpp
 // built without AMX or run with --no-repack (-nr), on matches its AMX
 // build on a CPU with AMX-INT8 (the shared golden files). Without it, off
-// keeps BF16 matrices off the AMX tiles (auto and on use them where the
-// CPU has AMX-BF16).
+// keeps BF16 and Q8_0 matrices off the AMX tiles (auto and on use them
+// where the CPU has AMX-BF16 and AMX-INT8).
 func AMXFlag(f *pflag.FlagSet, dst *cpu.AMXMode) {
 	f.Var(amxValue{dst}, "amx", "AMX: with --exact, sum Q8_0/F16 products in llama.cpp's AMX order: auto (as llama.cpp on this CPU), "+
-		"off (llama.cpp without AMX or with --no-repack), on; without --exact, off keeps BF16 matrices off the AMX tiles")
+		"off (llama.cpp without AMX or with --no-repack), on; without --exact, off keeps BF16 and Q8_0 matrices off the AMX tiles")
 }
 
 // Flag registers --backend on f, storing the name in dst.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 
 	"github.com/ruvllm/ruvllm/coreml"
 	"github.com/ruvllm/ruvllm/engine/quant"
@@ -27,12 +28,19 @@ func Statuses(ctx context.Context) []Status {
 }
 
 // cpuNote describes the CPU backend on this machine: the instruction set
-// of its kernels, and whether BF16 matrices take AMX tiles.
+// of its kernels, and which matrices take AMX tiles (BF16, Q8_0).
 func cpuNote() string {
 	_, isa := quant.Accelerated()
 	note := "reference backend; kernels: " + isa
+	var tiles []string
 	if quant.AMXTiles() {
-		note += "; BF16 on AMX tiles"
+		tiles = append(tiles, "BF16")
+	}
+	if quant.AMXInt8Tiles() {
+		tiles = append(tiles, "Q8_0")
+	}
+	if len(tiles) > 0 {
+		note += "; " + strings.Join(tiles, " and ") + " on AMX tiles"
 	}
 	return note
 }

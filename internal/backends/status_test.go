@@ -57,14 +57,20 @@ func TestStatuses(t *testing.T) {
 }
 
 // TestCPUNote checks that the CPU backend's note names its kernels'
-// instruction set, and the AMX tiles exactly where BF16 takes them.
+// instruction set, and the AMX tiles exactly where BF16 or Q8_0 takes
+// them.
 func TestCPUNote(t *testing.T) {
 	_, isa := quant.Accelerated()
 	note := cpuNote()
 	if !strings.Contains(note, "kernels: "+isa) {
 		t.Errorf("note %q does not name the kernels' %s", note, isa)
 	}
-	if got := strings.Contains(note, "AMX"); got != quant.AMXTiles() {
-		t.Errorf("note %q: mentions AMX %v, BF16 takes the tiles %v", note, got, quant.AMXTiles())
+	if got := strings.Contains(note, "AMX"); got != (quant.AMXTiles() || quant.AMXInt8Tiles()) {
+		t.Errorf("note %q: mentions AMX %v, BF16 takes the tiles %v, Q8_0 %v", note, got, quant.AMXTiles(), quant.AMXInt8Tiles())
+	}
+	for typ, on := range map[string]bool{"BF16": quant.AMXTiles(), "Q8_0": quant.AMXInt8Tiles()} {
+		if strings.Contains(note, typ) != on {
+			t.Errorf("note %q: names %s %v, it takes the tiles %v", note, typ, !on, on)
+		}
 	}
 }

@@ -23,7 +23,7 @@ type Backend struct {
 	w       *workers
 	scratch []byte
 	amx     bool // matrices sum in llama.cpp's AMX kernels' order (Options.AMX)
-	tiles   bool // default mode: BF16 matrices may take AMX tiles (Options.AMX)
+	tiles   bool // default mode: BF16 and Q8_0 matrices may take AMX tiles (Options.AMX)
 	onTiles bool // ... and a weight took them (the CPU and OS allow it: quant.AMXTiles)
 	exact   bool // llama.cpp's arithmetic (Options.Exact)
 	batched bool // ... with llama.cpp's attention path by batch size (Options.LlamaBatching)
@@ -107,10 +107,13 @@ const (
 // the CPU it runs on; following the same choice is what makes greedy
 // tokens equal to its own. (Q4_0 sums the same way either way: llama.cpp's
 // repacked kernels, used without AMX, share the AMX kernels' order.) In
-// the default mode it says whether BF16 matrices may run on AMX tiles
-// (TDPBF16PS, for every batch size): AMXAuto and AMXOn use them where the
-// CPU has AMX-BF16 and the OS grants the tile state, AMXOff keeps them on
-// the AVX512-BF16 kernels.
+// the default mode it says whether BF16 and Q8_0 matrices may take their
+// AMX layouts: BF16 on TDPBF16PS for every batch size, where the CPU has
+// AMX-BF16; Q8_0 on TDPBSUD for two or more rows (a verification, a
+// prompt) and on an AVX-512 VNNI kernel of the same sums for decode,
+// where it has AMX-INT8 (quant.Q8x16AMXReference). AMXAuto and AMXOn use
+// them where the OS grants the tile state too; AMXOff keeps BF16 on the
+// AVX512-BF16 kernels and Q8_0 on llama.cpp's order.
 type AMXMode uint8
 
 const (
@@ -159,9 +162,9 @@ func (b *Backend) Exact() bool { return b.exact }
 // its KV cache: keys and values computed under one name are not those of
 // another, so a prefix cache (and its snapshots on disk) keeps them apart.
 // The default mode's name carries a version, raised whenever its results
-// or its cache layout change, and says whether a weight took the AMX
-// tiles (BF16 matrices, whose sums then differ): ask after the weights
-// are loaded.
+// or its cache layout change, and says whether a weight took a layout
+// with AMX tiles (BF16 and Q8_0 matrices, whose sums then differ): ask
+// after the weights are loaded.
 func (b *Backend) Arithmetic() string {
 	switch {
 	case b.batched:
@@ -173,7 +176,7 @@ func (b *Backend) Arithmetic() string {
 	case b.exact:
 		return "exact"
 	case b.onTiles:
-		return "default-2-amx" // BF16 products sum in the AMX tiles' order
+		return "default-2-amx" // BF16 and Q8_0 products sum in their AMX layouts' orders
 	}
 	return "default-2"
 }
@@ -626,18 +629,22 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 		}
 	}
 	if p.Tile != nil {
-		// The tile kernel takes every call: whole rows of blocks (its
-		// accumulators are tiles, not memory) and groups in pairs.
+		// A tile kernel takes whole rows of blocks (its accumulators are
+		// tiles or registers, not memory), groups in pairs; the layout's
+		// Kernel, which gives the same results, has no Accumulate.
 		chunk = nb
 		per += per % 2
 	}
 	j := &b.packed
 	*j = packedJob{kernel: p.Kernel, accumulate: p.Accumulate, parts: b.parts, act: act, aux: aux,
-		decode: p.Decode, decodeGroups: p.DecodeGroups, tile: p.Tile, tileRows: p.TileRows,
+		decode: p.Decode, decodeGroups: p.DecodeGroups, tileRows: p.TileRows,
 		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: actBlock, auxBlock: p.AuxWords,
 		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per}
 	if multi {
 		j.decodeMulti, j.decodeRows = p.DecodeMulti, p.DecodeRows
+	}
+	if p.TakesTile(n) {
+		j.tile = p.Tile
 	}
 	b.w.run(groups, per, j)
 	*j = packedJob{} // do not keep the caller's memory alive
@@ -678,8 +685,9 @@ type packedJob struct {
 	blockBytes         int // bytes of a 16-row block
 	groupBytes, per    int
 
-	// tile, where the layout has one (quant.Packed.Tile), takes every
-	// call instead of the kernels above, tileRows activation rows at most.
+	// tile, where the layout has one (quant.Packed.Tile) and it takes a
+	// product of n rows, takes the call instead of the kernels above,
+	// tileRows activation rows at a time.
 	tile     quant.TileKernel
 	tileRows int
 }
@@ -754,7 +762,7 @@ func (j *packedJob) doTiles(lo, hi int) {
 	for t0 := lo; t0 < hi; t0 += step {
 		t1 := min(t0+step, hi)
 		for r := 0; r < j.n; r += j.tileRows {
-			rows, a := min(j.tileRows, j.n-r), j.act[r*j.qrow:]
+			rows, a, aux := min(j.tileRows, j.n-r), j.act[r*j.qrow:], j.aux[r*j.auxRow:]
 			pi, first := 0, 0
 			for g := t0; g < t1; {
 				for g >= j.parts[pi].groupsEnd {
@@ -763,7 +771,7 @@ func (j *packedJob) doTiles(lo, hi int) {
 				}
 				pt, k := &j.parts[pi], g-first
 				groups := min(t1, pt.groupsEnd) - g
-				j.tile(j.nb, pt.w[k*j.groupBytes:], j.groupBytes, groups, a, j.qrow, rows, pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out, false)
+				j.tile(j.nb, pt.w[k*j.groupBytes:], j.groupBytes, groups, a, j.qrow, aux, j.auxRow, rows, pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out, false)
 				g += groups
 			}
 		}

@@ -33,6 +33,8 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 		{quant.BF16, 2048, 80}, // AMX tiles: groups in a pair and one alone, 32-token runs
 		{quant.F16, 96, 40},    // not a multiple of 16 rows: not repacked
 		{quant.Q5_0, 896, 32},
+		{quant.Q8_0, 2048, 48}, // AMX-INT8 tiles for 2+ tokens, the VNNI kernel of the same sums for one
+		{quant.Q8_0, 4864, 32},
 		{quant.Q6_K, 1024, 48},
 		{quant.Q6_K, 256, 40},
 		{quant.Q5_K, 512, 32},
@@ -101,10 +103,10 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 }
 
 // TestArithmeticNamesAMXTiles checks that the default mode's arithmetic
-// name (the prefix cache's namespace) says when a BF16 weight took the AMX
-// tiles, and only then: an F16 weight, or a BF16 one with AMXOff, keeps
-// the plain name, so that snapshots of models the tiles do not touch stay
-// valid.
+// name (the prefix cache's namespace) says when a BF16 or Q8_0 weight took
+// an AMX layout, and only then: an F16 or Q4_0 weight, or a BF16 or Q8_0
+// one with AMXOff, keeps the plain name, so that snapshots of models the
+// tiles do not touch stay valid.
 func TestArithmeticNamesAMXTiles(t *testing.T) {
 	r := rand.New(rand.NewPCG(71, 73))
 	for _, tc := range []struct {
@@ -115,6 +117,9 @@ func TestArithmeticNamesAMXTiles(t *testing.T) {
 		{quant.F16, AMXAuto, "default-2"},
 		{quant.BF16, AMXOff, "default-2"},
 		{quant.BF16, AMXAuto, map[bool]string{true: "default-2-amx", false: "default-2"}[quant.AMXTiles()]},
+		{quant.Q8_0, AMXOff, "default-2"},
+		{quant.Q8_0, AMXAuto, map[bool]string{true: "default-2-amx", false: "default-2"}[quant.AMXInt8Tiles()]},
+		{quant.Q4_0, AMXAuto, "default-2"},
 	} {
 		b := New(Options{Threads: 1, AMX: tc.amx})
 		if got := b.Arithmetic(); got != "default-2" {
