@@ -10,7 +10,13 @@ Rows, for each shared model (../shared/models: llama 19M and qwen2 13M in F16,
 Q8_0, Q4_0 and Q4_K_M):
 
   ruvllm            the default (fast) mode
-  ruvllm --exact    llama.cpp's arithmetic (with its attention path by batch size)
+  ruvllm --amx off  the default mode without AMX tiles: on a CPU with AMX-INT8 the
+                    default mode's Q8_0 products follow llama.cpp's AMX kernels, as
+                    llama.cpp built there does; this row follows llama.cpp without
+                    them, as the llama.cpp built on the development VM runs (its
+                    AMX kernels crash there)
+  ruvllm --exact    llama.cpp's arithmetic (with its attention path by batch size;
+                    AMX order on a CPU with AMX-INT8)
   llama.cpp -ub 32  llama.cpp itself with micro-batches of 32 tokens, which take
                     its per-key f16 attention instead of the tiled float32 one: how
                     far llama.cpp moves from itself when only the batching changes
@@ -88,7 +94,7 @@ def main():
                    "-t", str(args.threads), "--kl-divergence-base", base])
         m = re.search(r"Final estimate: PPL = ([\d.]+)", out.stdout + out.stderr)
         llama_ppl = float(m.group(1)) if m else float("nan")
-        for label, flags in (("ruvllm", []), ("ruvllm --exact", ["--exact"])):
+        for label, flags in (("ruvllm", []), ("ruvllm --amx off", ["--amx", "off"]), ("ruvllm --exact", ["--exact"])):
             print(f"kld.py: {name}: {label}", file=sys.stderr)
             r = run([ruvllm, "perplexity", "-m", model, "--ctx", str(args.ctx), "-t", str(args.threads),
                      "--kl-divergence-base", base, "--kl-divergence", "--json", *flags])

@@ -11,6 +11,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/kldiv"
+	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/engine/quantize"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/internal/testpath"
@@ -72,6 +73,27 @@ func TestDefaultModeAccuracy(t *testing.T) {
 	}
 }
 
+// TestDefaultModeAccuracyAMX is TestDefaultModeAccuracy with AMX as a
+// user gets it (AMXAuto), where this machine has AMX-INT8 tiles: the
+// default mode's Q8_0 matrices then take them (Q8_0x16AMX), in the order
+// of llama.cpp's AMX kernels, which the exact mode follows on such a CPU
+// as llama.cpp does (the shared golden files were made by such a build);
+// scored on the files with Q8_0 matrices.
+func TestDefaultModeAccuracyAMX(t *testing.T) {
+	if !quant.AMXInt8Tiles() {
+		t.Skip("no AMX-INT8 tiles on this CPU or OS: Q8_0 never takes them")
+	}
+	models := testpath.Shared(t, "models")
+	golden := testpath.Shared(t, "golden")
+	text := accuracyText(t)
+	for _, name := range []string{"llama-19m-q8_0", "llama-19m-q4_k_m", "qwen2-13m-q8_0", "qwen2-13m-q4_k_m"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(models, "ruvllm-test-"+name+".gguf")
+			scoreModes(t, path, readGolden(t, filepath.Join(golden, "greedy-"+name+".jsonl")), text, cpu.AMXAuto)
+		})
+	}
+}
+
 // TestDefaultModeAccuracyIQ4 is TestDefaultModeAccuracy on IQ4_XS files
 // made from the shared F16 models by engine/quantize, scored over the text
 // alone (the golden continuations are llama.cpp's on other files): the
@@ -114,8 +136,15 @@ func TestDefaultModeAccuracyIQ4(t *testing.T) {
 // of text, and fails outside the bounds.
 func scoreDefaultMode(t *testing.T, path string, rows []goldenRow, text string) {
 	t.Helper()
+	scoreModes(t, path, rows, text, cpu.AMXOff)
+}
+
+// scoreModes scores the default mode against the exact one, both with
+// the AMX mode amx.
+func scoreModes(t *testing.T, path string, rows []goldenRow, text string, amx cpu.AMXMode) {
+	t.Helper()
 	var st kldiv.Stats
-	exact, fast := loadMode(t, path, true), loadMode(t, path, false)
+	exact, fast := loadMode(t, path, true, amx), loadMode(t, path, false, amx)
 	defer exact.Close()
 	defer fast.Close()
 	vocab := exact.Config().Vocab
@@ -165,12 +194,12 @@ func scoreDefaultMode(t *testing.T, path string, rows []goldenRow, text string) 
 }
 
 // loadMode loads a model on the CPU backend in the exact or the default
-// mode, with room for a textCtx-token sequence.
-func loadMode(t *testing.T, path string, exact bool) *Model {
+// mode with the AMX mode amx, with room for a textCtx-token sequence.
+func loadMode(t *testing.T, path string, exact bool, amx cpu.AMXMode) *Model {
 	t.Helper()
 	m, err := Load(context.Background(), path, Options{ContextLength: textCtx, Sequences: 1, BatchSize: textCtx,
 		NewBackend: func() (compute.Backend, error) {
-			return cpu.New(cpu.Options{Threads: 2, Exact: exact, LlamaBatching: true, AMX: cpu.AMXOff}), nil
+			return cpu.New(cpu.Options{Threads: 2, Exact: exact, LlamaBatching: true, AMX: amx}), nil
 		}})
 	if err != nil {
 		t.Fatal(err)

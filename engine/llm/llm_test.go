@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/testmodel"
@@ -83,27 +84,28 @@ func TestSeedsAndLimits(t *testing.T) {
 // TestBatchedCachedEqualsIsolated runs many greedy requests with shared
 // prefixes concurrently (continuous batching, prefix cache, chunked
 // prefill) and checks each equals the same request run alone on a fresh
-// model without a cache; in Q8_0 and BF16, whose matrices take the AMX
+// model without a cache; in BF16 and Q8_0, whose matrices take the AMX
 // tiles where the CPU has them (BF16 for every batch size, the fused
 // q/k/v product included; Q8_0 for two or more tokens, with decode on a
-// VNNI kernel of the same sums).
+// VNNI kernel of the same sums), and in Q8_0 with AMX off.
 func TestBatchedCachedEqualsIsolated(t *testing.T) {
 	for _, tc := range []struct {
 		arch string
 		typ  quant.Type
-	}{{"llama", quant.Q8_0}, {"gemma2", quant.Q8_0}, {"llama", quant.BF16}} {
+		amx  cpu.AMXMode
+	}{{"llama", quant.Q8_0, cpu.AMXAuto}, {"gemma2", quant.Q8_0, cpu.AMXAuto}, {"llama", quant.BF16, cpu.AMXAuto}, {"llama", quant.Q8_0, cpu.AMXOff}} {
 		arch := tc.arch
-		t.Run(arch+"/"+tc.typ.String(), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/amx%d", arch, tc.typ, tc.amx), func(t *testing.T) {
 			path := synthetic(t, arch, tc.typ)
-			shared, err := Load(context.Background(), path, Options{Threads: 2, BatchSize: 24, Sequences: 3})
+			shared, err := Load(context.Background(), path, Options{Threads: 2, BatchSize: 24, Sequences: 3, AMX: tc.amx})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer shared.Close()
-			if tiles := tc.typ == quant.BF16 && quant.AMXTiles() || tc.typ == quant.Q8_0 && quant.AMXInt8Tiles(); tiles && !strings.Contains(shared.namespace, "default-2-amx") {
+			if tiles := tc.typ == quant.BF16 && quant.AMXTiles() || tc.typ == quant.Q8_0 && tc.amx != cpu.AMXOff && quant.AMXInt8Tiles(); tiles && !strings.Contains(shared.namespace, "default-2-amx") {
 				t.Fatalf("the %s model did not take the AMX tiles: namespace %s", tc.typ, shared.namespace)
 			}
-			alone, err := Load(context.Background(), path, Options{Threads: 2, NoPrefixCache: true, Sequences: 1})
+			alone, err := Load(context.Background(), path, Options{Threads: 2, NoPrefixCache: true, Sequences: 1, AMX: tc.amx})
 			if err != nil {
 				t.Fatal(err)
 			}

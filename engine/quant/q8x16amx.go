@@ -8,12 +8,14 @@ import (
 
 // Q8_0x16AMX is the default mode's layout of Q8_0 weights on CPUs with
 // AMX-INT8: the Q8_0x16 bytes (16 interleaved rows, quants stored +128),
-// summed in an order of its own, chosen so that AMX tiles can compute
-// it. Per block, each output takes one exact integer, the block's 32
-// products of weight and activation quants; it is converted to float32
-// and fused-multiply-added with d_w·d_a into the output, block after
-// block. (Q8_0x16, the exact mode's, keeps llama.cpp's eight integer
-// lanes per block and their hsum_float_8.)
+// summed in the order of llama.cpp's AMX kernels (DotQ8_0Interleaved,
+// which the exact mode follows on such CPUs, as llama.cpp does): per
+// block, each output takes one exact integer, the block's 32 products of
+// weight and activation quants; it is converted to float32 and
+// fused-multiply-added with d_w·d_a into the output, block after block.
+// (Q8_0x16 keeps the order of llama.cpp without AMX: eight integer lanes
+// per block and their hsum_float_8.) So on these CPUs the default mode's
+// Q8_0 products are llama.cpp's, bit for bit, as without AMX.
 //
 // A block's eight 64-byte chunks (chunk j: quants 4j..4j+3 of each of the
 // 16 rows) are an AMX-INT8 B tile as they lie, of 8 rows of 64 bytes, and

@@ -63,10 +63,12 @@ func (c q8AMXCase) want(g, dstride int) []float32 {
 	return out
 }
 
-// TestQ8x16AMXReference checks the reference of the Q8_0x16AMX order
-// against the float64 dot products of the dequantized rows: the integer
-// sums are exact, so only the float32 steps (one conversion, one
-// multiply-add per block) round.
+// TestQ8x16AMXReference checks the reference of the Q8_0x16AMX order:
+// every output is DotQ8_0Interleaved's (llama.cpp's AMX order, which the
+// exact mode follows on CPUs with AMX-INT8) on the GGUF rows, bit for
+// bit, and within float32 rounding of the float64 dot product of the
+// dequantized rows (the integer sums are exact, so only the float32 steps
+// round: one conversion and one multiply-add per block).
 func TestQ8x16AMXReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(211, 223))
 	for iter := range 20 {
@@ -87,6 +89,10 @@ func TestQ8x16AMXReference(t *testing.T) {
 				}
 				if diff := math.Abs(float64(got[r*Q4x16Rows+i]) - sum); diff > 1e-6*mag+1e-30 {
 					t.Fatalf("iter %d (n=%d) row %d weight row %d: %v, float64 %v (|terms| %v)", iter, n, r, i, got[r*Q4x16Rows+i], sum, mag)
+				}
+				want := DotQ8_0Interleaved(n, c.w[i*c.nb*q8_0Bytes:], c.a[r*c.astride:])
+				if g := got[r*Q4x16Rows+i]; math.Float32bits(g) != math.Float32bits(want) {
+					t.Fatalf("iter %d (n=%d) row %d weight row %d: %v, llama.cpp's AMX order %v", iter, n, r, i, g, want)
 				}
 			}
 		}

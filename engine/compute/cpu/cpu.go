@@ -111,9 +111,10 @@ const (
 // AMX layouts: BF16 on TDPBF16PS for every batch size, where the CPU has
 // AMX-BF16; Q8_0 on TDPBSUD for two or more rows (a verification, a
 // prompt) and on an AVX-512 VNNI kernel of the same sums for decode,
-// where it has AMX-INT8 (quant.Q8x16AMXReference). AMXAuto and AMXOn use
-// them where the OS grants the tile state too; AMXOff keeps BF16 on the
-// AVX512-BF16 kernels and Q8_0 on llama.cpp's order.
+// where it has AMX-INT8, in the order of llama.cpp's AMX kernels (as the
+// exact mode: quant.Q8x16AMXReference). AMXAuto and AMXOn use them where
+// the OS grants the tile state too; AMXOff keeps BF16 on the AVX512-BF16
+// kernels and Q8_0 in the order of llama.cpp without AMX.
 type AMXMode uint8
 
 const (

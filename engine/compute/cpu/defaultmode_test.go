@@ -24,27 +24,29 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 	for _, tc := range []struct {
 		typ     quant.Type
 		in, out int
+		amx     AMXMode
 	}{
-		{quant.F16, 256, 48},
-		{quant.F16, 4864, 32}, // split over ranges of blocks
-		{quant.F16, 384, 128}, // runs of four groups for 2 to 7 tokens (speculation's verification)
-		{quant.F16, 1024, 96}, // ... split over ranges of blocks
-		{quant.BF16, 320, 32},
-		{quant.BF16, 2048, 80}, // AMX tiles: groups in a pair and one alone, 32-token runs
-		{quant.F16, 96, 40},    // not a multiple of 16 rows: not repacked
-		{quant.Q5_0, 896, 32},
-		{quant.Q8_0, 2048, 48}, // AMX-INT8 tiles for 2+ tokens, the VNNI kernel of the same sums for one
-		{quant.Q8_0, 4864, 32},
-		{quant.Q6_K, 1024, 48},
-		{quant.Q6_K, 256, 40},
-		{quant.Q5_K, 512, 32},
-		{quant.Q5_1, 896, 16},
-		{quant.Q4_K, 768, 32},
-		{quant.IQ4_XS, 1024, 48},
-		{quant.IQ4_XS, 4864, 32}, // split over ranges of blocks
-		{quant.IQ4_XS, 512, 40},  // not a multiple of 16 rows: not repacked
-		{quant.IQ4_NL, 896, 32},
-		{quant.IQ4_NL, 4864, 16},
+		{quant.F16, 256, 48, AMXAuto},
+		{quant.F16, 4864, 32, AMXAuto}, // split over ranges of blocks
+		{quant.F16, 384, 128, AMXAuto}, // runs of four groups for 2 to 7 tokens (speculation's verification)
+		{quant.F16, 1024, 96, AMXAuto}, // ... split over ranges of blocks
+		{quant.BF16, 320, 32, AMXAuto},
+		{quant.BF16, 2048, 80, AMXAuto}, // AMX tiles: groups in a pair and one alone, 32-token runs
+		{quant.F16, 96, 40, AMXAuto},    // not a multiple of 16 rows: not repacked
+		{quant.Q5_0, 896, 32, AMXAuto},
+		{quant.Q8_0, 2048, 48, AMXOff},
+		{quant.Q8_0, 2048, 48, AMXAuto}, // AMX-INT8 tiles for 2+ tokens, the VNNI kernel of the same sums for one
+		{quant.Q8_0, 4864, 32, AMXAuto},
+		{quant.Q6_K, 1024, 48, AMXAuto},
+		{quant.Q6_K, 256, 40, AMXAuto},
+		{quant.Q5_K, 512, 32, AMXAuto},
+		{quant.Q5_1, 896, 16, AMXAuto},
+		{quant.Q4_K, 768, 32, AMXAuto},
+		{quant.IQ4_XS, 1024, 48, AMXAuto},
+		{quant.IQ4_XS, 4864, 32, AMXAuto}, // split over ranges of blocks
+		{quant.IQ4_XS, 512, 40, AMXAuto},  // not a multiple of 16 rows: not repacked
+		{quant.IQ4_NL, 896, 32, AMXAuto},
+		{quant.IQ4_NL, 4864, 16, AMXAuto},
 	} {
 		raw := quantized(t, tc.typ, tc.out, tc.in, randRows(r, tc.out, tc.in))
 		deq := make([]float32, tc.out*tc.in) // (activations are rounded to the dot type: 1e-2 of Σ|w·x|)
@@ -55,13 +57,13 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 		x := randRows(r, n, tc.in)
 		var alone []float32
 		for _, threads := range []int{1, 3} {
-			b := New(Options{Threads: threads})
+			b := New(Options{Threads: threads, AMX: tc.amx})
 			wt, err := b.MatMulWeight(tc.typ, tc.out, tc.in, raw)
 			if err != nil {
 				t.Fatal(err)
 			}
-			name := fmt.Sprintf("%s/%dx%d/t%d", tc.typ, tc.out, tc.in, threads)
-			if p := quant.FastPackedFor(tc.typ, true); p != nil && tc.out%16 == 0 && !wt.(compute.Repacked).Repacked() {
+			name := fmt.Sprintf("%s/%dx%d/t%d/amx%d", tc.typ, tc.out, tc.in, threads, tc.amx)
+			if p := quant.FastPackedFor(tc.typ, b.tiles); p != nil && tc.out%16 == 0 && !wt.(compute.Repacked).Repacked() {
 				t.Fatalf("%s: not repacked into %s", name, p.Name)
 			}
 			if alone == nil {
