@@ -4,19 +4,23 @@ package quant
 // (not exact) mode uses for weight type t on this CPU, or nil where it
 // has none: the layouts of PackedFor, whose orders are llama.cpp's or
 // their own, plus those whose summation order is chosen for speed alone
-// (F16x16, BF16x16, BF16x16AMX, Q8_0x16AMX), which the exact mode must
-// not use, and IQ4_XSx16, llama.cpp's prompt order for IQ4_XS, which the
-// default mode takes for every call (the exact mode keeps the vector
-// order of llama.cpp's decode, and with llama.cpp's batching switches as
-// llama.cpp does: IQ4XSPanel). With amx, BF16 weights take AMX tiles where the CPU
+// (F16x16, BF16x16, BF16x16AMX), which the exact mode must not use, and
+// IQ4_XSx16, llama.cpp's prompt order for IQ4_XS, which the default mode
+// takes for every call (the exact mode keeps the vector order of
+// llama.cpp's decode, and with llama.cpp's batching switches as llama.cpp
+// does: IQ4XSPanel). With amx, BF16 weights take AMX tiles where the CPU
 // has AMX-BF16 and the OS grants the tile state (BF16x16AMX), and Q8_0
-// weights where it has AMX-INT8 (Q8_0x16AMX).
+// weights where it has AMX-INT8 (Q8_0x16AMX, in the order of llama.cpp's
+// AMX kernels, which the exact mode computes with its own kernels).
 func FastPackedFor(t Type, amx bool) *Packed {
 	switch {
 	case t == BF16 && amx && AMXTiles():
 		return bf16x16AMXPacked()
-	case t == Q8_0 && amx && q8x16AMXPacked() != nil:
-		return q8x16AMXPacked()
+	case t == Q8_0 && amx:
+		if p := q8x16AMXPacked(); p != nil {
+			return p
+		}
+		return PackedFor(t)
 	case t == F16 && f16x16Kernel != nil:
 		return &Packed{Name: "F16x16", Act: F32, BlockSize: QK, BlockBytes: F16x16BlockBytes,
 			Repack: RepackF16x16, Kernel: f16x16Kernel, Accumulate: f16x16AccKernel,

@@ -65,16 +65,22 @@ const Q8_0AuxWords = 2
 // Q4_0x16 kernel needs besides the quants: −8 times the sum of the
 // block's quants (int32; the weights' nibbles are taken unsigned, 0..15,
 // and this takes the offset of 8 back exactly) and its scale as float32.
-func Q8_0Aux(aux []uint32, a []byte) {
+func Q8_0Aux(aux []uint32, a []byte) { q8_0OffsetAux(aux, a, -8) }
+
+// q8_0OffsetAux writes, for each block of the Q8_0 activation row a, two
+// aux words: offset times the sum of the block's quants (int32), which
+// takes back an offset the stored weights carry, and the block's scale as
+// float32.
+func q8_0OffsetAux(aux []uint32, a []byte, offset int32) {
 	nb := len(a) / q8_0Bytes
-	aux = aux[:Q8_0AuxWords*nb]
+	aux = aux[:2*nb]
 	for b := range nb {
 		y := a[b*q8_0Bytes : (b+1)*q8_0Bytes : (b+1)*q8_0Bytes]
 		var s int32
 		for k := 2; k < q8_0Bytes; k += 8 {
 			s += sum8(binary.LittleEndian.Uint64(y[k:]))
 		}
-		aux[2*b] = uint32(-8 * s)
+		aux[2*b] = uint32(offset * s)
 		aux[2*b+1] = math.Float32bits(f16At(y))
 	}
 }

@@ -1,7 +1,6 @@
 package quant
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -38,19 +37,7 @@ const Q8_0x16SumAuxWords = 2
 // the Q8_0x16AMX kernels need besides the quants: −128 times the sum of
 // the block's quants (int32), which takes back the offset of the stored
 // weights, and the block's scale as float32.
-func Q8_0x16SumAux(aux []uint32, a []byte) {
-	nb := len(a) / q8_0Bytes
-	aux = aux[:Q8_0x16SumAuxWords*nb]
-	for b := range nb {
-		y := a[b*q8_0Bytes : (b+1)*q8_0Bytes : (b+1)*q8_0Bytes]
-		var s int32
-		for k := 2; k < q8_0Bytes; k += 8 {
-			s += sum8(binary.LittleEndian.Uint64(y[k:]))
-		}
-		aux[2*b] = uint32(-128 * s)
-		aux[2*b+1] = math.Float32bits(f16At(y))
-	}
-}
+func Q8_0x16SumAux(aux []uint32, a []byte) { q8_0OffsetAux(aux, a, -128) }
 
 // Q8x16AMXReference is the pure-Go form of the Q8_0x16AMX kernels, the
 // oracle of their tests: per block, the exact integer sum of the 32
