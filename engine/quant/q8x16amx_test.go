@@ -175,6 +175,47 @@ func TestQ8x16AMXKernels(t *testing.T) {
 	}
 }
 
+// TestQ8x16AMXConcurrent runs the tile kernel on four goroutines at once
+// while the collector runs (preemption signals interrupt the tile
+// instructions, and the OS must save and restore each thread's tile
+// state): every call's results equal the first's, bit for bit.
+func TestQ8x16AMXConcurrent(t *testing.T) {
+	p := q8x16AMXPacked()
+	if p == nil {
+		t.Skip("no AMX-INT8 tiles here (CPU or OS)")
+	}
+	rng := rand.New(rand.NewPCG(233, 239))
+	c := newQ8AMXCase(t, rng, 24, 3, 16, false)
+	gb := c.nb * Q8x16BlockBytes
+	dstride := 3 * Q4x16Rows
+	want := make([]float32, 16*dstride)
+	p.Tile(c.nb, c.packed, gb, 3, c.a, c.astride, c.aux, c.auxstride, 16, want, dstride, false)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			got := make([]float32, len(want))
+			var junk [][]byte
+			for i := range 300 {
+				junk = append(junk, make([]byte, 1<<14)) // keep the collector busy
+				if len(junk) > 64 {
+					junk = junk[:0]
+				}
+				p.Tile(c.nb, c.packed, gb, 3, c.a, c.astride, c.aux, c.auxstride, 16, got, dstride, false)
+				if !sameBits(got, want) {
+					errs <- fmt.Errorf("call %d: results differ from the first call's", i)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkQ8x16AMX runs the Q8_0x16AMX kernels on groups of 4864
 // columns (a 0.5B model's FF down projection) in L2: the tile kernel for
 // 2, 4, 8 and 16 activation rows and the one-row kernel, in
