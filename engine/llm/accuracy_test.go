@@ -68,7 +68,7 @@ func TestDefaultModeAccuracy(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(models, "ruvllm-test-"+name+".gguf")
-			scoreDefaultMode(t, path, readGolden(t, filepath.Join(golden, "greedy-"+name+".jsonl")), text)
+			scoreModes(t, path, readGolden(t, filepath.Join(golden, "greedy-"+name+".jsonl")), text, cpu.AMXOff)
 		})
 	}
 }
@@ -126,21 +126,14 @@ func TestDefaultModeAccuracyIQ4(t *testing.T) {
 			if st.Quantized == st.Fallbacks {
 				t.Fatalf("no tensor quantized to IQ4_XS: %+v", st)
 			}
-			scoreDefaultMode(t, path, nil, text)
+			scoreModes(t, path, nil, text, cpu.AMXOff)
 		})
 	}
 }
 
-// scoreDefaultMode scores the default mode against the exact one on the
-// model at path, teacher-forced over the golden rows and textChunks chunks
-// of text, and fails outside the bounds.
-func scoreDefaultMode(t *testing.T, path string, rows []goldenRow, text string) {
-	t.Helper()
-	scoreModes(t, path, rows, text, cpu.AMXOff)
-}
-
 // scoreModes scores the default mode against the exact one, both with
-// the AMX mode amx.
+// the AMX mode amx, on the model at path, teacher-forced over the golden
+// rows and textChunks chunks of text, and fails outside the bounds.
 func scoreModes(t *testing.T, path string, rows []goldenRow, text string, amx cpu.AMXMode) {
 	t.Helper()
 	var st kldiv.Stats

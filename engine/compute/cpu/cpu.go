@@ -629,23 +629,20 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 			}
 		}
 	}
-	if p.Tile != nil {
-		// A tile kernel takes whole rows of blocks (its accumulators are
-		// tiles or registers, not memory), groups in pairs; the layout's
-		// Kernel, which gives the same results, has no Accumulate.
-		chunk = nb
+	var tile quant.TileKernel
+	if p.TakesTile(n) {
+		// The tile kernel takes the call: whole rows of blocks (its
+		// accumulators are tiles, not memory) and groups in pairs.
+		tile, chunk = p.Tile, nb
 		per += per % 2
 	}
 	j := &b.packed
 	*j = packedJob{kernel: p.Kernel, accumulate: p.Accumulate, parts: b.parts, act: act, aux: aux,
-		decode: p.Decode, decodeGroups: p.DecodeGroups, tileRows: p.TileRows,
+		decode: p.Decode, decodeGroups: p.DecodeGroups, tile: tile, tileRows: p.TileRows,
 		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: actBlock, auxBlock: p.AuxWords,
 		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per}
 	if multi {
 		j.decodeMulti, j.decodeRows = p.DecodeMulti, p.DecodeRows
-	}
-	if p.TakesTile(n) {
-		j.tile = p.Tile
 	}
 	b.w.run(groups, per, j)
 	*j = packedJob{} // do not keep the caller's memory alive
