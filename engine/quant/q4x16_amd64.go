@@ -2,6 +2,8 @@
 
 package quant
 
+import "unsafe"
+
 // The kernels of the repacked layouts chosen by useQ4x16 (nil: none), and
 // the Q4_0x16 kernel that adds to dst.
 var q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel, q6kx16Kernel, q5kx16Kernel, q51x16Kernel PackedKernel
@@ -15,20 +17,38 @@ func useQ4x16(isa string) {
 	}
 }
 
-// q4x16 checks the buffers and runs the assembly kernel.
+// q4x16 checks the buffers and runs the assembly kernel: for one
+// activation row (decode) from a cache-line-aligned group, the one that
+// reads each line once (q4x16DecodeAVX512VNNI), with the same sums.
 func q4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	if rows == 1 && lineAligned(w) {
+		q4x16DecodeAVX512VNNI(nb, &w[0], &a[0], &aux[0], &dst[0], false)
+		return
+	}
 	q4x16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, false)
 }
 
 // q4x16Acc is q4x16 starting from dst's values instead of zero.
 func q4x16Acc(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	if rows == 1 && lineAligned(w) {
+		q4x16DecodeAVX512VNNI(nb, &w[0], &a[0], &aux[0], &dst[0], true)
+		return
+	}
 	q4x16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, true)
+}
+
+// lineAligned reports whether w starts on a 64-byte cache line.
+func lineAligned(w []byte) bool {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(w)))%64 == 0
 }
 
 //go:noescape
 func q4x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func q4x16DecodeAVX512VNNI(nb int, w *byte, a *byte, aux *uint32, dst *float32, accumulate bool)
 
 // q4kx16 checks the buffers and runs the assembly kernel, which takes up
 // to four activation rows at a time.

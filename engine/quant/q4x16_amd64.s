@@ -191,3 +191,119 @@ q4x16next:
 q4x16done:
 	VZEROUPPER
 	RET
+
+// Q4DBLOCK adds one block to Z8 for the activation row at SI and its aux
+// words at R12: Z0-Z3 hold the block's low nibbles, Z4-Z7 its high ones,
+// Z20 its 16 weight scales.
+#define Q4DBLOCK(ablk, xblk) \
+	VPBROADCASTD      xblk(R12), Z12 \
+	VPDPBUSD.BCST     ablk+2(SI), Z0, Z12 \
+	VPDPBUSD.BCST     ablk+6(SI), Z1, Z12 \
+	VPDPBUSD.BCST     ablk+10(SI), Z2, Z12 \
+	VPDPBUSD.BCST     ablk+14(SI), Z3, Z12 \
+	VPDPBUSD.BCST     ablk+18(SI), Z4, Z12 \
+	VPDPBUSD.BCST     ablk+22(SI), Z5, Z12 \
+	VPDPBUSD.BCST     ablk+26(SI), Z6, Z12 \
+	VPDPBUSD.BCST     ablk+30(SI), Z7, Z12 \
+	VCVTDQ2PS         Z12, Z12 \
+	VMULPS.BCST       xblk+4(R12), Z20, Z13 \
+	VFMADD231PS       Z13, Z12, Z8
+
+// Q4DSPLIT splits the 64 quant bytes in src into low nibbles (lo) and
+// high nibbles (hi); src is clobbered.
+#define Q4DSPLIT(src, lo, hi) \
+	VPANDD Z31, src, lo \
+	VPSRLW $4, src, src \
+	VPANDD Z31, src, hi
+
+// func q4x16DecodeAVX512VNNI(nb int, w *byte, a *byte, aux *uint32, dst *float32, accumulate bool)
+//
+// The Q4_0x16 kernel for one activation row (decode), with the same sums
+// as q4x16AVX512VNNI. A block is 288 bytes, four and a half cache lines,
+// so every other block's quant chunks straddle two lines, and a load of
+// each is two line reads. This kernel takes blocks in pairs from a
+// 64-byte-aligned w: the pair's nine lines are each loaded once, aligned,
+// and the first block's chunks are put together from neighbouring lines
+// with VALIGNQ. An odd last block is read as q4x16AVX512VNNI reads it.
+TEXT ·q4x16DecodeAVX512VNNI(SB), NOSPLIT, $0-41
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), DI
+	MOVQ a+16(FP), SI
+	MOVQ aux+24(FP), R12
+	MOVL $0x0f0f0f0f, R11
+	VPBROADCASTD R11, Z31
+	VPXORD Z8, Z8, Z8
+	MOVQ dst+32(FP), R10
+	MOVBQZX accumulate+40(FP), R11
+	TESTQ R11, R11
+	JZ    q4dstart
+	VMOVUPS (R10), Z8
+
+q4dstart:
+	MOVQ CX, BX
+	SHRQ $1, BX // pairs
+	JZ   q4dtail
+
+q4dpair:
+	// First block: scales in line 0's low half, chunks across lines 0-4.
+	PREFETCHT2 PFD+0(DI)
+	VMOVDQU64  0(DI), Z21
+	VCVTPH2PS  Y21, Z20
+	PREFETCHT2 PFD+64(DI)
+	VMOVDQU64  64(DI), Z22
+	VALIGNQ    $4, Z21, Z22, Z21
+	Q4DSPLIT(Z21, Z0, Z4)
+	PREFETCHT2 PFD+128(DI)
+	VMOVDQU64  128(DI), Z23
+	VALIGNQ    $4, Z22, Z23, Z22
+	Q4DSPLIT(Z22, Z1, Z5)
+	PREFETCHT2 PFD+192(DI)
+	VMOVDQU64  192(DI), Z24
+	VALIGNQ    $4, Z23, Z24, Z23
+	Q4DSPLIT(Z23, Z2, Z6)
+	PREFETCHT2 PFD+256(DI)
+	VMOVDQU64  256(DI), Z25
+	VALIGNQ    $4, Z24, Z25, Z24
+	Q4DSPLIT(Z24, Z3, Z7)
+	Q4DBLOCK(0, 0)
+
+	// Second block: scales in line 4's high half, chunks in lines 5-8.
+	VCVTPH2PS  288(DI), Z20
+	PREFETCHT2 PFD+320(DI)
+	VMOVDQU64  320(DI), Z21
+	Q4DSPLIT(Z21, Z0, Z4)
+	PREFETCHT2 PFD+384(DI)
+	VMOVDQU64  384(DI), Z22
+	Q4DSPLIT(Z22, Z1, Z5)
+	PREFETCHT2 PFD+448(DI)
+	VMOVDQU64  448(DI), Z23
+	Q4DSPLIT(Z23, Z2, Z6)
+	PREFETCHT2 PFD+512(DI)
+	VMOVDQU64  512(DI), Z24
+	Q4DSPLIT(Z24, Z3, Z7)
+	Q4DBLOCK(34, 8)
+
+	ADDQ $576, DI
+	ADDQ $68, SI
+	ADDQ $16, R12
+	DECQ BX
+	JNZ  q4dpair
+
+q4dtail:
+	TESTQ $1, CX
+	JZ    q4ddone
+	VCVTPH2PS 0(DI), Z20
+	VMOVDQU64 32(DI), Z21
+	Q4DSPLIT(Z21, Z0, Z4)
+	VMOVDQU64 96(DI), Z22
+	Q4DSPLIT(Z22, Z1, Z5)
+	VMOVDQU64 160(DI), Z23
+	Q4DSPLIT(Z23, Z2, Z6)
+	VMOVDQU64 224(DI), Z24
+	Q4DSPLIT(Z24, Z3, Z7)
+	Q4DBLOCK(0, 0)
+
+q4ddone:
+	VMOVUPS Z8, (R10)
+	VZEROUPPER
+	RET

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestQ4x16MatchesInterleavedDot repacks random Q4_0 matrices of 16 rows
@@ -42,7 +43,9 @@ func testQ4x16MatchesInterleavedDot(t *testing.T) {
 				}
 			}
 		}
-		packed := make([]byte, Q4x16Bytes(Q4x16Rows, n))
+		// On a cache line (the decode kernel reads blocks in aligned
+		// pairs) or half a line off it.
+		packed := lineOffsetBytes(Q4x16Bytes(Q4x16Rows, n), 32*(iter/PackedRows%2))
 		if err := RepackQ4x16(packed, w, Q4x16Rows, n); err != nil {
 			t.Fatal(err)
 		}
@@ -194,4 +197,12 @@ func TestActivationAuxSums(t *testing.T) {
 			}
 		}
 	}
+}
+
+// lineOffsetBytes returns n bytes starting off bytes past a 64-byte
+// boundary.
+func lineOffsetBytes(n, off int) []byte {
+	b := make([]byte, n+off+64)
+	start := (64-int(uintptr(unsafe.Pointer(&b[0]))%64))%64 + off
+	return b[start : start+n : start+n]
 }

@@ -39,6 +39,7 @@ type Backend struct {
 	matmul   matmulJob
 	f16mm    f16Job
 	packed   packedJob
+	rowOut   [][]float32  // packedJob.out
 	parts    []packedPart // the weights of packed
 	aux      []uint32     // aux words of the activations, for packed
 	rms      rmsNormJob
@@ -142,6 +143,10 @@ func New(o Options) *Backend {
 	}
 	n := b.w.n
 	b.matmul.out4 = make([]workerResults, n)
+	b.rowOut = make([][]float32, n)
+	for i := range b.rowOut {
+		b.rowOut[i] = make([]float32, rowOutGroups*quant.Q4x16Rows)
+	}
 	b.rope.cos, b.rope.sin = make([][]float32, n), make([][]float32, n)
 	b.attend.scores, b.attend.qh, b.attend.acc = make([][]float32, n), make([][]float32, n), make([][]float32, n)
 	b.attend.kt, b.attend.vf = make([][]float32, n), make([][]float32, n)
@@ -640,7 +645,7 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	*j = packedJob{kernel: p.Kernel, accumulate: p.Accumulate, parts: b.parts, act: act, aux: aux,
 		decode: p.Decode, decodeGroups: p.DecodeGroups, tile: tile, tileRows: p.TileRows,
 		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: actBlock, auxBlock: p.AuxWords,
-		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per}
+		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per, out: b.rowOut}
 	if multi {
 		j.decodeMulti, j.decodeRows = p.DecodeMulti, p.DecodeRows
 	}
@@ -683,6 +688,9 @@ type packedJob struct {
 	blockBytes         int // bytes of a 16-row block
 	groupBytes, per    int
 
+	// out holds each worker's buffer for doRow's outputs.
+	out [][]float32
+
 	// tile, where the layout has one (quant.Packed.Tile) and it takes a
 	// product of n rows, takes the call instead of the kernels above,
 	// tileRows activation rows at a time.
@@ -701,9 +709,13 @@ const chunkActBytes = 16 << 10
 // 16-block ranges (5.4 KiB).
 const chunkTargetBytes = 6 << 10
 
-func (j *packedJob) do(_, lo, hi int) {
+func (j *packedJob) do(w, lo, hi int) {
 	if j.tile != nil {
 		j.doTiles(lo, hi)
+		return
+	}
+	if j.n == 1 && j.chunk == j.nb {
+		j.doRow(j.out[w], lo, hi)
 		return
 	}
 	for t0 := lo; t0 < hi; t0 += j.per {
@@ -746,6 +758,41 @@ func (j *packedJob) do(_, lo, hi int) {
 		}
 	}
 }
+
+// doRow is do for one activation row (decode) whose groups take one
+// kernel call each, or a decode call per decodeGroups. The kernels write
+// to out, a worker's own buffer of rowOutGroups groups that stays in L1,
+// and each run of groups is copied to the destination at once. Written
+// group by group, the destination's lines (one per group) missed L1
+// between the weight loads, and a stream of 1B-shape Q4_0x16 products on
+// two cores read 5 % slower (33.2 against 34.8 GB/s).
+func (j *packedJob) doRow(out []float32, lo, hi int) {
+	pi, first := 0, 0
+	for g0 := lo; g0 < hi; {
+		for g0 >= j.parts[pi].groupsEnd {
+			first = j.parts[pi].groupsEnd
+			pi++
+		}
+		pt := &j.parts[pi]
+		g1 := min(hi, pt.groupsEnd, g0+rowOutGroups)
+		for g := g0; g < g1; {
+			k, o := g-first, out[(g-g0)*quant.Q4x16Rows:]
+			if j.decode != nil && g+j.decodeGroups <= g1 {
+				j.decode(j.nb, pt.w[k*j.groupBytes:], j.groupBytes, j.act, o, false)
+				g += j.decodeGroups
+				continue
+			}
+			j.kernel(j.nb, pt.w[k*j.groupBytes:(k+1)*j.groupBytes], j.act, j.qrow, j.aux, j.auxRow, 1, o, quant.Q4x16Rows)
+			g++
+		}
+		copy(pt.d[(g0-first)*quant.Q4x16Rows:(g1-first)*quant.Q4x16Rows], out)
+		g0 = g1
+	}
+}
+
+// rowOutGroups is the number of groups whose outputs doRow keeps in a
+// worker's buffer before it copies them out (4 KiB).
+const rowOutGroups = 64
 
 // doTiles is do with the layout's tile kernel, whole rows of blocks per
 // call: per tile of groups (a prompt's runs of tileRows activation rows

@@ -213,5 +213,9 @@ func (f funcJob) do(_, lo, hi int) { f(lo, hi) }
 const manyChunksFrom = 16
 
 // guidedShare sets the size of a claim in a long loop: what is left
-// divided by guidedShare times the number of workers.
-const guidedShare = 2
+// divided by guidedShare times the number of workers. At 1 (classic
+// guided self-scheduling) the first claims are longest, so each worker
+// streams its weights in fewer, longer runs: a 1B-shape Q4_0 decode ran
+// 1.4 % faster than at 2 (medians of four alternated rounds, 39.9 against
+// 39.3 tokens/s; Q4_K_M +1 %, Q8_0 the same, prompts within noise).
+const guidedShare = 1
