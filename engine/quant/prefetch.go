@@ -1,5 +1,7 @@
 package quant
 
+import "unsafe"
+
 // Prefetch asks the CPU to start loading the lines of s into its caches
 // (to L2: PREFETCHT2 on amd64), so that a pass over them soon after finds
 // them there instead of waiting on memory line by line. It changes no
@@ -10,4 +12,12 @@ func Prefetch(s []uint16) {
 		return
 	}
 	prefetchLines(&s[0], 2*len(s))
+}
+
+// PrefetchBytes is Prefetch for bytes.
+func PrefetchBytes(s []byte) {
+	if len(s) == 0 || !hasPrefetch {
+		return
+	}
+	prefetchLines((*uint16)(unsafe.Pointer(&s[0])), len(s))
 }

@@ -40,6 +40,7 @@ type Backend struct {
 	f16mm    f16Job
 	packed   packedJob
 	rowOut   [][]float32  // packedJob.out
+	chain    decodeChain  // what a decode step's helpers prefetch (runPacked)
 	parts    []packedPart // the weights of packed
 	aux      []uint32     // aux words of the activations, for packed
 	rms      rmsNormJob
@@ -649,7 +650,13 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	if multi {
 		j.decodeMulti, j.decodeRows = p.DecodeMulti, p.DecodeRows
 	}
-	b.w.run(groups, per, j)
+	var ahead []byte
+	if n == 1 {
+		ahead = b.chain.step(b.parts, groupBytes, groups, per, b.w)
+	} else {
+		b.chain.reset()
+	}
+	b.w.runAhead(groups, per, j, ahead)
 	*j = packedJob{} // do not keep the caller's memory alive
 	clear(b.parts)
 	b.parts = b.parts[:0]

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ruvllm/ruvllm/engine/quant"
 )
 
 // job is one parallel-for loop body. do handles items [lo, hi) on worker
@@ -49,6 +51,10 @@ type workers struct {
 	j            job
 	grain, total int
 	next         atomic.Int64 // the first item not yet claimed
+	// ahead is memory the next loop will read (runAhead): the helpers
+	// prefetch it, each its share, once they run out of chunks, while
+	// the caller goes on alone.
+	ahead []byte
 }
 
 // workerSlot is one helper's mailbox, on its own cache lines.
@@ -81,9 +87,40 @@ func (w *workers) loop(id int) {
 			continue // run finished the loop itself and took it back
 		}
 		w.claim(id)
+		ahead := w.ahead
 		s.state.Store(slotIdle)
+		w.prefetchAhead(s, id, ahead)
 	}
 }
+
+// prefetchAhead loads helper id's share of ahead into its caches, a piece
+// at a time, until the whole share is asked for or the next loop is
+// posted.
+func (w *workers) prefetchAhead(s *workerSlot, id int, ahead []byte) {
+	ahead = aheadShare(ahead, id, w.n)
+	for len(ahead) > 0 {
+		if s.state.Load() == slotPosted || w.stop.Load() {
+			return
+		}
+		piece := ahead[:min(len(ahead), prefetchPiece)]
+		quant.PrefetchBytes(piece)
+		ahead = ahead[len(piece):]
+	}
+}
+
+// aheadShare is helper id's share of ahead among the n-1 helpers of n
+// workers.
+func aheadShare(ahead []byte, id, n int) []byte {
+	if len(ahead) == 0 || n < 2 {
+		return nil
+	}
+	share := (len(ahead) + n - 2) / (n - 1)
+	return ahead[min(len(ahead), (id-1)*share):min(len(ahead), id*share)]
+}
+
+// prefetchPiece is how many bytes a helper asks to be prefetched between
+// two looks for the next loop (64 lines: a fraction of a microsecond).
+const prefetchPiece = 4 << 10
 
 // await returns true once a loop is posted to s, false when the pool is
 // closed. It polls for spinFor, then parks until run wakes it.
@@ -151,6 +188,31 @@ func (w *workers) close() {
 		}
 	}
 	w.done.Wait()
+}
+
+// runAhead is run, after which the helpers, done with their chunks,
+// prefetch ahead (see workers.ahead) while the caller goes on with what
+// follows the loop: a decode step's small operations between two matrix
+// products leave memory idle otherwise.
+func (w *workers) runAhead(n, grain int, j job, ahead []byte) {
+	w.ahead = ahead
+	w.run(n, grain, j)
+	w.ahead = nil
+}
+
+// firstClaim is the number of items of a loop of n items in grains of
+// grain that the caller claims first (see run and claim), so that a loop
+// can tell where the helpers start.
+func (w *workers) firstClaim(n, grain int) int {
+	if w.n == 1 {
+		return n
+	}
+	grain = max(grain, 1)
+	if n < manyChunksFrom*w.n*grain {
+		grain = max(grain, (n+w.n-1)/w.n)
+	}
+	size := n / (guidedShare * w.n)
+	return min(n, max(grain, (size+grain-1)/grain*grain))
 }
 
 // run calls j.do over [0, n) split into chunks of at least grain items, in
