@@ -54,6 +54,10 @@ func (m *Model) copyLogits(net model.Model, hidden compute.Tensor, rows []int32,
 	}
 	logits := net.Logits(hidden, rows)
 	vocab := len(m.logits)
+	if len(rows) == 1 && len(out[0]) == vocab { // decode: straight to the sampler's row
+		m.backend.Download(logits, out[0])
+		return nil
+	}
 	if cap(m.stepLogits) < len(rows)*vocab {
 		m.stepLogits = make([]float32, len(rows)*vocab)
 	}
