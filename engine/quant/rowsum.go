@@ -27,3 +27,18 @@ func AddScaledRows(dst, coef, m []float32, stride int) {
 		}
 	}
 }
+
+// ScaleMul sets dst[i] = x[i]·s·w[i] for i < len(dst), the product
+// rounded to float32 after each multiplication, as the plain loop (so the
+// vector path's results equal it bit for bit): the last step of an RMS
+// normalization. x and w hold at least len(dst) elements.
+func ScaleMul(dst, x, w []float32, s float32) {
+	if len(dst) == 0 {
+		return
+	}
+	x, w = x[:len(dst)], w[:len(dst)]
+	i := scaleMulVector(dst, x, w, s)
+	for ; i < len(dst); i++ {
+		dst[i] = x[i] * s * w[i]
+	}
+}

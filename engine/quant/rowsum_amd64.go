@@ -23,3 +23,19 @@ func addScaledRowsVector(dst, coef, m []float32, stride int) int {
 	addScaledRows8(&dst[0], n, &coef[0], len(coef), &m[0], stride)
 	return n
 }
+
+// scaleMul8 is ScaleMul for n elements, n a positive multiple of 8.
+//
+//go:noescape
+func scaleMul8(dst, x, w *float32, n int, s float32)
+
+// scaleMulVector handles the longest multiple of 8 elements of dst and
+// returns how many it handled.
+func scaleMulVector(dst, x, w []float32, s float32) int {
+	n := len(dst) &^ 7
+	if !hasAVX || n == 0 {
+		return 0
+	}
+	scaleMul8(&dst[0], &x[0], &w[0], n, s)
+	return n
+}

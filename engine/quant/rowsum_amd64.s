@@ -92,3 +92,51 @@ rows8:
 done:
 	VZEROUPPER
 	RET
+
+// func scaleMul8(dst, x, w *float32, n int, s float32)
+//
+// dst = (x·s)·w, 32 elements a step, then 8: VMULPS twice, as the Go loop
+// rounds.
+TEXT ·scaleMul8(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS s+32(FP), Y8
+
+sm32:
+	CMPQ CX, $32
+	JLT  sm8
+	VMULPS 0(SI), Y8, Y0
+	VMULPS 32(SI), Y8, Y1
+	VMULPS 64(SI), Y8, Y2
+	VMULPS 96(SI), Y8, Y3
+	VMULPS 0(DX), Y0, Y0
+	VMULPS 32(DX), Y1, Y1
+	VMULPS 64(DX), Y2, Y2
+	VMULPS 96(DX), Y3, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	ADDQ $128, DX
+	SUBQ $32, CX
+	JMP  sm32
+
+sm8:
+	CMPQ CX, $8
+	JLT  smdone
+	VMULPS 0(SI), Y8, Y0
+	VMULPS 0(DX), Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JMP  sm8
+
+smdone:
+	VZEROUPPER
+	RET

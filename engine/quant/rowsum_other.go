@@ -4,3 +4,6 @@ package quant
 
 // addScaledRowsVector has no vector path here.
 func addScaledRowsVector(dst, coef, m []float32, stride int) int { return 0 }
+
+// scaleMulVector has no vector path here.
+func scaleMulVector(dst, x, w []float32, s float32) int { return 0 }

@@ -69,3 +69,30 @@ func BenchmarkAddScaledRows(b *testing.B) {
 		})
 	}
 }
+
+// TestScaleMul compares ScaleMul with the plain loop bit for bit over
+// lengths around the vector widths, and checks it writes nothing past dst.
+func TestScaleMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 7, 8, 9, 31, 32, 33, 40, 64, 100, 2048, 2049} {
+		x, w := make([]float32, n+3), make([]float32, n+5)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 8)
+		}
+		for i := range w {
+			w[i] = float32(r.NormFloat64())
+		}
+		s := float32(r.NormFloat64())
+		dst := make([]float32, n+1)
+		dst[n] = 42 // a guard
+		ScaleMul(dst[:n], x, w, s)
+		for i := range n {
+			if want := x[i] * s * w[i]; math.Float32bits(dst[i]) != math.Float32bits(want) {
+				t.Fatalf("n %d: element %d = %v, want %v", n, i, dst[i], want)
+			}
+		}
+		if dst[n] != 42 {
+			t.Fatalf("n %d: wrote past dst", n)
+		}
+	}
+}

@@ -20,11 +20,18 @@ type decodeChain struct {
 // chainLink is the product that followed another: its weights in group
 // order, and how its loop was run.
 type chainLink struct {
-	parts      [][]byte
+	parts      [maxLinkParts][]byte
+	nparts     int
 	groupBytes int
 	groups     int
 	grain      int
 }
+
+// maxLinkParts is the most weights a product of the chain may have (a
+// fused q, k and v: three); one of more is not recorded. A fixed array
+// keeps the chain from allocating as a mixture of experts' products
+// change token by token.
+const maxLinkParts = 4
 
 // aheadBytes is how much of the next product each helper prefetches at
 // most: about what it reads in the 15 µs of a typical gap.
@@ -41,12 +48,12 @@ const maxChainLinks = 4096
 // first, after the caller's first claim.
 func (c *decodeChain) step(parts []packedPart, groupBytes, groups, grain int, w *workers) []byte {
 	key := unsafe.Pointer(unsafe.SliceData(parts[0].w))
-	if c.last != nil {
+	if c.last != nil && len(parts) <= maxLinkParts {
 		if l, ok := c.next[c.last]; !ok || unsafe.Pointer(unsafe.SliceData(l.parts[0])) != key {
 			if c.next == nil || len(c.next) >= maxChainLinks {
 				c.next = make(map[unsafe.Pointer]chainLink)
 			}
-			l := chainLink{parts: make([][]byte, len(parts)), groupBytes: groupBytes, groups: groups, grain: grain}
+			l := chainLink{nparts: len(parts), groupBytes: groupBytes, groups: groups, grain: grain}
 			for i := range parts {
 				l.parts[i] = parts[i].w
 			}
@@ -59,7 +66,7 @@ func (c *decodeChain) step(parts []packedPart, groupBytes, groups, grain int, w 
 		return nil
 	}
 	off := w.firstClaim(l.groups, l.grain) * l.groupBytes
-	for _, p := range l.parts {
+	for _, p := range l.parts[:l.nparts] {
 		if off < len(p) {
 			return p[off:min(len(p), off+aheadBytes*(w.n-1))]
 		}

@@ -1039,7 +1039,7 @@ func (b *Backend) RMSNorm(dst, x, w compute.Tensor, eps float32) {
 	if ws.typ != quant.F32 || ws.cols != xs.cols || d.cols != xs.cols || d.rows != xs.rows {
 		panic("RMSNorm: shape or type mismatch")
 	}
-	b.rms = rmsNormJob{d: d.f32, x: xs.f32, w: ws.f32[:xs.cols], eps: eps}
+	b.rms = rmsNormJob{d: d.f32, x: xs.f32, w: ws.f32[:xs.cols], eps: eps, exact: b.exact}
 	b.w.run(xs.rows, rowGrain(xs.cols), &b.rms)
 	b.rms = rmsNormJob{}
 }
@@ -1047,6 +1047,49 @@ func (b *Backend) RMSNorm(dst, x, w compute.Tensor, eps float32) {
 type rmsNormJob struct {
 	d, x, w []float32
 	eps     float32
+	exact   bool // sum the squares in order, as ggml
+}
+
+// sumSquaresInOrder is Σ v² over in with one float64 accumulator, in
+// order: the same sum as ggml's plain loop.
+func sumSquaresInOrder(in []float32) float64 {
+	var sum float64
+	i := 0
+	for ; i+4 <= len(in); i += 4 {
+		v := in[i : i+4 : i+4]
+		sum += float64(v[0] * v[0])
+		sum += float64(v[1] * v[1])
+		sum += float64(v[2] * v[2])
+		sum += float64(v[3] * v[3])
+	}
+	for ; i < len(in); i++ {
+		sum += float64(in[i] * in[i])
+	}
+	return sum
+}
+
+// sumSquares is Σ v² over in in eight float64 partial sums, the default
+// mode's: one accumulator is a chain of dependent additions, four cycles
+// each, and a 2048-wide normalization of one row took 3.6 µs, 33 times a
+// decode step of a 16-layer model.
+func sumSquares(in []float32) float64 {
+	var s0, s1, s2, s3, s4, s5, s6, s7 float64
+	i := 0
+	for ; i+8 <= len(in); i += 8 {
+		v := in[i : i+8 : i+8]
+		s0 += float64(v[0] * v[0])
+		s1 += float64(v[1] * v[1])
+		s2 += float64(v[2] * v[2])
+		s3 += float64(v[3] * v[3])
+		s4 += float64(v[4] * v[4])
+		s5 += float64(v[5] * v[5])
+		s6 += float64(v[6] * v[6])
+		s7 += float64(v[7] * v[7])
+	}
+	for ; i < len(in); i++ {
+		s0 += float64(in[i] * in[i])
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }
 
 func (j *rmsNormJob) do(_, lo, hi int) {
@@ -1055,24 +1098,15 @@ func (j *rmsNormJob) do(_, lo, hi int) {
 		in := j.x[r*n : (r+1)*n]
 		out := j.d[r*n : (r+1)*n]
 		out, w := out[:len(in)], j.w[:len(in)]
-		// One accumulator, in order: the same sum as a plain loop.
 		var sum float64
-		i := 0
-		for ; i+4 <= len(in); i += 4 {
-			v := in[i : i+4 : i+4]
-			sum += float64(v[0] * v[0])
-			sum += float64(v[1] * v[1])
-			sum += float64(v[2] * v[2])
-			sum += float64(v[3] * v[3])
-		}
-		for ; i < len(in); i++ {
-			sum += float64(in[i] * in[i])
+		if j.exact {
+			sum = sumSquaresInOrder(in)
+		} else {
+			sum = sumSquares(in)
 		}
 		// float32 sqrt then float32 division, like sqrtf in ggml.
 		scale := 1 / float32(math.Sqrt(float64(float32(sum/float64(n))+j.eps)))
-		for i, v := range in {
-			out[i] = v * scale * w[i]
-		}
+		quant.ScaleMul(out, in, w, scale)
 	}
 }
 
