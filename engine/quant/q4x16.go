@@ -175,6 +175,18 @@ func checkPackedCall(layout string, blockBytes, actBytes, auxWords, nb int, w []
 	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
 }
 
+// checkStreams panics unless a StreamKernel call's weights and
+// destination hold DecodeStreams groups of nb blocks of blockBytes,
+// stride bytes and dstride floats apart (stride at least a group, so the
+// groups do not overlap).
+func checkStreams(nb, blockBytes int, w []byte, stride int, dst []float32, dstride int) {
+	if nb < 1 || stride < nb*blockBytes || dstride < Q4x16Rows {
+		panic(fmt.Sprintf("quant: stream kernel of %d blocks of %d bytes, stride %d, dstride %d", nb, blockBytes, stride, dstride))
+	}
+	_ = w[(DecodeStreams-1)*stride+nb*blockBytes-1]
+	_ = dst[(DecodeStreams-1)*dstride+Q4x16Rows-1]
+}
+
 // PackedRows is the most activation rows a PackedKernel takes in one
 // call: a decode batch of up to eight sequences reads each group of
 // weights once.
@@ -228,7 +240,20 @@ type Packed struct {
 	Tile     TileKernel
 	TileRows int
 	TileFrom int
+	// Streams, where the layout has it, multiplies one activation row by
+	// DecodeStreams groups at once, each stride bytes after the one
+	// before (group s's 16 outputs at dst[s·dstride:]), block by block in
+	// turn; each group's results are Kernel's, bit for bit. A core that
+	// reads its share of a decode step's weights as several streams far
+	// apart keeps more of them in flight than one stream lets it.
+	Streams StreamKernel
 }
+
+// DecodeStreams is the number of groups a Packed.Streams kernel takes.
+const DecodeStreams = 4
+
+// StreamKernel is the type of Packed.Streams.
+type StreamKernel func(nb int, w []byte, stride int, a []byte, aux []uint32, dst []float32, dstride int)
 
 // TileKernel multiplies rows activation rows (astride bytes apart, their
 // aux words auxstride words apart) by groups consecutive groups of a
@@ -252,7 +277,7 @@ func PackedFor(t Type) *Packed {
 	switch {
 	case t == Q4_0 && q4x16Kernel != nil:
 		return &Packed{Name: "Q4_0x16", Act: Q8_0, BlockSize: QK, BlockBytes: Q4x16BlockBytes, AuxWords: Q8_0AuxWords,
-			Aux: Q8_0Aux, Repack: RepackQ4x16, Kernel: q4x16Kernel, Accumulate: q4x16AccKernel}
+			Aux: Q8_0Aux, Repack: RepackQ4x16, Kernel: q4x16Kernel, Accumulate: q4x16AccKernel, Streams: q4x16Streams}
 	case t == Q8_0 && q8x16Kernel != nil:
 		return &Packed{Name: "Q8_0x16", Act: Q8_0, BlockSize: QK, BlockBytes: Q8x16BlockBytes, AuxWords: Q8_0x16AuxWords,
 			Aux: Q8_0x16Aux, Repack: RepackQ8x16, Kernel: q8x16Kernel}

@@ -8,8 +8,16 @@ import "unsafe"
 // the Q4_0x16 kernel that adds to dst.
 var q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel, q6kx16Kernel, q5kx16Kernel, q51x16Kernel PackedKernel
 
+// q4x16Streams is the Q4_0x16 layout's four-stream decode kernel (nil:
+// none).
+var q4x16Streams StreamKernel
+
 // useQ4x16 selects the kernels of the repacked layouts for isa.
 func useQ4x16(isa string) {
+	q4x16Streams = nil
+	if isa == isaAVX512VNNI && hasTileISA {
+		q4x16Streams = q4x16Decode4
+	}
 	q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel, q6kx16Kernel, q5kx16Kernel, q51x16Kernel = nil, nil, nil, nil, nil, nil, nil, nil
 	if isa == isaAVX512VNNI && hasTileISA {
 		q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel = q4x16, q4kx16, q8x16, q4x16Acc, q5x16
@@ -142,3 +150,14 @@ func q51x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int
 
 //go:noescape
 func q51x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
+
+// q4x16Decode4 checks the buffers and runs the four-stream kernel.
+func q4x16Decode4(nb int, w []byte, stride int, a []byte, aux []uint32, dst []float32, dstride int) {
+	checkStreams(nb, Q4x16BlockBytes, w, stride, dst, dstride)
+	_ = a[nb*q8_0Bytes-1]
+	_ = aux[nb*Q8_0AuxWords-1]
+	q4x16Decode4AVX512VNNI(nb, &w[0], stride, &a[0], &aux[0], &dst[0], dstride)
+}
+
+//go:noescape
+func q4x16Decode4AVX512VNNI(nb int, w *byte, stride int, a *byte, aux *uint32, dst *float32, dstride int)
