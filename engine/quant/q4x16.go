@@ -298,7 +298,7 @@ func PackedFor(t Type) *Packed {
 			Aux: IQ4NLx16Aux, Repack: RepackIQ4NLx16, Kernel: iq4nlx16Kernel, Accumulate: iq4nlx16AccKernel}
 	case t == Q4_K && q4kx16Kernel != nil:
 		return &Packed{Name: "Q4_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q4Kx16BlockBytes, AuxWords: Q8_KAuxWords,
-			Aux: Q8_KAux, Repack: RepackQ4Kx16, Kernel: q4kx16Kernel}
+			Aux: Q8_KAux, Repack: RepackQ4Kx16, Kernel: q4kx16Kernel, Streams: q4kx16Streams}
 	}
 	return nil
 }

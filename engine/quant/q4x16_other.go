@@ -6,5 +6,5 @@ package quant
 // VNNI has them.
 var q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel, q6kx16Kernel, q5kx16Kernel, q51x16Kernel PackedKernel
 
-// q4x16Streams is nil: no four-stream kernel here.
-var q4x16Streams StreamKernel
+// The four-stream kernels are nil: none here.
+var q4x16Streams, q4kx16Streams StreamKernel
