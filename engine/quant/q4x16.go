@@ -286,7 +286,7 @@ func PackedFor(t Type) *Packed {
 			Aux: Q5_0x16Aux, Repack: RepackQ5x16, Kernel: q5x16Kernel}
 	case t == Q6_K && q6kx16Kernel != nil:
 		return &Packed{Name: "Q6_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q6Kx16BlockBytes,
-			Repack: RepackQ6Kx16, Kernel: q6kx16Kernel}
+			Repack: RepackQ6Kx16, Kernel: q6kx16Kernel, Streams: q6kx16Streams}
 	case t == Q5_K && q5kx16Kernel != nil:
 		return &Packed{Name: "Q5_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q5Kx16BlockBytes, AuxWords: Q8_KAuxWords,
 			Aux: Q8_KAux, Repack: RepackQ5Kx16, Kernel: q5kx16Kernel}

@@ -8,15 +8,15 @@ import "unsafe"
 // the Q4_0x16 kernel that adds to dst.
 var q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel, q6kx16Kernel, q5kx16Kernel, q51x16Kernel PackedKernel
 
-// The four-stream decode kernels of the Q4_0x16 and Q4_Kx16 layouts (nil:
-// none).
-var q4x16Streams, q4kx16Streams StreamKernel
+// The four-stream decode kernels of the Q4_0x16, Q4_Kx16 and Q6_Kx16
+// layouts (nil: none).
+var q4x16Streams, q4kx16Streams, q6kx16Streams StreamKernel
 
 // useQ4x16 selects the kernels of the repacked layouts for isa.
 func useQ4x16(isa string) {
-	q4x16Streams, q4kx16Streams = nil, nil
+	q4x16Streams, q4kx16Streams, q6kx16Streams = nil, nil, nil
 	if isa == isaAVX512VNNI && hasTileISA {
-		q4x16Streams, q4kx16Streams = q4x16Decode4, q4kx16Decode4
+		q4x16Streams, q4kx16Streams, q6kx16Streams = q4x16Decode4, q4kx16Decode4, q6kx16Decode4
 	}
 	q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel, q6kx16Kernel, q5kx16Kernel, q51x16Kernel = nil, nil, nil, nil, nil, nil, nil, nil
 	if isa == isaAVX512VNNI && hasTileISA {
@@ -172,3 +172,14 @@ func q4kx16Decode4(nb int, w []byte, stride int, a []byte, aux []uint32, dst []f
 
 //go:noescape
 func q4kx16Decode4AVX512VNNI(nb int, w *byte, stride int, a *byte, aux *uint32, dst *float32, dstride int)
+
+// q6kx16Decode4 checks the buffers and runs the four-stream kernel.
+func q6kx16Decode4(nb int, w []byte, stride int, a []byte, _ []uint32, dst []float32, dstride int) {
+	checkStreams(nb, Q6Kx16BlockBytes, w, stride, dst, dstride)
+	_ = a[nb*q8_KBytes-1]
+	var scratch [2 * DecodeStreams * 8 * 64]byte
+	q6kx16Decode4AVX512(nb, &w[0], stride, &a[0], &dst[0], dstride, &scratch[0])
+}
+
+//go:noescape
+func q6kx16Decode4AVX512(nb int, w *byte, stride int, a *byte, dst *float32, dstride int, scratch *byte)
