@@ -8,15 +8,27 @@ import "golang.org/x/sys/cpu"
 // VNNI (nil otherwise): q8x16SumKernel for one activation row at a time
 // (decode), q8x16AMXTile for two or more.
 var (
-	q8x16SumKernel PackedKernel
-	q8x16AMXTile   TileKernel
+	q8x16SumKernel  PackedKernel
+	q8x16AMXTile    TileKernel
+	q8x16SumStreams StreamKernel // the one-row kernel over four groups
 )
 
 func init() {
 	if cpu.X86.HasAMXTile && cpu.X86.HasAMXInt8 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
-		q8x16SumKernel, q8x16AMXTile = q8x16Sum, q8x16Tile
+		q8x16SumKernel, q8x16AMXTile, q8x16SumStreams = q8x16Sum, q8x16Tile, q8x16Sum4
 	}
 }
+
+// q8x16Sum4 checks the buffers and runs the four-stream one-row kernel.
+func q8x16Sum4(nb int, w []byte, stride int, a []byte, aux []uint32, dst []float32, dstride int) {
+	checkStreams(nb, Q8x16BlockBytes, w, stride, dst, dstride)
+	_ = a[nb*q8_0Bytes-1]
+	_ = aux[nb*Q8_0x16SumAuxWords-1]
+	q8x16Sum4AVX512VNNI(nb, &w[0], stride, &a[0], &aux[0], &dst[0], dstride)
+}
+
+//go:noescape
+func q8x16Sum4AVX512VNNI(nb int, w *byte, stride int, a *byte, aux *uint32, dst *float32, dstride int)
 
 // q8x16Sum checks the buffers and runs the one-row kernel for each
 // activation row.

@@ -80,6 +80,95 @@ q8sumloop:
 	VZEROUPPER
 	RET
 
+// Q8SBLOCK is q8x16SumAVX512VNNI's block for the group at (DI)(idx*sc),
+// into acc.
+#define Q8SBLOCK(idx, sc, acc) \
+	PREFETCHT0 PFD+0(DI)(idx*sc) \
+	VCVTPH2PS   0(DI)(idx*sc), Z3 \
+	VMULPS.BCST 4(R8), Z3, Z3 \
+	PREFETCHT0 PFD+64(DI)(idx*sc) \
+	VMOVDQU64 32(DI)(idx*sc), Z16 \
+	VPBROADCASTD (R8), Z1 \
+	VPDPBUSD.BCST 2(SI), Z16, Z1 \
+	PREFETCHT0 PFD+128(DI)(idx*sc) \
+	VMOVDQU64 96(DI)(idx*sc), Z17 \
+	VPXORD Z2, Z2, Z2 \
+	VPDPBUSD.BCST 6(SI), Z17, Z2 \
+	PREFETCHT0 PFD+192(DI)(idx*sc) \
+	VMOVDQU64 160(DI)(idx*sc), Z18 \
+	VPXORD Z4, Z4, Z4 \
+	VPDPBUSD.BCST 10(SI), Z18, Z4 \
+	PREFETCHT0 PFD+256(DI)(idx*sc) \
+	VMOVDQU64 224(DI)(idx*sc), Z19 \
+	VPXORD Z5, Z5, Z5 \
+	VPDPBUSD.BCST 14(SI), Z19, Z5 \
+	PREFETCHT0 PFD+320(DI)(idx*sc) \
+	VMOVDQU64 288(DI)(idx*sc), Z20 \
+	VPXORD Z6, Z6, Z6 \
+	VPDPBUSD.BCST 18(SI), Z20, Z6 \
+	PREFETCHT0 PFD+384(DI)(idx*sc) \
+	VMOVDQU64 352(DI)(idx*sc), Z21 \
+	VPXORD Z7, Z7, Z7 \
+	VPDPBUSD.BCST 22(SI), Z21, Z7 \
+	PREFETCHT0 PFD+448(DI)(idx*sc) \
+	VMOVDQU64 416(DI)(idx*sc), Z22 \
+	VPXORD Z8, Z8, Z8 \
+	VPDPBUSD.BCST 26(SI), Z22, Z8 \
+	PREFETCHT0 PFD+512(DI)(idx*sc) \
+	VMOVDQU64 480(DI)(idx*sc), Z23 \
+	VPXORD Z9, Z9, Z9 \
+	VPDPBUSD.BCST 30(SI), Z23, Z9 \
+	VPADDD Z2, Z1, Z1 \
+	VPADDD Z5, Z4, Z4 \
+	VPADDD Z7, Z6, Z6 \
+	VPADDD Z9, Z8, Z8 \
+	VPADDD Z4, Z1, Z1 \
+	VPADDD Z8, Z6, Z6 \
+	VPADDD Z6, Z1, Z1 \
+	VCVTDQ2PS   Z1, Z1 \
+	VFMADD231PS Z3, Z1, acc
+
+// func q8x16Sum4AVX512VNNI(nb int, w *byte, stride int, a *byte, aux *uint32, dst *float32, dstride int)
+//
+// q8x16SumAVX512VNNI over four groups stride bytes apart (four rows of 16
+// outputs, dstride floats apart), a block of each in turn, with the same
+// sums: four streams of weights keep more of memory's latency overlapped
+// than one (see q4x16Decode4AVX512VNNI).
+TEXT ·q8x16Sum4AVX512VNNI(SB), NOSPLIT, $0-56
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), DI
+	MOVQ stride+16(FP), R9
+	LEAQ (R9)(R9*2), R10
+	XORQ R11, R11
+	MOVQ a+24(FP), SI
+	MOVQ aux+32(FP), R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+
+q8sum4loop:
+	Q8SBLOCK(R11, 1, Z0)
+	Q8SBLOCK(R9, 1, Z10)
+	Q8SBLOCK(R9, 2, Z11)
+	Q8SBLOCK(R10, 1, Z12)
+	ADDQ $544, DI
+	ADDQ $34, SI
+	ADDQ $8, R8
+	DECQ CX
+	JNZ  q8sum4loop
+
+	MOVQ dst+40(FP), DI
+	MOVQ dstride+48(FP), R9
+	SHLQ $2, R9
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z10, (DI)(R9*1)
+	VMOVUPS Z11, (DI)(R9*2)
+	LEAQ (R9)(R9*2), R9
+	VMOVUPS Z12, (DI)(R9*1)
+	VZEROUPPER
+	RET
+
 // The AMX instructions, spelled out in BYTEs (Go's assembler does not
 // know them; checked against GNU as): only AX, CX, DX, BX, SI and DI, so
 // that no REX bits are needed. Two sets of tiles, for two blocks in
