@@ -9,79 +9,8 @@
 // PFD is the one-row kernel's prefetch distance, the Q8_0x16 kernel's.
 #define PFD 3456
 
-// func q8x16SumAVX512VNNI(nb int, w *byte, a *byte, aux *uint32, dst *float32)
-//
-// One activation row. Per block the eight weight chunks (quants 4j..4j+3
-// of the 16 rows, stored +128) take VPDPBUSD with the row's four quants
-// 4j..4j+3 broadcast, into two integer sums (even and odd j) of which one
-// starts from the aux word −128·Σa; their sum is the block's exact
-// integer per row, converted and fused-multiply-added with d_w·d_a into
-// Z0.
-TEXT ·q8x16SumAVX512VNNI(SB), NOSPLIT, $0-40
-	MOVQ nb+0(FP), CX
-	MOVQ w+8(FP), DI
-	MOVQ a+16(FP), SI
-	MOVQ aux+24(FP), R8
-	VPXORD Z0, Z0, Z0
-
-q8sumloop:
-	PREFETCHT0 PFD+0(DI)
-	VCVTPH2PS   (DI), Z3
-	VMULPS.BCST 4(R8), Z3, Z3
-	PREFETCHT0 PFD+64(DI)
-	VMOVDQU64 32(DI), Z16
-	VPBROADCASTD (R8), Z1
-	VPDPBUSD.BCST 2(SI), Z16, Z1
-	PREFETCHT0 PFD+128(DI)
-	VMOVDQU64 96(DI), Z17
-	VPXORD Z2, Z2, Z2
-	VPDPBUSD.BCST 6(SI), Z17, Z2
-	PREFETCHT0 PFD+192(DI)
-	VMOVDQU64 160(DI), Z18
-	VPXORD Z4, Z4, Z4
-	VPDPBUSD.BCST 10(SI), Z18, Z4
-	PREFETCHT0 PFD+256(DI)
-	VMOVDQU64 224(DI), Z19
-	VPXORD Z5, Z5, Z5
-	VPDPBUSD.BCST 14(SI), Z19, Z5
-	PREFETCHT0 PFD+320(DI)
-	VMOVDQU64 288(DI), Z20
-	VPXORD Z6, Z6, Z6
-	VPDPBUSD.BCST 18(SI), Z20, Z6
-	PREFETCHT0 PFD+384(DI)
-	VMOVDQU64 352(DI), Z21
-	VPXORD Z7, Z7, Z7
-	VPDPBUSD.BCST 22(SI), Z21, Z7
-	PREFETCHT0 PFD+448(DI)
-	VMOVDQU64 416(DI), Z22
-	VPXORD Z8, Z8, Z8
-	VPDPBUSD.BCST 26(SI), Z22, Z8
-	PREFETCHT0 PFD+512(DI)
-	VMOVDQU64 480(DI), Z23
-	VPXORD Z9, Z9, Z9
-	VPDPBUSD.BCST 30(SI), Z23, Z9
-	VPADDD Z2, Z1, Z1
-	VPADDD Z5, Z4, Z4
-	VPADDD Z7, Z6, Z6
-	VPADDD Z9, Z8, Z8
-	VPADDD Z4, Z1, Z1
-	VPADDD Z8, Z6, Z6
-	VPADDD Z6, Z1, Z1
-	VCVTDQ2PS   Z1, Z1
-	VFMADD231PS Z3, Z1, Z0
-	ADDQ $544, DI
-	ADDQ $34, SI
-	ADDQ $8, R8
-	DECQ CX
-	JNZ  q8sumloop
-
-	MOVQ dst+32(FP), DI
-	VMOVUPS Z0, (DI)
-	VZEROUPPER
-	RET
-
-// Q8SBLOCK is q8x16SumAVX512VNNI's block for the group at (DI)(idx*sc),
-// into acc.
+// Q8SBLOCK adds the block of the group at (DI)(idx*sc) to acc, for the
+// activation block at SI and its aux words at R8.
 #define Q8SBLOCK(idx, sc, acc) \
 	PREFETCHT0 PFD+0(DI)(idx*sc) \
 	VCVTPH2PS   0(DI)(idx*sc), Z3 \
@@ -127,6 +56,35 @@ q8sumloop:
 	VPADDD Z6, Z1, Z1 \
 	VCVTDQ2PS   Z1, Z1 \
 	VFMADD231PS Z3, Z1, acc
+
+// func q8x16SumAVX512VNNI(nb int, w *byte, a *byte, aux *uint32, dst *float32)
+//
+// One activation row. Per block the eight weight chunks (quants 4j..4j+3
+// of the 16 rows, stored +128) take VPDPBUSD with the row's four quants
+// 4j..4j+3 broadcast, into two integer sums (even and odd j) of which one
+// starts from the aux word −128·Σa; their sum is the block's exact
+// integer per row, converted and fused-multiply-added with d_w·d_a into
+// Z0.
+TEXT ·q8x16SumAVX512VNNI(SB), NOSPLIT, $0-40
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), DI
+	MOVQ a+16(FP), SI
+	MOVQ aux+24(FP), R8
+	XORQ R11, R11
+	VPXORD Z0, Z0, Z0
+
+q8sumloop:
+	Q8SBLOCK(R11, 1, Z0)
+	ADDQ $544, DI
+	ADDQ $34, SI
+	ADDQ $8, R8
+	DECQ CX
+	JNZ  q8sumloop
+
+	MOVQ dst+32(FP), DI
+	VMOVUPS Z0, (DI)
+	VZEROUPPER
+	RET
 
 // func q8x16Sum4AVX512VNNI(nb int, w *byte, stride int, a *byte, aux *uint32, dst *float32, dstride int)
 //
