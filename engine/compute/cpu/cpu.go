@@ -768,10 +768,11 @@ func (j *packedJob) do(w, lo, hi int) {
 	}
 }
 
-// doRow is do for one activation row (decode) whose groups take one
-// kernel call each, or a decode call per decodeGroups. The kernels write
-// to out, a worker's own buffer of rowOutGroups groups that stays in L1,
-// and each run of groups is copied to the destination at once. Written
+// doRow is do for one activation row (decode): long runs of a weight's
+// groups go to the layout's stream kernel (doStreams), the rest take one
+// kernel call a group, or a decode call per decodeGroups. The kernels
+// write to out, a worker's own buffer of rowOutGroups groups that stays in
+// L1, and each run of groups is copied to the destination at once. Written
 // group by group, the destination's lines (one per group) missed L1
 // between the weight loads, and a stream of 1B-shape Q4_0x16 products on
 // two cores read 5 % slower (33.2 against 34.8 GB/s).
