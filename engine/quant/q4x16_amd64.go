@@ -177,7 +177,7 @@ func q4kx16Decode4AVX512VNNI(nb int, w *byte, stride int, a *byte, aux *uint32, 
 func q6kx16Decode4(nb int, w []byte, stride int, a []byte, _ []uint32, dst []float32, dstride int) {
 	checkStreams(nb, Q6Kx16BlockBytes, w, stride, dst, dstride)
 	_ = a[nb*q8_KBytes-1]
-	var scratch [2 * DecodeStreams * 8 * 64]byte
+	var scratch [2 * DecodeStreams * 8 * 64]byte // zeros: the float lanes start from them
 	q6kx16Decode4AVX512(nb, &w[0], stride, &a[0], &dst[0], dstride, &scratch[0])
 }
 

@@ -1757,7 +1757,8 @@ q6kdblock:
 // integer lanes are exact int32 sums, so adding a super-block's terms in
 // another order changes none of them (chunks 4-7's offset terms join
 // lanes 4-7 in the last quarter), and each lane's float steps are the
-// one-row kernel's. scratch is 4 KiB.
+// one-row kernel's. scratch is 4 KiB of zeros (the float lanes start
+// there; the integer lanes are written before they are read).
 TEXT ·q6kx16Decode4AVX512(SB), NOSPLIT, $0-56
 	MOVQ nb+0(FP), CX
 	MOVQ w+8(FP), BX
@@ -1774,39 +1775,6 @@ TEXT ·q6kx16Decode4AVX512(SB), NOSPLIT, $0-56
 	VPBROADCASTD R10, Z27
 	VMOVDQU32 q6kshufe<>(SB), Z28
 	VMOVDQU32 q6kshufo<>(SB), Z29
-	VPXORD Z12, Z12, Z12
-	VMOVUPS Z12, FLANE+0(R13)
-	VMOVUPS Z12, FLANE+64(R13)
-	VMOVUPS Z12, FLANE+128(R13)
-	VMOVUPS Z12, FLANE+192(R13)
-	VMOVUPS Z12, FLANE+256(R13)
-	VMOVUPS Z12, FLANE+320(R13)
-	VMOVUPS Z12, FLANE+384(R13)
-	VMOVUPS Z12, FLANE+448(R13)
-	VMOVUPS Z12, FLANE+512(R13)
-	VMOVUPS Z12, FLANE+576(R13)
-	VMOVUPS Z12, FLANE+640(R13)
-	VMOVUPS Z12, FLANE+704(R13)
-	VMOVUPS Z12, FLANE+768(R13)
-	VMOVUPS Z12, FLANE+832(R13)
-	VMOVUPS Z12, FLANE+896(R13)
-	VMOVUPS Z12, FLANE+960(R13)
-	VMOVUPS Z12, FLANE+1024(R13)
-	VMOVUPS Z12, FLANE+1088(R13)
-	VMOVUPS Z12, FLANE+1152(R13)
-	VMOVUPS Z12, FLANE+1216(R13)
-	VMOVUPS Z12, FLANE+1280(R13)
-	VMOVUPS Z12, FLANE+1344(R13)
-	VMOVUPS Z12, FLANE+1408(R13)
-	VMOVUPS Z12, FLANE+1472(R13)
-	VMOVUPS Z12, FLANE+1536(R13)
-	VMOVUPS Z12, FLANE+1600(R13)
-	VMOVUPS Z12, FLANE+1664(R13)
-	VMOVUPS Z12, FLANE+1728(R13)
-	VMOVUPS Z12, FLANE+1792(R13)
-	VMOVUPS Z12, FLANE+1856(R13)
-	VMOVUPS Z12, FLANE+1920(R13)
-	VMOVUPS Z12, FLANE+1984(R13)
 
 q6k4block:
 	// Chunks 0-3, lanes 0-3: even groups, with their offset terms.
