@@ -178,12 +178,17 @@ func checkPackedCall(layout string, blockBytes, actBytes, auxWords, nb int, w []
 // checkStreams panics unless a StreamKernel call's weights and
 // destination hold DecodeStreams groups of nb blocks of blockBytes,
 // stride bytes and dstride floats apart (stride at least a group, so the
-// groups do not overlap).
-func checkStreams(nb, blockBytes int, w []byte, stride int, dst []float32, dstride int) {
+// groups do not overlap), and its activation row nb blocks of actBytes
+// with auxWords aux words each, as checkPackedCall for one row.
+func checkStreams(nb, blockBytes, actBytes, auxWords int, w []byte, stride int, a []byte, aux []uint32, dst []float32, dstride int) {
 	if nb < 1 || stride < nb*blockBytes || dstride < Q4x16Rows {
 		panic(fmt.Sprintf("quant: stream kernel of %d blocks of %d bytes, stride %d, dstride %d", nb, blockBytes, stride, dstride))
 	}
 	_ = w[(DecodeStreams-1)*stride+nb*blockBytes-1]
+	_ = a[nb*actBytes-1]
+	if auxWords > 0 {
+		_ = aux[nb*auxWords-1]
+	}
 	_ = dst[(DecodeStreams-1)*dstride+Q4x16Rows-1]
 }
 

@@ -14,12 +14,10 @@ var q4x16Streams, q4kx16Streams, q6kx16Streams StreamKernel
 
 // useQ4x16 selects the kernels of the repacked layouts for isa.
 func useQ4x16(isa string) {
+	q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel, q6kx16Kernel, q5kx16Kernel, q51x16Kernel = nil, nil, nil, nil, nil, nil, nil, nil
 	q4x16Streams, q4kx16Streams, q6kx16Streams = nil, nil, nil
 	if isa == isaAVX512VNNI && hasTileISA {
 		q4x16Streams, q4kx16Streams, q6kx16Streams = q4x16Decode4, q4kx16Decode4, q6kx16Decode4
-	}
-	q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel, q6kx16Kernel, q5kx16Kernel, q51x16Kernel = nil, nil, nil, nil, nil, nil, nil, nil
-	if isa == isaAVX512VNNI && hasTileISA {
 		q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel = q4x16, q4kx16, q8x16, q4x16Acc, q5x16
 		q6kx16Kernel, q5kx16Kernel, q51x16Kernel = q6kx16, q5kx16, q51x16
 	}
@@ -153,9 +151,7 @@ func q51x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstr
 
 // q4x16Decode4 checks the buffers and runs the four-stream kernel.
 func q4x16Decode4(nb int, w []byte, stride int, a []byte, aux []uint32, dst []float32, dstride int) {
-	checkStreams(nb, Q4x16BlockBytes, w, stride, dst, dstride)
-	_ = a[nb*q8_0Bytes-1]
-	_ = aux[nb*Q8_0AuxWords-1]
+	checkStreams(nb, Q4x16BlockBytes, q8_0Bytes, Q8_0AuxWords, w, stride, a, aux, dst, dstride)
 	q4x16Decode4AVX512VNNI(nb, &w[0], stride, &a[0], &aux[0], &dst[0], dstride)
 }
 
@@ -164,9 +160,7 @@ func q4x16Decode4AVX512VNNI(nb int, w *byte, stride int, a *byte, aux *uint32, d
 
 // q4kx16Decode4 checks the buffers and runs the four-stream kernel.
 func q4kx16Decode4(nb int, w []byte, stride int, a []byte, aux []uint32, dst []float32, dstride int) {
-	checkStreams(nb, Q4Kx16BlockBytes, w, stride, dst, dstride)
-	_ = a[nb*q8_KBytes-1]
-	_ = aux[nb*Q8_KAuxWords-1]
+	checkStreams(nb, Q4Kx16BlockBytes, q8_KBytes, Q8_KAuxWords, w, stride, a, aux, dst, dstride)
 	q4kx16Decode4AVX512VNNI(nb, &w[0], stride, &a[0], &aux[0], &dst[0], dstride)
 }
 
@@ -174,9 +168,8 @@ func q4kx16Decode4(nb int, w []byte, stride int, a []byte, aux []uint32, dst []f
 func q4kx16Decode4AVX512VNNI(nb int, w *byte, stride int, a *byte, aux *uint32, dst *float32, dstride int)
 
 // q6kx16Decode4 checks the buffers and runs the four-stream kernel.
-func q6kx16Decode4(nb int, w []byte, stride int, a []byte, _ []uint32, dst []float32, dstride int) {
-	checkStreams(nb, Q6Kx16BlockBytes, w, stride, dst, dstride)
-	_ = a[nb*q8_KBytes-1]
+func q6kx16Decode4(nb int, w []byte, stride int, a []byte, aux []uint32, dst []float32, dstride int) {
+	checkStreams(nb, Q6Kx16BlockBytes, q8_KBytes, 0, w, stride, a, aux, dst, dstride)
 	var scratch [2 * DecodeStreams * 8 * 64]byte // zeros: the float lanes start from them
 	q6kx16Decode4AVX512(nb, &w[0], stride, &a[0], &dst[0], dstride, &scratch[0])
 }

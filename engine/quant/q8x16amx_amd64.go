@@ -21,9 +21,7 @@ func init() {
 
 // q8x16Sum4 checks the buffers and runs the four-stream one-row kernel.
 func q8x16Sum4(nb int, w []byte, stride int, a []byte, aux []uint32, dst []float32, dstride int) {
-	checkStreams(nb, Q8x16BlockBytes, w, stride, dst, dstride)
-	_ = a[nb*q8_0Bytes-1]
-	_ = aux[nb*Q8_0x16SumAuxWords-1]
+	checkStreams(nb, Q8x16BlockBytes, q8_0Bytes, Q8_0x16SumAuxWords, w, stride, a, aux, dst, dstride)
 	q8x16Sum4AVX512VNNI(nb, &w[0], stride, &a[0], &aux[0], &dst[0], dstride)
 }
 
