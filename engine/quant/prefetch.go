@@ -7,17 +7,9 @@ import "unsafe"
 // them there instead of waiting on memory line by line. It changes no
 // value, reads nothing itself and never faults; where no prefetch
 // instruction is in use it does nothing.
-func Prefetch(s []uint16) {
+func Prefetch[T any](s []T) {
 	if len(s) == 0 || !hasPrefetch {
 		return
 	}
-	prefetchLines(&s[0], 2*len(s))
-}
-
-// PrefetchBytes is Prefetch for bytes.
-func PrefetchBytes(s []byte) {
-	if len(s) == 0 || !hasPrefetch {
-		return
-	}
-	prefetchLines((*uint16)(unsafe.Pointer(&s[0])), len(s))
+	prefetchLines(unsafe.Pointer(&s[0]), len(s)*int(unsafe.Sizeof(s[0])))
 }

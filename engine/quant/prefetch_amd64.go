@@ -2,6 +2,8 @@
 
 package quant
 
+import "unsafe"
+
 // hasPrefetch: every amd64 CPU has the prefetch instructions.
 const hasPrefetch = true
 
@@ -9,4 +11,4 @@ const hasPrefetch = true
 // L2 (n > 0).
 //
 //go:noescape
-func prefetchLines(p *uint16, n int)
+func prefetchLines(p unsafe.Pointer, n int)

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// func prefetchLines(p *uint16, n int)
+// func prefetchLines(p unsafe.Pointer, n int)
 // PREFETCHT2 (to L2) of the line of every 64th byte from p and of the
 // last byte's: a prefetch never faults.
 TEXT ·prefetchLines(SB), NOSPLIT, $0-16

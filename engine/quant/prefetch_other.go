@@ -2,7 +2,9 @@
 
 package quant
 
+import "unsafe"
+
 // hasPrefetch is false: Prefetch does nothing here.
 const hasPrefetch = false
 
-func prefetchLines(p *uint16, n int) {}
+func prefetchLines(p unsafe.Pointer, n int) {}

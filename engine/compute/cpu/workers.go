@@ -103,7 +103,7 @@ func (w *workers) prefetchAhead(s *workerSlot, id int, ahead []byte) {
 			return
 		}
 		piece := ahead[:min(len(ahead), prefetchPiece)]
-		quant.PrefetchBytes(piece)
+		quant.Prefetch(piece)
 		ahead = ahead[len(piece):]
 	}
 }
