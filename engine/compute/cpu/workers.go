@@ -166,9 +166,7 @@ func (w *workers) claim(id int) {
 		if lo >= w.total {
 			return
 		}
-		size := (w.total - lo) / (guidedShare * w.n)
-		size = max(w.grain, (size+w.grain-1)/w.grain*w.grain)
-		hi := min(lo+size, w.total)
+		hi := min(lo+w.claimSize(w.total-lo, w.grain), w.total)
 		if !w.next.CompareAndSwap(int64(lo), int64(hi)) {
 			continue
 		}
@@ -200,6 +198,25 @@ func (w *workers) runAhead(n, grain int, j job, ahead []byte) {
 	w.ahead = nil
 }
 
+// claimSize is the size of a claim when left items of a loop in grains
+// of grain are not yet claimed: a share of them, in whole grains.
+func (w *workers) claimSize(left, grain int) int {
+	size := left / (guidedShare * w.n)
+	return max(grain, (size+grain-1)/grain*grain)
+}
+
+// loopGrain is the grain run gives a loop of n items asked to run in
+// grains of at least grain: one chunk per worker keeps short loops
+// (decode's small operations) to one claim each; long ones are claimed in
+// shrinking chunks.
+func (w *workers) loopGrain(n, grain int) int {
+	grain = max(grain, 1)
+	if n < manyChunksFrom*w.n*grain {
+		grain = max(grain, (n+w.n-1)/w.n)
+	}
+	return grain
+}
+
 // firstClaim is the number of items of a loop of n items in grains of
 // grain that the caller claims first (see run and claim), so that a loop
 // can tell where the helpers start.
@@ -207,12 +224,7 @@ func (w *workers) firstClaim(n, grain int) int {
 	if w.n == 1 {
 		return n
 	}
-	grain = max(grain, 1)
-	if n < manyChunksFrom*w.n*grain {
-		grain = max(grain, (n+w.n-1)/w.n)
-	}
-	size := n / (guidedShare * w.n)
-	return min(n, max(grain, (size+grain-1)/grain*grain))
+	return min(n, w.claimSize(n, w.loopGrain(n, grain)))
 }
 
 // run calls j.do over [0, n) split into chunks of at least grain items, in
@@ -221,14 +233,7 @@ func (w *workers) run(n, grain int, j job) {
 	if n <= 0 {
 		return
 	}
-	if grain < 1 {
-		grain = 1
-	}
-	// One chunk per worker keeps short loops (decode's small operations)
-	// to one claim each; long ones are claimed in shrinking chunks.
-	if n < manyChunksFrom*w.n*grain {
-		grain = max(grain, (n+w.n-1)/w.n)
-	}
+	grain = w.loopGrain(n, grain)
 	chunks := (n + grain - 1) / grain
 	if chunks <= 1 || w.n == 1 {
 		j.do(0, 0, n)
