@@ -28,6 +28,7 @@ type Backend struct {
 	exact   bool // llama.cpp's arithmetic (Options.Exact)
 	batched bool // ... with llama.cpp's attention path by batch size (Options.LlamaBatching)
 	fp16    bool // ... of a native AVX512-FP16 build (Options.Build)
+	streams bool // decode reads a share through the stream kernels (Options.DecodeStreams)
 
 	// weights holds the repacked matrices: outside the Go heap (hundreds
 	// of MiB of long-lived data would raise the garbage collector's target
@@ -81,7 +82,26 @@ type Options struct {
 	// it reproduces where builds for x86-64 differ (BuildPrebuilt, the
 	// default, or BuildNativeFP16).
 	Build LlamaBuild
+	// DecodeStreams says how decode (one activation row) reads each
+	// worker's share of a matrix product: as quant.DecodeStreams streams
+	// far apart at once, where the layout has a stream kernel, or as one.
+	// Both give the same bits; only the speed differs by CPU.
+	DecodeStreams StreamsMode
 }
+
+// StreamsMode says how decode reads a worker's share of a matrix product
+// (Options.DecodeStreams).
+type StreamsMode uint8
+
+const (
+	// StreamsAuto takes the streams where quant.StreamsPay says they read
+	// faster on this CPU.
+	StreamsAuto StreamsMode = iota
+	// StreamsOn reads a share as quant.DecodeStreams streams.
+	StreamsOn
+	// StreamsOff reads a share as one stream.
+	StreamsOff
+)
 
 // LlamaBuild names a llama.cpp CPU build whose arithmetic the exact mode
 // reproduces where x86-64 builds differ from one another.
@@ -139,6 +159,7 @@ func New(o Options) *Backend {
 	b := &Backend{w: newWorkers(o.Threads), exact: o.Exact, batched: o.Exact && o.LlamaBatching}
 	b.amx = o.Exact && (o.AMX == AMXOn || o.AMX == AMXAuto && hasAMXInt8)
 	b.tiles = !o.Exact && o.AMX != AMXOff
+	b.streams = o.DecodeStreams == StreamsOn || o.DecodeStreams == StreamsAuto && quant.StreamsPay()
 	if o.Exact && o.Build == BuildNativeFP16 {
 		b.fp16, b.amx = true, false
 	}
@@ -646,7 +667,10 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	*j = packedJob{kernel: p.Kernel, accumulate: p.Accumulate, parts: b.parts, act: act, aux: aux,
 		decode: p.Decode, decodeGroups: p.DecodeGroups, tile: tile, tileRows: p.TileRows,
 		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: actBlock, auxBlock: p.AuxWords,
-		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per, out: b.rowOut, streams: p.Streams}
+		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per, out: b.rowOut}
+	if b.streams {
+		j.streams = p.Streams
+	}
 	if multi {
 		j.decodeMulti, j.decodeRows = p.DecodeMulti, p.DecodeRows
 	}

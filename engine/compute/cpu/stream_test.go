@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -90,6 +91,51 @@ func BenchmarkDecodeStream(b *testing.B) {
 			for b.Loop() {
 				for _, w := range ws {
 					be.MatMul(dst, x, w)
+				}
+			}
+		})
+	}
+}
+
+// TestDecodeStreamsModes checks that a decode product gives the same bits
+// whether each worker reads its share as quant.DecodeStreams streams or as
+// one (Options.DecodeStreams), for every layout with a stream kernel, on
+// products large enough that every claim takes the streams.
+func TestDecodeStreamsModes(t *testing.T) {
+	const out, in = 4096, 512
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q6_K, quant.Q8_0} {
+		p := quant.FastPackedFor(typ, true)
+		if p == nil || p.Streams == nil {
+			continue
+		}
+		t.Run(typ.String(), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(3, 4))
+			rb, err := typ.RowBytes(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := make([]byte, out*rb)
+			if err := quant.Quantize(typ, raw, randRows(r, out, in)); err != nil {
+				t.Fatal(err)
+			}
+			x := randRows(r, 1, in)
+			var got [2][]float32
+			for i, mode := range []StreamsMode{StreamsOn, StreamsOff} {
+				be := New(Options{Threads: 2, DecodeStreams: mode})
+				w, err := be.MatMulWeight(typ, out, in, raw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				xt, dst := be.New(1, in), be.New(1, out)
+				be.Upload(xt, x)
+				be.MatMul(dst, xt, w)
+				got[i] = make([]float32, out)
+				be.Download(dst, got[i])
+				be.Close()
+			}
+			for k := range got[0] {
+				if math.Float32bits(got[0][k]) != math.Float32bits(got[1][k]) {
+					t.Fatalf("output %d: %g with the streams, %g without", k, got[0][k], got[1][k])
 				}
 			}
 		})
