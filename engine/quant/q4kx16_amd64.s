@@ -2,11 +2,16 @@
 
 #include "textflag.h"
 
-// PFD is how far ahead of the superblock being read the weights are
-// prefetched, for any number of rows (see q4x16_amd64.s): one-row decode
-// read 29.8 GB/s at 1152 bytes on a 2-core VM, 28.9 at 2304, 19.9 at 4608.
-// Each chunk's prefetch goes just before it, not eight at the top of the
-// half (1B Q4_K_M decode 34.7-35.1 -> 35.0-35.7 tokens/s).
+// PFD is how far ahead of the superblock being read the four-stream kernel
+// prefetches the weights; the general kernel takes its distance as an
+// argument (q4kx16Ahead), because the best one differs by CPU. One-row
+// decode read 29.8 GB/s at 1152 bytes on a 2-core Intel Sapphire Rapids
+// VM, 28.9 at 2304, 19.9 at 4608; on two AMD Zen 5 cores
+// (BenchmarkDecodeStream, each run between two read probes) 79-81 % of
+// the probe at 1152 and 85 % at 2304 and 3552, and in a phase of the
+// host when the probe read 80 GB/s, 60-62 % at 1152 against 77 % at
+// 3552. Each chunk's prefetch goes just before it, not eight at the top of
+// the half (1B Q4_K_M decode 34.7-35.1 -> 35.0-35.7 tokens/s).
 #define PFD 1152
 
 // The Q4_Kx16 kernel (see q4kx16.go for the layout and its order) with
@@ -26,7 +31,8 @@
 // Registers: DX the block; SI, R8, R10, R11 activation rows 0-3 (moved by
 // 64 per half, so every half reads the same offsets), R12-R15 their aux
 // words; DI the destination row of the minimum accumulator, R9 the
-// destination stride; CX blocks left, BX activation rows. Z18-Z21 half
+// destination stride; CX blocks left, BX activation rows; AX the prefetch
+// distance (each line is prefetched at off(DX)(AX*1)). Z18-Z21 half
 // sums, Z22-Z25 accumulators of activation rows 0-3; Z26, Z27 scratch,
 // Z28 a chunk, then the half's minimum pairs; Z29 bytes 0x0f; Z30, Z31
 // the rows' d and dmin.
@@ -84,8 +90,8 @@
 	VMOVUPS         sum, (DI) \
 	ADDQ            R9, DI
 
-// func q4kx16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
-TEXT ·q4kx16AVX512VNNI(SB), NOSPLIT, $0-72
+// func q4kx16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, pfd int)
+TEXT ·q4kx16AVX512VNNI(SB), NOSPLIT, $0-80
 	MOVQ nb+0(FP), CX
 	MOVQ w+8(FP), DX
 	MOVQ a+16(FP), SI
@@ -117,13 +123,14 @@ q4kzero:
 	ADDQ    R9, DI
 	DECQ    AX
 	JNZ     q4kzero
+	MOVQ pfd+72(FP), AX
 
 q4kblock:
-	PREFETCHT0 PFD+0(DX)
-	PREFETCHT0 PFD+64(DX)
-	PREFETCHT0 PFD+128(DX)
-	PREFETCHT0 PFD+192(DX)
-	PREFETCHT0 PFD+256(DX)
+	PREFETCHT0 0(DX)(AX*1)
+	PREFETCHT0 64(DX)(AX*1)
+	PREFETCHT0 128(DX)(AX*1)
+	PREFETCHT0 192(DX)(AX*1)
+	PREFETCHT0 256(DX)(AX*1)
 
 q4kheader:
 	VCVTPH2PS 0(DX), Z30  // d
@@ -132,21 +139,21 @@ q4kheader:
 	SHLQ $2, R9
 	// Half 0: groups 0 and 1.
 q4kchunks0:
-	PREFETCHT0 PFD+320(DX)
+	PREFETCHT0 320(DX)(AX*1)
 	Q4KCHUNK(320, Z0, Z8)
-	PREFETCHT0 PFD+384(DX)
+	PREFETCHT0 384(DX)(AX*1)
 	Q4KCHUNK(384, Z1, Z9)
-	PREFETCHT0 PFD+448(DX)
+	PREFETCHT0 448(DX)(AX*1)
 	Q4KCHUNK(448, Z2, Z10)
-	PREFETCHT0 PFD+512(DX)
+	PREFETCHT0 512(DX)(AX*1)
 	Q4KCHUNK(512, Z3, Z11)
-	PREFETCHT0 PFD+576(DX)
+	PREFETCHT0 576(DX)(AX*1)
 	Q4KCHUNK(576, Z4, Z12)
-	PREFETCHT0 PFD+640(DX)
+	PREFETCHT0 640(DX)(AX*1)
 	Q4KCHUNK(640, Z5, Z13)
-	PREFETCHT0 PFD+704(DX)
+	PREFETCHT0 704(DX)(AX*1)
 	Q4KCHUNK(704, Z6, Z14)
-	PREFETCHT0 PFD+768(DX)
+	PREFETCHT0 768(DX)(AX*1)
 	Q4KCHUNK(768, Z7, Z15)
 	VPMOVZXBD 64(DX), Z16
 	VPMOVZXBD 80(DX), Z17
@@ -173,21 +180,21 @@ q4kchunks0:
 q4khalfdone0:
 	// Half 1: groups 2 and 3.
 q4kchunks1:
-	PREFETCHT0 PFD+832(DX)
+	PREFETCHT0 832(DX)(AX*1)
 	Q4KCHUNK(832, Z0, Z8)
-	PREFETCHT0 PFD+896(DX)
+	PREFETCHT0 896(DX)(AX*1)
 	Q4KCHUNK(896, Z1, Z9)
-	PREFETCHT0 PFD+960(DX)
+	PREFETCHT0 960(DX)(AX*1)
 	Q4KCHUNK(960, Z2, Z10)
-	PREFETCHT0 PFD+1024(DX)
+	PREFETCHT0 1024(DX)(AX*1)
 	Q4KCHUNK(1024, Z3, Z11)
-	PREFETCHT0 PFD+1088(DX)
+	PREFETCHT0 1088(DX)(AX*1)
 	Q4KCHUNK(1088, Z4, Z12)
-	PREFETCHT0 PFD+1152(DX)
+	PREFETCHT0 1152(DX)(AX*1)
 	Q4KCHUNK(1152, Z5, Z13)
-	PREFETCHT0 PFD+1216(DX)
+	PREFETCHT0 1216(DX)(AX*1)
 	Q4KCHUNK(1216, Z6, Z14)
-	PREFETCHT0 PFD+1280(DX)
+	PREFETCHT0 1280(DX)(AX*1)
 	Q4KCHUNK(1280, Z7, Z15)
 	VPMOVZXBD 96(DX), Z16
 	VPMOVZXBD 112(DX), Z17
@@ -214,21 +221,21 @@ q4kchunks1:
 q4khalfdone1:
 	// Half 2: groups 4 and 5.
 q4kchunks2:
-	PREFETCHT0 PFD+1344(DX)
+	PREFETCHT0 1344(DX)(AX*1)
 	Q4KCHUNK(1344, Z0, Z8)
-	PREFETCHT0 PFD+1408(DX)
+	PREFETCHT0 1408(DX)(AX*1)
 	Q4KCHUNK(1408, Z1, Z9)
-	PREFETCHT0 PFD+1472(DX)
+	PREFETCHT0 1472(DX)(AX*1)
 	Q4KCHUNK(1472, Z2, Z10)
-	PREFETCHT0 PFD+1536(DX)
+	PREFETCHT0 1536(DX)(AX*1)
 	Q4KCHUNK(1536, Z3, Z11)
-	PREFETCHT0 PFD+1600(DX)
+	PREFETCHT0 1600(DX)(AX*1)
 	Q4KCHUNK(1600, Z4, Z12)
-	PREFETCHT0 PFD+1664(DX)
+	PREFETCHT0 1664(DX)(AX*1)
 	Q4KCHUNK(1664, Z5, Z13)
-	PREFETCHT0 PFD+1728(DX)
+	PREFETCHT0 1728(DX)(AX*1)
 	Q4KCHUNK(1728, Z6, Z14)
-	PREFETCHT0 PFD+1792(DX)
+	PREFETCHT0 1792(DX)(AX*1)
 	Q4KCHUNK(1792, Z7, Z15)
 	VPMOVZXBD 128(DX), Z16
 	VPMOVZXBD 144(DX), Z17
@@ -255,21 +262,21 @@ q4kchunks2:
 q4khalfdone2:
 	// Half 3: groups 6 and 7.
 q4kchunks3:
-	PREFETCHT0 PFD+1856(DX)
+	PREFETCHT0 1856(DX)(AX*1)
 	Q4KCHUNK(1856, Z0, Z8)
-	PREFETCHT0 PFD+1920(DX)
+	PREFETCHT0 1920(DX)(AX*1)
 	Q4KCHUNK(1920, Z1, Z9)
-	PREFETCHT0 PFD+1984(DX)
+	PREFETCHT0 1984(DX)(AX*1)
 	Q4KCHUNK(1984, Z2, Z10)
-	PREFETCHT0 PFD+2048(DX)
+	PREFETCHT0 2048(DX)(AX*1)
 	Q4KCHUNK(2048, Z3, Z11)
-	PREFETCHT0 PFD+2112(DX)
+	PREFETCHT0 2112(DX)(AX*1)
 	Q4KCHUNK(2112, Z4, Z12)
-	PREFETCHT0 PFD+2176(DX)
+	PREFETCHT0 2176(DX)(AX*1)
 	Q4KCHUNK(2176, Z5, Z13)
-	PREFETCHT0 PFD+2240(DX)
+	PREFETCHT0 2240(DX)(AX*1)
 	Q4KCHUNK(2240, Z6, Z14)
-	PREFETCHT0 PFD+2304(DX)
+	PREFETCHT0 2304(DX)(AX*1)
 	Q4KCHUNK(2304, Z7, Z15)
 	VPMOVZXBD 160(DX), Z16
 	VPMOVZXBD 176(DX), Z17

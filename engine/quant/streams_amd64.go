@@ -15,7 +15,10 @@ func cpuVendor() (ebx, ecx, edx uint32)
 // 43.8 against 48.8 GB/s, Q6_Kx16 39.7 against 43.7), its hardware
 // prefetchers keeping one stream a core busy enough. Other CPUs were not
 // measured: Intel's take the streams, the rest one stream.
-func StreamsPay() bool {
+func StreamsPay() bool { return isIntel() }
+
+// isIntel reports whether the CPU is Intel's, by CPUID's vendor string.
+func isIntel() bool {
 	ebx, ecx, edx := cpuVendor()
 	// "GenuineIntel" in EBX, EDX, ECX.
 	return ebx == 0x756e6547 && edx == 0x49656e69 && ecx == 0x6c65746e
