@@ -137,6 +137,14 @@ def ruvllm_bench(args, model):
     return {f["test"]: f["tokens_per_second"] for f in rep["results"]}
 
 
+def ruvllm_bench_probed(args, model):
+    """ruvllm_bench between two `--membw` probes, whose figures go into the result as "membw"."""
+    before = membw(args)
+    out = ruvllm_bench(args, model)
+    out["membw"] = [before, membw(args)]
+    return out
+
+
 def membw(args):
     """Read bandwidth in bytes/s (ruvllm bench --membw: its read-only stream through 1 GiB)."""
     r = json.loads(run([args.ruvllm, "bench", "--membw", "--json", "-t", str(args.threads)]).stdout)
@@ -194,7 +202,7 @@ def main():
             files[key] = str(model)
             s = samples.setdefault(key, {"llama": {}, "ruvllm": {}, "busy": []})
             for rnd in range(args.rounds):
-                order = [("llama", llama_bench), ("ruvllm", ruvllm_bench)]
+                order = [("llama", llama_bench), ("ruvllm", ruvllm_bench_probed)]
                 if rnd % 2:
                     order.reverse()
                 for attempt in range(args.retries + 1):
@@ -206,6 +214,7 @@ def main():
                     if busy <= args.max_busy:
                         break
                     print(f"compare.py: {key} round {rnd + 1}: others used {busy:.2f} CPUs, again", file=sys.stderr)
+                s.setdefault("membw", []).append(got["ruvllm"].pop("membw"))
                 for name in got:
                     for test, ts in got[name].items():
                         s[name].setdefault(test, []).append(ts)
@@ -253,18 +262,33 @@ def table(d):
             print(f"| {key} | {test} | {fmt_range(lv)} | {fmt_range(rv)} | "
                   f"**{statistics.median(rv) / statistics.median(lv):.2f}** ({min(ratios):.2f}–{max(ratios):.2f}) | "
                   f"{len(rv)} | {busy:.2f} |")
-    print(f"\nDecode bound = read bandwidth ÷ weight bytes per token; bandwidth {bw / 1e9:.1f} GB/s "
-          f"(best of {len(bws)} `ruvllm bench --membw` runs, before and after).\n")
-    print("| model | weights/token | decode bound | ruvllm tg (median) | % of bound |")
-    print("|---|---:|---:|---:|---:|")
+    print(f"\nDecode bound = read bandwidth ÷ weight bytes per token. The machine's read bandwidth can change "
+          "by half within seconds (another tenant of the host), so each ruvllm run sits between two "
+          "`ruvllm bench --membw` probes and is set against their mean (\"adjacent\": median and range over the "
+          "rounds; a round whose probes differ by more than 10 % is left out and counted under \"moved\"); the "
+          f"best of {len(bws)} probes before and after the whole run ({bw / 1e9:.1f} GB/s) is the older, stricter "
+          "figure.\n")
+    print("| model | weights/token | ruvllm tg (median) | probes (GB/s) | % of adjacent probes | moved | "
+          "% of best probe |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for key, s in samples.items():
         tg = [v for t, v in s["ruvllm"].items() if t.startswith("tg")]
         wb = d["weight_bytes"].get(d["files"][key])
         if not tg or not wb:
             continue
-        bound = bw / wb
         med = statistics.median(tg[0])
-        print(f"| {key} | {wb / 2**20:.1f} MiB | {bound:.1f} t/s | {med:.1f} | {100 * med / bound:.0f} % |")
+        adj, moved, probes = [], 0, []
+        for ts, (b0, b1) in zip(tg[0], s.get("membw", [])):
+            probes += [b0, b1]
+            if abs(b0 - b1) > 0.1 * max(b0, b1):
+                moved += 1
+                continue
+            adj.append(100 * ts * wb / ((b0 + b1) / 2))
+        adjs = f"{statistics.median(adj):.0f} % ({min(adj):.0f}–{max(adj):.0f})" if adj else "–"
+        prs = f"{min(probes) / 1e9:.1f}–{max(probes) / 1e9:.1f}" if probes else "–"
+        print(f"| {key} | {wb / 2**20:.1f} MiB | {med:.1f} | {prs} | {adjs} | {moved} | "
+              f"{100 * med * wb / bw:.0f} % |")
+
 
 if __name__ == "__main__":
     main()
