@@ -86,3 +86,6 @@ func bf16x16R2NEON(n int, w *byte, a *byte, astride int, dst *float32, dstride i
 
 //go:noescape
 func bf16x16R1NEON(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+// bf16x16Pair is never called here: the BF16x16 layout has no pair kernel.
+var bf16x16Pair func(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool)

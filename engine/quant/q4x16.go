@@ -234,6 +234,12 @@ type Packed struct {
 	// all the rows.
 	DecodeMulti func(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
 	DecodeRows  int
+	// Pair, where the layout has it, is Kernel (Accumulate when
+	// accumulate) for PackedRows activation rows and two consecutive
+	// groups at once (groupBytes apart; the second's 16 outputs follow the
+	// first's in dst), bit for bit: for layouts whose sums are chains of
+	// long-latency steps, twice the independent chains of one group.
+	Pair func(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool)
 	// Tile, where the layout has it, computes the products of TileFrom
 	// or more activation rows: 1 to TileRows rows by any number of
 	// consecutive groups per call, whatever the batch (a verification, a

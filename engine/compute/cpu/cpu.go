@@ -667,7 +667,7 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	*j = packedJob{kernel: p.Kernel, accumulate: p.Accumulate, parts: b.parts, act: act, aux: aux,
 		decode: p.Decode, decodeGroups: p.DecodeGroups, tile: tile, tileRows: p.TileRows,
 		n: n, nb: nb, chunk: chunk, qrow: qrow, auxRow: auxRow, actBlock: actBlock, auxBlock: p.AuxWords,
-		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per, out: b.rowOut}
+		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per, out: b.rowOut, pair: p.Pair}
 	if b.streams {
 		j.streams = p.Streams
 	}
@@ -723,6 +723,9 @@ type packedJob struct {
 	out [][]float32
 	// streams is the layout's stream kernel for one row (doStreams).
 	streams quant.StreamKernel
+	// pair, where the layout has one (quant.Packed.Pair), takes full
+	// runs of quant.PackedRows activation rows two groups at a time.
+	pair func(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool)
 
 	// tile, where the layout has one (quant.Packed.Tile) and it takes a
 	// product of n rows, takes the call instead of the kernels above,
@@ -782,6 +785,12 @@ func (j *packedJob) do(w, lo, hi int) {
 							j.decodeMulti(nb, w, j.groupBytes, a[r2*j.qrow:], j.qrow, m, pt.d[(r+r2)*pt.out+k*quant.Q4x16Rows:], pt.out, b0 > 0)
 						}
 						g += j.decodeGroups - 1
+						continue
+					}
+					if rows == quant.PackedRows && j.pair != nil && g+2 <= min(t1, pt.groupsEnd) {
+						// ... two groups at once, for more independent chains.
+						j.pair(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:], j.groupBytes, a, j.qrow, pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out, b0 > 0)
+						g++
 						continue
 					}
 					kernel(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:(k+1)*j.groupBytes], a, j.qrow, aux, j.auxRow, rows,
