@@ -88,4 +88,4 @@ func bf16x16R2NEON(n int, w *byte, a *byte, astride int, dst *float32, dstride i
 func bf16x16R1NEON(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
 
 // bf16x16Pair is never called here: the BF16x16 layout has no pair kernel.
-var bf16x16Pair func(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool)
+var bf16x16Pair PairKernel

@@ -17,4 +17,4 @@ var f16x16DecodeMulti func(nb int, w []byte, groupBytes int, a []byte, astride, 
 const f16x16DecodeRows = 0
 
 // bf16x16Pair is never called here: the BF16x16 layout has no pair kernel.
-var bf16x16Pair func(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool)
+var bf16x16Pair PairKernel

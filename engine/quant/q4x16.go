@@ -239,7 +239,7 @@ type Packed struct {
 	// groups at once (groupBytes apart; the second's 16 outputs follow the
 	// first's in dst), bit for bit: for layouts whose sums are chains of
 	// long-latency steps, twice the independent chains of one group.
-	Pair func(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool)
+	Pair PairKernel
 	// Tile, where the layout has it, computes the products of TileFrom
 	// or more activation rows: 1 to TileRows rows by any number of
 	// consecutive groups per call, whatever the batch (a verification, a
@@ -262,6 +262,9 @@ type Packed struct {
 
 // DecodeStreams is the number of groups a Packed.Streams kernel takes.
 const DecodeStreams = 4
+
+// PairKernel is the type of Packed.Pair.
+type PairKernel func(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool)
 
 // StreamKernel is the type of Packed.Streams.
 type StreamKernel func(nb int, w []byte, stride int, a []byte, aux []uint32, dst []float32, dstride int)

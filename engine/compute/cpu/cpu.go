@@ -725,7 +725,7 @@ type packedJob struct {
 	streams quant.StreamKernel
 	// pair, where the layout has one (quant.Packed.Pair), takes full
 	// runs of quant.PackedRows activation rows two groups at a time.
-	pair func(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool)
+	pair quant.PairKernel
 
 	// tile, where the layout has one (quant.Packed.Tile) and it takes a
 	// product of n rows, takes the call instead of the kernels above,
@@ -849,6 +849,8 @@ const rowOutGroups = 64
 // read stream gets 37 GB/s, Q4_0x16 groups read as one stream a core came
 // to 35, as four streams 64 KiB or more apart to 38-39 (a C probe of the
 // same loads and arithmetic): each stream's misses overlap the others'.
+// Elsewhere one stream a core reads faster (Zen 5), so it runs only where
+// the backend takes the streams (Options.DecodeStreams).
 func (j *packedJob) doStreams(out []float32, pt *packedPart, first, g0, end int) int {
 	const streams = quant.DecodeStreams
 	const per = rowOutGroups / streams // outputs of each stream buffered
