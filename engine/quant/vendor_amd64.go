@@ -7,14 +7,14 @@ func cpuVendor() (ebx, ecx, edx uint32)
 
 // StreamsPay reports whether decode should read a worker's share of a
 // product through the Packed.Streams kernels, DecodeStreams groups far
-// apart at once, rather than one group after the other. Measured with
-// BenchmarkDecodeStream (engine/compute/cpu) on two cores of two VMs: on
-// Intel Sapphire Rapids four streams read Q4_0x16, Q4_Kx16 and Q6_Kx16
-// weights 7-10 % faster than one (their misses overlap, 37-39 GB/s
-// against 34-35); on AMD Zen 5 (EPYC) they read 3-11 % slower (Q4_0x16
-// 43.8 against 48.8 GB/s, Q6_Kx16 39.7 against 43.7), its hardware
-// prefetchers keeping one stream a core busy enough. Other CPUs were not
-// measured: Intel's take the streams, the rest one stream.
+// apart at once, rather than one group after the other. On two cores of
+// an Intel Sapphire Rapids VM four streams read 37-39 GB/s where one
+// read 34-35 (a C probe of the Q4_0x16 loop; 1B decode 3-8 % faster); on
+// two AMD Zen 5 (EPYC) cores they read 3-11 % slower
+// (BenchmarkDecodeStream in engine/compute/cpu: Q4_0x16 43.8 against
+// 48.8 GB/s, Q6_Kx16 39.7 against 43.7), its hardware prefetchers keeping
+// one stream a core busy enough. Other CPUs were not measured: Intel's
+// take the streams, the rest one stream.
 func StreamsPay() bool { return isIntel() }
 
 // isIntel reports whether the CPU is Intel's, by CPUID's vendor string.
