@@ -169,7 +169,6 @@ func New(o Options) *Backend {
 	for i := range b.rowOut {
 		b.rowOut[i] = make([]float32, rowOutGroups*quant.Q4x16Rows)
 	}
-	b.rope.cos, b.rope.sin = make([][]float32, n), make([][]float32, n)
 	b.attend.scores, b.attend.qh, b.attend.acc = make([][]float32, n), make([][]float32, n), make([][]float32, n)
 	b.attend.kt, b.attend.vf = make([][]float32, n), make([][]float32, n)
 	b.attend.q16, b.attend.acc16 = make([][]uint16, n), make([][]uint16, n)

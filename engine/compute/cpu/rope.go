@@ -67,17 +67,25 @@ func (b *Backend) RoPE(x compute.Tensor, spans []compute.Span, heads, headDim in
 	j.heads, j.headDim, j.half = heads, headDim, dims/2
 	j.freqScale, j.attnFactor, j.thetaScale = freqScale, attnFactor, thetaScale
 	j.corrLo, j.corrHi = corrLo, corrHi
-	// A row's cost is its rotations plus a sincosf per pair of
-	// dimensions (about eight rotations' worth).
-	b.w.run(len(j.rows), rowGrain(heads*headDim+8*j.half), j)
-	j.x, j.factors, j.p.Factors = nil, nil, nil
+	key := ropeKey{p: p, dims: dims}
+	key.p.Factors = nil
+	j.tab, j.fill = j.tables.lookup(key, factors, j.rows, j.half)
+	// A row's cost is its rotations plus, when its angles are not in the
+	// table yet, a sincosf per pair of dimensions (about eight rotations'
+	// worth).
+	cols := heads * headDim
+	if j.fill {
+		cols += 8 * j.half
+	}
+	b.w.run(len(j.rows), rowGrain(cols), j)
+	j.x, j.factors, j.p.Factors, j.tab = nil, nil, nil, nil
 }
 
 // ropeRow is a row of the batch and its position.
 type ropeRow struct{ r, pos int }
 
-// ropeJob holds the parameters of one RoPE call and per-worker cos and sin
-// tables.
+// ropeJob holds the parameters of one RoPE call and the tables of cos and
+// sin it reads.
 type ropeJob struct {
 	rows                              []ropeRow
 	x                                 *tensor
@@ -86,35 +94,99 @@ type ropeJob struct {
 	heads, headDim, half              int
 	freqScale, attnFactor, thetaScale float32
 	corrLo, corrHi                    float32
-	cos, sin                          [][]float32
+	// tab holds each row's cos and sin (half values each, row k at
+	// 2·half·k); fill says the call computes them first.
+	tab    []float32
+	fill   bool
+	tables ropeTables
+}
+
+// ropeKey is what a row's angles depend on besides its position and the
+// frequency factors' values: the parameters and the rotated dimensions.
+type ropeKey struct {
+	p    compute.RoPE // Factors nil
+	dims int
+}
+
+// ropeTables keeps the cos and sin tables of the last two sets of
+// parameters, each for the positions of the batch that made it: a forward
+// pass rotates the queries and keys of every layer at the same positions,
+// so the first call computes the table and the others read it (a model
+// whose layers alternate two sets of parameters keeps both). The values
+// are the ones each call would compute, bit for bit. A table holds one
+// row per row of a batch, so its size is bounded by the batch's.
+type ropeTables struct {
+	t    [2]ropeTable
+	last int
+}
+
+type ropeTable struct {
+	key     ropeKey
+	factors []float32 // a copy (nil: none)
+	pos     []int
+	vals    []float32
+	valid   bool
+}
+
+// lookup returns the table for key, factors and the positions of rows,
+// and whether the caller must fill it (its values are stale).
+func (ts *ropeTables) lookup(key ropeKey, factors []float32, rows []ropeRow, half int) ([]float32, bool) {
+	for i := range ts.t {
+		t := &ts.t[i]
+		if t.valid && t.key == key && sameBits(t.factors, factors) && (t.factors == nil) == (factors == nil) && samePositions(t.pos, rows) {
+			ts.last = i
+			return t.vals, false
+		}
+	}
+	i := 1 - ts.last // the older one
+	t := &ts.t[i]
+	t.key, t.valid = key, true
+	t.factors = nil
+	if factors != nil {
+		t.factors = append(t.factors[:0:0], factors...)
+	}
+	t.pos = t.pos[:0]
+	for _, rw := range rows {
+		t.pos = append(t.pos, rw.pos)
+	}
+	t.vals = grow(t.vals, 2*half*len(rows))
+	ts.last = i
+	return t.vals, true
+}
+
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func samePositions(pos []int, rows []ropeRow) bool {
+	if len(pos) != len(rows) {
+		return false
+	}
+	for i, rw := range rows {
+		if pos[i] != rw.pos {
+			return false
+		}
+	}
+	return true
 }
 
 func (j *ropeJob) do(wk, lo, hi int) {
 	half, headDim, p := j.half, j.headDim, &j.p
-	cos, sin := grow(j.cos[wk], half), grow(j.sin[wk], half)
-	j.cos[wk], j.sin[wk] = cos, sin
-	sin = sin[:len(cos)]
 	xs := j.x
-	for _, rw := range j.rows[lo:hi] {
-		theta := float32(rw.pos)
-		for i := range cos {
-			ff := float32(1)
-			if j.factors != nil {
-				ff = j.factors[i]
-			}
-			extrap := theta / ff
-			interp := j.freqScale * extrap
-			t, mscale := interp, j.attnFactor
-			if p.ExtFactor != 0 {
-				y := (float32(i) - j.corrLo) / max(0.001, j.corrHi-j.corrLo)
-				ramp := (1 - min(1, max(0, y))) * p.ExtFactor
-				t = interp*(1-ramp) + extrap*ramp
-				mscale *= 1 + 0.1*float32(math.Log(float64(1/j.freqScale)))
-			}
-			// sincosf's rounding, as llama.cpp's rope cache.
-			sn, cs := quant.Sincosf(t)
-			cos[i], sin[i] = cs*mscale, sn*mscale
-			theta *= j.thetaScale
+	for k := lo; k < hi; k++ {
+		rw := j.rows[k]
+		cos := j.tab[2*half*k:][:half]
+		sin := j.tab[2*half*k+half:][:half]
+		if j.fill {
+			j.angles(rw.pos, cos, sin)
 		}
 		data := xs.f32[rw.r*xs.cols : (rw.r+1)*xs.cols]
 		for h := 0; h < j.heads; h++ {
@@ -136,6 +208,33 @@ func (j *ropeJob) do(wk, lo, hi int) {
 				}
 			}
 		}
+	}
+}
+
+// angles writes the cos and sin of each pair of dimensions at position
+// pos, scaled by the attention factor.
+func (j *ropeJob) angles(pos int, cos, sin []float32) {
+	p := &j.p
+	sin = sin[:len(cos)]
+	theta := float32(pos)
+	for i := range cos {
+		ff := float32(1)
+		if j.factors != nil {
+			ff = j.factors[i]
+		}
+		extrap := theta / ff
+		interp := j.freqScale * extrap
+		t, mscale := interp, j.attnFactor
+		if p.ExtFactor != 0 {
+			y := (float32(i) - j.corrLo) / max(0.001, j.corrHi-j.corrLo)
+			ramp := (1 - min(1, max(0, y))) * p.ExtFactor
+			t = interp*(1-ramp) + extrap*ramp
+			mscale *= 1 + 0.1*float32(math.Log(float64(1/j.freqScale)))
+		}
+		// sincosf's rounding, as llama.cpp's rope cache.
+		sn, cs := quant.Sincosf(t)
+		cos[i], sin[i] = cs*mscale, sn*mscale
+		theta *= j.thetaScale
 	}
 }
 
