@@ -20,7 +20,7 @@ import (
 func BenchmarkVerifyPass(b *testing.B) {
 	for _, typ := range []string{"f16", "q8_0", "q4_0"} {
 		path := testpath.Shared(b, "models/ruvllm-test-llama-19m-"+typ+".gguf")
-		for _, k := range []int{1, 2, 3, 4, 5, 8} {
+		for _, k := range []int{1, 2, 3, 4, 5, 6, 7, 8} {
 			b.Run(fmt.Sprintf("%s/k=%d", typ, k), func(b *testing.B) {
 				f, err := gguf.Open(path)
 				if err != nil {
