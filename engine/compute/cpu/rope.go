@@ -179,45 +179,35 @@ func samePositions(pos []int, rows []ropeRow) bool {
 }
 
 func (j *ropeJob) do(wk, lo, hi int) {
-	half, headDim, p := j.half, j.headDim, &j.p
+	half, headDim := j.half, j.headDim
+	neox := j.p.Mode == compute.RoPENeox
 	xs := j.x
 	for k := lo; k < hi; k++ {
 		rw := j.rows[k]
-		cos := j.tab[2*half*k:][:half]
-		sin := j.tab[2*half*k+half:][:half]
+		tab := j.tab[2*half*k:][:2*half]
 		if j.fill {
-			j.angles(rw.pos, cos, sin)
+			j.angles(rw.pos, tab, neox)
 		}
 		data := xs.f32[rw.r*xs.cols : (rw.r+1)*xs.cols]
 		for h := 0; h < j.heads; h++ {
 			v := data[h*headDim : h*headDim+headDim]
-			if p.Mode == compute.RoPENeox {
-				lo, hi := v[:half], v[half:2*half]
-				lo, hi = lo[:len(cos)], hi[:len(cos)]
-				for i, c := range cos {
-					x0, x1 := lo[i], hi[i]
-					lo[i] = fmaf(x0, c, -(x1 * sin[i]))
-					hi[i] = fmaf(x0, sin[i], x1*c)
-				}
+			if neox {
+				quant.RoPEHalves(v[:half], v[half:2*half], tab[:half], tab[half:])
 			} else {
-				v = v[:2*len(cos)]
-				for i, c := range cos {
-					x0, x1 := v[2*i], v[2*i+1]
-					v[2*i] = fmaf(x0, c, -(x1 * sin[i]))
-					v[2*i+1] = fmaf(x0, sin[i], x1*c)
-				}
+				quant.RoPEPairs(v[:2*half], tab)
 			}
 		}
 	}
 }
 
 // angles writes the cos and sin of each pair of dimensions at position
-// pos, scaled by the attention factor.
-func (j *ropeJob) angles(pos int, cos, sin []float32) {
+// pos, scaled by the attention factor, into tab: all the cos values then
+// all the sin values for the neox layout (quant.RoPEHalves), interleaved
+// for adjacent pairs (quant.RoPEPairs).
+func (j *ropeJob) angles(pos int, tab []float32, neox bool) {
 	p := &j.p
-	sin = sin[:len(cos)]
 	theta := float32(pos)
-	for i := range cos {
+	for i := range j.half {
 		ff := float32(1)
 		if j.factors != nil {
 			ff = j.factors[i]
@@ -233,14 +223,11 @@ func (j *ropeJob) angles(pos int, cos, sin []float32) {
 		}
 		// sincosf's rounding, as llama.cpp's rope cache.
 		sn, cs := quant.Sincosf(t)
-		cos[i], sin[i] = cs*mscale, sn*mscale
+		if neox {
+			tab[i], tab[j.half+i] = cs*mscale, sn*mscale
+		} else {
+			tab[2*i], tab[2*i+1] = cs*mscale, sn*mscale
+		}
 		theta *= j.thetaScale
 	}
-}
-
-// fmaf returns a·b+c with one rounding, as the FMA instructions llama.cpp's
-// compiler contracts the rotation into (float64 holds the exact product;
-// the double rounding left differs from a float32 FMA about once in 2^29).
-func fmaf(a, b, c float32) float32 {
-	return float32(math.FMA(float64(a), float64(b), float64(c)))
 }
