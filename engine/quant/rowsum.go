@@ -42,3 +42,37 @@ func ScaleMul(dst, x, w []float32, s float32) {
 		dst[i] = x[i] * s * w[i]
 	}
 }
+
+// Add sets dst[i] = x[i] + y[i] for i < len(dst); x and y hold at least
+// len(dst) elements.
+func Add(dst, x, y []float32) {
+	if len(dst) == 0 {
+		return
+	}
+	x, y = x[:len(dst)], y[:len(dst)]
+	i := addVector(dst, x, y)
+	for ; i < len(dst); i++ {
+		dst[i] = x[i] + y[i]
+	}
+}
+
+// SquareSums8 returns, for each lane j < 8, the sum of in[8k+j]² over the
+// longest multiple of 8 elements of in, each square rounded to float32
+// and added in float64 in element order, and how many elements that was:
+// the eight partial sums of an RMS normalization's default order.
+func SquareSums8(in []float32) (s [8]float64, n int) {
+	n = len(in) &^ 7
+	if n == 0 {
+		return s, 0
+	}
+	if squareSums8Vector(&s, in[:n]) {
+		return s, n
+	}
+	for i := 0; i < n; i += 8 {
+		v := in[i : i+8 : i+8]
+		for j := range s {
+			s[j] += float64(v[j] * v[j])
+		}
+	}
+	return s, n
+}

@@ -140,3 +140,78 @@ sm8:
 smdone:
 	VZEROUPPER
 	RET
+
+// func add8(dst, x, y *float32, n int)
+//
+// dst = x + y, 32 elements a step, then 8.
+TEXT ·add8(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+
+add32:
+	CMPQ CX, $32
+	JLT  addtail
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VADDPS  0(DX), Y0, Y0
+	VADDPS  32(DX), Y1, Y1
+	VADDPS  64(DX), Y2, Y2
+	VADDPS  96(DX), Y3, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	ADDQ $128, DX
+	SUBQ $32, CX
+	JMP  add32
+
+addtail:
+	CMPQ CX, $8
+	JLT  adddone
+	VMOVUPS 0(SI), Y0
+	VADDPS  0(DX), Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JMP  addtail
+
+adddone:
+	VZEROUPPER
+	RET
+
+// func squareSums8(s *[8]float64, in *float32, n int)
+//
+// Lanes 0-3 of the eight partial sums in Y0, lanes 4-7 in Y1: each step
+// squares eight elements in float32 (VMULPS), widens them to float64
+// (VCVTPS2PD) and adds element 8k+j to lane j.
+TEXT ·squareSums8(SB), NOSPLIT, $0-24
+	MOVQ s+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+
+sqloop:
+	VMOVUPS      (SI), Y2
+	VMULPS       Y2, Y2, Y2
+	VCVTPS2PD    X2, Y3
+	VEXTRACTF128 $1, Y2, X4
+	VCVTPS2PD    X4, Y4
+	VADDPD       Y3, Y0, Y0
+	VADDPD       Y4, Y1, Y1
+	ADDQ         $32, SI
+	DECQ         CX
+	JNZ          sqloop
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VZEROUPPER
+	RET

@@ -96,3 +96,33 @@ func TestScaleMul(t *testing.T) {
 		}
 	}
 }
+
+// TestAddAndSquareSums checks Add and SquareSums8 against their plain
+// loops, bit for bit, at every length to 80 (the 32- and 8-element steps
+// and the tails), on values of mixed magnitude.
+func TestAddAndSquareSums(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n <= 80; n++ {
+		x, y := ropeValues(r, n), ropeValues(r, n)
+		got := make([]float32, n)
+		Add(got, x, y)
+		for i := range got {
+			if want := x[i] + y[i]; math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("Add n=%d element %d: %v, want %v", n, i, got[i], want)
+			}
+		}
+		s, m := SquareSums8(x)
+		if m != n&^7 {
+			t.Fatalf("SquareSums8 of %d elements covered %d", n, m)
+		}
+		var want [8]float64
+		for i := range m {
+			want[i%8] += float64(x[i] * x[i])
+		}
+		for j := range s {
+			if math.Float64bits(s[j]) != math.Float64bits(want[j]) {
+				t.Fatalf("SquareSums8 n=%d lane %d: %v, want %v", n, j, s[j], want[j])
+			}
+		}
+	}
+}
