@@ -98,6 +98,18 @@ func f16x16DecodeMulti(nb int, w []byte, groupBytes int, a []byte, astride, rows
 	}
 }
 
+// f16x16Pair is Packed.Pair of the F16x16 layout: PackedRows activation
+// rows against two consecutive groups at once (f16x16PairR8AVX512).
+func f16x16Pair(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool) {
+	if nb < 1 || groupBytes < nb*F16x16BlockBytes || astride < nb*QK*4 || dstride < 2*Q4x16Rows {
+		panic(fmt.Sprintf("quant: F16x16 pair of %d blocks in groups of %d bytes, rows of stride %d, outputs of stride %d", nb, groupBytes, astride, dstride))
+	}
+	_ = w[groupBytes+nb*F16x16BlockBytes-1]
+	_ = a[(PackedRows-1)*astride+nb*QK*4-1]
+	_ = dst[(PackedRows-1)*dstride+2*Q4x16Rows-1]
+	f16x16PairR8AVX512(nb*QK, &w[0], groupBytes, &a[0], astride, &dst[0], dstride, accumulate)
+}
+
 // bf16x16Pair is Packed.Pair of the BF16x16 layout: PackedRows activation
 // rows against two consecutive groups at once (bf16x16PairR8AVX512).
 func bf16x16Pair(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool) {
@@ -161,6 +173,9 @@ func f16x16R2AVX512(n int, w *byte, a *byte, astride int, dst *float32, dstride 
 
 //go:noescape
 func f16x16R1AVX512(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+
+//go:noescape
+func f16x16PairR8AVX512(n int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool)
 
 //go:noescape
 func bf16x16PairR8AVX512(n int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool)

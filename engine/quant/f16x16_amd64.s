@@ -1997,6 +1997,148 @@ f16g4r7loop:
 	VZEROUPPER
 	RET
 
+// F16P8STEP is one column of f16x16PairR8AVX512: the column's weights of
+// both groups at off(DI) and off(DI)(BX*1), converted to float32, and
+// each activation row's float32 at aoff, broadcast once for both groups.
+#define F16P8STEP(off, aoff) \
+	VCVTPH2PS off(DI), Z16 \
+	VCVTPH2PS off(DI)(BX*1), Z17 \
+	VBROADCASTSS aoff(SI), Z20 \
+	VFMADD231PS Z20, Z16, Z0 \
+	VFMADD231PS Z20, Z17, Z8 \
+	VBROADCASTSS aoff(SI)(AX*1), Z21 \
+	VFMADD231PS Z21, Z16, Z1 \
+	VFMADD231PS Z21, Z17, Z9 \
+	VBROADCASTSS aoff(SI)(AX*2), Z22 \
+	VFMADD231PS Z22, Z16, Z2 \
+	VFMADD231PS Z22, Z17, Z10 \
+	VBROADCASTSS aoff(R8), Z23 \
+	VFMADD231PS Z23, Z16, Z3 \
+	VFMADD231PS Z23, Z17, Z11 \
+	VBROADCASTSS aoff(SI)(AX*4), Z20 \
+	VFMADD231PS Z20, Z16, Z4 \
+	VFMADD231PS Z20, Z17, Z12 \
+	VBROADCASTSS aoff(R8)(AX*2), Z21 \
+	VFMADD231PS Z21, Z16, Z5 \
+	VFMADD231PS Z21, Z17, Z13 \
+	VBROADCASTSS aoff(R9), Z22 \
+	VFMADD231PS Z22, Z16, Z6 \
+	VFMADD231PS Z22, Z17, Z14 \
+	VBROADCASTSS aoff(R8)(AX*4), Z23 \
+	VFMADD231PS Z23, Z16, Z7 \
+	VFMADD231PS Z23, Z17, Z15
+
+// f16x16PairR8AVX512 is f16x16R8AVX512 for two consecutive groups (the
+// second gstride bytes after the first, its 16 outputs after the first's):
+// 16 independent FMA chains where one group has 8, each in the same column
+// order, so every output is the one-group kernel's, bit for bit. Eight
+// chains of four-cycle FMAs only just cover two FMA pipes, and the
+// one-group kernel loads an activation for every FMA; here each column
+// converts two weight columns and broadcasts each activation once for
+// both groups (Z20-Z23).
+//
+// Registers as f16x16R8AVX512, with BX the group stride; Z0-Z7 the first
+// group's accumulators of activation rows 0-7, Z8-Z15 the second's.
+// func f16x16PairR8AVX512(n int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool)
+TEXT ·f16x16PairR8AVX512(SB), NOSPLIT, $0-57
+	MOVQ n+0(FP), CX
+	SHRQ $2, CX
+	MOVQ w+8(FP), DI
+	MOVQ gstride+16(FP), BX
+	MOVQ a+24(FP), SI
+	MOVQ astride+32(FP), AX
+	LEAQ (AX)(AX*2), R10
+	LEAQ (SI)(R10*1), R8
+	LEAQ (R8)(R10*1), R9
+	MOVQ dst+40(FP), DX
+	MOVQ dstride+48(FP), R10
+	SHLQ $2, R10
+	MOVBQZX accumulate+56(FP), R11
+	TESTQ R11, R11
+	JNZ f16p8load
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	JMP f16p8loop
+f16p8load:
+	MOVQ DX, R11
+	VMOVUPS (R11), Z0
+	VMOVUPS 64(R11), Z8
+	ADDQ R10, R11
+	VMOVUPS (R11), Z1
+	VMOVUPS 64(R11), Z9
+	ADDQ R10, R11
+	VMOVUPS (R11), Z2
+	VMOVUPS 64(R11), Z10
+	ADDQ R10, R11
+	VMOVUPS (R11), Z3
+	VMOVUPS 64(R11), Z11
+	ADDQ R10, R11
+	VMOVUPS (R11), Z4
+	VMOVUPS 64(R11), Z12
+	ADDQ R10, R11
+	VMOVUPS (R11), Z5
+	VMOVUPS 64(R11), Z13
+	ADDQ R10, R11
+	VMOVUPS (R11), Z6
+	VMOVUPS 64(R11), Z14
+	ADDQ R10, R11
+	VMOVUPS (R11), Z7
+	VMOVUPS 64(R11), Z15
+f16p8loop:
+	PREFETCHT0 PFD(DI)
+	PREFETCHT0 PFD(DI)(BX*1)
+	F16P8STEP(0, 0)
+	F16P8STEP(32, 4)
+	PREFETCHT0 PFD+64(DI)
+	PREFETCHT0 PFD+64(DI)(BX*1)
+	F16P8STEP(64, 8)
+	F16P8STEP(96, 12)
+	ADDQ $128, DI
+	ADDQ $16, SI
+	ADDQ $16, R8
+	ADDQ $16, R9
+	DECQ CX
+	JNZ f16p8loop
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z8, 64(DX)
+	ADDQ R10, DX
+	VMOVUPS Z1, (DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ R10, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z10, 64(DX)
+	ADDQ R10, DX
+	VMOVUPS Z3, (DX)
+	VMOVUPS Z11, 64(DX)
+	ADDQ R10, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z12, 64(DX)
+	ADDQ R10, DX
+	VMOVUPS Z5, (DX)
+	VMOVUPS Z13, 64(DX)
+	ADDQ R10, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z14, 64(DX)
+	ADDQ R10, DX
+	VMOVUPS Z7, (DX)
+	VMOVUPS Z15, 64(DX)
+	VZEROUPPER
+	RET
+
 // BF16P8STEP is one column pair of bf16x16PairR8AVX512: the pair's weights
 // of both groups at off(DI) and off(DI)(BX*1), and each activation row's
 // bf16 pair at aoff, broadcast once for both groups.

@@ -87,5 +87,6 @@ func bf16x16R2NEON(n int, w *byte, a *byte, astride int, dst *float32, dstride i
 //go:noescape
 func bf16x16R1NEON(n int, w *byte, a *byte, astride int, dst *float32, dstride int, accumulate bool)
 
-// bf16x16Pair is never called here: the BF16x16 layout has no pair kernel.
-var bf16x16Pair PairKernel
+// f16x16Pair and bf16x16Pair are never called here: the F16x16 and
+// BF16x16 layouts have no pair kernel.
+var f16x16Pair, bf16x16Pair PairKernel

@@ -16,5 +16,6 @@ var f16x16DecodeMulti func(nb int, w []byte, groupBytes int, a []byte, astride, 
 
 const f16x16DecodeRows = 0
 
-// bf16x16Pair is never called here: the BF16x16 layout has no pair kernel.
-var bf16x16Pair PairKernel
+// f16x16Pair and bf16x16Pair are never called here: the F16x16 and
+// BF16x16 layouts have no pair kernel.
+var f16x16Pair, bf16x16Pair PairKernel

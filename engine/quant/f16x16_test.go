@@ -214,50 +214,61 @@ func TestF16x16DecodeMultiMatchesKernel(t *testing.T) {
 	}
 }
 
-// TestBF16x16PairMatchesKernel checks Packed.Pair of the BF16x16 layout
+// TestHalf16PairMatchesKernel checks Packed.Pair of the F16x16 and BF16x16 layouts
 // (two groups, PackedRows activation rows at once) against the one-group
 // kernel on each group, bit for bit, starting from zero and adding to dst,
 // with strides wider than a row.
-func TestBF16x16PairMatchesKernel(t *testing.T) {
+func TestHalf16PairMatchesKernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(113, 127))
-	p := FastPackedFor(BF16, false)
-	if p == nil || p.Pair == nil {
-		t.Skip("no BF16x16 pair kernel here")
-	}
-	for _, nb := range []int{1, 3, 12, 32} {
-		n := nb * QK
-		wrows := 2 * Q4x16Rows
-		w := make([]byte, wrows*n*2)
-		if err := Quantize(BF16, w, randRow(rng, wrows*n, 1)); err != nil {
-			t.Fatal(err)
+	for _, typ := range []Type{F16, BF16} {
+		p := FastPackedFor(typ, false)
+		if p == nil || p.Pair == nil {
+			t.Logf("no %s pair kernel here", typ)
+			continue
 		}
-		packed := make([]byte, p.Bytes(wrows, n))
-		if err := p.Repack(packed, w, wrows, n); err != nil {
-			t.Fatal(err)
-		}
-		gb := nb * p.BlockBytes
-		astride := n*2 + 64 // rows apart by more than their length
-		a := make([]byte, PackedRows*astride)
-		for r := range PackedRows {
-			for i, x := range randRow(rng, n, 1) {
-				le.PutUint16(a[r*astride+2*i:], FP32ToBF16(x))
+		for _, nb := range []int{1, 3, 12, 32} {
+			n := nb * QK
+			wrows := 2 * Q4x16Rows
+			w := make([]byte, wrows*n*2)
+			if err := Quantize(typ, w, randRow(rng, wrows*n, 1)); err != nil {
+				t.Fatal(err)
 			}
-		}
-		dstride := wrows + 16
-		for _, acc := range []bool{false, true} {
-			start := randRow(rng, PackedRows*dstride, 1)
-			want, got := append([]float32(nil), start...), append([]float32(nil), start...)
-			k := p.Kernel
-			if acc {
-				k = p.Accumulate
+			packed := make([]byte, p.Bytes(wrows, n))
+			if err := p.Repack(packed, w, wrows, n); err != nil {
+				t.Fatal(err)
 			}
-			for g := range 2 {
-				k(nb, packed[g*gb:(g+1)*gb], a, astride, nil, 0, PackedRows, want[g*Q4x16Rows:], dstride)
+			gb := nb * p.BlockBytes
+			act := 4 // float32 activations (F16x16)
+			if typ == BF16 {
+				act = 2
 			}
-			p.Pair(nb, packed, gb, a, astride, got, dstride, acc)
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("nb=%d accumulate=%v: output %d (row %d) = %v, kernel %v", nb, acc, i, i/dstride, got[i], want[i])
+			astride := n*act + 64 // rows apart by more than their length
+			a := make([]byte, PackedRows*astride)
+			for r := range PackedRows {
+				for i, x := range randRow(rng, n, 1) {
+					if typ == BF16 {
+						le.PutUint16(a[r*astride+2*i:], FP32ToBF16(x))
+					} else {
+						le.PutUint32(a[r*astride+4*i:], math.Float32bits(x))
+					}
+				}
+			}
+			dstride := wrows + 16
+			for _, acc := range []bool{false, true} {
+				start := randRow(rng, PackedRows*dstride, 1)
+				want, got := append([]float32(nil), start...), append([]float32(nil), start...)
+				k := p.Kernel
+				if acc {
+					k = p.Accumulate
+				}
+				for g := range 2 {
+					k(nb, packed[g*gb:(g+1)*gb], a, astride, nil, 0, PackedRows, want[g*Q4x16Rows:], dstride)
+				}
+				p.Pair(nb, packed, gb, a, astride, got, dstride, acc)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s nb=%d accumulate=%v: output %d (row %d) = %v, kernel %v", typ, nb, acc, i, i/dstride, got[i], want[i])
+					}
 				}
 			}
 		}

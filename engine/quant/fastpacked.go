@@ -25,7 +25,7 @@ func FastPackedFor(t Type, amx bool) *Packed {
 		return &Packed{Name: "F16x16", Act: F32, BlockSize: QK, BlockBytes: F16x16BlockBytes,
 			Repack: RepackF16x16, Kernel: f16x16Kernel, Accumulate: f16x16AccKernel,
 			Decode: f16x16Decode, DecodeGroups: half16DecodeGroups,
-			DecodeMulti: f16x16DecodeMulti, DecodeRows: f16x16DecodeRows}
+			DecodeMulti: f16x16DecodeMulti, DecodeRows: f16x16DecodeRows, Pair: f16x16Pair}
 	case t == BF16 && bf16x16Kernel != nil:
 		return &Packed{Name: "BF16x16", Act: BF16, BlockSize: QK, BlockBytes: F16x16BlockBytes,
 			Repack: RepackBF16x16, Kernel: bf16x16Kernel, Accumulate: bf16x16AccKernel,

@@ -70,8 +70,8 @@ func testQ5x16MatchesVecDot(t *testing.T) {
 
 // BenchmarkPackedKernels runs each repacked layout's kernel on a 16-row
 // group of 4864 columns (a 0.5B model's FF down projection), in L2, for 8
-// activation rows (prefill) and for 1 (decode), and reports multiply-adds
-// per second.
+// activation rows (prefill) and for 1 (decode), and the pair kernels for
+// two groups and 8 rows, and reports multiply-adds per second.
 func BenchmarkPackedKernels(b *testing.B) {
 	const n = 4864
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -107,6 +107,16 @@ func BenchmarkPackedKernels(b *testing.B) {
 					p.Kernel(nb, packed, a, qrow, aux, p.AuxWords*nb, rows, dst, Q4x16Rows)
 				}
 				b.ReportMetric(float64(Q4x16Rows*n*rows)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+		if p.Pair != nil { // two groups (the same bytes twice), 8 rows
+			two := append(append([]byte(nil), packed...), packed...)
+			dst2 := make([]float32, PackedRows*2*Q4x16Rows)
+			b.Run(p.Name+"/pair8", func(b *testing.B) {
+				for b.Loop() {
+					p.Pair(nb, two, len(packed), a, qrow, dst2, 2*Q4x16Rows, false)
+				}
+				b.ReportMetric(float64(2*Q4x16Rows*n*PackedRows)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 			})
 		}
 	}
