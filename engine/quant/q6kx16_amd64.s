@@ -10,6 +10,15 @@
 // output projection of a 1B model: 11.4 -> 8.6 ms a token).
 #define PFD 3360
 
+// FAR is how much further ahead than PFD the one-row kernel
+// (q6kx16DecodeAVX512) also prefetches every line into L2 only
+// (PREFETCHT2): with the L1 prefetch alone one core kept too few lines in
+// flight. One Zen 5 core (BenchmarkDecodeStream/Q6_K under taskset, where
+// the plain read probe gets 42 GB/s): 30.3-31.1 GB/s without, 35.0 with
+// it at 3360 bytes, 35.1-35.8 at 6720, 32.3-33.8 at 10080, 32.6 at
+// 13440. Not measured on Intel.
+#define FAR 6720
+
 // The Q6_Kx16 kernel (see q6kx16.go for the layout) with AVX-512 VNNI and
 // BW. Per super-block it first unpacks, into the caller's scratch, the 64
 // weight chunks (quants 4u..4u+3 of 32-element chunk c of every row, 0..63
@@ -1467,10 +1476,13 @@ q6kout:
 // against the activation quants at a0..a3 with the scale pairs Z8..Z11.
 #define Q6KD_STEP(qh, ql, ql8, a0, a1, a2, a3, acc) \
 	PREFETCHT0 PFD+qh(DI) \
+	PREFETCHT2 PFD+FAR+qh(DI) \
 	VMOVDQU32  qh(DI), Z24 \
 	PREFETCHT0 PFD+ql(DI) \
+	PREFETCHT2 PFD+FAR+ql(DI) \
 	VMOVDQU32  ql(DI), Z25 \
 	PREFETCHT0 PFD+ql8(DI) \
+	PREFETCHT2 PFD+FAR+ql8(DI) \
 	VMOVDQU32  ql8(DI), Z26 \
 	VPANDD     Z30, Z25, Z20 \
 	VPSLLW     $4, Z24, Z21 \
@@ -1496,6 +1508,7 @@ q6kout:
 // pair at bsum(SI), to lane acc.
 #define Q6KD_EVEN(off, bsum, sc, acc) \
 	PREFETCHT0    PFD+off(DI) \
+	PREFETCHT2 PFD+FAR+off(DI) \
 	VPMOVSXBW     off(DI), Z20 \
 	VPSHUFB       Z28, Z20, sc \
 	VPMULLW       Z27, Z20, Z21 \
@@ -1602,6 +1615,7 @@ q6kdblock:
 	Q6KD_STEPS47O(Z4, Z5, Z6, Z7)
 	// The float lanes: += float(lane)·(d_w·d_a), as the general kernel.
 	PREFETCHT0  PFD+0(DI)
+	PREFETCHT2 PFD+FAR+0(DI)
 	VCVTPH2PS   (DI), Z20
 	VMULPS.BCST (SI), Z20, Z21
 	VCVTDQ2PS   Z0, Z0
