@@ -11,6 +11,14 @@
 // and a 1B-shape Q5_K_M file decoded 26.8-27.3 tokens/s against 21.3-21.6.
 #define PFD 2880
 
+// FAR is how much further ahead than PFD the one-row kernel
+// (q5kx16DecodeAVX512) also prefetches every line into L2 only
+// (PREFETCHT2), as the Q4_K and Q6_K kernels do: one Zen 5 core
+// (BenchmarkDecodeStream/Q5_K under taskset, read probe 41-42 GB/s)
+// streamed 27.3-27.6 GB/s without, 32.7-33.2 with it at 2880 bytes,
+// 33.3-34.3 at 5760, 32.7-33.1 at 8640. Not measured on Intel.
+#define FAR 5760
+
 // The Q5_Kx16 kernel (see q5kx16.go for the layout) with AVX-512 VNNI and
 // BW, built as the Q6_Kx16 kernel (q6kx16_amd64.s): per super-block the
 // 64 weight chunks (quants 4u..4u+3 of group c of every row, 0..31
@@ -1442,6 +1450,7 @@ q5kout:
 // Q5KD_SCALE leaves group c's scales (bytes at off) as int16 pairs in sc.
 #define Q5KD_SCALE(off, sc) \
 	PREFETCHT0 PFD+off(DI) \
+	PREFETCHT2 PFD+FAR+off(DI) \
 	VPMOVZXBD  off(DI), sc \
 	VPSLLD     $16, sc, Z27 \
 	VPORD      Z27, sc, sc
@@ -1452,8 +1461,10 @@ q5kout:
 // 4+4u+32j(SI), with the scale pairs Z17-Z24.
 #define Q5KD_LANE(u, acc) \
 	PREFETCHT0 PFD+2368+64*u(DI) \
+	PREFETCHT2 PFD+FAR+2368+64*u(DI) \
 	VMOVDQU32  2368+64*u(DI), Z25 \
 	PREFETCHT0 PFD+320+64*u(DI) \
+	PREFETCHT2 PFD+FAR+320+64*u(DI) \
 	VMOVDQU32  320+64*u(DI), Z26 \
 	VPANDD     Z30, Z26, Z27 \
 	VPSLLW     $4, Z25, Z28 \
@@ -1465,6 +1476,7 @@ q5kout:
 	VPTERNLOGD $0xf8, Z31, Z28, Z27 \
 	Q5KD_DOT(Z27, 36+4*u, Z18, acc) \
 	PREFETCHT0 PFD+832+64*u(DI) \
+	PREFETCHT2 PFD+FAR+832+64*u(DI) \
 	VMOVDQU32  832+64*u(DI), Z26 \
 	VPANDD     Z30, Z26, Z27 \
 	VPSLLW     $2, Z25, Z28 \
@@ -1476,6 +1488,7 @@ q5kout:
 	VPTERNLOGD $0xf8, Z31, Z28, Z27 \
 	Q5KD_DOT(Z27, 100+4*u, Z20, acc) \
 	PREFETCHT0 PFD+1344+64*u(DI) \
+	PREFETCHT2 PFD+FAR+1344+64*u(DI) \
 	VMOVDQU32  1344+64*u(DI), Z26 \
 	VPANDD     Z30, Z26, Z27 \
 	VPTERNLOGD $0xf8, Z31, Z25, Z27 \
@@ -1486,6 +1499,7 @@ q5kout:
 	VPTERNLOGD $0xf8, Z31, Z28, Z27 \
 	Q5KD_DOT(Z27, 164+4*u, Z22, acc) \
 	PREFETCHT0 PFD+1856+64*u(DI) \
+	PREFETCHT2 PFD+FAR+1856+64*u(DI) \
 	VMOVDQU32  1856+64*u(DI), Z26 \
 	VPANDD     Z30, Z26, Z27 \
 	VPSRLW     $2, Z25, Z28 \
@@ -1554,18 +1568,23 @@ q5kdblock:
 	// of group sums, exactly, then −= its float times dmin·d_a.
 	VPXORD Z25, Z25, Z25
 	PREFETCHT0    PFD+192(DI)
+	PREFETCHT2 PFD+FAR+192(DI)
 	VPMOVZXBW     192(DI), Z26
 	VPDPWSSD.BCST 0(R14), Z26, Z25
 	PREFETCHT0    PFD+224(DI)
+	PREFETCHT2 PFD+FAR+224(DI)
 	VPMOVZXBW     224(DI), Z26
 	VPDPWSSD.BCST 4(R14), Z26, Z25
 	PREFETCHT0    PFD+256(DI)
+	PREFETCHT2 PFD+FAR+256(DI)
 	VPMOVZXBW     256(DI), Z26
 	VPDPWSSD.BCST 8(R14), Z26, Z25
 	PREFETCHT0    PFD+288(DI)
+	PREFETCHT2 PFD+FAR+288(DI)
 	VPMOVZXBW     288(DI), Z26
 	VPDPWSSD.BCST 12(R14), Z26, Z25
 	PREFETCHT0   PFD+0(DI)
+	PREFETCHT2 PFD+FAR+0(DI)
 	VCVTPH2PS    (DI), Z26
 	VCVTPH2PS    32(DI), Z27
 	VMULPS.BCST  (SI), Z26, Z29
