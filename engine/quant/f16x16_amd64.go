@@ -98,28 +98,33 @@ func f16x16DecodeMulti(nb int, w []byte, groupBytes int, a []byte, astride, rows
 	}
 }
 
-// f16x16Pair is Packed.Pair of the F16x16 layout: PackedRows activation
-// rows against two consecutive groups at once (f16x16PairR8AVX512).
+// f16x16Pair and bf16x16Pair are Packed.Pair of the F16x16 and BF16x16
+// layouts: PackedRows activation rows against two consecutive groups at
+// once (f16x16PairR8AVX512, bf16x16PairR8AVX512).
 func f16x16Pair(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool) {
-	if nb < 1 || groupBytes < nb*F16x16BlockBytes || astride < nb*QK*4 || dstride < 2*Q4x16Rows {
-		panic(fmt.Sprintf("quant: F16x16 pair of %d blocks in groups of %d bytes, rows of stride %d, outputs of stride %d", nb, groupBytes, astride, dstride))
-	}
-	_ = w[groupBytes+nb*F16x16BlockBytes-1]
-	_ = a[(PackedRows-1)*astride+nb*QK*4-1]
-	_ = dst[(PackedRows-1)*dstride+2*Q4x16Rows-1]
-	f16x16PairR8AVX512(nb*QK, &w[0], groupBytes, &a[0], astride, &dst[0], dstride, accumulate)
+	half16Pair(false, nb, w, groupBytes, a, astride, dst, dstride, accumulate)
 }
 
-// bf16x16Pair is Packed.Pair of the BF16x16 layout: PackedRows activation
-// rows against two consecutive groups at once (bf16x16PairR8AVX512).
 func bf16x16Pair(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool) {
-	if nb < 1 || groupBytes < nb*F16x16BlockBytes || astride < nb*QK*2 || dstride < 2*Q4x16Rows {
-		panic(fmt.Sprintf("quant: BF16x16 pair of %d blocks in groups of %d bytes, rows of stride %d, outputs of stride %d", nb, groupBytes, astride, dstride))
+	half16Pair(true, nb, w, groupBytes, a, astride, dst, dstride, accumulate)
+}
+
+func half16Pair(bf bool, nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool) {
+	name, act := "F16x16", 4 // bytes of an activation
+	if bf {
+		name, act = "BF16x16", 2
+	}
+	if nb < 1 || groupBytes < nb*F16x16BlockBytes || astride < nb*QK*act || dstride < 2*Q4x16Rows {
+		panic(fmt.Sprintf("quant: %s pair of %d blocks in groups of %d bytes, rows of stride %d, outputs of stride %d", name, nb, groupBytes, astride, dstride))
 	}
 	_ = w[groupBytes+nb*F16x16BlockBytes-1]
-	_ = a[(PackedRows-1)*astride+nb*QK*2-1]
+	_ = a[(PackedRows-1)*astride+nb*QK*act-1]
 	_ = dst[(PackedRows-1)*dstride+2*Q4x16Rows-1]
-	bf16x16PairR8AVX512(nb*QK, &w[0], groupBytes, &a[0], astride, &dst[0], dstride, accumulate)
+	if bf {
+		bf16x16PairR8AVX512(nb*QK, &w[0], groupBytes, &a[0], astride, &dst[0], dstride, accumulate)
+	} else {
+		f16x16PairR8AVX512(nb*QK, &w[0], groupBytes, &a[0], astride, &dst[0], dstride, accumulate)
+	}
 }
 
 // half16 checks the buffers and runs the kernels of 8, 4, 2 and 1

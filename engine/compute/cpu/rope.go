@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/quant"
@@ -133,7 +134,7 @@ type ropeTable struct {
 func (ts *ropeTables) lookup(key ropeKey, factors []float32, rows []ropeRow, half int) ([]float32, bool) {
 	for i := range ts.t {
 		t := &ts.t[i]
-		if t.valid && t.key == key && sameBits(t.factors, factors) && (t.factors == nil) == (factors == nil) && samePositions(t.pos, rows) {
+		if t.valid && t.key == key && slices.EqualFunc(t.factors, factors, sameBits) && (t.factors == nil) == (factors == nil) && samePositions(t.pos, rows) {
 			ts.last = i
 			return t.vals, false
 		}
@@ -154,17 +155,8 @@ func (ts *ropeTables) lookup(key ropeKey, factors []float32, rows []ropeRow, hal
 	return t.vals, true
 }
 
-func sameBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
+// sameBits reports whether x and y have the same bits.
+func sameBits(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }
 
 func samePositions(pos []int, rows []ropeRow) bool {
 	if len(pos) != len(rows) {
