@@ -152,11 +152,14 @@ func TestGuard(t *testing.T) {
 		}
 		return allowed
 	}
-	// A young setting explores one window in guardEarly: it finds out
-	// within a few windows.
-	run(80, 100, 2*guardEarly*guardWindow)
+	// A young setting explores one window in guardEarly, backing off as
+	// its exploring windows keep losing: over the first guardYoung
+	// windows it explores windows 3, 7 and 15, not every fourth.
+	if got := run(80, 100, guardYoung*guardWindow); got != 3*guardWindow {
+		t.Fatalf("a losing young setting speculated in %d steps of its first %d windows, want 3 windows' %d", got, guardYoung, 3*guardWindow)
+	}
 	if r, ok := c.GuardRatio(1, KindDraft); !ok || r > 0.9 || !c.guard.state(1, KindDraft).off {
-		t.Fatalf("after %d windows: GuardRatio = %v, %v, off %v", 2*guardEarly, r, ok, c.guard.state(1, KindDraft).off)
+		t.Fatalf("after %d windows: GuardRatio = %v, %v, off %v", guardYoung, r, ok, c.guard.state(1, KindDraft).off)
 	}
 	// Exploring windows that keep confirming a clear loss come ever
 	// rarer, down to one in guardEvery<<guardMaxBackoff.
