@@ -181,15 +181,25 @@ func TestDecodeOpsDoNotAllocate(t *testing.T) {
 	}
 	spans := []compute.Span{{N: 1, Pos: 5, Blocks: []int32{0}}}
 	rope := compute.RoPE{Mode: compute.RoPENeox, FreqBase: 10000}
+	// RoPE at a new position each call (three positions against a table of
+	// two), with frequency factors: the angle table is refilled in place.
+	factors := weight(t, b, quant.F32, 1, hd/2, randRows(r, 1, hd/2))
+	scaled := compute.RoPE{Mode: compute.RoPENormal, FreqBase: 10000, Factors: factors}
+	moving := [3][]compute.Span{{{N: 1, Pos: 6, Blocks: []int32{0}}}, {{N: 1, Pos: 7, Blocks: []int32{0}}}, {{N: 1, Pos: 8, Blocks: []int32{0}}}}
+	step := 0
 	att := compute.Attention{Heads: heads, KVHeads: kvHeads, HeadDim: hd, Scale: 0.17}
 	for name, op := range map[string]func(){
 		"RMSNorm": func() { b.RMSNorm(h, x, norm, 1e-5) },
 		"MatMul":  func() { b.MatMul(q, h, wq) },
 		"RoPE":    func() { b.RoPE(q, spans, heads, hd, rope) },
-		"Attend":  func() { b.Attend(h, q, k, v, kv, spans, att) },
-		"Add":     func() { b.Add(x, x, h) },
-		"SwiGLU":  func() { b.SwiGLU(h, x, q) },
-		"AddRow":  func() { b.AddRow(h, norm) },
+		"RoPE, new positions, factors": func() {
+			step++
+			b.RoPE(q, moving[step%3], heads, hd, scaled)
+		},
+		"Attend": func() { b.Attend(h, q, k, v, kv, spans, att) },
+		"Add":    func() { b.Add(x, x, h) },
+		"SwiGLU": func() { b.SwiGLU(h, x, q) },
+		"AddRow": func() { b.AddRow(h, norm) },
 	} {
 		op() // grow scratch
 		if n := testing.AllocsPerRun(20, op); n != 0 {

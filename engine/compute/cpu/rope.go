@@ -122,11 +122,12 @@ type ropeTables struct {
 }
 
 type ropeTable struct {
-	key     ropeKey
-	factors []float32 // a copy (nil: none)
-	pos     []int
-	vals    []float32
-	valid   bool
+	key        ropeKey
+	factors    []float32 // a copy, where hasFactors
+	hasFactors bool
+	pos        []int
+	vals       []float32
+	valid      bool
 }
 
 // lookup returns the table for key, factors and the positions of rows,
@@ -134,7 +135,7 @@ type ropeTable struct {
 func (ts *ropeTables) lookup(key ropeKey, factors []float32, rows []ropeRow, half int) ([]float32, bool) {
 	for i := range ts.t {
 		t := &ts.t[i]
-		if t.valid && t.key == key && slices.EqualFunc(t.factors, factors, sameBits) && (t.factors == nil) == (factors == nil) && samePositions(t.pos, rows) {
+		if t.valid && t.key == key && t.hasFactors == (factors != nil) && slices.EqualFunc(t.factors, factors, sameBits) && samePositions(t.pos, rows) {
 			ts.last = i
 			return t.vals, false
 		}
@@ -142,10 +143,7 @@ func (ts *ropeTables) lookup(key ropeKey, factors []float32, rows []ropeRow, hal
 	i := 1 - ts.last // the older one
 	t := &ts.t[i]
 	t.key, t.valid = key, true
-	t.factors = nil
-	if factors != nil {
-		t.factors = append(t.factors[:0:0], factors...)
-	}
+	t.factors, t.hasFactors = append(t.factors[:0], factors...), factors != nil
 	t.pos = t.pos[:0]
 	for _, rw := range rows {
 		t.pos = append(t.pos, rw.pos)
