@@ -8,8 +8,8 @@ import "time"
 // sequence may speculate run in windows of guardWindow steps, for each
 // batch size and set of speculation kinds (a draft model's passes cost
 // far more than a lookup, and trees verify more tokens than chains); one
-// window in guardEvery
-// (one in guardEarly while a setting is young) runs with speculation set
+// window in guardEvery (one in guardEarly while a setting is young; both
+// periods back off as below) runs with speculation set
 // the other way than it currently is, and each window's tokens and wall
 // time go to the tally of its setting, whose rate is the second best of
 // its last guardRates windows (tally.rate). When the tallies show
@@ -125,9 +125,10 @@ func (c *Controller) Allowed(n int, kinds Kinds) bool {
 // exploring reports whether the current window runs reversed. A young
 // setting explores one window in guardEarly, backed off like the others
 // once an exploring window confirms it clearly: a short request's decode
-// is all young windows (96 tokens are 12), and a draft model that lost
-// every exploring window at one in four held the 19M F16 and Q8_0 files'
-// draft-only decode at 0.93-0.96x of none.
+// is all young windows (96 tokens are 12), in which a draft model that
+// loses every exploring window ran in one window of four. (On the 19M
+// F16 and Q8_0 files draft-only decode read 0.93-1.01x of none before
+// and 0.94-1.01x after: within that host's noise.)
 func (st *guardState) exploring() bool {
 	period := guardEvery << st.backoff
 	if st.window < guardYoung {

@@ -135,7 +135,7 @@ type ropeTable struct {
 func (ts *ropeTables) lookup(key ropeKey, factors []float32, rows []ropeRow, half int) ([]float32, bool) {
 	for i := range ts.t {
 		t := &ts.t[i]
-		if t.valid && t.key == key && t.hasFactors == (factors != nil) && slices.EqualFunc(t.factors, factors, sameBits) && samePositions(t.pos, rows) {
+		if t.valid && t.key == key && t.hasFactors == (factors != nil) && slices.EqualFunc(t.factors, factors, sameBits) && slices.EqualFunc(t.pos, rows, atPosition) {
 			ts.last = i
 			return t.vals, false
 		}
@@ -156,17 +156,8 @@ func (ts *ropeTables) lookup(key ropeKey, factors []float32, rows []ropeRow, hal
 // sameBits reports whether x and y have the same bits.
 func sameBits(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }
 
-func samePositions(pos []int, rows []ropeRow) bool {
-	if len(pos) != len(rows) {
-		return false
-	}
-	for i, rw := range rows {
-		if pos[i] != rw.pos {
-			return false
-		}
-	}
-	return true
-}
+// atPosition reports whether row rw is at position pos.
+func atPosition(pos int, rw ropeRow) bool { return pos == rw.pos }
 
 func (j *ropeJob) do(wk, lo, hi int) {
 	half, headDim := j.half, j.headDim
