@@ -231,6 +231,34 @@ func TestCostTableCapsInflatedSizes(t *testing.T) {
 	}
 }
 
+// TestCostTableHoldsSizesToLargerOnes checks that a size whose few
+// timings fell in a busy moment is estimated at no more than a larger size
+// timed in full, and that sizes above every measured one are not held.
+func TestCostTableHoldsSizesToLargerOnes(t *testing.T) {
+	var tb costTable
+	for range costTableSamples {
+		tb.add(1, 1.0)
+		tb.add(2, 1.1)
+		tb.add(4, 1.5)
+	}
+	for range minSamples {
+		tb.add(3, 6.0) // three timings, all while other processes ran
+	}
+	for _, tc := range []struct {
+		n    int
+		want float64
+	}{
+		{1, 1.0}, {2, 1.1}, // measured, below the larger sizes
+		{3, 1.5}, // 6.0 measured, 2.1 by 1+2, held to 4's 1.5
+		{4, 1.5},
+		{5, 1.65}, // above every measured size: 4 and the least growth, 0.1 of its cost
+	} {
+		if got := tb.estimate(tc.n, 0.1); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("estimate(%d) = %v, want %v", tc.n, got, tc.want)
+		}
+	}
+}
+
 // TestTrimProbesUndersampledSizes checks that Trim, every costProbeEvery
 // calls, verifies one token more than the cost model chooses while the
 // larger step has fewer than costTableSamples timings, and stops once it
