@@ -1,0 +1,77 @@
+package quant
+
+import "math"
+
+// MaxMin returns the largest and smallest of x and whether x holds a NaN
+// or an infinity; where it does (special), the largest and smallest are
+// unspecified. An empty x gives −Inf and +Inf.
+func MaxMin(x []float32) (hi, lo float32, special bool) {
+	hi, lo = float32(math.Inf(-1)), float32(math.Inf(1))
+	i := maxMinVector(x, &hi, &lo, &special)
+	for _, v := range x[i:] {
+		if v > hi {
+			hi = v
+		}
+		if v < lo {
+			lo = v
+		}
+		if !(v >= -math.MaxFloat32 && v <= math.MaxFloat32) {
+			special = true
+		}
+	}
+	return hi, lo, special
+}
+
+// ExpShift sets dst[i] = e^(src[i]·scale − m) for every element of src
+// (len(dst) ≥ len(src); dst may be src), each step rounded to float32 and
+// the exponential as Exp computes it: float32(math.Exp(float64(
+// float32(src[i]*scale) − m))). It returns the sum of the results in
+// float64, in eight lanes: lane k adds the elements of index k modulo 8
+// in index order, and the lanes are added as ((l0+l4) + (l2+l6)) +
+// ((l1+l5) + (l3+l7)). It is a softmax's exponentials and their sum.
+func ExpShift(dst, src []float32, scale, m float32) float64 {
+	dst = dst[:len(src)]
+	var lanes [8]float64
+	i := expShiftVector(dst, src, scale, m, &lanes)
+	for ; i < len(src); i++ {
+		e := float32(math.Exp(float64(float32(src[i]*scale) - m)))
+		dst[i] = e
+		lanes[i&7] += float64(e)
+	}
+	return LaneSum(&lanes)
+}
+
+// LaneSum adds eight lane sums in ExpShift's order.
+func LaneSum(l *[8]float64) float64 {
+	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
+}
+
+// IndexAbove returns the index of the first element of x greater than v,
+// or len(x) when there is none (a NaN is never greater).
+func IndexAbove(x []float32, v float32) int {
+	i, found := indexAboveVector(x, v)
+	if found {
+		return i
+	}
+	for ; i < len(x); i++ {
+		if x[i] > v {
+			return i
+		}
+	}
+	return len(x)
+}
+
+// IndexEqual returns the index of the first element of x equal to v, or
+// len(x) when there is none.
+func IndexEqual(x []float32, v float32) int {
+	i, found := indexEqualVector(x, v)
+	if found {
+		return i
+	}
+	for ; i < len(x); i++ {
+		if x[i] == v {
+			return i
+		}
+	}
+	return len(x)
+}
