@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/ruvllm/ruvllm/engine/quant"
 )
 
 // defaultRepeatLastN is the penalty window used when Params.RepeatLastN is 0,
@@ -30,6 +32,7 @@ type Sampler struct {
 	seed   uint64
 	rng    *rand.Rand
 	cands  []cand
+	xs     []float32 // a vocabulary's logits or exponentials (fullVocab)
 	counts map[int32]int
 }
 
@@ -72,7 +75,9 @@ func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 	if s.p.Temperature <= 0 {
 		return argmax(logits)
 	}
-
+	if s.untruncated() {
+		return s.drawAll(logits)
+	}
 	c := s.filter(logits)
 	if len(c) == 0 {
 		return -1
@@ -190,8 +195,31 @@ func (s *Sampler) filterMasked(logits []float32, allowed []uint64) []cand {
 
 // filter runs the truncation chain (top-k, typical-p, top-p, min-p) and
 // temperature over the finite logits and returns the surviving candidates,
-// which alias the sampler's scratch buffer.
+// which alias the sampler's scratch buffer. Top-k, top-p and min-p pick
+// their survivors from the logits themselves and make candidates of those
+// alone: a vocabulary of 150K candidates is 2.4 MB, more than a core's
+// L2, and building it cost more than the rest of the chain.
 func (s *Sampler) filter(logits []float32) []cand {
+	p := s.p
+	switch {
+	case p.TypicalP > 0 && p.TypicalP < 1:
+	case p.TopK > 0:
+		if c, ok := s.topK(logits, p.TopK); ok {
+			return s.finish(c, true, stepTopP)
+		}
+	case p.TopP > 0 && p.TopP < 1:
+		if c, ok := s.nucleus(logits, p.TopP); ok {
+			return s.finish(c, true, stepMinP)
+		}
+	case p.MinP > 0:
+		return s.finish(s.minPCands(logits, p.MinP), false, stepTemperature)
+	}
+	return s.truncate(s.allCands(logits))
+}
+
+// allCands returns a candidate for every finite logit, in id order (+Inf
+// taken as the largest float32), in the sampler's scratch buffer.
+func (s *Sampler) allCands(logits []float32) []cand {
 	if cap(s.cands) < len(logits) {
 		s.cands = make([]cand, 0, len(logits))
 	}
@@ -206,7 +234,7 @@ func (s *Sampler) filter(logits []float32) []cand {
 		c = append(c, cand{id: int32(i), logit: l})
 	}
 	s.cands = c // keep the grown buffer for the next call
-	return s.truncate(c)
+	return c
 }
 
 // truncate runs top-k, typical-p, top-p, min-p and temperature over the
@@ -225,11 +253,27 @@ func (s *Sampler) truncate(c []cand) []cand {
 		c = typical(c, tp)
 		sorted = false
 	}
-	if tp := s.p.TopP; tp > 0 && tp < 1 {
-		c = topP(c, tp, sorted)
-		sorted = true
+	return s.finish(c, sorted, stepTopP)
+}
+
+// The steps of the chain after top-k and typical-p, in order: finish
+// starts at one of them.
+const (
+	stepTopP = iota
+	stepMinP
+	stepTemperature
+)
+
+// finish runs the chain from step on over candidates that the steps
+// before it have left (sorted: best first): top-p, min-p, temperature.
+func (s *Sampler) finish(c []cand, sorted bool, step int) []cand {
+	if len(c) == 0 {
+		return c
 	}
-	if mp := s.p.MinP; mp > 0 {
+	if tp := s.p.TopP; step <= stepTopP && tp > 0 && tp < 1 {
+		c = topP(c, tp, sorted)
+	}
+	if mp := s.p.MinP; step <= stepMinP && mp > 0 {
 		c = minP(c, mp)
 	}
 	if t := s.p.Temperature; t != 1 {
@@ -301,6 +345,9 @@ func (s *Sampler) penalize(logits []float32, history []int32, in func(int32) boo
 // argmax returns the index of the largest logit, lowest index on ties. NaN
 // never wins. It returns -1 when no logit is greater than -Inf.
 func argmax(logits []float32) int32 {
+	if hi, _, special := quant.MaxMin(logits); !special && len(logits) > 0 {
+		return int32(quant.IndexEqual(logits, hi)) // the first of the largest
+	}
 	best := -1
 	bv := float32(math.Inf(-1))
 	for i, l := range logits {
@@ -374,7 +421,11 @@ func cmpDesc(a, b cand) int {
 	return 0
 }
 
-// softmax fills c[i].p with the probabilities of the candidates' logits.
+// softmax fills c[i].p with the probabilities of the candidates' logits:
+// each exponential rounded to float32 and their sum in float64 in
+// quant.ExpShift's lanes, by id modulo 8 (in c's order), so that drawAll
+// and nucleus, which sum a whole vocabulary's exponentials so, find every
+// token's probability as this does over the vocabulary's candidates.
 func softmax(c []cand) {
 	maxL := c[0].logit
 	for _, x := range c[1:] {
@@ -382,13 +433,12 @@ func softmax(c []cand) {
 			maxL = x.logit
 		}
 	}
-	var sum float64
+	var lanes [8]float64
 	for i := range c {
-		e := math.Exp(float64(c[i].logit - maxL))
-		c[i].p = float32(e)
-		sum += e
+		c[i].p = float32(math.Exp(float64(c[i].logit - maxL)))
+		lanes[c[i].id&7] += float64(c[i].p)
 	}
-	inv := 1 / sum
+	inv := 1 / quant.LaneSum(&lanes)
 	for i := range c {
 		c[i].p = float32(float64(c[i].p) * inv)
 	}

@@ -347,6 +347,8 @@ func TestNoAllocsAfterWarmup(t *testing.T) {
 		{Temperature: 0.8, TopP: 0.9, PresencePenalty: 0.2, FrequencyPenalty: 0.1, Seed: 1},
 		{Temperature: 1, TypicalP: 0.9, Seed: 1, LogitBias: map[int32]float32{5: -1}},
 		{Seed: 1, RepeatPenalty: 1.3},
+		{Temperature: 1, Seed: 1},
+		{Temperature: 0.7, MinP: 0.1, Seed: 1},
 	} {
 		s := New(p)
 		logits := slices.Clone(base)

@@ -1,0 +1,156 @@
+package sample
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// sampleReference is Sample with every step of the chain over a candidate
+// for every finite logit, as Sample computed before its whole-vocabulary
+// steps (the chain's definition).
+func sampleReference(s *Sampler, logits []float32) int32 {
+	if s.p.Temperature <= 0 {
+		return argmax(logits)
+	}
+	c := s.truncate(s.allCands(logits))
+	if len(c) == 0 {
+		return -1
+	}
+	return s.draw(c)
+}
+
+// TestWholeVocabularyStepsMatchChain checks that Sample's steps over the
+// logits themselves (drawAll, topK, nucleus, minPCands) draw the token the
+// chain over every candidate draws, for the same seed: on random logits
+// with ties, banned (−Inf), broken (NaN) and forced (+Inf) tokens, for
+// every truncation and a temperature, through many draws of one sampler.
+func TestWholeVocabularyStepsMatchChain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 43))
+	params := []Params{
+		{Temperature: 1},
+		{Temperature: 0.7},
+		{Temperature: 1.5, TopK: 40},
+		{Temperature: 0.8, TopK: 1},
+		{Temperature: 0.8, TopK: 5000}, // more than the finite logits: no cut
+		{Temperature: 1, TopP: 0.9},
+		{Temperature: 0.6, TopP: 0.3},
+		{Temperature: 1, MinP: 0.05},
+		{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05},
+		{Temperature: 0.8, TopP: 0.95, MinP: 0.1},
+	}
+	for trial := range 300 {
+		n := 1 + rng.IntN(3000)
+		logits := make([]float32, n)
+		ties := rng.IntN(2) == 0
+		for i := range logits {
+			if ties {
+				logits[i] = float32(rng.IntN(60)) / 4
+			} else {
+				logits[i] = float32(rng.NormFloat64() * 3)
+			}
+			switch r := rng.IntN(1000); {
+			case r < 20:
+				logits[i] = negInf
+			case r < 22:
+				logits[i] = float32(math.NaN())
+			case r < 23 && trial%7 == 0:
+				logits[i] = float32(math.Inf(1))
+			}
+		}
+		if trial%50 == 0 { // every token banned or broken
+			for i := range logits {
+				logits[i] = negInf
+			}
+			logits[0] = float32(math.NaN())
+		}
+		for _, p := range params {
+			p.Seed = uint64(trial + 1)
+			fast, ref := New(p), New(p)
+			for draw := range 20 {
+				got := fast.Sample(slices.Clone(logits), nil)
+				want := sampleReference(ref, slices.Clone(logits))
+				if got != want {
+					t.Fatalf("trial %d (%d logits) %+v draw %d: %d, the chain over every candidate draws %d", trial, n, p, draw, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestTopKMatchesPartialSort checks topK against partialSortDesc over the
+// candidates, ties and a forced token included.
+func TestTopKMatchesPartialSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 53))
+	for trial := range 200 {
+		n := 2 + rng.IntN(500)
+		logits := make([]float32, n)
+		for i := range logits {
+			logits[i] = float32(rng.IntN(20))
+			if rng.IntN(50) == 0 {
+				logits[i] = float32(math.Inf(1))
+			}
+		}
+		k := 1 + rng.IntN(n-1)
+		var s Sampler
+		got, ok := s.topK(logits, k)
+		if !ok {
+			t.Fatalf("trial %d: no cut of %d logits to %d", trial, n, k)
+		}
+		got = slices.Clone(got)
+		var r Sampler
+		want := r.allCands(logits)
+		partialSortDesc(want, k)
+		if !slices.Equal(got, want[:k]) {
+			t.Fatalf("trial %d: top %d of %d: %v, want %v", trial, k, n, got, want[:k])
+		}
+	}
+}
+
+// TestNucleusMatchesTopP checks nucleus against topP over every
+// candidate on logits that are not all equal: it takes no fallback there,
+// and keeps the same tokens in the same order with the same
+// probabilities.
+func TestNucleusMatchesTopP(t *testing.T) {
+	rng := rand.New(rand.NewPCG(59, 61))
+	for trial := range 200 {
+		n := 2 + rng.IntN(2000)
+		logits := make([]float32, n)
+		for i := range logits {
+			logits[i] = float32(rng.NormFloat64() * 2)
+			if rng.IntN(100) == 0 {
+				logits[i] = negInf
+			}
+		}
+		logits[0], logits[1] = 0, 1 // not all equal
+		p := float32(0.05 + 0.9*rng.Float64())
+		var s Sampler
+		got, ok := s.nucleus(logits, p)
+		if !ok {
+			t.Fatalf("trial %d: nucleus of %d logits at p=%v took the fallback", trial, n, p)
+		}
+		got = slices.Clone(got)
+		var r Sampler
+		want := topP(r.allCands(logits), p, false)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: nucleus at p=%v: %d tokens, topP %d (or they differ)", trial, p, len(got), len(want))
+		}
+	}
+}
+
+func BenchmarkSampleVocab(b *testing.B) {
+	base := vocab150k()
+	for _, p := range []Params{{Temperature: 1}, {Temperature: 0.8, TopP: 0.9}, {Temperature: 0.8, TopK: 40}, {Temperature: 0.8, MinP: 0.05}} {
+		b.Run(fmt.Sprintf("%+v", p), func(b *testing.B) {
+			p.Seed = 1
+			s := New(p)
+			logits := slices.Clone(base)
+			for b.Loop() {
+				copy(logits, base)
+				s.Sample(logits, nil)
+			}
+		})
+	}
+}
