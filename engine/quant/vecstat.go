@@ -2,21 +2,20 @@ package quant
 
 import "math"
 
-// MaxMin returns the largest and smallest of x and whether x holds a NaN
-// or an infinity; where it does (special), the largest and smallest are
-// unspecified. An empty x gives −Inf and +Inf.
+// MaxMin returns the largest element of x, the smallest other than −Inf,
+// and whether x holds a NaN or +Inf (special); where it does, the largest
+// and smallest are unspecified. −Inf (a banned token's logit) is no
+// special value: with nothing else, x gives −Inf and +Inf.
 func MaxMin(x []float32) (hi, lo float32, special bool) {
 	hi, lo = float32(math.Inf(-1)), float32(math.Inf(1))
 	i := maxMinVector(x, &hi, &lo, &special)
 	for _, v := range x[i:] {
-		if v > hi {
-			hi = v
-		}
-		if v < lo {
-			lo = v
-		}
-		if !(v >= -math.MaxFloat32 && v <= math.MaxFloat32) {
+		switch {
+		case v != v || v > math.MaxFloat32:
 			special = true
+		case v < -math.MaxFloat32: // −Inf
+		default:
+			hi, lo = max(hi, v), min(lo, v)
 		}
 	}
 	return hi, lo, special
@@ -74,4 +73,16 @@ func IndexEqual(x []float32, v float32) int {
 		}
 	}
 	return len(x)
+}
+
+// SetWhereClear sets x[i] = v for every i whose bit in bits is clear (bit
+// i%64 of word i/64; words past the end of bits count as clear).
+func SetWhereClear(x []float32, bits []uint64, v float32) {
+	n := min(len(x), 64*len(bits))
+	i := setWhereClearVector(x[:n], bits, v)
+	for ; i < len(x); i++ {
+		if i >= n || bits[i>>6]&(1<<(i&63)) == 0 {
+			x[i] = v
+		}
+	}
 }

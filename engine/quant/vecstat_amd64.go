@@ -55,3 +55,17 @@ func maxMinAVX512(x *float32, n int) (hi, lo float32, special bool)
 
 //go:noescape
 func expShiftAVX512(dst, src *float32, n int, scale, m float32, lanes *[8]float64)
+
+// setWhereClearVector handles the longest multiple of 64 elements of x
+// (whose bits are whole words) and returns how many it handled.
+func setWhereClearVector(x []float32, bits []uint64, v float32) int {
+	n := len(x) &^ 63
+	if !hasAVX512F || n == 0 {
+		return 0
+	}
+	setWhereClearAVX512(&x[0], &bits[0], n, v)
+	return n
+}
+
+//go:noescape
+func setWhereClearAVX512(x *float32, bits *uint64, n int, v float32)

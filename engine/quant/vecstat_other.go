@@ -11,3 +11,5 @@ func expShiftVector(dst, src []float32, scale, m float32, lanes *[8]float64) int
 func indexAboveVector(x []float32, v float32) (int, bool) { return 0, false }
 
 func indexEqualVector(x []float32, v float32) (int, bool) { return 0, false }
+
+func setWhereClearVector(x []float32, bits []uint64, v float32) int { return 0 }

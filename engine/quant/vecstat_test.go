@@ -7,20 +7,29 @@ import (
 )
 
 // TestMaxMin checks MaxMin against a plain loop on random rows of every
-// length up to 70, and that a NaN or an infinity anywhere sets special.
+// length up to 70 with −Inf here and there (left out of the minimum, no
+// special value), and that a NaN or +Inf anywhere sets special.
 func TestMaxMin(t *testing.T) {
 	r := rand.New(rand.NewPCG(83, 89))
+	ninf := float32(math.Inf(-1))
 	for n := range 70 {
 		x := randRow(r, n, 5)
+		for i := range x {
+			if r.IntN(8) == 0 {
+				x[i] = ninf
+			}
+		}
 		hi, lo, special := MaxMin(x)
-		wantHi, wantLo := float32(math.Inf(-1)), float32(math.Inf(1))
+		wantHi, wantLo := ninf, float32(math.Inf(1))
 		for _, v := range x {
-			wantHi, wantLo = max(wantHi, v), min(wantLo, v)
+			if v != ninf {
+				wantHi, wantLo = max(wantHi, v), min(wantLo, v)
+			}
 		}
 		if hi != wantHi || lo != wantLo || special {
 			t.Fatalf("length %d: %v %v %v, want %v %v false", n, hi, lo, special, wantHi, wantLo)
 		}
-		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
 			if n == 0 {
 				continue
 			}
@@ -121,4 +130,34 @@ func slicesWithoutNaN(x []float32) []float32 {
 		}
 	}
 	return out
+}
+
+// TestSetWhereClear checks SetWhereClear against a plain loop for every
+// length up to 200 and masks shorter and longer than x.
+func TestSetWhereClear(t *testing.T) {
+	r := rand.New(rand.NewPCG(109, 113))
+	for n := range 200 {
+		for _, words := range []int{(n + 63) / 64, n / 64, (n+63)/64 + 1} {
+			bits := make([]uint64, words)
+			for i := range bits {
+				bits[i] = r.Uint64()
+				if r.IntN(4) == 0 {
+					bits[i] = ^uint64(0)
+				}
+			}
+			x := randRow(r, n, 1)
+			want := append([]float32(nil), x...)
+			for i := range want {
+				if i>>6 >= len(bits) || bits[i>>6]&(1<<(i&63)) == 0 {
+					want[i] = -7
+				}
+			}
+			SetWhereClear(x, bits, -7)
+			for i := range x {
+				if x[i] != want[i] {
+					t.Fatalf("length %d, %d words: element %d = %v, want %v", n, words, i, x[i], want[i])
+				}
+			}
+		}
+	}
 }

@@ -32,7 +32,8 @@ type Sampler struct {
 	seed   uint64
 	rng    *rand.Rand
 	cands  []cand
-	xs     []float32 // a vocabulary's logits or exponentials (fullVocab)
+	xs     []float32 // a vocabulary's exponentials (expLogits)
+	masked []float32 // a vocabulary's logits, those outside a mask −Inf (SampleMasked)
 	counts map[int32]int
 }
 
@@ -111,11 +112,44 @@ func (s *Sampler) SampleMasked(logits []float32, history []int32, allowed []uint
 	if s.p.Temperature <= 0 {
 		return argmaxMasked(logits, allowed)
 	}
+	if denseMask(allowed, len(logits)) {
+		// Most tokens allowed (free text inside a constraint): the whole
+		// vocabulary's steps over a copy with the others at −Inf choose
+		// what the candidates of the allowed tokens would.
+		if cap(s.masked) < len(logits) {
+			s.masked = make([]float32, len(logits))
+		}
+		m := s.masked[:len(logits)]
+		copy(m, logits)
+		MaskLogits(m, allowed)
+		if s.untruncated() {
+			return s.drawAll(m)
+		}
+		c := s.filter(m)
+		if len(c) == 0 {
+			return -1
+		}
+		return s.draw(c)
+	}
 	c := s.filterMasked(logits, allowed)
 	if len(c) == 0 {
 		return -1
 	}
 	return s.draw(c)
+}
+
+// denseMask reports whether allowed lets through at least an eighth of n
+// tokens: then SampleMasked masks a copy of the logits rather than
+// gathering the allowed tokens as candidates.
+func denseMask(allowed []uint64, n int) bool {
+	set := 0
+	for w, bitsW := range allowed {
+		if w*64 >= n {
+			break
+		}
+		set += bits.OnesCount64(bitsW)
+	}
+	return set >= n/8 && n >= 1024
 }
 
 // Skip advances the sampler as drawing from a single allowed token would,
@@ -134,12 +168,7 @@ func MaskLogits(logits []float32, allowed []uint64) {
 	if allowed == nil {
 		return
 	}
-	ninf := float32(math.Inf(-1))
-	for i := range logits {
-		if w := i >> 6; w >= len(allowed) || allowed[w]&(1<<(i&63)) == 0 {
-			logits[i] = ninf
-		}
-	}
+	quant.SetWhereClear(logits, allowed, float32(math.Inf(-1)))
 }
 
 // argmaxMasked is argmax over the allowed tokens.
@@ -345,7 +374,10 @@ func (s *Sampler) penalize(logits []float32, history []int32, in func(int32) boo
 // argmax returns the index of the largest logit, lowest index on ties. NaN
 // never wins. It returns -1 when no logit is greater than -Inf.
 func argmax(logits []float32) int32 {
-	if hi, _, special := quant.MaxMin(logits); !special && len(logits) > 0 {
+	if hi, _, special := quant.MaxMin(logits); !special {
+		if math.IsInf(float64(hi), -1) {
+			return -1 // every logit −Inf (or none)
+		}
 		return int32(quant.IndexEqual(logits, hi)) // the first of the largest
 	}
 	best := -1

@@ -33,14 +33,14 @@ func (s *Sampler) expLogits(logits []float32, scale float32) (x []float32, sum f
 		s.xs = make([]float32, len(logits))
 	}
 	x = s.xs[:len(logits)]
-	maxL, minL, special := quant.MaxMin(logits)
+	maxL, minL, special := quant.MaxMin(logits) // −Inf is no special value: its exponential is 0
 	src, shiftScale := logits, scale
 	if special {
 		maxL, minL = finiteLogits(x, logits, scale)
-		if math.IsInf(float64(maxL), -1) {
-			return nil, 0, maxL, minL, false
-		}
 		src, shiftScale = x, 1 // scaled already
+	}
+	if math.IsInf(float64(maxL), -1) {
+		return nil, 0, maxL, minL, false
 	}
 	m := maxL // the largest scaled logit: scaling by a positive number keeps the order
 	if scale != 1 {
@@ -132,10 +132,11 @@ func (s *Sampler) topK(logits []float32, k int) (c []cand, ok bool) {
 	// kept). NaN compares false, and −Inf is never larger than a kept
 	// logit.
 	thr := h[0].logit
-	if _, _, special := quant.MaxMin(logits[i:]); !special {
-		// Every logit is finite: a vector search skips to the next one
-		// above the worst kept, and there are more than k.
-		if i == len(logits) {
+	if hi, _, special := quant.MaxMin(logits[i:]); !special {
+		// No logit left is NaN or +Inf: a vector search skips to the next
+		// one above the worst kept, and there are more than k finite ones
+		// unless all that are left are −Inf.
+		if math.IsInf(float64(hi), -1) {
 			return nil, false
 		}
 		for {

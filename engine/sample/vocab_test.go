@@ -51,12 +51,12 @@ func TestWholeVocabularyStepsMatchChain(t *testing.T) {
 			} else {
 				logits[i] = float32(rng.NormFloat64() * 3)
 			}
-			switch r := rng.IntN(1000); {
-			case r < 20:
+			switch r := rng.IntN(1000); { // trials by 4: none, −Inf, also NaN, also +Inf
+			case r < 20 && trial%4 >= 1:
 				logits[i] = negInf
-			case r < 22:
+			case r >= 20 && r < 22 && trial%4 >= 2:
 				logits[i] = float32(math.NaN())
-			case r < 23 && trial%7 == 0:
+			case r == 22 && trial%4 == 3:
 				logits[i] = float32(math.Inf(1))
 			}
 		}
@@ -140,6 +140,25 @@ func TestNucleusMatchesTopP(t *testing.T) {
 	}
 }
 
+// TestTopKNoCutWithKFinite checks that topK leaves the chain to every
+// candidate when no more than k logits are finite, the rest −Inf or NaN
+// (top-k then drops nothing, and the order stays the ids').
+func TestTopKNoCutWithKFinite(t *testing.T) {
+	for _, tail := range []float32{negInf, float32(math.NaN())} {
+		logits := []float32{3, 1, 2}
+		for range 40 {
+			logits = append(logits, tail)
+		}
+		var s Sampler
+		if _, ok := s.topK(logits, 3); ok {
+			t.Errorf("three finite logits of %d (the rest %v), k = 3: cut", len(logits), tail)
+		}
+		if _, ok := s.topK(logits, 2); !ok {
+			t.Errorf("three finite logits of %d (the rest %v), k = 2: no cut", len(logits), tail)
+		}
+	}
+}
+
 func BenchmarkSampleVocab(b *testing.B) {
 	base := vocab150k()
 	for _, p := range []Params{{Temperature: 1}, {Temperature: 0.8, TopP: 0.9}, {Temperature: 0.8, TopK: 40}, {Temperature: 0.8, MinP: 0.05}} {
@@ -150,6 +169,94 @@ func BenchmarkSampleVocab(b *testing.B) {
 			for b.Loop() {
 				copy(logits, base)
 				s.Sample(logits, nil)
+			}
+		})
+	}
+}
+
+// sampleMaskedReference is SampleMasked with the allowed tokens gathered
+// as candidates whatever the mask (the chain's definition).
+func sampleMaskedReference(s *Sampler, logits []float32, history []int32, allowed []uint64) int32 {
+	in := func(id int32) bool {
+		return id >= 0 && int(id>>6) < len(allowed) && allowed[id>>6]&(1<<(id&63)) != 0
+	}
+	for id, b := range s.p.LogitBias {
+		if int(id) < len(logits) && in(id) {
+			logits[id] += b
+		}
+	}
+	s.penalize(logits, history, in)
+	if s.p.Temperature <= 0 {
+		return argmaxMasked(logits, allowed)
+	}
+	c := s.filterMasked(logits, allowed)
+	if len(c) == 0 {
+		return -1
+	}
+	return s.draw(c)
+}
+
+// TestDenseMaskMatchesCandidates checks that SampleMasked with a mask that
+// lets most tokens through (over a masked copy of the logits) draws what
+// the allowed tokens' candidates draw and leaves the logits as they do,
+// for masks of every density over vocabularies past denseMask's floor.
+func TestDenseMaskMatchesCandidates(t *testing.T) {
+	r := rand.New(rand.NewPCG(67, 71))
+	for iter := range 150 {
+		n := 1024 + r.IntN(4000)
+		logits := make([]float32, n)
+		for i := range logits {
+			logits[i] = float32(r.NormFloat64() * 3)
+		}
+		density := []float64{0.05, 0.2, 0.6, 0.95, 1}[iter%5]
+		mask := make([]uint64, (n+63)/64+r.IntN(2))
+		for id := range n {
+			if r.Float64() < density {
+				mask[id>>6] |= 1 << (id & 63)
+			}
+		}
+		history := []int32{int32(r.IntN(n)), int32(r.IntN(n)), int32(r.IntN(n))}
+		p := randomParams(r)
+		a, b := New(p), New(p)
+		for step := range 5 {
+			la, lb := slices.Clone(logits), slices.Clone(logits)
+			got := a.SampleMasked(la, history, mask)
+			want := sampleMaskedReference(b, lb, history, mask)
+			if got != want {
+				t.Fatalf("iter %d (n %d, density %v) step %d params %+v: %d, the candidates draw %d", iter, n, density, step, p, got, want)
+			}
+			if !slices.EqualFunc(la, lb, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }) {
+				t.Fatalf("iter %d step %d: the logits left differ", iter, step)
+			}
+		}
+	}
+}
+
+// BenchmarkSampleMasked150k samples at temperature 1 under a mask letting
+// nine tokens in ten through (free text inside a constraint): SampleMasked
+// and the allowed tokens gathered as candidates.
+func BenchmarkSampleMasked150k(b *testing.B) {
+	base := vocab150k()
+	r := rand.New(rand.NewPCG(73, 79))
+	mask := make([]uint64, (len(base)+63)/64)
+	for id := range base {
+		if r.IntN(10) != 0 {
+			mask[id>>6] |= 1 << (id & 63)
+		}
+	}
+	for _, bc := range []struct {
+		name string
+		fn   func(*Sampler, []float32) int32
+	}{
+		{"SampleMasked", func(s *Sampler, l []float32) int32 { return s.SampleMasked(l, nil, mask) }},
+		{"candidates", func(s *Sampler, l []float32) int32 { return sampleMaskedReference(s, l, nil, mask) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := New(Params{Temperature: 1, Seed: 1})
+			logits := slices.Clone(base)
+			for b.Loop() {
+				copy(logits, base)
+				bc.fn(s, logits)
 			}
 		})
 	}
