@@ -29,15 +29,30 @@ func MaxMin(x []float32) (hi, lo float32, special bool) {
 // in index order, and the lanes are added as ((l0+l4) + (l2+l6)) +
 // ((l1+l5) + (l3+l7)). It is a softmax's exponentials and their sum.
 func ExpShift(dst, src []float32, scale, m float32) float64 {
-	dst = dst[:len(src)]
 	var lanes [8]float64
-	i := expShiftVector(dst, src, scale, m, &lanes)
+	expShiftLanes(dst[:len(src)], src, scale, m, &lanes)
+	return LaneSum(&lanes)
+}
+
+// ExpShiftSum is ExpShift's sum without its exponentials.
+func ExpShiftSum(src []float32, scale, m float32) float64 {
+	var buf [1024]float32 // a multiple of 8: each part's lanes go on from the last's
+	var lanes [8]float64
+	for i := 0; i < len(src); i += len(buf) {
+		part := src[i:min(len(src), i+len(buf))]
+		expShiftLanes(buf[:len(part)], part, scale, m, &lanes)
+	}
+	return LaneSum(&lanes)
+}
+
+// expShiftLanes is ExpShift adding to lanes (len(dst) = len(src)).
+func expShiftLanes(dst, src []float32, scale, m float32, lanes *[8]float64) {
+	i := expShiftVector(dst, src, scale, m, lanes)
 	for ; i < len(src); i++ {
 		e := float32(math.Exp(float64(float32(src[i]*scale) - m)))
 		dst[i] = e
 		lanes[i&7] += float64(e)
 	}
-	return LaneSum(&lanes)
 }
 
 // LaneSum adds eight lane sums in ExpShift's order.

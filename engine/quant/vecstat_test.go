@@ -81,6 +81,9 @@ func TestExpShift(t *testing.T) {
 			if ExpShift(in, in, scale, m) != got {
 				t.Fatalf("length %d: in place differs", n)
 			}
+			if s := ExpShiftSum(x, scale, m); math.Float64bits(s) != math.Float64bits(got) {
+				t.Fatalf("length %d: ExpShiftSum %v, ExpShift %v", n, s, got)
+			}
 		}
 	}
 }
@@ -158,6 +161,19 @@ func TestSetWhereClear(t *testing.T) {
 					t.Fatalf("length %d, %d words: element %d = %v, want %v", n, words, i, x[i], want[i])
 				}
 			}
+		}
+	}
+}
+
+// TestExpShiftSumLong checks ExpShiftSum against ExpShift past its
+// buffer's 1024 elements, at lengths that end parts anywhere in a lane.
+func TestExpShiftSumLong(t *testing.T) {
+	r := rand.New(rand.NewPCG(127, 131))
+	for _, n := range []int{1023, 1024, 1025, 3000, 4099} {
+		x := randRow(r, n, 4)
+		dst := make([]float32, n)
+		if a, b := ExpShiftSum(x, 0.9, 2), ExpShift(dst, x, 0.9, 2); math.Float64bits(a) != math.Float64bits(b) {
+			t.Fatalf("length %d: ExpShiftSum %v, ExpShift %v", n, a, b)
 		}
 	}
 }

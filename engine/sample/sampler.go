@@ -653,14 +653,28 @@ func TopLogprobs(logits []float32, n int) []Candidate {
 		return nil
 	}
 	lse := logSumExp(logits)
-	c := make([]cand, len(logits))
-	for i, l := range logits {
-		if math.IsNaN(float64(l)) {
-			l = float32(math.Inf(-1))
+	var c []cand
+	if _, _, special := quant.MaxMin(logits); !special && 8*n <= len(logits) {
+		// n of a vocabulary: a heap of n, without a candidate for every
+		// token (−Inf logits take part as they are).
+		c = make([]cand, n)
+		for i := range c {
+			c[i] = cand{id: int32(i), logit: logits[i]}
 		}
-		c[i] = cand{id: int32(i), logit: l}
+		for j := n/2 - 1; j >= 0; j-- {
+			siftDown(c, j)
+		}
+		c = heapTop(c, logits, n)
+	} else {
+		c = make([]cand, len(logits))
+		for i, l := range logits {
+			if math.IsNaN(float64(l)) {
+				l = float32(math.Inf(-1))
+			}
+			c[i] = cand{id: int32(i), logit: l}
+		}
+		partialSortDesc(c, n)
 	}
-	partialSortDesc(c, n)
 	out := make([]Candidate, n)
 	for i := range out {
 		out[i] = Candidate{ID: c[i].id, Logprob: c[i].logit - lse}
@@ -678,7 +692,15 @@ func Logprob(logits []float32, id int32) float32 {
 }
 
 // logSumExp is log(sum(exp(logits))) computed stably; NaNs are skipped.
+// The exponentials are float32(math.Exp(·)) summed in float64 (in
+// quant.ExpShift's lanes where no logit is NaN or +Inf).
 func logSumExp(logits []float32) float32 {
+	if maxL, _, special := quant.MaxMin(logits); !special {
+		if math.IsInf(float64(maxL), -1) {
+			return maxL
+		}
+		return maxL + float32(math.Log(quant.ExpShiftSum(logits, 1, maxL)))
+	}
 	maxL := float32(math.Inf(-1))
 	for _, l := range logits {
 		if l > maxL {
@@ -691,7 +713,7 @@ func logSumExp(logits []float32) float32 {
 	var sum float64
 	for _, l := range logits {
 		if l == l { // not NaN
-			sum += math.Exp(float64(l - maxL))
+			sum += float64(float32(math.Exp(float64(l - maxL))))
 		}
 	}
 	return maxL + float32(math.Log(sum))

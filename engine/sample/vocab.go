@@ -139,16 +139,7 @@ func (s *Sampler) topK(logits []float32, k int) (c []cand, ok bool) {
 		if math.IsInf(float64(hi), -1) {
 			return nil, false
 		}
-		for {
-			i += quant.IndexAbove(logits[i:], thr)
-			if i == len(logits) {
-				break
-			}
-			h[0] = cand{id: int32(i), logit: logits[i]}
-			siftDown(h, 0)
-			thr = h[0].logit
-			i++
-		}
+		return heapTop(h, logits, i), true
 	} else {
 		more := false
 		for ; i < len(logits); i++ {
@@ -170,6 +161,29 @@ func (s *Sampler) topK(logits []float32, k int) (c []cand, ok bool) {
 		siftDown(h[:end], 0)
 	}
 	return h, true
+}
+
+// heapTop finishes a selection of the len(h) best logits (by better),
+// best first: h holds a min-heap of candidates for ids below i, and
+// logits[i:] has no NaN or +Inf. A vector search skips to the next logit
+// above the worst kept; as the ids rise, an equal one loses its tie.
+func heapTop(h []cand, logits []float32, i int) []cand {
+	thr := h[0].logit
+	for {
+		i += quant.IndexAbove(logits[i:], thr)
+		if i == len(logits) {
+			break
+		}
+		h[0] = cand{id: int32(i), logit: logits[i]}
+		siftDown(h, 0)
+		thr = h[0].logit
+		i++
+	}
+	for end := len(h) - 1; end > 0; end-- {
+		h[0], h[end] = h[end], h[0]
+		siftDown(h[:end], 0)
+	}
+	return h
 }
 
 // nucleus is topP over every finite logit, without candidates for the

@@ -261,3 +261,46 @@ func BenchmarkSampleMasked150k(b *testing.B) {
 		})
 	}
 }
+
+// TestTopLogprobsMatchesSort checks TopLogprobs' heap over a vocabulary
+// against every token sorted, on logits with ties and −Inf: the same ids
+// in the same order, and log-probabilities within float32 rounding of
+// float64 ones.
+func TestTopLogprobsMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(137, 139))
+	for trial := range 200 {
+		n := 160 + rng.IntN(5000)
+		logits := make([]float32, n)
+		for i := range logits {
+			logits[i] = float32(rng.IntN(80)) / 8
+			if rng.IntN(20) == 0 {
+				logits[i] = negInf
+			}
+		}
+		k := 1 + rng.IntN(20)
+		got := TopLogprobs(logits, k)
+		c := make([]cand, n)
+		var lse float64
+		for i, l := range logits {
+			c[i] = cand{id: int32(i), logit: l}
+			lse += math.Exp(float64(l))
+		}
+		lse = math.Log(lse)
+		partialSortDesc(c, k)
+		for i := range k {
+			if got[i].ID != c[i].id || math.Abs(float64(got[i].Logprob)-(float64(c[i].logit)-lse)) > 1e-5 {
+				t.Fatalf("trial %d (n %d, k %d): %d-th %+v, want id %d logprob %v", trial, n, k, i, got[i], c[i].id, float64(c[i].logit)-lse)
+			}
+		}
+	}
+}
+
+// BenchmarkLogprobs150k is what a token costs that reports its
+// log-probability and its 5 most likely alternatives.
+func BenchmarkLogprobs150k(b *testing.B) {
+	base := vocab150k()
+	for b.Loop() {
+		_ = Logprob(base, 7)
+		_ = TopLogprobs(base, 5)
+	}
+}
