@@ -304,3 +304,57 @@ func BenchmarkLogprobs150k(b *testing.B) {
 		_ = TopLogprobs(base, 5)
 	}
 }
+
+// typicalReference is typical with a full sort of every candidate.
+func typicalReference(c []cand, p float32) []cand {
+	softmax(c)
+	var ent float64
+	for _, x := range c {
+		if x.p > 0 {
+			ent -= float64(x.p) * math.Log(float64(x.p))
+		}
+	}
+	for i := range c {
+		c[i].aux = float32(math.Abs(-math.Log(float64(c[i].p)) - ent))
+	}
+	slices.SortFunc(c, cmpTypical)
+	out, _ := cumCut(c, p)
+	return out
+}
+
+// TestTypicalMatchesFullSort checks typical's histogram prefix against a
+// full sort by typicality: the same tokens in the same order, on logits
+// with ties and tokens far below the rest (probability 0).
+func TestTypicalMatchesFullSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(149, 151))
+	fallbacks := 0
+	for trial := range 300 {
+		n := 2 + rng.IntN(3000)
+		c := make([]cand, n)
+		for i := range c {
+			c[i] = cand{id: int32(i), logit: float32(rng.IntN(60)) / 6}
+			if rng.IntN(50) == 0 {
+				c[i].logit = -200 // e^-200 rounds to 0 in float32
+			}
+		}
+		p := float32(0.05 + 0.9*rng.Float64())
+		got := slices.Clone(typical(slices.Clone(c), p))
+		want := typicalReference(slices.Clone(c), p)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (n %d, p %v): %d tokens, the full sort keeps %d (or they differ)", trial, n, p, len(got), len(want))
+		}
+		// The prefix alone holds the answer (no fallback to the full sort)
+		// but where rounding at a bucket's edge says otherwise.
+		cc := slices.Clone(c)
+		typicalReference(cc, p) // softmax and aux (and a sort, undone below)
+		slices.SortFunc(cc, func(a, b cand) int { return int(a.id) - int(b.id) })
+		m := typicalPrefix(cc, float64(p))
+		slices.SortFunc(cc[:m], cmpTypical)
+		if _, ok := cumCut(cc[:m], p); m == 0 || !ok {
+			fallbacks++
+		}
+	}
+	if fallbacks > 15 {
+		t.Errorf("%d of 300 trials fell back to the full sort", fallbacks)
+	}
+}
