@@ -4,9 +4,11 @@
 package cpu
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
@@ -350,7 +352,7 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 		t.gemvRaw = t.raw
 	}
 	if p != nil && !t.interleaved && rows%quant.Q4x16Rows == 0 && cols > 0 && cols%p.BlockSize == 0 {
-		if err := t.repack(&b.weights, p); err != nil {
+		if err := t.repack(&b.weights, p, b.w); err != nil {
 			return nil, err
 		}
 		b.onTiles = b.onTiles || p.Tile != nil
@@ -363,7 +365,7 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 		// llama.cpp's prompt path needs rows of a multiple of 8; this
 		// layout 16, which every model's matrices have.
 		p := &tensor{rows: rows, cols: cols, typ: typ, raw: data, rowBytes: t.rowBytes}
-		if err := p.repack(&b.weights, quant.IQ4XSPanel()); err != nil {
+		if err := p.repack(&b.weights, quant.IQ4XSPanel(), b.w); err != nil {
 			return nil, err
 		}
 		t.panel = p
@@ -385,20 +387,38 @@ func (b *Backend) TiedOutputWeight(typ quant.Type, rows, cols int, data []byte) 
 }
 
 // repack copies matrix t into layout p, in memory carved from arena and
-// released when t is collected.
-func (t *tensor) repack(arena *hostmem.Arena, p *quant.Packed) error {
+// released when t is collected. Groups of 16 rows are repacked
+// independently, so the workers split them: a model's load is mostly
+// this copy (the 1B shape's Q4_0 file: 0.8 GB), and its writes fault in
+// the arena's pages.
+func (t *tensor) repack(arena *hostmem.Arena, p *quant.Packed, w *workers) error {
 	buf, release, err := arena.Alloc(p.Bytes(t.rows, t.cols))
 	if err != nil {
 		return fmt.Errorf("repacked weights: %w", err)
 	}
-	if err := p.Repack(buf, t.raw, t.rows, t.cols); err != nil {
+	var mu sync.Mutex
+	var firstErr error
+	groups := t.rows / quant.Q4x16Rows
+	w.run(groups, repackGrain, funcJob(func(lo, hi int) {
+		r0, r1 := lo*quant.Q4x16Rows, hi*quant.Q4x16Rows
+		dst := buf[p.Bytes(r0, t.cols):p.Bytes(r1, t.cols)]
+		if err := p.Repack(dst, t.raw[r0*t.rowBytes:r1*t.rowBytes], r1-r0, t.cols); err != nil {
+			mu.Lock()
+			firstErr = cmp.Or(firstErr, err)
+			mu.Unlock()
+		}
+	}))
+	if firstErr != nil {
 		release()
-		return err
+		return firstErr
 	}
 	t.packed, t.pk, t.raw, t.interleaved = buf, p, nil, true
 	runtime.AddCleanup(t, func(release func()) { release() }, release)
 	return nil
 }
+
+// repackGrain is the fewest groups of 16 rows a worker repacks at a time.
+const repackGrain = 16
 
 // freeHost returns memory from hostmem.Alloc: the backend keeps KV caches
 // outside the Go heap and in huge pages, as repacked weights (Backend's
