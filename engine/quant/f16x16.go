@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -69,12 +70,14 @@ func repackHalf16(dst, src []byte, rows, cols int, bf bool) error {
 			out := dst[(g*nb+b)*F16x16BlockBytes:][:F16x16BlockBytes]
 			for i := range Q4x16Rows {
 				in := src[((g*Q4x16Rows+i)*cols+b*QK)*2:][:2*QK]
-				for k := range QK {
-					o := 32*k + 2*i
-					if bf {
-						o = 64*(k/2) + 4*i + 2*(k%2)
+				if bf { // column pairs: row i's values k, k+1 side by side
+					for k := 0; k < QK; k += 2 {
+						binary.LittleEndian.PutUint32(out[64*(k/2)+4*i:], binary.LittleEndian.Uint32(in[2*k:]))
 					}
-					out[o], out[o+1] = in[2*k], in[2*k+1]
+					continue
+				}
+				for k := range QK {
+					binary.LittleEndian.PutUint16(out[32*k+2*i:], binary.LittleEndian.Uint16(in[2*k:]))
 				}
 			}
 		}

@@ -1,6 +1,9 @@
 package quant
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Q4_Kx16 is the in-memory layout the CPU backend repacks Q4_K matrices
 // into, like Q4_0x16: 16 weight rows interleaved so that VPDPBUSD adds
@@ -66,7 +69,7 @@ func RepackQ4Kx16(dst, src []byte, rows, cols int) error {
 				}
 				for k := range 4 {
 					for c := range 8 {
-						copy(out[320+512*k+64*c+4*i:][:4], in[16+32*k+4*c:][:4])
+						binary.LittleEndian.PutUint32(out[320+512*k+64*c+4*i:], binary.LittleEndian.Uint32(in[16+32*k+4*c:]))
 					}
 				}
 			}

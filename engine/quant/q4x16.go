@@ -50,7 +50,7 @@ func RepackQ4x16(dst, src []byte, rows, cols int) error {
 				in := src[(g*Q4x16Rows+i)*rb+b*q4_0Bytes:][:q4_0Bytes]
 				out[2*i], out[2*i+1] = in[0], in[1]
 				for m := range 4 {
-					copy(out[32+64*m+4*i:][:4], in[2+4*m:][:4])
+					binary.LittleEndian.PutUint32(out[32+64*m+4*i:], binary.LittleEndian.Uint32(in[2+4*m:]))
 				}
 			}
 		}

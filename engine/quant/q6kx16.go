@@ -1,6 +1,9 @@
 package quant
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Q6_Kx16 is the in-memory layout of Q6_K weights that the CPU backend
 // builds at load time where it has the kernel: 16 weight rows interleaved
@@ -61,10 +64,10 @@ func RepackQ6Kx16(dst, src []byte, rows, cols int) error {
 					out[32+32*(j/2)+2*i+j%2] = in[192+j]
 				}
 				for q := range 32 {
-					copy(out[q6kx16QL(q)+4*i:][:4], in[4*q:][:4])
+					binary.LittleEndian.PutUint32(out[q6kx16QL(q)+4*i:], binary.LittleEndian.Uint32(in[4*q:]))
 				}
 				for s := range 16 {
-					copy(out[q6kx16QH(s)+4*i:][:4], in[128+4*s:][:4])
+					binary.LittleEndian.PutUint32(out[q6kx16QH(s)+4*i:], binary.LittleEndian.Uint32(in[128+4*s:]))
 				}
 			}
 		}

@@ -51,9 +51,7 @@ func RepackQ8x16(dst, src []byte, rows, cols int) error {
 				in := src[(g*Q4x16Rows+i)*rb+b*q8_0Bytes:][:q8_0Bytes]
 				out[2*i], out[2*i+1] = in[0], in[1]
 				for j := range 8 {
-					for k := range 4 {
-						out[32+64*j+4*i+k] = in[2+4*j+k] ^ 0x80
-					}
+					binary.LittleEndian.PutUint32(out[32+64*j+4*i:], binary.LittleEndian.Uint32(in[2+4*j:])^0x80808080)
 				}
 			}
 		}

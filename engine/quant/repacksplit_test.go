@@ -53,3 +53,25 @@ func TestRepackSplitsByGroups(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkRepack repacks a 2048×2048 matrix of each type into its
+// layout (a model's load is mostly this), in MB/s of GGUF bytes read.
+func BenchmarkRepack(b *testing.B) {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, F16, BF16} {
+		p := FastPackedFor(typ, false)
+		if p == nil {
+			continue
+		}
+		const rows, cols = 2048, 2048
+		src := make([]byte, rows*must(typ.RowBytes(cols)))
+		dst := make([]byte, p.Bytes(rows, cols))
+		b.Run(p.Name, func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				if err := p.Repack(dst, src, rows, cols); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
