@@ -10,8 +10,10 @@ import (
 // The chain's steps over a whole vocabulary, from the logits themselves:
 // each makes candidates of its survivors alone, or (drawAll) draws without
 // any. They choose what truncate and draw choose over every candidate, bit
-// for bit: their exponentials are quant.ExpShift's, which equal softmax's
-// float32(math.Exp(·)) (see quant.Exp), and summed in the same lanes.
+// for bit: their exponentials are quant.ExpShift's, summed in the lanes
+// softmax sums in, and equal to softmax's float32(math.Exp(·)) but where
+// the exact value lies within a few float64 ulps of a float32 rounding
+// boundary (quant.Exp; its test found no such value in millions).
 
 // untruncated reports whether no step of the chain drops a token, so that
 // a token is drawn from the whole (temperature-scaled) distribution.
