@@ -189,10 +189,14 @@ func heapTop(h []cand, logits []float32, i int) []cand {
 }
 
 // nucleus is topP over every finite logit, without candidates for the
-// rest: the softmax and nucleusPrefix's histogram run over the logits, and
-// only the tokens of the buckets that hold the nucleus become candidates,
-// sorted and cut. ok is false where topP would take its fallback (all
-// logits equal, or rounding at the bucket edge).
+// rest. topP keeps the shortest prefix of the candidates sorted best first
+// whose probabilities reach p; any set of candidates that holds that prefix
+// gives the same answer, so this takes the tokens of the highest logits:
+// a histogram of the exponentials by logit (nucleusBuckets buckets) finds
+// the buckets that hold mass p, and with one bucket more for rounding's
+// sake, a vector search (quant.IndexAbove) collects the tokens above that
+// logit. They are sorted and cut; ok is false where topP would take its
+// fallback (all logits equal) or the cut finds too little mass.
 func (s *Sampler) nucleus(logits []float32, p float32) (c []cand, ok bool) {
 	x, sum, maxL, minL, ok := s.expLogits(logits, 1)
 	if !ok || maxL == minL {
@@ -200,30 +204,29 @@ func (s *Sampler) nucleus(logits []float32, p float32) (c []cand, ok bool) {
 	}
 	maxL, minL = finite(maxL), finite(minL)
 	scale := float32(nucleusBuckets-1) / (maxL - minL)
-	bucket := func(l float32) int { return min(int((maxL-l)*scale), nucleusBuckets-1) }
-	inv := 1 / sum
 	var mass [nucleusBuckets]float64
 	for i, l := range logits {
-		if l == l && l != float32(math.Inf(-1)) {
-			mass[bucket(finite(l))] += float64(float32(float64(x[i]) * inv))
+		if l >= minL { // not NaN or −Inf
+			mass[min(int((maxL-finite(l))*scale), nucleusBuckets-1)] += float64(x[i])
 		}
 	}
 	last, cum := nucleusBuckets-1, 0.0
 	for b := range mass {
 		cum += mass[b]
-		if cum >= float64(p) {
+		if cum >= float64(p)*sum {
 			last = b
 			break
 		}
 	}
+	thr := maxL - float32(last+2)/scale // one bucket below the last counted
+	inv := 1 / sum
 	c = s.cands[:0]
-	for i, l := range logits {
-		if l != l || l == float32(math.Inf(-1)) {
-			continue
+	for i := 0; ; i++ {
+		i += quant.IndexAbove(logits[i:], thr)
+		if i >= len(logits) {
+			break
 		}
-		if l = finite(l); bucket(l) <= last {
-			c = append(c, cand{id: int32(i), logit: l, p: float32(float64(x[i]) * inv)})
-		}
+		c = append(c, cand{id: int32(i), logit: finite(logits[i]), p: float32(float64(x[i]) * inv)})
 	}
 	s.cands = c
 	slices.SortFunc(c, cmpDesc)
