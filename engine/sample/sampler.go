@@ -540,7 +540,7 @@ func typicalPrefix(c []cand, p float64) int {
 		if !(a <= hi) {
 			return nucleusBuckets // +Inf (p = 0): after every bucket
 		}
-		return min(int((a-lo)*scale), nucleusBuckets-1)
+		return bucketOf((a - lo) * scale)
 	}
 	var mass [nucleusBuckets]float64
 	for _, x := range c {
@@ -619,6 +619,21 @@ func cumCut(c []cand, p float32) ([]cand, bool) {
 // nucleusBuckets is the resolution of nucleusPrefix's histogram.
 const nucleusBuckets = 256
 
+// bucketOf is the histogram bucket of v, a distance from the first bucket
+// in buckets: its integer part, clamped to the buckets. Where the logits'
+// range overflows float32 the distance can be NaN or infinite (huge
+// logits from a broken model); such a token goes to the last bucket, which
+// keeps the buckets in order.
+func bucketOf(v float32) int {
+	switch {
+	case !(v < nucleusBuckets-1): // NaN, +Inf or past the last
+		return nucleusBuckets - 1
+	case v < 0:
+		return 0
+	}
+	return int(v)
+}
+
 // nucleusPrefix moves the candidates of the highest-logit histogram buckets
 // holding probability mass p to the front of c and returns how many there
 // are, or 0 when the logits are all equal. Buckets are monotone in logit, so
@@ -633,7 +648,7 @@ func nucleusPrefix(c []cand, p float64) int {
 		return 0
 	}
 	scale := float32(nucleusBuckets-1) / (maxL - minL)
-	bucket := func(l float32) int { return min(int((maxL-l)*scale), nucleusBuckets-1) }
+	bucket := func(l float32) int { return bucketOf((maxL - l) * scale) }
 	var mass [nucleusBuckets]float64
 	for _, x := range c {
 		mass[bucket(x.logit)] += float64(x.p)

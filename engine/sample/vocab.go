@@ -207,7 +207,7 @@ func (s *Sampler) nucleus(logits []float32, p float32) (c []cand, ok bool) {
 	var mass [nucleusBuckets]float64
 	for i, l := range logits {
 		if l >= minL { // not NaN or −Inf
-			mass[min(int((maxL-finite(l))*scale), nucleusBuckets-1)] += float64(x[i])
+			mass[bucketOf((maxL-finite(l))*scale)] += float64(x[i])
 		}
 	}
 	last, cum := nucleusBuckets-1, 0.0

@@ -358,3 +358,34 @@ func TestTypicalMatchesFullSort(t *testing.T) {
 		t.Errorf("%d of 300 trials fell back to the full sort", fallbacks)
 	}
 }
+
+// FuzzWholeVocabularySteps checks, on logits and parameters made from the
+// fuzzer's bytes (any float32 bits: NaN, ±Inf, subnormals, ties), that
+// Sample and SampleMasked draw what the chain over every candidate draws.
+func FuzzWholeVocabularySteps(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, uint8(3), uint8(40), uint8(200), uint8(10), uint64(1))
+	f.Add([]byte{0, 0, 0x80, 0x7f, 0, 0, 0x80, 0xff, 0, 0, 0xc0, 0x7f, 1, 0, 0, 0}, uint8(1), uint8(0), uint8(255), uint8(0), uint64(7))
+	f.Fuzz(func(t *testing.T, data []byte, temp, topK, topP, minP uint8, seed uint64) {
+		n := len(data) / 4
+		if n == 0 || n > 4096 {
+			return
+		}
+		logits := make([]float32, n)
+		for i := range logits {
+			logits[i] = math.Float32frombits(uint32(data[4*i]) | uint32(data[4*i+1])<<8 | uint32(data[4*i+2])<<16 | uint32(data[4*i+3])<<24)
+		}
+		p := Params{Temperature: float32(temp) / 64, TopK: int(topK % 64), TopP: float32(topP) / 255, MinP: float32(minP) / 1024, Seed: seed | 1}
+		a, b := New(p), New(p)
+		if got, want := a.Sample(slices.Clone(logits), nil), sampleReference(b, slices.Clone(logits)); got != want {
+			t.Fatalf("%+v on %v: %d, the chain draws %d", p, logits, got, want)
+		}
+		mask := make([]uint64, (n+63)/64)
+		for i := range mask {
+			mask[i] = seed * 0x9e3779b97f4a7c15 >> (i % 7)
+		}
+		a, b = New(p), New(p)
+		if got, want := a.SampleMasked(slices.Clone(logits), nil, mask), sampleMaskedReference(b, slices.Clone(logits), nil, mask); got != want {
+			t.Fatalf("masked %+v on %v: %d, the chain draws %d", p, logits, got, want)
+		}
+	})
+}
