@@ -389,3 +389,29 @@ func FuzzWholeVocabularySteps(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLogprobs checks that Logprob and TopLogprobs take logits of any
+// float32 bits without a panic, and that TopLogprobs' ids are distinct
+// tokens of the vocabulary, best first.
+func FuzzLogprobs(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x7f, 0, 0, 0x80, 0xff, 0, 0, 0xc0, 0x7f, 1, 0, 0, 0}, uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, n uint8) {
+		v := len(data) / 4
+		if v > 4096 {
+			return
+		}
+		logits := make([]float32, v)
+		for i := range logits {
+			logits[i] = math.Float32frombits(uint32(data[4*i]) | uint32(data[4*i+1])<<8 | uint32(data[4*i+2])<<16 | uint32(data[4*i+3])<<24)
+		}
+		_ = Logprob(logits, int32(n))
+		top := TopLogprobs(logits, int(n%24))
+		seen := map[int32]bool{}
+		for _, c := range top {
+			if c.ID < 0 || int(c.ID) >= v || seen[c.ID] {
+				t.Fatalf("top %v of %d logits", top, v)
+			}
+			seen[c.ID] = true
+		}
+	})
+}
