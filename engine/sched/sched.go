@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -688,14 +689,14 @@ func (s *Scheduler) step() error {
 			if j.NextN != nil {
 				n := len(j.tokens)
 				var done bool
-				j.tokens, done = j.NextN(s.logits[o.first], j.tokens)
+				j.tokens, done = s.nextN(j, s.logits[o.first])
 				if done || len(j.tokens) == n || (s.o.MaxSeqLen > 0 && len(j.tokens) > s.o.MaxSeqLen) {
 					j.tokens = j.tokens[:n]
 					j.finished = true
 				}
 				continue
 			}
-			tok, done := j.Next(s.logits[o.first])
+			tok, done := s.next(j, s.logits[o.first])
 			if done || (s.o.MaxSeqLen > 0 && len(j.tokens) >= s.o.MaxSeqLen) {
 				j.finished = true
 				continue
@@ -828,6 +829,31 @@ func (s *Scheduler) demote(j *Job, window int) {
 		if s.cache == nil || s.cache.EvictCold(s.pool.FreeCold()+1) == 0 {
 			return
 		}
+	}
+}
+
+// next calls j.Next on logits. A panic there (a bug in sampling, in a
+// constraint, in the caller's code) ends j with an error and is logged
+// with its stack; the scheduler, and every other request it runs, goes on.
+func (s *Scheduler) next(j *Job, logits []float32) (tok int32, done bool) {
+	defer s.recoverJob(j, &done)
+	return j.Next(logits)
+}
+
+// nextN is next for j.NextN, which appends to j.tokens.
+func (s *Scheduler) nextN(j *Job, logits []float32) (tokens []int32, done bool) {
+	tokens = j.tokens
+	defer s.recoverJob(j, &done)
+	return j.NextN(logits, j.tokens)
+}
+
+// recoverJob, deferred around a job's own code, turns a panic into the
+// job's error (done set).
+func (s *Scheduler) recoverJob(j *Job, done *bool) {
+	if p := recover(); p != nil {
+		s.log.Error("a request's token step panicked; the request fails, the others go on", "panic", p, "stack", string(debug.Stack()))
+		j.err = fmt.Errorf("sampling the next token: internal error: %v", p)
+		*done = true
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -743,5 +744,52 @@ func TestYieldWaitsForRequests(t *testing.T) {
 	s.mu.Unlock()
 	if err := s.Yield(ctx); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Yield on a closed scheduler: %v", err)
+	}
+}
+
+// TestPanickingJobFailsAlone: a job whose Next (or NextN) panics ends with
+// an error naming the panic, while a job running beside it finishes with
+// the tokens it would alone, the blocks come back, and the scheduler runs
+// the next job.
+func TestPanickingJobFailsAlone(t *testing.T) {
+	for _, viaNextN := range []bool{false, true} {
+		s, pool, _ := newTestScheduler(256, 4, Options{})
+		var good []int32
+		steady := greedyJob([]int32{5, 6, 7, 8}, 12, &good)
+		calls := 0
+		bad := &Job{Prompt: []int32{1, 2, 3}, Namespace: "m"}
+		boom := func() {
+			if calls++; calls == 3 {
+				var m map[string]int
+				m["x"]++ // a nil map write: a runtime panic like a real bug's
+			}
+		}
+		if viaNextN {
+			bad.NextN = func(_ []float32, tokens []int32) ([]int32, bool) { boom(); return append(tokens, 1), false }
+		} else {
+			bad.Next = func([]float32) (int32, bool) { boom(); return 1, false }
+		}
+		errs := make(chan error, 2)
+		go func() { errs <- s.Run(context.Background(), bad) }()
+		go func() { errs <- s.Run(context.Background(), steady) }()
+		var badErr error
+		for range 2 {
+			if err := <-errs; err != nil {
+				badErr = err
+			}
+		}
+		if badErr == nil || !strings.Contains(badErr.Error(), "nil map") {
+			t.Fatalf("NextN %v: the panicking job's error is %v, want the panic's", viaNextN, badErr)
+		}
+		if want := expected(steady.Prompt, 12); fmt.Sprint(good) != fmt.Sprint(want) {
+			t.Fatalf("NextN %v: the job beside it made %v, want %v", viaNextN, good, want)
+		}
+		var again []int32
+		if err := s.Run(context.Background(), greedyJob([]int32{9, 9}, 3, &again)); err != nil || len(again) != 3 {
+			t.Fatalf("NextN %v: the next job: %v, %v", viaNextN, again, err)
+		}
+		s.Cache().Clear()
+		waitFree(t, pool)
+		s.Close()
 	}
 }

@@ -274,7 +274,7 @@ func (s *Scheduler) acceptDraft(j *Job, sp compute.Span, logits [][]float32) (ca
 	node := int32(-1)
 	mismatched := false
 	for {
-		tok, done := j.Next(logits[node+1])
+		tok, done := s.next(j, logits[node+1])
 		calls++
 		if done || (s.o.MaxSeqLen > 0 && len(j.tokens) >= s.o.MaxSeqLen) {
 			j.finished = true
