@@ -109,6 +109,9 @@ func (s *Sampler) drawAll(logits []float32) int32 {
 // are no more than k finite logits, where top-k drops nothing and the
 // chain goes on over every candidate in id order.
 func (s *Sampler) topK(logits []float32, k int) (c []cand, ok bool) {
+	if k >= len(logits) { // nothing to drop; and k is a client's number: size nothing by it
+		return nil, false
+	}
 	if cap(s.cands) < k {
 		s.cands = make([]cand, 0, k)
 	}

@@ -140,6 +140,19 @@ func TestNucleusMatchesTopP(t *testing.T) {
 	}
 }
 
+// TestHugeTopK checks that a top-k far beyond the vocabulary (a client's
+// number) drops nothing and allocates nothing by it.
+func TestHugeTopK(t *testing.T) {
+	logits := []float32{1, 3, 2, 0}
+	for _, k := range []int{4, 5, 1 << 40, math.MaxInt} {
+		p := Params{Temperature: 0.8, TopK: k, TopP: 0.9, Seed: 9}
+		a, b := New(p), New(p)
+		if got, want := a.Sample(slices.Clone(logits), nil), sampleReference(b, slices.Clone(logits)); got != want {
+			t.Fatalf("top-k %d: %d, the chain draws %d", k, got, want)
+		}
+	}
+}
+
 // TestTopKNoCutWithKFinite checks that topK leaves the chain to every
 // candidate when no more than k logits are finite, the rest −Inf or NaN
 // (top-k then drops nothing, and the order stays the ids').

@@ -41,6 +41,19 @@ func TestRequestsThatKilledTheDaemon(t *testing.T) {
 		}
 		p.alive(t)
 	}
+	// A top_k far past the vocabulary drops nothing (and sizes nothing):
+	// the sampler once allocated candidates by it.
+	for _, k := range []string{"1000000000", "9223372036854775807"} {
+		r := p.post(t, "/v1/chat/completions", fmt.Sprintf(`{"model":"%s","messages":[{"role":"user","content":"hi"}],"max_tokens":4,"top_k":%s,"top_p":0.9}`, p.model, k))
+		if r.status != 200 {
+			t.Errorf("top_k %s: %d %s", k, r.status, r.body)
+		}
+		r = p.post(t, "/api/generate", fmt.Sprintf(`{"model":"%s","prompt":"The","stream":false,"options":{"num_predict":4,"top_k":%s}}`, p.model, k))
+		if r.status != 200 {
+			t.Errorf("options.top_k %s: %d %s", k, r.status, r.body)
+		}
+		p.alive(t)
+	}
 	// Numbers that do not fit are a 400 naming the field.
 	r := p.post(t, "/v1/chat/completions", fmt.Sprintf(`{"model":"%s","messages":[{"role":"user","content":"hi"}],"max_tokens":1e30}`, p.model))
 	want4xx(t, "max_tokens 1e30", r, "max_tokens")
