@@ -76,6 +76,13 @@ func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 	if s.p.Temperature <= 0 {
 		return argmax(logits)
 	}
+	return s.drawFiltered(logits)
+}
+
+// drawFiltered runs the truncation chain and temperature over logits and
+// draws a token (-1 when none is left), from the whole vocabulary when no
+// step drops a token.
+func (s *Sampler) drawFiltered(logits []float32) int32 {
 	if s.untruncated() {
 		return s.drawAll(logits)
 	}
@@ -100,15 +107,7 @@ func (s *Sampler) SampleMasked(logits []float32, history []int32, allowed []uint
 	if len(logits) == 0 {
 		return -1
 	}
-	in := func(id int32) bool {
-		return id >= 0 && int(id>>6) < len(allowed) && allowed[id>>6]&(1<<(id&63)) != 0
-	}
-	for id, b := range s.p.LogitBias {
-		if int(id) < len(logits) && in(id) {
-			logits[id] += b
-		}
-	}
-	s.penalize(logits, history, in)
+	s.biasAndPenalizeMasked(logits, history, allowed)
 	if s.p.Temperature <= 0 {
 		return argmaxMasked(logits, allowed)
 	}
@@ -122,20 +121,27 @@ func (s *Sampler) SampleMasked(logits []float32, history []int32, allowed []uint
 		m := s.masked[:len(logits)]
 		copy(m, logits)
 		MaskLogits(m, allowed)
-		if s.untruncated() {
-			return s.drawAll(m)
-		}
-		c := s.filter(m)
-		if len(c) == 0 {
-			return -1
-		}
-		return s.draw(c)
+		return s.drawFiltered(m)
 	}
 	c := s.filterMasked(logits, allowed)
 	if len(c) == 0 {
 		return -1
 	}
 	return s.draw(c)
+}
+
+// biasAndPenalizeMasked applies the logit bias and the penalties to the
+// allowed tokens alone, SampleMasked's first steps.
+func (s *Sampler) biasAndPenalizeMasked(logits []float32, history []int32, allowed []uint64) {
+	in := func(id int32) bool {
+		return id >= 0 && int(id>>6) < len(allowed) && allowed[id>>6]&(1<<(id&63)) != 0
+	}
+	for id, b := range s.p.LogitBias {
+		if int(id) < len(logits) && in(id) {
+			logits[id] += b
+		}
+	}
+	s.penalize(logits, history, in)
 }
 
 // denseMask reports whether allowed lets through at least an eighth of n
@@ -491,9 +497,9 @@ func typical(c []cand, p float32) []cand {
 		c[i].aux = float32(math.Abs(-math.Log(float64(c[i].p)) - ent))
 	}
 	// Only the most typical candidates are kept: sort those, found by a
-	// histogram of the mass by typicality, as nucleusPrefix finds the
+	// histogram of the mass by typicality, as topP finds the
 	// nucleus (a full sort of a vocabulary took 15-20 ms).
-	if n := typicalPrefix(c, float64(p)); n > 0 {
+	if n := massPrefix(c, float64(p), byTypicality); n > 0 {
 		slices.SortFunc(c[:n], cmpTypical)
 		if out, ok := cumCut(c[:n], p); ok {
 			return out
@@ -521,54 +527,6 @@ func cmpTypical(a, b cand) int {
 	return int(a.id) - int(b.id)
 }
 
-// typicalPrefix moves the candidates of the lowest-aux histogram buckets
-// holding probability mass p to the front of c and returns how many there
-// are, or 0 where there is no finite spread of aux to bucket. Buckets are
-// monotone in aux, so the front is the start of a full sort, in some order.
-func typicalPrefix(c []cand, p float64) int {
-	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
-	for _, x := range c {
-		if x.aux <= math.MaxFloat32 { // finite (p > 0)
-			lo, hi = min(lo, x.aux), max(hi, x.aux)
-		}
-	}
-	if !(hi > lo) {
-		return 0
-	}
-	scale := float32(nucleusBuckets-1) / (hi - lo)
-	bucket := func(a float32) int {
-		if !(a <= hi) {
-			return nucleusBuckets // +Inf (p = 0): after every bucket
-		}
-		return bucketOf((a - lo) * scale)
-	}
-	var mass [nucleusBuckets]float64
-	for _, x := range c {
-		if b := bucket(x.aux); b < nucleusBuckets {
-			mass[b] += float64(x.p)
-		}
-	}
-	last, cum := -1, 0.0
-	for b := range mass {
-		cum += mass[b]
-		if cum >= p {
-			last = b
-			break
-		}
-	}
-	if last < 0 {
-		return 0
-	}
-	n := 0
-	for i := range c {
-		if bucket(c[i].aux) <= last {
-			c[i], c[n] = c[n], c[i]
-			n++
-		}
-	}
-	return n
-}
-
 // topP keeps the smallest highest-probability prefix whose mass reaches p.
 // Without a prior sort it avoids sorting the whole vocabulary: candidates are
 // bucketed by logit (a histogram of probability mass, O(n)), and only the
@@ -576,7 +534,7 @@ func typicalPrefix(c []cand, p float64) int {
 func topP(c []cand, p float32, sorted bool) []cand {
 	softmax(c)
 	if !sorted {
-		if n := nucleusPrefix(c, float64(p)); n > 0 {
+		if n := massPrefix(c, float64(p), byLogit); n > 0 {
 			slices.SortFunc(c[:n], cmpDesc)
 			sorted = true
 			if out, ok := cumCut(c[:n], p); ok {
@@ -616,7 +574,7 @@ func cumCut(c []cand, p float32) ([]cand, bool) {
 	return c, false
 }
 
-// nucleusBuckets is the resolution of nucleusPrefix's histogram.
+// nucleusBuckets is the resolution of massPrefix's histogram.
 const nucleusBuckets = 256
 
 // bucketOf is the histogram bucket of v, a distance from the first bucket
@@ -634,26 +592,38 @@ func bucketOf(v float32) int {
 	return int(v)
 }
 
-// nucleusPrefix moves the candidates of the highest-logit histogram buckets
-// holding probability mass p to the front of c and returns how many there
-// are, or 0 when the logits are all equal. Buckets are monotone in logit, so
-// the front is exactly the top of a full sort, in some order.
-func nucleusPrefix(c []cand, p float64) int {
-	maxL, minL := c[0].logit, c[0].logit
-	for _, x := range c[1:] {
-		maxL = max(maxL, x.logit)
-		minL = min(minL, x.logit)
+// massPrefix moves the candidates of the lowest-key histogram buckets
+// (key(x), lowest first) holding probability mass p to the front of c and
+// returns how many there are, or 0 where the finite keys have no spread
+// or their mass never reaches p. A candidate whose key is not finite
+// (typical-p's +Inf for probability 0) comes after every bucket. Buckets
+// are monotone in the key, so the front is exactly the start of a full
+// sort by key, in some order: topP takes the highest logits (key −logit),
+// typical the most typical candidates (key aux).
+func massPrefix(c []cand, p float64, key func(cand) float32) int {
+	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+	for _, x := range c {
+		if k := key(x); k >= -math.MaxFloat32 && k <= math.MaxFloat32 {
+			lo, hi = min(lo, k), max(hi, k)
+		}
 	}
-	if maxL == minL {
+	if !(hi > lo) {
 		return 0
 	}
-	scale := float32(nucleusBuckets-1) / (maxL - minL)
-	bucket := func(l float32) int { return bucketOf((maxL - l) * scale) }
+	scale := float32(nucleusBuckets-1) / (hi - lo)
+	bucket := func(k float32) int {
+		if !(k >= -math.MaxFloat32 && k <= math.MaxFloat32) {
+			return nucleusBuckets // after every bucket
+		}
+		return bucketOf((k - lo) * scale)
+	}
 	var mass [nucleusBuckets]float64
 	for _, x := range c {
-		mass[bucket(x.logit)] += float64(x.p)
+		if b := bucket(key(x)); b < nucleusBuckets {
+			mass[b] += float64(x.p)
+		}
 	}
-	last, cum := nucleusBuckets-1, 0.0
+	last, cum := -1, 0.0
 	for b := range mass {
 		cum += mass[b]
 		if cum >= p {
@@ -661,15 +631,22 @@ func nucleusPrefix(c []cand, p float64) int {
 			break
 		}
 	}
+	if last < 0 {
+		return 0
+	}
 	n := 0
 	for i := range c {
-		if bucket(c[i].logit) <= last {
+		if bucket(key(c[i])) <= last {
 			c[i], c[n] = c[n], c[i]
 			n++
 		}
 	}
 	return n
 }
+
+// byLogit and byTypicality are massPrefix's keys for topP and typical.
+func byLogit(x cand) float32      { return -x.logit }
+func byTypicality(x cand) float32 { return x.aux }
 
 // minP drops candidates whose probability is below p times the best one's,
 // i.e. whose logit is below max + ln(p). Order is preserved.

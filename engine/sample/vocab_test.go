@@ -190,15 +190,7 @@ func BenchmarkSampleVocab(b *testing.B) {
 // sampleMaskedReference is SampleMasked with the allowed tokens gathered
 // as candidates whatever the mask (the chain's definition).
 func sampleMaskedReference(s *Sampler, logits []float32, history []int32, allowed []uint64) int32 {
-	in := func(id int32) bool {
-		return id >= 0 && int(id>>6) < len(allowed) && allowed[id>>6]&(1<<(id&63)) != 0
-	}
-	for id, b := range s.p.LogitBias {
-		if int(id) < len(logits) && in(id) {
-			logits[id] += b
-		}
-	}
-	s.penalize(logits, history, in)
+	s.biasAndPenalizeMasked(logits, history, allowed)
 	if s.p.Temperature <= 0 {
 		return argmaxMasked(logits, allowed)
 	}
@@ -361,7 +353,7 @@ func TestTypicalMatchesFullSort(t *testing.T) {
 		cc := slices.Clone(c)
 		typicalReference(cc, p) // softmax and aux (and a sort, undone below)
 		slices.SortFunc(cc, func(a, b cand) int { return int(a.id) - int(b.id) })
-		m := typicalPrefix(cc, float64(p))
+		m := massPrefix(cc, float64(p), byTypicality)
 		slices.SortFunc(cc[:m], cmpTypical)
 		if _, ok := cumCut(cc[:m], p); m == 0 || !ok {
 			fallbacks++
