@@ -37,6 +37,24 @@ func guarded[T any](t *testing.T, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
 }
 
+// repackedLayouts returns every distinct repacked layout this CPU has for
+// the default mode (FastPackedFor, with and without AMX) and, with exact,
+// the exact mode's (PackedFor), each beside its weight type.
+func repackedLayouts(exact bool) (layouts []*Packed, types []Type) {
+	for _, typ := range []Type{Q4_0, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, F16, BF16} {
+		candidates := []*Packed{FastPackedFor(typ, false), FastPackedFor(typ, true)}
+		if exact {
+			candidates = append(candidates, PackedFor(typ))
+		}
+		for _, p := range candidates {
+			if p != nil && !slices.ContainsFunc(layouts, func(q *Packed) bool { return q.Name == p.Name }) {
+				layouts, types = append(layouts, p), append(types, typ)
+			}
+		}
+	}
+	return layouts, types
+}
+
 // TestPackedKernelsStayInBounds calls every repacked layout's kernels on
 // this CPU (Kernel, Accumulate, Decode, DecodeMulti and Tile, for every number
 // of activation rows they take) with the weights, the activation rows,
@@ -46,15 +64,7 @@ func guarded[T any](t *testing.T, n int) []T {
 // call's on roomy buffers.
 func TestPackedKernelsStayInBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 13))
-	var layouts []*Packed
-	var types []Type
-	for _, typ := range []Type{Q4_0, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, F16, BF16} {
-		for _, amx := range []bool{false, true} {
-			if p := FastPackedFor(typ, amx); p != nil && !slices.ContainsFunc(layouts, func(q *Packed) bool { return q.Name == p.Name }) {
-				layouts, types = append(layouts, p), append(types, typ)
-			}
-		}
-	}
+	layouts, types := repackedLayouts(false)
 	for i, p := range layouts {
 		typ := types[i]
 		t.Run(p.Name, func(t *testing.T) {

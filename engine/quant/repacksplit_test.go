@@ -3,7 +3,6 @@ package quant
 import (
 	"bytes"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
@@ -13,15 +12,7 @@ import (
 // repacks a weight's groups on all its workers at once.
 func TestRepackSplitsByGroups(t *testing.T) {
 	r := rand.New(rand.NewPCG(157, 163))
-	var layouts []*Packed
-	var types []Type
-	for _, typ := range []Type{Q4_0, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, F16, BF16} {
-		for _, p := range []*Packed{PackedFor(typ), FastPackedFor(typ, false), FastPackedFor(typ, true)} {
-			if p != nil && !slices.ContainsFunc(layouts, func(q *Packed) bool { return q.Name == p.Name }) {
-				layouts, types = append(layouts, p), append(types, typ)
-			}
-		}
-	}
+	layouts, types := repackedLayouts(true)
 	if len(layouts) == 0 {
 		t.Skip("no repacked layout on this CPU")
 	}

@@ -5,7 +5,6 @@ package quant
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
@@ -18,11 +17,10 @@ func TestPackedStreamsMatchKernel(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 29))
 	var layouts []*Packed
 	var types []Type
-	for _, typ := range []Type{Q4_0, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, F16, BF16} {
-		for _, amx := range []bool{false, true} {
-			if p := FastPackedFor(typ, amx); p != nil && p.Streams != nil && !slices.ContainsFunc(layouts, func(q *Packed) bool { return q.Name == p.Name }) {
-				layouts, types = append(layouts, p), append(types, typ)
-			}
+	all, allTypes := repackedLayouts(false)
+	for i, p := range all {
+		if p.Streams != nil {
+			layouts, types = append(layouts, p), append(types, allTypes[i])
 		}
 	}
 	if len(layouts) == 0 {
