@@ -486,16 +486,7 @@ func softmax(c []cand) {
 // surprisal is closest to the distribution's entropy until their mass
 // reaches p. The survivors are left in typicality order.
 func typical(c []cand, p float32) []cand {
-	softmax(c)
-	var ent float64
-	for _, x := range c {
-		if x.p > 0 {
-			ent -= float64(x.p) * math.Log(float64(x.p))
-		}
-	}
-	for i := range c {
-		c[i].aux = float32(math.Abs(-math.Log(float64(c[i].p)) - ent))
-	}
+	scoreTypicality(c)
 	// Only the most typical candidates are kept: sort those, found by a
 	// histogram of the mass by typicality, as topP finds the
 	// nucleus (a full sort of a vocabulary took 15-20 ms).
@@ -514,6 +505,21 @@ func typical(c []cand, p float32) []cand {
 		}
 	}
 	return c
+}
+
+// scoreTypicality sets every candidate's probability (softmax) and its
+// typicality in aux: how far its surprisal lies from the entropy.
+func scoreTypicality(c []cand) {
+	softmax(c)
+	var ent float64
+	for _, x := range c {
+		if x.p > 0 {
+			ent -= float64(x.p) * math.Log(float64(x.p))
+		}
+	}
+	for i := range c {
+		c[i].aux = float32(math.Abs(-math.Log(float64(c[i].p)) - ent))
+	}
 }
 
 // cmpTypical orders candidates by typicality (aux, ascending), then id.

@@ -312,16 +312,7 @@ func BenchmarkLogprobs150k(b *testing.B) {
 
 // typicalReference is typical with a full sort of every candidate.
 func typicalReference(c []cand, p float32) []cand {
-	softmax(c)
-	var ent float64
-	for _, x := range c {
-		if x.p > 0 {
-			ent -= float64(x.p) * math.Log(float64(x.p))
-		}
-	}
-	for i := range c {
-		c[i].aux = float32(math.Abs(-math.Log(float64(c[i].p)) - ent))
-	}
+	scoreTypicality(c)
 	slices.SortFunc(c, cmpTypical)
 	out, _ := cumCut(c, p)
 	return out
@@ -351,8 +342,7 @@ func TestTypicalMatchesFullSort(t *testing.T) {
 		// The prefix alone holds the answer (no fallback to the full sort)
 		// but where rounding at a bucket's edge says otherwise.
 		cc := slices.Clone(c)
-		typicalReference(cc, p) // softmax and aux (and a sort, undone below)
-		slices.SortFunc(cc, func(a, b cand) int { return int(a.id) - int(b.id) })
+		scoreTypicality(cc)
 		m := massPrefix(cc, float64(p), byTypicality)
 		slices.SortFunc(cc[:m], cmpTypical)
 		if _, ok := cumCut(cc[:m], p); m == 0 || !ok {
