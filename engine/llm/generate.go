@@ -198,8 +198,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		}
 		tok := Token{ID: id}
 		if id >= 0 && wantLogprobs {
-			tok.Logprob = sample.Logprob(raw, id)
-			tok.Top = m.topLogprobs(raw, req.TopLogprobs)
+			tok.Logprob, tok.Top = m.logprobs(raw, id, req.TopLogprobs)
 		}
 		return tok
 	}
@@ -400,14 +399,13 @@ func historyCap(prompt, maxTokens, ctxLen int) int {
 	return prompt + max(room, 0) + 1
 }
 
-// topLogprobs returns the n most likely tokens of logits with their text.
-func (m *Model) topLogprobs(logits []float32, n int) []TokenLogprob {
-	if n <= 0 {
-		return nil
-	}
+// logprobs returns token id's log-probability under logits and the n most
+// likely tokens with their text.
+func (m *Model) logprobs(logits []float32, id int32, n int) (float32, []TokenLogprob) {
+	lp, cands := sample.Logprobs(logits, id, n)
 	var top []TokenLogprob
-	for _, c := range sample.TopLogprobs(logits, n) {
+	for _, c := range cands {
 		top = append(top, TokenLogprob{ID: c.ID, Text: m.tok.Decode([]int32{c.ID}, tokenizer.DecodeOptions{}), Logprob: c.Logprob})
 	}
-	return top
+	return lp, top
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/kv"
 	"github.com/ruvllm/ruvllm/engine/model"
-	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
@@ -55,8 +54,8 @@ func (m *Model) ScoreTokens(ctx context.Context, tokens []int32, top int) ([]Tok
 		for i := range n {
 			row := logits[i*vocab : (i+1)*vocab]
 			id := tokens[start+i+1]
-			out = append(out, Token{ID: id, Text: m.tok.Decode([]int32{id}, tokenizer.DecodeOptions{}),
-				Logprob: sample.Logprob(row, id), Top: m.topLogprobs(row, top)})
+			lp, topTokens := m.logprobs(row, id, top)
+			out = append(out, Token{ID: id, Text: m.tok.Decode([]int32{id}, tokenizer.DecodeOptions{}), Logprob: lp, Top: topTokens})
 		}
 		start += n
 	}

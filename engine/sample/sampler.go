@@ -706,11 +706,25 @@ type Candidate struct {
 // OpenAI and llama.cpp servers do. It does not modify logits; it allocates
 // (it is meant for the reporting path, not every token of a plain run).
 func TopLogprobs(logits []float32, n int) []Candidate {
+	if min(n, len(logits)) <= 0 {
+		return nil
+	}
+	return topLogprobs(logits, n, logSumExp(logits))
+}
+
+// Logprobs returns Logprob(logits, id) and TopLogprobs(logits, n), with
+// one pass for the log-sum-exp that both need.
+func Logprobs(logits []float32, id int32, n int) (float32, []Candidate) {
+	lse := logSumExp(logits)
+	return logprob(logits, id, lse), topLogprobs(logits, n, lse)
+}
+
+// topLogprobs is TopLogprobs with the logits' log-sum-exp.
+func topLogprobs(logits []float32, n int, lse float32) []Candidate {
 	n = min(n, len(logits))
 	if n <= 0 {
 		return nil
 	}
-	lse := logSumExp(logits)
 	var c []cand
 	if _, _, special := quant.MaxMin(logits); !special && 8*n <= len(logits) {
 		// n of a vocabulary: a heap of n, without a candidate for every
@@ -747,6 +761,14 @@ func Logprob(logits []float32, id int32) float32 {
 		return float32(math.Inf(-1))
 	}
 	return logits[id] - logSumExp(logits)
+}
+
+// logprob is Logprob with the logits' log-sum-exp.
+func logprob(logits []float32, id int32, lse float32) float32 {
+	if id < 0 || int(id) >= len(logits) {
+		return float32(math.Inf(-1))
+	}
+	return logits[id] - lse
 }
 
 // logSumExp is log(sum(exp(logits))) computed stably; NaNs are skipped.

@@ -319,6 +319,12 @@ func TestTopLogprobs(t *testing.T) {
 	if lp := Logprob(logits, 0); math.Abs(float64(lp)-math.Log(1.0/7)) > 1e-6 {
 		t.Errorf("Logprob(0) = %v, want ln(1/7)", lp)
 	}
+	if lp, top := Logprobs(logits, 1, 3); lp != Logprob(logits, 1) || !slices.Equal(top, got) {
+		t.Errorf("Logprobs(1, 3) = %v %v, want Logprob's %v and TopLogprobs' %v", lp, top, Logprob(logits, 1), got)
+	}
+	if lp, top := Logprobs(logits, 9, 0); !math.IsInf(float64(lp), -1) || top != nil {
+		t.Errorf("Logprobs(9, 0) = %v %v, want -Inf and none", lp, top)
+	}
 	if lp := Logprob(logits, 2); !math.IsInf(float64(lp), -1) {
 		t.Errorf("Logprob of banned token = %v, want -Inf", lp)
 	}
