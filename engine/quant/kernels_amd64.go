@@ -208,6 +208,7 @@ func useISA(isa string) {
 	useTiles(isa)
 	useQ4x16(isa)
 	useIQ4x16(isa)
+	useQ2Kx16(isa)
 	useHalf16(isa)
 	useIQ(isa)
 	kernelISA = isa

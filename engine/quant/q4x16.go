@@ -313,6 +313,9 @@ func PackedFor(t Type) *Packed {
 	case t == Q4_K && q4kx16Kernel != nil:
 		return &Packed{Name: "Q4_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q4Kx16BlockBytes, AuxWords: Q8_KAuxWords,
 			Aux: Q8_KAux, Repack: RepackQ4Kx16, Kernel: q4kx16Kernel, Streams: q4kx16Streams}
+	case t == Q2_K && q2kx16Kernel != nil:
+		return &Packed{Name: "Q2_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q2Kx16BlockBytes,
+			Repack: RepackQ2Kx16, Kernel: q2kx16Kernel}
 	}
 	return nil
 }

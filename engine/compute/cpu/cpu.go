@@ -351,6 +351,11 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 	if b.fp16 && typ == quant.Q4_K {
 		t.gemvRaw = t.raw
 	}
+	if b.fp16 && typ == quant.Q2_K {
+		// That build repacks Q2_K in an order of its own
+		// (matmulQ2KNative), not the vector order of Q2_Kx16.
+		p = nil
+	}
 	if p != nil && !t.interleaved && rows%quant.Q4x16Rows == 0 && cols > 0 && cols%p.BlockSize == 0 {
 		if err := t.repack(&b.weights, p, b.w); err != nil {
 			return nil, err

@@ -42,6 +42,9 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 		{quant.Q5_K, 512, 32, AMXAuto},
 		{quant.Q5_1, 896, 16, AMXAuto},
 		{quant.Q4_K, 768, 32, AMXAuto},
+		{quant.Q2_K, 1024, 48, AMXAuto},
+		{quant.Q2_K, 4864, 32, AMXAuto},
+		{quant.Q2_K, 512, 40, AMXAuto}, // not a multiple of 16 rows: not repacked
 		{quant.IQ4_XS, 1024, 48, AMXAuto},
 		{quant.IQ4_XS, 4864, 32, AMXAuto}, // split over ranges of blocks
 		{quant.IQ4_XS, 512, 40, AMXAuto},  // not a multiple of 16 rows: not repacked
