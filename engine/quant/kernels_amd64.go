@@ -209,6 +209,7 @@ func useISA(isa string) {
 	useQ4x16(isa)
 	useIQ4x16(isa)
 	useQ2Kx16(isa)
+	useQ3Kx16(isa)
 	useHalf16(isa)
 	useIQ(isa)
 	kernelISA = isa

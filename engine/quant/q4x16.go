@@ -316,6 +316,9 @@ func PackedFor(t Type) *Packed {
 	case t == Q2_K && q2kx16Kernel != nil:
 		return &Packed{Name: "Q2_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q2Kx16BlockBytes,
 			Repack: RepackQ2Kx16, Kernel: q2kx16Kernel}
+	case t == Q3_K && q3kx16Kernel != nil:
+		return &Packed{Name: "Q3_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q3Kx16BlockBytes, AuxWords: Q3Kx16AuxWords,
+			Aux: Q3Kx16Aux, Repack: RepackQ3Kx16, Kernel: q3kx16Kernel}
 	}
 	return nil
 }

@@ -77,56 +77,57 @@ func TestMatMulWeightQ4_0InterleavedOrder(t *testing.T) {
 	}
 }
 
-// TestMatMulWeightQ2_KVectorOrder checks that a Q2_K weight made by
-// MatMulWeight sums in the order of llama.cpp's AVX2 vector dot product
+// TestMatMulWeightKQuantVectorOrder checks that a Q2_K or Q3_K weight made
+// by MatMulWeight sums in the order of llama.cpp's AVX2 vector dot product
 // (quant.VecDot), bit for bit, in both modes, whether the backend repacked
-// it into Q2_Kx16 (rows a multiple of 16, where this CPU has the kernel)
-// or not, for token counts around the kernel's four rows and several
-// thread counts; and that the exact mode's native-fp16 build, whose Q2_K
-// order is another, keeps the GGUF layout.
-func TestMatMulWeightQ2_KVectorOrder(t *testing.T) {
+// it into Q2_Kx16 or Q3_Kx16 (rows a multiple of 16, where this CPU has
+// the kernel) or not, for token counts around the kernels' four rows and
+// several thread counts; and that the exact mode's native-fp16 build,
+// whose Q2_K order is another, keeps Q2_K in the GGUF layout.
+func TestMatMulWeightKQuantVectorOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 23))
-	for _, tc := range []struct {
-		in, out    int
-		repackable bool
-	}{
-		{256, 16, true},
-		{1024, 400, true},
-		{512, 40, false},
-	} {
-		w := randRows(r, tc.out, tc.in)
-		raw := quantized(t, quant.Q2_K, tc.out, tc.in, w)
-		rb, _ := quant.Q2_K.RowBytes(tc.in)
-		ab, _ := quant.Q8_K.RowBytes(tc.in)
-		quantize, _ := quant.QuantizeRowFor(quant.Q8_K)
-		a := make([]byte, ab)
-		for _, n := range []int{1, 2, 3, 4, 5, 8, 13} {
-			x := randRows(r, n, tc.in)
-			for _, opts := range []Options{{Threads: 1, Exact: true}, {Threads: 3, Exact: true}, {Threads: 1}, {Threads: 3}} {
-				t.Run(fmt.Sprintf("%dx%d/n%d/t%d/exact%v", tc.out, tc.in, n, opts.Threads, opts.Exact), func(t *testing.T) {
-					b := New(opts)
-					defer b.Close()
-					wt, err := b.MatMulWeight(quant.Q2_K, tc.out, tc.in, raw)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if want := tc.repackable && quant.PackedFor(quant.Q2_K) != nil; wt.(compute.Repacked).Repacked() != want {
-						t.Fatalf("Repacked() = %v, want %v", !want, want)
-					}
-					xt, dst := b.New(n, tc.in), b.New(n, tc.out)
-					b.Upload(xt, x)
-					b.MatMul(dst, xt, wt)
-					got := F32(dst)
-					for i := range n {
-						quantize(a, x[i*tc.in:(i+1)*tc.in])
-						for o := range tc.out {
-							want := quant.VecDot(quant.Q2_K, tc.in, raw[o*rb:(o+1)*rb], a)
-							if g := got[i*tc.out+o]; math.Float32bits(g) != math.Float32bits(want) {
-								t.Fatalf("dst[%d][%d] = %g, want %g", i, o, g, want)
+	for _, typ := range []quant.Type{quant.Q2_K, quant.Q3_K} {
+		for _, tc := range []struct {
+			in, out    int
+			repackable bool
+		}{
+			{256, 16, true},
+			{1024, 400, true},
+			{512, 40, false},
+		} {
+			raw := quantized(t, typ, tc.out, tc.in, randRows(r, tc.out, tc.in))
+			rb, _ := typ.RowBytes(tc.in)
+			ab, _ := quant.Q8_K.RowBytes(tc.in)
+			quantize, _ := quant.QuantizeRowFor(quant.Q8_K)
+			a := make([]byte, ab)
+			for _, n := range []int{1, 2, 3, 4, 5, 8, 13} {
+				x := randRows(r, n, tc.in)
+				for _, opts := range []Options{{Threads: 1, Exact: true}, {Threads: 3, Exact: true}, {Threads: 1}, {Threads: 3}} {
+					t.Run(fmt.Sprintf("%s/%dx%d/n%d/t%d/exact%v", typ, tc.out, tc.in, n, opts.Threads, opts.Exact), func(t *testing.T) {
+						b := New(opts)
+						defer b.Close()
+						wt, err := b.MatMulWeight(typ, tc.out, tc.in, raw)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if want := tc.repackable && quant.PackedFor(typ) != nil; wt.(compute.Repacked).Repacked() != want {
+							t.Fatalf("Repacked() = %v, want %v", !want, want)
+						}
+						xt, dst := b.New(n, tc.in), b.New(n, tc.out)
+						b.Upload(xt, x)
+						b.MatMul(dst, xt, wt)
+						got := F32(dst)
+						for i := range n {
+							quantize(a, x[i*tc.in:(i+1)*tc.in])
+							for o := range tc.out {
+								want := quant.VecDot(typ, tc.in, raw[o*rb:(o+1)*rb], a)
+								if g := got[i*tc.out+o]; math.Float32bits(g) != math.Float32bits(want) {
+									t.Fatalf("dst[%d][%d] = %g, want %g", i, o, g, want)
+								}
 							}
 						}
-					}
-				})
+					})
+				}
 			}
 		}
 	}

@@ -63,7 +63,7 @@ func BenchmarkPackedMatMulStream(b *testing.B) {
 // without one-row prefetch (18 and 24 GB/s where the others read 26-31).
 func BenchmarkDecodeStream(b *testing.B) {
 	const out, in, total = 8192, 2048, 512 << 20
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q2_K, quant.Q5_0, quant.Q5_1, quant.IQ4_NL, quant.F16, quant.BF16} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q2_K, quant.Q3_K, quant.Q5_0, quant.Q5_1, quant.IQ4_NL, quant.F16, quant.BF16} {
 		b.Run(typ.String(), func(b *testing.B) {
 			if quant.FastPackedFor(typ, true) == nil {
 				b.Skipf("no repacked %s kernel on this CPU", typ)
