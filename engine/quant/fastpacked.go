@@ -73,7 +73,7 @@ func bf16x16AMXPacked() *Packed {
 	}
 	return &Packed{Name: "BF16x16AMX", Act: BF16, BlockSize: QK, BlockBytes: F16x16BlockBytes,
 		Repack: RepackBF16x16, Kernel: one(false), Accumulate: one(true),
-		Tile: k, TileRows: bf16AMXTileRows}
+		Tile: k, TileRows: bf16AMXTileRows, AMX: true}
 }
 
 // AMXTiles reports whether FastPackedFor(BF16, true) takes AMX tiles

@@ -1,6 +1,9 @@
 package quant
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // The i-quants (IQ4_NL, IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S,
 // IQ1_S, IQ1_M) store each group of 4 or 8 weights as an index into a
@@ -73,30 +76,40 @@ type iqBlock struct {
 }
 
 // putGrid8 writes the 8 bytes of grid point g, negated where mask has a
-// bit set, to q.
+// bit set, to q. Negating the bytes as one word, (g^m)+(m&1…1) with m
+// 0xff in each negated byte, carries from none: no grid byte is zero
+// (TestGridBytesNonZero).
 func putGrid8(q []int8, g uint64, mask uint8) {
-	q = q[:8]
-	for j := range q {
-		v := int8(g >> (8 * j))
-		if mask>>j&1 != 0 {
-			v = -v
-		}
-		q[j] = v
-	}
+	m := signBytes[mask]
+	le.PutUint64(int8Bytes(q[:8]), (g^m)+(m&0x0101010101010101))
+}
+
+// int8Bytes is q's memory as bytes, so that a word is stored at once (a
+// later load of the word is then forwarded from the store, where byte
+// stores would make it wait).
+func int8Bytes(q []int8) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(q))), len(q))
 }
 
 // putGrid4 is putGrid8 for a 4-byte grid point and the mask's bits
 // shift..shift+3.
 func putGrid4(q []int8, g uint32, mask uint8, shift int) {
-	q = q[:4]
-	for j := range q {
-		v := int8(g >> (8 * j))
-		if mask>>(shift+j)&1 != 0 {
-			v = -v
-		}
-		q[j] = v
-	}
+	m := uint32(signBytes[mask>>shift&0xf])
+	le.PutUint32(int8Bytes(q[:4]), (g^m)+(m&0x01010101))
 }
+
+// signBytes spreads the bits of a byte over the bytes of a word: byte j
+// of signBytes[m] is 0xff where bit j of m is set.
+var signBytes = func() (t [256]uint64) {
+	for m := range t {
+		for j := range 8 {
+			if m>>j&1 != 0 {
+				t[m] |= 0xff << (8 * j)
+			}
+		}
+	}
+	return t
+}()
 
 // lanes returns the 8 integer lanes of b against the Q8_K block y.
 func (b *iqBlock) lanes(y []byte) (l [8]int32) {

@@ -210,6 +210,7 @@ func useISA(isa string) {
 	useIQ4x16(isa)
 	useQ2Kx16(isa)
 	useQ3Kx16(isa)
+	useIQPanel(isa)
 	useHalf16(isa)
 	useIQ(isa)
 	kernelISA = isa

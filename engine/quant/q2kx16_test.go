@@ -48,7 +48,7 @@ func testQ2Kx16(t *testing.T) {
 			row := a[r*astride : r*astride+nb*q8_KBytes]
 			quantizeQ8_K(row, randRow(rng, n, 3))
 			if iter%4 == 3 {
-				extremeQ8_K(row, rng)
+				extremeQ8_K(row, rng, -128)
 			}
 		}
 		dstride := Q4x16Rows + iter%3
@@ -81,9 +81,10 @@ func testQ2Kx16(t *testing.T) {
 	}
 }
 
-// extremeQ8_K sets every quant of the Q8_K row a to −128 or 127 and its
-// group sums to match.
-func extremeQ8_K(a []byte, rng *rand.Rand) {
+// extremeQ8_K sets every quant of the Q8_K row a to lo or 127 and its
+// group sums to match. The quantizer never writes −128, but the Q2_K and
+// Q3_K kernels are exact for it too.
+func extremeQ8_K(a []byte, rng *rand.Rand, lo int8) {
 	for b := range len(a) / q8_KBytes {
 		blk := a[b*q8_KBytes : (b+1)*q8_KBytes]
 		for g := range QKK / 16 {
@@ -91,7 +92,7 @@ func extremeQ8_K(a []byte, rng *rand.Rand) {
 			for e := range 16 {
 				v := int8(127)
 				if rng.IntN(2) == 0 {
-					v = -128
+					v = lo
 				}
 				blk[4+16*g+e] = byte(v)
 				s += int(v)

@@ -50,7 +50,7 @@ func testQ3Kx16(t *testing.T) {
 			row := a[r*astride : r*astride+nb*q8_KBytes]
 			quantizeQ8_K(row, randRow(rng, n, 3))
 			if iter%4 == 3 {
-				extremeQ8_K(row, rng)
+				extremeQ8_K(row, rng, -128)
 			}
 			Q3Kx16Aux(aux[r*auxstride:], row)
 		}

@@ -207,7 +207,9 @@ type Packed struct {
 	AuxWords   int    // words of aux per activation block
 	// Aux writes an activation row's aux words.
 	Aux func(aux []uint32, a []byte)
-	// Repack writes a GGUF-layout matrix into the layout.
+	// Repack writes a GGUF-layout matrix into the layout; nil where the
+	// layout is the GGUF layout itself (IQGridPacked), which the backend
+	// then reads as it is.
 	Repack func(dst, src []byte, rows, cols int) error
 	// Kernel computes one group against 1 to PackedRows activation rows.
 	Kernel PackedKernel
@@ -251,6 +253,9 @@ type Packed struct {
 	Tile     TileKernel
 	TileRows int
 	TileFrom int
+	// AMX says the layout sums in AMX tiles, in the hardware's order
+	// (BF16x16AMX, Q8_0x16AMX): a backend's arithmetic then names it.
+	AMX bool
 	// Streams, where the layout has it, multiplies one activation row by
 	// DecodeStreams groups at once, each stride bytes after the one
 	// before (group s's 16 outputs at dst[s·dstride:]), block by block in
@@ -316,6 +321,8 @@ func PackedFor(t Type) *Packed {
 	case t == Q2_K && q2kx16Kernel != nil:
 		return &Packed{Name: "Q2_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q2Kx16BlockBytes,
 			Repack: RepackQ2Kx16, Kernel: q2kx16Kernel}
+	case IQGridPacked(t) != nil:
+		return IQGridPacked(t)
 	case t == Q3_K && q3kx16Kernel != nil:
 		return &Packed{Name: "Q3_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q3Kx16BlockBytes, AuxWords: Q3Kx16AuxWords,
 			Aux: Q3Kx16Aux, Repack: RepackQ3Kx16, Kernel: q3kx16Kernel}

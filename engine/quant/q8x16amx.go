@@ -90,7 +90,7 @@ func q8x16AMXPacked() *Packed {
 	}
 	return &Packed{Name: "Q8_0x16AMX", Act: Q8_0, BlockSize: QK, BlockBytes: Q8x16BlockBytes,
 		AuxWords: Q8_0x16SumAuxWords, Aux: Q8_0x16SumAux, Repack: RepackQ8x16, Kernel: q8x16SumKernel,
-		Tile: q8x16AMXTile, TileRows: q8x16AMXTileRows, TileFrom: 2, Streams: q8x16SumStreams}
+		Tile: q8x16AMXTile, TileRows: q8x16AMXTileRows, TileFrom: 2, Streams: q8x16SumStreams, AMX: true}
 }
 
 // checkTileCall panics unless the buffers of a TileKernel call are large

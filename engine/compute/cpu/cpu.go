@@ -360,7 +360,7 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 		if err := t.repack(&b.weights, p, b.w); err != nil {
 			return nil, err
 		}
-		b.onTiles = b.onTiles || p.Tile != nil
+		b.onTiles = b.onTiles || p.AMX
 	} else if (typ == quant.Q4_0 || typ == quant.IQ4_NL) && rows%8 == 0 {
 		if k := quant.InterleavedTileFor(typ); k != nil {
 			t.tile, t.interleaved = k, true
@@ -397,6 +397,10 @@ func (b *Backend) TiedOutputWeight(typ quant.Type, rows, cols int, data []byte) 
 // this copy (the 1B shape's Q4_0 file: 0.8 GB), and its writes fault in
 // the arena's pages.
 func (t *tensor) repack(arena *hostmem.Arena, p *quant.Packed, w *workers) error {
+	if p.Repack == nil { // the layout is the GGUF layout (quant.IQGridPacked)
+		t.packed, t.pk, t.raw, t.interleaved = t.raw, p, nil, true
+		return nil
+	}
 	buf, release, err := arena.Alloc(p.Bytes(t.rows, t.cols))
 	if err != nil {
 		return fmt.Errorf("repacked weights: %w", err)

@@ -46,7 +46,9 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 		{quant.Q2_K, 4864, 32, AMXAuto},
 		{quant.Q2_K, 512, 40, AMXAuto}, // not a multiple of 16 rows: not repacked
 		{quant.Q3_K, 1024, 48, AMXAuto},
-		{quant.Q3_K, 512, 40, AMXAuto}, // not a multiple of 16 rows: not repacked
+		{quant.Q3_K, 512, 40, AMXAuto},   // not a multiple of 16 rows: not repacked
+		{quant.IQ3_S, 1024, 48, AMXAuto}, // the panel from 16 tokens on
+		{quant.IQ3_XXS, 512, 32, AMXAuto},
 		{quant.IQ4_XS, 1024, 48, AMXAuto},
 		{quant.IQ4_XS, 4864, 32, AMXAuto}, // split over ranges of blocks
 		{quant.IQ4_XS, 512, 40, AMXAuto},  // not a multiple of 16 rows: not repacked

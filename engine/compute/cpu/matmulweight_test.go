@@ -77,16 +77,18 @@ func TestMatMulWeightQ4_0InterleavedOrder(t *testing.T) {
 	}
 }
 
-// TestMatMulWeightKQuantVectorOrder checks that a Q2_K or Q3_K weight made
-// by MatMulWeight sums in the order of llama.cpp's AVX2 vector dot product
-// (quant.VecDot), bit for bit, in both modes, whether the backend repacked
-// it into Q2_Kx16 or Q3_Kx16 (rows a multiple of 16, where this CPU has
-// the kernel) or not, for token counts around the kernels' four rows and
-// several thread counts; and that the exact mode's native-fp16 build,
-// whose Q2_K order is another, keeps Q2_K in the GGUF layout.
+// TestMatMulWeightKQuantVectorOrder checks that a Q2_K, Q3_K, IQ3_XXS or
+// IQ3_S weight made by MatMulWeight sums in the order of llama.cpp's AVX2
+// vector dot product (quant.VecDot), bit for bit, in both modes, whether
+// the backend took a repacked layout (rows a multiple of 16, where this
+// CPU has the kernel: Q2_Kx16, Q3_Kx16, the i-quant panel from 16 tokens
+// on) or not, for token counts around the kernels' four rows and the
+// panel's 16 and several thread counts; and that the exact mode's
+// native-fp16 build, whose Q2_K order is another, keeps Q2_K in the GGUF
+// layout.
 func TestMatMulWeightKQuantVectorOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 23))
-	for _, typ := range []quant.Type{quant.Q2_K, quant.Q3_K} {
+	for _, typ := range []quant.Type{quant.Q2_K, quant.Q3_K, quant.IQ3_XXS, quant.IQ3_S} {
 		for _, tc := range []struct {
 			in, out    int
 			repackable bool
@@ -100,7 +102,7 @@ func TestMatMulWeightKQuantVectorOrder(t *testing.T) {
 			ab, _ := quant.Q8_K.RowBytes(tc.in)
 			quantize, _ := quant.QuantizeRowFor(quant.Q8_K)
 			a := make([]byte, ab)
-			for _, n := range []int{1, 2, 3, 4, 5, 8, 13} {
+			for _, n := range []int{1, 2, 3, 4, 5, 8, 13, 16, 37} {
 				x := randRows(r, n, tc.in)
 				for _, opts := range []Options{{Threads: 1, Exact: true}, {Threads: 3, Exact: true}, {Threads: 1}, {Threads: 3}} {
 					t.Run(fmt.Sprintf("%s/%dx%d/n%d/t%d/exact%v", typ, tc.out, tc.in, n, opts.Threads, opts.Exact), func(t *testing.T) {

@@ -1,0 +1,36 @@
+//go:build amd64 && !noasm
+
+package quant
+
+// iqPanelKernel is the i-quant panel kernel chosen by useIQPanel (nil:
+// none): the products of a decoded panel (nb blocks of 16 rows) with rows
+// activation rows.
+var iqPanelKernel func(nb int, panel []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int, factor float32)
+
+// useIQPanel selects the panel kernel for isa: AVX-512 VNNI with BW, as
+// the repacked layouts.
+func useIQPanel(isa string) {
+	iqPanelKernel = nil
+	if isa == isaAVX512VNNI && hasTileISA {
+		iqPanelKernel = iqPanel
+	}
+}
+
+// iqPanel checks the buffers and runs the assembly kernel four activation
+// rows at a time.
+func iqPanel(nb int, panel []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int, factor float32) {
+	if rows < 1 || nb < 1 {
+		panic("quant: i-quant panel kernel of no rows or blocks")
+	}
+	_ = panel[nb*IQGridPanelBlockBytes-1]
+	_ = a[(rows-1)*astride+nb*q8_KBytes-1]
+	_ = aux[(rows-1)*auxstride+IQGridPanelAuxWords*nb-1]
+	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
+	var acc [TileRows * 8 * Q4x16Rows]float32 // eight lanes of each output
+	for r := 0; r < rows; r += TileRows {
+		iqpanelAVX512VNNI(nb, &panel[0], &a[r*astride], astride, &aux[r*auxstride], auxstride, min(TileRows, rows-r), &dst[r*dstride], dstride, &acc[0], factor)
+	}
+}
+
+//go:noescape
+func iqpanelAVX512VNNI(nb int, panel *byte, a *byte, astride int, aux *uint32, auxstride int, rows int, dst *float32, dstride int, acc *float32, factor float32)
