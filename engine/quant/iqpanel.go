@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"unsafe"
 )
 
 // The grid i-quants (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) cost most
@@ -139,25 +140,36 @@ func IQGridPanelAux(aux []uint32, a []byte) {
 // rows one after the other) into panel.
 func decodeIQGridPanel(g iqGridType, nb int, w []byte, panel []byte) {
 	rb := nb * g.bytes
-	var blk iqBlock
-	for i := range Q4x16Rows {
-		row := w[i*rb : (i+1)*rb]
-		for b := range nb {
-			p := panel[b*IQGridPanelBlockBytes:][:IQGridPanelBlockBytes]
-			d := g.decode(row[b*g.bytes:(b+1)*g.bytes], &blk)
+	var blks [Q4x16Rows]iqBlock
+	q := unsafe.Slice((*byte)(unsafe.Pointer(&blks[0].q[0])), unsafe.Sizeof(blks))
+	stride := int(unsafe.Sizeof(blks[0]))
+	for b := range nb {
+		p := panel[b*IQGridPanelBlockBytes:][:IQGridPanelBlockBytes]
+		for i := range Q4x16Rows {
+			row := w[i*rb+b*g.bytes:][:g.bytes]
+			d := g.decode(row, &blks[i])
 			binary.LittleEndian.PutUint32(p[4*i:], math.Float32bits(d))
 			for s := range 16 {
-				binary.LittleEndian.PutUint32(p[64+64*s+4*i:], uint32(blk.sc[s]))
+				binary.LittleEndian.PutUint32(p[64+64*s+4*i:], uint32(blks[i].sc[s]))
 			}
-			q := int8Bytes(blk.q[:])
-			pw, pc := p[1088:5184], p[5184:9280]
-			for k := range 64 {
-				v := binary.LittleEndian.Uint32(q[4*k:])
-				binary.LittleEndian.PutUint32(pw[64*k+4*i:], v)
-				x := v ^ 0x80808080 // each byte + 128: the sum of the signed bytes + 512
-				sum := int32(x&0xff+x>>8&0xff+x>>16&0xff+x>>24) - 512
-				binary.LittleEndian.PutUint32(pc[64*k+4*i:], uint32(-128*sum))
-			}
+		}
+		if iqPanelKernel != nil {
+			iqPanelTranspose(q, stride, p)
+		} else {
+			panelTransposeGo(q, stride, p)
+		}
+	}
+}
+
+// panelTransposeGo is iqPanelTranspose in Go.
+func panelTransposeGo(q []byte, stride int, p []byte) {
+	for i := range Q4x16Rows {
+		for k := range 64 {
+			v := binary.LittleEndian.Uint32(q[i*stride+4*k:])
+			binary.LittleEndian.PutUint32(p[1088+64*k+4*i:], v)
+			x := v ^ 0x80808080 // each byte + 128: the sum of the signed bytes + 512
+			sum := int32(x&0xff+x>>8&0xff+x>>16&0xff+x>>24) - 512
+			binary.LittleEndian.PutUint32(p[5184+64*k+4*i:], uint32(-128*sum))
 		}
 	}
 }

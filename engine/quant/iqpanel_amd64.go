@@ -34,3 +34,15 @@ func iqPanel(nb int, panel []byte, a []byte, astride int, aux []uint32, auxstrid
 
 //go:noescape
 func iqpanelAVX512VNNI(nb int, panel *byte, a *byte, astride int, aux *uint32, auxstride int, rows int, dst *float32, dstride int, acc *float32, factor float32)
+
+// iqPanelTranspose writes the weights and corrections of panel block p
+// from the 16 rows' quants, stride bytes apart from q (see
+// iqPanelTransposeAVX512).
+func iqPanelTranspose(q []byte, stride int, p []byte) {
+	_ = q[15*stride+QKK-1]
+	_ = p[IQGridPanelBlockBytes-1]
+	iqPanelTransposeAVX512(&q[0], stride, &p[0])
+}
+
+//go:noescape
+func iqPanelTransposeAVX512(q *byte, stride int, panel *byte)
