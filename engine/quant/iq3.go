@@ -26,8 +26,7 @@ func decodeIQ3_XXS(x []byte, b *iqBlock) float32 {
 		b.sc[2*c], b.sc[2*c+1] = s, s
 		for k := 0; k < 4; k++ {
 			m := iqSigns[aux>>(7*k)&127]
-			putGrid4(b.q[32*c+8*k:], iq3xxsGrid[qs[8*c+2*k]], m, 0)
-			putGrid4(b.q[32*c+8*k+4:], iq3xxsGrid[qs[8*c+2*k+1]], m, 4)
+			putGrid8(b.q[32*c+8*k:], uint64(iq3xxsGrid[qs[8*c+2*k]])|uint64(iq3xxsGrid[qs[8*c+2*k+1]])<<32, m)
 		}
 	}
 	return f16At(x)
@@ -42,8 +41,7 @@ func decodeIQ3_S(x []byte, b *iqBlock) float32 {
 			m := signs[4*c+k]
 			i0 := int(qs[8*c+2*k]) | int(qh[c])>>(2*k)&1<<8
 			i1 := int(qs[8*c+2*k+1]) | int(qh[c])>>(2*k+1)&1<<8
-			putGrid4(b.q[32*c+8*k:], iq3sGrid[i0], m, 0)
-			putGrid4(b.q[32*c+8*k+4:], iq3sGrid[i1], m, 4)
+			putGrid8(b.q[32*c+8*k:], uint64(iq3sGrid[i0])|uint64(iq3sGrid[i1])<<32, m)
 		}
 	}
 	return f16At(x)

@@ -103,7 +103,7 @@ func testIQGridPanel(t *testing.T) {
 	}
 }
 
-// TestGridBytesNonZero checks what putGrid4 and putGrid8 rely on: no byte
+// TestGridBytesNonZero checks what putGrid8 relies on: no byte
 // of a grid point is zero, and none is above 62 (the panel adds 64 to
 // each quant without carries).
 func TestGridBytesNonZero(t *testing.T) {
@@ -128,5 +128,47 @@ func TestGridBytesNonZero(t *testing.T) {
 	}
 	for i, g := range iq3sGrid {
 		check("iq3sGrid", i, uint64(g), 4)
+	}
+}
+
+// BenchmarkIQGridPanel times, for each grid type, decoding a group of 16
+// rows of 8 blocks (2048 columns) into a panel, and the panel kernel on
+// 256 activation rows (a prompt pass), per block and row of the group.
+func BenchmarkIQGridPanel(b *testing.B) {
+	if iqPanelKernel == nil {
+		b.Skip("no i-quant panel kernel on this CPU")
+	}
+	const nb, rows = 8, 256
+	rng := rand.New(rand.NewPCG(3, 4))
+	a := make([]byte, rows*nb*q8_KBytes)
+	aux := make([]uint32, rows*IQGridPanelAuxWords*nb)
+	for r := range rows {
+		row := a[r*nb*q8_KBytes : (r+1)*nb*q8_KBytes]
+		quantizeQ8_K(row, randRow(rng, nb*QKK, 1))
+		IQGridPanelAux(aux[r*IQGridPanelAuxWords*nb:], row)
+	}
+	dst := make([]float32, rows*Q4x16Rows)
+	for _, typ := range iqGridTypes {
+		g, _ := iqGridTypeOf(typ)
+		w := make([]byte, Q4x16Rows*nb*g.bytes)
+		for j := range w {
+			w[j] = byte(rng.Uint32())
+		}
+		for k := 0; k < len(w); k += g.bytes {
+			le.PutUint16(w[k:], FP32ToFP16(0.01))
+		}
+		panel := make([]byte, nb*IQGridPanelBlockBytes)
+		b.Run(typ.String()+"/decode", func(b *testing.B) {
+			for b.Loop() {
+				decodeIQGridPanel(g, nb, w, panel)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(nb*Q4x16Rows), "ns/block-row")
+		})
+		b.Run(typ.String()+"/kernel", func(b *testing.B) {
+			for b.Loop() {
+				iqPanelKernel(nb, panel, a, nb*q8_KBytes, aux, IQGridPanelAuxWords*nb, rows, dst, Q4x16Rows, g.factor)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(nb*Q4x16Rows*rows), "ns/block-row-row")
+		})
 	}
 }

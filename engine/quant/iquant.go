@@ -91,13 +91,6 @@ func int8Bytes(q []int8) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(q))), len(q))
 }
 
-// putGrid4 is putGrid8 for a 4-byte grid point and the mask's bits
-// shift..shift+3.
-func putGrid4(q []int8, g uint32, mask uint8, shift int) {
-	m := uint32(signBytes[mask>>shift&0xf])
-	le.PutUint32(int8Bytes(q[:4]), (g^m)+(m&0x01010101))
-}
-
 // signBytes spreads the bits of a byte over the bytes of a word: byte j
 // of signBytes[m] is 0xff where bit j of m is set.
 var signBytes = func() (t [256]uint64) {
