@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // The grid i-quants' panel kernel (see iqpanel.go for the panel and the
 // order) with AVX-512 VNNI, for one to four activation rows. A block is
@@ -56,17 +57,7 @@
 // IQPHSUM stores factor × the lanes of the activation row at acc+off,
 // added as hsum8, to (R9).
 #define IQPHSUM(off) \
-	VMOVUPS off(DI), Z0 \
-	VMOVUPS off+64(DI), Z1 \
-	VMOVUPS off+128(DI), Z2 \
-	VMOVUPS off+192(DI), Z3 \
-	VADDPS  off+256(DI), Z0, Z0 \
-	VADDPS  off+320(DI), Z1, Z1 \
-	VADDPS  off+384(DI), Z2, Z2 \
-	VADDPS  off+448(DI), Z3, Z3 \
-	VADDPS  Z2, Z0, Z0 \
-	VADDPS  Z3, Z1, Z1 \
-	VADDPS  Z1, Z0, Z0 \
+	LANESHSUM8(off) \
 	VMULPS  Z24, Z0, Z0 \
 	VMOVUPS Z0, (R9)
 

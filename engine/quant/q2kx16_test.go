@@ -6,60 +6,93 @@ import (
 	"testing"
 )
 
-// TestQ2Kx16 repacks random Q2_K matrices of 16 rows and checks, for 1 to
-// PackedRows activation rows with gaps between them, that the reference of
-// the layout equals the vector dot product on the GGUF rows (llama.cpp's
-// AVX2 order) bit for bit, and that the assembly kernel, where this CPU
-// has it, equals the reference bit for bit. Every third
-// matrix has random quants, scales and minimums, and the activations of
-// every fourth are all −128 or 127, the largest sums the integer steps
-// must hold.
-func TestQ2Kx16(t *testing.T) {
-	forEachISA(t, testQ2Kx16)
+// laneLayout is what the tests need of a repacked layout that keeps
+// llama.cpp's vector order (Q2_Kx16, Q3_Kx16): its results must equal the
+// vector dot product's bit for bit.
+type laneLayout struct {
+	typ       Type
+	rowBytes  int // GGUF bytes of a row's block
+	scaleEnd  int // every third matrix gets random bytes in a block's [0, scaleEnd)
+	quantize  func(dst []byte, src []float32)
+	dot       func(n int, w, a []byte) float32
+	bytes     func(rows, cols int) int
+	repack    func(dst, src []byte, rows, cols int) error
+	reference PackedKernel
+	kernel    func() PackedKernel // the kernel of the instruction set set now, or nil
+	auxWords  int
+	aux       func(aux []uint32, a []byte)
 }
 
-func testQ2Kx16(t *testing.T) {
-	kernel := q2kx16Kernel
-	rng := rand.New(rand.NewPCG(61, 67))
+var (
+	q2kLayout = laneLayout{Q2_K, q2_KBytes, 80, quantizeQ2_K, dotQ2_KQ8_K, Q2Kx16Bytes, RepackQ2Kx16, Q2Kx16Reference,
+		func() PackedKernel { return q2kx16Kernel }, 0, nil}
+	q3kLayout = laneLayout{Q3_K, q3_KBytes, 108, quantizeQ3_K, dotQ3_KQ8_K, Q3Kx16Bytes, RepackQ3Kx16, Q3Kx16Reference,
+		func() PackedKernel { return q3kx16Kernel }, Q3Kx16AuxWords, Q3Kx16Aux}
+)
+
+// TestQ2Kx16 is testLaneLayout for Q2_Kx16.
+func TestQ2Kx16(t *testing.T) {
+	forEachISA(t, func(t *testing.T) { testLaneLayout(t, q2kLayout, 61) })
+}
+
+// TestQ3Kx16 is testLaneLayout for Q3_Kx16.
+func TestQ3Kx16(t *testing.T) {
+	forEachISA(t, func(t *testing.T) { testLaneLayout(t, q3kLayout, 71) })
+}
+
+// testLaneLayout repacks random matrices of 16 rows and checks, for 1 to
+// PackedRows activation rows with gaps between them, that the reference
+// of the layout equals the vector dot product on the GGUF rows bit for
+// bit, and that the assembly kernel, where this CPU has it, equals the
+// reference bit for bit. Every third matrix has random quants and
+// scales, and the activations of every fourth are all −128 or 127, the
+// largest sums the integer steps must hold.
+func testLaneLayout(t *testing.T, l laneLayout, seed uint64) {
+	kernel := l.kernel()
+	rng := rand.New(rand.NewPCG(seed, seed+6))
 	for iter := range 120 {
 		nb := 1 + rng.IntN(6)
 		n := nb * QKK
-		rb := nb * q2_KBytes
+		rb := nb * l.rowBytes
 		w := make([]byte, Q4x16Rows*rb)
 		for i := range Q4x16Rows {
 			row := w[i*rb : (i+1)*rb]
-			quantizeQ2_K(row, randRow(rng, n, 1+float64(i%3)))
+			l.quantize(row, randRow(rng, n, 1+float64(i%3)))
 			if iter%3 == 2 {
 				for b := range nb {
-					for j := range 80 {
-						row[b*q2_KBytes+j] = byte(rng.Uint32())
+					for j := range l.scaleEnd {
+						row[b*l.rowBytes+j] = byte(rng.Uint32())
 					}
 				}
 			}
 		}
-		packed := make([]byte, Q2Kx16Bytes(Q4x16Rows, n))
-		if err := RepackQ2Kx16(packed, w, Q4x16Rows, n); err != nil {
+		packed := make([]byte, l.bytes(Q4x16Rows, n))
+		if err := l.repack(packed, w, Q4x16Rows, n); err != nil {
 			t.Fatal(err)
 		}
 		rows := 1 + iter%PackedRows
 		astride := nb*q8_KBytes + rng.IntN(5)
+		auxstride := l.auxWords*nb + rng.IntN(3)
 		a := make([]byte, (rows-1)*astride+nb*q8_KBytes)
+		aux := make([]uint32, (rows-1)*auxstride+l.auxWords*nb)
 		for r := range rows {
 			row := a[r*astride : r*astride+nb*q8_KBytes]
 			quantizeQ8_K(row, randRow(rng, n, 3))
 			if iter%4 == 3 {
 				extremeQ8_K(row, rng, -128)
 			}
+			if l.aux != nil {
+				l.aux(aux[r*auxstride:], row)
+			}
 		}
 		dstride := Q4x16Rows + iter%3
 		want := make([]float32, (rows-1)*dstride+Q4x16Rows)
-		Q2Kx16Reference(nb, packed, a, astride, nil, 0, rows, want, dstride)
+		l.reference(nb, packed, a, astride, aux, auxstride, rows, want, dstride)
 		for r := range rows {
 			for i := range Q4x16Rows {
 				ref := want[r*dstride+i]
-				vec := dotQ2_KQ8_K(n, w[i*rb:(i+1)*rb], a[r*astride:])
-				if math.Float32bits(vec) != math.Float32bits(ref) {
-					t.Fatalf("nb=%d row %d activation row %d: layout reference %v, vector dot %v", nb, i, r, ref, vec)
+				if vec := l.dot(n, w[i*rb:(i+1)*rb], a[r*astride:]); math.Float32bits(vec) != math.Float32bits(ref) {
+					t.Fatalf("%s nb=%d row %d activation row %d: layout reference %v, vector dot %v", l.typ, nb, i, r, ref, vec)
 				}
 			}
 		}
@@ -70,11 +103,11 @@ func testQ2Kx16(t *testing.T) {
 		for k := range got {
 			got[k] = float32(k) // the kernel must not read what it writes
 		}
-		kernel(nb, packed, a, astride, nil, 0, rows, got, dstride)
+		kernel(nb, packed, a, astride, aux, auxstride, rows, got, dstride)
 		for r := range rows {
 			for i := range Q4x16Rows {
 				if g, w := got[r*dstride+i], want[r*dstride+i]; math.Float32bits(g) != math.Float32bits(w) {
-					t.Fatalf("kernel nb=%d rows=%d weight row %d activation row %d: %v, reference %v", nb, rows, i, r, g, w)
+					t.Fatalf("%s kernel nb=%d rows=%d weight row %d activation row %d: %v, reference %v", l.typ, nb, rows, i, r, g, w)
 				}
 			}
 		}
@@ -102,63 +135,60 @@ func extremeQ8_K(a []byte, rng *rand.Rand, lo int8) {
 	}
 }
 
-// TestRepackQ2Kx16Errors checks that shapes the layout cannot hold are
-// refused.
-func TestRepackQ2Kx16Errors(t *testing.T) {
-	for _, tc := range []struct{ rows, cols, src, dst int }{
-		{8, 256, 8 * 84, 8 * 84},
-		{16, 128, 16 * 42, 16 * 42},
-		{16, 256, 16*84 - 1, 16 * 84},
-		{16, 256, 16 * 84, 16*84 + 1},
-	} {
-		if err := RepackQ2Kx16(make([]byte, tc.dst), make([]byte, tc.src), tc.rows, tc.cols); err == nil {
-			t.Errorf("%d×%d with %d/%d bytes: no error", tc.rows, tc.cols, tc.src, tc.dst)
+// TestRepackLaneLayoutErrors checks that shapes the layouts cannot hold
+// are refused.
+func TestRepackLaneLayoutErrors(t *testing.T) {
+	for _, l := range []laneLayout{q2kLayout, q3kLayout} {
+		rb, pb := l.rowBytes, l.bytes(Q4x16Rows, QKK)/Q4x16Rows
+		for _, tc := range []struct{ rows, cols, src, dst int }{
+			{8, 256, 8 * rb, 8 * pb},
+			{16, 128, 16 * rb / 2, 16 * pb / 2},
+			{16, 256, 16*rb - 1, 16 * pb},
+			{16, 256, 16 * rb, 16*pb + 1},
+		} {
+			if err := l.repack(make([]byte, tc.dst), make([]byte, tc.src), tc.rows, tc.cols); err == nil {
+				t.Errorf("%s %d×%d with %d/%d bytes: no error", l.typ, tc.rows, tc.cols, tc.src, tc.dst)
+			}
 		}
 	}
 }
 
-// BenchmarkQ2Kx16 runs the Q2_Kx16 kernel on 16 rows of 4864 values
-// against 4 activation rows and 1, and the GGUF-layout tile kernel on
-// the same products for comparison.
-func BenchmarkQ2Kx16(b *testing.B) {
-	k := q2kx16Kernel
-	if k == nil {
-		b.Skip("no Q2_Kx16 kernel on this CPU")
-	}
-	const n = 4864 - 4864%QKK
-	nb := n / QKK
-	rng := rand.New(rand.NewPCG(1, 2))
-	w := make([]byte, Q4x16Rows*nb*q2_KBytes)
-	for i := range Q4x16Rows {
-		quantizeQ2_K(w[i*nb*q2_KBytes:(i+1)*nb*q2_KBytes], randRow(rng, n, 1))
-	}
-	packed := make([]byte, Q2Kx16Bytes(Q4x16Rows, n))
-	if err := RepackQ2Kx16(packed, w, Q4x16Rows, n); err != nil {
-		b.Fatal(err)
-	}
-	a := make([]byte, TileRows*nb*q8_KBytes)
-	for r := range TileRows {
-		quantizeQ8_K(a[r*nb*q8_KBytes:(r+1)*nb*q8_KBytes], randRow(rng, n, 3))
-	}
-	dst := make([]float32, TileRows*Q4x16Rows)
-	pairs := func(rows int) float64 { return float64(nb * Q4x16Rows * rows) }
-	if tile := TileDotFor(Q2_K); tile != nil {
-		b.Run("gguf-tile-rows4", func(b *testing.B) {
-			rb := nb * q2_KBytes
-			for b.Loop() {
-				for g := 0; g < Q4x16Rows; g += TileRows {
-					tile(n, w[g*rb:], rb, a, nb*q8_KBytes, TileRows, dst[g:], Q4x16Rows)
+// BenchmarkLaneLayouts runs the Q2_Kx16 and Q3_Kx16 kernels on 16 rows of
+// 4864 values against 4 activation rows and 1.
+func BenchmarkLaneLayouts(b *testing.B) {
+	for _, l := range []laneLayout{q2kLayout, q3kLayout} {
+		k := l.kernel()
+		if k == nil {
+			b.Skipf("no %s kernel on this CPU", l.typ)
+		}
+		const n = 4864 - 4864%QKK
+		nb := n / QKK
+		rng := rand.New(rand.NewPCG(1, 2))
+		w := make([]byte, Q4x16Rows*nb*l.rowBytes)
+		for i := range Q4x16Rows {
+			l.quantize(w[i*nb*l.rowBytes:(i+1)*nb*l.rowBytes], randRow(rng, n, 1))
+		}
+		packed := make([]byte, l.bytes(Q4x16Rows, n))
+		if err := l.repack(packed, w, Q4x16Rows, n); err != nil {
+			b.Fatal(err)
+		}
+		a := make([]byte, TileRows*nb*q8_KBytes)
+		aux := make([]uint32, TileRows*l.auxWords*nb)
+		for r := range TileRows {
+			row := a[r*nb*q8_KBytes : (r+1)*nb*q8_KBytes]
+			quantizeQ8_K(row, randRow(rng, n, 3))
+			if l.aux != nil {
+				l.aux(aux[r*l.auxWords*nb:], row)
+			}
+		}
+		dst := make([]float32, TileRows*Q4x16Rows)
+		for _, rows := range []int{4, 1} {
+			b.Run(l.typ.String()+map[int]string{4: "/rows4", 1: "/rows1"}[rows], func(b *testing.B) {
+				for b.Loop() {
+					k(nb, packed, a, nb*q8_KBytes, aux, l.auxWords*nb, rows, dst, Q4x16Rows)
 				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/pairs(TileRows), "ns/block-pair")
-		})
-	}
-	for _, rows := range []int{4, 1} {
-		b.Run(map[int]string{4: "rows4", 1: "rows1"}[rows], func(b *testing.B) {
-			for b.Loop() {
-				k(nb, packed, a, nb*q8_KBytes, nil, 0, rows, dst, Q4x16Rows)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/pairs(rows), "ns/block-pair")
-		})
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nb*Q4x16Rows*rows), "ns/block-pair")
+			})
+		}
 	}
 }

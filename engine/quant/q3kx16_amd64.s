@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "lanes_amd64.h"
 
 // FAR is how much further ahead than the distance the kernel takes as an
 // argument (q3kx16Ahead) it also prefetches every line into L2 only.
@@ -72,17 +73,7 @@
 // Q3KHSUM stores the lanes of the activation row at acc+off to (R9), as
 // hsum8: ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)).
 #define Q3KHSUM(off) \
-	VMOVUPS off(DI), Z0 \
-	VMOVUPS off+64(DI), Z1 \
-	VMOVUPS off+128(DI), Z2 \
-	VMOVUPS off+192(DI), Z3 \
-	VADDPS  off+256(DI), Z0, Z0 \
-	VADDPS  off+320(DI), Z1, Z1 \
-	VADDPS  off+384(DI), Z2, Z2 \
-	VADDPS  off+448(DI), Z3, Z3 \
-	VADDPS  Z2, Z0, Z0 \
-	VADDPS  Z3, Z1, Z1 \
-	VADDPS  Z1, Z0, Z0 \
+	LANESHSUM8(off) \
 	VMOVUPS Z0, (R9)
 
 // func q3kx16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride int, rows int, dst *float32, dstride int, acc *float32, pfd int)
