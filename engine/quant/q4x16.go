@@ -309,6 +309,9 @@ func PackedFor(t Type) *Packed {
 	case t == Q5_K && q5kx16Kernel != nil:
 		return &Packed{Name: "Q5_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q5Kx16BlockBytes, AuxWords: Q8_KAuxWords,
 			Aux: Q8_KAux, Repack: RepackQ5Kx16, Kernel: q5kx16Kernel}
+	case t == Q4_1 && q51x16Kernel != nil:
+		return &Packed{Name: "Q4_1x16", Act: Q8_1, BlockSize: QK, BlockBytes: Q51x16BlockBytes, AuxWords: Q8_1x16AuxWords,
+			Aux: Q8_1x16Aux, Repack: RepackQ41x16, Kernel: q51x16Kernel}
 	case t == Q5_1 && q51x16Kernel != nil:
 		return &Packed{Name: "Q5_1x16", Act: Q8_1, BlockSize: QK, BlockBytes: Q51x16BlockBytes, AuxWords: Q8_1x16AuxWords,
 			Aux: Q8_1x16Aux, Repack: RepackQ51x16, Kernel: q51x16Kernel}

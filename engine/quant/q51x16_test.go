@@ -6,15 +6,32 @@ import (
 	"testing"
 )
 
-// TestQ51x16MatchesVecDot repacks random Q5_1 matrices of 16 rows and checks
-// the Q5_1x16 reference and, where this CPU has it, the assembly kernel
-// against dotQ5_1Q8_1 on the GGUF rows, bit for bit, for 1 to 8 activation
-// rows with gaps between them: the layout keeps llama.cpp's order.
+// TestQ51x16MatchesVecDot repacks random Q5_1 matrices of 16 rows, and
+// Q4_1 ones (RepackQ41x16), and checks the Q5_1x16 reference and, where
+// this CPU has it, the assembly kernel against dotQ5_1Q8_1 and dotQ4_1Q8_1
+// on the GGUF rows, bit for bit, for 1 to 8 activation rows with gaps
+// between them: the layout keeps llama.cpp's order for both types.
 func TestQ51x16MatchesVecDot(t *testing.T) {
-	forEachISA(t, testQ51x16MatchesVecDot)
+	for _, tc := range []q51x16Case{
+		{Q5_1, q5_1Bytes, quantizeQ5_1, dotQ5_1Q8_1, RepackQ51x16},
+		{Q4_1, q4_1Bytes, quantizeQ4_1, dotQ4_1Q8_1, RepackQ41x16},
+	} {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			forEachISA(t, func(t *testing.T) { testQ51x16MatchesVecDot(t, tc) })
+		})
+	}
 }
 
-func testQ51x16MatchesVecDot(t *testing.T) {
+// q51x16Case is a weight type that the Q5_1x16 layout holds.
+type q51x16Case struct {
+	typ      Type
+	bytes    int // GGUF block bytes
+	quantize func(dst []byte, src []float32)
+	dot      func(n int, w, a []byte) float32
+	repack   func(dst, src []byte, rows, cols int) error
+}
+
+func testQ51x16MatchesVecDot(t *testing.T, tc q51x16Case) {
 	kernels := map[string]PackedKernel{"reference": Q51x16Reference}
 	if k := q51x16Kernel; k != nil {
 		kernels["kernel"] = k
@@ -23,24 +40,24 @@ func testQ51x16MatchesVecDot(t *testing.T) {
 	for iter := range 200 {
 		nb := 1 + rng.IntN(30)
 		n := nb * QK
-		rb := nb * q5_1Bytes
+		rb := nb * tc.bytes
 		w := make([]byte, Q4x16Rows*rb)
 		for i := range Q4x16Rows {
 			row := w[i*rb : (i+1)*rb]
 			if iter%2 == 0 {
-				quantizeQ5_1(row, randRow(rng, n, 1))
+				tc.quantize(row, randRow(rng, n, 1))
 			} else {
 				for j := range row {
 					row[j] = byte(rng.Uint32())
 				}
 				for b := range nb { // finite scales and minimums
-					row[b*q5_1Bytes+1] &= 0x7b
-					row[b*q5_1Bytes+3] &= 0x7b
+					row[b*tc.bytes+1] &= 0x7b
+					row[b*tc.bytes+3] &= 0x7b
 				}
 			}
 		}
 		packed := make([]byte, Q51x16Bytes(Q4x16Rows, n))
-		if err := RepackQ51x16(packed, w, Q4x16Rows, n); err != nil {
+		if err := tc.repack(packed, w, Q4x16Rows, n); err != nil {
 			t.Fatal(err)
 		}
 		rows := 1 + iter%PackedRows
@@ -59,7 +76,7 @@ func testQ51x16MatchesVecDot(t *testing.T) {
 			k(nb, packed, a, astride, aux, auxstride, rows, got, dstride)
 			for r := range rows {
 				for i := range Q4x16Rows {
-					want := dotQ5_1Q8_1(n, w[i*rb:], a[r*astride:])
+					want := tc.dot(n, w[i*rb:], a[r*astride:])
 					if g := got[r*dstride+i]; math.Float32bits(g) != math.Float32bits(want) {
 						t.Fatalf("%s nb=%d rows=%d weight row %d activation row %d: %v, want %v", name, nb, rows, i, r, g, want)
 					}

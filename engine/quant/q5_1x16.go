@@ -114,3 +114,36 @@ func Q51x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 func checkQ51x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkPackedCall("Q5_1x16", Q51x16BlockBytes, q8_1Bytes, Q8_1x16AuxWords, nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 }
+
+// RepackQ41x16 writes the Q4_1 matrix src (rows × cols, GGUF layout) into
+// dst in the Q5_1x16 layout, with every fifth bit zero: a Q4_1 block is a
+// Q5_1 block whose high bits are clear, and llama.cpp's vector dot
+// products of the two types (ggml_vec_dot_q4_1_q8_1 and _q5_1_q8_1, AVX2)
+// have the same order, so the Q5_1x16 kernel computes Q4_1 products bit
+// for bit (TestQ41AsQ51x16). The layout reads 24 bytes a row and block
+// where the file has 20, which decode pays for in bandwidth; prompts run
+// the repacked kernel instead of a vector dot per row.
+func RepackQ41x16(dst, src []byte, rows, cols int) error {
+	if rows%Q4x16Rows != 0 || cols%QK != 0 {
+		return fmt.Errorf("quant: Q4_1 into Q5_1x16 of %d×%d: rows must be a multiple of %d and columns of %d", rows, cols, Q4x16Rows, QK)
+	}
+	nb := cols / QK
+	if len(src) != rows*nb*q4_1Bytes || len(dst) != Q51x16Bytes(rows, cols) {
+		return fmt.Errorf("quant: Q4_1 into Q5_1x16 of %d×%d: have %d and %d bytes, want %d and %d", rows, cols, len(src), len(dst), rows*nb*q4_1Bytes, Q51x16Bytes(rows, cols))
+	}
+	group := make([]byte, Q4x16Rows*nb*q5_1Bytes) // one group of 16 rows as Q5_1
+	for g := 0; g < rows/Q4x16Rows; g++ {
+		for i := range Q4x16Rows * nb {
+			in := src[(g*Q4x16Rows*nb+i)*q4_1Bytes:][:q4_1Bytes]
+			out := group[i*q5_1Bytes:][:q5_1Bytes]
+			copy(out[0:4], in[0:4]) // d, m
+			clear(out[4:8])         // no fifth bits
+			copy(out[8:24], in[4:20])
+		}
+		gb := Q51x16Bytes(Q4x16Rows, cols)
+		if err := RepackQ51x16(dst[g*gb:(g+1)*gb], group, Q4x16Rows, cols); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -77,18 +77,18 @@ func TestMatMulWeightQ4_0InterleavedOrder(t *testing.T) {
 	}
 }
 
-// TestMatMulWeightKQuantVectorOrder checks that a Q2_K, Q3_K, IQ3_XXS or
-// IQ3_S weight made by MatMulWeight sums in the order of llama.cpp's AVX2
-// vector dot product (quant.VecDot), bit for bit, in both modes, whether
-// the backend took a repacked layout (rows a multiple of 16, where this
-// CPU has the kernel: Q2_Kx16, Q3_Kx16, the i-quant panel from 16 tokens
-// on) or not, for token counts around the kernels' four rows and the
+// TestMatMulWeightKQuantVectorOrder checks that a Q2_K, Q3_K, IQ3_XXS,
+// IQ3_S or Q4_1 weight made by MatMulWeight sums in the order of
+// llama.cpp's AVX2 vector dot product (quant.VecDot), bit for bit, in both
+// modes, whether the backend took a repacked layout (rows a multiple of
+// 16, where this CPU has the kernel: Q2_Kx16, Q3_Kx16, the i-quant panel
+// from 16 tokens on, Q5_1x16 for Q4_1) or not, for token counts around the kernels' four rows and the
 // panel's 16 and several thread counts; and that the exact mode's
 // native-fp16 build, whose Q2_K order is another, keeps Q2_K in the GGUF
 // layout.
 func TestMatMulWeightKQuantVectorOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 23))
-	for _, typ := range []quant.Type{quant.Q2_K, quant.Q3_K, quant.IQ3_XXS, quant.IQ3_S} {
+	for _, typ := range []quant.Type{quant.Q2_K, quant.Q3_K, quant.IQ3_XXS, quant.IQ3_S, quant.Q4_1} {
 		for _, tc := range []struct {
 			in, out    int
 			repackable bool
@@ -99,8 +99,8 @@ func TestMatMulWeightKQuantVectorOrder(t *testing.T) {
 		} {
 			raw := quantized(t, typ, tc.out, tc.in, randRows(r, tc.out, tc.in))
 			rb, _ := typ.RowBytes(tc.in)
-			ab, _ := quant.Q8_K.RowBytes(tc.in)
-			quantize, _ := quant.QuantizeRowFor(quant.Q8_K)
+			ab, _ := quant.VecDotType(typ).RowBytes(tc.in)
+			quantize, _ := quant.QuantizeRowFor(quant.VecDotType(typ))
 			a := make([]byte, ab)
 			for _, n := range []int{1, 2, 3, 4, 5, 8, 13, 16, 37} {
 				x := randRows(r, n, tc.in)
