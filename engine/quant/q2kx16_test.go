@@ -192,3 +192,96 @@ func BenchmarkLaneLayouts(b *testing.B) {
 		}
 	}
 }
+
+// FuzzLaneLayouts fills 16 rows of one or two blocks of each vector-order
+// layout's weight type (Q2_K, Q3_K, Q4_1 into Q5_1x16, the grid i-quants'
+// panel) with bytes from the fuzzer, every scale finite, and activation
+// quants from it too (within ±127, as the quantizers write them), and
+// checks that the layout's kernels, where this CPU has them, give the
+// vector dot product's bits.
+func FuzzLaneLayouts(f *testing.F) {
+	f.Add([]byte{1, 2, 3}, []byte{9, 8}, uint8(0))
+	f.Add(make([]byte, 64), []byte{0x80, 0x7f}, uint8(1))
+	f.Fuzz(func(t *testing.T, seed, act []byte, pick uint8) {
+		fill := func(b []byte, src []byte, salt int) {
+			for k := range b {
+				if len(src) > 0 {
+					b[k] = src[k%len(src)] ^ byte(k*131+salt)
+				}
+			}
+		}
+		nb := 1 + int(pick%2)
+		types := []Type{Q2_K, Q3_K, Q4_1, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S}
+		typ := types[int(pick/2)%len(types)]
+		blk := typ.BlockBytes()
+		n := nb * typ.BlockSize()
+		rb := n / typ.BlockSize() * blk
+		w := make([]byte, Q4x16Rows*rb)
+		fill(w, seed, 0)
+		for k := 0; k < len(w); k += blk { // finite f16 scales where the type has them
+			for _, off := range halfOffsets(typ) {
+				h := FP32ToFP16(float32(int(w[k+off])-128) / 512)
+				w[k+off], w[k+off+1] = byte(h), byte(h>>8)
+			}
+		}
+		vt := VecDotType(typ)
+		ab, _ := vt.RowBytes(n)
+		a := make([]byte, ab)
+		x := make([]float32, n)
+		for k := range x {
+			if len(act) > 0 {
+				x[k] = float32(int8(act[k%len(act)]^byte(k*7))) / 16
+			}
+		}
+		q, err := QuantizeRowFor(vt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q(a, x)
+		p := PackedFor(typ)
+		if p == nil {
+			t.Skipf("no repacked %s layout on this CPU", typ)
+		}
+		aux := make([]uint32, p.AuxWords*nb)
+		if p.Aux != nil {
+			p.Aux(aux, a)
+		}
+		packed := w
+		if p.Repack != nil {
+			packed = make([]byte, p.Bytes(Q4x16Rows, n))
+			if err := p.Repack(packed, w, Q4x16Rows, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := make([]float32, Q4x16Rows)
+		p.Kernel(nb, packed, a, ab, aux, p.AuxWords*nb, 1, got, Q4x16Rows)
+		var tiled []float32
+		if p.Tile != nil {
+			tiled = make([]float32, Q4x16Rows)
+			p.Tile(nb, packed, p.Bytes(Q4x16Rows, n), 1, a, ab, aux, p.AuxWords*nb, 1, tiled, Q4x16Rows, false)
+		}
+		for i := range Q4x16Rows {
+			want := VecDot(typ, n, w[i*rb:(i+1)*rb], a)
+			if math.Float32bits(got[i]) != math.Float32bits(want) && !(want != want && got[i] != got[i]) {
+				t.Fatalf("%s row %d: layout %v, vector dot %v", typ, i, got[i], want)
+			}
+			if tiled != nil && math.Float32bits(tiled[i]) != math.Float32bits(want) && !(want != want && tiled[i] != tiled[i]) {
+				t.Fatalf("%s row %d: tile %v, vector dot %v", typ, i, tiled[i], want)
+			}
+		}
+	})
+}
+
+// halfOffsets are the offsets of a block's f16 scales in the types
+// FuzzLaneLayouts fills.
+func halfOffsets(t Type) []int {
+	switch t {
+	case Q2_K:
+		return []int{80, 82}
+	case Q3_K:
+		return []int{108}
+	case Q4_1:
+		return []int{0, 2}
+	}
+	return []int{0} // the grid i-quants
+}
