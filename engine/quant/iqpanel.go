@@ -62,6 +62,8 @@ type iqGridType struct {
 	decode func(x []byte, b *iqBlock) float32
 }
 
+// iqGridTypeOf returns what the panel needs of t, and whether t is a grid
+// type it holds.
 func iqGridTypeOf(t Type) (iqGridType, bool) {
 	switch t {
 	case IQ2_XXS:
@@ -174,7 +176,8 @@ func panelTransposeGo(q []byte, stride int, p []byte) {
 	}
 }
 
-// iqGridPanels holds the workers' panel buffers.
+// iqGridPanels holds the workers' panel buffers (scratch only: a tile
+// call takes one, decodes into it and gives it back).
 var iqGridPanels sync.Pool
 
 // iqGridPanelTile is the layout's tile kernel: for each of groups groups
