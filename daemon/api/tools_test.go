@@ -102,9 +102,29 @@ func TestStructuredOutputAndTools(t *testing.T) {
 			t.Fatalf("ollama format json (seed %d) is not an object: %d %s (%v)", seed, resp.StatusCode, b, err)
 		}
 	}
-	resp, b = ta.post(t, "/api/chat", `{"model":"`+model+`","stream":false,"format":{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false},"messages":[{"role":"user","content":"x"}],"options":{"num_predict":100}}`)
-	if err := json.Unmarshal([]byte(field(mustJSON(t, string(b)), "message", "content").(string)), &obj); resp.StatusCode != 200 || err != nil || obj["a"] == nil {
-		t.Fatalf("ollama format schema: %d %s", resp.StatusCode, b)
+	// A schema: every reply is a prefix of a matching object, and a reply
+	// that stopped is one. (An integer may run until num_predict: the
+	// seeds make the test the same every time, and at least one of them
+	// must finish.)
+	finished := 0
+	for seed := range 4 {
+		resp, b := ta.post(t, "/api/chat", `{"model":"`+model+`","stream":false,"format":{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false},"messages":[{"role":"user","content":"x"}],"options":{"num_predict":100,"seed":`+strconv.Itoa(seed)+`}}`)
+		out := mustJSON(t, string(b))
+		text, _ := field(out, "message", "content").(string)
+		if resp.StatusCode != 200 || !strings.HasPrefix(strings.Join(strings.Fields(text), ""), `{"a":`) {
+			t.Fatalf("ollama format schema (seed %d): %d %s", seed, resp.StatusCode, b)
+		}
+		if out["done_reason"] != "stop" {
+			continue
+		}
+		obj = nil
+		if err := json.Unmarshal([]byte(text), &obj); err != nil || obj["a"] == nil || len(obj) != 1 {
+			t.Fatalf("ollama format schema (seed %d) stopped outside the schema: %s (%v)", seed, b, err)
+		}
+		finished++
+	}
+	if finished == 0 {
+		t.Fatal("ollama format schema: no seed's reply finished within num_predict")
 	}
 	resp, b = ta.post(t, "/api/chat", `{"model":"`+model+`","stream":false,"tools":[`+weatherTool+`],"messages":[{"role":"user","content":"Weather?"}],"options":{"num_predict":200,"seed":4}}`)
 	if resp.StatusCode != 200 {
