@@ -103,9 +103,10 @@ func testIQGridPanel(t *testing.T) {
 	}
 }
 
-// TestGridBytesNonZero checks what putGrid8 relies on: no byte
-// of a grid point is zero, and none is above 62 (the panel adds 64 to
-// each quant without carries).
+// TestGridBytesNonZero checks what putGrid8 and the panel rely on: no
+// byte of a grid point is zero (putGrid8 negates bytes as one word), and
+// none is above 62 (the panel kernel's four-product sums, Σ q·a, then fit
+// the int16 that VPDPWSSD scales).
 func TestGridBytesNonZero(t *testing.T) {
 	check := func(name string, i int, g uint64, n int) {
 		for j := range n {

@@ -115,13 +115,8 @@ func Q2Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 	}
 }
 
-// checkQ2Kx16 panics unless a Q2_Kx16 kernel call's buffers hold what it
-// reads and writes.
+// checkQ2Kx16 is checkPackedCall for the Q2_Kx16 kernel, which takes no
+// aux words.
 func checkQ2Kx16(nb int, w []byte, a []byte, astride int, rows int, dst []float32, dstride int) {
-	if rows < 1 || rows > PackedRows || nb < 1 {
-		panic(fmt.Sprintf("quant: Q2_Kx16 kernel of %d blocks × %d activation rows", nb, rows))
-	}
-	_ = w[nb*Q2Kx16BlockBytes-1]
-	_ = a[(rows-1)*astride+nb*q8_KBytes-1]
-	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
+	checkPackedCall("Q2_Kx16", Q2Kx16BlockBytes, q8_KBytes, 0, nb, w, a, astride, nil, 0, rows, dst, dstride)
 }

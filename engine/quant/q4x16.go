@@ -171,7 +171,9 @@ func checkPackedCall(layout string, blockBytes, actBytes, auxWords, nb int, w []
 	}
 	_ = w[nb*blockBytes-1]
 	_ = a[(rows-1)*astride+nb*actBytes-1]
-	_ = aux[(rows-1)*auxstride+auxWords*nb-1]
+	if auxWords > 0 {
+		_ = aux[(rows-1)*auxstride+auxWords*nb-1]
+	}
 	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
 }
 
@@ -324,11 +326,9 @@ func PackedFor(t Type) *Packed {
 	case t == Q2_K && q2kx16Kernel != nil:
 		return &Packed{Name: "Q2_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q2Kx16BlockBytes,
 			Repack: RepackQ2Kx16, Kernel: q2kx16Kernel}
-	case IQGridPacked(t) != nil:
-		return IQGridPacked(t)
 	case t == Q3_K && q3kx16Kernel != nil:
 		return &Packed{Name: "Q3_Kx16", Act: Q8_K, BlockSize: QKK, BlockBytes: Q3Kx16BlockBytes, AuxWords: Q3Kx16AuxWords,
 			Aux: Q3Kx16Aux, Repack: RepackQ3Kx16, Kernel: q3kx16Kernel}
 	}
-	return nil
+	return IQGridPacked(t) // nil for the types it does not hold
 }

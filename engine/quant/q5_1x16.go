@@ -120,7 +120,7 @@ func checkQ51x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstrid
 // Q5_1 block whose high bits are clear, and llama.cpp's vector dot
 // products of the two types (ggml_vec_dot_q4_1_q8_1 and _q5_1_q8_1, AVX2)
 // have the same order, so the Q5_1x16 kernel computes Q4_1 products bit
-// for bit (TestQ41AsQ51x16). The layout reads 24 bytes a row and block
+// for bit (TestQ51x16MatchesVecDot). The layout reads 24 bytes a row and block
 // where the file has 20, which decode pays for in bandwidth; prompts run
 // the repacked kernel instead of a vector dot per row.
 func RepackQ41x16(dst, src []byte, rows, cols int) error {

@@ -122,10 +122,5 @@ func Q6Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 // large enough, so that the assembly kernel never reads or writes past
 // them.
 func checkQ6Kx16(nb int, w []byte, a []byte, astride int, rows int, dst []float32, dstride int) {
-	if rows < 1 || rows > PackedRows || nb < 1 {
-		panic(fmt.Sprintf("quant: Q6_Kx16 kernel of %d blocks × %d activation rows", nb, rows))
-	}
-	_ = w[nb*Q6Kx16BlockBytes-1]
-	_ = a[(rows-1)*astride+nb*q8_KBytes-1]
-	_ = dst[(rows-1)*dstride+Q4x16Rows-1]
+	checkPackedCall("Q6_Kx16", Q6Kx16BlockBytes, q8_KBytes, 0, nb, w, a, astride, nil, 0, rows, dst, dstride)
 }
