@@ -1,7 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
-#include "lanes_amd64.h"
+#include "packed_amd64.h"
 
 // The grid i-quants' panel kernel (see iqpanel.go for the panel and the
 // order) with AVX-512 VNNI, for one to four activation rows. A block is
@@ -65,31 +65,13 @@
 TEXT ·iqpanelAVX512VNNI(SB), NOSPLIT, $0-84
 	MOVQ nb+0(FP), CX
 	MOVQ panel+8(FP), DX
-	MOVQ a+16(FP), SI
-	MOVQ astride+24(FP), AX
-	LEAQ (SI)(AX*1), R8
-	LEAQ (R8)(AX*1), R10
-	LEAQ (R10)(AX*1), R11
-	MOVQ aux+32(FP), R12
-	MOVQ auxstride+40(FP), AX
-	SHLQ $2, AX
-	LEAQ (R12)(AX*1), R13
-	LEAQ (R13)(AX*1), R14
-	LEAQ (R14)(AX*1), R15
+	ACTROWS4
+	AUXROWS4
 	MOVQ rows+48(FP), BX
 	MOVQ acc+72(FP), DI
 	VBROADCASTSS factor+80(FP), Z24
 	// The lanes' accumulators start at zero.
-	VPXORD Z0, Z0, Z0
-	MOVQ BX, AX
-	SHLQ $3, AX
-	MOVQ DI, R9
-
-iqpzero:
-	VMOVUPS Z0, (R9)
-	ADDQ    $64, R9
-	DECQ    AX
-	JNZ     iqpzero
+	LANESZERO(iqpzero)
 
 iqpblock:
 	VMOVUPS 0(DX), Z21

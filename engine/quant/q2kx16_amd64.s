@@ -1,7 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
-#include "lanes_amd64.h"
+#include "packed_amd64.h"
 
 // FAR is how much further ahead than the distance the kernel takes as an
 // argument (q2kx16Ahead) it also prefetches every line into L2 only, as
@@ -62,8 +62,7 @@ GLOBL q2kShuffles<>(SB), RODATA|NOPTR, $32
 // Q2KPLANES splits the chunk at off(DX) into its planes, times the scales
 // s0-s3 of their groups, in Z9-Z12.
 #define Q2KPLANES(off, s0, s1, s2, s3) \
-	PREFETCHT0 off(DX)(AX*1) \
-	PREFETCHT2 FAR+off(DX)(AX*1) \
+	PREFETCHLINE(off) \
 	VMOVDQU64  off(DX), Z8 \
 	VPSRLW     $2, Z8, Z10 \
 	VPSRLW     $4, Z8, Z11 \
@@ -115,11 +114,7 @@ GLOBL q2kShuffles<>(SB), RODATA|NOPTR, $32
 TEXT ·q2kx16AVX512VNNI(SB), NOSPLIT, $0-72
 	MOVQ nb+0(FP), CX
 	MOVQ w+8(FP), DX
-	MOVQ a+16(FP), SI
-	MOVQ astride+24(FP), AX
-	LEAQ (SI)(AX*1), R8
-	LEAQ (R8)(AX*1), R10
-	LEAQ (R10)(AX*1), R11
+	ACTROWS4
 	MOVQ rows+32(FP), BX
 	MOVQ acc+56(FP), DI
 	MOVL $0x03030303, AX
@@ -129,29 +124,15 @@ TEXT ·q2kx16AVX512VNNI(SB), NOSPLIT, $0-72
 	VBROADCASTI32X4 q2kShuffles<>+0(SB), Z25
 	VBROADCASTI32X4 q2kShuffles<>+16(SB), Z26
 	// The lanes' accumulators start at zero.
-	VPXORD Z0, Z0, Z0
-	MOVQ BX, AX
-	SHLQ $3, AX
-	MOVQ DI, R12
-
-q2kzero:
-	VMOVUPS Z0, (R12)
-	ADDQ    $64, R12
-	DECQ    AX
-	JNZ     q2kzero
+	LANESZERO(q2kzero)
 	MOVQ pfd+64(FP), AX
 
 q2kblock:
-	PREFETCHT0 0(DX)(AX*1)
-	PREFETCHT2 FAR+0(DX)(AX*1)
-	PREFETCHT0 64(DX)(AX*1)
-	PREFETCHT2 FAR+64(DX)(AX*1)
-	PREFETCHT0 128(DX)(AX*1)
-	PREFETCHT2 FAR+128(DX)(AX*1)
-	PREFETCHT0 192(DX)(AX*1)
-	PREFETCHT2 FAR+192(DX)(AX*1)
-	PREFETCHT0 256(DX)(AX*1)
-	PREFETCHT2 FAR+256(DX)(AX*1)
+	PREFETCHLINE(0)
+	PREFETCHLINE(64)
+	PREFETCHLINE(128)
+	PREFETCHLINE(192)
+	PREFETCHLINE(256)
 	VCVTPH2PS 0(DX), Z19
 	VCVTPH2PS 32(DX), Z20
 	// Lanes 0-3: the first group of each scale pair.
@@ -551,16 +532,11 @@ TEXT ·q2kx16DecodeAVX512VNNI(SB), NOSPLIT, $0-40
 	MOVQ pfd+32(FP), AX
 
 q2kdblock:
-	PREFETCHT0 0(DX)(AX*1)
-	PREFETCHT2 FAR+0(DX)(AX*1)
-	PREFETCHT0 64(DX)(AX*1)
-	PREFETCHT2 FAR+64(DX)(AX*1)
-	PREFETCHT0 128(DX)(AX*1)
-	PREFETCHT2 FAR+128(DX)(AX*1)
-	PREFETCHT0 192(DX)(AX*1)
-	PREFETCHT2 FAR+192(DX)(AX*1)
-	PREFETCHT0 256(DX)(AX*1)
-	PREFETCHT2 FAR+256(DX)(AX*1)
+	PREFETCHLINE(0)
+	PREFETCHLINE(64)
+	PREFETCHLINE(128)
+	PREFETCHLINE(192)
+	PREFETCHLINE(256)
 	VCVTPH2PS 0(DX), Z19
 	VCVTPH2PS 32(DX), Z20
 	VMULPS.BCST (SI), Z19, Z19

@@ -1,0 +1,60 @@
+// Macros shared by the AVX-512 kernels of the repacked 16-row layouts.
+
+// ACTROWS4 points SI, R8, R10 and R11 at activation rows 0-3 of a kernel
+// whose arguments begin (nb int, w *byte, a *byte, astride int, ...); AX
+// scratch.
+#define ACTROWS4 \
+	MOVQ a+16(FP), SI \
+	MOVQ astride+24(FP), AX \
+	LEAQ (SI)(AX*1), R8 \
+	LEAQ (R8)(AX*1), R10 \
+	LEAQ (R10)(AX*1), R11
+
+// AUXROWS4 points R12-R15 at the aux words of activation rows 0-3, the
+// arguments going on (..., aux *uint32, auxstride int, ...); AX scratch.
+#define AUXROWS4 \
+	MOVQ aux+32(FP), R12 \
+	MOVQ auxstride+40(FP), AX \
+	SHLQ $2, AX \
+	LEAQ (R12)(AX*1), R13 \
+	LEAQ (R13)(AX*1), R14 \
+	LEAQ (R14)(AX*1), R15
+
+// PREFETCHLINE prefetches the line at off(DX) AX bytes ahead into L1, and
+// FAR bytes further (defined by the including file) into L2 only.
+#define PREFETCHLINE(off) \
+	PREFETCHT0 off(DX)(AX*1) \
+	PREFETCHT2 FAR+off(DX)(AX*1)
+
+// The kernels that keep llama.cpp's eight float32 lanes per output
+// (Q2_Kx16, Q3_Kx16, the i-quant panel) keep an activation row's lanes in
+// memory at DI, lane u of its 16 outputs at 64·u bytes past the row's
+// start.
+
+// LANESZERO clears the lanes of BX activation rows at DI, looping at
+// label; AX, R9 and Z0 scratch.
+#define LANESZERO(label) \
+	VPXORD Z0, Z0, Z0 \
+	MOVQ   BX, AX \
+	SHLQ   $3, AX \
+	MOVQ   DI, R9 \
+label: \
+	VMOVUPS Z0, (R9) \
+	ADDQ    $64, R9 \
+	DECQ    AX \
+	JNZ     label
+
+// LANESHSUM8 adds the eight lanes of the activation row at off(DI) into
+// Z0 as hsum8 does: ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)). Z1-Z3 scratch.
+#define LANESHSUM8(off) \
+	VMOVUPS off(DI), Z0 \
+	VMOVUPS off+64(DI), Z1 \
+	VMOVUPS off+128(DI), Z2 \
+	VMOVUPS off+192(DI), Z3 \
+	VADDPS  off+256(DI), Z0, Z0 \
+	VADDPS  off+320(DI), Z1, Z1 \
+	VADDPS  off+384(DI), Z2, Z2 \
+	VADDPS  off+448(DI), Z3, Z3 \
+	VADDPS  Z2, Z0, Z0 \
+	VADDPS  Z3, Z1, Z1 \
+	VADDPS  Z1, Z0, Z0
