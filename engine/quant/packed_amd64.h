@@ -31,6 +31,16 @@
 // memory at DI, lane u of its 16 outputs at 64·u bytes past the row's
 // start.
 
+// LANEFMA fused-multiply-adds lane sum sum (int32) of the activation row
+// whose block starts at act, converted, with d_a·d (the rows' d in Z21)
+// into its lane accumulator at accoff(DI); Z22, Z23 scratch.
+#define LANEFMA(act, sum, accoff) \
+	VCVTDQ2PS    sum, sum \
+	VMULPS.BCST  (act), Z21, Z22 \
+	VMOVUPS      accoff(DI), Z23 \
+	VFMADD231PS  Z22, sum, Z23 \
+	VMOVUPS      Z23, accoff(DI)
+
 // LANESZERO clears the lanes of BX activation rows at DI, looping at
 // label; AX, R9 and Z0 scratch.
 #define LANESZERO(label) \
