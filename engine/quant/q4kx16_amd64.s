@@ -12,7 +12,10 @@
 // the probe at 1152 and 85 % at 2304 and 3552, and in a phase of the
 // host when the probe read 80 GB/s, 60-62 % at 1152 against 77 % at
 // 3552. Each chunk's prefetch goes just before it, not eight at the top of
-// the half (1B Q4_K_M decode 34.7-35.1 -> 35.0-35.7 tokens/s).
+// the half (1B Q4_K_M decode 34.7-35.1 -> 35.0-35.7 tokens/s). On one
+// Zen 5 core under taskset (read probe 42-43 GB/s, five alternated
+// rounds, L2 as below): 3552 read 33.6-36.2 GB/s, 4608 34.4-37.3 (median
+// 36.4), 5184 35.5-37.3.
 #define PFD 1152
 
 // FAR is how much further ahead than that the general kernel also
@@ -20,9 +23,10 @@
 // alone a core kept too few lines in flight. Zen 5 one-row decode
 // (BenchmarkDecodeStream, each run between two read probes, a phase of
 // the host when they read 50 GB/s): 79-80 % of the probe without, 83-84 %
-// with it at 4608 or 9216 bytes, 78 % at 2304 (T1 instead: 78 %). Not
-// measured on Intel.
-#define FAR 4608
+// with it at 4608 or 9216 bytes past an L1 distance of 3552, 78 % at
+// 2304 (T1 instead: 78 %); with the L1 distance at 4608, 3456 past it
+// (the figures above). Not measured on Intel.
+#define FAR 3456
 
 // The Q4_Kx16 kernel (see q4kx16.go for the layout and its order) with
 // AVX-512 VNNI. Each 32-byte half k of a block's quants is eight 64-byte

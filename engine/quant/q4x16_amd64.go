@@ -13,16 +13,39 @@ var q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel, q6kx16K
 var q4x16Streams, q4kx16Streams, q6kx16Streams StreamKernel
 
 // q4kx16Ahead is how many bytes ahead of its loads the Q4_Kx16 kernel
-// prefetches the weights (see q4kx16_amd64.s): 1152 on Intel CPUs, 3552
-// (one and a half blocks) on others, as measured on Sapphire Rapids and
-// Zen 5.
+// prefetches the weights (see q4kx16_amd64.s): 1152 on Intel CPUs, 4608
+// (two blocks) on others, as measured on Sapphire Rapids and Zen 5.
 var q4kx16Ahead = 1152
+
+// q4x16DecodeAhead is how many bytes ahead of its loads the one-row
+// Q4_0x16 kernel (q4x16DecodeAVX512VNNI) prefetches the weights into L2:
+// 2304 on Intel CPUs, 6912 on others. On a 2-core Sapphire Rapids VM
+// 2304 read the most and 3456 or more less than no prefetch at all; on
+// one AMD Zen 5 core (BenchmarkDecodeStream/Q4_0 under taskset, read
+// probe 41-42 GB/s) 2304 read 35.1-36.4 GB/s, 4608 35.1-38.3, 6912
+// 38.0-38.7, 9216 37.2-38.2, 13824 35.2-37.0 (four alternated rounds),
+// and a 1B Q4_0 decode on that core ran 44.5-46.7 -> 46.5-48.0 tokens/s.
+var q4x16DecodeAhead = 2304
+
+// q6kx16DecodeNear and q6kx16DecodeFar are how many bytes ahead of its
+// loads the one-row Q6_Kx16 kernel (q6kx16DecodeAVX512) prefetches every
+// line into L1 and, further, into L2 only: with the L1 prefetch alone one
+// core kept too few lines in flight. On Intel CPUs 3360 and 10080 (PFD
+// and PFD+FAR in q6kx16_amd64.s; L1 at 3360 was measured on Sapphire
+// Rapids, the L2 distance was not). On one AMD Zen 5 core
+// (BenchmarkDecodeStream/Q6_K under taskset, read probe 42-43 GB/s),
+// five alternated rounds: 3360 and 10080 read 32.9-34.9 GB/s, 5040 and
+// 8400 35.3-37.1, 5880 and 8400 36.4-37.2 (L1 at 1680 30.5-32.5, L2 at
+// 11760 or more 34.2-34.8; without the L2 prefetch 30.3-31.1).
+var q6kx16DecodeNear, q6kx16DecodeFar = 3360, 10080
 
 // useQ4x16 selects the kernels of the repacked layouts for isa.
 func useQ4x16(isa string) {
-	q4kx16Ahead = 3552
+	q4kx16Ahead, q4x16DecodeAhead = 4608, 6912
+	q6kx16DecodeNear, q6kx16DecodeFar = 5880, 8400
 	if isIntel() {
-		q4kx16Ahead = 1152
+		q4kx16Ahead, q4x16DecodeAhead = 1152, 2304
+		q6kx16DecodeNear, q6kx16DecodeFar = 3360, 10080
 	}
 	q4x16Kernel, q4kx16Kernel, q8x16Kernel, q4x16AccKernel, q5x16Kernel, q6kx16Kernel, q5kx16Kernel, q51x16Kernel = nil, nil, nil, nil, nil, nil, nil, nil
 	q4x16Streams, q4kx16Streams, q6kx16Streams = nil, nil, nil
@@ -39,7 +62,7 @@ func useQ4x16(isa string) {
 func q4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 	if rows == 1 && lineAligned(w) {
-		q4x16DecodeAVX512VNNI(nb, &w[0], &a[0], &aux[0], &dst[0], false)
+		q4x16DecodeAVX512VNNI(nb, &w[0], &a[0], &aux[0], &dst[0], false, q4x16DecodeAhead)
 		return
 	}
 	q4x16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, false)
@@ -49,7 +72,7 @@ func q4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int,
 func q4x16Acc(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 	if rows == 1 && lineAligned(w) {
-		q4x16DecodeAVX512VNNI(nb, &w[0], &a[0], &aux[0], &dst[0], true)
+		q4x16DecodeAVX512VNNI(nb, &w[0], &a[0], &aux[0], &dst[0], true, q4x16DecodeAhead)
 		return
 	}
 	q4x16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, true)
@@ -64,7 +87,7 @@ func lineAligned(w []byte) bool {
 func q4x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, accumulate bool)
 
 //go:noescape
-func q4x16DecodeAVX512VNNI(nb int, w *byte, a *byte, aux *uint32, dst *float32, accumulate bool)
+func q4x16DecodeAVX512VNNI(nb int, w *byte, a *byte, aux *uint32, dst *float32, accumulate bool, pfd int)
 
 // q4kx16 checks the buffers and runs the assembly kernel, which takes up
 // to four activation rows at a time.
@@ -112,7 +135,7 @@ const q6kx16Scratch = 5696 + 512*PackedRows
 func q6kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ6Kx16(nb, w, a, astride, rows, dst, dstride)
 	if rows == 1 {
-		q6kx16DecodeAVX512(nb, &w[0], &a[0], &dst[0])
+		q6kx16DecodeAVX512(nb, &w[0], &a[0], &dst[0], q6kx16DecodeNear, q6kx16DecodeFar)
 		return
 	}
 	var scratch [q6kx16Scratch]byte
@@ -120,7 +143,7 @@ func q6kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int
 }
 
 //go:noescape
-func q6kx16DecodeAVX512(nb int, w *byte, a *byte, dst *float32)
+func q6kx16DecodeAVX512(nb int, w *byte, a *byte, dst *float32, near, far int)
 
 //go:noescape
 func q6kx16AVX512(nb int, w *byte, a *byte, astride, rows int, dst *float32, dstride int, scratch *byte)

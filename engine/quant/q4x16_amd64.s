@@ -216,7 +216,7 @@ q4x16done:
 	VPSRLW $4, src, src \
 	VPANDD Z31, src, hi
 
-// func q4x16DecodeAVX512VNNI(nb int, w *byte, a *byte, aux *uint32, dst *float32, accumulate bool)
+// func q4x16DecodeAVX512VNNI(nb int, w *byte, a *byte, aux *uint32, dst *float32, accumulate bool, pfd int)
 //
 // The Q4_0x16 kernel for one activation row (decode), with the same sums
 // as q4x16AVX512VNNI. A block is 288 bytes, four and a half cache lines,
@@ -225,8 +225,10 @@ q4x16done:
 // 64-byte-aligned w: the pair's nine lines are each loaded once, aligned,
 // and the first block's chunks are put together from neighbouring lines
 // with VALIGNQ. An odd last block is read as q4x16AVX512VNNI reads it.
-TEXT ·q4x16DecodeAVX512VNNI(SB), NOSPLIT, $0-41
+// Each line is prefetched to L2 pfd bytes ahead (R13; q4x16DecodeAhead).
+TEXT ·q4x16DecodeAVX512VNNI(SB), NOSPLIT, $0-56
 	MOVQ nb+0(FP), CX
+	MOVQ pfd+48(FP), R13
 	MOVQ w+8(FP), DI
 	MOVQ a+16(FP), SI
 	MOVQ aux+24(FP), R12
@@ -246,22 +248,22 @@ q4dstart:
 
 q4dpair:
 	// First block: scales in line 0's low half, chunks across lines 0-4.
-	PREFETCHT2 PFD+0(DI)
+	PREFETCHT2 0(DI)(R13*1)
 	VMOVDQU64  0(DI), Z21
 	VCVTPH2PS  Y21, Z20
-	PREFETCHT2 PFD+64(DI)
+	PREFETCHT2 64(DI)(R13*1)
 	VMOVDQU64  64(DI), Z22
 	VALIGNQ    $4, Z21, Z22, Z21
 	Q4DSPLIT(Z21, Z0, Z4)
-	PREFETCHT2 PFD+128(DI)
+	PREFETCHT2 128(DI)(R13*1)
 	VMOVDQU64  128(DI), Z23
 	VALIGNQ    $4, Z22, Z23, Z22
 	Q4DSPLIT(Z22, Z1, Z5)
-	PREFETCHT2 PFD+192(DI)
+	PREFETCHT2 192(DI)(R13*1)
 	VMOVDQU64  192(DI), Z24
 	VALIGNQ    $4, Z23, Z24, Z23
 	Q4DSPLIT(Z23, Z2, Z6)
-	PREFETCHT2 PFD+256(DI)
+	PREFETCHT2 256(DI)(R13*1)
 	VMOVDQU64  256(DI), Z25
 	VALIGNQ    $4, Z24, Z25, Z24
 	Q4DSPLIT(Z24, Z3, Z7)
@@ -269,16 +271,16 @@ q4dpair:
 
 	// Second block: scales in line 4's high half, chunks in lines 5-8.
 	VCVTPH2PS  288(DI), Z20
-	PREFETCHT2 PFD+320(DI)
+	PREFETCHT2 320(DI)(R13*1)
 	VMOVDQU64  320(DI), Z21
 	Q4DSPLIT(Z21, Z0, Z4)
-	PREFETCHT2 PFD+384(DI)
+	PREFETCHT2 384(DI)(R13*1)
 	VMOVDQU64  384(DI), Z22
 	Q4DSPLIT(Z22, Z1, Z5)
-	PREFETCHT2 PFD+448(DI)
+	PREFETCHT2 448(DI)(R13*1)
 	VMOVDQU64  448(DI), Z23
 	Q4DSPLIT(Z23, Z2, Z6)
-	PREFETCHT2 PFD+512(DI)
+	PREFETCHT2 512(DI)(R13*1)
 	VMOVDQU64  512(DI), Z24
 	Q4DSPLIT(Z24, Z3, Z7)
 	Q4DBLOCK(34, 8)

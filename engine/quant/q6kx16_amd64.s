@@ -10,13 +10,11 @@
 // output projection of a 1B model: 11.4 -> 8.6 ms a token).
 #define PFD 3360
 
-// FAR is how much further ahead than PFD the one-row kernel
-// (q6kx16DecodeAVX512) also prefetches every line into L2 only
-// (PREFETCHT2): with the L1 prefetch alone one core kept too few lines in
-// flight. One Zen 5 core (BenchmarkDecodeStream/Q6_K under taskset, where
-// the plain read probe gets 42 GB/s): 30.3-31.1 GB/s without, 35.0 with
-// it at 3360 bytes, 35.1-35.8 at 6720, 32.3-33.8 at 10080, 32.6 at
-// 13440. Not measured on Intel.
+// FAR is how much further ahead than PFD the four-stream decode kernel
+// (q6kx16Decode4AVX512, Intel's) also prefetches every line into L2 only
+// (PREFETCHT2). The one-row kernel takes both distances as arguments
+// (q6kx16DecodeNear and q6kx16DecodeFar in q4x16_amd64.go), these two on
+// Intel CPUs.
 #define FAR 6720
 
 // The Q6_Kx16 kernel (see q6kx16.go for the layout) with AVX-512 VNNI and
@@ -1475,14 +1473,14 @@ q6kout:
 // ql8 with bits 6-7, as the general kernel does, and adds each to acc
 // against the activation quants at a0..a3 with the scale pairs Z8..Z11.
 #define Q6KD_STEP(qh, ql, ql8, a0, a1, a2, a3, acc) \
-	PREFETCHT0 PFD+qh(DI) \
-	PREFETCHT2 PFD+FAR+qh(DI) \
+	PREFETCHT0 qh(DI)(R12*1) \
+	PREFETCHT2 qh(DI)(R14*1) \
 	VMOVDQU32  qh(DI), Z24 \
-	PREFETCHT0 PFD+ql(DI) \
-	PREFETCHT2 PFD+FAR+ql(DI) \
+	PREFETCHT0 ql(DI)(R12*1) \
+	PREFETCHT2 ql(DI)(R14*1) \
 	VMOVDQU32  ql(DI), Z25 \
-	PREFETCHT0 PFD+ql8(DI) \
-	PREFETCHT2 PFD+FAR+ql8(DI) \
+	PREFETCHT0 ql8(DI)(R12*1) \
+	PREFETCHT2 ql8(DI)(R14*1) \
 	VMOVDQU32  ql8(DI), Z26 \
 	VPANDD     Z30, Z25, Z20 \
 	VPSLLW     $4, Z24, Z21 \
@@ -1507,8 +1505,8 @@ q6kout:
 // offset term, −32·(sc[2c]·bsum[2c] + sc[2c+1]·bsum[2c+1]) with the bsum
 // pair at bsum(SI), to lane acc.
 #define Q6KD_EVEN(off, bsum, sc, acc) \
-	PREFETCHT0    PFD+off(DI) \
-	PREFETCHT2 PFD+FAR+off(DI) \
+	PREFETCHT0    off(DI)(R12*1) \
+	PREFETCHT2 off(DI)(R14*1) \
 	VPMOVSXBW     off(DI), Z20 \
 	VPSHUFB       Z28, Z20, sc \
 	VPMULLW       Z27, Z20, Z21 \
@@ -1572,9 +1570,14 @@ q6kout:
 	Q6KD_STEP(3104, 2976, 3040, 156, 188, 220, 252, a2) \
 	Q6KD_STEP(3296, 3168, 3232, 160, 192, 224, 256, a3)
 
-// func q6kx16DecodeAVX512(nb int, w *byte, a *byte, dst *float32)
-TEXT ·q6kx16DecodeAVX512(SB), NOSPLIT, $0-32
+// func q6kx16DecodeAVX512(nb int, w *byte, a *byte, dst *float32, near, far int)
+//
+// Every line is prefetched near bytes ahead into L1 (R12) and far bytes
+// ahead into L2 only (R14): q6kx16DecodeNear and q6kx16DecodeFar.
+TEXT ·q6kx16DecodeAVX512(SB), NOSPLIT, $0-48
 	MOVQ nb+0(FP), CX
+	MOVQ near+32(FP), R12
+	MOVQ far+40(FP), R14
 	MOVQ w+8(FP), DI
 	MOVQ a+16(FP), SI
 	MOVL $0x0f0f0f0f, R10
@@ -1614,8 +1617,8 @@ q6kdblock:
 	Q6KD_ODDS47
 	Q6KD_STEPS47O(Z4, Z5, Z6, Z7)
 	// The float lanes: += float(lane)·(d_w·d_a), as the general kernel.
-	PREFETCHT0  PFD+0(DI)
-	PREFETCHT2 PFD+FAR+0(DI)
+	PREFETCHT0  0(DI)(R12*1)
+	PREFETCHT2 0(DI)(R14*1)
 	VCVTPH2PS   (DI), Z20
 	VMULPS.BCST (SI), Z20, Z21
 	VCVTDQ2PS   Z0, Z0
@@ -1781,6 +1784,8 @@ TEXT ·q6kx16Decode4AVX512(SB), NOSPLIT, $0-56
 	XORQ R11, R11
 	MOVQ a+24(FP), SI
 	MOVQ scratch+48(FP), R13
+	MOVQ $PFD, R12     // the one-row kernel's macros prefetch at R12 and R14
+	MOVQ $(PFD+FAR), R14
 	MOVL $0x0f0f0f0f, R10
 	VPBROADCASTD R10, Z30
 	MOVL $0x30303030, R10
