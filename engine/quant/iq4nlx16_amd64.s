@@ -2,11 +2,11 @@
 
 #include "textflag.h"
 
-// PFD and the prefetches are the Q4_0x16 kernel's (see q4x16_amd64.s):
-// PREFETCHT2 of each line just before its load, for any number of rows.
-// (Before, only calls of four rows or more prefetched, 4608 bytes ahead:
-// decode streamed on the hardware prefetchers alone.)
-#define PFD 2304
+// The prefetches are the Q4_0x16 kernel's (see q4x16_amd64.s):
+// PREFETCHT2 of each line just before its load, for any number of rows,
+// pfd bytes ahead (R15; iq4nlx16Distance in iq4xsx16_amd64.go). (Before,
+// only calls of four rows or more prefetched, 4608 bytes ahead: decode
+// streamed on the hardware prefetchers alone.)
 
 DATA iq4nlBook<>+0(SB)/8, $0x766a5d4f3f2d1801
 DATA iq4nlBook<>+8(SB)/8, $0xf1d9c5b5a6998d81
@@ -53,8 +53,8 @@ GLOBL iq4nlBook<>(SB), RODATA|NOPTR, $16
 	ADDQ    R10, DI \
 	VMOVUPS acc, (DI)
 
-// func iq4nlx16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, accumulate bool)
-TEXT ·iq4nlx16AVX512VNNI(SB), NOSPLIT, $0-73
+// func iq4nlx16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, accumulate bool, pfd int)
+TEXT ·iq4nlx16AVX512VNNI(SB), NOSPLIT, $0-88
 	MOVQ nb+0(FP), CX
 	MOVQ w+8(FP), DI
 	MOVQ a+16(FP), SI
@@ -72,6 +72,7 @@ TEXT ·iq4nlx16AVX512VNNI(SB), NOSPLIT, $0-73
 	MOVL $0x0f0f0f0f, R11
 	VPBROADCASTD R11, Z31
 	VBROADCASTI32X4 iq4nlBook<>(SB), Z30
+	MOVQ pfd+80(FP), R15 // the prefetch distance
 	XORQ R11, R11 // the zero index of rows 0, 3 and 6
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
@@ -101,30 +102,30 @@ iq4nlx16loaded:
 	MOVQ w+8(FP), DI
 
 iq4nlx16loop:
-	PREFETCHT2 PFD+0(DI)
+	PREFETCHT2 0(DI)(R15*1)
 	VCVTPH2PS 0(DI), Z20
-	PREFETCHT2 PFD+64(DI)
+	PREFETCHT2 64(DI)(R15*1)
 	VMOVDQU64 32(DI), Z21
 	VPANDD    Z31, Z21, Z0
 	VPSRLW    $4, Z21, Z21
 	VPANDD    Z31, Z21, Z4
 	VPSHUFB   Z0, Z30, Z0
 	VPSHUFB   Z4, Z30, Z4
-	PREFETCHT2 PFD+128(DI)
+	PREFETCHT2 128(DI)(R15*1)
 	VMOVDQU64 96(DI), Z21
 	VPANDD    Z31, Z21, Z1
 	VPSRLW    $4, Z21, Z21
 	VPANDD    Z31, Z21, Z5
 	VPSHUFB   Z1, Z30, Z1
 	VPSHUFB   Z5, Z30, Z5
-	PREFETCHT2 PFD+192(DI)
+	PREFETCHT2 192(DI)(R15*1)
 	VMOVDQU64 160(DI), Z21
 	VPANDD    Z31, Z21, Z2
 	VPSRLW    $4, Z21, Z21
 	VPANDD    Z31, Z21, Z6
 	VPSHUFB   Z2, Z30, Z2
 	VPSHUFB   Z6, Z30, Z6
-	PREFETCHT2 PFD+256(DI)
+	PREFETCHT2 256(DI)(R15*1)
 	VMOVDQU64 224(DI), Z21
 	VPANDD    Z31, Z21, Z3
 	VPSRLW    $4, Z21, Z21

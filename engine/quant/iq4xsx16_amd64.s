@@ -27,15 +27,10 @@
 // blocks left. Z17 bytes 0x0f; Z19, Z31 scratch; Z28 a row's chunk sum;
 // Z30 the rows' d.
 
-// PFD is how far ahead of the block being read the weights are
-// prefetched, for any number of rows: one block. One-row products (decode)
-// went without prefetch and streamed 24 GB/s on a 2-core VM whose plain
-// read stream gets 37; prefetching one block ahead reads 26.4-27.8, two
-// blocks 24.7-24.9 (BenchmarkDecodeStream): a 1B-shape IQ4_XS file decoded
-// 34.6-34.7 tokens/s against 30.7-31.6, and its prompts ran as fast or
-// 2-3 % faster. Each chunk's prefetch goes just before its split, not
-// four at the top of the chunk (stream 26.3-26.8 -> 27.8-27.9 GB/s).
-#define PFD 2240
+// The weights are prefetched pfd bytes ahead of the block being read (DI
+// in the block loop), for any number of rows: iq4xsx16Distance in
+// iq4xsx16_amd64.go. Each chunk's prefetch goes just before its split,
+// not four at the top of the chunk (stream 26.3-26.8 -> 27.8-27.9 GB/s).
 
 // IQ4SPLIT looks up the nibbles of the register at off(DX) into lo, hi.
 #define IQ4SPLIT(off, lo, hi) \
@@ -50,8 +45,8 @@ DATA iq4x16Book<>+0(SB)/8, $0x766a5d4f3f2d1801
 DATA iq4x16Book<>+8(SB)/8, $0xf1d9c5b5a6998d81
 GLOBL iq4x16Book<>(SB), RODATA|NOPTR, $16
 
-// func iq4xsx16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, accumulate bool)
-TEXT ·iq4xsx16AVX512VNNI(SB), NOSPLIT, $0-73
+// func iq4xsx16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, accumulate bool, pfd int)
+TEXT ·iq4xsx16AVX512VNNI(SB), NOSPLIT, $0-88
 	MOVQ nb+0(FP), CX
 	MOVQ w+8(FP), DX
 	MOVQ a+16(FP), SI
@@ -90,7 +85,7 @@ TEXT ·iq4xsx16AVX512VNNI(SB), NOSPLIT, $0-73
 	VPXORD Z27, Z27, Z27
 	MOVBLZX accumulate+72(FP), DI
 	TESTQ DI, DI
-	JZ    iq4block
+	JZ    iq4ahead
 	MOVQ dst+56(FP), DI
 	MOVQ dstride+64(FP), DX
 	SHLQ $2, DX
@@ -126,20 +121,23 @@ TEXT ·iq4xsx16AVX512VNNI(SB), NOSPLIT, $0-73
 iq4loaded:
 	MOVQ w+8(FP), DX
 
+iq4ahead:
+	MOVQ pfd+80(FP), DI // the prefetch distance, while the blocks run
+
 iq4block:
 	VMOVUPS 2048(DX), Z30 // d
 	// Chunk 0.
-	PREFETCHT0 PFD+2048(DX)
-	PREFETCHT0 PFD+2112(DX)
-	PREFETCHT0 PFD+2176(DX)
+	PREFETCHT0 2048(DX)(DI*1)
+	PREFETCHT0 2112(DX)(DI*1)
+	PREFETCHT0 2176(DX)(DI*1)
 iq4split0:
-	PREFETCHT0 PFD+0(DX)
+	PREFETCHT0 0(DX)(DI*1)
 	IQ4SPLIT(0, Z0, Z4)
-	PREFETCHT0 PFD+64(DX)
+	PREFETCHT0 64(DX)(DI*1)
 	IQ4SPLIT(64, Z1, Z5)
-	PREFETCHT0 PFD+128(DX)
+	PREFETCHT0 128(DX)(DI*1)
 	IQ4SPLIT(128, Z2, Z6)
-	PREFETCHT0 PFD+192(DX)
+	PREFETCHT0 192(DX)(DI*1)
 	IQ4SPLIT(192, Z3, Z7)
 	VPMOVSXBD 2112(DX), Z16
 	VPBROADCASTD 0(R11), Z28
@@ -249,13 +247,13 @@ iq4split0:
 iq4rows0:
 	// Chunk 1.
 iq4split1:
-	PREFETCHT0 PFD+256(DX)
+	PREFETCHT0 256(DX)(DI*1)
 	IQ4SPLIT(256, Z0, Z4)
-	PREFETCHT0 PFD+320(DX)
+	PREFETCHT0 320(DX)(DI*1)
 	IQ4SPLIT(320, Z1, Z5)
-	PREFETCHT0 PFD+384(DX)
+	PREFETCHT0 384(DX)(DI*1)
 	IQ4SPLIT(384, Z2, Z6)
-	PREFETCHT0 PFD+448(DX)
+	PREFETCHT0 448(DX)(DI*1)
 	IQ4SPLIT(448, Z3, Z7)
 	VPMOVSXBD 2128(DX), Z16
 	VPBROADCASTD 4(R11), Z28
@@ -365,13 +363,13 @@ iq4split1:
 iq4rows1:
 	// Chunk 2.
 iq4split2:
-	PREFETCHT0 PFD+512(DX)
+	PREFETCHT0 512(DX)(DI*1)
 	IQ4SPLIT(512, Z0, Z4)
-	PREFETCHT0 PFD+576(DX)
+	PREFETCHT0 576(DX)(DI*1)
 	IQ4SPLIT(576, Z1, Z5)
-	PREFETCHT0 PFD+640(DX)
+	PREFETCHT0 640(DX)(DI*1)
 	IQ4SPLIT(640, Z2, Z6)
-	PREFETCHT0 PFD+704(DX)
+	PREFETCHT0 704(DX)(DI*1)
 	IQ4SPLIT(704, Z3, Z7)
 	VPMOVSXBD 2144(DX), Z16
 	VPBROADCASTD 8(R11), Z28
@@ -481,13 +479,13 @@ iq4split2:
 iq4rows2:
 	// Chunk 3.
 iq4split3:
-	PREFETCHT0 PFD+768(DX)
+	PREFETCHT0 768(DX)(DI*1)
 	IQ4SPLIT(768, Z0, Z4)
-	PREFETCHT0 PFD+832(DX)
+	PREFETCHT0 832(DX)(DI*1)
 	IQ4SPLIT(832, Z1, Z5)
-	PREFETCHT0 PFD+896(DX)
+	PREFETCHT0 896(DX)(DI*1)
 	IQ4SPLIT(896, Z2, Z6)
-	PREFETCHT0 PFD+960(DX)
+	PREFETCHT0 960(DX)(DI*1)
 	IQ4SPLIT(960, Z3, Z7)
 	VPMOVSXBD 2160(DX), Z16
 	VPBROADCASTD 12(R11), Z28
@@ -597,13 +595,13 @@ iq4split3:
 iq4rows3:
 	// Chunk 4.
 iq4split4:
-	PREFETCHT0 PFD+1024(DX)
+	PREFETCHT0 1024(DX)(DI*1)
 	IQ4SPLIT(1024, Z0, Z4)
-	PREFETCHT0 PFD+1088(DX)
+	PREFETCHT0 1088(DX)(DI*1)
 	IQ4SPLIT(1088, Z1, Z5)
-	PREFETCHT0 PFD+1152(DX)
+	PREFETCHT0 1152(DX)(DI*1)
 	IQ4SPLIT(1152, Z2, Z6)
-	PREFETCHT0 PFD+1216(DX)
+	PREFETCHT0 1216(DX)(DI*1)
 	IQ4SPLIT(1216, Z3, Z7)
 	VPMOVSXBD 2176(DX), Z16
 	VPBROADCASTD 16(R11), Z28
@@ -713,13 +711,13 @@ iq4split4:
 iq4rows4:
 	// Chunk 5.
 iq4split5:
-	PREFETCHT0 PFD+1280(DX)
+	PREFETCHT0 1280(DX)(DI*1)
 	IQ4SPLIT(1280, Z0, Z4)
-	PREFETCHT0 PFD+1344(DX)
+	PREFETCHT0 1344(DX)(DI*1)
 	IQ4SPLIT(1344, Z1, Z5)
-	PREFETCHT0 PFD+1408(DX)
+	PREFETCHT0 1408(DX)(DI*1)
 	IQ4SPLIT(1408, Z2, Z6)
-	PREFETCHT0 PFD+1472(DX)
+	PREFETCHT0 1472(DX)(DI*1)
 	IQ4SPLIT(1472, Z3, Z7)
 	VPMOVSXBD 2192(DX), Z16
 	VPBROADCASTD 20(R11), Z28
@@ -829,13 +827,13 @@ iq4split5:
 iq4rows5:
 	// Chunk 6.
 iq4split6:
-	PREFETCHT0 PFD+1536(DX)
+	PREFETCHT0 1536(DX)(DI*1)
 	IQ4SPLIT(1536, Z0, Z4)
-	PREFETCHT0 PFD+1600(DX)
+	PREFETCHT0 1600(DX)(DI*1)
 	IQ4SPLIT(1600, Z1, Z5)
-	PREFETCHT0 PFD+1664(DX)
+	PREFETCHT0 1664(DX)(DI*1)
 	IQ4SPLIT(1664, Z2, Z6)
-	PREFETCHT0 PFD+1728(DX)
+	PREFETCHT0 1728(DX)(DI*1)
 	IQ4SPLIT(1728, Z3, Z7)
 	VPMOVSXBD 2208(DX), Z16
 	VPBROADCASTD 24(R11), Z28
@@ -945,13 +943,13 @@ iq4split6:
 iq4rows6:
 	// Chunk 7.
 iq4split7:
-	PREFETCHT0 PFD+1792(DX)
+	PREFETCHT0 1792(DX)(DI*1)
 	IQ4SPLIT(1792, Z0, Z4)
-	PREFETCHT0 PFD+1856(DX)
+	PREFETCHT0 1856(DX)(DI*1)
 	IQ4SPLIT(1856, Z1, Z5)
-	PREFETCHT0 PFD+1920(DX)
+	PREFETCHT0 1920(DX)(DI*1)
 	IQ4SPLIT(1920, Z2, Z6)
-	PREFETCHT0 PFD+1984(DX)
+	PREFETCHT0 1984(DX)(DI*1)
 	IQ4SPLIT(1984, Z3, Z7)
 	VPMOVSXBD 2224(DX), Z16
 	VPBROADCASTD 28(R11), Z28
