@@ -39,11 +39,38 @@ var q4x16DecodeAhead = 2304
 // 11760 or more 34.2-34.8; without the L2 prefetch 30.3-31.1).
 var q6kx16DecodeNear, q6kx16DecodeFar = 3360, 10080
 
+// The Q5_0x16 and Q5_1x16 kernels (Q4_1 included) prefetch the weights
+// q5x16Ahead bytes ahead into L1 for several activation rows (and for
+// one on Intel CPUs), and a one-row product on other CPUs q5x16DecodeAhead
+// bytes ahead into L2 only, in a loop of its own (q5x16Args). On one AMD
+// Zen 5 core (BenchmarkDecodeStream/Q5_0 under taskset, read probe 42-43
+// GB/s, three alternated rounds) the one-row stream read 32.8-35.3 GB/s
+// with L1 prefetches at 2304 bytes, 34.1-39.3 at 6912, 38.5-39.8 with L2
+// prefetches at 6912 (35.6-37.6 at 4608; L1 and L2 prefetches of every
+// line together 35.2-37.1); a 1B decode on that core 38.3-38.7 -> 42.7-43.1
+// tokens/s (Q5_0). Prompts lost 4 % with the L2 prefetches and keep the L1
+// ones.
+const q5x16Ahead = 2304
+
+var q5x16DecodeAhead, q5x16DecodeL2 = 6912, true
+
+// q5x16Args is the Q5_0x16 and Q5_1x16 kernels' prefetch distance for a
+// product of rows activation rows, and whether to run their one-row loop,
+// which prefetches into L2 only.
+func q5x16Args(rows int) (pfd int, l2 bool) {
+	if rows == 1 && q5x16DecodeL2 {
+		return q5x16DecodeAhead, true
+	}
+	return q5x16Ahead, false
+}
+
 // useQ4x16 selects the kernels of the repacked layouts for isa.
 func useQ4x16(isa string) {
 	q4kx16Ahead, q4x16DecodeAhead = 4608, 6912
 	q6kx16DecodeNear, q6kx16DecodeFar = 5880, 8400
+	q5x16DecodeL2 = true
 	if isIntel() {
+		q5x16DecodeL2 = false
 		q4kx16Ahead, q4x16DecodeAhead = 1152, 2304
 		q6kx16DecodeNear, q6kx16DecodeFar = 3360, 10080
 	}
@@ -117,13 +144,14 @@ func q8x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstri
 // activation rows at a time.
 func q5x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ5x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	pfd, l2 := q5x16Args(rows)
 	for r := 0; r < rows; r += 2 {
-		q5x16AVX512VNNI(nb, &w[0], &a[r*astride], astride, &aux[r*auxstride], auxstride, min(2, rows-r), &dst[r*dstride], dstride)
+		q5x16AVX512VNNI(nb, &w[0], &a[r*astride], astride, &aux[r*auxstride], auxstride, min(2, rows-r), &dst[r*dstride], dstride, pfd, l2)
 	}
 }
 
 //go:noescape
-func q5x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
+func q5x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, pfd int, l2 bool)
 
 // q6kx16Scratch is the scratch the Q6_Kx16 kernel unpacks a super-block
 // into and keeps its float lanes in (see q6kx16_amd64.s).
@@ -174,13 +202,14 @@ func q5kx16AVX512(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride,
 // activation rows at a time.
 func q51x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ51x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	pfd, l2 := q5x16Args(rows)
 	for r := 0; r < rows; r += 2 {
-		q51x16AVX512VNNI(nb, &w[0], &a[r*astride], astride, &aux[r*auxstride], auxstride, min(2, rows-r), &dst[r*dstride], dstride)
+		q51x16AVX512VNNI(nb, &w[0], &a[r*astride], astride, &aux[r*auxstride], auxstride, min(2, rows-r), &dst[r*dstride], dstride, pfd, l2)
 	}
 }
 
 //go:noescape
-func q51x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
+func q51x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, pfd int, l2 bool)
 
 // q4x16Decode4 checks the buffers and runs the four-stream kernel.
 func q4x16Decode4(nb int, w []byte, stride int, a []byte, aux []uint32, dst []float32, dstride int) {

@@ -2,11 +2,10 @@
 
 #include "textflag.h"
 
-// PFD is how far ahead of the block being read the weights are
-// prefetched, for any number of rows (see q4x16_amd64.s): a one-row
-// stream read 20.6 GB/s without it on a 2-core VM, 29.4 with it. Each
-// line's prefetch goes just before its load, as in q5x16_amd64.s.
-#define PFD 2304
+// The weights are prefetched as in q5x16_amd64.s: pfd bytes ahead (R14),
+// each line just before its load, into L1 in the general loop and into L2
+// only in the one-row loop that l2 selects. A one-row stream read 20.6
+// GB/s without prefetch on a 2-core VM, 29.4 with it.
 
 // The Q5_1x16 kernel (see q5_1x16.go for the layout) with AVX-512 VNNI,
 // for one or two activation rows, as the Q5_0x16 one (q51x16_amd64.s)
@@ -53,9 +52,54 @@
 	Q8X16LANE(act, 28, aux, 24, Z22, d, Z27, a6) \
 	Q8X16LANE(act, 32, aux, 28, Z23, d, Z28, a7)
 
-// func q51x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
-TEXT ·q51x16AVX512VNNI(SB), NOSPLIT, $0-72
+// Q51X16UNPACK prefetches (PF) each line R14 bytes ahead of the block at DI
+// just before its load and unpacks the block into the lanes Z16-Z23 and
+// its scales into Z24.
+#define Q51X16UNPACK(PF) \
+	PF 0(DI)(R14*1) \
+	VCVTPH2PS 0(DI), Z24 \
+	PF 64(DI)(R14*1) \
+	VMOVDQU64 64(DI), Z27 \
+	VPANDD    Z29, Z27, Z16 \
+	VPSRLW    $4, Z27, Z27 \
+	VPANDD    Z29, Z27, Z20 \
+	PF 128(DI)(R14*1) \
+	VMOVDQU64 128(DI), Z27 \
+	VPANDD    Z29, Z27, Z17 \
+	VPSRLW    $4, Z27, Z27 \
+	VPANDD    Z29, Z27, Z21 \
+	PF 192(DI)(R14*1) \
+	VMOVDQU64 192(DI), Z27 \
+	VPANDD    Z29, Z27, Z18 \
+	VPSRLW    $4, Z27, Z27 \
+	VPANDD    Z29, Z27, Z22 \
+	PF 256(DI)(R14*1) \
+	VMOVDQU64 256(DI), Z27 \
+	VPANDD    Z29, Z27, Z19 \
+	VPSRLW    $4, Z27, Z27 \
+	VPANDD    Z29, Z27, Z23 \
+	PF 320(DI)(R14*1) \
+	VMOVDQU64 320(DI), Z31 \
+	VPSLLD    $4, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z16 \
+	VPSLLD    $3, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z17 \
+	VPSLLD    $2, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z18 \
+	VPSLLD    $1, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z19 \
+	VPTERNLOGD $0xf8, Z30, Z31, Z20 \
+	VPSRLD    $1, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z21 \
+	VPSRLD    $2, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z22 \
+	VPSRLD    $3, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z23
+
+// func q51x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, pfd int, l2 bool)
+TEXT ·q51x16AVX512VNNI(SB), NOSPLIT, $0-81
 	MOVQ nb+0(FP), CX
+	MOVQ pfd+72(FP), R14
 	MOVQ w+8(FP), DI
 	MOVQ a+16(FP), SI
 	MOVQ astride+24(FP), AX
@@ -96,46 +140,12 @@ q51x16zeroed:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 
+	MOVBQZX l2+80(FP), R9
+	TESTQ R9, R9
+	JNZ q51x16dloop
+
 q51x16loop:
-	PREFETCHT0 PFD+0(DI)
-	VCVTPH2PS 0(DI), Z24
-	PREFETCHT0 PFD+64(DI)
-	VMOVDQU64 64(DI), Z27
-	VPANDD    Z29, Z27, Z16
-	VPSRLW    $4, Z27, Z27
-	VPANDD    Z29, Z27, Z20
-	PREFETCHT0 PFD+128(DI)
-	VMOVDQU64 128(DI), Z27
-	VPANDD    Z29, Z27, Z17
-	VPSRLW    $4, Z27, Z27
-	VPANDD    Z29, Z27, Z21
-	PREFETCHT0 PFD+192(DI)
-	VMOVDQU64 192(DI), Z27
-	VPANDD    Z29, Z27, Z18
-	VPSRLW    $4, Z27, Z27
-	VPANDD    Z29, Z27, Z22
-	PREFETCHT0 PFD+256(DI)
-	VMOVDQU64 256(DI), Z27
-	VPANDD    Z29, Z27, Z19
-	VPSRLW    $4, Z27, Z27
-	VPANDD    Z29, Z27, Z23
-	PREFETCHT0 PFD+320(DI)
-	VMOVDQU64 320(DI), Z31
-	VPSLLD    $4, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z16
-	VPSLLD    $3, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z17
-	VPSLLD    $2, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z18
-	VPSLLD    $1, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z19
-	VPTERNLOGD $0xf8, Z30, Z31, Z20
-	VPSRLD    $1, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z21
-	VPSRLD    $2, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z22
-	VPSRLD    $3, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z23
+	Q51X16UNPACK(PREFETCHT0)
 	VCVTPH2PS 32(DI), Z31 // m_w
 	VMULPS.BCST (R12), Z24, Z25
 	Q51ROW(SI, R12, Z25, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
@@ -158,7 +168,24 @@ q51x16next:
 	ADDQ $8, R13
 	DECQ CX
 	JNZ  q51x16loop
+	JMP  q51x16sums
 
+// One activation row, each line prefetched to L2 only (q51x16Distance).
+q51x16dloop:
+	Q51X16UNPACK(PREFETCHT2)
+	VCVTPH2PS 32(DI), Z31 // m_w
+	VMULPS.BCST (R12), Z24, Z25
+	Q51ROW(SI, R12, Z25, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	VMOVUPS (R10), Z27
+	VFMADD231PS.BCST 4(R12), Z31, Z27
+	VMOVUPS Z27, (R10)
+	ADDQ $384, DI
+	ADDQ $36, SI
+	ADDQ $8, R12
+	DECQ CX
+	JNZ  q51x16dloop
+
+q51x16sums:
 	MOVQ dst+56(FP), DI
 	HSUM8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	VADDPS  (DI), Z0, Z0

@@ -2,13 +2,13 @@
 
 #include "textflag.h"
 
-// PFD is how far ahead of the block being read the weights are
-// prefetched, for any number of rows (see q4x16_amd64.s): one-row decode of
-// the Qwen2.5-0.5B shape's Q4_K_M file (mostly Q5_0) went from 53-56 to
-// 64-66 t/s on a 2-core VM when the one-row calls prefetched too. Each
-// line's prefetch goes just before its load, not six at the top of the
-// block (one-row stream 22.5-23.1 -> 28.6-28.9 GB/s).
-#define PFD 2304
+// The weights are prefetched pfd bytes ahead of the block being read
+// (R14), each line just before its load (one-row stream 22.5-23.1 ->
+// 28.6-28.9 GB/s against six at the top of the block), into L1 in the
+// general loop and into L2 only in the one-row loop that l2 selects
+// (q5x16Args in q4x16_amd64.go). One-row decode of the Qwen2.5-0.5B
+// shape's Q4_K_M file (mostly Q5_0) went from 53-56 to 64-66 t/s on a
+// 2-core VM when the one-row calls prefetched too.
 
 // The Q5_0x16 kernel (see q5x16.go for the layout) with AVX-512 VNNI, for
 // one or two activation rows: the Q8_0x16 kernel's lanes (q8x16_amd64.s)
@@ -49,9 +49,54 @@
 	Q8X16LANE(act, 26, aux, 24, Z22, d, Z27, a6) \
 	Q8X16LANE(act, 30, aux, 28, Z23, d, Z28, a7)
 
-// func q5x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
-TEXT ·q5x16AVX512VNNI(SB), NOSPLIT, $0-72
+// Q5X16UNPACK prefetches (PF) each line R14 bytes ahead of the block at DI
+// just before its load and unpacks the block into the lanes Z16-Z23 and
+// its scales into Z24.
+#define Q5X16UNPACK(PF) \
+	PF 0(DI)(R14*1) \
+	VCVTPH2PS 0(DI), Z24 \
+	PF 64(DI)(R14*1) \
+	VMOVDQU64 32(DI), Z27 \
+	VPANDD    Z29, Z27, Z16 \
+	VPSRLW    $4, Z27, Z27 \
+	VPANDD    Z29, Z27, Z20 \
+	PF 128(DI)(R14*1) \
+	VMOVDQU64 96(DI), Z27 \
+	VPANDD    Z29, Z27, Z17 \
+	VPSRLW    $4, Z27, Z27 \
+	VPANDD    Z29, Z27, Z21 \
+	PF 192(DI)(R14*1) \
+	VMOVDQU64 160(DI), Z27 \
+	VPANDD    Z29, Z27, Z18 \
+	VPSRLW    $4, Z27, Z27 \
+	VPANDD    Z29, Z27, Z22 \
+	PF 256(DI)(R14*1) \
+	VMOVDQU64 224(DI), Z27 \
+	VPANDD    Z29, Z27, Z19 \
+	VPSRLW    $4, Z27, Z27 \
+	VPANDD    Z29, Z27, Z23 \
+	PF 320(DI)(R14*1) \
+	VMOVDQU64 288(DI), Z31 \
+	VPSLLD    $4, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z16 \
+	VPSLLD    $3, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z17 \
+	VPSLLD    $2, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z18 \
+	VPSLLD    $1, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z19 \
+	VPTERNLOGD $0xf8, Z30, Z31, Z20 \
+	VPSRLD    $1, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z21 \
+	VPSRLD    $2, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z22 \
+	VPSRLD    $3, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z23
+
+// func q5x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, pfd int, l2 bool)
+TEXT ·q5x16AVX512VNNI(SB), NOSPLIT, $0-81
 	MOVQ nb+0(FP), CX
+	MOVQ pfd+72(FP), R14
 	MOVQ w+8(FP), DI
 	MOVQ a+16(FP), SI
 	MOVQ astride+24(FP), AX
@@ -82,46 +127,12 @@ TEXT ·q5x16AVX512VNNI(SB), NOSPLIT, $0-72
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 
+	MOVBQZX l2+80(FP), R9
+	TESTQ R9, R9
+	JNZ q5x16dloop
+
 q5x16loop:
-	PREFETCHT0 PFD+0(DI)
-	VCVTPH2PS 0(DI), Z24
-	PREFETCHT0 PFD+64(DI)
-	VMOVDQU64 32(DI), Z27
-	VPANDD    Z29, Z27, Z16
-	VPSRLW    $4, Z27, Z27
-	VPANDD    Z29, Z27, Z20
-	PREFETCHT0 PFD+128(DI)
-	VMOVDQU64 96(DI), Z27
-	VPANDD    Z29, Z27, Z17
-	VPSRLW    $4, Z27, Z27
-	VPANDD    Z29, Z27, Z21
-	PREFETCHT0 PFD+192(DI)
-	VMOVDQU64 160(DI), Z27
-	VPANDD    Z29, Z27, Z18
-	VPSRLW    $4, Z27, Z27
-	VPANDD    Z29, Z27, Z22
-	PREFETCHT0 PFD+256(DI)
-	VMOVDQU64 224(DI), Z27
-	VPANDD    Z29, Z27, Z19
-	VPSRLW    $4, Z27, Z27
-	VPANDD    Z29, Z27, Z23
-	PREFETCHT0 PFD+320(DI)
-	VMOVDQU64 288(DI), Z31
-	VPSLLD    $4, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z16
-	VPSLLD    $3, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z17
-	VPSLLD    $2, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z18
-	VPSLLD    $1, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z19
-	VPTERNLOGD $0xf8, Z30, Z31, Z20
-	VPSRLD    $1, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z21
-	VPSRLD    $2, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z22
-	VPSRLD    $3, Z31, Z27
-	VPTERNLOGD $0xf8, Z30, Z27, Z23
+	Q5X16UNPACK(PREFETCHT0)
 	VMULPS.BCST 32(R12), Z24, Z25
 	Q5X16ROW(SI, R12, Z25, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	CMPQ BX, $1
@@ -137,7 +148,20 @@ q5x16next:
 	ADDQ $36, R13
 	DECQ CX
 	JNZ  q5x16loop
+	JMP  q5x16sums
 
+// One activation row, each line prefetched to L2 only (q5x16Distance).
+q5x16dloop:
+	Q5X16UNPACK(PREFETCHT2)
+	VMULPS.BCST 32(R12), Z24, Z25
+	Q5X16ROW(SI, R12, Z25, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	ADDQ $352, DI
+	ADDQ $34, SI
+	ADDQ $36, R12
+	DECQ CX
+	JNZ  q5x16dloop
+
+q5x16sums:
 	MOVQ dst+56(FP), DI
 	HSUM8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	VMOVUPS Z0, (DI)
