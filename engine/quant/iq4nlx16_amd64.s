@@ -4,7 +4,7 @@
 
 // The prefetches are the Q4_0x16 kernel's (see q4x16_amd64.s):
 // PREFETCHT2 of each line just before its load, for any number of rows,
-// pfd bytes ahead (R15; iq4nlx16Distance in iq4xsx16_amd64.go). (Before,
+// pfd bytes ahead (R15; aheadFor in iq4xsx16_amd64.go). (Before,
 // only calls of four rows or more prefetched, 4608 bytes ahead: decode
 // streamed on the hardware prefetchers alone.)
 

@@ -53,22 +53,22 @@ func useIQ4x16(isa string) {
 // iq4xsx16 checks the buffers and runs the assembly kernel.
 func iq4xsx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkIQ4XSx16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
-	iq4xsx16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, false, iq4xsx16Distance(rows))
+	iq4xsx16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, false, aheadFor(rows, iq4xsx16Ahead, iq4xsx16DecodeAhead))
 }
 
 // iq4xsx16Acc is iq4xsx16 starting from dst's values instead of zero.
 func iq4xsx16Acc(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkIQ4XSx16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
-	iq4xsx16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, true, iq4xsx16Distance(rows))
+	iq4xsx16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, true, aheadFor(rows, iq4xsx16Ahead, iq4xsx16DecodeAhead))
 }
 
-// iq4xsx16Distance is the IQ4_XSx16 kernel's prefetch distance for a call
-// of rows activation rows.
-func iq4xsx16Distance(rows int) int {
+// aheadFor is the prefetch distance of a kernel call of rows activation
+// rows: decode's for one row, else the one for several.
+func aheadFor(rows, several, decode int) int {
 	if rows == 1 {
-		return iq4xsx16DecodeAhead
+		return decode
 	}
-	return iq4xsx16Ahead
+	return several
 }
 
 //go:noescape
@@ -81,22 +81,13 @@ var iq4nlx16Kernel, iq4nlx16AccKernel PackedKernel
 // iq4nlx16 checks the buffers and runs the assembly kernel.
 func iq4nlx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
-	iq4nlx16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, false, iq4nlx16Distance(rows))
+	iq4nlx16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, false, aheadFor(rows, iq4nlx16Ahead, iq4nlx16DecodeAhead))
 }
 
 // iq4nlx16Acc is iq4nlx16 starting from dst's values instead of zero.
 func iq4nlx16Acc(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
-	iq4nlx16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, true, iq4nlx16Distance(rows))
-}
-
-// iq4nlx16Distance is the IQ4_NLx16 kernel's prefetch distance for a call
-// of rows activation rows.
-func iq4nlx16Distance(rows int) int {
-	if rows == 1 {
-		return iq4nlx16DecodeAhead
-	}
-	return iq4nlx16Ahead
+	iq4nlx16AVX512VNNI(nb, &w[0], &a[0], astride, &aux[0], auxstride, rows, &dst[0], dstride, true, aheadFor(rows, iq4nlx16Ahead, iq4nlx16DecodeAhead))
 }
 
 //go:noescape

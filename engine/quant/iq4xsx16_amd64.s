@@ -28,7 +28,7 @@
 // Z30 the rows' d.
 
 // The weights are prefetched pfd bytes ahead of the block being read (DI
-// in the block loop), for any number of rows: iq4xsx16Distance in
+// in the block loop), for any number of rows: aheadFor in
 // iq4xsx16_amd64.go. Each chunk's prefetch goes just before its split,
 // not four at the top of the chunk (stream 26.3-26.8 -> 27.8-27.9 GB/s).
 

@@ -68,3 +68,52 @@ label: \
 	VADDPS  Z2, Z0, Z0 \
 	VADDPS  Z3, Z1, Z1 \
 	VADDPS  Z1, Z0, Z0
+
+// Q5X16UNPACK unpacks the Q5_0x16 or Q5_1x16 block at DI, whose quant
+// chunks start q bytes in (after its scales, or scales and minimums):
+// its 16 scales to Z24 and its quants into the lanes Z16-Z23 (quants
+// 4j..4j+3 of each row in lane i of Zj, 0..31: low nibbles lanes 0-3,
+// high ones 4-7, fifth bits from the high-bit chunk, Z31, shifted to bit
+// 4 and or-ed in), with Z29 bytes 0x0f, Z30 bytes 0x10 and Z27 scratch.
+// Before each of the block's six lines is loaded, PF (PREFETCHT0 or
+// PREFETCHT2) asks for the line R14 bytes further on.
+#define Q5X16UNPACK(PF, q) \
+	PF 0(DI)(R14*1) \
+	VCVTPH2PS 0(DI), Z24 \
+	PF 64(DI)(R14*1) \
+	VMOVDQU64 (q+0)(DI), Z27 \
+	VPANDD    Z29, Z27, Z16 \
+	VPSRLW    $4, Z27, Z27 \
+	VPANDD    Z29, Z27, Z20 \
+	PF 128(DI)(R14*1) \
+	VMOVDQU64 (q+64)(DI), Z27 \
+	VPANDD    Z29, Z27, Z17 \
+	VPSRLW    $4, Z27, Z27 \
+	VPANDD    Z29, Z27, Z21 \
+	PF 192(DI)(R14*1) \
+	VMOVDQU64 (q+128)(DI), Z27 \
+	VPANDD    Z29, Z27, Z18 \
+	VPSRLW    $4, Z27, Z27 \
+	VPANDD    Z29, Z27, Z22 \
+	PF 256(DI)(R14*1) \
+	VMOVDQU64 (q+192)(DI), Z27 \
+	VPANDD    Z29, Z27, Z19 \
+	VPSRLW    $4, Z27, Z27 \
+	VPANDD    Z29, Z27, Z23 \
+	PF 320(DI)(R14*1) \
+	VMOVDQU64 (q+256)(DI), Z31 \
+	VPSLLD    $4, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z16 \
+	VPSLLD    $3, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z17 \
+	VPSLLD    $2, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z18 \
+	VPSLLD    $1, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z19 \
+	VPTERNLOGD $0xf8, Z30, Z31, Z20 \
+	VPSRLD    $1, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z21 \
+	VPSRLD    $2, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z22 \
+	VPSRLD    $3, Z31, Z27 \
+	VPTERNLOGD $0xf8, Z30, Z27, Z23

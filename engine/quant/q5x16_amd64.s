@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "packed_amd64.h"
 
 // The weights are prefetched pfd bytes ahead of the block being read
 // (R14), each line just before its load (one-row stream 22.5-23.1 ->
@@ -49,50 +50,6 @@
 	Q8X16LANE(act, 26, aux, 24, Z22, d, Z27, a6) \
 	Q8X16LANE(act, 30, aux, 28, Z23, d, Z28, a7)
 
-// Q5X16UNPACK prefetches (PF) each line R14 bytes ahead of the block at DI
-// just before its load and unpacks the block into the lanes Z16-Z23 and
-// its scales into Z24.
-#define Q5X16UNPACK(PF) \
-	PF 0(DI)(R14*1) \
-	VCVTPH2PS 0(DI), Z24 \
-	PF 64(DI)(R14*1) \
-	VMOVDQU64 32(DI), Z27 \
-	VPANDD    Z29, Z27, Z16 \
-	VPSRLW    $4, Z27, Z27 \
-	VPANDD    Z29, Z27, Z20 \
-	PF 128(DI)(R14*1) \
-	VMOVDQU64 96(DI), Z27 \
-	VPANDD    Z29, Z27, Z17 \
-	VPSRLW    $4, Z27, Z27 \
-	VPANDD    Z29, Z27, Z21 \
-	PF 192(DI)(R14*1) \
-	VMOVDQU64 160(DI), Z27 \
-	VPANDD    Z29, Z27, Z18 \
-	VPSRLW    $4, Z27, Z27 \
-	VPANDD    Z29, Z27, Z22 \
-	PF 256(DI)(R14*1) \
-	VMOVDQU64 224(DI), Z27 \
-	VPANDD    Z29, Z27, Z19 \
-	VPSRLW    $4, Z27, Z27 \
-	VPANDD    Z29, Z27, Z23 \
-	PF 320(DI)(R14*1) \
-	VMOVDQU64 288(DI), Z31 \
-	VPSLLD    $4, Z31, Z27 \
-	VPTERNLOGD $0xf8, Z30, Z27, Z16 \
-	VPSLLD    $3, Z31, Z27 \
-	VPTERNLOGD $0xf8, Z30, Z27, Z17 \
-	VPSLLD    $2, Z31, Z27 \
-	VPTERNLOGD $0xf8, Z30, Z27, Z18 \
-	VPSLLD    $1, Z31, Z27 \
-	VPTERNLOGD $0xf8, Z30, Z27, Z19 \
-	VPTERNLOGD $0xf8, Z30, Z31, Z20 \
-	VPSRLD    $1, Z31, Z27 \
-	VPTERNLOGD $0xf8, Z30, Z27, Z21 \
-	VPSRLD    $2, Z31, Z27 \
-	VPTERNLOGD $0xf8, Z30, Z27, Z22 \
-	VPSRLD    $3, Z31, Z27 \
-	VPTERNLOGD $0xf8, Z30, Z27, Z23
-
 // func q5x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, pfd int, l2 bool)
 TEXT ·q5x16AVX512VNNI(SB), NOSPLIT, $0-81
 	MOVQ nb+0(FP), CX
@@ -132,7 +89,7 @@ TEXT ·q5x16AVX512VNNI(SB), NOSPLIT, $0-81
 	JNZ q5x16dloop
 
 q5x16loop:
-	Q5X16UNPACK(PREFETCHT0)
+	Q5X16UNPACK(PREFETCHT0, 32)
 	VMULPS.BCST 32(R12), Z24, Z25
 	Q5X16ROW(SI, R12, Z25, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	CMPQ BX, $1
@@ -150,9 +107,9 @@ q5x16next:
 	JNZ  q5x16loop
 	JMP  q5x16sums
 
-// One activation row, each line prefetched to L2 only (q5x16Distance).
+// One activation row, each line prefetched to L2 only (q5x16Args in q4x16_amd64.go).
 q5x16dloop:
-	Q5X16UNPACK(PREFETCHT2)
+	Q5X16UNPACK(PREFETCHT2, 32)
 	VMULPS.BCST 32(R12), Z24, Z25
 	Q5X16ROW(SI, R12, Z25, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	ADDQ $352, DI
