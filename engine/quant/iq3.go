@@ -33,10 +33,9 @@ func decodeIQ3_XXS(x []byte, b *iqBlock) float32 {
 }
 
 func decodeIQ3_S(x []byte, b *iqBlock) float32 {
-	qs, qh, signs, scales := x[2:66], x[66:74], x[74:106], x[106:110]
+	qs, qh, signs := x[2:66], x[66:74], x[74:106]
+	iq3sScales(x, b)
 	for c := 0; c < 8; c++ {
-		s := 2*int32(scales[c/2]>>(4*(c%2))&0xf) + 1
-		b.sc[2*c], b.sc[2*c+1] = s, s
 		for k := 0; k < 4; k++ {
 			m := signs[4*c+k]
 			i0 := int(qs[8*c+2*k]) | int(qh[c])>>(2*k)&1<<8
@@ -45,6 +44,16 @@ func decodeIQ3_S(x []byte, b *iqBlock) float32 {
 		}
 	}
 	return f16At(x)
+}
+
+// iq3sScales sets b's 16 group scales from the IQ3_S block x: 2s+1 for
+// each 4-bit s, two groups of 16 a run of 32.
+func iq3sScales(x []byte, b *iqBlock) {
+	scales := x[106:110]
+	for c := 0; c < 8; c++ {
+		s := 2*int32(scales[c/2]>>(4*(c%2))&0xf) + 1
+		b.sc[2*c], b.sc[2*c+1] = s, s
+	}
 }
 
 func dequantizeIQ3_XXS(src []byte, dst []float32) {

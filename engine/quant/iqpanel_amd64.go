@@ -10,9 +10,9 @@ var iqPanelKernel func(nb int, panel []byte, a []byte, astride int, aux []uint32
 // useIQPanel selects the panel kernel for isa: AVX-512 VNNI with BW, as
 // the repacked layouts.
 func useIQPanel(isa string) {
-	iqPanelKernel = nil
+	iqPanelKernel, decodeIQ3_SPanel = nil, decodeIQ3_S
 	if isa == isaAVX512VNNI && hasTileISA {
-		iqPanelKernel = iqPanel
+		iqPanelKernel, decodeIQ3_SPanel = iqPanel, decodeIQ3_SAVX512
 	}
 }
 
@@ -46,3 +46,15 @@ func iqPanelTranspose(q []byte, stride int, p []byte) {
 
 //go:noescape
 func iqPanelTransposeAVX512(q *byte, stride int, panel *byte)
+
+// decodeIQ3_SAVX512 is decodeIQ3_S with the quants decoded by
+// iq3sQuantsAVX512.
+func decodeIQ3_SAVX512(x []byte, b *iqBlock) float32 {
+	_ = x[iq3_SBytes-1]
+	iq3sScales(x, b)
+	iq3sQuantsAVX512(&x[0], &b.q[0])
+	return f16At(x)
+}
+
+//go:noescape
+func iq3sQuantsAVX512(x *byte, q *int8)

@@ -1318,3 +1318,40 @@ iqptquarter:
 	JNZ  iqptquarter
 	VZEROUPPER
 	RET
+
+// IQ3SQUARTER decodes quants 64g..64g+63 of the IQ3_S block at SI to
+// 64g(DI) (see iq3sQuantsAVX512): AX the grid, BX the qh bits, Z31 dwords
+// of 256, Z30 zero.
+#define IQ3SQUARTER(g) \
+	VPMOVZXBD 2+16*g(SI), Z0 \
+	MOVQ      BX, DX \
+	SHRQ      $(16*g), DX \
+	KMOVW     DX, K1 \
+	VPORD     Z31, Z0, K1, Z0 \
+	KXNORW    K2, K2, K2 \
+	VPGATHERDD (AX)(Z0*4), K2, Z1 \
+	KMOVQ     74+8*g(SI), K3 \
+	VPSUBB    Z1, Z30, K3, Z1 \
+	VMOVDQU64 Z1, 64*g(DI)
+
+// func iq3sQuantsAVX512(x *byte, q *int8)
+//
+// The 256 signed quants of the IQ3_S block at x (decodeIQ3_S's) to q, 64
+// at a time: the 16 grid indices of a quarter are its qs bytes with bit 8
+// from the qh bits (a masked VPORD), their grid points one VPGATHERDD,
+// and the bytes whose sign bits are set negated (a masked VPSUBB from
+// zero).
+TEXT ·iq3sQuantsAVX512(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ q+8(FP), DI
+	LEAQ ·iq3sGrid(SB), AX
+	MOVL $256, CX
+	VPBROADCASTD CX, Z31
+	VPXORD Z30, Z30, Z30
+	MOVQ 66(SI), BX // qh: bit j is bit 8 of index j
+	IQ3SQUARTER(0)
+	IQ3SQUARTER(1)
+	IQ3SQUARTER(2)
+	IQ3SQUARTER(3)
+	VZEROUPPER
+	RET
