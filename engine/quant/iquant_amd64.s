@@ -1063,3 +1063,79 @@ iq4nltnext:
 iq4nltdone:
 	VZEROUPPER
 	RET
+
+// ---- IQ3_S, one activation row, AVX-512 ----
+// The same lanes as kernIQ3_SAVX2 for rows = 1, 64 weights at a time: the
+// 16 grid indices of runs 2k and 2k+1 are their qs bytes with bit 8 from
+// the qh bits (a masked VPORD), their grid points (unsigned bytes) one
+// VPGATHERDD; the activations are negated where the weights' sign bits
+// are set (a masked VPSUBB from zero, which leaves -128 as -128, as
+// VPSIGNB does); VPDPBUSD sums each four products (within ±31744, so the
+// low word holds it), and VPDPWSSD multiplies the sums by the runs'
+// scales 2s+1 (run 2k in dwords 0-7, 2k+1 in 8-15, high words zero) into
+// Z8. Both halves of Z8 added are the block's eight integer lanes, exactly
+// the AVX2 kernel's (whose VPMADDUBSW pairs stay within ±15872), and the
+// float step is its IQFMAD's.
+
+// IQ3S5PAIR adds runs 2k and 2k+1 of the block at SI (qh bits in BX)
+// against the Q8_K activations at DI to the lanes in Z8. AX the grid, Z31
+// dwords of 256, Z30 zero.
+#define IQ3S5PAIR(k) \
+	VPMOVZXBD  2+16*k(SI), Z0 \
+	MOVQ       BX, DX \
+	SHRQ       $(16*k), DX \
+	KMOVW      DX, K1 \
+	VPORD      Z31, Z0, K1, Z0 \
+	KXNORW     K2, K2, K2 \
+	VPGATHERDD (AX)(Z0*4), K2, Z1 \
+	VMOVDQU64  4+64*k(DI), Z2 \
+	KMOVQ      74+8*k(SI), K3 \
+	VPSUBB     Z2, Z30, K3, Z2 \
+	VPXORD     Z3, Z3, Z3 \
+	VPDPBUSD   Z2, Z1, Z3 \
+	MOVBLZX    106+k(SI), R10 \
+	MOVL       R10, R11 \
+	ANDL       $15, R10 \
+	SHRL       $4, R11 \
+	LEAL       1(R10)(R10*1), R10 \
+	LEAL       1(R11)(R11*1), R11 \
+	VPBROADCASTD R10, Z4 \
+	VPBROADCASTD R11, Z5 \
+	VINSERTI64X4 $1, Y5, Z4, Z4 \
+	VPDPWSSD   Z4, Z3, Z8
+
+// func kernIQ3_SAVX512(nb int, w, a *byte, acc *[4][16]float32)
+TEXT ·kernIQ3_SAVX512(SB), NOSPLIT, $0-32
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ a+16(FP), DI
+	MOVQ acc+24(FP), R9
+	LEAQ ·iq3sGrid(SB), AX
+	MOVL $256, R10
+	VPBROADCASTD R10, Z31
+	VPXORD Z30, Z30, Z30
+	VMOVUPS (R9), Y15
+iq3s5block:
+	MOVQ 66(SI), BX
+	VPXORD Z8, Z8, Z8
+	IQ3S5PAIR(0)
+	IQ3S5PAIR(1)
+	IQ3S5PAIR(2)
+	IQ3S5PAIR(3)
+	VEXTRACTI64X4 $1, Z8, Y9
+	VPADDD       Y9, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	MOVWLZX      (SI), R10
+	VMOVD        R10, X4
+	VCVTPH2PS    X4, X4
+	VMOVSS       (DI), X5
+	VMULSS       X4, X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS  Y5, Y8, Y15
+	ADDQ $110, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  iq3s5block
+	VMOVUPS Y15, (R9)
+	VZEROUPPER
+	RET
