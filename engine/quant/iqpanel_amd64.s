@@ -1323,13 +1323,7 @@ iqptquarter:
 // 64g(DI) (see iq3sQuantsAVX512): AX the grid, BX the qh bits, Z31 dwords
 // of 256, Z30 zero.
 #define IQ3SQUARTER(g) \
-	VPMOVZXBD 2+16*g(SI), Z0 \
-	MOVQ      BX, DX \
-	SHRQ      $(16*g), DX \
-	KMOVW     DX, K1 \
-	VPORD     Z31, Z0, K1, Z0 \
-	KXNORW    K2, K2, K2 \
-	VPGATHERDD (AX)(Z0*4), K2, Z1 \
+	IQ3SGATHER(g, Z1) \
 	KMOVQ     74+8*g(SI), K3 \
 	VPSUBB    Z1, Z30, K3, Z1 \
 	VMOVDQU64 Z1, 64*g(DI)

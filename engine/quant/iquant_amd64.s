@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "packed_amd64.h"
 
 // AVX2 kernels of the i-quants against their activation formats, one to
 // four activation rows per weight block (iquant_amd64.go calls them). For
@@ -1081,13 +1082,7 @@ iq4nltdone:
 // against the Q8_K activations at DI to the lanes in Z8. AX the grid, Z31
 // dwords of 256, Z30 zero.
 #define IQ3S5PAIR(k) \
-	VPMOVZXBD  2+16*k(SI), Z0 \
-	MOVQ       BX, DX \
-	SHRQ       $(16*k), DX \
-	KMOVW      DX, K1 \
-	VPORD      Z31, Z0, K1, Z0 \
-	KXNORW     K2, K2, K2 \
-	VPGATHERDD (AX)(Z0*4), K2, Z1 \
+	IQ3SGATHER(k, Z1) \
 	VMOVDQU64  4+64*k(DI), Z2 \
 	KMOVQ      74+8*k(SI), K3 \
 	VPSUBB     Z2, Z30, K3, Z2 \

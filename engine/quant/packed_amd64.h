@@ -117,3 +117,16 @@ label: \
 	VPTERNLOGD $0xf8, Z30, Z27, Z22 \
 	VPSRLD    $3, Z31, Z27 \
 	VPTERNLOGD $0xf8, Z30, Z27, Z23
+
+// IQ3SGATHER loads into dst the grid points of the 16 IQ3_S grid indices
+// 16k..16k+15 of the block at SI: its qs bytes, with bit 8 from the qh
+// bits in BX (a masked VPORD of Z31, dwords of 256), looked up in the grid
+// at AX by one VPGATHERDD. DX, Z0, K1 and K2 scratch.
+#define IQ3SGATHER(k, dst) \
+	VPMOVZXBD  2+16*k(SI), Z0 \
+	MOVQ       BX, DX \
+	SHRQ       $(16*k), DX \
+	KMOVW      DX, K1 \
+	VPORD      Z31, Z0, K1, Z0 \
+	KXNORW     K2, K2, K2 \
+	VPGATHERDD (AX)(Z0*4), K2, dst
