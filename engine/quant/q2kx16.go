@@ -1,9 +1,6 @@
 package quant
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // Q2_Kx16 is the in-memory layout the CPU backend repacks Q2_K matrices
 // into: 16 weight rows interleaved so that VPDPBUSD adds
@@ -44,13 +41,9 @@ func Q2Kx16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QKK) * 
 // RepackQ2Kx16 writes the Q2_K matrix src (rows × cols, GGUF layout) into
 // dst in the Q2_Kx16 layout. rows must be a multiple of 16 and cols of 256.
 func RepackQ2Kx16(dst, src []byte, rows, cols int) error {
-	if rows%Q4x16Rows != 0 || cols%QKK != 0 {
-		return fmt.Errorf("quant: Q2_Kx16 repack of %d×%d: rows must be a multiple of %d and columns of %d", rows, cols, Q4x16Rows, QKK)
-	}
-	nb := cols / QKK
-	rb := nb * q2_KBytes
-	if len(src) != rows*rb || len(dst) != Q2Kx16Bytes(rows, cols) {
-		return fmt.Errorf("quant: Q2_Kx16 repack of %d×%d: have %d and %d bytes, want %d and %d", rows, cols, len(src), len(dst), rows*rb, Q2Kx16Bytes(rows, cols))
+	nb, rb, err := checkSuperBlockRepack("Q2_Kx16", dst, src, rows, cols, q2_KBytes, Q2Kx16BlockBytes)
+	if err != nil {
+		return err
 	}
 	for g := 0; g < rows/Q4x16Rows; g++ {
 		for b := 0; b < nb; b++ {

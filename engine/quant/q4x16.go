@@ -160,6 +160,23 @@ func checkQ4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride
 	checkPackedCall("Q4_0x16", Q4x16BlockBytes, q8_0Bytes, Q8_0AuxWords, nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 }
 
+// checkSuperBlockRepack checks a repack of the rows × cols K-quant matrix
+// src (GGUF layout, inBytes a super-block of 256 values) into dst, in the
+// layout named layout of outBytes a super-block of 16 rows: rows a
+// multiple of 16, cols of 256, and both buffers of the sizes these give.
+// It returns the super-blocks a row (nb) and the GGUF bytes a row (rb).
+func checkSuperBlockRepack(layout string, dst, src []byte, rows, cols, inBytes, outBytes int) (nb, rb int, err error) {
+	if rows%Q4x16Rows != 0 || cols%QKK != 0 {
+		return 0, 0, fmt.Errorf("quant: %s repack of %d×%d: rows must be a multiple of %d and columns of %d", layout, rows, cols, Q4x16Rows, QKK)
+	}
+	nb = cols / QKK
+	rb = nb * inBytes
+	if want := rows / Q4x16Rows * nb * outBytes; len(src) != rows*rb || len(dst) != want {
+		return 0, 0, fmt.Errorf("quant: %s repack of %d×%d: have %d and %d bytes, want %d and %d", layout, rows, cols, len(src), len(dst), rows*rb, want)
+	}
+	return nb, rb, nil
+}
+
 // checkPackedCall panics unless the buffers of a call of a packed layout's
 // kernel are large enough for nb blocks of blockBytes weight bytes,
 // actBytes activation bytes and auxWords aux words each, over rows

@@ -1,7 +1,5 @@
 package quant
 
-import "fmt"
-
 // Q5_Kx16 is the in-memory layout of Q5_K weights that the CPU backend
 // builds at load time where it has the kernel: 16 weight rows interleaved
 // as in Q6_Kx16, the 6-bit group scales and minimums unpacked to bytes (180
@@ -35,13 +33,9 @@ func Q5Kx16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QKK) * 
 // RepackQ5Kx16 writes the Q5_K matrix src (rows × cols, GGUF layout) into
 // dst in the Q5_Kx16 layout. rows must be a multiple of 16 and cols of 256.
 func RepackQ5Kx16(dst, src []byte, rows, cols int) error {
-	if rows%Q4x16Rows != 0 || cols%QKK != 0 {
-		return fmt.Errorf("quant: Q5_Kx16 repack of %d×%d: rows must be a multiple of %d and columns of %d", rows, cols, Q4x16Rows, QKK)
-	}
-	nb := cols / QKK
-	rb := nb * q5_KBytes
-	if len(src) != rows*rb || len(dst) != Q5Kx16Bytes(rows, cols) {
-		return fmt.Errorf("quant: Q5_Kx16 repack of %d×%d: have %d and %d bytes, want %d and %d", rows, cols, len(src), len(dst), rows*rb, Q5Kx16Bytes(rows, cols))
+	nb, rb, err := checkSuperBlockRepack("Q5_Kx16", dst, src, rows, cols, q5_KBytes, Q5Kx16BlockBytes)
+	if err != nil {
+		return err
 	}
 	for g := 0; g < rows/Q4x16Rows; g++ {
 		for b := 0; b < nb; b++ {

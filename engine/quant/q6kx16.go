@@ -1,9 +1,6 @@
 package quant
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // Q6_Kx16 is the in-memory layout of Q6_K weights that the CPU backend
 // builds at load time where it has the kernel: 16 weight rows interleaved
@@ -46,13 +43,9 @@ func Q6Kx16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QKK) * 
 // RepackQ6Kx16 writes the Q6_K matrix src (rows × cols, GGUF layout) into
 // dst in the Q6_Kx16 layout. rows must be a multiple of 16 and cols of 256.
 func RepackQ6Kx16(dst, src []byte, rows, cols int) error {
-	if rows%Q4x16Rows != 0 || cols%QKK != 0 {
-		return fmt.Errorf("quant: Q6_Kx16 repack of %d×%d: rows must be a multiple of %d and columns of %d", rows, cols, Q4x16Rows, QKK)
-	}
-	nb := cols / QKK
-	rb := nb * q6_KBytes
-	if len(src) != rows*rb || len(dst) != Q6Kx16Bytes(rows, cols) {
-		return fmt.Errorf("quant: Q6_Kx16 repack of %d×%d: have %d and %d bytes, want %d", rows, cols, len(src), len(dst), rows*rb)
+	nb, rb, err := checkSuperBlockRepack("Q6_Kx16", dst, src, rows, cols, q6_KBytes, Q6Kx16BlockBytes)
+	if err != nil {
+		return err
 	}
 	for g := 0; g < rows/Q4x16Rows; g++ {
 		for b := 0; b < nb; b++ {
