@@ -12,14 +12,17 @@ import (
 // on the GGUF rows, bit for bit, for 1 to 8 activation rows with gaps
 // between them: the layout keeps llama.cpp's order for both types.
 func TestQ51x16MatchesVecDot(t *testing.T) {
-	for _, tc := range []q51x16Case{
-		{Q5_1, q5_1Bytes, quantizeQ5_1, dotQ5_1Q8_1, RepackQ51x16},
-		{Q4_1, q4_1Bytes, quantizeQ4_1, dotQ4_1Q8_1, RepackQ41x16},
-	} {
+	for _, tc := range q51x16Cases {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			forEachISA(t, func(t *testing.T) { testQ51x16MatchesVecDot(t, tc) })
 		})
 	}
+}
+
+// q51x16Cases are the weight types that the Q5_1x16 layout holds.
+var q51x16Cases = []q51x16Case{
+	{Q5_1, q5_1Bytes, quantizeQ5_1, dotQ5_1Q8_1, RepackQ51x16},
+	{Q4_1, q4_1Bytes, quantizeQ4_1, dotQ4_1Q8_1, RepackQ41x16},
 }
 
 // q51x16Case is a weight type that the Q5_1x16 layout holds.

@@ -22,10 +22,7 @@ func TestQ5x16DecodeLoops(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			testQ5x16MatchesVecDot(t)
-			for _, tc := range []q51x16Case{
-				{Q5_1, q5_1Bytes, quantizeQ5_1, dotQ5_1Q8_1, RepackQ51x16},
-				{Q4_1, q4_1Bytes, quantizeQ4_1, dotQ4_1Q8_1, RepackQ41x16},
-			} {
+			for _, tc := range q51x16Cases {
 				testQ51x16MatchesVecDot(t, tc)
 			}
 		})
