@@ -1,9 +1,6 @@
 package quant
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // IQ4_XSx16 is the in-memory layout the CPU backend's default mode
 // repacks IQ4_XS matrices into, in the manner of Q4_Kx16: 16 weight rows
@@ -65,13 +62,9 @@ func IQ4XSx16Bytes(rows, cols int) int {
 // into dst in the IQ4_XSx16 layout. rows must be a multiple of 16 and cols
 // of 256.
 func RepackIQ4XSx16(dst, src []byte, rows, cols int) error {
-	if rows%Q4x16Rows != 0 || cols%QKK != 0 || rows <= 0 || cols <= 0 {
-		return fmt.Errorf("quant: IQ4_XSx16 repack of %d×%d: rows must be a positive multiple of %d and columns of %d", rows, cols, Q4x16Rows, QKK)
-	}
-	nb := cols / QKK
-	rb := nb * iq4_XSBytes
-	if len(src) != rows*rb || len(dst) != IQ4XSx16Bytes(rows, cols) {
-		return fmt.Errorf("quant: IQ4_XSx16 repack of %d×%d: have %d and %d bytes, want %d and %d", rows, cols, len(src), len(dst), rows*rb, IQ4XSx16Bytes(rows, cols))
+	nb, rb, err := checkRepack("IQ4_XSx16", dst, src, rows, cols, QKK, iq4_XSBytes, IQ4XSx16BlockBytes)
+	if err != nil {
+		return err
 	}
 	for g := 0; g < rows/Q4x16Rows; g++ {
 		for b := range nb {

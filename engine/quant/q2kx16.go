@@ -41,7 +41,7 @@ func Q2Kx16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QKK) * 
 // RepackQ2Kx16 writes the Q2_K matrix src (rows × cols, GGUF layout) into
 // dst in the Q2_Kx16 layout. rows must be a multiple of 16 and cols of 256.
 func RepackQ2Kx16(dst, src []byte, rows, cols int) error {
-	nb, rb, err := checkSuperBlockRepack("Q2_Kx16", dst, src, rows, cols, q2_KBytes, Q2Kx16BlockBytes)
+	nb, rb, err := checkRepack("Q2_Kx16", dst, src, rows, cols, QKK, q2_KBytes, Q2Kx16BlockBytes)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func Q3Kx16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QKK) * 
 // RepackQ3Kx16 writes the Q3_K matrix src (rows × cols, GGUF layout) into
 // dst in the Q3_Kx16 layout. rows must be a multiple of 16 and cols of 256.
 func RepackQ3Kx16(dst, src []byte, rows, cols int) error {
-	nb, rb, err := checkSuperBlockRepack("Q3_Kx16", dst, src, rows, cols, q3_KBytes, Q3Kx16BlockBytes)
+	nb, rb, err := checkRepack("Q3_Kx16", dst, src, rows, cols, QKK, q3_KBytes, Q3Kx16BlockBytes)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func Q4Kx16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QKK) * 
 // RepackQ4Kx16 writes the Q4_K matrix src (rows × cols, GGUF layout) into
 // dst in the Q4_Kx16 layout. rows must be a multiple of 16 and cols of 256.
 func RepackQ4Kx16(dst, src []byte, rows, cols int) error {
-	nb, rb, err := checkSuperBlockRepack("Q4_Kx16", dst, src, rows, cols, q4_KBytes, Q4Kx16BlockBytes)
+	nb, rb, err := checkRepack("Q4_Kx16", dst, src, rows, cols, QKK, q4_KBytes, Q4Kx16BlockBytes)
 	if err != nil {
 		return err
 	}

@@ -35,13 +35,9 @@ func Q4x16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QK) * Q4
 // RepackQ4x16 writes the Q4_0 matrix src (rows × cols, GGUF layout) into
 // dst in the Q4_0x16 layout. rows must be a multiple of 16 and cols of 32.
 func RepackQ4x16(dst, src []byte, rows, cols int) error {
-	if rows%Q4x16Rows != 0 || cols%QK != 0 {
-		return fmt.Errorf("quant: Q4_0x16 repack of %d×%d: rows must be a multiple of %d and columns of %d", rows, cols, Q4x16Rows, QK)
-	}
-	nb := cols / QK
-	rb := nb * q4_0Bytes
-	if len(src) != rows*rb || len(dst) != Q4x16Bytes(rows, cols) {
-		return fmt.Errorf("quant: Q4_0x16 repack of %d×%d: have %d and %d bytes, want %d", rows, cols, len(src), len(dst), rows*rb)
+	nb, rb, err := checkRepack("Q4_0x16", dst, src, rows, cols, QK, q4_0Bytes, Q4x16BlockBytes)
+	if err != nil {
+		return err
 	}
 	for g := 0; g < rows/Q4x16Rows; g++ {
 		for b := 0; b < nb; b++ {
@@ -160,16 +156,16 @@ func checkQ4x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride
 	checkPackedCall("Q4_0x16", Q4x16BlockBytes, q8_0Bytes, Q8_0AuxWords, nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 }
 
-// checkSuperBlockRepack checks a repack of the rows × cols K-quant matrix
-// src (GGUF layout, inBytes a super-block of 256 values) into dst, in the
-// layout named layout of outBytes a super-block of 16 rows: rows a
-// multiple of 16, cols of 256, and both buffers of the sizes these give.
-// It returns the super-blocks a row (nb) and the GGUF bytes a row (rb).
-func checkSuperBlockRepack(layout string, dst, src []byte, rows, cols, inBytes, outBytes int) (nb, rb int, err error) {
-	if rows%Q4x16Rows != 0 || cols%QKK != 0 {
-		return 0, 0, fmt.Errorf("quant: %s repack of %d×%d: rows must be a multiple of %d and columns of %d", layout, rows, cols, Q4x16Rows, QKK)
+// checkRepack checks a repack of the rows × cols matrix src (GGUF layout,
+// inBytes a block of blockValues values) into dst, in the layout named
+// layout of outBytes a block of 16 rows: rows a positive multiple of 16,
+// cols of blockValues, and both buffers of the sizes these give. It
+// returns the blocks a row (nb) and the GGUF bytes a row (rb).
+func checkRepack(layout string, dst, src []byte, rows, cols, blockValues, inBytes, outBytes int) (nb, rb int, err error) {
+	if rows <= 0 || cols <= 0 || rows%Q4x16Rows != 0 || cols%blockValues != 0 {
+		return 0, 0, fmt.Errorf("quant: %s repack of %d×%d: rows must be a positive multiple of %d and columns of %d", layout, rows, cols, Q4x16Rows, blockValues)
 	}
-	nb = cols / QKK
+	nb = cols / blockValues
 	rb = nb * inBytes
 	if want := rows / Q4x16Rows * nb * outBytes; len(src) != rows*rb || len(dst) != want {
 		return 0, 0, fmt.Errorf("quant: %s repack of %d×%d: have %d and %d bytes, want %d and %d", layout, rows, cols, len(src), len(dst), rows*rb, want)

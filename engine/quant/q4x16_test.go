@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -104,6 +105,44 @@ func TestRepackQ4x16Errors(t *testing.T) {
 	} {
 		if err := RepackQ4x16(make([]byte, tc.dst), make([]byte, tc.src), tc.rows, tc.cols); err == nil {
 			t.Errorf("%d×%d with %d/%d bytes: no error", tc.rows, tc.cols, tc.src, tc.dst)
+		}
+	}
+}
+
+// TestCheckRepack checks the shape and size check every 16-row repack
+// shares, on 32-value blocks and on super-blocks: an empty matrix, rows
+// or columns the layout cannot hold and buffers of the wrong size are
+// refused with the layout's name, and a matrix that fits gives its blocks
+// and row bytes.
+func TestCheckRepack(t *testing.T) {
+	for _, tc := range []struct {
+		name                         string
+		rows, cols, values, src, dst int
+		wantErr                      bool
+		wantNB, wantRB               int
+	}{
+		{"fits", 32, 64, QK, 32 * 2 * 18, 2 * 2 * 288, false, 2, 36},
+		{"super-blocks", 16, 512, QKK, 16 * 2 * 144, 2 * 2368, false, 2, 288},
+		{"no rows", 0, 64, QK, 0, 0, true, 0, 0},
+		{"no columns", 16, 0, QK, 0, 0, true, 0, 0},
+		{"negative rows", -16, 64, QK, 0, 0, true, 0, 0},
+		{"rows not a multiple of 16", 8, 64, QK, 8 * 2 * 18, 288, true, 0, 0},
+		{"columns not a multiple of the block", 16, 48, QK, 16 * 18, 288, true, 0, 0},
+		{"short source", 16, 64, QK, 16*2*18 - 1, 2 * 288, true, 0, 0},
+		{"long destination", 16, 64, QK, 16 * 2 * 18, 2*288 + 1, true, 0, 0},
+	} {
+		in, out := 18, 288
+		if tc.values == QKK {
+			in, out = 144, 2368
+		}
+		nb, rb, err := checkRepack("L", make([]byte, max(tc.dst, 0)), make([]byte, max(tc.src, 0)), tc.rows, tc.cols, tc.values, in, out)
+		switch {
+		case tc.wantErr && err == nil:
+			t.Errorf("%s: no error", tc.name)
+		case tc.wantErr && !strings.Contains(err.Error(), "L repack"):
+			t.Errorf("%s: %v does not name the layout", tc.name, err)
+		case !tc.wantErr && (err != nil || nb != tc.wantNB || rb != tc.wantRB):
+			t.Errorf("%s: %d blocks of %d row bytes, %v; want %d, %d", tc.name, nb, rb, err, tc.wantNB, tc.wantRB)
 		}
 	}
 }

@@ -1,9 +1,6 @@
 package quant
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // Q5_1x16 is the in-memory layout of Q5_1 weights that the CPU backend
 // builds at load time where it has the kernel: 16 weight rows interleaved
@@ -35,13 +32,9 @@ func Q51x16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QK) * Q
 // RepackQ51x16 writes the Q5_1 matrix src (rows × cols, GGUF layout) into
 // dst in the Q5_1x16 layout. rows must be a multiple of 16 and cols of 32.
 func RepackQ51x16(dst, src []byte, rows, cols int) error {
-	if rows%Q4x16Rows != 0 || cols%QK != 0 {
-		return fmt.Errorf("quant: Q5_1x16 repack of %d×%d: rows must be a multiple of %d and columns of %d", rows, cols, Q4x16Rows, QK)
-	}
-	nb := cols / QK
-	rb := nb * q5_1Bytes
-	if len(src) != rows*rb || len(dst) != Q51x16Bytes(rows, cols) {
-		return fmt.Errorf("quant: Q5_1x16 repack of %d×%d: have %d and %d bytes, want %d", rows, cols, len(src), len(dst), rows*rb)
+	nb, rb, err := checkRepack("Q5_1x16", dst, src, rows, cols, QK, q5_1Bytes, Q51x16BlockBytes)
+	if err != nil {
+		return err
 	}
 	for g := 0; g < rows/Q4x16Rows; g++ {
 		for b := 0; b < nb; b++ {
@@ -124,12 +117,9 @@ func checkQ51x16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstrid
 // where the file has 20, which decode pays for in bandwidth; prompts run
 // the repacked kernel instead of a vector dot per row.
 func RepackQ41x16(dst, src []byte, rows, cols int) error {
-	if rows%Q4x16Rows != 0 || cols%QK != 0 {
-		return fmt.Errorf("quant: Q4_1 into Q5_1x16 of %d×%d: rows must be a multiple of %d and columns of %d", rows, cols, Q4x16Rows, QK)
-	}
-	nb := cols / QK
-	if len(src) != rows*nb*q4_1Bytes || len(dst) != Q51x16Bytes(rows, cols) {
-		return fmt.Errorf("quant: Q4_1 into Q5_1x16 of %d×%d: have %d and %d bytes, want %d and %d", rows, cols, len(src), len(dst), rows*nb*q4_1Bytes, Q51x16Bytes(rows, cols))
+	nb, _, err := checkRepack("Q5_1x16 (from Q4_1)", dst, src, rows, cols, QK, q4_1Bytes, Q51x16BlockBytes)
+	if err != nil {
+		return err
 	}
 	group := make([]byte, Q4x16Rows*nb*q5_1Bytes) // one group of 16 rows as Q5_1
 	for g := 0; g < rows/Q4x16Rows; g++ {

@@ -33,7 +33,7 @@ func Q5Kx16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QKK) * 
 // RepackQ5Kx16 writes the Q5_K matrix src (rows × cols, GGUF layout) into
 // dst in the Q5_Kx16 layout. rows must be a multiple of 16 and cols of 256.
 func RepackQ5Kx16(dst, src []byte, rows, cols int) error {
-	nb, rb, err := checkSuperBlockRepack("Q5_Kx16", dst, src, rows, cols, q5_KBytes, Q5Kx16BlockBytes)
+	nb, rb, err := checkRepack("Q5_Kx16", dst, src, rows, cols, QKK, q5_KBytes, Q5Kx16BlockBytes)
 	if err != nil {
 		return err
 	}

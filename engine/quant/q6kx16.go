@@ -43,7 +43,7 @@ func Q6Kx16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QKK) * 
 // RepackQ6Kx16 writes the Q6_K matrix src (rows × cols, GGUF layout) into
 // dst in the Q6_Kx16 layout. rows must be a multiple of 16 and cols of 256.
 func RepackQ6Kx16(dst, src []byte, rows, cols int) error {
-	nb, rb, err := checkSuperBlockRepack("Q6_Kx16", dst, src, rows, cols, q6_KBytes, Q6Kx16BlockBytes)
+	nb, rb, err := checkRepack("Q6_Kx16", dst, src, rows, cols, QKK, q6_KBytes, Q6Kx16BlockBytes)
 	if err != nil {
 		return err
 	}

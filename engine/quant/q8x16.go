@@ -2,7 +2,6 @@ package quant
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 )
 
@@ -36,13 +35,9 @@ func Q8x16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QK) * Q8
 // RepackQ8x16 writes the Q8_0 matrix src (rows × cols, GGUF layout) into
 // dst in the Q8_0x16 layout. rows must be a multiple of 16 and cols of 32.
 func RepackQ8x16(dst, src []byte, rows, cols int) error {
-	if rows%Q4x16Rows != 0 || cols%QK != 0 {
-		return fmt.Errorf("quant: Q8_0x16 repack of %d×%d: rows must be a multiple of %d and columns of %d", rows, cols, Q4x16Rows, QK)
-	}
-	nb := cols / QK
-	rb := nb * q8_0Bytes
-	if len(src) != rows*rb || len(dst) != Q8x16Bytes(rows, cols) {
-		return fmt.Errorf("quant: Q8_0x16 repack of %d×%d: have %d and %d bytes, want %d", rows, cols, len(src), len(dst), rows*rb)
+	nb, rb, err := checkRepack("Q8_0x16", dst, src, rows, cols, QK, q8_0Bytes, Q8x16BlockBytes)
+	if err != nil {
+		return err
 	}
 	for g := 0; g < rows/Q4x16Rows; g++ {
 		for b := 0; b < nb; b++ {
