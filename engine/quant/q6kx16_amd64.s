@@ -1467,12 +1467,10 @@ q6kout:
 	VPMADDUBSW   Z21, w, Z21 \
 	VPDPWSSD     sc, Z21, acc
 
-// Q6KD_STEP unpacks the four chunks of one qh chunk (at qh) and two ql
-// chunks (at ql, ql8): low nibbles of ql with qh bits 0-1, low nibbles of
-// ql8 with bits 2-3, high nibbles of ql with bits 4-5, high nibbles of
-// ql8 with bits 6-7, as the general kernel does, and adds each to acc
-// against the activation quants at a0..a3 with the scale pairs Z8..Z11.
-#define Q6KD_STEP(qh, ql, ql8, a0, a1, a2, a3, acc) \
+// Q6KD_LOAD loads one step's qh chunk (at qh) and two ql chunks (at ql,
+// ql8) into Z24, Z25 and Z26, each line prefetched R12 bytes ahead into
+// L1 and R14 bytes ahead into L2 just before its load.
+#define Q6KD_LOAD(qh, ql, ql8) \
 	PREFETCHT0 qh(DI)(R12*1) \
 	PREFETCHT2 qh(DI)(R14*1) \
 	VMOVDQU32  qh(DI), Z24 \
@@ -1481,23 +1479,45 @@ q6kout:
 	VMOVDQU32  ql(DI), Z25 \
 	PREFETCHT0 ql8(DI)(R12*1) \
 	PREFETCHT2 ql8(DI)(R14*1) \
-	VMOVDQU32  ql8(DI), Z26 \
+	VMOVDQU32  ql8(DI), Z26
+
+// Q6KD_CHUNK0 to Q6KD_CHUNK3 unpack the four chunks of the step in
+// Z24-Z26 into Z20, as the general kernel does: low nibbles of ql with qh
+// bits 0-1, low nibbles of ql8 with bits 2-3, high nibbles of ql with
+// bits 4-5, high nibbles of ql8 with bits 6-7. Z21 scratch.
+#define Q6KD_CHUNK0 \
 	VPANDD     Z30, Z25, Z20 \
 	VPSLLW     $4, Z24, Z21 \
-	VPTERNLOGD $0xf8, Z31, Z21, Z20 \
-	Q6KD_DOT(Z20, a0, Z8, acc) \
+	VPTERNLOGD $0xf8, Z31, Z21, Z20
+
+#define Q6KD_CHUNK1 \
 	VPANDD     Z30, Z26, Z20 \
 	VPSLLW     $2, Z24, Z21 \
-	VPTERNLOGD $0xf8, Z31, Z21, Z20 \
-	Q6KD_DOT(Z20, a1, Z9, acc) \
+	VPTERNLOGD $0xf8, Z31, Z21, Z20
+
+#define Q6KD_CHUNK2 \
 	VPSRLW     $4, Z25, Z20 \
 	VPANDD     Z30, Z20, Z20 \
-	VPTERNLOGD $0xf8, Z31, Z24, Z20 \
-	Q6KD_DOT(Z20, a2, Z10, acc) \
+	VPTERNLOGD $0xf8, Z31, Z24, Z20
+
+#define Q6KD_CHUNK3 \
 	VPSRLW     $4, Z26, Z20 \
 	VPANDD     Z30, Z20, Z20 \
 	VPSRLW     $2, Z24, Z21 \
-	VPTERNLOGD $0xf8, Z31, Z21, Z20 \
+	VPTERNLOGD $0xf8, Z31, Z21, Z20
+
+// Q6KD_STEP unpacks the four chunks of one qh chunk (at qh) and two ql
+// chunks (at ql, ql8) and adds each to acc against the activation quants
+// at a0..a3 with the scale pairs Z8..Z11.
+#define Q6KD_STEP(qh, ql, ql8, a0, a1, a2, a3, acc) \
+	Q6KD_LOAD(qh, ql, ql8) \
+	Q6KD_CHUNK0 \
+	Q6KD_DOT(Z20, a0, Z8, acc) \
+	Q6KD_CHUNK1 \
+	Q6KD_DOT(Z20, a1, Z9, acc) \
+	Q6KD_CHUNK2 \
+	Q6KD_DOT(Z20, a2, Z10, acc) \
+	Q6KD_CHUNK3 \
 	Q6KD_DOT(Z20, a3, Z11, acc)
 
 // Q6KD_EVEN loads the scales of a chunk (16 rows, groups 2c and 2c+1, at
@@ -1652,6 +1672,238 @@ q6kdblock:
 	VADDPS Z13, Z12, Z12
 	MOVQ dst+24(FP), DI
 	VMOVUPS Z12, (DI)
+	VZEROUPPER
+	RET
+
+// The two-activation-row form of the one-row kernel (q6kx16Decode2AVX512):
+// each unpacked chunk is multiplied by both rows' quants (the second row
+// SI+AX), and the EVEN steps add both rows' offset terms.
+#define Q6KD2_DOT(w, actoff, sc, acc, acc1) \
+	Q6KD_DOT(w, actoff, sc, acc) \
+	VPBROADCASTD actoff(SI)(AX*1), Z22 \
+	VPMADDUBSW   Z22, w, Z22 \
+	VPDPWSSD     sc, Z22, acc1
+
+#define Q6KD2_STEP(qh, ql, ql8, a0, a1, a2, a3, acc, acc1) \
+	Q6KD_LOAD(qh, ql, ql8) \
+	Q6KD_CHUNK0 \
+	Q6KD2_DOT(Z20, a0, Z8, acc, acc1) \
+	Q6KD_CHUNK1 \
+	Q6KD2_DOT(Z20, a1, Z9, acc, acc1) \
+	Q6KD_CHUNK2 \
+	Q6KD2_DOT(Z20, a2, Z10, acc, acc1) \
+	Q6KD_CHUNK3 \
+	Q6KD2_DOT(Z20, a3, Z11, acc, acc1)
+
+#define Q6KD2_EVEN(off, bsum, sc, acc, acc1) \
+	Q6KD_EVEN(off, bsum, sc, acc) \
+	VPDPWSSD.BCST bsum(SI)(AX*1), Z21, acc1
+
+#define Q6KD2_EVENS03(a0, a1, a2, a3, b0, b1, b2, b3) \
+	Q6KD2_EVEN(32, 260, Z8, a0, b0) \
+	Q6KD2_EVEN(64, 264, Z9, a1, b1) \
+	Q6KD2_EVEN(96, 268, Z10, a2, b2) \
+	Q6KD2_EVEN(128, 272, Z11, a3, b3)
+
+#define Q6KD2_EVENS47(a0, a1, a2, a3, b0, b1, b2, b3) \
+	Q6KD2_EVEN(160, 276, Z8, a0, b0) \
+	Q6KD2_EVEN(192, 280, Z9, a1, b1) \
+	Q6KD2_EVEN(224, 284, Z10, a2, b2) \
+	Q6KD2_EVEN(256, 288, Z11, a3, b3)
+
+#define Q6KD2_STEPS03E(a0, a1, a2, a3, b0, b1, b2, b3) \
+	Q6KD2_STEP(416, 288, 352, 4, 36, 68, 100, a0, b0) \
+	Q6KD2_STEP(608, 480, 544, 8, 40, 72, 104, a1, b1) \
+	Q6KD2_STEP(800, 672, 736, 12, 44, 76, 108, a2, b2) \
+	Q6KD2_STEP(992, 864, 928, 16, 48, 80, 112, a3, b3)
+
+#define Q6KD2_STEPS03O(a0, a1, a2, a3, b0, b1, b2, b3) \
+	Q6KD2_STEP(1184, 1056, 1120, 20, 52, 84, 116, a0, b0) \
+	Q6KD2_STEP(1376, 1248, 1312, 24, 56, 88, 120, a1, b1) \
+	Q6KD2_STEP(1568, 1440, 1504, 28, 60, 92, 124, a2, b2) \
+	Q6KD2_STEP(1760, 1632, 1696, 32, 64, 96, 128, a3, b3)
+
+#define Q6KD2_STEPS47E(a0, a1, a2, a3, b0, b1, b2, b3) \
+	Q6KD2_STEP(1952, 1824, 1888, 132, 164, 196, 228, a0, b0) \
+	Q6KD2_STEP(2144, 2016, 2080, 136, 168, 200, 232, a1, b1) \
+	Q6KD2_STEP(2336, 2208, 2272, 140, 172, 204, 236, a2, b2) \
+	Q6KD2_STEP(2528, 2400, 2464, 144, 176, 208, 240, a3, b3)
+
+#define Q6KD2_STEPS47O(a0, a1, a2, a3, b0, b1, b2, b3) \
+	Q6KD2_STEP(2720, 2592, 2656, 148, 180, 212, 244, a0, b0) \
+	Q6KD2_STEP(2912, 2784, 2848, 152, 184, 216, 248, a1, b1) \
+	Q6KD2_STEP(3104, 2976, 3040, 156, 188, 220, 252, a2, b2) \
+	Q6KD2_STEP(3296, 3168, 3232, 160, 192, 224, 256, a3, b3)
+
+// Q6KD2_HSUM stores hsum_float_8 of the float lanes at off(R13), (l0+l4 +
+// l2+l6) + (l1+l5 + l3+l7), at (R10), as q6kx16DecodeAVX512 adds them.
+#define Q6KD2_HSUM(off) \
+	VMOVUPS off+0(R13), Z12 \
+	VMOVUPS off+64(R13), Z13 \
+	VMOVUPS off+128(R13), Z14 \
+	VMOVUPS off+192(R13), Z15 \
+	VMOVUPS off+256(R13), Z16 \
+	VMOVUPS off+320(R13), Z17 \
+	VMOVUPS off+384(R13), Z18 \
+	VMOVUPS off+448(R13), Z19 \
+	VADDPS  Z16, Z12, Z12 \
+	VADDPS  Z17, Z13, Z13 \
+	VADDPS  Z18, Z14, Z14 \
+	VADDPS  Z19, Z15, Z15 \
+	VADDPS  Z14, Z12, Z12 \
+	VADDPS  Z15, Z13, Z13 \
+	VADDPS  Z13, Z12, Z12 \
+	VMOVUPS Z12, (R10)
+
+// func q6kx16Decode2AVX512(nb int, w *byte, a *byte, astride int, dst *float32, dstride int, near, far int, lanes *float32)
+//
+// q6kx16DecodeAVX512 for two activation rows (a and a+astride; outputs at
+// dst and dst+dstride): each weight chunk is unpacked once into a register
+// and multiplied by both rows, the same integer lanes and float steps as
+// the one-row kernel for each row, so the same bits, where the general
+// kernel unpacks every super-block into scratch and reads it back for
+// each row. The integer lanes of row 0 are Z0-Z7, of row 1 Z12-Z19; the
+// float lanes (16 of 64 bytes) live at lanes (R13), row 0's first; Z22
+// and Z23 scratch besides the one-row kernel's.
+TEXT ·q6kx16Decode2AVX512(SB), NOSPLIT, $0-72
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), DI
+	MOVQ a+16(FP), SI
+	MOVQ astride+24(FP), AX
+	MOVQ near+48(FP), R12
+	MOVQ far+56(FP), R14
+	MOVQ lanes+64(FP), R13
+	MOVL $0x0f0f0f0f, R10
+	VPBROADCASTD R10, Z30
+	MOVL $0x30303030, R10
+	VPBROADCASTD R10, Z31
+	MOVL $0xffe0ffe0, R10 // int16 -32, twice
+	VPBROADCASTD R10, Z27
+	VMOVDQU32 q6kshufe<>(SB), Z28
+	VMOVDQU32 q6kshufo<>(SB), Z29
+	VPXORD Z23, Z23, Z23
+	VMOVUPS Z23, 0(R13)
+	VMOVUPS Z23, 64(R13)
+	VMOVUPS Z23, 128(R13)
+	VMOVUPS Z23, 192(R13)
+	VMOVUPS Z23, 256(R13)
+	VMOVUPS Z23, 320(R13)
+	VMOVUPS Z23, 384(R13)
+	VMOVUPS Z23, 448(R13)
+	VMOVUPS Z23, 512(R13)
+	VMOVUPS Z23, 576(R13)
+	VMOVUPS Z23, 640(R13)
+	VMOVUPS Z23, 704(R13)
+	VMOVUPS Z23, 768(R13)
+	VMOVUPS Z23, 832(R13)
+	VMOVUPS Z23, 896(R13)
+	VMOVUPS Z23, 960(R13)
+
+q6kd2block:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	Q6KD2_EVENS03(Z0, Z1, Z2, Z3, Z12, Z13, Z14, Z15)
+	Q6KD2_STEPS03E(Z0, Z1, Z2, Z3, Z12, Z13, Z14, Z15)
+	Q6KD_ODDS03
+	Q6KD2_STEPS03O(Z4, Z5, Z6, Z7, Z16, Z17, Z18, Z19)
+	Q6KD2_EVENS47(Z4, Z5, Z6, Z7, Z16, Z17, Z18, Z19)
+	Q6KD2_STEPS47E(Z0, Z1, Z2, Z3, Z12, Z13, Z14, Z15)
+	Q6KD_ODDS47
+	Q6KD2_STEPS47O(Z4, Z5, Z6, Z7, Z16, Z17, Z18, Z19)
+	// The float lanes: += float(lane)·(d_w·d_a) for each row.
+	PREFETCHT0  0(DI)(R12*1)
+	PREFETCHT2  0(DI)(R14*1)
+	VCVTPH2PS   (DI), Z20
+	VMULPS.BCST (SI), Z20, Z21
+	VMULPS.BCST (SI)(AX*1), Z20, Z22
+	VCVTDQ2PS   Z0, Z0
+	VMOVUPS     0(R13), Z23
+	VFMADD231PS Z21, Z0, Z23
+	VMOVUPS     Z23, 0(R13)
+	VCVTDQ2PS   Z1, Z1
+	VMOVUPS     64(R13), Z23
+	VFMADD231PS Z21, Z1, Z23
+	VMOVUPS     Z23, 64(R13)
+	VCVTDQ2PS   Z2, Z2
+	VMOVUPS     128(R13), Z23
+	VFMADD231PS Z21, Z2, Z23
+	VMOVUPS     Z23, 128(R13)
+	VCVTDQ2PS   Z3, Z3
+	VMOVUPS     192(R13), Z23
+	VFMADD231PS Z21, Z3, Z23
+	VMOVUPS     Z23, 192(R13)
+	VCVTDQ2PS   Z4, Z4
+	VMOVUPS     256(R13), Z23
+	VFMADD231PS Z21, Z4, Z23
+	VMOVUPS     Z23, 256(R13)
+	VCVTDQ2PS   Z5, Z5
+	VMOVUPS     320(R13), Z23
+	VFMADD231PS Z21, Z5, Z23
+	VMOVUPS     Z23, 320(R13)
+	VCVTDQ2PS   Z6, Z6
+	VMOVUPS     384(R13), Z23
+	VFMADD231PS Z21, Z6, Z23
+	VMOVUPS     Z23, 384(R13)
+	VCVTDQ2PS   Z7, Z7
+	VMOVUPS     448(R13), Z23
+	VFMADD231PS Z21, Z7, Z23
+	VMOVUPS     Z23, 448(R13)
+	VCVTDQ2PS   Z12, Z12
+	VMOVUPS     512(R13), Z23
+	VFMADD231PS Z22, Z12, Z23
+	VMOVUPS     Z23, 512(R13)
+	VCVTDQ2PS   Z13, Z13
+	VMOVUPS     576(R13), Z23
+	VFMADD231PS Z22, Z13, Z23
+	VMOVUPS     Z23, 576(R13)
+	VCVTDQ2PS   Z14, Z14
+	VMOVUPS     640(R13), Z23
+	VFMADD231PS Z22, Z14, Z23
+	VMOVUPS     Z23, 640(R13)
+	VCVTDQ2PS   Z15, Z15
+	VMOVUPS     704(R13), Z23
+	VFMADD231PS Z22, Z15, Z23
+	VMOVUPS     Z23, 704(R13)
+	VCVTDQ2PS   Z16, Z16
+	VMOVUPS     768(R13), Z23
+	VFMADD231PS Z22, Z16, Z23
+	VMOVUPS     Z23, 768(R13)
+	VCVTDQ2PS   Z17, Z17
+	VMOVUPS     832(R13), Z23
+	VFMADD231PS Z22, Z17, Z23
+	VMOVUPS     Z23, 832(R13)
+	VCVTDQ2PS   Z18, Z18
+	VMOVUPS     896(R13), Z23
+	VFMADD231PS Z22, Z18, Z23
+	VMOVUPS     Z23, 896(R13)
+	VCVTDQ2PS   Z19, Z19
+	VMOVUPS     960(R13), Z23
+	VFMADD231PS Z22, Z19, Z23
+	VMOVUPS     Z23, 960(R13)
+	ADDQ $3360, DI
+	ADDQ $292, SI
+	DECQ CX
+	JNZ  q6kd2block
+
+	MOVQ dst+32(FP), R10
+	Q6KD2_HSUM(0)
+	MOVQ dstride+40(FP), R11
+	LEAQ (R10)(R11*4), R10
+	Q6KD2_HSUM(512)
 	VZEROUPPER
 	RET
 
