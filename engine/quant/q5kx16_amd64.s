@@ -1455,61 +1455,79 @@ q5kout:
 	VPSLLD     $16, sc, Z27 \
 	VPORD      Z27, sc, sc
 
-// Q5KD_LANE adds lane u of the super-block at DI to acc: quants 4u..4u+3
-// of every group (chunk u of each 512-byte quarter of the low nibbles,
-// qh chunk u for the fifth bits), against the activation quants at
-// 4+4u+32j(SI), with the scale pairs Z17-Z24.
-#define Q5KD_LANE(u, acc) \
+// Q5KD_QH and Q5KD_QS load lane u's qh chunk into Z25 and its qs chunk of
+// the quarter at off into Z26, each line prefetched PFD bytes ahead into
+// L1 and FAR bytes further into L2 just before its load.
+#define Q5KD_QH(u) \
 	PREFETCHT0 PFD+2368+64*u(DI) \
 	PREFETCHT2 PFD+FAR+2368+64*u(DI) \
-	VMOVDQU32  2368+64*u(DI), Z25 \
-	PREFETCHT0 PFD+320+64*u(DI) \
-	PREFETCHT2 PFD+FAR+320+64*u(DI) \
-	VMOVDQU32  320+64*u(DI), Z26 \
+	VMOVDQU32  2368+64*u(DI), Z25
+
+#define Q5KD_QS(u, off) \
+	PREFETCHT0 PFD+off+64*u(DI) \
+	PREFETCHT2 PFD+FAR+off+64*u(DI) \
+	VMOVDQU32  off+64*u(DI), Z26
+
+// Q5KD_LO and Q5KD_HI unpack into Z27 the low or high nibbles of the qs
+// chunk in Z26 with their fifth bits from the qh chunk in Z25, shifted to
+// bit 4 by shift (VPSLLW or VPSRLW) k; Q5KD_LO4 takes the bits already at
+// bit 4. Z28 scratch.
+#define Q5KD_LO(shift, k) \
 	VPANDD     Z30, Z26, Z27 \
-	VPSLLW     $4, Z25, Z28 \
-	VPTERNLOGD $0xf8, Z31, Z28, Z27 \
-	Q5KD_DOT(Z27, 4+4*u, Z17, acc) \
+	shift      $k, Z25, Z28 \
+	VPTERNLOGD $0xf8, Z31, Z28, Z27
+
+#define Q5KD_LO4 \
+	VPANDD     Z30, Z26, Z27 \
+	VPTERNLOGD $0xf8, Z31, Z25, Z27
+
+#define Q5KD_HI(shift, k) \
 	VPSRLW     $4, Z26, Z27 \
 	VPANDD     Z30, Z27, Z27 \
-	VPSLLW     $3, Z25, Z28 \
-	VPTERNLOGD $0xf8, Z31, Z28, Z27 \
-	Q5KD_DOT(Z27, 36+4*u, Z18, acc) \
-	PREFETCHT0 PFD+832+64*u(DI) \
-	PREFETCHT2 PFD+FAR+832+64*u(DI) \
-	VMOVDQU32  832+64*u(DI), Z26 \
-	VPANDD     Z30, Z26, Z27 \
-	VPSLLW     $2, Z25, Z28 \
-	VPTERNLOGD $0xf8, Z31, Z28, Z27 \
-	Q5KD_DOT(Z27, 68+4*u, Z19, acc) \
-	VPSRLW     $4, Z26, Z27 \
-	VPANDD     Z30, Z27, Z27 \
-	VPSLLW     $1, Z25, Z28 \
-	VPTERNLOGD $0xf8, Z31, Z28, Z27 \
-	Q5KD_DOT(Z27, 100+4*u, Z20, acc) \
-	PREFETCHT0 PFD+1344+64*u(DI) \
-	PREFETCHT2 PFD+FAR+1344+64*u(DI) \
-	VMOVDQU32  1344+64*u(DI), Z26 \
-	VPANDD     Z30, Z26, Z27 \
-	VPTERNLOGD $0xf8, Z31, Z25, Z27 \
-	Q5KD_DOT(Z27, 132+4*u, Z21, acc) \
-	VPSRLW     $4, Z26, Z27 \
-	VPANDD     Z30, Z27, Z27 \
-	VPSRLW     $1, Z25, Z28 \
-	VPTERNLOGD $0xf8, Z31, Z28, Z27 \
-	Q5KD_DOT(Z27, 164+4*u, Z22, acc) \
-	PREFETCHT0 PFD+1856+64*u(DI) \
-	PREFETCHT2 PFD+FAR+1856+64*u(DI) \
-	VMOVDQU32  1856+64*u(DI), Z26 \
-	VPANDD     Z30, Z26, Z27 \
-	VPSRLW     $2, Z25, Z28 \
-	VPTERNLOGD $0xf8, Z31, Z28, Z27 \
-	Q5KD_DOT(Z27, 196+4*u, Z23, acc) \
-	VPSRLW     $4, Z26, Z27 \
-	VPANDD     Z30, Z27, Z27 \
-	VPSRLW     $3, Z25, Z28 \
-	VPTERNLOGD $0xf8, Z31, Z28, Z27 \
-	Q5KD_DOT(Z27, 228+4*u, Z24, acc)
+	shift      $k, Z25, Z28 \
+	VPTERNLOGD $0xf8, Z31, Z28, Z27
+
+// Q5KD_LANES adds lane u of the super-block at DI to acc (and to acc1,
+// for the second activation row, where dot is Q5KD_DOT2): quants
+// 4u..4u+3 of every group (chunk u of each 512-byte quarter of the low
+// nibbles, qh chunk u for the fifth bits), against the activation quants
+// at 4+4u+32j(SI), with the scale pairs Z17-Z24.
+#define Q5KD_LANES(u, acc, acc1, dot) \
+	Q5KD_QH(u) \
+	Q5KD_QS(u, 320) \
+	Q5KD_LO(VPSLLW, 4) \
+	dot(Z27, 4+4*u, Z17, acc, acc1) \
+	Q5KD_HI(VPSLLW, 3) \
+	dot(Z27, 36+4*u, Z18, acc, acc1) \
+	Q5KD_QS(u, 832) \
+	Q5KD_LO(VPSLLW, 2) \
+	dot(Z27, 68+4*u, Z19, acc, acc1) \
+	Q5KD_HI(VPSLLW, 1) \
+	dot(Z27, 100+4*u, Z20, acc, acc1) \
+	Q5KD_QS(u, 1344) \
+	Q5KD_LO4 \
+	dot(Z27, 132+4*u, Z21, acc, acc1) \
+	Q5KD_HI(VPSRLW, 1) \
+	dot(Z27, 164+4*u, Z22, acc, acc1) \
+	Q5KD_QS(u, 1856) \
+	Q5KD_LO(VPSRLW, 2) \
+	dot(Z27, 196+4*u, Z23, acc, acc1) \
+	Q5KD_HI(VPSRLW, 3) \
+	dot(Z27, 228+4*u, Z24, acc, acc1)
+
+// Q5KD_DOT1 is Q5KD_DOT for Q5KD_LANES with one activation row (acc1
+// unused), Q5KD_DOT2 for two: the second row's quants at actoff(SI)(AX*1)
+// into acc1, through Z16.
+#define Q5KD_DOT1(w, actoff, sc, acc, acc1) Q5KD_DOT(w, actoff, sc, acc)
+
+#define Q5KD_DOT2(w, actoff, sc, acc, acc1) \
+	Q5KD_DOT(w, actoff, sc, acc) \
+	VPBROADCASTD actoff(SI)(AX*1), Z16 \
+	VPMADDUBSW   Z16, w, Z16 \
+	VPDPWSSD     sc, Z16, acc1
+
+// Q5KD_LANE adds lane u of the super-block at DI to acc.
+#define Q5KD_LANE(u, acc) Q5KD_LANES(u, acc, acc, Q5KD_DOT1)
 
 // func q5kx16DecodeAVX512(nb int, w *byte, a *byte, aux *uint32, dst *float32)
 TEXT ·q5kx16DecodeAVX512(SB), NOSPLIT, $0-40
@@ -1624,5 +1642,224 @@ q5kdblock:
 	VADDPS Z16, Z8, Z8
 	MOVQ dst+32(FP), DI
 	VMOVUPS Z8, (DI)
+	VZEROUPPER
+	RET
+
+// Q5KD2_HSUM stores hsum_float_8 of the float lanes at off(R13) plus the
+// minimums' sum after them (off+512), as q5kx16DecodeAVX512 adds them, at
+// (R10).
+#define Q5KD2_HSUM(off) \
+	VMOVUPS off+0(R13), Z8 \
+	VMOVUPS off+64(R13), Z9 \
+	VMOVUPS off+128(R13), Z10 \
+	VMOVUPS off+192(R13), Z11 \
+	VMOVUPS off+256(R13), Z12 \
+	VMOVUPS off+320(R13), Z13 \
+	VMOVUPS off+384(R13), Z14 \
+	VMOVUPS off+448(R13), Z15 \
+	VMOVUPS off+512(R13), Z16 \
+	VADDPS  Z12, Z8, Z8 \
+	VADDPS  Z13, Z9, Z9 \
+	VADDPS  Z14, Z10, Z10 \
+	VADDPS  Z15, Z11, Z11 \
+	VADDPS  Z10, Z8, Z8 \
+	VADDPS  Z11, Z9, Z9 \
+	VADDPS  Z9, Z8, Z8 \
+	VADDPS  Z16, Z8, Z8 \
+	VMOVUPS Z8, (R10)
+
+// func q5kx16Decode2AVX512(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride int, dst *float32, dstride int, lanes *float32)
+//
+// q5kx16DecodeAVX512 for two activation rows (a and a+astride, their aux
+// words auxstride words apart; outputs at dst and dst+dstride): each
+// weight chunk is unpacked once into a register and multiplied by both
+// rows, with the one-row kernel's integer lanes and float steps for each
+// row, so the same bits. The integer lanes of row 0 are Z0-Z7, of row 1
+// Z8-Z15; the float lanes and minimums' sums live at lanes (R13): row r's
+// lane u at 576r+64u, its minimums' sum at 576r+512. Z16 and (once a
+// super-block's scales are used) Z17 scratch besides the one-row kernel's.
+TEXT ·q5kx16Decode2AVX512(SB), NOSPLIT, $0-72
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), DI
+	MOVQ a+16(FP), SI
+	MOVQ astride+24(FP), AX
+	MOVQ aux+32(FP), R14
+	MOVQ auxstride+40(FP), R15
+	LEAQ (R14)(R15*4), R15
+	MOVQ lanes+64(FP), R13
+	MOVL $0x0f0f0f0f, R10
+	VPBROADCASTD R10, Z30
+	MOVL $0x10101010, R10
+	VPBROADCASTD R10, Z31
+	VPXORD Z16, Z16, Z16
+	VMOVUPS Z16, 0(R13)
+	VMOVUPS Z16, 64(R13)
+	VMOVUPS Z16, 128(R13)
+	VMOVUPS Z16, 192(R13)
+	VMOVUPS Z16, 256(R13)
+	VMOVUPS Z16, 320(R13)
+	VMOVUPS Z16, 384(R13)
+	VMOVUPS Z16, 448(R13)
+	VMOVUPS Z16, 512(R13)
+	VMOVUPS Z16, 576(R13)
+	VMOVUPS Z16, 640(R13)
+	VMOVUPS Z16, 704(R13)
+	VMOVUPS Z16, 768(R13)
+	VMOVUPS Z16, 832(R13)
+	VMOVUPS Z16, 896(R13)
+	VMOVUPS Z16, 960(R13)
+	VMOVUPS Z16, 1024(R13)
+	VMOVUPS Z16, 1088(R13)
+
+q5kd2block:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	Q5KD_SCALE(64, Z17)
+	Q5KD_SCALE(80, Z18)
+	Q5KD_SCALE(96, Z19)
+	Q5KD_SCALE(112, Z20)
+	Q5KD_SCALE(128, Z21)
+	Q5KD_SCALE(144, Z22)
+	Q5KD_SCALE(160, Z23)
+	Q5KD_SCALE(176, Z24)
+	Q5KD_LANES(0, Z0, Z8, Q5KD_DOT2)
+	Q5KD_LANES(1, Z1, Z9, Q5KD_DOT2)
+	Q5KD_LANES(2, Z2, Z10, Q5KD_DOT2)
+	Q5KD_LANES(3, Z3, Z11, Q5KD_DOT2)
+	Q5KD_LANES(4, Z4, Z12, Q5KD_DOT2)
+	Q5KD_LANES(5, Z5, Z13, Q5KD_DOT2)
+	Q5KD_LANES(6, Z6, Z14, Q5KD_DOT2)
+	Q5KD_LANES(7, Z7, Z15, Q5KD_DOT2)
+	// The minimums' terms of both rows, exactly.
+	VPXORD Z25, Z25, Z25
+	VPXORD Z16, Z16, Z16
+	PREFETCHT0    PFD+192(DI)
+	PREFETCHT2    PFD+FAR+192(DI)
+	VPMOVZXBW     192(DI), Z26
+	VPDPWSSD.BCST 0(R14), Z26, Z25
+	VPDPWSSD.BCST 0(R15), Z26, Z16
+	PREFETCHT0    PFD+224(DI)
+	PREFETCHT2    PFD+FAR+224(DI)
+	VPMOVZXBW     224(DI), Z26
+	VPDPWSSD.BCST 4(R14), Z26, Z25
+	VPDPWSSD.BCST 4(R15), Z26, Z16
+	PREFETCHT0    PFD+256(DI)
+	PREFETCHT2    PFD+FAR+256(DI)
+	VPMOVZXBW     256(DI), Z26
+	VPDPWSSD.BCST 8(R14), Z26, Z25
+	VPDPWSSD.BCST 8(R15), Z26, Z16
+	PREFETCHT0    PFD+288(DI)
+	PREFETCHT2    PFD+FAR+288(DI)
+	VPMOVZXBW     288(DI), Z26
+	VPDPWSSD.BCST 12(R14), Z26, Z25
+	VPDPWSSD.BCST 12(R15), Z26, Z16
+	PREFETCHT0   PFD+0(DI)
+	PREFETCHT2   PFD+FAR+0(DI)
+	VCVTPH2PS    (DI), Z26
+	VCVTPH2PS    32(DI), Z27
+	// Row 0: −= its minimums' term times dmin·d_a, lanes += d·d_a.
+	VMULPS.BCST  (SI), Z26, Z29
+	VMULPS.BCST  (SI), Z27, Z28
+	VCVTDQ2PS    Z25, Z25
+	VMOVUPS      512(R13), Z17
+	VFNMADD231PS Z28, Z25, Z17
+	VMOVUPS      Z17, 512(R13)
+	VCVTDQ2PS   Z0, Z0
+	VMOVUPS     0(R13), Z17
+	VFMADD231PS Z29, Z0, Z17
+	VMOVUPS     Z17, 0(R13)
+	VCVTDQ2PS   Z1, Z1
+	VMOVUPS     64(R13), Z17
+	VFMADD231PS Z29, Z1, Z17
+	VMOVUPS     Z17, 64(R13)
+	VCVTDQ2PS   Z2, Z2
+	VMOVUPS     128(R13), Z17
+	VFMADD231PS Z29, Z2, Z17
+	VMOVUPS     Z17, 128(R13)
+	VCVTDQ2PS   Z3, Z3
+	VMOVUPS     192(R13), Z17
+	VFMADD231PS Z29, Z3, Z17
+	VMOVUPS     Z17, 192(R13)
+	VCVTDQ2PS   Z4, Z4
+	VMOVUPS     256(R13), Z17
+	VFMADD231PS Z29, Z4, Z17
+	VMOVUPS     Z17, 256(R13)
+	VCVTDQ2PS   Z5, Z5
+	VMOVUPS     320(R13), Z17
+	VFMADD231PS Z29, Z5, Z17
+	VMOVUPS     Z17, 320(R13)
+	VCVTDQ2PS   Z6, Z6
+	VMOVUPS     384(R13), Z17
+	VFMADD231PS Z29, Z6, Z17
+	VMOVUPS     Z17, 384(R13)
+	VCVTDQ2PS   Z7, Z7
+	VMOVUPS     448(R13), Z17
+	VFMADD231PS Z29, Z7, Z17
+	VMOVUPS     Z17, 448(R13)
+	// Row 1.
+	VMULPS.BCST  (SI)(AX*1), Z26, Z29
+	VMULPS.BCST  (SI)(AX*1), Z27, Z28
+	VCVTDQ2PS    Z16, Z16
+	VMOVUPS      1088(R13), Z17
+	VFNMADD231PS Z28, Z16, Z17
+	VMOVUPS      Z17, 1088(R13)
+	VCVTDQ2PS   Z8, Z8
+	VMOVUPS     576(R13), Z17
+	VFMADD231PS Z29, Z8, Z17
+	VMOVUPS     Z17, 576(R13)
+	VCVTDQ2PS   Z9, Z9
+	VMOVUPS     640(R13), Z17
+	VFMADD231PS Z29, Z9, Z17
+	VMOVUPS     Z17, 640(R13)
+	VCVTDQ2PS   Z10, Z10
+	VMOVUPS     704(R13), Z17
+	VFMADD231PS Z29, Z10, Z17
+	VMOVUPS     Z17, 704(R13)
+	VCVTDQ2PS   Z11, Z11
+	VMOVUPS     768(R13), Z17
+	VFMADD231PS Z29, Z11, Z17
+	VMOVUPS     Z17, 768(R13)
+	VCVTDQ2PS   Z12, Z12
+	VMOVUPS     832(R13), Z17
+	VFMADD231PS Z29, Z12, Z17
+	VMOVUPS     Z17, 832(R13)
+	VCVTDQ2PS   Z13, Z13
+	VMOVUPS     896(R13), Z17
+	VFMADD231PS Z29, Z13, Z17
+	VMOVUPS     Z17, 896(R13)
+	VCVTDQ2PS   Z14, Z14
+	VMOVUPS     960(R13), Z17
+	VFMADD231PS Z29, Z14, Z17
+	VMOVUPS     Z17, 960(R13)
+	VCVTDQ2PS   Z15, Z15
+	VMOVUPS     1024(R13), Z17
+	VFMADD231PS Z29, Z15, Z17
+	VMOVUPS     Z17, 1024(R13)
+	ADDQ $2880, DI
+	ADDQ $292, SI
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ CX
+	JNZ  q5kd2block
+
+	MOVQ dst+48(FP), R10
+	Q5KD2_HSUM(0)
+	MOVQ dstride+56(FP), R11
+	LEAQ (R10)(R11*4), R10
+	Q5KD2_HSUM(576)
 	VZEROUPPER
 	RET
