@@ -13,10 +13,11 @@ var f16x16Decode, bf16x16Decode func(nb int, w []byte, groupBytes int, a []byte,
 
 const half16DecodeGroups = 4
 
-// f16x16DecodeMulti is never called here (f16x16DecodeRows is 0).
-var f16x16DecodeMulti func(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
+// f16x16DecodeMulti and bf16x16DecodeMulti are never called here
+// (f16x16DecodeRows and bf16x16DecodeRows are 0).
+var f16x16DecodeMulti, bf16x16DecodeMulti func(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool)
 
-const f16x16DecodeRows = 0
+const f16x16DecodeRows, bf16x16DecodeRows = 0, 0
 
 func init() {
 	if !cpu.ARM64.HasASIMD {

@@ -162,51 +162,66 @@ func TestHalf16DecodeMatchesKernel(t *testing.T) {
 	}
 }
 
-// TestF16x16DecodeMultiMatchesKernel checks Packed.DecodeMulti of the
-// F16x16 layout (four groups at once, 1 to DecodeRows activation rows)
-// against the one-group kernel on each group and row, bit for bit,
-// starting from zero and adding to dst, with strides wider than a row.
-func TestF16x16DecodeMultiMatchesKernel(t *testing.T) {
+// TestHalf16DecodeMultiMatchesKernel checks Packed.DecodeMulti of the
+// F16x16 and BF16x16 layouts (four groups at once, 1 to DecodeRows
+// activation rows) against the one-group kernel on each group and row,
+// bit for bit, starting from zero and adding to dst, with strides wider
+// than a row.
+func TestHalf16DecodeMultiMatchesKernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(107, 109))
-	p := FastPackedFor(F16, false)
-	if p == nil || p.DecodeMulti == nil {
-		t.Skip("no F16x16 multi-row decode kernel here")
-	}
-	for _, nb := range []int{1, 3, 12, 32} {
-		n := nb * QK
-		wrows := Q4x16Rows * p.DecodeGroups
-		w := make([]byte, wrows*n*2)
-		if err := Quantize(F16, w, randRow(rng, wrows*n, 1)); err != nil {
-			t.Fatal(err)
+	for _, typ := range []Type{F16, BF16} {
+		p := FastPackedFor(typ, false)
+		if p == nil || p.DecodeMulti == nil {
+			t.Logf("no %s multi-row decode kernel here", typ)
+			continue
 		}
-		packed := make([]byte, p.Bytes(wrows, n))
-		if err := p.Repack(packed, w, wrows, n); err != nil {
-			t.Fatal(err)
+		act := 4 // bytes of an activation: float32, or bf16 for BF16
+		if typ == BF16 {
+			act = 2
 		}
-		gb := nb * p.BlockBytes
-		astride := n*4 + 64 // rows apart by more than their length
-		a := make([]byte, p.DecodeRows*astride)
-		for r := range p.DecodeRows {
-			for i, x := range randRow(rng, n, 1) {
-				le.PutUint32(a[r*astride+4*i:], math.Float32bits(x))
+		for _, nb := range []int{1, 3, 12, 32} {
+			n := nb * QK
+			wrows := Q4x16Rows * p.DecodeGroups
+			w := make([]byte, wrows*n*2)
+			if err := Quantize(typ, w, randRow(rng, wrows*n, 1)); err != nil {
+				t.Fatal(err)
 			}
-		}
-		dstride := wrows + 16
-		for rows := 1; rows <= p.DecodeRows; rows++ {
-			for _, acc := range []bool{false, true} {
-				start := randRow(rng, rows*dstride, 1)
-				want, got := append([]float32(nil), start...), append([]float32(nil), start...)
-				k := p.Kernel
-				if acc {
-					k = p.Accumulate
+			packed := make([]byte, p.Bytes(wrows, n))
+			if err := p.Repack(packed, w, wrows, n); err != nil {
+				t.Fatal(err)
+			}
+			gb := nb * p.BlockBytes
+			astride := n*act + 64 // rows apart by more than their length
+			a := make([]byte, p.DecodeRows*astride)
+			for r := range p.DecodeRows {
+				row := randRow(rng, n, 1)
+				if typ == BF16 {
+					if err := Quantize(BF16, a[r*astride:r*astride+n*2], row); err != nil {
+						t.Fatal(err)
+					}
+					continue
 				}
-				for g := range p.DecodeGroups {
-					k(nb, packed[g*gb:(g+1)*gb], a, astride, nil, 0, rows, want[g*Q4x16Rows:], dstride)
+				for i, x := range row {
+					le.PutUint32(a[r*astride+4*i:], math.Float32bits(x))
 				}
-				p.DecodeMulti(nb, packed, gb, a, astride, rows, got, dstride, acc)
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("nb=%d rows=%d accumulate=%v: output %d (row %d) = %v, kernel %v", nb, rows, acc, i, i/dstride, got[i], want[i])
+			}
+			dstride := wrows + 16
+			for rows := 1; rows <= p.DecodeRows; rows++ {
+				for _, acc := range []bool{false, true} {
+					start := randRow(rng, rows*dstride, 1)
+					want, got := append([]float32(nil), start...), append([]float32(nil), start...)
+					k := p.Kernel
+					if acc {
+						k = p.Accumulate
+					}
+					for g := range p.DecodeGroups {
+						k(nb, packed[g*gb:(g+1)*gb], a, astride, nil, 0, rows, want[g*Q4x16Rows:], dstride)
+					}
+					p.DecodeMulti(nb, packed, gb, a, astride, rows, got, dstride, acc)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s nb=%d rows=%d accumulate=%v: output %d (row %d) = %v, kernel %v", typ, nb, rows, acc, i, i/dstride, got[i], want[i])
+						}
 					}
 				}
 			}

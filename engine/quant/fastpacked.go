@@ -29,7 +29,8 @@ func FastPackedFor(t Type, amx bool) *Packed {
 	case t == BF16 && bf16x16Kernel != nil:
 		return &Packed{Name: "BF16x16", Act: BF16, BlockSize: QK, BlockBytes: F16x16BlockBytes,
 			Repack: RepackBF16x16, Kernel: bf16x16Kernel, Accumulate: bf16x16AccKernel,
-			Decode: bf16x16Decode, DecodeGroups: half16DecodeGroups, Pair: bf16x16Pair}
+			Decode: bf16x16Decode, DecodeGroups: half16DecodeGroups,
+			DecodeMulti: bf16x16DecodeMulti, DecodeRows: bf16x16DecodeRows, Pair: bf16x16Pair}
 	case t == IQ4_XS && iq4xsx16Kernel != nil:
 		return IQ4XSPanel()
 	}
