@@ -120,10 +120,17 @@ func q4x16DecodeAVX512VNNI(nb int, w *byte, a *byte, aux *uint32, dst *float32, 
 // to four activation rows at a time.
 func q4kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ4Kx16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
+	if rows == 1 {
+		q4kx16DecodeAVX512VNNI(nb, &w[0], &a[0], &aux[0], &dst[0], q4kx16Ahead)
+		return
+	}
 	for r := 0; r < rows; r += TileRows {
 		q4kx16AVX512VNNI(nb, &w[0], &a[r*astride], astride, &aux[r*auxstride], auxstride, min(TileRows, rows-r), &dst[r*dstride], dstride, q4kx16Ahead)
 	}
 }
+
+//go:noescape
+func q4kx16DecodeAVX512VNNI(nb int, w *byte, a *byte, aux *uint32, dst *float32, pfd int)
 
 //go:noescape
 func q4kx16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int, pfd int)
