@@ -109,6 +109,36 @@ func testHalf16MatchesReference(t *testing.T) {
 	}
 }
 
+// half16Groups repacks random typ (F16 or BF16) weights of nb blocks a row
+// into p's layout, p.DecodeGroups groups of 16 rows, and returns them with
+// the bytes of a group.
+func half16Groups(t *testing.T, rng *rand.Rand, p *Packed, typ Type, nb int) (packed []byte, groupBytes int) {
+	t.Helper()
+	n, rows := nb*QK, Q4x16Rows*p.DecodeGroups
+	w := make([]byte, rows*n*2)
+	if err := Quantize(typ, w, randRow(rng, rows*n, 1)); err != nil {
+		t.Fatal(err)
+	}
+	packed = make([]byte, p.Bytes(rows, n))
+	if err := p.Repack(packed, w, rows, n); err != nil {
+		t.Fatal(err)
+	}
+	return packed, nb * p.BlockBytes
+}
+
+// appendHalf16Act appends the activation row x as the F16x16 (float32) or
+// BF16x16 (bf16) kernels take it.
+func appendHalf16Act(a []byte, typ Type, x []float32) []byte {
+	for _, v := range x {
+		if typ == BF16 {
+			a = le.AppendUint16(a, FP32ToBF16(v))
+		} else {
+			a = le.AppendUint32(a, math.Float32bits(v))
+		}
+	}
+	return a
+}
+
 // TestHalf16DecodeMatchesKernel checks Packed.Decode of the F16x16 and
 // BF16x16 layouts (four groups at once, one activation row) against the
 // one-group kernel on each group, bit for bit, starting from zero and
@@ -121,26 +151,10 @@ func TestHalf16DecodeMatchesKernel(t *testing.T) {
 			t.Skipf("no %s decode kernel here", typ)
 		}
 		for _, nb := range []int{1, 3, 28} {
-			n := nb * QK
 			rows := Q4x16Rows * p.DecodeGroups
-			w := make([]byte, rows*n*2)
-			if err := Quantize(typ, w, randRow(rng, rows*n, 1)); err != nil {
-				t.Fatal(err)
-			}
-			packed := make([]byte, p.Bytes(rows, n))
-			if err := p.Repack(packed, w, rows, n); err != nil {
-				t.Fatal(err)
-			}
-			var a []byte
-			for _, x := range randRow(rng, n, 1) {
-				if typ == BF16 {
-					a = le.AppendUint16(a, FP32ToBF16(x))
-				} else {
-					a = le.AppendUint32(a, math.Float32bits(x))
-				}
-			}
+			packed, gb := half16Groups(t, rng, p, typ, nb)
+			a := appendHalf16Act(nil, typ, randRow(rng, nb*QK, 1))
 			astride := len(a)
-			gb := nb * p.BlockBytes
 			for _, acc := range []bool{false, true} {
 				start := randRow(rng, rows, 1)
 				want, got := append([]float32(nil), start...), append([]float32(nil), start...)
@@ -182,28 +196,11 @@ func TestHalf16DecodeMultiMatchesKernel(t *testing.T) {
 		for _, nb := range []int{1, 3, 12, 32} {
 			n := nb * QK
 			wrows := Q4x16Rows * p.DecodeGroups
-			w := make([]byte, wrows*n*2)
-			if err := Quantize(typ, w, randRow(rng, wrows*n, 1)); err != nil {
-				t.Fatal(err)
-			}
-			packed := make([]byte, p.Bytes(wrows, n))
-			if err := p.Repack(packed, w, wrows, n); err != nil {
-				t.Fatal(err)
-			}
-			gb := nb * p.BlockBytes
+			packed, gb := half16Groups(t, rng, p, typ, nb)
 			astride := n*act + 64 // rows apart by more than their length
 			a := make([]byte, p.DecodeRows*astride)
 			for r := range p.DecodeRows {
-				row := randRow(rng, n, 1)
-				if typ == BF16 {
-					if err := Quantize(BF16, a[r*astride:r*astride+n*2], row); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				for i, x := range row {
-					le.PutUint32(a[r*astride+4*i:], math.Float32bits(x))
-				}
+				copy(a[r*astride:], appendHalf16Act(nil, typ, randRow(rng, n, 1)))
 			}
 			dstride := wrows + 16
 			for rows := 1; rows <= p.DecodeRows; rows++ {
