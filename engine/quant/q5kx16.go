@@ -21,11 +21,24 @@ package quant
 //	bytes    64..191   group scales: byte 64+16c+i is group c's of row i
 //	bytes   192..319   group minimums in pairs: byte 192+32k+2i+e is
 //	                   group 2k+e's of row i
-//	bytes   320..2367  32 chunks of 64 bytes: chunk q holds row i's qs
-//	                   bytes 4q..4q+3 at 4i
-//	bytes  2368..2879  8 chunks of 64 bytes: chunk s holds row i's qh
-//	                   bytes 4s..4s+3 at 4i
+//	bytes   320..2879  8 lanes of 320 bytes, in the order the one-row
+//	                   kernel reads them: lane u holds qs chunks u, 8+u,
+//	                   16+u and 24+u, then qh chunk u, where qs chunk q
+//	                   holds row i's qs bytes 4q..4q+3 at 4i and qh chunk
+//	                   s its qh bytes 4s..4s+3 (q5kx16QS, q5kx16QH)
+//
+// A lane is what one step of the one-row kernel reads (the quants
+// 4u..4u+3 of every group and their fifth bits), so a super-block is read
+// front to back.
 const Q5Kx16BlockBytes = Q4x16Rows * (q5_KBytes + 4)
+
+// q5kx16QS is where qs chunk q (row i's qs bytes 4q..4q+3 at 4i) lies in
+// a Q5_Kx16 super-block: in lane q%8, quarter q/8.
+func q5kx16QS(q int) int { return 320 + 64*(5*(q%8)+q/8) }
+
+// q5kx16QH is where qh chunk s lies in a Q5_Kx16 super-block: at the end
+// of lane s.
+func q5kx16QH(s int) int { return 320 + 64*(5*s+4) }
 
 // Q5Kx16Bytes is the size of a rows × cols matrix in the Q5_Kx16 layout.
 func Q5Kx16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QKK) * Q5Kx16BlockBytes }
@@ -50,10 +63,10 @@ func RepackQ5Kx16(dst, src []byte, rows, cols int) error {
 					out[192+32*(c/2)+2*i+c%2] = m
 				}
 				for q := range 32 {
-					copy(out[320+64*q+4*i:][:4], in[48+4*q:][:4])
+					copy(out[q5kx16QS(q)+4*i:][:4], in[48+4*q:][:4])
 				}
 				for s := range 8 {
-					copy(out[2368+64*s+4*i:][:4], in[16+4*s:][:4])
+					copy(out[q5kx16QH(s)+4*i:][:4], in[16+4*s:][:4])
 				}
 			}
 		}
@@ -87,8 +100,8 @@ func Q5Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 						var s int32
 						for k := range 4 {
 							e := 4*u + k // element 32c+e
-							nib := blk[320+64*(8*(c/2)+u)+4*i+k] >> (4 * (c % 2)) & 0xf
-							q := nib | (blk[2368+64*u+4*i+k]>>c&1)<<4
+							nib := blk[q5kx16QS(8*(c/2)+u)+4*i+k] >> (4 * (c % 2)) & 0xf
+							q := nib | (blk[q5kx16QH(u)+4*i+k]>>c&1)<<4
 							s += int32(q) * int32(int8(y[4+32*c+e]))
 						}
 						lanes[u] += sc * s
