@@ -15,11 +15,12 @@ import "encoding/binary"
 //	bytes   32..287   group scales (−32..31) in pairs: pair 4e+2h+k,
 //	                  32 bytes, holds at 2i+t the scale of group
 //	                  8h+2(2k+t)+e of row i
-//	bytes  288..799   high bits: eight 64-byte chunks; chunk c holds row
-//	                  i's hmask bytes 4c..4c+3 at 4i..4i+3
-//	bytes  800..1823  low bits: for each 32-byte half h of the block's
-//	                  qs, eight 64-byte chunks; chunk c holds row i's
-//	                  bytes 32h+4c..32h+4c+3 at 4i..4i+3
+//	bytes  288..1823  eight lanes of 192 bytes, in the order the kernel
+//	                  reads them: lane c holds high chunk c (row i's
+//	                  hmask bytes 4c..4c+3 at 4i..4i+3), then low chunk c
+//	                  of each 32-byte half h of the block's qs (row i's
+//	                  qs bytes 32h+4c..32h+4c+3 at 4i..4i+3): q3kx16Hi,
+//	                  q3kx16Lo
 //
 // Element 128h+32j+4c+l (j, l < 4) of a row is q = (bits 2j..2j+1 of
 // byte l of low chunk c of half h) + 4·(bit 4h+j of byte l of high chunk
@@ -36,6 +37,14 @@ import "encoding/binary"
 // away 4·scale·Σa, whose sums of four activations come with the
 // activation row (Q3Kx16Aux).
 const Q3Kx16BlockBytes = Q4x16Rows * (q3_KBytes + 4)
+
+// q3kx16Hi is where high chunk c lies in a Q3_Kx16 block: at the start
+// of lane c.
+func q3kx16Hi(c int) int { return 288 + 192*c }
+
+// q3kx16Lo is where low chunk c of half h lies in a Q3_Kx16 block: after
+// lane c's high chunk.
+func q3kx16Lo(h, c int) int { return 288 + 192*c + 64*(1+h) }
 
 // Q3Kx16AuxWords is the number of uint32 words Q3Kx16Aux writes per block.
 const Q3Kx16AuxWords = 32
@@ -64,9 +73,9 @@ func RepackQ3Kx16(dst, src []byte, rows, cols int) error {
 					}
 				}
 				for c := range 8 {
-					binary.LittleEndian.PutUint32(out[288+64*c+4*i:], binary.LittleEndian.Uint32(hmask[4*c:]))
+					binary.LittleEndian.PutUint32(out[q3kx16Hi(c)+4*i:], binary.LittleEndian.Uint32(hmask[4*c:]))
 					for h := range 2 {
-						binary.LittleEndian.PutUint32(out[800+512*h+64*c+4*i:], binary.LittleEndian.Uint32(qs[32*h+4*c:]))
+						binary.LittleEndian.PutUint32(out[q3kx16Lo(h, c)+4*i:], binary.LittleEndian.Uint32(qs[32*h+4*c:]))
 					}
 				}
 			}
@@ -120,8 +129,8 @@ func Q3Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 							sc := int32(int8(blk[32+32*(4*(u/4)+2*h+j/2)+2*i+j%2]))
 							var s int32
 							for e := range 4 {
-								lo := int32(blk[800+512*h+64*u+4*i+e] >> (2 * j) & 3)
-								hi := int32(blk[288+64*u+4*i+e] >> (4*h + j) & 1)
+								lo := int32(blk[q3kx16Lo(h, u)+4*i+e] >> (2 * j) & 3)
+								hi := int32(blk[q3kx16Hi(u)+4*i+e] >> (4*h + j) & 1)
 								s += (lo + 4*hi - 4) * int32(int8(y[4+128*h+32*j+4*u+e]))
 							}
 							l += sc * s
