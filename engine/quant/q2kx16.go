@@ -14,9 +14,10 @@ import "encoding/binary"
 //	bytes   32..63    their f16 dmin
 //	bytes   64..319   scale bytes (minimum << 4 | scale) in pairs: byte
 //	                  64+32p+2i+e is group 2p+e's of row i
-//	bytes  320..1343  quants: for each 32-byte half h of the block's
-//	                  qs, eight 64-byte chunks; chunk c holds row i's
-//	                  bytes 32h+4c..32h+4c+3 at 4i..4i+3
+//	bytes  320..1343  quants, lane by lane in the order the kernel reads
+//	                  them: lane c holds chunk c of each 32-byte half h
+//	                  of the block's qs, row i's bytes 32h+4c..32h+4c+3
+//	                  at 4i..4i+3 (q2kx16Q)
 //
 // Bits 2j..2j+1 of chunk c of half h are the quants of elements
 // 128h+32j+4c..+3, which belong to group 8h+2j+c/4 (groups of 16
@@ -34,6 +35,10 @@ import "encoding/binary"
 // so both modes take it (but for the exact mode's native-fp16 build,
 // whose Q2_K order is another: DotQ2_KRepacked).
 const Q2Kx16BlockBytes = Q4x16Rows * q2_KBytes
+
+// q2kx16Q is where quant chunk c of half h lies in a Q2_Kx16 block: in
+// lane c, after the chunk of half 0.
+func q2kx16Q(h, c int) int { return 320 + 128*c + 64*h }
 
 // Q2Kx16Bytes is the size of a rows × cols matrix in the Q2_Kx16 layout.
 func Q2Kx16Bytes(rows, cols int) int { return rows / Q4x16Rows * (cols / QKK) * Q2Kx16BlockBytes }
@@ -59,7 +64,7 @@ func RepackQ2Kx16(dst, src []byte, rows, cols int) error {
 				}
 				for h := range 2 {
 					for c := range 8 {
-						binary.LittleEndian.PutUint32(out[320+512*h+64*c+4*i:], binary.LittleEndian.Uint32(qs[32*h+4*c:]))
+						binary.LittleEndian.PutUint32(out[q2kx16Q(h, c)+4*i:], binary.LittleEndian.Uint32(qs[32*h+4*c:]))
 					}
 				}
 			}
@@ -92,7 +97,7 @@ func Q2Kx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxs
 							g := 8*h + 2*k + u/4 // the group of this lane's four elements
 							var s int32
 							for e := range 4 {
-								q := blk[320+512*h+64*u+4*i+e] >> (2 * k) & 3
+								q := blk[q2kx16Q(h, u)+4*i+e] >> (2 * k) & 3
 								s += int32(q) * int32(int8(y[4+128*h+32*k+4*u+e]))
 							}
 							l += int32(blk[64+32*(g/2)+2*i+g%2]&0xf) * s
