@@ -116,8 +116,10 @@ func q4x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstri
 //go:noescape
 func q4x16DecodeAVX512VNNI(nb int, w *byte, a *byte, aux *uint32, dst *float32, accumulate bool, pfd int)
 
-// q4kx16 checks the buffers and runs the assembly kernel, which takes up
-// to four activation rows at a time.
+// q4kx16 checks the buffers and runs the assembly kernels: for one
+// activation row (decode) the one-row kernel (q4kx16DecodeAVX512VNNI),
+// else the general one, up to four activation rows at a time; both give
+// the same sums.
 func q4kx16(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int) {
 	checkQ4Kx16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 	if rows == 1 {
