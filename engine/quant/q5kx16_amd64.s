@@ -1456,8 +1456,10 @@ q5kout:
 	VPORD      Z27, sc, sc
 
 // Q5KD_QH and Q5KD_QS load lane u's qh chunk into Z25 and its qs chunk of
-// the quarter at off into Z26, each line prefetched PFD bytes ahead into
-// L1 and FAR bytes further into L2 just before its load.
+// quarter q (qs chunk 8q+u) into Z26, each line prefetched PFD bytes ahead
+// into L1 and FAR bytes further into L2 just before its load: a lane is
+// 320 contiguous bytes, its four qs chunks and then its qh chunk
+// (q5kx16QS, q5kx16QH).
 #define Q5KD_QH(u) \
 	PREFETCHT0 PFD+576+320*u(DI) \
 	PREFETCHT2 PFD+FAR+576+320*u(DI) \
@@ -1489,8 +1491,8 @@ q5kout:
 
 // Q5KD_LANES adds lane u of the super-block at DI to acc (and to acc1,
 // for the second activation row, where dot is Q5KD_DOT2): quants
-// 4u..4u+3 of every group (chunk u of each 512-byte quarter of the low
-// nibbles, qh chunk u for the fifth bits), against the activation quants
+// 4u..4u+3 of every group (qs chunk u of each quarter, whose low and high
+// nibbles are two groups, qh chunk u for the fifth bits), against the activation quants
 // at 4+4u+32j(SI), with the scale pairs Z17-Z24.
 #define Q5KD_LANES(u, acc, acc1, dot) \
 	Q5KD_QH(u) \
