@@ -125,10 +125,11 @@ type Options struct {
 type Manager struct {
 	o Options
 
-	mu      sync.Mutex
-	loaded  map[string]*entry
-	loading map[string]*loadCall
-	closed  bool
+	mu        sync.Mutex
+	loaded    map[string]*entry
+	loading   map[string]*loadCall
+	unloading int // models taken out of loaded whose unload has not finished
+	closed    bool
 }
 
 type entry struct {
@@ -449,7 +450,12 @@ func (m *Manager) release(e *entry) {
 		return
 	}
 	if e.keepAlive == 0 {
-		go m.unload(e)
+		// Out of the loaded set before the caller answers, so that a
+		// client that asks what is loaded next does not see it (Ollama's
+		// keep_alive 0); saving its cache and closing it go on behind.
+		if m.detach(e) {
+			go m.finishUnload(e)
+		}
 		return
 	}
 	e.timer = time.AfterFunc(e.keepAlive, func() { m.unload(e) })
@@ -458,15 +464,35 @@ func (m *Manager) release(e *entry) {
 // unload removes an idle model, saving its prefix cache first.
 func (m *Manager) unload(e *entry) {
 	m.mu.Lock()
+	ok := m.detach(e)
+	m.mu.Unlock()
+	if ok {
+		m.finishUnload(e)
+	}
+}
+
+// detach takes the idle model e out of the loaded set, m.mu held, and
+// reports whether it did (false: another unload took it, or a request
+// holds it); finishUnload must follow.
+func (m *Manager) detach(e *entry) bool {
 	if m.loaded[e.name] != e || e.refs > 0 {
-		m.mu.Unlock()
-		return
+		return false
 	}
 	delete(m.loaded, e.name)
 	if e.timer != nil {
 		e.timer.Stop()
 	}
-	m.mu.Unlock()
+	m.unloading++
+	return true
+}
+
+// finishUnload saves a detached model's prefix cache and closes it.
+func (m *Manager) finishUnload(e *entry) {
+	defer func() {
+		m.mu.Lock()
+		m.unloading--
+		m.mu.Unlock()
+	}()
 	if m.o.OnUnload != nil {
 		m.o.OnUnload(e.name, e.model)
 	}
@@ -539,16 +565,17 @@ func (m *Manager) Close(ctx context.Context) error {
 				idle = append(idle, e)
 			}
 		}
+		unloading := m.unloading
 		m.mu.Unlock()
 		for _, e := range idle {
 			m.unload(e)
 		}
-		if len(busy) == 0 {
+		if len(busy) == 0 && unloading == 0 {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("close models: %d still in use: %w", len(busy), ctx.Err())
+			return fmt.Errorf("close models: %d still in use, %d unloading: %w", len(busy), unloading, ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

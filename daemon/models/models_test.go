@@ -20,10 +20,12 @@ import (
 	"github.com/ruvllm/ruvllm/engine/testmodel"
 )
 
-// stubModel is a loaded model that records its Close.
+// stubModel is a loaded model that records its Close, which waits for
+// closeGate when it is set.
 type stubModel struct {
-	path   string
-	closed atomic.Bool
+	path      string
+	closed    atomic.Bool
+	closeGate chan struct{}
 }
 
 func (s *stubModel) Info() llm.Info { return llm.Info{Name: llm.NameFromPath(s.path), Path: s.path} }
@@ -33,7 +35,13 @@ func (s *stubModel) Generate(ctx context.Context, req llm.Request, fn func(llm.T
 func (s *stubModel) Embed(ctx context.Context, in []string, opts llm.EmbedOptions) ([][]float32, int, error) {
 	return nil, 0, nil
 }
-func (s *stubModel) Close() error { s.closed.Store(true); return nil }
+func (s *stubModel) Close() error {
+	if s.closeGate != nil {
+		<-s.closeGate
+	}
+	s.closed.Store(true)
+	return nil
+}
 
 type recorder struct {
 	mu     sync.Mutex
@@ -53,11 +61,14 @@ func (r *recorder) list() []string {
 }
 
 // countingLoader loads stub models, counting loads per path; a path
-// containing "broken" fails, and gate (when set) holds every load.
+// containing "broken" fails, gate (when set) holds every load and
+// closeGate every model's Close.
 type countingLoader struct {
-	mu    sync.Mutex
-	loads map[string]int
-	gate  chan struct{}
+	mu        sync.Mutex
+	loads     map[string]int
+	gate      chan struct{}
+	closeGate chan struct{}
+	last      *stubModel
 }
 
 func (l *countingLoader) load(ctx context.Context, path string) (Model, error) {
@@ -70,7 +81,11 @@ func (l *countingLoader) load(ctx context.Context, path string) (Model, error) {
 	if strings.Contains(path, "broken") {
 		return nil, errors.New("bad magic")
 	}
-	return &stubModel{path: path}, nil
+	sm := &stubModel{path: path, closeGate: l.closeGate}
+	l.mu.Lock()
+	l.last = sm
+	l.mu.Unlock()
+	return sm, nil
 }
 
 func (l *countingLoader) count(file string) int {
@@ -240,7 +255,42 @@ func TestKeepAlive(t *testing.T) {
 	zero := time.Duration(0)
 	h, _ = m.Acquire(ctx, "b", &zero)
 	h.Release()
-	waitFor(t, func() bool { return len(m.Loaded()) == 0 }, "keep_alive 0 unloads at once")
+	if l := m.Loaded(); len(l) != 0 {
+		t.Fatalf("keep_alive 0: %+v still listed when Release returned", l)
+	}
+}
+
+// TestKeepAliveZeroUnloadFinishesBeforeClose checks that a model released
+// with keep-alive 0 leaves the loaded list at once while its unload (the
+// cache snapshot and Close) runs behind, and that Close waits for that
+// unload instead of returning with the model still open.
+func TestKeepAliveZeroUnloadFinishesBeforeClose(t *testing.T) {
+	m, l, _ := newTestManager(t, Options{}, "a.gguf")
+	l.closeGate = make(chan struct{})
+	var open sync.Once
+	release := func() { open.Do(func() { close(l.closeGate) }) }
+	t.Cleanup(release) // before the manager's Close, even when the test fails
+	zero := time.Duration(0)
+	h, err := m.Acquire(context.Background(), "a", &zero)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Release()
+	if got := m.Loaded(); len(got) != 0 {
+		t.Fatalf("loaded %+v after a keep-alive 0 release", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := m.Close(ctx); err == nil || !strings.Contains(err.Error(), "1 unloading") {
+		t.Fatalf("Close with an unload in progress: %v, want it to wait and time out", err)
+	}
+	release()
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatalf("Close after the unload: %v", err)
+	}
+	if !l.last.closed.Load() {
+		t.Fatal("the model was not closed")
+	}
 }
 
 func waitFor(t *testing.T, cond func() bool, what string) {
