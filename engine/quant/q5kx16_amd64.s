@@ -1647,6 +1647,15 @@ q5kdblock:
 	VZEROUPPER
 	RET
 
+// Q5KD2_MINS adds the minimum pairs at off(DI) times each row's aux pair
+// at k(R14) and k(R15) to the rows' minimums' terms Z25 and Z16.
+#define Q5KD2_MINS(off, k) \
+	PREFETCHT0    PFD+off(DI) \
+	PREFETCHT2    PFD+FAR+off(DI) \
+	VPMOVZXBW     off(DI), Z26 \
+	VPDPWSSD.BCST k(R14), Z26, Z25 \
+	VPDPWSSD.BCST k(R15), Z26, Z16
+
 // Q5KD2_FLANE adds integer lane z, converted, times d·d_a (Z29) to the
 // float lane at off(R13); Z17 scratch.
 #define Q5KD2_FLANE(z, off) \
@@ -1757,26 +1766,10 @@ q5kd2block:
 	// The minimums' terms of both rows, exactly.
 	VPXORD Z25, Z25, Z25
 	VPXORD Z16, Z16, Z16
-	PREFETCHT0    PFD+192(DI)
-	PREFETCHT2    PFD+FAR+192(DI)
-	VPMOVZXBW     192(DI), Z26
-	VPDPWSSD.BCST 0(R14), Z26, Z25
-	VPDPWSSD.BCST 0(R15), Z26, Z16
-	PREFETCHT0    PFD+224(DI)
-	PREFETCHT2    PFD+FAR+224(DI)
-	VPMOVZXBW     224(DI), Z26
-	VPDPWSSD.BCST 4(R14), Z26, Z25
-	VPDPWSSD.BCST 4(R15), Z26, Z16
-	PREFETCHT0    PFD+256(DI)
-	PREFETCHT2    PFD+FAR+256(DI)
-	VPMOVZXBW     256(DI), Z26
-	VPDPWSSD.BCST 8(R14), Z26, Z25
-	VPDPWSSD.BCST 8(R15), Z26, Z16
-	PREFETCHT0    PFD+288(DI)
-	PREFETCHT2    PFD+FAR+288(DI)
-	VPMOVZXBW     288(DI), Z26
-	VPDPWSSD.BCST 12(R14), Z26, Z25
-	VPDPWSSD.BCST 12(R15), Z26, Z16
+	Q5KD2_MINS(192, 0)
+	Q5KD2_MINS(224, 4)
+	Q5KD2_MINS(256, 8)
+	Q5KD2_MINS(288, 12)
 	PREFETCHT0   PFD+0(DI)
 	PREFETCHT2   PFD+FAR+0(DI)
 	VCVTPH2PS    (DI), Z26
