@@ -1519,19 +1519,24 @@ q6kout:
 	VPSRLW     $2, Z24, Z21 \
 	VPTERNLOGD $0xf8, Z31, Z21, Z20
 
-// Q6KD_STEP unpacks the four chunks of one qh chunk (at qh) and two ql
-// chunks (at ql, ql8) and adds each to acc against the activation quants
+// Q6KD_STEPX unpacks the four chunks of one qh chunk (at qh) and two ql
+// chunks (at ql, ql8) and adds each, by dot (Q6KD_DOT1 for one activation
+// row, Q6KD2_DOT for two), to acc (and acc1) against the activation quants
 // at a0..a3 with the scale pairs Z8..Z11.
-#define Q6KD_STEP(qh, ql, ql8, a0, a1, a2, a3, acc) \
+#define Q6KD_STEPX(qh, ql, ql8, a0, a1, a2, a3, acc, acc1, dot) \
 	Q6KD_LOAD(qh, ql, ql8) \
 	Q6KD_CHUNK0 \
-	Q6KD_DOT(Z20, a0, Z8, acc) \
+	dot(Z20, a0, Z8, acc, acc1) \
 	Q6KD_CHUNK1 \
-	Q6KD_DOT(Z20, a1, Z9, acc) \
+	dot(Z20, a1, Z9, acc, acc1) \
 	Q6KD_CHUNK2 \
-	Q6KD_DOT(Z20, a2, Z10, acc) \
+	dot(Z20, a2, Z10, acc, acc1) \
 	Q6KD_CHUNK3 \
-	Q6KD_DOT(Z20, a3, Z11, acc)
+	dot(Z20, a3, Z11, acc, acc1)
+
+// Q6KD_DOT1 is Q6KD_DOT for Q6KD_STEPX with one activation row (acc1
+// unused).
+#define Q6KD_DOT1(w, actoff, sc, acc, acc1) Q6KD_DOT(w, actoff, sc, acc)
 
 // Q6KD_EVEN loads the scales of a chunk (16 rows, groups 2c and 2c+1, at
 // off) and leaves the even group's pairs in sc; it adds the chunk's
@@ -1550,22 +1555,23 @@ q6kout:
 	VPMOVSXBW off(DI), Z20 \
 	VPSHUFB   Z29, Z20, sc
 
-// The unrolled quarters of a super-block, shared by the one-row kernel
-// and its four-stream form: the scales of chunks 0-3 or 4-7 (the even
-// groups' pairs, with their offset terms added to a0-a3, or the odd
-// groups'), and the four steps that add the even or odd groups' chunks
-// 0-3 or 4-7 to a0-a3.
-#define Q6KD_EVENS03(a0, a1, a2, a3) \
-	Q6KD_EVEN(32, 260, Z8, a0) \
-	Q6KD_EVEN(64, 264, Z9, a1) \
-	Q6KD_EVEN(96, 268, Z10, a2) \
-	Q6KD_EVEN(128, 272, Z11, a3)
+// The unrolled quarters of a super-block, shared by the one-row kernel,
+// its four-stream form and the two-row kernel: the scales of chunks 0-3 or
+// 4-7 (the even groups' pairs, with their offset terms added by even,
+// Q6KD_EVEN1 or Q6KD2_EVEN, to a0-a3 (and b0-b3), or the odd groups'),
+// and the four steps that add the even or odd groups' chunks 0-3 or 4-7
+// to a0-a3 (and b0-b3) by dot. The one-row forms pass their lanes twice.
+#define Q6KD_EVENS03X(a0, a1, a2, a3, b0, b1, b2, b3, even) \
+	even(32, 260, Z8, a0, b0) \
+	even(64, 264, Z9, a1, b1) \
+	even(96, 268, Z10, a2, b2) \
+	even(128, 272, Z11, a3, b3)
 
-#define Q6KD_EVENS47(a0, a1, a2, a3) \
-	Q6KD_EVEN(160, 276, Z8, a0) \
-	Q6KD_EVEN(192, 280, Z9, a1) \
-	Q6KD_EVEN(224, 284, Z10, a2) \
-	Q6KD_EVEN(256, 288, Z11, a3)
+#define Q6KD_EVENS47X(a0, a1, a2, a3, b0, b1, b2, b3, even) \
+	even(160, 276, Z8, a0, b0) \
+	even(192, 280, Z9, a1, b1) \
+	even(224, 284, Z10, a2, b2) \
+	even(256, 288, Z11, a3, b3)
 
 #define Q6KD_ODDS03 \
 	Q6KD_ODD(32, Z8) \
@@ -1579,29 +1585,39 @@ q6kout:
 	Q6KD_ODD(224, Z10) \
 	Q6KD_ODD(256, Z11)
 
-#define Q6KD_STEPS03E(a0, a1, a2, a3) \
-	Q6KD_STEP(416, 288, 352, 4, 36, 68, 100, a0) \
-	Q6KD_STEP(608, 480, 544, 8, 40, 72, 104, a1) \
-	Q6KD_STEP(800, 672, 736, 12, 44, 76, 108, a2) \
-	Q6KD_STEP(992, 864, 928, 16, 48, 80, 112, a3)
+#define Q6KD_STEPS03EX(a0, a1, a2, a3, b0, b1, b2, b3, dot) \
+	Q6KD_STEPX(416, 288, 352, 4, 36, 68, 100, a0, b0, dot) \
+	Q6KD_STEPX(608, 480, 544, 8, 40, 72, 104, a1, b1, dot) \
+	Q6KD_STEPX(800, 672, 736, 12, 44, 76, 108, a2, b2, dot) \
+	Q6KD_STEPX(992, 864, 928, 16, 48, 80, 112, a3, b3, dot)
 
-#define Q6KD_STEPS03O(a0, a1, a2, a3) \
-	Q6KD_STEP(1184, 1056, 1120, 20, 52, 84, 116, a0) \
-	Q6KD_STEP(1376, 1248, 1312, 24, 56, 88, 120, a1) \
-	Q6KD_STEP(1568, 1440, 1504, 28, 60, 92, 124, a2) \
-	Q6KD_STEP(1760, 1632, 1696, 32, 64, 96, 128, a3)
+#define Q6KD_STEPS03OX(a0, a1, a2, a3, b0, b1, b2, b3, dot) \
+	Q6KD_STEPX(1184, 1056, 1120, 20, 52, 84, 116, a0, b0, dot) \
+	Q6KD_STEPX(1376, 1248, 1312, 24, 56, 88, 120, a1, b1, dot) \
+	Q6KD_STEPX(1568, 1440, 1504, 28, 60, 92, 124, a2, b2, dot) \
+	Q6KD_STEPX(1760, 1632, 1696, 32, 64, 96, 128, a3, b3, dot)
 
-#define Q6KD_STEPS47E(a0, a1, a2, a3) \
-	Q6KD_STEP(1952, 1824, 1888, 132, 164, 196, 228, a0) \
-	Q6KD_STEP(2144, 2016, 2080, 136, 168, 200, 232, a1) \
-	Q6KD_STEP(2336, 2208, 2272, 140, 172, 204, 236, a2) \
-	Q6KD_STEP(2528, 2400, 2464, 144, 176, 208, 240, a3)
+#define Q6KD_STEPS47EX(a0, a1, a2, a3, b0, b1, b2, b3, dot) \
+	Q6KD_STEPX(1952, 1824, 1888, 132, 164, 196, 228, a0, b0, dot) \
+	Q6KD_STEPX(2144, 2016, 2080, 136, 168, 200, 232, a1, b1, dot) \
+	Q6KD_STEPX(2336, 2208, 2272, 140, 172, 204, 236, a2, b2, dot) \
+	Q6KD_STEPX(2528, 2400, 2464, 144, 176, 208, 240, a3, b3, dot)
 
-#define Q6KD_STEPS47O(a0, a1, a2, a3) \
-	Q6KD_STEP(2720, 2592, 2656, 148, 180, 212, 244, a0) \
-	Q6KD_STEP(2912, 2784, 2848, 152, 184, 216, 248, a1) \
-	Q6KD_STEP(3104, 2976, 3040, 156, 188, 220, 252, a2) \
-	Q6KD_STEP(3296, 3168, 3232, 160, 192, 224, 256, a3)
+#define Q6KD_STEPS47OX(a0, a1, a2, a3, b0, b1, b2, b3, dot) \
+	Q6KD_STEPX(2720, 2592, 2656, 148, 180, 212, 244, a0, b0, dot) \
+	Q6KD_STEPX(2912, 2784, 2848, 152, 184, 216, 248, a1, b1, dot) \
+	Q6KD_STEPX(3104, 2976, 3040, 156, 188, 220, 252, a2, b2, dot) \
+	Q6KD_STEPX(3296, 3168, 3232, 160, 192, 224, 256, a3, b3, dot)
+
+// Q6KD_EVEN1 is Q6KD_EVEN for the tables with one activation row.
+#define Q6KD_EVEN1(off, bsum, sc, acc, acc1) Q6KD_EVEN(off, bsum, sc, acc)
+
+#define Q6KD_EVENS03(a0, a1, a2, a3) Q6KD_EVENS03X(a0, a1, a2, a3, a0, a1, a2, a3, Q6KD_EVEN1)
+#define Q6KD_EVENS47(a0, a1, a2, a3) Q6KD_EVENS47X(a0, a1, a2, a3, a0, a1, a2, a3, Q6KD_EVEN1)
+#define Q6KD_STEPS03E(a0, a1, a2, a3) Q6KD_STEPS03EX(a0, a1, a2, a3, a0, a1, a2, a3, Q6KD_DOT1)
+#define Q6KD_STEPS03O(a0, a1, a2, a3) Q6KD_STEPS03OX(a0, a1, a2, a3, a0, a1, a2, a3, Q6KD_DOT1)
+#define Q6KD_STEPS47E(a0, a1, a2, a3) Q6KD_STEPS47EX(a0, a1, a2, a3, a0, a1, a2, a3, Q6KD_DOT1)
+#define Q6KD_STEPS47O(a0, a1, a2, a3) Q6KD_STEPS47OX(a0, a1, a2, a3, a0, a1, a2, a3, Q6KD_DOT1)
 
 // func q6kx16DecodeAVX512(nb int, w *byte, a *byte, dst *float32, near, far int)
 //
@@ -1690,56 +1706,16 @@ q6kdblock:
 	VPMADDUBSW   Z22, w, Z22 \
 	VPDPWSSD     sc, Z22, acc1
 
-#define Q6KD2_STEP(qh, ql, ql8, a0, a1, a2, a3, acc, acc1) \
-	Q6KD_LOAD(qh, ql, ql8) \
-	Q6KD_CHUNK0 \
-	Q6KD2_DOT(Z20, a0, Z8, acc, acc1) \
-	Q6KD_CHUNK1 \
-	Q6KD2_DOT(Z20, a1, Z9, acc, acc1) \
-	Q6KD_CHUNK2 \
-	Q6KD2_DOT(Z20, a2, Z10, acc, acc1) \
-	Q6KD_CHUNK3 \
-	Q6KD2_DOT(Z20, a3, Z11, acc, acc1)
-
 #define Q6KD2_EVEN(off, bsum, sc, acc, acc1) \
 	Q6KD_EVEN(off, bsum, sc, acc) \
 	VPDPWSSD.BCST bsum(SI)(AX*1), Z21, acc1
 
-#define Q6KD2_EVENS03(a0, a1, a2, a3, b0, b1, b2, b3) \
-	Q6KD2_EVEN(32, 260, Z8, a0, b0) \
-	Q6KD2_EVEN(64, 264, Z9, a1, b1) \
-	Q6KD2_EVEN(96, 268, Z10, a2, b2) \
-	Q6KD2_EVEN(128, 272, Z11, a3, b3)
-
-#define Q6KD2_EVENS47(a0, a1, a2, a3, b0, b1, b2, b3) \
-	Q6KD2_EVEN(160, 276, Z8, a0, b0) \
-	Q6KD2_EVEN(192, 280, Z9, a1, b1) \
-	Q6KD2_EVEN(224, 284, Z10, a2, b2) \
-	Q6KD2_EVEN(256, 288, Z11, a3, b3)
-
-#define Q6KD2_STEPS03E(a0, a1, a2, a3, b0, b1, b2, b3) \
-	Q6KD2_STEP(416, 288, 352, 4, 36, 68, 100, a0, b0) \
-	Q6KD2_STEP(608, 480, 544, 8, 40, 72, 104, a1, b1) \
-	Q6KD2_STEP(800, 672, 736, 12, 44, 76, 108, a2, b2) \
-	Q6KD2_STEP(992, 864, 928, 16, 48, 80, 112, a3, b3)
-
-#define Q6KD2_STEPS03O(a0, a1, a2, a3, b0, b1, b2, b3) \
-	Q6KD2_STEP(1184, 1056, 1120, 20, 52, 84, 116, a0, b0) \
-	Q6KD2_STEP(1376, 1248, 1312, 24, 56, 88, 120, a1, b1) \
-	Q6KD2_STEP(1568, 1440, 1504, 28, 60, 92, 124, a2, b2) \
-	Q6KD2_STEP(1760, 1632, 1696, 32, 64, 96, 128, a3, b3)
-
-#define Q6KD2_STEPS47E(a0, a1, a2, a3, b0, b1, b2, b3) \
-	Q6KD2_STEP(1952, 1824, 1888, 132, 164, 196, 228, a0, b0) \
-	Q6KD2_STEP(2144, 2016, 2080, 136, 168, 200, 232, a1, b1) \
-	Q6KD2_STEP(2336, 2208, 2272, 140, 172, 204, 236, a2, b2) \
-	Q6KD2_STEP(2528, 2400, 2464, 144, 176, 208, 240, a3, b3)
-
-#define Q6KD2_STEPS47O(a0, a1, a2, a3, b0, b1, b2, b3) \
-	Q6KD2_STEP(2720, 2592, 2656, 148, 180, 212, 244, a0, b0) \
-	Q6KD2_STEP(2912, 2784, 2848, 152, 184, 216, 248, a1, b1) \
-	Q6KD2_STEP(3104, 2976, 3040, 156, 188, 220, 252, a2, b2) \
-	Q6KD2_STEP(3296, 3168, 3232, 160, 192, 224, 256, a3, b3)
+#define Q6KD2_EVENS03(a0, a1, a2, a3, b0, b1, b2, b3) Q6KD_EVENS03X(a0, a1, a2, a3, b0, b1, b2, b3, Q6KD2_EVEN)
+#define Q6KD2_EVENS47(a0, a1, a2, a3, b0, b1, b2, b3) Q6KD_EVENS47X(a0, a1, a2, a3, b0, b1, b2, b3, Q6KD2_EVEN)
+#define Q6KD2_STEPS03E(a0, a1, a2, a3, b0, b1, b2, b3) Q6KD_STEPS03EX(a0, a1, a2, a3, b0, b1, b2, b3, Q6KD2_DOT)
+#define Q6KD2_STEPS03O(a0, a1, a2, a3, b0, b1, b2, b3) Q6KD_STEPS03OX(a0, a1, a2, a3, b0, b1, b2, b3, Q6KD2_DOT)
+#define Q6KD2_STEPS47E(a0, a1, a2, a3, b0, b1, b2, b3) Q6KD_STEPS47EX(a0, a1, a2, a3, b0, b1, b2, b3, Q6KD2_DOT)
+#define Q6KD2_STEPS47O(a0, a1, a2, a3, b0, b1, b2, b3) Q6KD_STEPS47OX(a0, a1, a2, a3, b0, b1, b2, b3, Q6KD2_DOT)
 
 // Q6KD2_FLANE adds integer lane z, converted, times d to the float lane
 // at off(R13); Z23 scratch.
