@@ -26,6 +26,17 @@
 	PREFETCHT0 off(DX)(AX*1) \
 	PREFETCHT2 FAR+off(DX)(AX*1)
 
+// HSUM8 leaves a0 = (a0+a4 + a2+a6) + (a1+a5 + a3+a7): the eight float32
+// lanes of 16 outputs added in hsum_float_8's order.
+#define HSUM8(a0, a1, a2, a3, a4, a5, a6, a7) \
+	VADDPS a4, a0, a0 \
+	VADDPS a5, a1, a1 \
+	VADDPS a6, a2, a2 \
+	VADDPS a7, a3, a3 \
+	VADDPS a2, a0, a0 \
+	VADDPS a3, a1, a1 \
+	VADDPS a1, a0, a0
+
 // The kernels that keep llama.cpp's eight float32 lanes per output
 // (Q2_Kx16, Q3_Kx16, the i-quant panel) keep an activation row's lanes in
 // memory at DI, lane u of its 16 outputs at 64·u bytes past the row's

@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "packed_amd64.h"
 
 // PFD is how far ahead of the super-block being unpacked the kernel
 // prefetches the weights: one super-block of 16 rows, each load of the
@@ -1634,13 +1635,7 @@ q5kdblock:
 	JNZ  q5kdblock
 
 	// hsum_float_8 of the lanes, plus the minimums' sum.
-	VADDPS Z12, Z8, Z8
-	VADDPS Z13, Z9, Z9
-	VADDPS Z14, Z10, Z10
-	VADDPS Z15, Z11, Z11
-	VADDPS Z10, Z8, Z8
-	VADDPS Z11, Z9, Z9
-	VADDPS Z9, Z8, Z8
+	HSUM8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	VADDPS Z16, Z8, Z8
 	MOVQ dst+32(FP), DI
 	VMOVUPS Z8, (DI)
@@ -1677,13 +1672,7 @@ q5kdblock:
 	VMOVUPS off+384(R13), Z14 \
 	VMOVUPS off+448(R13), Z15 \
 	VMOVUPS off+512(R13), Z16 \
-	VADDPS  Z12, Z8, Z8 \
-	VADDPS  Z13, Z9, Z9 \
-	VADDPS  Z14, Z10, Z10 \
-	VADDPS  Z15, Z11, Z11 \
-	VADDPS  Z10, Z8, Z8 \
-	VADDPS  Z11, Z9, Z9 \
-	VADDPS  Z9, Z8, Z8 \
+	HSUM8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15) \
 	VADDPS  Z16, Z8, Z8 \
 	VMOVUPS Z8, (R10)
 

@@ -27,16 +27,6 @@
 	VCVTDQ2PS         t, t \
 	VFMADD231PS       d, t, acc
 
-// HSUM8 as in q8x16_amd64.s.
-#define HSUM8(a0, a1, a2, a3, a4, a5, a6, a7) \
-	VADDPS a4, a0, a0 \
-	VADDPS a5, a1, a1 \
-	VADDPS a6, a2, a2 \
-	VADDPS a7, a3, a3 \
-	VADDPS a2, a0, a0 \
-	VADDPS a3, a1, a1 \
-	VADDPS a1, a0, a0
-
 // Q5X16ROW adds the activation block at (act), aux words at (aux), to the
 // accumulators a0-a7 with scales d, the weights' lanes in Z16-Z23 (as
 // Q8X16ROW, with two integer temporaries).

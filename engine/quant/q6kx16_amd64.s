@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "packed_amd64.h"
 
 // PFD is how far ahead of the super-block being unpacked the kernel
 // prefetches the weights: one super-block of 16 rows, each load of the
@@ -1685,13 +1686,7 @@ q6kdblock:
 	JNZ  q6kdblock
 
 	// hsum_float_8: (l0+l4 + l2+l6) + (l1+l5 + l3+l7).
-	VADDPS Z16, Z12, Z12
-	VADDPS Z17, Z13, Z13
-	VADDPS Z18, Z14, Z14
-	VADDPS Z19, Z15, Z15
-	VADDPS Z14, Z12, Z12
-	VADDPS Z15, Z13, Z13
-	VADDPS Z13, Z12, Z12
+	HSUM8(Z12, Z13, Z14, Z15, Z16, Z17, Z18, Z19)
 	MOVQ dst+24(FP), DI
 	VMOVUPS Z12, (DI)
 	VZEROUPPER
@@ -1736,13 +1731,7 @@ q6kdblock:
 	VMOVUPS off+320(R13), Z17 \
 	VMOVUPS off+384(R13), Z18 \
 	VMOVUPS off+448(R13), Z19 \
-	VADDPS  Z16, Z12, Z12 \
-	VADDPS  Z17, Z13, Z13 \
-	VADDPS  Z18, Z14, Z14 \
-	VADDPS  Z19, Z15, Z15 \
-	VADDPS  Z14, Z12, Z12 \
-	VADDPS  Z15, Z13, Z13 \
-	VADDPS  Z13, Z12, Z12 \
+	HSUM8(Z12, Z13, Z14, Z15, Z16, Z17, Z18, Z19) \
 	VMOVUPS Z12, (R10)
 
 // func q6kx16Decode2AVX512(nb int, w *byte, a *byte, astride int, dst *float32, dstride int, near, far int, lanes *float32)
@@ -1941,13 +1930,7 @@ q6kd2block:
 	VMOVUPS FLANE+l+320(R13), Z17 \
 	VMOVUPS FLANE+l+384(R13), Z18 \
 	VMOVUPS FLANE+l+448(R13), Z19 \
-	VADDPS  Z16, Z12, Z12 \
-	VADDPS  Z17, Z13, Z13 \
-	VADDPS  Z18, Z14, Z14 \
-	VADDPS  Z19, Z15, Z15 \
-	VADDPS  Z14, Z12, Z12 \
-	VADDPS  Z15, Z13, Z13 \
-	VADDPS  Z13, Z12, Z12 \
+	HSUM8(Z12, Z13, Z14, Z15, Z16, Z17, Z18, Z19) \
 	VMOVUPS Z12, (DI) \
 	ADDQ    R10, DI
 

@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "packed_amd64.h"
 
 // PFD is how far ahead of the block being read the weights are
 // prefetched, for one or two rows (see q4x16_amd64.s): one-row decode read
@@ -49,16 +50,6 @@
 	Q8X16LANE(act, 22, aux, 20, Z21, d, Z28, a5) \
 	Q8X16LANE(act, 26, aux, 24, Z22, d, Z29, a6) \
 	Q8X16LANE(act, 30, aux, 28, Z23, d, Z30, a7)
-
-// HSUM8 leaves a0 = (a0+a4 + a2+a6) + (a1+a5 + a3+a7), hsum_float_8's order.
-#define HSUM8(a0, a1, a2, a3, a4, a5, a6, a7) \
-	VADDPS a4, a0, a0 \
-	VADDPS a5, a1, a1 \
-	VADDPS a6, a2, a2 \
-	VADDPS a7, a3, a3 \
-	VADDPS a2, a0, a0 \
-	VADDPS a3, a1, a1 \
-	VADDPS a1, a0, a0
 
 // func q8x16AVX512VNNI(nb int, w *byte, a *byte, astride int, aux *uint32, auxstride, rows int, dst *float32, dstride int)
 TEXT ·q8x16AVX512VNNI(SB), NOSPLIT, $0-72
