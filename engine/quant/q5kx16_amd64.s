@@ -1456,6 +1456,17 @@ q5kout:
 	VPSLLD     $16, sc, Z27 \
 	VPORD      Z27, sc, sc
 
+// Q5KD_SCALES leaves the eight groups' scale pairs in Z17-Z24.
+#define Q5KD_SCALES \
+	Q5KD_SCALE(64, Z17) \
+	Q5KD_SCALE(80, Z18) \
+	Q5KD_SCALE(96, Z19) \
+	Q5KD_SCALE(112, Z20) \
+	Q5KD_SCALE(128, Z21) \
+	Q5KD_SCALE(144, Z22) \
+	Q5KD_SCALE(160, Z23) \
+	Q5KD_SCALE(176, Z24)
+
 // Q5KD_QH and Q5KD_QS load lane u's qh chunk into Z25 and its qs chunk of
 // quarter q (qs chunk 8q+u) into Z26, each line prefetched PFD bytes ahead
 // into L1 and FAR bytes further into L2 just before its load: a lane is
@@ -1561,14 +1572,7 @@ q5kdblock:
 	VPXORD Z5, Z5, Z5
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
-	Q5KD_SCALE(64, Z17)
-	Q5KD_SCALE(80, Z18)
-	Q5KD_SCALE(96, Z19)
-	Q5KD_SCALE(112, Z20)
-	Q5KD_SCALE(128, Z21)
-	Q5KD_SCALE(144, Z22)
-	Q5KD_SCALE(160, Z23)
-	Q5KD_SCALE(176, Z24)
+	Q5KD_SCALES
 	// Lane 0: quants 0..3 of every group, qh chunk 0.
 	Q5KD_LANE(0, Z0)
 	// Lane 1: quants 4..7 of every group, qh chunk 1.
@@ -1736,14 +1740,7 @@ q5kd2block:
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
-	Q5KD_SCALE(64, Z17)
-	Q5KD_SCALE(80, Z18)
-	Q5KD_SCALE(96, Z19)
-	Q5KD_SCALE(112, Z20)
-	Q5KD_SCALE(128, Z21)
-	Q5KD_SCALE(144, Z22)
-	Q5KD_SCALE(160, Z23)
-	Q5KD_SCALE(176, Z24)
+	Q5KD_SCALES
 	Q5KD_LANES(0, Z0, Z8, Q5KD_DOT2)
 	Q5KD_LANES(1, Z1, Z9, Q5KD_DOT2)
 	Q5KD_LANES(2, Z2, Z10, Q5KD_DOT2)
