@@ -135,6 +135,9 @@ func BenchmarkBF16x16AMX(b *testing.B) {
 	dst := make([]float32, 32*groups*Q4x16Rows)
 	for _, amx := range []bool{true, false} {
 		p := FastPackedFor(BF16, amx)
+		if !amx {
+			p = bf16x16Packed() // the bytes above are BF16x16
+		}
 		if p == nil || amx && p.Tile == nil {
 			continue
 		}

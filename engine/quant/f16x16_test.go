@@ -109,12 +109,30 @@ func testHalf16MatchesReference(t *testing.T) {
 	}
 }
 
+// half16Layout is a layout of F16 or BF16 weights.
+type half16Layout struct {
+	*Packed
+	typ Type
+}
+
+// half16Layouts returns the default mode's F16 and BF16 layouts this CPU
+// has kernels for: F16x16, BF16x16 and BF16x16Z.
+func half16Layouts() []half16Layout {
+	var out []half16Layout
+	for _, l := range []half16Layout{{FastPackedFor(F16, false), F16}, {bf16x16Packed(), BF16}, {bf16zPacked(), BF16}} {
+		if l.Packed != nil {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // half16Groups repacks random typ (F16 or BF16) weights of nb blocks a row
 // into p's layout, p.DecodeGroups groups of 16 rows, and returns them with
 // the bytes of a group.
 func half16Groups(t *testing.T, rng *rand.Rand, p *Packed, typ Type, nb int) (packed []byte, groupBytes int) {
 	t.Helper()
-	n, rows := nb*QK, Q4x16Rows*p.DecodeGroups
+	n, rows := nb*p.BlockSize, Q4x16Rows*p.DecodeGroups
 	w := make([]byte, rows*n*2)
 	if err := Quantize(typ, w, randRow(rng, rows*n, 1)); err != nil {
 		t.Fatal(err)
@@ -145,15 +163,16 @@ func appendHalf16Act(a []byte, typ Type, x []float32) []byte {
 // adding to dst.
 func TestHalf16DecodeMatchesKernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(101, 103))
-	for _, typ := range []Type{F16, BF16} {
-		p := FastPackedFor(typ, false)
-		if p == nil || p.Decode == nil {
-			t.Skipf("no %s decode kernel here", typ)
+	for _, p := range half16Layouts() {
+		typ := p.typ
+		if p.Decode == nil {
+			t.Logf("no %s decode kernel here", p.Name)
+			continue
 		}
 		for _, nb := range []int{1, 3, 28} {
 			rows := Q4x16Rows * p.DecodeGroups
-			packed, gb := half16Groups(t, rng, p, typ, nb)
-			a := appendHalf16Act(nil, typ, randRow(rng, nb*QK, 1))
+			packed, gb := half16Groups(t, rng, p.Packed, typ, nb)
+			a := appendHalf16Act(nil, typ, randRow(rng, nb*p.BlockSize, 1))
 			astride := len(a)
 			for _, acc := range []bool{false, true} {
 				start := randRow(rng, rows, 1)
@@ -183,10 +202,10 @@ func TestHalf16DecodeMatchesKernel(t *testing.T) {
 // than a row.
 func TestHalf16DecodeMultiMatchesKernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(107, 109))
-	for _, typ := range []Type{F16, BF16} {
-		p := FastPackedFor(typ, false)
-		if p == nil || p.DecodeMulti == nil {
-			t.Logf("no %s multi-row decode kernel here", typ)
+	for _, p := range half16Layouts() {
+		typ := p.typ
+		if p.DecodeMulti == nil {
+			t.Logf("no %s multi-row decode kernel here", p.Name)
 			continue
 		}
 		act := 4 // bytes of an activation: float32, or bf16 for BF16
@@ -194,9 +213,9 @@ func TestHalf16DecodeMultiMatchesKernel(t *testing.T) {
 			act = 2
 		}
 		for _, nb := range []int{1, 3, 12, 32} {
-			n := nb * QK
+			n := nb * p.BlockSize
 			wrows := Q4x16Rows * p.DecodeGroups
-			packed, gb := half16Groups(t, rng, p, typ, nb)
+			packed, gb := half16Groups(t, rng, p.Packed, typ, nb)
 			astride := n*act + 64 // rows apart by more than their length
 			a := make([]byte, p.DecodeRows*astride)
 			for r := range p.DecodeRows {
@@ -232,14 +251,14 @@ func TestHalf16DecodeMultiMatchesKernel(t *testing.T) {
 // with strides wider than a row.
 func TestHalf16PairMatchesKernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(113, 127))
-	for _, typ := range []Type{F16, BF16} {
-		p := FastPackedFor(typ, false)
-		if p == nil || p.Pair == nil {
-			t.Logf("no %s pair kernel here", typ)
+	for _, p := range half16Layouts() {
+		typ := p.typ
+		if p.Pair == nil {
+			t.Logf("no %s pair kernel here", p.Name)
 			continue
 		}
 		for _, nb := range []int{1, 3, 12, 32} {
-			n := nb * QK
+			n := nb * p.BlockSize
 			wrows := 2 * Q4x16Rows
 			w := make([]byte, wrows*n*2)
 			if err := Quantize(typ, w, randRow(rng, wrows*n, 1)); err != nil {

@@ -27,14 +27,26 @@ func FastPackedFor(t Type, amx bool) *Packed {
 			Decode: f16x16Decode, DecodeGroups: half16DecodeGroups,
 			DecodeMulti: f16x16DecodeMulti, DecodeRows: f16x16DecodeRows, Pair: f16x16Pair}
 	case t == BF16 && bf16x16Kernel != nil:
-		return &Packed{Name: "BF16x16", Act: BF16, BlockSize: QK, BlockBytes: F16x16BlockBytes,
-			Repack: RepackBF16x16, Kernel: bf16x16Kernel, Accumulate: bf16x16AccKernel,
-			Decode: bf16x16Decode, DecodeGroups: half16DecodeGroups,
-			DecodeMulti: bf16x16DecodeMulti, DecodeRows: bf16x16DecodeRows, Pair: bf16x16Pair}
+		if p := bf16zPacked(); p != nil {
+			return p
+		}
+		return bf16x16Packed()
 	case t == IQ4_XS && iq4xsx16Kernel != nil:
 		return IQ4XSPanel()
 	}
 	return PackedFor(t)
+}
+
+// bf16x16Packed returns the BF16x16 layout (nil where this CPU has no
+// kernel for it).
+func bf16x16Packed() *Packed {
+	if bf16x16Kernel == nil {
+		return nil
+	}
+	return &Packed{Name: "BF16x16", Act: BF16, BlockSize: QK, BlockBytes: F16x16BlockBytes,
+		Repack: RepackBF16x16, Kernel: bf16x16Kernel, Accumulate: bf16x16AccKernel,
+		Decode: bf16x16Decode, DecodeGroups: half16DecodeGroups,
+		DecodeMulti: bf16x16DecodeMulti, DecodeRows: bf16x16DecodeRows, Pair: bf16x16Pair}
 }
 
 // IQ4XSPanel returns the IQ4_XSx16 layout whatever the CPU: its kernel

@@ -212,6 +212,7 @@ func useISA(isa string) {
 	useQ3Kx16(isa)
 	useIQPanel(isa)
 	useHalf16(isa)
+	useBF16Z()
 	useIQ(isa)
 	kernelISA = isa
 }

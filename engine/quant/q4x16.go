@@ -278,6 +278,15 @@ type Packed struct {
 	// reads its share of a decode step's weights as several streams far
 	// apart keeps more of them in flight than one stream lets it.
 	Streams StreamKernel
+	// Expand, where the layout has it, writes nb blocks of one group as
+	// the bytes of layout Expanded (BlockSize/Expanded.BlockSize blocks of
+	// it each), whose kernels give this layout's results bit for bit: a
+	// compressed layout (BF16x16Z), whose kernels above expand what they
+	// read into L1 at every call. A batch of many activation rows reads
+	// each group many times, so the backend expands a tile of groups once
+	// and runs Expanded's kernels on it. Nil: none.
+	Expand   func(dst, src []byte, nb int)
+	Expanded *Packed
 }
 
 // DecodeStreams is the number of groups a Packed.Streams kernel takes.

@@ -5,6 +5,7 @@ package cpu
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -31,6 +32,8 @@ type Backend struct {
 	batched bool // ... with llama.cpp's attention path by batch size (Options.LlamaBatching)
 	fp16    bool // ... of a native AVX512-FP16 build (Options.Build)
 	streams bool // decode reads a share through the stream kernels (Options.DecodeStreams)
+	// noCompress keeps weights out of compressed layouts (Options.NoCompression).
+	noCompress bool
 
 	// weights holds the repacked matrices: outside the Go heap (hundreds
 	// of MiB of long-lived data would raise the garbage collector's target
@@ -43,6 +46,7 @@ type Backend struct {
 	f16mm    f16Job
 	packed   packedJob
 	rowOut   [][]float32  // packedJob.out
+	expanded [][]byte     // packedJob.expanded
 	chain    decodeChain  // what a decode step's helpers prefetch (runPacked)
 	parts    []packedPart // the weights of packed
 	aux      []uint32     // aux words of the activations, for packed
@@ -89,6 +93,11 @@ type Options struct {
 	// far apart at once, where the layout has a stream kernel, or as one.
 	// Both give the same bits; only the speed differs by CPU.
 	DecodeStreams StreamsMode
+	// NoCompression keeps the default mode's weights out of its compressed
+	// layouts: BF16 matrices then stay BF16x16 instead of BF16x16Z, which
+	// holds the same values in three quarters of the bytes (quant). Both
+	// give the same bits; only the memory read by decode differs.
+	NoCompression bool
 }
 
 // StreamsMode says how decode reads a worker's share of a matrix product
@@ -158,7 +167,7 @@ const (
 
 // New returns a CPU backend. Call Close to stop its workers.
 func New(o Options) *Backend {
-	b := &Backend{w: newWorkers(o.Threads), exact: o.Exact, batched: o.Exact && o.LlamaBatching}
+	b := &Backend{w: newWorkers(o.Threads), exact: o.Exact, batched: o.Exact && o.LlamaBatching, noCompress: o.NoCompression}
 	b.amx = o.Exact && (o.AMX == AMXOn || o.AMX == AMXAuto && hasAMXInt8)
 	b.tiles = !o.Exact && o.AMX != AMXOff
 	b.streams = o.DecodeStreams == StreamsOn || o.DecodeStreams == StreamsAuto && quant.StreamsPay()
@@ -167,6 +176,7 @@ func New(o Options) *Backend {
 	}
 	n := b.w.n
 	b.matmul.out4 = make([]workerResults, n)
+	b.expanded = make([][]byte, n)
 	b.rowOut = make([][]float32, n)
 	for i := range b.rowOut {
 		b.rowOut[i] = make([]float32, rowOutGroups*quant.Q4x16Rows)
@@ -356,8 +366,16 @@ func (b *Backend) MatMulWeight(typ quant.Type, rows, cols int, data []byte) (com
 		// (matmulQ2KNative), not the vector order of Q2_Kx16.
 		p = nil
 	}
+	if p != nil && p.Expanded != nil && (b.noCompress || cols%p.BlockSize != 0) {
+		p = p.Expanded // a compressed layout's blocks do not fit the matrix
+	}
 	if p != nil && !t.interleaved && rows%quant.Q4x16Rows == 0 && cols > 0 && cols%p.BlockSize == 0 {
-		if err := t.repack(&b.weights, p, b.w); err != nil {
+		err := t.repack(&b.weights, p, b.w)
+		if errors.Is(err, quant.ErrIncompressible) { // a few matrices of unusual weights
+			p = p.Expanded
+			err = t.repack(&b.weights, p, b.w)
+		}
+		if err != nil {
 			return nil, err
 		}
 		b.onTiles = b.onTiles || p.AMX
@@ -622,6 +640,15 @@ func (b *Backend) MatMulMulti(dsts []compute.Tensor, x compute.Tensor, ws []comp
 // rows per kernel call.
 func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	n, in := xs.rows, xs.cols
+	// A compressed layout's own kernels expand what they read at every
+	// call: right for decode, which reads each weight once. A batch reads
+	// each group once per run of activation rows, so its groups are
+	// expanded a tile at a time into the worker's buffer, and the expanded
+	// layout's kernels read them there (doExpanded).
+	stored := p
+	if p.Expand != nil && n > 1 {
+		p = p.Expanded
+	}
 	nb := in / p.BlockSize
 	qrow, err := p.Act.RowBytes(in)
 	if err != nil {
@@ -684,6 +711,25 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 			}
 		}
 	}
+	var expandBytes int
+	if stored != p {
+		ratio := stored.BlockSize / p.BlockSize
+		if chunk < nb { // whole stored blocks a call
+			chunk = (chunk + ratio - 1) / ratio * ratio
+		}
+		// A tile's expanded blocks stay within expandTileBytes (in L2).
+		fit := max(1, expandTileBytes/(chunk*p.BlockBytes))
+		if multi {
+			fit = max(p.DecodeGroups, fit/p.DecodeGroups*p.DecodeGroups)
+		}
+		per = min(per, fit)
+		expandBytes = per * chunk * p.BlockBytes
+		for i := range b.expanded {
+			if len(b.expanded[i]) < expandBytes {
+				b.expanded[i] = make([]byte, expandBytes)
+			}
+		}
+	}
 	var tile quant.TileKernel
 	if p.TakesTile(n) {
 		// The tile kernel takes the call: whole rows of blocks (its
@@ -698,6 +744,11 @@ func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 		blockBytes: p.BlockBytes, groupBytes: groupBytes, per: per, out: b.rowOut, pair: p.Pair}
 	if b.streams {
 		j.streams = p.Streams
+	}
+	if stored != p {
+		j.expand, j.expanded = stored.Expand, b.expanded
+		j.storedBlockBytes, j.storedGroupBytes = stored.BlockBytes, in/stored.BlockSize*stored.BlockBytes
+		j.storedRatio = stored.BlockSize / p.BlockSize
 	}
 	if multi {
 		j.decodeMulti, j.decodeRows = p.DecodeMulti, p.DecodeRows
@@ -760,6 +811,15 @@ type packedJob struct {
 	// tileRows activation rows at a time.
 	tile     quant.TileKernel
 	tileRows int
+
+	// expand, for weights stored in a compressed layout (quant.Packed.Expand),
+	// writes their blocks in the layout of the kernels above (doExpanded),
+	// into each worker's expanded buffer; the stored layout's block and
+	// group bytes, and its blocks' size in the kernels' blocks.
+	expand                             func(dst, src []byte, nb int)
+	expanded                           [][]byte
+	storedBlockBytes, storedGroupBytes int
+	storedRatio                        int
 }
 
 // chunkActBytes bounds the activation rows and aux words one packed
@@ -774,6 +834,10 @@ const chunkActBytes = 16 << 10
 const chunkTargetBytes = 6 << 10
 
 func (j *packedJob) do(w, lo, hi int) {
+	if j.expand != nil {
+		j.doExpanded(j.expanded[w], lo, hi)
+		return
+	}
 	if j.tile != nil {
 		j.doTiles(lo, hi)
 		return
@@ -828,6 +892,64 @@ func (j *packedJob) do(w, lo, hi int) {
 		}
 	}
 }
+
+// doExpanded is do for weights in a compressed layout: per tile of
+// groups and range of blocks, the groups' stored blocks are expanded into
+// buf (the worker's), and every run of activation rows takes the expanded
+// layout's kernels there. Each output still takes the ranges of blocks in
+// order, so the results are those of the expanded layout's weights.
+func (j *packedJob) doExpanded(buf []byte, lo, hi int) {
+	for t0 := lo; t0 < hi; t0 += j.per {
+		t1 := min(t0+j.per, hi)
+		for b0 := 0; b0 < j.nb; b0 += j.chunk {
+			nb := min(j.chunk, j.nb-b0)
+			gb := nb * j.blockBytes // an expanded group's bytes in buf
+			pi, first := 0, 0
+			for g := t0; g < t1; g++ {
+				for g >= j.parts[pi].groupsEnd {
+					first = j.parts[pi].groupsEnd
+					pi++
+				}
+				src := j.parts[pi].w[(g-first)*j.storedGroupBytes+b0/j.storedRatio*j.storedBlockBytes:]
+				j.expand(buf[(g-t0)*gb:], src, nb/j.storedRatio)
+			}
+			kernel := j.kernel
+			if b0 > 0 {
+				kernel = j.accumulate // adds this range's sums to the previous ranges'
+			}
+			for r := 0; r < j.n; r += quant.PackedRows {
+				rows := min(quant.PackedRows, j.n-r)
+				a := j.act[r*j.qrow+b0*j.actBlock:]
+				pi, first = 0, 0
+				for g := t0; g < t1; g++ {
+					for g >= j.parts[pi].groupsEnd {
+						first = j.parts[pi].groupsEnd
+						pi++
+					}
+					pt, k, w := &j.parts[pi], g-first, buf[(g-t0)*gb:]
+					d := pt.d[r*pt.out+k*quant.Q4x16Rows:]
+					end := min(t1, pt.groupsEnd)
+					switch {
+					case j.decodeMulti != nil && g+j.decodeGroups <= end:
+						for r2 := 0; r2 < rows; r2 += j.decodeRows {
+							m := min(j.decodeRows, rows-r2)
+							j.decodeMulti(nb, w, gb, a[r2*j.qrow:], j.qrow, m, d[r2*pt.out:], pt.out, b0 > 0)
+						}
+						g += j.decodeGroups - 1
+					case rows == quant.PackedRows && j.pair != nil && g+2 <= end:
+						j.pair(nb, w, gb, a, j.qrow, d, pt.out, b0 > 0)
+						g++
+					default:
+						kernel(nb, w[:gb], a, j.qrow, nil, 0, rows, d, pt.out)
+					}
+				}
+			}
+		}
+	}
+}
+
+// expandTileBytes bounds the expanded blocks of one tile of doExpanded.
+const expandTileBytes = 256 << 10
 
 // doRow is do for one activation row (decode): long runs of a weight's
 // groups go to the layout's stream kernel (doStreams), the rest take one

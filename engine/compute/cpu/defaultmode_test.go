@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
@@ -27,11 +28,13 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 		amx     AMXMode
 	}{
 		{quant.F16, 256, 48, AMXAuto},
-		{quant.F16, 4864, 32, AMXAuto}, // split over ranges of blocks
-		{quant.F16, 384, 128, AMXAuto}, // runs of four groups for 2 to 7 tokens (speculation's verification)
-		{quant.F16, 1024, 96, AMXAuto}, // ... split over ranges of blocks
-		{quant.BF16, 320, 32, AMXAuto},
+		{quant.F16, 4864, 32, AMXAuto},  // split over ranges of blocks
+		{quant.F16, 384, 128, AMXAuto},  // runs of four groups for 2 to 7 tokens (speculation's verification)
+		{quant.F16, 1024, 96, AMXAuto},  // ... split over ranges of blocks
+		{quant.BF16, 320, 32, AMXAuto},  // not a multiple of 128 columns: BF16x16, not BF16x16Z
 		{quant.BF16, 2048, 80, AMXAuto}, // AMX tiles: groups in a pair and one alone, 32-token runs
+		{quant.BF16, 384, 128, AMXOff},  // BF16x16Z: runs of four groups for 2 to 7 tokens
+		{quant.BF16, 4864, 32, AMXOff},  // ... split over ranges of blocks
 		{quant.F16, 96, 40, AMXAuto},    // not a multiple of 16 rows: not repacked
 		{quant.Q5_0, 896, 32, AMXAuto},
 		{quant.Q8_0, 2048, 48, AMXOff},
@@ -107,6 +110,73 @@ func TestDefaultModeMatMulBatchInvariant(t *testing.T) {
 				}
 			}
 			b.Close()
+		}
+	}
+}
+
+// TestBF16CompressionKeepsBits checks that BF16 matrices repacked into
+// the compressed BF16x16Z layout give the bits of the BF16x16 layout
+// (Options.NoCompression) for 1 to 70 tokens, alone and fused with other
+// weights (MatMulMulti), and that a matrix too spread in exponent to
+// compress stays BF16x16 with the same results.
+func TestBF16CompressionKeepsBits(t *testing.T) {
+	if quant.FastPackedFor(quant.BF16, false) == nil || quant.FastPackedFor(quant.BF16, false).Expand == nil {
+		t.Skip("no BF16x16Z layout on this CPU")
+	}
+	r := rand.New(rand.NewPCG(79, 83))
+	const in = 1024
+	outs := []int{64, 32, 48}
+	raws := make([][]byte, len(outs))
+	for i, out := range outs {
+		raws[i] = quantized(t, quant.BF16, out, in, randRows(r, out, in))
+	}
+	spread := append([]byte(nil), raws[2]...)
+	for i := range 12 { // twelve exponents in one 128-column block of one group
+		spread[2*(i*in)+1] = byte(i + 1)
+	}
+	raws = append(raws, spread)
+	outs = append(outs, outs[2])
+	var results [2][][]float32
+	for k, plain := range []bool{true, false} {
+		b := New(Options{Threads: 2, AMX: AMXOff, NoCompression: plain})
+		ws := make([]compute.Tensor, len(raws))
+		for i, raw := range raws {
+			w, err := b.MatMulWeight(quant.BF16, outs[i], in, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "BF16x16Z"
+			if plain || i == 3 {
+				want = "BF16x16"
+			}
+			if got := ct(w).pk.Name; got != want {
+				t.Fatalf("weight %d (no compression %v): layout %s, want %s", i, plain, got, want)
+			}
+			ws[i] = w
+		}
+		for _, m := range []int{1, 2, 3, 7, 8, 9, 70} {
+			x := randRows(rand.New(rand.NewPCG(uint64(m), 1)), m, in)
+			xt := b.New(m, in)
+			b.Upload(xt, x)
+			dsts := make([]compute.Tensor, len(ws))
+			for i := range ws {
+				dsts[i] = b.New(m, outs[i])
+			}
+			b.MatMulMulti(dsts, xt, ws)
+			for i := range ws {
+				results[k] = append(results[k], append([]float32(nil), F32(dsts[i])...))
+				alone := b.New(m, outs[i])
+				b.MatMul(alone, xt, ws[i])
+				if !slices.EqualFunc(F32(alone), F32(dsts[i]), sameBits) {
+					t.Fatalf("weight %d, %d tokens: MatMul and MatMulMulti differ", i, m)
+				}
+			}
+		}
+		b.Close()
+	}
+	for i := range results[0] {
+		if !slices.EqualFunc(results[0][i], results[1][i], sameBits) {
+			t.Fatalf("product %d: BF16x16Z differs from BF16x16", i)
 		}
 	}
 }

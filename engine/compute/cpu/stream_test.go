@@ -61,14 +61,22 @@ func BenchmarkPackedMatMulStream(b *testing.B) {
 // the bytes per second a decode step's kernel reads from memory: compare
 // it with `ruvllm bench --membw`. It found the Q5_K and IQ4_XS kernels
 // without one-row prefetch (18 and 24 GB/s where the others read 26-31).
+// BF16 reads its compressed layout (BF16x16Z: the figure counts the BF16
+// bytes it stands for), BF16-uncompressed the BF16x16 one.
 func BenchmarkDecodeStream(b *testing.B) {
 	const out, in, total = 8192, 2048, 512 << 20
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q2_K, quant.Q3_K, quant.Q5_0, quant.Q5_1, quant.IQ4_NL, quant.F16, quant.BF16} {
-		b.Run(typ.String(), func(b *testing.B) {
+	types := []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q2_K, quant.Q3_K, quant.Q5_0, quant.Q5_1, quant.IQ4_NL, quant.F16, quant.BF16, quant.BF16}
+	for i, typ := range types {
+		plain := i > 0 && types[i-1] == typ
+		name := typ.String()
+		if plain {
+			name += "-uncompressed"
+		}
+		b.Run(name, func(b *testing.B) {
 			if quant.FastPackedFor(typ, true) == nil {
 				b.Skipf("no repacked %s kernel on this CPU", typ)
 			}
-			be := New(Options{Threads: 0})
+			be := New(Options{Threads: 0, NoCompression: plain})
 			defer be.Close()
 			r := rand.New(rand.NewPCG(1, 2))
 			rb, err := typ.RowBytes(in)

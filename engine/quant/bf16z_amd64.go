@@ -1,0 +1,144 @@
+//go:build amd64 && !noasm
+
+package quant
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
+
+// bf16zExpand expands nb BF16x16Z blocks of one group (bf16zExpandAVX512),
+// nil where this CPU lacks AVX-512BW or the BF16x16 kernels.
+var bf16zExpand func(dst, src []byte, nb int)
+
+// useBF16Z selects the BF16x16Z expansion, after useHalf16.
+func useBF16Z() {
+	bf16zExpand = nil
+	if bf16x16Kernel != nil && cpu.X86.HasAVX512BW {
+		bf16zExpand = bf16zExpandChecked
+	}
+}
+
+// bf16zExpandChecked checks the buffers and expands nb blocks.
+func bf16zExpandChecked(dst, src []byte, nb int) {
+	if nb < 1 {
+		return
+	}
+	_ = src[nb*BF16x16ZBlockBytes-1]
+	_ = dst[nb*bf16zExpanded-1]
+	bf16zExpandAVX512(nb, &src[0], &dst[0])
+}
+
+//go:noescape
+func bf16zExpandAVX512(nb int, src *byte, dst *byte)
+
+// bf16zChunk is the blocks of each group expanded at a time by the
+// kernels below: four groups' 2 blocks are 32 KiB of BF16x16, which stay
+// in L1 while the BF16x16 kernel reads them.
+const bf16zChunk = 2
+
+// bf16zScratch holds the expanded blocks of up to four groups.
+type bf16zScratch [half16DecodeGroups * bf16zChunk * bf16zExpanded]byte
+
+// bf16zGroups expands blocks b0..b0+n of groups consecutive groups of w
+// (groupBytes apart) into s, each group's n·4096 bytes after the
+// previous one's.
+func bf16zGroups(s *bf16zScratch, w []byte, groupBytes, groups, b0, n int) []byte {
+	for g := range groups {
+		bf16zExpandChecked(s[g*n*bf16zExpanded:], w[g*groupBytes+b0*BF16x16ZBlockBytes:], n)
+	}
+	return s[:groups*n*bf16zExpanded]
+}
+
+// bf16zCheck panics unless w holds nb blocks of groups groups, groupBytes
+// apart.
+func bf16zCheck(nb int, w []byte, groupBytes, groups int) {
+	if nb < 1 || groupBytes < nb*BF16x16ZBlockBytes {
+		panic(fmt.Sprintf("quant: BF16x16Z product of %d blocks in groups of %d bytes", nb, groupBytes))
+	}
+	_ = w[(groups-1)*groupBytes+nb*BF16x16ZBlockBytes-1]
+}
+
+// bf16zDecode is Packed.Decode of BF16x16Z: bf16zG4AVX512 over the runs
+// of blocks without patches, which expands in registers, and the BF16x16
+// kernel over each block with patches (in any of the four groups),
+// expanded into L1 first; each call continues the previous one's sums
+// (the same chains, so the same bits). The kernel finds the patches
+// itself, in the header line it reads anyway: a scan ahead of it would
+// wait for each block's first line from memory.
+func bf16zDecode(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool) {
+	bf16zCheck(nb, w, groupBytes, half16DecodeGroups)
+	_ = a[nb*BF16x16ZBlockSize*2-1]
+	_ = dst[half16DecodeGroups*Q4x16Rows-1]
+	for b := 0; b < nb; {
+		b += bf16zG4AVX512(nb-b, &w[b*BF16x16ZBlockBytes], groupBytes, &a[b*BF16x16ZBlockSize*2], &dst[0], accumulate || b > 0)
+		if b < nb { // block b has patches
+			var s [half16DecodeGroups * bf16zExpanded]byte
+			for g := range half16DecodeGroups {
+				bf16zExpandChecked(s[g*bf16zExpanded:], w[g*groupBytes+b*BF16x16ZBlockBytes:], 1)
+			}
+			bf16x16Decode(4, s[:], bf16zExpanded, a[b*BF16x16ZBlockSize*2:], dst, accumulate || b > 0)
+			b++
+		}
+	}
+}
+
+//go:noescape
+func bf16zG4AVX512(nb int, w *byte, gstride int, a *byte, dst *float32, accumulate bool) (done int)
+
+// bf16zDecodeMulti is Packed.DecodeMulti of BF16x16Z.
+func bf16zDecodeMulti(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool) {
+	bf16zCheck(nb, w, groupBytes, half16DecodeGroups)
+	var s bf16zScratch
+	for b0 := 0; b0 < nb; b0 += bf16zChunk {
+		n := min(bf16zChunk, nb-b0)
+		x := bf16zGroups(&s, w, groupBytes, half16DecodeGroups, b0, n)
+		bf16x16DecodeMulti(4*n, x, n*bf16zExpanded, a[b0*BF16x16ZBlockSize*2:], astride, rows, dst, dstride, accumulate || b0 > 0)
+	}
+}
+
+// bf16zPair is Packed.Pair of BF16x16Z.
+func bf16zPair(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool) {
+	bf16zCheck(nb, w, groupBytes, 2)
+	var s bf16zScratch
+	for b0 := 0; b0 < nb; b0 += bf16zChunk {
+		n := min(bf16zChunk, nb-b0)
+		x := bf16zGroups(&s, w, groupBytes, 2, b0, n)
+		bf16x16Pair(4*n, x, n*bf16zExpanded, a[b0*BF16x16ZBlockSize*2:], astride, dst, dstride, accumulate || b0 > 0)
+	}
+}
+
+// bf16zKernel and bf16zAccKernel are Packed.Kernel and Packed.Accumulate
+// of BF16x16Z.
+func bf16zKernel(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride, rows int, dst []float32, dstride int) {
+	bf16zRows(false, nb, w, a, astride, rows, dst, dstride)
+}
+
+func bf16zAccKernel(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride, rows int, dst []float32, dstride int) {
+	bf16zRows(true, nb, w, a, astride, rows, dst, dstride)
+}
+
+func bf16zRows(accumulate bool, nb int, w []byte, a []byte, astride, rows int, dst []float32, dstride int) {
+	bf16zCheck(nb, w, nb*BF16x16ZBlockBytes, 1)
+	var s bf16zScratch
+	const n = len(s) / bf16zExpanded // one group: more blocks at a time
+	for b0 := 0; b0 < nb; b0 += n {
+		m := min(n, nb-b0)
+		x := bf16zGroups(&s, w, 0, 1, b0, m)
+		half16(true, accumulate || b0 > 0, 4*m, x, a[b0*BF16x16ZBlockSize*2:], astride, rows, dst, dstride)
+	}
+}
+
+// bf16zPacked returns the BF16x16Z layout, nil where this CPU has no
+// expansion kernel.
+func bf16zPacked() *Packed {
+	if bf16zExpand == nil {
+		return nil
+	}
+	return &Packed{Name: "BF16x16Z", Act: BF16, BlockSize: BF16x16ZBlockSize, BlockBytes: BF16x16ZBlockBytes,
+		Repack: RepackBF16x16Z, Kernel: bf16zKernel, Accumulate: bf16zAccKernel,
+		Decode: bf16zDecode, DecodeGroups: half16DecodeGroups,
+		DecodeMulti: bf16zDecodeMulti, DecodeRows: bf16x16DecodeRows, Pair: bf16zPair,
+		Expand: bf16zExpand, Expanded: bf16x16Packed()}
+}
