@@ -156,9 +156,22 @@ func encodeBF16zBlock(out []byte, words *[4][F16x16BlockBytes / 2]uint16) error 
 			seen[t], seen[best] = seen[best], seen[t]
 			table[t], slot[seen[t]] = seen[t], int8(t)
 		}
+		sub := out[bf16zHeaderBytes+s*bf16zSubBytes:][:bf16zSubBytes]
+		if n <= len(table) {
+			// Every pair is in the table: no patches.
+			var codes [128]byte
+			for i := range codes {
+				codes[i] = 0x80
+			}
+			for t, e := range table[:n] {
+				codes[e] = byte(t)
+			}
+			if bf16zEncodeFast(blk, &codes, sub) {
+				continue
+			}
+		}
 		// Each step writes the four words of lane position (run, k, i):
 		// words 128·run + 32z + 8k + i for z = 0..3.
-		sub := out[bf16zHeaderBytes+s*bf16zSubBytes:][:bf16zSubBytes]
 		for run := range 4 {
 			r := sub[run*bf16zRunBytes:][:bf16zRunBytes]
 			for k := range 4 {

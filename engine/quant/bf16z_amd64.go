@@ -142,3 +142,17 @@ func bf16zPacked() *Packed {
 		DecodeMulti: bf16zDecodeMulti, DecodeRows: bf16x16DecodeRows, Pair: bf16zPair,
 		Expand: bf16zExpand, Expanded: bf16x16Packed()}
 }
+
+// bf16zEncodeFast encodes a sub-block's runs (out: its 768 bytes) with
+// bf16zEncodeAVX512 where this CPU has AVX512-VBMI; false where it has not
+// or a word's exponent pair is not in codes (the caller encodes it then).
+func bf16zEncodeFast(words *[F16x16BlockBytes / 2]uint16, codes *[128]byte, out []byte) bool {
+	if !cpu.X86.HasAVX512VBMI || !cpu.X86.HasAVX512BW {
+		return false
+	}
+	_ = out[bf16zSubBytes-1]
+	return bf16zEncodeAVX512(&words[0], codes, &out[0])
+}
+
+//go:noescape
+func bf16zEncodeAVX512(words *uint16, codes *[128]byte, out *byte) (ok bool)

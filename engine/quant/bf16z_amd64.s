@@ -1399,3 +1399,68 @@ bf16zg4done:
 	VMOVUPS Z3, 192(DX)
 	VZEROUPPER
 	RET
+
+// func bf16zEncodeAVX512(words *uint16, codes *[128]byte, out *byte) (ok bool)
+// Encodes a sub-block (512 words in BF16x16 order) into its 768 bytes of
+// runs, the inverse of BF16ZRUN: the words' low and high bytes packed
+// apart (VPACKUSWB packs each 128-bit lane as VPUNPCKLBW/VPUNPCKHBW
+// unpack it), each high byte's exponent pair looked up in codes (its
+// table slot, 0x80 where the pair is not in the table) and its sign set
+// in bit 3. ok is false when a pair was not in the table: the caller
+// then encodes the sub-block with its patches in Go.
+TEXT ·bf16zEncodeAVX512(SB), NOSPLIT, $0-25
+	MOVQ words+0(FP), SI
+	MOVQ codes+8(FP), AX
+	MOVQ out+16(FP), DI
+	VMOVDQU64 (AX), Z28    // codes of pairs 0..63
+	VMOVDQU64 64(AX), Z29  // ... 64..127
+	MOVL $0x00ff00ff, AX
+	VPBROADCASTD AX, Z30   // the low byte of each word
+	MOVL $0x08080808, AX
+	VPBROADCASTD AX, Z31   // bit 3 of each byte
+	KXORQ K3, K3, K3
+	MOVQ $4, CX
+bf16zencrun:
+	VMOVDQU64 (SI), Z0
+	VMOVDQU64 64(SI), Z1
+	VMOVDQU64 128(SI), Z2
+	VMOVDQU64 192(SI), Z3
+	VPANDD Z30, Z0, Z4
+	VPANDD Z30, Z1, Z5
+	VPACKUSWB Z5, Z4, Z4   // L0
+	VPANDD Z30, Z2, Z5
+	VPANDD Z30, Z3, Z6
+	VPACKUSWB Z6, Z5, Z5   // L1
+	VPSRLW $8, Z0, Z0
+	VPSRLW $8, Z1, Z1
+	VPACKUSWB Z1, Z0, Z0   // H0
+	VPSRLW $8, Z2, Z2
+	VPSRLW $8, Z3, Z3
+	VPACKUSWB Z3, Z2, Z2   // H1
+	VMOVDQU64 Z0, Z6
+	VPERMI2B Z29, Z28, Z6  // slots of H0's pairs
+	VPSRLW $4, Z0, Z0
+	VPANDD Z31, Z0, Z0
+	VPORD Z0, Z6, Z6       // codes of L0's words
+	VMOVDQU64 Z2, Z7
+	VPERMI2B Z29, Z28, Z7
+	VPSRLW $4, Z2, Z2
+	VPANDD Z31, Z2, Z2
+	VPORD Z2, Z7, Z7       // codes of L1's words
+	VPMOVB2M Z6, K1
+	VPMOVB2M Z7, K2
+	KORQ K1, K3, K3
+	KORQ K2, K3, K3
+	VPSLLW $4, Z7, Z7
+	VPORD Z7, Z6, Z6       // N
+	VMOVDQU64 Z4, (DI)
+	VMOVDQU64 Z5, 64(DI)
+	VMOVDQU64 Z6, 128(DI)
+	ADDQ $256, SI
+	ADDQ $192, DI
+	DECQ CX
+	JNZ bf16zencrun
+	KORTESTQ K3, K3
+	SETEQ ok+24(FP)
+	VZEROUPPER
+	RET
