@@ -87,26 +87,99 @@ func bf16zDecode(nb int, w []byte, groupBytes int, a []byte, dst []float32, accu
 //go:noescape
 func bf16zG4AVX512(nb int, w *byte, gstride int, a *byte, dst *float32, accumulate bool) (done int)
 
-// bf16zDecodeMulti is Packed.DecodeMulti of BF16x16Z.
+// bf16zDecodeMulti is Packed.DecodeMulti of BF16x16Z: the decode kernels
+// of 2 to 4 rows against the four groups (bf16zG4R2AVX512..R4), and of 5
+// to 7 against two groups at a time (bf16zG2R5AVX512..R7: four groups'
+// accumulators would not fit the registers), each run expanded once for
+// all the rows; blocks with patches as in bf16zDecode.
 func bf16zDecodeMulti(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool) {
 	bf16zCheck(nb, w, groupBytes, half16DecodeGroups)
-	var s bf16zScratch
-	for b0 := 0; b0 < nb; b0 += bf16zChunk {
-		n := min(bf16zChunk, nb-b0)
-		x := bf16zGroups(&s, w, groupBytes, half16DecodeGroups, b0, n)
-		bf16x16DecodeMulti(4*n, x, n*bf16zExpanded, a[b0*BF16x16ZBlockSize*2:], astride, rows, dst, dstride, accumulate || b0 > 0)
+	if rows < 1 || rows > bf16x16DecodeRows || astride < nb*BF16x16ZBlockSize*2 || dstride < half16DecodeGroups*Q4x16Rows {
+		panic(fmt.Sprintf("quant: BF16x16Z decode of %d rows of stride %d, outputs of stride %d", rows, astride, dstride))
+	}
+	_ = a[(rows-1)*astride+nb*BF16x16ZBlockSize*2-1]
+	_ = dst[(rows-1)*dstride+half16DecodeGroups*Q4x16Rows-1]
+	if rows > 4 {
+		bf16zG2(rows, nb, w, groupBytes, a, astride, dst, dstride, accumulate)
+		bf16zG2(rows, nb, w[2*groupBytes:], groupBytes, a, astride, dst[2*Q4x16Rows:], dstride, accumulate)
+		return
+	}
+	for b := 0; b < nb; {
+		ab := &a[b*BF16x16ZBlockSize*2]
+		if rows == 1 {
+			b += bf16zG4AVX512(nb-b, &w[b*BF16x16ZBlockBytes], groupBytes, ab, &dst[0], accumulate || b > 0)
+		} else {
+			b += bf16zG4Rows[rows-2](nb-b, &w[b*BF16x16ZBlockBytes], groupBytes, ab, astride, &dst[0], dstride, accumulate || b > 0)
+		}
+		if b < nb { // block b has patches
+			var s [half16DecodeGroups * bf16zExpanded]byte
+			for g := range half16DecodeGroups {
+				bf16zExpandChecked(s[g*bf16zExpanded:], w[g*groupBytes+b*BF16x16ZBlockBytes:], 1)
+			}
+			bf16x16DecodeMulti(4, s[:], bf16zExpanded, a[b*BF16x16ZBlockSize*2:], astride, rows, dst, dstride, accumulate || b > 0)
+			b++
+		}
 	}
 }
 
-// bf16zPair is Packed.Pair of BF16x16Z.
+// bf16zG2 multiplies rows (5 to 8) activation rows by two groups of w
+// (groupBytes apart) with bf16zG2R5AVX512..R8, and each block with patches
+// by the BF16x16 kernel of one group after expanding it. The caller has
+// checked the buffers.
+func bf16zG2(rows, nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool) {
+	for b := 0; b < nb; {
+		b += bf16zG2Rows[rows-5](nb-b, &w[b*BF16x16ZBlockBytes], groupBytes, &a[b*BF16x16ZBlockSize*2], astride, &dst[0], dstride, accumulate || b > 0)
+		if b < nb { // block b has patches
+			var s [bf16zExpanded]byte
+			for g := range 2 {
+				bf16zExpandChecked(s[:], w[g*groupBytes+b*BF16x16ZBlockBytes:], 1)
+				half16(true, accumulate || b > 0, 4, s[:], a[b*BF16x16ZBlockSize*2:], astride, rows, dst[g*Q4x16Rows:], dstride)
+			}
+			b++
+		}
+	}
+}
+
+// bf16zG2Rows are the kernels of 5 to 8 rows against two groups.
+var bf16zG2Rows = [...]func(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int){
+	bf16zG2R5AVX512, bf16zG2R6AVX512, bf16zG2R7AVX512, bf16zG2R8AVX512,
+}
+
+//go:noescape
+func bf16zG2R5AVX512(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int)
+
+//go:noescape
+func bf16zG2R6AVX512(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int)
+
+//go:noescape
+func bf16zG2R7AVX512(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int)
+
+//go:noescape
+func bf16zG2R8AVX512(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int)
+
+// bf16zG4Rows are the decode kernels of 2 to 4 rows.
+var bf16zG4Rows = [...]func(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int){
+	bf16zG4R2AVX512, bf16zG4R3AVX512, bf16zG4R4AVX512,
+}
+
+//go:noescape
+func bf16zG4R2AVX512(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int)
+
+//go:noescape
+func bf16zG4R3AVX512(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int)
+
+//go:noescape
+func bf16zG4R4AVX512(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int)
+
+// bf16zPair is Packed.Pair of BF16x16Z: bf16zG2R8AVX512.
 func bf16zPair(nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool) {
 	bf16zCheck(nb, w, groupBytes, 2)
-	var s bf16zScratch
-	for b0 := 0; b0 < nb; b0 += bf16zChunk {
-		n := min(bf16zChunk, nb-b0)
-		x := bf16zGroups(&s, w, groupBytes, 2, b0, n)
-		bf16x16Pair(4*n, x, n*bf16zExpanded, a[b0*BF16x16ZBlockSize*2:], astride, dst, dstride, accumulate || b0 > 0)
+	if astride < nb*BF16x16ZBlockSize*2 || dstride < 2*Q4x16Rows {
+		panic(fmt.Sprintf("quant: BF16x16Z pair of rows of stride %d, outputs of stride %d", astride, dstride))
 	}
+	_ = a[(PackedRows-1)*astride+nb*BF16x16ZBlockSize*2-1]
+	_ = dst[(PackedRows-1)*dstride+2*Q4x16Rows-1]
+	bf16zG2(PackedRows, nb, w, groupBytes, a, astride, dst, dstride, accumulate)
 }
 
 // bf16zKernel and bf16zAccKernel are Packed.Kernel and Packed.Accumulate

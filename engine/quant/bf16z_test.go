@@ -3,8 +3,11 @@ package quant
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 )
 
@@ -237,7 +240,10 @@ func BenchmarkBF16x16Z(b *testing.B) {
 		b.Skip("no BF16x16Z kernels here")
 	}
 	rng := rand.New(rand.NewPCG(5, 7))
-	const rows, cols = 64, 2048
+	rows, cols := 64, 2048
+	if v := os.Getenv("RUVLLM_BF16Z_ROWS"); v != "" { // e.g. 4096: a working set beyond L2
+		rows, _ = strconv.Atoi(v)
+	}
 	w := bf16zWeights(rng, "normal", rows, cols)
 	wz, wp := make([]byte, z.Bytes(rows, cols)), make([]byte, plain.Bytes(rows, cols))
 	if err := z.Repack(wz, w, rows, cols); err != nil {
@@ -254,18 +260,33 @@ func BenchmarkBF16x16Z(b *testing.B) {
 			z.Expand(dst, wz, nb)
 		}
 	})
-	a := appendHalf16Act(nil, BF16, randRow(rng, cols, 1))
-	dst := make([]float32, rows)
+	var a []byte
+	for range 7 {
+		a = appendHalf16Act(a, BF16, randRow(rng, cols, 1))
+	}
+	dst := make([]float32, 7*64)
 	for _, p := range []*Packed{plain, z} {
+		w, n := wp, cols/plain.BlockSize
+		if p == z {
+			w, n = wz, nb
+		}
 		b.Run("decode/"+p.Name, func(b *testing.B) {
-			w, n := wp, cols/plain.BlockSize
-			if p == z {
-				w, n = wz, nb
-			}
 			b.SetBytes(int64(rows * cols * 2))
 			for b.Loop() {
-				p.Decode(n, w, len(w)/4, a, dst, false)
+				for g := 0; g < rows/16; g += 4 {
+					p.Decode(n, w[g*len(w)/(rows/16):], len(w)/(rows/16), a, dst, false)
+				}
 			}
 		})
+		for _, r := range []int{2, 4, 7} {
+			b.Run(fmt.Sprintf("rows%d/%s", r, p.Name), func(b *testing.B) {
+				b.SetBytes(int64(rows * cols * 2))
+				for b.Loop() {
+					for g := 0; g < rows/16; g += 4 {
+						p.DecodeMulti(n, w[g*len(w)/(rows/16):], len(w)/(rows/16), a, 2*cols, r, dst, 64, false)
+					}
+				}
+			})
+		}
 	}
 }

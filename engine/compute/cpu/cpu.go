@@ -641,12 +641,13 @@ func (b *Backend) MatMulMulti(dsts []compute.Tensor, x compute.Tensor, ws []comp
 func (b *Backend) runPacked(xs *tensor, p *quant.Packed) {
 	n, in := xs.rows, xs.cols
 	// A compressed layout's own kernels expand what they read at every
-	// call: right for decode, which reads each weight once. A batch reads
-	// each group once per run of activation rows, so its groups are
-	// expanded a tile at a time into the worker's buffer, and the expanded
-	// layout's kernels read them there (doExpanded).
+	// call: right for decode and for up to PackedRows rows (a
+	// verification), which read each weight once, expanding it in
+	// registers. A larger batch reads each group more than once, so its
+	// groups are expanded a tile at a time into the worker's buffer, and
+	// the expanded layout's kernels read them there (doExpanded).
 	stored := p
-	if p.Expand != nil && n > 1 {
+	if p.Expand != nil && n > quant.PackedRows {
 		p = p.Expanded
 	}
 	nb := in / p.BlockSize
