@@ -33,24 +33,6 @@ func bf16zExpandChecked(dst, src []byte, nb int) {
 //go:noescape
 func bf16zExpandAVX512(nb int, src *byte, dst *byte)
 
-// bf16zChunk is the blocks of each group expanded at a time by the
-// kernels below: four groups' 2 blocks are 32 KiB of BF16x16, which stay
-// in L1 while the BF16x16 kernel reads them.
-const bf16zChunk = 2
-
-// bf16zScratch holds the expanded blocks of up to four groups.
-type bf16zScratch [half16DecodeGroups * bf16zChunk * bf16zExpanded]byte
-
-// bf16zGroups expands blocks b0..b0+n of groups consecutive groups of w
-// (groupBytes apart) into s, each group's n·4096 bytes after the
-// previous one's.
-func bf16zGroups(s *bf16zScratch, w []byte, groupBytes, groups, b0, n int) []byte {
-	for g := range groups {
-		bf16zExpandChecked(s[g*n*bf16zExpanded:], w[g*groupBytes+b0*BF16x16ZBlockBytes:], n)
-	}
-	return s[:groups*n*bf16zExpanded]
-}
-
 // bf16zCheck panics unless w holds nb blocks of groups groups, groupBytes
 // apart.
 func bf16zCheck(nb int, w []byte, groupBytes, groups int) {
@@ -60,38 +42,24 @@ func bf16zCheck(nb int, w []byte, groupBytes, groups int) {
 	_ = w[(groups-1)*groupBytes+nb*BF16x16ZBlockBytes-1]
 }
 
-// bf16zDecode is Packed.Decode of BF16x16Z: bf16zG4AVX512 over the runs
-// of blocks without patches, which expands in registers, and the BF16x16
-// kernel over each block with patches (in any of the four groups),
-// expanded into L1 first; each call continues the previous one's sums
-// (the same chains, so the same bits). The kernel finds the patches
-// itself, in the header line it reads anyway: a scan ahead of it would
-// wait for each block's first line from memory.
+// bf16zDecode is Packed.Decode of BF16x16Z: bf16zDecodeMulti of one row.
 func bf16zDecode(nb int, w []byte, groupBytes int, a []byte, dst []float32, accumulate bool) {
-	bf16zCheck(nb, w, groupBytes, half16DecodeGroups)
-	_ = a[nb*BF16x16ZBlockSize*2-1]
-	_ = dst[half16DecodeGroups*Q4x16Rows-1]
-	for b := 0; b < nb; {
-		b += bf16zG4AVX512(nb-b, &w[b*BF16x16ZBlockBytes], groupBytes, &a[b*BF16x16ZBlockSize*2], &dst[0], accumulate || b > 0)
-		if b < nb { // block b has patches
-			var s [half16DecodeGroups * bf16zExpanded]byte
-			for g := range half16DecodeGroups {
-				bf16zExpandChecked(s[g*bf16zExpanded:], w[g*groupBytes+b*BF16x16ZBlockBytes:], 1)
-			}
-			bf16x16Decode(4, s[:], bf16zExpanded, a[b*BF16x16ZBlockSize*2:], dst, accumulate || b > 0)
-			b++
-		}
-	}
+	bf16zDecodeMulti(nb, w, groupBytes, a, nb*BF16x16ZBlockSize*2, 1, dst, half16DecodeGroups*Q4x16Rows, accumulate)
 }
 
 //go:noescape
 func bf16zG4AVX512(nb int, w *byte, gstride int, a *byte, dst *float32, accumulate bool) (done int)
 
 // bf16zDecodeMulti is Packed.DecodeMulti of BF16x16Z: the decode kernels
-// of 2 to 4 rows against the four groups (bf16zG4R2AVX512..R4), and of 5
-// to 7 against two groups at a time (bf16zG2R5AVX512..R7: four groups'
-// accumulators would not fit the registers), each run expanded once for
-// all the rows; blocks with patches as in bf16zDecode.
+// of 1 to 4 rows against the four groups (bf16zG4AVX512, bf16zG4R2AVX512
+// ..R4), and of 5 to 7 against two groups at a time (bf16zG2R5AVX512..R7:
+// four groups' accumulators would not fit the registers), each run
+// expanded in registers once for all the rows. A kernel stops before a
+// block with patches (it finds them in the header line it reads anyway: a
+// scan ahead of it would wait for each block's first line from memory),
+// which is expanded into L1 here and multiplied by the BF16x16 kernel;
+// each call continues the previous one's sums (the same chains, so the
+// same bits).
 func bf16zDecodeMulti(nb int, w []byte, groupBytes int, a []byte, astride, rows int, dst []float32, dstride int, accumulate bool) {
 	bf16zCheck(nb, w, groupBytes, half16DecodeGroups)
 	if rows < 1 || rows > bf16x16DecodeRows || astride < nb*BF16x16ZBlockSize*2 || dstride < half16DecodeGroups*Q4x16Rows {
@@ -192,14 +160,18 @@ func bf16zAccKernel(nb int, w []byte, a []byte, astride int, aux []uint32, auxst
 	bf16zRows(true, nb, w, a, astride, rows, dst, dstride)
 }
 
+// bf16zRows expands the group's blocks into L1, eight at a time, and runs
+// the BF16x16 kernels there: the layout's kernel of last resort (the
+// backend takes the decode kernels and, for larger batches, expands whole
+// tiles once).
 func bf16zRows(accumulate bool, nb int, w []byte, a []byte, astride, rows int, dst []float32, dstride int) {
 	bf16zCheck(nb, w, nb*BF16x16ZBlockBytes, 1)
-	var s bf16zScratch
-	const n = len(s) / bf16zExpanded // one group: more blocks at a time
+	var s [8 * bf16zExpanded]byte
+	const n = len(s) / bf16zExpanded
 	for b0 := 0; b0 < nb; b0 += n {
 		m := min(n, nb-b0)
-		x := bf16zGroups(&s, w, 0, 1, b0, m)
-		half16(true, accumulate || b0 > 0, 4*m, x, a[b0*BF16x16ZBlockSize*2:], astride, rows, dst, dstride)
+		bf16zExpandChecked(s[:], w[b0*BF16x16ZBlockBytes:], m)
+		half16(true, accumulate || b0 > 0, 4*m, s[:m*bf16zExpanded], a[b0*BF16x16ZBlockSize*2:], astride, rows, dst, dstride)
 	}
 }
 

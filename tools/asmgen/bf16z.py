@@ -44,6 +44,28 @@ def vdp_bcast(dst, src1, disp, row=0):
 ROWADDR = [('(%rsi)', '(SI)'), ('(%rsi,%rax,1)', '(SI)(AX*1)'), ('(%rsi,%rax,2)', '(SI)(AX*2)'),
            ('(%r8)', '(R8)'), ('(%r8,%rax,1)', '(R8)(AX*1)'), ('(%r8,%rax,2)', '(R8)(AX*2)'),
            ('(%r9)', '(R9)'), ('(%r9,%rax,1)', '(R9)(AX*1)')]
+def expand_run(gi, base, t):
+    """Group gi's run at base, prefetched PFZ ahead and expanded: its four
+    column pairs of 16 rows in Z(t+4)..Z(t+7) (Z(t)..Z(t+3) temporaries),
+    with the sub-block's table in Z(24+gi)."""
+    o = []
+    for line in range(3):
+        o.append('\tPREFETCHT0 PFZ+%s\n' % g(gi, base + 64 * line))
+    o.append('\tVMOVDQU64 %s, Z%d\n' % (g(gi, base + 128), t))
+    o.append('\tVPSRLW $4, Z%d, Z%d\n' % (t, t + 1))
+    o.append('\tVPANDQ Z30, Z%d, Z%d\n' % (t, t))
+    o.append('\tVPANDQ Z30, Z%d, Z%d\n' % (t + 1, t + 1))
+    o.append('\tVPSHUFB Z%d, Z%d, Z%d\n' % (t, 24 + gi, t))
+    o.append('\tVPSHUFB Z%d, Z%d, Z%d\n' % (t + 1, 24 + gi, t + 1))
+    o.append('\tVMOVDQU64 %s, Z%d\n' % (g(gi, base), t + 2))
+    o.append('\tVMOVDQU64 %s, Z%d\n' % (g(gi, base + 64), t + 3))
+    o.append('\tVPUNPCKLBW Z%d, Z%d, Z%d\n' % (t, t + 2, t + 4))
+    o.append('\tVPUNPCKHBW Z%d, Z%d, Z%d\n' % (t, t + 2, t + 5))
+    o.append('\tVPUNPCKLBW Z%d, Z%d, Z%d\n' % (t + 1, t + 3, t + 6))
+    o.append('\tVPUNPCKHBW Z%d, Z%d, Z%d\n' % (t + 1, t + 3, t + 7))
+    return ''.join(o)
+
+
 GADDR = ['(DI)', '(DI)(R11*1)', '(DI)(R11*2)', '(R12)']
 
 
@@ -109,20 +131,7 @@ def kernel(R):
                 # temporaries Z(t)..Z(t+7): two sets in turn where the
                 # accumulators leave room
                 t = 16 if R >= 3 or gi % 2 else 8
-                for line in range(3):
-                    o.append('\tPREFETCHT0 PFZ+%s\n' % g(gi, base + 64 * line))
-                o.append('\tVMOVDQU64 %s, Z%d\n' % (g(gi, base + 128), t))
-                o.append('\tVPSRLW $4, Z%d, Z%d\n' % (t, t + 1))
-                o.append('\tVPANDQ Z30, Z%d, Z%d\n' % (t, t))
-                o.append('\tVPANDQ Z30, Z%d, Z%d\n' % (t + 1, t + 1))
-                o.append('\tVPSHUFB Z%d, Z%d, Z%d\n' % (t, 24 + gi, t))
-                o.append('\tVPSHUFB Z%d, Z%d, Z%d\n' % (t + 1, 24 + gi, t + 1))
-                o.append('\tVMOVDQU64 %s, Z%d\n' % (g(gi, base), t + 2))
-                o.append('\tVMOVDQU64 %s, Z%d\n' % (g(gi, base + 64), t + 3))
-                o.append('\tVPUNPCKLBW Z%d, Z%d, Z%d\n' % (t, t + 2, t + 4))
-                o.append('\tVPUNPCKHBW Z%d, Z%d, Z%d\n' % (t, t + 2, t + 5))
-                o.append('\tVPUNPCKLBW Z%d, Z%d, Z%d\n' % (t + 1, t + 3, t + 6))
-                o.append('\tVPUNPCKHBW Z%d, Z%d, Z%d\n' % (t + 1, t + 3, t + 7))
+                o.append(expand_run(gi, base, t))
                 for z in range(4):
                     for r in range(R):
                         o.append(vdp_bcast(4 * r + gi, t + 4 + z, 64 * s + 16 * j + 4 * z, r))
@@ -186,20 +195,7 @@ def kernel2(R):
             base = 64 + 768 * s + 192 * j
             for gi in range(2):
                 t = 16
-                for line in range(3):
-                    o.append('\tPREFETCHT0 PFZ+%s\n' % g(gi, base + 64 * line))
-                o.append('\tVMOVDQU64 %s, Z%d\n' % (g(gi, base + 128), t))
-                o.append('\tVPSRLW $4, Z%d, Z%d\n' % (t, t + 1))
-                o.append('\tVPANDQ Z30, Z%d, Z%d\n' % (t, t))
-                o.append('\tVPANDQ Z30, Z%d, Z%d\n' % (t + 1, t + 1))
-                o.append('\tVPSHUFB Z%d, Z%d, Z%d\n' % (t, 24 + gi, t))
-                o.append('\tVPSHUFB Z%d, Z%d, Z%d\n' % (t + 1, 24 + gi, t + 1))
-                o.append('\tVMOVDQU64 %s, Z%d\n' % (g(gi, base), t + 2))
-                o.append('\tVMOVDQU64 %s, Z%d\n' % (g(gi, base + 64), t + 3))
-                o.append('\tVPUNPCKLBW Z%d, Z%d, Z%d\n' % (t, t + 2, t + 4))
-                o.append('\tVPUNPCKHBW Z%d, Z%d, Z%d\n' % (t, t + 2, t + 5))
-                o.append('\tVPUNPCKLBW Z%d, Z%d, Z%d\n' % (t + 1, t + 3, t + 6))
-                o.append('\tVPUNPCKHBW Z%d, Z%d, Z%d\n' % (t + 1, t + 3, t + 7))
+                o.append(expand_run(gi, base, t))
                 for z in range(4):
                     for r in range(R):
                         o.append(vdp_bcast(2 * r + gi, t + 4 + z, 64 * s + 16 * j + 4 * z, r))
