@@ -914,6 +914,8 @@ func (j *packedJob) doExpanded(buf []byte, lo, hi int) {
 				src := j.parts[pi].w[(g-first)*j.storedGroupBytes+b0/j.storedRatio*j.storedBlockBytes:]
 				j.expand(buf[(g-t0)*gb:], src, nb/j.storedRatio)
 			}
+			// The next tile's stored blocks load while this one's rows run.
+			j.prefetchStored(t1, min(t1+j.per, hi), b0, nb)
 			kernel := j.kernel
 			if b0 > 0 {
 				kernel = j.accumulate // adds this range's sums to the previous ranges'
@@ -946,6 +948,20 @@ func (j *packedJob) doExpanded(buf []byte, lo, hi int) {
 				}
 			}
 		}
+	}
+}
+
+// prefetchStored prefetches the stored blocks b0..b0+nb (in the
+// expanded layout's blocks) of groups [g0, g1).
+func (j *packedJob) prefetchStored(g0, g1, b0, nb int) {
+	pi, first := 0, 0
+	for g := g0; g < g1; g++ {
+		for g >= j.parts[pi].groupsEnd {
+			first = j.parts[pi].groupsEnd
+			pi++
+		}
+		o := (g-first)*j.storedGroupBytes + b0/j.storedRatio*j.storedBlockBytes
+		quant.Prefetch(j.parts[pi].w[o : o+nb/j.storedRatio*j.storedBlockBytes])
 	}
 }
 
