@@ -80,11 +80,13 @@ func bf16zDecodeMulti(nb int, w []byte, groupBytes int, a []byte, astride, rows 
 			b += bf16zG4Rows[rows-2](nb-b, &w[b*BF16x16ZBlockBytes], groupBytes, ab, astride, &dst[0], dstride, accumulate || b > 0)
 		}
 		if b < nb { // block b has patches
-			var s [half16DecodeGroups * bf16zExpanded]byte
+			// (A buffer handed to the BF16x16 decode kernels, which are
+			// called through a table, would move to the heap.)
+			var s [bf16zExpanded]byte
 			for g := range half16DecodeGroups {
-				bf16zExpandChecked(s[g*bf16zExpanded:], w[g*groupBytes+b*BF16x16ZBlockBytes:], 1)
+				bf16zExpandChecked(s[:], w[g*groupBytes+b*BF16x16ZBlockBytes:], 1)
+				half16(true, accumulate || b > 0, 4, s[:], a[b*BF16x16ZBlockSize*2:], astride, rows, dst[g*Q4x16Rows:], dstride)
 			}
-			bf16x16DecodeMulti(4, s[:], bf16zExpanded, a[b*BF16x16ZBlockSize*2:], astride, rows, dst, dstride, accumulate || b > 0)
 			b++
 		}
 	}
