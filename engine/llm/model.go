@@ -231,7 +231,7 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	if err != nil {
 		return nil, invalid(err)
 	}
-	b, err := newBackend(o, compressibleBytes(f) < minCompressedBytes)
+	b, err := newBackend(o)
 	if err != nil {
 		return nil, err
 	}
@@ -471,12 +471,10 @@ func (m *Model) Exact() bool {
 // Backend names the compute backend the model runs on ("cpu", "metal").
 func (m *Model) Backend() string { return m.backend.Name() }
 
-// newBackend creates the backend Options select; noCompression keeps the
-// CPU backend's weights out of its compressed layouts.
-func newBackend(o Options, noCompression bool) (compute.Backend, error) {
+// newBackend creates the backend Options select.
+func newBackend(o Options) (compute.Backend, error) {
 	if o.NewBackend == nil {
-		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching, Build: o.LlamaBuild, AMX: o.AMX,
-			NoCompression: noCompression}), nil
+		return cpu.New(cpu.Options{Threads: o.Threads, Exact: o.Exact, LlamaBatching: o.LlamaBatching, Build: o.LlamaBuild, AMX: o.AMX}), nil
 	}
 	b, err := o.NewBackend()
 	if err != nil {
@@ -484,29 +482,6 @@ func newBackend(o Options, noCompression bool) (compute.Backend, error) {
 	}
 	return b, nil
 }
-
-// compressibleBytes is the size of f's weights the CPU backend can hold
-// compressed (BF16: cpu.Options.NoCompression).
-func compressibleBytes(f *gguf.File) int64 {
-	var n int64
-	for _, t := range f.Tensors {
-		if t.Type == quant.BF16 {
-			n += t.Size
-		}
-	}
-	return n
-}
-
-// minCompressedBytes is the least compressible weight a model needs for
-// the CPU backend to compress it. Compression pays where decode streams
-// the weights from memory; a smaller model's weights stay in a last-level
-// cache for a good part, where expanding costs more than the bytes it
-// saves once several rows are multiplied: a BF16 copy of the shared 19M
-// llama (36 MiB) decoded 2638 → 3117 tokens/s compressed, but its
-// verification passes grew from 1.17–1.46× to 1.48–1.84× a one-token
-// step (2–4 tokens), and prompt lookup's speed-up fell from 1.31–1.40× to
-// nothing (the guard turned it off).
-const minCompressedBytes = 64 << 20
 
 // closeBackend stops a backend that holds resources (worker threads,
 // device handles).
