@@ -73,10 +73,14 @@ def g(i, off):
     return '%d%s' % (off, GADDR[i])
 
 
-def kernel(R):
-    """The kernel of R activation rows (1 to 4)."""
-    name = 'bf16zG4AVX512' if R == 1 else 'bf16zG4R%dAVX512' % R
-    lbl = 'bf16zg4' if R == 1 else 'bf16zg4r%d' % R
+def kernel(R, G):
+    """The kernel of R activation rows against G groups: four groups for 1
+    to 4 rows, two for 5 to 8 (four groups' accumulators would not fit)."""
+    if R == 1:
+        name, lbl = 'bf16zG4AVX512', 'bf16zg4'
+    else:
+        name, lbl = 'bf16zG%dR%dAVX512' % (G, R), 'bf16zg%dr%d' % (G, R)
+    tmp = 'R9' if G == 4 else 'R12'  # R12 holds group 3 with four groups, R9 row 6 with two
     o = []
     if R == 1:
         o.append('// func bf16zG4AVX512(nb int, w *byte, gstride int, a *byte, dst *float32, accumulate bool) (done int)\n')
@@ -89,55 +93,72 @@ def kernel(R):
         o.append('// Registers: Z0-Z3 accumulators, Z24-Z27 the four groups\' tables of the\n')
         o.append('// sub-block, Z8-Z15 and Z16-Z23 two groups\' runs at a time.\n')
         o.append('TEXT ·%s(SB), NOSPLIT, $0-56\n' % name)
-    else:
+    elif G == 4:
         o.append('// func %s(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int)\n' % name)
         o.append('// bf16zG4AVX512 for %d activation rows (astride bytes apart): accumulator\n' % R)
         o.append('// Z(4r+g) for row r and group g, whose 16 outputs go to dst[r·dstride+16g:],\n')
         o.append('// each run expanded once for all the rows. Each chain is the R1 kernel\'s.\n')
         o.append('TEXT ·%s(SB), NOSPLIT, $0-72\n' % name)
+    else:
+        o.append('// func %s(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int)\n' % name)
+        o.append('// %d activation rows (astride bytes apart) against two consecutive groups\n' % R)
+        o.append('// (gstride bytes apart): accumulator Z(2r+g) for row r and group g, whose 16\n')
+        o.append('// outputs go to dst[r·dstride+16g:], each run expanded once for all the rows\n')
+        o.append('// (two groups leave registers for up to eight rows\' accumulators). Each chain\n')
+        o.append('// is the R1 kernel\'s; blocks with patches stop it as there.\n')
+        o.append('TEXT ·%s(SB), NOSPLIT, $0-72\n' % name)
     o.append('\tMOVQ nb+0(FP), CX\n\tMOVQ CX, R13\n\tMOVQ w+8(FP), DI\n\tMOVQ gstride+16(FP), R11\n')
-    o.append('\tLEAQ (DI)(R11*2), R12\n\tADDQ R11, R12 // group 3\n')
+    if G == 4:
+        o.append('\tLEAQ (DI)(R11*2), R12\n\tADDQ R11, R12 // group 3\n')
     if R == 1:
         o.append('\tMOVQ a+24(FP), SI\n\tMOVQ dst+32(FP), DX\n')
     else:
         o.append('\tMOVQ a+24(FP), SI\n\tMOVQ astride+32(FP), AX\n')
         if R >= 4:
             o.append('\tLEAQ (AX)(AX*2), R8\n\tADDQ SI, R8 // row 3\n')
+        if R >= 7:
+            o.append('\tLEAQ (R8)(AX*2), R9\n\tADDQ AX, R9 // row 6\n')
         o.append('\tMOVQ dst+40(FP), DX\n\tMOVQ dstride+48(FP), R10\n\tSHLQ $2, R10\n')
     o.append('\tMOVL $0x0f0f0f0f, BX\n\tVPBROADCASTD BX, Z30\n')
-    o.append('\tMOVQ $0x8080808080808080, BX\n\tMOVQ $0xaa, R9\n\tKMOVQ R9, K1\n')
+    o.append('\tMOVQ $0x8080808080808080, BX\n\tMOVQ $0xaa, %s\n\tKMOVQ %s, K1\n' % (tmp, tmp))
     o.append('\tVPXORQ Z31, Z31, Z31\n\tVPBROADCASTQ BX, K1, Z31 // 0x80 in qwords 1, 3, 5 and 7\n')
     acc = 'accumulate+40(FP)' if R == 1 else 'accumulate+56(FP)'
-    o.append('\tMOVBQZX %s, R9\n\tTESTQ R9, R9\n\tJNZ %sload\n' % (acc, lbl))
-    for z in range(4 * R):
+    o.append('\tMOVBQZX %s, %s\n\tTESTQ %s, %s\n\tJNZ %sload\n' % (acc, tmp, tmp, tmp, lbl))
+    for z in range(G * R):
         o.append('\tVPXORD Z%d, Z%d, Z%d\n' % (z, z, z))
-    o.append('\tJMP %sloop\n%sload:\n\tMOVQ DX, R9\n' % (lbl, lbl))
+    o.append('\tJMP %sloop\n%sload:\n\tMOVQ DX, %s\n' % (lbl, lbl, tmp))
     for r in range(R):
         if r:
-            o.append('\tADDQ R10, R9\n')
-        for gi in range(4):
-            o.append('\tVMOVUPS %d(R9), Z%d\n' % (64 * gi, 4 * r + gi))
+            o.append('\tADDQ R10, %s\n' % tmp)
+        for gi in range(G):
+            o.append('\tVMOVUPS %d(%s), Z%d\n' % (64 * gi, tmp, G * r + gi))
     o.append('%sloop:\n' % lbl)
-    o.append('\tMOVBLZX 32(DI), R9\n\tMOVBLZX 32(DI)(R11*1), BX\n\tORL BX, R9\n')
-    o.append('\tMOVBLZX 32(DI)(R11*2), BX\n\tORL BX, R9\n\tMOVBLZX 32(R12), BX\n\tORL BX, R9\n')
+    o.append('\tMOVBLZX 32(DI), %s\n\tMOVBLZX 32(DI)(R11*1), BX\n\tORL BX, %s\n' % (tmp, tmp))
+    if G == 4:
+        o.append('\tMOVBLZX 32(DI)(R11*2), BX\n\tORL BX, R9\n\tMOVBLZX 32(R12), BX\n\tORL BX, R9\n')
     o.append('\tJNZ %sdone // patches: the caller expands this block\n' % lbl)
     for s in range(4):
-        for gi in range(4):
+        for gi in range(G):
             o.append('\tVPBROADCASTQ %s, Z%d\n' % (g(gi, 8 * s), 24 + gi))
             o.append('\tVPORQ Z31, Z%d, Z%d\n' % (24 + gi, 24 + gi))
         for j in range(4):
             base = 64 + 768 * s + 192 * j
-            for gi in range(4):
+            for gi in range(G):
                 # temporaries Z(t)..Z(t+7): two sets in turn where the
                 # accumulators leave room
-                t = 16 if R >= 3 or gi % 2 else 8
+                t = 16 if G * R > 8 or gi % 2 else 8
                 o.append(expand_run(gi, base, t))
                 for z in range(4):
                     for r in range(R):
-                        o.append(vdp_bcast(4 * r + gi, t + 4 + z, 64 * s + 16 * j + 4 * z, r))
-    o.append('\tADDQ $3136, DI\n\tADDQ $3136, R12\n\tADDQ $256, SI\n')
+                        o.append(vdp_bcast(G * r + gi, t + 4 + z, 64 * s + 16 * j + 4 * z, r))
+    o.append('\tADDQ $3136, DI\n')
+    if G == 4:
+        o.append('\tADDQ $3136, R12\n')
+    o.append('\tADDQ $256, SI\n')
     if R >= 4:
         o.append('\tADDQ $256, R8\n')
+    if R >= 7:
+        o.append('\tADDQ $256, R9\n')
     o.append('\tDECQ CX\n\tJNZ %sloop\n' % lbl)
     ret = 'done+48(FP)' if R == 1 else 'done+64(FP)'
     o.append('%sdone:\n\tSUBQ CX, R13\n\tMOVQ R13, %s\n' % (lbl, ret))
@@ -148,75 +169,13 @@ def kernel(R):
         for r in range(R):
             if r:
                 o.append('\tADDQ R10, DX\n')
-            for gi in range(4):
-                o.append('\tVMOVUPS Z%d, %d(DX)\n' % (4 * r + gi, 64 * gi))
-    o.append('\tVZEROUPPER\n\tRET\n')
-    return ''.join(o)
-
-
-def kernel2(R):
-    """The kernel of R activation rows (5 to 8) against two groups."""
-    name = 'bf16zG2R%dAVX512' % R
-    lbl = 'bf16zg2r%d' % R
-    o = []
-    o.append('// func %s(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int)\n' % name)
-    o.append('// %d activation rows (astride bytes apart) against two consecutive groups\n' % R)
-    o.append('// (gstride bytes apart): accumulator Z(2r+g) for row r and group g, whose 16\n')
-    o.append('// outputs go to dst[r·dstride+16g:], each run expanded once for all the rows\n')
-    o.append('// (two groups leave registers for up to eight rows\' accumulators). Each chain\n')
-    o.append('// is the R1 kernel\'s; blocks with patches stop it as there.\n')
-    o.append('TEXT ·%s(SB), NOSPLIT, $0-72\n' % name)
-    o.append('\tMOVQ nb+0(FP), CX\n\tMOVQ CX, R13\n\tMOVQ w+8(FP), DI\n\tMOVQ gstride+16(FP), R11\n')
-    o.append('\tMOVQ a+24(FP), SI\n\tMOVQ astride+32(FP), AX\n')
-    o.append('\tLEAQ (AX)(AX*2), R8\n\tADDQ SI, R8 // row 3\n')
-    if R >= 7:
-        o.append('\tLEAQ (R8)(AX*2), R9\n\tADDQ AX, R9 // row 6\n')
-    o.append('\tMOVQ dst+40(FP), DX\n\tMOVQ dstride+48(FP), R10\n\tSHLQ $2, R10\n')
-    o.append('\tMOVL $0x0f0f0f0f, BX\n\tVPBROADCASTD BX, Z30\n')
-    o.append('\tMOVQ $0x8080808080808080, BX\n\tMOVQ $0xaa, R12\n\tKMOVQ R12, K1\n')
-    o.append('\tVPXORQ Z31, Z31, Z31\n\tVPBROADCASTQ BX, K1, Z31 // 0x80 in qwords 1, 3, 5 and 7\n')
-    o.append('\tMOVBQZX accumulate+56(FP), R12\n\tTESTQ R12, R12\n\tJNZ %sload\n' % lbl)
-    for z in range(2 * R):
-        o.append('\tVPXORD Z%d, Z%d, Z%d\n' % (z, z, z))
-    o.append('\tJMP %sloop\n%sload:\n\tMOVQ DX, R12\n' % (lbl, lbl))
-    for r in range(R):
-        if r:
-            o.append('\tADDQ R10, R12\n')
-        for gi in range(2):
-            o.append('\tVMOVUPS %d(R12), Z%d\n' % (64 * gi, 2 * r + gi))
-    o.append('%sloop:\n' % lbl)
-    o.append('\tMOVBLZX 32(DI), R12\n\tMOVBLZX 32(DI)(R11*1), BX\n\tORL BX, R12\n')
-    o.append('\tJNZ %sdone // patches: the caller expands this block\n' % lbl)
-    for s in range(4):
-        for gi in range(2):
-            o.append('\tVPBROADCASTQ %s, Z%d\n' % (g(gi, 8 * s), 24 + gi))
-            o.append('\tVPORQ Z31, Z%d, Z%d\n' % (24 + gi, 24 + gi))
-        for j in range(4):
-            base = 64 + 768 * s + 192 * j
-            for gi in range(2):
-                t = 16
-                o.append(expand_run(gi, base, t))
-                for z in range(4):
-                    for r in range(R):
-                        o.append(vdp_bcast(2 * r + gi, t + 4 + z, 64 * s + 16 * j + 4 * z, r))
-    o.append('\tADDQ $3136, DI\n\tADDQ $256, SI\n\tADDQ $256, R8\n')
-    if R >= 7:
-        o.append('\tADDQ $256, R9\n')
-    o.append('\tDECQ CX\n\tJNZ %sloop\n' % lbl)
-    o.append('%sdone:\n\tSUBQ CX, R13\n\tMOVQ R13, done+64(FP)\n' % lbl)
-    for r in range(R):
-        if r:
-            o.append('\tADDQ R10, DX\n')
-        for gi in range(2):
-            o.append('\tVMOVUPS Z%d, %d(DX)\n' % (2 * r + gi, 64 * gi))
+            for gi in range(G):
+                o.append('\tVMOVUPS Z%d, %d(DX)\n' % (G * r + gi, 64 * gi))
     o.append('\tVZEROUPPER\n\tRET\n')
     return ''.join(o)
 
 
 print('// The BF16x16Z decode kernels, generated by tools/asmgen/bf16z.py.\n')
-for R in range(1, 5):
+for R in range(1, 9):
     print()
-    print(kernel(R), end='')
-for R in range(5, 9):
-    print()
-    print(kernel2(R), end='')
+    print(kernel(R, 4 if R <= 4 else 2), end='')
