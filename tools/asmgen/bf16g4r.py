@@ -10,28 +10,14 @@ BF16x16 kernels for 2 to 6 activation rows" to its end with the output:
 
     python3 tools/asmgen/bf16g4r.py > /tmp/bf16g4r.s
 """
-import re
-import subprocess
 import sys
-import tempfile
-import os
 
-_obj = os.path.join(tempfile.mkdtemp(), "t.o")
-_enc = {}
+from gnuas import encode
+
 def vdp(dst, src1, src2):
     """BYTE encoding of VDPBF16PS zmm_dst += zmm_src1 . zmm_src2 (Intel: vdpbf16ps dst, src1, src2)."""
-    key = (dst, src1, src2)
-    if key not in _enc:
-        src = 'vdpbf16ps %%zmm%d, %%zmm%d, %%zmm%d\n' % (src2, src1, dst)
-        subprocess.run(['as', '-o', _obj, '-'], input=src.encode(), check=True)
-        out = subprocess.run(['objdump', '-d', _obj], capture_output=True, check=True).stdout.decode()
-        hexes = []
-        for l in out.splitlines():
-            m = re.match(r'\s+[0-9a-f]+:\t([0-9a-f ]+)', l)
-            if m:
-                hexes += m.group(1).split()
-        _enc[key] = '; '.join('BYTE $0x%s' % h for h in hexes)
-    return '\t%s // VDPBF16PS Z%d, Z%d, Z%d\n' % (_enc[key], src2, src1, dst)
+    enc = encode('vdpbf16ps %%zmm%d, %%zmm%d, %%zmm%d' % (src2, src1, dst))
+    return '\t%s // VDPBF16PS Z%d, Z%d, Z%d\n' % (enc, src2, src1, dst)
 
 ROWADDR = ['(SI)', '(SI)(AX*1)', '(SI)(AX*2)', '(R8)', '(SI)(AX*4)', '(R8)(AX*2)']
 GADDR = ['(DI)', '(DI)(R11*1)', '(DI)(R11*2)', '(R12)']

@@ -13,30 +13,13 @@ BF16x16Z decode kernels" to its end with the output:
 
     python3 tools/asmgen/bf16z.py > /tmp/bf16z.s
 """
-import os
-import re
-import subprocess
-import tempfile
-
-_obj = os.path.join(tempfile.mkdtemp(), "t.o")
-_enc = {}
-
+from gnuas import encode
 
 def vdp_bcast(dst, src1, disp, row=0):
     """VDPBF16PS Z(dst) += Z(src1) . broadcast(disp + activation row's address) as BYTEs."""
     mem_as, mem_go = ROWADDR[row]
-    key = (dst, src1, disp, row)
-    if key not in _enc:
-        src = 'vdpbf16ps %d%s{1to16}, %%zmm%d, %%zmm%d\n' % (disp, mem_as, src1, dst)
-        subprocess.run(['as', '-o', _obj, '-'], input=src.encode(), check=True)
-        out = subprocess.run(['objdump', '-d', _obj], capture_output=True, check=True).stdout.decode()
-        hexes = []
-        for line in out.splitlines():
-            m = re.match(r'\s+[0-9a-f]+:\t([0-9a-f ]+)', line)
-            if m:
-                hexes += m.group(1).split()
-        _enc[key] = '; '.join('BYTE $0x%s' % h for h in hexes)
-    return '\t%s // VDPBF16PS %d%s{1to16}, Z%d, Z%d\n' % (_enc[key], disp, mem_go, src1, dst)
+    enc = encode('vdpbf16ps %d%s{1to16}, %%zmm%d, %%zmm%d' % (disp, mem_as, src1, dst))
+    return '\t%s // VDPBF16PS %d%s{1to16}, Z%d, Z%d\n' % (enc, disp, mem_go, src1, dst)
 
 
 # Activation rows 0-7: SI, SI+astride, SI+2·astride, R8 = SI+3·astride,
