@@ -41,6 +41,10 @@ export class AppState {
 
   private offs: (() => void)[] = [];
   private loaded = false;
+  /** switching is the conversation change in progress (newChat, select):
+   * a message sent meanwhile waits for it, so that it goes to the chat the
+   * user chose and not to the one being left. */
+  private switching: Promise<unknown> | null = null;
 
   constructor(readonly api: Api) {}
 
@@ -135,7 +139,22 @@ export class AppState {
     }
   }
 
-  async select(id: string) {
+  /** switchTo runs a change of conversation as the one in progress. */
+  private async switchTo(change: () => Promise<void>) {
+    const p = change();
+    this.switching = p;
+    try {
+      await p;
+    } finally {
+      if (this.switching === p) this.switching = null;
+    }
+  }
+
+  select(id: string) {
+    return this.switchTo(() => this.openConversation(id));
+  }
+
+  private async openConversation(id: string) {
     const c = await this.guard(this.api.loadConversation(id));
     if (!c) return;
     this.current = { ...c, messages: undefined };
@@ -144,7 +163,11 @@ export class AppState {
     this.thread = { ...t, streaming };
   }
 
-  async newChat() {
+  newChat() {
+    return this.switchTo(() => this.create());
+  }
+
+  private async create() {
     const c = await this.guard(this.api.createConversation(''));
     if (!c) return;
     this.conversations = [c, ...this.conversations];
@@ -154,6 +177,7 @@ export class AppState {
 
   async send(text: string): Promise<boolean> {
     text = text.trim();
+    if (this.switching) await this.switching;
     if (!text || this.thread.streaming) return false;
     if (!this.current) await this.newChat();
     if (!this.current) return false;

@@ -167,4 +167,20 @@ describe('keyboard', () => {
     await fireEvent.keyDown(window, { key: 'L', ctrlKey: true, shiftKey: true });
     expect(document.documentElement.dataset.theme).toBe('dark');
   });
+
+  it('sends a message typed while a new chat is being created to the new chat', async () => {
+    // The browser test clicked "New chat" and sent at once: the message
+    // went to the chat being left, and its reply never showed.
+    await sendHello();
+    let created!: (c: Conversation) => void;
+    t.results.CreateConversation = () => new Promise<Conversation>((ok) => (created = ok));
+    const opening = s.newChat();
+    const sending = s.send('to the new chat');
+    await tick();
+    expect(t.called('SendMessage')).toHaveLength(1); // held until the chat exists
+    created(conv('c2'));
+    await opening;
+    expect(await sending).toBe(true);
+    expect(t.called('SendMessage').at(-1)!.args).toEqual(['c2', 'to the new chat']);
+  });
 });
