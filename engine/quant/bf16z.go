@@ -8,11 +8,11 @@ import (
 // BF16x16Z is a lossless compressed form of the BF16x16 layout, for the
 // default mode's decode, which reads every weight once a token and is
 // bound by memory: 12 bits a weight instead of 16 (3136 bytes for 2048
-// weights, 0.766 of BF16x16), expanded into BF16x16 blocks in L1 or L2 and
-// multiplied there by the BF16x16 kernels. Expanding gives back the
-// BF16x16 bytes exactly, so every product is the BF16x16 kernels' on the
-// same bytes, in the same order: the results are BF16x16's, bit for bit,
-// whatever the batch.
+// weights, 0.766 of BF16x16), expanded in registers by its decode kernels
+// (one to eight activation rows) and into BF16x16 blocks in L1 or L2 for
+// the BF16x16 kernels otherwise. Expanding gives back the BF16x16 bytes
+// exactly, and every product takes them in the BF16x16 kernels' order:
+// the results are BF16x16's, bit for bit, whatever the batch.
 //
 // A bf16 value is a sign, an 8-bit exponent e and 7 mantissa bits; its low
 // byte holds e's lowest bit and the mantissa, its high byte the sign and
@@ -40,9 +40,9 @@ import (
 //	               the words of L0, high nibbles for those of L1)
 //
 // Within a run, in each 16-byte lane k (0..3) of L0 and N, bytes 16k+i for
-// i < 8 are the 32-byte words 8k+i of the run's first 64 bytes and bytes
-// 16k+8+i those of its second 64 (the order of AVX-512's byte unpacks);
-// L1 likewise for its third and fourth 64 bytes. A code c (0..15) stands
+// i < 8 stand for the 16-bit word 8k+i of the run's first 64 bytes and
+// bytes 16k+8+i for that of its second 64 (the order of AVX-512's byte
+// unpacks); L1 and N's high nibbles likewise for its third and fourth 64. A code c (0..15) stands
 // for the high byte (c&8)<<4 | table[c&7].
 const (
 	BF16x16ZBlockSize  = 4 * QK
