@@ -852,46 +852,68 @@ func (j *packedJob) do(w, lo, hi int) {
 		for r := 0; r < j.n; r += quant.PackedRows {
 			rows := min(quant.PackedRows, j.n-r)
 			for b0 := 0; b0 < j.nb; b0 += j.chunk {
-				nb, kernel := min(j.chunk, j.nb-b0), j.kernel
-				if b0 > 0 {
-					kernel = j.accumulate // adds this range's sums to the previous ranges'
-				}
-				a, aux := j.act[r*j.qrow+b0*j.actBlock:], j.aux[r*j.auxRow+b0*j.auxBlock:]
-				pi, first := 0, 0
-				for g := t0; g < t1; g++ {
-					for g >= j.parts[pi].groupsEnd {
-						first = j.parts[pi].groupsEnd
-						pi++
-					}
-					pt, k := &j.parts[pi], g-first
-					if rows == 1 && j.decode != nil && g+j.decodeGroups <= min(t1, pt.groupsEnd) {
-						// Consecutive groups of one weight, side by side.
-						j.decode(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:], j.groupBytes, a, pt.d[r*pt.out+k*quant.Q4x16Rows:], b0 > 0)
-						g += j.decodeGroups - 1
-						continue
-					}
-					if j.decodeMulti != nil && g+j.decodeGroups <= min(t1, pt.groupsEnd) {
-						// ... for a few activation rows, up to decodeRows at once.
-						w := pt.w[k*j.groupBytes+b0*j.blockBytes:]
-						for r2 := 0; r2 < rows; r2 += j.decodeRows {
-							m := min(j.decodeRows, rows-r2)
-							j.decodeMulti(nb, w, j.groupBytes, a[r2*j.qrow:], j.qrow, m, pt.d[(r+r2)*pt.out+k*quant.Q4x16Rows:], pt.out, b0 > 0)
-						}
-						g += j.decodeGroups - 1
-						continue
-					}
-					if rows == quant.PackedRows && j.pair != nil && g+2 <= min(t1, pt.groupsEnd) {
-						// ... two groups at once, for more independent chains.
-						j.pair(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:], j.groupBytes, a, j.qrow, pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out, b0 > 0)
-						g++
-						continue
-					}
-					kernel(nb, pt.w[k*j.groupBytes+b0*j.blockBytes:(k+1)*j.groupBytes], a, j.qrow, aux, j.auxRow, rows,
-						pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out)
-				}
+				j.runGroups(t0, t1, r, rows, b0, min(j.chunk, j.nb-b0), nil, 0)
 			}
 		}
 	}
+}
+
+// runGroups multiplies groups [t0, t1) by activation rows r..r+rows over
+// blocks b0..b0+nb: runs of decodeGroups groups of one weight through the
+// decode kernels, pairs through the pair kernel, the rest a group a call
+// (kernel, or accumulate past the first range of blocks, adding to the
+// previous ranges' sums). The weights are the parts' own, or with buf the
+// tile's groups expanded there gb bytes apart from t0 (doExpanded).
+func (j *packedJob) runGroups(t0, t1, r, rows, b0, nb int, buf []byte, gb int) {
+	kernel := j.kernel
+	if b0 > 0 {
+		kernel = j.accumulate
+	}
+	a, aux := j.act[r*j.qrow+b0*j.actBlock:], j.aux[r*j.auxRow+b0*j.auxBlock:]
+	var c partCursor
+	for g := t0; g < t1; g++ {
+		pt, k := c.at(j.parts, g)
+		w, stride, size := buf, gb, gb
+		if buf != nil {
+			w = buf[(g-t0)*gb:]
+		} else {
+			w, stride, size = pt.w[k*j.groupBytes+b0*j.blockBytes:], j.groupBytes, j.groupBytes-b0*j.blockBytes
+		}
+		d, end := pt.d[r*pt.out+k*quant.Q4x16Rows:], min(t1, pt.groupsEnd)
+		switch {
+		case rows == 1 && j.decode != nil && g+j.decodeGroups <= end:
+			// Consecutive groups of one weight, side by side.
+			j.decode(nb, w, stride, a, d, b0 > 0)
+			g += j.decodeGroups - 1
+		case j.decodeMulti != nil && g+j.decodeGroups <= end:
+			// ... for a few activation rows, up to decodeRows at once.
+			for r2 := 0; r2 < rows; r2 += j.decodeRows {
+				m := min(j.decodeRows, rows-r2)
+				j.decodeMulti(nb, w, stride, a[r2*j.qrow:], j.qrow, m, d[r2*pt.out:], pt.out, b0 > 0)
+			}
+			g += j.decodeGroups - 1
+		case rows == quant.PackedRows && j.pair != nil && g+2 <= end:
+			// ... two groups at once, for more independent chains.
+			j.pair(nb, w, stride, a, j.qrow, d, pt.out, b0 > 0)
+			g++
+		default:
+			kernel(nb, w[:size], a, j.qrow, aux, j.auxRow, rows, d, pt.out)
+		}
+	}
+}
+
+// partCursor finds the part of each group as a loop goes up the job's
+// groups.
+type partCursor struct{ pi, first int }
+
+// at returns the part that holds group g and g's index in it; g is never
+// below the previous call's.
+func (c *partCursor) at(parts []packedPart, g int) (*packedPart, int) {
+	for g >= parts[c.pi].groupsEnd {
+		c.first = parts[c.pi].groupsEnd
+		c.pi++
+	}
+	return &parts[c.pi], g - c.first
 }
 
 // doExpanded is do for weights in a compressed layout: per tile of
@@ -905,63 +927,34 @@ func (j *packedJob) doExpanded(buf []byte, lo, hi int) {
 		for b0 := 0; b0 < j.nb; b0 += j.chunk {
 			nb := min(j.chunk, j.nb-b0)
 			gb := nb * j.blockBytes // an expanded group's bytes in buf
-			pi, first := 0, 0
+			var c partCursor
 			for g := t0; g < t1; g++ {
-				for g >= j.parts[pi].groupsEnd {
-					first = j.parts[pi].groupsEnd
-					pi++
-				}
-				src := j.parts[pi].w[(g-first)*j.storedGroupBytes+b0/j.storedRatio*j.storedBlockBytes:]
-				j.expand(buf[(g-t0)*gb:], src, nb/j.storedRatio)
+				pt, k := c.at(j.parts, g)
+				j.expand(buf[(g-t0)*gb:], pt.w[j.storedOffset(k, b0):], nb/j.storedRatio)
 			}
 			// The next tile's stored blocks load while this one's rows run.
 			j.prefetchStored(t1, min(t1+j.per, hi), b0, nb)
-			kernel := j.kernel
-			if b0 > 0 {
-				kernel = j.accumulate // adds this range's sums to the previous ranges'
-			}
 			for r := 0; r < j.n; r += quant.PackedRows {
-				rows := min(quant.PackedRows, j.n-r)
-				a := j.act[r*j.qrow+b0*j.actBlock:]
-				pi, first = 0, 0
-				for g := t0; g < t1; g++ {
-					for g >= j.parts[pi].groupsEnd {
-						first = j.parts[pi].groupsEnd
-						pi++
-					}
-					pt, k, w := &j.parts[pi], g-first, buf[(g-t0)*gb:]
-					d := pt.d[r*pt.out+k*quant.Q4x16Rows:]
-					end := min(t1, pt.groupsEnd)
-					switch {
-					case j.decodeMulti != nil && g+j.decodeGroups <= end:
-						for r2 := 0; r2 < rows; r2 += j.decodeRows {
-							m := min(j.decodeRows, rows-r2)
-							j.decodeMulti(nb, w, gb, a[r2*j.qrow:], j.qrow, m, d[r2*pt.out:], pt.out, b0 > 0)
-						}
-						g += j.decodeGroups - 1
-					case rows == quant.PackedRows && j.pair != nil && g+2 <= end:
-						j.pair(nb, w, gb, a, j.qrow, d, pt.out, b0 > 0)
-						g++
-					default:
-						kernel(nb, w[:gb], a, j.qrow, nil, 0, rows, d, pt.out)
-					}
-				}
+				j.runGroups(t0, t1, r, min(quant.PackedRows, j.n-r), b0, nb, buf, gb)
 			}
 		}
 	}
 }
 
+// storedOffset is where the stored blocks from block b0 (in the expanded
+// layout's blocks) of a part's group k start.
+func (j *packedJob) storedOffset(k, b0 int) int {
+	return k*j.storedGroupBytes + b0/j.storedRatio*j.storedBlockBytes
+}
+
 // prefetchStored prefetches the stored blocks b0..b0+nb (in the
 // expanded layout's blocks) of groups [g0, g1).
 func (j *packedJob) prefetchStored(g0, g1, b0, nb int) {
-	pi, first := 0, 0
+	var c partCursor
 	for g := g0; g < g1; g++ {
-		for g >= j.parts[pi].groupsEnd {
-			first = j.parts[pi].groupsEnd
-			pi++
-		}
-		o := (g-first)*j.storedGroupBytes + b0/j.storedRatio*j.storedBlockBytes
-		quant.Prefetch(j.parts[pi].w[o : o+nb/j.storedRatio*j.storedBlockBytes])
+		pt, k := c.at(j.parts, g)
+		o := j.storedOffset(k, b0)
+		quant.Prefetch(pt.w[o : o+nb/j.storedRatio*j.storedBlockBytes])
 	}
 }
 
@@ -977,13 +970,10 @@ const expandTileBytes = 256 << 10
 // between the weight loads, and a stream of 1B-shape Q4_0x16 products on
 // two cores read 5 % slower (33.2 against 34.8 GB/s).
 func (j *packedJob) doRow(out []float32, lo, hi int) {
-	pi, first := 0, 0
+	var c partCursor
 	for g0 := lo; g0 < hi; {
-		for g0 >= j.parts[pi].groupsEnd {
-			first = j.parts[pi].groupsEnd
-			pi++
-		}
-		pt := &j.parts[pi]
+		pt, _ := c.at(j.parts, g0)
+		first := c.first
 		if end := min(hi, pt.groupsEnd); j.streams != nil && end-g0 >= quant.DecodeStreams*minStreamGroups {
 			g0 = j.doStreams(out, pt, first, g0, end)
 			continue
@@ -1056,13 +1046,9 @@ func (j *packedJob) doTiles(lo, hi int) {
 		t1 := min(t0+step, hi)
 		for r := 0; r < j.n; r += j.tileRows {
 			rows, a, aux := min(j.tileRows, j.n-r), j.act[r*j.qrow:], j.aux[r*j.auxRow:]
-			pi, first := 0, 0
+			var c partCursor
 			for g := t0; g < t1; {
-				for g >= j.parts[pi].groupsEnd {
-					first = j.parts[pi].groupsEnd
-					pi++
-				}
-				pt, k := &j.parts[pi], g-first
+				pt, k := c.at(j.parts, g)
 				groups := min(t1, pt.groupsEnd) - g
 				j.tile(j.nb, pt.w[k*j.groupBytes:], j.groupBytes, groups, a, j.qrow, aux, j.auxRow, rows, pt.d[r*pt.out+k*quant.Q4x16Rows:], pt.out, false)
 				g += groups
