@@ -67,23 +67,33 @@ func bf16zDecodeMulti(nb int, w []byte, groupBytes int, a []byte, astride, rows 
 	}
 	_ = a[(rows-1)*astride+nb*BF16x16ZBlockSize*2-1]
 	_ = dst[(rows-1)*dstride+half16DecodeGroups*Q4x16Rows-1]
-	if rows > 4 {
-		bf16zG2(rows, nb, w, groupBytes, a, astride, dst, dstride, accumulate)
-		bf16zG2(rows, nb, w[2*groupBytes:], groupBytes, a, astride, dst[2*Q4x16Rows:], dstride, accumulate)
-		return
+	switch {
+	case rows > 4:
+		bf16zRun(bf16zG2Rows[rows-5], 2, rows, nb, w, groupBytes, a, astride, dst, dstride, accumulate)
+		bf16zRun(bf16zG2Rows[rows-5], 2, rows, nb, w[2*groupBytes:], groupBytes, a, astride, dst[2*Q4x16Rows:], dstride, accumulate)
+	case rows == 1:
+		bf16zRun(bf16zG4One, half16DecodeGroups, 1, nb, w, groupBytes, a, astride, dst, dstride, accumulate)
+	default:
+		bf16zRun(bf16zG4Rows[rows-2], half16DecodeGroups, rows, nb, w, groupBytes, a, astride, dst, dstride, accumulate)
 	}
+}
+
+// bf16zRowsKernel is the type of the BF16x16Z decode kernels: rows activation
+// rows against a few groups, over at most nb blocks, stopping before a
+// block with patches; done is the blocks multiplied.
+type bf16zRowsKernel func(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int)
+
+// bf16zRun multiplies rows activation rows by groups groups of w
+// (groupBytes apart) with kern, and each block with patches by the
+// BF16x16 kernels after expanding it, a group at a time (a buffer handed
+// to the BF16x16 decode kernels, which are called through a table, would
+// move to the heap). The caller has checked the buffers.
+func bf16zRun(kern bf16zRowsKernel, groups, rows, nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool) {
 	for b := 0; b < nb; {
-		ab := &a[b*BF16x16ZBlockSize*2]
-		if rows == 1 {
-			b += bf16zG4AVX512(nb-b, &w[b*BF16x16ZBlockBytes], groupBytes, ab, &dst[0], accumulate || b > 0)
-		} else {
-			b += bf16zG4Rows[rows-2](nb-b, &w[b*BF16x16ZBlockBytes], groupBytes, ab, astride, &dst[0], dstride, accumulate || b > 0)
-		}
+		b += kern(nb-b, &w[b*BF16x16ZBlockBytes], groupBytes, &a[b*BF16x16ZBlockSize*2], astride, &dst[0], dstride, accumulate || b > 0)
 		if b < nb { // block b has patches
-			// (A buffer handed to the BF16x16 decode kernels, which are
-			// called through a table, would move to the heap.)
 			var s [bf16zExpanded]byte
-			for g := range half16DecodeGroups {
+			for g := range groups {
 				bf16zExpandChecked(s[:], w[g*groupBytes+b*BF16x16ZBlockBytes:], 1)
 				half16(true, accumulate || b > 0, 4, s[:], a[b*BF16x16ZBlockSize*2:], astride, rows, dst[g*Q4x16Rows:], dstride)
 			}
@@ -92,26 +102,13 @@ func bf16zDecodeMulti(nb int, w []byte, groupBytes int, a []byte, astride, rows 
 	}
 }
 
-// bf16zG2 multiplies rows (5 to 8) activation rows by two groups of w
-// (groupBytes apart) with bf16zG2R5AVX512..R8, and each block with patches
-// by the BF16x16 kernel of one group after expanding it. The caller has
-// checked the buffers.
-func bf16zG2(rows, nb int, w []byte, groupBytes int, a []byte, astride int, dst []float32, dstride int, accumulate bool) {
-	for b := 0; b < nb; {
-		b += bf16zG2Rows[rows-5](nb-b, &w[b*BF16x16ZBlockBytes], groupBytes, &a[b*BF16x16ZBlockSize*2], astride, &dst[0], dstride, accumulate || b > 0)
-		if b < nb { // block b has patches
-			var s [bf16zExpanded]byte
-			for g := range 2 {
-				bf16zExpandChecked(s[:], w[g*groupBytes+b*BF16x16ZBlockBytes:], 1)
-				half16(true, accumulate || b > 0, 4, s[:], a[b*BF16x16ZBlockSize*2:], astride, rows, dst[g*Q4x16Rows:], dstride)
-			}
-			b++
-		}
-	}
+// bf16zG4One is bf16zG4AVX512 as a bf16zRowsKernel.
+func bf16zG4One(nb int, w *byte, gstride int, a *byte, _ int, dst *float32, _ int, accumulate bool) int {
+	return bf16zG4AVX512(nb, w, gstride, a, dst, accumulate)
 }
 
 // bf16zG2Rows are the kernels of 5 to 8 rows against two groups.
-var bf16zG2Rows = [...]func(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int){
+var bf16zG2Rows = [...]bf16zRowsKernel{
 	bf16zG2R5AVX512, bf16zG2R6AVX512, bf16zG2R7AVX512, bf16zG2R8AVX512,
 }
 
@@ -128,7 +125,7 @@ func bf16zG2R7AVX512(nb int, w *byte, gstride int, a *byte, astride int, dst *fl
 func bf16zG2R8AVX512(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int)
 
 // bf16zG4Rows are the decode kernels of 2 to 4 rows.
-var bf16zG4Rows = [...]func(nb int, w *byte, gstride int, a *byte, astride int, dst *float32, dstride int, accumulate bool) (done int){
+var bf16zG4Rows = [...]bf16zRowsKernel{
 	bf16zG4R2AVX512, bf16zG4R3AVX512, bf16zG4R4AVX512,
 }
 
@@ -149,7 +146,7 @@ func bf16zPair(nb int, w []byte, groupBytes int, a []byte, astride int, dst []fl
 	}
 	_ = a[(PackedRows-1)*astride+nb*BF16x16ZBlockSize*2-1]
 	_ = dst[(PackedRows-1)*dstride+2*Q4x16Rows-1]
-	bf16zG2(PackedRows, nb, w, groupBytes, a, astride, dst, dstride, accumulate)
+	bf16zRun(bf16zG2Rows[PackedRows-5], 2, PackedRows, nb, w, groupBytes, a, astride, dst, dstride, accumulate)
 }
 
 // bf16zKernel and bf16zAccKernel are Packed.Kernel and Packed.Accumulate
