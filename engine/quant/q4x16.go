@@ -282,9 +282,9 @@ type Packed struct {
 	// the bytes of layout Expanded (BlockSize/Expanded.BlockSize blocks of
 	// it each), whose kernels give this layout's results bit for bit: a
 	// compressed layout (BF16x16Z), whose kernels above expand what they
-	// read into L1 at every call. A batch of many activation rows reads
-	// each group many times, so the backend expands a tile of groups once
-	// and runs Expanded's kernels on it. Nil: none.
+	// read at every call (in registers, or into L1). A batch of many
+	// activation rows reads each group many times, so the backend expands
+	// a tile of groups once and runs Expanded's kernels on it. Nil: none.
 	Expand   func(dst, src []byte, nb int)
 	Expanded *Packed
 }
