@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -50,6 +52,12 @@ func TestDraftAddMergeKeep(t *testing.T) {
 }
 
 func TestLookupPropose(t *testing.T) {
+	const (
+		one  = SrcLookupOne
+		two  = SrcLookup
+		mid  = SrcLookupMid
+		long = SrcLookupLong
+	)
 	for _, tc := range []struct {
 		name     string
 		l        Lookup
@@ -58,45 +66,97 @@ func TestLookupPropose(t *testing.T) {
 		nodes    int
 		want     []int32 // tokens
 		parents  []int32
+		srcs     []Source
 		matchLen int
 	}{
-		{"no match", Lookup{}, []int32{1, 2, 3, 4, 5}, 4, 8, nil, nil, 0},
-		{"single token", Lookup{}, []int32{1, 9, 2, 3, 1}, 4, 8, []int32{9, 2, 3, 1}, []int32{-1, 0, 1, 2}, 1},
-		{"single token too weak for MinNgram 2", Lookup{MinNgram: 2}, []int32{1, 9, 2, 3, 1}, 4, 8, nil, nil, 0},
-		{"bigram", Lookup{}, []int32{1, 2, 3, 4, 5, 1, 2}, 3, 8, []int32{3, 4, 5}, []int32{-1, 0, 1}, 2},
-		{"continuation runs to the end", Lookup{}, []int32{7, 8, 7, 8}, 5, 8, []int32{7, 8}, []int32{-1, 0}, 2},
+		{"no match", Lookup{}, []int32{1, 2, 3, 4, 5}, 4, 8, nil, nil, nil, 0},
+		// Each drafted token lengthens the match it continues.
+		{"single token", Lookup{}, []int32{1, 9, 2, 3, 1}, 4, 8, []int32{9, 2, 3, 1}, []int32{-1, 0, 1, 2}, []Source{one, two, two, mid}, 1},
+		{"single token too weak for MinNgram 2", Lookup{MinNgram: 2}, []int32{1, 9, 2, 3, 1}, 4, 8, nil, nil, nil, 0},
+		{"bigram", Lookup{}, []int32{1, 2, 3, 4, 5, 1, 2}, 3, 8, []int32{3, 4, 5}, []int32{-1, 0, 1}, []Source{two, two, mid}, 2},
+		// The occurrence runs into the end: the chain goes on through the
+		// tokens it drafted.
+		{"a repeating span goes on past the end", Lookup{}, []int32{7, 8, 7, 8}, 5, 8, []int32{7, 8, 7, 8, 7}, []int32{-1, 0, 1, 2, 3}, []Source{two, two, mid, mid, mid}, 2},
+		{"long match", Lookup{}, []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7}, 2, 8, []int32{8, 9}, []int32{-1, 0}, []Source{mid, long}, 7},
 		// 1 2 3 is followed by 4 at 0 and by 6 later; 2 3 alone (length 2)
 		// by 9: the longest wins, the most recent among equals.
-		{"longest then most recent", Lookup{MinNgram: 2, MaxNgram: 3}, []int32{1, 2, 3, 4, 0, 1, 2, 3, 6, 0, 2, 3, 9, 0, 1, 2, 3}, 2, 8, []int32{6, 0}, []int32{-1, 0}, 3},
+		{"longest then most recent", Lookup{MinNgram: 2, MaxNgram: 3}, []int32{1, 2, 3, 4, 0, 1, 2, 3, 6, 0, 2, 3, 9, 0, 1, 2, 3}, 2, 8, []int32{6, 0}, []int32{-1, 0}, []Source{two, two}, 3},
 		{"branches", Lookup{MinNgram: 2, MaxNgram: 3, Branches: 3}, []int32{1, 2, 3, 4, 0, 1, 2, 3, 6, 0, 2, 3, 9, 0, 1, 2, 3}, 2, 8,
-			[]int32{6, 0, 4, 0, 9, 0}, []int32{-1, 0, -1, 2, -1, 4}, 3},
+			[]int32{6, 0, 4, 0, 9, 0}, []int32{-1, 0, -1, 2, -1, 4}, []Source{two, two, two, two, two, two}, 3},
 		{"node budget", Lookup{MinNgram: 2, MaxNgram: 3, Branches: 3}, []int32{1, 2, 3, 4, 0, 1, 2, 3, 6, 0, 2, 3, 9, 0, 1, 2, 3}, 2, 3,
-			[]int32{6, 0, 4}, []int32{-1, 0, -1}, 3},
-		{"scan window", Lookup{MaxScan: 3}, []int32{1, 2, 3, 4, 5, 6, 1, 2}, 3, 8, nil, nil, 0},
+			[]int32{6, 0, 4}, []int32{-1, 0, -1}, []Source{two, two, two}, 3},
+		{"scan window", Lookup{MaxScan: 3}, []int32{1, 2, 3, 4, 5, 6, 1, 2}, 3, 8, nil, nil, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var d Draft
 			got := tc.l.Propose(&d, tc.tokens, tc.depth, tc.nodes)
-			if got != tc.matchLen || !slices.Equal(d.Tokens, tc.want) || !slices.Equal(d.Parents, tc.parents) {
-				t.Fatalf("Propose = %d, tokens %v parents %v; want %d, %v, %v", got, d.Tokens, d.Parents, tc.matchLen, tc.want, tc.parents)
-			}
-			for _, s := range d.Src {
-				if want := lookupSource(tc.matchLen); s != want {
-					t.Fatalf("source %d, want %d (a match of %d)", s, want, tc.matchLen)
-				}
+			if got != tc.matchLen || !slices.Equal(d.Tokens, tc.want) || !slices.Equal(d.Parents, tc.parents) || !slices.Equal(d.Src, tc.srcs) {
+				t.Fatalf("Propose = %d, tokens %v parents %v sources %v; want %d, %v, %v, %v", got, d.Tokens, d.Parents, d.Src, tc.matchLen, tc.want, tc.parents, tc.srcs)
 			}
 		})
 	}
 }
 
+// refLookupChain is Propose's first choice by its definition: at every
+// depth the longest (then most recent) match of the suffix of the tokens
+// with the chain so far appended, found by a fresh scan.
+func refLookupChain(tokens []int32, minN, maxN, scan, depth int) ([]int32, []Source) {
+	ctx := slices.Clone(tokens)
+	var toks []int32
+	var srcs []Source
+	for range depth {
+		var best [1]lookupMatch
+		if findMatches(best[:], ctx, nil, minN, maxN, scan) == 0 {
+			break
+		}
+		tok := ctx[best[0].next]
+		toks, srcs = append(toks, tok), append(srcs, lookupSource(best[0].n))
+		ctx = append(ctx, tok)
+	}
+	return toks, srcs
+}
+
+// TestLookupChainMatchesRescan checks that following an occurrence (and
+// rescanning only at MaxNgram) gives what a fresh scan at every depth
+// gives, on random sequences over small alphabets (many repeats).
+func TestLookupChainMatchesRescan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	for i := range 3000 {
+		tokens := make([]int32, 2+rng.IntN(60))
+		alphabet := 2 + rng.IntN(6)
+		for j := range tokens {
+			tokens[j] = int32(rng.IntN(alphabet))
+		}
+		l := Lookup{MinNgram: 1 + rng.IntN(3), MaxNgram: 1 + rng.IntN(8), MaxScan: 1 + rng.IntN(70)}
+		depth := 1 + rng.IntN(12)
+		checkLookupChain(t, fmt.Sprint("case ", i), l, tokens, depth)
+	}
+}
+
+func checkLookupChain(t *testing.T, name string, l Lookup, tokens []int32, depth int) {
+	t.Helper()
+	minN, maxN, _, scan := l.defaults()
+	l.Branches = 1
+	var d Draft
+	l.Propose(&d, tokens, depth, depth)
+	want, srcs := refLookupChain(tokens, minN, maxN, scan, min(depth, maxLookupDepth))
+	if len(tokens) < minN+1 {
+		want, srcs = nil, nil
+	}
+	if !slices.Equal(d.Tokens, want) || !slices.Equal(d.Src, srcs) {
+		t.Fatalf("%s: %+v on %v, depth %d: chain %v sources %v, a rescan at every depth gives %v %v", name, l, tokens, depth, d.Tokens, d.Src, want, srcs)
+	}
+}
+
 func FuzzLookupPropose(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 1, 2}, uint8(4), uint8(8), uint8(2))
+	f.Add([]byte{7, 8, 7, 8}, uint8(9), uint8(9), uint8(1))
 	f.Fuzz(func(t *testing.T, raw []byte, depth, nodes, branches uint8) {
 		tokens := make([]int32, len(raw))
 		for i, b := range raw {
 			tokens[i] = int32(b % 7)
 		}
-		l := Lookup{Branches: int(branches % 10)}
+		l := Lookup{Branches: int(branches % 10), MaxNgram: int(branches % 5)}
 		var d Draft
 		l.Propose(&d, tokens, int(depth%20), int(nodes%20))
 		if d.Len() > int(nodes%20) {
@@ -109,6 +169,9 @@ func FuzzLookupPropose(f *testing.F) {
 			if d.Depth(i) > int(depth%20) {
 				t.Fatalf("token %d at depth %d over %d", i, d.Depth(i), depth%20)
 			}
+		}
+		if depth%20 > 0 {
+			checkLookupChain(t, "fuzz", Lookup{MaxNgram: int(branches % 5)}, tokens, int(depth%20))
 		}
 	})
 }

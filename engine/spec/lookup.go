@@ -28,14 +28,20 @@ type Lookup struct {
 // position right after it and the length matched.
 type lookupMatch struct{ next, n int }
 
+// maxLookupNgram bounds MaxNgram and maxLookupDepth a chain's length:
+// the suffix being matched and the chain are held in fixed arrays.
+const (
+	maxLookupNgram = 64
+	maxLookupDepth = 64
+)
+
 func (l *Lookup) defaults() (minN, maxN, branches, scan int) {
 	minN, maxN, branches, scan = l.MinNgram, l.MaxNgram, l.Branches, l.MaxScan
-	if minN <= 0 {
-		minN = 1
-	}
+	minN = min(max(minN, 1), maxLookupNgram)
 	if maxN < minN {
 		maxN = max(16, minN)
 	}
+	maxN = min(maxN, maxLookupNgram)
 	if branches <= 0 {
 		branches = 1
 	}
@@ -50,53 +56,133 @@ func (l *Lookup) defaults() (minN, maxN, branches, scan int) {
 
 // Propose adds to d (below its root) up to maxDepth tokens per
 // continuation and maxNodes tokens in all, taken from the best matches of
-// tokens' suffix: the longest, then the most recent. It returns the
-// length of the best match (0 when none).
+// tokens' suffix: the longest, then the most recent. The first choice is
+// the longest match of the suffix at every depth, with the tokens drafted
+// so far appended: it follows its occurrence, and where that runs into
+// the end of the sequence it goes on through the drafted tokens (a
+// repeating span keeps repeating), and each of its tokens counts as a
+// draft of its own match's length class (a token deep in a long match is
+// trusted as one). Replaying the speculation benchmark's greedy output of
+// the shared 19M llama (2026-11-27), this bought 2-5 % more tokens per
+// unit of verification cost than the first match's own continuation, all
+// of its tokens in that match's class; decode with lookup, ten
+// alternated runs, 1.40x -> 1.43x. The other branches follow their
+// matches. It returns the length of the best match (0 when none).
 func (l *Lookup) Propose(d *Draft, tokens []int32, maxDepth, maxNodes int) int {
 	minN, maxN, branches, scan := l.defaults()
-	n := len(tokens)
-	if n < minN+1 || maxDepth <= 0 || maxNodes <= d.Len() {
+	if len(tokens) < minN+1 || maxDepth <= 0 || maxNodes <= d.Len() {
 		return 0
 	}
 	var best [8]lookupMatch
+	found := findMatches(best[:branches], tokens, nil, minN, maxN, scan)
+	if found == 0 {
+		return 0
+	}
+	// The first choice, token by token: chain holds its tokens so far
+	// (they lie in d too, but d may hold other chains before them).
+	var chain [maxLookupDepth]int32
+	parent, mt := int32(-1), best[0]
+	for k := 0; k < min(maxDepth, len(chain)); k++ {
+		var tok int32
+		if mt.next < len(tokens) {
+			tok = tokens[mt.next]
+		} else {
+			tok = chain[mt.next-len(tokens)]
+		}
+		c := d.Child(parent, tok)
+		if c < 0 {
+			if d.Len() >= maxNodes {
+				break
+			}
+			c = d.Add(parent, tok, lookupSource(mt.n))
+		}
+		parent, chain[k] = c, tok
+		if mt.n < maxN {
+			// With tok appended, the occurrence goes on one token longer,
+			// and none other matches as long unless it is older: one
+			// that did would have been a longer (or as long and more
+			// recent) match before.
+			mt = lookupMatch{next: mt.next + 1, n: mt.n + 1}
+			continue
+		}
+		// At the cap every match is as long: the most recent wins.
+		var next [1]lookupMatch
+		if findMatches(next[:], tokens, chain[:k+1], minN, maxN, scan) == 0 {
+			break
+		}
+		mt = next[0]
+	}
+	for _, mt := range best[1:found] {
+		end := min(len(tokens), mt.next+maxDepth)
+		d.AddChain(-1, tokens[mt.next:end], lookupSource(mt.n), maxNodes)
+	}
+	return best[0].n
+}
+
+// findMatches fills best with the longest (then most recent) earlier
+// occurrences of the suffix of tokens followed by tail, of minN to maxN
+// tokens, ending at most scan positions back, and returns how many it
+// found. An occurrence may end inside tail, as long as a token follows it.
+func findMatches(best []lookupMatch, tokens, tail []int32, minN, maxN, scan int) int {
+	n, total := len(tokens), len(tokens)+len(tail)
+	at := func(i int) int32 {
+		if i < n {
+			return tokens[i]
+		}
+		return tail[i-n]
+	}
+	// suf[j] is the token j places before the end.
+	var suf [maxLookupNgram]int32
+	for j := range min(maxN, total) {
+		suf[j] = at(total - 1 - j)
+	}
 	found := 0
-	last := tokens[n-1]
-	lo := max(0, n-1-scan)
-	// p is the last position of a candidate occurrence: tokens[p] == last
-	// and p+1 < n, so a continuation exists.
-	for p := n - 2; p >= lo; p-- {
-		if tokens[p] != last {
-			continue
-		}
-		m := 1
-		for m < maxN && p-m >= 0 && tokens[p-m] == tokens[n-1-m] {
-			m++
-		}
-		if m < minN {
-			continue
-		}
-		// Keep the best `branches` matches: longer first, then more recent
-		// (the scan goes backwards, so an equal length found later is
-		// older and ranks after).
+	keep := func(next, m int) {
+		// Longer first, then more recent (the scan goes backwards, so an
+		// equal length found later is older and ranks after).
 		k := found
 		for k > 0 && best[k-1].n < m {
 			k--
 		}
-		if k >= branches {
-			continue
+		if k >= len(best) {
+			return
 		}
-		if found < branches {
+		if found < len(best) {
 			found++
 		}
 		copy(best[k+1:found], best[k:found-1])
-		best[k] = lookupMatch{next: p + 1, n: m}
+		best[k] = lookupMatch{next: next, n: m}
 	}
-	if found == 0 {
-		return 0
+	last := suf[0]
+	lo := max(0, total-1-scan)
+	// p is the last position of a candidate occurrence: it holds the last
+	// token and p+1 < total, so a continuation exists. Those inside tail
+	// first (few), then those in tokens, whose matched span lies in
+	// tokens alone.
+	p := total - 2
+	for ; p >= n && p >= lo; p-- {
+		if at(p) != last {
+			continue
+		}
+		m := 1
+		for m < maxN && p-m >= 0 && at(p-m) == suf[m] {
+			m++
+		}
+		if m >= minN {
+			keep(p+1, m)
+		}
 	}
-	for _, mt := range best[:found] {
-		end := min(n, mt.next+maxDepth)
-		d.AddChain(-1, tokens[mt.next:end], lookupSource(mt.n), maxNodes)
+	for ; p >= lo; p-- {
+		if tokens[p] != last {
+			continue
+		}
+		m := 1
+		for m < maxN && p-m >= 0 && tokens[p-m] == suf[m] {
+			m++
+		}
+		if m >= minN {
+			keep(p+1, m)
+		}
 	}
-	return best[0].n
+	return found
 }
