@@ -395,6 +395,17 @@ func printBench(w io.Writer, out benchOutput) {
 		if out.SpecLoad != "" {
 			fmt.Fprintf(w, "load average (1, 5, 15 min) before and after: %s\n", out.SpecLoad)
 		}
+		rows := [][]string{{"speculation", "workload", "decode t/s", "speed-up", "acceptance", "tokens/verif", "verified"}}
+		for _, f := range out.Speculation {
+			for _, wf := range f.Workloads {
+				rows = append(rows, []string{f.Kinds, wf.Name, fmt.Sprintf("%.1f", wf.TokensPerSecond), fmt.Sprintf("%.2fx", wf.Speedup),
+					fmt.Sprintf("%.2f", wf.AcceptanceRate), fmt.Sprintf("%.2f", wf.TokensPerVerification), fmt.Sprintf("%.0f%%", 100*wf.VerifiedShare)})
+			}
+		}
+		if len(rows) > 1 {
+			fmt.Fprintln(w)
+			writeMarkdownTable(w, rows, []bool{false, false, true, true, true, true, true})
+		}
 	}
 	if len(out.KV) > 0 {
 		base := out.KV[0]

@@ -244,3 +244,49 @@ func TestSelfDraft(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchSpecFigures runs the speculation benchmark briefly on the
+// shared 19M llama and checks its figures: every workload reported for
+// every kind, without speculation a speed-up of exactly 1, with lookup
+// the same tokens and rates that are shares.
+func TestBenchSpecFigures(t *testing.T) {
+	path := filepath.Join(testpath.Shared(t, "models"), "ruvllm-test-llama-19m-f16.gguf")
+	m, err := Load(context.Background(), path, Options{Threads: 2, ContextLength: 1024, Speculate: spec.KindsAll, NoPrefixCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	const reps = 2
+	figs, err := m.BenchSpec(context.Background(), []spec.Kinds{spec.KindLookup}, 24, reps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != 2 || figs[0].Kinds != "none" || figs[1].Kinds != "lookup" {
+		t.Fatalf("figures for %+v, want none and lookup", figs)
+	}
+	work := SpecWorkloads()
+	for _, f := range figs {
+		if !f.Identical {
+			t.Errorf("%s: tokens differ from those without speculation", f.Kinds)
+		}
+		if len(f.Workloads) != len(work) {
+			t.Fatalf("%s: %d workload figures, want %d", f.Kinds, len(f.Workloads), len(work))
+		}
+		for i, wf := range f.Workloads {
+			if wf.Name != work[i].Name || len(wf.Samples) != reps || wf.TokensPerSecond <= 0 {
+				t.Errorf("%s/%d: %+v, want %s with %d samples", f.Kinds, i, wf, work[i].Name, reps)
+			}
+			for _, x := range []float64{wf.AcceptanceRate, wf.VerifiedShare} {
+				if x < 0 || x > 1 {
+					t.Errorf("%s/%s: a rate of %v", f.Kinds, wf.Name, x)
+				}
+			}
+			if f.Kinds == "none" && (wf.Speedup != 1 || wf.AcceptanceRate != 0) {
+				t.Errorf("none/%s: speed-up %v, acceptance %v; want 1 and 0", wf.Name, wf.Speedup, wf.AcceptanceRate)
+			}
+			if f.Kinds == "lookup" && wf.Speedup <= 0 {
+				t.Errorf("lookup/%s: speed-up %v", wf.Name, wf.Speedup)
+			}
+		}
+	}
+}

@@ -100,6 +100,25 @@ type SpecFigure struct {
 	// Identical reports whether every generation's tokens equal those
 	// without speculation (greedy).
 	Identical bool `json:"identical"`
+	// Workloads are the same figures for each workload alone: how much
+	// speculation gains depends on how much of the output repeats its
+	// input, which differs between a question over a document, a summary
+	// and a code edit.
+	Workloads []SpecWorkloadFigure `json:"workloads,omitempty"`
+}
+
+// SpecWorkloadFigure is one workload's decode speed with one set of
+// speculation kinds.
+type SpecWorkloadFigure struct {
+	Name            string    `json:"name"`
+	TokensPerSecond float64   `json:"tokens_per_second"`
+	Samples         []float64 `json:"samples"`
+	// Speedup is the median over the repetitions of the ratio to the
+	// same workload's figure without speculation.
+	Speedup               float64 `json:"speedup"`
+	AcceptanceRate        float64 `json:"acceptance_rate"`
+	TokensPerVerification float64 `json:"tokens_per_verification"`
+	VerifiedShare         float64 `json:"verified_share"`
 }
 
 // BenchSpec measures greedy decode speed on the speculation workloads with
@@ -118,15 +137,25 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 	figs := make([]SpecFigure, len(kinds))
 	stats := make([]SpecResult, len(kinds))
 	want := make([][]int32, len(work))
+	// Per kind and workload: the repetitions' tokens/s and their ratios
+	// to none's, and the speculation counts.
+	wtps, wratios := make([][][]float64, len(kinds)), make([][][]float64, len(kinds))
+	wstats, wdecoded := make([][]SpecResult, len(kinds)), make([][]int, len(kinds))
 	for i, k := range kinds {
 		figs[i] = SpecFigure{Kinds: k.String(), Identical: true}
+		wtps[i], wratios[i] = make([][]float64, len(work)), make([][]float64, len(work))
+		wstats[i], wdecoded[i] = make([]SpecResult, len(work)), make([]int, len(work))
 	}
+	repWTPS := make([][]float64, len(kinds)) // this repetition's, by kind and workload
 	ratios, cpuRatios := make([][]float64, len(kinds)), make([][]float64, len(kinds))
 	cpuToks, cpuSecs := make([]int, len(kinds)), make([]float64, len(kinds))
 	decoded := make([]int, len(kinds)) // tokens after the first, over the timed repetitions
 	ttft, ttftN := make([]float64, len(kinds)), make([]int, len(kinds))
 	for rep := -1; rep < reps; rep++ { // rep -1 warms up every kind
 		tps, ctps := make([]float64, len(kinds)), make([]float64, len(kinds))
+		for ki := range kinds {
+			repWTPS[ki] = make([]float64, len(work))
+		}
 		for off := range kinds {
 			ki := (off + max(rep, 0)) % len(kinds)
 			k := kinds[ki]
@@ -163,10 +192,16 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 					secs += res.Timings.Eval.Seconds()
 					ttft[ki] += float64(res.Timings.TTFT.Microseconds()) / 1000
 					ttftN[ki]++
-					s := &stats[ki]
-					s.Drafted += res.Speculation.Drafted
-					s.Accepted += res.Speculation.Accepted
-					s.Verifications += res.Speculation.Verifications
+					for _, s := range []*SpecResult{&stats[ki], &wstats[ki][wi]} {
+						s.Drafted += res.Speculation.Drafted
+						s.Accepted += res.Speculation.Accepted
+						s.Verifications += res.Speculation.Verifications
+					}
+					wdecoded[ki][wi] += res.CompletionTokens - 1
+					if e := res.Timings.Eval.Seconds(); e > 0 {
+						repWTPS[ki][wi] = float64(res.CompletionTokens-1) / e
+						wtps[ki][wi] = append(wtps[ki][wi], repWTPS[ki][wi])
+					}
 				}
 			}
 			if rep >= 0 && secs > 0 {
@@ -181,6 +216,11 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 		}
 		if rep >= 0 {
 			for ki := range kinds {
+				for wi := range work {
+					if repWTPS[0][wi] > 0 && repWTPS[ki][wi] > 0 {
+						wratios[ki][wi] = append(wratios[ki][wi], repWTPS[ki][wi]/repWTPS[0][wi])
+					}
+				}
 				ratios[ki] = append(ratios[ki], tps[ki]/tps[0])
 				if ctps[0] > 0 && ctps[ki] > 0 {
 					cpuRatios[ki] = append(cpuRatios[ki], ctps[ki]/ctps[0])
@@ -200,11 +240,25 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 		}
 		figs[ki].AcceptanceRate = stats[ki].AcceptanceRate()
 		figs[ki].TokensPerVerification = stats[ki].TokensPerVerification()
-		if steps := decoded[ki] - stats[ki].Accepted; steps > 0 {
-			figs[ki].VerifiedShare = float64(stats[ki].Verifications) / float64(steps)
+		figs[ki].VerifiedShare = verifiedShare(stats[ki], decoded[ki])
+		for wi, w := range work {
+			wf := SpecWorkloadFigure{Name: w.Name, Samples: wtps[ki][wi], Speedup: median(wratios[ki][wi]),
+				AcceptanceRate: wstats[ki][wi].AcceptanceRate(), TokensPerVerification: wstats[ki][wi].TokensPerVerification(),
+				VerifiedShare: verifiedShare(wstats[ki][wi], wdecoded[ki][wi])}
+			wf.TokensPerSecond, _ = meanStddev(wf.Samples)
+			figs[ki].Workloads = append(figs[ki].Workloads, wf)
 		}
 	}
 	return figs, nil
+}
+
+// verifiedShare is the share of decode steps that verified a draft, of
+// the steps that made decoded tokens (after the first) with s's counts.
+func verifiedShare(s SpecResult, decoded int) float64 {
+	if steps := decoded - s.Accepted; steps > 0 {
+		return float64(s.Verifications) / float64(steps)
+	}
+	return 0
 }
 
 func median(x []float64) float64 {
