@@ -151,6 +151,27 @@ func (n *ndjson) send(v any) error {
 	return nil
 }
 
+// ollamaModel does what /api/chat and /api/generate check first: the
+// model is named and resolves (through its manifest's chain), its
+// manifest's parameters fill the request's options, and think is a value
+// Ollama takes. It returns the model and the options to use.
+func (a *API) ollamaModel(model string, opts *ipc.OllamaOptions, think any) (resolvedModel, *ipc.OllamaOptions, error) {
+	if model == "" {
+		return resolvedModel{}, nil, badParam("model", "is required")
+	}
+	rm, err := a.resolveModel(model)
+	if err != nil {
+		return resolvedModel{}, nil, err
+	}
+	if opts, err = withManifestOptions(rm.man, opts); err != nil {
+		return resolvedModel{}, nil, err
+	}
+	if err := checkThink(think); err != nil {
+		return resolvedModel{}, nil, err
+	}
+	return rm, opts, nil
+}
+
 func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	var body ipc.OllamaChatRequest
@@ -158,23 +179,12 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
-	if body.Model == "" {
-		ollamaError(w, badParam("model", "is required"))
-		return
-	}
-	rm, err := a.resolveModel(body.Model)
+	rm, opts, err := a.ollamaModel(body.Model, body.Options, body.Think)
 	if err != nil {
 		ollamaError(w, err)
 		return
 	}
-	if body.Options, err = withManifestOptions(rm.man, body.Options); err != nil {
-		ollamaError(w, err)
-		return
-	}
-	if err := checkThink(body.Think); err != nil {
-		ollamaError(w, err)
-		return
-	}
+	body.Options = opts
 	req, err := ollamaRequest(body.Options)
 	if err != nil {
 		ollamaError(w, err)
@@ -289,23 +299,12 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
-	if body.Model == "" {
-		ollamaError(w, badParam("model", "is required"))
-		return
-	}
-	rm, err := a.resolveModel(body.Model)
+	rm, opts, err := a.ollamaModel(body.Model, body.Options, body.Think)
 	if err != nil {
 		ollamaError(w, err)
 		return
 	}
-	if body.Options, err = withManifestOptions(rm.man, body.Options); err != nil {
-		ollamaError(w, err)
-		return
-	}
-	if err := checkThink(body.Think); err != nil {
-		ollamaError(w, err)
-		return
-	}
+	body.Options = opts
 	if len(body.Images) > 0 {
 		ollamaError(w, badParam("images", "this model takes no images"))
 		return

@@ -60,29 +60,5 @@ func IQ4NLx16AccReference(nb int, w []byte, a []byte, astride int, aux []uint32,
 }
 
 func iq4nlx16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int, accumulate bool) {
-	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
-	for r := range rows {
-		var acc [Q4x16Rows]float32
-		if accumulate {
-			copy(acc[:], dst[r*dstride:][:Q4x16Rows])
-		}
-		for b := range nb {
-			blk := w[b*Q4x16BlockBytes:][:Q4x16BlockBytes]
-			y := a[r*astride+b*q8_0Bytes:][:q8_0Bytes]
-			corr, da := int32(aux[r*auxstride+2*b]), math.Float32frombits(aux[r*auxstride+2*b+1])
-			for i := range Q4x16Rows {
-				sum := corr
-				for m := range 4 {
-					for k := range 4 {
-						q := blk[32+64*m+4*i+k]
-						sum += int32(iq4x16Codebook[q&0xf])*int32(int8(y[2+4*m+k])) +
-							int32(iq4x16Codebook[q>>4])*int32(int8(y[18+4*m+k]))
-					}
-				}
-				dw := FP16ToFP32(uint16(blk[2*i]) | uint16(blk[2*i+1])<<8)
-				acc[i] = fma32(float32(sum), dw*da, acc[i])
-			}
-		}
-		copy(dst[r*dstride:][:Q4x16Rows], acc[:])
-	}
+	nibbleReference(&iq4x16Codebook, nb, w, a, astride, aux, auxstride, rows, dst, dstride, accumulate)
 }

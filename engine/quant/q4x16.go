@@ -124,6 +124,18 @@ func Q4x16AccReference(nb int, w []byte, a []byte, astride int, aux []uint32, au
 }
 
 func q4x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int, accumulate bool) {
+	nibbleReference(&q4x16Nibbles, nb, w, a, astride, aux, auxstride, rows, dst, dstride, accumulate)
+}
+
+// q4x16Nibbles maps a Q4_0 nibble to itself (the kernels subtract 8 from
+// each through the aux word's correction).
+var q4x16Nibbles = [16]uint8{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+
+// nibbleReference is the pure-Go product of the Q4_0x16 layout with
+// Q8_0 activations, each nibble q standing for values[q] (Q4_0: itself;
+// IQ4_NL: the shifted codebook): per block the aux word's correction plus
+// the integer sum, fused-multiply-added with d_w·d_a.
+func nibbleReference(values *[16]uint8, nb int, w []byte, a []byte, astride int, aux []uint32, auxstride int, rows int, dst []float32, dstride int, accumulate bool) {
 	checkQ4x16(nb, w, a, astride, aux, auxstride, rows, dst, dstride)
 	for r := range rows {
 		var acc [Q4x16Rows]float32
@@ -139,7 +151,7 @@ func q4x16Reference(nb int, w []byte, a []byte, astride int, aux []uint32, auxst
 				for m := range 4 {
 					for k := range 4 {
 						q := blk[32+64*m+4*i+k]
-						sum += int32(q&0xf)*int32(int8(y[2+4*m+k])) + int32(q>>4)*int32(int8(y[18+4*m+k]))
+						sum += int32(values[q&0xf])*int32(int8(y[2+4*m+k])) + int32(values[q>>4])*int32(int8(y[18+4*m+k]))
 					}
 				}
 				dw := FP16ToFP32(uint16(blk[2*i]) | uint16(blk[2*i+1])<<8)
