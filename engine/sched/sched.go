@@ -678,7 +678,10 @@ func (s *Scheduler) step() error {
 				j.OnPrefilled()
 			}
 		}
-		start, calls := s.now(), 0
+		start, calls, verified := s.now(), 0, 0
+		for _, j := range spanJobs {
+			verified += j.draft.Len()
+		}
 		for _, o := range owners {
 			j := o.j
 			if j.draft.Len() > 0 {
@@ -707,7 +710,7 @@ func (s *Scheduler) step() error {
 			now := s.now()
 			s.ctl.NextTime(calls, now-start)
 			if len(rows) == len(batch.Tokens) {
-				guard.done(s.ctl, calls, now-stepStart)
+				guard.done(s.ctl, calls, verified, now-stepStart)
 			}
 		}
 		for _, j := range spanJobs {

@@ -85,14 +85,15 @@ type guardStep struct {
 	lookupOK bool
 }
 
-// done records the step with the guard.
-func (g guardStep) done(ctl *spec.Controller, tokens int, d time.Duration) {
+// done records the step, which made tokens tokens verifying verified
+// draft tokens in d, with the guard.
+func (g guardStep) done(ctl *spec.Controller, tokens, verified int, d time.Duration) {
 	if g.decoding <= 0 {
 		return
 	}
-	ctl.StepDone(g.decoding, g.kinds, tokens, d, g.allowed)
+	ctl.StepDone(g.decoding, g.kinds, tokens, verified, d, g.allowed)
 	if g.lookup != 0 {
-		ctl.StepDone(g.decoding, g.lookup, tokens, d, g.lookupOK)
+		ctl.StepDone(g.decoding, g.lookup, tokens, verified, d, g.lookupOK)
 	}
 }
 

@@ -148,7 +148,7 @@ func TestGuard(t *testing.T) {
 			if a {
 				rate = onRate
 			}
-			c.StepDone(1, KindDraft, 2, time.Duration(2/rate*float64(time.Second)), a)
+			c.StepDone(1, KindDraft, 2, 1, time.Duration(2/rate*float64(time.Second)), a)
 		}
 		return allowed
 	}
@@ -305,41 +305,62 @@ func TestTrimProbesUndersampledSizes(t *testing.T) {
 	}
 }
 
-// TestGuardIgnoresOneSlowWindow checks that one window slowed by another
-// process does not switch winning speculation off, while speculation that
-// keeps losing is still switched off.
-func TestGuardIgnoresOneSlowWindow(t *testing.T) {
+// TestPairedGuard checks the guard of prompt lookup, which measures each
+// window with speculation against its own plain steps: winning lookup
+// runs with no window without it, one slow window does not switch it
+// off, lookup that keeps losing is switched off, and an exploring window
+// that finds it winning again (the text began to repeat) switches it
+// back on at once.
+func TestPairedGuard(t *testing.T) {
 	c := NewController(Options{})
-	window := func(rate float64) {
-		for range guardWindow {
+	st := c.guard.state(1, KindLookup)
+	// window runs guardWindow steps; where lookup is allowed every other
+	// step verifies a draft and makes tokens tokens in slow times a plain
+	// step's time (1 ms), the others are plain.
+	window := func(tokens int, slow float64) (allowed int) {
+		for i := range guardWindow {
 			a := c.Allowed(1, KindLookup)
-			r := 100.0 // tokens per second without speculation
+			got, verified, d := 1, 0, time.Millisecond
 			if a {
-				r = rate
+				allowed++
+				if i%2 == 1 {
+					got, verified, d = tokens, 3, time.Duration(slow*float64(time.Millisecond))
+				}
 			}
-			c.StepDone(1, KindLookup, 2, time.Duration(2/r*float64(time.Second)), a)
+			c.StepDone(1, KindLookup, got, verified, d, a)
+		}
+		return allowed
+	}
+	for w := range 40 {
+		if got := window(3, 1.3); got != guardWindow {
+			t.Fatalf("winning lookup allowed in %d steps of window %d, want all %d", got, w, guardWindow)
 		}
 	}
-	for range 40 {
-		window(130)
+	if r, ok := c.GuardRatio(1, KindLookup); !ok || r < 1.5 {
+		t.Fatalf("GuardRatio = %v, %v; want the windows' speed-up, (1+3)/(1+1.3) = 1.74", r, ok)
 	}
-	st := c.guard.state(1, KindLookup)
+	window(3, 6) // a window whose drafts ran while the cores were busy
 	if st.off {
-		t.Fatal("winning speculation is off")
+		t.Fatal("one slow window switched winning lookup off")
 	}
-	// The next window that speculates runs while the cores are busy.
-	for st.window%guardEvery == guardEvery-1 {
-		window(130) // (an exploring window runs without speculation)
+	// Drafts that fail: 2 tokens in 2.2 plain steps' time, 0.91x. The
+	// recent windows' sums forget the winning ones within a few windows.
+	for w := 0; !st.off; w++ {
+		if w >= 12 {
+			t.Fatalf("lookup that keeps losing is still on after %d windows", w)
+		}
+		window(1, 1.2)
 	}
-	window(40)
-	if st.off {
-		t.Fatal("one slow window switched winning speculation off")
+	// Off, it explores one window in guardEarly<<backoff; the first that
+	// finds it winning switches it back on.
+	for w := 0; st.off; w++ {
+		if w > 2*guardEarly {
+			t.Fatalf("lookup winning again still off after %d windows", w)
+		}
+		window(3, 1.3)
 	}
-	for range 40 {
-		window(80)
-	}
-	if !st.off {
-		t.Fatal("speculation that keeps losing is still on")
+	if got := window(3, 1.3); got != guardWindow {
+		t.Fatalf("lookup back on allowed in %d of %d steps", got, guardWindow)
 	}
 }
 

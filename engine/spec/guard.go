@@ -24,6 +24,22 @@ import "time"
 // margin costs that margin in every exploring window, and one window in
 // guardEvery made that 5 % of the decode time. Any other outcome, and a
 // switch, brings the period back to guardEvery.
+//
+// Prompt lookup is judged within its own windows instead (paired): the
+// steps of a window that verified no draft are plain decode steps of the
+// same stretch of text, so the window's tokens at their time a step
+// (tokens/n plain steps) is what it would have cost without speculation,
+// and its ratio to the window's real time is speculation's speed-up
+// there. Windows of different settings see different text: a summary's
+// first tokens are new (nothing to look up) and its later ones repeat
+// what it wrote, and comparing a window of one with a window of the
+// other had switched lookup off just before it paid (replaying the
+// speculation workloads' greedy output at the 19M F16 model's pass costs:
+// summary 1.40x with window against window, 1.61x never switched off).
+// So lookup, while on, needs no exploring windows without it; while off,
+// its exploring windows measure the same ratio. Where a window has fewer
+// than two plain steps, a plain step's time is the decayed mean of
+// earlier ones (and without any, the cost table's).
 const (
 	guardWindow = 8
 	guardEvery  = 8
@@ -39,6 +55,14 @@ const (
 	guardModelWin     = 1.05
 	guardModelWindows = 2
 	guardMaxBackoff   = 3
+	// Prompt lookup, off, explores one window in pairedEvery, backing
+	// off at most to one in pairedEvery<<pairedMaxBackoff: its windows
+	// cost only the drafts verified in vain (a few percent of a window
+	// where it loses), and a summary turns to repeating itself within a
+	// few windows, which an exploring window one in 16 would miss.
+	pairedEvery      = 2
+	pairedMaxBackoff = 1
+	pairedMinWindows = 2 // windows measured before lookup is switched off
 )
 
 // guardKey is a batch size (capped) and the kinds the step's sequences
@@ -61,7 +85,25 @@ type guardState struct {
 	curOn         bool
 	steps, window int
 	backoff       int // the exploring period is guardEvery<<backoff
+	// Paired (lookup): the current window's plain steps, a decayed mean
+	// of plain step time, and the decayed sums over the windows with
+	// speculation of their time without it (cf) and with it (secs).
+	curPlain   float64 // seconds in the window's plain steps
+	curPlainN  int
+	plain      float64 // decayed mean seconds of a plain step; 0: none yet
+	cf, secs   float64
+	ratioCount int // windows in cf and secs
 }
+
+// paired reports whether kinds are judged within their own windows: no
+// draft model, whose passes are spent whether or not they pay.
+func paired(kinds Kinds) bool { return kinds&KindDraft == 0 }
+
+// pairedRatio is speculation's speed-up over the recent windows with it:
+// their time without it over their time with it, each window weighted
+// by its time (a speed-up comes in bursts, where the text repeats, and
+// small losses in between; a median of windows would miss the bursts).
+func (st *guardState) pairedRatio() float64 { return st.cf / st.secs }
 
 // tally is decayed sums of tokens and seconds over windows, and the
 // rates of the last guardRates windows.
@@ -119,6 +161,11 @@ func (c *Controller) Allowed(n int, kinds Kinds) bool {
 		return true
 	}
 	st := c.guard.state(n, kinds)
+	if paired(kinds) {
+		// On, its windows measure themselves; off, it explores every
+		// pairedEvery<<backoff windows.
+		return !st.off || st.window%(pairedEvery<<st.backoff) == pairedEvery<<st.backoff-1
+	}
 	return !st.off != st.exploring()
 }
 
@@ -138,22 +185,35 @@ func (st *guardState) exploring() bool {
 }
 
 // StepDone records a decode step of n sequences speculating with kinds
-// that produced tokens tokens in d (of the cost clock), with speculation
-// allowed or not (Allowed's answer for it), and updates the guard at the
-// end of each window. Steps in which no sequence could speculate are not
-// recorded.
-func (c *Controller) StepDone(n int, kinds Kinds, tokens int, d time.Duration, allowed bool) {
+// that produced tokens tokens in d (of the cost clock), verifying
+// verified draft tokens, with speculation allowed or not (Allowed's answer
+// for it), and updates the guard at the end of each window. Steps in
+// which no sequence could speculate are not recorded.
+func (c *Controller) StepDone(n int, kinds Kinds, tokens, verified int, d time.Duration, allowed bool) {
 	if c.o.Fixed > 0 || n <= 0 || d <= 0 {
 		return
 	}
 	st := c.guard.state(n, kinds)
 	if st.steps%guardWindow == 0 || st.curOn != allowed {
 		st.cur, st.curOn = tally{}, allowed
+		st.curPlain, st.curPlainN = 0, 0
 	}
 	st.cur.tokens += float64(tokens)
 	st.cur.secs += d.Seconds()
+	if verified == 0 {
+		st.curPlain += d.Seconds()
+		st.curPlainN++
+		if st.plain == 0 {
+			st.plain = d.Seconds()
+		}
+		st.plain = st.plain*guardDecay + d.Seconds()*(1-guardDecay)
+	}
 	st.steps++
 	if st.steps%guardWindow != 0 {
+		return
+	}
+	if paired(kinds) {
+		c.pairedWindow(st, n)
 		return
 	}
 	explored := st.curOn == st.off // this window ran reversed
@@ -201,11 +261,62 @@ func (c *Controller) StepDone(n int, kinds Kinds, tokens int, d time.Duration, a
 	}
 }
 
+// pairedWindow ends a window of a paired key (see the guard's comment).
+// A window with speculation yields its time without it (its tokens at a
+// plain step's time). While on, the decayed sums of the recent windows
+// switch speculation off below guardLose, once pairedMinWindows are
+// measured; while off, an exploring window's own speed-up above guardWin
+// switches it back on, and one below guardLose backs the exploring
+// period off.
+func (c *Controller) pairedWindow(st *guardState, n int) {
+	st.window++
+	if !st.curOn {
+		return
+	}
+	plain := st.plain
+	if st.curPlainN >= 2 {
+		plain = st.curPlain / float64(st.curPlainN)
+	}
+	if plain == 0 {
+		if !c.steps.known(n) {
+			return
+		}
+		plain = c.stepCost(n) + float64(n)*c.next
+	}
+	cf := st.cur.tokens / float64(n) * plain
+	if st.off {
+		r := cf / st.cur.secs
+		switch {
+		case r > guardWin:
+			st.off, st.backoff = false, 0
+			st.cf, st.secs, st.ratioCount = 0, 0, 0
+		case r < guardLose:
+			st.backoff = min(st.backoff+1, pairedMaxBackoff)
+			return
+		default:
+			st.backoff = 0
+			return
+		}
+	}
+	st.cf = st.cf*guardDecay + cf
+	st.secs = st.secs*guardDecay + st.cur.secs
+	st.ratioCount++
+	if st.ratioCount >= pairedMinWindows && st.pairedRatio() < guardLose {
+		st.off, st.backoff = true, 0
+	}
+}
+
 // GuardRatio returns the measured decode rate with speculation over the
 // rate without for n sequences speculating with kinds, and whether both
 // have been measured.
 func (c *Controller) GuardRatio(n int, kinds Kinds) (float64, bool) {
 	st := c.guard.state(n, kinds)
+	if paired(kinds) {
+		if st.ratioCount == 0 {
+			return 0, false
+		}
+		return st.pairedRatio(), true // while on
+	}
 	if st.on.windows == 0 || st.base.windows == 0 {
 		return 0, false
 	}

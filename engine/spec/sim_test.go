@@ -77,7 +77,7 @@ func simulate(m simModel, fixed int, tokens int, seed uint64, useModel bool) flo
 		}
 		c.Observe(&s, &d, path, len(path) < d.Len())
 		got := 1 + len(path)
-		c.StepDone(1, kinds, got, spent, allowed)
+		c.StepDone(1, kinds, got, d.Len(), spent, allowed)
 		made += got
 		elapsed += spent
 	}
