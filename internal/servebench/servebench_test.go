@@ -80,6 +80,35 @@ func TestRunAgainstDaemon(t *testing.T) {
 		t.Errorf("table:\n%s", out.String())
 	}
 
+	// The spec workload: each setting over all workloads, then each
+	// workload alone, against no speculation.
+	figs, err = Run(ctx, d.Client, b, Options{Requests: 1, Workloads: []string{"spec"}, Spec: []string{"off", "lookup"}, SpecTokens: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, f := range figs {
+		rows = append(rows, f.Workload+" "+f.Speculation)
+		want := 1
+		if f.Workload == "spec" {
+			want = 3
+		}
+		if f.Requests != want || !f.Identical || f.TokensPerSec <= 0 || f.Speedup <= 0 {
+			t.Errorf("%s %s: %+v, want %d requests, identical replies", f.Workload, f.Speculation, f, want)
+		}
+		if f.Speculation == "off" && f.Speedup != 1 {
+			t.Errorf("%s off: speed-up %v, want 1", f.Workload, f.Speedup)
+		}
+	}
+	if got := strings.Join(rows, ", "); got != "spec off, spec lookup, spec/rag off, spec/rag lookup, spec/summary off, spec/summary lookup, spec/code-edit off, spec/code-edit lookup" {
+		t.Errorf("spec figures: %s", got)
+	}
+	out.Reset()
+	Print(&out, figs)
+	if !strings.Contains(out.String(), "| spec/summary   | lookup ") {
+		t.Errorf("table:\n%s", out.String())
+	}
+
 	if _, err := Run(ctx, d.Client, b, Options{Workloads: []string{"chat", "nope"}}); err == nil || !strings.Contains(err.Error(), `unknown workload "nope"`) {
 		t.Errorf("unknown workload: err = %v", err)
 	}

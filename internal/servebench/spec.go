@@ -19,7 +19,9 @@ var defaultSpec = []string{"off", "lookup", "lookup+tree", "draft", "all"}
 // speculation setting in turn; the settings alternate within each of
 // o.Requests repetitions, in a rotating order, so that the machine's
 // noise falls on all of them alike. Decode speed and draft figures come
-// from the daemon's request log.
+// from the daemon's request log. It returns each setting's figures over
+// all workloads (Workload "spec"), then each workload's alone ("spec/"
+// and its name).
 func runSpec(ctx context.Context, a, _ *ipc.Client, o Options) ([]Figures, error) {
 	settings := o.Spec
 	if len(settings) == 0 {
@@ -30,25 +32,23 @@ func runSpec(ctx context.Context, a, _ *ipc.Client, o Options) ([]Figures, error
 	}
 	base := slices.Index(settings, "off")
 	work := llm.SpecWorkloads()
-	type acc struct {
-		tokens                      int
-		secs                        float64
-		drafted, accepted, verified int
-		ratios                      []float64
-		identical                   bool
-		requests                    int
-	}
-	accs := make([]acc, len(settings))
-	for i := range accs {
-		accs[i].identical = true
+	// accs[si][0] is setting si over all workloads, accs[si][1+wi] over
+	// workload wi alone.
+	accs := make([][]specAcc, len(settings))
+	for si := range accs {
+		accs[si] = make([]specAcc, 1+len(work))
+		for k := range accs[si] {
+			accs[si][k].identical = true
+		}
 	}
 	want := make([]string, len(work))
 	for rep := -1; rep < o.Requests; rep++ { // rep -1 warms every setting up
-		rate := make([]float64, len(settings))
+		// This repetition's tokens and seconds by setting and group.
+		toks := make([][]int, len(settings))
+		secs := make([][]float64, len(settings))
 		for off := range settings {
 			si := (off + max(rep, 0)) % len(settings)
-			var toks int
-			var secs float64
+			toks[si], secs[si] = make([]int, 1+len(work)), make([]float64, 1+len(work))
 			for wi, w := range work {
 				text, rec, err := specOne(ctx, a, o, w.Prompt, settings[si])
 				if err != nil {
@@ -57,53 +57,82 @@ func runSpec(ctx context.Context, a, _ *ipc.Client, o Options) ([]Figures, error
 				if settings[si] == "off" && want[wi] == "" {
 					want[wi] = text
 				}
-				ac := &accs[si]
-				if want[wi] != "" && text != want[wi] {
-					ac.identical = false
+				for _, g := range []int{0, 1 + wi} {
+					ac := &accs[si][g]
+					if want[wi] != "" && text != want[wi] {
+						ac.identical = false
+					}
+					if rep < 0 || rec.TokensPerSecond <= 0 {
+						continue
+					}
+					n := rec.CompletionTokens - 1
+					toks[si][g] += n
+					secs[si][g] += float64(n) / rec.TokensPerSecond
+					ac.drafted += rec.DraftTokens
+					ac.accepted += rec.DraftAccepted
+					ac.verified += rec.Verifications
+					ac.requests++
 				}
-				if rep < 0 || rec.TokensPerSecond <= 0 {
-					continue
-				}
-				toks += rec.CompletionTokens - 1
-				secs += float64(rec.CompletionTokens-1) / rec.TokensPerSecond
-				ac.drafted += rec.DraftTokens
-				ac.accepted += rec.DraftAccepted
-				ac.verified += rec.Verifications
-				ac.requests++
-			}
-			if rep >= 0 && secs > 0 {
-				rate[si] = float64(toks) / secs
-				accs[si].tokens += toks
-				accs[si].secs += secs
 			}
 		}
-		if rep >= 0 && rate[base] > 0 {
-			for si := range settings {
-				accs[si].ratios = append(accs[si].ratios, rate[si]/rate[base])
+		if rep < 0 {
+			continue
+		}
+		for si := range settings {
+			for g := range accs[si] {
+				ac := &accs[si][g]
+				if secs[si][g] <= 0 {
+					continue
+				}
+				ac.tokens += toks[si][g]
+				ac.secs += secs[si][g]
+				if secs[base][g] > 0 && toks[base][g] > 0 {
+					ac.ratios = append(ac.ratios, float64(toks[si][g])/secs[si][g]/(float64(toks[base][g])/secs[base][g]))
+				}
 			}
 		}
 	}
 	var out []Figures
-	for si, s := range settings {
-		ac := accs[si]
-		f := Figures{Workload: "spec", Speculation: s, Requests: ac.requests, Identical: ac.identical}
-		if ac.secs > 0 {
-			f.TokensPerSec = float64(ac.tokens) / ac.secs
+	for g := range 1 + len(work) {
+		name := "spec"
+		if g > 0 {
+			name += "/" + work[g-1].Name
 		}
-		if len(ac.ratios) > 0 {
-			r := slices.Clone(ac.ratios)
-			slices.Sort(r)
-			f.Speedup = r[len(r)/2]
+		for si, s := range settings {
+			out = append(out, accs[si][g].figures(name, s))
 		}
-		if ac.drafted > 0 {
-			f.AcceptanceRate = float64(ac.accepted) / float64(ac.drafted)
-		}
-		if ac.verified > 0 {
-			f.TokensPerVerification = float64(ac.accepted+ac.verified) / float64(ac.verified)
-		}
-		out = append(out, f)
 	}
 	return out, nil
+}
+
+// specAcc sums one speculation setting's requests of the spec workload.
+type specAcc struct {
+	tokens                      int
+	secs                        float64
+	drafted, accepted, verified int
+	ratios                      []float64
+	identical                   bool
+	requests                    int
+}
+
+// figures are the setting's figures for the workload named workload.
+func (ac specAcc) figures(workload, setting string) Figures {
+	f := Figures{Workload: workload, Speculation: setting, Requests: ac.requests, Identical: ac.identical}
+	if ac.secs > 0 {
+		f.TokensPerSec = float64(ac.tokens) / ac.secs
+	}
+	if len(ac.ratios) > 0 {
+		r := slices.Clone(ac.ratios)
+		slices.Sort(r)
+		f.Speedup = r[len(r)/2]
+	}
+	if ac.drafted > 0 {
+		f.AcceptanceRate = float64(ac.accepted) / float64(ac.drafted)
+	}
+	if ac.verified > 0 {
+		f.TokensPerVerification = float64(ac.accepted+ac.verified) / float64(ac.verified)
+	}
+	return f
 }
 
 // specOne sends one greedy completion with a speculation setting and
@@ -138,10 +167,10 @@ func printSpec(w io.Writer, figs []Figures) {
 			continue
 		}
 		if first {
-			fmt.Fprintf(w, "\n| %-18s | %4s | %12s | %8s | %10s | %12s | %9s |\n", "speculation", "reqs", "decode t/s", "speed-up", "acceptance", "tokens/verif", "identical")
-			fmt.Fprintf(w, "| %-18s | %4s | %12s | %8s | %10s | %12s | %9s |\n", "---", "---:", "---:", "---:", "---:", "---:", "---")
+			fmt.Fprintf(w, "\n| %-14s | %-18s | %4s | %12s | %8s | %10s | %12s | %9s |\n", "workload", "speculation", "reqs", "decode t/s", "speed-up", "acceptance", "tokens/verif", "identical")
+			fmt.Fprintf(w, "| %-14s | %-18s | %4s | %12s | %8s | %10s | %12s | %9s |\n", "---", "---", "---:", "---:", "---:", "---:", "---:", "---")
 			first = false
 		}
-		fmt.Fprintf(w, "| %-18s | %4d | %12.1f | %7.2fx | %10.2f | %12.2f | %9v |\n", f.Speculation, f.Requests, f.TokensPerSec, f.Speedup, f.AcceptanceRate, f.TokensPerVerification, f.Identical)
+		fmt.Fprintf(w, "| %-14s | %-18s | %4d | %12.1f | %7.2fx | %10.2f | %12.2f | %9v |\n", f.Workload, f.Speculation, f.Requests, f.TokensPerSec, f.Speedup, f.AcceptanceRate, f.TokensPerVerification, f.Identical)
 	}
 }
