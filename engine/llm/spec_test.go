@@ -2,7 +2,9 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -288,5 +290,58 @@ func TestBenchSpecFigures(t *testing.T) {
 				t.Errorf("lookup/%s: speed-up %v", wf.Name, wf.Speedup)
 			}
 		}
+	}
+}
+
+// updateSpecHistories rewrites engine/spec's recorded greedy outputs of the
+// speculation workloads (TestWriteSpecHistories).
+var updateSpecHistories = flag.Bool("update-spec-histories", false, "rewrite ../spec/testdata/lookup-19m-f16.json from the shared 19M F16 model")
+
+// TestWriteSpecHistories records, with -update-spec-histories, each
+// speculation workload's prompt tokens and greedy output (96 tokens) on
+// the shared 19M F16 model, which engine/spec replays through its
+// controller (TestControllerReplay). The output is the default mode's,
+// which may differ in its last bits between instruction sets, so the file
+// is written, not compared.
+func TestWriteSpecHistories(t *testing.T) {
+	if !*updateSpecHistories {
+		t.Skip("writes engine/spec/testdata with -update-spec-histories")
+	}
+	path := filepath.Join(testpath.Shared(t, "models"), "ruvllm-test-llama-19m-f16.gguf")
+	ctx := context.Background()
+	m, err := Load(ctx, path, Options{Threads: 2, ContextLength: 1024, NoPrefixCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	type history struct {
+		Name   string  `json:"name"`
+		Prompt int     `json:"prompt"` // the first Prompt tokens are the prompt
+		Tokens []int32 `json:"tokens"`
+	}
+	var out []history
+	for _, w := range SpecWorkloads() {
+		req := Request{Prompt: w.Prompt, MaxTokens: 96, IgnoreEOS: true, NoSpeculation: true}
+		prompt, err := m.PromptTokens(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := history{Name: w.Name, Prompt: len(prompt), Tokens: prompt}
+		if _, err := m.Generate(ctx, req, func(tk Token) error {
+			if tk.ID >= 0 {
+				h.Tokens = append(h.Tokens, tk.ID)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, h)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("..", "spec", "testdata", "lookup-19m-f16.json"), append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
