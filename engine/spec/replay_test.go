@@ -64,11 +64,12 @@ func replayLookup(hs []specHistory, cost []float64, always bool) float64 {
 // output through prompt lookup, the controller and its guard, at fixed
 // pass costs, so that the policy's outcome is measured without timing
 // noise: lookup must never cost more than 5 % (the floor), and
-// the guard must keep most of what the controller's drafts gain when
+// the guard must keep 95 % of what the controller's drafts gain when
 // always allowed. (The guard that compared windows with lookup against
 // windows without it kept 0.87 of it on the summary: it switched lookup
 // off in the summary's new first tokens and kept it off where it repeated
-// itself.)
+// itself; the paired one switching off at 0.98 kept 0.95-0.96 on the
+// summary and the code edit.)
 func TestControllerReplay(t *testing.T) {
 	raw, err := os.ReadFile("testdata/lookup-19m-f16.json")
 	if err != nil {
@@ -91,7 +92,7 @@ func TestControllerReplay(t *testing.T) {
 			if guarded < 0.95 {
 				t.Errorf("%s %s: lookup decodes %.3fx of no speculation", tc.name, h.Name, guarded)
 			}
-			if guarded < 0.9*always {
+			if guarded < 0.95*always {
 				t.Errorf("%s %s: the guard keeps %.3fx of %.3fx", tc.name, h.Name, guarded, always)
 			}
 		}
