@@ -291,6 +291,14 @@ func TestBenchSpecFigures(t *testing.T) {
 			}
 		}
 	}
+	// Named after the others, none is still what they are measured by.
+	figs, err = m.BenchSpec(context.Background(), []spec.Kinds{spec.KindLookup, 0}, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != 2 || figs[1].Kinds != "none" || figs[1].Speedup != 1 || figs[1].Workloads[0].Speedup != 1 {
+		t.Errorf("none named last: %+v", figs)
+	}
 }
 
 // updateSpecHistories rewrites engine/spec's recorded greedy outputs of the

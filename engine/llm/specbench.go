@@ -133,6 +133,7 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 	if !slices.Contains(kinds, 0) {
 		kinds = append([]spec.Kinds{0}, kinds...)
 	}
+	base := slices.Index(kinds, 0) // the kinds' figures are over this one's
 	work := SpecWorkloads()
 	figs := make([]SpecFigure, len(kinds))
 	stats := make([]SpecResult, len(kinds))
@@ -217,13 +218,13 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 		if rep >= 0 {
 			for ki := range kinds {
 				for wi := range work {
-					if repWTPS[0][wi] > 0 && repWTPS[ki][wi] > 0 {
-						wratios[ki][wi] = append(wratios[ki][wi], repWTPS[ki][wi]/repWTPS[0][wi])
+					if repWTPS[base][wi] > 0 && repWTPS[ki][wi] > 0 {
+						wratios[ki][wi] = append(wratios[ki][wi], repWTPS[ki][wi]/repWTPS[base][wi])
 					}
 				}
-				ratios[ki] = append(ratios[ki], tps[ki]/tps[0])
-				if ctps[0] > 0 && ctps[ki] > 0 {
-					cpuRatios[ki] = append(cpuRatios[ki], ctps[ki]/ctps[0])
+				ratios[ki] = append(ratios[ki], tps[ki]/tps[base])
+				if ctps[base] > 0 && ctps[ki] > 0 {
+					cpuRatios[ki] = append(cpuRatios[ki], ctps[ki]/ctps[base])
 				}
 			}
 		}
