@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -577,6 +578,58 @@ func TestOpenErrorNamesPathOnce(t *testing.T) {
 		msg := err.Error()
 		if strings.Contains(msg, "open: open") || strings.Count(msg, path) != 1 {
 			t.Errorf("Open(%s) = %q: want the path named once", path, msg)
+		}
+	}
+}
+
+// TestVector reads 1-D tensors of several types as float32 and refuses
+// a missing tensor, a matrix and a vector of another length.
+func TestVector(t *testing.T) {
+	w := NewWriter()
+	want := []float32{0.5, -1.25, 3, 0, 7.5, -0.125, 2, 1024}
+	f32 := make([]byte, 4*len(want))
+	f16 := make([]byte, 2*len(want))
+	for i, v := range want {
+		binary.LittleEndian.PutUint32(f32[4*i:], math.Float32bits(v))
+		binary.LittleEndian.PutUint16(f16[2*i:], quant.FP32ToFP16(v))
+	}
+	for _, err := range []error{
+		w.AddTensor("v.f32", quant.F32, []uint64{8}, f32),
+		w.AddTensor("v.f16", quant.F16, []uint64{8}, f16),
+		w.AddTensor("m.f32", quant.F32, []uint64{4, 2}, f32),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"v.f32", "v.f16"} {
+		got, err := f.Vector(name, len(want))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		n    int
+		want string
+	}{
+		{"missing", 8, "not found"},
+		{"m.f32", 8, "shape [4 2]"},
+		{"v.f32", 7, "want [7]"},
+	} {
+		if _, err := f.Vector(tc.name, tc.n); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Vector(%q, %d): %v, want an error naming %q", tc.name, tc.n, err, tc.want)
 		}
 	}
 }

@@ -174,6 +174,27 @@ func (f *File) TensorData(name string) ([]byte, error) {
 	return f.data[start:end:end], nil
 }
 
+// Vector reads the named 1-D tensor of n elements as float32 (norms,
+// biases, per-frequency factors), whatever its stored type.
+func (f *File) Vector(name string, n int) ([]float32, error) {
+	t, ok := f.Tensor(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
+	}
+	if len(t.Shape) != 1 || t.Shape[0] != uint64(n) {
+		return nil, fmt.Errorf("tensor %s has shape %v, want [%d]", name, t.Shape, n)
+	}
+	data, err := f.TensorData(name)
+	if err != nil {
+		return nil, err
+	}
+	v := make([]float32, n)
+	if err := quant.Dequantize(t.Type, data, v); err != nil {
+		return nil, fmt.Errorf("tensor %s: %w", name, err)
+	}
+	return v, nil
+}
+
 // Get returns the value of a metadata key.
 func (f *File) Get(key string) (Value, bool) {
 	i, ok := f.kvIndex[key]

@@ -263,20 +263,9 @@ func (l *loader) rows(name string, in int, parts ...int) ([]compute.Tensor, erro
 
 // vector loads a 1-D tensor of n elements as an F32 row (norms, biases).
 func (l *loader) vector(name string, n int) (compute.Tensor, error) {
-	t, ok := l.f.Tensor(name)
-	if !ok {
-		return nil, fmt.Errorf("missing tensor %s", name)
-	}
-	if len(t.Shape) != 1 || int(t.Shape[0]) != n {
-		return nil, fmt.Errorf("tensor %s has shape %v, want [%d]", name, t.Shape, n)
-	}
-	data, err := l.f.TensorData(name)
+	v, err := l.f.Vector(name, n)
 	if err != nil {
 		return nil, err
-	}
-	v := make([]float32, n)
-	if err := quant.Dequantize(t.Type, data, v); err != nil {
-		return nil, fmt.Errorf("tensor %s: %w", name, err)
 	}
 	dst := l.b.New(1, n)
 	l.b.Upload(dst, v)

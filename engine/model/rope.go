@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
-	"github.com/ruvllm/ruvllm/engine/quant"
 )
 
 // ropeScaling reads the rotary embedding's base and context-extension keys
@@ -104,21 +103,13 @@ func yarnAttnFactor(freqScale float32) float32 {
 // that the file has, or nil when it has none.
 func (l *loader) ropeFactors(c Config, names ...string) (compute.Tensor, error) {
 	for _, name := range names {
-		t, ok := l.f.Tensor(name)
-		if !ok {
+		if !l.has(name) {
 			continue
 		}
 		n := c.RoPE.Dims / 2
-		if len(t.Shape) != 1 || int(t.Shape[0]) != n {
-			return nil, fmt.Errorf("tensor %s has shape %v, want [%d]", name, t.Shape, n)
-		}
-		data, err := l.f.TensorData(name)
+		v, err := l.f.Vector(name, n)
 		if err != nil {
 			return nil, err
-		}
-		v := make([]float32, n)
-		if err := quant.Dequantize(t.Type, data, v); err != nil {
-			return nil, fmt.Errorf("tensor %s: %w", name, err)
 		}
 		for i, f := range v {
 			if err := checkFloat(fmt.Sprintf("%s[%d]", name, i), f, 1.0/maxRopeFactor, maxRopeFactor); err != nil {

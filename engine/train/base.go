@@ -265,22 +265,7 @@ func (l *baseLoader) matrix(name string, rows, cols int) (*matrix, error) {
 }
 
 func (l *baseLoader) vector(name string, n int) ([]float32, error) {
-	t, ok := l.f.Tensor(name)
-	if !ok {
-		return nil, fmt.Errorf("missing tensor %s", name)
-	}
-	if len(t.Shape) != 1 || int(t.Shape[0]) != n {
-		return nil, fmt.Errorf("tensor %s has shape %v, want [%d]", name, t.Shape, n)
-	}
-	data, err := l.f.TensorData(name)
-	if err != nil {
-		return nil, err
-	}
-	v := make([]float32, n)
-	if err := quant.Dequantize(t.Type, data, v); err != nil {
-		return nil, fmt.Errorf("tensor %s: %w", name, err)
-	}
-	return v, nil
+	return l.f.Vector(name, n)
 }
 
 // dequantize writes rows [r0, r1) of m as float32 into dst.
