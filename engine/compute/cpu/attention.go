@@ -456,40 +456,51 @@ func (j *attendJob) do(wk, lo, hi int) {
 				copy(qh, qs.f32[row*qs.cols+h*hd:row*qs.cols+(h+1)*hd])
 				scores := grow(j.scores[wk], n)
 				j.scores[wk] = scores
-				clear(scores)
-				quant.AddScaledRows(scores, qh, kt[off:], ldk)
-				maxScore := float32(math.Inf(-1))
-				if a.Softcap > 0 {
-					for t, dot := range scores {
-						sc := a.Softcap * float32(math.Tanh(float64(dot*a.Scale/a.Softcap)))
-						scores[t] = sc
-						maxScore = max(maxScore, sc)
-					}
-				} else {
-					for t, dot := range scores {
-						sc := dot * a.Scale
-						scores[t] = sc
-						maxScore = max(maxScore, sc)
-					}
-				}
-				for t := range scores {
-					scores[t] -= maxScore
-				}
-				quant.Exp(scores, scores)
-				var sum float64
-				for _, e := range scores {
-					sum += float64(e)
-				}
-				inv := float32(1 / sum)
-				for t := range scores {
-					scores[t] *= inv
-				}
-				clear(acc)
-				quant.AddScaledRows(acc, scores, vf[off*hd:], hd)
-				copy(d.f32[row*d.cols+h*hd:row*d.cols+(h+1)*hd], acc)
+				attendHead(d.f32[row*d.cols+h*hd:row*d.cols+(h+1)*hd], qh, kt[off:], ldk, vf[off*hd:], scores, acc, a.Scale, a.Softcap)
 			}
 		}
 	}
+}
+
+// attendHead is one query head's attention over len(scores) keys, the
+// f32 cache's arithmetic: the scores q·k (the keys transposed in kt, a
+// key a column, rows ldk apart), scaled (and soft-capped), a float32
+// softmax whose sum is taken in float64, and the scores' weighted sum of
+// the values (v, hd = len(acc) values a key) into dst. Each score sums in
+// element order and each output element in key order, so a key's place
+// in kt and v does not change the bits. scores and acc are scratch.
+func attendHead(dst, q, kt []float32, ldk int, v, scores, acc []float32, scale, softcap float32) {
+	clear(scores)
+	quant.AddScaledRows(scores, q, kt, ldk)
+	maxScore := float32(math.Inf(-1))
+	if softcap > 0 {
+		for t, dot := range scores {
+			sc := softcap * float32(math.Tanh(float64(dot*scale/softcap)))
+			scores[t] = sc
+			maxScore = max(maxScore, sc)
+		}
+	} else {
+		for t, dot := range scores {
+			sc := dot * scale
+			scores[t] = sc
+			maxScore = max(maxScore, sc)
+		}
+	}
+	for t := range scores {
+		scores[t] -= maxScore
+	}
+	quant.Exp(scores, scores)
+	var sum float64
+	for _, e := range scores {
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for t := range scores {
+		scores[t] *= inv
+	}
+	clear(acc)
+	quant.AddScaledRows(acc, scores, v, len(acc))
+	copy(dst, acc)
 }
 
 // flash computes item it the way llama.cpp's CPU flash attention computes

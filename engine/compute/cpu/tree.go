@@ -201,32 +201,7 @@ func (j *attendJob) treeF32(wk int, it attendItem) {
 			copy(qh, qs.f32[row*qs.cols+h*hd:row*qs.cols+(h+1)*hd])
 			scores := grow(j.scores[wk], nk)
 			j.scores[wk] = scores
-			clear(scores)
-			quant.AddScaledRows(scores, qh, kt, ldk)
-			maxScore := float32(math.Inf(-1))
-			for t, dot := range scores {
-				sc := dot * a.Scale
-				if a.Softcap > 0 {
-					sc = a.Softcap * float32(math.Tanh(float64(dot*a.Scale/a.Softcap)))
-				}
-				scores[t] = sc
-				maxScore = max(maxScore, sc)
-			}
-			for t := range scores {
-				scores[t] -= maxScore
-			}
-			quant.Exp(scores, scores)
-			var sum float64
-			for _, e := range scores {
-				sum += float64(e)
-			}
-			inv := float32(1 / sum)
-			for t := range scores {
-				scores[t] *= inv
-			}
-			clear(acc)
-			quant.AddScaledRows(acc, scores, vf, hd)
-			copy(d.f32[row*d.cols+h*hd:row*d.cols+(h+1)*hd], acc)
+			attendHead(d.f32[row*d.cols+h*hd:row*d.cols+(h+1)*hd], qh, kt, ldk, vf, scores, acc, a.Scale, a.Softcap)
 		}
 	}
 	j.runs[wk] = runs
