@@ -298,7 +298,7 @@ func TestRegenerateReplacesLastReply(t *testing.T) {
 		t.Fatal("regenerate of an empty conversation succeeded")
 	}
 	// Sampled, not greedy: two replies differ with a different seed.
-	temp, seed := float32(1.5), uint64(1)
+	temp, seed := float32(1.5), int64(1)
 	if _, err := a.SetSampling(conv.ID, Sampling{Temperature: &temp, Seed: &seed, MaxTokens: 12}); err != nil {
 		t.Fatal(err)
 	}

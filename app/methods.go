@@ -95,7 +95,7 @@ type Sampling struct {
 	TopK        *int     `json:"top_k"`
 	MinP        *float32 `json:"min_p"`
 	MaxTokens   int      `json:"max_tokens"`
-	Seed        *uint64  `json:"seed"`
+	Seed        *int64   `json:"seed"` // negative or nil: a random seed
 	Repeat      float32  `json:"repeat_penalty"`
 }
 

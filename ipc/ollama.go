@@ -43,7 +43,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // MarshalJSON writes the duration as seconds.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.Seconds()) }
 
-// OllamaOptions are Ollama's model options ("options" in requests).
+// OllamaOptions are Ollama's model options ("options" in requests). A Seed
+// of 0 or more makes sampling reproducible (0 included); a negative one, as
+// Ollama's default -1, draws a random seed.
 type OllamaOptions struct {
 	Temperature      *float32 `json:"temperature,omitempty"`
 	TopK             *int     `json:"top_k,omitempty"`
@@ -54,7 +56,7 @@ type OllamaOptions struct {
 	RepeatLastN      *int     `json:"repeat_last_n,omitempty"`
 	PresencePenalty  float32  `json:"presence_penalty,omitempty"`
 	FrequencyPenalty float32  `json:"frequency_penalty,omitempty"`
-	Seed             *uint64  `json:"seed,omitempty"`
+	Seed             *int64   `json:"seed,omitempty"`
 	NumPredict       *int     `json:"num_predict,omitempty"`
 	// NumCtx bounds this request's context (prompt and reply); a prompt
 	// longer than it is truncated, keeping its end.

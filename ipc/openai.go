@@ -199,7 +199,9 @@ type StreamOptions struct {
 }
 
 // SamplingFields are the sampling parameters shared by OpenAI's chat and
-// completion requests (top_k and min_p are common extensions).
+// completion requests (top_k and min_p are common extensions). A Seed of 0
+// or more makes sampling reproducible (0 like any other); a negative one,
+// as llama.cpp's and vLLM's -1, draws a random seed, as leaving it out does.
 type SamplingFields struct {
 	Temperature      *float32           `json:"temperature,omitempty"`
 	TopP             *float32           `json:"top_p,omitempty"`
@@ -208,7 +210,7 @@ type SamplingFields struct {
 	PresencePenalty  float32            `json:"presence_penalty,omitempty"`
 	FrequencyPenalty float32            `json:"frequency_penalty,omitempty"`
 	RepeatPenalty    float32            `json:"repeat_penalty,omitempty"`
-	Seed             *uint64            `json:"seed,omitempty"`
+	Seed             *int64             `json:"seed,omitempty"`
 	LogitBias        map[string]float32 `json:"logit_bias,omitempty"`
 	Stop             StopList           `json:"stop,omitempty"`
 	MaxTokens        int                `json:"max_tokens,omitempty"`

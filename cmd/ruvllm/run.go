@@ -27,7 +27,18 @@ type genFlags struct {
 	prompt    string
 	maxTokens int
 	params    sample.Params
+	seed      int64
 	stops     []string
+}
+
+// sampling is the sampling parameters the flags ask for, the seed
+// included (-1: a random one, as llama.cpp's --seed).
+func (g *genFlags) sampling() sample.Params {
+	p := g.params
+	if g.seed >= 0 {
+		p.Seed, p.Seeded = uint64(g.seed), true
+	}
+	return p
 }
 
 func (g *genFlags) register(cmd *cobra.Command) {
@@ -43,7 +54,7 @@ func (g *genFlags) register(cmd *cobra.Command) {
 	f.Float32Var(&g.params.PresencePenalty, "presence-penalty", 0, "presence penalty")
 	f.Float32Var(&g.params.FrequencyPenalty, "frequency-penalty", 0, "frequency penalty")
 	f.IntVar(&g.params.RepeatLastN, "repeat-last-n", 64, "penalty window in tokens (-1: all)")
-	f.Uint64Var(&g.params.Seed, "seed", 0, "random seed (0: random)")
+	f.Int64Var(&g.seed, "seed", -1, "random seed (-1: a random one; 0 and up give the same tokens on every run)")
 	f.StringArrayVar(&g.stops, "stop", nil, "stop string (repeatable)")
 }
 
@@ -115,7 +126,7 @@ func newRunCmd() *cobra.Command {
 			}
 			defer m.Close()
 			load := time.Since(loadStart)
-			req := llm.Request{MaxTokens: g.maxTokens, Sampling: g.params, Stop: g.stops}
+			req := llm.Request{MaxTokens: g.maxTokens, Sampling: g.sampling(), Stop: g.stops}
 			if spec != nil {
 				if req.Grammar, err = m.Grammar(*spec); err != nil {
 					return err

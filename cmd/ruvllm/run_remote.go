@@ -24,8 +24,8 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 	sf := ipc.SamplingFields{Temperature: &p.Temperature, TopP: &p.TopP, TopK: &p.TopK, MinP: &p.MinP,
 		PresencePenalty: p.PresencePenalty, FrequencyPenalty: p.FrequencyPenalty, RepeatPenalty: p.RepeatPenalty,
 		Stop: g.stops, MaxTokens: g.maxTokens}
-	if p.Seed != 0 {
-		sf.Seed = &p.Seed
+	if g.seed >= 0 {
+		sf.Seed = &g.seed
 	}
 	out := cmd.OutOrStdout()
 	start := time.Now()

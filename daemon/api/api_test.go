@@ -544,7 +544,7 @@ func TestErrors(t *testing.T) {
 		{"engine error", "/v1/completions", `{"model":"failing","prompt":"x"}`, 500, "engine exploded"},
 		{"empty messages", "/v1/chat/completions", `{"model":"fake","messages":[]}`, 400, "messages"},
 		{"ollama bad json", "/api/chat", `[1,2`, 400, "invalid JSON"},
-		{"ollama wrong type", "/api/generate", `{"model":"fake","prompt":"x","options":{"num_predict":"ten"}}`, 400, `"options.num_predict" must be a number`},
+		{"ollama wrong type", "/api/generate", `{"model":"fake","prompt":"x","options":{"num_predict":"ten"}}`, 400, `"options.num_predict" must be an integer, not string`},
 		{"ollama format on a model without grammars", "/api/generate", `{"model":"fake","prompt":"x","format":"json"}`, 400, "cannot constrain"},
 		{"ollama adapters", "/api/chat", `{"model":"fake","messages":[{"role":"user","content":"hi"}],"options":{"adapters":[{"name":"a"}]}}`, 400, "adapter support not available"},
 		{"ollama unknown model", "/api/chat", `{"model":"nope","messages":[{"role":"user","content":"hi"}]}`, 404, "model not found"},
@@ -859,5 +859,40 @@ func TestSpeculationFields(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+}
+
+// TestSeeds: a seed of 0 or more, in either API, makes sampling
+// reproducible (0 like any other, as OpenAI's and Ollama's clients mean
+// it); a negative one (Ollama's and llama.cpp's -1) or none leaves the seed
+// to chance.
+func TestSeeds(t *testing.T) {
+	ta := startAPI(t)
+	for _, tc := range []struct {
+		path, body string
+		seed       uint64
+		seeded     bool
+	}{
+		{"/v1/chat/completions", `{"model":"fake","messages":[{"role":"user","content":"hi"}],"seed":0}`, 0, true},
+		{"/v1/chat/completions", `{"model":"fake","messages":[{"role":"user","content":"hi"}],"seed":7}`, 7, true},
+		{"/v1/chat/completions", `{"model":"fake","messages":[{"role":"user","content":"hi"}],"seed":-1}`, 0, false},
+		{"/v1/chat/completions", `{"model":"fake","messages":[{"role":"user","content":"hi"}]}`, 0, false},
+		{"/v1/completions", `{"model":"fake","prompt":"hi","seed":0}`, 0, true},
+		{"/api/chat", `{"model":"fake","messages":[{"role":"user","content":"hi"}],"stream":false,"options":{"seed":0}}`, 0, true},
+		{"/api/generate", `{"model":"fake","prompt":"hi","stream":false,"options":{"seed":-1}}`, 0, false},
+		{"/api/generate", `{"model":"fake","prompt":"hi","stream":false,"options":{"seed":9223372036854775807}}`, 1<<63 - 1, true},
+	} {
+		resp, body := ta.post(t, tc.path, tc.body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", tc.path, tc.body, resp.StatusCode, body)
+		}
+		p := ta.fakes["fake"].lastRequest().Sampling
+		if p.Seed != tc.seed || p.Seeded != tc.seeded {
+			t.Errorf("%s %s: seed %d seeded %v, want %d %v", tc.path, tc.body, p.Seed, p.Seeded, tc.seed, tc.seeded)
+		}
+	}
+	resp, body := ta.post(t, "/v1/chat/completions", `{"model":"fake","messages":[{"role":"user","content":"hi"}],"seed":1e30}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `field \"seed\" must be an integer from`) {
+		t.Errorf("seed 1e30: %d %s, want a 400 naming seed", resp.StatusCode, body)
 	}
 }

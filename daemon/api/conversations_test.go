@@ -347,7 +347,7 @@ func TestConversationErrors(t *testing.T) {
 		{"bad limit", func() error { return c.Do(ctx, http.MethodGet, "/v1/feedback?limit=-3", nil, nil) }, 400, "limit must be a positive integer"},
 		{"rating as a word", func() error {
 			return c.Do(ctx, http.MethodPost, "/v1/feedback", map[string]any{"request_id": resp.ID, "rating": "up"}, nil)
-		}, 400, `field "rating" must be a number`},
+		}, 400, `field "rating" must be an integer, not string`},
 		{"body too large", func() error {
 			// The test daemon's body limit is 64 KiB.
 			_, err := c.CreateConversation(ctx, ipc.ConversationCreate{System: strings.Repeat("x", 70<<10)})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 )
 
@@ -31,7 +32,7 @@ func decode(r *http.Request, v any) error {
 		if field == "" {
 			field = "body"
 		}
-		return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("field %q must be %s, not %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)}
+		return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("field %q must be %s, not %s", field, jsonKind(typeErr.Type, typeErr.Value), typeErr.Value)}
 	case errors.As(err, &syntaxErr):
 		return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.Offset, err)}
 	case errors.Is(err, io.EOF):
@@ -55,16 +56,30 @@ func jsonPath(p string) string {
 	return strings.Join(keep, ".")
 }
 
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
+// jsonKind names the JSON a Go type takes; for an integer sent a number
+// it cannot hold (a fraction, or out of range), the range too.
+func jsonKind(t reflect.Type, value string) string {
+	number := strings.HasPrefix(value, "number")
+	switch t.Kind() {
+	case reflect.String:
 		return "a string"
-	case "bool":
+	case reflect.Bool:
 		return "a boolean"
-	case "slice", "array":
+	case reflect.Slice, reflect.Array:
 		return "an array"
-	case "struct", "map", "ptr":
+	case reflect.Struct, reflect.Map, reflect.Pointer:
 		return "an object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if number {
+			bits := t.Bits()
+			return fmt.Sprintf("an integer from %d to %d", int64(-1)<<(bits-1), int64(1)<<(bits-1)-1)
+		}
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if number {
+			return fmt.Sprintf("an integer from 0 to %d", uint64(1)<<(t.Bits()-1)*2-1)
+		}
+		return "a non-negative integer"
 	}
 	return "a number"
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -30,7 +31,7 @@ func TestDecodeMessages(t *testing.T) {
 		{`{"model":"m"} {"again":1}`, 400, "data after the JSON object"},
 		{`{"model":5}`, 400, `field "model" must be a string, not number`},
 		{`{"model":"m","stream":"yes"}`, 400, `field "stream" must be a boolean`},
-		{`{"model":"m","max_tokens":1.5}`, 400, `field "max_tokens" must be a number`},
+		{`{"model":"m","max_tokens":1.5}`, 400, `field "max_tokens" must be an integer from -9223372036854775808 to 9223372036854775807, not number 1.5`},
 		{`{"model":"m","stream_options":[]}`, 400, `field "stream_options" must be an object`},
 		{`{"model":"m","stop":7}`, 400, "stop must be a string or an array"},
 		{`{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`, 413, "exceeds 4096 bytes"},
@@ -70,4 +71,30 @@ func FuzzDecodeRequests(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJSONKind names what a field takes, with an integer's range when the
+// client sent a number it cannot hold.
+func TestJSONKind(t *testing.T) {
+	for _, tc := range []struct {
+		t     reflect.Type
+		value string
+		want  string
+	}{
+		{reflect.TypeFor[int64](), "number 1.5", "an integer from -9223372036854775808 to 9223372036854775807"},
+		{reflect.TypeFor[int32](), "number 1e10", "an integer from -2147483648 to 2147483647"},
+		{reflect.TypeFor[int](), "string", "an integer"},
+		{reflect.TypeFor[uint64](), "number -1", "an integer from 0 to 18446744073709551615"},
+		{reflect.TypeFor[uint8](), "number 300", "an integer from 0 to 255"},
+		{reflect.TypeFor[uint](), "bool", "a non-negative integer"},
+		{reflect.TypeFor[float32](), "string", "a number"},
+		{reflect.TypeFor[string](), "number 5", "a string"},
+		{reflect.TypeFor[bool](), "string", "a boolean"},
+		{reflect.TypeFor[[]int](), "object", "an array"},
+		{reflect.TypeFor[map[string]int](), "array", "an object"},
+	} {
+		if got := jsonKind(tc.t, tc.value); got != tc.want {
+			t.Errorf("jsonKind(%v, %q) = %q, want %q", tc.t, tc.value, got, tc.want)
+		}
+	}
 }

@@ -41,9 +41,7 @@ func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 		if o.RepeatLastN != nil {
 			p.RepeatLastN = *o.RepeatLastN
 		}
-		if o.Seed != nil {
-			p.Seed = *o.Seed
-		}
+		setSeed(&p, o.Seed)
 		p.PresencePenalty, p.FrequencyPenalty = o.PresencePenalty, o.FrequencyPenalty
 		if o.NumPredict != nil {
 			switch n := *o.NumPredict; {

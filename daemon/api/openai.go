@@ -44,9 +44,7 @@ func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 	if f.MinP != nil {
 		p.MinP = *f.MinP
 	}
-	if f.Seed != nil {
-		p.Seed = *f.Seed
-	}
+	setSeed(&p, f.Seed)
 	if err := checkSampling(p, openAINames); err != nil {
 		return req, err
 	}

@@ -239,7 +239,7 @@ func TestBadRequests(t *testing.T) {
 	}{
 		{"/v1/chat/completions", `{"model":`, 400, "invalid JSON"},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":"hi"}`, 400, `field "messages" must be an array`},
-		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"max_tokens":"ten"}`, 400, `"max_tokens" must be a number`},
+		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"max_tokens":"ten"}`, 400, `"max_tokens" must be an integer, not string`},
 		{"/v1/chat/completions", `{"model":"nope","messages":[{"role":"user","content":"x"}]}`, 404, "model not found"},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"n":99}`, 400, "between 1 and 16"},
 		{"/v1/chat/completions", `{"model":"tiny-qwen2","messages":[{"role":"user","content":"x"}],"adapters":[{"name":"a"}]}`, 400, "adapter"},

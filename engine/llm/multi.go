@@ -40,7 +40,7 @@ func (m *Model) GenerateN(ctx context.Context, req Request, n int, onToken func(
 	choice := func(i int) Request {
 		r := req
 		r.WarmFollowUp = false // which reply the next turn continues is the client's choice
-		if r.Sampling.Seed != 0 {
+		if r.Sampling.Seed != 0 || r.Sampling.Seeded {
 			r.Sampling.Seed += uint64(i)
 		}
 		return r

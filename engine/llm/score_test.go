@@ -197,4 +197,23 @@ func TestGenerateNForksFromOnePrefill(t *testing.T) {
 	if slices.Equal(texts[0], texts[1]) && slices.Equal(texts[1], texts[2]) {
 		t.Fatal("three seeded choices are identical")
 	}
+	// A chosen seed of 0: the choices differ, and the run repeats.
+	hot.Sampling.Seed, hot.Sampling.Seeded = 0, true
+	run := func() [][]int32 {
+		out := make([][]int32, 3)
+		if _, err := m.GenerateN(context.Background(), hot, 3, func(i int, tok Token) error {
+			out[i] = append(out[i], tok.ID)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	zero := run()
+	if slices.Equal(zero[0], zero[1]) && slices.Equal(zero[1], zero[2]) {
+		t.Fatal("three choices of seed 0 are identical")
+	}
+	if again := run(); !slices.EqualFunc(zero, again, slices.Equal) {
+		t.Fatalf("seed 0 gave %v, then %v", zero, again)
+	}
 }

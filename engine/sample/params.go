@@ -28,5 +28,9 @@ type Params struct {
 	// LogitBias is added to the logits of the given token ids.
 	LogitBias map[int32]float32 `json:"logit_bias,omitempty"`
 	// Seed makes sampling reproducible; the same seed gives the same tokens.
+	// A Seed of 0 draws a random seed unless Seeded is set.
 	Seed uint64 `json:"seed,omitempty"`
+	// Seeded says Seed was chosen, so that 0 is a seed like any other (an
+	// API client's "seed": 0 asks for reproducible output).
+	Seeded bool `json:"seeded,omitempty"`
 }

@@ -37,10 +37,11 @@ type Sampler struct {
 	counts map[int32]int
 }
 
-// New returns a Sampler for p. A Seed of 0 picks a random seed (see Seed).
+// New returns a Sampler for p. A Seed of 0 picks a random seed (see Seed)
+// unless p.Seeded is set.
 func New(p Params) *Sampler {
 	seed := p.Seed
-	if seed == 0 {
+	if seed == 0 && !p.Seeded {
 		seed = rand.Uint64() | 1 // never 0, so Seed() can be fed back to reproduce
 	}
 	return &Sampler{

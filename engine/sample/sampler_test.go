@@ -296,6 +296,27 @@ func TestSeeds(t *testing.T) {
 	if !slices.Equal(drawSeq(r.Seed(), 50), drawSeq(r.Seed(), 50)) {
 		t.Fatal("a reported random seed does not reproduce")
 	}
+	// A chosen seed of 0 (Seeded) is a seed like any other.
+	zero := func() []int32 {
+		s := New(Params{Temperature: 1, Seeded: true})
+		if s.Seed() != 0 {
+			t.Fatalf("Seeded 0 became seed %d", s.Seed())
+		}
+		logits := make([]float32, 100)
+		out := make([]int32, 300)
+		for i := range out {
+			clear(logits)
+			out[i] = s.Sample(logits, nil)
+		}
+		return out
+	}
+	z := zero()
+	if !slices.Equal(z, zero()) {
+		t.Fatal("seed 0, chosen, gave different tokens")
+	}
+	if slices.Equal(z, a) {
+		t.Fatal("seed 0 drew seed 1's tokens")
+	}
 }
 
 func TestTopLogprobs(t *testing.T) {
