@@ -136,9 +136,15 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		return res, err
 	}
 	res.PromptTokens = len(prompt)
+	// The client's stop strings hold throughout; the template's (a model
+	// running on into the next turn) only over free text: a grammar
+	// decides where constrained text ends, and "[INST]" inside a JSON
+	// string must not cut the object short. A lazy grammar's text is free
+	// until its trigger.
 	stops := append([]string(nil), req.Stop...)
+	var turnStops []string
 	if req.Messages != nil {
-		stops = append(stops, m.tmpl.StopStrings()...)
+		turnStops = m.tmpl.StopStrings()
 	}
 
 	var gs *constrained
@@ -151,10 +157,13 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			return res, ErrGrammarVocab
 		}
 		gs = newConstrained(req.Grammar, req.GrammarTriggers)
+		if gs.m.Triggered() {
+			turnStops = nil
+		}
 	}
 	var (
 		sampler      = sample.New(req.Sampling)
-		matcher      = sample.NewStopMatcher(stops)
+		matcher      = sample.NewStopMatcher(append(slices.Clip(stops), turnStops...))
 		dec          = tokenizer.NewStreamDecoder(m.tok)
 		history      = append(make([]int32, 0, historyCap(len(prompt), req.MaxTokens, ctxLen)), prompt...)
 		raw          []float32
@@ -249,6 +258,10 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		if err := gs.m.Accept(id); err != nil {
 			grammarErr = fmt.Errorf("grammar refused sampled token %d: %w", id, err)
 			return true
+		}
+		if turnStops != nil && gs.m.Triggered() { // constrained from here on
+			matcher.SetStops(stops)
+			turnStops = nil
 		}
 		if gs.m.Done() {
 			finish = FinishStop

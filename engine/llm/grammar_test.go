@@ -6,13 +6,16 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/tokenizer"
 	"github.com/ruvllm/ruvllm/internal/testpath"
 )
 
@@ -177,5 +180,45 @@ func TestGrammarVocabMismatch(t *testing.T) {
 	_, err = b.Generate(context.Background(), Request{Prompt: "x", Grammar: c, MaxTokens: 4}, func(Token) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "vocabulary") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestGrammarIgnoresTurnStops: the chat template's stop strings (the
+// llama file's "[INST]": a model running on into the next turn) do not cut
+// constrained text short, which must end where its grammar ends; a lazy
+// grammar's text is constrained from its trigger on. (A soak found JSON
+// objects ending inside a string with finish "stop", where the model had
+// copied "[INST]" from its prompt.)
+func TestGrammarIgnoresTurnStops(t *testing.T) {
+	m, err := Load(context.Background(), testpath.Shared(t, "models/ruvllm-test-llama-19m-f16.gguf"), Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if !slices.Contains(m.tmpl.StopStrings(), "[INST]") {
+		t.Fatalf("the llama file's template stops at %q, not at [INST]", m.tmpl.StopStrings())
+	}
+	turn := []chat.Message{{Role: "user", Content: "Say something."}}
+	c, err := m.Grammar(grammar.Spec{Kind: grammar.KindGBNF, Source: `root ::= "\"[INST] ok\""`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, text, res := generate(t, m, Request{Messages: turn, Grammar: c, MaxTokens: 30})
+	if text != `"[INST] ok"` || res.FinishReason != FinishStop {
+		t.Errorf("constrained: %q (finish %s), want the grammar's whole text", text, res.FinishReason)
+	}
+	// Lazy: free text until "ure", which a bias makes the first token.
+	ure := m.tok.Encode("Sure", tokenizer.EncodeOptions{})
+	if len(ure) != 2 || m.tok.Piece(ure[1]) != "ure" {
+		t.Fatalf("tokens of Sure: %v", ure)
+	}
+	lazy, err := m.Grammar(grammar.Spec{Kind: grammar.KindGBNF, Source: `root ::= "ure[INST] ok"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sample.Params{LogitBias: map[int32]float32{ure[1]: 100}}
+	_, text, res = generate(t, m, Request{Messages: turn, Grammar: lazy, GrammarTriggers: []string{"ure"}, MaxTokens: 30, Sampling: p})
+	if text != "ure[INST] ok" || res.FinishReason != FinishStop {
+		t.Errorf("lazy, after its trigger: %q (finish %s), want %q", text, res.FinishReason, "ure[INST] ok")
 	}
 }

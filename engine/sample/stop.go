@@ -78,6 +78,18 @@ func (m *StopMatcher) Flush() string {
 	return out
 }
 
+// SetStops replaces the stop strings from here on. Text held back as the
+// start of a stop string that is no longer one is released by the next
+// Push or Flush; text already let through is not looked at again.
+func (m *StopMatcher) SetStops(stops []string) {
+	m.stops = m.stops[:0]
+	for _, s := range stops {
+		if s != "" {
+			m.stops = append(m.stops, s)
+		}
+	}
+}
+
 // Stopped reports whether a stop string has been seen.
 func (m *StopMatcher) Stopped() bool { return m.stopped }
 

@@ -153,3 +153,26 @@ func TestStopMatcherMatched(t *testing.T) {
 		t.Fatalf("emit %q stopped %v matched %q: want the earliest stop, \\n\\n", first+emit, stopped, m.Matched())
 	}
 }
+
+// TestStopMatcherSetStops: text held back as the start of a stop string
+// that is no longer one comes out with the next piece, and the remaining
+// stop strings still stop.
+func TestStopMatcherSetStops(t *testing.T) {
+	m := NewStopMatcher([]string{"[INST]", "END"})
+	if out, stopped := m.Push("abc [IN"); out != "abc " || stopped {
+		t.Fatalf("Push = %q, %v; want the text before a possible stop", out, stopped)
+	}
+	m.SetStops([]string{"END", ""})
+	if out, stopped := m.Push("ST] x E"); out != "[INST] x " || stopped {
+		t.Fatalf("after SetStops: %q, %v; want the held text released", out, stopped)
+	}
+	if out, stopped := m.Push("ND y"); out != "" || !stopped || m.Matched() != "END" {
+		t.Fatalf("a remaining stop: %q, %v, %q", out, stopped, m.Matched())
+	}
+	n := NewStopMatcher([]string{"[INST]"})
+	n.Push("tail [I")
+	n.SetStops(nil)
+	if got := n.Flush(); got != "[I" {
+		t.Fatalf("Flush after SetStops(nil) = %q", got)
+	}
+}
