@@ -93,8 +93,9 @@ func TestOpenAIClientDefaults(t *testing.T) {
 	if resp.StatusCode != 400 || !strings.Contains(string(b), "image_url") || !strings.Contains(string(b), `"param":"messages[0].content"`) {
 		t.Fatalf("image part: %d %s", resp.StatusCode, b)
 	}
-	// Logprob bytes are integer arrays.
-	lp := post("/v1/chat/completions", `{"model":"`+model+`","max_tokens":2,"logprobs":true,"top_logprobs":1,"messages":[{"role":"user","content":"Hi"}]}`)
+	// Logprob bytes are integer arrays (seeded: a random draw could end the
+	// reply at once, with no token to show them).
+	lp := post("/v1/chat/completions", `{"model":"`+model+`","max_tokens":2,"seed":1,"logprobs":true,"top_logprobs":1,"messages":[{"role":"user","content":"Hi"}]}`)
 	if _, ok := field(lp, "choices", 0, "logprobs", "content", 0, "bytes").([]any); !ok {
 		t.Fatalf("logprob bytes: %v", field(lp, "choices", 0, "logprobs", "content", 0))
 	}
