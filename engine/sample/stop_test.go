@@ -176,3 +176,54 @@ func TestStopMatcherSetStops(t *testing.T) {
 		t.Fatalf("Flush after SetStops(nil) = %q", got)
 	}
 }
+
+// FuzzStopMatcherSetStops pushes text in steps with two stop strings and
+// drops the first after the push that ends at or past byte drop: the
+// output is the text up to the first stop to complete while it counted
+// (the earliest start among those completing in the same push).
+func FuzzStopMatcherSetStops(f *testing.F) {
+	f.Add("abc [INST] x END y", "[INST]", "END", 2, 5)
+	f.Add("xx[INST]yy", "[INST]", "yy", 3, 0)
+	f.Add("aaaa", "aa", "aaa", 1, 1)
+	f.Fuzz(func(t *testing.T, text, drop, keep string, step, at int) {
+		if step <= 0 || step > 64 {
+			step = 1
+		}
+		m := NewStopMatcher([]string{drop, keep})
+		var b strings.Builder
+		dropped, want := false, text
+		for e := 0; e < len(text); {
+			next := min(e+step, len(text))
+			out, stopped := m.Push(text[e:next])
+			b.WriteString(out)
+			// What counts in this push: occurrences ending by next, of
+			// keep, and of drop while it is still a stop.
+			if want == text {
+				best := -1
+				for k, s := range []string{drop, keep} {
+					if s == "" || k == 0 && dropped {
+						continue
+					}
+					if i := strings.Index(text, s); i >= 0 && i+len(s) <= next && (best < 0 || i < best) {
+						best = i
+					}
+				}
+				if best >= 0 {
+					want = text[:best]
+				}
+			}
+			if stopped {
+				break
+			}
+			e = next
+			if !dropped && e >= at {
+				m.SetStops([]string{keep})
+				dropped = true
+			}
+		}
+		b.WriteString(m.Flush())
+		if b.String() != want {
+			t.Fatalf("got %q, want %q", b.String(), want)
+		}
+	})
+}
