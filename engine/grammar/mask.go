@@ -172,9 +172,11 @@ func (c *Constraint) compEntry(x comp) *compEntry {
 	}
 	// Another grammar over the same vocabulary may have walked the same
 	// lexeme state already (a plain string body, a number).
+	// (A state too large to name is walked for this grammar alone.)
 	follow := c.g.follow[x.t]
-	shared := c.g.pool.Canon(x.q) + fmt.Sprintf("/%x.%x.%x.%x", follow[0], follow[1], follow[2], follow[3])
-	if ce := c.v.sharedEntry(shared); ce != nil {
+	name, named := c.g.pool.Canon(x.q)
+	shared := name + fmt.Sprintf("/%x.%x.%x.%x", follow[0], follow[1], follow[2], follow[3])
+	if ce := c.v.sharedEntry(shared); named && ce != nil {
 		c.comps2[key] = ce
 		return ce
 	}
@@ -191,7 +193,9 @@ func (c *Constraint) compEntry(x comp) *compEntry {
 	}
 	ce.rest = buildTrie(es)
 	c.comps2[key] = ce
-	c.v.shareEntry(shared, ce)
+	if named {
+		c.v.shareEntry(shared, ce)
+	}
 	c.stats.Lexemes++
 	return ce
 }

@@ -258,3 +258,36 @@ func TestNumberRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonBounded: a term whose text, written out as a tree, doubles at
+// every level (a DAG of 60 shared halves) gets no name, at once and
+// without spelling it out (it used to spell gigabytes), while small terms
+// keep theirs and equal terms of two pools the same one.
+func TestCanonBounded(t *testing.T) {
+	p := NewPool()
+	x := p.Byte('a')
+	for range 60 {
+		x = p.Or(p.Concat(x, p.Byte('b')), p.Concat(p.Byte('c'), x))
+	}
+	if s, ok := p.Canon(x); ok || s != "" {
+		t.Fatalf("a term of 2^60 leaves named %.60q", s)
+	}
+	// A chain of 20,000 alternatives (a GBNF chain of rules as one
+	// lexeme): naming each of its states costs at most MaxCanon bytes.
+	y := p.Byte('z')
+	for range 20000 {
+		y = p.Or(p.Concat(p.Byte('x'), y), p.Byte('y'))
+	}
+	for d := y; d != Nothing; d = p.Deriv(d, 'x') {
+		if s, ok := p.Canon(d); ok && len(s) > MaxCanon {
+			t.Fatalf("a state named with %d bytes", len(s))
+		}
+	}
+	q := NewPool()
+	small := func(p *Pool) ID { return p.Concat(p.Byte('a'), p.Or(p.Byte('b'), p.Byte('c'))) }
+	s1, ok1 := p.Canon(small(p))
+	s2, ok2 := q.Canon(small(q))
+	if !ok1 || !ok2 || s1 != s2 || s1 == "" || len(s1) > MaxCanon {
+		t.Fatalf("small terms: %q %v, %q %v", s1, ok1, s2, ok2)
+	}
+}

@@ -745,11 +745,28 @@ func byteStr(b int) string {
 	return fmt.Sprintf("\\x%02x", b)
 }
 
+// MaxCanon bounds the text Canon names a term with. Written out as a
+// tree, a term can be far larger than the DAG it is, and every state of a
+// lexeme is named: a GBNF chain of 20,000 rules (r0 ::= "x" r1 | "y", ...)
+// made one lexeme whose states each named the rest of the chain, and the
+// daemon spelled gigabytes until the kernel killed it. A term whose text
+// would be longer gets no name, and its caches are not shared.
+const MaxCanon = 512
+
 // Canon returns a text that names t's structure independently of the
 // pool: two terms built the same way in different pools get the same
 // text (unions and intersections list their members in text order). It
-// keys caches shared between grammars.
-func (p *Pool) Canon(t ID) string {
+// keys caches shared between grammars. ok is false for a term whose text
+// would exceed MaxCanon bytes.
+func (p *Pool) Canon(t ID) (text string, ok bool) {
+	s := p.canonOf(t)
+	return s, s != ""
+}
+
+// canonOf is Canon's text, "" when it is too long (no term's text is
+// empty). Each term's text is memoized, and a part that is too long ends
+// the walk, so the work is bounded by the terms times MaxCanon.
+func (p *Pool) canonOf(t ID) string {
 	if p.canon == nil {
 		p.canon = map[ID]string{}
 	}
@@ -757,31 +774,59 @@ func (p *Pool) Canon(t ID) string {
 		return s
 	}
 	n := p.nodes[t]
-	var s string
+	var b strings.Builder
+	part := func(id ID) bool {
+		c := p.canonOf(id)
+		if c == "" || b.Len()+len(c) > MaxCanon {
+			return false
+		}
+		b.WriteString(c)
+		return true
+	}
+	ok := true
 	switch n.kind {
 	case kNothing:
-		s = "0"
+		b.WriteString("0")
 	case kEmpty:
-		s = "e"
+		b.WriteString("e")
 	case kBytes:
-		s = fmt.Sprintf("b%x.%x.%x.%x", n.set[0], n.set[1], n.set[2], n.set[3])
+		fmt.Fprintf(&b, "b%x.%x.%x.%x", n.set[0], n.set[1], n.set[2], n.set[3])
 	case kConcat:
-		s = "(" + p.Canon(n.a) + " " + p.Canon(n.b) + ")"
+		b.WriteString("(")
+		ok = part(n.a)
+		b.WriteString(" ")
+		ok = ok && part(n.b)
+		b.WriteString(")")
 	case kOr, kAnd:
 		parts := make([]string, len(n.args))
+		total := 0
 		for i, a := range n.args {
-			parts[i] = p.Canon(a)
+			parts[i] = p.canonOf(a)
+			total += len(parts[i]) + 1
+			if parts[i] == "" || total > MaxCanon {
+				ok = false
+				break
+			}
 		}
-		slices.Sort(parts)
-		op := "|"
-		if n.kind == kAnd {
-			op = "&"
+		if ok {
+			slices.Sort(parts)
+			op := "|"
+			if n.kind == kAnd {
+				op = "&"
+			}
+			b.WriteString("[" + op + strings.Join(parts, ",") + "]")
 		}
-		s = "[" + op + strings.Join(parts, ",") + "]"
 	case kNot:
-		s = "~" + p.Canon(n.a)
+		b.WriteString("~")
+		ok = part(n.a)
 	case kRepeat:
-		s = fmt.Sprintf("{%d,%d %s}", n.min, n.max, p.Canon(n.a))
+		fmt.Fprintf(&b, "{%d,%d ", n.min, n.max)
+		ok = part(n.a)
+		b.WriteString("}")
+	}
+	s := b.String()
+	if !ok || len(s) > MaxCanon {
+		s = ""
 	}
 	p.canon[t] = s
 	return s
