@@ -187,18 +187,6 @@ func TestGenerateNForksFromOnePrefill(t *testing.T) {
 	m.ClearCache()
 	hot := Request{Tokens: prompt, MaxTokens: 12, IgnoreEOS: true}
 	hot.Sampling.Temperature, hot.Sampling.Seed = 1.5, 42
-	texts := make([][]int32, 3)
-	if _, err := m.GenerateN(context.Background(), hot, 3, func(i int, tok Token) error {
-		texts[i] = append(texts[i], tok.ID)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if slices.Equal(texts[0], texts[1]) && slices.Equal(texts[1], texts[2]) {
-		t.Fatal("three seeded choices are identical")
-	}
-	// A chosen seed of 0: the choices differ, and the run repeats.
-	hot.Sampling.Seed, hot.Sampling.Seeded = 0, true
 	run := func() [][]int32 {
 		out := make([][]int32, 3)
 		if _, err := m.GenerateN(context.Background(), hot, 3, func(i int, tok Token) error {
@@ -209,6 +197,11 @@ func TestGenerateNForksFromOnePrefill(t *testing.T) {
 		}
 		return out
 	}
+	if texts := run(); slices.Equal(texts[0], texts[1]) && slices.Equal(texts[1], texts[2]) {
+		t.Fatal("three seeded choices are identical")
+	}
+	// A chosen seed of 0: the choices differ, and the run repeats.
+	hot.Sampling.Seed, hot.Sampling.Seeded = 0, true
 	zero := run()
 	if slices.Equal(zero[0], zero[1]) && slices.Equal(zero[1], zero[2]) {
 		t.Fatal("three choices of seed 0 are identical")
