@@ -57,12 +57,20 @@ const (
 // ErrBadTool marks a tool definition or choice that cannot be used.
 var ErrBadTool = errors.New("bad tool")
 
+// MaxTools is the most tools one request may offer: a call's grammar has
+// one alternative per tool, and a constraint takes at most 512 (beyond,
+// the client got the grammar compiler's words about anyOf alternatives).
+const MaxTools = 512
+
 // ParseTools reads OpenAI-style tool definitions ({"type": "function",
 // "function": {"name", "description", "parameters"}}; the Responses API's
 // flat {"type": "function", "name", ...} too). Every tool needs a unique
 // name of letters, digits, '_', '-' and '.' and, when parameters are
-// given, a JSON object schema.
+// given, a JSON object schema; there may be at most MaxTools.
 func ParseTools(raw []json.RawMessage) ([]Tool, error) {
+	if len(raw) > MaxTools {
+		return nil, fmt.Errorf("%w: at most %d tools, not %d", ErrBadTool, MaxTools, len(raw))
+	}
 	var tools []Tool
 	seen := map[string]bool{}
 	for i, r := range raw {

@@ -3,6 +3,7 @@ package toolcall
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -144,6 +145,28 @@ func TestGenericParseCutShort(t *testing.T) {
 		content, calls, err := Generic{}.Parse(c.text)
 		if err != nil || len(calls) != 0 || content != c.content {
 			t.Errorf("%q: %q %v %v", c.text, content, calls, err)
+		}
+	}
+}
+
+// TestMaxTools: MaxTools tools compile into a call grammar; one more is a
+// clear refusal, not the grammar compiler's words.
+func TestMaxTools(t *testing.T) {
+	raw := make([]json.RawMessage, MaxTools+1)
+	for i := range raw {
+		raw[i] = json.RawMessage(fmt.Sprintf(`{"type":"function","function":{"name":"f%d","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}}`, i))
+	}
+	if _, err := ParseTools(raw); !errors.Is(err, ErrBadTool) || !strings.Contains(err.Error(), fmt.Sprintf("at most %d tools, not %d", MaxTools, MaxTools+1)) {
+		t.Fatalf("%d tools: %v", MaxTools+1, err)
+	}
+	tools, err := ParseTools(raw[:MaxTools])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, required := range []bool{true, false} {
+		part, _ := Generic{}.Grammar(tools, required, true)
+		if _, err := grammar.Compose(part); err != nil {
+			t.Fatalf("%d tools (required %v) do not compile: %v", MaxTools, required, err)
 		}
 	}
 }
