@@ -35,9 +35,7 @@ type genFlags struct {
 // included (-1: a random one, as llama.cpp's --seed).
 func (g *genFlags) sampling() sample.Params {
 	p := g.params
-	if g.seed >= 0 {
-		p.Seed, p.Seeded = uint64(g.seed), true
-	}
+	p.SetSeed(g.seed)
 	return p
 }
 

@@ -61,12 +61,10 @@ var (
 	ollamaNames = samplingNames{prefix: "options.", maxTemperature: 100}
 )
 
-// setSeed applies a request's seed: 0 or more makes sampling reproducible
-// (0 as much as any other: clients send it meaning a fixed seed), a
-// negative one (Ollama's and llama.cpp's -1) or none draws a random seed.
+// setSeed applies a request's seed, if it has one (sample.Params.SetSeed).
 func setSeed(p *sample.Params, seed *int64) {
-	if seed != nil && *seed >= 0 {
-		p.Seed, p.Seeded = uint64(*seed), true
+	if seed != nil {
+		p.SetSeed(*seed)
 	}
 }
 

@@ -34,3 +34,12 @@ type Params struct {
 	// API client's "seed": 0 asks for reproducible output).
 	Seeded bool `json:"seeded,omitempty"`
 }
+
+// SetSeed sets the seed a client asked for: 0 or more makes sampling
+// reproducible (0 as much as any other), a negative one (llama.cpp's and
+// Ollama's -1) leaves it to chance.
+func (p *Params) SetSeed(seed int64) {
+	if seed >= 0 {
+		p.Seed, p.Seeded = uint64(seed), true
+	}
+}

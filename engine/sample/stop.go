@@ -20,11 +20,7 @@ type StopMatcher struct {
 // NewStopMatcher returns a matcher for stops; empty strings are ignored.
 func NewStopMatcher(stops []string) *StopMatcher {
 	m := &StopMatcher{}
-	for _, s := range stops {
-		if s != "" {
-			m.stops = append(m.stops, s)
-		}
-	}
+	m.SetStops(stops)
 	return m
 }
 
