@@ -173,12 +173,14 @@ func (c *Constraint) compEntry(x comp) *compEntry {
 	// Another grammar over the same vocabulary may have walked the same
 	// lexeme state already (a plain string body, a number).
 	// (A state too large to name is walked for this grammar alone.)
-	follow := c.g.follow[x.t]
 	name, named := c.g.pool.Canon(x.q)
-	shared := name + fmt.Sprintf("/%x.%x.%x.%x", follow[0], follow[1], follow[2], follow[3])
-	if ce := c.v.sharedEntry(shared); named && ce != nil {
-		c.comps2[key] = ce
-		return ce
+	if named {
+		follow := c.g.follow[x.t]
+		name += fmt.Sprintf("/%x.%x.%x.%x", follow[0], follow[1], follow[2], follow[3])
+		if ce := c.v.sharedEntry(name); ce != nil {
+			c.comps2[key] = ce
+			return ce
+		}
 	}
 	inside := make([]uint64, c.v.MaskWords())
 	records := c.walkOne(x, inside)
@@ -194,7 +196,7 @@ func (c *Constraint) compEntry(x comp) *compEntry {
 	ce.rest = buildTrie(es)
 	c.comps2[key] = ce
 	if named {
-		c.v.shareEntry(shared, ce)
+		c.v.shareEntry(name, ce)
 	}
 	c.stats.Lexemes++
 	return ce

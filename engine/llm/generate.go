@@ -141,7 +141,6 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 	// decides where constrained text ends, and "[INST]" inside a JSON
 	// string must not cut the object short. A lazy grammar's text is free
 	// until its trigger.
-	stops := append([]string(nil), req.Stop...)
 	var turnStops []string
 	if req.Messages != nil {
 		turnStops = m.tmpl.StopStrings()
@@ -163,7 +162,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 	}
 	var (
 		sampler      = sample.New(req.Sampling)
-		matcher      = sample.NewStopMatcher(append(slices.Clip(stops), turnStops...))
+		matcher      = sample.NewStopMatcher(append(slices.Clip(req.Stop), turnStops...))
 		dec          = tokenizer.NewStreamDecoder(m.tok)
 		history      = append(make([]int32, 0, historyCap(len(prompt), req.MaxTokens, ctxLen)), prompt...)
 		raw          []float32
@@ -260,7 +259,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			return true
 		}
 		if turnStops != nil && gs.m.Triggered() { // constrained from here on
-			matcher.SetStops(stops)
+			matcher.SetStops(req.Stop)
 			turnStops = nil
 		}
 		if gs.m.Done() {
