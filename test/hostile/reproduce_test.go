@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,19 +80,9 @@ func TestConcurrentOutputsReproduce(t *testing.T) {
 		}
 		want[pr] = got
 	}
-	var (
-		mu       sync.Mutex
-		failures []string
-		greedy   int
-		seeded   int
-	)
-	fail := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(failures) < 10 {
-			failures = append(failures, fmt.Sprintf(format, args...))
-		}
-	}
+	var greedy, seeded atomic.Int64
+	st := &mixStats{} // for its failures
+	fail := st.fail
 	kinds := []string{"all", "lookup", "draft", "lookup+tree", "draft+tree", "off"}
 	deadline := time.Now().Add(d)
 	var wg sync.WaitGroup
@@ -110,9 +101,7 @@ func TestConcurrentOutputsReproduce(t *testing.T) {
 					if got != want[pr] {
 						fail("greedy, speculation %s, stream %v: %q, alone %q", kind, stream, got, want[pr])
 					}
-					mu.Lock()
-					greedy++
-					mu.Unlock()
+					greedy.Add(1)
 					continue
 				}
 				seed := rng.IntN(3) // 0 among them
@@ -129,19 +118,17 @@ func TestConcurrentOutputsReproduce(t *testing.T) {
 				if got[0] != got[1] {
 					fail("seed %d: %q, then %q", seed, got[0], got[1])
 				}
-				mu.Lock()
-				seeded++
-				mu.Unlock()
+				seeded.Add(1)
 			}
 		})
 	}
 	wg.Wait()
 	p.alive(t)
-	t.Logf("%d greedy and %d seeded pairs of requests in %v", greedy, seeded, d)
-	for _, f := range failures {
+	t.Logf("%d greedy and %d seeded pairs of requests in %v", greedy.Load(), seeded.Load(), d)
+	for _, f := range st.failures {
 		t.Error(f)
 	}
-	if greedy < 16 || seeded < 4 {
-		t.Fatalf("too little traffic to mean anything: %d greedy, %d seeded", greedy, seeded)
+	if greedy.Load() < 16 || seeded.Load() < 4 {
+		t.Fatalf("too little traffic to mean anything: %d greedy, %d seeded", greedy.Load(), seeded.Load())
 	}
 }
