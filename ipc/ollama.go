@@ -121,6 +121,9 @@ type OllamaGenerateRequest struct {
 	Format    json.RawMessage `json:"format,omitempty"`
 	Options   *OllamaOptions  `json:"options,omitempty"`
 	KeepAlive *Duration       `json:"keep_alive,omitempty"`
+	// Context continues an earlier exchange: the context a previous
+	// response returned, whose tokens come before this prompt.
+	Context []int `json:"context,omitempty"`
 	OllamaOverflow
 }
 
@@ -167,6 +170,10 @@ type OllamaGenerateResponse struct {
 	Response   string `json:"response"`
 	Done       bool   `json:"done"`
 	DoneReason string `json:"done_reason,omitempty"`
+	// Context (on the final object, unless the prompt was raw) is the
+	// exchange's tokens: the prompt as computed and the reply. Send it
+	// back as the next request's context to continue.
+	Context []int `json:"context,omitempty"`
 	OllamaMetrics
 	// RequestID (a ruvllm extension, on the final object) names the reply
 	// in POST /v1/feedback.

@@ -138,6 +138,9 @@ type runSpec struct {
 	// prepare, when set, finishes the request once the model is known
 	// (constraints, tools); its error ends the run before any output.
 	prepare func(m models.Model, req *llm.Request) error
+	// done, when set, is called after a generation that ended without an
+	// error, while the model is still held.
+	done func(m models.Model, res llm.Result)
 	// n > 1 generates that many choices (onChoiceToken instead of onToken).
 	n             int
 	onChoiceToken func(choice int, t llm.Token) error
@@ -248,6 +251,9 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		})
 	}
 	out.res = res
+	if err == nil && s.done != nil {
+		s.done(h.Model, res)
+	}
 	if err != nil && a.srv.ShuttingDown() && ctx.Err() != nil {
 		err = fmt.Errorf("%w: the request was cut off after %d tokens", daemon.ErrShuttingDown, res.CompletionTokens)
 	}

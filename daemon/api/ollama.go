@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"time"
 
@@ -359,6 +360,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	var name string
 	nd := &ndjson{w: w}
 	var text []byte
+	var exchange []int // the context the final object returns
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
 	constraint, err := ollamaFormat(body.Format)
@@ -370,14 +372,23 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	spec := runSpec{endpoint: "api.generate", model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
 		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		retryNoTemplate: usesChatTemplate,
-		prepare:         func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
-		onStart:         func(n string) { name = n },
-		onToken: func(t llm.Token) error {
-			if !stream {
-				text = append(text, t.Text...)
-				return nil
+		prepare: func(m models.Model, req *llm.Request) error {
+			ctxTokens, err := contextTokens(body.Context, m.Info().VocabSize)
+			if err != nil {
+				return err
 			}
-			if t.Text == "" {
+			req.Context = ctxTokens
+			return applyConstraint(m, req, constraint)
+		},
+		onStart: func(n string) { name = n },
+		done: func(m models.Model, res llm.Result) {
+			if !body.Raw {
+				exchange = exchangeContext(m, res.Prompt, string(text))
+			}
+		},
+		onToken: func(t llm.Token) error {
+			text = append(text, t.Text...)
+			if !stream || t.Text == "" {
 				return nil
 			}
 			return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: t.Text})
@@ -398,12 +409,54 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	final := ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: string(text), Done: true,
 		DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id}
+	final.Context = exchange
 	if stream {
 		final.Response = ""
 		nd.send(final)
 		return
 	}
 	daemon.WriteJSON(w, http.StatusOK, final)
+}
+
+// maxContextTokens bounds an Ollama context before the model is known; the
+// model's own context length bounds it further.
+const maxContextTokens = 1 << 20
+
+// contextTokens checks an Ollama request's context against the model's
+// vocabulary.
+func contextTokens(ctx []int, vocab int) ([]int32, error) {
+	if len(ctx) == 0 {
+		return nil, nil
+	}
+	if len(ctx) > maxContextTokens {
+		return nil, badParam("context", "has %d tokens, more than %d", len(ctx), maxContextTokens)
+	}
+	out := make([]int32, len(ctx))
+	for i, id := range ctx {
+		if id < 0 || (vocab > 0 && id >= vocab) || id > math.MaxInt32 {
+			return nil, badParam("context", "token %d is %d, not in this model's vocabulary [0,%d)", i, id, vocab)
+		}
+		out[i] = int32(id)
+	}
+	return out, nil
+}
+
+// exchangeContext is the context an Ollama generate response returns: the
+// prompt's tokens and the reply's text tokenized after them, as Ollama
+// does (nil for a model without a tokenizer).
+func exchangeContext(m models.Model, prompt []int32, reply string) []int {
+	tm, ok := m.(tokenizerModel)
+	if !ok || len(prompt) == 0 {
+		return nil
+	}
+	out := make([]int, 0, len(prompt)+len(reply)/2)
+	for _, id := range prompt {
+		out = append(out, int(id))
+	}
+	for _, id := range tm.Tokenizer().Encode(reply, tokenizer.EncodeOptions{}) {
+		out = append(out, int(id))
+	}
+	return out
 }
 
 func isNoTemplate(err error) bool { return errors.Is(err, llm.ErrNoTemplate) }

@@ -135,7 +135,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 	if err != nil {
 		return res, err
 	}
-	res.PromptTokens = len(prompt)
+	res.Prompt, res.PromptTokens = prompt, len(prompt)
 	// The client's stop strings hold throughout; the template's (a model
 	// running on into the next turn) only over free text: a grammar
 	// decides where constrained text ends, and "[INST]" inside a JSON

@@ -508,8 +508,27 @@ func (m *Model) Close() error {
 	return m.file.Close()
 }
 
-// PromptTokens tokenizes a request's prompt as Generate would.
+// PromptTokens tokenizes a request's prompt as Generate would, after
+// its Context.
 func (m *Model) PromptTokens(req Request) ([]int32, error) {
+	prompt, err := m.promptTokens(req)
+	if err != nil || len(req.Context) == 0 {
+		return prompt, err
+	}
+	vocab := m.net.Config().Vocab
+	for i, id := range req.Context {
+		if id < 0 || int(id) >= vocab {
+			return nil, fmt.Errorf("%w: context token %d is %d, not in [0,%d)", ErrTokenRange, i, id, vocab)
+		}
+	}
+	if m.tok.AddBOS() && len(prompt) > 0 && prompt[0] == m.tok.BOS() {
+		prompt = prompt[1:]
+	}
+	return append(append(make([]int32, 0, len(req.Context)+len(prompt)), req.Context...), prompt...), nil
+}
+
+// promptTokens tokenizes a request's own prompt.
+func (m *Model) promptTokens(req Request) ([]int32, error) {
 	if req.Tokens != nil {
 		for _, id := range req.Tokens {
 			if id < 0 || int(id) >= m.net.Config().Vocab {

@@ -128,7 +128,11 @@ func (m *Model) fitPrompt(ctx context.Context, req Request, ctxLen int) (fitted,
 			return n
 		}
 	}
-	f.keep = lazyKeep(req.Messages, prompt)
+	msgs := req.Messages
+	if req.Context != nil { // a token prompt: no turns to drop or keep
+		msgs = nil
+	}
+	f.keep = lazyKeep(msgs, prompt)
 	o := req.Overflow
 	need := 1
 	if o.DropOldest && req.MaxTokens > 0 {
@@ -141,7 +145,6 @@ func (m *Model) fitPrompt(ctx context.Context, req Request, ctxLen int) (fitted,
 		return f, fmt.Errorf("%w: %d tokens, context is %d", ErrContextExceeded, len(prompt), ctxLen)
 	}
 	budget := ctxLen - replyRoom(ctxLen, req.MaxTokens)
-	msgs := req.Messages
 	if msgs != nil {
 		if msgs, prompt, err = m.dropOldest(ctx, req, prompt, budget); err != nil {
 			return f, err

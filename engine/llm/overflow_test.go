@@ -234,3 +234,84 @@ func TestParseOverflowMode(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestContext: a request's Context (Ollama's) comes before its
+// prompt, whose own BOS it replaces; the reply is the one the same tokens
+// give as a token prompt; a context that does not fit is cut as a token
+// prompt (its head's BOS and its end kept), and a token outside the
+// vocabulary is refused.
+func TestRequestContext(t *testing.T) {
+	ctx := context.Background()
+	for name, m := range sharedChatModels(t, Options{}) {
+		t.Run(name, func(t *testing.T) {
+			first := Request{Messages: []chat.Message{{Role: "user", Content: "Where do pages go under pressure?"}}, MaxTokens: 8}
+			var reply []int32
+			res, err := m.Generate(ctx, first, func(tk Token) error { reply = append(reply, tk.ID); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			earlier := append(slices.Clone(res.Prompt), reply...)
+			next := Request{Messages: []chat.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Why?"},
+				{Role: "assistant", Content: "Memory."}, {Role: "user", Content: "And swap?"}}, MaxTokens: 8}
+			own, err := m.PromptTokens(next)
+			if err != nil {
+				t.Fatal(err)
+			}
+			next.Context = earlier
+			got, err := m.PromptTokens(next)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bos := m.tok.AddBOS() && own[0] == m.tok.BOS()
+			want := append(slices.Clone(earlier), own...)
+			if bos {
+				want = append(slices.Clone(earlier), own[1:]...)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("prompt with context %v, want %v (BOS %v)", got, want, bos)
+			}
+			generate := func(req Request) (Result, string) {
+				t.Helper()
+				var text strings.Builder
+				res, err := m.Generate(ctx, req, func(tk Token) error { text.WriteString(tk.Text); return nil })
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res, text.String()
+			}
+			withCtx, a := generate(next)
+			asTokens, b := generate(Request{Tokens: want, MaxTokens: 8})
+			if a != b || !slices.Equal(withCtx.Prompt, want) || !slices.Equal(asTokens.Prompt, want) {
+				t.Fatalf("with context %q (prompt of %d), as tokens %q (prompt of %d)", a, len(withCtx.Prompt), b, len(asTokens.Prompt))
+			}
+			if withCtx.CachedTokens < len(res.Prompt)-1 {
+				t.Errorf("the context's first %d tokens were computed before; %d came from the cache", len(res.Prompt), withCtx.CachedTokens)
+			}
+
+			// Too long for the context: without DropOldest it fails, with
+			// it the head's BOS and the end stay.
+			const ctxLen = 40
+			cut := next
+			cut.ContextLimit = ctxLen
+			if _, err := m.Generate(ctx, cut, func(Token) error { return nil }); !errors.Is(err, ErrContextExceeded) {
+				t.Fatalf("without DropOldest: %v, want ErrContextExceeded", err)
+			}
+			cut.Overflow = OverflowDropOldest.Overflow()
+			r, _ := generate(cut)
+			keep := 0
+			if bos {
+				keep = 1
+			}
+			if len(want) <= ctxLen || len(r.Prompt) > ctxLen-6 || !slices.Equal(r.Prompt[:keep], want[:keep]) ||
+				!slices.Equal(r.Prompt[keep:], want[len(want)-(len(r.Prompt)-keep):]) || r.TruncatedTokens != len(want)-len(r.Prompt) {
+				t.Fatalf("cut prompt %v (%d truncated) of %v", r.Prompt, r.TruncatedTokens, want)
+			}
+
+			bad := next
+			bad.Context = []int32{1, int32(m.Config().Vocab)}
+			if _, err := m.PromptTokens(bad); !errors.Is(err, ErrTokenRange) {
+				t.Fatalf("a context token outside the vocabulary: %v", err)
+			}
+		})
+	}
+}

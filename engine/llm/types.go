@@ -27,6 +27,11 @@ type Request struct {
 	TemplateVars map[string]any
 	// Tokens, when set, is the prompt as token ids, used verbatim.
 	Tokens []int32
+	// Context, when set, are the tokens of an earlier exchange (Ollama's
+	// context: a previous Result.Prompt and its reply) placed before the
+	// prompt, whose own BOS they replace. A prompt that does not fit is
+	// then cut as a token prompt (no turns are dropped).
+	Context []int32
 	// Raw skips BOS insertion and templating for Prompt.
 	Raw bool
 	// MaxTokens bounds the generated tokens; 0 means until the context is full.
@@ -144,6 +149,9 @@ type Timings struct {
 
 // Result summarises a finished generation.
 type Result struct {
+	// Prompt is the prompt as the model computed it (after fitting to the
+	// context); the caller must not modify it.
+	Prompt           []int32
 	PromptTokens     int
 	CachedTokens     int // prompt tokens served from the prefix cache
 	CompletionTokens int

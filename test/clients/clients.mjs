@@ -248,6 +248,20 @@ await check('ollama generate', async () => {
   assert.ok(r.eval_count <= 3);
 });
 
+await check('ollama generate context', async () => {
+  // The (deprecated, still used) context continues an exchange: sent back,
+  // its tokens come before the new prompt, served from the prefix cache.
+  const first = await ollama.generate({ model, prompt: 'Once upon', stream: false, options: { num_predict: 4, temperature: 0 } });
+  assert.ok(Array.isArray(first.context) && first.context.length > first.prompt_eval_count, `context ${first.context}`);
+  const next = await ollama.generate({ model, prompt: 'a time', context: first.context, stream: true, options: { num_predict: 4, temperature: 0 } });
+  let last;
+  for await (const part of next) last = part;
+  assert.deepEqual(last.context.slice(0, first.context.length), first.context);
+  assert.ok(last.prompt_eval_count > first.context.length, `continued prompt ${last.prompt_eval_count} tokens`);
+  assert.ok(last.prompt_cached_count >= first.prompt_eval_count, `cached ${last.prompt_cached_count} of ${first.prompt_eval_count}`);
+  await assert.rejects(ollama.generate({ model, prompt: 'x', context: [-1] }), ollamaError(400, /context/));
+});
+
 await check('ollama num_ctx', async () => {
   // A long prompt with num_ctx 64 is cut to its end to fit, as Ollama does.
   const prompt = Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ');
