@@ -95,6 +95,7 @@ func Register(srv *daemon.Server, m *models.Manager) *API {
 	srv.Handle("POST /api/push", http.HandlerFunc(a.ollamaPush))
 	srv.Handle("HEAD /api/blobs/{digest}", http.HandlerFunc(a.blobHead))
 	srv.Handle("POST /api/blobs/{digest}", http.HandlerFunc(a.blobPost))
+	a.registerLlamaServer(srv)
 	srv.SetBodyLimit("/api/create", MaxModelfileBytes*2)
 	srv.SetBodyLimitPrefix("/api/blobs/", MaxBlobBytes)
 	// Unknown routes answer in their protocol's error shape.
@@ -250,6 +251,9 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 			return s.onToken(t)
 		})
 	}
+	if errors.Is(err, errStopReply) { // the handler ended a finished reply
+		err, res.FinishReason = nil, llm.FinishLength
+	}
 	out.res = res
 	if err == nil && s.done != nil {
 		s.done(h.Model, res)
@@ -319,6 +323,11 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	a.srv.Events().Publish("request.finished", rec)
 	return out, err
 }
+
+// errStopReply, returned by a runSpec's onToken, ends the reply there as a
+// finished one (finish reason "length"), not as a failure: limits of a
+// protocol's own that the engine does not know (llama-server's n_indent).
+var errStopReply = errors.New("reply ended by the request's limit")
 
 // RequestIDHeader carries the completion id on every generation response,
 // so clients of any protocol can name the reply in POST /v1/feedback.

@@ -113,7 +113,7 @@ type tokenizerModel interface{ Tokenizer() *tokenizer.Tokenizer }
 func tokenLogprob(m models.Model, t llm.Token) ipc.TokenLogprob {
 	text := t.Text
 	if tm, ok := m.(tokenizerModel); ok {
-		text = tm.Tokenizer().Decode([]int32{t.ID}, tokenizerDecode)
+		text = string(tm.Tokenizer().TokenBytes(nil, t.ID))
 	}
 	tl := ipc.TokenLogprob{Token: text, Logprob: finiteLogprob(t.Logprob), TopLogprobs: []ipc.TopLogprob{}}
 	tl.Bytes = []byte(tl.Token)
@@ -576,12 +576,18 @@ func (a *API) echoPrompt(ctx context.Context, m models.Model, req llm.Request, t
 	skip := len(tokens) - len(shown) // the BOS, scored but not shown
 	off := 0
 	for i, id := range shown {
-		piece := tok.Decode([]int32{id}, tokenizerDecode)
+		// Each token's text as it stands in the prompt: its bytes, less
+		// the space a SentencePiece vocabulary put before the first.
+		piece := string(tok.TokenBytes(nil, id))
+		if i == 0 && !strings.HasPrefix(text, " ") {
+			piece = strings.TrimPrefix(piece, " ")
+		}
 		if i+skip == 0 {
 			lp.AddUnscored(piece, off)
 		} else {
-			s := scored[i+skip-1]
-			lp.Add(tokenLogprob(m, s), off)
+			tl := tokenLogprob(m, scored[i+skip-1])
+			tl.Token, tl.Bytes = piece, []byte(piece)
+			lp.Add(tl, off)
 		}
 		off += utf8.RuneCountInString(piece)
 	}

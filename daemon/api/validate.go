@@ -102,11 +102,15 @@ func checkSampling(p sample.Params, n samplingNames) error {
 }
 
 // checkLogitBias checks logit_bias once the model (and so its vocabulary)
-// is known: every token id must exist and every bias be within ±MaxBias.
+// is known: every token id must exist and every bias be within ±MaxBias
+// or -Inf (a ban: llama-server's false).
 func checkLogitBias(bias map[int32]float32, vocab int) error {
 	for id, v := range bias {
 		if id < 0 || int(id) >= vocab {
 			return badParam("logit_bias", "names token id %d, outside the model's vocabulary [0, %d)", id, vocab)
+		}
+		if math.IsInf(float64(v), -1) {
+			continue
 		}
 		if math.IsNaN(float64(v)) || v < -MaxBias || v > MaxBias {
 			return badParam("logit_bias", "for token %d must be between -%d and %d, not %g", id, MaxBias, MaxBias, v)

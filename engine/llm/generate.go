@@ -315,6 +315,9 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			return tokens, false
 		}
 	}
+	if req.PromptOnly { // stop at the first logits: only the keys and values are wanted
+		job.Next, job.NextN = func([]float32) (int32, bool) { return 0, true }, nil
+	}
 	submitted := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- m.runJob(jobCtx, job, shift, func() []int32 { return history }) }()
@@ -371,6 +374,13 @@ wait:
 			res.Timings.Sample = firstAt.Sub(job.Prefilled)
 		}
 	}
+	if firstAt.IsZero() && !job.Prefilled.IsZero() { // nothing generated (PromptOnly)
+		res.Timings.PromptEval = job.Prefilled.Sub(start)
+		res.Timings.Prepare = submitted.Sub(start)
+		res.Timings.Queue = job.Admitted.Sub(submitted)
+		res.Timings.Prefill = job.Prefilled.Sub(job.Admitted)
+		res.Timings.PrefillSteps = job.PrefillSteps
+	}
 	res.Timings.Total = time.Since(start)
 	if cbErr != nil {
 		return res, cbErr
@@ -417,7 +427,7 @@ func (m *Model) logprobs(logits []float32, id int32, n int) (float32, []TokenLog
 	lp, cands := sample.Logprobs(logits, id, n)
 	var top []TokenLogprob
 	for _, c := range cands {
-		top = append(top, TokenLogprob{ID: c.ID, Text: m.tok.Decode([]int32{c.ID}, tokenizer.DecodeOptions{}), Logprob: c.Logprob})
+		top = append(top, TokenLogprob{ID: c.ID, Text: string(m.tok.TokenBytes(nil, c.ID)), Logprob: c.Logprob})
 	}
 	return lp, top
 }

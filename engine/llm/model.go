@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -148,6 +149,10 @@ type Model struct {
 	tmpl    chat.Template
 	hasTmpl bool
 	tmplErr error // the file's chat template does not parse: chat requests fail with it
+	// fim holds the fill-in-the-middle tokens, read once (FIM).
+	fimOnce sync.Once
+	fim     FIMTokens
+	hasFIM  bool
 	net     model.Model
 	backend compute.Backend
 	// followsOutputs: passes tell the model which rows' outputs they read
@@ -566,8 +571,10 @@ func (m *Model) promptTokens(req Request) ([]int32, error) {
 	return m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: !req.Raw, ParseSpecial: req.Raw}), nil
 }
 
-// FIMTokens are a model's fill-in-the-middle tokens.
-type FIMTokens struct{ Prefix, Suffix, Middle int32 }
+// FIMTokens are a model's fill-in-the-middle tokens. Repo and FileSep,
+// the repository-level tokens of models trained on whole repositories
+// (Qwen2.5-Coder, StarCoder2), are -1 when the model has none.
+type FIMTokens struct{ Prefix, Suffix, Middle, Repo, FileSep int32 }
 
 // fimNames are the fill-in-the-middle token texts of the model families
 // whose files do not name them in tokenizer.ggml.fim_*_token_id.
@@ -581,26 +588,29 @@ var fimNames = [][3]string{
 	{"<|fim_begin|>", "<|fim_hole|>", "<|fim_end|>"},
 }
 
+// fimRepoNames and fimFileSepNames are the repository-level token texts.
+var (
+	fimRepoNames    = []string{"<|repo_name|>", "<reponame>", "<|fim_repo|>", "<fim-repo>", "<REPO>"}
+	fimFileSepNames = []string{"<|file_sep|>", "<file_sep>", "<|file_separator|>"}
+)
+
 // FIM returns the model's fill-in-the-middle tokens, from the file's
-// tokenizer.ggml.fim_{pre,suf,mid}_token_id or the known token texts.
-func (m *Model) FIM() (FIMTokens, bool) { return FileFIM(m.file) }
+// tokenizer.ggml.fim_*_token_id or the known token texts (read once).
+func (m *Model) FIM() (FIMTokens, bool) {
+	m.fimOnce.Do(func() { m.fim, m.hasFIM = FileFIM(m.file) })
+	return m.fim, m.hasFIM
+}
 
 // FileFIM reads a GGUF file's fill-in-the-middle tokens (see Model.FIM).
 func FileFIM(f *gguf.File) (FIMTokens, bool) {
 	tokens, _ := f.Strings("tokenizer.ggml.tokens")
 	vocab := int64(len(tokens))
-	ids := [3]int32{}
-	found := true
-	for i, k := range []string{"fim_pre", "fim_suf", "fim_mid"} {
+	byKey := func(k string) int32 {
 		v, ok := f.Int("tokenizer.ggml." + k + "_token_id")
 		if !ok || v < 0 || v >= vocab {
-			found = false
-			break
+			return -1
 		}
-		ids[i] = int32(v)
-	}
-	if found {
-		return FIMTokens{ids[0], ids[1], ids[2]}, true
+		return int32(v)
 	}
 	index := map[string]int32{}
 	for _, names := range fimNames {
@@ -608,17 +618,39 @@ func FileFIM(f *gguf.File) (FIMTokens, bool) {
 			index[n] = -1
 		}
 	}
+	for _, n := range append(slices.Clone(fimRepoNames), fimFileSepNames...) {
+		index[n] = -1
+	}
 	for i, t := range tokens {
 		if _, want := index[t]; want {
 			index[t] = int32(i)
 		}
 	}
+	byName := func(names []string) int32 {
+		for _, n := range names {
+			if id := index[n]; id >= 0 {
+				return id
+			}
+		}
+		return -1
+	}
+	fim := FIMTokens{Prefix: byKey("fim_pre"), Suffix: byKey("fim_suf"), Middle: byKey("fim_mid"), Repo: byKey("fim_rep"), FileSep: byKey("fim_sep")}
+	if fim.Repo < 0 {
+		fim.Repo = byName(fimRepoNames)
+	}
+	if fim.FileSep < 0 {
+		fim.FileSep = byName(fimFileSepNames)
+	}
+	if fim.Prefix >= 0 && fim.Suffix >= 0 && fim.Middle >= 0 {
+		return fim, true
+	}
 	for _, names := range fimNames {
 		if p, s, m := index[names[0]], index[names[1]], index[names[2]]; p >= 0 && s >= 0 && m >= 0 {
-			return FIMTokens{p, s, m}, true
+			fim.Prefix, fim.Suffix, fim.Middle = p, s, m
+			return fim, true
 		}
 	}
-	return FIMTokens{}, false
+	return FIMTokens{Prefix: -1, Suffix: -1, Middle: -1, Repo: -1, FileSep: -1}, false
 }
 
 // chatTemplate returns the model's chat template, or why there is none.

@@ -7,7 +7,6 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/kv"
 	"github.com/ruvllm/ruvllm/engine/model"
-	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
 // ScoreTokens returns, for each token of a prompt after the first, its
@@ -55,7 +54,7 @@ func (m *Model) ScoreTokens(ctx context.Context, tokens []int32, top int) ([]Tok
 			row := logits[i*vocab : (i+1)*vocab]
 			id := tokens[start+i+1]
 			lp, topTokens := m.logprobs(row, id, top)
-			out = append(out, Token{ID: id, Text: m.tok.Decode([]int32{id}, tokenizer.DecodeOptions{}), Logprob: lp, Top: topTokens})
+			out = append(out, Token{ID: id, Text: string(m.tok.TokenBytes(nil, id)), Logprob: lp, Top: topTokens})
 		}
 		start += n
 	}

@@ -36,6 +36,9 @@ type Request struct {
 	Raw bool
 	// MaxTokens bounds the generated tokens; 0 means until the context is full.
 	MaxTokens int
+	// PromptOnly computes the prompt (into the prefix cache, for a later
+	// request to reuse) and generates nothing: llama-server's n_predict 0.
+	PromptOnly bool
 	Sampling  sample.Params
 	// Stop ends generation when the generated text contains one of these
 	// strings; the stop string itself is not returned.

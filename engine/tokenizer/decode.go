@@ -206,3 +206,9 @@ func safeCut(b []byte, limit int) int {
 // unknown, unused and undefined tokens. Grammar constraints match generated
 // text against these bytes.
 func (t *Tokenizer) TokenBytes(dst []byte, id int32) []byte { return t.pieceBytes(dst, id, false) }
+
+// TokenPiece appends to dst the text of token id as llama.cpp's
+// token_to_piece with special tokens rendered: TokenBytes, and control and
+// unknown tokens as their text. A SentencePiece token keeps its leading
+// space, which Decode drops at the start of a text.
+func (t *Tokenizer) TokenPiece(dst []byte, id int32) []byte { return t.pieceBytes(dst, id, true) }
