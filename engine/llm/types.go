@@ -39,7 +39,7 @@ type Request struct {
 	// PromptOnly computes the prompt (into the prefix cache, for a later
 	// request to reuse) and generates nothing: llama-server's n_predict 0.
 	PromptOnly bool
-	Sampling  sample.Params
+	Sampling   sample.Params
 	// Stop ends generation when the generated text contains one of these
 	// strings; the stop string itself is not returned.
 	Stop []string
