@@ -47,6 +47,9 @@ func badRequests(model, fifo string) []badRequest {
 		{"POST", "/api/chat", `{"model":"` + model + `","messages":[{"role":"user","content":"x"}],"options":{"top_k":-5}}`, "top_k"},
 		{"POST", "/api/generate", `{"model":"` + model + `","prompt":"x","options":{"num_ctx":-1}}`, "num_ctx"},
 		{"POST", "/api/pull", `{"model":"bad\nname","stream":false}`, "reference"},
+		{"POST", "/completion", `{"model":"` + model + `","prompt":"x","mirostat":2}`, "mirostat"},
+		{"POST", "/completion", `{"model":"` + model + `","prompt":[` + strings.Repeat(`"a",`, 40) + `"b"]}`, "at most 16"},
+		{"POST", "/detokenize", `{"model":"` + model + `","tokens":[-1]}`, "tokens[0]"},
 		{"POST", "/v1/feedback", `{"request_id":"nope","rating":7}`, "rating"},
 		{"GET", "/v1/conversations/conv-does-not-exist", "", "conv-does-not-exist"},
 	}
@@ -66,6 +69,9 @@ func goodRequests(model string) []goodRequest {
 		{"POST", "/v1/embeddings", `{"model":"` + model + `","input":["one %d","two"]}`, false},
 		{"POST", "/api/chat", `{"model":"` + model + `","messages":[{"role":"user","content":"ollama %d"}],"options":{"num_predict":8}}`, true},
 		{"POST", "/api/generate", `{"model":"` + model + `","prompt":"gen %d","stream":false,"options":{"num_predict":6}}`, false},
+		{"POST", "/completion", `{"model":"` + model + `","prompt":"llama %d","n_predict":8,"stream":true,"n_probs":2}`, true},
+		{"POST", "/completion", `{"model":"` + model + `","prompt":["one %d",[1,2,3],"three"],"n_predict":4}`, false},
+		{"POST", "/tokenize", `{"model":"` + model + `","content":"count %d","with_pieces":true}`, false},
 		{"GET", "/v1/adapters", "", false},
 		{"GET", "/api/tags", "", false},
 		{"GET", "/v1/cache", "", false},
@@ -183,7 +189,7 @@ func sendGood(p *proc, st *mixStats, g goodRequest, n string, abandon bool) {
 		st.fail("%s %s: %d %.200s", g.method, g.path, resp.StatusCode, raw)
 		return
 	}
-	if g.stream && (bytes.Contains(raw, []byte(`"error"`)) || !(bytes.Contains(raw, []byte("[DONE]")) || bytes.Contains(raw, []byte(`"done":true`)))) {
+	if g.stream && (bytes.Contains(raw, []byte(`"error"`)) || !(bytes.Contains(raw, []byte("[DONE]")) || bytes.Contains(raw, []byte(`"done":true`)) || bytes.Contains(raw, []byte(`"stop":true`)))) {
 		st.fail("%s %s: stream ended badly: %.300s", g.method, g.path, tail(string(raw), 300))
 	}
 }
