@@ -236,10 +236,28 @@ func TestLlamaServerInfill(t *testing.T) {
 	if v["prompt"] != want || v["tokens_predicted"] != 4.0 {
 		t.Fatalf("infill prompt %q, want %q (%v)", v["prompt"], want, v)
 	}
+	// llama.vim's two requests: the ring buffer's chunks sent ahead with
+	// n_predict 0 (computed into the prefix cache), then a completion with
+	// the same chunks, which starts from them.
+	chunk := strings.Repeat("def helper(x):\n    return x * 2\n\n", 20)
+	extra := `"input_extra":[{"text":` + quote(chunk) + `,"time":[1,2],"filename":"helper.py"}]`
+	resp, b = ta.post(t, "/infill", `{"model":`+quote(path)+`,"input_prefix":"","input_suffix":"","prompt":"",`+extra+`,"n_predict":0,"temperature":0.0,`+
+		`"stream":false,"samplers":[],"cache_prompt":true,"t_max_prompt_ms":1,"t_max_predict_ms":1,"response_fields":[""]}`)
+	if resp.StatusCode != 200 || string(b) != "{}\n" {
+		t.Fatalf("ring update: %d %q", resp.StatusCode, b)
+	}
+	resp, b = ta.post(t, "/infill", `{"model":`+quote(path)+`,"input_prefix":"import os\n","input_suffix":"\n","prompt":"    ret",`+extra+`,"n_predict":16,"n_indent":4,`+
+		`"top_k":40,"top_p":0.90,"stream":false,"samplers":["top_k","top_p","infill"],"cache_prompt":true,"t_max_prompt_ms":500,"t_max_predict_ms":250,`+
+		`"response_fields":["content","timings/prompt_n","timings/predicted_n","truncated","tokens_cached"]}`)
+	v = mustJSON(t, string(b))
+	if resp.StatusCode != 200 || len(v) != 5 || v["tokens_cached"].(float64) < 200 || v["timings/prompt_n"] == nil {
+		t.Fatalf("completion after the ring update: %d %s", resp.StatusCode, b)
+	}
+
 	// Without room for the other files (a reply as long as the context),
 	// they are left out, and the prefix keeps its end.
 	long := strings.Repeat("x = x + 1\n", 2000)
-	resp, b = ta.post(t, "/infill", `{"model":`+quote(path)+`,"input_prefix":`+quote(long)+`,"input_suffix":"","input_extra":[{"text":"y = 2"}],"n_predict":2000}`)
+	resp, b = ta.post(t, "/infill", `{"model":`+quote(path)+`,"input_prefix":`+quote(long)+`,"input_suffix":"","input_extra":[{"text":"y = 2"}],"n_predict":2000,"json_schema":{"type":"boolean"}}`)
 	if resp.StatusCode != 200 {
 		t.Fatalf("long infill: %d %s", resp.StatusCode, b)
 	}
