@@ -89,6 +89,29 @@ type OllamaChatRequest struct {
 	// Tools are the functions the model may call.
 	Tools []json.RawMessage `json:"tools,omitempty"`
 	OllamaOverflow
+	OllamaLogprobFields
+}
+
+// OllamaLogprobFields ask for the generated tokens' log-probabilities:
+// Logprobs for each token's own, TopLogprobs (0-20, implying Logprobs)
+// for that many of the most likely tokens at each position too.
+type OllamaLogprobFields struct {
+	Logprobs    bool `json:"logprobs,omitempty"`
+	TopLogprobs int  `json:"top_logprobs,omitempty"`
+}
+
+// OllamaTokenLogprob is a token's text, log-probability and bytes.
+type OllamaTokenLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes,omitempty"`
+}
+
+// OllamaLogprob is a generated token's log-probability, with the most
+// likely tokens at its position when top_logprobs asked for them.
+type OllamaLogprob struct {
+	OllamaTokenLogprob
+	TopLogprobs []OllamaTokenLogprob `json:"top_logprobs,omitempty"`
 }
 
 // OllamaOverflow are the context overflow fields of Ollama's chat and
@@ -125,6 +148,7 @@ type OllamaGenerateRequest struct {
 	// response returned, whose tokens come before this prompt.
 	Context []int `json:"context,omitempty"`
 	OllamaOverflow
+	OllamaLogprobFields
 }
 
 // OllamaMetrics are the timing fields of Ollama's final response object,
@@ -157,6 +181,8 @@ type OllamaChatResponse struct {
 	Message    Message `json:"message"`
 	Done       bool    `json:"done"`
 	DoneReason string  `json:"done_reason,omitempty"`
+	// Logprobs are the log-probabilities of this object's tokens.
+	Logprobs []OllamaLogprob `json:"logprobs,omitempty"`
 	OllamaMetrics
 	// RequestID (a ruvllm extension, on the final object) names the reply
 	// in POST /v1/feedback.
@@ -174,6 +200,8 @@ type OllamaGenerateResponse struct {
 	// exchange's tokens: the prompt as computed and the reply. Send it
 	// back as the next request's context to continue.
 	Context []int `json:"context,omitempty"`
+	// Logprobs are the log-probabilities of this object's tokens.
+	Logprobs []OllamaLogprob `json:"logprobs,omitempty"`
 	OllamaMetrics
 	// RequestID (a ruvllm extension, on the final object) names the reply
 	// in POST /v1/feedback.

@@ -39,6 +39,7 @@ func FuzzEndpoints(f *testing.F) {
 		{0, `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"yo"},{"role":"user","content":"again"}],"max_tokens":300,"context_overflow":"shift"}`},
 		{4, `{"prompt":"hi","stream":false,"truncate":false,"shift":true,"options":{"num_predict":400,"num_ctx":32,"num_keep":5}}`},
 		{4, `{"prompt":"and then","context":[1,2,3],"stream":false}`},
+		{3, `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":3,"options":{"num_predict":3}}`},
 		{6, `{"prompt":["Once",[1,2,"x"],{"prompt_string":"y"}],"n_predict":3,"stream":true,"n_probs":2,"samplers":["top_k","temperature"],"logit_bias":[[1,false],["a",-1]]}`},
 		{6, `{"prompt":"x","n_predict":0,"json_schema":{"type":"boolean"},"response_fields":["content","timings/cache_n"],"n_indent":2,"t_max_predict_ms":1}`},
 		{7, `{"input_prefix":"def f(","input_suffix":")","input_extra":[{"filename":"a","text":"b"}],"prompt":"x","n_predict":2}`},

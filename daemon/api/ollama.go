@@ -193,6 +193,10 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
+	if err := ollamaLogprobs(&req, body.OllamaLogprobFields); err != nil {
+		ollamaError(w, err)
+		return
+	}
 	if len(body.Messages) == 0 { // Ollama: an empty chat only loads the model
 		a.preload(w, r, rm.base, body.KeepAlive, func(name string) any {
 			return ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant"}, Done: true, DoneReason: "load"}
@@ -233,14 +237,16 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	var text []byte
 	oc := &outputControls{constraint: constraint, tools: tools}
 	var filter *toolcall.Stream
+	lps := &logprobCollector{on: req.Logprobs}
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
 		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
-		prepare: oc.prepare,
+		prepare: func(m models.Model, req *llm.Request) error { lps.model = m; return oc.prepare(m, req) },
 		onStart: func(n string) { name, filter = n, oc.stream() },
 		onToken: func(t llm.Token) error {
 			text = append(text, t.Text...)
+			lps.add(t)
 			if !stream {
 				return nil
 			}
@@ -251,7 +257,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 			if piece == "" {
 				return nil
 			}
-			return nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: piece}})
+			return nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: piece}, Logprobs: lps.take()})
 		}})
 	if err != nil {
 		if !nd.started {
@@ -271,7 +277,8 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	final := ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: content},
-		Done: true, DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id}
+		Done: true, DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id,
+		Logprobs: lps.take()}
 	if len(calls) > 0 {
 		final.Message.ToolCalls = ollamaToolCalls(calls)
 	}
@@ -314,6 +321,10 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Overflow, err = a.ollamaOverflow(body.OllamaOverflow, body.Options); err != nil {
+		ollamaError(w, err)
+		return
+	}
+	if err := ollamaLogprobs(&req, body.OllamaLogprobFields); err != nil {
 		ollamaError(w, err)
 		return
 	}
@@ -361,6 +372,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	nd := &ndjson{w: w}
 	var text []byte
 	var exchange []int // the context the final object returns
+	lps := &logprobCollector{on: req.Logprobs}
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
 	constraint, err := ollamaFormat(body.Format)
@@ -377,7 +389,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return err
 			}
-			req.Context = ctxTokens
+			req.Context, lps.model = ctxTokens, m
 			return applyConstraint(m, req, constraint)
 		},
 		onStart: func(n string) { name = n },
@@ -388,10 +400,11 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		},
 		onToken: func(t llm.Token) error {
 			text = append(text, t.Text...)
+			lps.add(t)
 			if !stream || t.Text == "" {
 				return nil
 			}
-			return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: t.Text})
+			return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: t.Text, Logprobs: lps.take()})
 		}}
 	out, err := a.run(r.Context(), r, spec)
 	if err != nil && isNoTemplate(err) && usesChatTemplate {
@@ -409,13 +422,58 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	final := ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: string(text), Done: true,
 		DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id}
-	final.Context = exchange
+	final.Context, final.Logprobs = exchange, lps.take()
 	if stream {
 		final.Response = ""
 		nd.send(final)
 		return
 	}
 	daemon.WriteJSON(w, http.StatusOK, final)
+}
+
+// ollamaLogprobs applies logprobs and top_logprobs to a request.
+func ollamaLogprobs(req *llm.Request, f ipc.OllamaLogprobFields) error {
+	if f.TopLogprobs < 0 || f.TopLogprobs > 20 {
+		return badParam("top_logprobs", "must be between 0 and 20, not %d", f.TopLogprobs)
+	}
+	req.Logprobs, req.TopLogprobs = f.Logprobs || f.TopLogprobs > 0, f.TopLogprobs
+	return nil
+}
+
+// logprobCollector gathers generated tokens' log-probabilities for Ollama's
+// objects: each streamed object takes those of the tokens since the last.
+type logprobCollector struct {
+	on      bool
+	model   models.Model
+	pending []ipc.OllamaLogprob
+}
+
+// add records a generated token's log-probabilities.
+func (c *logprobCollector) add(t llm.Token) {
+	if !c.on || t.ID < 0 {
+		return
+	}
+	tl := tokenLogprob(c.model, t)
+	lp := ipc.OllamaLogprob{OllamaTokenLogprob: ipc.OllamaTokenLogprob{Token: tl.Token, Logprob: float64(tl.Logprob), Bytes: byteInts(tl.Bytes)}}
+	for _, c := range tl.TopLogprobs {
+		lp.TopLogprobs = append(lp.TopLogprobs, ipc.OllamaTokenLogprob{Token: c.Token, Logprob: float64(c.Logprob), Bytes: byteInts(c.Bytes)})
+	}
+	c.pending = append(c.pending, lp)
+}
+
+// take returns the log-probabilities recorded since the last take.
+func (c *logprobCollector) take() []ipc.OllamaLogprob {
+	out := c.pending
+	c.pending = nil
+	return out
+}
+
+func byteInts(b []byte) []int {
+	out := make([]int, len(b))
+	for i, c := range b {
+		out[i] = int(c)
+	}
+	return out
 }
 
 // maxContextTokens bounds an Ollama context before the model is known; the

@@ -262,6 +262,20 @@ await check('ollama generate context', async () => {
   await assert.rejects(ollama.generate({ model, prompt: 'x', context: [-1] }), ollamaError(400, /context/));
 });
 
+await check('ollama logprobs', async () => {
+  const opts = { num_predict: 4, temperature: 0, repeat_penalty: 1 };
+  const g = await ollama.generate({ model, prompt: 'Once upon', logprobs: true, top_logprobs: 2, options: opts });
+  assert.equal(g.logprobs.length, g.eval_count);
+  assert.equal(g.logprobs.map((l) => l.token).join(''), g.response);
+  assert.ok(g.logprobs.every((l) => l.logprob <= 0 && l.top_logprobs.length === 2));
+  let text = '', n = 0;
+  for await (const part of await ollama.chat({ model, messages: [{ role: 'user', content: 'Once upon' }], stream: true, logprobs: true, options: opts })) {
+    text += part.message.content;
+    for (const l of part.logprobs ?? []) { n++; assert.equal(typeof l.token, 'string'); }
+  }
+  assert.ok(n > 0 && n <= 4, `${n} streamed logprobs`);
+});
+
 await check('ollama num_ctx', async () => {
   // A long prompt with num_ctx 64 is cut to its end to fit, as Ollama does.
   const prompt = Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ');

@@ -112,3 +112,75 @@ func TestOllamaGenerateContext(t *testing.T) {
 		t.Errorf("a context of %d tokens: %v", maxContextTokens+1, err)
 	}
 }
+
+// TestOllamaLogprobs checks logprobs and top_logprobs on /api/generate and
+// /api/chat, streamed and not: one entry a generated token, spelling the
+// reply, the greedy token the most likely of its alternatives.
+func TestOllamaLogprobs(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := quote(realTinyModel(t))
+	type entry struct {
+		Token       string  `json:"token"`
+		Logprob     float64 `json:"logprob"`
+		Bytes       []int   `json:"bytes"`
+		TopLogprobs []struct {
+			Token   string  `json:"token"`
+			Logprob float64 `json:"logprob"`
+		} `json:"top_logprobs"`
+	}
+	type answer struct {
+		Response string                   `json:"response"`
+		Message  struct{ Content string } `json:"message"`
+		Done     bool                     `json:"done"`
+		Logprobs []entry                  `json:"logprobs"`
+	}
+	read := func(path, body string) (text string, lps []entry) {
+		t.Helper()
+		resp, b := ta.post(t, path, body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s %s: %d %s", path, body, resp.StatusCode, b)
+		}
+		for sc := bufio.NewScanner(bytes.NewReader(b)); sc.Scan(); {
+			var a answer
+			if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+				t.Fatalf("%s: %q: %v", path, sc.Text(), err)
+			}
+			text += a.Response + a.Message.Content
+			lps = append(lps, a.Logprobs...)
+		}
+		return text, lps
+	}
+	check := func(name, text string, lps []entry, top int) {
+		t.Helper()
+		var spelled strings.Builder
+		for i, e := range lps {
+			spelled.WriteString(e.Token)
+			if e.Logprob > 0 || len(e.TopLogprobs) != top || len(e.Bytes) != len(e.Token) {
+				t.Fatalf("%s: entry %d %+v", name, i, e)
+			}
+			if top > 0 && e.TopLogprobs[0].Logprob != e.Logprob {
+				t.Fatalf("%s: greedy token %q (%v) is not the most likely %+v", name, e.Token, e.Logprob, e.TopLogprobs)
+			}
+		}
+		if len(lps) != 5 || spelled.String() != text {
+			t.Fatalf("%s: %d entries spelling %q, reply %q", name, len(lps), spelled.String(), text)
+		}
+	}
+	opts := `"options":{"temperature":0,"repeat_penalty":1,"num_predict":5}`
+	for _, stream := range []string{"false", "true"} {
+		text, lps := read("/api/generate", `{"model":`+model+`,"prompt":"Tell me","stream":`+stream+`,"logprobs":true,"top_logprobs":2,`+opts+`}`)
+		check("generate stream "+stream, text, lps, 2)
+		text, lps = read("/api/chat", `{"model":`+model+`,"messages":[{"role":"user","content":"Tell me"}],"stream":`+stream+`,"logprobs":true,`+opts+`}`)
+		check("chat stream "+stream, text, lps, 0)
+	}
+	// top_logprobs alone asks for logprobs; none asked, none sent.
+	if _, lps := read("/api/generate", `{"model":`+model+`,"prompt":"Tell me","stream":false,"top_logprobs":1,`+opts+`}`); len(lps) != 5 {
+		t.Fatalf("top_logprobs without logprobs: %d entries", len(lps))
+	}
+	if _, b := ta.post(t, "/api/generate", `{"model":`+model+`,"prompt":"Tell me","stream":false,`+opts+`}`); strings.Contains(string(b), "logprobs") {
+		t.Fatalf("logprobs not asked for: %s", b)
+	}
+	if resp, b := ta.post(t, "/api/chat", `{"model":`+model+`,"messages":[{"role":"user","content":"x"}],"top_logprobs":21}`); resp.StatusCode != 400 || !strings.Contains(string(b), "top_logprobs") {
+		t.Fatalf("top_logprobs 21: %d %s", resp.StatusCode, b)
+	}
+}
