@@ -3,6 +3,7 @@ package ipc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -229,6 +230,11 @@ type SamplingFields struct {
 	// speculative decoding; kinds ("lookup", "draft", "tree", joined by
 	// "+") narrow it; empty leaves the daemon's setting.
 	Speculation string `json:"speculation,omitempty"`
+	// Prediction is OpenAI's predicted output: text the reply is expected
+	// to largely repeat (a file being edited, a reply regenerated with
+	// changes), from which speculative decoding drafts. The reply is the
+	// same with or without it; it only comes faster.
+	Prediction *Prediction `json:"prediction,omitempty"`
 	// ContextOverflow is ruvllm's choice of what happens when the request
 	// outgrows the model's context: "drop_oldest" (a chat loses its oldest
 	// turns after the system messages, a prompt its oldest tokens; the
@@ -237,6 +243,54 @@ type SamplingFields struct {
 	// or "error" (a prompt that does not fit is a 400). Empty: the
 	// daemon's default (--context-overflow).
 	ContextOverflow string `json:"context_overflow,omitempty"`
+}
+
+// Prediction is a predicted output: {"type": "content", "content": text
+// or an array of text parts}.
+type Prediction struct {
+	Type string
+	// Content is the predicted text (the parts' texts joined).
+	Content string
+}
+
+// UnmarshalJSON reads the type and the content as a string or text parts.
+func (p *Prediction) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Type    string          `json:"type"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return errors.New(`field "prediction" must be an object {"type": "content", "content": ...}`)
+	}
+	*p = Prediction{Type: raw.Type}
+	c := bytes.TrimSpace(raw.Content)
+	if len(c) > 0 && c[0] == '[' {
+		var parts []ContentPart
+		if err := json.Unmarshal(c, &parts); err != nil {
+			return errors.New(`field "prediction.content" must be a string or an array of text parts`)
+		}
+		var sb strings.Builder
+		for i, part := range parts {
+			if part.Text == nil || (part.Type != "text" && part.Type != "") {
+				return fmt.Errorf(`field "prediction.content[%d]" must be a text part`, i)
+			}
+			sb.WriteString(*part.Text)
+		}
+		p.Content = sb.String()
+		return nil
+	}
+	if err := json.Unmarshal(c, &p.Content); err != nil {
+		return errors.New(`field "prediction.content" must be a string or an array of text parts`)
+	}
+	return nil
+}
+
+// MarshalJSON writes the prediction in OpenAI's form.
+func (p Prediction) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type    string `json:"type"`
+		Content string `json:"content"`
+	}{p.Type, p.Content})
 }
 
 // ChatCompletionRequest is the body of POST /v1/chat/completions.
@@ -286,9 +340,18 @@ type Usage struct {
 	CompletionTokens    int                  `json:"completion_tokens"`
 	TotalTokens         int                  `json:"total_tokens"`
 	PromptTokensDetails *PromptTokensDetails `json:"prompt_tokens_details,omitempty"`
+	// CompletionTokensDetails says, for a request with a prediction, how
+	// many of its tokens the reply took and how many were drafted and not.
+	CompletionTokensDetails *CompletionTokensDetails `json:"completion_tokens_details,omitempty"`
 	// ContextOverflow (a ruvllm extension) says what was left out to fit
 	// the context; absent when nothing was.
 	ContextOverflow *OverflowUsage `json:"context_overflow,omitempty"`
+}
+
+// CompletionTokensDetails are OpenAI's details of the completion tokens.
+type CompletionTokensDetails struct {
+	AcceptedPredictionTokens int `json:"accepted_prediction_tokens"`
+	RejectedPredictionTokens int `json:"rejected_prediction_tokens"`
 }
 
 // OverflowUsage reports what a request lost to the context's size

@@ -139,7 +139,7 @@ func newBenchCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
 	f.StringVar(&draft, "draft", "", "draft model (same vocabulary) for the draft speculation kinds: FILE, or self:TYPE (the model converted to TYPE, kept in the user cache)")
-	f.StringSliceVar(&specs, "spec", nil, "also measure decode on the speculation workloads with these kinds, e.g. lookup,lookup+tree,draft,draft+tree,all (each against none, alternated; -n tokens per workload)")
+	f.StringSliceVar(&specs, "spec", nil, "also measure decode on the speculation workloads with these kinds, e.g. lookup,lookup+tree,draft,draft+tree,all; KINDS+prediction (or prediction: lookup+prediction) also sends each workload's reply with two words changed as its predicted output (each against none, alternated; -n tokens per workload)")
 	f.StringSliceVar(&kvo.types, "kv-types", nil, "also report KV bytes per token, cached-prefix capacity and (with --ppl-file) perplexity for these KV types, e.g. f16,q8_0,q4_0")
 	f.IntVar(&kvo.window, "kv-hot-window", 256, "hot window of the quantized KV types (--kv-types)")
 	f.IntVar(&kvo.ctx, "kv-ctx", 2048, "context of the KV report: sequence length for bytes per token, chunk size for perplexity")
@@ -258,13 +258,13 @@ func runKVBench(ctx context.Context, log io.Writer, path string, lo llm.Options,
 // runSpecBench loads path with every speculation kind (and draft, when
 // given) and measures decode with each of specs against none.
 func runSpecBench(ctx context.Context, path, draft string, specs []string, lo llm.Options, o llm.BenchOptions) ([]llm.SpecFigure, error) {
-	var kinds []spec.Kinds
+	var kinds []llm.SpecSetting
 	for _, s := range specs {
-		k, err := spec.ParseKinds(s)
+		k, err := llm.ParseSpecSetting(s)
 		if err != nil {
 			return nil, err
 		}
-		if k&spec.KindDraft != 0 && draft == "" {
+		if k.Kinds&spec.KindDraft != 0 && draft == "" {
 			return nil, fmt.Errorf("--spec %s needs --draft FILE", s)
 		}
 		kinds = append(kinds, k)
@@ -471,7 +471,7 @@ func newBenchServeCmd() *cobra.Command {
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", 8, "streams in the concurrent workload")
 	cmd.Flags().IntVar(&o.MaxTokens, "max-tokens", 32, "tokens generated per request")
 	cmd.Flags().StringSliceVar(&o.Workloads, "workloads", nil, "workloads to run, comma-separated: "+strings.Join(servebench.WorkloadNames, ", ")+" (default all but spec and kv)")
-	cmd.Flags().StringSliceVar(&o.Spec, "spec", nil, "speculation settings the spec workload compares (default off,lookup,lookup+tree,draft,all)")
+	cmd.Flags().StringSliceVar(&o.Spec, "spec", nil, "speculation settings the spec workload compares (default off,lookup,lookup+tree,draft,all; KINDS+prediction or prediction sends the off reply with two words changed as a predicted output)")
 	cmd.Flags().IntVar(&o.SpecTokens, "spec-tokens", 96, "tokens generated per request of the spec workload")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd

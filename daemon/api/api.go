@@ -190,6 +190,8 @@ func sumResults(rs []llm.Result) llm.Result {
 	sum := rs[0]
 	for _, r := range rs[1:] {
 		sum.CompletionTokens += r.CompletionTokens
+		sum.Speculation.PredictionDrafted += r.Speculation.PredictionDrafted
+		sum.Speculation.PredictionAccepted += r.Speculation.PredictionAccepted
 		sum.ContextShifts += r.ContextShifts
 		sum.ShiftedTokens += r.ShiftedTokens
 		if r.Timings.Total > sum.Timings.Total {

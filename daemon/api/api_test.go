@@ -200,7 +200,7 @@ func startAPIWith(t testing.TB, realEngine bool) *testAPI {
 		MemAvailable: func() (int64, bool) { return 0, false },
 		Loader: func(ctx context.Context, path string) (models.Model, error) {
 			if realEngine && filepath.Dir(path) != mdir {
-				return llm.Load(ctx, path, llm.Options{Threads: 1, Sequences: 2})
+				return llm.Load(ctx, path, llm.Options{Threads: 1, Sequences: 2, Speculate: spec.KindLookup})
 			}
 			if f := fakes[llm.NameFromPath(path)]; f != nil {
 				if f.grammar {

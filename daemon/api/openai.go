@@ -78,6 +78,12 @@ func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 	if err := speculation(&req, f.Speculation); err != nil {
 		return req, err
 	}
+	if p := f.Prediction; p != nil {
+		if p.Type != "content" {
+			return req, badParam("prediction.type", "must be \"content\", not %q", p.Type)
+		}
+		req.Prediction = p.Content
+	}
 	return req, nil
 }
 
@@ -95,13 +101,21 @@ func speculation(req *llm.Request, s string) error {
 	return nil
 }
 
-func usage(res llm.Result) ipc.Usage {
-	return ipc.Usage{
+// usage is a reply's usage; predicted adds what became of the request's
+// predicted output.
+func usage(res llm.Result, predicted bool) ipc.Usage {
+	u := ipc.Usage{
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens,
 		TotalTokens:         res.PromptTokens + res.CompletionTokens,
 		PromptTokensDetails: &ipc.PromptTokensDetails{CachedTokens: res.CachedTokens},
 		ContextOverflow:     overflowUsage(res),
 	}
+	if predicted {
+		sp := res.Speculation
+		u.CompletionTokensDetails = &ipc.CompletionTokensDetails{AcceptedPredictionTokens: sp.PredictionAccepted,
+			RejectedPredictionTokens: sp.PredictionDrafted - sp.PredictionAccepted}
+	}
+	return u
 }
 
 // tokenizerModel is a model whose tokenizer can spell a token id (*llm.Model).
@@ -281,7 +295,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return finishReason(out.res.FinishReason)
 	}
 	if !body.Stream {
-		resp := ipc.ChatCompletionResponse{ID: id, Object: "chat.completion", Created: created, Model: out.name, Usage: usage(out.res)}
+		resp := ipc.ChatCompletionResponse{ID: id, Object: "chat.completion", Created: created, Model: out.name, Usage: usage(out.res, req.Prediction != "")}
 		for i := range n {
 			c := ipc.ChatChoice{Index: i, Message: ipc.Message{Role: "assistant", Content: contents[i], ToolCalls: openAIToolCalls(calls[i])}, FinishReason: finishOf(i)}
 			if len(calls[i]) == 0 {
@@ -315,7 +329,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		sse.send(chunk(i, ipc.Delta{}, nil, strPtr(finishOf(i))))
 	}
 	if body.StreamOptions != nil && body.StreamOptions.IncludeUsage {
-		u := usage(out.res)
+		u := usage(out.res, req.Prediction != "")
 		sse.send(ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name, Choices: []ipc.ChunkChoice{}, Usage: &u})
 	}
 	sse.done()
@@ -500,7 +514,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		return strPtr(finishReason(out.res.FinishReason))
 	}
-	u := usage(out.res)
+	u := usage(out.res, req.Prediction != "")
 	if !body.Stream {
 		all := ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name, Usage: &u}
 		for i := range n {

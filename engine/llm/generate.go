@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/model"
@@ -278,6 +279,9 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		OnPrefilled: req.onPrefilled,
 		Speculate:   m.requestKinds(req),
 	}
+	if req.Prediction != "" && job.Speculate&spec.KindLookup != 0 {
+		job.Prediction = m.tok.Encode(cutUTF8(req.Prediction, maxPredictionBytes), tokenizer.EncodeOptions{})
+	}
 	if gs == nil {
 		job.Next = func(logits []float32) (int32, bool) {
 			tok := sampleOne(logits)
@@ -361,7 +365,8 @@ wait:
 	res.ForcedTokens = forcedN
 	res.FinishReason = finish
 	res.StopSequence = stopSeq
-	res.Speculation = SpecResult{Drafted: job.Spec.Drafted, Accepted: job.Spec.Accepted, Verifications: job.Spec.Verifications}
+	res.Speculation = SpecResult{Drafted: job.Spec.Drafted, Accepted: job.Spec.Accepted, Verifications: job.Spec.Verifications,
+		PredictionDrafted: job.Spec.PredictionDrafted, PredictionAccepted: job.Spec.PredictionAccepted}
 	if !firstAt.IsZero() {
 		res.Timings.TTFT = firstAt.Sub(start)
 		res.Timings.PromptEval = res.Timings.TTFT
@@ -395,6 +400,22 @@ wait:
 		m.startWarmFollowUp(req, reply.String())
 	}
 	return res, nil
+}
+
+// maxPredictionBytes bounds the predicted output tokenized for lookup:
+// prompt lookup searches the last 8192 positions, which this much text
+// fills several times over.
+const maxPredictionBytes = 128 << 10
+
+// cutUTF8 is s cut to at most n bytes, at a character boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // requestKinds is the speculation a request may use: the model's kinds,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -259,12 +260,16 @@ func TestBenchSpecFigures(t *testing.T) {
 	}
 	defer m.Close()
 	const reps = 2
-	figs, err := m.BenchSpec(context.Background(), []spec.Kinds{spec.KindLookup}, 24, reps)
+	pred, err := ParseSpecSetting("prediction")
+	if err != nil || pred != (SpecSetting{Kinds: spec.KindLookup, Prediction: true}) {
+		t.Fatalf("prediction: %+v, %v", pred, err)
+	}
+	figs, err := m.BenchSpec(context.Background(), []SpecSetting{{Kinds: spec.KindLookup}, pred}, 24, reps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(figs) != 2 || figs[0].Kinds != "none" || figs[1].Kinds != "lookup" {
-		t.Fatalf("figures for %+v, want none and lookup", figs)
+	if len(figs) != 3 || figs[0].Kinds != "none" || figs[1].Kinds != "lookup" || figs[2].Kinds != "lookup+prediction" {
+		t.Fatalf("figures for %+v, want none, lookup and lookup+prediction", figs)
 	}
 	work := SpecWorkloads()
 	for _, f := range figs {
@@ -292,7 +297,7 @@ func TestBenchSpecFigures(t *testing.T) {
 		}
 	}
 	// Named after the others, none is still what they are measured by.
-	figs, err = m.BenchSpec(context.Background(), []spec.Kinds{spec.KindLookup, 0}, 8, 1)
+	figs, err = m.BenchSpec(context.Background(), []SpecSetting{{Kinds: spec.KindLookup}, {}}, 8, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,5 +356,54 @@ func TestWriteSpecHistories(t *testing.T) {
 	}
 	if err := os.WriteFile(filepath.Join("..", "spec", "testdata", "lookup-19m-f16.json"), append(b, '\n'), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPrediction: a request's predicted output (OpenAI's predicted
+// outputs) drafts the reply: greedy tokens are those without it, whether
+// the prediction is the reply itself, an edited version of it or nonsense;
+// a right prediction is taken a verification at a time, and a request
+// that opts out of speculation drafts nothing from it.
+func TestPrediction(t *testing.T) {
+	path := testpath.Shared(t, "models/ruvllm-test-llama-19m-f16.gguf")
+	m, err := Load(context.Background(), path, Options{Threads: 2, Speculate: spec.KindLookup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	base := Request{Prompt: "The kernel's memory management", MaxTokens: 64, IgnoreEOS: true}
+	want, text, plain := generate(t, m, base)
+	if plain.Speculation.PredictionDrafted != 0 {
+		t.Fatalf("no prediction, yet %d tokens drafted from one", plain.Speculation.PredictionDrafted)
+	}
+	words := strings.Fields(text)
+	edited := strings.Replace(text, words[len(words)/2], "zebra", 1)
+	for _, c := range []struct {
+		name, prediction string
+		minAccepted      int
+	}{
+		{"the reply", text, 40},
+		{"an edited reply", edited, 20},
+		{"nonsense", "Lorem ipsum dolor sit amet, consectetur adipiscing elit.", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := base
+			req.Prediction = c.prediction
+			got, _, res := generate(t, m, req)
+			if !slices.Equal(got, want) {
+				t.Fatalf("tokens with a prediction %v, without %v", got, want)
+			}
+			sp := res.Speculation
+			if sp.PredictionAccepted < c.minAccepted || sp.PredictionAccepted > sp.PredictionDrafted || sp.PredictionDrafted > sp.Drafted {
+				t.Fatalf("prediction: %d drafted, %d accepted (all drafts %d, %d accepted, %d verifications), want at least %d accepted",
+					sp.PredictionDrafted, sp.PredictionAccepted, sp.Drafted, sp.Accepted, sp.Verifications, c.minAccepted)
+			}
+			t.Logf("%d tokens: %d drafted from the prediction, %d accepted, %d verifications", len(got), sp.PredictionDrafted, sp.PredictionAccepted, sp.Verifications)
+		})
+	}
+	req := base
+	req.Prediction, req.NoSpeculation = text, true
+	if _, _, res := generate(t, m, req); res.Speculation.PredictionDrafted != 0 {
+		t.Fatalf("opted out of speculation, yet %d tokens drafted from the prediction", res.Speculation.PredictionDrafted)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ruvllm/ruvllm/engine/spec"
+	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
 // specDocs are the documents of the speculation benchmark's workloads,
@@ -56,14 +58,62 @@ type SpecWorkload struct {
 	Prompt string
 }
 
+// EditedPrediction is the prediction the speculation benchmarks send with a
+// workload whose reply without speculation was reply: that reply with the
+// words a third and two thirds of the way in changed, as a client
+// regenerating a reply with changes predicts it.
+func EditedPrediction(reply string) string {
+	words := strings.Split(reply, " ")
+	if len(words) >= 3 {
+		words[len(words)/3], words[2*len(words)/3] = "zebra", "giraffe"
+	}
+	return strings.Join(words, " ")
+}
+
+// SpecSetting is one configuration the speculation benchmark measures: the
+// kinds requests may use and, with Prediction, a predicted output sent
+// along (Request.Prediction, drafted by prompt lookup): EditedPrediction of
+// the workload's reply.
+type SpecSetting struct {
+	Kinds      spec.Kinds
+	Prediction bool
+}
+
+// String names the setting: its kinds, "+prediction" with a prediction.
+func (s SpecSetting) String() string {
+	if s.Prediction {
+		return s.Kinds.String() + "+prediction"
+	}
+	return s.Kinds.String()
+}
+
+// ParseSpecSetting reads a setting: kinds as spec.ParseKinds takes them,
+// with "+prediction" (which needs lookup, and brings it) or "prediction"
+// alone for lookup with predictions.
+func ParseSpecSetting(s string) (SpecSetting, error) {
+	var out SpecSetting
+	rest, pred := strings.CutSuffix(s, "+prediction")
+	if s == "prediction" {
+		rest, pred = "lookup", true
+	}
+	k, err := spec.ParseKinds(rest)
+	if err != nil {
+		return out, err
+	}
+	if pred {
+		k |= spec.KindLookup
+	}
+	return SpecSetting{Kinds: k, Prediction: pred}, nil
+}
+
 // SpecWorkloads are the speculation benchmark's prompts: questions over a
 // document (RAG), a summary, and a code edit, the kinds of generation
 // whose output repeats its input.
 func SpecWorkloads() []SpecWorkload {
 	return []SpecWorkload{
-		{"rag", specDocs[0] + "\n\nQuestion: when is kswapd woken, and what do the watermarks decide?\nAnswer: kswapd is woken"},
-		{"summary", specDocs[2] + "\n\nSummary of the section above:\n\nBefore a new driver is submitted,"},
-		{"code-edit", specDocs[1] + "\n\n\n# The same function, with a check that the file exists:\n\ndef read_config(path, defaults=None):\n"},
+		{Name: "rag", Prompt: specDocs[0] + "\n\nQuestion: when is kswapd woken, and what do the watermarks decide?\nAnswer: kswapd is woken"},
+		{Name: "summary", Prompt: specDocs[2] + "\n\nSummary of the section above:\n\nBefore a new driver is submitted,"},
+		{Name: "code-edit", Prompt: specDocs[1] + "\n\n\n# The same function, with a check that the file exists:\n\ndef read_config(path, defaults=None):\n"},
 	}
 }
 
@@ -122,22 +172,36 @@ type SpecWorkloadFigure struct {
 }
 
 // BenchSpec measures greedy decode speed on the speculation workloads with
-// each set of kinds (none: speculation off) in turn, genTokens tokens per
-// workload, reps times, alternating the kinds within each repetition (and
-// rotating their order) so that the machine's noise falls on all alike. It
-// checks that every kind's tokens equal those without speculation.
-func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, reps int) ([]SpecFigure, error) {
+// each setting (kinds 0: speculation off) in turn, genTokens tokens per
+// workload, reps times, alternating the settings within each repetition
+// (and rotating their order) so that the machine's noise falls on all
+// alike. It checks that every setting's tokens equal those without
+// speculation.
+func (m *Model) BenchSpec(ctx context.Context, kinds []SpecSetting, genTokens, reps int) ([]SpecFigure, error) {
 	if reps <= 0 {
 		reps = 5
 	}
-	if !slices.Contains(kinds, 0) {
-		kinds = append([]spec.Kinds{0}, kinds...)
+	if !slices.Contains(kinds, SpecSetting{}) {
+		kinds = append([]SpecSetting{{}}, kinds...)
 	}
-	base := slices.Index(kinds, 0) // the kinds' figures are over this one's
+	base := slices.Index(kinds, SpecSetting{}) // the settings' figures are over this one's
 	work := SpecWorkloads()
 	figs := make([]SpecFigure, len(kinds))
 	stats := make([]SpecResult, len(kinds))
 	want := make([][]int32, len(work))
+	predictions := make([]string, len(work))
+	for wi, w := range work { // the replies without speculation, which the predictions edit
+		var ids []int32
+		if _, err := m.Generate(ctx, Request{Prompt: w.Prompt, MaxTokens: genTokens, IgnoreEOS: true, NoSpeculation: true}, func(t Token) error {
+			if t.ID >= 0 {
+				ids = append(ids, t.ID)
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("speculation bench %s: %w", w.Name, err)
+		}
+		want[wi], predictions[wi] = ids, EditedPrediction(m.tok.Decode(ids, tokenizer.DecodeOptions{}))
+	}
 	// Per kind and workload: the repetitions' tokens/s and their ratios
 	// to none's, and the speculation counts.
 	wtps, wratios := make([][][]float64, len(kinds)), make([][][]float64, len(kinds))
@@ -163,7 +227,10 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 			var toks int
 			var secs, cpu float64
 			for wi, w := range work {
-				req := Request{Prompt: w.Prompt, MaxTokens: genTokens, IgnoreEOS: true, NoSpeculation: k == 0, Speculate: k}
+				req := Request{Prompt: w.Prompt, MaxTokens: genTokens, IgnoreEOS: true, NoSpeculation: k.Kinds == 0, Speculate: k.Kinds}
+				if k.Prediction {
+					req.Prediction = predictions[wi]
+				}
 				var ids []int32
 				var cpuFirst float64
 				res, err := m.Generate(ctx, req, func(t Token) error {
@@ -181,10 +248,7 @@ func (m *Model) BenchSpec(ctx context.Context, kinds []spec.Kinds, genTokens, re
 				if err != nil {
 					return nil, fmt.Errorf("speculation bench %s/%s: %w", k, w.Name, err)
 				}
-				if k == 0 && want[wi] == nil {
-					want[wi] = ids
-				}
-				if want[wi] != nil && !slices.Equal(ids, want[wi]) {
+				if !slices.Equal(ids, want[wi]) {
 					figs[ki].Identical = false
 				}
 				if rep >= 0 {

@@ -73,6 +73,12 @@ type Request struct {
 	// (Model.WarmFollowUp), so the next turn reuses the reply from the
 	// prefix cache instead of recomputing it.
 	WarmFollowUp bool
+	// Prediction is the output the client expects, or most of it (OpenAI's
+	// predicted outputs: the file being edited, the reply being
+	// regenerated with changes): prompt lookup drafts from it first. It
+	// changes how fast the reply comes, never what it is; with
+	// NoSpeculation (or a model that offers no lookup) it does nothing.
+	Prediction string
 	// NoSpeculation opts the request out of speculative decoding.
 	NoSpeculation bool
 	// Speculate, when non-zero, narrows speculative decoding to these
@@ -188,6 +194,9 @@ type SpecResult struct {
 	// Verifications is the number of steps that verified a draft; each
 	// yields Accepted/Verifications+1 tokens on average.
 	Verifications int
+	// PredictionDrafted and PredictionAccepted count those of Drafted and
+	// Accepted taken from Request.Prediction.
+	PredictionDrafted, PredictionAccepted int
 }
 
 // AcceptanceRate is Accepted/Drafted (0 without drafts).

@@ -99,6 +99,11 @@ type Job struct {
 	// Spec is the job's speculation state; its counters (verified draft
 	// tokens, accepted ones, verifications) may be read after Run.
 	Spec spec.Seq
+	// Prediction is the output the client expects, or most of it (OpenAI's
+	// predicted outputs: a file to edit, a reply to regenerate): prompt
+	// lookup drafts from it first (spec.SrcPrediction). It changes how
+	// fast the output comes, never what it is.
+	Prediction []int32
 
 	ctx      context.Context
 	err      error
@@ -113,7 +118,9 @@ type Job struct {
 
 	// speculation (spec.go)
 	draft            spec.Draft
-	tree             []int32 // the verification span's tree
+	predBuf          []int32    // the prediction and the sequence's tail (spec.Lookup.ProposePrediction)
+	predAlt          spec.Draft // the sequence's own lookup, weighed against the prediction's
+	tree             []int32    // the verification span's tree
 	path             []int32
 	moveDst, moveSrc []int
 }

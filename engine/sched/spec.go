@@ -165,7 +165,9 @@ func (s *Scheduler) planDrafts(jobs []*Job) guardStep {
 			} else {
 				nodes = min(2*room, s.o.MaxBatchTokens/max(1, decoding)-1)
 			}
-			l.Propose(&j.draft, j.tokens, room, nodes)
+			if !s.proposePrediction(j, l, room, nodes) {
+				l.Propose(&j.draft, j.tokens, room, nodes)
+			}
 		}
 		if g.lookup == 0 && j.Speculate&spec.KindDraft != 0 && s.spec.Drafter != nil && (tree || j.draft.Len() == 0) {
 			nodes := room
@@ -193,6 +195,32 @@ func (s *Scheduler) planDrafts(jobs []*Job) guardStep {
 	clear(s.specSeqs)
 	clear(s.specDrafts)
 	return g
+}
+
+// proposePrediction drafts j's next tokens from its predicted output (what
+// follows the prediction's best match of the sequence's last tokens, its
+// pending sampled token among them) and reports whether it drafted: not
+// when the sequence's own best match is longer (where the output has left
+// the prediction, an edit, and repeats itself), which Propose then drafts.
+func (s *Scheduler) proposePrediction(j *Job, l spec.Lookup, room, nodes int) bool {
+	if len(j.Prediction) == 0 {
+		return false
+	}
+	// The output so far, its pending token included, has taken this many
+	// of the prediction's tokens if it follows it.
+	expect := len(j.tokens) - len(j.Prompt)
+	var n int
+	n, j.predBuf = l.ProposePrediction(&j.draft, j.predBuf, j.Prediction, j.tokens, expect, room, nodes)
+	if n == 0 {
+		return false
+	}
+	if own := l.Propose(&j.predAlt, j.tokens, room, nodes); own > n {
+		j.draft.Reset()
+		j.predAlt.Reset()
+		return false
+	}
+	j.predAlt.Reset()
+	return true
 }
 
 // kindsOf is the speculation j may use here: its kinds, less those the

@@ -63,6 +63,9 @@ type Seq struct {
 	// Drafted, Accepted and Verifications count the verified draft
 	// tokens, those accepted, and the verification passes.
 	Drafted, Accepted, Verifications int
+	// PredictionDrafted and PredictionAccepted count those of Drafted and
+	// Accepted that came from the request's predicted output.
+	PredictionDrafted, PredictionAccepted int
 }
 
 // rate is an acceptance rate as decayed counts of hits and trials.
@@ -105,6 +108,8 @@ func NewController(o Options) *Controller {
 	c.prior[SrcLookupMid][0] = rate{hit: 2.6, n: 4}
 	c.prior[SrcLookupLong][0] = rate{hit: 3.2, n: 4}
 	c.prior[SrcLookupOne][0] = rate{hit: 1.4, n: 4}
+	// A client's predicted output is meant to be right.
+	c.prior[SrcPrediction][0] = rate{hit: 3.2, n: 4}
 	return c
 }
 
@@ -315,6 +320,14 @@ func (c *Controller) Observe(s *Seq, d *Draft, path []int32, mismatched bool) {
 	s.Verifications++
 	s.Drafted += d.Len()
 	s.Accepted += len(path)
+	for i, src := range d.Src {
+		if src == SrcPrediction {
+			s.PredictionDrafted++
+			if slices.Contains(path, int32(i)) {
+				s.PredictionAccepted++
+			}
+		}
+	}
 	parent := int32(-1)
 	for step := 0; step <= len(path); step++ {
 		var next int32 = -1

@@ -29,19 +29,23 @@ const (
 	SrcLookupLong               // 8 or more
 	SrcModel                    // a draft model's guess
 	SrcLookupOne                // a match of the last token alone
+	SrcPrediction               // the request's predicted output (Lookup.Prediction)
 	numSources
 )
 
 // NumSources is the number of draft sources.
 const NumSources = int(numSources)
 
-// String names the source's kind: "lookup" (any match length) or "draft".
+// String names the source's kind: "lookup" (any match length), "draft"
+// or "prediction".
 func (s Source) String() string {
 	switch s {
 	case SrcLookupOne, SrcLookup, SrcLookupMid, SrcLookupLong:
 		return "lookup"
 	case SrcModel:
 		return "draft"
+	case SrcPrediction:
+		return "prediction"
 	}
 	return "unknown"
 }

@@ -106,7 +106,7 @@ func refLookupChain(tokens []int32, minN, maxN, scan, depth int) ([]int32, []Sou
 	var srcs []Source
 	for range depth {
 		var best [1]lookupMatch
-		if findMatches(best[:], ctx, nil, minN, maxN, scan) == 0 {
+		if findMatches(best[:], ctx, nil, search{minN, maxN, scan, len(ctx), -1}) == 0 {
 			break
 		}
 		tok := ctx[best[0].next]
@@ -270,5 +270,39 @@ func TestTop2AndHesitant(t *testing.T) {
 		if !hesitant(tt.logits, first, 1) {
 			t.Errorf("%s: hesitant below 1 says no", tt.name)
 		}
+	}
+}
+
+// TestProposePrediction: a predicted output drafts what follows its match
+// of the sequence's last tokens, nearest where the output has got to among
+// matches as long, never past the prediction's end nor from the sequence
+// itself, every token SrcPrediction.
+func TestProposePrediction(t *testing.T) {
+	p := SrcPrediction
+	// A repeated line: "5 6 7" occurs at 0 and at 6.
+	pred := []int32{5, 6, 7, 1, 2, 3, 5, 6, 7, 8, 9}
+	for _, tc := range []struct {
+		name           string
+		tokens         []int32
+		expect, depth  int
+		want, parents  []int32
+		srcs           []Source
+		matchLen, bufN int
+	}{
+		{"the first occurrence, near the output's start", []int32{40, 41, 5, 6}, 1, 3, []int32{7, 1, 2}, []int32{-1, 0, 1}, []Source{p, p, p}, 2, 11 + 4},
+		{"the second, further on", []int32{40, 41, 5, 6}, 7, 3, []int32{7, 8, 9}, []int32{-1, 0, 1}, []Source{p, p, p}, 2, 11 + 4},
+		{"stops at the prediction's end", []int32{40, 41, 8}, 9, 5, []int32{9}, []int32{-1}, []Source{p}, 1, 11 + 3},
+		{"a match of the sequence alone is no prediction", []int32{4, 40, 4}, 0, 3, nil, nil, nil, 0, 11 + 3},
+		{"nothing follows the prediction's last token", []int32{40, 9}, 0, 3, nil, nil, nil, 0, 11 + 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d Draft
+			var l Lookup
+			got, buf := l.ProposePrediction(&d, nil, pred, tc.tokens, tc.expect, tc.depth, 8)
+			if got != tc.matchLen || !slices.Equal(d.Tokens, tc.want) || !slices.Equal(d.Parents, tc.parents) || !slices.Equal(d.Src, tc.srcs) || len(buf) != tc.bufN {
+				t.Fatalf("match %d, drafted %v (parents %v, sources %v), buffer of %d; want %d, %v (%v, %v), %d",
+					got, d.Tokens, d.Parents, d.Src, len(buf), tc.matchLen, tc.want, tc.parents, tc.srcs, tc.bufN)
+			}
+		})
 	}
 }

@@ -24,6 +24,23 @@ type Lookup struct {
 	MaxScan int
 }
 
+// ProposePrediction drafts from a request's predicted output as Propose
+// does from the sequence: what follows the prediction's best matches of
+// the sequence's last tokens, up to the prediction's end, every token of
+// source SrcPrediction (its acceptance is learned apart). Of matches as
+// long, it takes the one that continues nearest expect, the place in the
+// prediction the output has reached if it follows it (a repeated line
+// matches in many places). It searches buf, which it fills with the
+// prediction and the sequence's tail and returns for reuse; a prediction
+// longer than MaxScan is searched from its start.
+func (l *Lookup) ProposePrediction(d *Draft, buf, prediction, tokens []int32, expect, maxDepth, maxNodes int) (int, []int32) {
+	_, maxN, _, scan := l.defaults()
+	tail := tokens[max(0, len(tokens)-maxN):]
+	prediction = prediction[:min(len(prediction), max(0, scan-len(tail)-1))]
+	buf = append(append(buf[:0], prediction...), tail...)
+	return l.propose(d, buf, len(prediction), max(expect, 0), SrcPrediction, maxDepth, maxNodes), buf
+}
+
 // lookupMatch is one earlier occurrence of the sequence's suffix: the
 // position right after it and the length matched.
 type lookupMatch struct{ next, n int }
@@ -71,12 +88,27 @@ func (l *Lookup) defaults() (minN, maxN, branches, scan int) {
 // 1.50x). The other branches follow their matches. It returns the length
 // of the best match (0 when none).
 func (l *Lookup) Propose(d *Draft, tokens []int32, maxDepth, maxNodes int) int {
+	return l.propose(d, tokens, len(tokens), -1, 0, maxDepth, maxNodes)
+}
+
+// propose is Propose over matches whose continuation starts before end,
+// drafting no token at or past end when end < len(tokens) (tokens from end
+// on are only searched), of equal length the one nearest prefer (when
+// prefer >= 0); a non-zero src is every draft's source.
+func (l *Lookup) propose(d *Draft, tokens []int32, end, prefer int, src Source, maxDepth, maxNodes int) int {
 	minN, maxN, branches, scan := l.defaults()
-	if len(tokens) < minN+1 || maxDepth <= 0 || maxNodes <= d.Len() {
+	if len(tokens) < minN+1 || maxDepth <= 0 || maxNodes <= d.Len() || end <= 0 {
 		return 0
 	}
+	source := func(n int) Source {
+		if src != 0 {
+			return src
+		}
+		return lookupSource(n)
+	}
+	bounded := end < len(tokens)
 	var best [8]lookupMatch
-	found := findMatches(best[:branches], tokens, nil, minN, maxN, scan)
+	found := findMatches(best[:branches], tokens, nil, search{minN, maxN, scan, end, prefer})
 	if found == 0 {
 		return 0
 	}
@@ -85,6 +117,9 @@ func (l *Lookup) Propose(d *Draft, tokens []int32, maxDepth, maxNodes int) int {
 	var chain [maxLookupDepth]int32
 	parent, mt := int32(-1), best[0]
 	for k := 0; k < min(maxDepth, len(chain)); k++ {
+		if bounded && mt.next >= end {
+			break
+		}
 		var tok int32
 		if mt.next < len(tokens) {
 			tok = tokens[mt.next]
@@ -96,7 +131,7 @@ func (l *Lookup) Propose(d *Draft, tokens []int32, maxDepth, maxNodes int) int {
 			if d.Len() >= maxNodes {
 				break
 			}
-			c = d.Add(parent, tok, lookupSource(mt.n))
+			c = d.Add(parent, tok, source(mt.n))
 		}
 		parent, chain[k] = c, tok
 		if mt.n < maxN {
@@ -109,24 +144,42 @@ func (l *Lookup) Propose(d *Draft, tokens []int32, maxDepth, maxNodes int) int {
 		}
 		// At the cap every match is as long: the most recent wins.
 		var next [1]lookupMatch
-		if findMatches(next[:], tokens, chain[:k+1], minN, maxN, scan) == 0 {
+		at := prefer
+		if prefer >= 0 { // the place expected after the drafted tokens
+			at = prefer + k + 1
+		}
+		if findMatches(next[:], tokens, chain[:k+1], search{minN, maxN, scan, end, at}) == 0 {
 			break
 		}
 		mt = next[0]
 	}
 	for _, mt := range best[1:found] {
-		end := min(len(tokens), mt.next+maxDepth)
-		d.AddChain(-1, tokens[mt.next:end], lookupSource(mt.n), maxNodes)
+		stop := min(end, mt.next+maxDepth)
+		d.AddChain(-1, tokens[mt.next:stop], source(mt.n), maxNodes)
 	}
 	return best[0].n
 }
 
-// findMatches fills best with the longest (then most recent) earlier
-// occurrences of the suffix of tokens followed by tail, of minN to maxN
-// tokens, ending at most scan positions back, and returns how many it
-// found. An occurrence may end inside tail, as long as a token follows it.
-func findMatches(best []lookupMatch, tokens, tail []int32, minN, maxN, scan int) int {
+// search is what findMatches looks for: matches of minN to maxN tokens,
+// ending at most scan positions back; when end < len(tokens), only those
+// followed by a token before end; when prefer >= 0, of equal length the
+// one followed by the token nearest prefer ranks first, else the most
+// recent.
+type search struct{ minN, maxN, scan, end, prefer int }
+
+// findMatches fills best with the longest earlier occurrences of the
+// suffix of tokens followed by tail (ranked as s says) and returns how
+// many it found. An occurrence may end inside tail, as long as a token
+// follows it.
+func findMatches(best []lookupMatch, tokens, tail []int32, s search) int {
+	minN, maxN, scan, end := s.minN, s.maxN, s.scan, s.end
 	n, total := len(tokens), len(tokens)+len(tail)
+	dist := func(next int) int {
+		if next > s.prefer {
+			return next - s.prefer
+		}
+		return s.prefer - next
+	}
 	at := func(i int) int32 {
 		if i < n {
 			return tokens[i]
@@ -143,7 +196,7 @@ func findMatches(best []lookupMatch, tokens, tail []int32, minN, maxN, scan int)
 		// Longer first, then more recent (the scan goes backwards, so an
 		// equal length found later is older and ranks after).
 		k := found
-		for k > 0 && best[k-1].n < m {
+		for k > 0 && (best[k-1].n < m || (s.prefer >= 0 && best[k-1].n == m && dist(best[k-1].next) > dist(next))) {
 			k--
 		}
 		if k >= len(best) {
@@ -162,6 +215,9 @@ func findMatches(best []lookupMatch, tokens, tail []int32, minN, maxN, scan int)
 	// first (few), then those in tokens, whose matched span lies in
 	// tokens alone.
 	p := total - 2
+	if end < n {
+		p = min(p, end-2)
+	}
 	for ; p >= n && p >= lo; p-- {
 		if at(p) != last {
 			continue

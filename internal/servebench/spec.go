@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -50,7 +51,7 @@ func runSpec(ctx context.Context, a, _ *ipc.Client, o Options) ([]Figures, error
 			si := (off + max(rep, 0)) % len(settings)
 			toks[si], secs[si] = make([]int, 1+len(work)), make([]float64, 1+len(work))
 			for wi, w := range work {
-				text, rec, err := specOne(ctx, a, o, w.Prompt, settings[si])
+				text, rec, err := specOne(ctx, a, o, w, want[wi], settings[si])
 				if err != nil {
 					return nil, err
 				}
@@ -137,10 +138,17 @@ func (ac specAcc) figures(workload, setting string) Figures {
 
 // specOne sends one greedy completion with a speculation setting and
 // returns its text and the daemon's record of it.
-func specOne(ctx context.Context, c *ipc.Client, o Options, prompt, setting string) (string, ipc.RequestRecord, error) {
-	req := ipc.CompletionRequest{Model: o.Model, Prompt: ipc.CompletionPrompt{Text: prompt}}
+func specOne(ctx context.Context, c *ipc.Client, o Options, w llm.SpecWorkload, reply, setting string) (string, ipc.RequestRecord, error) {
+	req := ipc.CompletionRequest{Model: o.Model, Prompt: ipc.CompletionPrompt{Text: w.Prompt}}
 	temp := float32(0)
-	req.Temperature, req.MaxTokens, req.Speculation = &temp, o.SpecTokens, setting
+	kinds, predicted := strings.CutSuffix(setting, "+prediction")
+	if setting == "prediction" {
+		kinds, predicted = "lookup", true
+	}
+	req.Temperature, req.MaxTokens, req.Speculation = &temp, o.SpecTokens, kinds
+	if predicted && reply != "" { // the reply without speculation, edited (the first "off" run precedes)
+		req.Prediction = &ipc.Prediction{Type: "content", Content: llm.EditedPrediction(reply)}
+	}
 	var resp ipc.CompletionResponse
 	if err := c.Do(ctx, http.MethodPost, "/v1/completions", req, &resp); err != nil {
 		return "", ipc.RequestRecord{}, fmt.Errorf("speculation %s: %w", setting, err)

@@ -176,6 +176,16 @@ await check('openai logprobs bytes', async () => {
   assert.equal(Buffer.from(all).toString('utf8'), r.choices[0].message.content);
 });
 
+await check('openai predicted outputs', async () => {
+  const messages = [{ role: 'user', content: 'Say something' }];
+  const plain = await openai.chat.completions.create({ model, messages, max_tokens: 24, temperature: 0 });
+  const text = plain.choices[0].message.content;
+  const r = await openai.chat.completions.create({ model, messages, max_tokens: 24, temperature: 0, prediction: { type: 'content', content: text } });
+  assert.equal(r.choices[0].message.content, text);
+  const d = r.usage.completion_tokens_details;
+  assert.ok(d && d.accepted_prediction_tokens >= 0 && d.rejected_prediction_tokens >= 0, JSON.stringify(r.usage));
+});
+
 await check('openai completions echo', async () => {
   const prompt = 'Once upon a time';
   const plain = await openai.completions.create({ model, prompt, max_tokens: 3, temperature: 0 });
