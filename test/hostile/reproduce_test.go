@@ -93,7 +93,14 @@ func TestConcurrentOutputsReproduce(t *testing.T) {
 				pr := prompts[rng.IntN(len(prompts))]
 				if rng.IntN(3) > 0 {
 					kind, stream := kinds[rng.IntN(len(kinds))], rng.IntN(2) == 0
-					got, err := text(p.post(t, "/v1/chat/completions", chat(pr, fmt.Sprintf(`,"temperature":0,"speculation":%q,"stream":%v`, kind, stream))), stream)
+					extra := fmt.Sprintf(`,"temperature":0,"speculation":%q,"stream":%v`, kind, stream)
+					switch rng.IntN(3) { // a predicted output: the reply, an edit of it, or none
+					case 0:
+						extra += `,"prediction":{"type":"content","content":` + jsonString(want[pr]) + `}`
+					case 1:
+						extra += `,"prediction":{"type":"content","content":` + jsonString(strings.Replace(want[pr], " ", " zebra ", 1)) + `}`
+					}
+					got, err := text(p.post(t, "/v1/chat/completions", chat(pr, extra)), stream)
 					if err != nil {
 						fail("greedy %s: %v", kind, err)
 						continue
@@ -131,4 +138,10 @@ func TestConcurrentOutputsReproduce(t *testing.T) {
 	if greedy.Load() < 16 || seeded.Load() < 4 {
 		t.Fatalf("too little traffic to mean anything: %d greedy, %d seeded", greedy.Load(), seeded.Load())
 	}
+}
+
+// jsonString is s as a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
