@@ -568,7 +568,14 @@ func (m *Model) promptTokens(req Request) ([]int32, error) {
 	if req.Templated {
 		return m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}), nil
 	}
-	return m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: !req.Raw, ParseSpecial: req.Raw}), nil
+	if req.Raw {
+		out := m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+		if bos := m.tok.BOS(); m.tok.AddBOS() && len(out) > 1 && out[0] == bos && out[1] == bos {
+			out = out[1:] // the prompt wrote its BOS itself
+		}
+		return out, nil
+	}
+	return m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true}), nil
 }
 
 // FIMTokens are a model's fill-in-the-middle tokens. Repo and FileSep,

@@ -315,3 +315,36 @@ func TestRequestContext(t *testing.T) {
 		})
 	}
 }
+
+// TestRawPrompt: a raw prompt (Ollama's raw mode) is tokenized as Ollama
+// does, BOS first and special tokens read, with one BOS when the prompt
+// writes its own.
+func TestRawPrompt(t *testing.T) {
+	for name, m := range sharedChatModels(t, Options{}) {
+		t.Run(name, func(t *testing.T) {
+			plain, err := m.PromptTokens(Request{Prompt: "Hello there"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := m.PromptTokens(Request{Prompt: "Hello there", Raw: true})
+			if err != nil || !slices.Equal(raw, plain) {
+				t.Fatalf("raw %v (%v), plain %v", raw, err, plain)
+			}
+			eos := m.tok.Piece(m.tok.EOS())
+			withEOS, _ := m.PromptTokens(Request{Prompt: "Hello there" + eos, Raw: true})
+			if withEOS[len(withEOS)-1] != m.tok.EOS() {
+				t.Fatalf("raw %q: %v, the special token not read", "Hello there"+eos, withEOS)
+			}
+			if textEOS, _ := m.PromptTokens(Request{Prompt: "Hello there" + eos}); textEOS[len(textEOS)-1] == m.tok.EOS() {
+				t.Fatalf("a plain prompt read %q as its special token", eos)
+			}
+			if !m.tok.AddBOS() {
+				return
+			}
+			own, _ := m.PromptTokens(Request{Prompt: m.tok.Piece(m.tok.BOS()) + "Hello there", Raw: true})
+			if !slices.Equal(own, plain) {
+				t.Fatalf("a raw prompt writing its BOS: %v, want %v", own, plain)
+			}
+		})
+	}
+}

@@ -32,7 +32,9 @@ type Request struct {
 	// prompt, whose own BOS they replace. A prompt that does not fit is
 	// then cut as a token prompt (no turns are dropped).
 	Context []int32
-	// Raw skips BOS insertion and templating for Prompt.
+	// Raw skips templating for Prompt and reads the special tokens written
+	// in it; BOS comes first, as for any prompt, unless the prompt starts
+	// with it (Ollama's raw mode, which tokenizes as for any prompt).
 	Raw bool
 	// MaxTokens bounds the generated tokens; 0 means until the context is full.
 	MaxTokens int
