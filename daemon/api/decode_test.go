@@ -58,12 +58,17 @@ func FuzzDecodeRequests(f *testing.F) {
 		`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,"stop":["a"],"logit_bias":{"1":2}}`,
 		`{"model":"m","prompt":"x","options":{"num_predict":3,"stop":["\n"]},"keep_alive":"5m"}`,
 		`{"model":"m","input":["a","b"]}`, `{"keep_alive":-1}`, `[]`, `null`, `{"stop":null}`,
+		`{"prompt":["a",[1,"b"],{"prompt_string":[2,"c"]}],"logit_bias":[[1,false]],"samplers":["top_k"]}`,
+		`{"prompt":[1,2,3],"input_prefix":"x","input_suffix":"y","input_extra":[{"text":"z"}]}`,
+		`{"content":"x","with_pieces":true}`, `{"tokens":[1,-2]}`, `{"prompt":"p","context":[1,2]}`,
+		`{"prediction":{"type":"content","content":[{"type":"text","text":"x"}]}}`,
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, v := range []any{&ipc.ChatCompletionRequest{}, &ipc.CompletionRequest{}, &ipc.EmbeddingRequest{},
-			&ipc.OllamaChatRequest{}, &ipc.OllamaGenerateRequest{}, &ipc.PullRequest{}} {
+			&ipc.OllamaChatRequest{}, &ipc.OllamaGenerateRequest{}, &ipc.PullRequest{},
+			&ipc.LlamaCompletionRequest{}, &ipc.LlamaInfillRequest{}, &ipc.LlamaTokenizeRequest{}, &ipc.LlamaDetokenizeRequest{}} {
 			err := decodeString(body, v)
 			var re *requestError
 			if err != nil && (!errors.As(err, &re) || re.status < 400 || re.status > 499) {
