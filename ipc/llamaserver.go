@@ -139,6 +139,7 @@ type LlamaCompletionRequest struct {
 	FrequencyPenalty float32  `json:"frequency_penalty,omitempty"`
 	DryMultiplier    float32  `json:"dry_multiplier,omitempty"`
 	XTCProbability   float32  `json:"xtc_probability,omitempty"`
+	TopNSigma        float32  `json:"top_n_sigma,omitempty"`
 	Mirostat         int      `json:"mirostat,omitempty"`
 	Seed             *int64   `json:"seed,omitempty"`
 	// Samplers names the samplers in use; one left out is off.

@@ -111,6 +111,8 @@ func llamaRequest(b *ipc.LlamaCompletionRequest) (*llamaPlan, error) {
 		return nil, badParam("dry_multiplier", "DRY sampling is not supported (leave it 0; repeat_penalty, presence_penalty and frequency_penalty are)")
 	case b.XTCProbability != 0:
 		return nil, badParam("xtc_probability", "XTC sampling is not supported (leave it 0)")
+	case b.TopNSigma > 0:
+		return nil, badParam("top_n_sigma", "top-n-sigma sampling is not supported (leave it -1 or 0)")
 	case b.Mirostat != 0:
 		return nil, badParam("mirostat", "Mirostat sampling is not supported (use temperature, top_k, top_p, min_p)")
 	case b.NCmpl > 1:

@@ -185,6 +185,7 @@ func TestLlamaServerCompletion(t *testing.T) {
 	for _, c := range []struct{ path, body, want string }{
 		{"/completion", `{"prompt":"x","mirostat":2}`, "mirostat"},
 		{"/completion", `{"prompt":"x","dry_multiplier":0.8}`, "dry_multiplier"},
+		{"/completion", `{"prompt":"x","top_n_sigma":1.5}`, "top_n_sigma"},
 		{"/completion", `{"prompt":"x","samplers":["top_k","bogus"]}`, "samplers[1]"},
 		{"/completion", `{"prompt":"x","n_predict":-5}`, "n_predict"},
 		{"/completion", `{"prompt":[]}`, "must not be empty"},
