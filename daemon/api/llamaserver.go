@@ -80,22 +80,8 @@ type llamaPlan struct {
 func llamaRequest(b *ipc.LlamaCompletionRequest) (*llamaPlan, error) {
 	plan := &llamaPlan{nPredict: -1}
 	p := llamaDefaults
-	setF := func(dst *float32, v *float32) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	setF(&p.Temperature, b.Temperature)
-	setF(&p.TopP, b.TopP)
-	setF(&p.MinP, b.MinP)
-	setF(&p.TypicalP, b.TypicalP)
-	setF(&p.RepeatPenalty, b.RepeatPenalty)
-	if b.TopK != nil {
-		p.TopK = *b.TopK
-	}
-	if b.RepeatLastN != nil {
-		p.RepeatLastN = *b.RepeatLastN
-	}
+	samplingOverrides{temperature: b.Temperature, topP: b.TopP, minP: b.MinP, typicalP: b.TypicalP,
+		repeatPenalty: b.RepeatPenalty, topK: b.TopK, repeatLastN: b.RepeatLastN}.apply(&p)
 	p.PresencePenalty, p.FrequencyPenalty = b.PresencePenalty, b.FrequencyPenalty
 	if p.Temperature < 0 { // llama-server: a negative temperature samples greedily
 		p.Temperature = 0
@@ -410,12 +396,8 @@ func (l *lineLimits) flush() string {
 // llamaTokenProb converts a token's log-probabilities.
 func llamaTokenProb(tok *tokenizer.Tokenizer, t llm.Token) ipc.LlamaTokenProb {
 	piece := func(id int32) (string, []int) {
-		s := string(tok.TokenPiece(nil, id))
-		b := make([]int, len(s))
-		for i := range len(s) {
-			b[i] = int(s[i])
-		}
-		return s, b
+		b := tok.TokenPiece(nil, id)
+		return string(b), byteInts(b)
 	}
 	p := ipc.LlamaTokenProb{ID: t.ID, Logprob: finiteLogprob(t.Logprob), TopLogprobs: []ipc.LlamaTokenProb{}}
 	p.Token, p.Bytes = piece(t.ID)
@@ -815,23 +797,34 @@ func infillTokens(tok *tokenizer.Tokenizer, fim llm.FIMTokens, prefix, suffix st
 	return append(out, fim.Middle)
 }
 
+// acquireTokenizer holds model (the default when empty) and returns its
+// tokenizer; on failure it writes the error and reports false.
+func (a *API) acquireTokenizer(w http.ResponseWriter, r *http.Request, model string) (*models.Handle, *tokenizer.Tokenizer, bool) {
+	h, err := a.models.Acquire(r.Context(), model, nil)
+	if err != nil {
+		openAIError(w, err)
+		return nil, nil, false
+	}
+	tok, err := llamaTokenizer(h.Model)
+	if err != nil {
+		h.Release()
+		openAIError(w, err)
+		return nil, nil, false
+	}
+	return h, tok, true
+}
+
 func (a *API) llamaTokenize(w http.ResponseWriter, r *http.Request) {
 	var body ipc.LlamaTokenizeRequest
 	if err := decode(r, &body); err != nil {
 		openAIError(w, err)
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), body.Model, nil)
-	if err != nil {
-		openAIError(w, err)
+	h, tok, ok := a.acquireTokenizer(w, r, body.Model)
+	if !ok {
 		return
 	}
 	defer h.Release()
-	tok, err := llamaTokenizer(h.Model)
-	if err != nil {
-		openAIError(w, err)
-		return
-	}
 	parse := body.ParseSpecial == nil || *body.ParseSpecial
 	ids, err := llamaPromptTokens(tok, body.Content.Flat(), h.Model.Info().VocabSize, "content", body.AddSpecial, parse)
 	if err != nil {
@@ -844,14 +837,10 @@ func (a *API) llamaTokenize(w http.ResponseWriter, r *http.Request) {
 			out.Tokens = append(out.Tokens, id)
 			continue
 		}
-		piece := string(tok.TokenPiece(nil, id))
-		var v any = piece
-		if !utf8.ValidString(piece) {
-			b := make([]int, len(piece))
-			for i := range len(piece) {
-				b[i] = int(piece[i])
-			}
-			v = b
+		piece := tok.TokenPiece(nil, id)
+		var v any = string(piece)
+		if !utf8.Valid(piece) {
+			v = byteInts(piece)
 		}
 		out.Tokens = append(out.Tokens, ipc.LlamaTokenPiece{ID: id, Piece: v})
 	}
@@ -864,17 +853,11 @@ func (a *API) llamaDetokenize(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), body.Model, nil)
-	if err != nil {
-		openAIError(w, err)
+	h, tok, ok := a.acquireTokenizer(w, r, body.Model)
+	if !ok {
 		return
 	}
 	defer h.Release()
-	tok, err := llamaTokenizer(h.Model)
-	if err != nil {
-		openAIError(w, err)
-		return
-	}
 	vocab := h.Model.Info().VocabSize
 	ids := make([]int32, len(body.Tokens))
 	for i, id := range body.Tokens {

@@ -26,22 +26,8 @@ func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 	var req llm.Request
 	p := sample.Params{Temperature: 0.8, TopK: 40, TopP: 0.9, RepeatPenalty: 1.1, RepeatLastN: 64}
 	if o != nil {
-		set := func(dst *float32, v *float32) {
-			if v != nil {
-				*dst = *v
-			}
-		}
-		set(&p.Temperature, o.Temperature)
-		set(&p.TopP, o.TopP)
-		set(&p.MinP, o.MinP)
-		set(&p.TypicalP, o.TypicalP)
-		set(&p.RepeatPenalty, o.RepeatPenalty)
-		if o.TopK != nil {
-			p.TopK = *o.TopK
-		}
-		if o.RepeatLastN != nil {
-			p.RepeatLastN = *o.RepeatLastN
-		}
+		samplingOverrides{temperature: o.Temperature, topP: o.TopP, minP: o.MinP, typicalP: o.TypicalP,
+			repeatPenalty: o.RepeatPenalty, topK: o.TopK, repeatLastN: o.RepeatLastN}.apply(&p)
 		setSeed(&p, o.Seed)
 		p.PresencePenalty, p.FrequencyPenalty = o.PresencePenalty, o.FrequencyPenalty
 		if o.NumPredict != nil {

@@ -32,18 +32,7 @@ func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 		return req, badParam("n", "must be between 1 and %d, not %d", llm.MaxChoices, f.N)
 	}
 	p := sample.Params{Temperature: 1, TopP: 1, PresencePenalty: f.PresencePenalty, FrequencyPenalty: f.FrequencyPenalty, RepeatPenalty: f.RepeatPenalty}
-	if f.Temperature != nil {
-		p.Temperature = *f.Temperature
-	}
-	if f.TopP != nil {
-		p.TopP = *f.TopP
-	}
-	if f.TopK != nil {
-		p.TopK = *f.TopK
-	}
-	if f.MinP != nil {
-		p.MinP = *f.MinP
-	}
+	samplingOverrides{temperature: f.Temperature, topP: f.TopP, topK: f.TopK, minP: f.MinP}.apply(&p)
 	setSeed(&p, f.Seed)
 	if err := checkSampling(p, openAINames); err != nil {
 		return req, err

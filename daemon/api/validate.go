@@ -61,6 +61,31 @@ var (
 	ollamaNames = samplingNames{prefix: "options.", maxTemperature: 100}
 )
 
+// samplingOverrides are the sampling fields a request may leave out (nil:
+// the protocol's default stays).
+type samplingOverrides struct {
+	temperature, topP, minP, typicalP, repeatPenalty *float32
+	topK, repeatLastN                                *int
+}
+
+// apply sets p's fields from those the request sent.
+func (o samplingOverrides) apply(p *sample.Params) {
+	for _, f := range []struct {
+		dst *float32
+		v   *float32
+	}{{&p.Temperature, o.temperature}, {&p.TopP, o.topP}, {&p.MinP, o.minP}, {&p.TypicalP, o.typicalP}, {&p.RepeatPenalty, o.repeatPenalty}} {
+		if f.v != nil {
+			*f.dst = *f.v
+		}
+	}
+	if o.topK != nil {
+		p.TopK = *o.topK
+	}
+	if o.repeatLastN != nil {
+		p.RepeatLastN = *o.repeatLastN
+	}
+}
+
 // setSeed applies a request's seed, if it has one (sample.Params.SetSeed).
 func setSeed(p *sample.Params, seed *int64) {
 	if seed != nil {
