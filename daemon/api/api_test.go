@@ -278,6 +278,17 @@ func sseEvents(t *testing.T, body []byte) []string {
 	return out
 }
 
+// postOK posts body to path, fails the test unless the answer is a 200,
+// and returns the answer's JSON object.
+func (ta *testAPI) postOK(t *testing.T, path, body string) map[string]any {
+	t.Helper()
+	resp, b := ta.post(t, path, body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s %s: %d %s", path, body, resp.StatusCode, b)
+	}
+	return mustJSON(t, string(b))
+}
+
 func mustJSON(t *testing.T, s string) map[string]any {
 	t.Helper()
 	var m map[string]any

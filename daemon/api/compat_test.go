@@ -34,14 +34,7 @@ func realTinyModel(t *testing.T) string {
 func TestOpenAIClientDefaults(t *testing.T) {
 	ta := startAPIWith(t, true)
 	model := realTinyModel(t)
-	post := func(path, body string) map[string]any {
-		t.Helper()
-		resp, b := ta.post(t, path, body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s %s: %d %s", path, body, resp.StatusCode, b)
-		}
-		return mustJSON(t, string(b))
-	}
+	post := func(path, body string) map[string]any { t.Helper(); return ta.postOK(t, path, body) }
 	// Embeddings: base64 (the SDKs' default) decodes to the float vector.
 	floats := post("/v1/embeddings", `{"model":"`+model+`","input":"hello"}`)
 	b64 := post("/v1/embeddings", `{"model":"`+model+`","input":"hello","encoding_format":"base64"}`)

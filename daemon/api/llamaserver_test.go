@@ -19,14 +19,7 @@ import (
 func TestLlamaServerCompletion(t *testing.T) {
 	ta := startAPIWith(t, true)
 	model := quote(realTinyModel(t))
-	post := func(path, body string) map[string]any {
-		t.Helper()
-		resp, b := ta.post(t, path, body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s %s: %d %s", path, body, resp.StatusCode, b)
-		}
-		return mustJSON(t, string(b))
-	}
+	post := func(path, body string) map[string]any { t.Helper(); return ta.postOK(t, path, body) }
 	ints := func(v any) []int {
 		t.Helper()
 		var out []int
@@ -329,14 +322,7 @@ func TestLineLimits(t *testing.T) {
 func TestLogprobTokensSpellTheText(t *testing.T) {
 	model := quote(testpath.Shared(t, "models/ruvllm-test-llama-19m-q8_0.gguf"))
 	ta := startAPIWith(t, true)
-	post := func(path, body string) map[string]any {
-		t.Helper()
-		resp, b := ta.post(t, path, body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s %s: %d %s", path, body, resp.StatusCode, b)
-		}
-		return mustJSON(t, string(b))
-	}
+	post := func(path, body string) map[string]any { t.Helper(); return ta.postOK(t, path, body) }
 	join := func(list any, key string) string {
 		var s strings.Builder
 		for _, x := range list.([]any) {

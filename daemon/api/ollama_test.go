@@ -15,14 +15,7 @@ import (
 func TestOllamaGenerateContext(t *testing.T) {
 	ta := startAPIWith(t, true)
 	model := quote(realTinyModel(t))
-	generate := func(body string) map[string]any {
-		t.Helper()
-		resp, b := ta.post(t, "/api/generate", body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %s", body, resp.StatusCode, b)
-		}
-		return mustJSON(t, string(b))
-	}
+	generate := func(body string) map[string]any { t.Helper(); return ta.postOK(t, "/api/generate", body) }
 	ints := func(v any) []int {
 		t.Helper()
 		list, ok := v.([]any)

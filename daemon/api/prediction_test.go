@@ -12,14 +12,7 @@ import (
 func TestPredictedOutputs(t *testing.T) {
 	model := quote(testpath.Shared(t, "models/ruvllm-test-llama-19m-f16.gguf"))
 	ta := startAPIWith(t, true)
-	post := func(path, body string) map[string]any {
-		t.Helper()
-		resp, b := ta.post(t, path, body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s %s: %d %s", path, body, resp.StatusCode, b)
-		}
-		return mustJSON(t, string(b))
-	}
+	post := func(path, body string) map[string]any { t.Helper(); return ta.postOK(t, path, body) }
 	chat := `{"model":` + model + `,"messages":[{"role":"user","content":"Tell me about the kernel"}],"max_tokens":48,"temperature":0`
 	plain := post("/v1/chat/completions", chat+`}`)
 	text := field(plain, "choices", 0, "message", "content").(string)
