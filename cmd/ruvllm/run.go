@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -29,6 +30,32 @@ type genFlags struct {
 	params    sample.Params
 	seed      int64
 	stops     []string
+	// predictionFile holds run's predicted output (--prediction).
+	predictionFile string
+}
+
+// maxPredictionFile bounds --prediction's file: a prediction is drafted
+// from its first 8192 tokens at most.
+const maxPredictionFile = 1 << 20
+
+// prediction reads --prediction's file ("" without one).
+func (g *genFlags) prediction() (string, error) {
+	if g.predictionFile == "" {
+		return "", nil
+	}
+	f, err := os.Open(g.predictionFile)
+	if err != nil {
+		return "", fmt.Errorf("--prediction: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPredictionFile+1))
+	if err != nil {
+		return "", fmt.Errorf("--prediction: %w", err)
+	}
+	if len(b) > maxPredictionFile {
+		return "", fmt.Errorf("--prediction: %s is larger than %d bytes", g.predictionFile, maxPredictionFile)
+	}
+	return string(b), nil
 }
 
 // sampling is the sampling parameters the flags ask for, the seed
@@ -125,6 +152,9 @@ func newRunCmd() *cobra.Command {
 			defer m.Close()
 			load := time.Since(loadStart)
 			req := llm.Request{MaxTokens: g.maxTokens, Sampling: g.sampling(), Stop: g.stops}
+			if req.Prediction, err = g.prediction(); err != nil {
+				return err
+			}
 			if spec != nil {
 				if req.Grammar, err = m.Grammar(*spec); err != nil {
 					return err
@@ -152,6 +182,7 @@ func newRunCmd() *cobra.Command {
 	f.IntVar(&ctxLen, "ctx", 0, "context length (0: the model's, at most 4096)")
 	f.StringVar(&draft, "draft", "", "draft model for speculative decoding: FILE (same vocabulary, e.g. a Q4_0 of the model), or self:TYPE (the model converted to TYPE once, kept in the user cache)")
 	f.StringVar(&specs, "spec", "all", "speculative decoding: all, off, or kinds joined by + (lookup, draft, tree)")
+	f.StringVar(&g.predictionFile, "prediction", "", "the output expected, or most of it, in `FILE` (the file being edited, a reply regenerated): drafted from by prompt lookup; the output is the same, only faster")
 	kvf.register(f)
 	backends.Flag(f, &backend)
 	gflags.register(f)
@@ -221,6 +252,9 @@ type runTimings struct {
 	DraftTokens   int `json:"draft_tokens,omitempty"`
 	DraftAccepted int `json:"draft_accepted,omitempty"`
 	Verifications int `json:"verifications,omitempty"`
+	// Of those, the tokens drafted from --prediction and accepted.
+	PredictionTokens   int `json:"prediction_tokens,omitempty"`
+	PredictionAccepted int `json:"prediction_accepted,omitempty"`
 }
 
 func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Request, load time.Duration, asJSON bool) error {
@@ -251,6 +285,7 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		FinishReason: string(res.FinishReason),
 		ForcedTokens: res.ForcedTokens,
 		DraftTokens:  res.Speculation.Drafted, DraftAccepted: res.Speculation.Accepted, Verifications: res.Speculation.Verifications,
+		PredictionTokens: res.Speculation.PredictionDrafted, PredictionAccepted: res.Speculation.PredictionAccepted,
 	}
 	if res.Timings.PromptEval > 0 {
 		tm.PromptTPS = float64(res.PromptTokens) / res.Timings.PromptEval.Seconds()
@@ -269,6 +304,9 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 	if s := res.Speculation; s.Verifications > 0 {
 		specNote = fmt.Sprintf(" | speculation: %d of %d draft tokens accepted, %.2f tokens per verification",
 			s.Accepted, s.Drafted, s.TokensPerVerification())
+		if s.PredictionDrafted > 0 {
+			specNote += fmt.Sprintf(" (%d of %d from the prediction)", s.PredictionAccepted, s.PredictionDrafted)
+		}
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "load %.0f ms | prompt %d tokens in %.1f ms (%.1f tok/s) | TTFT %.1f ms | generated %d tokens (%.1f tok/s) | %s%s\n",
 		tm.LoadMS, tm.PromptTokens, tm.PromptMS, tm.PromptTPS, tm.TTFTMS, tm.GenTokens, tm.GenTPS, tm.FinishReason, specNote)

@@ -27,6 +27,11 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 	if g.seed >= 0 {
 		sf.Seed = &g.seed
 	}
+	if pred, err := g.prediction(); err != nil {
+		return err
+	} else if pred != "" {
+		sf.Prediction = &ipc.Prediction{Type: "content", Content: pred}
+	}
 	out := cmd.OutOrStdout()
 	start := time.Now()
 	var ttft time.Duration

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/internal/testpath"
+)
+
+// TestRunPrediction: run --prediction FILE drafts from the file and prints
+// the same tokens as without it; a missing file is refused by name.
+func TestRunPrediction(t *testing.T) {
+	model := testpath.Shared(t, "models/ruvllm-test-llama-19m-f16.gguf")
+	type result struct {
+		Tokens  []int32 `json:"tokens"`
+		Text    string  `json:"text"`
+		Timings struct {
+			PredictionTokens   int `json:"prediction_tokens"`
+			PredictionAccepted int `json:"prediction_accepted"`
+		} `json:"timings"`
+	}
+	run := func(extra ...string) result {
+		t.Helper()
+		out, _, err := runCLI(t, newRunCmd(), append([]string{"-m", model, "-p", "The kernel", "-n", "48", "--temp", "0", "-t", "2", "--json"}, extra...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r result
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%q: %v", out, err)
+		}
+		return r
+	}
+	plain := run()
+	file := filepath.Join(t.TempDir(), "expected.txt")
+	if err := os.WriteFile(file, []byte(plain.Text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pred := run("--prediction", file)
+	if !slices.Equal(pred.Tokens, plain.Tokens) || pred.Timings.PredictionAccepted < 24 || pred.Timings.PredictionAccepted > pred.Timings.PredictionTokens {
+		t.Fatalf("with --prediction: %d tokens (%d of %d drafted from the prediction accepted), without: %d",
+			len(pred.Tokens), pred.Timings.PredictionAccepted, pred.Timings.PredictionTokens, len(plain.Tokens))
+	}
+	if _, _, err := runCLI(t, newRunCmd(), "-m", model, "-p", "x", "--prediction", file+".missing"); err == nil || !strings.Contains(err.Error(), "--prediction") {
+		t.Fatalf("a missing prediction file: %v", err)
+	}
+}
