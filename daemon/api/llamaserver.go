@@ -40,6 +40,12 @@ func (a *API) registerLlamaServer(srv *daemon.Server) {
 	srv.Handle("GET /health", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		daemon.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
+	// Any other route (llama-server's /slots, a method a route does not
+	// take) is a 404 in llama-server's (OpenAI's) error shape, not Go's
+	// plain text.
+	srv.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		openAIError(w, &requestError{status: http.StatusNotFound, msg: fmt.Sprintf("%s %s: no such endpoint", r.Method, r.URL.Path)})
+	}))
 }
 
 // llamaDefaults are llama-server's sampling defaults for /completion.

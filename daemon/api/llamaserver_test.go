@@ -174,6 +174,12 @@ func TestLlamaServerCompletion(t *testing.T) {
 	if code, b := ta.get(t, "/health"); code != 200 || !strings.Contains(string(b), `"ok"`) {
 		t.Fatalf("health: %d %s", code, b)
 	}
+	if code, b := ta.get(t, "/slots"); code != 404 || !strings.Contains(string(b), `"message":"GET /slots: no such endpoint"`) {
+		t.Fatalf("an unknown route: %d %s", code, b)
+	}
+	if resp, b := ta.post(t, "/props", `{}`); resp.StatusCode != 404 || !strings.Contains(string(b), "POST /props") {
+		t.Fatalf("a method the route does not take: %d %s", resp.StatusCode, b)
+	}
 
 	for _, c := range []struct{ path, body, want string }{
 		{"/completion", `{"prompt":"x","mirostat":2}`, "mirostat"},
