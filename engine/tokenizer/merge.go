@@ -242,6 +242,56 @@ func (s *symbol) text(word string) string { return word[s.start : s.start+s.n] }
 // a symbol that never merged can be a non-token (a merge always makes a
 // token), so llama.cpp's resegment reduces to byte fallback here.
 func (t *Tokenizer) encodeSPM(text string, out []int32, sc *scratch) []int32 {
+	if !t.spmSplit {
+		return t.encodeSPMPiece(text, out, sc)
+	}
+	// Cut before every ▁ symbol that follows another symbol: no token
+	// spans such a place (Tokenizer.spmSplit), so the pieces merge alone.
+	// Symbols are cut as mergeWord cuts them (by lead byte, unvalidated),
+	// so a piece's symbols are the whole text's.
+	const space = "\u2581"
+	start, prevSpace := 0, false
+	for i := 0; i < len(text); {
+		n := min(leadLen(text[i]), len(text)-i)
+		isSpace := n == len(space) && text[i:i+n] == space
+		if isSpace && !prevSpace && i > start {
+			out = t.encodeSPMPiece(text[start:i], out, sc)
+			start = i
+		}
+		prevSpace = isSpace
+		i += n
+	}
+	return t.encodeSPMPiece(text[start:], out, sc)
+}
+
+// maxMergeBytes bounds the text one merge takes: a longer word (or
+// SentencePiece piece) is merged maxMergeBytes at a time, cut at a symbol
+// boundary. llama.cpp merges it whole; no real text has a word this long,
+// and one request holding a 30 MB word made the merge take 7 GB and 27 s.
+const maxMergeBytes = 64 << 10
+
+// mergeCut is where a word longer than maxMergeBytes is cut: the last
+// symbol boundary (as mergeWord cuts symbols) at or before maxMergeBytes.
+func mergeCut(word string) int {
+	cut := 0
+	for i := 0; i < len(word); {
+		n := min(leadLen(word[i]), len(word)-i)
+		if i+n > maxMergeBytes {
+			break
+		}
+		i += n
+		cut = i
+	}
+	return max(cut, 1)
+}
+
+// encodeSPMPiece merges one piece of an escaped fragment.
+func (t *Tokenizer) encodeSPMPiece(text string, out []int32, sc *scratch) []int32 {
+	for len(text) > maxMergeBytes {
+		cut := mergeCut(text)
+		out = t.encodeSPMPiece(text[:cut], out, sc)
+		text = text[cut:]
+	}
 	syms := t.mergeWord(text, t.spmRank, sc)
 	for i := range syms {
 		if syms[i].id >= 0 {
@@ -283,24 +333,36 @@ func (t *Tokenizer) encodeBPE(text string, out []int32, sc *scratch) []int32 {
 				continue
 			}
 		}
-		syms := t.mergeWord(word, t.bpeRank, sc)
-		for i := range syms {
-			if syms[i].id >= 0 {
-				out = append(out, syms[i].id)
-				continue
-			}
-			p := syms[i].text(word)
-			// llama.cpp looks each byte of an unknown symbol up (as a
-			// one-byte piece, or as <0xXX> for raw UTF-8 BPE) and drops
-			// the ones that are not tokens.
-			for i := 0; i < len(p); i++ {
-				if t.pre.escapeSpaces {
-					if id := t.byteTok[p[i]]; id >= 0 {
-						out = append(out, id)
-					}
-				} else if id, ok := t.ids[p[i:i+1]]; ok {
+		for len(word) > maxMergeBytes {
+			cut := mergeCut(word)
+			out = t.mergeBPE(word[:cut], out, sc)
+			word = word[cut:]
+		}
+		out = t.mergeBPE(word, out, sc)
+	}
+	return out
+}
+
+// mergeBPE merges one word (in the vocabulary's alphabet) and appends its
+// tokens.
+func (t *Tokenizer) mergeBPE(word string, out []int32, sc *scratch) []int32 {
+	syms := t.mergeWord(word, t.bpeRank, sc)
+	for i := range syms {
+		if syms[i].id >= 0 {
+			out = append(out, syms[i].id)
+			continue
+		}
+		p := syms[i].text(word)
+		// llama.cpp looks each byte of an unknown symbol up (as a
+		// one-byte piece, or as <0xXX> for raw UTF-8 BPE) and drops
+		// the ones that are not tokens.
+		for i := 0; i < len(p); i++ {
+			if t.pre.escapeSpaces {
+				if id := t.byteTok[p[i]]; id >= 0 {
 					out = append(out, id)
 				}
+			} else if id, ok := t.ids[p[i:i+1]]; ok {
+				out = append(out, id)
 			}
 		}
 	}

@@ -174,3 +174,26 @@ func TestMergeSmallMatchesHeap(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEncodeLong measures Encode on texts a hostile client may send:
+// 4 MB of prose (a SentencePiece vocabulary merges it a piece between
+// spaces at a time) and a 4 MB word without a space (merged maxMergeBytes
+// at a time); B/op is the memory one such request takes.
+func BenchmarkEncodeLong(b *testing.B) {
+	texts := map[string]string{
+		"prose": strings.Repeat("the quick brown fox jumps over the lazy dog ", 4<<20/44),
+		"word":  strings.Repeat("kernel", 4<<20/6),
+	}
+	for _, tok := range sharedTokenizers(b) {
+		for _, name := range []string{"prose", "word"} {
+			in := texts[name]
+			b.Run(tok.v.Model+"/"+name, func(b *testing.B) {
+				b.SetBytes(int64(len(in)))
+				b.ReportAllocs()
+				for b.Loop() {
+					tok.Encode(in, EncodeOptions{})
+				}
+			})
+		}
+	}
+}

@@ -168,6 +168,12 @@ type Tokenizer struct {
 	rstrip     map[int32]bool // ... and after them
 	byteTok    [256]int32     // byte-fallback tokens of SentencePiece and raw UTF-8 BPE (-1: none)
 	spm        bool
+	// spmSplit: no token of this SentencePiece vocabulary has a ▁ after
+	// another character, so no merge crosses a ▁ that follows one, and a
+	// text is merged a piece between two such ▁ at a time (the same
+	// tokens; linear memory where one long merge of the whole text took
+	// hundreds of bytes a character).
+	spmSplit bool
 }
 
 // EncodeOptions control Encode.
@@ -264,6 +270,13 @@ func New(v Vocab) (*Tokenizer, error) {
 			return nil, fmt.Errorf("%w: SentencePiece vocabulary without scores", ErrInvalidVocab)
 		}
 		t.spm = true
+		t.spmSplit = true
+		for _, tok := range v.Tokens {
+			if strings.Contains(strings.TrimLeft(tok, "\u2581"), "\u2581") {
+				t.spmSplit = false
+				break
+			}
+		}
 		for b := 0; b < 256; b++ {
 			// llama.cpp's byte_to_token: the <0xXX> piece, else the byte
 			// itself as a one-character piece.
