@@ -369,3 +369,19 @@ func TestLogprobTokensSpellTheText(t *testing.T) {
 		t.Fatalf("pieces spell %q, want llama-server's \" Once upon a time\"", got)
 	}
 }
+
+// TestLlamaServerFeedbackPrompt: a /completion reply is recorded with its
+// prompt as the client wrote it (no BOS text, no SentencePiece space), so
+// feedback on it learns from the prompt the model read.
+func TestLlamaServerFeedbackPrompt(t *testing.T) {
+	model := quote(testpath.Shared(t, "models/ruvllm-test-llama-19m-q8_0.gguf"))
+	ta := startAPIWith(t, true)
+	c := ta.postOK(t, "/completion", `{"model":`+model+`,"prompt":"Once upon a time","n_predict":4}`)
+	if c["prompt"] != "<s> Once upon a time" {
+		t.Fatalf("prompt as computed %q, want llama-server's %q", c["prompt"], "<s> Once upon a time")
+	}
+	resp, b := ta.post(t, "/v1/feedback", `{"request_id":`+quote(c["request_id"].(string))+`,"rating":1}`)
+	if fb := mustJSON(t, string(b)); resp.StatusCode != 201 || fb["prompt_text"] != "Once upon a time" {
+		t.Fatalf("feedback: %d, recorded prompt %q, want the client's", resp.StatusCode, fb["prompt_text"])
+	}
+}
