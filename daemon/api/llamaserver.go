@@ -424,6 +424,10 @@ type llamaCall struct {
 	constraint *constraintSpec
 	// tokens builds prompt i once the model is known.
 	tokens func(m models.Model, tok *tokenizer.Tokenizer, i int) ([]int32, error)
+	// record, when set, is the prompt text the request's record keeps
+	// (infill: the text before the insertion point, as /v1/completions
+	// with a suffix keeps it); else the prompt's tokens as text.
+	record string
 }
 
 // maxLlamaPrompts bounds the prompts of one /completion request.
@@ -577,6 +581,9 @@ func (a *API) llamaRun(r *http.Request, c *llamaCall, index int, id string, hdr 
 				text = text[1:]
 			}
 			req.Prompt = tok.Decode(text, tokenizer.DecodeOptions{})
+			if c.record != "" {
+				req.Prompt = c.record
+			}
 			evaluated, nCtx = len(req.Tokens), m.Info().ContextLength
 			if err := applyLlamaBias(tok, req, plan.bias); err != nil {
 				return err
@@ -743,7 +750,13 @@ func (a *API) llamaInfill(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a.llamaServe(w, r, &llamaCall{body: &body.LlamaCompletionRequest, endpoint: "infill",
+	record := *body.InputPrefix
+	if len(body.Prompt.Prompts) == 1 {
+		for _, p := range body.Prompt.Prompts[0] {
+			record += p.Text
+		}
+	}
+	a.llamaServe(w, r, &llamaCall{body: &body.LlamaCompletionRequest, endpoint: "infill", record: record,
 		tokens: func(m models.Model, tok *tokenizer.Tokenizer, _ int) ([]int32, error) {
 			fm, ok := m.(interface{ FIM() (llm.FIMTokens, bool) })
 			if !ok {

@@ -236,6 +236,12 @@ func TestLlamaServerInfill(t *testing.T) {
 	if v["prompt"] != want || v["tokens_predicted"] != 4.0 {
 		t.Fatalf("infill prompt %q, want %q (%v)", v["prompt"], want, v)
 	}
+	// Its record keeps the text before the insertion point, as a
+	// completion with a suffix does.
+	resp, b = ta.post(t, "/v1/feedback", `{"request_id":`+quote(v["request_id"].(string))+`,"rating":1}`)
+	if fb := mustJSON(t, string(b)); resp.StatusCode != 201 || fb["prompt_text"] != "def add(a, b):\n    return a" {
+		t.Fatalf("feedback on an infill: %d, recorded prompt %q", resp.StatusCode, fb["prompt_text"])
+	}
 	// llama.vim's two requests: the ring buffer's chunks sent ahead with
 	// n_predict 0 (computed into the prefix cache), then a completion with
 	// the same chunks, which starts from them.
