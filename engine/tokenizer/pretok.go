@@ -9,10 +9,11 @@ import (
 type splitter func(text string, sc *splitScratch) []string
 
 // splitScratch holds a splitter's buffers: the text's runes, the byte
-// offset of each, and the fragments as rune ranges.
+// offset of each (int32: a text to tokenize is far below 2 GiB; a request
+// body holds 32 MiB), and the fragments as rune ranges.
 type splitScratch struct {
 	runes      []rune
-	offs       []int
+	offs       []int32
 	frags, out []span
 	words      []string
 }
@@ -34,16 +35,16 @@ type matcher func(r []rune, i int) int
 func stages(ms ...matcher) splitter {
 	return func(text string, sc *splitScratch) []string {
 		if cap(sc.runes) < len(text) {
-			sc.runes, sc.offs = make([]rune, 0, len(text)), make([]int, 0, len(text)+1)
+			sc.runes, sc.offs = make([]rune, 0, len(text)), make([]int32, 0, len(text)+1)
 		}
 		r, offs := sc.runes[:0], sc.offs[:0]
 		for i := 0; i < len(text); {
 			c, n := decodeRune(text[i:])
 			r = append(r, c)
-			offs = append(offs, i)
+			offs = append(offs, int32(i))
 			i += n
 		}
-		offs = append(offs, len(text))
+		offs = append(offs, int32(len(text)))
 		sc.runes, sc.offs = r, offs
 		frags := append(sc.frags[:0], span{0, len(r)})
 		out := sc.out[:0]
