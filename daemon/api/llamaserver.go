@@ -576,13 +576,12 @@ func (a *API) llamaRun(r *http.Request, c *llamaCall, index int, id string, hdr 
 			// The prompt's text, for the request's record (feedback learns
 			// from it, tokenizing it as a plain prompt): without BOS and
 			// special tokens' text, as a client wrote it.
-			text := req.Tokens
-			if tok.AddBOS() && len(text) > 0 && text[0] == tok.BOS() {
-				text = text[1:]
-			}
-			req.Prompt = tok.Decode(text, tokenizer.DecodeOptions{})
-			if c.record != "" {
-				req.Prompt = c.record
+			if req.Prompt = c.record; req.Prompt == "" {
+				text := req.Tokens
+				if tok.StartsWithBOS(text) {
+					text = text[1:]
+				}
+				req.Prompt = tok.Decode(text, tokenizer.DecodeOptions{})
 			}
 			evaluated, nCtx = len(req.Tokens), m.Info().ContextLength
 			if err := applyLlamaBias(tok, req, plan.bias); err != nil {

@@ -561,7 +561,7 @@ func (a *API) echoPrompt(ctx context.Context, m models.Model, req llm.Request, t
 	// The echoed text is the prompt as the client sent it (for token ids,
 	// their text); BOS, which the model adds, is not part of it.
 	shown := tokens
-	if len(shown) > 0 && tok.AddBOS() && shown[0] == tok.BOS() && req.Tokens == nil {
+	if tok.StartsWithBOS(shown) && req.Tokens == nil {
 		shown = shown[1:]
 	}
 	text := req.Prompt

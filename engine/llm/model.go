@@ -520,25 +520,32 @@ func (m *Model) PromptTokens(req Request) ([]int32, error) {
 	if err != nil || len(req.Context) == 0 {
 		return prompt, err
 	}
-	vocab := m.net.Config().Vocab
-	for i, id := range req.Context {
-		if id < 0 || int(id) >= vocab {
-			return nil, fmt.Errorf("%w: context token %d is %d, not in [0,%d)", ErrTokenRange, i, id, vocab)
-		}
+	if err := m.checkTokens(req.Context, "context token"); err != nil {
+		return nil, err
 	}
-	if m.tok.AddBOS() && len(prompt) > 0 && prompt[0] == m.tok.BOS() {
+	if m.tok.StartsWithBOS(prompt) {
 		prompt = prompt[1:]
 	}
 	return append(append(make([]int32, 0, len(req.Context)+len(prompt)), req.Context...), prompt...), nil
 }
 
+// checkTokens reports the first of ids outside the vocabulary
+// (ErrTokenRange), naming it as what.
+func (m *Model) checkTokens(ids []int32, what string) error {
+	vocab := m.net.Config().Vocab
+	for i, id := range ids {
+		if id < 0 || int(id) >= vocab {
+			return fmt.Errorf("%w: %s %d is %d, not in [0,%d)", ErrTokenRange, what, i, id, vocab)
+		}
+	}
+	return nil
+}
+
 // promptTokens tokenizes a request's own prompt.
 func (m *Model) promptTokens(req Request) ([]int32, error) {
 	if req.Tokens != nil {
-		for _, id := range req.Tokens {
-			if id < 0 || int(id) >= m.net.Config().Vocab {
-				return nil, fmt.Errorf("%w: %d is not in [0,%d)", ErrTokenRange, id, m.net.Config().Vocab)
-			}
+		if err := m.checkTokens(req.Tokens, "token"); err != nil {
+			return nil, err
 		}
 		return req.Tokens, nil
 	}
@@ -570,7 +577,7 @@ func (m *Model) promptTokens(req Request) ([]int32, error) {
 	}
 	if req.Raw {
 		out := m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
-		if bos := m.tok.BOS(); m.tok.AddBOS() && len(out) > 1 && out[0] == bos && out[1] == bos {
+		if m.tok.StartsWithBOS(out) && m.tok.StartsWithBOS(out[1:]) {
 			out = out[1:] // the prompt wrote its BOS itself
 		}
 		return out, nil

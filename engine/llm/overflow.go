@@ -241,7 +241,7 @@ func (m *Model) dropOldest(ctx context.Context, req Request, prompt []int32, bud
 // those messages alone).
 func (m *Model) keepHead(ctx context.Context, req Request, msgs []chat.Message, prompt []int32) int {
 	bos := 0
-	if m.tok.AddBOS() && len(prompt) > 0 && prompt[0] == m.tok.BOS() {
+	if m.tok.StartsWithBOS(prompt) {
 		bos = 1
 	}
 	if req.Overflow.Keep > 0 {

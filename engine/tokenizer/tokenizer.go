@@ -448,6 +448,12 @@ func (t *Tokenizer) UNK() int32 { return t.v.UNK }
 // AddBOS reports whether Encode with AddSpecial prepends BOS.
 func (t *Tokenizer) AddBOS() bool { return t.v.AddBOS && t.v.BOS >= 0 }
 
+// StartsWithBOS reports whether ids begin with the BOS token this
+// vocabulary adds to a text (never when it adds none).
+func (t *Tokenizer) StartsWithBOS(ids []int32) bool {
+	return t.AddBOS() && len(ids) > 0 && ids[0] == t.v.BOS
+}
+
 // AddEOS reports whether Encode with AddSpecial appends EOS.
 func (t *Tokenizer) AddEOS() bool { return t.v.AddEOS && t.v.EOS >= 0 }
 
