@@ -119,7 +119,7 @@ type Job struct {
 	// speculation (spec.go)
 	draft            spec.Draft
 	predBuf          []int32    // the prediction and the sequence's tail (spec.Lookup.ProposePrediction)
-	predAlt          spec.Draft // the sequence's own lookup, weighed against the prediction's
+	predAlt          spec.Draft // the prediction's draft, weighed against the sequence's own
 	tree             []int32    // the verification span's tree
 	path             []int32
 	moveDst, moveSrc []int

@@ -165,9 +165,7 @@ func (s *Scheduler) planDrafts(jobs []*Job) guardStep {
 			} else {
 				nodes = min(2*room, s.o.MaxBatchTokens/max(1, decoding)-1)
 			}
-			if !s.proposePrediction(j, l, room, nodes) {
-				l.Propose(&j.draft, j.tokens, room, nodes)
-			}
+			s.proposeLookup(j, l, room, nodes)
 		}
 		if g.lookup == 0 && j.Speculate&spec.KindDraft != 0 && s.spec.Drafter != nil && (tree || j.draft.Len() == 0) {
 			nodes := room
@@ -197,30 +195,26 @@ func (s *Scheduler) planDrafts(jobs []*Job) guardStep {
 	return g
 }
 
-// proposePrediction drafts j's next tokens from its predicted output (what
-// follows the prediction's best match of the sequence's last tokens, its
-// pending sampled token among them) and reports whether it drafted: not
-// when the sequence's own best match is longer (where the output has left
-// the prediction, an edit, and repeats itself), which Propose then drafts.
-func (s *Scheduler) proposePrediction(j *Job, l spec.Lookup, room, nodes int) bool {
+// proposeLookup drafts j's next tokens by prompt lookup (j.draft is
+// empty): from its predicted output first, what follows the prediction's
+// best match of the sequence's last tokens (its pending sampled token among
+// them), unless the sequence's own best match is longer (the output has
+// left the prediction at an edit and repeats itself) or the prediction has
+// none; then from the sequence itself.
+func (s *Scheduler) proposeLookup(j *Job, l spec.Lookup, room, nodes int) {
+	own := l.Propose(&j.draft, j.tokens, room, nodes)
 	if len(j.Prediction) == 0 {
-		return false
+		return
 	}
 	// The output so far, its pending token included, has taken this many
 	// of the prediction's tokens if it follows it.
 	expect := len(j.tokens) - len(j.Prompt)
 	var n int
-	n, j.predBuf = l.ProposePrediction(&j.draft, j.predBuf, j.Prediction, j.tokens, expect, room, nodes)
-	if n == 0 {
-		return false
-	}
-	if own := l.Propose(&j.predAlt, j.tokens, room, nodes); own > n {
-		j.draft.Reset()
-		j.predAlt.Reset()
-		return false
+	n, j.predBuf = l.ProposePrediction(&j.predAlt, j.predBuf, j.Prediction, j.tokens, expect, room, nodes)
+	if n > 0 && own <= n {
+		j.draft, j.predAlt = j.predAlt, j.draft
 	}
 	j.predAlt.Reset()
-	return true
 }
 
 // kindsOf is the speculation j may use here: its kinds, less those the
