@@ -356,13 +356,21 @@ func (l *lineLimits) push(text string) (string, bool) {
 	if l.first.IsZero() {
 		l.first = time.Now()
 	}
-	if l.indent <= 0 {
-		end := false
-		if strings.Contains(text, "\n") {
-			end = l.maxTime > 0 && time.Since(l.first) > l.maxTime
+	out := text
+	if l.indent > 0 {
+		var short bool
+		if out, short = l.indented(text); short {
+			return out, true
 		}
-		return text, end
 	}
+	return out, strings.Contains(text, "\n") && l.maxTime > 0 && time.Since(l.first) > l.maxTime
+}
+
+// indented passes text through n_indent: it holds back a new line's
+// leading blanks until the line's first character shows its indentation,
+// and reports a line indented less than n_indent (the text up to that
+// character delivered, llama-server keeping the blanks).
+func (l *lineLimits) indented(text string) (string, bool) {
 	var out strings.Builder
 	for i := 0; i < len(text); i++ {
 		c := text[i]
@@ -377,19 +385,17 @@ func (l *lineLimits) push(text string) (string, bool) {
 		case c == ' ' || c == '\t':
 			l.line = append(l.line, c)
 		default: // the line's first character
-			if len(l.line) < l.indent {
-				out.Write(l.line) // llama-server keeps the blanks
-				l.line = l.line[:0]
-				return out.String(), true
-			}
+			short := len(l.line) < l.indent
 			out.Write(l.line)
 			l.line = l.line[:0]
+			if short {
+				return out.String(), true
+			}
 			out.WriteByte(c)
 			l.inLine = true
 		}
 	}
-	end := strings.Contains(text, "\n") && l.maxTime > 0 && time.Since(l.first) > l.maxTime
-	return out.String(), end
+	return out.String(), false
 }
 
 // flush returns the blanks still held back.
@@ -911,13 +917,16 @@ func (a *API) llamaProps(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.Release()
 	info := h.Model.Info()
-	p := llamaDefaults
-	settings := ipc.LlamaGenerationSettings{NCtx: info.ContextLength, NPredict: -1, Model: h.Name, Seed: math.MaxUint32,
-		Temperature: p.Temperature, TopK: p.TopK, TopP: p.TopP, MinP: p.MinP, TypicalP: 1, RepeatLastN: p.RepeatLastN,
-		RepeatPenalty: p.RepeatPenalty, Stop: []string{}, Stream: true,
-		Samplers: []string{"penalties", "top_k", "typ_p", "top_p", "min_p", "temperature"}}
+	// What a /completion that sets nothing runs with (streamed, as
+	// llama-server reports its defaults).
+	body := &ipc.LlamaCompletionRequest{Stream: true}
+	plan, err := llamaRequest(body)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
 	daemon.WriteJSON(w, http.StatusOK, ipc.LlamaProps{
-		DefaultGenerationSettings: ipc.LlamaSlotSettings{NCtx: info.ContextLength, Params: settings},
+		DefaultGenerationSettings: ipc.LlamaSlotSettings{NCtx: info.ContextLength, Params: *llamaSettings(plan, body, info.ContextLength, h.Name)},
 		TotalSlots:                1, ModelPath: info.Path, ChatTemplate: info.ChatTemplate,
 		Modalities: map[string]bool{"vision": false, "audio": false}, BuildInfo: "ruvllm " + a.srv.Config().Version,
 	})
