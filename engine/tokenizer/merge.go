@@ -285,13 +285,23 @@ func mergeCut(word string) int {
 	return max(cut, 1)
 }
 
+// mergeChunks merges word with merge, maxMergeBytes at a time.
+func mergeChunks(word string, out []int32, sc *scratch, merge func(string, []int32, *scratch) []int32) []int32 {
+	for len(word) > maxMergeBytes {
+		cut := mergeCut(word)
+		out = merge(word[:cut], out, sc)
+		word = word[cut:]
+	}
+	return merge(word, out, sc)
+}
+
 // encodeSPMPiece merges one piece of an escaped fragment.
 func (t *Tokenizer) encodeSPMPiece(text string, out []int32, sc *scratch) []int32 {
-	for len(text) > maxMergeBytes {
-		cut := mergeCut(text)
-		out = t.encodeSPMPiece(text[:cut], out, sc)
-		text = text[cut:]
-	}
+	return mergeChunks(text, out, sc, t.mergeSPM)
+}
+
+// mergeSPM merges one piece (at most maxMergeBytes) and appends its tokens.
+func (t *Tokenizer) mergeSPM(text string, out []int32, sc *scratch) []int32 {
 	syms := t.mergeWord(text, t.spmRank, sc)
 	for i := range syms {
 		if syms[i].id >= 0 {
@@ -333,18 +343,13 @@ func (t *Tokenizer) encodeBPE(text string, out []int32, sc *scratch) []int32 {
 				continue
 			}
 		}
-		for len(word) > maxMergeBytes {
-			cut := mergeCut(word)
-			out = t.mergeBPE(word[:cut], out, sc)
-			word = word[cut:]
-		}
-		out = t.mergeBPE(word, out, sc)
+		out = mergeChunks(word, out, sc, t.mergeBPE)
 	}
 	return out
 }
 
-// mergeBPE merges one word (in the vocabulary's alphabet) and appends its
-// tokens.
+// mergeBPE merges one word (in the vocabulary's alphabet, at most
+// maxMergeBytes) and appends its tokens.
 func (t *Tokenizer) mergeBPE(word string, out []int32, sc *scratch) []int32 {
 	syms := t.mergeWord(word, t.bpeRank, sc)
 	for i := range syms {
