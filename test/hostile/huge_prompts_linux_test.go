@@ -1,7 +1,6 @@
 package hostile
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -27,20 +26,19 @@ func TestHugePrompts(t *testing.T) {
 			if err := unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_AS, &limit, nil); err != nil {
 				t.Skipf("cannot cap the daemon's memory: %v", err)
 			}
-			quote := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 			for _, text := range []struct{ name, s string }{
 				{"prose", strings.Repeat("the quick brown fox jumps over the lazy dog ", 12<<20/44)},
 				{"one word", strings.Repeat("kernel", 12<<20/6)},
 			} {
-				r := p.post(t, "/v1/completions", fmt.Sprintf(`{"model":%q,"prompt":%s,"max_tokens":1}`, p.model, quote(text.s)))
+				r := p.post(t, "/v1/completions", fmt.Sprintf(`{"model":%q,"prompt":%s,"max_tokens":1}`, p.model, jsonString(text.s)))
 				want4xx(t, text.name+" to /v1/completions", r, "context")
 				p.alive(t)
-				r = p.post(t, "/api/generate", fmt.Sprintf(`{"model":%q,"prompt":%s,"raw":true,"stream":false,"options":{"num_predict":2}}`, p.model, quote(text.s)))
+				r = p.post(t, "/api/generate", fmt.Sprintf(`{"model":%q,"prompt":%s,"raw":true,"stream":false,"options":{"num_predict":2}}`, p.model, jsonString(text.s)))
 				if r.status != 200 || !strings.Contains(string(r.body), `"prompt_eval_count"`) {
 					t.Errorf("%s to /api/generate (truncated, as Ollama does): %d %.300s", text.name, r.status, r.body)
 				}
 				p.alive(t)
-				r = p.post(t, "/tokenize", fmt.Sprintf(`{"model":%q,"content":%s}`, p.model, quote(text.s)))
+				r = p.post(t, "/tokenize", fmt.Sprintf(`{"model":%q,"content":%s}`, p.model, jsonString(text.s)))
 				if r.status != 200 || !strings.HasPrefix(string(r.body), `{"tokens":[`) {
 					t.Errorf("%s to /tokenize: %d %.200s", text.name, r.status, r.body)
 				}
