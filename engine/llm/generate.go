@@ -367,24 +367,22 @@ wait:
 	res.StopSequence = stopSeq
 	res.Speculation = SpecResult{Drafted: job.Spec.Drafted, Accepted: job.Spec.Accepted, Verifications: job.Spec.Verifications,
 		PredictionDrafted: job.Spec.PredictionDrafted, PredictionAccepted: job.Spec.PredictionAccepted}
+	if !firstAt.IsZero() || !job.Prefilled.IsZero() {
+		res.Timings.Prepare = submitted.Sub(start)
+	}
+	if !job.Prefilled.IsZero() {
+		res.Timings.PromptEval = job.Prefilled.Sub(start) // when nothing was generated (PromptOnly)
+		res.Timings.Queue = job.Admitted.Sub(submitted)
+		res.Timings.Prefill = job.Prefilled.Sub(job.Admitted)
+		res.Timings.PrefillSteps = job.PrefillSteps
+	}
 	if !firstAt.IsZero() {
 		res.Timings.TTFT = firstAt.Sub(start)
 		res.Timings.PromptEval = res.Timings.TTFT
 		res.Timings.Eval = time.Since(firstAt)
-		res.Timings.Prepare = submitted.Sub(start)
 		if !job.Prefilled.IsZero() {
-			res.Timings.Queue = job.Admitted.Sub(submitted)
-			res.Timings.Prefill = job.Prefilled.Sub(job.Admitted)
-			res.Timings.PrefillSteps = job.PrefillSteps
 			res.Timings.Sample = firstAt.Sub(job.Prefilled)
 		}
-	}
-	if firstAt.IsZero() && !job.Prefilled.IsZero() { // nothing generated (PromptOnly)
-		res.Timings.PromptEval = job.Prefilled.Sub(start)
-		res.Timings.Prepare = submitted.Sub(start)
-		res.Timings.Queue = job.Admitted.Sub(submitted)
-		res.Timings.Prefill = job.Prefilled.Sub(job.Admitted)
-		res.Timings.PrefillSteps = job.PrefillSteps
 	}
 	res.Timings.Total = time.Since(start)
 	if cbErr != nil {
