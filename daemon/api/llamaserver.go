@@ -115,8 +115,8 @@ func llamaRequest(b *ipc.LlamaCompletionRequest) (*llamaPlan, error) {
 		return nil, badParam("n_probs", "must be between 0 and 20, not %d", b.NProbs)
 	case b.NIndent < 0:
 		return nil, badParam("n_indent", "must not be negative, not %d", b.NIndent)
-	case b.TMaxPredictMS < 0:
-		return nil, badParam("t_max_predict_ms", "must not be negative, not %d", b.TMaxPredictMS)
+	case b.TMaxPredictMS < 0 || b.TMaxPredictMS > maxTimeLimitMS:
+		return nil, badParam("t_max_predict_ms", "must be between 0 and %d (a day), not %d", maxTimeLimitMS, b.TMaxPredictMS)
 	}
 	if lora := strings.TrimSpace(string(b.Lora)); lora != "" && lora != "null" && lora != "[]" {
 		return nil, badParam("lora", "adapters are named here, not numbered: send \"adapters\": [{\"name\": ..., \"scale\": ...}] (GET /v1/adapters lists them)")
@@ -186,6 +186,9 @@ func llamaRequest(b *ipc.LlamaCompletionRequest) (*llamaPlan, error) {
 	}
 	return plan, nil
 }
+
+// maxTimeLimitMS bounds t_max_predict_ms, which becomes a Duration.
+const maxTimeLimitMS = 24 * 60 * 60 * 1000
 
 // llamaNames are how llama-server names the sampling fields (any
 // temperature is allowed, as there).

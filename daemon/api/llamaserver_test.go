@@ -197,6 +197,7 @@ func TestLlamaServerCompletion(t *testing.T) {
 		{"/completion", `{"prompt":"x","logit_bias":[[1,true]]}`, "logit_bias[0]"},
 		{"/completion", `{"prompt":"x","logit_bias":[[1,1e9]]}`, "logit_bias[0]"},
 		{"/completion", `{"prompt":"x","n_probs":50}`, "n_probs"},
+		{"/completion", `{"prompt":"x","t_max_predict_ms":9000000000000000000}`, "t_max_predict_ms"},
 		{"/completion", `{"prompt":"x","grammar":"root ::= \"a\"","json_schema":{}}`, "json_schema"},
 		{"/completion", `{"prompt":"x","temperature":"hot"}`, "temperature"},
 		{"/detokenize", `{"tokens":[1,-4]}`, "tokens[1]"},
