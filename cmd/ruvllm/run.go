@@ -20,6 +20,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/kldiv"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
+	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/internal/backends"
 )
 
@@ -33,6 +34,10 @@ type genFlags struct {
 	// predictionFile holds run's predicted output (--prediction).
 	predictionFile string
 }
+
+// maxSpecFixed bounds --spec-fixed: a step verifies at most this many
+// draft tokens a sequence (spec.Options.MaxDraft's default).
+const maxSpecFixed = 7
 
 // maxPredictionFile bounds --prediction's file: a prediction is drafted
 // from its first 8192 tokens at most.
@@ -97,10 +102,12 @@ func newRunCmd() *cobra.Command {
 		gflags  grammarFlags
 		draft   string
 		specs   string
-		kvf     kvFlags
-		exact   bool
-		lbuild  string
-		amx     cpu.AMXMode
+		// specFixed verifies drafts at a set length (spec.Options.Fixed).
+		specFixed int
+		kvf       kvFlags
+		exact     bool
+		lbuild    string
+		amx       cpu.AMXMode
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--remote] -m MODEL -p TEXT [--json-schema FILE | --grammar FILE | --regex RE | --any-json]",
@@ -112,12 +119,12 @@ func newRunCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			spec, err := gflags.spec()
+			constraint, err := gflags.spec()
 			if err != nil {
 				return err
 			}
 			if remote {
-				if spec != nil {
+				if constraint != nil {
 					return errors.New("--json-schema, --grammar, --regex and --any-json apply to in-process runs for now")
 				}
 				if cmd.Flags().Changed("backend") || cmd.Flags().Changed("exact") || cmd.Flags().Changed("llama-build") || cmd.Flags().Changed("amx") {
@@ -140,7 +147,11 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, DraftDir: draftDir(), Exact: exact, LlamaBuild: lb, AMX: amx}
+			if specFixed < 0 {
+				return fmt.Errorf("--spec-fixed must not be negative, not %d", specFixed)
+			}
+			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, DraftDir: draftDir(), Exact: exact, LlamaBuild: lb, AMX: amx,
+				SpecControl: spec.Options{Fixed: min(specFixed, maxSpecFixed)}}
 			if err := kvf.apply(&lo); err != nil {
 				return err
 			}
@@ -155,8 +166,8 @@ func newRunCmd() *cobra.Command {
 			if req.Prediction, err = g.prediction(); err != nil {
 				return err
 			}
-			if spec != nil {
-				if req.Grammar, err = m.Grammar(*spec); err != nil {
+			if constraint != nil {
+				if req.Grammar, err = m.Grammar(*constraint); err != nil {
 					return err
 				}
 			}
@@ -182,6 +193,7 @@ func newRunCmd() *cobra.Command {
 	f.IntVar(&ctxLen, "ctx", 0, "context length (0: the model's, at most 4096)")
 	f.StringVar(&draft, "draft", "", "draft model for speculative decoding: FILE (same vocabulary, e.g. a Q4_0 of the model), or self:TYPE (the model converted to TYPE once, kept in the user cache)")
 	f.StringVar(&specs, "spec", "all", "speculative decoding: all, off, or kinds joined by + (lookup, draft, tree)")
+	f.IntVar(&specFixed, "spec-fixed", 0, fmt.Sprintf("verify every draft token up to N a step, whatever the adaptive control would choose (at most %d; 0: adaptive), for measuring and tests", maxSpecFixed))
 	f.StringVar(&g.predictionFile, "prediction", "", "the output expected, or most of it, in `FILE` (the file being edited, a reply regenerated): drafted from by prompt lookup; the output is the same, only faster")
 	kvf.register(f)
 	backends.Flag(f, &backend)

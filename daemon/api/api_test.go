@@ -200,7 +200,9 @@ func startAPIWith(t testing.TB, realEngine bool) *testAPI {
 		MemAvailable: func() (int64, bool) { return 0, false },
 		Loader: func(ctx context.Context, path string) (models.Model, error) {
 			if realEngine && filepath.Dir(path) != mdir {
-				return llm.Load(ctx, path, llm.Options{Threads: 1, Sequences: 2, Speculate: spec.KindLookup})
+				// Lookup at a fixed draft length: what the tests see drafted
+				// must not depend on step timings (a loaded machine).
+				return llm.Load(ctx, path, llm.Options{Threads: 1, Sequences: 2, Speculate: spec.KindLookup, SpecControl: spec.Options{Fixed: 4}})
 			}
 			if f := fakes[llm.NameFromPath(path)]; f != nil {
 				if f.grammar {
