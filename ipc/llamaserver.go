@@ -3,7 +3,6 @@ package ipc
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -43,12 +42,21 @@ func (p LlamaPrompt) Flat() []LlamaPromptPart {
 // UnmarshalJSON reads the forms llama-server's tokenize_input_prompts
 // takes.
 func (p *LlamaPrompt) UnmarshalJSON(b []byte) error {
-	*p = LlamaPrompt{Set: true}
+	q, err := ParseLlamaPrompt(b, "prompt")
+	*p = q
+	return err
+}
+
+// ParseLlamaPrompt reads a llama-server prompt held by the field named
+// field (/completion's "prompt", /embedding's "content" or "input"), in
+// every form tokenize_input_prompts takes; errors name the field.
+func ParseLlamaPrompt(b []byte, field string) (LlamaPrompt, error) {
+	p := LlamaPrompt{Set: true}
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '[' {
 		var items []json.RawMessage
 		if err := json.Unmarshal(b, &items); err != nil {
-			return errors.New(`field "prompt" must be a string, an array of strings and token ids, or an array of prompts`)
+			return p, fmt.Errorf("field %q must be a string, an array of strings and token ids, or an array of prompts", field)
 		}
 		numbers := false
 		for _, it := range items {
@@ -59,24 +67,24 @@ func (p *LlamaPrompt) UnmarshalJSON(b []byte) error {
 		}
 		if !numbers { // an array of prompts
 			if len(items) == 0 {
-				return errors.New(`field "prompt" must not be empty`)
+				return p, fmt.Errorf("field %q must not be empty", field)
 			}
 			for i, it := range items {
-				parts, err := llamaSubprompt(it, fmt.Sprintf("prompt[%d]", i))
+				parts, err := llamaSubprompt(it, fmt.Sprintf("%s[%d]", field, i))
 				if err != nil {
-					return err
+					return p, err
 				}
 				p.Prompts = append(p.Prompts, parts)
 			}
-			return nil
+			return p, nil
 		}
 	}
-	parts, err := llamaSubprompt(b, "prompt")
+	parts, err := llamaSubprompt(b, field)
 	if err != nil {
-		return err
+		return p, err
 	}
 	p.Prompts = [][]LlamaPromptPart{parts}
-	return nil
+	return p, nil
 }
 
 // llamaSubprompt reads one prompt: a string, an array of strings and token
@@ -175,10 +183,12 @@ type LlamaCompletionRequest struct {
 	CachePrompt *bool `json:"cache_prompt,omitempty"`
 	IDSlot      *int  `json:"id_slot,omitempty"`
 	NCacheReuse int   `json:"n_cache_reuse,omitempty"`
-	// Lora is llama-server's per-request adapter list by id; ruvllm names
-	// adapters (Adapters).
-	Lora     json.RawMessage `json:"lora,omitempty"`
-	Adapters AdapterRefs     `json:"adapters,omitempty"`
+	// Lora is llama-server's per-request adapter list: each adapter by its
+	// id in GET /lora-adapters, at a scale (one not listed is not
+	// applied). Adapters names them the ruvllm way instead; a request
+	// sends one or the other.
+	Lora     []LlamaLora `json:"lora,omitempty"`
+	Adapters AdapterRefs `json:"adapters,omitempty"`
 }
 
 // LlamaInfillRequest is the body of POST /infill: a completion whose prompt
@@ -327,4 +337,50 @@ type LlamaProps struct {
 type LlamaSlotSettings struct {
 	NCtx   int                     `json:"n_ctx"`
 	Params LlamaGenerationSettings `json:"params"`
+}
+
+// LlamaEmbeddingRequest is the body of llama-server's POST /embedding (and
+// /embeddings): the text to embed in "content" (or "input"), in any form
+// a /completion prompt takes, one vector per prompt.
+type LlamaEmbeddingRequest struct {
+	// Model is ruvllm's addition: which model embeds (empty: the default).
+	Model   string          `json:"model,omitempty"`
+	Content json.RawMessage `json:"content,omitempty"`
+	Input   json.RawMessage `json:"input,omitempty"`
+	// EmbdNormalize is how each vector is normalised: -1 not at all, 0
+	// scaled so that its largest magnitude is 32760 (int16 range), 1 the
+	// taxicab norm, 2 the Euclidean norm (the default), larger p the p-norm.
+	EmbdNormalize *int `json:"embd_normalize,omitempty"`
+	// EncodingFormat is accepted as llama-server takes it ("float" or
+	// "base64"); this endpoint always answers with numbers, as there.
+	EncodingFormat string `json:"encoding_format,omitempty"`
+}
+
+// LlamaEmbedding is one prompt's answer from POST /embedding: its pooled
+// embedding, as the only row of Embedding (llama-server's shape for a
+// model with pooling).
+type LlamaEmbedding struct {
+	Index     int         `json:"index"`
+	Embedding [][]float32 `json:"embedding"`
+}
+
+// LlamaLoraAdapter is one entry of GET /lora-adapters: an installed
+// adapter and the id a request's "lora" names it by.
+type LlamaLoraAdapter struct {
+	ID int `json:"id"`
+	// Name is ruvllm's name for the adapter (what "adapters" takes).
+	Name string `json:"name"`
+	Path string `json:"path"`
+	// Scale is what a request applies when it does not list the adapter:
+	// always 0 here, where adapters are applied per request.
+	Scale        float32 `json:"scale"`
+	TaskName     string  `json:"task_name"`
+	PromptPrefix string  `json:"prompt_prefix"`
+}
+
+// LlamaLora is one entry of a request's "lora": an adapter by its id in
+// GET /lora-adapters and the scale to apply it at.
+type LlamaLora struct {
+	ID    *int     `json:"id"`
+	Scale *float32 `json:"scale"`
 }

@@ -542,8 +542,16 @@ func finishReason(r llm.FinishReason) string {
 // embed runs an embedding request on an acquired model and records it in
 // the request log and metrics like a generation.
 func (a *API) embed(r *http.Request, h *models.Handle, endpoint string, inputs []string, opts llm.EmbedOptions) ([][]float32, int, error) {
+	return a.recordEmbed(r, h, endpoint, func() ([][]float32, int, error) {
+		return h.Model.Embed(r.Context(), inputs, opts)
+	})
+}
+
+// recordEmbed runs an embedding request's work and counts and logs it as
+// embed does.
+func (a *API) recordEmbed(r *http.Request, h *models.Handle, endpoint string, run func() ([][]float32, int, error)) ([][]float32, int, error) {
 	start := time.Now()
-	vecs, n, err := h.Model.Embed(r.Context(), inputs, opts)
+	vecs, n, err := run()
 	status := "ok"
 	switch {
 	case err != nil && r.Context().Err() != nil:

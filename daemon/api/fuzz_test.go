@@ -15,7 +15,7 @@ import (
 
 // fuzzEndpoints are the generation endpoints of both APIs.
 var fuzzEndpoints = []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/api/chat", "/api/generate", "/api/embed",
-	"/completion", "/infill", "/tokenize", "/detokenize"}
+	"/completion", "/infill", "/tokenize", "/detokenize", "/embedding", "/lora-adapters", "/chat/completions"}
 
 // FuzzEndpoints sends fuzzed JSON bodies through the real handlers, the
 // real validation and the real engine (a tiny synthetic model): whatever
@@ -45,6 +45,11 @@ func FuzzEndpoints(f *testing.F) {
 		{7, `{"input_prefix":"def f(","input_suffix":")","input_extra":[{"filename":"a","text":"b"}],"prompt":"x","n_predict":2}`},
 		{8, `{"content":["a",1,"<s>"],"with_pieces":true,"add_special":true,"parse_special":false}`},
 		{9, `{"tokens":[1,2,3]}`},
+		{10, `{"content":["a",[1,2],{"prompt_string":"b"}],"embd_normalize":3}`},
+		{10, `{"input":"x","embd_normalize":0,"encoding_format":"float"}`},
+		{6, `{"prompt":"x","n_predict":2,"lora":[{"id":0,"scale":0.5}]}`},
+		{11, `[{"id":0,"scale":1}]`},
+		{12, `{"messages":[{"role":"user","content":"hi"}],"max_tokens":2}`},
 	} {
 		f.Add(s.ep, s.body)
 	}

@@ -22,7 +22,9 @@ import (
 
 // This file serves llama.cpp's own server API (llama-server): /completion
 // (and /completions), /infill, /tokenize, /detokenize, /apply-template,
-// /props and /health, with llama-server's field names, defaults and
+// /embedding, /lora-adapters, /props and /health (/v1/health is the
+// daemon's own), and OpenAI's chat completions and model list without
+// their /v1 prefix, with llama-server's field names, defaults and
 // response shapes, so its clients (llama.vim, llama.vscode, SillyTavern,
 // scripts written for llama-server) run unchanged against the shared
 // daemon. A request may name a model ("model"); without one the daemon's
@@ -40,6 +42,13 @@ func (a *API) registerLlamaServer(srv *daemon.Server) {
 	srv.Handle("GET /health", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		daemon.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
+	srv.Handle("POST /embedding", http.HandlerFunc(a.llamaEmbedding))
+	srv.Handle("POST /embeddings", http.HandlerFunc(a.llamaEmbedding))
+	srv.Handle("GET /lora-adapters", http.HandlerFunc(a.llamaGetLora))
+	srv.Handle("POST /lora-adapters", http.HandlerFunc(a.llamaPostLora))
+	// llama-server also serves OpenAI's routes without the /v1 prefix.
+	srv.Handle("POST /chat/completions", http.HandlerFunc(a.chatCompletions))
+	srv.Handle("GET /models", http.HandlerFunc(a.listModels))
 	// Any other route (llama-server's /slots, a method a route does not
 	// take) is a 404 in llama-server's (OpenAI's) error shape, not Go's
 	// plain text.
@@ -118,8 +127,8 @@ func llamaRequest(b *ipc.LlamaCompletionRequest) (*llamaPlan, error) {
 	case b.TMaxPredictMS < 0 || b.TMaxPredictMS > maxTimeLimitMS:
 		return nil, badParam("t_max_predict_ms", "must be between 0 and %d (a day), not %d", maxTimeLimitMS, b.TMaxPredictMS)
 	}
-	if lora := strings.TrimSpace(string(b.Lora)); lora != "" && lora != "null" && lora != "[]" {
-		return nil, badParam("lora", "adapters are named here, not numbered: send \"adapters\": [{\"name\": ..., \"scale\": ...}] (GET /v1/adapters lists them)")
+	if err := checkLlamaLora(b.Lora, b.Adapters); err != nil {
+		return nil, err
 	}
 	if b.Samplers != nil {
 		on := map[string]bool{}
@@ -484,6 +493,12 @@ func (a *API) llamaServe(w http.ResponseWriter, r *http.Request, c *llamaCall) {
 	if c.constraint, err = llamaConstraint(c.body); err != nil {
 		openAIError(w, err)
 		return
+	}
+	if len(c.body.Lora) > 0 {
+		if c.body.Adapters, err = a.llamaLoraRefs(c.body.Lora); err != nil {
+			openAIError(w, err)
+			return
+		}
 	}
 	n := max(len(c.body.Prompt.Prompts), 1)
 	var (

@@ -717,64 +717,22 @@ type EmbedOptions struct {
 // whole request, so generations keep streaming between an embedding
 // request's chunks however many inputs it has.
 func (m *Model) Embed(ctx context.Context, inputs []string, opts EmbedOptions) ([][]float32, int, error) {
-	dim := m.net.Config().Dim
 	var out [][]float32
 	total := 0
 	for i, in := range inputs {
-		if err := ctx.Err(); err != nil {
-			return nil, total, err
-		}
 		tokens := m.tok.Encode(in, tokenizer.EncodeOptions{AddSpecial: true})
-		if len(tokens) == 0 {
-			return nil, total, fmt.Errorf("input %d: %w", i, ErrEmptyInput)
-		}
-		if len(tokens) > m.opts.ContextLength {
-			if !opts.Truncate {
-				return nil, total, fmt.Errorf("input %d: %w: %d tokens, context is %d", i, ErrContextExceeded, len(tokens), m.opts.ContextLength)
-			}
-			tokens = tokens[:m.opts.ContextLength]
-		}
-		total += len(tokens)
-		seq := kv.NewSequence(m.pool)
-		sum := make([]float64, dim)
-		row := make([]float32, 0)
-		err := func() error {
-			defer seq.Release()
-			for rest := tokens; len(rest) > 0; {
-				n := min(len(rest), m.opts.BatchSize)
-				if err := m.reserveOutsideScheduler(ctx, seq, n); err != nil {
-					return fmt.Errorf("kv cache: %w", err)
-				}
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				batch := &model.Batch{Tokens: rest[:n], Spans: []compute.Span{{N: n, Pos: seq.Len(), Blocks: seq.Blocks()}}}
-				if cap(row) < n*dim {
-					row = make([]float32, n*dim)
-				}
-				row = row[:n*dim]
-				if err := m.forwardHidden(batch, row); err != nil {
-					return err
-				}
-				for j, v := range row {
-					sum[j%dim] += float64(v)
-				}
-				seq.Advance(n)
-				rest = rest[n:]
-			}
-			return nil
-		}()
+		mean, n, err := m.embedOne(ctx, tokens, i, opts)
+		total += n
 		if err != nil {
 			return nil, total, err
 		}
 		var norm float64
-		for j := range sum {
-			sum[j] /= float64(len(tokens))
-			norm += sum[j] * sum[j]
+		for _, v := range mean {
+			norm += v * v
 		}
 		norm = math.Sqrt(norm)
-		vec := make([]float32, dim)
-		for j, v := range sum {
+		vec := make([]float32, len(mean))
+		for j, v := range mean {
 			if norm > 0 {
 				vec[j] = float32(v / norm)
 			}
@@ -782,6 +740,78 @@ func (m *Model) Embed(ctx context.Context, inputs []string, opts EmbedOptions) (
 		out = append(out, vec)
 	}
 	return out, total, nil
+}
+
+// EmbedTokens returns, for each input given as token ids, the mean of the
+// final hidden states over its tokens, not normalised (the caller
+// normalises as its API says), and the total number of tokens read.
+func (m *Model) EmbedTokens(ctx context.Context, inputs [][]int32, opts EmbedOptions) ([][]float32, int, error) {
+	out := make([][]float32, 0, len(inputs))
+	total := 0
+	for i, tokens := range inputs {
+		if err := m.checkTokens(tokens, fmt.Sprintf("input %d: token", i)); err != nil {
+			return nil, total, err
+		}
+		mean, n, err := m.embedOne(ctx, tokens, i, opts)
+		total += n
+		if err != nil {
+			return nil, total, err
+		}
+		vec := make([]float32, len(mean))
+		for j, v := range mean {
+			vec[j] = float32(v)
+		}
+		out = append(out, vec)
+	}
+	return out, total, nil
+}
+
+// embedOne returns the mean of the final hidden states over input i's
+// tokens and how many tokens it read.
+func (m *Model) embedOne(ctx context.Context, tokens []int32, i int, opts EmbedOptions) ([]float64, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	if len(tokens) == 0 {
+		return nil, 0, fmt.Errorf("input %d: %w", i, ErrEmptyInput)
+	}
+	if len(tokens) > m.opts.ContextLength {
+		if !opts.Truncate {
+			return nil, 0, fmt.Errorf("input %d: %w: %d tokens, context is %d", i, ErrContextExceeded, len(tokens), m.opts.ContextLength)
+		}
+		tokens = tokens[:m.opts.ContextLength]
+	}
+	dim := m.net.Config().Dim
+	seq := kv.NewSequence(m.pool)
+	defer seq.Release()
+	sum := make([]float64, dim)
+	var row []float32
+	for rest := tokens; len(rest) > 0; {
+		n := min(len(rest), m.opts.BatchSize)
+		if err := m.reserveOutsideScheduler(ctx, seq, n); err != nil {
+			return nil, len(tokens), fmt.Errorf("kv cache: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, len(tokens), err
+		}
+		batch := &model.Batch{Tokens: rest[:n], Spans: []compute.Span{{N: n, Pos: seq.Len(), Blocks: seq.Blocks()}}}
+		if cap(row) < n*dim {
+			row = make([]float32, n*dim)
+		}
+		row = row[:n*dim]
+		if err := m.forwardHidden(batch, row); err != nil {
+			return nil, len(tokens), err
+		}
+		for j, v := range row {
+			sum[j%dim] += float64(v)
+		}
+		seq.Advance(n)
+		rest = rest[n:]
+	}
+	for j := range sum {
+		sum[j] /= float64(len(tokens))
+	}
+	return sum, len(tokens), nil
 }
 
 // reserveOutsideScheduler makes room for n more positions of seq, a
