@@ -220,6 +220,9 @@ type SamplingFields struct {
 	Stream           bool               `json:"stream,omitempty"`
 	StreamOptions    *StreamOptions     `json:"stream_options,omitempty"`
 	Adapters         AdapterRefs        `json:"adapters,omitempty"`
+	// Lora is llama-server's form of Adapters, which its clients send to
+	// these endpoints too: adapters by their ids in GET /lora-adapters.
+	Lora []LlamaLora `json:"lora,omitempty"`
 	// Priority orders requests in the daemon: higher first.
 	Priority int `json:"priority,omitempty"`
 	// Grammar (GBNF) and Regex are ruvllm's own constraints: the output

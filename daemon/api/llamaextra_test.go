@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -215,6 +216,25 @@ func TestLlamaServerLora(t *testing.T) {
 	}
 	if both := probs(`,"lora":[{"id":1,"scale":1},{"id":0,"scale":1.5}]`); both != probs(`,"adapters":[{"name":"alpha"},{"name":"zeta","scale":1.5}]`) {
 		t.Fatalf("two adapters by id and by name differ")
+	}
+	// OpenAI's chat completions and completions take it as llama-server's do.
+	for _, path := range []string{"/v1/chat/completions", "/chat/completions", "/v1/completions"} {
+		body := `"messages":[{"role":"user","content":"Once upon a time"}],"logprobs":true`
+		if path == "/v1/completions" {
+			body = `"prompt":"Once upon a time","logprobs":1`
+		}
+		reply := func(extra string) any {
+			c := ta.postOK(t, path, `{"model":`+model+`,`+body+`,"max_tokens":6,"temperature":0`+extra+`}`)
+			return field(c, "choices", 0)
+		}
+		if a, b := reply(`,"lora":[{"id":0,"scale":1.5}]`), reply(`,"adapters":[{"name":"zeta","scale":1.5}]`); !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s: lora id 0 gave %v\nadapter zeta gave %v", path, a, b)
+		} else if reflect.DeepEqual(a, reply("")) {
+			t.Fatalf("%s: the adapter changed nothing: %v", path, a)
+		}
+		if resp, b := ta.post(t, path, `{"model":`+model+`,`+body+`,"lora":[{"id":5,"scale":1}]}`); resp.StatusCode != 400 || !strings.Contains(string(b), "lora[0].id") {
+			t.Fatalf("%s with a bad lora id: %d %s", path, resp.StatusCode, b)
+		}
 	}
 	if zero := probs(`,"lora":[{"id":0,"scale":0}]`); zero != none {
 		t.Fatalf("scale 0 applied the adapter: %s, none %s", zero, none)

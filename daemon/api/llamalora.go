@@ -85,6 +85,20 @@ func (a *API) llamaLoraRefs(entries []ipc.LlamaLora) ([]ipc.AdapterRef, error) {
 	return refs, nil
 }
 
+// loraAsAdapters turns an OpenAI body's llama-server "lora" into the
+// adapters it names.
+func (a *API) loraAsAdapters(f *ipc.SamplingFields) error {
+	if len(f.Lora) == 0 {
+		return nil
+	}
+	if err := checkLlamaLora(f.Lora, f.Adapters); err != nil {
+		return err
+	}
+	refs, err := a.llamaLoraRefs(f.Lora)
+	f.Adapters, f.Lora = refs, nil
+	return err
+}
+
 // llamaGetLora answers GET /lora-adapters.
 func (a *API) llamaGetLora(w http.ResponseWriter, r *http.Request) {
 	daemon.WriteJSON(w, http.StatusOK, a.llamaLoraAdapters())

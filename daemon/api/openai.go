@@ -151,6 +151,10 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	if err := a.loraAsAdapters(&body.SamplingFields); err != nil {
+		openAIError(w, err)
+		return
+	}
 	withManifestSampling(rm.man, &body.SamplingFields)
 	body.Model = rm.base
 	req, err := openAIRequest(body.SamplingFields)
@@ -380,6 +384,10 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	rm, err := a.resolveModel(body.Model)
 	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	if err := a.loraAsAdapters(&body.SamplingFields); err != nil {
 		openAIError(w, err)
 		return
 	}
