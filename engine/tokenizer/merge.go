@@ -324,6 +324,52 @@ func (t *Tokenizer) mergeSPM(text string, out []int32, sc *scratch) []int32 {
 // map each word's bytes to the GPT-2 alphabet (or, for SentencePiece-style
 // BPE, spaces to ▁), merge by rank, look up the pieces.
 func (t *Tokenizer) encodeBPE(text string, out []int32, sc *scratch) []int32 {
+	for len(text) > t.bpeChunk {
+		cut := bpeCut(text, t.bpeChunk, !t.pre.escapeSpaces)
+		out = t.encodeBPEPart(text[:cut], out, sc)
+		text = text[cut:]
+	}
+	return t.encodeBPEPart(text, out, sc)
+}
+
+// bpeChunkBytes is how much text BPE pre-tokenizes at a time: splitting
+// a whole text at once took about 50 bytes a character of it (runes,
+// their offsets, fragments, words).
+const bpeChunkBytes = 64 << 10
+
+// bpeCut returns the first place at or after from where text can be cut
+// without changing its tokens, or len(text). Every pre-tokenizer ends a
+// word before an ASCII letter after a newline after an ASCII character
+// other than whitespace: no pattern takes a newline and the letter after
+// it together, and the newline is a word of its own however its pattern
+// looks ahead (at the end of a piece a whitespace run's lookahead finds
+// nothing; in the whole text it finds the letter, and the fallback
+// whitespace pattern takes the same newline). With spaces (pre-tokenizers
+// whose words end at spaces, not only at newlines) it also cuts before a
+// space between two ASCII letters: the letters before it are a word, the
+// space and the letters after it the next one. The four bytes before the
+// place are ASCII, so no multi-byte sequence (cut by its lead byte alone,
+// as llama.cpp decodes) reaches across it; no pre-tokenizer looks behind
+// where it starts.
+func bpeCut(text string, from int, spaces bool) int {
+	for p := max(from, 5); p < len(text)-1; p++ {
+		if text[p-2] >= 0x80 || text[p-3] >= 0x80 || text[p-4] >= 0x80 || text[p-5] >= 0x80 {
+			continue
+		}
+		switch {
+		case text[p-1] == '\n' && isASCIILetter(text[p]) && text[p-2] > ' ':
+			return p
+		case spaces && text[p] == ' ' && isASCIILetter(text[p-1]) && isASCIILetter(text[p+1]):
+			return p
+		}
+	}
+	return len(text)
+}
+
+func isASCIILetter(c byte) bool { c |= 0x20; return c >= 'a' && c <= 'z' }
+
+// encodeBPEPart tokenizes one piece of a raw fragment (encodeBPE).
+func (t *Tokenizer) encodeBPEPart(text string, out []int32, sc *scratch) []int32 {
 	if t.pre.escapeSpaces {
 		text = strings.ReplaceAll(text, " ", "\u2581")
 	}

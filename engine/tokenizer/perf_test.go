@@ -183,9 +183,11 @@ func BenchmarkEncodeLong(b *testing.B) {
 	texts := map[string]string{
 		"prose": strings.Repeat("the quick brown fox jumps over the lazy dog ", 4<<20/44),
 		"word":  strings.Repeat("kernel", 4<<20/6),
+		// Lines of a document, as prompts quote them.
+		"lines": strings.Repeat("The quick brown fox jumps over the lazy dog; it was 42 times faster.\n", 4<<20/69),
 	}
 	for _, tok := range sharedTokenizers(b) {
-		for _, name := range []string{"prose", "word"} {
+		for _, name := range []string{"prose", "lines", "word"} {
 			in := texts[name]
 			b.Run(tok.v.Model+"/"+name, func(b *testing.B) {
 				b.SetBytes(int64(len(in)))

@@ -174,6 +174,9 @@ type Tokenizer struct {
 	// tokens; linear memory where one long merge of the whole text took
 	// hundreds of bytes a character).
 	spmSplit bool
+	// bpeChunk is the text BPE pre-tokenizes at a time: a longer text is
+	// cut at the first safe place (bpeCut) after every bpeChunk bytes.
+	bpeChunk int
 }
 
 // EncodeOptions control Encode.
@@ -264,6 +267,7 @@ func New(v Vocab) (*Tokenizer, error) {
 	for i := range t.byteTok {
 		t.byteTok[i] = -1
 	}
+	t.bpeChunk = bpeChunkBytes
 	switch v.Model {
 	case "llama":
 		if v.Scores == nil {
