@@ -78,6 +78,9 @@ type fileTemplate struct {
 	size     int
 	family   string // the built-in family the source looks like, if any
 	tokens   SpecialTokens
+	// reasoning is how a thinking model's template marks its reasoning
+	// (nil: it does not).
+	reasoning *Reasoning
 }
 
 // TemplatesFromGGUF returns a file's chat template source
@@ -142,6 +145,7 @@ func FromJinja(src string, variants map[string]string, tok SpecialTokens) (Templ
 		b, _ := ByName(f.family)
 		t.stops = b.stops
 	}
+	f.reasoning = detectReasoning(t, src)
 	return t, nil
 }
 
@@ -240,6 +244,10 @@ func (t Template) Prompt(ctx context.Context, conv Conversation) (string, error)
 
 // reservedVars are the variables a template's caller sets itself.
 var reservedVars = []string{"messages", "tools", "add_generation_prompt", "bos_token", "eos_token"}
+
+// ReservedVars are the template variables Conversation.Vars cannot set
+// (the conversation sets them).
+func ReservedVars() []string { return slices.Clone(reservedVars) }
 
 // templateVars builds the variables Hugging Face's apply_chat_template
 // passes: messages, tools (only when given), add_generation_prompt,

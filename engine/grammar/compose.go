@@ -36,6 +36,7 @@ const (
 	partSeq
 	partChoice
 	partRepeat
+	partWithout
 )
 
 // Lit matches exactly text.
@@ -57,6 +58,11 @@ func Regex(pattern string) Part { return Part{kind: partRegex, text: pattern} }
 
 // GBNF matches the root rule of a GBNF grammar.
 func GBNF(src string) Part { return Part{kind: partGBNF, text: src} }
+
+// Without matches any text (any bytes, special tokens excluded) in which
+// text does not occur: a thinking model's reasoning before the tag that
+// ends it, say.
+func Without(text string) Part { return Part{kind: partWithout, text: text} }
 
 // Seq matches parts one after the other.
 func Seq(parts ...Part) Part { return Part{kind: partSeq, parts: parts} }
@@ -88,7 +94,7 @@ func (p Part) Key() string {
 func (p Part) key(sb *strings.Builder) {
 	fmt.Fprintf(sb, "%d", p.kind)
 	switch p.kind {
-	case partLit, partSpecial, partRegex, partGBNF:
+	case partLit, partSpecial, partRegex, partGBNF, partWithout:
 		fmt.Fprintf(sb, "%q", p.text)
 	case partJSON:
 		fmt.Fprintf(sb, "%q%v", p.schema, p.opts.StrictFormats)
@@ -127,6 +133,12 @@ func composePart(b *builder, p Part, depth int) (sym, error) {
 		return b.lit(p.text), nil
 	case partSpecial:
 		return b.lexeme(pool.Or(pool.Concat(pool.Byte(SpecialMarker), pool.Literal(p.text)), pool.Literal(p.text))), nil
+	case partWithout:
+		if p.text == "" {
+			return 0, fmt.Errorf("grammar: Without needs a text")
+		}
+		text := pool.Star(pool.ByteRange(0, SpecialMarker-1))
+		return b.lexeme(pool.And(text, pool.Not(pool.Seq(rx.All, pool.Literal(p.text), rx.All)))), nil
 	case partRegex:
 		n, err := rx.ParseFull(p.text)
 		if err != nil {

@@ -100,3 +100,70 @@ func TestLazyMatcher(t *testing.T) {
 		t.Fatalf("special trigger: %v", err)
 	}
 }
+
+// TestWithoutThenConstraint: a thinking model's reasoning (Without its
+// closing tag) before a constrained answer, the way the daemon composes a
+// constraint for a model that thinks first.
+func TestWithoutThenConstraint(t *testing.T) {
+	answer, err := Spec{Kind: KindJSONSchema, Source: `{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`}.Part()
+	if err != nil {
+		t.Fatal(err)
+	}
+	think := Seq(Without("</think>"), Special("</think>"), Regex(`[ \t\n]*`), answer)
+	for name, p := range map[string]Part{
+		"optional": Choice(Seq(Special("<think>"), think), answer),
+		"open":     think,
+	} {
+		g, err := Compose(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open := name == "open"
+		for s, want := range map[string]bool{
+			"<think>let me see</think>\n\n{\"a\":1}":       true, // open: "<think>" is reasoning text
+			"<think>a</think>{\"a\":1}":                    true,
+			"\xff<think>a <b> </thin\xff</think>{\"a\":1}": !open, // control tokens, a partial tag inside
+			"{\"a\":1}":                              !open,
+			"let me see</think>\n{\"a\":1}":          open,
+			"</think>{\"a\":1}":                      open,
+			"\u00e9 \xe2\x80 x\xff</think>{\"a\":1}": open, // any bytes before it
+			"<think>a</think></think>{\"a\":1}":      false,
+			"a</think></think>{\"a\":1}":             false,
+			"<think>a":                               false,
+			"a":                                      false,
+			"<think>a</think>\nnot json":             false,
+			"a</think>\nnot json":                    false,
+			"a\xffb</think>{\"a\":1}":                false, // no other special token inside
+			"{\"a\":1}</think>":                      false,
+		} {
+			if got := matches(g, s); got != want {
+				t.Errorf("%s: %q: %v", name, s, got)
+			}
+		}
+	}
+	if _, err := Compose(Without("")); err == nil {
+		t.Error("Without(\"\") compiled")
+	}
+	for _, s := range []Spec{{Kind: KindJSON}, {Kind: KindJSONObject}, {Kind: KindGBNF, Source: `root ::= "x"`}, {Kind: KindRegex, Source: `x+`}} {
+		p, err := s.Part()
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := Compile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := Compose(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range []string{"x", "xx", "{}", `{"a":[1]}`, "[1]", "1", ""} {
+			if matches(whole, text) != matches(part, text) {
+				t.Errorf("%s %q: %q compiled alone %v, as a part %v", s.Kind, s.Source, text, matches(whole, text), matches(part, text))
+			}
+		}
+	}
+	if _, err := (Spec{Kind: "nope"}).Part(); err == nil {
+		t.Error("an unknown kind made a part")
+	}
+}

@@ -40,6 +40,24 @@ func Compile(s Spec) (*Grammar, error) {
 	return nil, fmt.Errorf("grammar: unknown constraint kind %q", s.Kind)
 }
 
+// Part is the spec as a part of a composed grammar, matching what
+// Compile(s) matches.
+func (s Spec) Part() (Part, error) {
+	switch s.Kind {
+	case KindJSONSchema:
+		return JSONValue([]byte(s.Source), JSONOptions{}), nil
+	case KindJSON:
+		return JSONValue([]byte(`{}`), JSONOptions{}), nil
+	case KindJSONObject:
+		return JSONValue([]byte(`{"type":"object"}`), JSONOptions{}), nil
+	case KindGBNF:
+		return GBNF(s.Source), nil
+	case KindRegex:
+		return Regex(s.Source), nil
+	}
+	return Part{}, fmt.Errorf("grammar: unknown constraint kind %q", s.Kind)
+}
+
 // cacheSize is how many compiled constraints a Vocab keeps.
 const cacheSize = 64
 

@@ -179,6 +179,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 	if gs != nil {
 		dec = tokenizer.NewRawStreamDecoder(m.tok)
 	}
+	dec.Show(m.reasoningTags...)
 	if wantLogprobs {
 		raw = make([]float32, len(m.logits))
 	}

@@ -149,6 +149,9 @@ type Model struct {
 	tmpl    chat.Template
 	hasTmpl bool
 	tmplErr error // the file's chat template does not parse: chat requests fail with it
+	// reasoningTags are a thinking model's <think> and </think> where the
+	// vocabulary makes them control tokens: generated text shows them.
+	reasoningTags []int32
 	// fim holds the fill-in-the-middle tokens, read once (FIM).
 	fimOnce sync.Once
 	fim     FIMTokens
@@ -313,6 +316,13 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	switch {
 	case m.hasTmpl:
 		m.info.ChatFormat = m.tmpl.Describe()
+		if m.info.Reasoning = m.tmpl.Reasoning(); m.info.Reasoning != nil {
+			for _, tag := range []string{m.info.Reasoning.Open, m.info.Reasoning.Close} {
+				if id, ok := tok.TokenID(tag); ok && tok.IsControl(id) {
+					m.reasoningTags = append(m.reasoningTags, id)
+				}
+			}
+		}
 	case m.tmplErr != nil:
 		m.info.ChatFormat = "unusable: " + m.tmplErr.Error()
 	}

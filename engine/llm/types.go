@@ -235,4 +235,7 @@ type Info struct {
 	// ChatFormat says which chat template the model uses: the file's own
 	// (with its hash) or a built-in fallback.
 	ChatFormat string `json:"chat_format,omitempty"`
+	// Reasoning is how a thinking model's chat template marks the
+	// reasoning its replies start with (nil: the model does not think).
+	Reasoning *chat.Reasoning `json:"-"`
 }

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -124,7 +125,14 @@ type StreamDecoder struct {
 	t       *Tokenizer
 	pending []byte // decoded bytes not yet returned
 	raw     bool   // no clean-up of spaces
+	shown   []int32
 }
+
+// Show makes the decoder write these control tokens' text, which it
+// otherwise leaves out (a thinking model's <think> and </think> where the
+// vocabulary makes them control tokens: the reply's reader must see where
+// the reasoning ends).
+func (d *StreamDecoder) Show(ids ...int32) { d.shown = append(d.shown, ids...) }
 
 // NewStreamDecoder returns a decoder for t's tokens. Control tokens decode
 // to nothing, as in Decode without Special.
@@ -137,7 +145,7 @@ func NewRawStreamDecoder(t *Tokenizer) *StreamDecoder { return &StreamDecoder{t:
 
 // Add appends a token and returns the text that is now final.
 func (d *StreamDecoder) Add(id int32) string {
-	d.pending = d.t.pieceBytes(d.pending, id, false)
+	d.pending = d.t.pieceBytes(d.pending, id, slices.Contains(d.shown, id))
 	n := completePrefix(d.pending)
 	if d.t.pre.cleanSpaces && !d.raw {
 		n = safeCut(d.pending, n)
