@@ -55,6 +55,10 @@ type AnthropicBlock struct {
 	// ToolUseID and Content belong to tool_result blocks.
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   json.RawMessage `json:"content,omitempty"`
+	// Thinking and Signature belong to thinking blocks: a thinking model's
+	// reasoning (Signature is always empty here: nothing signs it).
+	Thinking  string  `json:"thinking,omitempty"`
+	Signature *string `json:"signature,omitempty"`
 }
 
 // UnmarshalJSON accepts a string or an array of blocks.

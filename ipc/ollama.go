@@ -84,7 +84,8 @@ type OllamaChatRequest struct {
 	Format    json.RawMessage `json:"format,omitempty"`
 	Options   *OllamaOptions  `json:"options,omitempty"`
 	KeepAlive *Duration       `json:"keep_alive,omitempty"`
-	// Think asks a thinking model to think (true, or a level).
+	// Think turns a thinking model's reasoning on (true) or off (false);
+	// its reasoning comes back as message.thinking.
 	Think any `json:"think,omitempty"`
 	// Tools are the functions the model may call.
 	Tools []json.RawMessage `json:"tools,omitempty"`
@@ -191,9 +192,11 @@ type OllamaChatResponse struct {
 
 // OllamaGenerateResponse is one NDJSON line of /api/generate.
 type OllamaGenerateResponse struct {
-	Model      string `json:"model"`
-	CreatedAt  string `json:"created_at"`
-	Response   string `json:"response"`
+	Model     string `json:"model"`
+	CreatedAt string `json:"created_at"`
+	Response  string `json:"response"`
+	// Thinking is a thinking model's reasoning (apart from Response).
+	Thinking   string `json:"thinking,omitempty"`
 	Done       bool   `json:"done"`
 	DoneReason string `json:"done_reason,omitempty"`
 	// Context (on the final object, unless the prompt was raw) is the
@@ -249,8 +252,8 @@ type OllamaShowResponse struct {
 	System     string             `json:"system,omitempty"`
 	Details    OllamaModelDetails `json:"details"`
 	ModelInfo  map[string]any     `json:"model_info"`
-	// Capabilities: "completion", "embedding", "insert" (fill-in-the-middle),
-	// later "tools" and "vision".
+	// Capabilities: "completion", "embedding", "tools", "insert"
+	// (fill-in-the-middle) and "thinking" (a thinking model's template).
 	Capabilities []string `json:"capabilities"`
 	ModifiedAt   string   `json:"modified_at,omitempty"`
 }

@@ -97,6 +97,11 @@ type Message struct {
 	Name       string     `json:"name,omitempty"`
 	// ToolName is Ollama's name of the tool a "tool" turn answers.
 	ToolName string `json:"tool_name,omitempty"`
+	// ReasoningContent is a thinking model's reasoning before an assistant
+	// turn's content (the OpenAI-compatible servers' field, llama-server's
+	// and vLLM's); Thinking is the same in Ollama's messages.
+	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Thinking         string `json:"thinking,omitempty"`
 	// NonText lists the types of the non-text content parts the request
 	// sent ("image_url", "input_audio", ...); never sent back.
 	NonText []string `json:"-"`
@@ -319,6 +324,13 @@ type ChatCompletionRequest struct {
 	Modalities      []string        `json:"modalities,omitempty"`
 	Audio           json.RawMessage `json:"audio,omitempty"`
 	WebSearch       json.RawMessage `json:"web_search_options,omitempty"`
+	// ChatTemplateKwargs are extra chat template variables, such as
+	// {"enable_thinking": false} (llama-server's and vLLM's field).
+	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs,omitempty"`
+	// ReasoningFormat is llama-server's: "none" leaves a thinking model's
+	// reasoning in the content; "auto" (the default) and "deepseek" return
+	// it apart, as message.reasoning_content.
+	ReasoningFormat string `json:"reasoning_format,omitempty"`
 }
 
 // CompletionRequest is the body of POST /v1/completions.
@@ -462,6 +474,8 @@ type Delta struct {
 	Role      string          `json:"role,omitempty"`
 	Content   string          `json:"content,omitempty"`
 	ToolCalls []ToolCallDelta `json:"tool_calls,omitempty"`
+	// ReasoningContent is a piece of a thinking model's reasoning.
+	ReasoningContent string `json:"reasoning_content,omitempty"`
 }
 
 // ToolCallDelta is a piece of a streamed tool call: the first names the

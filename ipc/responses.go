@@ -77,6 +77,9 @@ type ResponseItem struct {
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
 	Output    string `json:"output,omitempty"`
+	// Summary belongs to reasoning items (always empty here: a thinking
+	// model's reasoning comes whole, as its content's reasoning_text).
+	Summary []any `json:"summary,omitempty"`
 }
 
 // MarshalJSON writes the item with the fields its type always has, empty
@@ -99,6 +102,11 @@ func (it ResponseItem) MarshalJSON() ([]byte, error) {
 			CallID string `json:"call_id"`
 			Output string `json:"output"`
 		}{plain(it), it.CallID, it.Output})
+	case "reasoning":
+		return json.Marshal(struct {
+			plain
+			Summary []any `json:"summary"`
+		}{plain(it), append([]any{}, it.Summary...)})
 	}
 	return json.Marshal(plain(it))
 }

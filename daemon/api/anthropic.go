@@ -83,9 +83,6 @@ func anthropicChat(body ipc.AnthropicRequest, needMax bool) (llm.Request, error)
 		return req, err
 	}
 	req.Stop = body.StopSequences
-	if s := strings.TrimSpace(string(body.Thinking)); s != "" && s != "null" && !strings.Contains(s, `"disabled"`) {
-		return req, badParam("thinking", "this model does not think")
-	}
 	if body.System.IsSet() {
 		text, err := anthropicText(body.System.Blocks, "system")
 		if err != nil {
@@ -119,11 +116,19 @@ func anthropicTurn(m ipc.AnthropicMessage, at string) ([]chat.Message, error) {
 	var texts []string
 	var calls []chat.ToolCall
 	var results []chat.Message
+	var reasoning []string
 	for j, b := range m.Content.Blocks {
 		bat := fmt.Sprintf("%s.content[%d]", at, j)
 		switch b.Type {
 		case "text":
 			texts = append(texts, b.Text)
+		case "thinking":
+			if m.Role != "assistant" {
+				return nil, badParam(bat, "a thinking block belongs to an assistant message")
+			}
+			reasoning = append(reasoning, b.Thinking)
+		case "redacted_thinking":
+			// Another model's encrypted reasoning: nothing here can read it.
 		case "tool_use":
 			if m.Role != "assistant" || b.ID == "" || b.Name == "" {
 				return nil, badParam(bat, "a tool_use block belongs to an assistant message and needs an id and a name")
@@ -161,9 +166,45 @@ func anthropicTurn(m ipc.AnthropicMessage, at string) ([]chat.Message, error) {
 	}
 	out := results
 	if text := strings.Join(texts, "\n"); text != "" || len(calls) > 0 || len(results) == 0 {
-		out = append(out, chat.Message{Role: m.Role, Content: text, ToolCalls: calls})
+		out = append(out, chat.Message{Role: m.Role, Content: text, ToolCalls: calls, ReasoningContent: strings.Join(reasoning, "\n")})
 	}
 	return out, nil
+}
+
+// anthropicThinking reads Anthropic's thinking: {"type": "enabled",
+// "budget_tokens": n} turns a thinking model's reasoning on, "disabled"
+// (or none, Anthropic's default) off where the model's template can. The
+// budget is checked as Anthropic checks it (at least 1, under max_tokens)
+// and bounds nothing more here: the reasoning runs until the model ends it
+// or max_tokens does.
+func anthropicThinking(raw json.RawMessage, maxTokens *int) (*thinkingSpec, error) {
+	ts := &thinkingSpec{param: "thinking", want: new(false)}
+	if s := strings.TrimSpace(string(raw)); s == "" || s == "null" {
+		return ts, nil
+	}
+	var t struct {
+		Type   string `json:"type"`
+		Budget *int   `json:"budget_tokens"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, badParam("thinking", "must be {\"type\": \"enabled\", \"budget_tokens\": n} or {\"type\": \"disabled\"}")
+	}
+	switch t.Type {
+	case "disabled":
+		return ts, nil
+	case "enabled", "adaptive":
+		if t.Type == "enabled" {
+			switch {
+			case t.Budget == nil:
+				return nil, badParam("thinking.budget_tokens", "is required")
+			case *t.Budget < 1 || maxTokens != nil && *t.Budget >= *maxTokens:
+				return nil, badParam("thinking.budget_tokens", "must be at least 1 and less than max_tokens, not %d", *t.Budget)
+			}
+		}
+		ts.want = new(true)
+		return ts, nil
+	}
+	return nil, badParam("thinking.type", "must be \"enabled\", \"adaptive\" or \"disabled\", not %q", t.Type)
 }
 
 // anthropicTools converts Anthropic's tools ({name, description,
@@ -302,24 +343,28 @@ type promptCounter interface {
 
 // anthropicRequest decodes and converts a Messages request (max_tokens
 // required when needMax).
-func (a *API) anthropicRequest(r *http.Request, needMax bool) (ipc.AnthropicRequest, llm.Request, *toolSpec, error) {
+func (a *API) anthropicRequest(r *http.Request, needMax bool) (ipc.AnthropicRequest, llm.Request, *toolSpec, *thinkingSpec, error) {
 	var body ipc.AnthropicRequest
 	if err := decode(r, &body); err != nil {
-		return body, llm.Request{}, nil, err
+		return body, llm.Request{}, nil, nil, err
 	}
 	req, err := anthropicChat(body, needMax)
 	if err != nil {
-		return body, req, nil, err
+		return body, req, nil, nil, err
 	}
 	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowDropOldest); err != nil {
-		return body, req, nil, err
+		return body, req, nil, nil, err
+	}
+	thinking, err := anthropicThinking(body.Thinking, body.MaxTokens)
+	if err != nil {
+		return body, req, nil, nil, err
 	}
 	tools, err := anthropicTools(body)
-	return body, req, tools, err
+	return body, req, tools, thinking, err
 }
 
 func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
-	body, req, tools, err := a.anthropicRequest(r, true)
+	body, req, tools, thinking, err := a.anthropicRequest(r, true)
 	if err != nil {
 		anthropicError(w, err)
 		return
@@ -339,9 +384,13 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		name        string
 		text        strings.Builder
 		inputTokens int
-		oc          = &outputControls{constraint: constraint, tools: tools}
+		oc          = &outputControls{constraint: constraint, tools: tools, thinking: thinking}
 		filter      *toolcall.Stream
+		split       *reasoningSplit
 		textOpen    bool // the text block was started (streaming)
+		thinkOpen   bool // a thinking block is open (streaming)
+		blocks      int  // content blocks started so far (streaming)
+		textIndex   int  // the text block's index
 		sse         = &sseWriter{w: w, fl: w.(http.Flusher)}
 	)
 	event := func(typ string, v any) error {
@@ -356,12 +405,43 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		sse.fl.Flush()
 		return nil
 	}
+	// Streamed, the reply's blocks come in order: its thinking, its text,
+	// its tool calls; a block stops before the next starts.
+	closeThinking := func() {
+		if thinkOpen {
+			thinkOpen = false
+			event("content_block_stop", map[string]any{"type": "content_block_stop", "index": blocks - 1})
+		}
+	}
 	openText := func() {
 		if !textOpen {
-			textOpen = true
-			event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			closeThinking()
+			textOpen, textIndex = true, blocks
+			blocks++
+			event("content_block_start", map[string]any{"type": "content_block_start", "index": textIndex,
 				"content_block": map[string]any{"type": "text", "text": ""}})
 		}
+	}
+	think := func(piece string) {
+		if piece == "" {
+			return
+		}
+		if !thinkOpen {
+			thinkOpen = true
+			blocks++
+			event("content_block_start", map[string]any{"type": "content_block_start", "index": blocks - 1,
+				"content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
+		}
+		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": blocks - 1,
+			"delta": map[string]any{"type": "thinking_delta", "thinking": piece}})
+	}
+	writeText := func(piece string) error {
+		if piece == "" {
+			return nil
+		}
+		openText()
+		return event("content_block_delta", map[string]any{"type": "content_block_delta", "index": textIndex,
+			"delta": map[string]any{"type": "text_delta", "text": piece}})
 	}
 	spec := runSpec{endpoint: "messages", conversation: true, model: body.Model, req: req, id: id, hdr: w.Header(),
 		prepare: func(m models.Model, req *llm.Request) error {
@@ -376,14 +456,14 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 			return nil
 		},
 		onStart: func(n string) {
-			name, filter = n, oc.stream()
+			name, filter, split = n, oc.stream(), oc.think.splitter()
 			if !body.Stream {
 				return
 			}
 			event("message_start", map[string]any{"type": "message_start", "message": ipc.AnthropicResponse{
 				ID: id, Type: "message", Role: "assistant", Model: n, Content: []ipc.AnthropicBlock{},
 				Usage: ipc.AnthropicUsage{InputTokens: inputTokens}}})
-			if filter == nil { // no tools: the reply is one text block
+			if filter == nil && split == nil { // no tools, no reasoning: the reply is one text block
 				openText()
 			}
 			event("ping", map[string]any{"type": "ping"})
@@ -394,28 +474,34 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 				return nil
 			}
 			piece := t.Text
+			if split != nil {
+				var reasoning string
+				reasoning, piece = split.Push(piece)
+				think(reasoning)
+			}
 			if filter != nil {
 				piece = filter.Push(piece)
 			}
-			if piece == "" {
-				return nil
-			}
-			openText()
-			return event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-				"delta": map[string]any{"type": "text_delta", "text": piece}})
+			return writeText(piece)
 		}}
 	out, err := a.run(r.Context(), r, spec)
-	var reply string
+	var reply, reasoning string
 	var calls []toolcall.Call
 	if err == nil {
-		if filter != nil && body.Stream {
-			if rest := filter.Close(); rest != "" {
-				openText()
-				event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-					"delta": map[string]any{"type": "text_delta", "text": rest}})
+		if body.Stream {
+			var rest string
+			if split != nil {
+				var r string
+				r, rest = split.Close()
+				think(r)
 			}
+			if filter != nil {
+				rest = filter.Push(rest) + filter.Close()
+			}
+			writeText(rest)
 		}
-		reply, calls, err = oc.split(text.String(), "toolu_")
+		reasoning, reply = oc.think.splitReasoning(text.String())
+		reply, calls, err = oc.split(reply, "toolu_")
 	}
 	if err != nil {
 		if !sse.started {
@@ -432,6 +518,9 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	usage := ipc.AnthropicUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,
 		CacheReadInputTokens: out.res.CachedTokens, ContextOverflow: overflowUsage(out.res)}
 	var content []ipc.AnthropicBlock
+	if reasoning != "" {
+		content = append(content, ipc.AnthropicBlock{Type: "thinking", Thinking: reasoning, Signature: new("")})
+	}
 	if reply != "" || len(calls) == 0 {
 		content = append(content, ipc.AnthropicBlock{Type: "text", Text: reply})
 	}
@@ -443,14 +532,14 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 			Content: content, StopReason: reason, StopSequence: seq, Usage: usage})
 		return
 	}
-	index := 0
 	// The text block, when it has text, nothing was called, or text was
 	// already streamed (whitespace before a call, which the reply drops).
+	closeThinking()
 	if reply != "" || len(calls) == 0 || textOpen {
 		openText()
-		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-		index = 1
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": textIndex})
 	}
+	index := blocks
 	for _, c := range calls {
 		event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}}})
@@ -467,7 +556,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 // anthropicCountTokens answers POST /v1/messages/count_tokens: the tokens
 // the model would read for the request (template included).
 func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
-	body, req, tools, err := a.anthropicRequest(r, false)
+	body, req, tools, thinking, err := a.anthropicRequest(r, false)
 	if err != nil {
 		anthropicError(w, err)
 		return
@@ -483,7 +572,11 @@ func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, badParam("model", "cannot count tokens for this model"))
 		return
 	}
-	if _, err := applyTools(h.Model, &req, tools); err != nil {
+	if _, err := applyThinking(h.Model, &req, thinking); err != nil {
+		anthropicError(w, err)
+		return
+	}
+	if _, err := applyTools(h.Model, &req, tools, nil); err != nil {
 		anthropicError(w, err)
 		return
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/spec"
@@ -46,6 +47,8 @@ type fakeModel struct {
 	script   []string
 	template string
 	grammar  bool
+	// reasoning makes it a thinking model (thinkingFakes).
+	reasoning *chat.Reasoning
 
 	mu         sync.Mutex
 	last       llm.Request
@@ -55,7 +58,7 @@ type fakeModel struct {
 
 func (f *fakeModel) Info() llm.Info {
 	return llm.Info{Name: f.name, Architecture: "fake", Parameters: 1234567, FileType: "Q8_0", ContextLength: 2048, EmbeddingSize: 3, VocabSize: 100,
-		ChatTemplate: f.template}
+		ChatTemplate: f.template, Reasoning: f.reasoning}
 }
 
 func (f *fakeModel) lastRequest() llm.Request {
@@ -184,9 +187,12 @@ func startAPIWith(t testing.TB, realEngine bool) *testAPI {
 		"hermes": {name: "hermes", grammar: true, template: "{{ tools }} <tool_call> {{ messages }}",
 			script: []string{"\n", "<tool_", "call>", "\n", `{"name": "get_weather", "arguments": {"city": "Oslo"}}`, "\n", "</tool_call>"}},
 	}
+	for name, f := range thinkingFakes(t) {
+		fakes[name] = f
+	}
 	mdir := filepath.Join(dir, "models")
 	os.MkdirAll(mdir, 0o700)
-	for _, n := range []string{"fake", "slow", "stream", "failing", "broken", "hermes"} {
+	for _, n := range []string{"fake", "slow", "stream", "failing", "broken", "hermes", "thinker", "r1"} {
 		os.WriteFile(filepath.Join(mdir, n+".gguf"), []byte("GGUF"), 0o600)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -678,12 +684,12 @@ func TestListingEndpoints(t *testing.T) {
 	ta := startAPI(t)
 	status, body := ta.get(t, "/v1/models")
 	m := mustJSON(t, string(body))
-	if status != 200 || m["object"] != "list" || len(m["data"].([]any)) != 6 || field(m, "data", 2, "id") != "fake" ||
+	if status != 200 || m["object"] != "list" || len(m["data"].([]any)) != 8 || field(m, "data", 2, "id") != "fake" ||
 		field(m, "data", 1, "object") != "model" {
 		t.Fatalf("/v1/models %s", body)
 	}
 	_, body = ta.get(t, "/api/tags")
-	if m := mustJSON(t, string(body)); len(m["models"].([]any)) != 6 || field(m, "models", 0, "details", "format") != "gguf" {
+	if m := mustJSON(t, string(body)); len(m["models"].([]any)) != 8 || field(m, "models", 0, "details", "format") != "gguf" {
 		t.Fatalf("/api/tags %s", body)
 	}
 	_, body = ta.get(t, "/api/ps")

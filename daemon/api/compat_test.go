@@ -174,7 +174,8 @@ func TestOllamaModelManagement(t *testing.T) {
 		t.Fatalf("show: %v", s)
 	}
 	caps := fmt.Sprint(s["capabilities"])
-	if !strings.Contains(caps, "completion") || !strings.Contains(caps, "embedding") || strings.Contains(caps, "insert") {
+	if !strings.Contains(caps, "completion") || !strings.Contains(caps, "embedding") || !strings.Contains(caps, "tools") ||
+		strings.Contains(caps, "insert") || strings.Contains(caps, "thinking") {
 		t.Fatalf("capabilities %s", caps)
 	}
 	if field(s, "model_info", "tokenizer.ggml.tokens") != nil {

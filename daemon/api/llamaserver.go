@@ -614,7 +614,7 @@ func (a *API) llamaRun(r *http.Request, c *llamaCall, index int, id string, hdr 
 			if err := checkLogitBias(req.Sampling.LogitBias, m.Info().VocabSize); err != nil {
 				return err
 			}
-			return applyConstraint(m, req, c.constraint)
+			return applyConstraint(m, req, c.constraint, nil)
 		},
 		onStart: func(n string) { name = n },
 		onToken: func(t llm.Token) error {

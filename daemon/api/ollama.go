@@ -71,22 +71,30 @@ func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 	return req, nil
 }
 
-// checkThink accepts think: false (or absent); thinking is for models that
-// think, which this daemon does not run yet.
-func checkThink(think any) error {
+// ollamaThink reads Ollama's think: true or false (a thinking model
+// reasons, or not, where its template can turn reasoning off); absent, the
+// model's default. Levels ("high", "medium", "low") are for models whose
+// reasoning has levels, which none here has.
+func ollamaThink(think any) (*thinkingSpec, error) {
+	ts := &thinkingSpec{param: "think"}
 	switch v := think.(type) {
 	case nil:
-		return nil
+		return ts, nil
 	case bool:
-		if !v {
-			return nil
-		}
+		ts.want = &v
+		return ts, nil
 	case string:
-		if v == "" || v == "false" {
-			return nil
+		switch v {
+		case "":
+			return ts, nil
+		case "true", "false":
+			ts.want = new(v == "true")
+			return ts, nil
+		case "high", "medium", "low":
+			return nil, badParam("think", "%q: this model's reasoning has no levels (send true or false)", v)
 		}
 	}
-	return badParam("think", "this model does not think (think: true needs a thinking model)")
+	return nil, badParam("think", "must be true or false")
 }
 
 // manifestAdapters are a created model's adapters (none for a plain one).
@@ -138,9 +146,9 @@ func (n *ndjson) send(v any) error {
 
 // ollamaModel does what /api/chat and /api/generate check first: the
 // model is named and resolves (through its manifest's chain), its
-// manifest's parameters fill the request's options, and think is a value
-// Ollama takes. It returns the model and the options to use.
-func (a *API) ollamaModel(model string, opts *ipc.OllamaOptions, think any) (resolvedModel, *ipc.OllamaOptions, error) {
+// manifest's parameters fill the request's options. It returns the model
+// and the options to use.
+func (a *API) ollamaModel(model string, opts *ipc.OllamaOptions) (resolvedModel, *ipc.OllamaOptions, error) {
 	if model == "" {
 		return resolvedModel{}, nil, badParam("model", "is required")
 	}
@@ -149,9 +157,6 @@ func (a *API) ollamaModel(model string, opts *ipc.OllamaOptions, think any) (res
 		return resolvedModel{}, nil, err
 	}
 	if opts, err = withManifestOptions(rm.man, opts); err != nil {
-		return resolvedModel{}, nil, err
-	}
-	if err := checkThink(think); err != nil {
 		return resolvedModel{}, nil, err
 	}
 	return rm, opts, nil
@@ -164,7 +169,12 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
-	rm, opts, err := a.ollamaModel(body.Model, body.Options, body.Think)
+	rm, opts, err := a.ollamaModel(body.Model, body.Options)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	thinking, err := ollamaThink(body.Think)
 	if err != nil {
 		ollamaError(w, err)
 		return
@@ -221,29 +231,37 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	var name string
 	nd := &ndjson{w: w}
 	var text []byte
-	oc := &outputControls{constraint: constraint, tools: tools}
-	var filter *toolcall.Stream
+	oc := &outputControls{constraint: constraint, tools: tools, thinking: thinking}
+	var (
+		filter *toolcall.Stream
+		split  *reasoningSplit
+	)
 	lps := &logprobCollector{on: req.Logprobs}
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
 		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		prepare: func(m models.Model, req *llm.Request) error { lps.model = m; return oc.prepare(m, req) },
-		onStart: func(n string) { name, filter = n, oc.stream() },
+		onStart: func(n string) { name, filter, split = n, oc.stream(), oc.think.splitter() },
 		onToken: func(t llm.Token) error {
 			text = append(text, t.Text...)
 			lps.add(t)
 			if !stream {
 				return nil
 			}
+			var reasoning string
 			piece := t.Text
+			if split != nil {
+				reasoning, piece = split.Push(piece)
+			}
 			if filter != nil {
 				piece = filter.Push(piece)
 			}
-			if piece == "" {
+			if piece == "" && reasoning == "" {
 				return nil
 			}
-			return nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: piece}, Logprobs: lps.take()})
+			return nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(),
+				Message: ipc.Message{Role: "assistant", Content: piece, Thinking: reasoning}, Logprobs: lps.take()})
 		}})
 	if err != nil {
 		if !nd.started {
@@ -253,7 +271,8 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	content, calls, err := oc.split(string(text), "call_")
+	thought, content := oc.think.splitReasoning(string(text))
+	content, calls, err := oc.split(content, "call_")
 	if err != nil {
 		if !nd.started {
 			ollamaError(w, err)
@@ -262,22 +281,27 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	final := ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: content},
+	final := ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: content, Thinking: thought},
 		Done: true, DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id,
 		Logprobs: lps.take()}
 	if len(calls) > 0 {
 		final.Message.ToolCalls = ollamaToolCalls(calls)
 	}
 	if stream {
+		var reasoning, rest string
+		if split != nil {
+			reasoning, rest = split.Close()
+		}
 		if filter != nil {
-			if rest := filter.Close(); rest != "" {
-				nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: rest}})
-			}
+			rest = filter.Push(rest) + filter.Close()
+		}
+		if rest != "" || reasoning != "" {
+			nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: rest, Thinking: reasoning}})
 		}
 		if len(calls) > 0 { // as Ollama streams them: a message of calls before the end
 			nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", ToolCalls: final.Message.ToolCalls}})
 		}
-		final.Message.Content, final.Message.ToolCalls = "", nil
+		final.Message.Content, final.Message.Thinking, final.Message.ToolCalls = "", "", nil
 		nd.send(final)
 		return
 	}
@@ -291,7 +315,12 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
-	rm, opts, err := a.ollamaModel(body.Model, body.Options, body.Think)
+	rm, opts, err := a.ollamaModel(body.Model, body.Options)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	thinking, err := ollamaThink(body.Think)
 	if err != nil {
 		ollamaError(w, err)
 		return
@@ -367,6 +396,10 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	usesChatTemplate := !body.Raw && body.Suffix == "" && body.Template == ""
+	var (
+		think *thinkingState
+		split *reasoningSplit
+	)
 	spec := runSpec{endpoint: "api.generate", model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
 		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		retryNoTemplate: usesChatTemplate,
@@ -376,9 +409,12 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 				return err
 			}
 			req.Context, lps.model = ctxTokens, m
-			return applyConstraint(m, req, constraint)
+			if think, err = applyThinking(m, req, thinking); err != nil {
+				return err
+			}
+			return applyConstraint(m, req, constraint, think)
 		},
-		onStart: func(n string) { name = n },
+		onStart: func(n string) { name, split = n, think.splitter() },
 		done: func(m models.Model, res llm.Result) {
 			if !body.Raw {
 				exchange = exchangeContext(m, res.Prompt, string(text))
@@ -390,7 +426,14 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 			if !stream || t.Text == "" {
 				return nil
 			}
-			return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: t.Text, Logprobs: lps.take()})
+			var reasoning string
+			piece := t.Text
+			if split != nil {
+				if reasoning, piece = split.Push(piece); reasoning == "" && piece == "" {
+					return nil
+				}
+			}
+			return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: piece, Thinking: reasoning, Logprobs: lps.take()})
 		}}
 	out, err := a.run(r.Context(), r, spec)
 	if err != nil && isNoTemplate(err) && usesChatTemplate {
@@ -406,11 +449,17 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	final := ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: string(text), Done: true,
+	thought, response := think.splitReasoning(string(text))
+	final := ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: response, Thinking: thought, Done: true,
 		DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id}
 	final.Context, final.Logprobs = exchange, lps.take()
 	if stream {
-		final.Response = ""
+		if split != nil {
+			if reasoning, rest := split.Close(); reasoning != "" || rest != "" {
+				nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: rest, Thinking: reasoning})
+			}
+		}
+		final.Response, final.Thinking = "", ""
 		nd.send(final)
 		return
 	}

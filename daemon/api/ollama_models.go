@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/modelinfo"
@@ -90,9 +91,14 @@ func (a *API) describe(path string) (*fileDesc, error) {
 		m["general.parameter_count"] = sum.Parameters
 		m["general.architecture"] = arch
 	}
-	d.capabilities = []string{"completion", "embedding"}
+	d.capabilities = []string{"completion", "embedding", "tools"} // tools: every chat model, in its format or described
 	if _, ok := llm.FileFIM(f); ok {
 		d.capabilities = append(d.capabilities, "insert")
+	}
+	if src, variants := chat.TemplatesFromGGUF(f); src != "" {
+		if t, err := chat.FromJinja(src, variants, chat.SpecialTokensFromGGUF(f)); err == nil && t.Reasoning() != nil {
+			d.capabilities = append(d.capabilities, "thinking")
+		}
 	}
 	a.descs.mu.Lock()
 	if a.descs.m == nil {
@@ -235,7 +241,11 @@ func (a *API) describeLoaded(r *http.Request, name string) (*fileDesc, error) {
 		mi[info.Architecture+".block_count"] = cfg.Layers
 		mi[info.Architecture+".attention.head_count"], mi[info.Architecture+".attention.head_count_kv"] = cfg.Heads, cfg.KVHeads
 	}
-	return &fileDesc{info: mi, verboseInfo: mi, template: info.ChatTemplate, capabilities: []string{"completion", "embedding"},
+	caps := []string{"completion", "embedding", "tools"}
+	if info.Reasoning != nil {
+		caps = append(caps, "thinking")
+	}
+	return &fileDesc{info: mi, verboseInfo: mi, template: info.ChatTemplate, capabilities: caps,
 		details: ipc.OllamaModelDetails{Format: "gguf", Family: info.Architecture, Families: []string{info.Architecture},
 			ParameterSize: modelinfo.HumanCount(info.Parameters), QuantizationLevel: info.FileType}}, nil
 }

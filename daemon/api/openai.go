@@ -15,6 +15,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/models"
+	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/spec"
@@ -198,6 +199,11 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
+	thinking, err := openAIThinking(body)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
 	id, created := newID("chatcmpl-"), time.Now().Unix()
 	w.Header().Set(RequestIDHeader, id)
 	n := max(body.N, 1)
@@ -207,8 +213,9 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		texts   = make([][]byte, n)
 		lps     = make([][]ipc.TokenLogprob, n)
 		sse     = &sseWriter{w: w, fl: w.(http.Flusher)}
-		oc      = &outputControls{constraint: constraint, tools: tools}
+		oc      = &outputControls{constraint: constraint, tools: tools, thinking: thinking}
 		filters = make([]*toolcall.Stream, n)
+		splits  = make([]*reasoningSplit, n)
 	)
 	chunk := func(i int, d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
 		return ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name,
@@ -227,25 +234,29 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			}
 			return nil
 		}
+		var reasoning string
 		text := t.Text
+		if splits[i] != nil {
+			reasoning, text = splits[i].Push(text)
+		}
 		if filters[i] != nil {
 			text = filters[i].Push(text)
 		}
-		if text == "" && lp == nil {
+		if text == "" && reasoning == "" && lp == nil {
 			return nil
 		}
 		var l *ipc.Logprobs
 		if lp != nil {
 			l = &ipc.Logprobs{Content: []ipc.TokenLogprob{*lp}}
 		}
-		return sse.send(chunk(i, ipc.Delta{Content: text}, l, nil))
+		return sse.send(chunk(i, ipc.Delta{Content: text, ReasoningContent: reasoning}, l, nil))
 	}
 	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
 		prepare: oc.prepare,
 		onStart: func(nm string) {
 			name, model = nm, a.models.Models()[nm]
 			for i := range filters {
-				filters[i] = oc.stream()
+				filters[i], splits[i] = oc.stream(), oc.think.splitter()
 			}
 			if body.Stream {
 				for i := range n {
@@ -265,11 +276,13 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	// Each choice's text splits into content and tool calls.
-	contents := make([]string, n)
+	// Each choice's text splits into reasoning, content and tool calls.
+	contents, reasonings := make([]string, n), make([]string, n)
 	calls := make([][]toolcall.Call, n)
 	for i := range n {
-		if contents[i], calls[i], err = oc.split(string(texts[i]), "call_"); err != nil {
+		var content string
+		reasonings[i], content = oc.think.splitReasoning(string(texts[i]))
+		if contents[i], calls[i], err = oc.split(content, "call_"); err != nil {
 			if !sse.started {
 				openAIError(w, err)
 			} else {
@@ -290,7 +303,8 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if !body.Stream {
 		resp := ipc.ChatCompletionResponse{ID: id, Object: "chat.completion", Created: created, Model: out.name, Usage: usage(out.res, req.Prediction != "")}
 		for i := range n {
-			c := ipc.ChatChoice{Index: i, Message: ipc.Message{Role: "assistant", Content: contents[i], ToolCalls: openAIToolCalls(calls[i])}, FinishReason: finishOf(i)}
+			c := ipc.ChatChoice{Index: i, Message: ipc.Message{Role: "assistant", Content: contents[i], ReasoningContent: reasonings[i],
+				ToolCalls: openAIToolCalls(calls[i])}, FinishReason: finishOf(i)}
 			if len(calls[i]) == 0 {
 				c.Message.ToolCalls = nil
 			}
@@ -306,10 +320,15 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i := range n {
+		var reasoning, rest string
+		if splits[i] != nil {
+			reasoning, rest = splits[i].Close()
+		}
 		if filters[i] != nil {
-			if rest := filters[i].Close(); rest != "" {
-				sse.send(chunk(i, ipc.Delta{Content: rest}, nil, nil))
-			}
+			rest = filters[i].Push(rest) + filters[i].Close()
+		}
+		if reasoning != "" || rest != "" {
+			sse.send(chunk(i, ipc.Delta{Content: rest, ReasoningContent: reasoning}, nil, nil))
 		}
 		// Calls stream as OpenAI streams them: a delta naming each call,
 		// then its arguments' text.
@@ -328,6 +347,35 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	sse.done()
 }
 
+// openAIThinking reads what a chat request asks of a thinking model:
+// chat_template_kwargs (enable_thinking and the like reach the template),
+// llama-server's reasoning_format, and reasoning_effort "none" (thinking
+// off); other efforts cannot be honoured (a model's reasoning has no
+// length to set).
+func openAIThinking(body ipc.ChatCompletionRequest) (*thinkingSpec, error) {
+	for k := range body.ChatTemplateKwargs {
+		if slices.Contains(chat.ReservedVars(), k) {
+			return nil, badParam("chat_template_kwargs."+k, "is set by the request itself")
+		}
+	}
+	ts := &thinkingSpec{vars: body.ChatTemplateKwargs}
+	switch body.ReasoningFormat {
+	case "", "auto", "deepseek":
+	case "none":
+		ts.raw = true
+	default:
+		return nil, badParam("reasoning_format", "must be \"auto\", \"deepseek\" or \"none\", not %q", body.ReasoningFormat)
+	}
+	switch body.ReasoningEffort {
+	case "":
+	case "none":
+		ts.want, ts.param = new(false), "reasoning_effort"
+	default:
+		return nil, badParam("reasoning_effort", "only \"none\" (no reasoning) can be honoured: a thinking model reasons as long as it needs; turn it on or off with chat_template_kwargs.enable_thinking")
+	}
+	return ts, nil
+}
+
 // chatOutputControls reads a chat request's constraint and tools, refusing
 // combinations and unsupported fields by name.
 func chatOutputControls(body ipc.ChatCompletionRequest) (*constraintSpec, *toolSpec, error) {
@@ -338,8 +386,6 @@ func chatOutputControls(body ipc.ChatCompletionRequest) (*constraintSpec, *toolS
 	switch {
 	case present(body.Functions), present(body.FunctionCall):
 		return nil, nil, badParam("functions", "the deprecated functions/function_call are not supported: send tools and tool_choice")
-	case body.ReasoningEffort != "":
-		return nil, nil, badParam("reasoning_effort", "this model does not reason")
 	case present(body.Audio) || slices.ContainsFunc(body.Modalities, func(m string) bool { return m != "text" }):
 		return nil, nil, badParam("modalities", "this model writes text only")
 	case present(body.WebSearch):
@@ -492,7 +538,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		return sse.send(resp(i, t.Text, lp, nil))
 	}
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
-		prepare: func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint) },
+		prepare: func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint, nil) },
 		onStart: onStart, onToken: func(t llm.Token) error { return onTok(0, t) }, onChoiceToken: onTok})
 	if err == nil {
 		err = startErr

@@ -55,7 +55,10 @@ func responseInput(in ipc.ResponseInput) ([]ipc.Message, []ipc.ResponseItem, err
 	if len(in.Items) == 0 {
 		return nil, nil, badParam("input", "must not be empty")
 	}
-	var msgs []ipc.Message
+	var (
+		msgs      []ipc.Message
+		reasoning string // from a reasoning item, for the assistant turn after it
+	)
 	items := make([]ipc.ResponseItem, 0, len(in.Items))
 	for i, it := range in.Items {
 		at := fmt.Sprintf("input[%d]", i)
@@ -77,10 +80,26 @@ func responseInput(in ipc.ResponseInput) ([]ipc.Message, []ipc.ResponseItem, err
 			if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" && len(msgs[n-1].ToolCalls) > 0 && msgs[n-1].Content == "" {
 				msgs[n-1].ToolCalls = append(msgs[n-1].ToolCalls, call)
 			} else {
-				msgs = append(msgs, ipc.Message{Role: "assistant", ToolCalls: []ipc.ToolCall{call}})
+				msgs = append(msgs, ipc.Message{Role: "assistant", ToolCalls: []ipc.ToolCall{call}, ReasoningContent: reasoning})
+				reasoning = ""
 			}
 			if it.ID == "" {
 				it.ID = newID("fc_")
+			}
+			items = append(items, it)
+			continue
+		case "reasoning":
+			// A thinking model's reasoning sent back: it belongs to the
+			// assistant turn that follows it.
+			var texts []string
+			if it.Content != nil {
+				for _, p := range it.Content.Parts {
+					texts = append(texts, p.Text)
+				}
+			}
+			reasoning = strings.Join(texts, "\n")
+			if it.ID == "" {
+				it.ID = newID("rs_")
 			}
 			items = append(items, it)
 			continue
@@ -119,7 +138,11 @@ func responseInput(in ipc.ResponseInput) ([]ipc.Message, []ipc.ResponseItem, err
 		if role == "developer" {
 			role = "system"
 		}
-		msgs = append(msgs, ipc.Message{Role: role, Content: strings.Join(texts, "\n")})
+		msg := ipc.Message{Role: role, Content: strings.Join(texts, "\n")}
+		if role == "assistant" {
+			msg.ReasoningContent, reasoning = reasoning, ""
+		}
+		msgs = append(msgs, msg)
 		if it.ID == "" {
 			it.ID = newID("msg_")
 		}
@@ -127,6 +150,36 @@ func responseInput(in ipc.ResponseInput) ([]ipc.Message, []ipc.ResponseItem, err
 		items = append(items, it)
 	}
 	return msgs, items, nil
+}
+
+// responsesThinking reads the Responses API's reasoning: {"effort":
+// "none"} turns a thinking model's reasoning off; no effort (or null)
+// leaves the model's default; other efforts and summaries cannot be
+// honoured (a model's reasoning has no length to set, and nothing here
+// summarises it).
+func responsesThinking(raw json.RawMessage) (*thinkingSpec, error) {
+	ts := &thinkingSpec{param: "reasoning.effort"}
+	if s := strings.TrimSpace(string(raw)); s == "" || s == "null" {
+		return ts, nil
+	}
+	var r struct {
+		Effort  *string         `json:"effort"`
+		Summary json.RawMessage `json:"summary"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, badParam("reasoning", "must be an object {\"effort\": ...}")
+	}
+	if s := strings.TrimSpace(string(r.Summary)); s != "" && s != "null" {
+		return nil, badParam("reasoning.summary", "reasoning summaries are not supported: the reasoning comes whole, as reasoning_text")
+	}
+	switch {
+	case r.Effort == nil:
+	case *r.Effort == "none":
+		ts.want = new(false)
+	default:
+		return nil, badParam("reasoning.effort", "only \"none\" (no reasoning) can be honoured, not %q: a thinking model reasons as long as it needs", *r.Effort)
+	}
+	return ts, nil
 }
 
 // responseTextFormat reads the Responses API's text.format: {"type":
@@ -166,13 +219,6 @@ func responseTextFormat(raw json.RawMessage) (*constraintSpec, error) {
 // checkResponseRequest refuses the fields that would change the output
 // but are not supported, naming them.
 func checkResponseRequest(body ipc.ResponseRequest) error {
-	present := func(raw json.RawMessage) bool {
-		s := strings.TrimSpace(string(raw))
-		return s != "" && s != "null" && s != "[]" && s != "{}"
-	}
-	if present(body.Reasoning) && !strings.Contains(string(body.Reasoning), `"effort":null`) {
-		return badParam("reasoning", "this model does not reason")
-	}
 	if body.Background {
 		return badParam("background", "background responses are not supported")
 	}
@@ -335,17 +381,55 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	if constraint != nil {
 		resp.Text = body.Text
 	}
+	thinking, err := responsesThinking(body.Reasoning)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
 	var (
 		text        strings.Builder
-		oc          = &outputControls{constraint: constraint, tools: tools}
+		oc          = &outputControls{constraint: constraint, tools: tools, thinking: thinking}
 		filter      *toolcall.Stream
+		split       *reasoningSplit
 		msgStarted  bool // the message item was announced (streaming)
+		rsStarted   bool // the reasoning item was announced and is open (streaming)
+		rsText      strings.Builder
+		rsID        = newID("rs_")
 		outputIndex int
 	)
+	reasoningItem := func(status, text string) ipc.ResponseItem {
+		it := ipc.ResponseItem{Type: "reasoning", ID: rsID, Status: status, Content: &ipc.ResponseContent{Parts: []ipc.ResponsePart{}}}
+		if status != "in_progress" {
+			it.Content.Parts = []ipc.ResponsePart{{Type: "reasoning_text", Text: text}}
+		}
+		return it
+	}
+	// Streamed, the reasoning is an item of its own before the message.
+	streamReasoning := func(piece string) {
+		if piece == "" {
+			return
+		}
+		if !rsStarted {
+			rsStarted = true
+			event("response.output_item.added", map[string]any{"output_index": outputIndex, "item": reasoningItem("in_progress", "")})
+		}
+		rsText.WriteString(piece)
+		event("response.reasoning_text.delta", map[string]any{"item_id": rsID, "output_index": outputIndex, "content_index": 0, "delta": piece})
+	}
+	endReasoning := func() {
+		if !rsStarted {
+			return
+		}
+		rsStarted = false
+		event("response.reasoning_text.done", map[string]any{"item_id": rsID, "output_index": outputIndex, "content_index": 0, "text": rsText.String()})
+		event("response.output_item.done", map[string]any{"output_index": outputIndex, "item": reasoningItem("completed", rsText.String())})
+		outputIndex++
+	}
 	startMessage := func() {
 		if msgStarted {
 			return
 		}
+		endReasoning()
 		msgStarted = true
 		event("response.output_item.added", map[string]any{"output_index": outputIndex, "item": item("in_progress", "", false)})
 		event("response.content_part.added", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "part": part("")})
@@ -353,7 +437,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	spec := runSpec{endpoint: "responses", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, hdr: w.Header(),
 		prepare: oc.prepare,
 		onStart: func(n string) {
-			resp.Model, filter = n, oc.stream()
+			resp.Model, filter, split = n, oc.stream(), oc.think.splitter()
 			if !body.Stream {
 				return
 			}
@@ -366,6 +450,11 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 				return nil
 			}
 			piece := t.Text
+			if split != nil {
+				var reasoning string
+				reasoning, piece = split.Push(piece)
+				streamReasoning(reasoning)
+			}
 			if filter != nil {
 				piece = filter.Push(piece)
 			}
@@ -377,17 +466,28 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 				"delta": piece, "logprobs": []any{}})
 		}}
 	out, err := a.run(r.Context(), r, spec)
-	if err == nil && filter != nil && body.Stream {
-		if rest := filter.Close(); rest != "" {
+	if err == nil && body.Stream {
+		var rest string
+		if split != nil {
+			var reasoning string
+			reasoning, rest = split.Close()
+			streamReasoning(reasoning)
+		}
+		if filter != nil {
+			rest = filter.Push(rest) + filter.Close()
+		}
+		if rest != "" {
 			startMessage()
 			event("response.output_text.delta", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0,
 				"delta": rest, "logprobs": []any{}})
 		}
+		endReasoning()
 	}
-	var reply string
+	var reply, reasoning string
 	var calls []toolcall.Call
 	if err == nil {
-		reply, calls, err = oc.split(text.String(), "call_")
+		reasoning, reply = oc.think.splitReasoning(text.String())
+		reply, calls, err = oc.split(reply, "call_")
 	}
 	if err != nil {
 		if !sse.started {
@@ -411,12 +511,17 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	// drops), then a function_call item per call.
 	withMessage := reply != "" || len(calls) == 0 || msgStarted
 	resp.Output = nil
+	if reasoning != "" {
+		resp.Output = append(resp.Output, reasoningItem("completed", reasoning))
+	}
+	msgIndex := len(resp.Output)
 	if withMessage {
 		resp.Output = append(resp.Output, item(final, reply, true))
 	}
 	stored := append([]ipc.Message{}, conv...)
 	if reply != "" || len(calls) == 0 {
-		stored = append(stored, ipc.Message{Role: "assistant", Content: reply})
+		stored = append(stored, ipc.Message{Role: "assistant", Content: reply, ReasoningContent: reasoning})
+		reasoning = ""
 	}
 	var storedCalls []ipc.ToolCall
 	for _, c := range calls {
@@ -425,7 +530,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		storedCalls = append(storedCalls, openAIToolCalls([]toolcall.Call{c})...)
 	}
 	if len(storedCalls) > 0 {
-		stored = append(stored, ipc.Message{Role: "assistant", ToolCalls: storedCalls})
+		stored = append(stored, ipc.Message{Role: "assistant", ToolCalls: storedCalls, ReasoningContent: reasoning})
 	}
 	resp.Usage = &ipc.ResponseUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,
 		TotalTokens: out.res.PromptTokens + out.res.CompletionTokens, InputTokensDetails: ipc.InputTokensDetails{CachedTokens: out.res.CachedTokens},
@@ -444,7 +549,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		startMessage()
 		event("response.output_text.done", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "text": reply, "logprobs": []any{}})
 		event("response.content_part.done", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "part": part(reply)})
-		event("response.output_item.done", map[string]any{"output_index": outputIndex, "item": resp.Output[0]})
+		event("response.output_item.done", map[string]any{"output_index": outputIndex, "item": resp.Output[msgIndex]})
 		outputIndex++
 	}
 	for _, it := range resp.Output[outputIndex:] {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/ruvllm/ruvllm/daemon"
@@ -67,8 +68,7 @@ func templateConversation(body ipc.ChatTemplateRequest) (chat.Conversation, erro
 		return conv, bad("messages must not be empty")
 	}
 	for k := range body.ChatTemplateKwargs {
-		switch k {
-		case "messages", "tools", "add_generation_prompt", "bos_token", "eos_token":
+		if slices.Contains(chat.ReservedVars(), k) {
 			return conv, bad("chat_template_kwargs.%s is set by the request itself", k)
 		}
 	}

@@ -58,14 +58,21 @@ type toolState struct {
 type outputControls struct {
 	constraint *constraintSpec
 	tools      *toolSpec
+	thinking   *thinkingSpec
 	state      *toolState
+	think      *thinkingState
 }
 
 func (o *outputControls) prepare(m models.Model, req *llm.Request) error {
-	if err := applyConstraint(m, req, o.constraint); err != nil {
+	think, err := applyThinking(m, req, o.thinking)
+	if err != nil {
 		return err
 	}
-	st, err := applyTools(m, req, o.tools)
+	o.think = think
+	if err := applyConstraint(m, req, o.constraint, think); err != nil {
+		return err
+	}
+	st, err := applyTools(m, req, o.tools, think)
 	if err != nil {
 		return err
 	}
@@ -101,8 +108,10 @@ func grammarError(param string, err error) error {
 	return badParam(param, "cannot be enforced: %v", err)
 }
 
-// applyConstraint compiles c for the model into req.Grammar.
-func applyConstraint(m models.Model, req *llm.Request, c *constraintSpec) error {
+// applyConstraint compiles c for the model into req.Grammar; for a model
+// that may think first, the constraint holds the reply after the
+// reasoning.
+func applyConstraint(m models.Model, req *llm.Request, c *constraintSpec, think *thinkingState) error {
 	if c == nil {
 		return nil
 	}
@@ -110,7 +119,18 @@ func applyConstraint(m models.Model, req *llm.Request, c *constraintSpec) error 
 	if !ok {
 		return badParam(c.param, "this model cannot constrain its output")
 	}
-	g, err := gm.Grammar(c.spec)
+	var (
+		g   *grammar.Constraint
+		err error
+	)
+	if think.thinks() {
+		var p grammar.Part
+		if p, err = c.spec.Part(); err == nil {
+			g, err = gm.ComposedGrammar(think.wrap(p))
+		}
+	} else {
+		g, err = gm.Grammar(c.spec)
+	}
 	if err != nil {
 		return grammarError(c.param, err)
 	}
@@ -124,7 +144,7 @@ func applyConstraint(m models.Model, req *llm.Request, c *constraintSpec) error 
 // the first byte (tool_choice required or a named tool) or from the
 // format's opening marker on (auto). Tool messages in the history are
 // rendered the same way.
-func applyTools(m models.Model, req *llm.Request, ts *toolSpec) (*toolState, error) {
+func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingState) (*toolState, error) {
 	format := toolcall.Format(toolcall.Generic{})
 	if m != nil {
 		format = toolcall.Detect(m.Info().ChatTemplate)
@@ -164,6 +184,9 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec) (*toolState, err
 		return nil, badParam(ts.param, "this model cannot call tools")
 	}
 	part, triggers := format.Grammar(tools, required, ts.parallel)
+	if required { // a call is due after any reasoning (auto: free text until a call begins)
+		part = think.wrap(part)
+	}
 	g, err := gm.ComposedGrammar(part)
 	if err != nil {
 		return nil, grammarError(ts.param, err)

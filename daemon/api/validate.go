@@ -237,7 +237,10 @@ func chatMessages(in []ipc.Message, param string) ([]chat.Message, error) {
 		if len(m.Images) > 0 {
 			return nil, badParam(at+".images", "this model takes no images")
 		}
-		cm := chat.Message{Role: role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+		cm := chat.Message{Role: role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name, ReasoningContent: m.ReasoningContent}
+		if cm.ReasoningContent == "" {
+			cm.ReasoningContent = m.Thinking
+		}
 		if m.ToolName != "" && cm.Name == "" {
 			cm.Name = m.ToolName
 		}
