@@ -21,6 +21,9 @@ type ChatStart struct {
 type ChatToken struct {
 	ConversationID string `json:"conversation_id"`
 	Text           string `json:"text"`
+	// Reasoning is a piece of a thinking model's reasoning (Text is then
+	// empty): the app shows it apart from the reply.
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // ChatDone ends a reply: the stored assistant message and its figures.
@@ -185,7 +188,7 @@ func (a *App) chatRequest(ctx context.Context, c *ipc.Client, conv ipc.Conversat
 	}
 	for _, m := range conv.Messages {
 		if m.Role == "user" || m.Role == "assistant" || m.Role == "system" {
-			req.Messages = append(req.Messages, ipc.Message{Role: m.Role, Content: m.Content})
+			req.Messages = append(req.Messages, ipc.Message{Role: m.Role, Content: m.Content, ReasoningContent: m.ReasoningContent})
 		}
 	}
 	return req, nil
@@ -253,6 +256,7 @@ func (a *App) stream(ctx context.Context, c *ipc.Client, store convStore, conv i
 	}
 	var (
 		text        strings.Builder
+		reasoning   strings.Builder
 		id, finish  string
 		usage       ipc.Usage
 		start       = time.Now()
@@ -269,15 +273,17 @@ func (a *App) stream(ctx context.Context, c *ipc.Client, store convStore, conv i
 			if choice.FinishReason != nil {
 				finish = *choice.FinishReason
 			}
-			if choice.Delta.Content == "" {
+			d := choice.Delta
+			if d.Content == "" && d.ReasoningContent == "" {
 				continue
 			}
 			if first.IsZero() {
 				first = time.Now()
 			}
 			last = time.Now()
-			text.WriteString(choice.Delta.Content)
-			a.emit(EventChatToken, ChatToken{ConversationID: conv.ID, Text: choice.Delta.Content})
+			text.WriteString(d.Content)
+			reasoning.WriteString(d.ReasoningContent)
+			a.emit(EventChatToken, ChatToken{ConversationID: conv.ID, Text: d.Content, Reasoning: d.ReasoningContent})
 		}
 		return nil
 	})
@@ -299,11 +305,12 @@ func (a *App) stream(ctx context.Context, c *ipc.Client, store convStore, conv i
 			stats.TokensPerSecond = float64(n-1) / last.Sub(first).Seconds()
 		}
 	}
-	msg := ipc.ConversationMessage{Role: "assistant", Content: text.String(), Time: time.Now().UTC(), RequestID: id, Stats: &stats}
+	msg := ipc.ConversationMessage{Role: "assistant", Content: text.String(), ReasoningContent: reasoning.String(),
+		Time: time.Now().UTC(), RequestID: id, Stats: &stats}
 	// Store with the app's context: a stopped reply keeps what streamed.
 	sctx, cancel := a.callCtx()
 	defer cancel()
-	if stopped && msg.Content == "" {
+	if stopped && msg.Content == "" && msg.ReasoningContent == "" {
 		a.emit(EventChatError, ChatError{ConversationID: conv.ID, Error: "stopped", Stopped: true})
 		return
 	}

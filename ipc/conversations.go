@@ -36,6 +36,9 @@ type ConversationMessage struct {
 	Role    string    `json:"role"`
 	Content string    `json:"content"`
 	Time    time.Time `json:"time"`
+	// ReasoningContent is a thinking model's reasoning before an
+	// assistant message's content.
+	ReasoningContent string `json:"reasoning_content,omitempty"`
 	// RequestID is the id of the completion that produced an assistant
 	// message (the "id" of the chat completion), the key for feedback.
 	RequestID string `json:"request_id,omitempty"`

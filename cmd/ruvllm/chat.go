@@ -68,6 +68,8 @@ func newChatCmd() *cobra.Command {
 	f.IntVarP(&o.maxTokens, "max-tokens", "n", 512, "most tokens per reply")
 	f.StringVar(&convID, "conversation", "", "continue the saved conversation `ID`")
 	f.BoolVar(&o.noSave, "no-save", false, "do not save the conversation in the daemon")
+	f.BoolVar(&o.think, "think", true, "let a thinking model reason before it answers (--think=false turns it off where its template can)")
+	f.BoolVar(&o.hideThinking, "hide-thinking", false, "do not show a thinking model's reasoning")
 	return cmd
 }
 
@@ -78,6 +80,10 @@ type chatOptions struct {
 	temp          float32
 	maxTokens     int
 	noSave        bool
+	// think false asks a thinking model not to reason; hideThinking does
+	// not show its reasoning (shown on the error stream, apart from the
+	// answer, by default).
+	think, hideThinking bool
 }
 
 // chatSession is one REPL conversation: the turns sent with every request
@@ -106,7 +112,7 @@ func (s *chatSession) resume(ctx context.Context, id string, modelSet, systemSet
 	}
 	s.conv = id
 	for _, m := range conv.Messages {
-		s.history = append(s.history, ipc.Message{Role: m.Role, Content: m.Content})
+		s.history = append(s.history, ipc.Message{Role: m.Role, Content: m.Content, ReasoningContent: m.ReasoningContent})
 		if m.Role == "assistant" {
 			s.lastRequest, s.lastMessage = m.RequestID, m.ID
 		}
@@ -222,31 +228,34 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) {
 	req := ipc.ChatCompletionRequest{Model: s.opts.model, Messages: msgs, SamplingFields: s.sampling}
 	req.Temperature = &s.opts.temp
 	req.MaxTokens = s.opts.maxTokens
-	var answer strings.Builder
+	if !s.opts.think {
+		req.ReasoningEffort = "none"
+	}
 	var usage *ipc.Usage
 	var id, model string
 	start := time.Now()
 	var first time.Duration
+	p := &replyPrinter{out: s.out, errw: s.errw, hideThinking: s.opts.hideThinking}
 	err := s.c.ChatStream(ctx, req, func(ch ipc.ChatCompletionChunk) error {
 		id, model = ch.ID, ch.Model
 		if ch.Usage != nil {
 			usage = ch.Usage
 		}
 		for _, choice := range ch.Choices {
-			if choice.Delta.Content != "" && first == 0 {
+			d := choice.Delta
+			if (d.Content != "" || d.ReasoningContent != "") && first == 0 {
 				first = time.Since(start)
 			}
-			answer.WriteString(choice.Delta.Content)
-			fmt.Fprint(s.out, choice.Delta.Content)
+			p.delta(d)
 		}
 		return nil
 	})
-	fmt.Fprintln(s.out)
+	p.end()
 	if err != nil {
 		fmt.Fprintln(s.errw, "error:", err)
 		return
 	}
-	reply := ipc.Message{Role: "assistant", Content: answer.String()}
+	reply := ipc.Message{Role: "assistant", Content: p.answer.String(), ReasoningContent: p.reasoning.String()}
 	s.history = append(s.history, user, reply)
 	s.lastRequest, s.lastMessage = id, ""
 	stats := replyStats(usage, first, time.Since(start))
@@ -270,12 +279,50 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) {
 	}
 }
 
+// replyPrinter writes a streamed reply: the answer to out, a thinking
+// model's reasoning to errw between "Thinking..." and "...done thinking."
+// (unless hidden), so that the answer alone is the output; it keeps both.
+type replyPrinter struct {
+	out, errw         io.Writer
+	hideThinking      bool
+	thinking          bool // reasoning is being shown
+	answer, reasoning strings.Builder
+}
+
+func (p *replyPrinter) delta(d ipc.Delta) {
+	if d.ReasoningContent != "" {
+		p.reasoning.WriteString(d.ReasoningContent)
+		if !p.hideThinking {
+			if !p.thinking {
+				p.thinking = true
+				fmt.Fprintln(p.errw, "Thinking...")
+			}
+			fmt.Fprint(p.errw, d.ReasoningContent)
+		}
+	}
+	if d.Content != "" && p.thinking {
+		p.thinking = false
+		fmt.Fprint(p.errw, "\n...done thinking.\n\n")
+	}
+	p.answer.WriteString(d.Content)
+	fmt.Fprint(p.out, d.Content)
+}
+
+// end finishes the reply's output.
+func (p *replyPrinter) end() {
+	if p.thinking {
+		p.thinking = false
+		fmt.Fprint(p.errw, "\n...done thinking.\n")
+	}
+	fmt.Fprintln(p.out)
+}
+
 // save stores a user turn and its reply, creating the conversation on the
 // first one.
 func (s *chatSession) save(ctx context.Context, user, reply ipc.Message, id string, stats *ipc.ReplyStats) error {
 	msgs := []ipc.ConversationMessage{
 		{Role: user.Role, Content: user.Content},
-		{Role: reply.Role, Content: reply.Content, RequestID: id, Stats: stats},
+		{Role: reply.Role, Content: reply.Content, ReasoningContent: reply.ReasoningContent, RequestID: id, Stats: stats},
 	}
 	var conv ipc.Conversation
 	var err error

@@ -169,3 +169,33 @@ func TestReplyStatsOverflow(t *testing.T) {
 		t.Error("stats without usage")
 	}
 }
+
+// TestReplyPrinter: a thinking model's reasoning goes to the error stream
+// between markers (or nowhere with --hide-thinking), the answer alone to
+// the output, and both are kept for the history.
+func TestReplyPrinter(t *testing.T) {
+	deltas := []ipc.Delta{{ReasoningContent: "Let me "}, {ReasoningContent: "see."}, {Content: "Hello"}, {Content: " there"}}
+	for _, c := range []struct {
+		hide    bool
+		deltas  []ipc.Delta
+		out, er string
+	}{
+		{false, deltas, "Hello there\n", "Thinking...\nLet me see.\n...done thinking.\n\n"},
+		{true, deltas, "Hello there\n", ""},
+		{false, deltas[:2], "\n", "Thinking...\nLet me see.\n...done thinking.\n"}, // cut off while thinking
+		{false, deltas[2:], "Hello there\n", ""},
+	} {
+		var out, er strings.Builder
+		p := &replyPrinter{out: &out, errw: &er, hideThinking: c.hide}
+		for _, d := range c.deltas {
+			p.delta(d)
+		}
+		p.end()
+		if out.String() != c.out || er.String() != c.er {
+			t.Errorf("hide %v, %d deltas: out %q, err %q; want %q, %q", c.hide, len(c.deltas), out.String(), er.String(), c.out, c.er)
+		}
+		if len(c.deltas) == 4 && (p.answer.String() != "Hello there" || p.reasoning.String() != "Let me see.") {
+			t.Errorf("kept answer %q, reasoning %q", p.answer.String(), p.reasoning.String())
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -38,6 +39,12 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 	var text strings.Builder
 	var usage *ipc.Usage
 	var finish string
+	// The reply as chat shows it (a thinking model's reasoning on the
+	// error stream), or nothing until the JSON at the end.
+	rp := &replyPrinter{out: out, errw: cmd.ErrOrStderr()}
+	if asJSON {
+		rp.out, rp.errw = io.Discard, io.Discard
+	}
 	emit := func(s string) {
 		if s == "" {
 			return
@@ -61,7 +68,12 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 				usage = ch.Usage
 			}
 			for _, choice := range ch.Choices {
-				emit(choice.Delta.Content)
+				if d := choice.Delta; d.Content != "" || d.ReasoningContent != "" {
+					if ttft == 0 {
+						ttft = time.Since(start)
+					}
+					rp.delta(d)
+				}
 				if choice.FinishReason != nil {
 					finish = *choice.FinishReason
 				}
@@ -88,7 +100,14 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 	}
 	total := time.Since(start)
 	if asJSON {
-		res := map[string]any{"text": text.String(), "finish_reason": finish, "ttft_ms": ttft.Seconds() * 1000, "total_ms": total.Seconds() * 1000}
+		answer := text.String()
+		if asChat {
+			answer = rp.answer.String()
+		}
+		res := map[string]any{"text": answer, "finish_reason": finish, "ttft_ms": ttft.Seconds() * 1000, "total_ms": total.Seconds() * 1000}
+		if rp.reasoning.Len() > 0 {
+			res["reasoning"] = rp.reasoning.String()
+		}
 		if usage != nil {
 			res["usage"] = usage
 		}
@@ -96,7 +115,11 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	fmt.Fprintln(out)
+	if asChat {
+		rp.end()
+	} else {
+		fmt.Fprintln(out)
+	}
 	if usage != nil {
 		cached := 0
 		if usage.PromptTokensDetails != nil {

@@ -376,6 +376,7 @@ func checkMessages(msgs []ipc.ConversationMessage) error {
 		}
 		err := firstError(
 			checkBytes(fmt.Sprintf("messages[%d].content", i), m.Content, maxContentBytes),
+			checkBytes(fmt.Sprintf("messages[%d].reasoning_content", i), m.ReasoningContent, maxContentBytes),
 			checkName(fmt.Sprintf("messages[%d].request_id", i), m.RequestID),
 			checkName(fmt.Sprintf("messages[%d].id", i), m.ID),
 		)

@@ -9,11 +9,13 @@ export interface Thread {
   streaming: boolean;
   /** partial is the text streamed so far of the reply in progress. */
   partial: string;
+  /** partialReasoning is the reasoning streamed so far (thinking models). */
+  partialReasoning: string;
   error: string;
 }
 
 export function newThread(id: string, messages: Message[] = []): Thread {
-  return { id, messages, streaming: false, partial: '', error: '' };
+  return { id, messages, streaming: false, partial: '', partialReasoning: '', error: '' };
 }
 
 /** onStart begins a reply; on regenerate it drops replies after the last user message. */
@@ -26,24 +28,24 @@ export function onStart(t: Thread, e: ChatStart): Thread {
     const last = messages.map((m) => m.role).lastIndexOf('user');
     messages = messages.slice(0, last + 1);
   }
-  return { ...t, messages, streaming: true, partial: '', error: '' };
+  return { ...t, messages, streaming: true, partial: '', partialReasoning: '', error: '' };
 }
 
 export function onToken(t: Thread, e: ChatToken): Thread {
   if (e.conversation_id !== t.id || !t.streaming) return t;
-  return { ...t, partial: t.partial + e.text };
+  return { ...t, partial: t.partial + e.text, partialReasoning: t.partialReasoning + (e.reasoning ?? '') };
 }
 
 export function onDone(t: Thread, e: ChatDone): Thread {
   if (e.conversation_id !== t.id) return t;
-  return { ...t, messages: [...t.messages, e.message], streaming: false, partial: '' };
+  return { ...t, messages: [...t.messages, e.message], streaming: false, partial: '', partialReasoning: '' };
 }
 
 /** onError ends a reply; a stopped reply keeps what streamed as a message. */
 export function onError(t: Thread, e: ChatError): Thread {
   if (e.conversation_id !== t.id) return t;
   const messages = e.message ? [...t.messages, e.message] : t.messages;
-  return { ...t, messages, streaming: false, partial: '', error: e.stopped ? '' : e.error };
+  return { ...t, messages, streaming: false, partial: '', partialReasoning: '', error: e.stopped ? '' : e.error };
 }
 
 /** lastAssistant is the id of the reply that Regenerate would replace. */

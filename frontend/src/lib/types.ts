@@ -22,6 +22,8 @@ export interface Message {
   id: string;
   role: 'user' | 'assistant' | 'system';
   content: string;
+  /** a thinking model's reasoning before the reply */
+  reasoning_content?: string;
   time: string;
   request_id?: string;
   stats?: ReplyStats;
@@ -101,6 +103,8 @@ export interface ChatStart {
 export interface ChatToken {
   conversation_id: string;
   text: string;
+  /** a piece of a thinking model's reasoning */
+  reasoning?: string;
 }
 export interface ChatDone {
   conversation_id: string;

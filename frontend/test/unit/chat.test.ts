@@ -20,6 +20,21 @@ describe('thread streaming', () => {
     expect(lastAssistant(t)).toBe('a1');
   });
 
+  it('streams a thinking model\'s reasoning apart from the reply', () => {
+    let t = onStart(newThread('c1'), { conversation_id: 'c1', user: msg('u1', 'user', 'hi') });
+    t = onToken(t, { conversation_id: 'c1', text: '', reasoning: 'Let me ' });
+    t = onToken(t, { conversation_id: 'c1', text: '', reasoning: 'see.' });
+    t = onToken(t, { conversation_id: 'c1', text: 'Hello' });
+    expect(t.partialReasoning).toBe('Let me see.');
+    expect(t.partial).toBe('Hello');
+    const done = { ...msg('a1', 'assistant', 'Hello'), reasoning_content: 'Let me see.' };
+    t = onDone(t, { conversation_id: 'c1', completion_id: 'x', message: done, stats, finish_reason: 'stop' });
+    expect(t.partialReasoning).toBe('');
+    expect(t.messages.at(-1)?.reasoning_content).toBe('Let me see.');
+    t = onStart(t, { conversation_id: 'c1' });
+    expect(t.partialReasoning).toBe('');
+  });
+
   it('ignores events of other conversations', () => {
     let t = onStart(newThread('c1'), { conversation_id: 'c1', user: msg('u1', 'user', 'hi') });
     const before = t;

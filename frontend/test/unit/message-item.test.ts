@@ -24,4 +24,26 @@ describe('MessageItem', () => {
     const { queryByTestId } = render(MessageItem, { message: reply({ dropped_messages: 2, dropped_tokens: 9 }), streaming: true });
     expect(queryByTestId('left-out')).toBeNull();
   });
+
+  it('folds a thinking model\'s reasoning above the reply', () => {
+    const m: Message = { ...reply({}), reasoning_content: 'The pages are old.' };
+    const { getByTestId } = render(MessageItem, { message: m });
+    const d = getByTestId('thinking') as HTMLDetailsElement;
+    expect(d.textContent).toContain('The pages are old.');
+    expect(d.querySelector('summary')?.textContent).toBe('Thought');
+    expect(d.open).toBe(false);
+  });
+
+  it('shows the reasoning open while it streams, before the reply', () => {
+    const m: Message = { id: 'partial', role: 'assistant', content: '', reasoning_content: 'Let me see', time: '' };
+    const { getByTestId } = render(MessageItem, { message: m, streaming: true });
+    const d = getByTestId('thinking') as HTMLDetailsElement;
+    expect(d.open).toBe(true);
+    expect(d.querySelector('summary')?.textContent).toBe('Thinking…');
+  });
+
+  it('has no reasoning block for a model that does not think', () => {
+    const { queryByTestId } = render(MessageItem, { message: reply({}) });
+    expect(queryByTestId('thinking')).toBeNull();
+  });
 });
