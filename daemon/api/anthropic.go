@@ -386,7 +386,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		inputTokens int
 		oc          = &outputControls{constraint: constraint, tools: tools, thinking: thinking}
 		filter      *toolcall.Stream
-		split       *reasoningSplit
+		split       *chat.Splitter
 		textOpen    bool // the text block was started (streaming)
 		thinkOpen   bool // a thinking block is open (streaming)
 		blocks      int  // content blocks started so far (streaming)

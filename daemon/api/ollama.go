@@ -234,7 +234,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	oc := &outputControls{constraint: constraint, tools: tools, thinking: thinking}
 	var (
 		filter *toolcall.Stream
-		split  *reasoningSplit
+		split  *chat.Splitter
 	)
 	lps := &logprobCollector{on: req.Logprobs}
 	id := newID("req-")
@@ -398,7 +398,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	usesChatTemplate := !body.Raw && body.Suffix == "" && body.Template == ""
 	var (
 		think *thinkingState
-		split *reasoningSplit
+		split *chat.Splitter
 	)
 	spec := runSpec{endpoint: "api.generate", model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
 		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),

@@ -215,7 +215,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		sse     = &sseWriter{w: w, fl: w.(http.Flusher)}
 		oc      = &outputControls{constraint: constraint, tools: tools, thinking: thinking}
 		filters = make([]*toolcall.Stream, n)
-		splits  = make([]*reasoningSplit, n)
+		splits  = make([]*chat.Splitter, n)
 	)
 	chunk := func(i int, d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
 		return ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name,

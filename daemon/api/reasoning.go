@@ -2,7 +2,6 @@ package api
 
 import (
 	"maps"
-	"strings"
 
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/engine/chat"
@@ -97,132 +96,17 @@ func (st *thinkingState) wrap(p grammar.Part) grammar.Part {
 
 // splitter returns a fresh splitter for one choice's text (nil when the
 // reply is all content).
-func (st *thinkingState) splitter() *reasoningSplit {
+func (st *thinkingState) splitter() *chat.Splitter {
 	if st == nil || st.raw {
 		return nil
 	}
-	s := &reasoningSplit{open: st.r.Open, close: st.r.Close}
-	if st.startsOpen {
-		s.state, s.leading = inReasoning, true
-	}
-	return s
+	return st.r.NewSplitter(st.startsOpen)
 }
 
 // splitReasoning divides a whole reply into its reasoning and content.
 func (st *thinkingState) splitReasoning(text string) (reasoning, content string) {
-	s := st.splitter()
-	if s == nil {
+	if st == nil || st.raw {
 		return "", text
 	}
-	r, c := s.Push(text)
-	r2, c2 := s.Close()
-	return r + r2, c + c2
-}
-
-// The states of a reasoningSplit.
-const (
-	beforeReasoning = iota // nothing yet: the reply may open the block
-	inReasoning
-	afterReasoning // the block closed: whitespace before the content is dropped
-	inContent
-)
-
-// reasoningSplit separates a reply's reasoning from its content as the
-// text streams in. Text that may be the start of a tag (or whitespace at
-// the reasoning's edges) is held back until the next text decides it;
-// the whitespace around the reasoning and between it and the content is
-// dropped, as llama-server does.
-type reasoningSplit struct {
-	open, close string
-	state       int
-	pending     string
-	// leading: no reasoning text has been given out yet (whitespace is
-	// dropped).
-	leading bool
-}
-
-// Push takes the next piece of the reply and returns the reasoning and
-// the content it completes.
-func (s *reasoningSplit) Push(text string) (reasoning, content string) {
-	s.pending += text
-	var rb, cb strings.Builder
-	for {
-		switch s.state {
-		case beforeReasoning:
-			p := strings.TrimLeft(s.pending, " \t\r\n")
-			switch {
-			case strings.HasPrefix(p, s.open):
-				s.pending, s.state, s.leading = p[len(s.open):], inReasoning, true
-				continue
-			case p == "" || strings.HasPrefix(s.open, p):
-				return rb.String(), cb.String() // not decided yet
-			}
-			s.state = inContent
-			continue
-		case inReasoning:
-			if s.leading {
-				// A model whose prompt opened the block may open it again.
-				s.pending = strings.TrimLeft(s.pending, " \t\r\n")
-				if strings.HasPrefix(s.pending, s.open) {
-					s.pending = s.pending[len(s.open):]
-					continue
-				}
-				if s.pending == "" || strings.HasPrefix(s.open, s.pending) {
-					return rb.String(), cb.String()
-				}
-			}
-			if i := strings.Index(s.pending, s.close); i >= 0 {
-				rb.WriteString(strings.TrimRight(s.pending[:i], " \t\r\n"))
-				s.pending, s.state = s.pending[i+len(s.close):], afterReasoning
-				continue
-			}
-			keep := heldBack(s.pending, s.close)
-			rb.WriteString(s.pending[:len(s.pending)-keep])
-			if keep < len(s.pending) {
-				s.leading = false
-			}
-			s.pending = s.pending[len(s.pending)-keep:]
-			return rb.String(), cb.String()
-		case afterReasoning:
-			s.pending = strings.TrimLeft(s.pending, " \t\r\n")
-			if s.pending == "" {
-				return rb.String(), cb.String()
-			}
-			s.state = inContent
-			continue
-		default:
-			cb.WriteString(s.pending)
-			s.pending = ""
-			return rb.String(), cb.String()
-		}
-	}
-}
-
-// Close returns what is held back at the end of the reply: reasoning the
-// model never closed stays reasoning.
-func (s *reasoningSplit) Close() (reasoning, content string) {
-	rest := s.pending
-	s.pending = ""
-	switch s.state {
-	case inReasoning:
-		return strings.TrimRight(rest, " \t\r\n"), ""
-	case afterReasoning:
-		return "", ""
-	}
-	return "", rest
-}
-
-// heldBack is how many bytes at the end of text must wait for what
-// follows: trailing whitespace, and a tail that may begin tag (which,
-// when it comes whole, ends the reasoning there).
-func heldBack(text, tag string) int {
-	keep := 0
-	for n := min(len(tag)-1, len(text)); n > 0; n-- {
-		if strings.HasPrefix(tag, text[len(text)-n:]) {
-			keep = n
-			break
-		}
-	}
-	rest := text[:len(text)-keep]
-	return keep + len(rest) - len(strings.TrimRight(rest, " \t\r\n"))
+	return st.r.Split(text, st.startsOpen)
 }

@@ -254,58 +254,21 @@ func TestThinkingModels(t *testing.T) {
 	ta.postOK(t, "/v1/chat/completions", `{"model":"fake",`+user+`,"chat_template_kwargs":{"enable_thinking":true}}`)
 }
 
-func TestReasoningSplit(t *testing.T) {
-	r, err := chat.FromJinja(qwen3Template, nil, chat.SpecialTokens{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reasoning := r.Reasoning()
-	for _, c := range []struct {
-		text        string
-		open        bool
-		reason, ans string
-	}{
-		{"<think>\nabc\n</think>\n\nHello", false, "abc", "Hello"},
-		{"  <think>abc</think>Hello", false, "abc", "Hello"},
-		{"Hello <think>x</think>", false, "", "Hello <think>x</think>"},
-		{"<thin", false, "", "<thin"},
-		{"<", false, "", "<"},
-		{"", false, "", ""},
-		{"\n\n", false, "", "\n\n"},
-		{"<think>never closed ", false, "never closed", ""},
-		{"<think>a</think>", false, "a", ""},
-		{"<think>a </ b </thinking> c</think> d", false, "a </ b </thinking> c", "d"},
-		{"abc\n</think>\n\nHello", true, "abc", "Hello"},
-		{"<think>\nabc</think>Hello", true, "abc", "Hello"},
-		{"abc", true, "abc", ""},
-		{"</think>Hello", true, "", "Hello"},
-		{"a</think>b</think>c", true, "a", "b</think>c"},
-	} {
-		st := &thinkingState{r: reasoning, startsOpen: c.open}
-		if gr, ga := st.splitReasoning(c.text); gr != c.reason || ga != c.ans {
-			t.Errorf("%q (open %v): reasoning %q, content %q; want %q, %q", c.text, c.open, gr, ga, c.reason, c.ans)
+// TestThinkingStateRaw: a raw or absent thinking state leaves the reply
+// whole.
+func TestThinkingStateRaw(t *testing.T) {
+	r := thinkingFakes(t)["thinker"].reasoning
+	text := "<think>a</think>b"
+	for _, st := range []*thinkingState{{r: r, raw: true}, nil} {
+		if st.splitter() != nil {
+			t.Fatalf("%+v splits", st)
 		}
-		// Streamed a byte at a time, and in two halves everywhere: the same.
-		for cut := 0; cut <= len(c.text); cut++ {
-			for _, pieces := range [][]string{{c.text[:cut], c.text[cut:]}, strings.Split(c.text, "")} {
-				s := st.splitter()
-				var gr, ga strings.Builder
-				for _, p := range pieces {
-					r, a := s.Push(p)
-					gr.WriteString(r)
-					ga.WriteString(a)
-				}
-				r, a := s.Close()
-				gr.WriteString(r)
-				ga.WriteString(a)
-				if gr.String() != c.reason || ga.String() != c.ans {
-					t.Fatalf("%q (open %v) in pieces %q: reasoning %q, content %q", c.text, c.open, pieces, gr.String(), ga.String())
-				}
-			}
+		if reasoning, content := st.splitReasoning(text); reasoning != "" || content != text {
+			t.Fatalf("%+v: %q, %q", st, reasoning, content)
 		}
 	}
-	if (&thinkingState{r: reasoning, raw: true}).splitter() != nil || (*thinkingState)(nil).splitter() != nil {
-		t.Fatal("a raw or absent state splits")
+	if reasoning, content := (&thinkingState{r: r}).splitReasoning(text); reasoning != "a" || content != "b" {
+		t.Fatalf("split: %q, %q", reasoning, content)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/store"
+	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/toolcall"
@@ -390,7 +391,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		text        strings.Builder
 		oc          = &outputControls{constraint: constraint, tools: tools, thinking: thinking}
 		filter      *toolcall.Stream
-		split       *reasoningSplit
+		split       *chat.Splitter
 		msgStarted  bool // the message item was announced (streaming)
 		rsStarted   bool // the reasoning item was announced and is open (streaming)
 		rsText      strings.Builder

@@ -3,6 +3,7 @@ package chat
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ruvllm/ruvllm/internal/testpath"
@@ -64,6 +65,55 @@ func TestReasoningDetected(t *testing.T) {
 		b, _ := ByName(name)
 		if b.Reasoning() != nil {
 			t.Errorf("built-in %s reasons", name)
+		}
+	}
+}
+
+// TestSplitter: a reply's reasoning and content come apart the same
+// whole, in halves cut anywhere, and a byte at a time.
+func TestSplitter(t *testing.T) {
+	reasoning := &Reasoning{Open: "<think>", Close: "</think>"}
+	for _, c := range []struct {
+		text        string
+		open        bool
+		reason, ans string
+	}{
+		{"<think>\nabc\n</think>\n\nHello", false, "abc", "Hello"},
+		{"  <think>abc</think>Hello", false, "abc", "Hello"},
+		{"Hello <think>x</think>", false, "", "Hello <think>x</think>"},
+		{"<thin", false, "", "<thin"},
+		{"<", false, "", "<"},
+		{"", false, "", ""},
+		{"\n\n", false, "", "\n\n"},
+		{"<think>never closed ", false, "never closed", ""},
+		{"<think>a</think>", false, "a", ""},
+		{"<think>a </ b </thinking> c</think> d", false, "a </ b </thinking> c", "d"},
+		{"abc\n</think>\n\nHello", true, "abc", "Hello"},
+		{"<think>\nabc</think>Hello", true, "abc", "Hello"},
+		{"abc", true, "abc", ""},
+		{"</think>Hello", true, "", "Hello"},
+		{"a</think>b</think>c", true, "a", "b</think>c"},
+	} {
+		if gr, ga := reasoning.Split(c.text, c.open); gr != c.reason || ga != c.ans {
+			t.Errorf("%q (open %v): reasoning %q, content %q; want %q, %q", c.text, c.open, gr, ga, c.reason, c.ans)
+		}
+		// Streamed a byte at a time, and in two halves everywhere: the same.
+		for cut := 0; cut <= len(c.text); cut++ {
+			for _, pieces := range [][]string{{c.text[:cut], c.text[cut:]}, strings.Split(c.text, "")} {
+				s := reasoning.NewSplitter(c.open)
+				var gr, ga strings.Builder
+				for _, p := range pieces {
+					r, a := s.Push(p)
+					gr.WriteString(r)
+					ga.WriteString(a)
+				}
+				r, a := s.Close()
+				gr.WriteString(r)
+				ga.WriteString(a)
+				if gr.String() != c.reason || ga.String() != c.ans {
+					t.Fatalf("%q (open %v) in pieces %q: reasoning %q, content %q", c.text, c.open, pieces, gr.String(), ga.String())
+				}
+			}
 		}
 	}
 }

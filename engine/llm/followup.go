@@ -17,7 +17,8 @@ var followUpProbes = [2]string{"Thanks.", "OK, and what else?"}
 
 // FollowUpTokens returns the prompt tokens that the next turn of a chat
 // will start with once reply has answered req: req's messages and then
-// reply as the assistant's message, rendered (with req's tools and
+// reply as the assistant's message (a thinking model's reasoning apart from
+// its content, as the APIs return them), rendered (with req's tools and
 // template variables) and tokenized exactly as the next request's prompt
 // will be, up to the last token that does not depend on what the user
 // says next. It returns nil for requests without messages and models
@@ -33,7 +34,13 @@ func (m *Model) FollowUpTokens(req Request, reply string) []int32 {
 	if req.Messages == nil {
 		return nil
 	}
-	msgs := append(slices.Clip(req.Messages), chat.Message{Role: "assistant", Content: reply})
+	answer := chat.Message{Role: "assistant", Content: reply}
+	if r := m.info.Reasoning; r != nil {
+		// A thinking model's reply comes back as the API gave it: the
+		// content, its reasoning apart.
+		answer.ReasoningContent, answer.Content = r.Split(reply, r.StartsOpen(req.TemplateVars))
+	}
+	msgs := append(slices.Clip(req.Messages), answer)
 	var toks [2][]int32
 	for i, probe := range followUpProbes {
 		text, err := m.chatPrompt(context.Background(), req, append(slices.Clip(msgs), chat.Message{Role: "user", Content: probe}))

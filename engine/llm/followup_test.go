@@ -225,3 +225,42 @@ func TestWarmFollowUpFileTemplates(t *testing.T) {
 		})
 	}
 }
+
+// TestFollowUpTokensThinkingModel: a thinking model's reply comes back
+// from the APIs as content with its reasoning apart, and its template
+// renders the two its own way: the follow-up renders the reply so, not as
+// the raw text with the <think> block inside the content.
+func TestFollowUpTokensThinkingModel(t *testing.T) {
+	const tmpl = `{%- for m in messages %}<|im_start|>{{ m.role }}
+{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}<|im_end|>
+{% endfor %}{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif %}`
+	o := testmodel.DefaultOptions()
+	o.Arch, o.Seed, o.ContextLength, o.ChatTemplate = "qwen2", 7, 1024, tmpl
+	path := filepath.Join(t.TempDir(), "thinker.gguf")
+	if err := testmodel.Write(context.Background(), o, path); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(context.Background(), path, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Info().Reasoning == nil {
+		t.Fatal("the template's reasoning was not found")
+	}
+	first := Request{Messages: []chat.Message{{Role: "user", Content: "Hi"}}}
+	follow := m.FollowUpTokens(first, "<think>\nLet me see.\n</think>\n\nHello there")
+	second := Request{Messages: []chat.Message{{Role: "user", Content: "Hi"},
+		{Role: "assistant", Content: "Hello there", ReasoningContent: "Let me see."}, {Role: "user", Content: "Again"}}}
+	prompt, err := m.PromptTokens(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(follow) == 0 || len(follow) > len(prompt) || fmt.Sprint(prompt[:len(follow)]) != fmt.Sprint(follow) {
+		t.Fatalf("follow-up tokens are not a prefix of the next prompt:\n%v\n%v", follow, prompt)
+	}
+	if text := m.tok.Decode(follow, tokenizer.DecodeOptions{}); !strings.Contains(text, "<think>Let me see.</think>Hello there\n") {
+		t.Fatalf("follow-up %q", text)
+	}
+}
