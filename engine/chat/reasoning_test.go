@@ -117,3 +117,36 @@ func TestSplitter(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitter: for any reply, streaming it in pieces (a byte at a time,
+// or cut in two anywhere) splits it as the whole text splits, and no text
+// other than whitespace and the tags is lost.
+func FuzzSplitter(f *testing.F) {
+	for _, s := range []string{"", "<think>a</think>b", "a</think>b", "<thi", " <think>\n\n</think>\n\nx", "</think></think>", "<think><think>"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	r := &Reasoning{Open: "<think>", Close: "</think>"}
+	f.Fuzz(func(t *testing.T, text string, open bool) {
+		wantR, wantC := r.Split(text, open)
+		s := r.NewSplitter(open)
+		var gr, gc strings.Builder
+		for i := range len(text) {
+			a, b := s.Push(text[i : i+1])
+			gr.WriteString(a)
+			gc.WriteString(b)
+		}
+		a, b := s.Close()
+		gr.WriteString(a)
+		gc.WriteString(b)
+		if gr.String() != wantR || gc.String() != wantC {
+			t.Fatalf("%q (open %v) byte by byte: %q, %q; whole: %q, %q", text, open, gr.String(), gc.String(), wantR, wantC)
+		}
+		squeeze := func(s string) string {
+			return strings.Join(strings.Fields(strings.NewReplacer(r.Open, "", r.Close, "").Replace(s)), "")
+		}
+		if got, want := squeeze(wantR+wantC), squeeze(text); got != want {
+			t.Fatalf("%q (open %v): split into %q and %q, text lost", text, open, wantR, wantC)
+		}
+	})
+}
