@@ -184,8 +184,13 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 // StopList is OpenAI's "stop": a string or an array of strings.
 type StopList []string
 
-// UnmarshalJSON accepts a string or an array of strings.
+// UnmarshalJSON accepts a string or an array of strings; null, as the
+// OpenAI API and its clients send for "no stop", is none.
 func (s *StopList) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		*s = nil
+		return nil
+	}
 	var one string
 	if err := json.Unmarshal(b, &one); err == nil {
 		*s = StopList{one}

@@ -411,6 +411,26 @@ func TestOpenAIChatParametersAndResponse(t *testing.T) {
 	}
 }
 
+// TestStopNull: "stop": null is no stop, as OpenAI takes it and as clients
+// that serialise every field send it; it was read as one empty stop string
+// and refused ("stop[0] must not be empty"). (llama-server's /completion
+// reads stop with the same type.)
+func TestStopNull(t *testing.T) {
+	ta := startAPI(t)
+	for _, c := range []struct{ path, body string }{
+		{"/v1/chat/completions", `{"model":"fake","messages":[{"role":"user","content":"hi"}],"max_tokens":2,"stop":null}`},
+		{"/v1/completions", `{"model":"fake","prompt":"Once","max_tokens":2,"stop":null}`},
+	} {
+		resp, body := ta.post(t, c.path, c.body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s with stop null: %d %s", c.path, resp.StatusCode, body)
+		}
+		if got := ta.fakes["fake"].lastRequest(); len(got.Stop) != 0 {
+			t.Fatalf("%s with stop null: stops %q", c.path, got.Stop)
+		}
+	}
+}
+
 func TestOpenAICompletions(t *testing.T) {
 	ta := startAPI(t)
 	resp, body := ta.post(t, "/v1/completions", `{"model":"fake","prompt":"Once","max_tokens":2}`)
