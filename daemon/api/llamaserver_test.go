@@ -328,6 +328,54 @@ func TestLineLimits(t *testing.T) {
 	}
 }
 
+// TestCompletionTextOffsetsFollowTokens: a completion's text_offset gives
+// each generated token where its text starts, also on a byte-level BPE
+// model whose decoder holds text back (spaces it may clean up), so that a
+// token's streamed text is empty and a later one carries several. The
+// offsets followed the streamed text: " is a good" came as 0, 0, 0.
+func TestCompletionTextOffsetsFollowTokens(t *testing.T) {
+	model := quote(testpath.Shared(t, "models/ruvllm-test-qwen2-13m-q8_0.gguf"))
+	ta := startAPIWith(t, true)
+	check := func(name string, toks, offs []any, start int) {
+		t.Helper()
+		at := start
+		for i, tok := range toks {
+			if off := int(offs[i].(float64)); off != at {
+				t.Fatalf("%s: text_offset[%d] = %d, want %d (tokens %q, offsets %v)", name, i, off, at, toks, offs)
+			}
+			at += len([]rune(tok.(string)))
+		}
+	}
+	body := `{"model":` + model + `,"prompt":"Hello there","max_tokens":8,"temperature":0,"logprobs":1,"speculation":"off"}`
+	c := ta.postOK(t, "/v1/completions", body)
+	lp := field(c, "choices", 0, "logprobs").(map[string]any)
+	check("completion", lp["tokens"].([]any), lp["text_offset"].([]any), 0)
+	// Streamed, each chunk carries its one token and its offset.
+	resp, b := ta.post(t, "/v1/completions", strings.Replace(body, `"logprobs":1`, `"logprobs":1,"stream":true`, 1))
+	if resp.StatusCode != 200 {
+		t.Fatalf("stream: %d %s", resp.StatusCode, b)
+	}
+	var toks, offs []any
+	for _, line := range strings.Split(string(b), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if l, ok := field(ev, "choices", 0, "logprobs").(map[string]any); ok {
+			toks, offs = append(toks, l["tokens"].([]any)...), append(offs, l["text_offset"].([]any)...)
+		}
+	}
+	check("stream", toks, offs, 0)
+	// Echoed, the reply's offsets go on after the prompt's tokens.
+	e := ta.postOK(t, "/v1/completions", strings.Replace(body, `"logprobs":1`, `"logprobs":1,"echo":true`, 1))
+	lp = field(e, "choices", 0, "logprobs").(map[string]any)
+	check("echo", lp["tokens"].([]any), lp["text_offset"].([]any), 0)
+}
+
 // TestLogprobTokensSpellTheText: on a SentencePiece model, whose tokens
 // carry their leading spaces, the tokens reported with log-probabilities
 // (OpenAI chat and completions, echoed prompts, llama-server's n_probs and

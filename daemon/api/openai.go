@@ -494,7 +494,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		startErr error
 		texts    = make([][]byte, n)
 		lps      = make([]*ipc.CompletionLogprobs, n)
-		offsets  = make([]int, n) // characters of each choice's text so far
+		offsets  = make([]int, n) // characters of each choice's tokens so far
 		sse      = &sseWriter{w: w, fl: w.(http.Flusher)}
 	)
 	resp := func(i int, text string, lp *ipc.CompletionLogprobs, finish *string) ipc.CompletionResponse {
@@ -525,9 +525,14 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 				}
 				lp = lps[i]
 			}
-			lp.Add(tokenLogprob(model, t), offsets[i])
+			// A token's offset is where its text starts: after the
+			// tokens before it, not after the text streamed so far (the
+			// decoder holds text back, so a token's own Text may be
+			// empty and a later one carry several tokens' text).
+			tl := tokenLogprob(model, t)
+			lp.Add(tl, offsets[i])
+			offsets[i] += utf8.RuneCountInString(tl.Token)
 		}
-		offsets[i] += utf8.RuneCountInString(t.Text)
 		if !body.Stream {
 			texts[i] = append(texts[i], t.Text...)
 			return nil
