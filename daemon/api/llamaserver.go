@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -49,6 +50,13 @@ func (a *API) registerLlamaServer(srv *daemon.Server) {
 	// llama-server also serves OpenAI's routes without the /v1 prefix.
 	srv.Handle("POST /chat/completions", http.HandlerFunc(a.chatCompletions))
 	srv.Handle("GET /models", http.HandlerFunc(a.listModels))
+	// The root answers as Ollama's does: the ollama CLI's heartbeat
+	// (HEAD /, before list, run, ps, show, ...) and apps that check that
+	// a server is up GET it, and take any error status for none.
+	srv.Handle("GET /{$}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "Ollama is running")
+	}))
 	// Any other route (llama-server's /slots, a method a route does not
 	// take) is a 404 in llama-server's (OpenAI's) error shape, not Go's
 	// plain text.
