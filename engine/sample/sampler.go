@@ -9,6 +9,14 @@ import (
 	"github.com/ruvllm/ruvllm/engine/quant"
 )
 
+// minTemperature is the smallest temperature that scales logits; one
+// below it samples greedily. Scaling by 1/t past it overflows float32
+// (1/1e-38 is 1e38, times a logit of 10 is +Inf): every scaled logit was
+// ±Inf or NaN, no token could be drawn, and the reply ended at once,
+// empty. Such a temperature is greedy in all but name: a logit gap of
+// 1e-28 is already a factor of e^100.
+const minTemperature = 1e-30
+
 // defaultRepeatLastN is the penalty window used when Params.RepeatLastN is 0,
 // the same default as llama.cpp.
 const defaultRepeatLastN = 64
@@ -40,6 +48,9 @@ type Sampler struct {
 // New returns a Sampler for p. A Seed of 0 picks a random seed (see Seed)
 // unless p.Seeded is set.
 func New(p Params) *Sampler {
+	if p.Temperature > 0 && p.Temperature < minTemperature {
+		p.Temperature = 0
+	}
 	seed := p.Seed
 	if seed == 0 && !p.Seeded {
 		seed = rand.Uint64() | 1 // never 0, so Seed() can be fed back to reproduce

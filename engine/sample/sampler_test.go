@@ -163,6 +163,25 @@ func TestPenalties(t *testing.T) {
 	}
 }
 
+// TestTinyTemperatureIsGreedy: a positive temperature too small to scale
+// logits by (1/t times a logit overflows float32) samples the arg-max,
+// as 0 does; it drew nothing, which ended a reply at once, empty.
+func TestTinyTemperatureIsGreedy(t *testing.T) {
+	for _, temp := range []float32{1e-38, 1e-40, 1.4e-45, 1e-31} {
+		for _, p := range []Params{{Temperature: temp}, {Temperature: temp, TopK: 2}, {Temperature: temp, TopP: 0.9, MinP: 0.05}} {
+			p.Seeded = true
+			s := New(p)
+			if got := s.Sample([]float32{-5, 12.5, 3, 12.25}, nil); got != 1 {
+				t.Fatalf("temperature %g (%+v): sampled %d, want the arg-max 1", temp, p, got)
+			}
+		}
+	}
+	// A small temperature that still scales is sampling, not greedy.
+	if s := New(Params{Temperature: 1e-20, Seeded: true}); s.Params().Temperature != 1e-20 {
+		t.Fatalf("temperature 1e-20 became %g", s.Params().Temperature)
+	}
+}
+
 func TestGreedyAndBias(t *testing.T) {
 	tests := []struct {
 		name    string
