@@ -72,6 +72,7 @@ func anthropicChat(body ipc.AnthropicRequest, needMax bool) (llm.Request, error)
 	if body.TopP != nil {
 		p.TopP = *body.TopP
 	}
+	keepOneAtZero(&p.TopP, body.TopP)
 	if body.TopK != nil {
 		p.TopK = *body.TopK
 	}

@@ -700,13 +700,13 @@ func llamaSettings(plan *llamaPlan, body *ipc.LlamaCompletionRequest, nCtx int, 
 		seed = p.Seed
 	}
 	s := &ipc.LlamaGenerationSettings{NCtx: nCtx, NPredict: plan.nPredict, Model: model, Seed: seed,
-		Temperature: p.Temperature, TopK: p.TopK, TopP: p.TopP, MinP: p.MinP, TypicalP: 1,
+		Temperature: p.Temperature, TopK: p.TopK, TopP: shownP(p.TopP), MinP: p.MinP, TypicalP: 1,
 		RepeatLastN: p.RepeatLastN, RepeatPenalty: p.RepeatPenalty, PresencePenalty: p.PresencePenalty,
 		FrequencyPenalty: p.FrequencyPenalty, Stop: append([]string{}, plan.req.Stop...), NKeep: body.NKeep,
 		IgnoreEOS: body.IgnoreEOS, Stream: body.Stream, NProbs: body.NProbs, NIndent: body.NIndent,
 		TMaxPredictMS: body.TMaxPredictMS, Grammar: body.Grammar, Samplers: plan.samplers}
 	if p.TypicalP > 0 && p.TypicalP < 1 {
-		s.TypicalP = p.TypicalP
+		s.TypicalP = shownP(p.TypicalP)
 	}
 	if s.Samplers == nil {
 		s.Samplers = []string{"penalties", "top_k", "typ_p", "top_p", "min_p", "temperature"}

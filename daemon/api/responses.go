@@ -328,7 +328,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	resp := ipc.Response{ID: id, Object: "response", CreatedAt: created, Status: "in_progress", Model: body.Model,
 		Output: []ipc.ResponseItem{}, Text: json.RawMessage(`{"format":{"type":"text"}}`), Tools: []any{}, ToolChoice: "auto",
 		ParallelToolCalls: body.ParallelToolCalls == nil || *body.ParallelToolCalls, Store: storeIt, Metadata: body.Metadata,
-		MaxOutputTokens: body.MaxOutputTokens, Temperature: req.Sampling.Temperature, TopP: req.Sampling.TopP, Truncation: "disabled"}
+		MaxOutputTokens: body.MaxOutputTokens, Temperature: req.Sampling.Temperature, TopP: shownP(req.Sampling.TopP), Truncation: "disabled"}
 	if req.Overflow.DropOldest {
 		resp.Truncation = "auto"
 	}

@@ -84,6 +84,29 @@ func (o samplingOverrides) apply(p *sample.Params) {
 	if o.repeatLastN != nil {
 		p.RepeatLastN = *o.repeatLastN
 	}
+	keepOneAtZero(&p.TopP, o.topP)
+	keepOneAtZero(&p.TypicalP, o.typicalP)
+}
+
+// keepOne is the top_p (typical_p) that keeps only the most probable
+// token: what a request's 0 means in llama.cpp, Ollama and OpenAI, where
+// the sampler reads 0 as "off" (and sampled the whole vocabulary).
+const keepOne = math.SmallestNonzeroFloat32
+
+// keepOneAtZero sets *dst to keepOne when the request sent exactly 0.
+func keepOneAtZero(dst, sent *float32) {
+	if sent != nil && *sent == 0 {
+		*dst = keepOne
+	}
+}
+
+// shownP is a top_p or typical_p as the client sent it, for answers that
+// report it.
+func shownP(v float32) float32 {
+	if v == keepOne {
+		return 0
+	}
+	return v
 }
 
 // setSeed applies a request's seed, if it has one (sample.Params.SetSeed).
