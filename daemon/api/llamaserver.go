@@ -170,6 +170,7 @@ func llamaRequest(b *ipc.LlamaCompletionRequest) (*llamaPlan, error) {
 	if err := checkSampling(p, llamaNames); err != nil {
 		return nil, err
 	}
+	penaltiesOffAtZero(&p, b.RepeatLastN)
 	bias, err := llamaLogitBias(b.LogitBias)
 	if err != nil {
 		return nil, err

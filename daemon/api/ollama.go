@@ -67,6 +67,9 @@ func ollamaRequest(o *ipc.OllamaOptions) (llm.Request, error) {
 	if err := checkSampling(p, ollamaNames); err != nil {
 		return req, err
 	}
+	if o != nil {
+		penaltiesOffAtZero(&p, o.RepeatLastN)
+	}
 	req.Sampling = p
 	return req, nil
 }

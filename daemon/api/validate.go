@@ -109,6 +109,16 @@ func shownP(v float32) float32 {
 	return v
 }
 
+// penaltiesOffAtZero turns the repetition penalties off when the request
+// sent repeat_last_n 0: a window of no tokens, which Ollama and
+// llama-server document as "0 = disabled". The sampler reads a window of 0
+// as its default (64), so the penalties went on.
+func penaltiesOffAtZero(p *sample.Params, sent *int) {
+	if sent != nil && *sent == 0 {
+		p.RepeatPenalty, p.PresencePenalty, p.FrequencyPenalty = 1, 0, 0
+	}
+}
+
 // setSeed applies a request's seed, if it has one (sample.Params.SetSeed).
 func setSeed(p *sample.Params, seed *int64) {
 	if seed != nil {
