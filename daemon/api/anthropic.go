@@ -107,6 +107,8 @@ func anthropicChat(body ipc.AnthropicRequest, needMax bool) (llm.Request, error)
 		}
 		req.Messages = append(req.Messages, msgs...)
 	}
+	// A last assistant message is the start of the reply (prefill).
+	req.ContinueLast = true
 	return req, nil
 }
 

@@ -211,6 +211,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
+	req.ContinueLast = true // as Ollama: a last assistant message is continued
 	if prompt, ok, err := applyTemplate(rm.man, msgs); err != nil {
 		ollamaError(w, err)
 		return

@@ -695,7 +695,28 @@ func (m *Model) chatPrompt(ctx context.Context, req Request, msgs []chat.Message
 	if err != nil {
 		return "", err
 	}
-	return t.Prompt(ctx, chat.Conversation{Messages: msgs, Tools: req.Tools, AddGenerationPrompt: true, Vars: req.TemplateVars})
+	conv := chat.Conversation{Messages: msgs, Tools: req.Tools, AddGenerationPrompt: true, Vars: req.TemplateVars}
+	if last := len(msgs) - 1; req.ContinueLast && req.Tools == nil && req.Grammar == nil && last >= 0 &&
+		msgs[last].Role == "assistant" && len(msgs[last].ToolCalls) == 0 && strings.TrimSpace(msgs[last].Content) != "" {
+		// Hugging Face's continue_final_message, without its search for
+		// the text (which a short one can match in the end of the turn):
+		// render the conversation with a marker for the last message's
+		// text and cut it there.
+		const marker = "\ue000ruvllm-continue\ue000"
+		marked := slices.Clone(msgs)
+		marked[last].Content = marker
+		conv.Messages, conv.AddGenerationPrompt = marked, false
+		text, err := t.Prompt(ctx, conv)
+		if err != nil {
+			return "", err
+		}
+		if i := strings.LastIndex(text, marker); i >= 0 {
+			return text[:i] + msgs[last].Content, nil
+		}
+		// A template that does not show it: a new turn.
+		conv.Messages, conv.AddGenerationPrompt = msgs, true
+	}
+	return t.Prompt(ctx, conv)
 }
 
 // ApplyChatTemplate renders conv with the model's chat template exactly

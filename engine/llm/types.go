@@ -22,6 +22,12 @@ type Request struct {
 	// Tools are OpenAI-style tool definitions the chat template offers
 	// the model (with Messages only).
 	Tools []json.RawMessage
+	// ContinueLast, with Messages whose last one is the assistant's text
+	// (no tool calls), ends the prompt with that text instead of the end
+	// of its turn and a new generation prompt: the reply continues it
+	// (Anthropic's and Ollama's prefill), without repeating it. Not with
+	// Tools or Grammar, whose replies begin on their own.
+	ContinueLast bool
 	// TemplateVars are extra chat template variables, such as
 	// enable_thinking (llama-server's chat_template_kwargs).
 	TemplateVars map[string]any
