@@ -352,7 +352,30 @@ type CompletionRequest struct {
 	Suffix string `json:"suffix,omitempty"`
 	// BestOf must be 1 (or absent).
 	BestOf *int `json:"best_of,omitempty"`
+
+	// maxTokensSent: the body gave max_tokens (MaxTokensSent).
+	maxTokensSent bool
 }
+
+// UnmarshalJSON reads the request, noting whether it gave max_tokens: 0
+// then generates nothing (with echo, the prompt alone is scored), where
+// SamplingFields' 0 means no limit.
+func (r *CompletionRequest) UnmarshalJSON(b []byte) error {
+	type plain CompletionRequest
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	var given struct {
+		MaxTokens json.RawMessage `json:"max_tokens"`
+	}
+	if json.Unmarshal(b, &given) == nil {
+		r.maxTokensSent = len(given.MaxTokens) > 0 && string(given.MaxTokens) != "null"
+	}
+	return nil
+}
+
+// MaxTokensSent reports whether the decoded request gave max_tokens.
+func (r *CompletionRequest) MaxTokensSent() bool { return r.maxTokensSent }
 
 // Usage counts tokens of one request.
 type Usage struct {

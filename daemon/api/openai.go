@@ -474,6 +474,12 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	if body.Logprobs > 0 {
 		req.Logprobs, req.TopLogprobs = true, body.Logprobs
 	}
+	// max_tokens 0, given, generates nothing: with echo the prompt alone,
+	// scored with logprobs (how OpenAI's and vLLM's clients score a text),
+	// not a generation until the context is full.
+	if body.MaxTokensSent() && body.MaxTokens == 0 {
+		req.PromptOnly = true
+	}
 	constraint, err := nativeConstraint(body.Grammar, body.Regex)
 	if err != nil {
 		openAIError(w, err)
