@@ -47,6 +47,17 @@ func (p *LlamaPrompt) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// LlamaContent is /tokenize's "content": a prompt in any form, whose
+// errors name the field "content".
+type LlamaContent struct{ LlamaPrompt }
+
+// UnmarshalJSON reads the forms a prompt takes.
+func (c *LlamaContent) UnmarshalJSON(b []byte) error {
+	p, err := ParseLlamaPrompt(b, "content")
+	c.LlamaPrompt = p
+	return err
+}
+
 // ParseLlamaPrompt reads a llama-server prompt held by the field named
 // field (/completion's "prompt", /embedding's "content" or "input"), in
 // every form tokenize_input_prompts takes; errors name the field.
@@ -290,11 +301,11 @@ type LlamaCompletionResponse struct {
 
 // LlamaTokenizeRequest is the body of POST /tokenize.
 type LlamaTokenizeRequest struct {
-	Model        string      `json:"model,omitempty"`
-	Content      LlamaPrompt `json:"content"`
-	AddSpecial   bool        `json:"add_special,omitempty"`
-	ParseSpecial *bool       `json:"parse_special,omitempty"`
-	WithPieces   bool        `json:"with_pieces,omitempty"`
+	Model        string       `json:"model,omitempty"`
+	Content      LlamaContent `json:"content"`
+	AddSpecial   bool         `json:"add_special,omitempty"`
+	ParseSpecial *bool        `json:"parse_special,omitempty"`
+	WithPieces   bool         `json:"with_pieces,omitempty"`
 }
 
 // LlamaTokenPiece is a token with its text: a string when it is valid

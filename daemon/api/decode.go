@@ -32,7 +32,7 @@ func decode(r *http.Request, v any) error {
 		if field == "" {
 			field = "body"
 		}
-		return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("field %q must be %s, not %s", field, jsonKind(typeErr.Type, typeErr.Value), typeErr.Value)}
+		return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("field %q must be %s, not %s", field, jsonKind(typeErr.Type, typeErr.Value), typeErr.Value), param: field}
 	case errors.As(err, &syntaxErr):
 		return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("invalid JSON at byte %d: %v", syntaxErr.Offset, err)}
 	case errors.Is(err, io.EOF):

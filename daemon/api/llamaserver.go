@@ -194,8 +194,8 @@ func llamaRequest(b *ipc.LlamaCompletionRequest) (*llamaPlan, error) {
 			req.MaxTokens = *n
 		case *n == 0:
 			req.PromptOnly = true
-		case *n < -1:
-			return nil, badParam("n_predict", "must be -1 (no limit), 0 (evaluate the prompt only) or positive, not %d", *n)
+		case *n < -2:
+			return nil, badParam("n_predict", "must be -1 (no limit), -2 (until the context is full: the same here), 0 (evaluate the prompt only) or positive, not %d", *n)
 		}
 		plan.nPredict = *n
 	}

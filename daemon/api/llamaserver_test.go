@@ -181,6 +181,11 @@ func TestLlamaServerCompletion(t *testing.T) {
 		t.Fatalf("a method the route does not take: %d %s", resp.StatusCode, b)
 	}
 
+	// n_predict -2 is llama.cpp's "until the context is full".
+	if c := post("/completion", `{"model":`+model+`,"prompt":"x","n_predict":-2,"temperature":0}`); field(c, "generation_settings", "n_predict") != -2.0 {
+		t.Fatalf("n_predict -2: %v", c)
+	}
+
 	for _, c := range []struct{ path, body, want string }{
 		{"/completion", `{"prompt":"x","mirostat":2}`, "mirostat"},
 		{"/completion", `{"prompt":"x","dry_multiplier":0.8}`, "dry_multiplier"},
@@ -199,7 +204,9 @@ func TestLlamaServerCompletion(t *testing.T) {
 		{"/completion", `{"prompt":"x","n_probs":50}`, "n_probs"},
 		{"/completion", `{"prompt":"x","t_max_predict_ms":9000000000000000000}`, "t_max_predict_ms"},
 		{"/completion", `{"prompt":"x","grammar":"root ::= \"a\"","json_schema":{}}`, "json_schema"},
-		{"/completion", `{"prompt":"x","temperature":"hot"}`, "temperature"},
+		{"/completion", `{"prompt":"x","temperature":"hot"}`, `"param":"temperature"`},
+		{"/completion", `{"prompt":"x","n_predict":-3}`, "n_predict"},
+		{"/tokenize", `{"content":["a",{"x":1}]}`, `content[1]`},
 		{"/detokenize", `{"tokens":[1,-4]}`, "tokens[1]"},
 		{"/infill", `{"input_suffix":"x"}`, "input_prefix"},
 		{"/infill", `{"input_prefix":"x","input_suffix":"y"}`, "fill-in-the-middle"},
