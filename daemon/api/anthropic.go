@@ -504,7 +504,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 			writeText(rest)
 		}
 		reasoning, reply = oc.think.splitReasoning(text.String())
-		reply, calls, err = oc.split(reply, "toolu_")
+		reply, calls, err = oc.split(reply, "toolu_", out.res.FinishReason == llm.FinishLength)
 	}
 	if err != nil {
 		if !sse.started {
@@ -515,7 +515,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reason, seq := stopReason(out.res)
-	if len(calls) > 0 {
+	if len(calls) > 0 && out.res.FinishReason != llm.FinishLength {
 		reason, seq = strPtr("tool_use"), nil
 	}
 	usage := ipc.AnthropicUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,

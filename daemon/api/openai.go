@@ -279,10 +279,16 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	// Each choice's text splits into reasoning, content and tool calls.
 	contents, reasonings := make([]string, n), make([]string, n)
 	calls := make([][]toolcall.Call, n)
+	reasonOf := func(i int) llm.FinishReason {
+		if n > 1 {
+			return out.choices[i].FinishReason
+		}
+		return out.res.FinishReason
+	}
 	for i := range n {
 		var content string
 		reasonings[i], content = oc.think.splitReasoning(string(texts[i]))
-		if contents[i], calls[i], err = oc.split(content, "call_"); err != nil {
+		if contents[i], calls[i], err = oc.split(content, "call_", reasonOf(i) == llm.FinishLength); err != nil {
 			if !sse.started {
 				openAIError(w, err)
 			} else {
@@ -292,13 +298,10 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	finishOf := func(i int) string {
-		if len(calls[i]) > 0 {
+		if len(calls[i]) > 0 && reasonOf(i) != llm.FinishLength {
 			return "tool_calls"
 		}
-		if n > 1 {
-			return finishReason(out.choices[i].FinishReason)
-		}
-		return finishReason(out.res.FinishReason)
+		return finishReason(reasonOf(i))
 	}
 	if !body.Stream {
 		resp := ipc.ChatCompletionResponse{ID: id, Object: "chat.completion", Created: created, Model: out.name, Usage: usage(out.res, req.Prediction != "")}

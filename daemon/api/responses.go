@@ -488,7 +488,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	var calls []toolcall.Call
 	if err == nil {
 		reasoning, reply = oc.think.splitReasoning(text.String())
-		reply, calls, err = oc.split(reply, "call_")
+		reply, calls, err = oc.split(reply, "call_", out.res.FinishReason == llm.FinishLength)
 	}
 	if err != nil {
 		if !sse.started {
@@ -503,7 +503,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	resp.Status = "completed"
 	final := "completed"
-	if out.res.FinishReason == llm.FinishLength && len(calls) == 0 {
+	if out.res.FinishReason == llm.FinishLength {
 		resp.Status, final = "incomplete", "incomplete"
 		resp.IncompleteDetails = &ipc.IncompleteReason{Reason: "max_output_tokens"}
 	}

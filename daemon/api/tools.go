@@ -89,9 +89,10 @@ func (o *outputControls) stream() *toolcall.Stream {
 	return toolcall.NewStream(o.state.format)
 }
 
-// split divides a reply into content and calls.
-func (o *outputControls) split(text, idPrefix string) (string, []toolcall.Call, error) {
-	return o.state.splitCalls(text, idPrefix)
+// split divides a reply into content and calls. A reply the length limit
+// cut (cut) keeps its complete calls and drops one it cut short.
+func (o *outputControls) split(text, idPrefix string, cut bool) (string, []toolcall.Call, error) {
+	return o.state.splitCalls(text, idPrefix, cut)
 }
 
 // grammarError turns a constraint's compile error into a 400 naming the
@@ -207,12 +208,15 @@ func newCallID(prefix string) string {
 }
 
 // splitCalls parses a reply into its content and calls (ids filled in).
-func (st *toolState) splitCalls(text, idPrefix string) (string, []toolcall.Call, error) {
+// The grammar holds every call to its format, so only a reply the length
+// limit cut (cut) can end in a call that does not parse: that call is
+// dropped, the complete ones before it kept.
+func (st *toolState) splitCalls(text, idPrefix string, cut bool) (string, []toolcall.Call, error) {
 	if st == nil || !st.active { // no tools were offered: it is text
 		return text, nil, nil
 	}
 	content, calls, err := st.format.Parse(text)
-	if err != nil {
+	if err != nil && !cut {
 		return content, nil, fmt.Errorf("the model's tool call does not parse: %w", err)
 	}
 	for i := range calls {
