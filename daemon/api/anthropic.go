@@ -388,8 +388,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		text        strings.Builder
 		inputTokens int
 		oc          = &outputControls{constraint: constraint, tools: tools, thinking: thinking}
-		filter      *toolcall.Stream
-		split       *chat.Splitter
+		rs          replyStream
 		textOpen    bool // the text block was started (streaming)
 		thinkOpen   bool // a thinking block is open (streaming)
 		blocks      int  // content blocks started so far (streaming)
@@ -459,14 +458,14 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 			return nil
 		},
 		onStart: func(n string) {
-			name, filter, split = n, oc.stream(), oc.think.splitter()
+			name, rs = n, oc.newStream()
 			if !body.Stream {
 				return
 			}
 			event("message_start", map[string]any{"type": "message_start", "message": ipc.AnthropicResponse{
 				ID: id, Type: "message", Role: "assistant", Model: n, Content: []ipc.AnthropicBlock{},
 				Usage: ipc.AnthropicUsage{InputTokens: inputTokens}}})
-			if filter == nil && split == nil { // no tools, no reasoning: the reply is one text block
+			if rs.plain() { // no tools, no reasoning: the reply is one text block
 				openText()
 			}
 			event("ping", map[string]any{"type": "ping"})
@@ -476,15 +475,8 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 			if !body.Stream {
 				return nil
 			}
-			piece := t.Text
-			if split != nil {
-				var reasoning string
-				reasoning, piece = split.Push(piece)
-				think(reasoning)
-			}
-			if filter != nil {
-				piece = filter.Push(piece)
-			}
+			reasoning, piece := rs.push(t.Text)
+			think(reasoning)
 			return writeText(piece)
 		}}
 	out, err := a.run(r.Context(), r, spec)
@@ -492,15 +484,8 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	var calls []toolcall.Call
 	if err == nil {
 		if body.Stream {
-			var rest string
-			if split != nil {
-				var r string
-				r, rest = split.Close()
-				think(r)
-			}
-			if filter != nil {
-				rest = filter.Push(rest) + filter.Close()
-			}
+			r, rest := rs.close()
+			think(r)
 			writeText(rest)
 		}
 		reasoning, reply = oc.think.splitReasoning(text.String())

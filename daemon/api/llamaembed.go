@@ -49,10 +49,8 @@ func (a *API) llamaEmbedding(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, badParam(field, "holds %d prompts; at most %d are allowed in one request", n, MaxEmbeddingInputs))
 		return
 	}
-	switch body.EncodingFormat {
-	case "", "float", "base64":
-	default:
-		openAIError(w, badParam("encoding_format", "must be \"float\" or \"base64\", not %q", body.EncodingFormat))
+	if err := checkEncodingFormat(body.EncodingFormat); err != nil {
+		openAIError(w, err)
 		return
 	}
 	norm := 2

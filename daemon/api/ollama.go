@@ -236,31 +236,21 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	nd := &ndjson{w: w}
 	var text []byte
 	oc := &outputControls{constraint: constraint, tools: tools, thinking: thinking}
-	var (
-		filter *toolcall.Stream
-		split  *chat.Splitter
-	)
+	var rs replyStream
 	lps := &logprobCollector{on: req.Logprobs}
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
 	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
 		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		prepare: func(m models.Model, req *llm.Request) error { lps.model = m; return oc.prepare(m, req) },
-		onStart: func(n string) { name, filter, split = n, oc.stream(), oc.think.splitter() },
+		onStart: func(n string) { name, rs = n, oc.newStream() },
 		onToken: func(t llm.Token) error {
 			text = append(text, t.Text...)
 			lps.add(t)
 			if !stream {
 				return nil
 			}
-			var reasoning string
-			piece := t.Text
-			if split != nil {
-				reasoning, piece = split.Push(piece)
-			}
-			if filter != nil {
-				piece = filter.Push(piece)
-			}
+			reasoning, piece := rs.push(t.Text)
 			if piece == "" && reasoning == "" {
 				return nil
 			}
@@ -292,14 +282,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		final.Message.ToolCalls = ollamaToolCalls(calls)
 	}
 	if stream {
-		var reasoning, rest string
-		if split != nil {
-			reasoning, rest = split.Close()
-		}
-		if filter != nil {
-			rest = filter.Push(rest) + filter.Close()
-		}
-		if rest != "" || reasoning != "" {
+		if reasoning, rest := rs.close(); rest != "" || reasoning != "" {
 			nd.send(ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant", Content: rest, Thinking: reasoning}})
 		}
 		if len(calls) > 0 { // as Ollama streams them: a message of calls before the end
@@ -402,7 +385,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	usesChatTemplate := !body.Raw && body.Suffix == "" && body.Template == ""
 	var (
 		think *thinkingState
-		split *chat.Splitter
+		rs    replyStream
 	)
 	spec := runSpec{endpoint: "api.generate", model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
 		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
@@ -418,7 +401,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 			}
 			return applyConstraint(m, req, constraint, think)
 		},
-		onStart: func(n string) { name, split = n, think.splitter() },
+		onStart: func(n string) { name, rs = n, replyStream{split: think.splitter()} },
 		done: func(m models.Model, res llm.Result) {
 			if !body.Raw {
 				exchange = exchangeContext(m, res.Prompt, string(text))
@@ -430,12 +413,9 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 			if !stream || t.Text == "" {
 				return nil
 			}
-			var reasoning string
-			piece := t.Text
-			if split != nil {
-				if reasoning, piece = split.Push(piece); reasoning == "" && piece == "" {
-					return nil
-				}
+			reasoning, piece := rs.push(t.Text)
+			if reasoning == "" && piece == "" {
+				return nil
 			}
 			return nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: piece, Thinking: reasoning, Logprobs: lps.take()})
 		}}
@@ -458,10 +438,8 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id}
 	final.Context, final.Logprobs = exchange, lps.take()
 	if stream {
-		if split != nil {
-			if reasoning, rest := split.Close(); reasoning != "" || rest != "" {
-				nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: rest, Thinking: reasoning})
-			}
+		if reasoning, rest := rs.close(); reasoning != "" || rest != "" {
+			nd.send(ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: rest, Thinking: reasoning})
 		}
 		final.Response, final.Thinking = "", ""
 		nd.send(final)

@@ -214,8 +214,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		lps     = make([][]ipc.TokenLogprob, n)
 		sse     = &sseWriter{w: w, fl: w.(http.Flusher)}
 		oc      = &outputControls{constraint: constraint, tools: tools, thinking: thinking}
-		filters = make([]*toolcall.Stream, n)
-		splits  = make([]*chat.Splitter, n)
+		streams = make([]replyStream, n)
 	)
 	chunk := func(i int, d ipc.Delta, lp *ipc.Logprobs, finish *string) ipc.ChatCompletionChunk {
 		return ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name,
@@ -234,14 +233,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			}
 			return nil
 		}
-		var reasoning string
-		text := t.Text
-		if splits[i] != nil {
-			reasoning, text = splits[i].Push(text)
-		}
-		if filters[i] != nil {
-			text = filters[i].Push(text)
-		}
+		reasoning, text := streams[i].push(t.Text)
 		if text == "" && reasoning == "" && lp == nil {
 			return nil
 		}
@@ -255,8 +247,8 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		prepare: oc.prepare,
 		onStart: func(nm string) {
 			name, model = nm, a.models.Models()[nm]
-			for i := range filters {
-				filters[i], splits[i] = oc.stream(), oc.think.splitter()
+			for i := range streams {
+				streams[i] = oc.newStream()
 			}
 			if body.Stream {
 				for i := range n {
@@ -323,14 +315,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i := range n {
-		var reasoning, rest string
-		if splits[i] != nil {
-			reasoning, rest = splits[i].Close()
-		}
-		if filters[i] != nil {
-			rest = filters[i].Push(rest) + filters[i].Close()
-		}
-		if reasoning != "" || rest != "" {
+		if reasoning, rest := streams[i].close(); reasoning != "" || rest != "" {
 			sse.send(chunk(i, ipc.Delta{Content: rest, ReasoningContent: reasoning}, nil, nil))
 		}
 		// Calls stream as OpenAI streams them: a delta naming each call,
@@ -747,10 +732,8 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	switch body.EncodingFormat {
-	case "", "float", "base64":
-	default:
-		openAIError(w, badParam("encoding_format", "must be \"float\" or \"base64\", not %q", body.EncodingFormat))
+	if err := checkEncodingFormat(body.EncodingFormat); err != nil {
+		openAIError(w, err)
 		return
 	}
 	if body.Dimensions != nil && *body.Dimensions < 1 {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/store"
-	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/toolcall"
@@ -390,8 +389,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	var (
 		text        strings.Builder
 		oc          = &outputControls{constraint: constraint, tools: tools, thinking: thinking}
-		filter      *toolcall.Stream
-		split       *chat.Splitter
+		rstream     replyStream
 		msgStarted  bool // the message item was announced (streaming)
 		rsStarted   bool // the reasoning item was announced and is open (streaming)
 		rsText      strings.Builder
@@ -438,7 +436,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	spec := runSpec{endpoint: "responses", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, hdr: w.Header(),
 		prepare: oc.prepare,
 		onStart: func(n string) {
-			resp.Model, filter, split = n, oc.stream(), oc.think.splitter()
+			resp.Model, rstream = n, oc.newStream()
 			if !body.Stream {
 				return
 			}
@@ -450,15 +448,8 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 			if !body.Stream {
 				return nil
 			}
-			piece := t.Text
-			if split != nil {
-				var reasoning string
-				reasoning, piece = split.Push(piece)
-				streamReasoning(reasoning)
-			}
-			if filter != nil {
-				piece = filter.Push(piece)
-			}
+			reasoning, piece := rstream.push(t.Text)
+			streamReasoning(reasoning)
 			if piece == "" {
 				return nil
 			}
@@ -468,15 +459,8 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		}}
 	out, err := a.run(r.Context(), r, spec)
 	if err == nil && body.Stream {
-		var rest string
-		if split != nil {
-			var reasoning string
-			reasoning, rest = split.Close()
-			streamReasoning(reasoning)
-		}
-		if filter != nil {
-			rest = filter.Push(rest) + filter.Close()
-		}
+		reasoning, rest := rstream.close()
+		streamReasoning(reasoning)
 		if rest != "" {
 			startMessage()
 			event("response.output_text.delta", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0,

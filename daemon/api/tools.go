@@ -89,6 +89,46 @@ func (o *outputControls) stream() *toolcall.Stream {
 	return toolcall.NewStream(o.state.format)
 }
 
+// replyStream passes one choice's streamed text on: a thinking model's
+// reasoning split off, then tool calls held back from the content.
+type replyStream struct {
+	split  *chat.Splitter
+	filter *toolcall.Stream
+}
+
+// newStream returns a fresh replyStream for one choice (prepare must have
+// run).
+func (o *outputControls) newStream() replyStream {
+	return replyStream{split: o.think.splitter(), filter: o.stream()}
+}
+
+// plain reports whether the text passes unchanged (no reasoning, no tools).
+func (s replyStream) plain() bool { return s.split == nil && s.filter == nil }
+
+// push takes the next streamed text and returns the reasoning and content
+// now final.
+func (s replyStream) push(text string) (reasoning, content string) {
+	content = text
+	if s.split != nil {
+		reasoning, content = s.split.Push(text)
+	}
+	if s.filter != nil {
+		content = s.filter.Push(content)
+	}
+	return reasoning, content
+}
+
+// close returns what is held back at the end of the reply.
+func (s replyStream) close() (reasoning, content string) {
+	if s.split != nil {
+		reasoning, content = s.split.Close()
+	}
+	if s.filter != nil {
+		content = s.filter.Push(content) + s.filter.Close()
+	}
+	return reasoning, content
+}
+
 // split divides a reply into content and calls. A reply the length limit
 // cut (cut) keeps its complete calls and drops one it cut short.
 func (o *outputControls) split(text, idPrefix string, cut bool) (string, []toolcall.Call, error) {

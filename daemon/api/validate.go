@@ -234,6 +234,15 @@ func checkRole(role string, i int, param string) (string, error) {
 	return "", badParam(at, "is %q, not a role: use system, developer, user, assistant or tool", role)
 }
 
+// checkEncodingFormat checks an embeddings request's encoding_format.
+func checkEncodingFormat(f string) error {
+	switch f {
+	case "", "float", "base64":
+		return nil
+	}
+	return badParam("encoding_format", "must be \"float\" or \"base64\", not %q", f)
+}
+
 // checkEmbeddingInputs bounds an embeddings request's texts.
 func checkEmbeddingInputs(in []string, param string) error {
 	if len(in) == 0 {
