@@ -582,4 +582,59 @@ await check('anthropic x-api-key (--require-token)', async () => {
   assert.ok((await good.messages.countTokens({ model, ...hello })).input_tokens > 0);
 });
 
+// ------------------------------------------------------- thinking models
+// The thinking model's prompt opens <think> and an untrained model never
+// closes it: its whole greedy reply is reasoning, which every client must
+// find where its protocol puts it, never in the content.
+const thinker = env.RUVLLM_THINKER;
+const ask = [{ role: 'user', content: 'Why is the sky blue?' }];
+
+await check('openai reasoning_content (thinking model)', async () => {
+  const r = await openai.chat.completions.create({ model: thinker, messages: ask, max_tokens: 12, temperature: 0 });
+  const m = r.choices[0].message;
+  assert.equal(typeof m.reasoning_content, 'string');
+  assert.ok(m.reasoning_content.length > 0);
+  assert.equal(m.content, '');
+  let reasoning = '';
+  let content = '';
+  for await (const c of await openai.chat.completions.create({ model: thinker, messages: ask, max_tokens: 12, temperature: 0, stream: true })) {
+    reasoning += c.choices[0]?.delta?.reasoning_content ?? '';
+    content += c.choices[0]?.delta?.content ?? '';
+  }
+  assert.equal(reasoning, m.reasoning_content);
+  assert.equal(content, '');
+  const x = await openai.responses.create({ model: thinker, input: 'Why is the sky blue?', max_output_tokens: 12, temperature: 0 });
+  assert.equal(x.output[0].type, 'reasoning');
+  assert.equal(x.output[0].content[0].text, m.reasoning_content);
+  assert.equal(x.output_text, '');
+});
+
+await check('ollama thinking (thinking model)', async () => {
+  const r = await ollama.chat({ model: thinker, messages: ask, think: true, options: { num_predict: 12, temperature: 0, repeat_penalty: 1 } });
+  assert.ok(r.message.thinking.length > 0);
+  assert.equal(r.message.content, '');
+  let thinking = '';
+  for await (const part of await ollama.chat({ model: thinker, messages: ask, think: true, stream: true, options: { num_predict: 12, temperature: 0, repeat_penalty: 1 } })) {
+    thinking += part.message.thinking ?? '';
+    assert.equal(part.message.content, '');
+  }
+  assert.equal(thinking, r.message.thinking);
+  const show = await ollama.show({ model: thinker });
+  assert.ok(show.capabilities.includes('thinking'), `capabilities ${show.capabilities}`);
+});
+
+await check('anthropic thinking blocks (thinking model)', async () => {
+  const req = { model: thinker, max_tokens: 12, temperature: 0, thinking: { type: 'enabled', budget_tokens: 8 }, messages: ask };
+  const m = await anthropic.messages.create(req);
+  assert.equal(m.content[0].type, 'thinking');
+  assert.ok(m.content[0].thinking.length > 0);
+  const s = anthropic.messages.stream(req);
+  let thinking = '';
+  s.on('thinking', (d) => { thinking += d; });
+  const f = await s.finalMessage();
+  assert.equal(f.content[0].type, 'thinking');
+  assert.equal(f.content[0].thinking, m.content[0].thinking);
+  assert.equal(thinking, m.content[0].thinking);
+});
+
 console.log(JSON.stringify({ ok: true, checks }));

@@ -25,6 +25,17 @@ import (
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
+// thinkerModel is the thinking model every test daemon also serves, and
+// thinkerTemplate its chat template (the prompt opens <think>, as
+// DeepSeek-R1's distills do; the </think> a reply would close it with is
+// in the comment).
+const (
+	thinkerModel    = "tiny-thinker"
+	thinkerTemplate = `{# </think> ends the reasoning #}{%- for m in messages %}{{ m.role }}: {{ m.content }}
+{% endfor %}{%- if add_generation_prompt %}assistant: <think>
+{% endif %}`
+)
+
 // testDaemon is a daemon started for a test: its socket, its loopback TCP
 // address and bearer token, the model it serves and its health.
 type testDaemon struct {
@@ -65,13 +76,21 @@ func startDaemon(t *testing.T, want string, requireToken bool) testDaemon {
 			t.Fatal(err)
 		}
 	}
+	// A thinking model beside it: DeepSeek-R1's way, the prompt opens the
+	// reasoning block, so an untrained model's whole reply is reasoning.
+	o := testmodel.DefaultOptions()
+	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 512
+	o.ChatTemplate = thinkerTemplate
+	if err := testmodel.Write(context.Background(), o, filepath.Join(models, thinkerModel+".gguf")); err != nil {
+		t.Fatal(err)
+	}
 	sock := filepath.Join(dir, "s.sock")
 	cfg := daemon.Config{SocketPath: sock, TCPAddr: "127.0.0.1:0", RequireToken: requireToken, StateDir: filepath.Join(dir, "state"), ModelsDir: models,
 		CacheDir: filepath.Join(dir, "cache"), Threads: 1, Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve.Run(ctx, serve.Options{Config: cfg, Model: model, KeepAlive: time.Minute, MaxLoaded: 1})
+		done <- serve.Run(ctx, serve.Options{Config: cfg, Model: model, KeepAlive: time.Minute, MaxLoaded: 2})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	var c *ipc.Client
@@ -212,7 +231,7 @@ func runScript(t *testing.T, script string) {
 	if d.health.TCPSameUserNoToken {
 		sameUser = "1"
 	}
-	env = append(env, "RUVLLM_MODEL="+d.model, "RUVLLM_MODEL_PATH="+d.modelPath, "RUVLLM_SAME_USER="+sameUser,
+	env = append(env, "RUVLLM_MODEL="+d.model, "RUVLLM_MODEL_PATH="+d.modelPath, "RUVLLM_SAME_USER="+sameUser, "RUVLLM_THINKER="+thinkerModel,
 		"RUVLLM_STRICT_URL=http://"+strict.addr, "RUVLLM_STRICT_TOKEN="+strict.token)
 	runCtx, stop := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer stop()
