@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/testmodel"
+	"github.com/ruvllm/ruvllm/internal/testpath"
 )
 
 // qwen3Template writes the reply's reasoning as Qwen3's does: the model
@@ -307,3 +309,50 @@ func TestThinkingConstraint(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestRealThinkingTemplates serves models with real thinking models'
+// templates (Qwen3's, DeepSeek-R1's distill's): chats with reasoning in
+// their history, thinking on and off, and tools render and answer, and the
+// prompt with thinking off holds the template's empty block.
+func TestRealThinkingTemplates(t *testing.T) {
+	dir := testpath.Shared(t, "templates")
+	ta := startAPIWith(t, true)
+	for _, c := range []struct {
+		file, arch string
+		open       bool // the prompt opens the block (thinking on)
+	}{
+		{"Qwen-Qwen3-0.6B.jinja", "qwen3", false},
+		{"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "qwen2", true},
+	} {
+		src, err := os.ReadFile(filepath.Join(dir, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), c.arch+".gguf")
+		o := testmodel.DefaultOptions()
+		o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = c.arch, 1, 32, 2, 1, 64, 1024
+		o.ChatTemplate = string(src)
+		if err := testmodel.Write(context.Background(), o, path); err != nil {
+			t.Fatal(err)
+		}
+		model := quote(path)
+		history := `"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello!","reasoning_content":"A greeting."},{"role":"user","content":"Why is the sky blue?"}]`
+		for _, extra := range []string{``, `,"chat_template_kwargs":{"enable_thinking":false}`, `,"stream":true`, `,"n":2`,
+			`,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`} {
+			if resp, b := ta.post(t, "/v1/chat/completions", `{"model":`+model+`,`+history+`,"max_tokens":6`+extra+`}`); resp.StatusCode != 200 {
+				t.Fatalf("%s%s: %d %s", c.file, extra, resp.StatusCode, b)
+			}
+		}
+		for _, think := range []string{"true", "false"} {
+			ta.postOK(t, "/api/chat", `{"model":`+model+`,"stream":false,"think":`+think+`,"options":{"num_predict":6},`+history+`}`)
+		}
+		on := ta.postOK(t, "/v1/chat/template", `{"model":`+model+`,`+history+`,"chat_template_kwargs":{"enable_thinking":true}}`)["prompt"].(string)
+		off := ta.postOK(t, "/v1/chat/template", `{"model":`+model+`,`+history+`,"chat_template_kwargs":{"enable_thinking":false}}`)["prompt"].(string)
+		if got := strings.HasSuffix(strings.TrimSpace(on), "<think>"); got != c.open {
+			t.Errorf("%s: thinking on, the prompt opens the block: %v (%q)", c.file, got, on)
+		}
+		if !strings.HasSuffix(strings.TrimSpace(off), "</think>") {
+			t.Errorf("%s: thinking off, the prompt ends %q", c.file, off[max(0, len(off)-40):])
+		}
+	}
+}
