@@ -18,8 +18,8 @@ import (
 
 // qwen3Template writes the reply's reasoning as Qwen3's does: the model
 // opens the block itself unless enable_thinking is false, when the prompt
-// holds an empty one.
-const qwen3Template = `{%- for m in messages %}<|im_start|>{{ m.role }}
+// holds an empty one; its calls are Hermes' (<tool_call>), as Qwen3's.
+const qwen3Template = `{# calls: <tool_call> #}{%- for m in messages %}<|im_start|>{{ m.role }}
 {% if m.reasoning_content %}<think>
 {{ m.reasoning_content }}
 </think>
@@ -123,6 +123,16 @@ func TestThinkingModels(t *testing.T) {
 	ta.postOK(t, "/v1/chat/completions", `{"model":"thinker","messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Yo","reasoning_content":"greet"},{"role":"user","content":"Again"}]}`)
 	if last := thinker.lastRequest(); last.Messages[1].ReasoningContent != "greet" || last.TemplateVars != nil {
 		t.Fatalf("a history with reasoning_content: %v %+v", last.TemplateVars, last.Messages)
+	}
+
+	// With tools (auto), the call's marker counts only after the reasoning.
+	ta.postOK(t, "/v1/chat/completions", `{"model":"thinker",`+user+`,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}`)
+	if g := thinker.lastRequest().GrammarGate; g == nil || g.Open != "<think>" || g.Close != "</think>" || g.StartsOpen || len(thinker.lastRequest().GrammarTriggers) == 0 {
+		t.Fatalf("tools on a thinking model: gate %+v, triggers %v", g, thinker.lastRequest().GrammarTriggers)
+	}
+	ta.postOK(t, "/v1/chat/completions", `{"model":"hermes",`+user+`,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}`)
+	if g := ta.fakes["hermes"].lastRequest().GrammarGate; g != nil {
+		t.Fatalf("tools on a model that does not think: gate %+v", g)
 	}
 
 	// Ollama: message.thinking (and thinking on /api/generate).

@@ -235,6 +235,10 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingS
 	req.Grammar = g
 	if !required && len(triggers) > 0 {
 		req.GrammarTriggers = triggers // free text until a call begins
+		if think.thinks() {
+			// A thinking model's reasoning may mention the marker.
+			req.GrammarGate = &grammar.Gate{Open: think.r.Open, Close: think.r.Close, StartsOpen: think.startsOpen}
+		}
 	}
 	st.active = true
 	return st, nil

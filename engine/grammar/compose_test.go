@@ -167,3 +167,72 @@ func TestWithoutThenConstraint(t *testing.T) {
 		t.Error("an unknown kind made a part")
 	}
 }
+
+// TestGatedLazyMatcher: a thinking model's reasoning may mention the
+// trigger without starting the structured part; after the reasoning ends
+// (or where the reply does not reason), the trigger starts it as before.
+func TestGatedLazyMatcher(t *testing.T) {
+	var toks []Token
+	for _, s := range []string{"<think>", "<th", "ink>", "I will use", " <tool_call>", " here", "</think>", "\n\n", "<tool_call>", `{"a":1}`, "</tool_call>", "x", " ", "<"} {
+		toks = append(toks, Token{Bytes: []byte(s)})
+	}
+	toks = append(toks, Token{EOG: true})
+	v, err := NewVocab(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		think, th, ink, iwill, mention, here, endThink, nl, call, body, endCall, x, space, lt, eog = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14
+	)
+	g, err := Compose(Seq(Special("<tool_call>"), JSONValue([]byte(`{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`), JSONOptions{}), Lit("</tool_call>")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConstraint(g, v)
+	gate := Gate{Open: "<think>", Close: "</think>"}
+	mask := make([]uint64, v.MaskWords())
+	for _, tc := range []struct {
+		name     string
+		open     bool
+		tokens   []int32
+		triggers bool // the last token started the structured part
+	}{
+		{"reasoning mentions the trigger", false, []int32{think, iwill, mention, here}, false},
+		{"split open tag", false, []int32{space, th, ink, iwill, mention}, false},
+		{"prompt opened the block", true, []int32{iwill, mention}, false},
+		{"after the reasoning", false, []int32{think, iwill, mention, endThink, nl, call}, true},
+		{"after the prompt's block", true, []int32{iwill, endThink, call}, true},
+		{"no reasoning", false, []int32{x, call}, true},
+		{"a call first", false, []int32{call}, true},
+		{"a tag's start, then the call", false, []int32{lt, x, space, call}, true},
+	} {
+		m := c.NewLazyMatcher([]string{"<tool_call>"})
+		g := gate
+		g.StartsOpen = tc.open
+		m.GateReasoning(g)
+		for i, tok := range tc.tokens {
+			m.FillMask(mask)
+			if mask[tok/64]&(1<<(tok%64)) == 0 {
+				t.Fatalf("%s: token %d (%q) refused", tc.name, i, toks[tok].Bytes)
+			}
+			if err := m.Accept(tok); err != nil {
+				t.Fatalf("%s: token %d: %v", tc.name, i, err)
+			}
+		}
+		if m.Triggered() != tc.triggers {
+			t.Fatalf("%s: triggered %v, want %v", tc.name, m.Triggered(), tc.triggers)
+		}
+		if tc.triggers {
+			m.FillMask(mask)
+			if mask[x/64]&(1<<(x%64)) != 0 || mask[body/64]&(1<<(body%64)) == 0 {
+				t.Fatalf("%s: after the trigger x allowed %v, the call's body refused", tc.name, mask[x/64]&(1<<(x%64)) != 0)
+			}
+		}
+	}
+	// A matcher that is not lazy ignores a gate.
+	m := c.NewMatcher()
+	m.GateReasoning(gate)
+	if !m.Triggered() {
+		t.Fatal("a strict matcher became lazy")
+	}
+}

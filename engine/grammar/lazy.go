@@ -18,6 +18,69 @@ type lazyState struct {
 	trig    *triggerSet
 	tail    []byte // the end of the free text, shorter than the longest trigger
 	started bool
+
+	// A thinking model's reasoning does not trigger (GateReasoning).
+	gate      *Gate
+	gated     bool   // inside the reasoning
+	undecided bool   // the free text so far may still open it
+	head      []byte // the free text while undecided
+	gateTail  []byte // the end of the reasoning, shorter than gate.Close
+}
+
+// Gate is how a thinking model's reply marks its reasoning, which may
+// mention a trigger ("I will call <tool_call> ...") without starting the
+// structured part: triggers count only once the reasoning has ended.
+type Gate struct {
+	// Open and Close are the reasoning block's tags ("<think>", "</think>").
+	Open, Close string
+	// StartsOpen: the prompt opened the block, so the reply starts inside
+	// it; else a reply that begins (after whitespace) with Open reasons.
+	StartsOpen bool
+}
+
+// GateReasoning makes a lazy matcher's triggers wait for the end of a
+// thinking model's reasoning. A matcher that is not lazy is left as it is.
+func (m *Matcher) GateReasoning(g Gate) {
+	if m.lazy == nil || g.Open == "" || g.Close == "" {
+		return
+	}
+	m.lazy.gate = &g
+	m.lazy.gated, m.lazy.undecided = g.StartsOpen, !g.StartsOpen
+}
+
+// gateAccept follows the reasoning block through free text d (a token's
+// text); it reports whether d was reasoning, which no trigger may read.
+func (l *lazyState) gateAccept(d []byte) bool {
+	g := l.gate
+	if l.undecided {
+		l.head = append(l.head, d...)
+		h := bytes.TrimLeft(l.head, " \t\r\n")
+		switch {
+		case bytes.HasPrefix(h, []byte(g.Open)):
+			l.undecided, l.gated = false, true
+			d = h[len(g.Open):]
+			l.head = nil
+		case bytes.HasPrefix([]byte(g.Open), h):
+			return false // still undecided: what it holds is read as free text
+		default:
+			l.undecided, l.head = false, nil
+			return false
+		}
+	}
+	if !l.gated {
+		return false
+	}
+	text := append(l.gateTail, d...)
+	if i := bytes.Index(text, []byte(g.Close)); i >= 0 {
+		l.gated, l.gateTail = false, nil
+		// The rest of the token is free text, for the triggers to read.
+		rest := text[i+len(g.Close):]
+		l.tail = append(l.tail[:0], rest[max(0, len(rest)-(l.trig.longest-1)):]...)
+		return true
+	}
+	keep := min(len(text), len(g.Close)-1)
+	l.gateTail = append([]byte(nil), text[len(text)-keep:]...)
+	return true
 }
 
 // triggerSet is a Constraint's precomputed view of a list of triggers.
@@ -138,6 +201,9 @@ func (m *Matcher) lazyMask(dst []uint64) {
 		dst[len(dst)-1] = 1<<r - 1
 	}
 	l := m.lazy
+	if l.gated {
+		return // reasoning: every token, no trigger
+	}
 	check := func(tok int32) {
 		if dst[tok>>6]&(1<<(tok&63)) == 0 {
 			return
@@ -171,6 +237,9 @@ func (m *Matcher) lazyAccept(tok int32) error {
 	l := m.lazy
 	if v.isEOG(tok) {
 		m.ended = true
+		return nil
+	}
+	if l.gate != nil && (l.gated || l.undecided) && l.gateAccept(display(v.bytes[tok])) {
 		return nil
 	}
 	if feed, ok := l.triggerFeed(v, tok); ok {

@@ -156,7 +156,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		if req.Grammar.Vocab() != v {
 			return res, ErrGrammarVocab
 		}
-		gs = newConstrained(req.Grammar, req.GrammarTriggers)
+		gs = newConstrained(req.Grammar, req.GrammarTriggers, req.GrammarGate)
 		if gs.m.Triggered() {
 			turnStops = nil
 		}

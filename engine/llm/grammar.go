@@ -57,8 +57,11 @@ type constrained struct {
 	mask []uint64
 }
 
-func newConstrained(c *grammar.Constraint, triggers []string) *constrained {
+func newConstrained(c *grammar.Constraint, triggers []string, gate *grammar.Gate) *constrained {
 	x := &constrained{m: c.NewLazyMatcher(triggers), mask: make([]uint64, c.Vocab().MaskWords())}
+	if gate != nil {
+		x.m.GateReasoning(*gate)
+	}
 	x.m.FillMask(x.mask)
 	return x
 }

@@ -75,6 +75,10 @@ type Request struct {
 	// text), and follows the grammar from the trigger's first byte on
 	// (tool_choice "auto": the grammar starts with the tool-call marker).
 	GrammarTriggers []string
+	// GrammarGate, with GrammarTriggers, keeps them shut while a thinking
+	// model reasons (its reasoning may mention a tool call's marker
+	// without making one).
+	GrammarGate *grammar.Gate
 	// WarmFollowUp marks a turn of a chat whose client will send Messages
 	// and the reply back with its next message: once the reply is done,
 	// Generate starts computing that history in the background
