@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -235,4 +236,53 @@ func TestGatedLazyMatcher(t *testing.T) {
 	if !m.Triggered() {
 		t.Fatal("a strict matcher became lazy")
 	}
+}
+
+// FuzzGatedLazyMatcher: any sequence of allowed tokens is accepted, and a
+// reply that opens its reasoning never starts the structured part before
+// the reasoning ends, however the tags and the trigger fall into tokens.
+func FuzzGatedLazyMatcher(f *testing.F) {
+	pieces := []string{"<think>", "<th", "ink>", "</think>", "</th", "<tool_call>", "<tool", "_call>", "</tool_call>", `{"a":1}`, "{", "\"a\"", ":", "1", "}", " ", "\n", "x", "<", ">", "/"}
+	var toks []Token
+	for _, s := range pieces {
+		toks = append(toks, Token{Bytes: []byte(s)})
+	}
+	toks = append(toks, Token{Bytes: []byte("<tool_call>"), Special: true}, Token{EOG: true})
+	v, err := NewVocab(toks)
+	if err != nil {
+		f.Fatal(err)
+	}
+	g, err := Compose(Seq(Special("<tool_call>"), JSONValue([]byte(`{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`), JSONOptions{}), Lit("</tool_call>")))
+	if err != nil {
+		f.Fatal(err)
+	}
+	c := NewConstraint(g, v)
+	for _, s := range [][]byte{{0, 5, 3, 5}, {1, 2, 6, 7, 4}, {15, 5, 9, 8}, {18, 21, 3}} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, seq []byte, open bool) {
+		m := c.NewLazyMatcher([]string{"<tool_call>"})
+		m.GateReasoning(Gate{Open: "<think>", Close: "</think>", StartsOpen: open})
+		mask := make([]uint64, v.MaskWords())
+		var text []byte
+		for _, b := range seq {
+			if m.Done() {
+				return
+			}
+			tok := int32(int(b) % len(toks))
+			m.FillMask(mask)
+			if mask[tok/64]&(1<<(tok%64)) == 0 {
+				continue
+			}
+			if err := m.Accept(tok); err != nil {
+				t.Fatalf("%q then token %d (allowed): %v", text, tok, err)
+			}
+			text = append(text, display(v.bytes[tok])...)
+			reasoning := open || bytes.HasPrefix(bytes.TrimLeft(text, " \n"), []byte("<think>"))
+			if reasoning && !bytes.Contains(text, []byte("</think>")) && m.Triggered() {
+				t.Fatalf("%q (open %v): triggered inside the reasoning", text, open)
+			}
+		}
+	})
 }
