@@ -384,7 +384,8 @@ type Usage struct {
 	TotalTokens         int                  `json:"total_tokens"`
 	PromptTokensDetails *PromptTokensDetails `json:"prompt_tokens_details,omitempty"`
 	// CompletionTokensDetails says, for a request with a prediction, how
-	// many of its tokens the reply took and how many were drafted and not.
+	// many of its tokens the reply took and how many were drafted and not,
+	// and for a thinking model how many tokens it reasoned in.
 	CompletionTokensDetails *CompletionTokensDetails `json:"completion_tokens_details,omitempty"`
 	// ContextOverflow (a ruvllm extension) says what was left out to fit
 	// the context; absent when nothing was.
@@ -395,6 +396,7 @@ type Usage struct {
 type CompletionTokensDetails struct {
 	AcceptedPredictionTokens int `json:"accepted_prediction_tokens"`
 	RejectedPredictionTokens int `json:"rejected_prediction_tokens"`
+	ReasoningTokens          int `json:"reasoning_tokens"`
 }
 
 // OverflowUsage reports what a request lost to the context's size

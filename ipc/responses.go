@@ -213,7 +213,7 @@ type InputTokensDetails struct {
 	CachedTokens int `json:"cached_tokens"`
 }
 
-// OutputTokensDetails counts reasoning tokens (none here).
+// OutputTokensDetails counts a thinking model's reasoning tokens.
 type OutputTokensDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 }

@@ -93,19 +93,28 @@ func speculation(req *llm.Request, s string) error {
 
 // usage is a reply's usage; predicted adds what became of the request's
 // predicted output.
-func usage(res llm.Result, predicted bool) ipc.Usage {
+func usage(res llm.Result, predicted bool, reasoning int) ipc.Usage {
 	u := ipc.Usage{
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens,
 		TotalTokens:         res.PromptTokens + res.CompletionTokens,
 		PromptTokensDetails: &ipc.PromptTokensDetails{CachedTokens: res.CachedTokens},
 		ContextOverflow:     overflowUsage(res),
 	}
-	if predicted {
+	if predicted || reasoning > 0 {
 		sp := res.Speculation
 		u.CompletionTokensDetails = &ipc.CompletionTokensDetails{AcceptedPredictionTokens: sp.PredictionAccepted,
-			RejectedPredictionTokens: sp.PredictionDrafted - sp.PredictionAccepted}
+			RejectedPredictionTokens: sp.PredictionDrafted - sp.PredictionAccepted, ReasoningTokens: reasoning}
 	}
 	return u
+}
+
+// reasoningTokens is the tokens the choices reasoned in.
+func reasoningTokens(streams []replyStream) int {
+	n := 0
+	for _, s := range streams {
+		n += s.reasoning
+	}
+	return n
 }
 
 // tokenizerModel is a model whose tokenizer can spell a token id (*llm.Model).
@@ -227,13 +236,13 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			lp = &l
 		}
 		texts[i] = append(texts[i], t.Text...)
+		reasoning, text := streams[i].token(t)
 		if !body.Stream {
 			if lp != nil {
 				lps[i] = append(lps[i], *lp)
 			}
 			return nil
 		}
-		reasoning, text := streams[i].push(t.Text)
 		if text == "" && reasoning == "" && lp == nil {
 			return nil
 		}
@@ -296,7 +305,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return finishReason(reasonOf(i))
 	}
 	if !body.Stream {
-		resp := ipc.ChatCompletionResponse{ID: id, Object: "chat.completion", Created: created, Model: out.name, Usage: usage(out.res, req.Prediction != "")}
+		resp := ipc.ChatCompletionResponse{ID: id, Object: "chat.completion", Created: created, Model: out.name, Usage: usage(out.res, req.Prediction != "", reasoningTokens(streams))}
 		for i := range n {
 			c := ipc.ChatChoice{Index: i, Message: ipc.Message{Role: "assistant", Content: contents[i], ReasoningContent: reasonings[i],
 				ToolCalls: openAIToolCalls(calls[i])}, FinishReason: finishOf(i)}
@@ -329,7 +338,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		sse.send(chunk(i, ipc.Delta{}, nil, strPtr(finishOf(i))))
 	}
 	if body.StreamOptions != nil && body.StreamOptions.IncludeUsage {
-		u := usage(out.res, req.Prediction != "")
+		u := usage(out.res, req.Prediction != "", reasoningTokens(streams))
 		sse.send(ipc.ChatCompletionChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: name, Choices: []ipc.ChunkChoice{}, Usage: &u})
 	}
 	sse.done()
@@ -556,7 +565,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		return strPtr(finishReason(out.res.FinishReason))
 	}
-	u := usage(out.res, req.Prediction != "")
+	u := usage(out.res, req.Prediction != "", 0)
 	if !body.Stream {
 		all := ipc.CompletionResponse{ID: id, Object: "text_completion", Created: created, Model: name, Usage: &u}
 		for i := range n {

@@ -98,6 +98,19 @@ func TestThinkingModels(t *testing.T) {
 			t.Fatalf("%s streamed: reasoning %q, content %q", c.model, reasoning.String(), content.String())
 		}
 	}
+	// The tokens it reasoned in are counted (its 8 tokens: 5 or 6 of the
+	// reasoning, by where the split opening tag is counted; 2 of the reply).
+	for _, c := range []struct {
+		path, body string
+		at         []any
+	}{
+		{"/v1/chat/completions", `{"model":"thinker",` + user + `}`, []any{"usage", "completion_tokens_details", "reasoning_tokens"}},
+		{"/v1/responses", `{"model":"thinker","input":"Hi"}`, []any{"usage", "output_tokens_details", "reasoning_tokens"}},
+	} {
+		if n, _ := field(ta.postOK(t, c.path, c.body), c.at...).(float64); n < 5 || n > 6 {
+			t.Fatalf("%s: %v reasoning tokens", c.path, n)
+		}
+	}
 	// reasoning_format "none" leaves the text as the model wrote it.
 	resp := ta.postOK(t, "/v1/chat/completions", `{"model":"thinker",`+user+`,"reasoning_format":"none"}`)
 	if msg := field(resp, "choices", 0, "message").(map[string]any); msg["content"] != "<think>\nLet me think.\n</think>\n\nHello there" || msg["reasoning_content"] != nil {

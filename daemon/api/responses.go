@@ -445,10 +445,10 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		},
 		onToken: func(t llm.Token) error {
 			text.WriteString(t.Text)
+			reasoning, piece := rstream.token(t)
 			if !body.Stream {
 				return nil
 			}
-			reasoning, piece := rstream.push(t.Text)
 			streamReasoning(reasoning)
 			if piece == "" {
 				return nil
@@ -519,7 +519,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	resp.Usage = &ipc.ResponseUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,
 		TotalTokens: out.res.PromptTokens + out.res.CompletionTokens, InputTokensDetails: ipc.InputTokensDetails{CachedTokens: out.res.CachedTokens},
-		ContextOverflow: overflowUsage(out.res)}
+		OutputTokensDetails: ipc.OutputTokensDetails{ReasoningTokens: rstream.reasoning}, ContextOverflow: overflowUsage(out.res)}
 	if storeIt {
 		st := storedResponse{Response: resp, Messages: stored, Input: items}
 		if err := a.srv.Store().PutResponse(r.Context(), id, st); err != nil {

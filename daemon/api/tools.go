@@ -90,10 +90,12 @@ func (o *outputControls) stream() *toolcall.Stream {
 }
 
 // replyStream passes one choice's streamed text on: a thinking model's
-// reasoning split off, then tool calls held back from the content.
+// reasoning split off, then tool calls held back from the content. It
+// counts the tokens the model reasoned in.
 type replyStream struct {
-	split  *chat.Splitter
-	filter *toolcall.Stream
+	split     *chat.Splitter
+	filter    *toolcall.Stream
+	reasoning int // tokens of the reasoning, its tags included
 }
 
 // newStream returns a fresh replyStream for one choice (prepare must have
@@ -105,9 +107,20 @@ func (o *outputControls) newStream() replyStream {
 // plain reports whether the text passes unchanged (no reasoning, no tools).
 func (s replyStream) plain() bool { return s.split == nil && s.filter == nil }
 
+// token takes the next generated token (ID -1: text the decoder held
+// back, flushed) and returns the reasoning and content now final.
+func (s *replyStream) token(t llm.Token) (reasoning, content string) {
+	in := s.split != nil && s.split.InReasoning()
+	reasoning, content = s.push(t.Text)
+	if t.ID >= 0 && (in || s.split != nil && s.split.InReasoning()) {
+		s.reasoning++
+	}
+	return reasoning, content
+}
+
 // push takes the next streamed text and returns the reasoning and content
 // now final.
-func (s replyStream) push(text string) (reasoning, content string) {
+func (s *replyStream) push(text string) (reasoning, content string) {
 	content = text
 	if s.split != nil {
 		reasoning, content = s.split.Push(text)
@@ -119,7 +132,7 @@ func (s replyStream) push(text string) (reasoning, content string) {
 }
 
 // close returns what is held back at the end of the reply.
-func (s replyStream) close() (reasoning, content string) {
+func (s *replyStream) close() (reasoning, content string) {
 	if s.split != nil {
 		reasoning, content = s.split.Close()
 	}

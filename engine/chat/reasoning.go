@@ -132,6 +132,10 @@ type Splitter struct {
 	leading bool
 }
 
+// InReasoning reports whether the text so far has opened the reasoning
+// and not closed it.
+func (s *Splitter) InReasoning() bool { return s.state == inReasoning }
+
 // Push takes the next piece of the reply and returns the reasoning and
 // the content it completes.
 func (s *Splitter) Push(text string) (reasoning, content string) {

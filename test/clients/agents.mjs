@@ -595,6 +595,7 @@ await check('openai reasoning_content (thinking model)', async () => {
   assert.equal(typeof m.reasoning_content, 'string');
   assert.ok(m.reasoning_content.length > 0);
   assert.equal(m.content, '');
+  assert.equal(r.usage.completion_tokens_details.reasoning_tokens, r.usage.completion_tokens);
   let reasoning = '';
   let content = '';
   for await (const c of await openai.chat.completions.create({ model: thinker, messages: ask, max_tokens: 12, temperature: 0, stream: true })) {
@@ -607,6 +608,7 @@ await check('openai reasoning_content (thinking model)', async () => {
   assert.equal(x.output[0].type, 'reasoning');
   assert.equal(x.output[0].content[0].text, m.reasoning_content);
   assert.equal(x.output_text, '');
+  assert.equal(x.usage.output_tokens_details.reasoning_tokens, x.usage.output_tokens);
 });
 
 await check('ollama thinking (thinking model)', async () => {
