@@ -83,6 +83,19 @@ func (c *AnthropicContent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// MarshalJSON writes the block; a text block always has its text, empty
+// or not (Anthropic's shape: clients read block.text of every text block).
+func (b AnthropicBlock) MarshalJSON() ([]byte, error) {
+	type plain AnthropicBlock
+	if b.Type != "text" {
+		return json.Marshal(plain(b))
+	}
+	return json.Marshal(struct {
+		plain
+		Text string `json:"text"`
+	}{plain(b), b.Text})
+}
+
 // MarshalJSON writes the blocks.
 func (c AnthropicContent) MarshalJSON() ([]byte, error) {
 	if c.Blocks == nil {
