@@ -30,6 +30,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/jinja"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/lora"
+	"github.com/ruvllm/ruvllm/internal/disk"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -372,6 +373,9 @@ func statusOf(err error) int {
 		return http.StatusServiceUnavailable
 	case errors.Is(err, context.Canceled):
 		return 499
+	case disk.IsFull(err):
+		// The state store (conversations, feedback) could not grow.
+		return http.StatusInsufficientStorage
 	}
 	return http.StatusInternalServerError
 }

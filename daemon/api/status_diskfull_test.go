@@ -1,0 +1,22 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"syscall"
+	"testing"
+)
+
+// TestStatusOfDiskFull: a state-store write that ran out of space (an
+// append to a conversation, a rating on a full disk) is a 507, as the
+// daemon's other writes are, not a 500.
+func TestStatusOfDiskFull(t *testing.T) {
+	err := fmt.Errorf("append to conversation conv-1: %w", &os.PathError{Op: "write", Path: "state.db", Err: syscall.ENOSPC})
+	if got := statusOf(err); got != http.StatusInsufficientStorage {
+		t.Fatalf("statusOf(%v) = %d, want 507", err, got)
+	}
+	if got := statusOf(fmt.Errorf("boom")); got != http.StatusInternalServerError {
+		t.Fatalf("statusOf(boom) = %d", got)
+	}
+}
