@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path"
 	"path/filepath"
 	"sync"
@@ -73,6 +74,16 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		ollamaError(w, &requestError{status: http.StatusBadRequest, msg: err.Error(), param: "model"})
 		return
+	}
+	// The registry a request names is the client's input: one that is not
+	// an http(s) URL is a 400 naming it (it was a 502, as if the registry
+	// had failed).
+	if body.Registry != "" {
+		if u, err := url.Parse(body.Registry); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			ollamaError(w, &requestError{status: http.StatusBadRequest, param: "registry",
+				msg: fmt.Sprintf("registry %q is not an http(s) URL", body.Registry)})
+			return
+		}
 	}
 	// A pulled model may not take the name of one served from elsewhere
 	// (the default model given by path): requests naming it, and a later

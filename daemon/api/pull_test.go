@@ -118,3 +118,17 @@ func TestDeleteRefusedWhileInUse(t *testing.T) {
 		t.Fatalf("status %d, want 409", resp.StatusCode)
 	}
 }
+
+// TestPullBadRegistry: a registry that is not an http(s) URL is the
+// request's error (400 naming registry), not a 502.
+func TestPullBadRegistry(t *testing.T) {
+	ta := startAPI(t)
+	for _, reg := range []string{"file:///etc", "ftp://host", "not a url", "http://[::1", "http://"} {
+		for _, stream := range []string{"true", "false"} {
+			resp, body := ta.post(t, "/api/pull", `{"model":"Org/Repo/m.gguf","stream":`+stream+`,"registry":`+quote(reg)+`}`)
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "registry") {
+				t.Errorf("registry %q (stream %s): %d %s, want 400 naming registry", reg, stream, resp.StatusCode, body)
+			}
+		}
+	}
+}
