@@ -77,6 +77,7 @@ func (o *outputControls) prepare(m models.Model, req *llm.Request) error {
 		return err
 	}
 	o.state = st
+	think.continuePrefill(req)
 	return nil
 }
 
