@@ -19,7 +19,9 @@ import (
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
-// pulls guards against two downloads into the same partial file.
+// pulls guards against two downloads into the same partial file: it is
+// keyed by the destination path, since references of different
+// repositories (or spellings) whose files share a name land in one file.
 type pulls struct {
 	mu     sync.Mutex
 	active map[string]bool
@@ -95,8 +97,9 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 			msg: fmt.Sprintf("a model named %q is already served from %s: pulling %s would shadow it", name, have, ref)})
 		return
 	}
-	if !a.pulls.start(ref) {
-		ollamaError(w, &requestError{status: http.StatusConflict, msg: "a pull of " + ref + " is already running"})
+	if !a.pulls.start(dest) {
+		ollamaError(w, &requestError{status: http.StatusConflict, param: "model",
+			msg: "a pull into " + filepath.Base(dest) + " is already running"})
 		return
 	}
 	stream := body.Stream == nil || *body.Stream
@@ -115,7 +118,7 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 	}
 	// The pull is over: release the reference before the last line goes
 	// out, so a client that retries on reading it is not refused with 409.
-	a.pulls.done(ref)
+	a.pulls.done(dest)
 	if err != nil {
 		a.log.Warn("pull failed", "ref", ref, "err", err)
 		if nd.started {

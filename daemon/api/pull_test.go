@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ruvllm/ruvllm/daemon/models"
@@ -131,4 +132,41 @@ func TestPullBadRegistry(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPullSameFileFromTwoRepos: two references whose files share a name
+// download into one partial file; the second must be refused (409) while
+// the first runs, not write into the same file (which let the slower one
+// overwrite the verified model after it was renamed into place).
+func TestPullSameFileFromTwoRepos(t *testing.T) {
+	ta := startAPI(t)
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	reg := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/A/") {
+			http.NotFound(rw, r)
+			return
+		}
+		rw.Header().Set("Content-Length", "1000")
+		rw.Write([]byte("GGUF"))
+		rw.(http.Flusher).Flush()
+		started <- struct{}{}
+		<-release
+	}))
+	defer reg.Close()
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	defer unblock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ta.post(t, "/api/pull", `{"model":"A/Repo/same.gguf","stream":false,"registry":"`+reg.URL+`"}`)
+	}()
+	<-started
+	resp, body := ta.post(t, "/api/pull", `{"model":"B/Other/same.gguf","stream":false,"registry":"`+reg.URL+`"}`)
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("second pull into the same file: %d %s, want 409", resp.StatusCode, body)
+	}
+	unblock()
+	<-done
 }
