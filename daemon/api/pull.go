@@ -97,6 +97,14 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 			msg: fmt.Sprintf("a model named %q is already served from %s: pulling %s would shadow it", name, have, ref)})
 		return
 	}
+	// Nor the name of a created model: requests naming it would reach the
+	// created model, never the pulled file (as /api/create refuses the
+	// name of a model file).
+	if _, ok := a.manifest(name); ok {
+		ollamaError(w, &requestError{status: http.StatusConflict, param: "model",
+			msg: fmt.Sprintf("a created model is named %q: pulling %s would be hidden behind it (delete it first)", name, ref)})
+		return
+	}
 	if !a.pulls.start(dest) {
 		ollamaError(w, &requestError{status: http.StatusConflict, param: "model",
 			msg: "a pull into " + filepath.Base(dest) + " is already running"})

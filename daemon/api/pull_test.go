@@ -170,3 +170,19 @@ func TestPullSameFileFromTwoRepos(t *testing.T) {
 	unblock()
 	<-done
 }
+
+// TestPullNameOfCreatedModel: a pull whose file would take the name of a
+// created model is refused (409), as /api/create refuses the name of a
+// model file: the pulled file was listed beside the created model but
+// every request for the name reached the created one.
+func TestPullNameOfCreatedModel(t *testing.T) {
+	ta := startAPI(t)
+	reg := registryServer(t)
+	if resp, b := ta.post(t, "/api/create", `{"model":"new-model-q4_0","from":"fake","system":"S","stream":false}`); resp.StatusCode != 200 {
+		t.Fatalf("create: %d %s", resp.StatusCode, b)
+	}
+	resp, body := ta.post(t, "/api/pull", `{"model":"Org/Repo-GGUF/New-Model-Q4_0.gguf","stream":false,"registry":"`+reg.URL+`"}`)
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("pull over a created model's name: %d %s, want 409", resp.StatusCode, body)
+	}
+}
