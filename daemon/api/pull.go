@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,6 +107,15 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 			msg: fmt.Sprintf("a created model is named %q: pulling %s would be hidden behind it (delete it first)", name, ref)})
 		return
 	}
+	// A file of that name already pulled from another reference is a
+	// different model: Pull would report success without downloading.
+	var src ipc.ModelSource
+	if _, err := os.Stat(dest); err == nil && a.srv.Store().Get(models.RegistryBucket, name, &src) == nil &&
+		src.Ref != "" && !strings.EqualFold(strings.Trim(src.Ref, "/"), strings.Trim(ref, "/")) {
+		ollamaError(w, &requestError{status: http.StatusConflict, param: "model",
+			msg: fmt.Sprintf("model %q was pulled from %s: delete it before pulling %s, whose file has the same name", name, src.Ref, ref)})
+		return
+	}
 	if !a.pulls.start(dest) {
 		ollamaError(w, &requestError{status: http.StatusConflict, param: "model",
 			msg: "a pull into " + filepath.Base(dest) + " is already running"})
@@ -120,7 +131,9 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 	}
 	a.log.Info("pull", "ref", ref, "registry", opts.Registry)
 	res, err := pull.Pull(r.Context(), ref, opts)
-	if err == nil {
+	// A file that was already there (no digest: nothing downloaded) keeps
+	// the entry that recorded its download and verification.
+	if err == nil && (res.SHA256 != "" || src.Ref == "") {
 		err = a.srv.Store().Put(models.RegistryBucket, res.Name, ipc.ModelSource{Name: res.Name, Ref: ref, URL: res.Source,
 			Path: res.Path, Size: res.Size, SHA256: res.SHA256, Verified: res.Verified, Pulled: time.Now().UTC()})
 	}
@@ -137,7 +150,10 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.srv.Events().Publish("model.pulled", map[string]any{"model": res.Name, "size": res.Size, "sha256": res.SHA256})
-	final := ipc.PullProgress{Status: "success", Model: res.Name, Digest: "sha256:" + res.SHA256, Total: res.Size, Completed: res.Size}
+	final := ipc.PullProgress{Status: "success", Model: res.Name, Total: res.Size, Completed: res.Size}
+	if res.SHA256 != "" {
+		final.Digest = "sha256:" + res.SHA256
+	}
 	if stream {
 		nd.send(final)
 		return

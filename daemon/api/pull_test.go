@@ -186,3 +186,28 @@ func TestPullNameOfCreatedModel(t *testing.T) {
 		t.Fatalf("pull over a created model's name: %d %s, want 409", resp.StatusCode, body)
 	}
 }
+
+// TestPullSameNameFromAnotherRepo: a model already pulled from one
+// repository is not reported as pulled from another whose file has the
+// same name (that pull downloaded nothing and kept the first model).
+func TestPullSameNameFromAnotherRepo(t *testing.T) {
+	ta := startAPI(t)
+	reg := registryServer(t)
+	resp, body := ta.post(t, "/api/pull", `{"model":"Org/Repo-GGUF/New-Model-Q4_0.gguf","stream":false,"registry":"`+reg.URL+`"}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("first pull: %d %s", resp.StatusCode, body)
+	}
+	// The same reference again is fine (and its digest is never "sha256:").
+	resp, body = ta.post(t, "/api/pull", `{"model":"Org/Repo-GGUF/New-Model-Q4_0.gguf","stream":false,"registry":"`+reg.URL+`"}`)
+	if resp.StatusCode != 200 || strings.Contains(string(body), `"sha256:"`) {
+		t.Fatalf("same pull again: %d %s", resp.StatusCode, body)
+	}
+	resp, body = ta.post(t, "/api/pull", `{"model":"Other/Repo/New-Model-Q4_0.gguf","stream":false,"registry":"`+reg.URL+`"}`)
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("pull of another repository's file of the same name: %d %s, want 409", resp.StatusCode, body)
+	}
+	var src ipc.ModelSource
+	if err := ta.srv.Store().Get(models.RegistryBucket, "new-model-q4_0", &src); err != nil || src.Ref != "Org/Repo-GGUF/New-Model-Q4_0.gguf" || len(src.SHA256) != 64 {
+		t.Fatalf("registry entry %+v, %v", src, err)
+	}
+}
