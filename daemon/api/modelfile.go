@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,8 +142,8 @@ func setParameter(params map[string]any, key, value string) error {
 	switch kind {
 	case "number":
 		f, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return fmt.Errorf("parameter %s: %q is not a number", key, value)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("parameter %s: %q is not a finite number", key, value)
 		}
 		params[key] = f
 	case "int":
