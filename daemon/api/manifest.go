@@ -365,7 +365,12 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 			}
 			return nil, badParam("from", "%s: %v", abs, err)
 		}
+		kind, _ := f.String("general.type")
 		f.Close()
+		if kind == "adapter" {
+			// Every request to the created model would fail to load it.
+			return nil, badParam("from", "%s is a LoRA adapter, not a model: name a base model in from and the adapter in ADAPTER (or adapters)", abs)
+		}
 		man.From = abs
 	default:
 		if canonicalName(from) == name {
