@@ -621,6 +621,24 @@ func (a *API) deleteManifest(name string) (bool, error) {
 	if !ok {
 		return false, nil
 	}
+	var stored ipc.ModelManifest
+	if a.srv.Store().Get(ManifestBucket, canonicalName(name), &stored) != nil {
+		// A fine-tuning job's model has no stored manifest: it is its
+		// adapter (fineTunedManifest), which deleting the model removes.
+		// (The store's delete of the absent key answered 200 and the
+		// model stayed.)
+		a.mu.Lock()
+		pool := a.adapters
+		a.mu.Unlock()
+		if pool == nil { // fineTunedManifest found none then
+			return false, nil
+		}
+		if err := pool.Remove(man.Name); err != nil {
+			return true, err
+		}
+		a.srv.Events().Publish("model.removed", map[string]any{"model": man.Name})
+		return true, nil
+	}
 	if err := a.srv.Store().Delete(ManifestBucket, canonicalName(name)); err != nil {
 		return true, err
 	}

@@ -1,0 +1,63 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/daemon/adapters"
+	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/lora"
+)
+
+// TestDeleteFineTunedModel: DELETE /api/delete of a fine-tuning job's
+// model (ft:<model>:<suffix>:<id>, served from its adapter) removes it; it
+// answered 200 and the model stayed listed and usable.
+func TestDeleteFineTunedModel(t *testing.T) {
+	ta := startAPIWith(t, true)
+	base := realTinyModel(t)
+	dir := t.TempDir()
+	pool, err := adapters.New(adapters.Options{RegistryDir: filepath.Join(dir, "registry"), Store: ta.srv.Store(),
+		Base: func() string { return base }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta.api.SetAdapters(pool)
+	f, err := gguf.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := lora.Random(f, lora.RandomOptions{Rank: 4, Seed: 1})
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "job.gguf")
+	if err := w.WriteFile(src); err != nil {
+		t.Fatal(err)
+	}
+	const name = "ft:tiny-real::abc123"
+	if _, err := pool.InstallFineTuned(context.Background(), src, name, base, "tiny-real"); err != nil {
+		t.Fatal(err)
+	}
+	if code, b := ta.get(t, "/v1/models/"+name); code != 200 {
+		t.Fatalf("the fine-tuned model is not listed: %d %s", code, b)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, "http://ruvllm/api/delete", strings.NewReader(`{"model":"`+name+`"}`))
+	resp, err := ta.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("delete: %d", resp.StatusCode)
+	}
+	if code, _ := ta.get(t, "/v1/models/"+name); code != 404 {
+		t.Fatalf("after the delete the model is still listed (%d)", code)
+	}
+	if _, ok := pool.Get(name); ok {
+		t.Fatal("after the delete its adapter is still installed")
+	}
+}
