@@ -54,6 +54,15 @@ func parseModelfile(text string) (ipc.CreateRequest, []string, error) {
 		cmd, rest, _ := strings.Cut(l, " ")
 		rest = strings.TrimSpace(rest)
 		start := line
+		// MESSAGE's value follows its role: MESSAGE user """...""".
+		var role string
+		if strings.EqualFold(cmd, "MESSAGE") {
+			r, content, ok := strings.Cut(rest, " ")
+			if !ok {
+				return req, nil, fmt.Errorf("line %d: MESSAGE wants a role and a text", start)
+			}
+			role, rest = r, strings.TrimSpace(content)
+		}
 		// A value may span lines between triple quotes.
 		if strings.HasPrefix(rest, `"""`) {
 			body := strings.TrimPrefix(rest, `"""`)
@@ -86,11 +95,7 @@ func parseModelfile(text string) (ipc.CreateRequest, []string, error) {
 		case "LICENSE":
 			req.License = appendLicense(req.License, rest)
 		case "MESSAGE":
-			role, content, ok := strings.Cut(rest, " ")
-			if !ok {
-				return req, nil, fmt.Errorf("line %d: MESSAGE wants a role and a text", start)
-			}
-			req.Messages = append(req.Messages, ipc.Message{Role: strings.ToLower(role), Content: strings.TrimSpace(content)})
+			req.Messages = append(req.Messages, ipc.Message{Role: strings.ToLower(role), Content: rest})
 		case "PARAMETER":
 			key, value, ok := strings.Cut(rest, " ")
 			if !ok {
@@ -311,9 +316,19 @@ func formatModelfile(m *ipc.ModelManifest, base string) string {
 	}
 	b.WriteString(formatParameters(m.Parameters))
 	for _, msg := range m.Messages {
-		fmt.Fprintf(&b, "MESSAGE %s %s\n", msg.Role, msg.Content)
+		fmt.Fprintf(&b, "MESSAGE %s %s\n", msg.Role, modelfileValue(msg.Content))
 	}
 	return b.String()
+}
+
+// modelfileValue quotes a value that spans lines (or has edge spaces) in
+// triple quotes, as Ollama writes it, so the Modelfile reads back: a bare
+// multi-line value's later lines would be read as commands.
+func modelfileValue(s string) string {
+	if strings.Contains(s, "\n") || strings.TrimSpace(s) != s {
+		return `"""` + s + `"""`
+	}
+	return s
 }
 
 // formatParameters writes parameters as PARAMETER lines, sorted by name.
