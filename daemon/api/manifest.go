@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net/http"
 	"os"
@@ -452,6 +453,17 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 		a.mu.Unlock()
 		if pool == nil {
 			return nil, badParam("adapters", "adapter support is not available in this daemon")
+		}
+		// An ADAPTER that names an installed adapter (as /api/show's
+		// Modelfile writes a created model's) refers to it; a path is
+		// installed.
+		if i < len(modelfileAdapters) && !strings.ContainsAny(p, `/\`) {
+			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+				if info, ok := pool.Get(p); ok {
+					man.Adapters = append(man.Adapters, ipc.AdapterRef{Name: info.Name})
+					continue
+				}
+			}
 		}
 		progress("installing adapter " + filepath.Base(p))
 		info, err := pool.Install(ctx, p, fmt.Sprintf("%s-adapter-%d", strings.NewReplacer("/", "-", ":", "-").Replace(name), i+1), false)
