@@ -362,3 +362,41 @@ func TestDropPEFTDirectory(t *testing.T) {
 		t.Fatal("dropped PEFT adapter differs from its source")
 	}
 }
+
+// TestDropPEFTDirectoryWeightsLate: a PEFT directory whose weights arrive
+// long after its config (a download that writes them under another name
+// until they are whole) is installed once they do; it was moved into
+// rejected/ after RejectAfter, under the download's feet.
+func TestDropPEFTDirectoryWeightsLate(t *testing.T) {
+	f := newFixture(t, 0)
+	base, err := gguf.Open(f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+	a, err := lora.Load(f.adapterFile(t, "x.gguf", 9, 4), base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := filepath.Join(f.dir, "staged")
+	if err := lora.ExportPEFT(a, base, staged); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.pool.Watch(ctx)
+	dst := filepath.Join(f.pool.o.DropDir, "late")
+	os.MkdirAll(dst, 0o700)
+	cfg, _ := os.ReadFile(filepath.Join(staged, lora.PEFTConfig))
+	os.WriteFile(filepath.Join(dst, lora.PEFTConfig), cfg, 0o600)
+	time.Sleep(3 * f.pool.o.RejectAfter) // config alone, well past RejectAfter
+	if _, err := os.Stat(dst); err != nil {
+		t.Fatalf("the incomplete directory was moved away: %v", err)
+	}
+	w, _ := os.ReadFile(filepath.Join(staged, lora.PEFTWeights))
+	os.WriteFile(filepath.Join(dst, lora.PEFTWeights), w, 0o600)
+	waitFor(t, 10*time.Second, "install", func() bool { return len(f.pool.List()) == 1 })
+	if info := f.pool.List()[0]; info.Name != "late" || info.Format != "peft" {
+		t.Fatalf("record %+v", info)
+	}
+}

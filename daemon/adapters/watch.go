@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/ruvllm/ruvllm/engine/lora"
 )
 
 // RejectedDir is the drop folder's subdirectory for invalid files.
@@ -126,6 +128,14 @@ func (p *Pool) check(ctx context.Context, files map[string]*pending) {
 		if now.Sub(f.stable) < p.o.Settle {
 			continue
 		}
+		if incompletePEFT(path) {
+			// A PEFT directory whose weights have not arrived is still
+			// being copied or downloaded (tools write the small config
+			// first and the weights under another name until they are
+			// whole): wait, however long, rather than move it into
+			// rejected/ under the copy's feet.
+			continue
+		}
 		_, err := p.Install(ctx, path, "", true)
 		if err == nil {
 			delete(files, path)
@@ -143,6 +153,17 @@ func (p *Pool) check(ctx context.Context, files map[string]*pending) {
 		p.reject(path, err)
 		delete(files, path)
 	}
+}
+
+// incompletePEFT reports whether path is a PEFT adapter directory whose
+// config has arrived and whose weights have not (a directory without the
+// config is judged, and rejected, as any other drop).
+func incompletePEFT(path string) bool {
+	if st, err := os.Stat(filepath.Join(path, lora.PEFTConfig)); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(path, lora.PEFTWeights))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // entryState is the size and modification time of a dropped file, or of
