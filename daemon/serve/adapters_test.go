@@ -21,7 +21,12 @@ import (
 // startAdapterDaemon is a real ruvllmd with a drop folder.
 func startAdapterDaemon(t *testing.T) (dir, drop string, dial func(app string) *ipc.Client) {
 	t.Helper()
-	dir = t.TempDir()
+	return startAdapterDaemonIn(t, t.TempDir())
+}
+
+// startAdapterDaemonIn is startAdapterDaemon in the directory dir.
+func startAdapterDaemonIn(t *testing.T, dir string) (_, drop string, dial func(app string) *ipc.Client) {
+	t.Helper()
 	writeModel(t, dir)
 	sock := filepath.Join(dir, "run", "ruvllm.sock")
 	drop = filepath.Join(dir, "drop")

@@ -25,6 +25,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/quantize"
 	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/internal/backends"
+	"github.com/ruvllm/ruvllm/internal/disk"
 )
 
 // Options adds model settings to the server configuration.
@@ -127,6 +128,23 @@ func Run(ctx context.Context, o Options) error {
 		o.Logger.Warn("cleaning interrupted downloads", "dir", o.ModelsDir, "err", err)
 	} else if freed > 0 {
 		o.Logger.Info("removed interrupted downloads older than a day", "dir", o.ModelsDir, "bytes", freed)
+	}
+	// Uploads a crash or kill -9 cut off (adapters, blobs, fine-tuning
+	// files) are never resumed: remove their temporary files.
+	var temps []string
+	if o.ModelsDir != "" {
+		temps = append(temps, filepath.Join(o.ModelsDir, "blobs"))
+	}
+	if o.StateDir != "" {
+		temps = append(temps, filepath.Join(o.StateDir, "adapters"), filepath.Join(o.StateDir, "files"))
+	}
+	if o.AdaptersDir != "" {
+		temps = append(temps, filepath.Join(o.AdaptersDir, ".installed"))
+	}
+	for _, dir := range temps {
+		if freed := disk.RemoveTemp(dir, ".upload-", ".stage-"); freed > 0 {
+			o.Logger.Info("removed uploads cut off by the last stop", "dir", dir, "bytes", freed)
+		}
 	}
 	lo := o.Learning
 	lo.Store, lo.Events, lo.Logger = srv.Store(), srv.Events(), o.Logger

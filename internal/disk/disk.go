@@ -6,6 +6,10 @@ package disk
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -35,4 +39,40 @@ func Check(dir string, need int64) error {
 // a disk quota).
 func IsFull(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, ErrNoSpace)
+}
+
+// RemoveTemp removes the daemon's temporary upload files in dir (regular
+// files whose names start with one of prefixes, as os.CreateTemp makes
+// them) and returns the bytes it freed. An upload streams into such a file
+// and renames or removes it when it ends, so at start (the state store's
+// lock held: no other daemon shares these directories) any that remain
+// were cut off by a crash or kill -9, and nothing else would ever remove
+// them.
+func RemoveTemp(dir string, prefixes ...string) int64 {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var freed int64
+	for _, e := range ents {
+		if !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(e.Name(), p) }) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		switch {
+		case info.Mode().IsRegular():
+			if os.Remove(p) == nil {
+				freed += info.Size()
+			}
+		case info.IsDir(): // a PEFT adapter's staging directory
+			if os.RemoveAll(p) == nil {
+				freed += info.Size()
+			}
+		}
+	}
+	return freed
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 )
@@ -42,5 +43,38 @@ func TestIsFull(t *testing.T) {
 		if got := IsFull(c.err); got != c.want {
 			t.Errorf("IsFull(%v) = %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// TestRemoveTemp: the temporary files of uploads a crash cut off are
+// removed; other files, and names that merely contain the prefix, stay.
+func TestRemoveTemp(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, n int) {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".upload-123", 100)
+	write(".stage-9", 10)
+	write("model.gguf", 5)
+	write("x.upload-1", 5)
+	if err := os.MkdirAll(filepath.Join(dir, ".stage-dir"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(".stage-dir/adapter_config.json", 3)
+	if freed := RemoveTemp(dir, ".upload-", ".stage-"); freed < 110 {
+		t.Fatalf("freed %d bytes, want at least 110", freed)
+	}
+	ents, _ := os.ReadDir(dir)
+	var left []string
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if len(left) != 2 || left[0] != "model.gguf" || left[1] != "x.upload-1" {
+		t.Fatalf("left %v", left)
+	}
+	if RemoveTemp(filepath.Join(dir, "missing")) != 0 {
+		t.Fatal("a missing directory frees nothing")
 	}
 }
