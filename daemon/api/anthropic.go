@@ -346,28 +346,38 @@ type promptCounter interface {
 
 // anthropicRequest decodes and converts a Messages request (max_tokens
 // required when needMax).
-func (a *API) anthropicRequest(r *http.Request, needMax bool) (ipc.AnthropicRequest, llm.Request, *toolSpec, *thinkingSpec, error) {
+func (a *API) anthropicRequest(r *http.Request, needMax bool) (ipc.AnthropicRequest, llm.Request, *toolSpec, *thinkingSpec, []ipc.AdapterRef, error) {
 	var body ipc.AnthropicRequest
 	if err := decode(r, &body); err != nil {
-		return body, llm.Request{}, nil, nil, err
+		return body, llm.Request{}, nil, nil, nil, err
 	}
+	// A created model runs its base with its settings, as on the other
+	// chat endpoints.
+	rm, err := a.resolveModel(body.Model)
+	if err != nil {
+		return body, llm.Request{}, nil, nil, nil, err
+	}
+	body.Model = rm.base
 	req, err := anthropicChat(body, needMax)
 	if err != nil {
-		return body, req, nil, nil, err
+		return body, req, nil, nil, nil, err
+	}
+	if err := withManifestRequest(rm.man, &req, body.Temperature != nil, body.TopP != nil, body.TopK != nil); err != nil {
+		return body, req, nil, nil, nil, err
 	}
 	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowDropOldest); err != nil {
-		return body, req, nil, nil, err
+		return body, req, nil, nil, nil, err
 	}
 	thinking, err := anthropicThinking(body.Thinking, body.MaxTokens)
 	if err != nil {
-		return body, req, nil, nil, err
+		return body, req, nil, nil, nil, err
 	}
 	tools, err := anthropicTools(body)
-	return body, req, tools, thinking, err
+	return body, req, tools, thinking, manifestAdapters(rm.man), err
 }
 
 func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
-	body, req, tools, thinking, err := a.anthropicRequest(r, true)
+	body, req, tools, thinking, adapters, err := a.anthropicRequest(r, true)
 	if err != nil {
 		anthropicError(w, err)
 		return
@@ -445,7 +455,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		return event("content_block_delta", map[string]any{"type": "content_block_delta", "index": textIndex,
 			"delta": map[string]any{"type": "text_delta", "text": piece}})
 	}
-	spec := runSpec{endpoint: "messages", conversation: true, model: body.Model, req: req, id: id, hdr: w.Header(),
+	spec := runSpec{endpoint: "messages", conversation: true, model: body.Model, req: req, adapters: adapters, id: id, hdr: w.Header(),
 		prepare: func(m models.Model, req *llm.Request) error {
 			if err := oc.prepare(m, req); err != nil {
 				return err
@@ -544,7 +554,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 // anthropicCountTokens answers POST /v1/messages/count_tokens: the tokens
 // the model would read for the request (template included).
 func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
-	body, req, tools, thinking, err := a.anthropicRequest(r, false)
+	body, req, tools, thinking, _, err := a.anthropicRequest(r, false)
 	if err != nil {
 		anthropicError(w, err)
 		return

@@ -20,7 +20,9 @@ import (
 
 	"github.com/ruvllm/ruvllm/daemon"
 	"github.com/ruvllm/ruvllm/daemon/adapters"
+	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/quantize"
 	"github.com/ruvllm/ruvllm/internal/disk"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -192,6 +194,84 @@ func withManifestSampling(man *ipc.ModelManifest, f *ipc.SamplingFields) {
 	if f.MaxTokens == 0 && f.MaxCompletion == 0 && o.NumPredict != nil && *o.NumPredict > 0 {
 		f.MaxTokens = *o.NumPredict
 	}
+}
+
+// withManifestRequest applies a created model's settings to a chat request
+// an API built as an engine request (Anthropic's Messages): its parameters
+// where the request left them (setTemp, setTopP and setTopK say which it
+// set), its system prompt unless the request has one, its MESSAGE turns
+// after the system prompt, and its prompt template. Its adapters are the
+// caller's (manifestAdapters).
+func withManifestRequest(man *ipc.ModelManifest, req *llm.Request, setTemp, setTopP, setTopK bool) error {
+	if man == nil {
+		return nil
+	}
+	o, err := withManifestOptions(man, nil)
+	if err != nil {
+		return err
+	}
+	if o != nil {
+		p := &req.Sampling
+		if o.Temperature != nil && !setTemp {
+			p.Temperature = *o.Temperature
+		}
+		if o.TopP != nil && !setTopP {
+			p.TopP = *o.TopP
+		}
+		if o.TopK != nil && !setTopK {
+			p.TopK = *o.TopK
+		}
+		if o.MinP != nil && p.MinP == 0 {
+			p.MinP = *o.MinP
+		}
+		if o.TypicalP != nil && p.TypicalP == 0 {
+			p.TypicalP = *o.TypicalP
+		}
+		if o.RepeatPenalty != nil && p.RepeatPenalty == 0 {
+			p.RepeatPenalty = *o.RepeatPenalty
+		}
+		if o.RepeatLastN != nil && p.RepeatLastN == 0 {
+			p.RepeatLastN = *o.RepeatLastN
+		}
+		if p.PresencePenalty == 0 {
+			p.PresencePenalty = o.PresencePenalty
+		}
+		if p.FrequencyPenalty == 0 {
+			p.FrequencyPenalty = o.FrequencyPenalty
+		}
+		if o.Seed != nil && *o.Seed >= 0 && !p.Seeded {
+			p.Seed, p.Seeded = uint64(*o.Seed), true
+		}
+		if len(req.Stop) == 0 {
+			req.Stop = o.Stop
+		}
+	}
+	n := 0 // the request's leading system messages
+	for n < len(req.Messages) && req.Messages[n].Role == chat.RoleSystem {
+		n++
+	}
+	var pre []chat.Message
+	if man.System != "" && n == 0 {
+		pre = append(pre, chat.Message{Role: chat.RoleSystem, Content: man.System})
+	}
+	for _, m := range man.Messages {
+		pre = append(pre, chat.Message{Role: m.Role, Content: m.Content})
+	}
+	if len(pre) > 0 {
+		req.Messages = slices.Concat(req.Messages[:n], pre, req.Messages[n:])
+	}
+	if man.Template != "" {
+		msgs := make([]ipc.Message, len(req.Messages))
+		for i, m := range req.Messages {
+			msgs[i] = ipc.Message{Role: m.Role, Content: m.Content}
+		}
+		prompt, _, err := applyTemplate(man, msgs)
+		if err != nil {
+			return err
+		}
+		req.Prompt, req.Templated, req.Messages = prompt, true, nil
+	}
+	return nil
 }
 
 // mergeAdapters puts a created model's adapters before the request's; an

@@ -246,26 +246,6 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	req, err := openAIRequest(ipc.SamplingFields{Temperature: body.Temperature, TopP: body.TopP, Adapters: body.Adapters})
-	if err != nil {
-		openAIError(w, err)
-		return
-	}
-	if body.MaxOutputTokens != nil {
-		req.MaxTokens = *body.MaxOutputTokens
-	}
-	field := body.ContextOverflow
-	switch {
-	case field != "":
-	case body.Truncation == "auto":
-		field = string(llm.OverflowDropOldest)
-	case body.Truncation == "disabled":
-		field = string(llm.OverflowError)
-	}
-	if req.Overflow, err = a.overflowPolicy(field, "context_overflow", llm.OverflowDropOldest); err != nil {
-		openAIError(w, err)
-		return
-	}
 	input, items, err := responseInput(body.Input)
 	if err != nil {
 		openAIError(w, err)
@@ -287,14 +267,51 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 			body.Model = prev.Response.Model
 		}
 	}
+	// A created model runs its base with its settings, as on the other
+	// chat endpoints (the response keeps the name the client asked for).
+	rm, err := a.resolveModel(body.Model)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	sampling := ipc.SamplingFields{Temperature: body.Temperature, TopP: body.TopP, Adapters: body.Adapters}
+	withManifestSampling(rm.man, &sampling)
+	body.Adapters = sampling.Adapters
+	req, err := openAIRequest(sampling)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	if body.MaxOutputTokens != nil {
+		req.MaxTokens = *body.MaxOutputTokens
+	}
+	field := body.ContextOverflow
+	switch {
+	case field != "":
+	case body.Truncation == "auto":
+		field = string(llm.OverflowDropOldest)
+	case body.Truncation == "disabled":
+		field = string(llm.OverflowError)
+	}
+	if req.Overflow, err = a.overflowPolicy(field, "context_overflow", llm.OverflowDropOldest); err != nil {
+		openAIError(w, err)
+		return
+	}
 	conv := append(append([]ipc.Message{}, history...), input...)
 	msgs := conv
 	if body.Instructions != "" {
 		msgs = append([]ipc.Message{{Role: "system", Content: body.Instructions}}, conv...)
 	}
+	msgs = withManifestMessages(rm.man, msgs)
 	if req.Messages, err = chatMessages(msgs, "input"); err != nil {
 		openAIError(w, err)
 		return
+	}
+	if prompt, ok, err := applyTemplate(rm.man, msgs); err != nil {
+		openAIError(w, err)
+		return
+	} else if ok {
+		req.Prompt, req.Templated, req.Messages = prompt, true, nil
 	}
 	constraint, err := responseTextFormat(body.Text)
 	if err != nil {
@@ -433,7 +450,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		event("response.output_item.added", map[string]any{"output_index": outputIndex, "item": item("in_progress", "", false)})
 		event("response.content_part.added", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "part": part("")})
 	}
-	spec := runSpec{endpoint: "responses", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, hdr: w.Header(),
+	spec := runSpec{endpoint: "responses", conversation: true, model: rm.base, req: req, adapters: body.Adapters, id: id, hdr: w.Header(),
 		prepare: oc.prepare,
 		onStart: func(n string) {
 			resp.Model, rstream = n, oc.newStream()
