@@ -150,6 +150,11 @@ type runSpec struct {
 	// caller retries as a raw prompt under the same id: that failure is
 	// not counted or logged, so the id names one record.
 	retryNoTemplate bool
+	// alias, when set, is the created model the client named: responses
+	// (through onStart and runResult.name) carry it, as Ollama's do, not
+	// the base model that runs (a blob's "sha256-…" file name for a model
+	// created from uploaded files). Logs and learning keep the base.
+	alias string
 	// hdr, when set, is the response's header, which run completes
 	// before the first byte is written: the adapter "adapters": "auto"
 	// routed to (AdapterHeader) and the learned adapters' version
@@ -212,6 +217,9 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 	}
 	defer h.Release()
 	out.name, out.load = h.Name, h.LoadTime
+	if s.alias != "" {
+		out.name = s.alias
+	}
 	if err := checkLogitBias(s.req.Sampling.LogitBias, h.Model.Info().VocabSize); err != nil {
 		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
 		return out, err
@@ -227,7 +235,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		}
 	}
 	if s.onStart != nil {
-		s.onStart(h.Name)
+		s.onStart(out.name)
 	}
 	s.req.WarmFollowUp = s.conversation && s.req.Messages != nil
 	engineStart := time.Now()

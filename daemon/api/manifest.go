@@ -78,6 +78,15 @@ type resolvedModel struct {
 	man  *ipc.ModelManifest
 }
 
+// alias is the name responses show for a request that named requested: a
+// created model's own name, "" (the model that runs) for any other.
+func (rm resolvedModel) alias(requested string) string {
+	if rm.man == nil {
+		return ""
+	}
+	return requested
+}
+
 // resolveModel follows created models down to a model the manager serves.
 func (a *API) resolveModel(name string) (resolvedModel, error) {
 	var chain []*ipc.ModelManifest

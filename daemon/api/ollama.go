@@ -240,7 +240,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	lps := &logprobCollector{on: req.Logprobs}
 	id := newID("req-")
 	w.Header().Set(RequestIDHeader, id)
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "api.chat", conversation: true, model: rm.base, alias: rm.alias(body.Model), keepAlive: keepAlive(body.KeepAlive), req: req,
 		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		prepare: func(m models.Model, req *llm.Request) error { lps.model = m; return oc.prepare(m, req) },
 		onStart: func(n string) { name, rs = n, oc.newStream() },
@@ -387,7 +387,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		think *thinkingState
 		rs    replyStream
 	)
-	spec := runSpec{endpoint: "api.generate", model: rm.base, keepAlive: keepAlive(body.KeepAlive), req: req,
+	spec := runSpec{endpoint: "api.generate", model: rm.base, alias: rm.alias(body.Model), keepAlive: keepAlive(body.KeepAlive), req: req,
 		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		retryNoTemplate: usesChatTemplate,
 		prepare: func(m models.Model, req *llm.Request) error {

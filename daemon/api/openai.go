@@ -166,6 +166,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	withManifestSampling(rm.man, &body.SamplingFields)
+	alias := rm.alias(body.Model)
 	body.Model = rm.base
 	req, err := openAIRequest(body.SamplingFields)
 	if err != nil {
@@ -252,10 +253,13 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.send(chunk(i, ipc.Delta{Content: text, ReasoningContent: reasoning}, l, nil))
 	}
-	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
-		prepare: oc.prepare,
+	spec := runSpec{endpoint: "chat.completions", conversation: true, model: body.Model, alias: alias, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
+		prepare: func(m models.Model, req *llm.Request) error {
+			model = m // before onStart, which gets the name the response shows
+			return oc.prepare(m, req)
+		},
 		onStart: func(nm string) {
-			name, model = nm, a.models.Models()[nm]
+			name = nm
 			for i := range streams {
 				streams[i] = oc.newStream()
 			}
@@ -505,7 +509,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 			Choices: []ipc.CompletionChoice{{Index: i, Text: text, Logprobs: lp, FinishReason: finish}}}
 	}
 	onStart := func(nm string) {
-		name, model = nm, a.models.Models()[nm]
+		name = nm // model is set by prepare, which runs first
 		if !body.Echo {
 			return
 		}
@@ -545,8 +549,11 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.send(resp(i, t.Text, lp, nil))
 	}
-	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
-		prepare: func(m models.Model, req *llm.Request) error { return applyConstraint(m, req, constraint, nil) },
+	out, err := a.run(r.Context(), r, runSpec{endpoint: "completions", model: rm.base, alias: rm.alias(body.Model), req: req, adapters: body.Adapters, id: id, n: n, hdr: w.Header(),
+		prepare: func(m models.Model, req *llm.Request) error {
+			model = m
+			return applyConstraint(m, req, constraint, nil)
+		},
 		onStart: onStart, onToken: func(t llm.Token) error { return onTok(0, t) }, onChoiceToken: onTok})
 	if err == nil {
 		err = startErr
