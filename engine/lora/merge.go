@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -184,7 +185,19 @@ func ParseSpec(s string) (Spec, error) {
 
 // MergeFile merges the adapters into the base model at basePath and writes
 // the result to out atomically.
+// out must be another file than the base and the adapters: the rename
+// would replace the base model (or an adapter) with the merged one.
 func MergeFile(ctx context.Context, basePath string, specs []Spec, out string) error {
+	if ost, err := os.Stat(out); err == nil {
+		if st, err := os.Stat(basePath); err == nil && os.SameFile(ost, st) {
+			return fmt.Errorf("merge: the output %s is the base model: write the merged model to another file", out)
+		}
+		for _, s := range specs {
+			if st, err := os.Stat(s.Path); err == nil && os.SameFile(ost, st) {
+				return fmt.Errorf("merge: the output %s is the adapter %s: write the merged model to another file", out, s.Path)
+			}
+		}
+	}
 	base, err := gguf.Open(basePath)
 	if err != nil {
 		return err

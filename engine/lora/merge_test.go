@@ -1,9 +1,12 @@
 package lora
 
 import (
+	"bytes"
 	"context"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
@@ -111,5 +114,49 @@ func TestMergeFileRequantizes(t *testing.T) {
 		if maxErr > 0.01 || maxDelta < 0.01 {
 			t.Fatalf("%s: max error %g, max delta %g", bt.Name, maxErr, maxDelta)
 		}
+	}
+}
+
+// TestMergeFileRefusesItsInputs: -o naming the base model (or an adapter),
+// by the same path, another spelling or a hard link, is refused and the
+// file is left as it was; `ruvllm adapter merge -m B -a A -o B` replaced
+// the base model with the merged one.
+func TestMergeFileRefusesItsInputs(t *testing.T) {
+	dir := t.TempDir()
+	basePath, adPath := filepath.Join(dir, "base.gguf"), filepath.Join(dir, "ad.gguf")
+	o := testmodel.DefaultOptions()
+	o.Type = quant.Q8_0
+	if err := testmodel.Write(context.Background(), o, basePath); err != nil {
+		t.Fatal(err)
+	}
+	base, err := gguf.Open(basePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Random(base, RandomOptions{Rank: 4, Seed: 1, Kinds: []string{"attn_v"}})
+	base.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile(adPath); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.gguf")
+	if err := os.Link(basePath, link); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(basePath)
+	beforeAd, _ := os.ReadFile(adPath)
+	for _, out := range []string{basePath, filepath.Join(dir, ".", "base.gguf"), link, adPath} {
+		err := MergeFile(context.Background(), basePath, []Spec{{Path: adPath, Scale: 1}}, out)
+		if err == nil || !strings.Contains(err.Error(), "another file") {
+			t.Errorf("-o %s: err %v, want a refusal", out, err)
+		}
+	}
+	if after, _ := os.ReadFile(basePath); !bytes.Equal(after, before) {
+		t.Error("the base model was overwritten")
+	}
+	if after, _ := os.ReadFile(adPath); !bytes.Equal(after, beforeAd) {
+		t.Error("the adapter was overwritten")
 	}
 }
