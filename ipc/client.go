@@ -17,6 +17,16 @@ import (
 // ErrNotRunning is returned by Dial when nothing answers on the socket.
 var ErrNotRunning = errors.New("ruvllmd is not running")
 
+// ErrNoAnswer is returned by Dial when a process accepts connections on
+// the socket but does not answer the health check in time: a daemon that
+// is stopped (SIGSTOP, a debugger) or wedged. It is not ErrNotRunning:
+// starting another daemon would not help.
+var ErrNoAnswer = errors.New("ruvllmd accepts connections but does not answer")
+
+// dialHealthTimeout bounds Dial's health check: every CLI command (status
+// and stop included) waited forever on a daemon that did not answer.
+var dialHealthTimeout = 10 * time.Second
+
 // Client talks to ruvllmd over its Unix socket (or the optional loopback
 // TCP listener with a bearer token). It is safe for concurrent use.
 type Client struct {
@@ -67,7 +77,19 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 		c.base = "http://ruvllm"
 	}
 	c.http = &http.Client{Transport: tr}
-	if _, err := c.Health(ctx); err != nil {
+	hctx, cancel := context.WithTimeout(ctx, dialHealthTimeout)
+	defer cancel()
+	if _, err := c.Health(hctx); err != nil {
+		if ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			where := c.base
+			if o.tcp == "" {
+				where = o.socket
+				if where == "" {
+					where, _ = SocketPath()
+				}
+			}
+			return nil, fmt.Errorf("%w within %s on %s: it may be stopped (SIGSTOP) or hung; find it with `pgrep -a ruvllmd` and end it", ErrNoAnswer, dialHealthTimeout, where)
+		}
 		var apiErr *APIError
 		if errors.As(err, &apiErr) || errors.Is(err, ErrForeignServer) {
 			return nil, err
