@@ -56,7 +56,16 @@ func (m *Model) openDraft(f *gguf.File, blocks int) (*draftModel, error) {
 	want, _ := m.file.Strings("tokenizer.ggml.tokens")
 	got, _ := f.Strings("tokenizer.ggml.tokens")
 	if len(want) == 0 || !slices.Equal(want, got) {
-		return nil, fmt.Errorf("%w (%d tokens against %d)", ErrDraftVocab, len(got), len(want))
+		if len(got) != len(want) {
+			return nil, fmt.Errorf("%w (%d tokens against %d)", ErrDraftVocab, len(got), len(want))
+		}
+		// As many tokens, other ones: "(8192 tokens against 8192)" read as
+		// no difference at all. Name the first that differs.
+		i := 0
+		for i < len(want) && want[i] == got[i] {
+			i++
+		}
+		return nil, fmt.Errorf("%w (both have %d tokens, but token %d is %q in the draft and %q in the model)", ErrDraftVocab, len(want), i, got[i], want[i])
 	}
 	net, err := model.Load(f, m.backend)
 	if err != nil {
