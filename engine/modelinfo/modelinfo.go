@@ -10,8 +10,10 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/gguf"
@@ -264,11 +266,11 @@ func (s Summary) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
 	if s.Path != "" {
-		p("file:\t%s\n", s.Path)
+		p("file:\t%s\n", printable(s.Path, false))
 	}
-	p("architecture:\t%s\n", s.Architecture)
+	p("architecture:\t%s\n", printable(s.Architecture, false))
 	if s.Name != "" {
-		p("name:\t%s\n", s.Name)
+		p("name:\t%s\n", printable(s.Name, false))
 	}
 	p("parameters:\t%s (%d)\n", HumanCount(s.Parameters), s.Parameters)
 	p("file size:\t%s (%d bytes)\n", HumanBytes(s.FileSize), s.FileSize)
@@ -280,13 +282,13 @@ func (s Summary) WriteText(w io.Writer) error {
 	if len(s.Hyper) > 0 {
 		p("\nhyperparameters:\n")
 		for _, e := range s.Hyper {
-			p("  %s\t%v\n", strings.TrimPrefix(e.Key, s.Architecture+"."), e.Value)
+			p("  %s\t%s\n", printable(strings.TrimPrefix(e.Key, s.Architecture+"."), false), printable(fmt.Sprint(e.Value), false))
 		}
 	}
 	t := s.Tokenizer
 	p("\ntokenizer:\n")
-	p("  model\t%s\n", orDash(t.Model))
-	p("  pre\t%s\n", orDash(t.Pre))
+	p("  model\t%s\n", printable(orDash(t.Model), false))
+	p("  pre\t%s\n", printable(orDash(t.Pre), false))
 	p("  vocab size\t%d\n", t.VocabSize)
 	if t.Merges > 0 {
 		p("  merges\t%d\n", t.Merges)
@@ -317,13 +319,13 @@ func (s Summary) WriteText(w io.Writer) error {
 			if len(l) > 160 {
 				l = l[:160] + "…"
 			}
-			fmt.Fprintf(w, "  %s\n", l)
+			fmt.Fprintf(w, "  %s\n", printable(l, true))
 		}
 	}
 	if len(s.Metadata) > 0 {
 		fmt.Fprintf(w, "\nmetadata:\n")
 		for _, e := range s.Metadata {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Key, e.Type, formatEntry(e))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", printable(e.Key, false), e.Type, formatEntry(e))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -332,7 +334,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "\ntensors:\n")
 	fmt.Fprintf(tw, "  name\ttype\tshape\toffset\tbytes\n")
 	for _, r := range s.Tensors {
-		fmt.Fprintf(tw, "  %s\t%s\t%v\t%d\t%d\n", r.Name, r.Type, r.Shape, r.Offset, r.Bytes)
+		fmt.Fprintf(tw, "  %s\t%s\t%v\t%d\t%d\n", printable(r.Name, false), r.Type, r.Shape, r.Offset, r.Bytes)
 	}
 	return tw.Flush()
 }
@@ -361,6 +363,26 @@ func formatEntry(e Entry) string {
 		more = fmt.Sprintf(", … (%d total)", e.Len)
 	}
 	return "[" + strings.Join(parts, ", ") + more + "]"
+}
+
+// printable escapes the control characters of a string from the file (a
+// tab too unless keepTab), so that a model's name, keys or template cannot
+// send escape sequences to the terminal (clear it, retitle it, hide text)
+// nor break the table's columns.
+func printable(s string, keepTab bool) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && !(keepTab && r == '\t') }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) && !(keepTab && r == '\t') {
+			q := strconv.QuoteRune(r) // '\x1b', '\n'
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func orDash(s string) string {

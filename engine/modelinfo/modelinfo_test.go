@@ -201,3 +201,45 @@ func TestChatFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteTextEscapesControls: a file's name, metadata keys and chat
+// template reach the terminal with their control characters escaped, so a
+// downloaded model cannot clear the screen or retitle the terminal when
+// inspected; a template's tabs stay tabs.
+func TestWriteTextEscapesControls(t *testing.T) {
+	w := gguf.NewWriter()
+	for _, kv := range []struct {
+		k string
+		v any
+	}{
+		{"general.architecture", "llama"},
+		{"general.name", "evil\x1b[2J\x1b]0;pwned\x07name"},
+		{"x.key\x1b[31m", "v"},
+		{"tokenizer.chat_template", "{{ x }}\x1b[8m\thidden"},
+	} {
+		if err := w.AddKV(kv.k, kv.v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := Describe(f, "x.gguf").WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if strings.ContainsAny(text, "\x1b\x07") {
+		t.Errorf("escape characters reach the terminal:\n%q", text)
+	}
+	for _, want := range []string{`evil\x1b[2J\x1b]0;pwned\aname`, `x.key\x1b[31m`, "{{ x }}\\x1b[8m\thidden"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}
