@@ -10,6 +10,14 @@ import (
 )
 
 func main() {
+	if err := newRootCmd().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "ruvllm:", err)
+		os.Exit(1)
+	}
+}
+
+// newRootCmd builds the ruvllm command tree.
+func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "ruvllm",
 		Short:         "A warm local LLM runtime shared by every app on your desktop",
@@ -45,9 +53,21 @@ func main() {
 		newTrainCmd(),
 		newQuantizeCmd(),
 	)
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "ruvllm:", err)
-		os.Exit(1)
+	refuseUnknownSubcommands(root)
+	return root
+}
+
+// refuseUnknownSubcommands makes every group command below root (adapter,
+// learn, service, template) refuse a word that is none of its subcommands.
+// Cobra shows the help of a command that cannot run and exits 0, so
+// `ruvllm learn rest` (for reset) looked like a success.
+func refuseUnknownSubcommands(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		refuseUnknownSubcommands(c)
+		if c.HasSubCommands() && !c.Runnable() {
+			c.Args = cobra.NoArgs // "unknown command %q for %q"
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
 	}
 }
 
