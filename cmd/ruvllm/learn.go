@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -92,19 +93,10 @@ func newLearnCmd() *cobra.Command {
 			if out == "" {
 				out = "ruvllm-learned.gguf"
 			}
-			tmp, err := os.CreateTemp(".", ".ruvllm-export-*")
+			n, err := writeFileAtomic(out, func(w io.Writer) (int64, error) {
+				return c.ExportLearning(cmd.Context(), scope, model, w)
+			})
 			if err != nil {
-				return err
-			}
-			defer os.Remove(tmp.Name())
-			n, err := c.ExportLearning(cmd.Context(), scope, model, tmp)
-			if cerr := tmp.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-			if err := os.Rename(tmp.Name(), out); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d bytes): load it with llama.cpp's --lora or `ruvllm adapter add`\n", out, n)
@@ -194,4 +186,25 @@ func sparkline(h []ipc.LearningPoint) string {
 		sb.WriteRune(bars[i])
 	}
 	return sb.String()
+}
+
+// writeFileAtomic writes path through a temporary file beside it, renamed
+// over it once write succeeds. The temporary file was made in the working
+// directory: -o on another file system failed at the rename ("invalid
+// cross-device link") after the whole download, and a read-only working
+// directory refused any -o.
+func writeFileAtomic(path string, write func(io.Writer) (int64, error)) (int64, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename, nothing is there
+	n, err := write(tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return n, os.Rename(tmp.Name(), path)
 }

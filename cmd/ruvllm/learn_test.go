@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -93,5 +94,36 @@ func TestLearnAndTrainCommands(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, newTrainCmd(), data); err == nil || !strings.Contains(err.Error(), "-m") {
 		t.Fatalf("train without a model: %v", err)
+	}
+}
+
+// TestWriteFileAtomicBesideTarget: learn export's file is written beside
+// -o, not in the working directory (where the rename to another file
+// system failed, "invalid cross-device link"); here the working directory
+// is gone, so a temporary file there cannot even be made.
+func TestWriteFileAtomicBesideTarget(t *testing.T) {
+	gone := t.TempDir()
+	t.Chdir(gone)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "learned.gguf")
+	n, err := writeFileAtomic(out, func(w io.Writer) (int64, error) {
+		k, err := io.WriteString(w, "GGUF data")
+		return int64(k), err
+	})
+	if got, _ := os.ReadFile(out); err != nil || n != 9 || string(got) != "GGUF data" {
+		t.Fatalf("n %d, err %v, file %q", n, err, got)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
+	_, err = writeFileAtomic(out, func(w io.Writer) (int64, error) { return 0, io.ErrUnexpectedEOF })
+	if got, _ := os.ReadFile(out); err == nil || string(got) != "GGUF data" {
+		t.Errorf("a failed write: err %v, file %q (want the old one kept)", err, got)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left behind after a failure: %v", ents)
 	}
 }
