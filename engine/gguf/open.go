@@ -11,6 +11,15 @@ import (
 // without mmap support the file is read into memory instead. Close the File
 // to release the mapping.
 func Open(path string) (*File, error) {
+	// Stat before opening: opening a FIFO for reading blocks until a
+	// writer comes, and a device or socket is no model file either.
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("gguf: %w", err) // "stat PATH: why"
+	} else if st.IsDir() {
+		return nil, fmt.Errorf("gguf: %s is a directory", path)
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("gguf: %s is not a regular file (%s)", path, fileKind(st.Mode()))
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err) // "open PATH: why"
@@ -48,4 +57,19 @@ func Open(path string) (*File, error) {
 	f.closer = unmap
 	f.mapped = unmap != nil
 	return f, nil
+}
+
+// fileKind names the kind of a file that is not a regular one.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "mode " + m.String()
 }
