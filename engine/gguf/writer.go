@@ -272,7 +272,19 @@ func pad(w io.Writer, n uint64) error {
 
 // WriteFile writes the file atomically: to a temporary file in the same
 // directory, fsynced, then renamed over path.
+//
+// An existing path must be a regular file (or a link to one): renaming over
+// a device such as /dev/null, a named pipe or a socket would replace it with
+// the model, and a directory cannot be replaced.
 func (w *Writer) WriteFile(path string) (err error) {
+	if st, serr := os.Stat(path); serr == nil {
+		if st.IsDir() {
+			return fmt.Errorf("gguf: write %s: it is a directory", path)
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("gguf: write %s: it exists and is not a regular file (%s); name a new or regular file", path, fileKind(st.Mode()))
+		}
+	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
