@@ -48,6 +48,11 @@ func (m *Model) perplexity(ctx context.Context, text string, ctxLen int, w io.Wr
 	if ctxLen <= 0 {
 		ctxLen = 512
 	}
+	// A chunk scores the tokens of its second half that have a next one:
+	// ctx-1-ctx/2 of them, none below 3 (and the logits of no rows panicked).
+	if ctxLen < 3 {
+		return res, fmt.Errorf("--ctx %d is too small: a chunk scores its second half, so it needs at least 3 tokens", ctxLen)
+	}
 	if ctxLen > m.opts.ContextLength {
 		return res, fmt.Errorf("--ctx %d exceeds the model's context %d", ctxLen, m.opts.ContextLength)
 	}
