@@ -235,6 +235,11 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 func invalid(err error) error { return fmt.Errorf("%w: %w", ErrInvalidModel, err) }
 
 func load(f *gguf.File, path string, o Options) (*Model, error) {
+	// A LoRA adapter is a GGUF file too, but holds no tokenizer nor base
+	// weights: say what it is rather than "missing tokenizer.ggml.model".
+	if t, _ := f.String("general.type"); t == "adapter" {
+		return nil, invalid(errors.New("this is a LoRA adapter (general.type \"adapter\"), not a model: load its base model and apply it (`ruvllm adapter add`, or `ruvllm adapter merge -m BASE.gguf -a ADAPTER -o OUT.gguf`)"))
+	}
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		return nil, invalid(err)
