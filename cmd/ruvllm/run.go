@@ -116,6 +116,9 @@ func newRunCmd() *cobra.Command {
 			"to stderr. With --json it prints one object {tokens, text, timings} instead.\n" +
 			"--json-schema, --grammar (GBNF), --regex and --any-json hold the output to a constraint: only\n" +
 			"tokens it allows are sampled, and generation stops once the text is complete.",
+		// The prompt comes with -p: a word after the flags was ignored,
+		// and the model generated from an empty prompt.
+		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
@@ -352,6 +355,7 @@ func newPerplexityCmd() *cobra.Command {
 			"--exact here also follows llama.cpp's attention path by batch size (tiled float32 from 64 tokens),\n" +
 			"so that its logits equal llama-perplexity's; --amx off matches a llama-perplexity without AMX\n" +
 			"(built without it, or run with --no-repack) on a CPU that has AMX-INT8.",
+		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if path == "" || (file == "" && !kldScore) {
 				return errors.New("need -m FILE.gguf and -f TEXTFILE (or --kl-divergence-base FILE --kl-divergence)")

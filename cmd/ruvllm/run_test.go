@@ -51,3 +51,27 @@ func TestRunPrediction(t *testing.T) {
 		t.Fatalf("a missing prediction file: %v", err)
 	}
 }
+
+// TestRunRefusesPositionalPrompt: `ruvllm run -m MODEL "TEXT"` (the prompt
+// without -p) and perplexity with a stray word are refused by name instead
+// of generating from an empty prompt.
+func TestRunRefusesPositionalPrompt(t *testing.T) {
+	// The arguments are checked before the model is opened.
+	model := filepath.Join(t.TempDir(), "model.gguf")
+	for _, tc := range []struct {
+		name string
+		run  func() (string, string, error)
+	}{
+		{"run", func() (string, string, error) {
+			return runCLI(t, newRunCmd(), "-m", model, "-n", "2", "-t", "1", "The cat sat")
+		}},
+		{"perplexity", func() (string, string, error) {
+			return runCLI(t, newPerplexityCmd(), "-m", model, "-f", model, "stray")
+		}},
+	} {
+		out, _, err := tc.run()
+		if err == nil || !strings.Contains(err.Error(), "unexpected argument") {
+			t.Errorf("%s: err %v, output %q: want the stray argument refused", tc.name, err, out)
+		}
+	}
+}
