@@ -126,6 +126,10 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if system != "" && !asChat {
+				// The raw prompt has no place for it: it was dropped without a word.
+				return errors.New("--system needs --chat (a system prompt goes through the model's chat template)")
+			}
 			if remote {
 				if constraint != nil {
 					return errors.New("--json-schema, --grammar, --regex and --any-json apply to in-process runs for now")
