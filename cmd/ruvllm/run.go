@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -71,6 +72,25 @@ func (g *genFlags) sampling() sample.Params {
 	return p
 }
 
+// check refuses a sampling flag that is not a finite number: in process,
+// --temp NaN sampled greedily and --min-p Inf generated nothing, without a
+// word (the daemon refuses them with --remote).
+func (g *genFlags) check() error {
+	p := g.params
+	for _, f := range []struct {
+		name string
+		v    float32
+	}{
+		{"temp", p.Temperature}, {"top-p", p.TopP}, {"min-p", p.MinP}, {"typical-p", p.TypicalP},
+		{"repeat-penalty", p.RepeatPenalty}, {"presence-penalty", p.PresencePenalty}, {"frequency-penalty", p.FrequencyPenalty},
+	} {
+		if v := float64(f.v); math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("--%s %v: want a finite number", f.name, f.v)
+		}
+	}
+	return nil
+}
+
 func (g *genFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVarP(&g.prompt, "prompt", "p", "", "prompt text")
@@ -120,6 +140,9 @@ func newRunCmd() *cobra.Command {
 		// and the model generated from an empty prompt.
 		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.check(); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			constraint, err := gflags.spec()

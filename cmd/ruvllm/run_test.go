@@ -89,3 +89,15 @@ func TestRunSystemNeedsChat(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRefusesNonFiniteSampling: --temp NaN, --min-p Inf and the like
+// are refused before the model is loaded, rather than sampled with.
+func TestRunRefusesNonFiniteSampling(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "model.gguf") // never opened
+	for _, args := range [][]string{{"--temp", "NaN"}, {"--temp", "+Inf"}, {"--min-p", "Inf"}, {"--top-p", "NaN"}, {"--repeat-penalty", "-Inf"}} {
+		_, _, err := runCLI(t, newRunCmd(), append([]string{"-m", model, "-p", "hi"}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), args[0]+" ") || !strings.Contains(err.Error(), "finite") {
+			t.Errorf("run %v: err %v, want the flag refused", args, err)
+		}
+	}
+}
