@@ -314,7 +314,11 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, context.Canceled) {
+	// Ctrl-C ends the generation: what came so far and the timings are
+	// printed, marked "interrupted" (not "length"), and the exit status
+	// says it did not finish.
+	interrupted := errors.Is(err, context.Canceled)
+	if err != nil && !interrupted {
 		return err
 	}
 	tm := runTimings{
@@ -329,6 +333,10 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		DraftTokens:  res.Speculation.Drafted, DraftAccepted: res.Speculation.Accepted, Verifications: res.Speculation.Verifications,
 		PredictionTokens: res.Speculation.PredictionDrafted, PredictionAccepted: res.Speculation.PredictionAccepted,
 	}
+	var status error
+	if interrupted {
+		tm.FinishReason, status = "interrupted", errors.New("interrupted")
+	}
 	if res.Timings.PromptEval > 0 {
 		tm.PromptTPS = float64(res.PromptTokens) / res.Timings.PromptEval.Seconds()
 	}
@@ -339,7 +347,10 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 		if tokens == nil {
 			tokens = []int32{}
 		}
-		return json.NewEncoder(out).Encode(map[string]any{"tokens": tokens, "text": string(text), "timings": tm})
+		if err := json.NewEncoder(out).Encode(map[string]any{"tokens": tokens, "text": string(text), "timings": tm}); err != nil {
+			return err
+		}
+		return status
 	}
 	fmt.Fprintln(out)
 	specNote := ""
@@ -352,7 +363,7 @@ func runLocal(ctx context.Context, cmd *cobra.Command, m *llm.Model, req llm.Req
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "load %.0f ms | prompt %d tokens in %.1f ms (%.1f tok/s) | TTFT %.1f ms | generated %d tokens (%.1f tok/s) | %s%s\n",
 		tm.LoadMS, tm.PromptTokens, tm.PromptMS, tm.PromptTPS, tm.TTFTMS, tm.GenTokens, tm.GenTPS, tm.FinishReason, specNote)
-	return nil
+	return status
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

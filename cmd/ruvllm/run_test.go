@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ruvllm/ruvllm/engine/llm"
+	"github.com/ruvllm/ruvllm/engine/testmodel"
 	"github.com/ruvllm/ruvllm/internal/testpath"
 )
 
@@ -99,5 +102,40 @@ func TestRunRefusesNonFiniteSampling(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), args[0]+" ") || !strings.Contains(err.Error(), "finite") {
 			t.Errorf("run %v: err %v, want the flag refused", args, err)
 		}
+	}
+}
+
+// TestRunInterrupted: a generation ended by Ctrl-C (its context
+// cancelled) prints its JSON with finish_reason "interrupted", not
+// "length", and returns an error, so the exit status is not 0.
+func TestRunInterrupted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	o := testmodel.DefaultOptions()
+	o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = 1, 32, 2, 1, 64, 256
+	if err := testmodel.Write(context.Background(), o, path); err != nil {
+		t.Fatal(err)
+	}
+	m, err := llm.Load(context.Background(), path, llm.Options{Threads: 1, ContextLength: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cmd := newRunCmd()
+	var out, errw strings.Builder
+	cmd.SetOut(&out)
+	cmd.SetErr(&errw)
+	err = runLocal(ctx, cmd, m, llm.Request{Prompt: "hello", MaxTokens: 8}, 0, true)
+	var r struct {
+		Timings struct {
+			FinishReason string `json:"finish_reason"`
+		} `json:"timings"`
+	}
+	if jerr := json.Unmarshal([]byte(out.String()), &r); jerr != nil {
+		t.Fatalf("%q: %v", out.String(), jerr)
+	}
+	if err == nil || r.Timings.FinishReason != "interrupted" {
+		t.Errorf("err %v, finish_reason %q: want an error and interrupted", err, r.Timings.FinishReason)
 	}
 }
