@@ -451,10 +451,10 @@ func newPerplexityCmd() *cobra.Command {
 			}
 			fmt.Fprintln(cmd.ErrOrStderr())
 			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"perplexity": res.Perplexity, "chunks": res.Chunks, "ctx": ctxLen, "scored": res.Scored, "exact": exact})
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"perplexity": res.Perplexity, "chunks": res.Chunks, "ctx": res.Ctx, "scored": res.Scored, "exact": exact})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "perplexity: %.4f (%d chunks of %d tokens, %d scored, %.1f s)\n",
-				res.Perplexity, res.Chunks, ctxLen, res.Scored, time.Since(start).Seconds())
+				res.Perplexity, res.Chunks, res.Ctx, res.Scored, time.Since(start).Seconds())
 			return nil
 		},
 	}

@@ -139,3 +139,27 @@ func TestRunInterrupted(t *testing.T) {
 		t.Errorf("err %v, finish_reason %q: want an error and interrupted", err, r.Timings.FinishReason)
 	}
 }
+
+// TestPerplexityReportsChunkSize: --ctx 0 (or below) takes the default
+// chunk of 512 tokens, and the summary says so instead of "chunks of 0
+// tokens" (the text line) or "ctx": 0 (--json).
+func TestPerplexityReportsChunkSize(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "tiny.gguf")
+	o := testmodel.DefaultOptions()
+	o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = 1, 32, 2, 1, 64, 1024
+	if err := testmodel.Write(context.Background(), o, model); err != nil {
+		t.Fatal(err)
+	}
+	text := filepath.Join(dir, "text.txt")
+	os.WriteFile(text, []byte(strings.Repeat("the cat sat on the mat ", 300)), 0o644)
+	out, _, err := runCLI(t, newPerplexityCmd(), "-m", model, "-f", text, "--ctx", "0", "-t", "1")
+	if err != nil || !strings.Contains(out, "chunks of 512 tokens") {
+		t.Errorf("--ctx 0: %q %v, want chunks of 512 tokens", out, err)
+	}
+	out, _, err = runCLI(t, newPerplexityCmd(), "-m", model, "-f", text, "--ctx", "-4", "-t", "1", "--json")
+	var r struct{ Ctx int }
+	if err != nil || json.Unmarshal([]byte(out), &r) != nil || r.Ctx != 512 {
+		t.Errorf("--ctx -4 --json: %q %v, want ctx 512", out, err)
+	}
+}

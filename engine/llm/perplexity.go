@@ -17,6 +17,7 @@ import (
 type PerplexityResult struct {
 	Perplexity float64
 	Chunks     int
+	Ctx        int // tokens per chunk, after the default for 0
 	Scored     int // tokens whose probability was scored
 	// ChunkPPL is the running perplexity after each chunk, as
 	// llama-perplexity prints it.
@@ -110,7 +111,7 @@ func (m *Model) perplexity(ctx context.Context, text string, ctxLen int, w io.Wr
 			progress(c, ppl)
 		}
 	}
-	res.Chunks = chunks
+	res.Chunks, res.Ctx = chunks, ctxLen
 	res.Perplexity = math.Exp(nll / float64(res.Scored))
 	if kw != nil {
 		if err := kw.Flush(); err != nil {
