@@ -435,15 +435,24 @@ func newPerplexityCmd() *cobra.Command {
 			progress := func(c int, ppl float64) { fmt.Fprintf(cmd.ErrOrStderr(), "[%d]%.4f ", c+1, ppl) }
 			var res llm.PerplexityResult
 			if kldBase != "" {
-				out, err := os.Create(kldBase)
+				// Written beside it and renamed when complete: a run that
+				// fails (a text too short, Ctrl-C) keeps the base file
+				// saved before instead of truncating it.
+				out, err := os.CreateTemp(filepath.Dir(kldBase), "."+filepath.Base(kldBase)+".tmp*")
 				if err != nil {
 					return err
 				}
-				res, err = m.SaveLogProbs(ctx, string(text), ctxLen, out, progress)
+				if err = out.Chmod(0o644); err == nil { // as os.Create made it
+					res, err = m.SaveLogProbs(ctx, string(text), ctxLen, out, progress)
+				}
 				if cerr := out.Close(); err == nil {
 					err = cerr
 				}
+				if err == nil {
+					err = os.Rename(out.Name(), kldBase)
+				}
 				if err != nil {
+					os.Remove(out.Name())
 					return err
 				}
 			} else if res, err = m.Perplexity(ctx, string(text), ctxLen, progress); err != nil {

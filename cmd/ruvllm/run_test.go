@@ -163,3 +163,37 @@ func TestPerplexityReportsChunkSize(t *testing.T) {
 		t.Errorf("--ctx -4 --json: %q %v, want ctx 512", out, err)
 	}
 }
+
+// TestPerplexityKLDBaseKeptOnFailure: a perplexity run that fails (here a
+// text shorter than one chunk) leaves the --kl-divergence-base file saved
+// before as it was (os.Create truncated it to 0 bytes), with nothing beside
+// it; a run that succeeds writes it.
+func TestPerplexityKLDBaseKeptOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "tiny.gguf")
+	o := testmodel.DefaultOptions()
+	o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = 1, 32, 2, 1, 64, 64
+	if err := testmodel.Write(context.Background(), o, model); err != nil {
+		t.Fatal(err)
+	}
+	short, long, base := filepath.Join(dir, "short.txt"), filepath.Join(dir, "long.txt"), filepath.Join(dir, "base.kld")
+	os.WriteFile(short, []byte("hi"), 0o644)
+	os.WriteFile(long, []byte(strings.Repeat("the cat sat on the mat ", 40)), 0o644)
+	saved := []byte("a base file saved before")
+	os.WriteFile(base, saved, 0o644)
+	if _, _, err := runCLI(t, newPerplexityCmd(), "-m", model, "-f", short, "--ctx", "16", "-t", "1", "--kl-divergence-base", base); err == nil {
+		t.Fatal("a text shorter than a chunk: no error")
+	}
+	if got, _ := os.ReadFile(base); string(got) != string(saved) {
+		t.Errorf("the base file is now %d bytes, want it kept", len(got))
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
+		t.Errorf("left behind: %v", ents)
+	}
+	if _, _, err := runCLI(t, newPerplexityCmd(), "-m", model, "-f", long, "--ctx", "16", "-t", "1", "--kl-divergence-base", base); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(base); err != nil || st.Size() <= int64(len(saved)) || st.Mode().Perm() != 0o644 {
+		t.Errorf("base file after a good run: %v %v", st, err)
+	}
+}
