@@ -215,7 +215,7 @@ type kvFigure struct {
 func runKVBench(ctx context.Context, log io.Writer, path string, lo llm.Options, o kvBenchOptions) ([]kvFigure, error) {
 	var text string
 	if o.pplFile != "" {
-		b, err := os.ReadFile(o.pplFile)
+		b, err := readInputFile("--ppl-file", o.pplFile, maxTextFile)
 		if err != nil {
 			return nil, err
 		}

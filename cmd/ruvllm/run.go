@@ -247,18 +247,49 @@ func (g *grammarFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&g.anyJSON, "any-json", false, "hold the output to one JSON value")
 }
 
+// Limits of readInputFile: a grammar or schema is text a person wrote; a
+// text to score is at most a corpus.
+const (
+	maxGrammarFile = 16 << 20
+	maxTextFile    = 4 << 30
+)
+
+// readInputFile reads the file a flag names, a pipe included, but refuses
+// a character device and stops past limit bytes: --grammar /dev/zero or
+// perplexity -f /dev/urandom read forever, taking gigabytes of memory.
+func readInputFile(flag, path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if st.Mode()&os.ModeCharDevice != 0 {
+		return nil, fmt.Errorf("%s %s: a character device, not a file", flag, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s %s: larger than %d MiB", flag, path, limit>>20)
+	}
+	return b, nil
+}
+
 // spec returns the constraint the flags ask for (nil: none).
 func (g *grammarFlags) spec() (*grammar.Spec, error) {
 	var specs []grammar.Spec
 	if g.schemaFile != "" {
-		b, err := os.ReadFile(g.schemaFile)
+		b, err := readInputFile("--json-schema", g.schemaFile, maxGrammarFile)
 		if err != nil {
 			return nil, err
 		}
 		specs = append(specs, grammar.Spec{Kind: grammar.KindJSONSchema, Source: string(b)})
 	}
 	if g.gbnfFile != "" {
-		b, err := os.ReadFile(g.gbnfFile)
+		b, err := readInputFile("--grammar", g.gbnfFile, maxGrammarFile)
 		if err != nil {
 			return nil, err
 		}
@@ -404,7 +435,7 @@ func newPerplexityCmd() *cobra.Command {
 			var text []byte
 			if !kldScore {
 				var err error
-				if text, err = os.ReadFile(file); err != nil {
+				if text, err = readInputFile("-f", file, maxTextFile); err != nil {
 					return err
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/testmodel"
@@ -195,5 +196,33 @@ func TestPerplexityKLDBaseKeptOnFailure(t *testing.T) {
 	}
 	if st, err := os.Stat(base); err != nil || st.Size() <= int64(len(saved)) || st.Mode().Perm() != 0o644 {
 		t.Errorf("base file after a good run: %v %v", st, err)
+	}
+}
+
+// TestReadInputFileRefusesDevices: --grammar /dev/zero (and perplexity
+// -f /dev/zero) read without end, gigabytes of memory in seconds; a
+// character device is refused and a file past the limit is cut short,
+// while a regular file reads as before.
+func TestReadInputFileRefusesDevices(t *testing.T) {
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := runCLI(t, newRunCmd(), "-m", filepath.Join(t.TempDir(), "model.gguf"), "-p", "hi", "--grammar", "/dev/zero")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "character device") {
+			t.Errorf("--grammar /dev/zero: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("--grammar /dev/zero reads without end")
+	}
+	big := filepath.Join(t.TempDir(), "big.gbnf")
+	os.WriteFile(big, make([]byte, 2048), 0o644)
+	if _, err := readInputFile("--grammar", big, 1024); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("a file past the limit: %v", err)
+	}
+	if b, err := readInputFile("--grammar", big, 4096); err != nil || len(b) != 2048 {
+		t.Errorf("a file within the limit: %d bytes, %v", len(b), err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -86,7 +85,7 @@ func newTemplateRenderCmd() *cobra.Command {
 
 func readTemplateCase(path string) (templateCase, error) {
 	var c templateCase
-	data, err := os.ReadFile(path)
+	data, err := readInputFile("--conversation", path, maxGrammarFile)
 	if err != nil {
 		return c, fmt.Errorf("template render: %w", err)
 	}
@@ -106,7 +105,7 @@ func loadTemplate(tmplPath, model string, c templateCase) (chat.Template, error)
 	var src, arch string
 	var variants map[string]string
 	if tmplPath != "" {
-		data, err := os.ReadFile(tmplPath)
+		data, err := readInputFile("--template", tmplPath, maxGrammarFile)
 		if err != nil {
 			return chat.Template{}, fmt.Errorf("template render: %w", err)
 		}
