@@ -84,7 +84,7 @@ func TestRunRefusesPositionalPrompt(t *testing.T) {
 // (the same tokens as without it); it is refused, in process and remote.
 func TestRunSystemNeedsChat(t *testing.T) {
 	dir := t.TempDir()
-	model := filepath.Join(dir, "model.gguf") // never opened
+	model := filepath.Join(dir, "model.gguf")                  // never opened
 	t.Setenv("RUVLLM_SOCKET", filepath.Join(dir, "none.sock")) // nor a daemon reached
 	for _, extra := range [][]string{nil, {"--remote"}} {
 		_, _, err := runCLI(t, newRunCmd(), append([]string{"-m", model, "-p", "hi", "--system", "Be a pirate."}, extra...)...)
