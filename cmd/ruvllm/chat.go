@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,13 @@ func newChatCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			// Checked before a daemon is started, not by every turn.
+			if t := float64(o.temp); math.IsNaN(t) || t < 0 || t > 2 {
+				return fmt.Errorf("--temp %v: want a temperature from 0 to 2", o.temp)
+			}
+			if o.maxTokens < 0 {
+				return fmt.Errorf("--max-tokens %d: want 0 (no limit but the context) or more", o.maxTokens)
+			}
 			// A model file is checked here, before any daemon is started
 			// for it, and sent as an absolute path: the daemon's working
 			// directory is not ours.
@@ -180,7 +188,15 @@ func (s *chatSession) repl(ctx context.Context, in io.Reader) error {
 		case strings.HasPrefix(line, "/"):
 			fmt.Fprintln(s.errw, "commands: /system TEXT, /up, /down [CORRECTION], /clear, /bye")
 		default:
-			s.turn(ctx, line, interactive)
+			if err := s.turn(ctx, line, interactive); err != nil {
+				// Typed at a terminal, the next line may do better; read
+				// from a pipe or a file, the rest would fail alike and the
+				// exit status must say so.
+				if !interactive {
+					return err
+				}
+				fmt.Fprintln(s.errw, "error:", err)
+			}
 		}
 	}
 }
@@ -218,8 +234,9 @@ func (s *chatSession) rate(ctx context.Context, rating int, correction string) {
 	fmt.Fprintln(s.errw, "(feedback saved)")
 }
 
-// turn sends line with the history, streams the reply and saves both.
-func (s *chatSession) turn(ctx context.Context, line string, interactive bool) {
+// turn sends line with the history, streams the reply and saves both. It
+// returns the request's error; a failure to save is only reported.
+func (s *chatSession) turn(ctx context.Context, line string, interactive bool) error {
 	user := ipc.Message{Role: "user", Content: line}
 	msgs := append(s.history[:len(s.history):len(s.history)], user)
 	if s.opts.system != "" {
@@ -252,8 +269,7 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) {
 	})
 	p.end()
 	if err != nil {
-		fmt.Fprintln(s.errw, "error:", err)
-		return
+		return err
 	}
 	reply := ipc.Message{Role: "assistant", Content: p.answer.String(), ReasoningContent: p.reasoning.String()}
 	s.history = append(s.history, user, reply)
@@ -267,7 +283,7 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) {
 		fmt.Fprintf(s.errw, "(earlier messages were left out to fit the context: %d messages, %d tokens)\n", stats.DroppedMessages, stats.DroppedTokens)
 	}
 	if s.opts.noSave {
-		return
+		return nil
 	}
 	if s.opts.model == "" {
 		// Pin the conversation to the model that answered, so resuming it
@@ -277,6 +293,7 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) {
 	if err := s.save(ctx, user, reply, id, stats); err != nil {
 		fmt.Fprintln(s.errw, "error: save conversation:", err)
 	}
+	return nil
 }
 
 // replyPrinter writes a streamed reply: the answer to out, a thinking

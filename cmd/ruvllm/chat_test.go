@@ -199,3 +199,37 @@ func TestReplyPrinter(t *testing.T) {
 		}
 	}
 }
+
+// TestChatFromPipeFails: chat reading a pipe or file exits with an error
+// when a turn fails (an unknown model), instead of printing "error: ..."
+// for every line and exiting 0; bad --temp and --max-tokens values are
+// refused before anything is sent.
+func TestChatFromPipeFails(t *testing.T) {
+	dir, err := os.MkdirTemp("", "rvchat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) }) // after the daemon stops
+	mdir := filepath.Join(dir, "models")
+	os.MkdirAll(mdir, 0o700)
+	o := testmodel.DefaultOptions()
+	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 2048
+	if err := testmodel.Write(context.Background(), o, filepath.Join(mdir, "tiny.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, dir, serve.Options{Model: "tiny", KeepAlive: time.Minute, MaxLoaded: 1})
+	for _, args := range [][]string{{"--temp", "NaN"}, {"--temp", "-3"}, {"--temp", "+Inf"}, {"--max-tokens", "-5"}} {
+		_, _, err = runCLIIn(t, strings.NewReader("hello\n"), newChatCmd(), args...)
+		if err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("chat %v: err %v, want the flag refused", args, err)
+		}
+	}
+	_, _, err = runCLIIn(t, strings.NewReader("hello\nagain\n"), newChatCmd(), "-m", "nosuch", "-n", "2", "--no-save")
+	if err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("chat -m nosuch from a pipe: err %v, want the failed turn's error", err)
+	}
+	out, _, err := runCLIIn(t, strings.NewReader("hello\n"), newChatCmd(), "-n", "2", "--temp", "0", "--no-save")
+	if err != nil || out == "" {
+		t.Errorf("chat with the default model: %q, %v", out, err)
+	}
+}
