@@ -186,7 +186,7 @@ func (s *chatSession) repl(ctx context.Context, in io.Reader) error {
 			}
 			s.rate(ctx, rating, correction)
 		case strings.HasPrefix(line, "/"):
-			fmt.Fprintln(s.errw, "commands: /system TEXT, /up, /down [CORRECTION], /clear, /bye")
+			fmt.Fprintln(s.errw, "commands: /system [TEXT] (no TEXT: none), /up, /down [CORRECTION], /clear, /bye")
 		default:
 			if err := s.turn(ctx, line, interactive); err != nil {
 				// Typed at a terminal, the next line may do better; read
@@ -214,6 +214,11 @@ func (s *chatSession) setSystem(ctx context.Context, system string) {
 			fmt.Fprintln(s.errw, "error: save system prompt:", err)
 			return
 		}
+	}
+	if system == "" {
+		// "/system" alone clears it: say so, not "set".
+		fmt.Fprintln(s.errw, "(system prompt cleared)")
+		return
 	}
 	fmt.Fprintln(s.errw, "(system prompt set)")
 }

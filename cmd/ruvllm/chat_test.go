@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -231,5 +232,19 @@ func TestChatFromPipeFails(t *testing.T) {
 	out, _, err := runCLIIn(t, strings.NewReader("hello\n"), newChatCmd(), "-n", "2", "--temp", "0", "--no-save")
 	if err != nil || out == "" {
 		t.Errorf("chat with the default model: %q, %v", out, err)
+	}
+}
+
+// TestChatSystemCleared: "/system" without text clears the system prompt
+// and says so; it said "(system prompt set)". No daemon is reached before a
+// conversation exists.
+func TestChatSystemCleared(t *testing.T) {
+	var errw strings.Builder
+	s := &chatSession{out: io.Discard, errw: &errw, opts: chatOptions{system: "Be brief."}}
+	if err := s.repl(context.Background(), strings.NewReader("/system\n/system Be kind.\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := errw.String(); got != "(system prompt cleared)\n(system prompt set)\n" || s.opts.system != "Be kind." {
+		t.Errorf("stderr %q, system %q", got, s.opts.system)
 	}
 }
