@@ -158,15 +158,21 @@ func (s *chatSession) resume(ctx context.Context, id string, modelSet, systemSet
 	return nil
 }
 
+// maxChatLine is the longest input line chat reads.
+const maxChatLine = 1 << 20
+
 func (s *chatSession) repl(ctx context.Context, in io.Reader) error {
 	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc.Buffer(make([]byte, 64<<10), maxChatLine)
 	interactive := isTerminal(in)
 	for {
 		if interactive {
 			fmt.Fprint(s.out, ">>> ")
 		}
 		if !sc.Scan() {
+			if errors.Is(sc.Err(), bufio.ErrTooLong) {
+				return fmt.Errorf("an input line is longer than %d MiB, the most chat reads as one message", maxChatLine>>20)
+			}
 			return sc.Err()
 		}
 		line := strings.TrimSpace(sc.Text())

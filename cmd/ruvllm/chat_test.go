@@ -248,3 +248,13 @@ func TestChatSystemCleared(t *testing.T) {
 		t.Errorf("stderr %q, system %q", got, s.opts.system)
 	}
 }
+
+// TestChatLineTooLong: a line over the limit is refused in words that say
+// what happened, not "bufio.Scanner: token too long". No daemon is reached.
+func TestChatLineTooLong(t *testing.T) {
+	s := &chatSession{out: io.Discard, errw: io.Discard}
+	err := s.repl(context.Background(), strings.NewReader(strings.Repeat("a", maxChatLine+10)+"\n"))
+	if err == nil || !strings.Contains(err.Error(), "longer than 1 MiB") {
+		t.Errorf("err %v", err)
+	}
+}
