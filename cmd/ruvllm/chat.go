@@ -108,6 +108,10 @@ type chatSession struct {
 	// lastRequest and lastMessage name the last reply for /up and /down.
 	lastRequest, lastMessage string
 	out, errw                io.Writer
+	// pending holds the settings given by flags on resume, stored with
+	// the first reply saved: not before (a mistyped -m was stored though
+	// no turn could use it) and not at all with --no-save.
+	pending *ipc.ConversationUpdate
 }
 
 // resume loads conversation id: its thread becomes the history and its
@@ -150,9 +154,7 @@ func (s *chatSession) resume(ctx context.Context, id string, modelSet, systemSet
 		s.opts.temp = *s.sampling.Temperature
 	}
 	if upd.Model != nil || upd.System != nil || upd.Sampling != nil {
-		if _, err := s.c.UpdateConversation(ctx, id, upd); err != nil {
-			return fmt.Errorf("update conversation %s: %w", id, err)
-		}
+		s.pending = &upd
 	}
 	fmt.Fprintf(s.errw, "(continuing %q, %d messages)\n", conv.Title, len(conv.Messages))
 	return nil
@@ -215,7 +217,10 @@ func command(line, name string) bool {
 
 func (s *chatSession) setSystem(ctx context.Context, system string) {
 	s.opts.system = system
-	if s.conv != "" {
+	if s.pending != nil {
+		s.pending.System = nil // this one is newer
+	}
+	if s.conv != "" && !s.opts.noSave {
 		if _, err := s.c.UpdateConversation(ctx, s.conv, ipc.ConversationUpdate{System: &system}); err != nil {
 			fmt.Fprintln(s.errw, "error: save system prompt:", err)
 			return
@@ -364,6 +369,12 @@ func (s *chatSession) save(ctx context.Context, user, reply ipc.Message, id stri
 			fmt.Fprintf(s.errw, "(saved as conversation %s; continue it with ruvllm chat --conversation %s)\n", conv.ID, conv.ID)
 		}
 	} else {
+		if s.pending != nil {
+			if _, err := s.c.UpdateConversation(ctx, s.conv, *s.pending); err != nil {
+				return fmt.Errorf("update conversation %s: %w", s.conv, err)
+			}
+			s.pending = nil
+		}
 		conv, err = s.c.AppendMessages(ctx, s.conv, msgs...)
 	}
 	if err != nil {

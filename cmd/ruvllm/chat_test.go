@@ -258,3 +258,57 @@ func TestChatLineTooLong(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// TestChatResumeStoresFlagsWithAReply: the flags given on resume (-m,
+// --system, --temp) are stored in the conversation with the first reply
+// saved. A mistyped -m was stored at once, though no turn could use it,
+// breaking every later resume; and --no-save stored them too.
+func TestChatResumeStoresFlagsWithAReply(t *testing.T) {
+	dir, err := os.MkdirTemp("", "rvchat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) }) // after the daemon stops
+	mdir := filepath.Join(dir, "models")
+	os.MkdirAll(mdir, 0o700)
+	o := testmodel.DefaultOptions()
+	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 2048
+	if err := testmodel.Write(context.Background(), o, filepath.Join(mdir, "tiny.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, dir, serve.Options{Model: "tiny", KeepAlive: time.Minute, MaxLoaded: 1})
+	ctx := context.Background()
+	c, err := ipc.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, errOut, err := runCLIIn(t, strings.NewReader("hello\n"), newChatCmd(), "--temp", "0", "-n", "2", "--system", "Be brief.")
+	m := regexp.MustCompile(`saved as conversation (conv-[0-9a-f]+)`).FindStringSubmatch(errOut)
+	if err != nil || m == nil {
+		t.Fatalf("chat: %v %q", err, errOut)
+	}
+	id := m[1]
+	stored := func() ipc.Conversation {
+		t.Helper()
+		conv, err := c.Conversation(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conv
+	}
+	runCLIIn(t, strings.NewReader("again\n"), newChatCmd(), "--conversation", id, "-m", "nosuch", "-n", "2")
+	if conv := stored(); conv.Model != "tiny" || len(conv.Messages) != 2 {
+		t.Fatalf("after a failed turn with -m nosuch: model %q, %d messages", conv.Model, len(conv.Messages))
+	}
+	runCLIIn(t, strings.NewReader("again\n"), newChatCmd(), "--conversation", id, "--no-save", "--system", "Be long.", "--temp", "0.5", "-n", "2")
+	if conv := stored(); conv.System != "Be brief." || *conv.Sampling.Temperature != 0 || len(conv.Messages) != 2 {
+		t.Fatalf("after --no-save: system %q, temp %v, %d messages", conv.System, *conv.Sampling.Temperature, len(conv.Messages))
+	}
+	if _, errOut, err := runCLIIn(t, strings.NewReader("again\n"), newChatCmd(), "--conversation", id, "--system", "Be long.", "-n", "2"); err != nil {
+		t.Fatalf("resume: %v %q", err, errOut)
+	}
+	if conv := stored(); conv.System != "Be long." || len(conv.Messages) != 4 {
+		t.Fatalf("after a saved turn with --system: system %q, %d messages", conv.System, len(conv.Messages))
+	}
+}
