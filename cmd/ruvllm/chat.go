@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -112,6 +113,9 @@ type chatSession struct {
 	// the first reply saved: not before (a mistyped -m was stored though
 	// no turn could use it) and not at all with --no-save.
 	pending *ipc.ConversationUpdate
+	// replyContext is the context a reply streams under at a terminal
+	// (nil: one that Ctrl-C cancels).
+	replyContext func(context.Context) (context.Context, context.CancelFunc)
 }
 
 // resume loads conversation id: its thread becomes the history and its
@@ -269,7 +273,21 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) e
 	start := time.Now()
 	var first time.Duration
 	p := &replyPrinter{out: s.out, errw: s.errw, hideThinking: s.opts.hideThinking}
-	err := s.c.ChatStream(ctx, req, func(ch ipc.ChatCompletionChunk) error {
+	// At a terminal, Ctrl-C stops the reply and returns to the prompt;
+	// it ended the whole chat.
+	replyCtx := ctx
+	if interactive {
+		newCtx := s.replyContext
+		if newCtx == nil {
+			newCtx = func(ctx context.Context) (context.Context, context.CancelFunc) {
+				return signal.NotifyContext(ctx, os.Interrupt)
+			}
+		}
+		var stop context.CancelFunc
+		replyCtx, stop = newCtx(ctx)
+		defer stop()
+	}
+	err := s.c.ChatStream(replyCtx, req, func(ch ipc.ChatCompletionChunk) error {
 		id, model = ch.ID, ch.Model
 		if ch.Usage != nil {
 			usage = ch.Usage
@@ -284,6 +302,12 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) e
 		return nil
 	})
 	p.end()
+	if err != nil && interactive && replyCtx.Err() != nil && ctx.Err() == nil {
+		// Not kept in the history nor saved: the next turn goes on from
+		// the last whole reply.
+		fmt.Fprintln(s.errw, "\n(reply interrupted)")
+		return nil
+	}
 	if err != nil {
 		return err
 	}

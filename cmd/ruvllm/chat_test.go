@@ -312,3 +312,59 @@ func TestChatResumeStoresFlagsWithAReply(t *testing.T) {
 		t.Fatalf("after a saved turn with --system: system %q, %d messages", conv.System, len(conv.Messages))
 	}
 }
+
+// cancelOnWrite cancels a context at the first byte written to it.
+type cancelOnWrite struct {
+	cancel context.CancelFunc
+	n      int
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	w.n += len(p)
+	w.cancel()
+	return len(p), nil
+}
+
+// TestChatReplyInterrupted: at a terminal, Ctrl-C during a reply stops the
+// reply and the chat goes on (it ended the chat); the cut reply is not
+// kept in the history, and the next turn works.
+func TestChatReplyInterrupted(t *testing.T) {
+	dir, err := os.MkdirTemp("", "rvchat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) }) // after the daemon stops
+	mdir := filepath.Join(dir, "models")
+	os.MkdirAll(mdir, 0o700)
+	o := testmodel.DefaultOptions()
+	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 2048
+	if err := testmodel.Write(context.Background(), o, filepath.Join(mdir, "tiny.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, dir, serve.Options{Model: "tiny", KeepAlive: time.Minute, MaxLoaded: 1})
+	ctx := context.Background()
+	c, err := ipc.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var errw strings.Builder
+	w := &cancelOnWrite{}
+	s := &chatSession{c: c, opts: chatOptions{temp: 0, maxTokens: 0, noSave: true}, out: w, errw: &errw}
+	s.replyContext = func(ctx context.Context) (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(ctx)
+		w.cancel = cancel // the "Ctrl-C": at the reply's first text
+		return ctx, cancel
+	}
+	s.turn(ctx, "hello", true)
+	if !strings.Contains(errw.String(), "(reply interrupted)") || strings.Contains(errw.String(), "error") || len(s.history) != 0 {
+		t.Fatalf("stderr %q, history %d messages", errw.String(), len(s.history))
+	}
+	s.replyContext = nil
+	s.opts.maxTokens = 2
+	s.out = io.Discard
+	s.turn(ctx, "hello again", false)
+	if len(s.history) != 2 {
+		t.Errorf("the next turn: history %d messages, stderr %q", len(s.history), errw.String())
+	}
+}
