@@ -90,6 +90,11 @@ type Options struct {
 	// FeedbackWait is how long Learn waits for the first instant step
 	// before answering "queued" (default 2 s).
 	FeedbackWait time.Duration
+	// ShutdownBudget bounds the consolidation Shutdown runs (default 3 s):
+	// one cut short loses nothing (the MicroLoRA keeps it all, saved at
+	// unload, and the next start's loop consolidates it), where waiting
+	// for it took every stop to the daemon's grace period.
+	ShutdownBudget time.Duration
 }
 
 // Service learns from feedback on every loaded model. Its methods are
@@ -215,9 +220,16 @@ func (s *Service) loaded() []*modelState {
 }
 
 // Shutdown consolidates every scope with queued feedback (the background
-// loop's run at shutdown, bounded by ctx) and saves every scope. The
+// loop's run at shutdown, bounded by ctx and Options.ShutdownBudget) and
+// saves every scope. The
 // daemon calls it before the models unload.
 func (s *Service) Shutdown(ctx context.Context) error {
+	budget := s.o.ShutdownBudget
+	if budget <= 0 {
+		budget = 3 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	var errs []error
 	for _, ms := range s.loaded() {
 		if err := ms.consolidateAll(ctx, "shutdown"); err != nil {
