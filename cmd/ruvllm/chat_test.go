@@ -368,3 +368,21 @@ func TestChatReplyInterrupted(t *testing.T) {
 		t.Errorf("the next turn: history %d messages, stderr %q", len(s.history), errw.String())
 	}
 }
+
+// TestLearningLine: what `ruvllm feedback` says learning made of a rating;
+// a failure's reason followed its status with no separator ("failed the
+// rated answer is empty").
+func TestLearningLine(t *testing.T) {
+	for _, c := range []struct {
+		l    ipc.FeedbackLearning
+		want string
+	}{
+		{ipc.FeedbackLearning{Status: ipc.LearnApplied, LatencyMillis: 41.6, Scope: "user", Version: 3}, "learned in 42 ms: scope user is at version 3"},
+		{ipc.FeedbackLearning{Status: "failed", Error: "the rated answer is empty"}, "learning: failed: the rated answer is empty"},
+		{ipc.FeedbackLearning{Status: "queued"}, "learning: queued"},
+	} {
+		if got := learningLine(&c.l); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.l, got, c.want)
+		}
+	}
+}

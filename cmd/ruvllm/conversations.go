@@ -186,12 +186,7 @@ func newFeedbackCmd() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: rated %s %s (%s)\n", fb.ID, fb.RequestID, args[1], fb.Model)
 			if l := fb.Learning; l != nil {
-				switch l.Status {
-				case ipc.LearnApplied:
-					fmt.Fprintf(cmd.OutOrStdout(), "learned in %.0f ms: scope %s is at version %d\n", l.LatencyMillis, l.Scope, l.Version)
-				default:
-					fmt.Fprintf(cmd.OutOrStdout(), "learning: %s %s\n", l.Status, l.Error)
-				}
+				fmt.Fprintln(cmd.OutOrStdout(), learningLine(l))
 			}
 			return nil
 		},
@@ -213,4 +208,15 @@ func parseRating(s string) (int, error) {
 		return -1, nil
 	}
 	return 0, fmt.Errorf("rating %q: want up or down", s)
+}
+
+// learningLine says what learning made of a rating.
+func learningLine(l *ipc.FeedbackLearning) string {
+	switch {
+	case l.Status == ipc.LearnApplied:
+		return fmt.Sprintf("learned in %.0f ms: scope %s is at version %d", l.LatencyMillis, l.Scope, l.Version)
+	case l.Error != "":
+		return fmt.Sprintf("learning: %s: %s", l.Status, l.Error)
+	}
+	return "learning: " + l.Status
 }
