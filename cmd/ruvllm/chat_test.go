@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -384,5 +385,16 @@ func TestLearningLine(t *testing.T) {
 		if got := learningLine(&c.l); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.l, got, c.want)
 		}
+	}
+}
+
+// TestConnectWithoutDaemon: a command that needs a running daemon says
+// that none is and how to start one, not the dial's own words ("dial unix
+// ...: no such file or directory"), and the error is still ErrNotRunning.
+func TestConnectWithoutDaemon(t *testing.T) {
+	t.Setenv("RUVLLM_SOCKET", filepath.Join(t.TempDir(), "none.sock"))
+	_, err := connect(context.Background(), false)
+	if err == nil || !errors.Is(err, ipc.ErrNotRunning) || !strings.Contains(err.Error(), "start it with") || strings.Contains(err.Error(), "dial unix") {
+		t.Fatalf("connect without a daemon: %v", err)
 	}
 }

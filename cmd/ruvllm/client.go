@@ -23,8 +23,13 @@ import (
 // waits for it.
 func connect(ctx context.Context, start bool, daemonArgs ...string) (*ipc.Client, error) {
 	c, err := ipc.Dial(ctx, ipc.WithApp("ruvllm-cli"))
-	if err == nil || !start || !errors.Is(err, ipc.ErrNotRunning) {
-		return c, err
+	switch {
+	case err == nil:
+		return c, nil
+	case !start || !errors.Is(err, ipc.ErrNotRunning):
+		// Not the dial's own words ("dial unix ...: connect: no such
+		// file"): what is missing and how to start it.
+		return nil, notRunning(err)
 	}
 	bin := "ruvllmd"
 	if exe, err := os.Executable(); err == nil {

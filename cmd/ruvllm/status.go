@@ -25,7 +25,7 @@ import (
 func notRunning(err error) error {
 	sock, _ := ipc.SocketPath()
 	if errors.Is(err, ipc.ErrNotRunning) {
-		return fmt.Errorf("ruvllmd is not running (nothing answers on %s): start it with `ruvllm chat -m MODEL.gguf`, or `ruvllmd -m MODEL.gguf --listen 127.0.0.1:11434` for SDK apps", sock)
+		return fmt.Errorf("%w (nothing answers on %s): start it with `ruvllm chat -m MODEL.gguf`, or `ruvllmd -m MODEL.gguf --listen 127.0.0.1:11434` for SDK apps", ipc.ErrNotRunning, sock)
 	}
 	return err
 }
