@@ -54,7 +54,37 @@ func newRootCmd() *cobra.Command {
 		newQuantizeCmd(),
 	)
 	refuseUnknownSubcommands(root)
+	guardCounts(root)
 	return root
+}
+
+// countFlags are the count flags of every command and the least value
+// each takes; a value under it was silently replaced by a default (bench
+// -r 0 ran 5 repetitions, -t -1 all cores).
+var countFlags = map[string]int{"threads": 0, "ctx": 0, "parallel": 0, "kv-hot-window": 0, "reps": 1}
+
+// guardCounts makes every command below root refuse a count flag under
+// its least value, by name, before it runs.
+func guardCounts(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		guardCounts(c)
+		if c.PreRunE == nil && c.PreRun == nil {
+			c.PreRunE = checkCounts
+		}
+	}
+}
+
+func checkCounts(cmd *cobra.Command, _ []string) error {
+	for name, least := range countFlags {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		if v, err := cmd.Flags().GetInt(name); err == nil && v < least {
+			return fmt.Errorf("--%s %d: must be at least %d", name, v, least)
+		}
+	}
+	return nil
 }
 
 // refuseUnknownSubcommands makes every group command below root (adapter,

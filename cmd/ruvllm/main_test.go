@@ -29,3 +29,26 @@ func TestUnknownSubcommandFails(t *testing.T) {
 		}
 	}
 }
+
+// TestCountFlagsRefused: a count flag under its least value is refused by
+// name before the command runs; bench -r 0 ran five repetitions.
+func TestCountFlagsRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "-m", "x.gguf", "-r", "0"},
+		{"bench", "-m", "x.gguf", "-r", "-3"},
+		{"bench", "-m", "x.gguf", "--parallel", "-1"},
+		{"quantize", "-t", "-1", "a.gguf", "b.gguf", "q8_0"},
+		{"run", "-m", "x.gguf", "-p", "hi", "--ctx", "-5"},
+		{"run", "-m", "x.gguf", "-p", "hi", "--kv-hot-window", "-1"},
+	} {
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(&out)
+		root.SetArgs(args)
+		err := root.Execute()
+		if err == nil || !strings.Contains(err.Error(), "must be at least") {
+			t.Errorf("ruvllm %s: %v", strings.Join(args, " "), err)
+		}
+	}
+}
