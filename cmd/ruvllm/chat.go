@@ -319,8 +319,13 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) e
 		fmt.Fprintf(s.errw, "(%d prompt tokens, %d cached, %d generated, first token %.0f ms)\n",
 			stats.PromptTokens, stats.CachedTokens, stats.CompletionTokens, stats.TTFTMillis)
 	}
-	if stats != nil && stats.DroppedMessages > 0 {
+	switch {
+	case stats == nil:
+	case stats.DroppedMessages > 0:
 		fmt.Fprintf(s.errw, "(earlier messages were left out to fit the context: %d messages, %d tokens)\n", stats.DroppedMessages, stats.DroppedTokens)
+	case stats.DroppedTokens > 0:
+		// One message too long for the context: its start was cut.
+		fmt.Fprintf(s.errw, "(the conversation was cut to fit the context: %d tokens left out)\n", stats.DroppedTokens)
 	}
 	if s.opts.noSave {
 		return nil

@@ -384,6 +384,9 @@ func (d *download) run(ctx context.Context) error {
 		if disk.IsFull(copyErr) {
 			os.Remove(d.partial)
 			os.Remove(d.metaPath())
+			if errors.Is(copyErr, disk.ErrNoSpace) { // it says so already
+				return fmt.Errorf("pull %s: %w", d.url, copyErr)
+			}
 			return fmt.Errorf("pull %s: %w: %w", d.url, disk.ErrNoSpace, copyErr)
 		}
 		return fmt.Errorf("pull %s: download interrupted at %d bytes (run pull again to resume): %w", d.url, size, copyErr)
