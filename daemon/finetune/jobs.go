@@ -197,7 +197,7 @@ func (s *Service) Create(req ipc.FineTuningJobCreate) (ipc.FineTuningJob, error)
 	}
 	model := strings.ToLower(req.Model)
 	if _, err := s.o.Models.Resolve(model); err != nil {
-		return ipc.FineTuningJob{}, paramErr("model", "%v", err)
+		return ipc.FineTuningJob{}, paramErr("model", "%q: %v", req.Model, err)
 	}
 	if req.TrainingFile == "" {
 		return ipc.FineTuningJob{}, paramErr("training_file", "is required")
