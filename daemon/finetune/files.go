@@ -170,6 +170,10 @@ func readExamples(r io.Reader, fn func(Example) error) (int, error) {
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
+		if line == 1 {
+			// A byte order mark, as Windows editors write one.
+			b = bytes.TrimPrefix(b, []byte("\uFEFF"))
+		}
 		if len(b) == 0 {
 			continue
 		}

@@ -23,6 +23,8 @@ func TestReadExamples(t *testing.T) {
 		{"empty answer", `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":" "}]}`, 0, "empty"},
 		{"not json on line 2", `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}` + "\nnope", 1, "line 2"},
 		{"empty file", "\n\n", 0, "no examples"},
+		{"byte order mark", "\uFEFF" + `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}`, 1, ""},
+		{"byte order mark on line 2", `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}` + "\n\uFEFF{}", 1, "line 2"},
 	} {
 		n, err := readExamples(strings.NewReader(c.in), nil)
 		switch {
