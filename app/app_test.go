@@ -630,3 +630,51 @@ func TestConfigModelName(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyEndedBeforeDone: when chat:done (or chat:error) is heard, the
+// reply no longer runs, so an app that sends the next message on hearing
+// it is not refused as busy (the run was removed only after the event).
+func TestReplyEndedBeforeDone(t *testing.T) {
+	d, err := testdaemon.Start(context.Background(), testdaemon.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Stop() })
+	var (
+		a         *App
+		mu        sync.Mutex
+		streaming = map[string]bool{}
+	)
+	rec := newRecorder()
+	emit := func(name string, data any) {
+		if e, ok := data.(ChatDone); ok && name == EventChatDone {
+			mu.Lock()
+			streaming[e.ConversationID] = a.Streaming(e.ConversationID)
+			mu.Unlock()
+		}
+		rec.emit(name, data)
+	}
+	a = New(Config{Socket: d.Socket, Model: testdaemon.ModelName}, emit)
+	a.Start(context.Background())
+	t.Cleanup(a.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := a.CreateConversation("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	greedy(t, a, conv.ID, 4)
+	from := rec.len()
+	if _, err := a.SendMessage(conv.ID, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	rec.wait(t, from, ended(conv.ID))
+	mu.Lock()
+	defer mu.Unlock()
+	if busy, heard := streaming[conv.ID]; !heard || busy {
+		t.Fatalf("at chat:done the reply was still running: %v (heard %v)", busy, heard)
+	}
+}

@@ -236,7 +236,9 @@ func (a *App) reply(conv ipc.Conversation, user *ipc.ConversationMessage) error 
 		defer close(r.done)
 		defer func() {
 			a.mu.Lock()
-			delete(a.runs, conv.ID)
+			if a.runs[conv.ID] == r { // end may have let the next reply in
+				delete(a.runs, conv.ID)
+			}
 			a.mu.Unlock()
 			cancel()
 		}()
@@ -247,7 +249,7 @@ func (a *App) reply(conv ipc.Conversation, user *ipc.ConversationMessage) error 
 
 func (a *App) stream(ctx context.Context, c *ipc.Client, store convStore, conv ipc.Conversation) {
 	fail := func(err error) {
-		a.emit(EventChatError, ChatError{ConversationID: conv.ID, Error: err.Error()})
+		a.end(conv.ID, EventChatError, ChatError{ConversationID: conv.ID, Error: err.Error()})
 	}
 	req, err := a.chatRequest(ctx, c, conv)
 	if err != nil {
@@ -311,7 +313,7 @@ func (a *App) stream(ctx context.Context, c *ipc.Client, store convStore, conv i
 	sctx, cancel := a.callCtx()
 	defer cancel()
 	if stopped && msg.Content == "" && msg.ReasoningContent == "" {
-		a.emit(EventChatError, ChatError{ConversationID: conv.ID, Error: "stopped", Stopped: true})
+		a.end(conv.ID, EventChatError, ChatError{ConversationID: conv.ID, Error: "stopped", Stopped: true})
 		return
 	}
 	stored, err := store.Append(sctx, conv.ID, msg)
@@ -321,7 +323,7 @@ func (a *App) stream(ctx context.Context, c *ipc.Client, store convStore, conv i
 	}
 	msg = stored.Messages[len(stored.Messages)-1]
 	if stopped {
-		a.emit(EventChatError, ChatError{ConversationID: conv.ID, Error: "stopped", Stopped: true, Message: &msg})
+		a.end(conv.ID, EventChatError, ChatError{ConversationID: conv.ID, Error: "stopped", Stopped: true, Message: &msg})
 		return
 	}
 	a.recordReply(ReplyStat{ConversationID: conv.ID, CompletionID: id, Model: req.Model, Time: msg.Time, ReplyStats: stats})
@@ -330,7 +332,17 @@ func (a *App) stream(ctx context.Context, c *ipc.Client, store convStore, conv i
 	if a.trace != nil {
 		a.trace.Reply(done, lastUser(conv))
 	}
-	a.emit(EventChatDone, done)
+	a.end(conv.ID, EventChatDone, done)
+}
+
+// end finishes conversation id's reply with its last event: the reply is
+// no longer running before anyone hears it ended, so an app that sends the
+// next message on chat:done is not refused as busy.
+func (a *App) end(id, event string, data any) {
+	a.mu.Lock()
+	delete(a.runs, id)
+	a.mu.Unlock()
+	a.emit(event, data)
 }
 
 // lastUser is the text of the conversation's last user message.
