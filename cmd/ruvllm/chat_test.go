@@ -21,19 +21,7 @@ import (
 // the REPL and with `ruvllm feedback`, and lists, shows and removes
 // conversations.
 func TestChatConversationsAndFeedback(t *testing.T) {
-	dir, err := os.MkdirTemp("", "rvchat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) }) // after the daemon stops
-	mdir := filepath.Join(dir, "models")
-	os.MkdirAll(mdir, 0o700)
-	o := testmodel.DefaultOptions()
-	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 2048
-	if err := testmodel.Write(context.Background(), o, filepath.Join(mdir, "tiny.gguf")); err != nil {
-		t.Fatal(err)
-	}
-	startDaemon(t, dir, serve.Options{Model: "tiny", KeepAlive: time.Minute, MaxLoaded: 1})
+	startTinyDaemon(t)
 	ctx := context.Background()
 	c, err := ipc.Dial(ctx)
 	if err != nil {
@@ -207,19 +195,8 @@ func TestReplyPrinter(t *testing.T) {
 // for every line and exiting 0; bad --temp and --max-tokens values are
 // refused before anything is sent.
 func TestChatFromPipeFails(t *testing.T) {
-	dir, err := os.MkdirTemp("", "rvchat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) }) // after the daemon stops
-	mdir := filepath.Join(dir, "models")
-	os.MkdirAll(mdir, 0o700)
-	o := testmodel.DefaultOptions()
-	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 2048
-	if err := testmodel.Write(context.Background(), o, filepath.Join(mdir, "tiny.gguf")); err != nil {
-		t.Fatal(err)
-	}
-	startDaemon(t, dir, serve.Options{Model: "tiny", KeepAlive: time.Minute, MaxLoaded: 1})
+	startTinyDaemon(t)
+	var err error
 	for _, args := range [][]string{{"--temp", "NaN"}, {"--temp", "-3"}, {"--temp", "+Inf"}, {"--max-tokens", "-5"}} {
 		_, _, err = runCLIIn(t, strings.NewReader("hello\n"), newChatCmd(), args...)
 		if err == nil || !strings.Contains(err.Error(), args[0]) {
@@ -265,19 +242,7 @@ func TestChatLineTooLong(t *testing.T) {
 // saved. A mistyped -m was stored at once, though no turn could use it,
 // breaking every later resume; and --no-save stored them too.
 func TestChatResumeStoresFlagsWithAReply(t *testing.T) {
-	dir, err := os.MkdirTemp("", "rvchat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) }) // after the daemon stops
-	mdir := filepath.Join(dir, "models")
-	os.MkdirAll(mdir, 0o700)
-	o := testmodel.DefaultOptions()
-	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 2048
-	if err := testmodel.Write(context.Background(), o, filepath.Join(mdir, "tiny.gguf")); err != nil {
-		t.Fatal(err)
-	}
-	startDaemon(t, dir, serve.Options{Model: "tiny", KeepAlive: time.Minute, MaxLoaded: 1})
+	startTinyDaemon(t)
 	ctx := context.Background()
 	c, err := ipc.Dial(ctx)
 	if err != nil {
@@ -330,19 +295,7 @@ func (w *cancelOnWrite) Write(p []byte) (int, error) {
 // reply and the chat goes on (it ended the chat); the cut reply is not
 // kept in the history, and the next turn works.
 func TestChatReplyInterrupted(t *testing.T) {
-	dir, err := os.MkdirTemp("", "rvchat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) }) // after the daemon stops
-	mdir := filepath.Join(dir, "models")
-	os.MkdirAll(mdir, 0o700)
-	o := testmodel.DefaultOptions()
-	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 2048
-	if err := testmodel.Write(context.Background(), o, filepath.Join(mdir, "tiny.gguf")); err != nil {
-		t.Fatal(err)
-	}
-	startDaemon(t, dir, serve.Options{Model: "tiny", KeepAlive: time.Minute, MaxLoaded: 1})
+	startTinyDaemon(t)
 	ctx := context.Background()
 	c, err := ipc.Dial(ctx)
 	if err != nil {
@@ -397,4 +350,23 @@ func TestConnectWithoutDaemon(t *testing.T) {
 	if err == nil || !errors.Is(err, ipc.ErrNotRunning) || !strings.Contains(err.Error(), "start it with") || strings.Contains(err.Error(), "dial unix") {
 		t.Fatalf("connect without a daemon: %v", err)
 	}
+}
+
+// startTinyDaemon runs a daemon for the test (RUVLLM_SOCKET set) serving a
+// synthetic model named "tiny".
+func startTinyDaemon(t *testing.T) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "rvchat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) }) // after the daemon stops
+	mdir := filepath.Join(dir, "models")
+	os.MkdirAll(mdir, 0o700)
+	o := testmodel.DefaultOptions()
+	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "qwen2", 1, 32, 2, 1, 64, 2048
+	if err := testmodel.Write(context.Background(), o, filepath.Join(mdir, "tiny.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, dir, serve.Options{Model: "tiny", KeepAlive: time.Minute, MaxLoaded: 1})
 }
