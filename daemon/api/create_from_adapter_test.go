@@ -1,12 +1,8 @@
 package api
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/ruvllm/ruvllm/engine/gguf"
-	"github.com/ruvllm/ruvllm/engine/lora"
 )
 
 // TestCreateFromAdapterFile: a LoRA adapter file given as a created
@@ -15,19 +11,7 @@ import (
 func TestCreateFromAdapterFile(t *testing.T) {
 	ta := startAPIWith(t, true)
 	base := realTinyModel(t)
-	f, err := gguf.Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := lora.Random(f, lora.RandomOptions{Rank: 4, Seed: 1})
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "style.gguf")
-	if err := w.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
+	path := randomAdapter(t, base, t.TempDir(), "style", 1, 0)
 	resp, b := ta.post(t, "/api/create", `{"model":"wrong","from":`+quote(path)+`,"stream":false}`)
 	if resp.StatusCode != 400 || !strings.Contains(string(b), "adapter") {
 		t.Fatalf("create from an adapter file: %d %s, want 400", resp.StatusCode, b)

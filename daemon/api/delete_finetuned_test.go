@@ -3,13 +3,8 @@ package api
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/ruvllm/ruvllm/daemon/adapters"
-	"github.com/ruvllm/ruvllm/engine/gguf"
-	"github.com/ruvllm/ruvllm/engine/lora"
 )
 
 // TestDeleteFineTunedModel: DELETE /api/delete of a fine-tuning job's
@@ -19,25 +14,8 @@ func TestDeleteFineTunedModel(t *testing.T) {
 	ta := startAPIWith(t, true)
 	base := realTinyModel(t)
 	dir := t.TempDir()
-	pool, err := adapters.New(adapters.Options{RegistryDir: filepath.Join(dir, "registry"), Store: ta.srv.Store(),
-		Base: func() string { return base }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ta.api.SetAdapters(pool)
-	f, err := gguf.Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := lora.Random(f, lora.RandomOptions{Rank: 4, Seed: 1})
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(dir, "job.gguf")
-	if err := w.WriteFile(src); err != nil {
-		t.Fatal(err)
-	}
+	pool := withAdapterPool(t, ta, base, dir)
+	src := randomAdapter(t, base, dir, "job", 1, 0)
 	const name = "ft:tiny-real::abc123"
 	if _, err := pool.InstallFineTuned(context.Background(), src, name, base, "tiny-real"); err != nil {
 		t.Fatal(err)

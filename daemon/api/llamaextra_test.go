@@ -4,15 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ruvllm/ruvllm/daemon/adapters"
-	"github.com/ruvllm/ruvllm/engine/gguf"
-	"github.com/ruvllm/ruvllm/engine/lora"
 )
 
 // llamaVector returns the one vector of entry i of a /embedding answer.
@@ -162,31 +157,10 @@ func TestLlamaServerLora(t *testing.T) {
 	base := realTinyModel(t)
 	model := quote(base)
 	dir := t.TempDir()
-	pool, err := adapters.New(adapters.Options{RegistryDir: filepath.Join(dir, "registry"), Store: ta.srv.Store(),
-		Base: func() string { return base }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ta.api.SetAdapters(pool)
-	write := func(name string, seed uint64) string {
-		f, err := gguf.Open(base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		w, err := lora.Random(f, lora.RandomOptions{Rank: 4, Alpha: 64, Seed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, name+".gguf")
-		if err := w.WriteFile(path); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	pool := withAdapterPool(t, ta, base, dir)
 	// Installed "zeta" first, then "alpha": ids follow the install, not the name.
 	for i, name := range []string{"zeta", "alpha"} {
-		if _, err := pool.Install(context.Background(), write(name, uint64(i+1)), name, false); err != nil {
+		if _, err := pool.Install(context.Background(), randomAdapter(t, base, dir, name, uint64(i+1), 64), name, false); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * time.Millisecond)

@@ -2,13 +2,8 @@ package api
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/ruvllm/ruvllm/daemon/adapters"
-	"github.com/ruvllm/ruvllm/engine/gguf"
-	"github.com/ruvllm/ruvllm/engine/lora"
 )
 
 // TestModelfileAdapterRoundTrip: /api/show writes a created model's
@@ -19,25 +14,8 @@ func TestModelfileAdapterRoundTrip(t *testing.T) {
 	ta := startAPIWith(t, true)
 	base := realTinyModel(t)
 	dir := t.TempDir()
-	pool, err := adapters.New(adapters.Options{RegistryDir: filepath.Join(dir, "registry"), Store: ta.srv.Store(),
-		Base: func() string { return base }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ta.api.SetAdapters(pool)
-	f, err := gguf.Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := lora.Random(f, lora.RandomOptions{Rank: 4, Seed: 1})
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "style.gguf")
-	if err := w.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
+	pool := withAdapterPool(t, ta, base, dir)
+	path := randomAdapter(t, base, dir, "style", 1, 0)
 	if _, err := pool.Install(context.Background(), path, "", false); err != nil {
 		t.Fatal(err)
 	}
