@@ -127,7 +127,8 @@ func TestChatConversationsAndFeedback(t *testing.T) {
 	if _, _, err := runCLI(t, newConversationsCmd(), "frobnicate"); err == nil || !strings.Contains(err.Error(), "unknown action") {
 		t.Fatalf("bad action: %v", err)
 	}
-	if out, _, err := runCLI(t, newConversationsCmd(), "rm", id); err != nil || strings.TrimSpace(out) != "removed "+id {
+	// A missing id is reported and does not keep the others.
+	if out, _, err := runCLI(t, newConversationsCmd(), "rm", "conv-nosuch", id); err == nil || !strings.Contains(err.Error(), "conv-nosuch") || strings.TrimSpace(out) != "removed "+id {
 		t.Fatalf("rm: %q %v", out, err)
 	}
 	if _, _, err := runCLI(t, newConversationsCmd(), "show", id); err == nil || !strings.Contains(err.Error(), "not found") {

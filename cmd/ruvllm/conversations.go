@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -65,13 +66,17 @@ func newConversationsCmd() *cobra.Command {
 				printConversation(w, conv)
 				return nil
 			}
+			// Every id is tried (like rm): one that is missing does not keep
+			// the others; the errors are reported together.
+			var errs []error
 			for _, id := range args[1:] {
 				if err := c.DeleteConversation(ctx, id); err != nil {
-					return fmt.Errorf("remove %s: %w", id, err)
+					errs = append(errs, fmt.Errorf("remove %s: %w", id, err))
+					continue
 				}
 				fmt.Fprintln(w, "removed", id)
 			}
-			return nil
+			return errors.Join(errs...)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the daemon's JSON")
