@@ -254,3 +254,26 @@ func TestLlamaServerAliases(t *testing.T) {
 		t.Fatalf("/v1/health: %d %s", code, b)
 	}
 }
+
+// TestLlamaServerCreatedModel: llama-server's routes take a created
+// model's name (they were 404s): /completion runs its base with its
+// adapters and names it in the reply; /tokenize and /infill read its
+// base's tokenizer.
+func TestLlamaServerCreatedModel(t *testing.T) {
+	ta := startAPIWith(t, true)
+	base := realTinyModel(t)
+	ta.postOK(t, "/api/create", `{"model":"mine","from":`+quote(base)+`,"system":"Be brief.","stream":false}`)
+	want := ta.postOK(t, "/completion", `{"model":`+quote(base)+`,"prompt":"Once upon a time","n_predict":4,"temperature":0}`)
+	got := ta.postOK(t, "/completion", `{"model":"mine","prompt":"Once upon a time","n_predict":4,"temperature":0}`)
+	if got["content"] != want["content"] || got["model"] != "mine" {
+		t.Fatalf("created model: %v %v, base: %v", got["content"], got["model"], want["content"])
+	}
+	tb := ta.postOK(t, "/tokenize", `{"model":`+quote(base)+`,"content":"Once upon a time"}`)
+	tm := ta.postOK(t, "/tokenize", `{"model":"mine","content":"Once upon a time"}`)
+	if fmtJSON(tb["tokens"]) != fmtJSON(tm["tokens"]) {
+		t.Fatalf("tokenize: created %v, base %v", tm["tokens"], tb["tokens"])
+	}
+	if resp, b := ta.post(t, "/completion", `{"model":"nosuch","prompt":"x"}`); resp.StatusCode != 404 {
+		t.Fatalf("unknown model: %d %s", resp.StatusCode, b)
+	}
+}

@@ -447,6 +447,9 @@ type llamaCall struct {
 	body     *ipc.LlamaCompletionRequest
 	plan     *llamaPlan
 	endpoint string
+	// alias is the created model the client named (its base runs, with
+	// its adapters), for the replies.
+	alias string
 	// constraint is the request's grammar or JSON Schema.
 	constraint *constraintSpec
 	// tokens builds prompt i once the model is known.
@@ -508,6 +511,18 @@ func (a *API) llamaServe(w http.ResponseWriter, r *http.Request, c *llamaCall) {
 			openAIError(w, err)
 			return
 		}
+	}
+	// A created model runs its base with its adapters. Its system prompt,
+	// messages and template do not apply to a raw prompt, nor its
+	// parameters to llama-server's own defaults.
+	rm, err := a.resolveModel(c.body.Model)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	if rm.man != nil {
+		c.alias, c.body.Model = c.body.Model, rm.base
+		c.body.Adapters = mergeAdapters(rm.man.Adapters, c.body.Adapters)
 	}
 	n := max(len(c.body.Prompt.Prompts), 1)
 	var (
@@ -597,7 +612,7 @@ func (a *API) llamaRun(r *http.Request, c *llamaCall, index int, id string, hdr 
 		}
 		return send(ev)
 	}
-	spec := runSpec{endpoint: c.endpoint, model: body.Model, req: plan.req, adapters: body.Adapters, id: id, hdr: hdr,
+	spec := runSpec{endpoint: c.endpoint, model: body.Model, alias: c.alias, req: plan.req, adapters: body.Adapters, id: id, hdr: hdr,
 		prepare: func(m models.Model, req *llm.Request) error {
 			var err error
 			if tok, err = llamaTokenizer(m); err != nil {
@@ -858,7 +873,12 @@ func infillTokens(tok *tokenizer.Tokenizer, fim llm.FIMTokens, prefix, suffix st
 // acquireTokenizer holds model (the default when empty) and returns its
 // tokenizer; on failure it writes the error and reports false.
 func (a *API) acquireTokenizer(w http.ResponseWriter, r *http.Request, model string) (*models.Handle, *tokenizer.Tokenizer, bool) {
-	h, err := a.models.Acquire(r.Context(), model, nil)
+	rm, err := a.resolveModel(model) // a created model tokenizes as its base
+	if err != nil {
+		openAIError(w, err)
+		return nil, nil, false
+	}
+	h, err := a.models.Acquire(r.Context(), rm.base, nil)
 	if err != nil {
 		openAIError(w, err)
 		return nil, nil, false
