@@ -79,24 +79,19 @@ func applyThinking(m models.Model, req *llm.Request, ts *thinkingSpec) (*thinkin
 }
 
 // continuePrefill fixes where a reply that continues the conversation's
-// last assistant message starts (the engine renders the prompt so under
-// the conditions it checks: llm.Request.ContinueLast, no tools or grammar,
-// the assistant's text last): inside the reasoning block only when that
-// text leaves one open, whatever the generation prompt, which a continued
+// last assistant message starts (llm.Request.Continued: the engine's own
+// rule): inside the reasoning block only when that text leaves one open, whatever the generation prompt, which a continued
 // message does not get, would have done. Without it a prefill that closed
 // the block ("...</think>Answer:") had its continuation returned as
 // reasoning on a model whose generation prompt opens the block, and one
 // that opened it ("<think>...") had its reasoning returned as the reply.
 func (st *thinkingState) continuePrefill(req *llm.Request) {
-	last := len(req.Messages) - 1
-	if st == nil || !req.ContinueLast || req.Tools != nil || req.Grammar != nil || last < 0 {
+	if st == nil {
 		return
 	}
-	m := req.Messages[last]
-	if m.Role != chat.RoleAssistant || len(m.ToolCalls) > 0 || strings.TrimSpace(m.Content) == "" {
-		return
+	if text, ok := req.Continued(); ok {
+		st.startsOpen = strings.LastIndex(text, st.r.Open) > strings.LastIndex(text, st.r.Close)
 	}
-	st.startsOpen = strings.LastIndex(m.Content, st.r.Open) > strings.LastIndex(m.Content, st.r.Close)
 }
 
 // thinks reports whether the reply may start with reasoning.

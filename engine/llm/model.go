@@ -701,8 +701,7 @@ func (m *Model) chatPrompt(ctx context.Context, req Request, msgs []chat.Message
 		return "", err
 	}
 	conv := chat.Conversation{Messages: msgs, Tools: req.Tools, AddGenerationPrompt: true, Vars: req.TemplateVars}
-	if last := len(msgs) - 1; req.ContinueLast && req.Tools == nil && req.Grammar == nil && last >= 0 &&
-		msgs[last].Role == "assistant" && len(msgs[last].ToolCalls) == 0 && strings.TrimSpace(msgs[last].Content) != "" {
+	if last := len(msgs) - 1; continuesLast(req, msgs) {
 		// Hugging Face's continue_final_message, without its search for
 		// the text (which a short one can match in the end of the turn):
 		// render the conversation with a marker for the last message's
@@ -722,6 +721,26 @@ func (m *Model) chatPrompt(ctx context.Context, req Request, msgs []chat.Message
 		conv.Messages, conv.AddGenerationPrompt = msgs, true
 	}
 	return t.Prompt(ctx, conv)
+}
+
+// Continued returns the text of the assistant message the reply continues
+// (Request.ContinueLast, under the conditions the prompt is rendered so),
+// or false when the reply starts a turn of its own.
+func (r *Request) Continued() (string, bool) {
+	if !continuesLast(*r, r.Messages) {
+		return "", false
+	}
+	return r.Messages[len(r.Messages)-1].Content, true
+}
+
+// continuesLast reports whether a reply to req continues the last of msgs
+// (its messages, or those the context kept): ContinueLast, no tools or
+// grammar (whose replies begin on their own), and the assistant's text
+// last, with no tool calls.
+func continuesLast(req Request, msgs []chat.Message) bool {
+	last := len(msgs) - 1
+	return req.ContinueLast && req.Tools == nil && req.Grammar == nil && last >= 0 &&
+		msgs[last].Role == chat.RoleAssistant && len(msgs[last].ToolCalls) == 0 && strings.TrimSpace(msgs[last].Content) != ""
 }
 
 // ApplyChatTemplate renders conv with the model's chat template exactly
