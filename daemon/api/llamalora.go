@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"math"
 	"net/http"
 	"sort"
 
@@ -40,8 +39,8 @@ func checkLlamaLora(entries []ipc.LlamaLora, adapters []ipc.AdapterRef) error {
 		}
 		seen[*e.ID] = true
 		if e.Scale != nil {
-			if s := float64(*e.Scale); math.IsNaN(s) || math.IsInf(s, 0) || s < -MaxAdapterScale || s > MaxAdapterScale {
-				return badParam(at+".scale", "must be between -%d and %d, not %g", MaxAdapterScale, MaxAdapterScale, *e.Scale)
+			if err := checkAdapterScale(*e.Scale, at+".scale"); err != nil {
+				return err
 			}
 		}
 	}
@@ -50,9 +49,7 @@ func checkLlamaLora(entries []ipc.LlamaLora, adapters []ipc.AdapterRef) error {
 
 // llamaLoraAdapters lists the installed adapters with their ids.
 func (a *API) llamaLoraAdapters() []ipc.LlamaLoraAdapter {
-	a.mu.Lock()
-	pool := a.adapters
-	a.mu.Unlock()
+	pool := a.adapterPool()
 	if pool == nil {
 		return []ipc.LlamaLoraAdapter{}
 	}

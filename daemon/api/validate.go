@@ -210,9 +210,17 @@ func checkAdapters(refs []ipc.AdapterRef, param string) error {
 			return badParam(at+".name", "names adapter %q a second time", r.Name)
 		}
 		seen[r.Name] = true
-		if s := float64(r.Scale); math.IsNaN(s) || math.IsInf(s, 0) || s < -MaxAdapterScale || s > MaxAdapterScale {
-			return badParam(at+".scale", "must be between -%d and %d, not %g", MaxAdapterScale, MaxAdapterScale, r.Scale)
+		if err := checkAdapterScale(r.Scale, at+".scale"); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkAdapterScale bounds an adapter's scale.
+func checkAdapterScale(scale float32, param string) error {
+	if s := float64(scale); math.IsNaN(s) || math.IsInf(s, 0) || s < -MaxAdapterScale || s > MaxAdapterScale {
+		return badParam(param, "must be between -%d and %d, not %g", MaxAdapterScale, MaxAdapterScale, scale)
 	}
 	return nil
 }
