@@ -61,12 +61,7 @@ func (a *API) llamaEmbedding(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rm, err := a.resolveModel(body.Model) // a created model embeds with its base
-	if err != nil {
-		openAIError(w, err)
-		return
-	}
-	h, tok, ok := a.acquireTokenizer(w, r, rm.base)
+	h, tok, ok := a.acquireTokenizer(w, r, body.Model) // a created model embeds with its base
 	if !ok {
 		return
 	}
