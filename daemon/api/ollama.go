@@ -383,10 +383,8 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	usesChatTemplate := !body.Raw && body.Suffix == "" && body.Template == ""
-	var (
-		think *thinkingState
-		rs    replyStream
-	)
+	var rs replyStream
+	oc := &outputControls{constraint: constraint, thinking: thinking}
 	spec := runSpec{endpoint: "api.generate", model: rm.base, alias: rm.alias(body.Model), keepAlive: keepAlive(body.KeepAlive), req: req,
 		adapters: mergeAdapters(manifestAdapters(rm.man), ollamaAdapters(body.Options)), id: id, hdr: w.Header(),
 		retryNoTemplate: usesChatTemplate,
@@ -396,12 +394,9 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 				return err
 			}
 			req.Context, lps.model = ctxTokens, m
-			if think, err = applyThinking(m, req, thinking); err != nil {
-				return err
-			}
-			return applyConstraint(m, req, constraint, think)
+			return oc.prepare(m, req)
 		},
-		onStart: func(n string) { name, rs = n, replyStream{split: think.splitter()} },
+		onStart: func(n string) { name, rs = n, oc.newStream() },
 		done: func(m models.Model, res llm.Result) {
 			if !body.Raw {
 				exchange = exchangeContext(m, res.Prompt, string(text))
@@ -433,7 +428,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	thought, response := think.splitReasoning(string(text))
+	thought, response := oc.think.splitReasoning(string(text))
 	final := ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Response: response, Thinking: thought, Done: true,
 		DoneReason: finishReason(out.res.FinishReason), OllamaMetrics: metrics(out, time.Since(start)), RequestID: id}
 	final.Context, final.Logprobs = exchange, lps.take()
