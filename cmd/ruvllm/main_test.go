@@ -40,6 +40,7 @@ func TestCountFlagsRefused(t *testing.T) {
 		{"quantize", "-t", "-1", "a.gguf", "b.gguf", "q8_0"},
 		{"run", "-m", "x.gguf", "-p", "hi", "--ctx", "-5"},
 		{"run", "-m", "x.gguf", "-p", "hi", "--kv-hot-window", "-1"},
+		{"perplexity", "-m", "x.gguf", "-f", "t.txt", "--ctx", "-4"},
 	} {
 		root := newRootCmd()
 		var out bytes.Buffer

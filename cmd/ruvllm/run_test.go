@@ -141,9 +141,10 @@ func TestRunInterrupted(t *testing.T) {
 	}
 }
 
-// TestPerplexityReportsChunkSize: --ctx 0 (or below) takes the default
-// chunk of 512 tokens, and the summary says so instead of "chunks of 0
-// tokens" (the text line) or "ctx": 0 (--json).
+// TestPerplexityReportsChunkSize: --ctx 0 takes the default chunk of 512
+// tokens, and the summary says so instead of "chunks of 0 tokens" (the text
+// line) or "ctx": 0 (--json). (ruvllm refuses --ctx below 0 before the
+// command runs: TestCountFlagsRefused.)
 func TestPerplexityReportsChunkSize(t *testing.T) {
 	dir := t.TempDir()
 	model := filepath.Join(dir, "tiny.gguf")
@@ -158,10 +159,10 @@ func TestPerplexityReportsChunkSize(t *testing.T) {
 	if err != nil || !strings.Contains(out, "chunks of 512 tokens") {
 		t.Errorf("--ctx 0: %q %v, want chunks of 512 tokens", out, err)
 	}
-	out, _, err = runCLI(t, newPerplexityCmd(), "-m", model, "-f", text, "--ctx", "-4", "-t", "1", "--json")
+	out, _, err = runCLI(t, newPerplexityCmd(), "-m", model, "-f", text, "--ctx", "0", "-t", "1", "--json")
 	var r struct{ Ctx int }
 	if err != nil || json.Unmarshal([]byte(out), &r) != nil || r.Ctx != 512 {
-		t.Errorf("--ctx -4 --json: %q %v, want ctx 512", out, err)
+		t.Errorf("--ctx 0 --json: %q %v, want ctx 512", out, err)
 	}
 }
 
