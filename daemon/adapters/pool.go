@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,9 @@ var (
 	ErrUnknown = errors.New("unknown adapter")
 	// ErrInvalid: the file is not a valid adapter (the reason follows).
 	ErrInvalid = errors.New("invalid adapter")
+	// ErrInUse: a created model is made with the adapter, so removing it
+	// would break that model.
+	ErrInUse = errors.New("adapter in use")
 )
 
 // Publisher receives pool events ("adapter.installed", "adapter.removed",
@@ -73,6 +77,9 @@ type Options struct {
 	// is rejected only after RejectAfter (default 3s), in case the copy
 	// stalled.
 	Settle, RejectAfter time.Duration
+	// UsedBy, when set, names the models made with an adapter (created
+	// models that carry it); Remove refuses an adapter they name.
+	UsedBy func(adapter string) []string
 }
 
 // Pool is the adapter registry and the cache of loaded adapters.
@@ -336,6 +343,12 @@ func replace(s staged, dst string) error {
 
 // Remove uninstalls the named adapter. Requests using it finish normally.
 func (p *Pool) Remove(name string) error {
+	if p.o.UsedBy != nil {
+		if users := p.o.UsedBy(name); len(users) > 0 {
+			return fmt.Errorf("%w: %q is part of %s: delete or re-create %s first",
+				ErrInUse, name, quotedList(users), pronoun(len(users)))
+		}
+	}
 	p.mu.Lock()
 	r, ok := p.records[name]
 	if ok {
@@ -502,6 +515,8 @@ func StatusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrTooLarge):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrInUse):
+		return http.StatusConflict
 	case disk.IsFull(err):
 		return http.StatusInsufficientStorage
 	}
@@ -513,4 +528,24 @@ func StatusOf(err error) int {
 // installing it is a rename.
 func (p *Pool) CreateTemp() (*os.File, error) {
 	return os.CreateTemp(p.o.RegistryDir, ".upload-*")
+}
+
+// quotedList names models for a message: "model(s) "a", "b"".
+func quotedList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return "the model " + q[0]
+	}
+	return "the models " + strings.Join(q, ", ")
+}
+
+// pronoun is "it" or "them".
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }

@@ -34,7 +34,7 @@ func randomAdapter(t *testing.T, base, dir, name string, seed uint64, alpha floa
 func withAdapterPool(t *testing.T, ta *testAPI, base, dir string) *adapters.Pool {
 	t.Helper()
 	pool, err := adapters.New(adapters.Options{RegistryDir: filepath.Join(dir, "registry"), Store: ta.srv.Store(),
-		Base: func() string { return base }})
+		Base: func() string { return base }, UsedBy: ta.api.AdapterUsers})
 	if err != nil {
 		t.Fatal(err)
 	}

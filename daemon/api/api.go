@@ -370,7 +370,7 @@ func statusOf(err error) int {
 		return http.StatusUnprocessableEntity
 	case errors.Is(err, models.ErrLoadFailed):
 		return http.StatusServiceUnavailable
-	case errors.Is(err, models.ErrInUse):
+	case errors.Is(err, models.ErrInUse), errors.Is(err, adapters.ErrInUse):
 		return http.StatusConflict
 	case errors.Is(err, models.ErrOutsideDir):
 		return http.StatusBadRequest

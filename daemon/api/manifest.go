@@ -463,7 +463,7 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 		}
 		man.From = abs
 	default:
-		if canonicalName(from) == name {
+		if _, ok := a.manifest(from); !ok && canonicalName(from) == name {
 			return nil, badParam("from", "a model cannot be made from itself")
 		}
 		if _, ok := a.manifest(from); !ok {
@@ -561,18 +561,21 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 		}
 		man.Adapters = append(man.Adapters, ipc.AdapterRef{Name: info.Name})
 	}
-	if body.Quantize != "" {
-		// A quantized model made from a created one keeps what the base's
-		// manifests set; its own settings above still apply on top.
-		if !filepath.IsAbs(man.From) {
-			rm, err := a.resolveModel(man.From)
-			if err != nil {
-				return nil, err
-			}
-			if rm.man != nil {
-				inheritManifest(man, rm.man)
-			}
+	// A model made from a created one (or a fine-tuned one) copies what
+	// that model's chain sets, its own settings above on top, and is made
+	// from the chain's base: as Ollama copies layers, deleting or
+	// re-creating the other model later leaves this one as it was made.
+	if !filepath.IsAbs(man.From) {
+		rm, err := a.resolveModel(man.From)
+		if err != nil {
+			return nil, err
 		}
+		if rm.man != nil {
+			inheritManifest(man, rm.man)
+			man.From = rm.base
+		}
+	}
+	if body.Quantize != "" {
 		blob, err := a.quantizeToBlob(ctx, qbase, qopts, progressStatus)
 		if err != nil {
 			return nil, err
@@ -606,10 +609,14 @@ func (a *API) ollamaCopy(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	man, ok := a.manifest(src)
-	if ok {
-		cp := *man
-		man = &cp
+	var man *ipc.ModelManifest
+	if _, ok := a.manifest(src); ok {
+		rm, err := a.resolveModel(src)
+		if err != nil {
+			ollamaError(w, err)
+			return
+		}
+		man = rm.man
 	} else {
 		if _, err := a.models.Resolve(src); err != nil {
 			ollamaError(w, &requestError{status: http.StatusNotFound, param: "source", msg: fmt.Sprintf("model %q not found", body.Source)})
@@ -722,6 +729,9 @@ func (a *API) deleteManifest(name string) (bool, error) {
 	if !ok {
 		return false, nil
 	}
+	if err := a.checkUnused(man.Name, ""); err != nil {
+		return true, err
+	}
 	var stored ipc.ModelManifest
 	if a.srv.Store().Get(ManifestBucket, canonicalName(name), &stored) != nil {
 		// A fine-tuning job's model has no stored manifest: it is its
@@ -788,4 +798,48 @@ func adaptersStatus(err error) int {
 		return s
 	}
 	return http.StatusBadRequest
+}
+
+// AdapterUsers names the created models made with the adapter named name
+// (the adapter pool's UsedBy).
+func (a *API) AdapterUsers(name string) []string {
+	var users []string
+	for _, m := range a.manifests() {
+		if slices.ContainsFunc(m.Adapters, func(r ipc.AdapterRef) bool { return r.Name == name }) {
+			users = append(users, m.Name)
+		}
+	}
+	return users
+}
+
+// checkUnused refuses (409) to delete the model named name, at path when
+// it is a file, while created models are made from it: they would fail
+// every request. (Models created now copy a created base's settings and
+// are made from its file; a chain by name is what earlier versions
+// stored.)
+func (a *API) checkUnused(name, path string) error {
+	var users []string
+	for _, m := range a.manifests() {
+		if m.Name == canonicalName(name) {
+			continue
+		}
+		made := m.From == canonicalName(name)
+		if !made && path != "" {
+			p, err := a.models.Resolve(m.From)
+			made = m.From == path || err == nil && p == path
+		}
+		if made {
+			users = append(users, m.Name)
+		}
+	}
+	if len(users) == 0 {
+		return nil
+	}
+	slices.Sort(users)
+	what := fmt.Sprintf("the model %q", users[0])
+	if len(users) > 1 {
+		what = fmt.Sprintf("the models %q", users)
+	}
+	return &requestError{status: http.StatusConflict, param: "model",
+		msg: fmt.Sprintf("%q is the base of %s: delete those first", name, what)}
 }

@@ -184,6 +184,12 @@ func (a *API) ollamaDelete(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	if path, err := a.models.Resolve(body.Model); err == nil {
+		if err := a.checkUnused(body.Model, path); err != nil {
+			ollamaError(w, err)
+			return
+		}
+	}
 	if err := a.models.Remove(body.Model); err != nil {
 		ollamaError(w, err)
 		return

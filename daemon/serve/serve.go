@@ -172,6 +172,7 @@ func Run(ctx context.Context, o Options) error {
 	pool, err := adapters.New(adapters.Options{
 		DropDir: o.AdaptersDir, RegistryDir: registry,
 		Store: srv.Store(), Events: srv.Events(), Budget: o.AdapterBudget, Logger: o.Logger,
+		UsedBy: a.AdapterUsers,
 		Base: func() string { // validate new adapters against the default model
 			if o.Model == "" {
 				return ""

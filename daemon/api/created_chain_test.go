@@ -1,0 +1,102 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/daemon/adapters"
+)
+
+// deleteModel sends DELETE /api/delete for name and returns the status and body.
+func (ta *testAPI) deleteModel(t *testing.T, name string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodDelete, "http://ruvllm/api/delete", strings.NewReader(`{"model":"`+name+`"}`))
+	resp, err := ta.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestCreatedFromCreatedIsWhole: a model made FROM a created (or
+// fine-tuned) model copies its settings and adapters and is made from its
+// base, as Ollama copies layers: deleting or re-creating the first leaves
+// it as made. It was stored by name, so deleting the first made every
+// request to the second fail. What created models still use cannot be
+// deleted: their adapters, their base file (409, naming them).
+func TestCreatedFromCreatedIsWhole(t *testing.T) {
+	ta := startAPIWith(t, true)
+	base := realTinyModel(t)
+	dir := t.TempDir()
+	pool := withAdapterPool(t, ta, base, dir)
+	if _, err := pool.Install(context.Background(), randomAdapter(t, base, dir, "style", 1, 0), "", false); err != nil {
+		t.Fatal(err)
+	}
+	ta.postOK(t, "/api/create", `{"model":"styled","stream":false,"modelfile":"FROM `+base+`\nADAPTER style\nSYSTEM be brief\nPARAMETER temperature 0.3"}`)
+	ta.postOK(t, "/api/create", `{"model":"child","stream":false,"modelfile":"FROM styled\nSYSTEM child system\nPARAMETER top_k 7"}`)
+	want := []string{"FROM " + base, "ADAPTER style", "temperature 0.3", "top_k 7", `SYSTEM """child system"""`}
+	check := func(when string) {
+		t.Helper()
+		mf := ta.postOK(t, "/api/show", `{"model":"child"}`)["modelfile"].(string)
+		for _, w := range want {
+			if !strings.Contains(mf, w) {
+				t.Fatalf("%s: the child's Modelfile lacks %q:\n%s", when, w, mf)
+			}
+		}
+		if strings.Contains(mf, "be brief") {
+			t.Fatalf("%s: the child's own system prompt did not win:\n%s", when, mf)
+		}
+		ta.postOK(t, "/api/generate", `{"model":"child","prompt":"hi","stream":false,"options":{"num_predict":2}}`)
+	}
+	check("made")
+	// Re-creating the first from itself (an edit, as Ollama allows) and
+	// then deleting it leave the child as it was made.
+	ta.postOK(t, "/api/create", `{"model":"styled","stream":false,"modelfile":"FROM styled\nSYSTEM changed"}`)
+	if sys := ta.postOK(t, "/api/show", `{"model":"styled"}`)["system"]; sys != "changed" {
+		t.Fatalf("re-created from itself: system %v", sys)
+	}
+	if code, b := ta.deleteModel(t, "styled"); code != 200 {
+		t.Fatalf("delete styled: %d %s", code, b)
+	}
+	check("after its first was deleted")
+
+	// The adapter the child carries stays while the child does.
+	if err := pool.Remove("style"); !errors.Is(err, adapters.ErrInUse) || !strings.Contains(err.Error(), `"child"`) {
+		t.Fatalf("removing an adapter a created model uses: %v", err)
+	}
+	if _, ok := pool.Get("style"); !ok {
+		t.Fatal("the refused removal removed the adapter")
+	}
+	// So does its base file.
+	if code, b := ta.deleteModel(t, base); code != 409 || !strings.Contains(b, `child`) {
+		t.Fatalf("deleting the base of a created model: %d %s", code, b)
+	}
+
+	// A fine-tuned model: a model made from it keeps its adapter, which
+	// deleting the fine-tuned model would remove.
+	const ft = "ft:tiny-real::abc123"
+	if _, err := pool.InstallFineTuned(context.Background(), randomAdapter(t, base, dir, "job", 1, 0), ft, base, "tiny-real"); err != nil {
+		t.Fatal(err)
+	}
+	ta.postOK(t, "/api/create", `{"model":"tuned-child","stream":false,"from":"`+ft+`"}`)
+	if code, b := ta.deleteModel(t, ft); code != 409 || !strings.Contains(b, "tuned-child") {
+		t.Fatalf("deleting a fine-tuned model a created one carries: %d %s", code, b)
+	}
+	ta.postOK(t, "/api/generate", `{"model":"tuned-child","prompt":"hi","stream":false,"options":{"num_predict":2}}`)
+
+	// Once the models using them are gone, both go.
+	for _, name := range []string{"child", "tuned-child", ft} {
+		if code, b := ta.deleteModel(t, name); code != 200 {
+			t.Fatalf("delete %s: %d %s", name, code, b)
+		}
+	}
+	if err := pool.Remove("style"); err != nil {
+		t.Fatalf("removing the adapter once unused: %v", err)
+	}
+}
