@@ -31,6 +31,11 @@ type AdapterInfo struct {
 	SHA256      string    `json:"sha256"`
 	Size        int64     `json:"size"`
 	InstalledAt time.Time `json:"installed_at"`
+	// FineTunedFrom is, for a fine-tuning job's adapter trained on a
+	// created or fine-tuned model, that model resolved: its base (From),
+	// the adapters it was trained on top of and its settings, which the
+	// fine-tuned model keeps.
+	FineTunedFrom *ModelManifest `json:"fine_tuned_from,omitempty"`
 }
 
 // AdapterInstallRequest is the JSON form of POST /v1/adapters: install the

@@ -201,12 +201,13 @@ func (p *Pool) Get(name string) (ipc.AdapterInfo, bool) {
 // moved into the registry) under name, which must have the form
 // "ft:<model>:<suffix>:<id>", validated against the model file basePath
 // (the job's model, not necessarily the default), whose name the record
-// keeps as its base model.
-func (p *Pool) InstallFineTuned(ctx context.Context, src, name, basePath, baseName string) (ipc.AdapterInfo, error) {
+// keeps as its base model. from, when the job trained on a created or
+// fine-tuned model, is that model resolved (kept as FineTunedFrom).
+func (p *Pool) InstallFineTuned(ctx context.Context, src, name, basePath, baseName string, from *ipc.ModelManifest) (ipc.AdapterInfo, error) {
 	if !IsFineTuned(name) {
 		return ipc.AdapterInfo{}, fmt.Errorf("%w: %q is not a fine-tuned adapter name (ft:<model>:<suffix>:<id>)", ErrInvalid, name)
 	}
-	return p.installAs(ctx, src, src, name, true, func() (string, string) { return basePath, baseName })
+	return p.installAs(ctx, src, src, name, true, func() (string, string) { return basePath, baseName }, from)
 }
 
 // inspect parses the staged adapter at path without a backend, validating
@@ -287,12 +288,13 @@ func (p *Pool) install(ctx context.Context, src, label, name string, owned bool)
 	if err != nil {
 		return ipc.AdapterInfo{}, err
 	}
-	return p.installAs(ctx, src, label, name, owned, nil)
+	return p.installAs(ctx, src, label, name, owned, nil, nil)
 }
 
 // installAs installs src under a checked name, validated against baseOf's
-// model (nil: the configured base).
-func (p *Pool) installAs(ctx context.Context, src, label, name string, owned bool, baseOf func() (string, string)) (ipc.AdapterInfo, error) {
+// model (nil: the configured base); from is a fine-tuned adapter's
+// FineTunedFrom.
+func (p *Pool) installAs(ctx context.Context, src, label, name string, owned bool, baseOf func() (string, string), from *ipc.ModelManifest) (ipc.AdapterInfo, error) {
 	var info ipc.AdapterInfo
 	s, err := p.stage(src, owned)
 	if err != nil {
@@ -313,7 +315,7 @@ func (p *Pool) installAs(ctx context.Context, src, label, name string, owned boo
 	}
 	info = ipc.AdapterInfo{
 		Name: name, File: dst, Format: a.Format, Arch: a.Arch, BaseModel: baseName, Rank: a.Rank, Alpha: a.Alpha,
-		Targets: a.Names(), SHA256: s.sha256, Size: s.size, InstalledAt: time.Now().UTC(),
+		Targets: a.Names(), SHA256: s.sha256, Size: s.size, InstalledAt: time.Now().UTC(), FineTunedFrom: from,
 	}
 	if err := p.o.Store.Put(Bucket, name, info); err != nil {
 		return ipc.AdapterInfo{}, fmt.Errorf("install adapter %s: %w", name, err)

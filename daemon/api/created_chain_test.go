@@ -81,7 +81,7 @@ func TestCreatedFromCreatedIsWhole(t *testing.T) {
 	// A fine-tuned model: a model made from it keeps its adapter, which
 	// deleting the fine-tuned model would remove.
 	const ft = "ft:tiny-real::abc123"
-	if _, err := pool.InstallFineTuned(context.Background(), randomAdapter(t, base, dir, "job", 1, 0), ft, base, "tiny-real"); err != nil {
+	if _, err := pool.InstallFineTuned(context.Background(), randomAdapter(t, base, dir, "job", 1, 0), ft, base, "tiny-real", nil); err != nil {
 		t.Fatal(err)
 	}
 	ta.postOK(t, "/api/create", `{"model":"tuned-child","stream":false,"from":"`+ft+`"}`)

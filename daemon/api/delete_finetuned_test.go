@@ -17,7 +17,7 @@ func TestDeleteFineTunedModel(t *testing.T) {
 	pool := withAdapterPool(t, ta, base, dir)
 	src := randomAdapter(t, base, dir, "job", 1, 0)
 	const name = "ft:tiny-real::abc123"
-	if _, err := pool.InstallFineTuned(context.Background(), src, name, base, "tiny-real"); err != nil {
+	if _, err := pool.InstallFineTuned(context.Background(), src, name, base, "tiny-real", nil); err != nil {
 		t.Fatal(err)
 	}
 	if code, b := ta.get(t, "/v1/models/"+name); code != 200 {

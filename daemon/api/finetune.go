@@ -3,8 +3,10 @@ package api
 import (
 	"errors"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -191,5 +193,28 @@ func (a *API) fineTunedManifest(name string) (*ipc.ModelManifest, bool) {
 	if !ok || info.BaseModel == "" {
 		return nil, false
 	}
+	if f := info.FineTunedFrom; f != nil {
+		// Trained on a created or fine-tuned model: its settings, and its
+		// adapters beneath this one.
+		m := *f
+		m.Name, m.Created = name, info.InstalledAt
+		m.Parameters = maps.Clone(f.Parameters)
+		m.Adapters = append(slices.Clone(f.Adapters), ipc.AdapterRef{Name: name})
+		return &m, true
+	}
 	return &ipc.ModelManifest{Name: name, From: info.BaseModel, Adapters: []ipc.AdapterRef{{Name: name}}, Created: info.InstalledAt}, true
+}
+
+// ExpandModel resolves a created or fine-tuned model for a fine-tuning
+// job (finetune.Options.Expand): its chain merged and its base in From;
+// nil for a model file.
+func (a *API) ExpandModel(name string) (*ipc.ModelManifest, error) {
+	if _, ok := a.manifest(name); !ok {
+		return nil, nil
+	}
+	rm, err := a.resolveModel(canonicalName(name))
+	if err != nil {
+		return nil, err
+	}
+	return rm.man, nil
 }

@@ -804,12 +804,26 @@ func adaptersStatus(err error) int {
 // (the adapter pool's UsedBy).
 func (a *API) AdapterUsers(name string) []string {
 	var users []string
-	for _, m := range a.manifests() {
-		if slices.ContainsFunc(m.Adapters, func(r ipc.AdapterRef) bool { return r.Name == name }) {
+	for _, m := range a.madeModels() {
+		if m.Name != name && slices.ContainsFunc(m.Adapters, func(r ipc.AdapterRef) bool { return r.Name == name }) {
 			users = append(users, m.Name)
 		}
 	}
 	return users
+}
+
+// madeModels lists the created models and the fine-tuned ones (as
+// fineTunedManifest makes them): every model made from another.
+func (a *API) madeModels() []ipc.ModelManifest {
+	out := a.manifests()
+	if pool := a.adapterPool(); pool != nil {
+		for _, info := range pool.List() {
+			if m, ok := a.fineTunedManifest(info.Name); ok {
+				out = append(out, *m)
+			}
+		}
+	}
+	return out
 }
 
 // checkUnused refuses (409) to delete the model named name, at path when
@@ -819,7 +833,7 @@ func (a *API) AdapterUsers(name string) []string {
 // stored.)
 func (a *API) checkUnused(name, path string) error {
 	var users []string
-	for _, m := range a.manifests() {
+	for _, m := range a.madeModels() {
 		if m.Name == canonicalName(name) {
 			continue
 		}

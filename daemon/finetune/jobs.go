@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -54,6 +55,11 @@ type Options struct {
 	Logger   *slog.Logger
 	Models   *models.Manager
 	Adapters *adapters.Pool
+	// Expand resolves a created or fine-tuned model name (nil for a model
+	// the manager serves as it is): a job on such a model trains its base
+	// with the model's adapters frozen beneath the new one, and the
+	// fine-tuned model keeps the model's settings.
+	Expand func(model string) (*ipc.ModelManifest, error)
 	// Threads of the trainer (default: the model's).
 	Threads int
 	// MaxFileBytes bounds an upload (default DefaultMaxFileBytes).
@@ -95,6 +101,18 @@ func New(o Options) *Service {
 type jobRecord struct {
 	ipc.FineTuningJob
 	Attempts int `json:"ruvllm_attempts"`
+	// From is the job's model resolved when it is a created or
+	// fine-tuned one (Options.Expand), as it was when the job was made.
+	From *ipc.ModelManifest `json:"ruvllm_from,omitempty"`
+}
+
+// baseModel is the model file a job trains: its model, or the base of a
+// created or fine-tuned one.
+func (j *jobRecord) baseModel() string {
+	if j.From != nil {
+		return j.From.From
+	}
+	return j.Model
 }
 
 // Start puts the jobs a stopped daemon left running back in the queue
@@ -196,7 +214,16 @@ func (s *Service) Create(req ipc.FineTuningJobCreate) (ipc.FineTuningJob, error)
 		return ipc.FineTuningJob{}, paramErr("model", "is required")
 	}
 	model := strings.ToLower(req.Model)
-	if _, err := s.o.Models.Resolve(model); err != nil {
+	var from *ipc.ModelManifest
+	if s.o.Expand != nil {
+		var err error
+		if from, err = s.o.Expand(model); err != nil {
+			return ipc.FineTuningJob{}, paramErr("model", "%q: %v", req.Model, err)
+		}
+	}
+	j0 := jobRecord{From: from}
+	j0.Model = model
+	if _, err := s.o.Models.Resolve(j0.baseModel()); err != nil {
 		return ipc.FineTuningJob{}, paramErr("model", "%q: %v", req.Model, err)
 	}
 	if req.TrainingFile == "" {
@@ -265,7 +292,7 @@ func (s *Service) Create(req ipc.FineTuningJobCreate) (ipc.FineTuningJob, error)
 	j := jobRecord{FineTuningJob: ipc.FineTuningJob{ID: newID("ftjob-"), Object: "fine_tuning.job", Model: model, CreatedAt: time.Now().Unix(),
 		OrganizationID: "user", ResultFiles: []string{}, Status: ipc.JobQueued, TrainingFile: req.TrainingFile, Hyperparameters: h,
 		Seed: seed, Integrations: []json.RawMessage{}, Metadata: req.Metadata, Suffix: req.Suffix,
-		Method: &ipc.FineTuneMethod{Type: "supervised"}}}
+		Method: &ipc.FineTuneMethod{Type: "supervised"}}, From: from}
 	if req.ValidationFile != "" {
 		j.ValidationFile = &req.ValidationFile
 	}
@@ -455,7 +482,7 @@ func (s *Service) run(j jobRecord) {
 
 // train runs a job's training and installs its adapter.
 func (s *Service) train(ctx context.Context, j *jobRecord) error {
-	h, err := s.o.Models.Acquire(ctx, j.Model, nil)
+	h, err := s.o.Models.Acquire(ctx, j.baseModel(), nil)
 	if err != nil {
 		return err
 	}
@@ -464,7 +491,7 @@ func (s *Service) train(ctx context.Context, j *jobRecord) error {
 	if !ok {
 		return fmt.Errorf("model %s cannot be trained here", j.Model)
 	}
-	path, err := s.o.Models.Resolve(j.Model)
+	path, err := s.o.Models.Resolve(j.baseModel())
 	if err != nil {
 		return err
 	}
@@ -474,6 +501,10 @@ func (s *Service) train(ctx context.Context, j *jobRecord) error {
 	}
 	defer f.Close()
 	base, err := train.NewBase(f, train.BaseOptions{DenseBytes: s.o.DenseBytes})
+	if err != nil {
+		return err
+	}
+	frozen, err := s.frozen(ctx, j, h.Model, base)
 	if err != nil {
 		return err
 	}
@@ -531,7 +562,7 @@ func (s *Service) train(ctx context.Context, j *jobRecord) error {
 				bt = append(bt, examples[i])
 				trained += int64(len(examples[i].Tokens))
 			}
-			res, err := tr.Step(ctx, a, opt, bt, train.StepConfig{})
+			res, err := tr.Step(ctx, a, opt, bt, train.StepConfig{Frozen: frozen})
 			if err != nil {
 				return err
 			}
@@ -540,7 +571,7 @@ func (s *Service) train(ctx context.Context, j *jobRecord) error {
 			if step%every == 0 || step == j.TotalSteps {
 				data := map[string]any{"step": step, "total_steps": j.TotalSteps, "train_loss": res.NLL, "epoch": epoch + 1}
 				if len(valid) > 0 && (step == j.TotalSteps || (b+batch >= len(order))) {
-					if l, err := tr.Evaluate(ctx, []train.Applied{{Adapter: a, Scale: 1}}, valid); err == nil {
+					if l, err := tr.Evaluate(ctx, append(slices.Clip(frozen), train.Applied{Adapter: a, Scale: 1}), valid); err == nil {
 						data["valid_loss"] = l.NLL
 					}
 				}
@@ -549,7 +580,7 @@ func (s *Service) train(ctx context.Context, j *jobRecord) error {
 			}
 		}
 	}
-	name := AdapterName(j.Model, j.Suffix, j.ID)
+	name := AdapterName(j.nameBase(), j.Suffix, j.ID)
 	la, err := a.LoRA(name, base)
 	if err != nil {
 		return err
@@ -570,7 +601,7 @@ func (s *Service) train(ctx context.Context, j *jobRecord) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write the adapter: %w", err)
 	}
-	if _, err := s.o.Adapters.InstallFineTuned(ctx, tmp.Name(), name, path, j.Model); err != nil {
+	if _, err := s.o.Adapters.InstallFineTuned(ctx, tmp.Name(), name, path, j.baseModel(), j.From); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("install the adapter: %w", err)
 	}
@@ -580,6 +611,42 @@ func (s *Service) train(ctx context.Context, j *jobRecord) error {
 	now := time.Now().Unix()
 	j.Status, j.FinishedAt, j.FineTunedModel, j.TrainedTokens = ipc.JobSucceeded, &now, &name, &trained
 	return s.put(*j)
+}
+
+// frozen loads the adapters of a job's created or fine-tuned model as the
+// trainer's frozen ones, beneath the adapter it trains.
+func (s *Service) frozen(ctx context.Context, j *jobRecord, m models.Model, base *train.Base) ([]train.Applied, error) {
+	if j.From == nil || len(j.From.Adapters) == 0 {
+		return nil, nil
+	}
+	am, ok := m.(adapters.Model)
+	if !ok {
+		return nil, fmt.Errorf("model %s cannot carry adapters here", j.baseModel())
+	}
+	applied, err := s.o.Adapters.Resolve(ctx, am, j.From.Adapters)
+	if err != nil {
+		return nil, fmt.Errorf("the adapters of %s: %w", j.Model, err)
+	}
+	out := make([]train.Applied, len(applied))
+	for i, ap := range applied {
+		ta, err := train.FromLoRA(ap.Adapter, base)
+		if err != nil {
+			return nil, fmt.Errorf("the adapters of %s: %w", j.Model, err)
+		}
+		out[i] = train.Applied{Adapter: ta, Scale: ap.Scale}
+	}
+	return out, nil
+}
+
+// nameBase is the model a job's fine-tuned model is named after: its
+// base model's name (a fine-tuned model of a fine-tuned model is named
+// after the first's base, as OpenAI names them).
+func (j *jobRecord) nameBase() string {
+	b := j.baseModel()
+	if filepath.IsAbs(b) {
+		return llm.NameFromPath(b)
+	}
+	return b
 }
 
 // AdapterName is the name of a job's adapter: "ft:<model>:<suffix>:<id>"

@@ -190,7 +190,7 @@ func Run(ctx context.Context, o Options) error {
 	pool.Register(srv)
 	a.SetAdapters(pool)
 	ft := finetune.New(finetune.Options{Dir: filepath.Join(o.StateDir, "files"), Store: srv.Store(), Events: srv.Events(),
-		Logger: o.Logger, Models: mgr, Adapters: pool, Threads: o.Threads})
+		Logger: o.Logger, Models: mgr, Adapters: pool, Threads: o.Threads, Expand: a.ExpandModel})
 	a.SetFineTuning(ft, finetune.DefaultMaxFileBytes)
 	if err := ft.Start(); err != nil {
 		return err
