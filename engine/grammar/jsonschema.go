@@ -230,6 +230,17 @@ func (c *schemaCompiler) unsupported(n *jvalue, kw, detail string) {
 	}
 }
 
+// patternError reports a pattern (of keyword kw) that does not compile:
+// a malformed regex makes the schema invalid, a feature the matcher does
+// not have is unsupported.
+func (c *schemaCompiler) patternError(n *jvalue, kw, pattern string, err error) {
+	if errors.Is(err, rx.ErrSyntax) {
+		c.invalid(n, "pattern %q is not a valid regular expression: %v", pattern, err)
+		return
+	}
+	c.unsupported(n, kw, err.Error())
+}
+
 func (c *schemaCompiler) invalid(n *jvalue, format string, args ...any) {
 	if c.err == nil {
 		c.err = fmt.Errorf("%w at %s: %s", ErrSchema, c.pathOf(n), fmt.Sprintf(format, args...))
@@ -1064,7 +1075,7 @@ func (c *schemaCompiler) stringTerm(s strCons, excl []*jvalue) rx.ID {
 	for _, pat := range s.patterns {
 		n, err := c.pattern(pat)
 		if err != nil {
-			c.unsupported(s.at, "pattern", err.Error())
+			c.patternError(s.at, "pattern", pat, err)
 			return rx.Nothing
 		}
 		parts = append(parts, rx.Lower(p, n, rx.JSONStringEncoding{}))
@@ -1089,7 +1100,7 @@ func (c *schemaCompiler) stringTerm(s strCons, excl []*jvalue) rx.ID {
 		}
 		n, err := c.pattern(e.get("pattern").s)
 		if err != nil {
-			c.unsupported(s.at, "not", err.Error())
+			c.patternError(s.at, "not", e.get("pattern").s, err)
 			return rx.Nothing
 		}
 		ex = append(ex, p.Seq(p.Byte('"'), rx.Lower(p, n, rx.JSONStringEncoding{}), p.Byte('"')))

@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -89,6 +90,15 @@ func TestJSONSchemaErrors(t *testing.T) {
 	for _, s := range []string{`{`, `[]`, `{"type":"nope"}`, `{"$ref":"#/definitions/missing"}`, `{"minLength":-1}`} {
 		if _, err := CompileJSONSchema([]byte(s), JSONOptions{}); err == nil {
 			t.Errorf("%s: no error", s)
+		}
+	}
+	// A malformed pattern makes the schema invalid, naming the pattern;
+	// it is not an unsupported keyword (it was reported as one).
+	for _, s := range []string{`{"type":"string","pattern":"a(b"}`, `{"type":"string","pattern":"[z-a]"}`, `{"not":{"pattern":"*x"}}`} {
+		_, err := CompileJSONSchema([]byte(s), JSONOptions{})
+		var ue *UnsupportedError
+		if !errors.Is(err, ErrSchema) || errors.As(err, &ue) || !strings.Contains(err.Error(), "not a valid regular expression") {
+			t.Errorf("%s: error %v, want an invalid schema naming the pattern", s, err)
 		}
 	}
 	if _, err := CompileJSONSchema([]byte(`{"type":"string","format":"color"}`), JSONOptions{StrictFormats: true}); err == nil {
