@@ -76,7 +76,12 @@ func newQuantizeCmd() *cobra.Command {
 			start := time.Now()
 			st, err := quantize.File(ctx, f, out, o)
 			if bar != nil && !bar.IsFinished() {
-				bar.Finish()
+				if err != nil {
+					bar.Exit() // where it stopped: an interrupted run is not at 100 %
+					fmt.Fprintln(cmd.ErrOrStderr())
+				} else {
+					bar.Finish()
+				}
 			}
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,5 +70,30 @@ func TestQuantizeCmd(t *testing.T) {
 		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("quantize %v: error %v, want one naming %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestQuantizeInterruptedBar: an interrupted quantize leaves its bar where
+// it stopped and fails; the bar was filled to 100 %.
+func TestQuantizeInterruptedBar(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "m-f16.gguf")
+	o := testmodel.DefaultOptions()
+	o.Dim, o.FF, o.Heads, o.KVHeads, o.Type = 256, 256, 4, 1, quant.F16
+	if err := testmodel.Write(context.Background(), o, in); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := newQuantizeCmd()
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(io.MultiWriter(&cancelOnWrite{cancel: cancel}, &stderr)) // stop at the bar's first frame
+	cmd.SetArgs([]string{"-t", "1", in, filepath.Join(dir, "out.gguf"), "Q8_0"})
+	if err := cmd.ExecuteContext(ctx); err == nil {
+		t.Fatal("an interrupted quantize succeeded")
+	}
+	if strings.Contains(stderr.String(), "100%") {
+		t.Fatalf("the interrupted quantize's bar reads 100%%:\n%q", stderr.String())
 	}
 }

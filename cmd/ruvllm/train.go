@@ -128,11 +128,16 @@ func derefInt(p *int64) int64 {
 }
 
 // followJob shows a job's progress until it ends.
-func followJob(ctx context.Context, c *ipc.Client, id string, w interface{ Write([]byte) (int, error) }) (ipc.FineTuningJob, error) {
+func followJob(ctx context.Context, c *ipc.Client, id string, w interface{ Write([]byte) (int, error) }) (j ipc.FineTuningJob, err error) {
 	var bar *progressbar.ProgressBar
 	defer func() {
 		if bar != nil {
-			bar.Finish()
+			// A job that failed or was cancelled stays where it stopped.
+			if err == nil && j.Status == ipc.JobSucceeded {
+				bar.Finish()
+			} else {
+				bar.Exit()
+			}
 			fmt.Fprintln(w)
 		}
 	}()
