@@ -104,12 +104,15 @@ func TestClientCommandsAgainstDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run --remote: %v", err)
 	}
+	// The in-process run's object: text and timings (and the usage).
 	var res struct {
-		FinishReason string    `json:"finish_reason"`
-		Usage        ipc.Usage `json:"usage"`
+		Text    *string    `json:"text"`
+		Timings runTimings `json:"timings"`
+		Usage   ipc.Usage  `json:"usage"`
 	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Usage.PromptTokens == 0 ||
-		(res.FinishReason != "length" && res.FinishReason != "stop") || res.Usage.CompletionTokens > 4 {
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Text == nil || res.Usage.PromptTokens == 0 ||
+		res.Timings.PromptTokens != res.Usage.PromptTokens || res.Timings.GenTokens != res.Usage.CompletionTokens ||
+		(res.Timings.FinishReason != "length" && res.Timings.FinishReason != "stop") || res.Usage.CompletionTokens > 4 {
 		t.Fatalf("run --remote output %q (%v)", out, err)
 	}
 	if out, _, err := runCLI(t, newPsCmd()); err != nil || !strings.Contains(out, "tiny-qwen2-f32") {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -95,7 +96,12 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 			return nil
 		})
 	}
-	if err != nil {
+	// Ctrl-C ends the reply as it does in process: what came so far, marked
+	// "interrupted", and a failing exit status.
+	var status error
+	if errors.Is(err, context.Canceled) {
+		finish, status = "interrupted", errors.New("interrupted")
+	} else if err != nil {
 		return err
 	}
 	total := time.Since(start)
@@ -104,16 +110,30 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 		if asChat {
 			answer = rp.answer.String()
 		}
-		res := map[string]any{"text": answer, "finish_reason": finish, "ttft_ms": ttft.Seconds() * 1000, "total_ms": total.Seconds() * 1000}
+		// The in-process run's object (its timings as the daemon's usage
+		// and this client's clock tell them), without the token ids the
+		// API does not send.
+		tm := runTimings{TTFTMS: ms(ttft), FinishReason: finish}
+		if usage != nil {
+			tm.PromptTokens, tm.GenTokens = usage.PromptTokens, usage.CompletionTokens
+		}
+		if ttft > 0 {
+			tm.GenMS = ms(total - ttft)
+			if tm.GenTokens > 1 && total > ttft {
+				tm.GenTPS = float64(tm.GenTokens-1) / (total - ttft).Seconds()
+			}
+		}
+		res := map[string]any{"text": answer, "timings": tm}
 		if rp.reasoning.Len() > 0 {
 			res["reasoning"] = rp.reasoning.String()
 		}
 		if usage != nil {
 			res["usage"] = usage
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		if err := json.NewEncoder(out).Encode(res); err != nil {
+			return err
+		}
+		return status
 	}
 	if asChat {
 		rp.end()
@@ -133,5 +153,5 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 		fmt.Fprintf(cmd.ErrOrStderr(), "prompt %d tokens (%d cached), generated %d tokens, ttft %.0f ms, %.1f tok/s, finish %s\n",
 			usage.PromptTokens, cached, usage.CompletionTokens, ttft.Seconds()*1000, tps, finish)
 	}
-	return nil
+	return status
 }

@@ -227,3 +227,19 @@ func TestReadInputFileRefusesDevices(t *testing.T) {
 		t.Errorf("a file within the limit: %d bytes, %v", len(b), err)
 	}
 }
+
+// TestRunRemoteInterrupted: Ctrl-C during `run --remote` ends it as it
+// ends an in-process run: an "interrupted" error, so the exit status is
+// not 0 (the remote run's shape and ending differed from the local one's).
+func TestRunRemoteInterrupted(t *testing.T) {
+	startTinyDaemon(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := newRunCmd()
+	cmd.SetOut(&cancelOnWrite{cancel: cancel}) // Ctrl-C at the first text
+	cmd.SetErr(&strings.Builder{})
+	cmd.SetArgs([]string{"--remote", "-m", "tiny", "-p", "hello", "-n", "200", "--temp", "0"})
+	if err := cmd.ExecuteContext(ctx); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("interrupted run --remote: %v, want an interrupted error", err)
+	}
+}
