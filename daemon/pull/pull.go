@@ -141,11 +141,21 @@ func CleanStale(dir string, age time.Duration) (int64, error) {
 	cutoff := time.Now().Add(-age)
 	for _, e := range ents {
 		n := e.Name()
-		if !strings.HasSuffix(n, ".partial") && !strings.HasSuffix(n, ".partial.json") && !strings.HasSuffix(n, ".corrupt") {
+		if !strings.HasSuffix(n, ".partial") && !strings.HasSuffix(n, ".partial.json") && !strings.HasSuffix(n, ".partial.lock") && !strings.HasSuffix(n, ".corrupt") {
 			continue
 		}
 		info, err := e.Info()
 		if err != nil || !info.Mode().IsRegular() || info.ModTime().After(cutoff) {
+			continue
+		}
+		if strings.HasSuffix(n, ".partial.lock") {
+			// Only a lock no download holds (its time is when it was made).
+			l, busy, err := tryLock(filepath.Join(dir, n))
+			if err != nil || busy {
+				continue
+			}
+			os.Remove(filepath.Join(dir, n))
+			l.unlock()
 			continue
 		}
 		if os.Remove(filepath.Join(dir, n)) == nil {
@@ -153,6 +163,31 @@ func CleanStale(dir string, age time.Duration) (int64, error) {
 		}
 	}
 	return freed, nil
+}
+
+// lockPoll is how often a pull waiting for another download of its file
+// tries the lock again.
+const lockPoll = 200 * time.Millisecond
+
+// waitLock takes the download lock at path, calling waiting once if
+// another download holds it, until it is free or ctx ends.
+func waitLock(ctx context.Context, path string, waiting func()) (*fileLock, error) {
+	told := false
+	for {
+		l, busy, err := tryLock(path)
+		if err != nil || !busy {
+			return l, err
+		}
+		if !told {
+			waiting()
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("pull: waiting for another download: %w", ctx.Err())
+		case <-time.After(lockPoll):
+		}
+	}
 }
 
 // partialMeta is kept beside a partial download so a resume can ask the
@@ -201,6 +236,21 @@ func Pull(ctx context.Context, ref string, o Options) (Result, error) {
 	}
 	if _, err := CleanStale(o.Dir, StaleAge); err != nil {
 		return res, fmt.Errorf("pull: %w", err)
+	}
+	// One download of a file at a time, across processes (the daemon and
+	// `ruvllm pull --local` share the models directory): a second waits
+	// for the first, then finds the file there.
+	lock, err := waitLock(ctx, dest+".partial.lock", func() {
+		o.Progress(Progress{Status: "waiting for another download of " + res.Name})
+	})
+	if err != nil {
+		return res, err
+	}
+	defer lock.unlock()
+	if st, err := os.Stat(dest); err == nil && !st.IsDir() {
+		res.Size = st.Size()
+		o.Progress(Progress{Status: "success", Total: st.Size(), Completed: st.Size()})
+		return res, nil
 	}
 	o.Progress(Progress{Status: "pulling " + res.Name})
 	d := &download{o: o, url: u.String(), partial: dest + ".partial", res: &res}

@@ -305,3 +305,59 @@ func TestPullRefusedWithoutRoom(t *testing.T) {
 	}
 	_ = h
 }
+
+// TestPullWaitsForAnotherDownload: a pull of a file another process is
+// downloading (the daemon and `ruvllm pull --local` share the models
+// directory) waits for it and then finds the file, instead of writing the
+// same partial at the same time.
+func TestPullWaitsForAnotherDownload(t *testing.T) {
+	h, srv := newHub(t)
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "Tiny-Model-Q8_0.gguf")
+	other, busy, err := tryLock(dest + ".partial.lock") // the other download
+	if err != nil || busy {
+		t.Fatalf("lock: busy %v, %v", busy, err)
+	}
+	waiting := make(chan struct{})
+	done := make(chan error, 1)
+	var statuses []string
+	go func() {
+		_, err := Pull(context.Background(), ref, Options{Registry: srv.URL, Dir: dir, Progress: func(p Progress) {
+			statuses = append(statuses, p.Status)
+			if strings.HasPrefix(p.Status, "waiting for another download") {
+				close(waiting)
+			}
+		}})
+		done <- err
+	}()
+	<-waiting
+	// The other download ends with the file in place.
+	if err := os.WriteFile(dest, h.file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other.unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := h.ranges.Load(); n != 0 || h.lastRange.Load() != nil {
+		t.Fatalf("the waiting pull downloaded too (%d ranges, last %v)", n, h.lastRange.Load())
+	}
+	if last := statuses[len(statuses)-1]; last != "success" {
+		t.Fatalf("statuses %q", statuses)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*.partial*")); len(left) != 0 {
+		t.Fatalf("leftovers %v", left)
+	}
+	// A pull cancelled while it waits says so.
+	other, _, _ = tryLock(filepath.Join(dir, "Other.gguf.partial.lock"))
+	defer other.unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = Pull(ctx, "Org/Model-GGUF/Other.gguf", Options{Registry: srv.URL, Dir: dir, Progress: func(p Progress) {
+		if strings.HasPrefix(p.Status, "waiting") {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled wait: %v", err)
+	}
+}
