@@ -178,8 +178,8 @@ func anthropicTurn(m ipc.AnthropicMessage, at string) ([]chat.Message, error) {
 // "budget_tokens": n} turns a thinking model's reasoning on, "disabled"
 // (or none, Anthropic's default) off where the model's template can. The
 // budget is checked as Anthropic checks it (at least 1, under max_tokens)
-// and bounds nothing more here: the reasoning runs until the model ends it
-// or max_tokens does.
+// and bounds the reasoning's tokens: once they are spent, the block's
+// closing tag is written for the model, which goes on with its answer.
 func anthropicThinking(raw json.RawMessage, maxTokens *int) (*thinkingSpec, error) {
 	ts := &thinkingSpec{param: "thinking", want: new(false)}
 	if s := strings.TrimSpace(string(raw)); s == "" || s == "null" {
@@ -205,6 +205,9 @@ func anthropicThinking(raw json.RawMessage, maxTokens *int) (*thinkingSpec, erro
 			}
 		}
 		ts.want = new(true)
+		if t.Type == "enabled" {
+			ts.budget = *t.Budget
+		}
 		return ts, nil
 	}
 	return nil, badParam("thinking.type", "must be \"enabled\", \"adaptive\" or \"disabled\", not %q", t.Type)

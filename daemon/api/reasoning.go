@@ -32,6 +32,9 @@ type thinkingSpec struct {
 	// vars are the request's own template variables
 	// (chat_template_kwargs).
 	vars map[string]any
+	// budget, when positive, bounds the reasoning's tokens (Anthropic's
+	// budget_tokens): llm.Request.ReasoningBudget.
+	budget int
 }
 
 // thinkingState is what a request's thinking became once the model is
@@ -92,6 +95,16 @@ func (st *thinkingState) continuePrefill(req *llm.Request) {
 	if text, ok := req.Continued(); ok {
 		st.startsOpen = strings.LastIndex(text, st.r.Open) > strings.LastIndex(text, st.r.Close)
 	}
+}
+
+// limit sets the request's reasoning budget, once where the reply starts
+// is known (after continuePrefill).
+func (st *thinkingState) limit(req *llm.Request, ts *thinkingSpec) {
+	if st == nil || ts == nil || ts.budget <= 0 {
+		return
+	}
+	req.Reasoning = &grammar.Gate{Open: st.r.Open, Close: st.r.Close, StartsOpen: st.startsOpen}
+	req.ReasoningBudget = ts.budget
 }
 
 // thinks reports whether the reply may start with reasoning.

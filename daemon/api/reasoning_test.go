@@ -223,9 +223,18 @@ func TestThinkingModels(t *testing.T) {
 		field(msg, "content", 1, "type") != "text" || field(msg, "content", 1, "text") != "Hello there" {
 		t.Fatalf("/v1/messages with thinking: %v (template variables %v)", msg, thinker.lastRequest().TemplateVars)
 	}
+	// Its budget bounds the reasoning's tokens (the engine writes the
+	// closing tag when they are spent): TestReasoningBudget in engine/llm.
+	if r := thinker.lastRequest(); r.ReasoningBudget != 100 || r.Reasoning == nil || r.Reasoning.Open != "<think>" ||
+		r.Reasoning.Close != "</think>" || r.Reasoning.StartsOpen {
+		t.Fatalf("/v1/messages with thinking: budget %d, reasoning %+v", r.ReasoningBudget, r.Reasoning)
+	}
 	ta.postOK(t, "/v1/messages", `{"model":"thinker",`+anth+`}`) // Anthropic's default: no thinking
 	if v, ok := thinker.lastRequest().TemplateVars["enable_thinking"]; !ok || v != false {
 		t.Fatalf("/v1/messages without thinking: template variables %v", thinker.lastRequest().TemplateVars)
+	}
+	if r := thinker.lastRequest(); r.ReasoningBudget != 0 {
+		t.Fatalf("/v1/messages without thinking: budget %d", r.ReasoningBudget)
 	}
 	_, b = ta.post(t, "/v1/messages", `{"model":"r1","stream":true,`+anth+`,"thinking":{"type":"enabled","budget_tokens":100}}`)
 	var got []string

@@ -78,6 +78,7 @@ func (o *outputControls) prepare(m models.Model, req *llm.Request) error {
 	}
 	o.state = st
 	think.continuePrefill(req)
+	think.limit(req, o.thinking)
 	return nil
 }
 

@@ -283,7 +283,8 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 	if req.Prediction != "" && job.Speculate&spec.KindLookup != 0 {
 		job.Prediction = m.tok.Encode(cutUTF8(req.Prediction, maxPredictionBytes), tokenizer.EncodeOptions{})
 	}
-	if gs == nil {
+	budget := newReasoningBudget(req, m.tok)
+	if gs == nil && budget == nil {
 		job.Next = func(logits []float32) (int32, bool) {
 			tok := sampleOne(logits)
 			return tok.ID, emit(tok)
@@ -295,8 +296,27 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 				return tokens, true
 			}
 			tokens = append(tokens, tok.ID)
-			if accept(tok.ID) {
+			if gs != nil && accept(tok.ID) {
 				return tokens, true
+			}
+			// A spent reasoning budget closes the block: the tags follow
+			// without sampling, computed in the next pass with the token.
+			if budget != nil && budget.add(m.tok, tok.ID) {
+				budget.ended()
+				for _, id := range budget.closing {
+					sampler.Skip()
+					forcedN++
+					if emit(Token{ID: id}) {
+						return tokens, true
+					}
+					tokens = append(tokens, id)
+					if gs != nil && accept(id) {
+						return tokens, true
+					}
+				}
+			}
+			if gs == nil {
+				return tokens, false
 			}
 			// Tokens the grammar forces follow without sampling: the next
 			// forward pass computes them with the sampled one. Sampling

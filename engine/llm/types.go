@@ -79,6 +79,16 @@ type Request struct {
 	// model reasons (its reasoning may mention a tool call's marker
 	// without making one).
 	GrammarGate *grammar.Gate
+	// Reasoning is how a thinking model's reply marks its reasoning (the
+	// block's tags, and whether the prompt opened it), for
+	// ReasoningBudget.
+	Reasoning *grammar.Gate
+	// ReasoningBudget, when positive (with Reasoning), bounds the tokens
+	// of the reply's reasoning: once they are spent with the block still
+	// open, a newline and its closing tag are written for the model, which
+	// goes on with its answer (Anthropic's thinking.budget_tokens). Such a
+	// request is not sped up by speculative decoding.
+	ReasoningBudget int
 	// WarmFollowUp marks a turn of a chat whose client will send Messages
 	// and the reply back with its next message: once the reply is done,
 	// Generate starts computing that history in the background
