@@ -92,6 +92,28 @@ func (o Options) drafts() (func(name string) string, error) {
 	return func(name string) string { return byName[name] }, nil
 }
 
+// checkCounts refuses a negative count by its flag's name. Each was
+// silently replaced by its default in ruvllmd (--kv-hot-window -1 kept 256
+// positions hot, --threads -1 used every core) while `ruvllm daemon`
+// refused it; both start here, so both refuse it alike.
+func (o Options) checkCounts() error {
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{
+		{"threads", o.Threads},
+		{"kv-hot-window", o.KVHotWindow},
+		{"max-loaded", o.MaxLoaded},
+		{"learning-deep-min", o.Learning.Config.DeepMin},
+		{"learning-deep-every", o.Learning.DeepEvery},
+	} {
+		if c.v < 0 {
+			return fmt.Errorf("--%s %d: must be at least 0", c.flag, c.v)
+		}
+	}
+	return nil
+}
+
 // Run serves until ctx is cancelled.
 func Run(ctx context.Context, o Options) error {
 	if o.Logger == nil {
@@ -99,6 +121,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.ContextLength < 0 || o.ContextLength > model.MaxContextLength {
 		return fmt.Errorf("ruvllmd: --ctx-size %d: want 0 (the model's) up to %d", o.ContextLength, model.MaxContextLength)
+	}
+	if err := o.checkCounts(); err != nil {
+		return fmt.Errorf("ruvllmd: %w", err)
 	}
 	if err := api.CheckContextOverflow(o.ContextOverflow); err != nil {
 		return fmt.Errorf("ruvllmd: %w", err)
@@ -129,21 +154,30 @@ func Run(ctx context.Context, o Options) error {
 	} else if freed > 0 {
 		o.Logger.Info("removed interrupted downloads older than a day", "dir", o.ModelsDir, "bytes", freed)
 	}
-	// Uploads a crash or kill -9 cut off (adapters, blobs, fine-tuning
-	// files) are never resumed: remove their temporary files.
-	var temps []string
+	// Writes a crash or kill -9 cut off (uploads of adapters, blobs and
+	// fine-tuning files, /api/create's quantizations, prefix-cache
+	// snapshots) are never resumed: remove their temporary files.
+	type tempDir struct {
+		dir      string
+		prefixes []string
+	}
+	var temps []tempDir
 	if o.ModelsDir != "" {
-		temps = append(temps, filepath.Join(o.ModelsDir, "blobs"))
+		temps = append(temps, tempDir{filepath.Join(o.ModelsDir, "blobs"), []string{".upload-", ".quantize-"}})
 	}
 	if o.StateDir != "" {
-		temps = append(temps, filepath.Join(o.StateDir, "adapters"), filepath.Join(o.StateDir, "files"))
+		temps = append(temps, tempDir{filepath.Join(o.StateDir, "adapters"), []string{".upload-", ".stage-"}},
+			tempDir{filepath.Join(o.StateDir, "files"), []string{".upload-"}})
 	}
 	if o.AdaptersDir != "" {
-		temps = append(temps, filepath.Join(o.AdaptersDir, ".installed"))
+		temps = append(temps, tempDir{filepath.Join(o.AdaptersDir, ".installed"), []string{".upload-", ".stage-"}})
 	}
-	for _, dir := range temps {
-		if freed := disk.RemoveTemp(dir, ".upload-", ".stage-"); freed > 0 {
-			o.Logger.Info("removed uploads cut off by the last stop", "dir", dir, "bytes", freed)
+	if o.CacheDir != "" {
+		temps = append(temps, tempDir{o.CacheDir, []string{".prefix-"}})
+	}
+	for _, t := range temps {
+		if freed := disk.RemoveTemp(t.dir, t.prefixes...); freed > 0 {
+			o.Logger.Info("removed temporary files cut off by the last stop", "dir", t.dir, "bytes", freed)
 		}
 	}
 	lo := o.Learning
