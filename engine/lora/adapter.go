@@ -69,6 +69,32 @@ func (m Matrix) Floats() ([]float32, error) {
 	return out, nil
 }
 
+// checkFinite reports the first NaN or infinite element of m: such a
+// value turns every logit of a request that applies the adapter into NaN,
+// which decodes as an empty answer rather than an error. It decodes one
+// row at a time, so a large adapter needs no second copy.
+func (m Matrix) checkFinite() error {
+	rb, err := m.Type.RowBytes(m.Cols)
+	if err != nil {
+		return err
+	}
+	if len(m.Data) < m.Rows*rb {
+		return fmt.Errorf("%d bytes for %d rows of %d bytes", len(m.Data), m.Rows, rb)
+	}
+	row := make([]float32, m.Cols)
+	for r := 0; r < m.Rows; r++ {
+		if err := quant.Dequantize(m.Type, m.Data[r*rb:(r+1)*rb], row); err != nil {
+			return err
+		}
+		for c, v := range row {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("element [%d,%d] is %v", r, c, v)
+			}
+		}
+	}
+	return nil
+}
+
 // f32Matrix wraps float32 values as an F32 Matrix.
 func f32Matrix(rows, cols int, v []float32) Matrix {
 	b := make([]byte, 4*len(v))
@@ -213,7 +239,10 @@ func (a *Adapter) prepare() error {
 			p.Scale = a.Alpha / float32(p.Rank)
 		}
 		a.Rank = max(a.Rank, p.Rank)
-		for _, m := range []Matrix{p.HostA, p.HostB} {
+		for i, m := range []Matrix{p.HostA, p.HostB} {
+			if err := m.checkFinite(); err != nil {
+				return fmt.Errorf("%w: %s lora_%c: %w", ErrMalformed, name, "ab"[i], err)
+			}
 			fmt.Fprintf(h, "%s/%d/%d/%d;", name, m.Type, m.Rows, m.Cols)
 			h.Write(m.Data)
 		}
