@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 )
 
@@ -85,10 +86,31 @@ func (n *AutoNumber) UnmarshalJSON(b []byte) error {
 	}
 	var v float64
 	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf(`must be "auto" or a number`)
+		// A type error, so that the decoder adds the field's path (a
+		// server's error can name "hyperparameters.n_epochs").
+		return &json.UnmarshalTypeError{Value: jsonValueKind(b), Type: reflect.TypeFor[AutoNumber]()}
 	}
 	*n = AutoNumber{Value: v}
 	return nil
+}
+
+// jsonValueKind names the kind of the JSON value b, as the decoder's type
+// errors do: "string", "number", "object", "array" or "bool".
+func jsonValueKind(b []byte) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	}
+	return "number"
 }
 
 // Hyperparameters of a fine-tuning job. Absent fields are "auto".
@@ -98,6 +120,37 @@ type Hyperparameters struct {
 	LearningRateMultiplier *AutoNumber `json:"learning_rate_multiplier,omitempty"`
 	// LoRARank is the adapter's rank (ruvllm extension; default 8).
 	LoRARank *AutoNumber `json:"lora_rank,omitempty"`
+	// Unknown lists, sorted, the keys of the decoded JSON object that name
+	// none of the above (a misspelt or unsupported hyperparameter), so that
+	// the server can refuse them instead of training with "auto". Never
+	// encoded.
+	Unknown []string `json:"-"`
+}
+
+// HyperparameterNames are the JSON keys of Hyperparameters.
+var HyperparameterNames = []string{"n_epochs", "batch_size", "learning_rate_multiplier", "lora_rank"}
+
+// UnmarshalJSON decodes the known hyperparameters and records the other
+// keys in Unknown.
+func (h *Hyperparameters) UnmarshalJSON(b []byte) error {
+	type plain Hyperparameters
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return err
+	}
+	p.Unknown = nil
+	for k := range keys {
+		if !slices.Contains(HyperparameterNames, k) {
+			p.Unknown = append(p.Unknown, k)
+		}
+	}
+	slices.Sort(p.Unknown)
+	*h = Hyperparameters(p)
+	return nil
 }
 
 // FineTuneMethod is OpenAI's "method" of a job; only "supervised" is

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+
+	"github.com/ruvllm/ruvllm/ipc"
 )
 
 // decode reads a JSON body into v. Unknown fields are tolerated; a field
@@ -59,6 +61,9 @@ func jsonPath(p string) string {
 // jsonKind names the JSON a Go type takes; for an integer sent a number
 // it cannot hold (a fraction, or out of range), the range too.
 func jsonKind(t reflect.Type, value string) string {
+	if t == reflect.TypeFor[ipc.AutoNumber]() {
+		return `"auto" or a number`
+	}
 	number := strings.HasPrefix(value, "number")
 	switch t.Kind() {
 	case reflect.String:

@@ -254,6 +254,9 @@ func (s *Service) Create(req ipc.FineTuningJobCreate) (ipc.FineTuningJob, error)
 	if hp != nil {
 		h = *hp
 	}
+	if len(h.Unknown) > 0 {
+		return ipc.FineTuningJob{}, paramErr(param+"."+h.Unknown[0], "is not a hyperparameter (use %s)", strings.Join(ipc.HyperparameterNames, ", "))
+	}
 	checks := []struct {
 		v        *ipc.AutoNumber
 		name     string
