@@ -346,13 +346,15 @@ func TestDropPEFTDirectory(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // config alone: incomplete, must not be rejected yet
 	w, _ := os.ReadFile(filepath.Join(staged, lora.PEFTWeights))
 	os.WriteFile(filepath.Join(dst, lora.PEFTWeights), w, 0o600)
-	waitFor(t, 10*time.Second, "install", func() bool { return len(f.pool.List()) == 1 })
+	// The record comes first, then the dropped folder is removed (Install
+	// with move): wait for both, not the record alone.
+	waitFor(t, 10*time.Second, "install and removal from the drop folder", func() bool {
+		_, err := os.Stat(dst)
+		return len(f.pool.List()) == 1 && errors.Is(err, os.ErrNotExist)
+	})
 	info := f.pool.List()[0]
 	if info.Name != "coder" || info.Format != "peft" {
 		t.Fatalf("record %+v", info)
-	}
-	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("installed folder still in the drop folder")
 	}
 	got, err := f.pool.Resolve(ctx, f.model, []ipc.AdapterRef{{Name: "coder"}})
 	if err != nil {
