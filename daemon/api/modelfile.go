@@ -344,6 +344,10 @@ func formatParameters(params map[string]any) string {
 			for _, s := range v {
 				fmt.Fprintf(&b, "PARAMETER %s %q\n", k, fmt.Sprint(s))
 			}
+		case float64:
+			// Not %v: it writes 1e+06 for a million, which an integer
+			// parameter (seed, num_ctx, ...) does not read back.
+			fmt.Fprintf(&b, "PARAMETER %s %s\n", k, strconv.FormatFloat(v, 'f', -1, 64))
 		default:
 			fmt.Fprintf(&b, "PARAMETER %s %v\n", k, v)
 		}
