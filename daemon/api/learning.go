@@ -143,7 +143,7 @@ func (a *API) learningStatus(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	model := r.URL.Query().Get("model")
-	if err := checkName("model", model); err != nil {
+	if err := firstError(checkName("model", model), a.learningModel(model)); err != nil {
 		openAIError(w, err)
 		return
 	}
@@ -166,7 +166,7 @@ func (a *API) learningAction(w http.ResponseWriter, r *http.Request) {
 	if body.Model == "" {
 		body.Model = r.URL.Query().Get("model")
 	}
-	if err := checkName("model", body.Model); err != nil {
+	if err := firstError(checkName("model", body.Model), a.learningModel(body.Model)); err != nil {
 		openAIError(w, err)
 		return
 	}
@@ -186,7 +186,7 @@ func (a *API) learningAction(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) learningExport(w http.ResponseWriter, r *http.Request) {
 	model := r.URL.Query().Get("model")
-	if err := checkName("model", model); err != nil {
+	if err := firstError(checkName("model", model), a.learningModel(model)); err != nil {
 		openAIError(w, err)
 		return
 	}
@@ -206,6 +206,25 @@ func (a *API) learningExport(w http.ResponseWriter, r *http.Request) {
 	if err := write(w); err != nil {
 		a.log.Warn("learning export cut off", "err", err)
 	}
+}
+
+// learningModel refuses, as a 404 naming the field, a model the daemon
+// has no model of that name for at all (a typo), which the learning
+// service could only report as not loaded, or, for GET /v1/learning, as
+// an empty list that the CLI showed as "No model is loaded". A model the
+// daemon can serve but has not loaded stays the service's 409.
+func (a *API) learningModel(model string) error {
+	if model == "" {
+		return nil
+	}
+	rm, err := a.resolveModel(model)
+	if err != nil {
+		return err
+	}
+	if _, err := a.models.Resolve(rm.base); err != nil {
+		return &requestError{status: http.StatusNotFound, param: "model", msg: err.Error()}
+	}
+	return nil
 }
 
 // learningError maps the learning service's errors to statuses.
