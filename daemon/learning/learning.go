@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ruvllm/ruvllm/daemon/store"
 	"github.com/ruvllm/ruvllm/engine/llm"
@@ -144,9 +145,32 @@ const appPrefix = "app:"
 // X-Ruvllm-Client; "" for none).
 func (s *Service) ScopeOf(app string) string {
 	if s.o.PerApp && app != "" {
-		return appPrefix + app
+		return appPrefix + scopeApp(app)
 	}
 	return UserScope
+}
+
+// scopeApp makes a client name the app of a scope that CheckScope
+// accepts: unprintable runes become '_' and the name is cut at a rune
+// boundary to MaxScopeBytes-len(appPrefix) bytes. A client's header is
+// not checked, and a scope made from it verbatim (300 bytes, a tab) was
+// learned in and stored but could not be named to GET /v1/learning,
+// pause, reset, undo or export it.
+func scopeApp(app string) string {
+	app = strings.Map(func(r rune) rune {
+		if !unicode.IsPrint(r) {
+			return '_'
+		}
+		return r
+	}, app)
+	cut := MaxScopeBytes - len(appPrefix)
+	if len(app) <= cut {
+		return app
+	}
+	for cut > 0 && !utf8.RuneStart(app[cut]) {
+		cut--
+	}
+	return app[:cut]
 }
 
 // MaxScopeBytes bounds a scope's name.
