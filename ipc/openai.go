@@ -50,6 +50,7 @@ func (r AdapterRefs) Mode() string {
 func AdapterMode(mode string) AdapterRefs { return AdapterRefs{{Name: "@" + mode}} }
 
 // UnmarshalJSON accepts an array of {"name", "scale"} or "auto"/"none".
+// An entry whose scale is an explicit 0 is left out.
 func (r *AdapterRefs) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
@@ -64,11 +65,28 @@ func (r *AdapterRefs) UnmarshalJSON(b []byte) error {
 		}
 		return fmt.Errorf("adapters must be an array of {\"name\", \"scale\"} or one of \"auto\" and \"none\", not %q", s)
 	}
-	var list []AdapterRef
+	var list []struct {
+		Name  string   `json:"name"`
+		Scale *float32 `json:"scale"`
+	}
 	if err := json.Unmarshal(b, &list); err != nil {
 		return fmt.Errorf("adapters must be an array of {\"name\", \"scale\"} or one of \"auto\" and \"none\"")
 	}
-	*r = list
+	out := make(AdapterRefs, 0, len(list))
+	for _, e := range list {
+		// A scale of 0 sent explicitly leaves the adapter out, as
+		// llama-server's "lora" does (a scale slider at 0); AdapterRef's
+		// zero Scale means 1, so keeping the entry applied it in full.
+		if e.Scale != nil && *e.Scale == 0 && e.Name != "" {
+			continue
+		}
+		ref := AdapterRef{Name: e.Name}
+		if e.Scale != nil {
+			ref.Scale = *e.Scale
+		}
+		out = append(out, ref)
+	}
+	*r = out
 	return nil
 }
 
