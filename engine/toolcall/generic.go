@@ -95,7 +95,7 @@ func (Generic) Parse(text string) (string, []Call, error) {
 			return partial, nil, nil
 		}
 		if strings.HasPrefix(t, `{"tool_calls"`) {
-			return "", nil, nil
+			return "", completeCalls(t), nil
 		}
 		return text, nil, nil // not the structured reply: plain text
 	}
@@ -114,6 +114,31 @@ func (Generic) Parse(text string) (string, []Call, error) {
 		calls = append(calls, c)
 	}
 	return "", calls, nil
+}
+
+// completeCalls reads the calls that a {"tool_calls": [...] reply cut
+// short still holds whole, so a cut drops only the half-written one (as the
+// native formats do); a call that does not read as one is where it stops.
+func completeCalls(text string) []Call {
+	dec := json.NewDecoder(strings.NewReader(text))
+	for _, want := range []any{json.Delim('{'), "tool_calls", json.Delim('[')} {
+		if tok, err := dec.Token(); err != nil || tok != want {
+			return nil
+		}
+	}
+	var calls []Call
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			break
+		}
+		c, err := unmarshalCall(raw, "arguments")
+		if err != nil {
+			break
+		}
+		calls = append(calls, c)
+	}
+	return calls
 }
 
 // PrepareMessages makes a conversation with tools readable by a template

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,14 +138,30 @@ func TestGenericPrepareMessages(t *testing.T) {
 	}
 }
 
+// TestGenericParseCutShort: a reply the length limit cuts keeps its
+// response so far, or the calls written whole before the half one (as the
+// native formats keep them); the generic format used to drop them all.
 func TestGenericParseCutShort(t *testing.T) {
-	for _, c := range []struct{ text, content string }{
-		{`{"response":"half an ans`, "half an ans"},
-		{`{"tool_calls":[{"name":"get_weather","argu`, ""},
+	for _, c := range []struct {
+		text, content string
+		calls         []string // name and arguments of each call kept
+	}{
+		{`{"response":"half an ans`, "half an ans", nil},
+		{`{"tool_calls":[{"name":"get_weather","argu`, "", nil},
+		{`{"tool_calls"`, "", nil},
+		{`{"tool_calls":[`, "", nil},
+		{`{"tool_calls":[{"name":"get_weather","arguments":{"city":"Oslo"}}`, "", []string{`get_weather{"city":"Oslo"}`}},
+		{`{"tool_calls":[{"name":"get_weather","arguments":{"city":"Oslo"}},{"name":"add","arguments":{"a":1,"b":2}},{"name":"add","argu`, "",
+			[]string{`get_weather{"city":"Oslo"}`, `add{"a":1,"b":2}`}},
+		{`{"tool_calls":[{"name":"add","arguments":{"a":1}}, {"na`, "", []string{`add{"a":1}`}},
 	} {
 		content, calls, err := Generic{}.Parse(c.text)
-		if err != nil || len(calls) != 0 || content != c.content {
-			t.Errorf("%q: %q %v %v", c.text, content, calls, err)
+		var got []string
+		for _, call := range calls {
+			got = append(got, call.Name+string(call.Arguments))
+		}
+		if err != nil || content != c.content || !slices.Equal(got, c.calls) {
+			t.Errorf("%q: content %q, calls %q, err %v; want %q, %q", c.text, content, got, err, c.content, c.calls)
 		}
 	}
 }
