@@ -535,6 +535,22 @@ func (c *schemaCompiler) array(m *merged) sym {
 	return c.b.seq(c.litSym("["), next, c.litSym("]"))
 }
 
+// oneOfAlternatives is the anyOf that a oneOf means: its own alternatives
+// where no two overlap, else exactOneOf's rewriting. The answer is kept per
+// oneOf, since a schema may use one oneOf in many places through $ref and
+// the pairwise check costs the square of the alternatives.
+func (c *schemaCompiler) oneOfAlternatives(n *jvalue, alts []*jvalue) []*jvalue {
+	if out, ok := c.oneOfMemo[n]; ok {
+		return out
+	}
+	out := alts
+	if !c.oneOfDisjoint(n, alts) {
+		out = c.exactOneOf(n, alts)
+	}
+	c.oneOfMemo[n] = out
+	return out
+}
+
 // oneOfDisjoint reports whether no value can match two of the
 // alternatives, which makes oneOf the same as anyOf.
 func (c *schemaCompiler) oneOfDisjoint(n *jvalue, alts []*jvalue) bool {
@@ -554,9 +570,6 @@ func (c *schemaCompiler) oneOfDisjoint(n *jvalue, alts []*jvalue) bool {
 // (types, values, patterns, one required property, and anyOf of those);
 // otherwise the schema does not compile, naming oneOf.
 func (c *schemaCompiler) exactOneOf(n *jvalue, alts []*jvalue) []*jvalue {
-	if out, ok := c.oneOfMemo[n]; ok {
-		return out
-	}
 	out := make([]*jvalue, len(alts))
 	for i, a := range alts {
 		parts := []*jvalue{a}
@@ -571,7 +584,6 @@ func (c *schemaCompiler) exactOneOf(n *jvalue, alts []*jvalue) []*jvalue {
 		out[i] = &jvalue{kind: jObj, keys: []string{"allOf"}, vals: []*jvalue{{kind: jArr, arr: parts}}}
 		c.base[out[i]], c.path[out[i]] = c.base[n], c.pathOf(n)
 	}
-	c.oneOfMemo[n] = out
 	return out
 }
 

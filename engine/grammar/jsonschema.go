@@ -95,6 +95,8 @@ type schemaCompiler struct {
 	// oneOfNots maps the negations exactOneOf makes to their oneOf, for
 	// errors that name the keyword the schema wrote.
 	oneOfNots map[*jvalue]*jvalue
+	// oneOfMemo holds each oneOf's alternatives as oneOfAlternatives
+	// decided them, once for all the places that use it.
 	oneOfMemo map[*jvalue][]*jvalue
 	flatMemo  map[string]sym // expanded conjunctions
 	err       error
@@ -448,9 +450,15 @@ func (c *schemaCompiler) expand(cj conj) []conj {
 						c.invalid(n, "%s is not a non-empty array", k)
 						return
 					}
+					if len(list.arr) > maxSchemaAlternatives {
+						// Refused before oneOf's pairwise check, which costs
+						// the square of the alternatives.
+						c.unsupported(n, k, fmt.Sprintf("more than %d alternatives after expanding anyOf/oneOf", maxSchemaAlternatives))
+						return
+					}
 					alts := list.arr
-					if flag == doneOneOf && !c.oneOfDisjoint(n, list.arr) {
-						alts = c.exactOneOf(n, list.arr)
+					if flag == doneOneOf {
+						alts = c.oneOfAlternatives(n, list.arr)
 					}
 					for _, x := range alts {
 						rec(dedupe(c, insertAfter(cj, i, flag, x)))

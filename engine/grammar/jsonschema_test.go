@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -103,5 +104,52 @@ func TestJSONSchemaErrors(t *testing.T) {
 	}
 	if _, err := CompileJSONSchema([]byte(`{"type":"string","format":"color"}`), JSONOptions{StrictFormats: true}); err == nil {
 		t.Error("unknown format accepted with StrictFormats")
+	}
+}
+
+// TestJSONSchemaOneOfWork: a oneOf's pairwise overlap check, which costs
+// the square of its alternatives, runs once per oneOf and never for one
+// that has more alternatives than a schema may expand to. A hostile schema
+// of a few thousand alternatives held the compiler for minutes before it
+// was refused, and one oneOf used from many properties paid it each time.
+func TestJSONSchemaOneOfWork(t *testing.T) {
+	alts := func(n int, f string) string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = fmt.Sprintf(f, i)
+		}
+		return strings.Join(s, ",")
+	}
+	for _, schema := range []string{
+		`{"oneOf":[` + alts(maxSchemaAlternatives+1, `{"const":%d}`) + `]}`,
+		`{"oneOf":[` + alts(maxSchemaAlternatives+1, `{"type":"array","minItems":%d}`) + `]}`, // overlapping
+		`{"anyOf":[` + alts(maxSchemaAlternatives+1, `{"const":%d}`) + `]}`,
+	} {
+		_, err := CompileJSONSchema([]byte(schema), JSONOptions{})
+		var ue *UnsupportedError
+		if !errors.As(err, &ue) || ue.Keyword != schema[2:7] || !strings.Contains(ue.Detail, fmt.Sprintf("more than %d alternatives", maxSchemaAlternatives)) {
+			t.Errorf("%.40s...: error %v, want %s with too many alternatives", schema, err, schema[2:7])
+		}
+	}
+	for _, tc := range []struct {
+		oneOf string
+		want  int // alternatives the memo holds
+	}{
+		{`[{"const":1},{"const":2},{"const":3}]`, 3},
+		{`[{"type":"string"},{"enum":["a",1]}]`, 2}, // overlapping: rewritten
+	} {
+		schema := `{"$defs":{"o":{"oneOf":` + tc.oneOf + `}},"type":"object",` +
+			`"properties":{"a":{"$ref":"#/$defs/o"},"b":{"$ref":"#/$defs/o"},"c":{"$ref":"#/$defs/o"}}}`
+		root, err := parseJSON([]byte(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newSchemaCompiler(root, JSONOptions{})
+		if _, err := c.compileRoot(); err != nil {
+			t.Fatalf("%s: %v", schema, err)
+		}
+		if len(c.oneOfMemo) != 1 || len(c.oneOfMemo[root.get("$defs").get("o")]) != tc.want {
+			t.Errorf("%s: oneOf decided for %d oneOfs, want once for the one", tc.oneOf, len(c.oneOfMemo))
+		}
 	}
 }
