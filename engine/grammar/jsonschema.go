@@ -47,6 +47,12 @@ const (
 	maxSchemaNodes        = 20000 // distinct (merged) subschemas compiled
 	maxPatternClasses     = 4     // patternProperties patterns over one object
 	maxCountStates        = 50000 // property-count states of one object
+	// maxExpandParts bounds the schemas that expanding $ref, allOf, anyOf
+	// and oneOf copies into conjunctions, over a whole schema: each step
+	// copies its conjunction, so a chain of n $refs (draft 2019 on, where a
+	// $ref joins its siblings) costs n²/2. MaskBench's largest need is
+	// about 60,000.
+	maxExpandParts = 1 << 20
 )
 
 // CompileJSONSchema compiles a JSON Schema (draft 4 to 2020-12) into a
@@ -100,6 +106,8 @@ type schemaCompiler struct {
 	oneOfMemo map[*jvalue][]*jvalue
 	flatMemo  map[string]sym // expanded conjunctions
 	err       error
+	// expandParts counts the schemas expand has copied (maxExpandParts).
+	expandParts int
 
 	// shared symbols and terms
 	anyValue   sym
@@ -401,6 +409,10 @@ func (c *schemaCompiler) expand(cj conj) []conj {
 	var rec func(cj conj)
 	rec = func(cj conj) {
 		if c.err != nil || len(out) > maxSchemaAlternatives {
+			return
+		}
+		if c.expandParts += len(cj); c.expandParts > maxExpandParts {
+			c.fail(fmt.Errorf("%w: $ref, allOf, anyOf and oneOf expand to more than %d schemas", ErrTooLarge, maxExpandParts))
 			return
 		}
 		for i, p := range cj {

@@ -153,3 +153,35 @@ func TestJSONSchemaOneOfWork(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONSchemaRefChainBounded: from draft 2019 a $ref joins its siblings
+// instead of replacing them, so each link of a $ref chain grows the
+// conjunction that expanding copies, and a chain of n links costs n²/2
+// copies (20,000 links, a 600 kB request, held the compiler for a minute).
+// Past a bound it is refused as too large; the same chain where $ref
+// replaces (draft 7) stays linear and compiles.
+func TestJSONSchemaRefChainBounded(t *testing.T) {
+	chain := func(draft string, n int) []byte {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"$schema":%q,"$ref":"#/definitions/d0","definitions":{`, draft)
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, `"d%d":{"$ref":"#/definitions/d%d"},`, i, i+1)
+		}
+		fmt.Fprintf(&b, `"d%d":{"type":"string"}}}`, n)
+		return []byte(b.String())
+	}
+	for _, tc := range []struct {
+		draft   string
+		n       int
+		tooLong bool
+	}{
+		{"https://json-schema.org/draft/2020-12/schema", 100, false},
+		{"https://json-schema.org/draft/2020-12/schema", 3000, true},
+		{"http://json-schema.org/draft-07/schema#", 3000, false},
+	} {
+		_, err := CompileJSONSchema(chain(tc.draft, tc.n), JSONOptions{})
+		if tooLong := errors.Is(err, ErrTooLarge); tooLong != tc.tooLong || (err != nil && !tooLong) {
+			t.Errorf("%s, %d links: error %v, want too large %v", tc.draft, tc.n, err, tc.tooLong)
+		}
+	}
+}
