@@ -596,6 +596,7 @@ func (c *gbnfCompiler) elemSym(e *gElem) sym {
 	case gRef:
 		return c.ruleSym(e.ref)
 	case gToken:
+		c.b.specials = append(c.b.specials, e.token)
 		return c.b.lexeme(c.b.pool.Concat(c.b.pool.Byte(SpecialMarker), c.b.pool.Literal(e.token)))
 	case gGroup:
 		r := c.b.rule("")

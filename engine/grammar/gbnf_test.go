@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -124,4 +125,34 @@ func FuzzGBNF(f *testing.F) {
 		}
 		matches(g, text)
 	})
+}
+
+// TestGBNFSpecialTokenInVocab: a GBNF grammar that names a special token
+// the vocabulary lacks is refused when its constraint is made, naming the
+// token; no token could ever match it, so the output used to stop short of
+// the grammar with an ordinary stop. End-of-generation tokens count as
+// the vocabulary's too.
+func TestGBNFSpecialTokenInVocab(t *testing.T) {
+	v, err := NewVocab([]Token{{Bytes: []byte("a")}, {Bytes: []byte("b")},
+		{Bytes: []byte("<think>"), Special: true}, {Bytes: []byte("</s>"), EOG: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		src, missing string
+	}{
+		{`root ::= <think> "a"`, ""},
+		{`root ::= "a" </s>`, ""},
+		{`root ::= "a" <nope> "b"`, "<nope>"},
+		{"root ::= \"a\" | x\nx ::= (\"b\" <|eot_id|>)+", "<|eot_id|>"},
+		{"root ::= \"a\"\nunused ::= <nope>", ""}, // not reachable from root
+	} {
+		_, err := v.Constraint(Spec{Kind: KindGBNF, Source: tc.src})
+		switch {
+		case tc.missing == "" && err != nil:
+			t.Errorf("%q: %v", tc.src, err)
+		case tc.missing != "" && (!errors.Is(err, ErrGBNF) || !strings.Contains(err.Error(), tc.missing)):
+			t.Errorf("%q: error %v, want one naming %s", tc.src, err, tc.missing)
+		}
+	}
 }

@@ -42,6 +42,9 @@ type builder struct {
 	tidx  map[rx.ID]sym
 	size  int
 	err   error
+	// specials are the special tokens the grammar names (GBNF's <token>)
+	// with no plain spelling to fall back on.
+	specials []string
 }
 
 func newBuilder() *builder {
@@ -226,6 +229,7 @@ type Grammar struct {
 	follow   []rx.ByteSet // per terminal: bytes that can start what follows it
 	endOK    []bool       // per terminal: the text may end right after it
 	desc     string
+	specials []string // special tokens a vocabulary must have (builder.specials)
 }
 
 // String describes the grammar (its front end and size).
@@ -285,7 +289,7 @@ func (b *builder) build(root sym, desc string) (*Grammar, error) {
 			}
 		}
 	}
-	g := &Grammar{pool: b.pool, terms: b.terms, names: b.names, start: int32(start), desc: desc}
+	g := &Grammar{pool: b.pool, terms: b.terms, names: b.names, start: int32(start), desc: desc, specials: b.specials}
 	g.first = make([][]int32, nr)
 	g.nullable = make([]bool, nr)
 	for r := 0; r < nr; r++ {

@@ -85,6 +85,13 @@ func (v *Vocab) Cached(key string, build func() (*Grammar, error)) (*Constraint,
 	if err != nil {
 		return nil, err
 	}
+	for _, name := range g.specials {
+		if !v.names[name] {
+			// No token could ever match it: the output would stop short
+			// of the grammar, with nothing to say why.
+			return nil, fmt.Errorf("%w: %s is no special token of this model's vocabulary", ErrGBNF, name)
+		}
+	}
 	c := NewConstraint(g, v)
 	v.mu.Lock()
 	defer v.mu.Unlock()

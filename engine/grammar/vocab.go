@@ -25,7 +25,7 @@ type Token struct {
 	// "<|python_tag|>"), matched only where a grammar asks for it.
 	Special bool
 	// EOG marks an end-of-generation token: allowed exactly where the
-	// grammar's text may end.
+	// grammar's text may end. Its Bytes, if any, are only its name.
 	EOG bool
 }
 
@@ -38,6 +38,7 @@ type Vocab struct {
 	noShare bool
 	bytes   [][]byte // per token, as matched (special tokens with the marker)
 	eog     []int32
+	names   map[string]bool // the names of special and EOG tokens
 	trie    trie
 	// plainBelow[i]: every token below trie node i continues with whole
 	// plain characters only (printable ASCII but '"' and '\\', and valid
@@ -233,9 +234,12 @@ func NewVocab(tokens []Token) (*Vocab, error) {
 	if len(tokens) == 0 || len(tokens) > 1<<24 {
 		return nil, fmt.Errorf("grammar: vocabulary of %d tokens", len(tokens))
 	}
-	v := &Vocab{n: len(tokens), bytes: make([][]byte, len(tokens)), cache: map[string]*Constraint{}}
+	v := &Vocab{n: len(tokens), bytes: make([][]byte, len(tokens)), names: map[string]bool{}, cache: map[string]*Constraint{}}
 	var es []entry
 	for i, tk := range tokens {
+		if tk.Special || tk.EOG {
+			v.names[string(tk.Bytes)] = true
+		}
 		if tk.EOG {
 			v.eog = append(v.eog, int32(i))
 			continue
@@ -299,7 +303,7 @@ func VocabFromTokenizer(t *tokenizer.Tokenizer) (*Vocab, error) {
 		id := int32(i)
 		switch {
 		case t.IsEOG(id):
-			toks[i].EOG = true
+			toks[i] = Token{Bytes: []byte(t.Piece(id)), EOG: true}
 		case t.IsControl(id):
 			toks[i] = Token{Bytes: []byte(t.Piece(id)), Special: true}
 		default:
