@@ -155,12 +155,30 @@ func callSchema(tools []Tool, argsKey string) []byte {
 	for _, t := range tools {
 		name, _ := json.Marshal(t.Name)
 		alts = append(alts, fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},%q:%s},"required":["name",%q],"additionalProperties":false}`,
-			name, argsKey, t.Parameters, argsKey))
+			name, argsKey, rooted(t), argsKey))
 	}
 	if len(alts) == 1 {
 		return []byte(alts[0])
 	}
 	return []byte(`{"anyOf":[` + strings.Join(alts, ",") + `]}`)
+}
+
+// rooted is t's parameters with a base URI of their own ($id), so that
+// their references within themselves ("#", "#/$defs/...", the
+// "#/definitions/..." that schema generators write) still name their parts
+// once the parameters sit inside the call schema; they named the call
+// schema's root instead. A $id the parameters give follows and wins.
+func rooted(t Tool) string {
+	p := bytes.TrimSpace(t.Parameters)
+	if len(p) < 2 || p[0] != '{' {
+		return string(p) // ParseTools lets only objects through
+	}
+	id, _ := json.Marshal("urn:ruvllm:tool:" + t.Name)
+	rest := bytes.TrimSpace(p[1:])
+	if rest[0] == '}' {
+		return `{"$id":` + string(id) + `}`
+	}
+	return `{"$id":` + string(id) + `,` + string(rest)
 }
 
 // Format is how one family of models writes tool calls.

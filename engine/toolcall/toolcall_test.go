@@ -187,3 +187,52 @@ func TestMaxTools(t *testing.T) {
 		}
 	}
 }
+
+// TestToolParametersOwnRefs: a tool's parameters that refer to their own
+// parts ("#/$defs/...", "#/definitions/...", "#" for recursion), as schema
+// generators write them, are held to in every format: the references once
+// named the call schema's root, so $defs were "no such location" (a 400 for
+// a schema response_format takes) and "#" recursed into the whole call.
+func TestToolParametersOwnRefs(t *testing.T) {
+	raw := []json.RawMessage{
+		json.RawMessage(`{"type":"function","function":{"name":"f","parameters":{"type":"object",` +
+			`"$defs":{"Unit":{"enum":["C","F"]}},"definitions":{"Day":{"type":"integer","minimum":1,"maximum":7}},` +
+			`"properties":{"unit":{"$ref":"#/$defs/Unit"},"day":{"$ref":"#/definitions/Day"},"next":{"$ref":"#"}},` +
+			`"required":["unit"],"additionalProperties":false}}}`),
+		json.RawMessage(`{"type":"function","function":{"name":"g","parameters":{ }}}`),
+	}
+	tools, err := ParseTools(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := []grammar.Token{{EOG: true}}
+	for b := 0; b < 0x80; b++ {
+		toks = append(toks, grammar.Token{Bytes: []byte{byte(b)}})
+	}
+	v, err := grammar.NewVocab(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, _ := Generic{}.Grammar(tools, true, true)
+	g, err := grammar.Compose(part)
+	if err != nil {
+		t.Fatalf("tools do not compile: %v", err)
+	}
+	c := grammar.NewConstraint(g, v)
+	for _, tc := range []struct {
+		args string
+		ok   bool
+	}{
+		{`{"unit":"C","day":3}`, true},
+		{`{"unit":"F","next":{"unit":"C","next":{"unit":"F"}}}`, true},
+		{`{"unit":"K"}`, false},
+		{`{"unit":"C","day":9}`, false},
+		{`{"unit":"C","next":{"tool_calls":[]}}`, false},
+	} {
+		m := c.NewMatcher()
+		text := `{"tool_calls":[{"name":"f","arguments":` + tc.args + `},{"name":"g","arguments":{}}]}`
+		if ok := m.AcceptText([]byte(text)) == nil && m.CanEnd(); ok != tc.ok {
+			t.Errorf("arguments %s: accepted %v, want %v", tc.args, ok, tc.ok)
+		}
+	}
+}
