@@ -245,6 +245,9 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingS
 	}
 	g, err := gm.ComposedGrammar(part)
 	if err != nil {
+		if perr := toolcall.CheckParameters(tools); perr != nil {
+			err = perr // names the tool, and the place in what the client wrote
+		}
 		return nil, grammarError(ts.param, err)
 	}
 	req.Grammar = g

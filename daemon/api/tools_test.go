@@ -324,3 +324,27 @@ func TestCompletionsConstraint(t *testing.T) {
 		}
 	}
 }
+
+// TestToolParametersErrorNamesTool: a tool whose parameters the grammar
+// cannot enforce is refused naming the tool and the place within its
+// parameters, in every API; the message named a place in the call schema
+// the daemon wraps around them ("#/anyOf/0/properties/tool_calls/...").
+func TestToolParametersErrorNamesTool(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := realTinyModel(t)
+	params := `{"type":"object","properties":{"city":{"type":"string"},"n":{"type":"integer","multipleOf":3}}}`
+	user := `"messages":[{"role":"user","content":"hi"}]`
+	for _, c := range []struct{ path, body string }{
+		{"/v1/chat/completions", `{"model":"` + model + `",` + user + `,"tools":[{"type":"function","function":{"name":"get_weather","parameters":` + params + `}}]}`},
+		{"/api/chat", `{"model":"` + model + `","stream":false,` + user + `,"tools":[{"type":"function","function":{"name":"get_weather","parameters":` + params + `}}]}`},
+		{"/v1/messages", `{"model":"` + model + `","max_tokens":9,` + user + `,"tools":[{"name":"get_weather","input_schema":` + params + `}]}`},
+		{"/v1/responses", `{"model":"` + model + `","input":"hi","tools":[{"type":"function","name":"get_weather","parameters":` + params + `}]}`},
+	} {
+		resp, b := ta.post(t, c.path, c.body)
+		msg := string(b)
+		if resp.StatusCode != 400 || !strings.Contains(msg, `multipleOf`) || !strings.Contains(msg, `get_weather`) ||
+			!strings.Contains(msg, `at #/properties/n`) || strings.Contains(msg, "tool_calls") {
+			t.Errorf("%s: %d %s, want 400 naming get_weather and #/properties/n", c.path, resp.StatusCode, b)
+		}
+	}
+}

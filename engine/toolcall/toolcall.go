@@ -148,6 +148,19 @@ func Select(tools []Tool, c Choice) ([]Tool, error) {
 	return tools, nil
 }
 
+// CheckParameters compiles each tool's parameters alone and returns the
+// first error, naming the tool and a place within its parameters. Compiled
+// inside the calls' grammar, the same error names a place in the call
+// schema the client never wrote ("#/anyOf/0/properties/tool_calls/...").
+func CheckParameters(tools []Tool) error {
+	for _, t := range tools {
+		if _, err := grammar.CompileJSONSchema(t.Parameters, grammar.JSONOptions{}); err != nil {
+			return fmt.Errorf("tool %q: parameters: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
 // callSchema is the schema of one call object: {"name": <one of the tools>,
 // <argsKey>: <that tool's parameters>}.
 func callSchema(tools []Tool, argsKey string) []byte {
