@@ -29,6 +29,9 @@ func TestJSONSchemaLanguages(t *testing.T) {
 			[]string{`"ab"`, `"a\"c"`, `"a\u00e9"`}, []string{`"a"`, `"abcd"`, `"Ab"`, `"a\u0041\u0041\u0041"`}},
 		{"format", `{"type":"string","format":"date-time"}`, []string{`"2024-02-29T12:00:00Z"`, `"2023-12-31T23:59:59.5+01:00"`},
 			[]string{`"2023-02-29T12:00:00Z"`, `"2024-01-01"`, `"not a date"`}},
+		// hostname's length limit is a lookahead to the end: (?=.{1,253}$).
+		{"hostname", `{"type":"string","format":"hostname"}`, []string{`"a"`, `"x-1.example.com"`, `"` + strings.Repeat("a.", 126) + `a"`},
+			[]string{`""`, `"-a"`, `"a..b"`, `"a_b"`, `"` + strings.Repeat("a.", 127) + `a"`}},
 		{"enum", `{"enum":["a",1,null,{"k":[1]}]}`, []string{`"a"`, `1`, `1.0`, `null`, `{"k":[1]}`}, []string{`"b"`, `2`, `{}`}},
 		{"enum and type", `{"type":"string","enum":["a",1]}`, []string{`"a"`}, []string{`1`}},
 		{"anyOf", `{"anyOf":[{"type":"integer","minimum":5},{"type":"string","maxLength":1}]}`, []string{`5`, `"x"`}, []string{`4`, `"xy"`}},

@@ -600,10 +600,17 @@ func resolve(n *Node, full bool) (*Node, error) {
 		body := Cat(append(items, tail(anyPost)...)...)
 		for i := len(looks) - 1; i >= 0; i-- {
 			l := looks[i]
-			if hasAssertion(l.Subs[0]) {
+			sub, toEnd := withoutEnd(l.Subs[0])
+			if hasAssertion(sub) {
 				return nil, fmt.Errorf("%w: assertion inside a lookahead", ErrUnsupported)
 			}
-			cond := Cat(l.Subs[0], AnyString())
+			// What follows the lookahead's place begins with its match, or
+			// is all of it where the lookahead ends in $ (the length
+			// limits (?=.{1,253}$) of formats such as hostname).
+			cond := sub
+			if !toEnd {
+				cond = Cat(sub, AnyString())
+			}
 			if l.Min == 1 {
 				cond = NotNode(cond)
 			}
@@ -622,6 +629,22 @@ func tail(any bool) []*Node {
 		return []*Node{AnyString()}
 	}
 	return nil
+}
+
+// withoutEnd returns a lookahead's pattern without the $ that ends it, and
+// whether there was one.
+func withoutEnd(n *Node) (*Node, bool) {
+	switch {
+	case n.Op == opEnd:
+		return Cat(), true
+	case n.Op == OpConcat && len(n.Subs) > 0 && n.Subs[len(n.Subs)-1].Op == opEnd:
+		subs := n.Subs
+		for len(subs) > 0 && subs[len(subs)-1].Op == opEnd {
+			subs = subs[:len(subs)-1]
+		}
+		return Cat(subs...), true
+	}
+	return n, false
 }
 
 func hasAssertion(n *Node) bool {

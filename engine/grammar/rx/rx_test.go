@@ -171,6 +171,40 @@ func TestLookahead(t *testing.T) {
 	}
 }
 
+// TestLookaheadToEnd: a leading lookahead that ends in $ holds the whole
+// rest of the text, as the length limit of the hostname format writes it
+// ((?=.{1,253}$)); it was refused as an assertion inside a lookahead, so
+// every schema with format "hostname" failed to compile.
+func TestLookaheadToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		pat  string
+		want map[string]bool
+	}{
+		{`^(?=.{1,5}$)[a-z]+(\.[a-z]+)*$`, map[string]bool{"abc": true, "ab.cd": true, "ab.cde": false, "a.b.c": true, "abcdef": false, "": false, "a.": false}},
+		{`^(?=.{2,3}$)`, map[string]bool{"ab": true, "abc": true, "a": false, "abcd": false}},
+		{`^(?!a$).`, map[string]bool{"a": false, "b": true, "ab": true}},
+		{`(?=ab$)`, map[string]bool{"ab": true, "xab": true, "abx": false}},
+	} {
+		n, err := ParsePattern(tc.pat)
+		if err != nil {
+			t.Errorf("%s: %v", tc.pat, err)
+			continue
+		}
+		p := NewPool()
+		term := lower(t, p, n)
+		for s, want := range tc.want {
+			if got := p.Match(term, []byte(s)); got != want {
+				t.Errorf("%s, %q: got %v want %v", tc.pat, s, got, want)
+			}
+		}
+	}
+	for _, pat := range []string{`^(?=a$b)c`, `^(?=(a$|b))c`} { // $ not at the lookahead's end
+		if _, err := ParsePattern(pat); err == nil {
+			t.Errorf("%s: no error", pat)
+		}
+	}
+}
+
 func TestJSONStringEncoding(t *testing.T) {
 	p := NewPool()
 	anyChar := Lower(p, Rep(Chars(AnyRune...), 0, -1), JSONStringEncoding{})
