@@ -368,8 +368,11 @@ func (p *gbnfParser) int() (int, error) {
 	for p.pos < len(p.src) && p.src[p.pos] >= '0' && p.src[p.pos] <= '9' {
 		p.pos++
 	}
-	if p.pos == start || p.pos-start > 9 {
+	if p.pos == start {
 		return 0, p.errorf("expected a number")
+	}
+	if p.pos-start > 9 { // more than Atoi needs to hold any count allowed
+		return 0, p.errorf("repetition over %d", maxGBNFRepeat)
 	}
 	n, _ := strconv.Atoi(p.src[start:p.pos])
 	return n, nil

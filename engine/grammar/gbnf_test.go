@@ -62,6 +62,22 @@ func TestGBNFErrors(t *testing.T) {
 	}
 }
 
+// TestGBNFErrorsSay: errors say what is wrong where a reader would look; a
+// repetition count of ten digits or more said "expected a number".
+func TestGBNFErrorsSay(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{`root ::= "a"{99999999999999999999}`, "repetition over 2000"},
+		{`root ::= "a"{1,1234567890}`, "repetition over 2000"},
+		{`root ::= "a"{2001}`, "repetition over 2000"},
+		{`root ::= "a"{,3}`, "expected a number"},
+	} {
+		_, err := CompileGBNF(tc.src)
+		if !errors.Is(err, ErrGBNF) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}
+
 // TestNodeLlamaCppGrammars compiles the GBNF grammars shipped with
 // node-llama-cpp (MIT; read where they are installed, not copied here)
 // and checks texts each must accept and refuse.
