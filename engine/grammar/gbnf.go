@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/ruvllm/ruvllm/engine/grammar/rx"
@@ -233,6 +234,9 @@ func (p *gbnfParser) sequence(nested bool, depth int) ([]gElem, error) {
 				if err != nil {
 					return nil, err
 				}
+				if utf8.RuneLen(r) < 0 { // a surrogate: no UTF-8 text holds one
+					return nil, p.errorf("%U in a string is a surrogate, not a character", r)
+				}
 				text = append(text, r)
 			}
 			p.pos++
@@ -397,6 +401,9 @@ func (p *gbnfParser) char() (rune, error) {
 		v, err := strconv.ParseUint(p.src[p.pos:p.pos+n], 16, 32)
 		if err != nil {
 			return 0, p.errorf("expected %d hex digits", n)
+		}
+		if v > unicode.MaxRune {
+			return 0, p.errorf("\\%c%s is beyond U+10FFFF, the last code point", e, p.src[p.pos:p.pos+n])
 		}
 		p.pos += n
 		return rune(v), nil

@@ -172,3 +172,27 @@ func TestGBNFSpecialTokenInVocab(t *testing.T) {
 		}
 	}
 }
+
+// TestGBNFEscapesOfNoCharacter: an escape past U+10FFFF, or a surrogate in
+// a string, names no character: both are refused where they stand. They
+// compiled into U+FFFD, so the output held the replacement character where
+// the grammar wrote something else.
+func TestGBNFEscapesOfNoCharacter(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{`root ::= "\U0011FFFF"`, `\U0011FFFF is beyond U+10FFFF`},
+		{`root ::= [\U00110000-\U0011FFFF]`, `\U00110000 is beyond U+10FFFF`},
+		{`root ::= "a\uD800"`, "U+D800 in a string is a surrogate"},
+		{`root ::= "\uDFFF"`, "U+DFFF in a string is a surrogate"},
+	} {
+		_, err := CompileGBNF(tc.src)
+		if !errors.Is(err, ErrGBNF) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.src, err, tc.want)
+		}
+	}
+	// Classes may still name any code point, surrogates included.
+	for _, src := range []string{`root ::= [^\uD800-\uDFFF]`, `root ::= [\x00-\U0010FFFF]`, `root ::= "\U0010FFFF"`} {
+		if _, err := CompileGBNF(src); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+}
