@@ -182,6 +182,9 @@ type LlamaCompletionRequest struct {
 
 	Grammar    string          `json:"grammar,omitempty"`
 	JSONSchema json.RawMessage `json:"json_schema,omitempty"`
+	// ResponseFormat is the OpenAI form of a JSON constraint, which
+	// llama-server takes here too.
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 
 	NProbs            int      `json:"n_probs,omitempty"`
 	PostSamplingProbs bool     `json:"post_sampling_probs,omitempty"`

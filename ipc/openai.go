@@ -370,6 +370,10 @@ type CompletionRequest struct {
 	Suffix string `json:"suffix,omitempty"`
 	// BestOf must be 1 (or absent).
 	BestOf *int `json:"best_of,omitempty"`
+	// ResponseFormat holds the completion to JSON as chat's does
+	// ({"type": "json_object"} or "json_schema"), as vLLM and llama-server
+	// take it on this endpoint.
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 
 	// maxTokensSent: the body gave max_tokens (MaxTokensSent).
 	maxTokensSent bool

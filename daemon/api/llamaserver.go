@@ -293,7 +293,15 @@ func llamaConstraint(b *ipc.LlamaCompletionRequest) (*constraintSpec, error) {
 	if schema == "null" {
 		schema = ""
 	}
+	rf, err := openAIResponseFormat(b.ResponseFormat)
+	if err != nil {
+		return nil, err
+	}
 	switch {
+	case rf != nil && (schema != "" || b.Grammar != ""):
+		return nil, badParam("response_format", "cannot be combined with json_schema or grammar")
+	case rf != nil:
+		return rf, nil
 	case schema != "" && b.Grammar != "":
 		return nil, badParam("json_schema", "cannot be combined with grammar")
 	case schema != "":

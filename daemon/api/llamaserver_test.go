@@ -133,6 +133,20 @@ func TestLlamaServerCompletion(t *testing.T) {
 	if s := js["content"]; s != "true" && s != "false" {
 		t.Fatalf("json_schema boolean: %q", s)
 	}
+	// So does the OpenAI form, here and on /v1/completions (it was
+	// accepted and ignored).
+	const boolFormat = `"response_format":{"type":"json_schema","json_schema":{"name":"b","schema":{"type":"boolean"}}}`
+	if s := post("/completion", `{"model":`+model+`,"prompt":"Answer:","n_predict":8,`+boolFormat+`}`)["content"]; s != "true" && s != "false" {
+		t.Fatalf("response_format on /completion: %q", s)
+	}
+	oc := post("/v1/completions", `{"model":`+model+`,"prompt":"Answer:","max_tokens":8,`+boolFormat+`}`)
+	if s := oc["choices"].([]any)[0].(map[string]any)["text"]; s != "true" && s != "false" {
+		t.Fatalf("response_format on /v1/completions: %q", s)
+	}
+	obj := post("/v1/completions", `{"model":`+model+`,"prompt":"Answer:","max_tokens":400,"response_format":{"type":"json_object"}}`)
+	if ch := obj["choices"].([]any)[0].(map[string]any); ch["finish_reason"] == "stop" && !json.Valid([]byte(ch["text"].(string))) {
+		t.Fatalf("json_object on /v1/completions: %q", ch["text"])
+	}
 	rf := post("/completion", `{"model":`+model+`,"prompt":"x","n_predict":2,"response_fields":["content","generation_settings/n_predict","nope"]}`)
 	if len(rf) != 2 || rf["generation_settings/n_predict"] != 2.0 || rf["content"] == nil {
 		t.Fatalf("response_fields: %v", rf)
@@ -204,6 +218,8 @@ func TestLlamaServerCompletion(t *testing.T) {
 		{"/completion", `{"prompt":"x","n_probs":50}`, "n_probs"},
 		{"/completion", `{"prompt":"x","t_max_predict_ms":9000000000000000000}`, "t_max_predict_ms"},
 		{"/completion", `{"prompt":"x","grammar":"root ::= \"a\"","json_schema":{}}`, "json_schema"},
+		{"/completion", `{"prompt":"x","json_schema":{},"response_format":{"type":"json_object"}}`, "response_format"},
+		{"/completion", `{"prompt":"x","response_format":{"type":"xml"}}`, "response_format"},
 		{"/completion", `{"prompt":"x","temperature":"hot"}`, `"param":"temperature"`},
 		{"/completion", `{"prompt":"x","n_predict":-3}`, "n_predict"},
 		{"/tokenize", `{"content":["a",{"x":1}]}`, `content[1]`},

@@ -392,19 +392,9 @@ func chatOutputControls(body ipc.ChatCompletionRequest) (*constraintSpec, *toolS
 	case present(body.WebSearch):
 		return nil, nil, badParam("web_search_options", "web search is not supported")
 	}
-	c, err := openAIResponseFormat(body.ResponseFormat)
+	c, err := completionConstraint(body.ResponseFormat, body.Grammar, body.Regex)
 	if err != nil {
 		return nil, nil, err
-	}
-	native, err := nativeConstraint(body.Grammar, body.Regex)
-	if err != nil {
-		return nil, nil, err
-	}
-	if native != nil {
-		if c != nil {
-			return nil, nil, badParam(native.param, "cannot be combined with response_format")
-		}
-		c = native
 	}
 	choice, err := openAIToolChoice(body.ToolChoice)
 	if err != nil {
@@ -421,6 +411,26 @@ func chatOutputControls(body ipc.ChatCompletionRequest) (*constraintSpec, *toolS
 	}
 	ts := &toolSpec{raw: body.Tools, choice: choice, parallel: body.ParallelToolCalls == nil || *body.ParallelToolCalls, param: "tools"}
 	return c, ts, nil
+}
+
+// completionConstraint reads an OpenAI body's response_format and
+// ruvllm's own grammar or regex, of which at most one may be given.
+func completionConstraint(responseFormat json.RawMessage, gbnf, regex string) (*constraintSpec, error) {
+	c, err := openAIResponseFormat(responseFormat)
+	if err != nil {
+		return nil, err
+	}
+	native, err := nativeConstraint(gbnf, regex)
+	if err != nil {
+		return nil, err
+	}
+	if native != nil {
+		if c != nil {
+			return nil, badParam(native.param, "cannot be combined with response_format")
+		}
+		c = native
+	}
+	return c, nil
 }
 
 func (a *API) completions(w http.ResponseWriter, r *http.Request) {
@@ -481,7 +491,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 	if body.MaxTokensSent() && body.MaxTokens == 0 {
 		req.PromptOnly = true
 	}
-	constraint, err := nativeConstraint(body.Grammar, body.Regex)
+	constraint, err := completionConstraint(body.ResponseFormat, body.Grammar, body.Regex)
 	if err != nil {
 		openAIError(w, err)
 		return
