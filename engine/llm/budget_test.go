@@ -50,14 +50,14 @@ func TestReasoningBudget(t *testing.T) {
 		}
 	}
 	// After a constraint's free reasoning: the answer follows the tag.
-	c, err := m.ComposedGrammar(grammar.Seq(grammar.Without("</think>"), grammar.Lit("</think>"), grammar.Regex(`[ \t\r\n]*`), grammar.Regex(`(yes|no)\.`)))
+	c, err := m.ComposedGrammar(grammar.Seq(grammar.Without("</think>"), grammar.Lit("</think>"), grammar.Regex(`\n?(yes|no)\.`)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, temp := range []float32{0, 1} {
 		_, text, res := generate(t, m, Request{Prompt: "Is it? ", MaxTokens: 60, Sampling: sample.Params{Temperature: temp, Seed: 3},
 			Grammar: c, Reasoning: open, ReasoningBudget: 4})
-		if res.FinishReason != FinishStop || !regexp.MustCompile(`(?s)^.*\n</think>\s*(yes|no)\.$`).MatchString(text) {
+		if res.FinishReason != FinishStop || !regexp.MustCompile(`(?s)^.*\n</think>\n?(yes|no)\.$`).MatchString(text) {
 			t.Fatalf("temperature %v: %q (%s)", temp, text, res.FinishReason)
 		}
 	}
