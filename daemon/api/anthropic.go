@@ -348,39 +348,38 @@ type promptCounter interface {
 }
 
 // anthropicRequest decodes and converts a Messages request (max_tokens
-// required when needMax).
-func (a *API) anthropicRequest(r *http.Request, needMax bool) (ipc.AnthropicRequest, llm.Request, *toolSpec, *thinkingSpec, []ipc.AdapterRef, error) {
-	var body ipc.AnthropicRequest
+// required when needMax). body.Model stays the name the client sent; rm
+// is the model that runs (rm.base) and a created model's settings.
+func (a *API) anthropicRequest(r *http.Request, needMax bool) (body ipc.AnthropicRequest, req llm.Request, tools *toolSpec, thinking *thinkingSpec, rm resolvedModel, err error) {
 	if err := decode(r, &body); err != nil {
-		return body, llm.Request{}, nil, nil, nil, err
+		return body, llm.Request{}, nil, nil, rm, err
 	}
 	// A created model runs its base with its settings, as on the other
 	// chat endpoints.
-	rm, err := a.resolveModel(body.Model)
+	rm, err = a.resolveModel(body.Model)
 	if err != nil {
-		return body, llm.Request{}, nil, nil, nil, err
+		return body, llm.Request{}, nil, nil, rm, err
 	}
-	body.Model = rm.base
-	req, err := anthropicChat(body, needMax)
+	req, err = anthropicChat(body, needMax)
 	if err != nil {
-		return body, req, nil, nil, nil, err
+		return body, req, nil, nil, rm, err
 	}
 	if err := withManifestRequest(rm.man, &req, body.Temperature != nil, body.TopP != nil, body.TopK != nil); err != nil {
-		return body, req, nil, nil, nil, err
+		return body, req, nil, nil, rm, err
 	}
 	if req.Overflow, err = a.overflowPolicy(body.ContextOverflow, "context_overflow", llm.OverflowDropOldest); err != nil {
-		return body, req, nil, nil, nil, err
+		return body, req, nil, nil, rm, err
 	}
-	thinking, err := anthropicThinking(body.Thinking, body.MaxTokens)
+	thinking, err = anthropicThinking(body.Thinking, body.MaxTokens)
 	if err != nil {
-		return body, req, nil, nil, nil, err
+		return body, req, nil, nil, rm, err
 	}
-	tools, err := anthropicTools(body)
-	return body, req, tools, thinking, manifestAdapters(rm.man), err
+	tools, err = anthropicTools(body)
+	return body, req, tools, thinking, rm, err
 }
 
 func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
-	body, req, tools, thinking, adapters, err := a.anthropicRequest(r, true)
+	body, req, tools, thinking, rm, err := a.anthropicRequest(r, true)
 	if err != nil {
 		anthropicError(w, err)
 		return
@@ -458,7 +457,9 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		return event("content_block_delta", map[string]any{"type": "content_block_delta", "index": textIndex,
 			"delta": map[string]any{"type": "text_delta", "text": piece}})
 	}
-	spec := runSpec{endpoint: "messages", conversation: true, model: body.Model, req: req, adapters: adapters, id: id, hdr: w.Header(),
+	// A created model runs its base; the response names the model the
+	// client asked for, as the OpenAI and Ollama endpoints do.
+	spec := runSpec{endpoint: "messages", conversation: true, model: rm.base, alias: rm.alias(body.Model), req: req, adapters: manifestAdapters(rm.man), id: id, hdr: w.Header(),
 		prepare: func(m models.Model, req *llm.Request) error {
 			if err := oc.prepare(m, req); err != nil {
 				return err
@@ -557,12 +558,12 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 // anthropicCountTokens answers POST /v1/messages/count_tokens: the tokens
 // the model would read for the request (template included).
 func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
-	body, req, tools, thinking, _, err := a.anthropicRequest(r, false)
+	_, req, tools, thinking, rm, err := a.anthropicRequest(r, false)
 	if err != nil {
 		anthropicError(w, err)
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), body.Model, nil)
+	h, err := a.models.Acquire(r.Context(), rm.base, nil)
 	if err != nil {
 		anthropicError(w, err)
 		return

@@ -450,7 +450,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		event("response.output_item.added", map[string]any{"output_index": outputIndex, "item": item("in_progress", "", false)})
 		event("response.content_part.added", map[string]any{"item_id": itemID, "output_index": outputIndex, "content_index": 0, "part": part("")})
 	}
-	spec := runSpec{endpoint: "responses", conversation: true, model: rm.base, req: req, adapters: body.Adapters, id: id, hdr: w.Header(),
+	spec := runSpec{endpoint: "responses", conversation: true, model: rm.base, alias: rm.alias(body.Model), req: req, adapters: body.Adapters, id: id, hdr: w.Header(),
 		prepare: oc.prepare,
 		onStart: func(n string) {
 			resp.Model, rstream = n, oc.newStream()
