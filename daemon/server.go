@@ -76,7 +76,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	db, err := store.Open(filepath.Join(cfg.StateDir, "state.db"))
+	db, err := openStore(filepath.Join(cfg.StateDir, "state.db"), cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -450,4 +450,22 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// openStore opens the state store at path. A corrupt one is renamed aside
+// (path.corrupt-UNIXTIME, kept for inspection or recovery) and the daemon
+// starts with an empty store, saying so: it would otherwise die at the
+// first request that read the bad page, and at every start after.
+func openStore(path string, log *slog.Logger) (*store.DB, error) {
+	db, err := store.Open(path)
+	if !errors.Is(err, store.ErrCorrupt) {
+		return db, err
+	}
+	aside := fmt.Sprintf("%s.corrupt-%d", path, time.Now().Unix())
+	if rerr := os.Rename(path, aside); rerr != nil {
+		return nil, fmt.Errorf("%w (setting it aside: %v)", err, rerr)
+	}
+	log.Error("state store is corrupt: set aside, starting with an empty one; the old file holds the settings, "+
+		"model registry, created models, conversations, feedback and learning state", "path", path, "aside", aside, "err", err)
+	return store.Open(path)
 }

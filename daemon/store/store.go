@@ -41,7 +41,8 @@ type DB struct {
 }
 
 // Open opens (creating if needed) the database at path. A second daemon
-// on the same file gets an error instead of waiting.
+// on the same file gets an error instead of waiting; a file that cannot
+// be read whole gets one wrapping ErrCorrupt.
 func Open(path string) (*DB, error) {
 	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
 	if errors.Is(err, bolt.ErrTimeout) {
@@ -52,6 +53,10 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("state store: %w", err) // "open PATH: why"
 	}
 	if err != nil {
+		return nil, fmt.Errorf("state store %s: %w", path, err)
+	}
+	if err := verify(b); err != nil {
+		b.Close()
 		return nil, fmt.Errorf("state store %s: %w", path, err)
 	}
 	// Completions are logged in Batch transactions so that concurrent
