@@ -267,7 +267,7 @@ func validateUpdate(body ipc.ConversationUpdate) error {
 
 func validateAppend(body ipc.MessagesAppend) error {
 	if len(body.Messages) == 0 {
-		return badField("messages must not be empty")
+		return badField("messages", "messages must not be empty")
 	}
 	return checkMessages(body.Messages)
 }
@@ -291,9 +291,9 @@ func validateFeedback(body ipc.FeedbackRequest) error {
 	case body.Signal != "" && body.Signal != ipc.SignalRating:
 		return badParam("signal", "must be %q (the default) or %q, not %q", ipc.SignalRating, ipc.SignalRegenerate, body.Signal)
 	case body.Rating != 1 && body.Rating != -1:
-		return badField("rating must be 1 (up, good) or -1 (down, bad), not %d", body.Rating)
+		return badField("rating", "rating must be 1 (up, good) or -1 (down, bad), not %d", body.Rating)
 	case body.MessageID != "" && body.ConversationID == "":
-		return badField("message_id needs conversation_id")
+		return badField("message_id", "message_id needs conversation_id")
 	}
 	return nil
 }
@@ -307,27 +307,29 @@ func firstError(errs ...error) error {
 	return nil
 }
 
-func badField(format string, args ...any) error {
-	return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+// badField is a 400 whose param names field (OpenAI's errors carry it),
+// with the message written out in full.
+func badField(field, format string, args ...any) error {
+	return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...), param: field}
 }
 
 func required(field, v string) error {
 	if v == "" {
-		return badField("%s is required", field)
+		return badField(field, "%s is required", field)
 	}
 	return nil
 }
 
 func checkRunes(field, v string, max int) error {
 	if n := utf8.RuneCountInString(v); n > max {
-		return badField("%s is %d characters long; at most %d are allowed", field, n, max)
+		return badField(field, "%s is %d characters long; at most %d are allowed", field, n, max)
 	}
 	return nil
 }
 
 func checkBytes(field, v string, max int) error {
 	if len(v) > max {
-		return badField("%s is %d bytes long; at most %d are allowed", field, len(v), max)
+		return badField(field, "%s is %d bytes long; at most %d are allowed", field, len(v), max)
 	}
 	return nil
 }
@@ -359,20 +361,20 @@ func checkStoredSampling(s *ipc.SamplingFields) error {
 		return nil
 	}
 	if _, err := openAIRequest(*s); err != nil {
-		return badField("sampling: %v", err)
+		return badField("sampling", "sampling: %v", err)
 	}
 	return nil
 }
 
 func checkMessages(msgs []ipc.ConversationMessage) error {
 	if len(msgs) > maxMessages {
-		return badField("messages has %d entries; at most %d are allowed per request", len(msgs), maxMessages)
+		return badField("messages", "messages has %d entries; at most %d are allowed per request", len(msgs), maxMessages)
 	}
 	for i, m := range msgs {
 		switch m.Role {
 		case "system", "user", "assistant":
 		default:
-			return badField("messages[%d].role must be \"system\", \"user\" or \"assistant\", not %q", i, m.Role)
+			return badField(fmt.Sprintf("messages[%d].role", i), "messages[%d].role must be \"system\", \"user\" or \"assistant\", not %q", i, m.Role)
 		}
 		err := firstError(
 			checkBytes(fmt.Sprintf("messages[%d].content", i), m.Content, maxContentBytes),
