@@ -200,9 +200,20 @@ func checkParameters(params map[string]any) error {
 	return nil
 }
 
+// maxTemplateSteps bounds the nodes a prompt template executes: in all
+// (what runs once) and for each message (the body of its range).
+const maxTemplateSteps = 1 << 20
+
 // parsePromptTemplate parses an Ollama prompt template (Go text/template
 // over .System, .Prompt, .Response, .Messages), refusing what could run
-// unbounded: ranging over a number.
+// unbounded. The output bound does not stop a template that loops while
+// writing nothing, and execution cannot be cancelled, so the work is
+// bounded before it runs: no range over a number, no range inside a
+// range, no template that calls itself, and at most maxTemplateSteps nodes
+// once and per message, counting {{template}} calls at their callee's cost.
+// (Four nested ranges over 200 messages rendered for 30 s and went on
+// after the client had gone; templates calling the next one twice, 40
+// deep, would run 2^40 nodes.)
 func parsePromptTemplate(src string) (*template.Template, error) {
 	if len(src) > MaxTemplateBytes {
 		return nil, fmt.Errorf("the template is %d bytes; at most %d are allowed", len(src), MaxTemplateBytes)
@@ -211,51 +222,114 @@ func parsePromptTemplate(src string) (*template.Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	var check func(n parse.Node) error
-	check = func(n parse.Node) error {
-		switch x := n.(type) {
-		case *parse.ListNode:
-			if x == nil {
-				return nil
-			}
-			for _, c := range x.Nodes {
-				if err := check(c); err != nil {
-					return err
-				}
-			}
-		case *parse.RangeNode:
-			for _, cmd := range x.Pipe.Cmds {
-				for _, arg := range cmd.Args {
-					if _, isNum := arg.(*parse.NumberNode); isNum {
-						return fmt.Errorf("range over a number is not allowed")
-					}
-				}
-			}
-			if err := check(x.List); err != nil {
-				return err
-			}
-			return check(x.ElseList)
-		case *parse.IfNode:
-			if err := check(x.List); err != nil {
-				return err
-			}
-			return check(x.ElseList)
-		case *parse.WithNode:
-			if err := check(x.List); err != nil {
-				return err
-			}
-			return check(x.ElseList)
-		}
-		return nil
-	}
 	for _, tt := range t.Templates() {
-		if tt.Tree != nil {
-			if err := check(tt.Tree.Root); err != nil {
-				return nil, err
-			}
+		if tt.Tree == nil {
+			continue
+		}
+		c := templateCost{t: t, done: map[string]stepCost{}, active: map[string]bool{}}
+		if _, err := c.named(tt.Name(), false); err != nil {
+			return nil, err
 		}
 	}
 	return t, nil
+}
+
+// stepCost is the nodes a template executes: once, and per message.
+type stepCost struct{ once, perMessage int }
+
+func (a stepCost) add(b stepCost) stepCost {
+	return stepCost{min(a.once+b.once, maxTemplateSteps+1), min(a.perMessage+b.perMessage, maxTemplateSteps+1)}
+}
+
+// templateCost bounds the work of a parsed template's templates.
+type templateCost struct {
+	t      *template.Template
+	done   map[string]stepCost // named templates whose cost is known
+	active map[string]bool     // named templates being walked (recursion)
+}
+
+// named is the cost of the template called name.
+func (c *templateCost) named(name string, inRange bool) (stepCost, error) {
+	if c.active[name] {
+		return stepCost{}, fmt.Errorf("template %q calls itself, which is not allowed", name)
+	}
+	if k, ok := c.done[name]; ok {
+		if inRange && k.perMessage > 0 {
+			return k, fmt.Errorf("a range inside a range is not allowed (through template %q)", name)
+		}
+		return k, nil
+	}
+	tt := c.t.Lookup(name)
+	if tt == nil || tt.Tree == nil {
+		return stepCost{}, nil // executing it fails, at once
+	}
+	c.active[name] = true
+	k, err := c.node(tt.Tree.Root, inRange)
+	delete(c.active, name)
+	if err != nil {
+		return k, err
+	}
+	c.done[name] = k
+	return k, nil
+}
+
+// node is the cost of n, inside a range's body when inRange.
+func (c *templateCost) node(n parse.Node, inRange bool) (stepCost, error) {
+	k := stepCost{once: 1}
+	var lists []*parse.ListNode
+	switch x := n.(type) {
+	case *parse.ListNode:
+		if x != nil {
+			for _, sub := range x.Nodes {
+				sk, err := c.node(sub, inRange)
+				if err != nil {
+					return k, err
+				}
+				k = k.add(sk)
+			}
+		}
+	case *parse.RangeNode:
+		for _, cmd := range x.Pipe.Cmds {
+			for _, arg := range cmd.Args {
+				if _, isNum := arg.(*parse.NumberNode); isNum {
+					return k, fmt.Errorf("range over a number is not allowed")
+				}
+			}
+		}
+		if inRange {
+			return k, fmt.Errorf("a range inside a range is not allowed")
+		}
+		body, err := c.node(x.List, true)
+		if err != nil {
+			return k, err
+		}
+		k.perMessage = body.once
+		lists = []*parse.ListNode{x.ElseList}
+	case *parse.IfNode:
+		lists = []*parse.ListNode{x.List, x.ElseList}
+	case *parse.WithNode:
+		lists = []*parse.ListNode{x.List, x.ElseList}
+	case *parse.TemplateNode:
+		sk, err := c.named(x.Name, inRange)
+		if err != nil {
+			return k, err
+		}
+		k = k.add(sk)
+	}
+	for _, l := range lists {
+		if l == nil {
+			continue
+		}
+		sk, err := c.node(l, inRange)
+		if err != nil {
+			return k, err
+		}
+		k = k.add(sk)
+	}
+	if k.once > maxTemplateSteps || k.perMessage > maxTemplateSteps {
+		return k, fmt.Errorf("the template runs more than %d steps", maxTemplateSteps)
+	}
+	return k, nil
 }
 
 // templateMessage is one message as an Ollama template sees it.
