@@ -21,7 +21,8 @@ const SelfDraftPrefix = "self:"
 // type typ (llama-quantize's rules and quantizers; a quantized model is
 // dequantized and quantized again), kept in dir: made on first use, then
 // reused as long as the model file keeps its path, size and modification
-// time. Making one removes the drafts of that name and type made before.
+// time. Making one removes the drafts of that name and type made before,
+// and the temporary files of conversions to them that were cut off.
 func selfDraft(ctx context.Context, path, typ, dir string, log *slog.Logger) (string, error) {
 	ft, err := quantize.ParseFileType(typ)
 	if err != nil {
@@ -55,6 +56,15 @@ func selfDraft(ctx context.Context, path, typ, dir string, log *slog.Logger) (st
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
+	}
+	// A conversion that a crash or kill -9 cut off left its temporary file
+	// (gguf.Writer.WriteFile's "."+name+".tmp*"), which nothing else
+	// removes: each one cut off kept its part of the model on disk for ever.
+	cutOff, _ := filepath.Glob(filepath.Join(dir, "."+prefix+"*.gguf.tmp*"))
+	for _, p := range cutOff {
+		if err := os.Remove(p); err != nil {
+			log.Warn("removing a cut-off draft conversion", "path", p, "err", err)
+		}
 	}
 	log.Info("making the draft model", "from", abs, "type", ft.Name, "to", out)
 	if _, err := quantize.File(ctx, f, out, quantize.Options{Type: ft, AllowRequantize: true}); err != nil {
