@@ -114,6 +114,11 @@ func (s *Server) listenUnix() (net.Listener, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("chmod %s: %w", path, err)
 	}
+	if s.socket, err = os.Lstat(path); err != nil {
+		ln.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("socket %s: %w", path, err)
+	}
 	return &peerListener{Listener: ln, uid: uint32(os.Getuid()), log: s.log}, nil
 }
 

@@ -54,6 +54,9 @@ type Server struct {
 	tcp          *tcpListener
 	// manager is the service manager that passed the socket ("" for none).
 	manager string
+	// socket is the socket file listenUnix created (nil for sockets a
+	// service manager passed); the end of Run removes it, and only it.
+	socket os.FileInfo
 }
 
 // New prepares a server: directories, state store, token and metrics. It
@@ -251,7 +254,7 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	}
 	if s.cfg.SocketPath != "" && len(unixLns) > 0 && os.Getenv("LISTEN_FDS") == "" {
 		if _, isPeer := unixLns[0].(*peerListener); isPeer {
-			removeOwnSocket(s.cfg.SocketPath)
+			removeOwnSocket(s.cfg.SocketPath, s.socket)
 		}
 	}
 	if errors.Is(runErr, http.ErrServerClosed) {
@@ -260,10 +263,15 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	return runErr
 }
 
-// removeOwnSocket removes the socket file at path, and nothing else that
-// may have taken its place.
-func removeOwnSocket(path string) {
-	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSocket != 0 {
+// removeOwnSocket removes the socket file at path if it is still own, the
+// one this daemon created, and nothing else that may have taken its place:
+// the listener's close freed the path when the shutdown began, so a daemon
+// started during the grace period has its own socket there, which
+// removing made unreachable while it ran. The new socket often reuses the
+// freed inode, so its creation time tells the two apart.
+func removeOwnSocket(path string, own os.FileInfo) {
+	st, err := os.Lstat(path)
+	if err == nil && own != nil && os.SameFile(st, own) && st.ModTime().Equal(own.ModTime()) {
 		os.Remove(path)
 	}
 }
