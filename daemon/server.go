@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -189,7 +190,7 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	handler := s.wrap(s.mux)
 	base := func(net.Listener) context.Context { return reqCtx }
 	connCtx := func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey, c) }
-	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)
+	errLog := log.New(serverErrors{s.log}, "", 0)
 	// The Unix socket only admits the owner: its connections may idle.
 	local := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
 		BaseContext: base, ConnContext: connCtx, ErrorLog: errLog}
@@ -261,6 +262,23 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 		runErr = nil
 	}
 	return runErr
+}
+
+// serverErrors is the http.Servers' error log. Its lines go to the
+// daemon's log at debug (a client that hung up, a bad request line),
+// except a handler's panic, which net/http recovers, logs with its stack
+// and answers by closing the connection: that is a bug of ours, and at
+// debug no one saw it.
+type serverErrors struct{ log *slog.Logger }
+
+func (e serverErrors) Write(p []byte) (int, error) {
+	msg := strings.TrimSuffix(string(p), "\n")
+	level := slog.LevelDebug
+	if strings.HasPrefix(msg, "http: panic serving") {
+		level = slog.LevelError
+	}
+	e.log.Log(context.Background(), level, msg)
+	return len(p), nil
 }
 
 // removeOwnSocket removes the socket file at path if it is still own, the
