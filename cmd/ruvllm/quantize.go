@@ -75,6 +75,9 @@ func newQuantizeCmd() *cobra.Command {
 			}
 			start := time.Now()
 			st, err := quantize.File(ctx, f, out, o)
+			if errors.Is(err, quantize.ErrRequantize) {
+				err = fmt.Errorf("%w; --allow-requantize dequantizes it and quantizes it again (worse than from the original)", err)
+			}
 			if bar != nil && !bar.IsFinished() {
 				if err != nil {
 					bar.Exit() // where it stopped: an interrupted run is not at 100 %

@@ -61,6 +61,9 @@ func TestQuantizeCmd(t *testing.T) {
 		{[]string{in, filepath.Join(dir, "x.gguf"), "Q4_K_X"}, "Q4_K_X"},
 		{[]string{filepath.Join(dir, "missing.gguf"), filepath.Join(dir, "x.gguf"), "Q8_0"}, "missing.gguf"},
 		{[]string{in, in, "Q8_0"}, "another file"},
+		// A quantized input: the engine's error, with the CLI's flag named
+		// (the daemon's /api/create names none).
+		{[]string{filepath.Join(dir, "m-q4_k_m.gguf"), filepath.Join(dir, "x.gguf"), "Q8_0"}, "--allow-requantize"},
 		{[]string{"--imatrix", filepath.Join(dir, "none.dat"), in, filepath.Join(dir, "x.gguf"), "Q8_0"}, "none.dat"},
 	} {
 		cmd := newQuantizeCmd()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -24,7 +23,6 @@ const (
 	maxMessages      = 10000 // per request
 	maxCommentRunes  = 4000
 	defaultFeedbacks = 50
-	maxFeedbacks     = 1000
 )
 
 // registerConversations mounts the conversation and feedback endpoints.
@@ -217,14 +215,11 @@ func (a *API) learnRegenerate(r *http.Request, convID, requestID string) {
 }
 
 func (a *API) listFeedback(w http.ResponseWriter, r *http.Request) {
-	limit := defaultFeedbacks
-	if s := r.URL.Query().Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			openAIError(w, &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("limit must be a positive integer, not %q", s)})
-			return
-		}
-		limit = min(n, maxFeedbacks)
+	// At most 1000 (limitParam): a larger limit is refused, not cut in silence.
+	limit, err := limitParam(r, defaultFeedbacks)
+	if err != nil {
+		openAIError(w, err)
+		return
 	}
 	list, err := a.srv.Store().RecentFeedback(r.Context(), limit)
 	if err != nil {

@@ -344,7 +344,9 @@ func TestConversationErrors(t *testing.T) {
 			_, err := c.SendFeedback(ctx, ipc.FeedbackRequest{RequestID: resp.ID, Rating: 1, MessageID: "m"})
 			return err
 		}, 400, "message_id needs conversation_id"},
-		{"bad limit", func() error { return c.Do(ctx, http.MethodGet, "/v1/feedback?limit=-3", nil, nil) }, 400, "limit must be a positive integer"},
+		{"bad limit", func() error { return c.Do(ctx, http.MethodGet, "/v1/feedback?limit=-3", nil, nil) }, 400, "must be an integer from 1 to 1000"},
+		// Over the bound: refused, not cut to it in silence.
+		{"limit over 1000", func() error { return c.Do(ctx, http.MethodGet, "/v1/feedback?limit=5000", nil, nil) }, 400, "must be an integer from 1 to 1000"},
 		{"rating as a word", func() error {
 			return c.Do(ctx, http.MethodPost, "/v1/feedback", map[string]any{"request_id": resp.ID, "rating": "up"}, nil)
 		}, 400, `field "rating" must be an integer, not string`},

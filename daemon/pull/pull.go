@@ -385,6 +385,12 @@ func (d *download) run(ctx context.Context) error {
 	}
 	if b, err := json.Marshal(meta); err == nil {
 		if err := os.WriteFile(d.metaPath(), b, 0o600); err != nil {
+			// A full disk: nothing worth resuming is left behind (empty
+			// files stayed until the 24-hour sweep).
+			os.Remove(d.metaPath())
+			if offset == 0 {
+				os.Remove(d.partial)
+			}
 			return fmt.Errorf("pull: %w", err)
 		}
 	}

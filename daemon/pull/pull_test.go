@@ -361,3 +361,35 @@ func TestPullWaitsForAnotherDownload(t *testing.T) {
 		t.Fatalf("a cancelled wait: %v", err)
 	}
 }
+
+// TestPullOnFullDiskLeavesNothing: a pull on a disk too full for even the
+// partial's meta file fails saying so and leaves no empty partial behind
+// (they stayed until the 24-hour sweep).
+func TestPullOnFullDiskLeavesNothing(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a small tmpfs")
+	}
+	_, srv := newHub(t)
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	filler, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = filler.Write(make([]byte, 4096))
+	}
+	filler.Close()
+	if _, err := Pull(context.Background(), ref, Options{Registry: srv.URL, Dir: dir}); err == nil || !disk.IsFull(err) {
+		t.Fatalf("pull on a full disk: %v", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != "filler" {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}

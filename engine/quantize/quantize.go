@@ -73,6 +73,10 @@ func (p TensorPlan) Elements() int64 {
 // cannot convert.
 var ErrUnsupported = errors.New("not supported")
 
+// ErrRequantize is wrapped by the error for a quantized input without
+// Options.AllowRequantize (it wraps ErrUnsupported).
+var ErrRequantize = fmt.Errorf("requantizing a quantized model is %w", ErrUnsupported)
+
 // Plan decides the output type of every tensor of in, in llama-quantize's
 // tensor order (by layer, then name), or returns a clear error: a tensor
 // type that needs an importance matrix when there is none, a type this
@@ -124,7 +128,7 @@ func Plan(in *gguf.File, o Options) ([]TensorPlan, error) {
 		}
 		if p.To != p.From {
 			if p.From != quant.F32 && p.From != quant.F16 && p.From != quant.BF16 && !o.AllowRequantize {
-				return nil, fmt.Errorf("tensor %s is %s: requantizing is %w without --allow-requantize (the input should be F32, F16 or BF16)", t.Name, p.From, ErrUnsupported)
+				return nil, fmt.Errorf("tensor %s is %s: %w (the input should be F32, F16 or BF16)", t.Name, p.From, ErrRequantize)
 			}
 			if ok, _ := quant.CanQuantizeFile(p.To); !ok {
 				return nil, fmt.Errorf("%s: tensor %s would be %s, which ruvllm cannot encode yet (%w; llama-quantize can)", o.Type.Name, t.Name, p.To, ErrUnsupported)

@@ -161,7 +161,7 @@ func TestQuantizeRefuses(t *testing.T) {
 	}
 	defer qf.Close()
 	q8, _ := ParseFileType("Q8_0")
-	if _, err := Plan(qf, Options{Type: q8}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "--allow-requantize") {
+	if _, err := Plan(qf, Options{Type: q8}); !errors.Is(err, ErrRequantize) || !errors.Is(err, ErrUnsupported) || strings.Contains(err.Error(), "--") {
 		t.Errorf("quantized input: %v", err)
 	}
 	// an imatrix entry of the wrong length
