@@ -594,7 +594,10 @@ func (a *API) ollamaCopy(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
-	if err := firstError(checkModelName("source", body.Source), checkModelName("destination", body.Destination)); err != nil {
+	// The source need only name a model (a fine-tuned "ft:…" one, which
+	// create's from takes, is outside Ollama's name form); the destination
+	// becomes a created model's name.
+	if err := firstError(required("source", body.Source), checkName("source", body.Source), checkModelName("destination", body.Destination)); err != nil {
 		ollamaError(w, err)
 		return
 	}
