@@ -240,6 +240,12 @@ func (s *Service) Create(req ipc.FineTuningJobCreate) (ipc.FineTuningJob, error)
 	if !suffixRE.MatchString(req.Suffix) {
 		return ipc.FineTuningJob{}, paramErr("suffix", "must be up to 64 of a-z, 0-9, '.', '_' and '-', not %q", req.Suffix)
 	}
+	// The job's adapter is named after the model: a model given by path
+	// (or too long a name) makes no valid name, which the job would only
+	// find out after training, when installing its adapter.
+	if !adapters.IsFineTuned(AdapterName(model, req.Suffix, "ftjob-000000000000")) {
+		return ipc.FineTuningJob{}, paramErr("model", "%q cannot name a fine-tuned model (ft:<model>:<suffix>:<id>): name the model as GET /v1/models lists it, not by path", req.Model)
+	}
 	hp := req.Hyperparameters
 	param := "hyperparameters"
 	if req.Method != nil {
