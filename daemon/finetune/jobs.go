@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/models"
@@ -243,8 +244,11 @@ func (s *Service) Create(req ipc.FineTuningJobCreate) (ipc.FineTuningJob, error)
 	// The job's adapter is named after the model: a model given by path
 	// (or too long a name) makes no valid name, which the job would only
 	// find out after training, when installing its adapter.
-	if !adapters.IsFineTuned(AdapterName(model, req.Suffix, "ftjob-000000000000")) {
+	if filepath.IsAbs(model) || strings.HasSuffix(model, ".gguf") || !adapters.IsFineTuned(AdapterName(j0.nameBase(), req.Suffix, "ftjob-000000000000")) {
 		return ipc.FineTuningJob{}, paramErr("model", "%q cannot name a fine-tuned model (ft:<model>:<suffix>:<id>): name the model as GET /v1/models lists it, not by path", req.Model)
+	}
+	if err := checkMetadata(req.Metadata); err != nil {
+		return ipc.FineTuningJob{}, err
 	}
 	hp := req.Hyperparameters
 	param := "hyperparameters"
@@ -315,6 +319,30 @@ func (s *Service) Create(req ipc.FineTuningJobCreate) (ipc.FineTuningJob, error)
 	default:
 	}
 	return j.FineTuningJob, nil
+}
+
+// OpenAI's bounds on a job's metadata, which is stored with the job and
+// sent back in every listing: without them one request could store 32 MiB.
+const (
+	maxMetadataPairs      = 16
+	maxMetadataKeyRunes   = 64
+	maxMetadataValueRunes = 512
+)
+
+// checkMetadata refuses metadata beyond OpenAI's bounds, naming the key.
+func checkMetadata(m map[string]string) error {
+	if len(m) > maxMetadataPairs {
+		return paramErr("metadata", "has %d keys; at most %d are allowed", len(m), maxMetadataPairs)
+	}
+	for k, v := range m {
+		if n := utf8.RuneCountInString(k); n > maxMetadataKeyRunes {
+			return paramErr("metadata", "key %.20q… is %d characters long; at most %d are allowed", k, n, maxMetadataKeyRunes)
+		}
+		if n := utf8.RuneCountInString(v); n > maxMetadataValueRunes {
+			return paramErr("metadata."+k, "is %d characters long; at most %d are allowed", n, maxMetadataValueRunes)
+		}
+	}
+	return nil
 }
 
 // Job returns a job.
