@@ -533,26 +533,54 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 		}
 		paths = append(paths, p)
 	}
-	if len(paths) > MaxAdaptersPerRequest {
-		return nil, badParam("adapters", "a model may carry at most %d adapters", MaxAdaptersPerRequest)
+	// A request applies the adapters of the whole chain (those of the
+	// model this one is made from first), so the chain is held to a
+	// request's bounds here: a model over them was created, then refused
+	// every request with an error about adapters it had not named.
+	var inherited []ipc.AdapterRef
+	if !filepath.IsAbs(man.From) {
+		if rm, err := a.resolveModel(man.From); err == nil && rm.man != nil {
+			inherited = rm.man.Adapters
+		}
+	}
+	if len(inherited)+len(paths) > MaxAdaptersPerRequest {
+		return nil, badParam("adapters", "a model may carry at most %d adapters, with those of the model it is made from (%d)", MaxAdaptersPerRequest, len(inherited))
+	}
+	a.mu.Lock()
+	pool := a.adapters
+	a.mu.Unlock()
+	// byName says whether paths[i] names an installed adapter: an ADAPTER
+	// that does (as /api/show's Modelfile writes a created model's) refers
+	// to it; a path is installed.
+	byName := func(i int) (ipc.AdapterInfo, bool) {
+		p := paths[i]
+		if pool == nil || i >= len(modelfileAdapters) || strings.ContainsAny(p, `/\`) {
+			return ipc.AdapterInfo{}, false
+		}
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			return ipc.AdapterInfo{}, false
+		}
+		return pool.Get(p)
+	}
+	seen := map[string]bool{}
+	for _, ref := range inherited {
+		seen[ref.Name] = true
+	}
+	for i := range paths {
+		if info, ok := byName(i); ok {
+			if seen[info.Name] {
+				return nil, badParam("adapters", "would apply %q twice (the model it is made from, or an earlier ADAPTER, has it)", info.Name)
+			}
+			seen[info.Name] = true
+		}
 	}
 	for i, p := range paths {
-		a.mu.Lock()
-		pool := a.adapters
-		a.mu.Unlock()
 		if pool == nil {
 			return nil, badParam("adapters", "adapter support is not available in this daemon")
 		}
-		// An ADAPTER that names an installed adapter (as /api/show's
-		// Modelfile writes a created model's) refers to it; a path is
-		// installed.
-		if i < len(modelfileAdapters) && !strings.ContainsAny(p, `/\`) {
-			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-				if info, ok := pool.Get(p); ok {
-					man.Adapters = append(man.Adapters, ipc.AdapterRef{Name: info.Name})
-					continue
-				}
-			}
+		if info, ok := byName(i); ok {
+			man.Adapters = append(man.Adapters, ipc.AdapterRef{Name: info.Name})
+			continue
 		}
 		progress("installing adapter " + filepath.Base(p))
 		info, err := pool.Install(ctx, p, fmt.Sprintf("%s-adapter-%d", strings.NewReplacer("/", "-", ":", "-").Replace(name), i+1), false)
