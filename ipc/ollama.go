@@ -256,6 +256,8 @@ type OllamaShowResponse struct {
 	// (fill-in-the-middle) and "thinking" (a thinking model's template).
 	Capabilities []string `json:"capabilities"`
 	ModifiedAt   string   `json:"modified_at,omitempty"`
+	// License is a created model's licenses, one after another.
+	License string `json:"license,omitempty"`
 }
 
 // OllamaEmbeddingsRequest is the body of the legacy POST /api/embeddings.

@@ -392,6 +392,9 @@ func formatModelfile(m *ipc.ModelManifest, base string) string {
 	for _, msg := range m.Messages {
 		fmt.Fprintf(&b, "MESSAGE %s %s\n", msg.Role, modelfileValue(msg.Content))
 	}
+	for _, l := range m.License {
+		fmt.Fprintf(&b, "LICENSE \"\"\"%s\"\"\"\n", l)
+	}
 	return b.String()
 }
 

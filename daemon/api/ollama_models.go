@@ -214,6 +214,7 @@ func (a *API) ollamaShow(w http.ResponseWriter, r *http.Request) {
 		Capabilities: d.capabilities, Modelfile: formatModelfile(rm.man, path), ModifiedAt: d.mod.UTC().Format(time.RFC3339)}
 	if rm.man != nil {
 		out.System = rm.man.System
+		out.License = strings.Join(rm.man.License, "\n")
 		out.Parameters = formatParameters(rm.man.Parameters)
 		if rm.man.Template != "" {
 			out.Template = rm.man.Template
