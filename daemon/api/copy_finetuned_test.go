@@ -16,7 +16,7 @@ func TestCopyFineTunedModel(t *testing.T) {
 	pool := withAdapterPool(t, ta, base, dir)
 	src := randomAdapter(t, base, dir, "job", 1, 0)
 	const name = "ft:tiny-real::abc123"
-	if _, err := pool.InstallFineTuned(context.Background(), src, name, base, "tiny-real"); err != nil {
+	if _, err := pool.InstallFineTuned(context.Background(), src, name, base, "tiny-real", nil); err != nil {
 		t.Fatal(err)
 	}
 	if resp, b := ta.post(t, "/api/copy", `{"source":"`+name+`","destination":"mine"}`); resp.StatusCode != 200 {

@@ -502,7 +502,14 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 		return nil, err
 	}
 	if man.Template != "" {
-		if _, err := parsePromptTemplate(man.Template); err != nil {
+		t, err := parsePromptTemplate(man.Template)
+		if err != nil {
+			return nil, badParam("template", "%v", err)
+		}
+		// Rendered once on a sample conversation: a field the template
+		// data has not (.Tools, a misspelling) fails every request, which
+		// then blamed the request's model.
+		if _, err := renderPromptTemplate(t, "You are helpful.", []templateMessage{{Role: "user", Content: "Hi"}}); err != nil {
 			return nil, badParam("template", "%v", err)
 		}
 	}
