@@ -22,8 +22,9 @@ type AnthropicRequest struct {
 	Tools         json.RawMessage    `json:"tools,omitempty"`
 	ToolChoice    json.RawMessage    `json:"tool_choice,omitempty"`
 	Thinking      json.RawMessage    `json:"thinking,omitempty"`
-	// ContextOverflow is ruvllm's (see SamplingFields).
-	ContextOverflow string `json:"context_overflow,omitempty"`
+	// ContextOverflow and Adapters are ruvllm's (see SamplingFields).
+	ContextOverflow string      `json:"context_overflow,omitempty"`
+	Adapters        AdapterRefs `json:"adapters,omitempty"`
 	// OutputConfig is {format: {type: "json_schema", schema}, effort};
 	// OutputFormat is the beta's top-level format.
 	OutputConfig json.RawMessage `json:"output_config,omitempty"`

@@ -360,6 +360,9 @@ func (a *API) anthropicRequest(r *http.Request, needMax bool) (body ipc.Anthropi
 	if err != nil {
 		return body, llm.Request{}, nil, nil, rm, err
 	}
+	if err := checkAdapters(body.Adapters, "adapters"); err != nil {
+		return body, llm.Request{}, nil, nil, rm, err
+	}
 	req, err = anthropicChat(body, needMax)
 	if err != nil {
 		return body, req, nil, nil, rm, err
@@ -459,7 +462,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	}
 	// A created model runs its base; the response names the model the
 	// client asked for, as the OpenAI and Ollama endpoints do.
-	spec := runSpec{endpoint: "messages", conversation: true, model: rm.base, alias: rm.alias(body.Model), req: req, adapters: manifestAdapters(rm.man), id: id, hdr: w.Header(),
+	spec := runSpec{endpoint: "messages", conversation: true, model: rm.base, alias: rm.alias(body.Model), req: req, adapters: mergeAdapters(manifestAdapters(rm.man), body.Adapters), id: id, hdr: w.Header(),
 		prepare: func(m models.Model, req *llm.Request) error {
 			if err := oc.prepare(m, req); err != nil {
 				return err
