@@ -36,6 +36,10 @@ type AdapterInfo struct {
 	// the adapters it was trained on top of and its settings, which the
 	// fine-tuned model keeps.
 	FineTunedFrom *ModelManifest `json:"fine_tuned_from,omitempty"`
+	// CreatedFor names the created model whose Modelfile (or upload)
+	// installed the adapter: deleting the last model made with it removes
+	// it.
+	CreatedFor string `json:"created_for,omitempty"`
 }
 
 // AdapterInstallRequest is the JSON form of POST /v1/adapters: install the

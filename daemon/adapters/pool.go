@@ -207,7 +207,7 @@ func (p *Pool) InstallFineTuned(ctx context.Context, src, name, basePath, baseNa
 	if !IsFineTuned(name) {
 		return ipc.AdapterInfo{}, fmt.Errorf("%w: %q is not a fine-tuned adapter name (ft:<model>:<suffix>:<id>)", ErrInvalid, name)
 	}
-	return p.installAs(ctx, src, src, name, true, func() (string, string) { return basePath, baseName }, from)
+	return p.installAs(ctx, src, src, name, true, installExtra{baseOf: func() (string, string) { return basePath, baseName }, fineTunedFrom: from})
 }
 
 // inspect parses the staged adapter at path without a backend, validating
@@ -288,13 +288,33 @@ func (p *Pool) install(ctx context.Context, src, label, name string, owned bool)
 	if err != nil {
 		return ipc.AdapterInfo{}, err
 	}
-	return p.installAs(ctx, src, label, name, owned, nil, nil)
+	return p.installAs(ctx, src, label, name, owned, installExtra{})
 }
 
-// installAs installs src under a checked name, validated against baseOf's
-// model (nil: the configured base); from is a fine-tuned adapter's
-// FineTunedFrom.
-func (p *Pool) installAs(ctx context.Context, src, label, name string, owned bool, baseOf func() (string, string), from *ipc.ModelManifest) (ipc.AdapterInfo, error) {
+// installExtra is what some installs add to installAs.
+type installExtra struct {
+	// baseOf returns the model to validate against (nil: the configured
+	// base).
+	baseOf func() (string, string)
+	// fineTunedFrom and createdFor go to the record.
+	fineTunedFrom *ipc.ModelManifest
+	createdFor    string
+}
+
+// InstallFor installs the adapter at src under name for the created model
+// named model (its Modelfile's ADAPTER), recorded as CreatedFor.
+func (p *Pool) InstallFor(ctx context.Context, src, name, model string) (ipc.AdapterInfo, error) {
+	name, err := cleanName(name)
+	if err != nil {
+		return ipc.AdapterInfo{}, err
+	}
+	return p.installAs(ctx, src, src, name, false, installExtra{createdFor: model})
+}
+
+// installAs installs src under a checked name, validated against the base
+// model (x.baseOf's, or the configured one).
+func (p *Pool) installAs(ctx context.Context, src, label, name string, owned bool, x installExtra) (ipc.AdapterInfo, error) {
+	baseOf := x.baseOf
 	var info ipc.AdapterInfo
 	s, err := p.stage(src, owned)
 	if err != nil {
@@ -315,7 +335,7 @@ func (p *Pool) installAs(ctx context.Context, src, label, name string, owned boo
 	}
 	info = ipc.AdapterInfo{
 		Name: name, File: dst, Format: a.Format, Arch: a.Arch, BaseModel: baseName, Rank: a.Rank, Alpha: a.Alpha,
-		Targets: a.Names(), SHA256: s.sha256, Size: s.size, InstalledAt: time.Now().UTC(), FineTunedFrom: from,
+		Targets: a.Names(), SHA256: s.sha256, Size: s.size, InstalledAt: time.Now().UTC(), FineTunedFrom: x.fineTunedFrom, CreatedFor: x.createdFor,
 	}
 	if err := p.o.Store.Put(Bucket, name, info); err != nil {
 		return ipc.AdapterInfo{}, fmt.Errorf("install adapter %s: %w", name, err)

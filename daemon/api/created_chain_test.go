@@ -100,3 +100,44 @@ func TestCreatedFromCreatedIsWhole(t *testing.T) {
 		t.Fatalf("removing the adapter once unused: %v", err)
 	}
 }
+
+// TestDeletePrunesOwnAdapters: deleting a created model removes the
+// adapters /api/create installed for it (its ADAPTER files) unless another
+// model is made with them, as Ollama prunes layers; adapters installed on
+// their own stay. They were left behind for ever.
+func TestDeletePrunesOwnAdapters(t *testing.T) {
+	ta := startAPIWith(t, true)
+	base := realTinyModel(t)
+	dir := t.TempDir()
+	pool := withAdapterPool(t, ta, base, dir)
+	if _, err := pool.Install(context.Background(), randomAdapter(t, base, dir, "shared", 1, 0), "", false); err != nil {
+		t.Fatal(err)
+	}
+	own := randomAdapter(t, base, dir, "own", 2, 0)
+	ta.postOK(t, "/api/create", `{"model":"m2","stream":false,"modelfile":"FROM `+base+`\nADAPTER `+own+`\nADAPTER shared"}`)
+	ta.postOK(t, "/api/create", `{"model":"m3","stream":false,"modelfile":"FROM `+base+`\nADAPTER `+own+`"}`)
+	ta.postOK(t, "/api/create", `{"model":"copy","stream":false,"from":"m3"}`) // made with m3-adapter-1
+	for _, c := range []struct {
+		model string
+		gone  []string
+		kept  []string
+	}{
+		{"m2", []string{"m2-adapter-1"}, []string{"shared", "m3-adapter-1"}},
+		{"m3", nil, []string{"m3-adapter-1"}}, // the copy is made with it
+		{"copy", []string{"m3-adapter-1"}, []string{"shared"}},
+	} {
+		if code, b := ta.deleteModel(t, c.model); code != 200 {
+			t.Fatalf("delete %s: %d %s", c.model, code, b)
+		}
+		for _, n := range c.gone {
+			if _, ok := pool.Get(n); ok {
+				t.Errorf("after deleting %s, %s is still installed", c.model, n)
+			}
+		}
+		for _, n := range c.kept {
+			if _, ok := pool.Get(n); !ok {
+				t.Errorf("after deleting %s, %s is gone", c.model, n)
+			}
+		}
+	}
+}

@@ -590,7 +590,7 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 			continue
 		}
 		progress("installing adapter " + filepath.Base(p))
-		info, err := pool.Install(ctx, p, fmt.Sprintf("%s-adapter-%d", strings.NewReplacer("/", "-", ":", "-").Replace(name), i+1), false)
+		info, err := pool.InstallFor(ctx, p, fmt.Sprintf("%s%d", ownAdapterPrefix(name), i+1), name)
 		if err != nil {
 			return nil, &requestError{status: adaptersStatus(err), msg: fmt.Sprintf("adapter %s: %v", p, err), param: "adapters"}
 		}
@@ -792,8 +792,38 @@ func (a *API) deleteManifest(name string) (bool, error) {
 		return true, err
 	}
 	a.pruneBlob(man.From)
+	a.pruneAdapters(stored)
 	a.srv.Events().Publish("model.removed", map[string]any{"model": canonicalName(name)})
 	return true, nil
+}
+
+// ownAdapterPrefix begins the names of the adapters /api/create installs
+// for the model named name (its ADAPTER files and uploads).
+func ownAdapterPrefix(name string) string {
+	return strings.NewReplacer("/", "-", ":", "-").Replace(canonicalName(name)) + "-adapter-"
+}
+
+// pruneAdapters removes the adapters of a deleted model that /api/create
+// installed (for it or a model it was made from: CreatedFor) and no other
+// model is made with, as Ollama prunes a deleted model's layers; adapters
+// installed on their own stay.
+func (a *API) pruneAdapters(deleted ipc.ModelManifest) {
+	a.mu.Lock()
+	pool := a.adapters
+	a.mu.Unlock()
+	if pool == nil {
+		return
+	}
+	for _, ref := range deleted.Adapters {
+		if info, ok := pool.Get(ref.Name); !ok || info.CreatedFor == "" || len(a.AdapterUsers(ref.Name)) > 0 {
+			continue
+		}
+		if err := pool.Remove(ref.Name); err != nil && !errors.Is(err, adapters.ErrUnknown) {
+			a.log.Warn("pruning a deleted model's adapter", "adapter", ref.Name, "err", err)
+			continue
+		}
+		a.log.Info("adapter pruned", "adapter", ref.Name, "model", deleted.Name)
+	}
 }
 
 // pruneBlob removes path when it is a blob (an upload, or a quantized
