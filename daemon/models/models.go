@@ -7,6 +7,8 @@ package models
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -388,11 +390,20 @@ func (m *Manager) load(key, path string, call *loadCall) {
 	}
 }
 
+// snapshotPath is where a model's prefix cache is saved: one file per
+// cache layout (the arithmetic and KV type chosen), so restarting with
+// other options keeps the snapshot of the earlier ones for a switch back
+// (a snapshot of another layout is discarded as unusable).
 func (m *Manager) snapshotPath(e *entry) string {
 	if m.o.CacheDir == "" {
 		return ""
 	}
-	return filepath.Join(m.o.CacheDir, "prefix-"+e.name+".snap")
+	name := "prefix-" + e.name
+	if l, ok := e.model.(interface{ CacheLayout() string }); ok && l.CacheLayout() != "" {
+		sum := sha256.Sum256([]byte(l.CacheLayout()))
+		name += "." + hex.EncodeToString(sum[:4])
+	}
+	return filepath.Join(m.o.CacheDir, name+".snap")
 }
 
 // restoreCache loads the model's saved prefix cache; a bad snapshot is
@@ -501,6 +512,8 @@ func (m *Manager) finishUnload(e *entry) {
 			m.o.Logger.Warn("saving prefix cache", "model", e.name, "err", err)
 		} else {
 			m.o.Logger.Info("prefix cache saved", "model", e.name, "blocks", n)
+			// The one file of versions that kept a snapshot per model.
+			os.Remove(filepath.Join(m.o.CacheDir, "prefix-"+e.name+".snap"))
 		}
 	}
 	e.model.Close()

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -48,7 +49,7 @@ func writeModel(t *testing.T, dir string) string {
 	return path
 }
 
-func startDaemon(t *testing.T, dir string, tcp bool) *testDaemon {
+func startDaemon(t *testing.T, dir string, tcp bool, opts ...func(*Options)) *testDaemon {
 	t.Helper()
 	d := &testDaemon{dir: dir, sock: filepath.Join(dir, "run", "ruvllm.sock"), done: make(chan error, 1)}
 	d.model = filepath.Join(dir, "models", "tiny-qwen2.gguf")
@@ -67,7 +68,11 @@ func startDaemon(t *testing.T, dir string, tcp bool) *testDaemon {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
-	go func() { d.done <- Run(ctx, Options{Config: cfg, Model: "tiny-qwen2", KeepAlive: time.Minute}) }()
+	o := Options{Config: cfg, Model: "tiny-qwen2", KeepAlive: time.Minute}
+	for _, f := range opts {
+		f(&o)
+	}
+	go func() { d.done <- Run(ctx, o) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := ipc.Dial(context.Background(), ipc.WithSocket(d.sock), ipc.WithApp("test"))
@@ -377,9 +382,11 @@ func TestRestartKeepsPrefixCacheWarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.stop(t)
-	if _, err := os.Stat(filepath.Join(dir, "cache", "prefix-tiny-qwen2.snap")); err != nil {
-		t.Fatalf("no snapshot after shutdown: %v", err)
+	snaps, _ := filepath.Glob(filepath.Join(dir, "cache", "prefix-tiny-qwen2.*.snap"))
+	if len(snaps) != 1 {
+		t.Fatalf("snapshots after shutdown: %v", snaps)
 	}
+	snap := snaps[0]
 	d2 := startDaemon(t, dir, false)
 	req.Messages[1].Content = "two"
 	resp, err := d2.client.Chat(ctx, req)
@@ -389,9 +396,19 @@ func TestRestartKeepsPrefixCacheWarm(t *testing.T) {
 	if c := resp.Usage.PromptTokensDetails.CachedTokens; c < resp.Usage.PromptTokens/2 {
 		t.Fatalf("first request after restart: %d of %d tokens cached", c, resp.Usage.PromptTokens)
 	}
-	// A corrupt snapshot is discarded, not trusted.
+	// Another cache layout (here the exact arithmetic's keys) keeps a
+	// snapshot of its own: the first is still there for a switch back (it
+	// was discarded as unusable).
 	d2.stop(t)
-	snap := filepath.Join(dir, "cache", "prefix-tiny-qwen2.snap")
+	dq := startDaemon(t, dir, false, func(o *Options) { o.Exact = true })
+	if _, err := dq.client.Chat(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	dq.stop(t)
+	if both, _ := filepath.Glob(filepath.Join(dir, "cache", "prefix-tiny-qwen2.*.snap")); len(both) != 2 || !slices.Contains(both, snap) {
+		t.Fatalf("snapshots after a run in the exact arithmetic: %v (the f16 one: %s)", both, snap)
+	}
+	// A corrupt snapshot is discarded, not trusted.
 	b, _ := os.ReadFile(snap)
 	b[len(b)/2] ^= 0xff
 	os.WriteFile(snap, b, 0o600)

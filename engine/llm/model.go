@@ -170,8 +170,11 @@ type Model struct {
 	cache     *prefix.Cache
 	draft     *draftModel // nil without Options.Draft
 	namespace string      // prefix-cache namespace: the model's identity
-	warming   warmGroup
-	warmed    atomic.Uint64 // tokens computed by follow-up warming
+	// cacheLayout is the part of namespace that the options choose (the
+	// arithmetic, the KV layout), for CacheLayout.
+	cacheLayout string
+	warming     warmGroup
+	warmed      atomic.Uint64 // tokens computed by follow-up warming
 
 	gvOnce sync.Once // builds gvocab on first use
 	gvocab *grammar.Vocab
@@ -336,13 +339,14 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 		// Keys computed in one arithmetic (llama.cpp's, the default mode's,
 		// an earlier version of it) are not those of another: a snapshot
 		// saved in one is not restored in the other.
-		m.namespace += "|" + x.Arithmetic()
+		m.cacheLayout += "|" + x.Arithmetic()
 	}
 	if x, ok := store.(interface{ Layout() string }); ok {
 		// The same arithmetic keeps keys transposed or in rows (with a
 		// cold tier): blocks of one layout are not keys in the other.
-		m.namespace += "|" + x.Layout()
+		m.cacheLayout += "|" + x.Layout()
 	}
+	m.namespace += m.cacheLayout
 	if m.followsOutputs {
 		// Its products depend on the rows of a pass, so a prompt whose
 		// prefix came from the cache would compute its rest with other
