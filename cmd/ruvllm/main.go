@@ -61,7 +61,7 @@ func newRootCmd() *cobra.Command {
 // countFlags are the count flags of every command and the least value
 // each takes; a value under it was silently replaced by a default (bench
 // -r 0 ran 5 repetitions, -t -1 all cores).
-var countFlags = map[string]int{"threads": 0, "ctx": 0, "parallel": 0, "kv-hot-window": 0, "reps": 1}
+var countFlags = map[string]int{"threads": 0, "ctx": 0, "parallel": 0, "kv-hot-window": 1, "reps": 1}
 
 // guardCounts makes every command below root refuse a count flag under
 // its least value, by name, before it runs.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,6 +42,8 @@ func TestCountFlagsRefused(t *testing.T) {
 		{"quantize", "-t", "-1", "a.gguf", "b.gguf", "q8_0"},
 		{"run", "-m", "x.gguf", "-p", "hi", "--ctx", "-5"},
 		{"run", "-m", "x.gguf", "-p", "hi", "--kv-hot-window", "-1"},
+		{"run", "-m", "x.gguf", "-p", "hi", "--kv-type", "q8_0", "--kv-hot-window", "0"}, // 0 was read as 256
+		{"daemon", "--kv-type", "q4_0", "--kv-hot-window", "0"},
 		{"perplexity", "-m", "x.gguf", "-f", "t.txt", "--ctx", "-4"},
 	} {
 		root := newRootCmd()
@@ -50,6 +54,31 @@ func TestCountFlagsRefused(t *testing.T) {
 		err := root.Execute()
 		if err == nil || !strings.Contains(err.Error(), "must be at least") {
 			t.Errorf("ruvllm %s: %v", strings.Join(args, " "), err)
+		}
+	}
+}
+
+// TestHotWindowNeedsColdTier: --kv-hot-window given for an f16 cache, which
+// has no cold tier to bound, is refused instead of ignored, in process and
+// by the daemon's flags.
+func TestHotWindowNeedsColdTier(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "x.gguf") // never opened
+	text := filepath.Join(dir, "t.txt")
+	if err := os.WriteFile(text, []byte("some text"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", "-m", model, "-p", "hi", "--kv-hot-window", "64"},
+		{"perplexity", "-m", model, "-f", text, "--kv-type", "f16", "--kv-hot-window", "64"},
+		{"daemon", "--kv-hot-window", "64"},
+	} {
+		root := newRootCmd()
+		root.SetOut(&bytes.Buffer{})
+		root.SetErr(&bytes.Buffer{})
+		root.SetArgs(args)
+		if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "--kv-type q8_0 or q4_0") {
+			t.Errorf("ruvllm %s: %v, want the cold tier asked for", strings.Join(args, " "), err)
 		}
 	}
 }

@@ -260,6 +260,29 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
+// CheckFlags refuses what the flags bound by RegisterFlags were given that
+// Options cannot tell from a default (CheckHotWindow).
+func CheckFlags(o *Options, f *pflag.FlagSet) error {
+	return CheckHotWindow(f.Changed("kv-hot-window"), o.KVHotWindow, o.KVType)
+}
+
+// CheckHotWindow refuses a --kv-hot-window given (on the command line) as
+// 0, which Options and llm.Options read as the default 256, or given for
+// an f16 cache, which has no cold tier for it to bound: both were ignored
+// in silence.
+func CheckHotWindow(given bool, window int, kvType string) error {
+	if !given {
+		return nil
+	}
+	if window < 1 {
+		return fmt.Errorf("--kv-hot-window %d: must be at least 1", window)
+	}
+	if cold, err := llm.ParseKVType(kvType); err == nil && cold == 0 {
+		return fmt.Errorf("--kv-hot-window applies to a quantized cold tier: give --kv-type q8_0 or q4_0 with it")
+	}
+	return nil
+}
+
 // RegisterFlags binds the model flags.
 func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.StringVarP(&o.Model, "model", "m", "", "default model (name or .gguf path), used when a request names none")
@@ -269,7 +292,7 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.StringVar(&o.Speculate, "spec", "all", "speculative decoding offered to requests: all, off, or kinds joined by + (lookup, draft, tree)")
 	f.StringArrayVar(&o.Drafts, "draft", nil, "draft model for speculative decoding: FILE (for the default model) or NAME=FILE (repeatable); FILE may be self:TYPE, the model converted to TYPE once (kept in the cache dir)")
 	f.StringVar(&o.KVType, "kv-type", "f16", "KV cache type: f16, or q8_0/q4_0 for a quantized cold tier behind an f16 hot window (more cached prefixes in the same memory)")
-	f.IntVar(&o.KVHotWindow, "kv-hot-window", 256, "positions of each sequence kept in f16 (with --kv-type q8_0/q4_0)")
+	f.IntVar(&o.KVHotWindow, "kv-hot-window", 256, "positions of each sequence kept in f16 (at least 1; only with --kv-type q8_0/q4_0)")
 	f.DurationVar(&o.Grace, "shutdown-grace", daemon.DefaultGrace, "how long a shutdown (SIGTERM) lets requests in flight finish before it ends them")
 	f.IntVar(&o.ContextLength, "ctx-size", 0, "context length of each sequence, in tokens (0: the model's trained context, at most 4096)")
 	f.StringVar(&o.ContextOverflow, "context-overflow", api.OverflowAuto,
