@@ -84,6 +84,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	db.SetLogger(cfg.Logger)
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), events: newEvents(), store: db,
 		metrics: prometheus.NewRegistry(), started: time.Now()}
 	s.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -94,11 +95,13 @@ func (d *DB) Conversations(ctx context.Context) ([]ipc.Conversation, error) {
 			id := k[8:]
 			cb := root.Bucket(id)
 			if cb == nil {
-				return fmt.Errorf("index names missing conversation %s", id)
+				d.skipped("conversation index entry", k, errors.New("names a missing conversation"))
+				continue
 			}
 			var conv ipc.Conversation
 			if err := json.Unmarshal(cb.Get(metaKey), &conv); err != nil {
-				return fmt.Errorf("conversation %s: %w", id, err)
+				d.skipped("conversation", id, err)
+				continue
 			}
 			out = append(out, conv)
 		}
@@ -119,7 +122,7 @@ func (d *DB) Conversation(ctx context.Context, id string) (ipc.Conversation, err
 			return err
 		}
 		conv = c
-		conv.Messages, err = readMessages(ctx, cb)
+		conv.Messages, err = d.readMessages(ctx, cb)
 		return err
 	})
 	return conv, err
@@ -156,7 +159,7 @@ func (d *DB) UpdateConversation(ctx context.Context, id string, u ipc.Conversati
 			c.Sampling = u.Sampling
 		}
 		if u.Messages != nil {
-			cur, err := readMessages(ctx, cb)
+			cur, err := d.readMessages(ctx, cb)
 			if err != nil {
 				return err
 			}
@@ -181,7 +184,7 @@ func (d *DB) UpdateConversation(ctx context.Context, id string, u ipc.Conversati
 			return err
 		}
 		conv = c
-		conv.Messages, err = readMessages(ctx, cb)
+		conv.Messages, err = d.readMessages(ctx, cb)
 		return err
 	})
 	if err != nil {
@@ -211,7 +214,7 @@ func (d *DB) AppendMessages(ctx context.Context, id string, msgs []ipc.Conversat
 			return err
 		}
 		conv = c
-		conv.Messages, err = readMessages(ctx, cb)
+		conv.Messages, err = d.readMessages(ctx, cb)
 		return err
 	})
 	if err != nil {
@@ -340,7 +343,7 @@ func appendMessages(mb *bolt.Bucket, c *ipc.Conversation, msgs []ipc.Conversatio
 }
 
 // readMessages returns the thread of conversation bucket cb in order.
-func readMessages(ctx context.Context, cb *bolt.Bucket) ([]ipc.ConversationMessage, error) {
+func (d *DB) readMessages(ctx context.Context, cb *bolt.Bucket) ([]ipc.ConversationMessage, error) {
 	var out []ipc.ConversationMessage
 	err := cb.Bucket(messagesKey).ForEach(func(k, v []byte) error {
 		if err := ctx.Err(); err != nil {
@@ -348,7 +351,8 @@ func readMessages(ctx context.Context, cb *bolt.Bucket) ([]ipc.ConversationMessa
 		}
 		var m ipc.ConversationMessage
 		if err := json.Unmarshal(v, &m); err != nil {
-			return fmt.Errorf("message %x: %w", k, err)
+			d.skipped("conversation message", k, err)
+			return nil
 		}
 		out = append(out, m)
 		return nil

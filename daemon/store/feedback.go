@@ -247,7 +247,8 @@ func (d *DB) RecentFeedback(ctx context.Context, limit int) ([]ipc.Feedback, err
 			}
 			var fb ipc.Feedback
 			if err := json.Unmarshal(v, &fb); err != nil {
-				return fmt.Errorf("feedback %x: %w", k, err)
+				d.skipped("feedback", k, err)
+				continue
 			}
 			out = append(out, fb)
 		}

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -38,6 +40,21 @@ type DB struct {
 	maxExchanges int
 	// maxExchangeBytes bounds the stored exchanges' total size.
 	maxExchangeBytes int64
+	// log hears of records a listing skipped as unreadable (SetLogger).
+	log atomic.Pointer[slog.Logger]
+}
+
+// SetLogger sets where unreadable records that listings skip are
+// reported (by default nowhere).
+func (d *DB) SetLogger(l *slog.Logger) { d.log.Store(l) }
+
+// skipped reports a record a listing left out because it does not decode:
+// one damaged record costs that record, not every listing of its bucket
+// (they answered 500 for ever).
+func (d *DB) skipped(what string, key []byte, err error) {
+	if l := d.log.Load(); l != nil {
+		l.Error("state store: unreadable record left out", "record", what, "key", fmt.Sprintf("%q", key), "err", err)
+	}
 }
 
 // Open opens (creating if needed) the database at path. A second daemon
@@ -201,7 +218,8 @@ func (d *DB) RecentRequests(ctx context.Context, limit int) ([]ipc.RequestRecord
 			}
 			var r ipc.RequestRecord
 			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("request record %x: %w", k, err)
+				d.skipped("request record", k, err)
+				continue
 			}
 			out = append(out, r)
 		}
