@@ -39,3 +39,21 @@ func TestDeleteFineTunedModel(t *testing.T) {
 		t.Fatal("after the delete its adapter is still installed")
 	}
 }
+
+// TestTagsListFineTunedModels: /api/tags lists fine-tuning jobs' models as
+// /v1/models does (they were missing, so `ollama list` did not show a
+// model every endpoint serves).
+func TestTagsListFineTunedModels(t *testing.T) {
+	ta := startAPIWith(t, true)
+	base := realTinyModel(t)
+	dir := t.TempDir()
+	pool := withAdapterPool(t, ta, base, dir)
+	const name = "ft:tiny-real::abc123"
+	if _, err := pool.InstallFineTuned(context.Background(), randomAdapter(t, base, dir, "job", 1, 0), name, base, base, nil); err != nil {
+		t.Fatal(err)
+	}
+	code, b := ta.get(t, "/api/tags")
+	if code != 200 || !strings.Contains(string(b), `"name":"`+name+`"`) {
+		t.Fatalf("/api/tags: %d %s", code, b)
+	}
+}

@@ -136,7 +136,9 @@ func (a *API) ollamaTags(w http.ResponseWriter, r *http.Request) {
 	for _, m := range list {
 		out.Models = append(out.Models, a.modelEntry(m.Name, m.Path, m.Size, m.Modified))
 	}
-	for _, man := range a.manifests() {
+	// Created models and fine-tuning jobs' models (as /v1/models lists
+	// them), while their base is there.
+	for _, man := range a.madeModels() {
 		rm, err := a.resolveModel(man.Name)
 		if err != nil {
 			continue
