@@ -313,6 +313,34 @@ func TestPEFTErrors(t *testing.T) {
 	if _, err := LoadPEFT(t.TempDir(), base, nil); !errors.Is(err, ErrNotAdapter) {
 		t.Fatalf("empty dir: err = %v", err)
 	}
+	// A whole pair of rank 4 under configs that do not describe it: they
+	// were accepted, scaled by another rank than PEFT's r (an r of 2^40
+	// with rsLoRA gave NaN outputs), or with DoRA and the like ignored.
+	pair, err := safetensors.Encode([]string{"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight"},
+		[][]uint64{{4, 64}, {64, 4}}, [][]float32{make([]float32, 256), make([]float32, 256)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []string{
+		`{"r":8,"lora_alpha":8}`,
+		`{"r":1099511627776,"lora_alpha":8,"use_rslora":true}`,
+		`{"r":4,"lora_alpha":8,"use_dora":true}`,
+		`{"r":4,"lora_alpha":8,"rank_pattern":{"q_proj":2}}`,
+		`{"r":4,"lora_alpha":8,"layer_replication":[[0,1]]}`,
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, PEFTWeights), pair, 0o644)
+		os.WriteFile(filepath.Join(dir, PEFTConfig), []byte(cfg), 0o644)
+		if _, err := LoadPEFT(dir, base, nil); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: err = %v, want malformed", cfg, err)
+		}
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, PEFTWeights), pair, 0o644)
+	os.WriteFile(filepath.Join(dir, PEFTConfig), []byte(`{"r":4,"lora_alpha":8,"use_rslora":true,"use_dora":false,"rank_pattern":{},"layer_replication":null}`), 0o644)
+	if _, err := LoadPEFT(dir, base, nil); err != nil {
+		t.Errorf("a config that describes the pair: %v", err)
+	}
 }
 
 func TestIdentity(t *testing.T) {

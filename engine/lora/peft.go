@@ -34,6 +34,12 @@ type PEFTConfigFile struct {
 	FanInFanOut   bool               `json:"fan_in_fan_out"`
 	AlphaPattern  map[string]float64 `json:"alpha_pattern"`
 	BaseModel     string             `json:"base_model_name_or_path"`
+	// Refused when set: per-module ranks, DoRA's magnitude vectors and
+	// layer replication change the model in ways the pairs alone do not
+	// carry (they were accepted and ignored).
+	RankPattern      map[string]int  `json:"rank_pattern"`
+	UseDoRA          bool            `json:"use_dora"`
+	LayerReplication json.RawMessage `json:"layer_replication"`
 }
 
 // hfModules maps Hugging Face module paths inside a decoder layer to GGUF
@@ -77,6 +83,15 @@ func LoadPEFT(dir string, base *gguf.File, b compute.Backend) (*Adapter, error) 
 	}
 	if len(cfg.AlphaPattern) > 0 {
 		return nil, fmt.Errorf("%w: per-module alpha_pattern is not supported", ErrMalformed)
+	}
+	if len(cfg.RankPattern) > 0 {
+		return nil, fmt.Errorf("%w: per-module rank_pattern is not supported", ErrMalformed)
+	}
+	if cfg.UseDoRA {
+		return nil, fmt.Errorf("%w: DoRA adapters (use_dora) are not supported", ErrMalformed)
+	}
+	if s := strings.TrimSpace(string(cfg.LayerReplication)); s != "" && s != "null" {
+		return nil, fmt.Errorf("%w: layer_replication is not supported", ErrMalformed)
 	}
 	if cfg.R <= 0 || cfg.Alpha < 0 || math.IsNaN(cfg.Alpha) || math.IsInf(cfg.Alpha, 0) {
 		return nil, fmt.Errorf("%w: r = %d, lora_alpha = %v", ErrMalformed, cfg.R, cfg.Alpha)
@@ -148,6 +163,12 @@ func fromPEFT(cfg PEFTConfigFile, st *safetensors.File, base *gguf.File, b compu
 		p := a.Targets[name]
 		if p.HostA.Data == nil || p.HostB.Data == nil {
 			return nil, fmt.Errorf("%w: %s is missing its lora_A or lora_B", ErrMalformed, name)
+		}
+		// The scale is alpha over the pairs' rank, which PEFT takes from
+		// r: a pair of another rank would be scaled otherwise than trained
+		// (and an absurd r made rsLoRA's alpha·sqrt(r) overflow to NaN).
+		if p.HostA.Rows != cfg.R {
+			return nil, fmt.Errorf("%w: %s has rank %d, but the config's r is %d", ErrMalformed, name, p.HostA.Rows, cfg.R)
 		}
 	}
 	return a.complete(base, b)
