@@ -24,3 +24,14 @@ func TestCreateRefusesTemplateThatCannotRender(t *testing.T) {
 	ta.postOK(t, "/api/create", `{"model":"t3","from":"fake","template":"{{ if .System }}[{{ .System }}]{{ end }}{{ range .Messages }}<{{ .Role }}>{{ .Content }}{{ end }}","stream":false}`)
 	ta.postOK(t, "/api/chat", `{"model":"t3","stream":false,"messages":[{"role":"user","content":"Hi"}]}`)
 }
+
+// TestCreateRefusesMessageImages: a created model's MESSAGE with images is
+// refused at create; it was stored, and every request to the model then
+// failed on images it never sent.
+func TestCreateRefusesMessageImages(t *testing.T) {
+	ta := startAPI(t)
+	resp, b := ta.post(t, "/api/create", `{"model":"pics","from":"fake","messages":[{"role":"user","content":"see","images":["aGk="]}],"stream":false}`)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "messages[0].images") {
+		t.Fatalf("create with an image message: %d %s", resp.StatusCode, b)
+	}
+}

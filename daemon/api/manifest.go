@@ -517,6 +517,11 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 		if _, err := checkRole(m.Role, i, "messages"); err != nil {
 			return nil, err
 		}
+		// Every request would carry them and fail (no model here reads
+		// images).
+		if len(m.Images) > 0 {
+			return nil, badParam(fmt.Sprintf("messages[%d].images", i), "images are not supported: the models served here take text only")
+		}
 	}
 	man.Messages = body.Messages
 	switch l := body.License.(type) {
