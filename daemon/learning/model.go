@@ -201,7 +201,7 @@ func (ms *modelState) loop() {
 		case <-t.C:
 		}
 		ms.consolidateAll(ms.ctx, "periodic")
-		for _, sc := range ms.scopeList() {
+		for _, sc := range ms.servingScopes() {
 			if ms.ctx.Err() != nil {
 				return
 			}
@@ -222,7 +222,7 @@ func (ms *modelState) consolidateAll(ctx context.Context, why string) error {
 		return nil
 	}
 	var errs []error
-	for _, sc := range ms.scopeList() {
+	for _, sc := range ms.servingScopes() {
 		if err := sc.consolidate(ctx, why); err != nil {
 			errs = append(errs, err)
 		}
@@ -309,6 +309,19 @@ func (ms *modelState) scopeList() []*scopeState {
 	}
 	slices.SortFunc(out, func(a, b *scopeState) int { return strings.Compare(a.name, b.name) })
 	return out
+}
+
+// servingScopes are the scopes requests are served with now: without
+// per-app learning, the app scopes an earlier --learning-per-app run left
+// are kept as they are, not consolidated or deepened in the background
+// (they cost tens of seconds of CPU each, ahead of the user's scope, for
+// adapters no request used).
+func (ms *modelState) servingScopes() []*scopeState {
+	all := ms.scopeList()
+	if ms.svc.o.PerApp {
+		return all
+	}
+	return slices.DeleteFunc(all, func(sc *scopeState) bool { return strings.HasPrefix(sc.name, appPrefix) })
 }
 
 // trainer returns the learner and base (nil until prepared).

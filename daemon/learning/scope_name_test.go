@@ -33,3 +33,26 @@ func TestScopeOfIsACheckedScope(t *testing.T) {
 		t.Errorf("without per-app scopes: %q", got)
 	}
 }
+
+// TestServingScopes: without per-app learning the background loop works
+// on the scopes requests use, not on app scopes an earlier per-app run
+// left (they were consolidated first, tens of seconds of CPU each).
+func TestServingScopes(t *testing.T) {
+	for _, perApp := range []bool{false, true} {
+		ms := &modelState{svc: &Service{o: Options{PerApp: perApp}}, scopes: map[string]*scopeState{}}
+		for _, n := range []string{"user", appPrefix + "editor", appPrefix + "mail"} {
+			ms.scopes[n] = &scopeState{ms: ms, name: n}
+		}
+		var got []string
+		for _, sc := range ms.servingScopes() {
+			got = append(got, sc.name)
+		}
+		want := "user"
+		if perApp {
+			want = "app:editor app:mail user"
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("per-app %v: %v, want %s", perApp, got, want)
+		}
+	}
+}
