@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 	"time"
 
 	"github.com/ruvllm/ruvllm/internal/disk"
@@ -120,6 +121,11 @@ func parseLine(b []byte, line int) (Example, error) {
 	var ex Example
 	bad := func(format string, args ...any) error {
 		return paramErr("file", "line %d: "+format, append([]any{line}, args...)...)
+	}
+	// encoding/json turns invalid UTF-8 into U+FFFD: the model would learn
+	// replacement characters where the file meant other text.
+	if !utf8.Valid(b) {
+		return ex, bad("is not UTF-8 text (save the file as UTF-8)")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&ex); err != nil {

@@ -24,6 +24,7 @@ func TestReadExamples(t *testing.T) {
 		{"not json on line 2", `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}` + "\nnope", 1, "line 2"},
 		{"empty file", "\n\n", 0, "no examples"},
 		{"byte order mark", "\uFEFF" + `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}`, 1, ""},
+		{"latin-1 text", `{"messages":[{"role":"user","content":"caf` + "\xe9" + `"},{"role":"assistant","content":"a"}]}`, 0, "not UTF-8"},
 		{"byte order mark on line 2", `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}` + "\n\uFEFF{}", 1, "line 2"},
 	} {
 		n, err := readExamples(strings.NewReader(c.in), nil)

@@ -250,6 +250,10 @@ func (s *Service) Create(req ipc.FineTuningJobCreate) (ipc.FineTuningJob, error)
 	if err := checkMetadata(req.Metadata); err != nil {
 		return ipc.FineTuningJob{}, err
 	}
+	if len(req.Integrations) > 0 {
+		// OpenAI's Weights & Biases integration: nothing here reports to it.
+		return ipc.FineTuningJob{}, paramErr("integrations", "are not supported (a job's metrics are in its events)")
+	}
 	hp := req.Hyperparameters
 	param := "hyperparameters"
 	if req.Method != nil {

@@ -27,6 +27,7 @@ func TestFineTuningRefusesUnknownHyperparameters(t *testing.T) {
 	for _, c := range []struct{ body, param string }{
 		{head + `"hyperparameters":{"learning_rate":0.1}}`, "hyperparameters.learning_rate"},
 		{head + `"hyperparameters":{"n_epochs":2,"beta":0.1}}`, "hyperparameters.beta"},
+		{head + `"integrations":[{"type":"wandb","wandb":{"project":"p"}}]}`, "integrations"}, // accepted and ignored before
 		{head + `"hyperparameters":{"N_EPOCHS":2}}`, "hyperparameters.N_EPOCHS"},
 		{head + `"method":{"type":"supervised","supervised":{"hyperparameters":{"epochs":2}}}}`, "method.supervised.hyperparameters.epochs"},
 	} {
