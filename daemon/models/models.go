@@ -223,12 +223,20 @@ func (m *Manager) List() ([]Available, error) {
 		add(m.o.Default)
 	}
 	if m.o.Dir != "" {
-		matches, err := filepath.Glob(filepath.Join(m.o.Dir, "*.gguf"))
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range matches {
-			add(p)
+		// The extension in any case: a pull of OWNER/REPO/NAME.GGUF lands
+		// as NAME.GGUF, and a model it reports pulled must be listed (a
+		// case-sensitive "*.gguf" glob left it on disk, never served).
+		// Files ending in ".gguf" come first, so a name two files share
+		// keeps naming the one it named before. As with a glob, a
+		// directory that cannot be read lists nothing.
+		ents, _ := os.ReadDir(m.o.Dir)
+		for _, exact := range []bool{true, false} {
+			for _, e := range ents {
+				ext := filepath.Ext(e.Name())
+				if strings.EqualFold(ext, ".gguf") && (ext == ".gguf") == exact {
+					add(filepath.Join(m.o.Dir, e.Name()))
+				}
+			}
 		}
 	}
 	m.mu.Lock()

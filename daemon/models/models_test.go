@@ -616,3 +616,41 @@ func TestDefaultLoaderServesWithoutBrokenDraft(t *testing.T) {
 		}
 	}
 }
+
+// TestListMatchesExtensionInAnyCase: a model file whose extension is not
+// lower-case (a pull of OWNER/REPO/NAME.GGUF lands as NAME.GGUF) is listed
+// and resolves; of two files sharing a name, the ".gguf" one keeps it.
+func TestListMatchesExtensionInAnyCase(t *testing.T) {
+	for _, tc := range []struct {
+		files    []string
+		names    string // the names List gives, joined by ","
+		resolve  string // a name to resolve
+		wantFile string // the file it resolves to
+	}{
+		{files: []string{"Pulled.GGUF"}, names: "pulled", resolve: "pulled", wantFile: "Pulled.GGUF"},
+		{files: []string{"mixed.Gguf", "notes.txt", "a.gguf.partial"}, names: "mixed", resolve: "MIXED:latest", wantFile: "mixed.Gguf"},
+		{files: []string{"UPPER.GGUF", "Upper.gguf"}, names: "upper", resolve: "upper", wantFile: "Upper.gguf"},
+	} {
+		t.Run(tc.files[0], func(t *testing.T) {
+			m, _, _ := newTestManager(t, Options{}, tc.files...)
+			list, err := m.List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, a := range list {
+				names = append(names, a.Name)
+			}
+			if got := strings.Join(names, ","); got != tc.names {
+				t.Fatalf("names %q, want %q", got, tc.names)
+			}
+			p, err := m.Resolve(tc.resolve)
+			if err != nil {
+				t.Fatalf("resolve %q: %v", tc.resolve, err)
+			}
+			if filepath.Base(p) != tc.wantFile {
+				t.Fatalf("resolve %q = %s, want %s", tc.resolve, p, tc.wantFile)
+			}
+		})
+	}
+}
