@@ -361,6 +361,19 @@ func checkStoredSampling(s *ipc.SamplingFields) error {
 	return nil
 }
 
+// checkTime refuses a time the store could not write back: it keeps
+// times in UTC as RFC 3339, whose years run from 0 to 9999, and an offset
+// can carry a time written within them outside (9999-12-31T23:59:59-23:59).
+func checkTime(field string, t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	if y := t.UTC().Year(); y < 0 || y > 9999 {
+		return badField(field, "%s is in the year %d in UTC; years from 0 to 9999 are allowed", field, y)
+	}
+	return nil
+}
+
 func checkMessages(msgs []ipc.ConversationMessage) error {
 	if len(msgs) > maxMessages {
 		return badField("messages", "messages has %d entries; at most %d are allowed per request", len(msgs), maxMessages)
@@ -376,6 +389,7 @@ func checkMessages(msgs []ipc.ConversationMessage) error {
 			checkBytes(fmt.Sprintf("messages[%d].reasoning_content", i), m.ReasoningContent, maxContentBytes),
 			checkName(fmt.Sprintf("messages[%d].request_id", i), m.RequestID),
 			checkName(fmt.Sprintf("messages[%d].id", i), m.ID),
+			checkTime(fmt.Sprintf("messages[%d].time", i), m.Time),
 		)
 		if err != nil {
 			return err

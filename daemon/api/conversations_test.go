@@ -292,6 +292,10 @@ func TestConversationErrors(t *testing.T) {
 	long := strings.Repeat("é", maxTitleRunes+1)
 	bad := []ipc.ConversationMessage{{Role: "tool", Content: "x"}}
 	hot := float32(-1)
+	// Written in range, but past year 9999 (or before year 0) in UTC, where
+	// the store keeps times: it was a 500 that named MarshalJSON.
+	late := []ipc.ConversationMessage{{Role: "user", Content: "x", Time: time.Date(9999, 12, 31, 23, 59, 59, 0, time.FixedZone("", -(23*3600+59*60)))}}
+	early := []ipc.ConversationMessage{{Role: "user", Content: "x", Time: time.Date(0, 1, 1, 0, 0, 0, 0, time.FixedZone("", 23*3600+59*60))}}
 	for _, tc := range []struct {
 		name   string
 		call   func() error
@@ -310,6 +314,15 @@ func TestConversationErrors(t *testing.T) {
 		}, 404, "not found"},
 		{"append nothing", func() error { _, err := c.AppendMessages(ctx, conv.ID); return err }, 400, "messages must not be empty"},
 		{"bad role", func() error { _, err := c.AppendMessages(ctx, conv.ID, bad...); return err }, 400, `messages[0].role`},
+		{"create time after 9999", func() error {
+			_, err := c.CreateConversation(ctx, ipc.ConversationCreate{Messages: late})
+			return err
+		}, 400, "messages[0].time is in the year 10000"},
+		{"append time before 0", func() error { _, err := c.AppendMessages(ctx, conv.ID, early...); return err }, 400, "messages[0].time is in the year -1"},
+		{"patch time after 9999", func() error {
+			_, err := c.UpdateConversation(ctx, conv.ID, ipc.ConversationUpdate{Messages: &late})
+			return err
+		}, 400, "messages[0].time"},
 		{"long title", func() error {
 			_, err := c.CreateConversation(ctx, ipc.ConversationCreate{Title: long})
 			return err
@@ -373,6 +386,7 @@ func FuzzConversationRequests(f *testing.F) {
 		`{"messages":[]}`, `{"sampling":{"temperature":-1}}`, `{"adapters":[{}]}`,
 		`{"request_id":"chatcmpl-1","rating":-1,"correction":"c","conversation_id":"conv-1","message_id":"m"}`,
 		`{"request_id":"x","rating":"up"}`, `{"rating":1e99}`, `[]`, `null`,
+		`{"messages":[{"role":"user","content":"x","time":"9999-12-31T23:59:59-23:59"}]}`,
 	} {
 		f.Add(s)
 	}
