@@ -668,6 +668,41 @@ func TestDisconnectCancelsWithinOneToken(t *testing.T) {
 	}
 }
 
+// TestRequestLogClientName checks the client name a request is logged
+// under: a name of any length or bytes a client sends is kept printable
+// and at most maxNameBytes long, so the request log (10,000 records) is
+// not as large as the headers clients choose.
+func TestRequestLogClientName(t *testing.T) {
+	ta := startAPI(t)
+	for _, tc := range []struct {
+		name, header, value, want string
+	}{
+		{"plain", "X-Ruvllm-Client", "notes-app", "notes-app"},
+		{"long name", "X-Ruvllm-Client", strings.Repeat("a", 100<<10), strings.Repeat("a", maxNameBytes)},
+		{"cut at a rune", "X-Ruvllm-Client", "a" + strings.Repeat("é", 200), "a" + strings.Repeat("é", (maxNameBytes-1)/2)},
+		{"tab", "X-Ruvllm-Client", "a\tb", "a_b"},
+		{"long user agent", "User-Agent", strings.Repeat("u", 300), strings.Repeat("u", maxNameBytes)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", "http://ruvllm/v1/chat/completions", strings.NewReader(`{"model":"fake","messages":[{"role":"user","content":"hi"}]}`))
+			req.Header.Set(tc.header, tc.value)
+			resp, err := ta.http.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			recs, err := ta.srv.Store().RecentRequests(context.Background(), 1)
+			if err != nil || len(recs) != 1 {
+				t.Fatalf("records %+v, %v", recs, err)
+			}
+			if recs[0].Client != tc.want {
+				t.Fatalf("client %q (%d bytes), want %q", recs[0].Client, len(recs[0].Client), tc.want)
+			}
+		})
+	}
+}
+
 func TestRequestLogAndMetrics(t *testing.T) {
 	ta := startAPI(t)
 	req, _ := http.NewRequest("POST", "http://ruvllm/v1/chat/completions", strings.NewReader(`{"model":"fake","messages":[{"role":"user","content":"hi"}]}`))
