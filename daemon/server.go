@@ -448,10 +448,26 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// MaxRequestsLimit is the most records GET /v1/requests answers at once.
+const MaxRequestsLimit = 1000
+
+// handleRequests answers the newest records of the request log: limit
+// (default 50) of them. A limit that is not an integer from 1 to
+// MaxRequestsLimit is a 400 naming it, as on GET /v1/feedback; it was
+// answered with 50 records, so ?limit=5000 looked like a log of 50.
 func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
-	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	if limit <= 0 || limit > 1000 {
-		limit = 50
+	limit := 50
+	if q := r.URL.Query().Get("limit"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 1 || n > MaxRequestsLimit {
+			var body ipc.OpenAIError
+			param := "limit"
+			body.Error.Message = fmt.Sprintf("limit must be an integer from 1 to %d, not %q", MaxRequestsLimit, q)
+			body.Error.Type, body.Error.Param = "invalid_request_error", &param
+			WriteJSON(w, http.StatusBadRequest, body)
+			return
+		}
+		limit = n
 	}
 	recs, err := s.store.RecentRequests(r.Context(), limit)
 	if err != nil {
