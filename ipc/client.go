@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,8 +61,18 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 	}
 	c := &Client{token: o.token, app: o.app}
 	tr := &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}
+	// connected records that something accepted a connection: a health
+	// check that then runs out of time (ours or the caller's deadline)
+	// met a server that does not answer, not a missing one.
+	var connected atomic.Bool
 	if o.tcp != "" {
 		c.base = "http://" + o.tcp
+		var d net.Dialer
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := d.DialContext(ctx, network, addr)
+			connected.Store(err == nil)
+			return conn, err
+		}
 	} else {
 		path := o.socket
 		if path == "" {
@@ -72,15 +83,21 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 			path = p
 		}
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return DialSocket(ctx, path)
+			conn, err := DialSocket(ctx, path)
+			connected.Store(err == nil)
+			return conn, err
 		}
 		c.base = "http://ruvllm"
 	}
 	c.http = &http.Client{Transport: tr}
+	start := time.Now()
 	hctx, cancel := context.WithTimeout(ctx, dialHealthTimeout)
 	defer cancel()
 	if _, err := c.Health(hctx); err != nil {
-		if ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
+		// A caller's deadline shorter than dialHealthTimeout (the app
+		// dials with 2 s) counts too: it was reported as ErrNotRunning,
+		// and the app started a second daemon beside the stopped one.
+		if connected.Load() && errors.Is(hctx.Err(), context.DeadlineExceeded) {
 			where := c.base
 			if o.tcp == "" {
 				where = o.socket
@@ -88,7 +105,8 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 					where, _ = SocketPath()
 				}
 			}
-			return nil, fmt.Errorf("%w within %s on %s: it may be stopped (SIGSTOP) or hung; find it with `pgrep -a ruvllmd` and end it", ErrNoAnswer, dialHealthTimeout, where)
+			return nil, fmt.Errorf("%w within %s on %s: it may be stopped (SIGSTOP) or hung; find it with `pgrep -a ruvllmd` and end it",
+				ErrNoAnswer, time.Since(start).Round(100*time.Millisecond), where)
 		}
 		var apiErr *APIError
 		if errors.As(err, &apiErr) || errors.Is(err, ErrForeignServer) {

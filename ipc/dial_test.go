@@ -125,44 +125,61 @@ func TestHelperForeignServer(t *testing.T) {
 // but never answers (a daemon stopped with SIGSTOP, or wedged) makes Dial
 // fail after dialHealthTimeout with ErrNoAnswer, not hang (ruvllm status
 // and ruvllm stop waited forever), and not ErrNotRunning (which would
-// start another daemon).
+// start another daemon), also when the caller's deadline comes first (the
+// app dials with 2 s).
 func TestDialDaemonThatDoesNotAnswer(t *testing.T) {
 	old := dialHealthTimeout
-	dialHealthTimeout = 200 * time.Millisecond
 	t.Cleanup(func() { dialHealthTimeout = old })
-	sock := filepath.Join(t.TempDir(), "s.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	held := make(chan net.Conn, 16)
-	defer func() {
-		ln.Close()
-		for len(held) > 0 {
-			(<-held).Close()
-		}
-	}()
-	go func() {
-		for {
-			c, err := ln.Accept()
+	for _, tc := range []struct {
+		name                   string
+		healthTimeout, callers time.Duration // 0: none
+	}{
+		{"health check's timeout", 200 * time.Millisecond, 0},
+		{"caller's deadline", time.Minute, 200 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dialHealthTimeout = tc.healthTimeout
+			sock := filepath.Join(t.TempDir(), "s.sock")
+			ln, err := net.Listen("unix", sock)
 			if err != nil {
-				return
+				t.Fatal(err)
 			}
-			held <- c // read nothing, answer nothing
-		}
-	}()
-	done := make(chan error, 1)
-	go func() {
-		_, err := Dial(context.Background(), WithSocket(sock))
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrNoAnswer) || errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), sock) {
-			t.Errorf("Dial = %v, want ErrNoAnswer naming the socket", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Dial hangs on a server that does not answer")
+			defer ln.Close()
+			held := make(chan net.Conn, 16)
+			defer func() {
+				ln.Close()
+				for len(held) > 0 {
+					(<-held).Close()
+				}
+			}()
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					held <- c // read nothing, answer nothing
+				}
+			}()
+			ctx := context.Background()
+			if tc.callers > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.callers)
+				defer cancel()
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := Dial(ctx, WithSocket(sock))
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if !errors.Is(err, ErrNoAnswer) || errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), sock) {
+					t.Errorf("Dial = %v, want ErrNoAnswer naming the socket", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Dial hangs on a server that does not answer")
+			}
+		})
 	}
 }
