@@ -233,12 +233,19 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := ipc.CheckPeer(c, l.uid); err != nil {
-			l.log.Warn("refused connection from another user", "err", err)
-			c.Close()
-			continue
+		// The daemon's side of the check names the peer, a client: the
+		// ipc.CheckPeer error a client gets speaks of "the server", and
+		// the log said the server on the socket ran as the refused uid.
+		uid, err := ipc.PeerUID(c)
+		switch {
+		case err != nil:
+			l.log.Warn("refused connection: its peer's uid is unknown", "err", err)
+		case uid != l.uid:
+			l.log.Warn("refused connection from another user", "peer_uid", uid, "uid", l.uid)
+		default:
+			return c, nil
 		}
-		return c, nil
+		c.Close()
 	}
 }
 

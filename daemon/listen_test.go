@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,6 +101,65 @@ func TestSocketDirRefused(t *testing.T) {
 	if st, _ := os.Lstat(fresh); st.Mode().Perm() != 0o700 {
 		t.Fatalf("created with mode %v", st.Mode().Perm())
 	}
+}
+
+// TestPeerListenerLogsRefusedClient checks what the daemon logs when it
+// refuses a connection of another uid: the client's uid, and not the
+// client's own error text, which says the server runs as another user.
+func TestPeerListenerLogsRefusedClient(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logBuf syncBuffer
+	// Serving another uid than ours makes this process the foreign peer.
+	pl := &peerListener{Listener: ln, uid: uint32(os.Getuid()) + 1, log: slog.New(slog.NewTextHandler(&logBuf, nil))}
+	accepted := make(chan error, 1)
+	go func() {
+		c, err := pl.Accept()
+		if err == nil {
+			c.Close()
+		}
+		accepted <- err
+	}()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The listener logs before it closes the connection: EOF here means
+	// the line is written.
+	if n, _ := c.Read(make([]byte, 1)); n != 0 {
+		t.Fatal("a refused connection was answered")
+	}
+	c.Close()
+	ln.Close()
+	if err := <-accepted; err == nil {
+		t.Fatal("Accept returned the refused connection")
+	}
+	got := logBuf.String()
+	want := fmt.Sprintf("peer_uid=%d", os.Getuid())
+	if !strings.Contains(got, "refused connection from another user") || !strings.Contains(got, want) || strings.Contains(got, "server") {
+		t.Fatalf("log %q, want the refusal naming %s and no server", got, want)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestLoadToken(t *testing.T) {
