@@ -63,14 +63,14 @@ func (r *AdapterRefs) UnmarshalJSON(b []byte) error {
 			*r = AdapterMode(s)
 			return nil
 		}
-		return fmt.Errorf("adapters must be an array of {\"name\", \"scale\"} or one of \"auto\" and \"none\", not %q", s)
+		return &json.UnmarshalTypeError{Value: fmt.Sprintf("%q", s), Type: reflect.TypeFor[AdapterRefs]()}
 	}
 	var list []struct {
 		Name  string   `json:"name"`
 		Scale *float32 `json:"scale"`
 	}
 	if err := json.Unmarshal(b, &list); err != nil {
-		return fmt.Errorf("adapters must be an array of {\"name\", \"scale\"} or one of \"auto\" and \"none\"")
+		return &json.UnmarshalTypeError{Value: jsonValueKind(b), Type: reflect.TypeFor[AdapterRefs]()}
 	}
 	out := make(AdapterRefs, 0, len(list))
 	for _, e := range list {
@@ -216,7 +216,7 @@ func (s *StopList) UnmarshalJSON(b []byte) error {
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
-		return fmt.Errorf("stop must be a string or an array of strings")
+		return &json.UnmarshalTypeError{Value: jsonValueKind(bytes.TrimSpace(b)), Type: reflect.TypeFor[StopList]()}
 	}
 	*s = many
 	return nil
@@ -284,26 +284,50 @@ type Prediction struct {
 	Content string
 }
 
+// predictionContent and textPart stand for the JSON that a prediction's
+// content and each of its parts take, in the type errors that name them
+// (JSONKind).
+type (
+	predictionContent struct{}
+	textPart          struct{}
+)
+
 // UnmarshalJSON reads the type and the content as a string or text parts.
+// Its errors are type errors, so that the decoder adds the field's path
+// and a server can name it ("prediction.content").
 func (p *Prediction) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		return &json.UnmarshalTypeError{Value: jsonValueKind(b), Type: reflect.TypeFor[Prediction]()}
+	}
 	var raw struct {
 		Type    string          `json:"type"`
 		Content json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
-		return errors.New(`field "prediction" must be an object {"type": "content", "content": ...}`)
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return &json.UnmarshalTypeError{Value: te.Value, Type: te.Type, Field: te.Field}
+		}
+		return &json.UnmarshalTypeError{Value: jsonValueKind(b), Type: reflect.TypeFor[Prediction]()}
 	}
 	*p = Prediction{Type: raw.Type}
 	c := bytes.TrimSpace(raw.Content)
+	contentError := &json.UnmarshalTypeError{Value: jsonValueKind(c), Type: reflect.TypeFor[predictionContent](), Field: "content"}
 	if len(c) > 0 && c[0] == '[' {
-		var parts []ContentPart
+		var parts []json.RawMessage
 		if err := json.Unmarshal(c, &parts); err != nil {
-			return errors.New(`field "prediction.content" must be a string or an array of text parts`)
+			return contentError
 		}
 		var sb strings.Builder
-		for i, part := range parts {
-			if part.Text == nil || (part.Type != "text" && part.Type != "") {
-				return fmt.Errorf(`field "prediction.content[%d]" must be a text part`, i)
+		for i, raw := range parts {
+			var part ContentPart
+			if err := json.Unmarshal(raw, &part); err != nil || part.Text == nil || (part.Type != "text" && part.Type != "") {
+				value := jsonValueKind(bytes.TrimSpace(raw))
+				if err == nil && part.Type != "" {
+					value = fmt.Sprintf("a part of type %q", part.Type)
+				}
+				return &json.UnmarshalTypeError{Value: value, Type: reflect.TypeFor[textPart](), Field: fmt.Sprintf("content[%d]", i)}
 			}
 			sb.WriteString(*part.Text)
 		}
@@ -311,9 +335,30 @@ func (p *Prediction) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if err := json.Unmarshal(c, &p.Content); err != nil {
-		return errors.New(`field "prediction.content" must be a string or an array of text parts`)
+		return contentError
 	}
 	return nil
+}
+
+// JSONKind names the JSON that a type of this package with its own
+// decoding takes ("a string or an array of strings"), for the type errors
+// its UnmarshalJSON methods return; "" for other types.
+func JSONKind(t reflect.Type) string {
+	switch t {
+	case reflect.TypeFor[AutoNumber]():
+		return `"auto" or a number`
+	case reflect.TypeFor[StopList]():
+		return "a string or an array of strings"
+	case reflect.TypeFor[AdapterRefs]():
+		return `an array of {"name", "scale"}, "auto" or "none"`
+	case reflect.TypeFor[Prediction]():
+		return `an object {"type": "content", "content": ...}`
+	case reflect.TypeFor[predictionContent]():
+		return "a string or an array of text parts"
+	case reflect.TypeFor[textPart]():
+		return `a text part {"type": "text", "text": ...}`
+	}
+	return ""
 }
 
 // MarshalJSON writes the prediction in OpenAI's form.

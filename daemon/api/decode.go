@@ -61,8 +61,8 @@ func jsonPath(p string) string {
 // jsonKind names the JSON a Go type takes; for an integer sent a number
 // it cannot hold (a fraction, or out of range), the range too.
 func jsonKind(t reflect.Type, value string) string {
-	if t == reflect.TypeFor[ipc.AutoNumber]() {
-		return `"auto" or a number`
+	if kind := ipc.JSONKind(t); kind != "" {
+		return kind
 	}
 	number := strings.HasPrefix(value, "number")
 	switch t.Kind() {

@@ -33,7 +33,7 @@ func TestDecodeMessages(t *testing.T) {
 		{`{"model":"m","stream":"yes"}`, 400, `field "stream" must be a boolean`},
 		{`{"model":"m","max_tokens":1.5}`, 400, `field "max_tokens" must be an integer from -9223372036854775808 to 9223372036854775807, not number 1.5`},
 		{`{"model":"m","stream_options":[]}`, 400, `field "stream_options" must be an object`},
-		{`{"model":"m","stop":7}`, 400, "stop must be a string or an array"},
+		{`{"model":"m","stop":7}`, 400, `field "stop" must be a string or an array`},
 		{`{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`, 413, "exceeds 4096 bytes"},
 	} {
 		var v ipc.ChatCompletionRequest
