@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -596,6 +597,39 @@ func TestStartsDaemonWhenNoneAnswers(t *testing.T) {
 	defer dcancel()
 	if _, err := ipc.Dial(dctx, ipc.WithSocket(sock)); !errors.Is(err, ipc.ErrNotRunning) {
 		t.Fatalf("daemon still answers after Close: %v", err)
+	}
+}
+
+// TestStartTimeoutStopsTheDaemon checks that a daemon the app started and
+// that never answered within StartTimeout is stopped when the app gives
+// up, not left running beside the failure.
+func TestStartTimeoutStopsTheDaemon(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	bin := filepath.Join(dir, "ruvllmd")
+	script := "#!/bin/sh\necho $$ > " + pidFile + "\nexec sleep 600\n"
+	if err := os.WriteFile(bin, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	a := New(Config{Socket: filepath.Join(dir, "s.sock"), Daemon: bin, StartTimeout: time.Second}, nil)
+	a.Start(context.Background())
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := a.WaitReady(ctx)
+	if err == nil || !strings.Contains(err.Error(), "did not answer") {
+		t.Fatalf("WaitReady = %v, want the daemon not answering", err)
+	}
+	b, rerr := os.ReadFile(pidFile)
+	if rerr != nil {
+		t.Fatalf("the fake daemon did not start within a second: %v", rerr)
+	}
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	// The app reaps what it stops before it reports: the pid is gone.
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the daemon that never answered (pid %d) still runs after the app gave up (kill 0: %v)", pid, err)
 	}
 }
 

@@ -176,6 +176,9 @@ func (a *App) startDaemon(ctx context.Context, sock string, dial func(context.Co
 	var out tailBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Wait returns once the daemon exits, even if a child it left holds
+	// its output open.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
@@ -198,8 +201,29 @@ func (a *App) startDaemon(ctx context.Context, sock string, dial func(context.Co
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("ruvllmd did not answer within %s: %v", a.cfg.StartTimeout, err)
+			// A daemon of ours that never answered is stopped: it was
+			// left running after the app gave up, and every retry of
+			// the app started one more beside it.
+			a.mu.Lock()
+			a.daemon = nil
+			a.mu.Unlock()
+			endGroup(cmd, exited, 5*time.Second)
+			return nil, fmt.Errorf("ruvllmd did not answer within %s (stopped it): %v", a.cfg.StartTimeout, err)
 		}
+	}
+}
+
+// endGroup ends the process group of cmd (started with Setpgid, so its
+// pid is the group's id), whose Wait reports on exited: SIGTERM, then
+// SIGKILL after grace. It returns once cmd has exited.
+func endGroup(cmd *exec.Cmd, exited <-chan error, grace time.Duration) {
+	pgid := cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(grace):
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-exited
 	}
 }
 
