@@ -115,6 +115,22 @@ type unitChange struct {
 
 // systemdInstall writes both units, reloads, enables them and starts the socket.
 func systemdInstall(ctx context.Context, o Options) error {
+	// The manager is reached before a file is written: without a session
+	// bus, or without systemd on it (a container, an SSH login without a
+	// user session), the units were written and left behind, and
+	// uninstall, which needs the bus too, could not remove them.
+	m, err := connectSystemd(o)
+	if err != nil {
+		return fmt.Errorf("service install: %w", err)
+	}
+	defer m.close()
+	var running bool
+	if err := m.conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, sdDest).Store(&running); err != nil {
+		return fmt.Errorf("service install: look for systemd on the session bus: %w", err)
+	}
+	if !running {
+		return fmt.Errorf("service install: no systemd user manager on the session bus (%s has no owner): nothing installed", sdDest)
+	}
 	dir := systemdDir(o.Home)
 	sockPath, svcPath := filepath.Join(dir, SocketUnit), filepath.Join(dir, ServiceUnit)
 	if err := writeFile(sockPath, []byte(socketUnitText(o))); err != nil {
@@ -123,11 +139,6 @@ func systemdInstall(ctx context.Context, o Options) error {
 	if err := writeFile(svcPath, []byte(serviceUnitText(o))); err != nil {
 		return fmt.Errorf("service install: %w", err)
 	}
-	m, err := connectSystemd(o)
-	if err != nil {
-		return fmt.Errorf("service install: %w", err)
-	}
-	defer m.close()
 	if err := m.call(ctx, "Reload").Err; err != nil {
 		return fmt.Errorf("service install: systemd Reload: %w", err)
 	}

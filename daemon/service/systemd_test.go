@@ -240,6 +240,38 @@ func TestSystemdInstallStatusUninstall(t *testing.T) {
 	}
 }
 
+// TestSystemdInstallWithoutManagerWritesNothing checks that an install
+// that cannot reach systemd fails before it writes a unit file.
+func TestSystemdInstallWithoutManagerWritesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bus  func(t *testing.T) string
+		want string
+	}{
+		{"no bus", func(t *testing.T) string { return "unix:path=" + filepath.Join(t.TempDir(), "no-bus") }, "systemd user manager"},
+		{"bus without systemd", func(t *testing.T) string { return dbustest.Start(t) }, "no systemd user manager"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			o, err := Options{Executable: "/usr/bin/ruvllmd", SocketPath: "/run/user/1000/ruvllm/ruvllm.sock", Home: home,
+				BusAddress: tc.bus(t), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}.withDefaults()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := systemdInstall(ctx, o); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("install = %v, want an error with %q", err, tc.want)
+			}
+			for _, u := range []string{SocketUnit, ServiceUnit} {
+				if fileExists(filepath.Join(systemdDir(home), u)) {
+					t.Errorf("%s written by a failed install", u)
+				}
+			}
+		})
+	}
+}
+
 func TestSystemdQuote(t *testing.T) {
 	for in, want := range map[string]string{
 		"/usr/bin/ruvllmd": "/usr/bin/ruvllmd",
