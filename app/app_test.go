@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -611,7 +612,7 @@ func TestStartTimeoutStopsTheDaemon(t *testing.T) {
 	if err := os.WriteFile(bin, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	a := New(Config{Socket: filepath.Join(dir, "s.sock"), Daemon: bin, StartTimeout: time.Second}, nil)
+	a := New(Config{Socket: filepath.Join(dir, "s.sock"), Daemon: bin, StartTimeout: 3 * time.Second}, nil)
 	a.Start(context.Background())
 	defer a.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -622,7 +623,7 @@ func TestStartTimeoutStopsTheDaemon(t *testing.T) {
 	}
 	b, rerr := os.ReadFile(pidFile)
 	if rerr != nil {
-		t.Fatalf("the fake daemon did not start within a second: %v", rerr)
+		t.Fatalf("the fake daemon did not start within the start timeout: %v", rerr)
 	}
 	var pid int
 	fmt.Sscan(string(b), &pid)
@@ -630,6 +631,82 @@ func TestStartTimeoutStopsTheDaemon(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("the daemon that never answered (pid %d) still runs after the app gave up (kill 0: %v)", pid, err)
+	}
+}
+
+// TestDaemonAnswersAppendWithoutThread runs the app against a daemon that
+// answers an append with a conversation holding no messages: the app
+// reports an error instead of panicking, whether the append stored the
+// user's message or the reply.
+func TestDaemonAnswersAppendWithoutThread(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		emptyRole string // the role whose append is answered with no messages
+	}{
+		{"user message", "user"},
+		{"reply", "assistant"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sock := filepath.Join(t.TempDir(), "s.sock")
+			ln, err := net.Listen("unix", sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mux := http.NewServeMux()
+			answer := func(w http.ResponseWriter, v any) {
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(v)
+			}
+			empty := ipc.Conversation{ID: "c1", Title: "t"}
+			mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, _ *http.Request) { answer(w, ipc.Health{Status: "ok"}) })
+			mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				<-r.Context().Done()
+			})
+			mux.HandleFunc("GET /v1/conversations", func(w http.ResponseWriter, _ *http.Request) { answer(w, ipc.ConversationList{}) })
+			mux.HandleFunc("POST /v1/conversations", func(w http.ResponseWriter, _ *http.Request) { answer(w, empty) })
+			mux.HandleFunc("POST /v1/conversations/c1/messages", func(w http.ResponseWriter, r *http.Request) {
+				var body ipc.MessagesAppend
+				json.NewDecoder(r.Body).Decode(&body)
+				c := empty
+				if len(body.Messages) > 0 && body.Messages[0].Role != tc.emptyRole {
+					c.Messages = body.Messages
+				}
+				answer(w, c)
+			})
+			mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprint(w, "data: {\"id\":\"chatcmpl-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n")
+			})
+			srv := &http.Server{Handler: mux}
+			go srv.Serve(ln)
+			t.Cleanup(func() { srv.Close() })
+			rec := newRecorder()
+			a := New(Config{Socket: sock, Model: "m"}, rec.emit)
+			a.Start(context.Background())
+			t.Cleanup(a.Close)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := a.WaitReady(ctx); err != nil {
+				t.Fatal(err)
+			}
+			from := rec.len()
+			_, err = a.SendMessage("c1", "hello")
+			if tc.emptyRole == "user" {
+				if err == nil || !strings.Contains(err.Error(), "without the thread") {
+					t.Fatalf("SendMessage = %v, want the empty answer named", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, _ := rec.wait(t, from, ended("c1"))
+			if ce, ok := e.data.(ChatError); !ok || !strings.Contains(ce.Error, "without the thread") {
+				t.Fatalf("reply ended with %s %+v, want chat:error naming the empty answer", e.name, e.data)
+			}
+		})
 	}
 }
 

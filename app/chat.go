@@ -84,7 +84,10 @@ func (a *App) SendMessage(conversationID, text string) (ipc.ConversationMessage,
 	if err != nil {
 		return ipc.ConversationMessage{}, fmt.Errorf("store message: %w", err)
 	}
-	user := conv.Messages[len(conv.Messages)-1]
+	user, err := lastMessage(conv)
+	if err != nil {
+		return ipc.ConversationMessage{}, fmt.Errorf("store message: %w", err)
+	}
 	if conv.Title == "" {
 		conv = a.autoTitle(ctx, store, conv, text)
 	}
@@ -321,7 +324,10 @@ func (a *App) stream(ctx context.Context, c *ipc.Client, store convStore, conv i
 		fail(fmt.Errorf("store reply: %w", err))
 		return
 	}
-	msg = stored.Messages[len(stored.Messages)-1]
+	if msg, err = lastMessage(stored); err != nil {
+		fail(fmt.Errorf("store reply: %w", err))
+		return
+	}
 	if stopped {
 		a.end(conv.ID, EventChatError, ChatError{ConversationID: conv.ID, Error: "stopped", Stopped: true, Message: &msg})
 		return
@@ -343,6 +349,17 @@ func (a *App) end(id, event string, data any) {
 	delete(a.runs, id)
 	a.mu.Unlock()
 	a.emit(event, data)
+}
+
+// lastMessage is the message an append stored: the last of the thread the
+// store answers. A thread without one (a daemon that answers an append
+// with no messages) is an error: indexing it panicked, which ended the
+// whole app.
+func lastMessage(c ipc.Conversation) (ipc.ConversationMessage, error) {
+	if len(c.Messages) == 0 {
+		return ipc.ConversationMessage{}, fmt.Errorf("conversation %s: the daemon answered the append without the thread", c.ID)
+	}
+	return c.Messages[len(c.Messages)-1], nil
 }
 
 // lastUser is the text of the conversation's last user message.
