@@ -45,6 +45,10 @@ type Server struct {
 	httpDur  *prometheus.HistogramVec
 
 	stopping atomic.Bool // the grace period of a shutdown is over
+	// draining is closed when a shutdown begins: event streams, which
+	// never end on their own, end then instead of holding the shutdown
+	// for its whole grace period.
+	draining chan struct{}
 
 	mu         sync.Mutex
 	bodyLimits map[string]int64 // by URL path, overriding MaxBodyBytes
@@ -86,7 +90,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	db.SetLogger(cfg.Logger)
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), events: newEvents(), store: db,
-		metrics: prometheus.NewRegistry(), started: time.Now()}
+		metrics: prometheus.NewRegistry(), started: time.Now(), draining: make(chan struct{})}
 	s.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.httpReqs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ruvllm_http_requests_total", Help: "HTTP requests by route and status."}, []string{"route", "code"})
 	s.httpDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ruvllm_http_request_duration_seconds", Help: "HTTP request duration by route.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"route"})
@@ -216,6 +220,7 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	case runErr = <-errc:
 	}
 	s.log.Info("shutting down", "grace", grace)
+	close(s.draining)
 	hardCtx, hardCancel := context.WithTimeout(context.Background(), grace+StreamEndGrace)
 	defer hardCancel()
 	drained := make(chan struct{})
@@ -415,6 +420,8 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, h)
 }
 
+// handleEvents streams the event bus as server-sent events until the
+// client leaves or a shutdown begins.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -443,6 +450,11 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, ": keep-alive\n\n")
 			fl.Flush()
 		case <-r.Context().Done():
+			return
+		case <-s.draining:
+			// A subscriber is no request in flight: with one open (the
+			// desktop app always is), every stop waited out the grace
+			// period and then logged that it cancelled requests.
 			return
 		}
 	}
