@@ -710,6 +710,40 @@ func TestDaemonAnswersAppendWithoutThread(t *testing.T) {
 	}
 }
 
+// TestStartedDaemonRefusesModel points the app at a model file the daemon
+// refuses: the app is ready at once, with a notice giving the daemon's
+// reason, instead of showing "Loading…" until StartTimeout.
+func TestStartedDaemonRefusesModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds ruvllmd")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ruvllmd")
+	build := exec.Command("go", "build", "-o", bin, "github.com/ruvllm/ruvllm/cmd/ruvllmd")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build ruvllmd: %v\n%s", err, out)
+	}
+	model := filepath.Join(dir, "junk.gguf")
+	if err := os.WriteFile(model, []byte("not a model"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "run", "ruvllm.sock")
+	a := New(Config{Socket: sock, Daemon: bin, Model: model, StopDaemon: true, StartTimeout: 10 * time.Minute,
+		DaemonArgs: []string{"--state-dir", filepath.Join(dir, "state"), "--models-dir", filepath.Join(dir, "models"),
+			"--cache-dir", filepath.Join(dir, "cache"), "--adapters-dir", filepath.Join(dir, "drop"), "--threads", "1"}}, nil)
+	a.Start(context.Background())
+	defer a.Close()
+	// Well within StartTimeout: the load fails at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatalf("WaitReady: %v (the app waits for a model the daemon refused)", err)
+	}
+	if st := a.Status(); st.State != StateReady || !strings.Contains(st.Notice, "could not be loaded") || !strings.Contains(st.Notice, "GGUF") {
+		t.Fatalf("status %+v: want ready with a notice giving the daemon's reason", st)
+	}
+}
+
 func TestNewConversationBoundsReplies(t *testing.T) {
 	a, _, _ := startApp(t)
 	conv, err := a.CreateConversation("  bounded  ")

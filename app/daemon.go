@@ -75,34 +75,42 @@ func pickStore(ctx context.Context, c *ipc.Client) (convStore, string, error) {
 	}
 }
 
-// waitModel reports the daemon ready once its default model is loaded, or
-// at once when it preloads none (models then load on first use).
+// waitModel reports the daemon ready once the default model of a daemon
+// the app started is loaded, or at once when there is none (models then
+// load on first use). It asks the daemon to load the model (Ollama's
+// empty /api/generate), which answers when the load ends: a model the
+// daemon refuses is named in the status's notice at once. Polling the
+// loaded models instead waited StartTimeout for a model that had failed,
+// showing "Loading…", and then reported ready without a word.
 func (a *App) waitModel(ctx context.Context, c *ipc.Client, notice string) error {
 	a.mu.Lock()
 	started := a.daemon != nil
 	a.mu.Unlock()
-	deadline := time.Now().Add(a.cfg.StartTimeout)
-	for {
-		h, err := c.Health(ctx)
-		if err != nil {
-			return fmt.Errorf("health: %w", err)
-		}
-		preloading := started && a.cfg.Model != "" && len(h.Loaded) == 0
-		if !preloading || time.Now().After(deadline) {
-			a.setStatus(func(s *Status) {
-				s.State, s.Message, s.Notice, s.Version, s.Loaded, s.Started = StateReady, "Connected", notice, h.Version, h.Loaded, started
-			})
-			return nil
-		}
+	h, err := c.Health(ctx)
+	if err != nil {
+		return fmt.Errorf("health: %w", err)
+	}
+	if started && a.cfg.Model != "" && len(h.Loaded) == 0 {
 		a.setStatus(func(s *Status) {
 			s.State, s.Message, s.Version = StateLoading, "Loading "+a.cfg.Model+"…", h.Version
 		})
-		select {
-		case <-ctx.Done():
+		lctx, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
+		err := c.Do(lctx, http.MethodPost, "/api/generate", map[string]any{"model": a.cfg.Model, "prompt": "", "stream": false}, nil)
+		cancel()
+		if ctx.Err() != nil {
 			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		}
+		if err != nil {
+			notice = strings.TrimSpace(notice + " " + fmt.Sprintf("The model %s could not be loaded: %v", a.cfg.Model, err))
+		}
+		if h, err = c.Health(ctx); err != nil {
+			return fmt.Errorf("health: %w", err)
 		}
 	}
+	a.setStatus(func(s *Status) {
+		s.State, s.Message, s.Notice, s.Version, s.Loaded, s.Started = StateReady, "Connected", notice, h.Version, h.Loaded, started
+	})
+	return nil
 }
 
 // watchEvents forwards the daemon's events to the UI and keeps the loaded
