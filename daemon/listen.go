@@ -95,6 +95,9 @@ func (s *Server) listenUnix() (net.Listener, error) {
 	if path == "" {
 		return nil, errors.New("no socket path configured")
 	}
+	if err := ipc.CheckSocketPath(path); err != nil {
+		return nil, err
+	}
 	dir := filepath.Dir(path)
 	if err := prepareSocketDir(dir, s.cfg.dirMode); err != nil {
 		return nil, err

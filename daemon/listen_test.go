@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -69,6 +70,22 @@ func TestClearStaleSocket(t *testing.T) {
 	}
 	if err := clearStaleSocket(filepath.Join(dir, "none")); err != nil {
 		t.Fatalf("nothing there: %v", err)
+	}
+}
+
+// TestSocketPathTooLong: the daemon refuses a socket path longer than a
+// Unix socket's address holds with the limit named, not the kernel's
+// "bind: invalid argument".
+func TestSocketPathTooLong(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, strings.Repeat("s", ipc.MaxSocketPath()+1-len(dir)-1))
+	s, err := New(Config{SocketPath: sock, StateDir: filepath.Join(dir, "state"), Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Run(context.Background(), time.Second)
+	if !errors.Is(err, ipc.ErrSocketPathTooLong) || !strings.Contains(err.Error(), "--socket") {
+		t.Fatalf("Run = %v, want ErrSocketPathTooLong saying what to do", err)
 	}
 }
 

@@ -109,7 +109,7 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 				ErrNoAnswer, time.Since(start).Round(100*time.Millisecond), where)
 		}
 		var apiErr *APIError
-		if errors.As(err, &apiErr) || errors.Is(err, ErrForeignServer) {
+		if errors.As(err, &apiErr) || errors.Is(err, ErrForeignServer) || errors.Is(err, ErrSocketPathTooLong) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: %v", ErrNotRunning, err)

@@ -20,6 +20,9 @@ var ErrForeignServer = errors.New("the server on the socket runs as another user
 // /tmp can be created first by another local user, and the check is what
 // keeps requests from reaching an impostor.
 func DialSocket(ctx context.Context, path string) (net.Conn, error) {
+	if err := CheckSocketPath(path); err != nil {
+		return nil, err
+	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {

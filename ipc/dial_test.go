@@ -16,6 +16,43 @@ import (
 	"time"
 )
 
+// TestSocketPathTooLong: a path longer than a Unix socket's address holds
+// is refused by name, not dialled to "connect: invalid argument", which
+// Dial reported as a daemon not running (the app then started one, which
+// failed the same way); a path of the longest length is dialled.
+func TestSocketPathTooLong(t *testing.T) {
+	dir := t.TempDir()
+	pad := func(n int) string {
+		// dir/aaa...a of n bytes in all.
+		return filepath.Join(dir, strings.Repeat("a", n-len(dir)-1))
+	}
+	for _, tc := range []struct {
+		name     string
+		path     string
+		tooLong  bool
+		notFound bool
+	}{
+		{"longest", pad(MaxSocketPath()), false, true},
+		{"one byte more", pad(MaxSocketPath() + 1), true, false},
+		{"far longer", pad(4096), true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := Dial(ctx, WithSocket(tc.path))
+			if got := errors.Is(err, ErrSocketPathTooLong); got != tc.tooLong {
+				t.Fatalf("Dial = %v; too long: %v, want %v", err, got, tc.tooLong)
+			}
+			if tc.tooLong && (errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "at most")) {
+				t.Fatalf("Dial = %v, want the limit named and not ErrNotRunning", err)
+			}
+			if got := errors.Is(err, ErrNotRunning); got != tc.notFound {
+				t.Fatalf("Dial = %v; not running: %v, want %v", err, got, tc.notFound)
+			}
+		})
+	}
+}
+
 func TestDialSocketSameUser(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	ln, err := net.Listen("unix", sock)
