@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/godbus/dbus/v5"
 
@@ -28,7 +29,9 @@ const (
 func systemdDir(home string) string { return filepath.Join(home, ".config", "systemd", "user") }
 
 // socketUnitText is ruvllmd.socket: systemd owns the socket, so the daemon
-// starts on the first connection.
+// starts on the first connection. ListenStream expands specifiers (%t,
+// %h, ...), so a '%' of the path is written as "%%": written as it was,
+// systemd listened elsewhere than the daemon's --socket, where clients look.
 func socketUnitText(o Options) string {
 	return fmt.Sprintf(`# Written by "ruvllm service install"; "ruvllm service uninstall" removes it.
 [Unit]
@@ -43,7 +46,20 @@ FileDescriptorName=ruvllmd
 
 [Install]
 WantedBy=sockets.target
-`, o.SocketPath)
+`, strings.ReplaceAll(o.SocketPath, "%", "%%"))
+}
+
+// checkUnitWords refuses a socket path or command word a unit file cannot
+// hold: a unit file is read line by line, so a newline (or another
+// control character) in one ended its directive, and what followed it
+// was read as a directive of its own.
+func checkUnitWords(o Options) error {
+	for _, w := range append([]string{o.SocketPath}, o.command()...) {
+		if strings.IndexFunc(w, unicode.IsControl) >= 0 {
+			return fmt.Errorf("%q holds a control character, which a systemd unit file cannot hold", w)
+		}
+	}
+	return nil
 }
 
 // serviceUnitText is ruvllmd.service.
@@ -115,6 +131,9 @@ type unitChange struct {
 
 // systemdInstall writes both units, reloads, enables them and starts the socket.
 func systemdInstall(ctx context.Context, o Options) error {
+	if err := checkUnitWords(o); err != nil {
+		return fmt.Errorf("service install: %w", err)
+	}
 	// The manager is reached before a file is written: without a session
 	// bus, or without systemd on it (a container, an SSH login without a
 	// user session), the units were written and left behind, and

@@ -272,6 +272,45 @@ func TestSystemdInstallWithoutManagerWritesNothing(t *testing.T) {
 	}
 }
 
+// TestSystemdUnitSpecials checks paths with characters a unit file
+// treats specially: a '%' of the socket path is escaped in ListenStream
+// as in ExecStart, and a control character is refused before a file is
+// written.
+func TestSystemdUnitSpecials(t *testing.T) {
+	for _, tc := range []struct {
+		name, sock, exe string
+		listen          string // the socket unit's ListenStream line; "" for a refused install
+	}{
+		{"percent", "/run/user/1000/100%t/ruvllm.sock", "/usr/bin/ruvllmd", "ListenStream=/run/user/1000/100%%t/ruvllm.sock\n"},
+		{"newline in the socket path", "/run/user/1000/r\nExecStartPre=/bin/false/s.sock", "/usr/bin/ruvllmd", ""},
+		{"newline in the executable", "/run/user/1000/ruvllm.sock", "/opt/r\nExecStartPre=/bin/false", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			o, err := Options{Executable: tc.exe, SocketPath: tc.sock, Home: home, BusAddress: "unix:path=" + filepath.Join(home, "no-bus"),
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}.withDefaults()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.listen != "" {
+				if got := socketUnitText(o); !strings.Contains(got, tc.listen) {
+					t.Fatalf("socket unit lacks %q:\n%s", tc.listen, got)
+				}
+				return
+			}
+			err = systemdInstall(context.Background(), o)
+			if err == nil || !strings.Contains(err.Error(), "control character") {
+				t.Fatalf("install = %v, want the control character refused", err)
+			}
+			for _, u := range []string{SocketUnit, ServiceUnit} {
+				if fileExists(filepath.Join(systemdDir(home), u)) {
+					t.Errorf("%s written for a refused install", u)
+				}
+			}
+		})
+	}
+}
+
 func TestSystemdQuote(t *testing.T) {
 	for in, want := range map[string]string{
 		"/usr/bin/ruvllmd": "/usr/bin/ruvllmd",
