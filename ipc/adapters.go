@@ -1,7 +1,6 @@
 package ipc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -70,29 +70,56 @@ func (c *Client) InstallAdapterPath(ctx context.Context, path, name string) (Ada
 }
 
 // UploadAdapter sends an adapter file's bytes as a multipart upload (field
-// "file"), as the desktop app does on drag and drop.
+// "file"), as the desktop app does on drag and drop. The file streams from
+// disk: it was read into memory whole first, so a large file dropped on
+// the app took twice its size in memory before the daemon's 4 GiB limit
+// could refuse it. It must be a regular file: it is opened without
+// blocking, and a FIFO, which blocked the open forever (and with it the
+// app's quit, which waits for its drops), is refused.
 func (c *Client) UploadAdapter(ctx context.Context, path, name string) (AdapterInfo, error) {
 	var out AdapterInfo
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return out, err
 	}
 	defer f.Close()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	if name != "" {
-		mw.WriteField("name", name)
-	}
-	part, err := mw.CreateFormFile("file", filepath.Base(path))
+	fi, err := f.Stat()
 	if err != nil {
 		return out, err
 	}
-	if _, err := io.Copy(part, f); err != nil {
-		return out, err
+	if !fi.Mode().IsRegular() {
+		return out, fmt.Errorf("upload adapter %s: not a regular file (%v)", path, fi.Mode().Type())
 	}
-	mw.Close()
-	err = c.DoRaw(ctx, http.MethodPost, "/v1/adapters", mw.FormDataContentType(), &body, &out)
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		pw.CloseWithError(writeUpload(mw, f, filepath.Base(path), name))
+	}()
+	err = c.DoRaw(ctx, http.MethodPost, "/v1/adapters", mw.FormDataContentType(), pr, &out)
+	// A request that ended before reading the whole body ends the writer.
+	pr.Close()
+	<-copied
 	return out, err
+}
+
+// writeUpload writes the multipart body of an adapter upload: the name
+// field (when set) and the file's bytes.
+func writeUpload(mw *multipart.Writer, f io.Reader, filename, name string) error {
+	if name != "" {
+		if err := mw.WriteField("name", name); err != nil {
+			return err
+		}
+	}
+	part, err := mw.CreateFormFile("file", filename)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(part, f); err != nil {
+		return fmt.Errorf("read %s: %w", filename, err)
+	}
+	return mw.Close()
 }
 
 // RemoveAdapter uninstalls the named adapter.
