@@ -51,8 +51,17 @@ func selfDraft(ctx context.Context, path, typ, dir string, log *slog.Logger) (st
 		return "", err
 	}
 	defer f.Close()
-	if id, ok := f.Uint("general.file_type"); ok && uint32(id) == ft.ID {
-		return "", fmt.Errorf("the model is %s already: a draft must be a cheaper quantization", ft.Name)
+	if id, ok := f.Uint("general.file_type"); ok {
+		if uint32(id) == ft.ID {
+			return "", fmt.Errorf("the model is %s already: a draft must be a cheaper quantization", ft.Name)
+		}
+		// A draft no smaller than the model (self:F32 of a Q8_0 model)
+		// costs more than the steps it is meant to save, and its file
+		// and memory are wasted: refuse it as the model's own type is.
+		if cur, known := quantize.FileTypeByID(uint32(id)); known && ft.BitsPerWeight() >= cur.BitsPerWeight() {
+			return "", fmt.Errorf("the model is %s (%.3g bits per weight): a draft must be a cheaper quantization, not %s (%.3g)",
+				cur.Name, cur.BitsPerWeight(), ft.Name, ft.BitsPerWeight())
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err

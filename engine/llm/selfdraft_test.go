@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ruvllm/ruvllm/internal/testpath"
@@ -42,6 +43,35 @@ func TestSelfDraftRemovesCutOffConversions(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, l.name))
 		if gone := os.IsNotExist(err); gone != l.removed {
 			t.Errorf("%s: removed %v, want %v", l.name, gone, l.removed)
+		}
+	}
+}
+
+// TestSelfDraftRefusesNoCheaperType: a self draft must be a cheaper
+// quantization than the model, as the error for the model's own type
+// says: self:F32, F16 or BF16 of a Q8_0 model (four or two times its
+// weights) were made and kept, slower than the model they drafted for.
+func TestSelfDraftRefusesNoCheaperType(t *testing.T) {
+	models := testpath.Shared(t, "models")
+	for _, tc := range []struct {
+		model, typ string
+		want       string
+	}{
+		{"ruvllm-test-llama-19m-q8_0.gguf", "Q8_0", "the model is Q8_0 already"},
+		{"ruvllm-test-llama-19m-q8_0.gguf", "F32", "not F32"},
+		{"ruvllm-test-llama-19m-q8_0.gguf", "F16", "not F16"},
+		{"ruvllm-test-llama-19m-q8_0.gguf", "bf16", "not BF16"},
+		{"ruvllm-test-llama-19m-f16.gguf", "F32", "the model is F16 (16 bits per weight): a draft must be a cheaper quantization, not F32 (32)"},
+		{"ruvllm-test-llama-19m-f16.gguf", "BF16", "not BF16"},
+		{"ruvllm-test-llama-19m-q4_0.gguf", "Q8_0", "not Q8_0"},
+	} {
+		dir := t.TempDir()
+		_, err := selfDraft(context.Background(), filepath.Join(models, tc.model), tc.typ, dir, slog.New(slog.DiscardHandler))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s as %s: %v, want an error containing %q", tc.model, tc.typ, err, tc.want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%s as %s: left %d files in the drafts dir", tc.model, tc.typ, len(entries))
 		}
 	}
 }

@@ -105,6 +105,24 @@ func ParseFileType(s string) (FileType, error) {
 	return FileType{}, fmt.Errorf("unknown quantization type %q (one of %s)", s, strings.Join(FileTypeNames(), ", "))
 }
 
+// FileTypeByID returns the file type that llama.h numbers id (a GGUF
+// file's general.file_type).
+func FileTypeByID(id uint32) (FileType, bool) {
+	for _, ft := range fileTypes {
+		if ft.ID == id {
+			return ft, true
+		}
+	}
+	return FileType{}, false
+}
+
+// BitsPerWeight is the size of the file type's default tensor type, in
+// bits per weight (Q8_0: 8.5, Q4_0: 4.5); the tensors a mix keeps in other
+// types are not counted.
+func (ft FileType) BitsPerWeight() float64 {
+	return 8 * float64(ft.Default.BlockBytes()) / float64(ft.Default.BlockSize())
+}
+
 // FileTypeNames lists the accepted file type names.
 func FileTypeNames() []string {
 	names := make([]string, len(fileTypes))
