@@ -59,10 +59,16 @@ func (a *API) cache(w http.ResponseWriter, r *http.Request) {
 	daemon.WriteJSON(w, http.StatusOK, out)
 }
 
-// clearCache answers DELETE /v1/cache: drop every unused cached prefix.
+// clearCache answers DELETE /v1/cache: drop every unused cached prefix,
+// those of the loaded models and those saved for the others.
 func (a *API) clearCache(w http.ResponseWriter, r *http.Request) {
 	for _, m := range cacheModels(a.models) {
 		m.ClearCache()
+	}
+	if err := a.models.ClearSnapshots(); err != nil {
+		a.log.Error("clear prefix cache", "err", err)
+		openAIError(w, err)
+		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

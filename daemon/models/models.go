@@ -132,6 +132,9 @@ type Manager struct {
 	loading   map[string]*loadCall
 	unloading int // models taken out of loaded whose unload has not finished
 	closed    bool
+	// cleared counts ClearSnapshots calls: a model loading or unloading
+	// across one keeps none of the prefixes it cleared.
+	cleared uint64
 }
 
 type entry struct {
@@ -142,6 +145,8 @@ type entry struct {
 	keepAlive  time.Duration
 	timer      *time.Timer
 	loadTime   time.Duration
+	// cleared is Manager.cleared when the entry was detached.
+	cleared uint64
 }
 
 type loadCall struct {
@@ -364,6 +369,9 @@ func (m *Manager) load(key, path string, call *loadCall) {
 		return
 	}
 	e := &entry{name: key, path: path, model: model, keepAlive: m.o.KeepAlive, lastUsed: time.Now(), loadTime: time.Since(start)}
+	m.mu.Lock()
+	cleared := m.cleared
+	m.mu.Unlock()
 	// The saved prefixes are restored and the warm-up run before the model
 	// is published: until then callers wait on call.done, so the first
 	// request after a restart finds its prefix in the cache instead of
@@ -378,6 +386,16 @@ func (m *Manager) load(key, path string, call *loadCall) {
 		warmup = time.Since(start)
 	}
 	m.mu.Lock()
+	// DELETE /v1/cache came while the model was restoring its snapshot:
+	// what it restored was cleared, so it must not be served.
+	for m.cleared != cleared {
+		cleared = m.cleared
+		m.mu.Unlock()
+		if c, ok := model.(interface{ ClearCache() }); ok {
+			c.ClearCache()
+		}
+		m.mu.Lock()
+	}
 	delete(m.loading, key)
 	if m.closed { // Close did not see this model: it must not outlive the manager
 		m.mu.Unlock()
@@ -412,6 +430,34 @@ func (m *Manager) snapshotPath(e *entry) string {
 		name += "." + hex.EncodeToString(sum[:4])
 	}
 	return filepath.Join(m.o.CacheDir, name+".snap")
+}
+
+// ClearSnapshots removes the saved prefix caches of every model (the
+// prefix-*.snap files of CacheDir), for DELETE /v1/cache, which drops the
+// loaded models' cached prefixes: without this, what it dropped came back
+// when a model unloaded at the time loaded again, or after a restart. A
+// model loading or unloading meanwhile restores or keeps nothing either.
+func (m *Manager) ClearSnapshots() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cleared++
+	if m.o.CacheDir == "" {
+		return nil
+	}
+	paths, err := filepath.Glob(filepath.Join(m.o.CacheDir, "prefix-*.snap"))
+	if err != nil {
+		return fmt.Errorf("clear prefix-cache snapshots: %w", err)
+	}
+	var errs []error
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("clear prefix-cache snapshots: %w", errors.Join(errs...))
+	}
+	return nil
 }
 
 // restoreCache loads the model's saved prefix cache; a bad snapshot is
@@ -502,6 +548,7 @@ func (m *Manager) detach(e *entry) bool {
 		e.timer.Stop()
 	}
 	m.unloading++
+	e.cleared = m.cleared
 	return true
 }
 
@@ -519,6 +566,14 @@ func (m *Manager) finishUnload(e *entry) {
 		if n, err := snap.SaveCache(m.snapshotPath(e), m.o.SnapshotBlocks); err != nil {
 			m.o.Logger.Warn("saving prefix cache", "model", e.name, "err", err)
 		} else {
+			m.mu.Lock()
+			if m.cleared != e.cleared { // cleared after the model left the loaded set: keep nothing
+				if err := os.Remove(m.snapshotPath(e)); err != nil && !errors.Is(err, os.ErrNotExist) {
+					m.o.Logger.Warn("removing a cleared prefix-cache snapshot", "model", e.name, "err", err)
+				}
+				n = 0
+			}
+			m.mu.Unlock()
 			m.o.Logger.Info("prefix cache saved", "model", e.name, "blocks", n)
 			// The one file of versions that kept a snapshot per model.
 			os.Remove(filepath.Join(m.o.CacheDir, "prefix-"+e.name+".snap"))

@@ -1,0 +1,174 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// snapModel is a stub model whose prefix cache is a number of blocks,
+// saved to and restored from its snapshot file; its warm-up runs
+// onWarmup, between the snapshot's restore and the model's publication.
+type snapModel struct {
+	stubModel
+	mu       sync.Mutex
+	blocks   int
+	onWarmup func()
+}
+
+func (s *snapModel) SaveCache(path string, maxBlocks int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.blocks, os.WriteFile(path, []byte(strconv.Itoa(s.blocks)), 0o600)
+}
+
+func (s *snapModel) LoadCache(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(string(b))
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blocks = n
+	return n, nil
+}
+
+func (s *snapModel) ClearCache() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blocks = 0
+}
+
+func (s *snapModel) Warmup(ctx context.Context) error {
+	if s.onWarmup != nil {
+		s.onWarmup()
+	}
+	return nil
+}
+
+func (s *snapModel) cached() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.blocks
+}
+
+// snapLoader loads snapModels and keeps the last; the next one gets hook
+// as its warm-up.
+type snapLoader struct {
+	mu   sync.Mutex
+	last *snapModel
+	hook func()
+}
+
+func (l *snapLoader) load(ctx context.Context, path string) (Model, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = &snapModel{stubModel: stubModel{path: path}, onWarmup: l.hook}
+	l.hook = nil
+	return l.last, nil
+}
+
+func (l *snapLoader) model() *snapModel {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}
+
+// use acquires a, sets its cached blocks to n (n >= 0), releases it and
+// returns the blocks it held when acquired.
+func (l *snapLoader) use(t *testing.T, m *Manager, n int) int {
+	t.Helper()
+	h, err := m.Acquire(context.Background(), "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	s := l.model()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := s.blocks
+	if n >= 0 {
+		s.blocks = n
+	}
+	return held
+}
+
+// TestClearSnapshotsDropsSavedPrefixes: after DELETE /v1/cache
+// (ClearSnapshots), no model serves the prefixes it cleared — not one
+// that was unloaded at the time and loads again (its snapshot restored
+// them, as after a restart), nor one unloading or loading across the
+// clear.
+func TestClearSnapshotsDropsSavedPrefixes(t *testing.T) {
+	clear := func(t *testing.T, m *Manager) {
+		if err := m.ClearSnapshots(); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		// run caches 5 blocks in model a, clears across some step, and
+		// returns the blocks a holds once loaded again.
+		run func(t *testing.T, m *Manager, l *snapLoader) int
+	}{
+		{"unloaded before the clear", func(t *testing.T, m *Manager, l *snapLoader) int {
+			l.use(t, m, 5)
+			m.Unload("a")
+			clear(t, m)
+			return l.use(t, m, -1)
+		}},
+		{"unloading across the clear", func(t *testing.T, m *Manager, l *snapLoader) int {
+			l.use(t, m, 5)
+			m.mu.Lock()
+			e := m.loaded["a"]
+			detached := m.detach(e)
+			m.mu.Unlock()
+			if !detached {
+				t.Fatal("a not detached")
+			}
+			clear(t, m)
+			m.finishUnload(e) // saves the cache that was cleared
+			return l.use(t, m, -1)
+		}},
+		{"loading across the clear", func(t *testing.T, m *Manager, l *snapLoader) int {
+			l.use(t, m, 5)
+			m.Unload("a")
+			l.mu.Lock()
+			l.hook = func() { clear(t, m) } // after the restore, before the model is served
+			l.mu.Unlock()
+			return l.use(t, m, -1)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := &snapLoader{}
+			m := New(Options{Dir: dir, CacheDir: filepath.Join(dir, "cache"), Loader: l.load,
+				MemAvailable: func() (int64, bool) { return 0, false }})
+			t.Cleanup(func() { m.Close(context.Background()) })
+			if err := os.MkdirAll(m.o.CacheDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "a.gguf"), []byte("GGUF"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.run(t, m, l); got != 0 {
+				t.Errorf("a loaded again with %d cached blocks, want the cleared cache empty", got)
+			}
+			m.Unload("a")
+			b, err := os.ReadFile(filepath.Join(m.o.CacheDir, "prefix-a.snap"))
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Fatal(err)
+			}
+			if err == nil && string(b) != "0" {
+				t.Errorf("snapshot of a after the clear holds %s blocks", b)
+			}
+		})
+	}
+}
