@@ -511,7 +511,27 @@ func (m *Manager) release(e *entry) {
 	defer m.mu.Unlock()
 	e.refs--
 	e.lastUsed = time.Now()
-	if e.refs > 0 || e.keepAlive < 0 {
+	if e.refs > 0 {
+		return
+	}
+	// Models loaded over the limit while every loaded one was busy
+	// (makeRoom loads anyway) go once idle, least recently used first:
+	// otherwise they stayed until the next load or their keep-alive, for
+	// ever with a negative one. As with keep-alive 0, the caller answers
+	// while their caches are saved and they close.
+	for len(m.loaded) > m.o.MaxLoaded {
+		var victim *entry
+		for _, v := range m.loaded {
+			if v.refs == 0 && (victim == nil || v.lastUsed.Before(victim.lastUsed)) {
+				victim = v
+			}
+		}
+		if victim == nil || !m.detach(victim) {
+			break
+		}
+		go m.finishUnload(victim)
+	}
+	if m.loaded[e.name] != e || e.keepAlive < 0 {
 		return
 	}
 	if e.keepAlive == 0 {

@@ -196,6 +196,7 @@ func TestLRUUnloadNeverTouchesModelInUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(ha.Release) // before the manager's Close, even when the test fails
 	// a is in use: loading b goes over the limit rather than unload a.
 	hb, err := m.Acquire(ctx, "b", nil)
 	if err != nil {
@@ -207,9 +208,12 @@ func TestLRUUnloadNeverTouchesModelInUse(t *testing.T) {
 	if n := len(m.Loaded()); n != 2 {
 		t.Fatalf("%d loaded, want 2", n)
 	}
-	hb.Release()
-	time.Sleep(5 * time.Millisecond)
-	ha.Release() // a is now the most recently used idle model
+	hb.Release() // idle over the limit while a is busy: unloaded at once
+	if got := m.Loaded(); len(got) != 1 || got[0].Name != "a" {
+		t.Fatalf("loaded %+v after b's release, want a only", got)
+	}
+	waitFor(t, hb.Model.(*stubModel).closed.Load, "b closed")
+	ha.Release()
 	hc, err := m.Acquire(ctx, "c", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -220,14 +224,14 @@ func TestLRUUnloadNeverTouchesModelInUse(t *testing.T) {
 		names = append(names, lm.Name)
 	}
 	if got := strings.Join(names, ","); got != "c" {
-		t.Fatalf("loaded %q, want c only (both idle models unloaded down to the limit)", got)
+		t.Fatalf("loaded %q, want c only (a unloaded to make room)", got)
 	}
 	if !ha.Model.(*stubModel).closed.Load() || !hb.Model.(*stubModel).closed.Load() {
 		t.Fatal("unloaded models were not closed")
 	}
 	ev := rec.list()
 	if !(len(ev) == 5 && ev[2] == "model.unloaded:b" && ev[3] == "model.unloaded:a") {
-		t.Fatalf("events %v: want b (least recently used) unloaded before a", ev)
+		t.Fatalf("events %v: want b unloaded at its release, then a for c", ev)
 	}
 }
 
@@ -650,6 +654,56 @@ func TestListMatchesExtensionInAnyCase(t *testing.T) {
 			}
 			if filepath.Base(p) != tc.wantFile {
 				t.Fatalf("resolve %q = %s, want %s", tc.resolve, p, tc.wantFile)
+			}
+		})
+	}
+}
+
+// TestReleaseTrimsToMaxLoaded: models loaded over --max-loaded while every
+// loaded one was busy are unloaded as they go idle, least recently used
+// first, so the limit holds again once the burst ends, whatever their
+// keep-alive (they stayed loaded for ever with a negative one).
+func TestReleaseTrimsToMaxLoaded(t *testing.T) {
+	forever := time.Duration(-1)
+	for _, tc := range []struct {
+		name      string
+		max       int
+		keepAlive *time.Duration
+		release   []string // the order requests end in
+		want      string   // loaded models after every release
+	}{
+		{name: "limit 1", max: 1, release: []string{"a", "b", "c"}, want: "c"},
+		{name: "limit 1 forever", max: 1, keepAlive: &forever, release: []string{"c", "a", "b"}, want: "b"},
+		{name: "limit 2", max: 2, keepAlive: &forever, release: []string{"b", "a", "c"}, want: "a,c"},
+		{name: "limit 3", max: 3, release: []string{"a", "b", "c"}, want: "a,b,c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, _ := newTestManager(t, Options{MaxLoaded: tc.max}, "a.gguf", "b.gguf", "c.gguf")
+			hs := map[string]*Handle{}
+			for _, n := range []string{"a", "b", "c"} {
+				h, err := m.Acquire(context.Background(), n, tc.keepAlive)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hs[n] = h
+			}
+			if n := len(m.Loaded()); n != 3 {
+				t.Fatalf("%d loaded while all are busy, want 3", n)
+			}
+			for _, n := range tc.release {
+				hs[n].Release()
+			}
+			var names []string
+			for _, lm := range m.Loaded() {
+				names = append(names, lm.Name)
+			}
+			if got := strings.Join(names, ","); got != tc.want {
+				t.Fatalf("loaded %q after the releases, want %q", got, tc.want)
+			}
+			for n, h := range hs {
+				if !strings.Contains(tc.want, n) {
+					waitFor(t, h.Model.(*stubModel).closed.Load, n+" closed")
+				}
 			}
 		})
 	}
