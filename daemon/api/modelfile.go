@@ -383,29 +383,54 @@ func formatModelfile(m *ipc.ModelManifest, base string) string {
 		fmt.Fprintf(&b, "ADAPTER %s\n", a.Name)
 	}
 	if m.Template != "" {
-		fmt.Fprintf(&b, "TEMPLATE \"\"\"%s\"\"\"\n", m.Template)
+		fmt.Fprintf(&b, "TEMPLATE %s\n", modelfileText(m.Template))
 	}
 	if m.System != "" {
-		fmt.Fprintf(&b, "SYSTEM \"\"\"%s\"\"\"\n", m.System)
+		fmt.Fprintf(&b, "SYSTEM %s\n", modelfileText(m.System))
 	}
 	b.WriteString(formatParameters(m.Parameters))
 	for _, msg := range m.Messages {
 		fmt.Fprintf(&b, "MESSAGE %s %s\n", msg.Role, modelfileValue(msg.Content))
 	}
 	for _, l := range m.License {
-		fmt.Fprintf(&b, "LICENSE \"\"\"%s\"\"\"\n", l)
+		fmt.Fprintf(&b, "LICENSE %s\n", modelfileText(l))
 	}
 	return b.String()
 }
 
 // modelfileValue quotes a value that spans lines (or has edge spaces) in
 // triple quotes, as Ollama writes it, so the Modelfile reads back: a bare
-// multi-line value's later lines would be read as commands.
+// multi-line value's later lines would be read as commands. A value triple
+// quotes cannot hold is written as modelfileText writes it.
 func modelfileValue(s string) string {
+	if needsQuote(s) {
+		return strconv.Quote(s)
+	}
 	if strings.Contains(s, "\n") || strings.TrimSpace(s) != s {
 		return `"""` + s + `"""`
 	}
 	return s
+}
+
+// modelfileText writes a SYSTEM, TEMPLATE or LICENSE text in triple
+// quotes, or, when they cannot hold it, as one double-quoted line with Go
+// escapes, which parseModelfile unquotes: triple quotes end at the first
+// """ in the text, and a text that ends with a quote closes them early
+// (both read back as "text after the closing """", and the model could not
+// be created again from its own Modelfile).
+func modelfileText(s string) string {
+	if needsQuote(s) {
+		return strconv.Quote(s)
+	}
+	return `"""` + s + `"""`
+}
+
+// needsQuote reports whether s must be written double-quoted with escapes
+// to read back as itself: empty (a bare empty value is no value), holding
+// """, or starting or ending with a quote (which merges with the quotes
+// around it, or is taken for them).
+func needsQuote(s string) bool {
+	return s == "" || strings.Contains(s, `"""`) || strings.HasPrefix(s, `"`) || strings.HasSuffix(s, `"`)
 }
 
 // formatParameters writes parameters as PARAMETER lines, sorted by name.
