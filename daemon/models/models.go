@@ -147,6 +147,9 @@ type entry struct {
 	loadTime   time.Duration
 	// cleared is Manager.cleared when the entry was detached.
 	cleared uint64
+	// file is the model file as it was when loading began (nil if it
+	// could not be read): a file replaced since is loaded again.
+	file os.FileInfo
 }
 
 type loadCall struct {
@@ -310,6 +313,21 @@ func (m *Manager) Acquire(ctx context.Context, name string, keepAlive *time.Dura
 			return nil, errors.New("model manager closed")
 		}
 		if e := m.loaded[key]; e != nil {
+			// The file was replaced (a new quantization renamed over it):
+			// the loaded model is another one, which requests naming it
+			// kept getting while /api/show and /api/tags described the
+			// new file. An idle model is unloaded and the file loaded
+			// again, keeping its keep-alive; one in use serves its
+			// requests on.
+			if e.refs == 0 && fileReplaced(e) && m.detach(e) {
+				if keepAlive == nil {
+					kept := e.keepAlive
+					keepAlive = &kept
+				}
+				m.mu.Unlock()
+				m.finishUnload(e)
+				continue
+			}
 			e.refs++
 			e.lastUsed = time.Now()
 			if e.timer != nil {
@@ -353,11 +371,26 @@ func (m *Manager) Acquire(ctx context.Context, name string, keepAlive *time.Dura
 	}
 }
 
+// fileReplaced reports whether e's file is no longer the one it was loaded
+// from: another file at its path, or the same one rewritten (size or time
+// changed). A file that is gone is not replaced: requests cannot name it.
+func fileReplaced(e *entry) bool {
+	if e.file == nil {
+		return false
+	}
+	st, err := os.Stat(e.path)
+	if err != nil {
+		return false
+	}
+	return !os.SameFile(st, e.file) || st.Size() != e.file.Size() || !st.ModTime().Equal(e.file.ModTime())
+}
+
 // load runs in its own goroutine so a cancelled caller does not abort a
 // load other callers wait for.
 func (m *Manager) load(key, path string, call *loadCall) {
 	defer close(call.done)
 	m.makeRoom(path)
+	file, _ := os.Stat(path)
 	start := time.Now()
 	model, err := m.o.Loader(context.Background(), path)
 	if err != nil {
@@ -368,7 +401,7 @@ func (m *Manager) load(key, path string, call *loadCall) {
 		m.o.Logger.Error("model load failed", "model", key, "err", err)
 		return
 	}
-	e := &entry{name: key, path: path, model: model, keepAlive: m.o.KeepAlive, lastUsed: time.Now(), loadTime: time.Since(start)}
+	e := &entry{name: key, path: path, model: model, keepAlive: m.o.KeepAlive, lastUsed: time.Now(), loadTime: time.Since(start), file: file}
 	m.mu.Lock()
 	cleared := m.cleared
 	m.mu.Unlock()

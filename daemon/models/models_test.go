@@ -708,3 +708,74 @@ func TestReleaseTrimsToMaxLoaded(t *testing.T) {
 		})
 	}
 }
+
+// TestReplacedFileLoadsAgain: a model file replaced on disk while its model
+// is loaded (a new quantization renamed over it) is loaded again by the
+// next request once the model is idle; requests kept getting the old
+// model, for ever with a negative keep-alive.
+func TestReplacedFileLoadsAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		replace   func(t *testing.T, path string)
+		busy      bool // a request holds the model while the file changes
+		wantLoads int
+	}{
+		{name: "unchanged", replace: func(*testing.T, string) {}, wantLoads: 1},
+		{name: "renamed over", replace: func(t *testing.T, path string) {
+			tmp := path + ".tmp"
+			if err := os.WriteFile(tmp, []byte("GGUF new"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, path); err != nil {
+				t.Fatal(err)
+			}
+		}, wantLoads: 2},
+		{name: "rewritten in place", replace: func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte("GGUF longer"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, wantLoads: 2},
+		{name: "renamed over while in use", busy: true, replace: func(t *testing.T, path string) {
+			tmp := path + ".tmp"
+			if err := os.WriteFile(tmp, []byte("GGUF new"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, path); err != nil {
+				t.Fatal(err)
+			}
+		}, wantLoads: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forever := time.Duration(-1)
+			m, l, _ := newTestManager(t, Options{}, "a.gguf")
+			ctx := context.Background()
+			h, err := m.Acquire(ctx, "a", &forever)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(h.Release)
+			if !tc.busy {
+				h.Release()
+			}
+			tc.replace(t, filepath.Join(m.o.Dir, "a.gguf"))
+			h2, err := m.Acquire(ctx, "a", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h2.Release()
+			if n := l.count("a.gguf"); n != tc.wantLoads {
+				t.Fatalf("%d loads, want %d", n, tc.wantLoads)
+			}
+			if replaced := h2.Model != h.Model; replaced != (tc.wantLoads == 2) {
+				t.Fatalf("new model %v, want %v", replaced, tc.wantLoads == 2)
+			}
+			if tc.wantLoads == 2 && !h.Model.(*stubModel).closed.Load() {
+				t.Fatal("the model of the replaced file was not closed")
+			}
+			h2.Release()
+			if got := m.Loaded(); len(got) != 1 || !got[0].ExpiresAt.IsZero() {
+				t.Fatalf("loaded %+v: want the model kept for ever, as its keep-alive said", got)
+			}
+		})
+	}
+}
