@@ -87,6 +87,16 @@ func (rm resolvedModel) alias(requested string) string {
 	return requested
 }
 
+// shown is the name a response shows for a request that named requested
+// and ran on the model named served: a created model's own name, else
+// served.
+func (rm resolvedModel) shown(requested, served string) string {
+	if alias := rm.alias(requested); alias != "" {
+		return alias
+	}
+	return served
+}
+
 // resolveModel follows created models down to a model the manager serves.
 func (a *API) resolveModel(name string) (resolvedModel, error) {
 	var chain []*ipc.ModelManifest

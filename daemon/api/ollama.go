@@ -197,7 +197,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(body.Messages) == 0 { // Ollama: an empty chat only loads the model
-		a.preload(w, r, rm.base, body.KeepAlive, func(name string) any {
+		a.preload(w, r, rm, body.Model, body.KeepAlive, func(name string) any {
 			return ipc.OllamaChatResponse{Model: name, CreatedAt: nowISO(), Message: ipc.Message{Role: "assistant"}, Done: true, DoneReason: "load"}
 		})
 		return
@@ -331,7 +331,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if body.Prompt == "" && body.System == "" && body.Suffix == "" { // Ollama: load (or unload with keep_alive 0)
-		a.preload(w, r, rm.base, body.KeepAlive, func(name string) any {
+		a.preload(w, r, rm, body.Model, body.KeepAlive, func(name string) any {
 			return ipc.OllamaGenerateResponse{Model: name, CreatedAt: nowISO(), Done: true, DoneReason: "load"}
 		})
 		return
@@ -532,14 +532,16 @@ func exchangeContext(m models.Model, prompt []int32, reply string) []int {
 func isNoTemplate(err error) bool { return errors.Is(err, llm.ErrNoTemplate) }
 
 // preload loads a model (or unloads it when keep_alive is 0) without
-// generating, as Ollama does for empty requests.
-func (a *API) preload(w http.ResponseWriter, r *http.Request, model string, ka *ipc.Duration, resp func(string) any) {
-	h, err := a.models.Acquire(r.Context(), model, keepAlive(ka))
+// generating, as Ollama does for empty requests; resp makes the answer,
+// named as generation names it (a created model by its own name, which
+// the answer gave as its base's).
+func (a *API) preload(w http.ResponseWriter, r *http.Request, rm resolvedModel, requested string, ka *ipc.Duration, resp func(string) any) {
+	h, err := a.models.Acquire(r.Context(), rm.base, keepAlive(ka))
 	if err != nil {
 		ollamaError(w, err)
 		return
 	}
-	name := h.Name
+	name := rm.shown(requested, h.Name)
 	h.Release()
 	out := resp(name)
 	if ka != nil && ka.Set && ka.Duration == 0 {
@@ -601,7 +603,7 @@ func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 			vecs[i] = truncateNormalized(v, *body.Dimensions)
 		}
 	}
-	daemon.WriteJSON(w, http.StatusOK, ipc.OllamaEmbedResponse{Model: h.Name, Embeddings: vecs, PromptEvalCount: n})
+	daemon.WriteJSON(w, http.StatusOK, ipc.OllamaEmbedResponse{Model: rm.shown(body.Model, h.Name), Embeddings: vecs, PromptEvalCount: n})
 }
 
 // ollamaAdapters returns the adapters named in options.adapters.

@@ -786,7 +786,7 @@ func (a *API) embeddings(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	out := ipc.EmbeddingResponse{Object: "list", Model: h.Name, Usage: ipc.Usage{PromptTokens: n, TotalTokens: n}}
+	out := ipc.EmbeddingResponse{Object: "list", Model: rm.shown(body.Model, h.Name), Usage: ipc.Usage{PromptTokens: n, TotalTokens: n}}
 	for i, v := range vecs {
 		if body.Dimensions != nil {
 			v = truncateNormalized(v, *body.Dimensions)
