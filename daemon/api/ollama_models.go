@@ -75,7 +75,7 @@ func (a *API) describe(path string) (*fileDesc, error) {
 			all := make([]any, 0, v.Len())
 			for i := range v.Len() {
 				x, _ := v.Index(i)
-				all = append(all, x.Interface())
+				all = append(all, modelinfo.JSONSafe(x.Interface()))
 			}
 			d.verboseInfo[kv.Key] = all
 			if v.Len() <= modelinfo.MaxArray {
@@ -85,7 +85,8 @@ func (a *API) describe(path string) (*fileDesc, error) {
 			}
 			continue
 		}
-		d.info[kv.Key], d.verboseInfo[kv.Key] = v.Interface(), v.Interface()
+		// A NaN or infinite float made the response unencodable: a 500.
+		d.info[kv.Key], d.verboseInfo[kv.Key] = modelinfo.JSONSafe(v.Interface()), modelinfo.JSONSafe(v.Interface())
 	}
 	for _, m := range []map[string]any{d.info, d.verboseInfo} {
 		m["general.parameter_count"] = sum.Parameters

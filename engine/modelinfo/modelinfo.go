@@ -196,7 +196,7 @@ func chatFormat(f *gguf.File, arch string) string {
 func entry(key string, v gguf.Value) Entry {
 	e := Entry{Key: key, Type: v.Type().String()}
 	if !v.IsArray() {
-		e.Value = jsonSafe(v.Interface())
+		e.Value = JSONSafe(v.Interface())
 		return e
 	}
 	e.Type = "array[" + v.ElemType().String() + "]"
@@ -207,21 +207,34 @@ func entry(key string, v gguf.Value) Entry {
 		if x.IsArray() {
 			vals = append(vals, x.Format(MaxArray))
 		} else {
-			vals = append(vals, jsonSafe(x.Interface()))
+			vals = append(vals, JSONSafe(x.Interface()))
 		}
 	}
 	e.Value = vals
 	return e
 }
 
-// jsonSafe turns non-finite floats, which JSON cannot carry, into strings.
-func jsonSafe(x any) any {
+// JSONSafe turns non-finite floats, which JSON cannot carry, into strings
+// ("NaN", "+Inf", "-Inf"), in a metadata value or the elements of an
+// array value (recursively); other values are returned as they are. A
+// model file's metadata may hold any float, and encoding one of these
+// failed the whole response.
+func JSONSafe(x any) any {
 	var f float64
 	switch v := x.(type) {
 	case float32:
 		f = float64(v)
 	case float64:
 		f = v
+	case []any:
+		for i, e := range v {
+			v[i] = JSONSafe(e)
+		}
+		return v
+	case []float32:
+		return safeFloats(v)
+	case []float64:
+		return safeFloats(v)
 	default:
 		return x
 	}
@@ -229,6 +242,21 @@ func jsonSafe(x any) any {
 		return fmt.Sprint(f)
 	}
 	return x
+}
+
+// safeFloats returns v as is when every element is finite, else as []any
+// with the non-finite ones as strings.
+func safeFloats[F float32 | float64](v []F) any {
+	for _, e := range v {
+		if math.IsNaN(float64(e)) || math.IsInf(float64(e), 0) {
+			out := make([]any, len(v))
+			for j, e := range v {
+				out[j] = JSONSafe(e)
+			}
+			return out
+		}
+	}
+	return v
 }
 
 // HumanCount renders a count like 18.9M or 1.2B.
