@@ -84,7 +84,7 @@ func newDaemonCmd() *cobra.Command {
 		Short: "Run ruvllmd in the foreground",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := serve.CheckFlags(&o, cmd.Flags()); err != nil {
+			if err := serve.FinishFlags(&o, cmd.Flags()); err != nil {
 				return err
 			}
 			ctx, stop := daemon.SignalContext(cmd.Context())

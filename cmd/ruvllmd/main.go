@@ -32,7 +32,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "ruvllmd: unexpected argument %q (options start with --; the model is -m FILE)\n", fs.Arg(0))
 		os.Exit(2)
 	}
-	if err := serve.CheckFlags(&o, fs); err != nil {
+	if err := serve.FinishFlags(&o, fs); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllmd:", err)
 		os.Exit(2)
 	}

@@ -74,9 +74,13 @@ type CacheSnapshotter interface {
 type Options struct {
 	Dir       string        // models directory
 	CacheDir  string        // where prefix-cache snapshots and drafts made from a model itself live ("" disables both)
-	KeepAlive time.Duration // default keep-alive (default 5m; negative: forever)
-	MaxLoaded int           // models held at once (default 1)
-	Threads   int
+	KeepAlive time.Duration // default keep-alive (default 5m; negative: forever; 0 with UnloadIdle: none)
+	// UnloadIdle makes a KeepAlive of 0 mean none: a model is unloaded as
+	// soon as no request uses it (Ollama's OLLAMA_KEEP_ALIVE=0), where a
+	// zero KeepAlive otherwise takes the default.
+	UnloadIdle bool
+	MaxLoaded  int // models held at once (default 1)
+	Threads    int
 	// ContextLength is each loaded model's context per sequence
 	// (llm.Options.ContextLength; 0: the model's own, at most 4096).
 	ContextLength int
@@ -160,7 +164,7 @@ type loadCall struct {
 
 // New returns a manager; it loads nothing until asked.
 func New(o Options) *Manager {
-	if o.KeepAlive == 0 {
+	if o.KeepAlive == 0 && !o.UnloadIdle {
 		o.KeepAlive = 5 * time.Minute
 	}
 	if o.MaxLoaded <= 0 {

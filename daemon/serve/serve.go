@@ -33,10 +33,16 @@ type Options struct {
 	daemon.Config
 	// Model is the default model (name or path) for requests naming none,
 	// loaded at start when Preload is set.
-	Model     string
-	Preload   bool
+	Model   string
+	Preload bool
+	// KeepAlive is how long an idle model stays loaded: negative for ever,
+	// 0 the default (5m) unless UnloadIdle.
 	KeepAlive time.Duration
-	MaxLoaded int
+	// UnloadIdle makes a KeepAlive of 0 mean none, not the default: a model
+	// is unloaded as soon as its requests end (--keep-alive 0, as Ollama's
+	// OLLAMA_KEEP_ALIVE=0; FinishFlags sets it).
+	UnloadIdle bool
+	MaxLoaded  int
 	// AdapterBudget bounds the memory of loaded LoRA adapters (0: 1 GiB).
 	AdapterBudget int64
 	// Backend names the compute backend models run on (internal/backends:
@@ -186,7 +192,7 @@ func Run(ctx context.Context, o Options) error {
 		lo.Threads = o.Threads
 	}
 	learner := learning.New(lo)
-	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, MaxLoaded: o.MaxLoaded,
+	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, UnloadIdle: o.UnloadIdle && o.KeepAlive == 0, MaxLoaded: o.MaxLoaded,
 		Threads: o.Threads, ContextLength: o.ContextLength, NewBackend: newBackend, Exact: o.Exact, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
 		Speculate: kinds, Draft: drafts, KVCold: kvCold, KVHotWindow: o.KVHotWindow,
 		OnLoad:   func(name, path string, m models.Model) { learner.Attach(name, path, m) },
@@ -260,9 +266,11 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// CheckFlags refuses what the flags bound by RegisterFlags were given that
-// Options cannot tell from a default (CheckHotWindow).
-func CheckFlags(o *Options, f *pflag.FlagSet) error {
+// FinishFlags completes what the flags bound by RegisterFlags mean where
+// Options cannot tell a value given from its default: --keep-alive 0
+// (UnloadIdle), and the hot window's rules (CheckHotWindow).
+func FinishFlags(o *Options, f *pflag.FlagSet) error {
+	o.UnloadIdle = f.Changed("keep-alive") && o.KeepAlive == 0
 	return CheckHotWindow(f.Changed("kv-hot-window"), o.KVHotWindow, o.KVType)
 }
 
@@ -287,7 +295,7 @@ func CheckHotWindow(given bool, window int, kvType string) error {
 func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.StringVarP(&o.Model, "model", "m", "", "default model (name or .gguf path), used when a request names none")
 	f.BoolVar(&o.Preload, "preload", true, "load the default model at start")
-	f.DurationVar(&o.KeepAlive, "keep-alive", 5*time.Minute, "how long an idle model stays loaded (negative: forever)")
+	f.DurationVar(&o.KeepAlive, "keep-alive", 5*time.Minute, "how long an idle model stays loaded (negative: forever; 0: unloaded once idle)")
 	f.IntVar(&o.MaxLoaded, "max-loaded", 1, "models held in memory at once")
 	f.StringVar(&o.Speculate, "spec", "all", "speculative decoding offered to requests: all, off, or kinds joined by + (lookup, draft, tree)")
 	f.StringArrayVar(&o.Drafts, "draft", nil, "draft model for speculative decoding: FILE (for the default model) or NAME=FILE (repeatable); FILE may be self:TYPE, the model converted to TYPE once (kept in the cache dir)")
