@@ -357,6 +357,12 @@ func JSONKind(t reflect.Type) string {
 		return "a string or an array of text parts"
 	case reflect.TypeFor[textPart]():
 		return `a text part {"type": "text", "text": ...}`
+	case reflect.TypeFor[EmbeddingInput]():
+		// OpenAI also takes token ids, which clients make with OpenAI's
+		// tokenizer (LangChain's OpenAIEmbeddings does by default): read in
+		// this model's vocabulary they would be other text.
+		return "a string or an array of strings (token ids made by another model's tokenizer are not taken; " +
+			"LangChain: OpenAIEmbeddings(check_embedding_ctx_length=False))"
 	}
 	return ""
 }
@@ -688,7 +694,16 @@ func (e *EmbeddingInput) UnmarshalJSON(b []byte) error {
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
-		return fmt.Errorf("input must be a string or an array of strings")
+		kind := jsonValueKind(bytes.TrimSpace(b))
+		var ids []json.RawMessage
+		if json.Unmarshal(b, &ids) == nil && len(ids) > 0 {
+			var n json.Number
+			var nested []json.Number
+			if json.Unmarshal(ids[0], &n) == nil || json.Unmarshal(ids[0], &nested) == nil {
+				kind = "token ids"
+			}
+		}
+		return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeFor[EmbeddingInput]()}
 	}
 	*e = many
 	return nil

@@ -777,6 +777,17 @@ func TestListingEndpoints(t *testing.T) {
 	if m := mustJSON(t, string(body)); len(m["embeddings"].([]any)) != 1 || m["prompt_eval_count"] != 3.0 {
 		t.Fatalf("/api/embed %s", body)
 	}
+	// Token ids (LangChain's default, made with OpenAI's tokenizer) are a
+	// 400 naming input and the way out, not a bare "invalid request".
+	for _, in := range []string{`[1,2,3]`, `[[1,2],[3]]`} {
+		resp, body := ta.post(t, "/v1/embeddings", `{"model":"fake","input":`+in+`}`)
+		var e ipc.OpenAIError
+		json.Unmarshal(body, &e)
+		if resp.StatusCode != 400 || e.Error.Param == nil || *e.Error.Param != "input" || !strings.Contains(e.Error.Message, "token ids") ||
+			!strings.Contains(e.Error.Message, "check_embedding_ctx_length") {
+			t.Fatalf("/v1/embeddings with token ids %s: %d %s", in, resp.StatusCode, body)
+		}
+	}
 	recs, err := ta.srv.Store().RecentRequests(context.Background(), 10)
 	if err != nil || len(recs) != 3 || recs[0].Endpoint != "api.embed" || recs[0].PromptTokens != 3 || recs[2].Endpoint != "embeddings" {
 		t.Fatalf("embedding requests not logged: %+v %v", recs, err)
