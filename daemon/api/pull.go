@@ -54,6 +54,8 @@ func pullStatus(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, pull.ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, pull.ErrDestination):
+		return http.StatusConflict
 	case disk.IsFull(err):
 		return http.StatusInsufficientStorage
 	case errors.Is(err, context.Canceled):

@@ -217,8 +217,10 @@ func (m *Manager) List() ([]Available, error) {
 	seen := map[string]bool{}
 	var out []Available
 	add := func(path string) {
+		// Regular files only (a symlink's target): a FIFO or a device was
+		// listed as a model of size 0 that every request refused.
 		st, err := os.Stat(path)
-		if err != nil || st.IsDir() {
+		if err != nil || !st.Mode().IsRegular() {
 			return
 		}
 		name := llm.NameFromPath(path)

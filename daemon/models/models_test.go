@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -777,5 +778,30 @@ func TestReplacedFileLoadsAgain(t *testing.T) {
 				t.Fatalf("loaded %+v: want the model kept for ever, as its keep-alive said", got)
 			}
 		})
+	}
+}
+
+// TestListRegularFilesOnly: a FIFO, a directory or a dangling link named
+// like a model is not listed (a FIFO was listed as a model of size 0 that
+// every request refused); a link to a model file is.
+func TestListRegularFilesOnly(t *testing.T) {
+	m, _, _ := newTestManager(t, Options{}, "real.gguf")
+	dir := m.o.Dir
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.gguf"), 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	os.Mkdir(filepath.Join(dir, "folder.gguf"), 0o700)
+	os.Symlink(filepath.Join(dir, "missing.bin"), filepath.Join(dir, "dangling.gguf"))
+	os.Symlink(filepath.Join(dir, "real.gguf"), filepath.Join(dir, "linked.gguf"))
+	list, err := m.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range list {
+		names = append(names, a.Name)
+	}
+	if got := strings.Join(names, ","); got != "linked,real" {
+		t.Fatalf("listed %q, want linked,real", got)
 	}
 }

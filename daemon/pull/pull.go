@@ -44,6 +44,9 @@ var (
 	ErrChecksum = errors.New("sha256 mismatch")
 	// ErrInvalidRef: the reference is not OWNER/REPO/FILE.gguf.
 	ErrInvalidRef = errors.New("invalid model reference")
+	// ErrDestination: something that is not a file has the file's name
+	// in the models directory.
+	ErrDestination = errors.New("the download's destination is taken")
 )
 
 // Progress is one report of a pull, shaped like Ollama's pull progress.
@@ -226,7 +229,12 @@ func Pull(ctx context.Context, ref string, o Options) (Result, error) {
 	u.Path = path.Join(base.Path, repo, "resolve", "main", file)
 	dest := filepath.Join(o.Dir, path.Base(file))
 	res := Result{Name: llm.NameFromPath(dest), Path: dest, Source: u.String()}
-	if st, err := os.Stat(dest); err == nil && !st.IsDir() {
+	if st, err := os.Stat(dest); err == nil {
+		if !st.Mode().IsRegular() {
+			// Checked before the download, which could not be put there
+			// (it downloaded the whole file, then failed to rename it).
+			return res, fmt.Errorf("pull: %w: %s is a %s, not a model file: move it away", ErrDestination, dest, describeMode(st.Mode()))
+		}
 		res.Size = st.Size()
 		o.Progress(Progress{Status: "success", Total: st.Size(), Completed: st.Size()})
 		return res, nil
@@ -558,4 +566,19 @@ func Registry(flag string) string {
 		return v
 	}
 	return DefaultRegistry
+}
+
+// describeMode names a file's type for an error.
+func describeMode(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeDevice != 0:
+		return "device"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
 }

@@ -393,3 +393,21 @@ func TestPullOnFullDiskLeavesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestPullRefusesTakenDestination: a directory with the file's name in the
+// models directory is refused before anything is downloaded (the whole
+// file was downloaded, then its rename failed).
+func TestPullRefusesTakenDestination(t *testing.T) {
+	h, srv := newHub(t)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "Tiny-Model-Q8_0.gguf"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Pull(context.Background(), ref, Options{Registry: srv.URL, Dir: dir})
+	if !errors.Is(err, ErrDestination) || !strings.Contains(err.Error(), "directory") {
+		t.Fatalf("pull onto a directory: %v", err)
+	}
+	if h.lastRange.Load() != nil {
+		t.Fatal("the refused pull downloaded the file")
+	}
+}
