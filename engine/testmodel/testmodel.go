@@ -107,8 +107,37 @@ func (o Options) gemma() bool { return o.Arch == "gemma2" || o.Arch == "gemma3" 
 // values from the options (reference forward passes) start from it.
 func (o Options) Normalize() (Options, error) { return o.normalize() }
 
+// Bounds of the shapes written: those engine/model's loader takes
+// (model.MaxLayers and the rest; this package cannot import it, whose
+// tests use this one), so that no file it writes is one ruvllm refuses.
+const (
+	maxLayers  = 1024
+	maxDim     = 1 << 17
+	maxHeads   = 1024
+	maxFF      = 1 << 20
+	maxContext = 1 << 24
+	maxExperts = 256
+)
+
 // normalize fills defaults and checks the shape is consistent.
 func (o Options) normalize() (Options, error) {
+	for _, f := range []struct {
+		name   string
+		v, max int
+	}{
+		{"layers", o.Layers, maxLayers}, {"dim", o.Dim, maxDim}, {"heads", o.Heads, maxHeads}, {"kv heads", o.KVHeads, maxHeads},
+		{"ff", o.FF, maxFF}, {"context length", o.ContextLength, maxContext}, {"head size", o.HeadDim, maxDim},
+		{"sliding window", o.SlidingWindow, maxContext}, {"sliding window pattern", o.SWAPattern, maxLayers},
+		{"experts", o.Experts, maxExperts}, {"experts used", o.ExpertsUsed, maxExperts}, {"expert ff", o.ExpertFF, maxFF},
+		{"shared ff", o.SharedFF, maxFF}, {"rope original context", o.RopeOrigCtx, maxContext},
+	} {
+		// 0 takes the default; anything else must be a size the loader
+		// takes (--swa -5 was written as 4294967291, --ctx 3000000000
+		// as a file no loader reads).
+		if f.v < 0 || f.v > f.max {
+			return o, fmt.Errorf("testmodel: %s %d is out of range [0, %d] (0: the default)", f.name, f.v, f.max)
+		}
+	}
 	d := DefaultOptions()
 	if o.Arch == "" {
 		o.Arch = d.Arch

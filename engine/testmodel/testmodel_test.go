@@ -290,6 +290,13 @@ func TestErrors(t *testing.T) {
 		{Arch: "qwen3", HeadDim: 15},
 		{Arch: "qwen3", RopeBase: 1},
 		{Arch: "qwen3moe", ExpertFF: 40, Type: quant.Q8_0}, // not whole blocks
+		// Out of the loader's bounds, or negative (they were written, as
+		// files ruvllm then refused: --swa -5 became 4294967291).
+		{Arch: "gemma2", SlidingWindow: -5},
+		{ContextLength: 3000000000},
+		{Arch: "llama", Experts: -1},
+		{Arch: "qwen2moe", ExpertsUsed: -2},
+		{Layers: 5000},
 	}
 	for _, o := range bad {
 		if _, err := New(context.Background(), o); err == nil {
