@@ -58,6 +58,10 @@ func newBenchCmd() *cobra.Command {
 			if path == "" && !membwOn {
 				return errors.New("missing -m FILE.gguf")
 			}
+			// Negative token counts were taken as 0 (the test skipped).
+			if o.PromptTokens < 0 || o.GenTokens < 0 {
+				return fmt.Errorf("-p %d -n %d: token counts must be at least 0 (0 skips the test)", o.PromptTokens, o.GenTokens)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			if profile != "" {

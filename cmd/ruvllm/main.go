@@ -84,8 +84,17 @@ func checkCounts(cmd *cobra.Command, _ []string) error {
 			return fmt.Errorf("--%s %d: must be at least %d", name, v, least)
 		}
 	}
+	// -t 100000 started 100,000 threads.
+	if f := cmd.Flags().Lookup("threads"); f != nil && f.Changed {
+		if v, err := cmd.Flags().GetInt("threads"); err == nil && v > maxThreads {
+			return fmt.Errorf("--threads %d: must be at most %d", v, maxThreads)
+		}
+	}
 	return nil
 }
+
+// maxThreads bounds --threads (far above any core count).
+const maxThreads = 1024
 
 // refuseUnknownSubcommands makes every group command below root (adapter,
 // learn, service, template) refuse a word that is none of its subcommands.
