@@ -23,6 +23,7 @@ func TestRunRefusesNegativeCounts(t *testing.T) {
 		{"--max-loaded", func(o *Options) { o.MaxLoaded = -2 }},
 		{"--learning-deep-min", func(o *Options) { o.Learning.Config.DeepMin = -1 }},
 		{"--learning-deep-every", func(o *Options) { o.Learning.DeepEvery = -3 }},
+		{"--threads 100000", func(o *Options) { o.Threads = 100000 }}, // at most 1024
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
 			dir := t.TempDir()
@@ -33,7 +34,7 @@ func TestRunRefusesNegativeCounts(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			err := Run(ctx, o)
-			if err == nil || !strings.Contains(err.Error(), tc.flag+" -") {
+			if err == nil || !strings.Contains(err.Error(), tc.flag) || !strings.Contains(err.Error(), "must be at") {
 				t.Fatalf("Run: %v, want an error naming %s", err, tc.flag)
 			}
 		})
