@@ -5,8 +5,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ruvllm/ruvllm/daemon/adapters"
 )
@@ -138,6 +141,46 @@ func TestDeletePrunesOwnAdapters(t *testing.T) {
 			if _, ok := pool.Get(n); !ok {
 				t.Errorf("after deleting %s, %s is gone", c.model, n)
 			}
+		}
+	}
+}
+
+// TestPruneBlobs: uploaded blobs older than the age that no model is made
+// from are removed (they stayed for ever); used or younger ones stay.
+func TestPruneBlobs(t *testing.T) {
+	ta := startAPIWith(t, true)
+	base := realTinyModel(t)
+	dir := filepath.Join(ta.srv.Config().ModelsDir, "blobs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	write := func(name string, mod time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("blob"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, mod, mod)
+		return p
+	}
+	unused := write("sha256-"+strings.Repeat("a", 64), old)
+	young := write("sha256-"+strings.Repeat("b", 64), time.Now())
+	used, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usedPath := filepath.Join(dir, "sha256-"+strings.Repeat("c", 64))
+	if err := os.WriteFile(usedPath, used, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ta.postOK(t, "/api/create", `{"model":"fromblob","stream":false,"from":"`+usedPath+`"}`)
+	os.Chtimes(usedPath, old, old)
+	if freed := ta.api.PruneBlobs(24 * time.Hour); freed != 4 {
+		t.Fatalf("freed %d bytes, want the unused blob's 4", freed)
+	}
+	for p, want := range map[string]bool{unused: false, young: true, usedPath: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s present: %v, want %v", filepath.Base(p), err == nil, want)
 		}
 	}
 }

@@ -861,6 +861,40 @@ func (a *API) pruneBlob(path string) {
 	a.log.Info("blob pruned", "blob", path)
 }
 
+// PruneBlobs removes uploaded blobs (POST /api/blobs) older than age that
+// no created model is made from, as Ollama prunes unused layers at start:
+// an upload never followed by /api/create stayed for ever. Younger ones
+// are kept for a create that may still come. Call it once the adapter
+// pool is set (fine-tuned models count). It returns the bytes freed.
+func (a *API) PruneBlobs(age time.Duration) int64 {
+	dir := filepath.Join(a.srv.Config().ModelsDir, "blobs")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	used := map[string]bool{}
+	for _, m := range a.madeModels() {
+		used[m.From] = true
+	}
+	var freed int64
+	cutoff := time.Now().Add(-age)
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if !strings.HasPrefix(e.Name(), "sha256-") || used[p] {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || info.ModTime().After(cutoff) {
+			continue
+		}
+		if os.Remove(p) == nil {
+			freed += info.Size()
+			a.log.Info("unused blob pruned", "blob", p, "bytes", info.Size())
+		}
+	}
+	return freed
+}
+
 // manifests lists the created models.
 func (a *API) manifests() []ipc.ModelManifest {
 	var out []ipc.ModelManifest

@@ -236,6 +236,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	pool.Register(srv)
 	a.SetAdapters(pool)
+	a.PruneBlobs(pull.StaleAge) // uploads no /api/create used within a day
 	ft := finetune.New(finetune.Options{Dir: filepath.Join(o.StateDir, "files"), Store: srv.Store(), Events: srv.Events(),
 		Logger: o.Logger, Models: mgr, Adapters: pool, Threads: o.Threads, Expand: a.ExpandModel})
 	a.SetFineTuning(ft, finetune.DefaultMaxFileBytes)
