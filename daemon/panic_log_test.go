@@ -1,45 +1,20 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// lockedBuffer is a bytes.Buffer safe for the server's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// TestHandlerPanicLoggedAsError: a handler's panic (net/http recovers it
-// and closes the connection, the client gets no answer) is in the log at
-// error level. It was logged at debug, so a daemon at the default level
-// said nothing about it (a corrupt state store made the conversation list
-// panic this way).
 func TestHandlerPanicLoggedAsError(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "run", "s.sock")
-	var logs lockedBuffer
+	var logs syncBuffer
 	s, err := New(Config{SocketPath: sock, StateDir: filepath.Join(dir, "state"),
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if err != nil {

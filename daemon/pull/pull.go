@@ -233,7 +233,7 @@ func Pull(ctx context.Context, ref string, o Options) (Result, error) {
 		if !st.Mode().IsRegular() {
 			// Checked before the download, which could not be put there
 			// (it downloaded the whole file, then failed to rename it).
-			return res, fmt.Errorf("pull: %w: %s is a %s, not a model file: move it away", ErrDestination, dest, describeMode(st.Mode()))
+			return res, fmt.Errorf("pull: %w: %s is %s, not a model file: move it away", ErrDestination, dest, gguf.FileKind(st.Mode()))
 		}
 		res.Size = st.Size()
 		o.Progress(Progress{Status: "success", Total: st.Size(), Completed: st.Size()})
@@ -566,19 +566,4 @@ func Registry(flag string) string {
 		return v
 	}
 	return DefaultRegistry
-}
-
-// describeMode names a file's type for an error.
-func describeMode(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&os.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&os.ModeDevice != 0:
-		return "device"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file"
 }

@@ -18,7 +18,7 @@ func Open(path string) (*File, error) {
 	} else if st.IsDir() {
 		return nil, fmt.Errorf("gguf: %s is a directory", path)
 	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("gguf: %s is not a regular file (%s)", path, fileKind(st.Mode()))
+		return nil, fmt.Errorf("gguf: %s is not a regular file (%s)", path, FileKind(st.Mode()))
 	}
 	fh, err := os.Open(path)
 	if err != nil {
@@ -59,9 +59,12 @@ func Open(path string) (*File, error) {
 	return f, nil
 }
 
-// fileKind names the kind of a file that is not a regular one.
-func fileKind(m fs.FileMode) string {
+// FileKind names the kind of a file that is not a regular one ("a named
+// pipe", "a directory", ...), for errors about a path.
+func FileKind(m fs.FileMode) string {
 	switch {
+	case m.IsDir():
+		return "a directory"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe"
 	case m&fs.ModeSocket != 0:

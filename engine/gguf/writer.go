@@ -282,7 +282,7 @@ func (w *Writer) WriteFile(path string) (err error) {
 			return fmt.Errorf("gguf: write %s: it is a directory", path)
 		}
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("gguf: write %s: it exists and is not a regular file (%s); name a new or regular file", path, fileKind(st.Mode()))
+			return fmt.Errorf("gguf: write %s: it exists and is not a regular file (%s); name a new or regular file", path, FileKind(st.Mode()))
 		}
 	}
 	dir := filepath.Dir(path)
