@@ -37,14 +37,7 @@ func (d *testDaemon) firstLogprob(t *testing.T, model, extra string) float32 {
 // they are (409).
 func TestFineTuneMadeModels(t *testing.T) {
 	d := startLearning(t, t.TempDir(), learning.Options{Disabled: true})
-	status, b := d.upload(t, "notes.jsonl", trainingJSONL, "fine-tune")
-	if status != 200 {
-		t.Fatalf("upload: %d %s", status, b)
-	}
-	var file ipc.FileObject
-	if err := json.Unmarshal(b, &file); err != nil {
-		t.Fatal(err)
-	}
+	file := d.uploadTraining(t)
 	job := func(model, suffix string) string {
 		t.Helper()
 		status, _, b := d.call(t, "POST", "/v1/fine_tuning/jobs", `{"model":"`+model+`","training_file":"`+file.ID+`","suffix":"`+suffix+`","seed":7,"hyperparameters":{"n_epochs":1}}`, nil)
@@ -80,7 +73,7 @@ func TestFineTuneMadeModels(t *testing.T) {
 	}
 
 	// A created model: its system prompt stays with the fine-tuned model.
-	status, _, b = d.call(t, "POST", "/api/create", `{"model":"brief","stream":false,"from":"`+first+`","system":"Answer briefly."}`, nil)
+	status, _, b := d.call(t, "POST", "/api/create", `{"model":"brief","stream":false,"from":"`+first+`","system":"Answer briefly."}`, nil)
 	if status != 200 {
 		t.Fatalf("create: %d %s", status, b)
 	}

@@ -15,14 +15,7 @@ import (
 // "auto" in its place.
 func TestFineTuningRefusesUnknownHyperparameters(t *testing.T) {
 	d := startLearning(t, t.TempDir(), learning.Options{Disabled: true})
-	status, b := d.upload(t, "notes.jsonl", trainingJSONL, "fine-tune")
-	if status != 200 {
-		t.Fatalf("upload: %d %s", status, b)
-	}
-	var file ipc.FileObject
-	if err := json.Unmarshal(b, &file); err != nil {
-		t.Fatal(err)
-	}
+	file := d.uploadTraining(t)
 	head := `{"model":"tiny-qwen2","training_file":"` + file.ID + `",`
 	for _, c := range []struct{ body, param string }{
 		{head + `"hyperparameters":{"learning_rate":0.1}}`, "hyperparameters.learning_rate"},

@@ -16,14 +16,7 @@ import (
 // and sent back in every listing of the jobs).
 func TestFineTuningMetadataBounded(t *testing.T) {
 	d := startLearning(t, t.TempDir(), learning.Options{Disabled: true})
-	status, b := d.upload(t, "notes.jsonl", trainingJSONL, "fine-tune")
-	if status != 200 {
-		t.Fatalf("upload: %d %s", status, b)
-	}
-	var file ipc.FileObject
-	if err := json.Unmarshal(b, &file); err != nil {
-		t.Fatal(err)
-	}
+	file := d.uploadTraining(t)
 	meta := func(n, keyLen, valueLen int) map[string]string {
 		m := map[string]string{}
 		for i := range n {

@@ -21,16 +21,9 @@ func TestFineTuningModelByPathRefused(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	d := startLearning(t, dir, learning.Options{Disabled: true})
-	status, b := d.upload(t, "notes.jsonl", trainingJSONL, "fine-tune")
-	if status != 200 {
-		t.Fatalf("upload: %d %s", status, b)
-	}
-	var file ipc.FileObject
-	if err := json.Unmarshal(b, &file); err != nil {
-		t.Fatal(err)
-	}
+	file := d.uploadTraining(t)
 	body, _ := json.Marshal(map[string]any{"model": d.model, "training_file": file.ID})
-	status, _, b = d.call(t, "POST", "/v1/fine_tuning/jobs", string(body), nil)
+	status, _, b := d.call(t, "POST", "/v1/fine_tuning/jobs", string(body), nil)
 	var e ipc.OpenAIError
 	json.Unmarshal(b, &e)
 	if status != 400 || e.Error.Param == nil || *e.Error.Param != "model" {

@@ -37,6 +37,20 @@ func (d *testDaemon) upload(t *testing.T, name, content, purpose string) (int, [
 	return status, b
 }
 
+// uploadTraining uploads trainingJSONL as a fine-tuning file.
+func (d *testDaemon) uploadTraining(t *testing.T) ipc.FileObject {
+	t.Helper()
+	status, b := d.upload(t, "notes.jsonl", trainingJSONL, "fine-tune")
+	if status != 200 {
+		t.Fatalf("upload: %d %s", status, b)
+	}
+	var file ipc.FileObject
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // waitJob polls a job until it ends.
 func (d *testDaemon) waitJob(t *testing.T, id string) ipc.FineTuningJob {
 	t.Helper()
