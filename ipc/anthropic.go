@@ -121,7 +121,11 @@ type AnthropicResponse struct {
 }
 
 // AnthropicUsage counts a message's tokens; cache_read_input_tokens are
-// the prompt tokens served from the shared prefix cache.
+// the prompt tokens served from the shared prefix cache and input_tokens
+// the others, as Anthropic counts them (the prompt is their sum). A
+// stream's message_start, sent before the prompt is looked up in the
+// cache, counts the whole prompt in input_tokens; its message_delta
+// carries the split.
 type AnthropicUsage struct {
 	InputTokens              int `json:"input_tokens"`
 	OutputTokens             int `json:"output_tokens"`

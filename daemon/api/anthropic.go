@@ -520,7 +520,11 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	if len(calls) > 0 && out.res.FinishReason != llm.FinishLength {
 		reason, seq = strPtr("tool_use"), nil
 	}
-	usage := ipc.AnthropicUsage{InputTokens: out.res.PromptTokens, OutputTokens: out.res.CompletionTokens,
+	// Anthropic's input_tokens are those not read from the cache: a
+	// client's total is input_tokens + cache_read_input_tokens (+
+	// cache_creation_input_tokens), so counting the cached ones in both
+	// doubled the prompt of every request that hit the prefix cache.
+	usage := ipc.AnthropicUsage{InputTokens: out.res.PromptTokens - out.res.CachedTokens, OutputTokens: out.res.CompletionTokens,
 		CacheReadInputTokens: out.res.CachedTokens, ContextOverflow: overflowUsage(out.res)}
 	var content []ipc.AnthropicBlock
 	if reasoning != "" {

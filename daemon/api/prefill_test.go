@@ -22,8 +22,9 @@ func TestAssistantPrefill(t *testing.T) {
 		wantText, wantPrompt := want["content"].(string), want["tokens_evaluated"].(float64)
 
 		a := ta.postOK(t, "/v1/messages", `{"model":`+model+`,"max_tokens":8,"temperature":0,"messages":`+msgs+`}`)
-		if got := field(a, "content", 0, "text"); got != wantText || field(a, "usage", "input_tokens") != wantPrompt {
-			t.Fatalf("messages, prefill %q: %q after %v prompt tokens, want %q after %v", prefill, got, field(a, "usage", "input_tokens"), wantText, wantPrompt)
+		prompt := field(a, "usage", "input_tokens").(float64) + field(a, "usage", "cache_read_input_tokens").(float64)
+		if got := field(a, "content", 0, "text"); got != wantText || prompt != wantPrompt {
+			t.Fatalf("messages, prefill %q: %q after %v prompt tokens, want %q after %v", prefill, got, prompt, wantText, wantPrompt)
 		}
 		o := ta.postOK(t, "/api/chat", `{"model":`+model+`,"stream":false,"options":{"num_predict":8,"temperature":0,"repeat_penalty":1},"messages":`+msgs+`}`)
 		if got := field(o, "message", "content"); got != wantText || o["prompt_eval_count"] != wantPrompt {
