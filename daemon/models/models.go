@@ -158,6 +158,7 @@ type entry struct {
 
 type loadCall struct {
 	done chan struct{}
+	path string
 	e    *entry
 	err  error
 }
@@ -291,6 +292,31 @@ func (m *Manager) Resolve(name string) (string, error) {
 	return "", fmt.Errorf("%w: %q (see GET /v1/models)", ErrNotFound, name)
 }
 
+// nameTaken is the error for a request of the model file path while
+// another file of the same name (key) is loaded or loading: models are
+// known by name (requests, the prefix-cache snapshot, learning), so
+// handing out the loaded one served another model than the one asked for
+// — a path naming a file called like the default model took that name
+// from every app until it unloaded.
+func nameTaken(key, loaded, path string) error {
+	return fmt.Errorf("%w: %q is loaded from %s, so %s (a file of the same name) cannot be loaded until it unloads",
+		ErrInUse, key, loaded, path)
+}
+
+// sameFile reports whether paths a and b name one file (a symlink and its
+// target do).
+func sameFile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}
+
 // Handle is a model in use; Release it when the request ends.
 type Handle struct {
 	Model    Model
@@ -319,6 +345,10 @@ func (m *Manager) Acquire(ctx context.Context, name string, keepAlive *time.Dura
 			return nil, errors.New("model manager closed")
 		}
 		if e := m.loaded[key]; e != nil {
+			if !sameFile(e.path, path) {
+				m.mu.Unlock()
+				return nil, nameTaken(key, e.path, path)
+			}
 			// The file was replaced (a new quantization renamed over it):
 			// the loaded model is another one, which requests naming it
 			// kept getting while /api/show and /api/tags described the
@@ -348,10 +378,13 @@ func (m *Manager) Acquire(ctx context.Context, name string, keepAlive *time.Dura
 		}
 		call := m.loading[key]
 		if call == nil {
-			call = &loadCall{done: make(chan struct{})}
+			call = &loadCall{done: make(chan struct{}), path: path}
 			m.loading[key] = call
 			m.mu.Unlock()
 			go m.load(key, path, call)
+		} else if !sameFile(call.path, path) {
+			m.mu.Unlock()
+			return nil, nameTaken(key, call.path, path)
 		} else {
 			m.mu.Unlock()
 		}
