@@ -86,7 +86,7 @@ func (a *API) applyAdapters(ctx context.Context, r *http.Request, h *models.Hand
 		label = "off"
 	} else if mode == ipc.AdaptersNone || strings.EqualFold(r.Header.Get(LearningHeader), "off") {
 		label = "off"
-	} else if learned, l := svc.ForRequest(h.Name, app); len(learned) > 0 {
+	} else if learned, l := svc.ForRequest(ctx, h.Name, app); len(learned) > 0 {
 		applied = append(slices.Clone(learned), applied...)
 		label = l
 	}

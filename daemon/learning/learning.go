@@ -91,6 +91,10 @@ type Options struct {
 	// FeedbackWait is how long Learn waits for the first instant step
 	// before answering "queued" (default 2 s).
 	FeedbackWait time.Duration
+	// RestoreWait is how long a request on a model that has just loaded
+	// waits for its stored scopes to serve their adapters (default 10 s):
+	// the first request after a load was answered without them.
+	RestoreWait time.Duration
 	// ShutdownBudget bounds the consolidation Shutdown runs (default 3 s):
 	// one cut short loses nothing (the MicroLoRA keeps it all, saved at
 	// unload, and the next start's loop consolidates it), where waiting
@@ -122,6 +126,9 @@ func New(o Options) *Service {
 	}
 	if o.FeedbackWait <= 0 {
 		o.FeedbackWait = 2 * time.Second
+	}
+	if o.RestoreWait <= 0 {
+		o.RestoreWait = 10 * time.Second
 	}
 	if o.Threads <= 0 {
 		o.Threads = runtime.NumCPU()
@@ -270,13 +277,28 @@ func (s *Service) Shutdown(ctx context.Context) error {
 // applies (none when learning is off, the model has no learner yet or
 // the scope has learned nothing) and a label naming the scope and its
 // version ("user@v12"; "" when none).
-func (s *Service) ForRequest(model, app string) ([]lora.Applied, string) {
+//
+// On a model that has just loaded it first waits, up to RestoreWait or
+// ctx's end, for the stored scopes to be restored: the request would
+// otherwise run without what the scope learned.
+func (s *Service) ForRequest(ctx context.Context, model, app string) ([]lora.Applied, string) {
 	if s.o.Disabled {
 		return nil, ""
 	}
 	ms := s.model(model)
 	if ms == nil {
 		return nil, ""
+	}
+	select {
+	case <-ms.restored:
+	default:
+		t := time.NewTimer(s.o.RestoreWait)
+		select {
+		case <-ms.restored:
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	sc := ms.existingScope(s.ScopeOf(app))
 	if sc == nil {

@@ -254,9 +254,21 @@ func TestLearningEndToEnd(t *testing.T) {
 	// A restart restores everything.
 	d.stop(t)
 	d = startLearning(t, dir, learning.Options{Config: learningTestConfig()})
+	// The first request after the load applies what the scope learned: it
+	// waits for the restore (it was answered without the adapters).
+	if _, _, l0, lp0 := d.chatLogprob(t, "", nil); l0 != label || lp0 != before {
+		t.Fatalf("first request after the restart: %q %v, before %q %v", l0, lp0, label, before)
+	}
 	again := d.waitScope(t, "restored", func(s ipc.LearningScope) bool { return s.Version == sc.Version })
 	if again.Received != sc.Received || again.Consolidations != 1 || again.Applied != sc.Applied {
 		t.Fatalf("restored %+v, saved %+v", again, sc)
+	}
+	// So does the request that loads the model (unloaded by keep_alive 0).
+	if status, _, b := d.call(t, "POST", "/api/generate", `{"model":"tiny-qwen2","keep_alive":0}`, nil); status != 200 {
+		t.Fatalf("unload: %d %s", status, b)
+	}
+	if _, _, l0, lp0 := d.chatLogprob(t, "", nil); l0 != label || lp0 != before {
+		t.Fatalf("the request that loaded the model again: %q %v, before %q %v", l0, lp0, label, before)
 	}
 	if _, _, l2, lp := d.chatLogprob(t, "", nil); l2 != label || lp != before {
 		t.Fatalf("after restart: %q %v, before %q %v", l2, lp, label, before)
