@@ -240,6 +240,7 @@ func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, e
 		s.onStart(out.name)
 	}
 	s.req.WarmFollowUp = s.conversation && s.req.Messages != nil
+	s.req.Tenant = clientName(r) // slots are shared between apps
 	engineStart := time.Now()
 	var answer strings.Builder
 	var res llm.Result

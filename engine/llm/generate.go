@@ -276,6 +276,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		Prompt:      prompt,
 		Namespace:   namespace,
 		Priority:    req.Priority,
+		Tenant:      req.Tenant,
 		Adapters:    req.Adapters,
 		OnPrefilled: req.onPrefilled,
 		Speculate:   m.requestKinds(req),

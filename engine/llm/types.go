@@ -59,6 +59,9 @@ type Request struct {
 	IgnoreEOS bool
 	// Priority orders admission: higher first (interactive > background).
 	Priority int
+	// Tenant is the app the request is for: the scheduler shares its
+	// running slots between tenants (sched.Job.Tenant).
+	Tenant string
 	// Adapters are LoRA adapters loaded by this model's LoadAdapter,
 	// applied to this request only, each with its scale (1 = as trained).
 	Adapters []lora.Applied

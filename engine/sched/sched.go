@@ -59,6 +59,11 @@ type Job struct {
 	Namespace string
 	// Priority: higher runs first and is preempted last.
 	Priority int
+	// Tenant is who the job runs for (an app): while a request of a tenant
+	// that runs nothing waits for a slot, a tenant holding several slots
+	// gives one up (shareSlots), so that one app's streams cannot keep
+	// every other app waiting. Empty: not counted.
+	Tenant string
 	// Background jobs run only once no other job has had tokens to run
 	// for Options.BackgroundDelay, one at a time, in short chunks
 	// (Options.BackgroundChunk): work done ahead (warming a chat's next
@@ -345,6 +350,7 @@ func (s *Scheduler) loop() {
 			return
 		}
 		s.reap()
+		s.shareSlots()
 		s.admit()
 		s.publish()
 		if len(s.running) == 0 {
@@ -511,6 +517,73 @@ func (s *Scheduler) admit() {
 			}
 			return
 		}
+	}
+}
+
+// shareSlots preempts one running request of the tenant holding the most
+// slots (at least two) when every slot is taken and a request of a tenant
+// that runs nothing waits, with a priority at least the preempted one's.
+// The preempted job keeps its tokens: its blocks go to the prefix cache
+// and it resumes from them when it is admitted again, so only the wait is
+// shared. Without it, an app's endless streams held every MaxRunning
+// slot and another app's five-token request waited for ever.
+func (s *Scheduler) shareSlots() {
+	held := map[string]int{}
+	requests := 0
+	for _, j := range s.running {
+		if !j.Background {
+			requests++
+			if j.Tenant != "" {
+				held[j.Tenant]++
+			}
+		}
+	}
+	if requests < s.o.MaxRunning {
+		return // a slot is free: admit takes the queue in order
+	}
+	s.mu.Lock()
+	var starving *Job
+	for _, j := range s.queue {
+		if j.Background || j.Tenant == "" || held[j.Tenant] > 0 {
+			continue
+		}
+		if starving == nil || byPriority(j, starving) < 0 {
+			starving = j
+		}
+	}
+	s.mu.Unlock()
+	if starving == nil {
+		return
+	}
+	top := ""
+	for t, n := range held {
+		if n >= 2 && (top == "" || n > held[top] || n == held[top] && t < top) {
+			top = t
+		}
+	}
+	if top == "" {
+		return
+	}
+	var v *Job
+	for _, r := range s.running {
+		if r.Background || r.Tenant != top || r.seq == nil || r.Priority > starving.Priority {
+			continue
+		}
+		if v == nil || r.Priority < v.Priority || (r.Priority == v.Priority && r.order > v.order) {
+			v = r
+		}
+	}
+	if v == nil {
+		return
+	}
+	s.log.Debug("sharing a slot", "from", top, "to", starving.Tenant)
+	s.preempt(v)
+	// The freed slot goes to the waiting tenant, not back to the job
+	// preempted for it (admitted earlier, it would sort first).
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.Index(s.queue, starving); i >= 0 && s.admitOne(starving) {
+		s.queue = slices.Delete(s.queue, i, i+1)
 	}
 }
 

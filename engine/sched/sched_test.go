@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -791,5 +792,79 @@ func TestPanickingJobFailsAlone(t *testing.T) {
 		s.Cache().Clear()
 		waitFree(t, pool)
 		s.Close()
+	}
+}
+
+// TestTenantsShareSlots: while one tenant's streams hold every running
+// slot, another tenant's request gets one (a stream of the first is
+// preempted and resumes from the prefix cache), and every job still
+// generates exactly what it would alone. Without it the second tenant's
+// request waited until the streams ended.
+func TestTenantsShareSlots(t *testing.T) {
+	// Room for the streams to run on while the other tenant waits (a
+	// stream that outgrew the pool would end and free its slot).
+	s, _, _ := newTestScheduler(1<<14, 4, Options{MaxRunning: 2})
+	defer s.Close()
+	release := make(chan struct{})
+	type result struct {
+		out  []int32
+		want []int32
+		err  error
+	}
+	results := make(chan result, 3)
+	started := make(chan struct{}, 2)
+	stream := func(prompt []int32) {
+		var out []int32
+		j := &Job{Prompt: prompt, Namespace: "m", Tenant: "editor", Next: func(logits []float32) (int32, bool) {
+			if len(out) == 0 {
+				started <- struct{}{}
+			}
+			best := int32(0)
+			for i, v := range logits {
+				if v > logits[best] {
+					best = int32(i)
+				}
+			}
+			out = append(out, best)
+			if len(out) < 8 {
+				return best, false
+			}
+			select {
+			case <-release: // endless until the other tenant was served
+				return best, true
+			default:
+				return best, false
+			}
+		}}
+		err := s.Run(context.Background(), j)
+		results <- result{out, expected(prompt, len(out)), err}
+	}
+	go stream([]int32{1, 2, 3, 4, 5})
+	go stream([]int32{6, 7, 8, 9, 10, 11})
+	// Both streams hold the two slots once they produce tokens.
+	<-started
+	<-started
+	var out []int32
+	done := make(chan error, 1)
+	go func() {
+		j := greedyJob([]int32{20, 21, 22}, 3, &out)
+		j.Tenant = "mail"
+		done <- s.Run(context.Background(), j)
+	}()
+	select {
+	case err := <-done:
+		if err != nil || !slices.Equal(out, expected([]int32{20, 21, 22}, 3)) {
+			t.Fatalf("the other tenant's request: %v %v", out, err)
+		}
+	case <-time.After(60 * time.Second):
+		close(release)
+		t.Fatal("the other tenant's request waited for the streams to end")
+	}
+	close(release)
+	for range 2 {
+		r := <-results
+		if r.err != nil || !slices.Equal(r.out, r.want) {
+			t.Fatalf("a preempted stream: %v, want %v (%v)", r.out, r.want, r.err)
+		}
 	}
 }
