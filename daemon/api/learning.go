@@ -127,18 +127,32 @@ func (a *API) scopeParam(r *http.Request, scope string) (string, error) {
 	if scope == "" {
 		return svc.ScopeOf(r.Header.Get("X-Ruvllm-Client")), nil
 	}
-	if err := learning.CheckScope(scope); err != nil {
-		return "", badParam("scope", "%v", err)
+	if err := checkScope(svc, scope); err != nil {
+		return "", err
 	}
 	return scope, nil
+}
+
+// checkScope refuses a scope name that is not one, and (404) an app's
+// scope when learning is not per app: no request uses one then (pausing
+// one created it, and reading one answered an empty 200).
+func checkScope(svc *learning.Service, scope string) error {
+	if err := learning.CheckScope(scope); err != nil {
+		return badParam("scope", "%v", err)
+	}
+	if scope != learning.UserScope && svc != nil && !svc.PerApp() {
+		return &requestError{status: http.StatusNotFound, param: "scope",
+			msg: fmt.Sprintf("scope %q: app scopes exist only with ruvllmd --learning-per-app (learning here is one scope, %q)", scope, learning.UserScope)}
+	}
+	return nil
 }
 
 func (a *API) learningStatus(w http.ResponseWriter, r *http.Request) {
 	svc := a.learner()
 	scope := r.URL.Query().Get("scope")
 	if scope != "" {
-		if err := learning.CheckScope(scope); err != nil {
-			openAIError(w, badParam("scope", "%v", err))
+		if err := checkScope(svc, scope); err != nil {
+			openAIError(w, err)
 			return
 		}
 	}

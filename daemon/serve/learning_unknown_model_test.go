@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/ruvllm/ruvllm/daemon/learning"
@@ -33,5 +34,24 @@ func TestLearningUnknownModel(t *testing.T) {
 		if status, _, b := d.call(t, "GET", path, "", nil); status != 200 {
 			t.Errorf("GET %s: %d %s", path, status, b)
 		}
+	}
+}
+
+// TestAppScopeNeedsPerApp: without --learning-per-app an app's scope is a
+// 404 naming the flag, to read or to act on; pausing one created a scope
+// no request uses, and reading one answered an empty 200.
+func TestAppScopeNeedsPerApp(t *testing.T) {
+	d := startLearning(t, t.TempDir(), learning.Options{Disabled: true})
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/v1/learning?scope=app:never", ""},
+		{"POST", "/v1/learning/pause", `{"scope":"app:zzz"}`},
+	} {
+		status, _, b := d.call(t, c.method, c.path, c.body, nil)
+		if status != 404 || !strings.Contains(string(b), "--learning-per-app") {
+			t.Errorf("%s %s: %d %s", c.method, c.path, status, b)
+		}
+	}
+	if status, _, b := d.call(t, "GET", "/v1/learning?scope=user", "", nil); status != 200 {
+		t.Fatalf("the user scope: %d %s", status, b)
 	}
 }
