@@ -823,3 +823,21 @@ func TestReplyEndedBeforeDone(t *testing.T) {
 		t.Fatalf("at chat:done the reply was still running: %v (heard %v)", busy, heard)
 	}
 }
+
+// TestSamplingWithinTheDaemonsRange: the app refuses a temperature the
+// daemon's chat endpoint refuses (it took up to 5, and every reply of the
+// conversation then failed), and keeps one it takes.
+func TestSamplingWithinTheDaemonsRange(t *testing.T) {
+	a, _, _ := startApp(t)
+	conv, err := a.CreateConversation("range")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hot, ok := float32(2.5), float32(2)
+	if _, err := a.SetSampling(conv.ID, Sampling{Temperature: &hot}); err == nil || !strings.Contains(err.Error(), "between 0 and 2") {
+		t.Fatalf("temperature 2.5: %v", err)
+	}
+	if _, err := a.SetSampling(conv.ID, Sampling{Temperature: &ok}); err != nil {
+		t.Fatalf("temperature 2: %v", err)
+	}
+}

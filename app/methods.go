@@ -101,8 +101,10 @@ type Sampling struct {
 
 // SetSampling sets the conversation's sampling settings.
 func (a *App) SetSampling(id string, s Sampling) (ipc.Conversation, error) {
-	if s.Temperature != nil && (*s.Temperature < 0 || *s.Temperature > 5) {
-		return ipc.Conversation{}, errors.New("temperature must be between 0 and 5")
+	// The daemon's chat endpoint takes OpenAI's range: a conversation set
+	// above it failed every reply.
+	if s.Temperature != nil && (*s.Temperature < 0 || *s.Temperature > 2) {
+		return ipc.Conversation{}, errors.New("temperature must be between 0 and 2")
 	}
 	if s.TopP != nil && (*s.TopP <= 0 || *s.TopP > 1) {
 		return ipc.Conversation{}, errors.New("top_p must be in (0, 1]")
