@@ -479,9 +479,7 @@ func (a *API) resolveAdapters(ctx context.Context, mdl models.Model, refs []ipc.
 	if len(refs) == 0 {
 		return nil, nil
 	}
-	a.mu.Lock()
-	pool := a.adapters
-	a.mu.Unlock()
+	pool := a.adapterPool()
 	if pool == nil {
 		return nil, &requestError{status: http.StatusBadRequest, msg: "adapter support not available in this daemon"}
 	}

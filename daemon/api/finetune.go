@@ -183,9 +183,7 @@ func (a *API) fineTunedManifest(name string) (*ipc.ModelManifest, bool) {
 	if !adapters.IsFineTuned(name) {
 		return nil, false
 	}
-	a.mu.Lock()
-	pool := a.adapters
-	a.mu.Unlock()
+	pool := a.adapterPool()
 	if pool == nil {
 		return nil, false
 	}

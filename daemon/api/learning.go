@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/adapters"
 	"github.com/ruvllm/ruvllm/daemon/learning"
 	"github.com/ruvllm/ruvllm/daemon/models"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -97,12 +98,10 @@ func (a *API) applyAdapters(ctx context.Context, r *http.Request, h *models.Hand
 	return nil
 }
 
-func (a *API) adapterPool() interface{ List() []ipc.AdapterInfo } {
+// adapterPool is the adapter pool SetAdapters set (nil without one).
+func (a *API) adapterPool() *adapters.Pool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.adapters == nil {
-		return nil
-	}
 	return a.adapters
 }
 

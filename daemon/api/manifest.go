@@ -568,9 +568,7 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 	if len(inherited)+len(paths) > MaxAdaptersPerRequest {
 		return nil, badParam("adapters", "a model may carry at most %d adapters, with those of the model it is made from (%d)", MaxAdaptersPerRequest, len(inherited))
 	}
-	a.mu.Lock()
-	pool := a.adapters
-	a.mu.Unlock()
+	pool := a.adapterPool()
 	// byName says whether paths[i] names an installed adapter: an ADAPTER
 	// that does (as /api/show's Modelfile writes a created model's) refers
 	// to it; a path is installed.
@@ -791,9 +789,7 @@ func (a *API) deleteManifest(name string) (bool, error) {
 		// adapter (fineTunedManifest), which deleting the model removes.
 		// (The store's delete of the absent key answered 200 and the
 		// model stayed.)
-		a.mu.Lock()
-		pool := a.adapters
-		a.mu.Unlock()
+		pool := a.adapterPool()
 		if pool == nil { // fineTunedManifest found none then
 			return false, nil
 		}
@@ -823,9 +819,7 @@ func ownAdapterPrefix(name string) string {
 // model is made with, as Ollama prunes a deleted model's layers; adapters
 // installed on their own stay.
 func (a *API) pruneAdapters(deleted ipc.ModelManifest) {
-	a.mu.Lock()
-	pool := a.adapters
-	a.mu.Unlock()
+	pool := a.adapterPool()
 	if pool == nil {
 		return
 	}
