@@ -473,15 +473,26 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 		}
 		man.From = abs
 	default:
-		if _, ok := a.manifest(from); !ok && canonicalName(from) == name {
+		_, made := a.manifest(from)
+		if !made && canonicalName(from) == name {
 			return nil, badParam("from", "a model cannot be made from itself")
 		}
-		if _, ok := a.manifest(from); !ok {
+		if !made {
 			if _, err := a.models.Resolve(from); err != nil {
 				return nil, badParam("from", "no model named %q (see GET /api/tags)", from)
 			}
 		}
 		man.From = canonicalName(from)
+	}
+	// The model named in from, its chain of created (or fine-tuned) models
+	// resolved once: its file is quantized, its adapters count against the
+	// bound, and its settings are copied.
+	var fromChain resolvedModel
+	if !filepath.IsAbs(man.From) {
+		var err error
+		if fromChain, err = a.resolveModel(man.From); err != nil {
+			return nil, err
+		}
 	}
 	// quantize: the base's weights converted (checked now, done last).
 	var qopts quantize.Options
@@ -489,11 +500,8 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 	if body.Quantize != "" {
 		qbase = man.From
 		if !filepath.IsAbs(qbase) {
-			rm, err := a.resolveModel(qbase)
-			if err != nil {
-				return nil, err
-			}
-			if qbase, err = a.models.Resolve(rm.base); err != nil {
+			var err error
+			if qbase, err = a.models.Resolve(fromChain.base); err != nil {
 				return nil, badParam("from", "%v", err)
 			}
 		}
@@ -560,10 +568,8 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 	// request's bounds here: a model over them was created, then refused
 	// every request with an error about adapters it had not named.
 	var inherited []ipc.AdapterRef
-	if !filepath.IsAbs(man.From) {
-		if rm, err := a.resolveModel(man.From); err == nil && rm.man != nil {
-			inherited = rm.man.Adapters
-		}
+	if fromChain.man != nil {
+		inherited = fromChain.man.Adapters
 	}
 	if len(inherited)+len(paths) > MaxAdaptersPerRequest {
 		return nil, badParam("adapters", "a model may carry at most %d adapters, with those of the model it is made from (%d)", MaxAdaptersPerRequest, len(inherited))
@@ -613,15 +619,9 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 	// that model's chain sets, its own settings above on top, and is made
 	// from the chain's base: as Ollama copies layers, deleting or
 	// re-creating the other model later leaves this one as it was made.
-	if !filepath.IsAbs(man.From) {
-		rm, err := a.resolveModel(man.From)
-		if err != nil {
-			return nil, err
-		}
-		if rm.man != nil {
-			inheritManifest(man, rm.man)
-			man.From = rm.base
-		}
+	if fromChain.man != nil {
+		inheritManifest(man, fromChain.man)
+		man.From = fromChain.base
 	}
 	if body.Quantize != "" {
 		blob, err := a.quantizeToBlob(ctx, qbase, qopts, progressStatus)
@@ -660,15 +660,13 @@ func (a *API) ollamaCopy(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var man *ipc.ModelManifest
-	if _, ok := a.manifest(src); ok {
-		rm, err := a.resolveModel(src)
-		if err != nil {
-			ollamaError(w, err)
-			return
-		}
-		man = rm.man
-	} else {
+	rm, err := a.resolveModel(src)
+	if err != nil {
+		ollamaError(w, err)
+		return
+	}
+	man := rm.man
+	if man == nil {
 		if _, err := a.models.Resolve(src); err != nil {
 			ollamaError(w, &requestError{status: http.StatusNotFound, param: "source", msg: fmt.Sprintf("model %q not found", body.Source)})
 			return
