@@ -20,11 +20,7 @@ type lazyState struct {
 	started bool
 
 	// A thinking model's reasoning does not trigger (GateReasoning).
-	gate      *Gate
-	gated     bool   // inside the reasoning
-	undecided bool   // the free text so far may still open it
-	head      []byte // the free text while undecided
-	gateTail  []byte // the end of the reasoning, shorter than gate.Close
+	block *ReasoningBlock
 }
 
 // Gate is how a thinking model's reply marks its reasoning, which may
@@ -44,43 +40,91 @@ func (m *Matcher) GateReasoning(g Gate) {
 	if m.lazy == nil || g.Open == "" || g.Close == "" {
 		return
 	}
-	m.lazy.gate = &g
-	m.lazy.gated, m.lazy.undecided = g.StartsOpen, !g.StartsOpen
+	m.lazy.block = NewReasoningBlock(g)
 }
 
 // gateAccept follows the reasoning block through free text d (a token's
 // text); it reports whether d was reasoning, which no trigger may read.
 func (l *lazyState) gateAccept(d []byte) bool {
-	g := l.gate
-	if l.undecided {
-		l.head = append(l.head, d...)
-		h := bytes.TrimLeft(l.head, " \t\r\n")
+	reasoning, _, after, closed := l.block.Feed(d)
+	if closed {
+		// The rest of the token is free text, for the triggers to read.
+		l.tail = append(l.tail[:0], after[max(0, len(after)-(l.trig.longest-1)):]...)
+	}
+	return reasoning
+}
+
+// ReasoningBlock follows a thinking model's reasoning block (Gate) through
+// its reply, read a piece (a token's text) at a time: a lazy matcher's
+// triggers wait for its end, and a reasoning budget counts its tokens.
+type ReasoningBlock struct {
+	gate      Gate
+	inside    bool   // in the block
+	undecided bool   // the reply so far may still open it
+	head      []byte // the reply while undecided
+	tail      []byte // the end of the reasoning, shorter than gate.Close
+}
+
+// NewReasoningBlock returns a block not yet read into: open when the
+// prompt opened it (g.StartsOpen), else opened by a reply that begins,
+// after whitespace, with g.Open.
+func NewReasoningBlock(g Gate) *ReasoningBlock {
+	return &ReasoningBlock{gate: g, inside: g.StartsOpen, undecided: !g.StartsOpen}
+}
+
+// Open reports whether the reply is in the block or may still open it.
+func (b *ReasoningBlock) Open() bool { return b.inside || b.undecided }
+
+// Inside reports whether the reply is in the block.
+func (b *ReasoningBlock) Inside() bool { return b.inside }
+
+// Feed reads the reply's next piece d. reasoning reports whether d was
+// read in the block (its tags included); body is d's reasoning text (what
+// follows an opening tag d holds) when d does not close the block; when it
+// does, closed is true and after is what follows the closing tag. While
+// the reply may still open the block, nothing is reasoning yet.
+func (b *ReasoningBlock) Feed(d []byte) (reasoning bool, body, after []byte, closed bool) {
+	g := b.gate
+	if b.undecided {
+		b.head = append(b.head, d...)
+		h := bytes.TrimLeft(b.head, " \t\r\n")
 		switch {
 		case bytes.HasPrefix(h, []byte(g.Open)):
-			l.undecided, l.gated = false, true
+			b.undecided, b.inside, b.head = false, true, nil
 			d = h[len(g.Open):]
-			l.head = nil
 		case bytes.HasPrefix([]byte(g.Open), h):
-			return false // still undecided: what it holds is read as free text
+			return false, nil, nil, false
 		default:
-			l.undecided, l.head = false, nil
-			return false
+			b.undecided, b.head = false, nil
+			return false, nil, nil, false
 		}
 	}
-	if !l.gated {
-		return false
+	if !b.inside {
+		return false, nil, nil, false
 	}
-	text := append(l.gateTail, d...)
+	text := append(b.tail, d...)
 	if i := bytes.Index(text, []byte(g.Close)); i >= 0 {
-		l.gated, l.gateTail = false, nil
-		// The rest of the token is free text, for the triggers to read.
-		rest := text[i+len(g.Close):]
-		l.tail = append(l.tail[:0], rest[max(0, len(rest)-(l.trig.longest-1)):]...)
-		return true
+		b.inside, b.tail = false, nil
+		return true, nil, text[i+len(g.Close):], true
 	}
 	keep := min(len(text), len(g.Close)-1)
-	l.gateTail = append([]byte(nil), text[len(text)-keep:]...)
-	return true
+	b.tail = append([]byte(nil), text[len(text)-keep:]...)
+	return true, d, nil, false
+}
+
+// End ends the block from outside (a reasoning budget wrote its closing
+// tag).
+func (b *ReasoningBlock) End() { b.inside, b.undecided, b.tail = false, false, nil }
+
+// Closing reports whether the reasoning read so far ends with the start
+// of the closing tag: the model may be writing it.
+func (b *ReasoningBlock) Closing() bool {
+	for k := min(len(b.gate.Close)-1, len(b.tail)); k > 0; k-- {
+		if bytes.HasSuffix(b.tail, []byte(b.gate.Close[:k])) {
+			return true
+		}
+	}
+	return false
 }
 
 // triggerSet is a Constraint's precomputed view of a list of triggers.
@@ -201,7 +245,7 @@ func (m *Matcher) lazyMask(dst []uint64) {
 		dst[len(dst)-1] = 1<<r - 1
 	}
 	l := m.lazy
-	if l.gated {
+	if l.block != nil && l.block.inside {
 		return // reasoning: every token, no trigger
 	}
 	check := func(tok int32) {
@@ -239,7 +283,7 @@ func (m *Matcher) lazyAccept(tok int32) error {
 		m.ended = true
 		return nil
 	}
-	if l.gate != nil && (l.gated || l.undecided) && l.gateAccept(display(v.bytes[tok])) {
+	if l.block != nil && l.block.Open() && l.gateAccept(display(v.bytes[tok])) {
 		return nil
 	}
 	if feed, ok := l.triggerFeed(v, tok); ok {
