@@ -460,26 +460,37 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// MaxRequestsLimit is the most records GET /v1/requests answers at once.
-const MaxRequestsLimit = 1000
+// MaxListLimit is the most records a listing (GET /v1/requests,
+// /v1/feedback, the fine-tuning lists) answers at once.
+const MaxListLimit = 1000
+
+// ListLimit reads a listing's ?limit=: def when absent, else an integer
+// from 1 to MaxListLimit; the error says what it must be.
+func ListLimit(r *http.Request, def int) (int, error) {
+	q := r.URL.Query().Get("limit")
+	if q == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(q)
+	if err != nil || n < 1 || n > MaxListLimit {
+		return 0, fmt.Errorf("must be an integer from 1 to %d, not %q", MaxListLimit, q)
+	}
+	return n, nil
+}
 
 // handleRequests answers the newest records of the request log: limit
 // (default 50) of them. A limit that is not an integer from 1 to
-// MaxRequestsLimit is a 400 naming it, as on GET /v1/feedback; it was
+// MaxListLimit is a 400 naming it, as on GET /v1/feedback; it was
 // answered with 50 records, so ?limit=5000 looked like a log of 50.
 func (s *Server) handleRequests(w http.ResponseWriter, r *http.Request) {
-	limit := 50
-	if q := r.URL.Query().Get("limit"); q != "" {
-		n, err := strconv.Atoi(q)
-		if err != nil || n < 1 || n > MaxRequestsLimit {
-			var body ipc.OpenAIError
-			param := "limit"
-			body.Error.Message = fmt.Sprintf("limit must be an integer from 1 to %d, not %q", MaxRequestsLimit, q)
-			body.Error.Type, body.Error.Param = "invalid_request_error", &param
-			WriteJSON(w, http.StatusBadRequest, body)
-			return
-		}
-		limit = n
+	limit, err := ListLimit(r, 50)
+	if err != nil {
+		var body ipc.OpenAIError
+		param := "limit"
+		body.Error.Message = "limit " + err.Error()
+		body.Error.Type, body.Error.Param = "invalid_request_error", &param
+		WriteJSON(w, http.StatusBadRequest, body)
+		return
 	}
 	recs, err := s.store.RecentRequests(r.Context(), limit)
 	if err != nil {

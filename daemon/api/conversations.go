@@ -215,7 +215,7 @@ func (a *API) learnRegenerate(r *http.Request, convID, requestID string) {
 }
 
 func (a *API) listFeedback(w http.ResponseWriter, r *http.Request) {
-	// At most 1000 (limitParam): a larger limit is refused, not cut in silence.
+	// At most daemon.MaxListLimit: a larger limit is refused, not cut in silence.
 	limit, err := limitParam(r, defaultFeedbacks)
 	if err != nil {
 		openAIError(w, err)

@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ruvllm/ruvllm/daemon"
@@ -145,15 +144,11 @@ func (a *API) SetFineTuning(svc *finetune.Service, maxUpload int64) {
 	}))
 }
 
-// limitParam reads ?limit= (1 to 1000, default def).
+// limitParam reads ?limit= (daemon.ListLimit), a 400 naming it.
 func limitParam(r *http.Request, def int) (int, error) {
-	s := r.URL.Query().Get("limit")
-	if s == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > 1000 {
-		return 0, badParam("limit", "must be an integer from 1 to 1000, not %q", s)
+	n, err := daemon.ListLimit(r, def)
+	if err != nil {
+		return 0, badParam("limit", "%v", err)
 	}
 	return n, nil
 }
