@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ruvllm/ruvllm/daemon/serve"
 )
 
 func main() {
@@ -86,15 +88,12 @@ func checkCounts(cmd *cobra.Command, _ []string) error {
 	}
 	// -t 100000 started 100,000 threads.
 	if f := cmd.Flags().Lookup("threads"); f != nil && f.Changed {
-		if v, err := cmd.Flags().GetInt("threads"); err == nil && v > maxThreads {
-			return fmt.Errorf("--threads %d: must be at most %d", v, maxThreads)
+		if v, err := cmd.Flags().GetInt("threads"); err == nil && v > serve.MaxThreads {
+			return fmt.Errorf("--threads %d: must be at most %d", v, serve.MaxThreads)
 		}
 	}
 	return nil
 }
-
-// maxThreads bounds --threads (far above any core count).
-const maxThreads = 1024
 
 // refuseUnknownSubcommands makes every group command below root (adapter,
 // learn, service, template) refuse a word that is none of its subcommands.

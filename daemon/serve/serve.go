@@ -117,15 +117,15 @@ func (o Options) checkCounts() error {
 			return fmt.Errorf("--%s %d: must be at least 0", c.flag, c.v)
 		}
 	}
-	if o.Threads > maxThreads {
-		return fmt.Errorf("--threads %d: must be at most %d", o.Threads, maxThreads)
+	if o.Threads > MaxThreads {
+		return fmt.Errorf("--threads %d: must be at most %d", o.Threads, MaxThreads)
 	}
 	return nil
 }
 
-// maxThreads bounds --threads (far above any core count; a typo of
-// 100000 started that many threads).
-const maxThreads = 1024
+// MaxThreads bounds --threads, the daemon's and every command's (far
+// above any core count; a typo of 100000 started that many threads).
+const MaxThreads = 1024
 
 // Run serves until ctx is cancelled.
 func Run(ctx context.Context, o Options) error {
