@@ -564,18 +564,25 @@ func (m *Manager) makeRoom(path string) {
 			m.mu.Unlock()
 			return
 		}
-		var victim *entry
-		for _, e := range m.loaded {
-			if e.refs == 0 && (victim == nil || e.lastUsed.Before(victim.lastUsed)) {
-				victim = e
-			}
-		}
+		victim := m.idleLRU()
 		m.mu.Unlock()
 		if victim == nil {
 			return // all busy: load anyway, over the limit, rather than fail
 		}
 		m.unload(victim)
 	}
+}
+
+// idleLRU is the least recently used loaded model no request uses (nil
+// when all are busy); m.mu is held.
+func (m *Manager) idleLRU() *entry {
+	var victim *entry
+	for _, e := range m.loaded {
+		if e.refs == 0 && (victim == nil || e.lastUsed.Before(victim.lastUsed)) {
+			victim = e
+		}
+	}
+	return victim
 }
 
 func (m *Manager) release(e *entry) {
@@ -592,12 +599,7 @@ func (m *Manager) release(e *entry) {
 	// ever with a negative one. As with keep-alive 0, the caller answers
 	// while their caches are saved and they close.
 	for len(m.loaded) > m.o.MaxLoaded {
-		var victim *entry
-		for _, v := range m.loaded {
-			if v.refs == 0 && (victim == nil || v.lastUsed.Before(victim.lastUsed)) {
-				victim = v
-			}
-		}
+		victim := m.idleLRU()
 		if victim == nil || !m.detach(victim) {
 			break
 		}
