@@ -528,18 +528,28 @@ func (s *Scheduler) admit() {
 // shared. Without it, an app's endless streams held every MaxRunning
 // slot and another app's five-token request waited for ever.
 func (s *Scheduler) shareSlots() {
-	held := map[string]int{}
+	// Once a step, so nothing is counted or allocated unless every slot
+	// is taken and a request waits.
 	requests := 0
 	for _, j := range s.running {
 		if !j.Background {
 			requests++
-			if j.Tenant != "" {
-				held[j.Tenant]++
-			}
 		}
 	}
 	if requests < s.o.MaxRunning {
 		return // a slot is free: admit takes the queue in order
+	}
+	s.mu.Lock()
+	waiting := slices.ContainsFunc(s.queue, func(j *Job) bool { return !j.Background && j.Tenant != "" })
+	s.mu.Unlock()
+	if !waiting {
+		return
+	}
+	held := map[string]int{}
+	for _, j := range s.running {
+		if !j.Background && j.Tenant != "" {
+			held[j.Tenant]++
+		}
 	}
 	s.mu.Lock()
 	var starving *Job
