@@ -32,6 +32,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/jinja"
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/lora"
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/internal/disk"
 	"github.com/ruvllm/ruvllm/ipc"
 )
@@ -391,7 +392,9 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, llm.ErrInvalidModel):
 		return http.StatusUnprocessableEntity
-	case errors.Is(err, models.ErrLoadFailed):
+	case errors.Is(err, models.ErrLoadFailed), errors.Is(err, mapfault.ErrFault):
+		// A fault: the model file changed under the loaded model, which
+		// the next request loads again.
 		return http.StatusServiceUnavailable
 	case errors.Is(err, models.ErrInUse), errors.Is(err, adapters.ErrInUse):
 		return http.StatusConflict

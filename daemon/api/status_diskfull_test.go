@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 )
 
 // TestStatusOfDiskFull: a state-store write that ran out of space (an
@@ -18,5 +20,15 @@ func TestStatusOfDiskFull(t *testing.T) {
 	}
 	if got := statusOf(fmt.Errorf("boom")); got != http.StatusInternalServerError {
 		t.Fatalf("statusOf(boom) = %d", got)
+	}
+}
+
+// TestStatusOfModelFault: a pass that faulted on the model file's mapping
+// (the file overwritten while loaded) is a 503 — the next request loads
+// the file again — not a 500.
+func TestStatusOfModelFault(t *testing.T) {
+	err := fmt.Errorf("generate: %w", mapfault.Error("fault"))
+	if got := statusOf(err); got != http.StatusServiceUnavailable {
+		t.Fatalf("statusOf(%v) = %d, want 503", err, got)
 	}
 }

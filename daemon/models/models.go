@@ -355,7 +355,7 @@ func (m *Manager) Acquire(ctx context.Context, name string, keepAlive *time.Dura
 			// new file. An idle model is unloaded and the file loaded
 			// again, keeping its keep-alive; one in use serves its
 			// requests on.
-			if e.refs == 0 && fileReplaced(e) && m.detach(e) {
+			if e.refs == 0 && (fileReplaced(e) || faulted(e)) && m.detach(e) {
 				if keepAlive == nil {
 					kept := e.keepAlive
 					keepAlive = &kept
@@ -422,6 +422,14 @@ func fileReplaced(e *entry) bool {
 		return false
 	}
 	return !os.SameFile(st, e.file) || st.Size() != e.file.Size() || !st.ModTime().Equal(e.file.ModTime())
+}
+
+// faulted reports whether e's model faulted reading its file's mapping
+// (the file truncated or overwritten in place): it can serve nothing
+// more, and is loaded again from the file as it is now.
+func faulted(e *entry) bool {
+	f, ok := e.model.(interface{ Faulted() bool })
+	return ok && f.Faulted()
 }
 
 // load runs in its own goroutine so a cancelled caller does not abort a

@@ -26,8 +26,11 @@ import (
 type stubModel struct {
 	path      string
 	closed    atomic.Bool
+	faulted   atomic.Bool
 	closeGate chan struct{}
 }
+
+func (s *stubModel) Faulted() bool { return s.faulted.Load() }
 
 func (s *stubModel) Info() llm.Info { return llm.Info{Name: llm.NameFromPath(s.path), Path: s.path} }
 func (s *stubModel) Generate(ctx context.Context, req llm.Request, fn func(llm.Token) error) (llm.Result, error) {
@@ -719,9 +722,13 @@ func TestReplacedFileLoadsAgain(t *testing.T) {
 		name      string
 		replace   func(t *testing.T, path string)
 		busy      bool // a request holds the model while the file changes
+		fault     bool // the model faulted reading its mapping
 		wantLoads int
 	}{
 		{name: "unchanged", replace: func(*testing.T, string) {}, wantLoads: 1},
+		// The file truncated and written again to the same size and time
+		// (a copy preserving times): only the fault tells.
+		{name: "faulted, file looks the same", replace: func(*testing.T, string) {}, fault: true, wantLoads: 2},
 		{name: "renamed over", replace: func(t *testing.T, path string) {
 			tmp := path + ".tmp"
 			if err := os.WriteFile(tmp, []byte("GGUF new"), 0o600); err != nil {
@@ -755,6 +762,7 @@ func TestReplacedFileLoadsAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(h.Release)
+			h.Model.(*stubModel).faulted.Store(tc.fault)
 			if !tc.busy {
 				h.Release()
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 )
 
 // Open memory-maps the file at path read-only and parses it. On platforms
@@ -47,7 +49,7 @@ func Open(path string) (*File, error) {
 		}
 		return nil, fmt.Errorf("gguf: map %s: %w", path, err)
 	}
-	f, err := Parse(data)
+	f, err := parseMapped(data)
 	if err != nil {
 		if unmap != nil {
 			_ = unmap()
@@ -75,4 +77,12 @@ func FileKind(m fs.FileMode) string {
 		return "a block device"
 	}
 	return "mode " + m.String()
+}
+
+// parseMapped is Parse over a file's mapping, where a fault (the file
+// truncated while it is read) is an error rather than the end of the
+// process.
+func parseMapped(data []byte) (_ *File, err error) {
+	defer mapfault.Catch(&err, mapfault.Arm())
+	return Parse(data)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/kv"
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/prefix"
 	"github.com/ruvllm/ruvllm/engine/sched"
@@ -102,13 +103,15 @@ type draftRunner struct{ m *Model }
 func (r draftRunner) Vocab() int          { return r.m.draft.net.Config().Vocab }
 func (r draftRunner) KV() compute.KVStore { return r.m.draft.kv }
 
-func (r draftRunner) Step(batch *model.Batch, rows []int32, out [][]float32) error {
+func (r draftRunner) Step(batch *model.Batch, rows []int32, out [][]float32) (err error) {
 	m := r.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return errors.New("model closed")
+	if err := m.usable(); err != nil {
+		return err
 	}
+	defer m.noteFault(&err)
+	defer mapfault.Catch(&err, mapfault.Arm())
 	d := m.draft
 	hidden := d.net.Forward(batch, d.kv)
 	return m.copyLogits(d.net, hidden, rows, out)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/sample"
 	"github.com/ruvllm/ruvllm/engine/sched"
@@ -25,13 +26,15 @@ type runner struct{ m *Model }
 func (r runner) Vocab() int          { return r.m.net.Config().Vocab }
 func (r runner) KV() compute.KVStore { return r.m.kv }
 
-func (r runner) Step(batch *model.Batch, rows []int32, out [][]float32) error {
+func (r runner) Step(batch *model.Batch, rows []int32, out [][]float32) (err error) {
 	m := r.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return errors.New("model closed")
+	if err := m.usable(); err != nil {
+		return err
 	}
+	defer m.noteFault(&err)
+	defer mapfault.Catch(&err, mapfault.Arm())
 	if m.followsOutputs {
 		batch.Outputs = rows
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/kv"
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/prefix"
 	"github.com/ruvllm/ruvllm/engine/quant"
@@ -180,13 +181,17 @@ type Model struct {
 	gvocab *grammar.Vocab
 	gvErr  error
 
-	mu         sync.Mutex // serialises use of net, backend and kv
-	closed     bool
+	mu     sync.Mutex // serialises use of net, backend and kv
+	closed bool
+	// faulted is set once a pass faulted on the file's mapping (Faulted).
+	faulted    atomic.Bool
 	logits     []float32 // sized to the vocabulary
 	stepLogits []float32
 }
 
-// Load opens a GGUF model and prepares it for generation.
+// Load opens a GGUF model and prepares it for generation. A fault reading
+// the file's mapping (the file truncated while it loads) is an error
+// wrapping mapfault.ErrFault.
 func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -234,10 +239,19 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 	return m, nil
 }
 
+// loadNet is model.Load, which reads (and repacks) the weights from the
+// file's mapping: a file truncated meanwhile is an error wrapping
+// mapfault.ErrFault.
+func loadNet(f *gguf.File, b compute.Backend) (_ model.Model, err error) {
+	defer mapfault.Catch(&err, mapfault.Arm())
+	return model.Load(f, b)
+}
+
 // invalid marks err as a reason the file is refused (ErrInvalidModel).
 func invalid(err error) error { return fmt.Errorf("%w: %w", ErrInvalidModel, err) }
 
-func load(f *gguf.File, path string, o Options) (*Model, error) {
+func load(f *gguf.File, path string, o Options) (_ *Model, err error) {
+	defer mapfault.Catch(&err, mapfault.Arm())
 	// A LoRA adapter is a GGUF file too, but holds no tokenizer nor base
 	// weights: say what it is rather than "missing tokenizer.ggml.model".
 	if t, _ := f.String("general.type"); t == "adapter" {
@@ -251,7 +265,11 @@ func load(f *gguf.File, path string, o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	net, err := model.Load(f, b)
+	net, err := loadNet(f, b)
+	if errors.Is(err, mapfault.ErrFault) {
+		closeBackend(b)
+		return nil, err
+	}
 	if err != nil {
 		closeBackend(b)
 		return nil, invalid(err)
@@ -897,12 +915,14 @@ func (m *Model) reserveOutsideScheduler(ctx context.Context, seq *kv.Sequence, n
 
 // forwardHidden runs one forward pass under the model's lock and copies
 // its final hidden states into row.
-func (m *Model) forwardHidden(batch *model.Batch, row []float32) error {
+func (m *Model) forwardHidden(batch *model.Batch, row []float32) (err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return errorClosed
+	if err := m.usable(); err != nil {
+		return err
 	}
+	defer m.noteFault(&err)
+	defer mapfault.Catch(&err, mapfault.Arm())
 	hidden := m.net.Forward(batch, m.kv)
 	m.backend.Download(hidden, row)
 	return nil
@@ -916,6 +936,33 @@ func followsOutputs(b compute.Backend) bool {
 
 // errorClosed is returned by passes run after Close.
 var errorClosed = errors.New("model closed")
+
+// usable returns the error a pass must fail with (the model closed, or
+// faulted), or nil; the caller holds m.mu.
+func (m *Model) usable() error {
+	if m.closed {
+		return errorClosed
+	}
+	if m.faulted.Load() {
+		return fmt.Errorf("%w; load the model again", mapfault.ErrFault)
+	}
+	return nil
+}
+
+// noteFault, deferred before mapfault.Catch, marks the model faulted when
+// *err is a fault: what it computes, and its cached prefixes, can no
+// longer be trusted (Faulted).
+func (m *Model) noteFault(err *error) {
+	if errors.Is(*err, mapfault.ErrFault) && !m.faulted.Swap(true) {
+		m.opts.Logger.Error("reading the model file's mapping faulted: the file was truncated or overwritten while loaded; the model must be loaded again",
+			"model", m.info.Name, "err", *err)
+	}
+}
+
+// Faulted reports whether a pass faulted reading the model file's mapping
+// (the file truncated or overwritten in place while loaded): every pass
+// fails from then on, and the model must be closed and loaded again.
+func (m *Model) Faulted() bool { return m.faulted.Load() }
 
 // fileIdentity fingerprints the model's tensors (names, types, offsets)
 // so two files with the same name and size never share cached prefixes.

@@ -9,6 +9,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/kldiv"
 	"github.com/ruvllm/ruvllm/engine/kv"
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
@@ -129,7 +130,7 @@ func (m *Model) perplexity(ctx context.Context, text string, ctxLen int, w io.Wr
 // older than the hot window moving to the cold tier in between, as they do
 // while a sequence decodes, so that the logits show what reading old
 // positions quantized costs.
-func (m *Model) Logits(ctx context.Context, tokens []int32, rows []int32, dst []float32) error {
+func (m *Model) Logits(ctx context.Context, tokens []int32, rows []int32, dst []float32) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -152,6 +153,11 @@ func (m *Model) Logits(ctx context.Context, tokens []int32, rows []int32, dst []
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.usable(); err != nil {
+		return err
+	}
+	defer m.noteFault(&err)
+	defer mapfault.Catch(&err, mapfault.Arm())
 	seq := kv.NewSequence(m.pool)
 	defer seq.Release()
 	if m.pool.ColdBlocks() > 0 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/kv"
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/engine/model"
 )
 
@@ -63,12 +64,14 @@ func (m *Model) ScoreTokens(ctx context.Context, tokens []int32, top int) ([]Tok
 
 // forwardLogits runs one forward pass under the model's lock and copies the
 // logits of rows into dst.
-func (m *Model) forwardLogits(batch *model.Batch, rows []int32, dst []float32) error {
+func (m *Model) forwardLogits(batch *model.Batch, rows []int32, dst []float32) (err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return errorClosed
+	if err := m.usable(); err != nil {
+		return err
 	}
+	defer m.noteFault(&err)
+	defer mapfault.Catch(&err, mapfault.Arm())
 	hidden := m.net.Forward(batch, m.kv)
 	m.backend.Download(m.net.Logits(hidden, rows), dst)
 	return nil

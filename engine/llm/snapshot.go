@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 )
 
 // SaveCache writes the hottest cached prefixes (up to maxBlocks KV blocks)
@@ -15,6 +17,11 @@ func (m *Model) SaveCache(path string, maxBlocks int) (int, error) {
 	}
 	m.mu.Lock() // no forward pass may write KV blocks while they are read
 	defer m.mu.Unlock()
+	if m.faulted.Load() {
+		// Blocks computed from a file changed under the model: keep the
+		// snapshot saved before, if any, rather than these.
+		return 0, fmt.Errorf("save prefix cache: %w", mapfault.ErrFault)
+	}
 	// The snapshot goes straight to a temporary file that replaces path
 	// only once it is complete and synced: a crash mid-write leaves the
 	// old snapshot, and no copy of the blocks is held in memory.

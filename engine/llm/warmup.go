@@ -7,6 +7,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/kv"
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/engine/model"
 )
 
@@ -19,7 +20,7 @@ const warmupTokens = 8
 // first real request then finds the weights paged in and the scratch
 // buffers sized instead of paying for both. Its KV blocks are released at
 // once and nothing enters the prefix cache or its counters.
-func (m *Model) Warmup(ctx context.Context) error {
+func (m *Model) Warmup(ctx context.Context) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -28,6 +29,8 @@ func (m *Model) Warmup(ctx context.Context) error {
 	if m.closed {
 		return errors.New("warmup: model closed")
 	}
+	defer m.noteFault(&err)
+	defer mapfault.Catch(&err, mapfault.Arm())
 	n := min(warmupTokens, m.opts.ContextLength)
 	seq := kv.NewSequence(m.pool)
 	defer seq.Release()

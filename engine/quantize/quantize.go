@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/engine/quant"
 )
 
@@ -362,7 +363,11 @@ const slabElements = 16 << 20
 // convertTensor writes a tensor converted from its F32/F16/BF16 data to
 // p.To, in slabs of whole rows quantized by threads goroutines.
 func convertTensor(ctx context.Context, p TensorPlan, data []byte, threads int, progress func(int64, int64, string), done *int64, total int64) func(io.Writer) error {
-	return func(out io.Writer) error {
+	return func(out io.Writer) (err error) {
+		// data is the source file's mapping: a file truncated under it
+		// is this conversion's error (a daemon converts drafts and
+		// created models).
+		defer mapfault.Catch(&err, mapfault.Arm())
 		cols := int(p.Shape[0])
 		rows := int(p.Elements()) / max(cols, 1)
 		rowsPerExpert := rows

@@ -8,6 +8,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/lora"
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/engine/model"
 	"github.com/ruvllm/ruvllm/engine/quant"
 )
@@ -94,7 +95,8 @@ type matrix struct {
 }
 
 // NewBase prepares the model in f for training.
-func NewBase(f *gguf.File, o BaseOptions) (*Base, error) {
+func NewBase(f *gguf.File, o BaseOptions) (_ *Base, err error) {
+	defer mapfault.Catch(&err, mapfault.Arm())
 	if o.DenseBytes == 0 {
 		o.DenseBytes = 1 << 30
 	}

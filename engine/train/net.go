@@ -6,6 +6,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/gemm"
 	"github.com/ruvllm/ruvllm/engine/lora"
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 )
 
 // Float is the element type of a pass: float32 for training, float64 for
@@ -105,6 +106,7 @@ func (n *net[F]) par(total, grain int, fn func(lo, hi int)) {
 	}
 	units := (total + grain - 1) / grain
 	var wg sync.WaitGroup
+	var faults mapfault.Group
 	lo := 0
 	for p := range parts {
 		hi := min(total, lo+(units*(p+1)/parts-units*p/parts)*grain)
@@ -115,12 +117,14 @@ func (n *net[F]) par(total, grain int, fn func(lo, hi int)) {
 			wg.Add(1)
 			go func(lo, hi int) {
 				defer wg.Done()
+				defer faults.Catch(mapfault.Arm())
 				fn(lo, hi)
 			}(lo, hi)
 		}
 		lo = hi
 	}
 	wg.Wait()
+	faults.Raise()
 }
 
 // pairF is one LoRA pair in F.

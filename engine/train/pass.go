@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ruvllm/ruvllm/engine/gemm"
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/engine/quant"
 )
 
@@ -418,10 +419,12 @@ func (n *net[F]) tasks(count int, fn func(i int)) {
 		return
 	}
 	var next atomic.Int64
+	var faults mapfault.Group
 	done := make(chan struct{}, workers)
 	for range workers {
 		go func() {
 			defer func() { done <- struct{}{} }()
+			defer faults.Catch(mapfault.Arm())
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= count {
@@ -434,6 +437,7 @@ func (n *net[F]) tasks(count int, fn func(i int)) {
 	for range workers {
 		<-done
 	}
+	faults.Raise()
 }
 
 // scores fills P (n×n) with head h's attention probabilities over span

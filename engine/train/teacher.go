@@ -3,6 +3,8 @@ package train
 import (
 	"context"
 	"fmt"
+
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 )
 
 // Teacher is a model's next-token distributions over one example's
@@ -28,7 +30,8 @@ func (t *Teacher) Positions() int { return t.rows }
 // model itself) and returns each example's teacher, in order: the
 // distributions that model gives at the example's answer positions. An
 // example's Weight, Avoid and Teacher are ignored here.
-func (t *Trainer) Teach(ctx context.Context, adapters []Applied, examples []Example) ([]*Teacher, error) {
+func (t *Trainer) Teach(ctx context.Context, adapters []Applied, examples []Example) (_ []*Teacher, err error) {
+	defer mapfault.Catch(&err, mapfault.Arm())
 	if len(examples) == 0 {
 		return nil, fmt.Errorf("teach: no examples")
 	}

@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 )
 
 // Options configures a Trainer.
@@ -147,7 +149,10 @@ func (t *Trainer) Step(ctx context.Context, a *Adapter, opt *AdamW, examples []E
 
 // run evaluates (grads nil) or differentiates the objective over the
 // examples, packed into batches of at most maxTokens tokens.
-func run[F Float](ctx context.Context, n *net[F], frozen []Applied, train *Adapter, pairs, grads map[string]*pairF[F], examples []Example, maxTokens int) (Loss, error) {
+func run[F Float](ctx context.Context, n *net[F], frozen []Applied, train *Adapter, pairs, grads map[string]*pairF[F], examples []Example, maxTokens int) (_ Loss, err error) {
+	// The base's weights are read from the model file's mapping: a file
+	// truncated under it is this pass's error, not the daemon's end.
+	defer mapfault.Catch(&err, mapfault.Arm())
 	var res Loss
 	if len(examples) == 0 {
 		return res, fmt.Errorf("no examples")

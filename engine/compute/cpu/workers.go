@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/engine/quant"
 )
 
@@ -55,6 +56,11 @@ type workers struct {
 	// prefetch it, each its share, once they run out of chunks, while
 	// the caller goes on alone.
 	ahead []byte
+	// faults carries a memory fault a worker hit in the current loop (a
+	// model file truncated under its mapping) to the caller, where run
+	// raises it once every worker is done and the caller's guard turns it
+	// into an error.
+	faults mapfault.Group
 }
 
 // workerSlot is one helper's mailbox, on its own cache lines.
@@ -86,7 +92,7 @@ func (w *workers) loop(id int) {
 		if !s.state.CompareAndSwap(slotPosted, slotRunning) {
 			continue // run finished the loop itself and took it back
 		}
-		w.claim(id)
+		w.claimGuarded(id)
 		ahead := w.ahead
 		s.state.Store(slotIdle)
 		w.prefetchAhead(s, id, ahead)
@@ -174,6 +180,21 @@ func (w *workers) claim(id int) {
 	}
 }
 
+// claimGuarded is claim, which records a memory fault in w.faults and
+// ends the loop's claims instead of ending the process.
+func (w *workers) claimGuarded(id int) {
+	defer w.stopOnFault()
+	defer w.faults.Catch(mapfault.Arm())
+	w.claim(id)
+}
+
+// stopOnFault ends the current loop's claims once a worker faulted.
+func (w *workers) stopOnFault() {
+	if w.faults.Faulted() {
+		w.next.Store(int64(w.total))
+	}
+}
+
 // close stops the helper goroutines and waits for them to exit.
 func (w *workers) close() {
 	if w.stop.Swap(true) {
@@ -252,7 +273,7 @@ func (w *workers) run(n, grain int, j job) {
 			}
 		}
 	}
-	w.claim(0)
+	w.claimGuarded(0)
 	// Take back the loop from helpers that have not started it; wait for
 	// the others to finish their chunks.
 	for i := 1; i <= helpers; i++ {
@@ -267,6 +288,7 @@ func (w *workers) run(n, grain int, j job) {
 		}
 	}
 	w.j = nil // do not keep the caller's memory alive
+	w.faults.Raise()
 }
 
 // funcJob adapts a closure to job, for cold paths where an allocation per

@@ -1,0 +1,80 @@
+//go:build linux || darwin
+
+package llm
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/engine/mapfault"
+	"github.com/ruvllm/ruvllm/engine/quant"
+)
+
+// TestTruncatedFileFaultsAsError: a loaded model's file truncated in place
+// (`cp other.gguf model.gguf`) made the next read of its mapping a SIGBUS
+// that ended the daemon. The pass now fails with an error wrapping
+// mapfault.ErrFault, the model reports Faulted, every later pass fails
+// at once, and its prefix cache is not saved.
+func TestTruncatedFileFaultsAsError(t *testing.T) {
+	for _, typ := range []quant.Type{quant.F32, quant.Q4_0} {
+		t.Run(typ.String(), func(t *testing.T) {
+			path := synthetic(t, "llama", typ)
+			m, err := Load(context.Background(), path, Options{Threads: 2, ContextLength: 256})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			generate(t, m, Request{Prompt: "hello", MaxTokens: 4, IgnoreEOS: true})
+			if err := os.Truncate(path, 4096); err != nil {
+				t.Fatal(err)
+			}
+			gen := func() error {
+				_, err := m.Generate(context.Background(), Request{Prompt: "a new prompt, not cached", MaxTokens: 4, IgnoreEOS: true},
+					func(Token) error { return nil })
+				return err
+			}
+			if err := gen(); !errors.Is(err, mapfault.ErrFault) {
+				t.Fatalf("generate after truncation: err = %v, want ErrFault", err)
+			}
+			if !m.Faulted() {
+				t.Fatal("Faulted() = false after a fault")
+			}
+			if err := gen(); !errors.Is(err, mapfault.ErrFault) {
+				t.Fatalf("second generate: err = %v, want ErrFault", err)
+			}
+			vocab := m.net.Config().Vocab
+			if err := m.Logits(context.Background(), []int32{1, 2}, []int32{1}, make([]float32, vocab)); !errors.Is(err, mapfault.ErrFault) {
+				t.Fatalf("logits: err = %v, want ErrFault", err)
+			}
+			if _, err := m.SaveCache(filepath.Join(t.TempDir(), "prefix.snap"), 100); !errors.Is(err, mapfault.ErrFault) {
+				t.Fatalf("SaveCache of a faulted model: err = %v, want ErrFault", err)
+			}
+		})
+	}
+}
+
+// TestLoadOfTruncatedMapping: a file truncated while it loads fails the
+// load with an error (Load maps the file, then reads it).
+func TestLoadOfTruncatedMapping(t *testing.T) {
+	path := synthetic(t, "llama", quant.Q4_0)
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	m, err := load(f, path, Options{Threads: 2, ContextLength: 256})
+	if err == nil {
+		m.Close()
+		t.Fatal("load of a truncated mapping succeeded")
+	}
+	if !errors.Is(err, mapfault.ErrFault) {
+		t.Fatalf("err = %v, want ErrFault", err)
+	}
+}
