@@ -634,21 +634,46 @@ func byPriority(a, b *Job) int {
 	return cmp.Compare(a.order, b.order)
 }
 
+// oldestPrefill is the foreground job still prefilling (more than one
+// pending token) that comes first by priority and arrival, or nil: the
+// one whose share of each step's budget shorter prompts leave it.
+func (s *Scheduler) oldestPrefill() *Job {
+	var o *Job
+	for _, j := range s.running {
+		if j.Background || j.seq == nil || j.finished || s.pending(j) <= 1 {
+			continue
+		}
+		if o == nil || byPriority(j, o) < 0 {
+			o = j
+		}
+	}
+	return o
+}
+
 func (s *Scheduler) blocksFor(n int) int { return (n + s.pool.BlockSize() - 1) / s.pool.BlockSize() }
 
 // step builds one batch from the running jobs and runs it.
 func (s *Scheduler) step() error {
 	// Decoding jobs (one pending token) go first so streams keep flowing;
-	// prefilling jobs share what is left of the token budget.
+	// prefilling jobs share what is left of the token budget, those of
+	// the same priority shortest first: a short prompt's first token
+	// does not wait for a long prompt's whole prefill (a "hi" behind a
+	// document waited tens of seconds), while the oldest prefilling job
+	// keeps at least half the budget (oldestPrefill), so that a stream of
+	// short prompts cannot starve it.
 	slices.SortStableFunc(s.running, func(a, b *Job) int {
-		da, db := s.pending(a) == 1, s.pending(b) == 1
+		pa, pb := s.pending(a), s.pending(b)
+		da, db := pa == 1, pb == 1
 		if da != db {
 			if da {
 				return -1
 			}
 			return 1
 		}
-		return byPriority(a, b)
+		if a.Priority != b.Priority || da || pa == pb {
+			return byPriority(a, b)
+		}
+		return cmp.Compare(pa, pb)
 	})
 	sb := &s.sb
 	sb.reset()
@@ -669,6 +694,7 @@ func (s *Scheduler) step() error {
 	sb.jobs = append(sb.jobs, s.running...) // reserve may preempt, editing s.running
 	stepStart := s.now()
 	guard := s.planDrafts(sb.jobs)
+	oldest := s.oldestPrefill()
 	for _, j := range sb.jobs {
 		if j.seq == nil || j.finished { // preempted or failed while making room
 			continue
@@ -677,6 +703,15 @@ func (s *Scheduler) step() error {
 			continue
 		}
 		n := min(s.pending(j), budget)
+		// A prefilling job that goes before the oldest (shorter) leaves
+		// it its share, and never preempts to make room.
+		ahead := oldest != nil && j != oldest && n > 1
+		if ahead {
+			n = min(n, budget-min(s.pending(oldest), s.o.MaxBatchTokens/2))
+		}
+		if j == oldest {
+			oldest = nil
+		}
 		if j.Background {
 			n = min(n, bgBudget)
 			bgBudget -= n
@@ -698,7 +733,10 @@ func (s *Scheduler) step() error {
 			}
 		}
 		if drafted == 0 {
-			if err := s.reserve(j, n, inBatch); err != nil {
+			if err := s.reserve(j, n, inBatch, !ahead); err != nil {
+				if ahead {
+					continue // the pool is full: the older jobs' turn
+				}
 				if errors.Is(err, ErrTooLarge) {
 					j.finished, j.err = true, err
 					continue
@@ -822,9 +860,10 @@ func (s *Scheduler) step() error {
 func (s *Scheduler) pending(j *Job) int { return len(j.tokens) - j.fed }
 
 // reserve finds blocks for n more tokens of j: from the free list, then by
-// evicting cached prefixes, then by preempting lower-priority jobs.
-// Jobs already in the batch being built are never preempted.
-func (s *Scheduler) reserve(j *Job, n int, inBatch map[*Job]bool) error {
+// evicting cached prefixes, then, when preempt is set, by preempting
+// lower-priority jobs. Jobs already in the batch being built are never
+// preempted.
+func (s *Scheduler) reserve(j *Job, n int, inBatch map[*Job]bool, preempt bool) error {
 	for {
 		err := j.seq.Reserve(n, s.run.KV())
 		if err == nil {
@@ -837,7 +876,10 @@ func (s *Scheduler) reserve(j *Job, n int, inBatch map[*Job]bool) error {
 		if s.cache != nil && s.cache.Evict(need) > 0 {
 			continue
 		}
-		victim := s.victim(j, inBatch)
+		var victim *Job
+		if preempt {
+			victim = s.victim(j, inBatch)
+		}
 		if victim == nil {
 			if !s.anyOtherHolds(j) {
 				return fmt.Errorf("%w: %d tokens", ErrTooLarge, j.fed+n)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -866,5 +867,104 @@ func TestTenantsShareSlots(t *testing.T) {
 		if r.err != nil || !slices.Equal(r.out, r.want) {
 			t.Fatalf("a preempted stream: %v, want %v (%v)", r.out, r.want, r.err)
 		}
+	}
+}
+
+// feed is what one span of a step fed: its first token and its length.
+type feed struct{ first, n int32 }
+
+// steppedRunner is a hashRunner whose every step logs what each span fed
+// and then waits for a permit, so that a test can queue requests between
+// two given steps.
+type steppedRunner struct {
+	*hashRunner
+	mu      sync.Mutex
+	log     [][]feed
+	stepped chan struct{} // one value per logged step
+	permit  chan struct{} // closed: no more waiting
+}
+
+func (r *steppedRunner) Step(b *model.Batch, rows []int32, out [][]float32) error {
+	var fs []feed
+	for _, sp := range b.Spans {
+		fs = append(fs, feed{first: b.Tokens[sp.Row], n: int32(sp.N)})
+	}
+	r.mu.Lock()
+	r.log = append(r.log, fs)
+	r.mu.Unlock()
+	r.stepped <- struct{}{}
+	<-r.permit
+	return r.hashRunner.Step(b, rows, out)
+}
+
+func (r *steppedRunner) lastStep() []feed {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.log[len(r.log)-1]
+}
+
+// TestShortPromptsDoNotWaitForLongPrefill: a short prompt that arrives
+// while a long one prefills is fed whole in the next step (it waited for
+// the long prompt's whole prefill, chunk after chunk: seconds to tens of
+// seconds of a first token behind a pasted document), and the long
+// prompt, the oldest, keeps at least half of every step's budget however
+// many short prompts arrive.
+func TestShortPromptsDoNotWaitForLongPrefill(t *testing.T) {
+	const budget = 64
+	tests := []struct {
+		name   string
+		shorts []int // prompt lengths queued during the long prompt's first step
+		want   []feed
+	}{
+		{name: "one short prompt", shorts: []int{10}, want: []feed{{2, 10}, {1, budget - 10}}},
+		{name: "shorts beyond the budget", shorts: []int{30, 31, 33}, want: []feed{{2, 30}, {3, 2}, {1, budget / 2}}},
+		{name: "shortest first", shorts: []int{20, 6}, want: []feed{{3, 6}, {2, 20}, {1, budget - 26}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pool := kv.NewPool(512, 4)
+			r := &steppedRunner{hashRunner: &hashRunner{kv: newTokenKV(512, 4)},
+				stepped: make(chan struct{}, 1024), permit: make(chan struct{})}
+			s := New(r, pool, prefix.New(pool), Options{MaxBatchTokens: budget, MaxRunning: 8})
+			defer s.Close()
+			var wg sync.WaitGroup
+			run := func(first int32, n int) {
+				prompt := make([]int32, n)
+				for i := range prompt {
+					prompt[i] = first
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := s.Run(context.Background(), &Job{Prompt: prompt, Next: func([]float32) (int32, bool) { return 0, true }}); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			run(1, 640)
+			<-r.stepped // the long prompt's first chunk, held
+			if got := r.lastStep(); len(got) != 1 || got[0] != (feed{1, budget}) {
+				t.Fatalf("first step fed %v, want the long prompt's first %d tokens", got, budget)
+			}
+			for i, n := range tt.shorts {
+				run(int32(2+i), n)
+			}
+			for {
+				s.mu.Lock()
+				queued := len(s.queue)
+				s.mu.Unlock()
+				if queued == len(tt.shorts) {
+					break
+				}
+				runtime.Gosched()
+			}
+			r.permit <- struct{}{}
+			<-r.stepped
+			if got := r.lastStep(); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("the step after the short prompts arrived fed %v, want %v", got, tt.want)
+			}
+			close(r.permit)
+			wg.Wait()
+		})
 	}
 }
