@@ -17,7 +17,8 @@ import (
 // Learning state. Each learning scope of each model keeps its whole state
 // (engine/sona's serialised scope: adapters, Fisher, optimizer moments,
 // queued and stored feedback, trajectories, undo point) under
-// "<model>\x00<scope>" in Learning, and the daemon's own bookkeeping of
+// "<model>\x00<scope>" in Learning, as a list of content-defined chunks
+// (chunks.go), and the daemon's own bookkeeping of
 // it (the history the app charts) under the same key in learningMeta.
 // SaveLearning writes both and clears the feedback they now hold from the
 // unlearned index in one transaction: after kill -9 a signal is either in
@@ -39,13 +40,25 @@ func SplitLearningKey(key string) (model, scope string, ok bool) {
 }
 
 // SaveLearning stores a scope's state and meta, and removes the feedback
-// ids in learned from the unlearned index, in one transaction.
+// ids in learned from the unlearned index, in one transaction. The state
+// is stored in content-defined chunks (chunks.go): what did not change
+// since the last save is not written again.
 func (d *DB) SaveLearning(ctx context.Context, key string, state, meta []byte, learned []string) error {
+	_, err := d.saveLearning(ctx, key, state, meta, learned)
+	return err
+}
+
+// saveLearning is SaveLearning, which also returns how many bytes of
+// chunks it wrote.
+func (d *DB) saveLearning(ctx context.Context, key string, state, meta []byte, learned []string) (int, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
+	cut := cutState(state)
+	written := 0
 	err := d.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket([]byte(Learning)).Put([]byte(key), state); err != nil {
+		var err error
+		if written, err = putChunked(tx, []byte(key), cut); err != nil {
 			return err
 		}
 		if meta != nil {
@@ -62,9 +75,12 @@ func (d *DB) SaveLearning(ctx context.Context, key string, state, meta []byte, l
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("save learning state: %w", err)
+		return 0, fmt.Errorf("save learning state: %w", err)
 	}
-	return nil
+	if l := d.log.Load(); l != nil {
+		l.Debug("learning state stored", "key", fmt.Sprintf("%q", key), "bytes", len(state), "chunks", len(cut.hashes), "written", written)
+	}
+	return written, nil
 }
 
 // LearningState is one stored scope.
@@ -84,7 +100,15 @@ func (d *DB) LearningStates(ctx context.Context, model string) ([]LearningState,
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			st := LearningState{Key: string(k), State: bytes.Clone(v)}
+			state, err := readState(tx, v)
+			if err != nil {
+				// A chunk gone (a store damaged outside bbolt's
+				// transactions): the scope starts again, and its
+				// feedback, still stored, is learned anew.
+				d.skipped("learning state", k, err)
+				continue
+			}
+			st := LearningState{Key: string(k), State: state}
 			if m := meta.Get(k); m != nil {
 				st.Meta = bytes.Clone(m)
 			}
@@ -105,12 +129,16 @@ func (d *DB) SetLearningAside(ctx context.Context, key, why string) error {
 		if v == nil {
 			return nil
 		}
+		state, err := readState(tx, v)
+		if err != nil {
+			state = bytes.Clone(v) // the record as it is: what can be kept
+		}
 		rec, err := json.Marshal(struct {
 			Key   string    `json:"key"`
 			Why   string    `json:"why"`
 			At    time.Time `json:"at"`
 			State []byte    `json:"state"`
-		}{key, why, time.Now().UTC(), v})
+		}{key, why, time.Now().UTC(), state})
 		if err != nil {
 			return err
 		}
@@ -119,6 +147,9 @@ func (d *DB) SetLearningAside(ctx context.Context, key, why string) error {
 			return err
 		}
 		tx.Bucket([]byte(learningMeta)).Delete([]byte(key))
+		if err := releaseChunks(tx, []byte(key)); err != nil {
+			return err
+		}
 		return lb.Delete([]byte(key))
 	})
 }

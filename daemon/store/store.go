@@ -84,7 +84,7 @@ func Open(path string) (*DB, error) {
 	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges, maxExchangeBytes: DefaultMaxExchangeBytes}
 	err = b.Update(func(tx *bolt.Tx) error {
 		names := []string{Settings, Models, Requests, Conversations, convByUpdate, Feedback, feedbackByRequest, feedbackUnlearned,
-			Learning, learningMeta, learningAside}
+			Learning, learningMeta, learningAside, learningChunks, learningChunkRefs}
 		names = append(names, db.exchangeRing().buckets()...)
 		names = append(names, db.responseRing().buckets()...)
 		for _, name := range names {
