@@ -78,18 +78,11 @@ func (c *Client) InstallAdapterPath(ctx context.Context, path, name string) (Ada
 // app's quit, which waits for its drops), is refused.
 func (c *Client) UploadAdapter(ctx context.Context, path, name string) (AdapterInfo, error) {
 	var out AdapterInfo
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openUpload(path, "upload adapter")
 	if err != nil {
 		return out, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return out, err
-	}
-	if !fi.Mode().IsRegular() {
-		return out, fmt.Errorf("upload adapter %s: not a regular file (%v)", path, fi.Mode().Type())
-	}
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	copied := make(chan struct{})
@@ -102,6 +95,26 @@ func (c *Client) UploadAdapter(ctx context.Context, path, name string) (AdapterI
 	pr.Close()
 	<-copied
 	return out, err
+}
+
+// openUpload opens a file to upload: without blocking, and only a
+// regular file (a FIFO nothing writes to blocked the open, and with it
+// the caller, for ever).
+func openUpload(path, what string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s %s: not a regular file (%v)", what, path, fi.Mode().Type())
+	}
+	return f, nil
 }
 
 // writeUpload writes the multipart body of an adapter upload: the name

@@ -8,7 +8,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -237,17 +236,20 @@ type FineTuningEventList struct {
 	HasMore bool              `json:"has_more"`
 }
 
-// UploadFile uploads a training file (purpose "fine-tune").
+// UploadFile uploads a training file (purpose "fine-tune"), streamed; it
+// must be a regular file (see openUpload).
 func (c *Client) UploadFile(ctx context.Context, path, purpose string) (FileObject, error) {
 	var out FileObject
-	f, err := os.Open(path)
+	f, err := openUpload(path, "upload file")
 	if err != nil {
 		return out, err
 	}
 	defer f.Close()
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
+	copied := make(chan struct{})
 	go func() {
+		defer close(copied)
 		err := mw.WriteField("purpose", purpose)
 		if err == nil {
 			var part io.Writer
@@ -260,7 +262,9 @@ func (c *Client) UploadFile(ctx context.Context, path, purpose string) (FileObje
 		pw.CloseWithError(err)
 	}()
 	err = c.DoRaw(ctx, http.MethodPost, "/v1/files", mw.FormDataContentType(), pr, &out)
+	// A request that ended before reading the whole body ends the writer.
 	pr.Close()
+	<-copied
 	return out, err
 }
 

@@ -97,29 +97,38 @@ func TestUploadAdapterStreams(t *testing.T) {
 	}
 }
 
-// TestUploadAdapterRefusesFIFO checks that a FIFO (nothing writes to it)
-// is refused at once: opening it for reading blocked forever.
-func TestUploadAdapterRefusesFIFO(t *testing.T) {
+// TestUploadRefusesFIFO checks that a FIFO (nothing writes to it) is
+// refused at once by both uploads: opening it for reading blocked forever.
+func TestUploadRefusesFIFO(t *testing.T) {
 	c := uploadServer(t)
+	for name, upload := range map[string]func(path string) error{
+		"adapter": func(p string) error { _, err := c.UploadAdapter(context.Background(), p, ""); return err },
+		"training file": func(p string) error {
+			_, err := c.UploadFile(context.Background(), p, "fine-tune")
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) { uploadRefusesFIFO(t, upload) })
+	}
+}
+
+func uploadRefusesFIFO(t *testing.T, upload func(path string) error) {
 	fifo := filepath.Join(t.TempDir(), "pipe.gguf")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
 	done := make(chan error, 1)
-	go func() {
-		_, err := c.UploadAdapter(context.Background(), fifo, "")
-		done <- err
-	}()
+	go func() { done <- upload(fifo) }()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
-			t.Fatalf("UploadAdapter = %v, want the FIFO refused", err)
+			t.Fatalf("upload = %v, want the FIFO refused", err)
 		}
 	case <-time.After(10 * time.Second):
 		// Unblock the open so the test's goroutine ends.
 		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 			w.Close()
 		}
-		t.Fatal("UploadAdapter blocks on a FIFO")
+		t.Fatal("the upload blocks on a FIFO")
 	}
 }
