@@ -51,27 +51,60 @@ func connect(ctx context.Context, start bool, daemonArgs ...string) (*ipc.Client
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(bin, daemonArgs...)
+	return launchDaemon(ctx, exec.Command(bin, daemonArgs...), logf, daemonStartWait)
+}
+
+// daemonStartWait is how long connect waits for a daemon it started to
+// answer (it listens before it loads a model).
+const daemonStartWait = 20 * time.Second
+
+// launchDaemon starts cmd in its own session with its output to logf and
+// waits up to wait for a daemon to answer. A daemon that exits is
+// reported with its log; one that does not answer in time, or when ctx
+// ends first (Ctrl-C), is stopped — SIGTERM, then SIGKILL — rather than
+// left running where nothing can reach it (it held the socket, so the
+// next command found a daemon that never answered).
+func launchDaemon(ctx context.Context, cmd *exec.Cmd, logf *os.File, wait time.Duration) (*ipc.Client, error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlive this terminal
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start ruvllmd: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "started ruvllmd (pid %d, log %s)\n", cmd.Process.Pid, logPath)
+	fmt.Fprintf(os.Stderr, "started ruvllmd (pid %d, log %s)\n", cmd.Process.Pid, logf.Name())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
 		select {
 		case err := <-exited:
-			return nil, fmt.Errorf("ruvllmd exited at start (%v); see %s", err, logPath)
-		case <-time.After(100 * time.Millisecond):
+			return nil, fmt.Errorf("ruvllmd exited at start (%v); see %s", err, logf.Name())
+		case <-ctx.Done():
+			stopStarted(cmd, exited)
+			return nil, ctx.Err()
+		case <-deadline.C:
+			stopStarted(cmd, exited)
+			return nil, fmt.Errorf("ruvllmd did not answer within %v and was stopped; see %s", wait, logf.Name())
+		case <-tick.C:
 		}
 		if c, err := ipc.Dial(ctx, ipc.WithApp("ruvllm-cli")); err == nil {
 			return c, nil
 		}
 	}
-	return nil, fmt.Errorf("ruvllmd did not answer within 20 s; see %s", logPath)
+}
+
+// stopStarted ends a daemon launchDaemon started: SIGTERM, and SIGKILL if
+// it has not exited 5 s later.
+func stopStarted(cmd *exec.Cmd, exited <-chan error) {
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+	}
 }
 
 func fileExists(p string) bool { st, err := os.Stat(p); return err == nil && !st.IsDir() }
