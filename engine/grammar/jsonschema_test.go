@@ -34,6 +34,14 @@ func TestJSONSchemaLanguages(t *testing.T) {
 			[]string{`""`, `"-a"`, `"a..b"`, `"a_b"`, `"` + strings.Repeat("a.", 127) + `a"`}},
 		{"enum", `{"enum":["a",1,null,{"k":[1]}]}`, []string{`"a"`, `1`, `1.0`, `null`, `{"k":[1]}`}, []string{`"b"`, `2`, `{}`}},
 		{"enum and type", `{"type":"string","enum":["a",1]}`, []string{`"a"`}, []string{`1`}},
+		// String values are kept when their spelling is in the string
+		// constraints' language (escapes included), dropped when not.
+		{"enum and string limits", `{"type":"string","minLength":2,"pattern":"^[a-z]","enum":["ab","a","Ab","a\"","zz\u00e9",3]}`,
+			[]string{`"ab"`, `"a\""`, `"zzé"`}, []string{`"a"`, `"Ab"`, `3`}},
+		// Two enums intersect: numbers by value, strings by text, objects
+		// and arrays by JSON equality, in the first enum's order.
+		{"enums intersected", `{"allOf":[{"enum":[1,"1",2.50,null,true,{"a":1,"b":[2]},[1],"x"]},{"enum":[2.5,"x",1.0,{"b":[2],"a":1},false,[1,2]]}]}`,
+			[]string{`1`, `2.5`, `"x"`, `{"a":1,"b":[2]}`}, []string{`"1"`, `null`, `true`, `false`, `[1]`, `[1,2]`}},
 		{"anyOf", `{"anyOf":[{"type":"integer","minimum":5},{"type":"string","maxLength":1}]}`, []string{`5`, `"x"`}, []string{`4`, `"xy"`}},
 		{"oneOf disjoint", `{"oneOf":[{"type":"integer"},{"type":"string"}]}`, []string{`5`, `"x"`}, []string{`null`}},
 		{"allOf", `{"allOf":[{"properties":{"a":{"type":"integer"}}},{"properties":{"a":{"minimum":3},"b":{"type":"string"}},"required":["a"]}],"type":"object"}`,
@@ -186,5 +194,32 @@ func TestJSONSchemaRefChainBounded(t *testing.T) {
 		if tooLong := errors.Is(err, ErrTooLarge); tooLong != tc.tooLong || (err != nil && !tooLong) {
 			t.Errorf("%s, %d links: error %v, want too large %v", tc.draft, tc.n, err, tc.tooLong)
 		}
+	}
+}
+
+// BenchmarkLargeEnum compiles a schema whose string enum has 20,000
+// values (a catalogue's ids, a list of cities), alone and intersected
+// with itself: 9 s and 17 s before values were matched against the
+// string term's rows and enums intersected by spelling, 0.4–0.5 s after
+// (2-core Zen 5, loaded).
+func BenchmarkLargeEnum(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"enum":[`)
+	for i := range 20000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `"value number %d"`, i)
+	}
+	sb.WriteString(`]}`)
+	one := sb.String()
+	for name, schema := range map[string]string{"one": one, "allOf": `{"allOf":[` + one + `,` + one + `]}`} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := CompileJSONSchema([]byte(schema), JSONOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
