@@ -136,6 +136,9 @@ type Feedback struct {
 // FeedbackList answers GET /v1/feedback, newest first.
 type FeedbackList struct {
 	Feedback []Feedback `json:"feedback"`
+	// HasMore is set when the list stopped at the daemon's byte bound
+	// before the limit asked for (each rating carries its exchange).
+	HasMore bool `json:"has_more,omitempty"`
 }
 
 // Conversations lists the stored conversations without their messages.

@@ -221,12 +221,12 @@ func (a *API) listFeedback(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	list, err := a.srv.Store().RecentFeedback(r.Context(), limit)
+	list, more, err := a.srv.Store().RecentFeedback(r.Context(), limit)
 	if err != nil {
 		openAIError(w, err)
 		return
 	}
-	daemon.WriteJSON(w, http.StatusOK, ipc.FeedbackList{Feedback: list})
+	daemon.WriteJSON(w, http.StatusOK, ipc.FeedbackList{Feedback: list, HasMore: more})
 }
 
 // The validate functions check a decoded body before it reaches the

@@ -259,21 +259,21 @@ func TestFeedbackLinksToExchange(t *testing.T) {
 	if _, err := db.AddFeedback(ctx, ipc.FeedbackRequest{RequestID: "chatcmpl-1", Rating: 1}); err != nil {
 		t.Fatal(err)
 	}
-	list, err := db.RecentFeedback(ctx, 10)
+	list, _, err := db.RecentFeedback(ctx, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 2 || list[0].RequestID != "chatcmpl-1" || list[0].Rating != 1 || list[1].RequestID != "chatcmpl-2" {
 		t.Fatalf("feedback list %+v", list)
 	}
-	if list, _ := db.RecentFeedback(ctx, 1); len(list) != 1 {
+	if list, _, _ := db.RecentFeedback(ctx, 1); len(list) != 1 {
 		t.Fatalf("limit 1 gave %d", len(list))
 	}
 	// The rating outlives its conversation.
 	if err := db.DeleteConversation(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	if list, _ := db.RecentFeedback(ctx, 10); len(list) != 2 || list[0].Answer != "a chatcmpl-1" {
+	if list, _, _ := db.RecentFeedback(ctx, 10); len(list) != 2 || list[0].Answer != "a chatcmpl-1" {
 		t.Fatalf("after conversation delete: %+v", list)
 	}
 }
@@ -401,6 +401,45 @@ func TestExchangeRingMigration(t *testing.T) {
 		_, err := db2.Exchange(ctx, fmt.Sprint("cmpl-", i))
 		if want := i >= 2; (err == nil) != want {
 			t.Errorf("exchange %d after migration: err %v, want kept=%v", i, err, want)
+		}
+	}
+}
+
+// TestRecentFeedbackBytesBounded: ratings carry their exchange (up to an
+// eighth of the exchange budget each), so a list of a thousand was an
+// answer of gigabytes; the list stops at the byte bound, says so, and
+// always holds one rating.
+func TestRecentFeedbackBytesBounded(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	big := strings.Repeat("x", 10<<10)
+	for i := range 5 {
+		id := fmt.Sprint("chatcmpl-", i)
+		ex := exchange(id)
+		ex.Prompt[0].Content = big
+		if err := db.LogCompletion(ctx, ipc.RequestRecord{ID: id, Model: "m", Status: "ok"}, ex); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.AddFeedback(ctx, ipc.FeedbackRequest{RequestID: id, Rating: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		bound, limit, want int
+		more               bool
+	}{
+		{bound: 1 << 30, limit: 10, want: 5},
+		{bound: 25 << 10, limit: 10, want: 2, more: true}, // two records of ~10 KiB fit, the third does not
+		{bound: 1, limit: 10, want: 1, more: true},        // one is always returned
+		{bound: 25 << 10, limit: 1, want: 1},              // the limit, not the bound, ended it
+	} {
+		db.maxFeedbackListBytes = tc.bound
+		list, more, err := db.RecentFeedback(ctx, tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != tc.want || more != tc.more {
+			t.Errorf("bound %d, limit %d: %d ratings, more %v; want %d, %v", tc.bound, tc.limit, len(list), more, tc.want, tc.more)
 		}
 	}
 }

@@ -237,13 +237,21 @@ func (d *DB) AddFeedback(ctx context.Context, req ipc.FeedbackRequest) (ipc.Feed
 }
 
 // RecentFeedback returns up to limit ratings, newest first.
-func (d *DB) RecentFeedback(ctx context.Context, limit int) ([]ipc.Feedback, error) {
+func (d *DB) RecentFeedback(ctx context.Context, limit int) (_ []ipc.Feedback, more bool, _ error) {
 	out := []ipc.Feedback{}
+	size := 0
 	err := d.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket([]byte(Feedback)).Cursor()
 		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			// Each record copies its exchange (up to an eighth of the
+			// exchange budget): a thousand of them made one answer of
+			// gigabytes.
+			if size += len(v); size > d.maxFeedbackListBytes && len(out) > 0 {
+				more = true
+				break
 			}
 			var fb ipc.Feedback
 			if err := json.Unmarshal(v, &fb); err != nil {
@@ -254,5 +262,10 @@ func (d *DB) RecentFeedback(ctx context.Context, limit int) ([]ipc.Feedback, err
 		}
 		return nil
 	})
-	return out, err
+	return out, more, err
 }
+
+// MaxFeedbackListBytes bounds the stored bytes of the records one
+// RecentFeedback call returns (at least one is always returned); more
+// reports that it stopped there.
+const MaxFeedbackListBytes = 32 << 20

@@ -40,6 +40,8 @@ type DB struct {
 	maxExchanges int
 	// maxExchangeBytes bounds the stored exchanges' total size.
 	maxExchangeBytes int64
+	// maxFeedbackListBytes bounds RecentFeedback's records' bytes.
+	maxFeedbackListBytes int
 	// log hears of records a listing skipped as unreadable (SetLogger).
 	log atomic.Pointer[slog.Logger]
 }
@@ -81,7 +83,8 @@ func Open(path string) (*DB, error) {
 	// held every lone request's reply that long (the log is written
 	// before the stream's last chunk).
 	b.MaxBatchDelay = time.Millisecond
-	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges, maxExchangeBytes: DefaultMaxExchangeBytes}
+	db := &DB{db: b, maxRecords: 10000, maxExchanges: DefaultMaxExchanges, maxExchangeBytes: DefaultMaxExchangeBytes,
+		maxFeedbackListBytes: MaxFeedbackListBytes}
 	err = b.Update(func(tx *bolt.Tx) error {
 		names := []string{Settings, Models, Requests, Conversations, convByUpdate, Feedback, feedbackByRequest, feedbackUnlearned,
 			Learning, learningMeta, learningAside, learningChunks, learningChunkRefs}

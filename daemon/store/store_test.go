@@ -202,7 +202,7 @@ func TestKillNineConversationsAndFeedback(t *testing.T) {
 				t.Fatalf("round %d: turn %d is %+v %+v", round, i, q, a)
 			}
 		}
-		fbs, err := db.RecentFeedback(ctx, 1<<30)
+		fbs, _, err := db.RecentFeedback(ctx, 1<<30)
 		if err != nil {
 			t.Fatal(err)
 		}
