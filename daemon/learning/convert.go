@@ -28,7 +28,7 @@ const (
 // ends with the model's end-of-turn token, so the model learns to stop
 // there; a rejected one does not (only its own tokens are made unlikely).
 func (ms *modelState) convert(fb ipc.Feedback) (sona.Feedback, string, error) {
-	out := sona.Feedback{Signal: signalOf(fb), At: fb.Time}
+	out := sona.Feedback{Signal: signalOf(fb), At: fb.Time, Key: fb.RequestID}
 	for _, a := range fb.Adapters {
 		if !strings.HasPrefix(a.Name, "@") {
 			out.Adapter = a.Name

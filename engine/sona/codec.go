@@ -21,7 +21,10 @@ const (
 )
 
 // encoder appends little-endian values to a buffer.
-type encoder struct{ b []byte }
+type encoder struct {
+	b       []byte
+	version uint32 // the format version written (see decoder.version)
+}
 
 func (e *encoder) u8(v uint8)   { e.b = append(e.b, v) }
 func (e *encoder) u32(v uint32) { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
@@ -60,6 +63,9 @@ func (e *encoder) i32s(v []int32) {
 type decoder struct {
 	b   []byte
 	err error
+	// version is the state's format version (records carry their key
+	// from version 2 on).
+	version uint32
 }
 
 func (d *decoder) fail(format string, args ...any) {

@@ -21,6 +21,9 @@ type record struct {
 	signal Signal
 	ex     train.Example
 	at     time.Time
+	// key names what the signal rated (Feedback.Key): a later signal
+	// with the same key supersedes this one.
+	key string
 }
 
 // Stats are a scope's counters, for GET /v1/learning.
@@ -260,7 +263,8 @@ func (l *Learner) Feedback(ctx context.Context, s *Scope, fb Feedback, onUpdate 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stats.Received++
-	rec := record{id: uint64(s.stats.Received), signal: fb.Signal, ex: ex, at: fb.At}
+	rec := record{id: uint64(s.stats.Received), signal: fb.Signal, ex: ex, at: fb.At, key: fb.Key}
+	s.supersede(fb.Key)
 	if fb.Embedding != nil {
 		rating := 1.0
 		if fb.Signal == ThumbsDown || fb.Signal == Regenerate || fb.Signal == Correction {
@@ -288,6 +292,24 @@ func (l *Learner) Feedback(ctx context.Context, s *Scope, fb Feedback, onUpdate 
 		s.undo = undo
 	}
 	return upd, err
+}
+
+// supersede removes the records of the signals key named before (a reply
+// rated again: the earlier rating no longer holds) from the queue, the
+// pending, replayed, stored and validation records, so that consolidation,
+// replay and deep runs learn the new rating alone. What the earlier one's
+// instant steps left in the MicroLoRA goes with it at the next
+// consolidation (a run that began with the record in its queue is
+// discarded as changed). The caller holds the lock; an empty key removes
+// nothing.
+func (s *Scope) supersede(key string) {
+	if key == "" {
+		return
+	}
+	stale := func(r record) bool { return r.key == key }
+	for _, rs := range []*[]record{&s.queue, &s.pending, &s.replay, &s.exchanges, &s.validation} {
+		*rs = slices.DeleteFunc(*rs, stale)
+	}
 }
 
 // instant runs the instant loop's steps for rec; the caller holds the lock.

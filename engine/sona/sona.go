@@ -100,6 +100,10 @@ type Feedback struct {
 	// for the base model or the scope's own learning), for routing.
 	Adapter string
 	At      time.Time
+	// Key names what was rated (the daemon's request id): a signal with
+	// the key of an earlier one replaces it (a reply rated again), which
+	// leaves the records consolidation, replay and deep runs learn from.
+	Key string
 }
 
 // Config tunes the loops. Zero fields take DefaultConfig's values; a

@@ -558,3 +558,74 @@ func TestAdaptersInCallback(t *testing.T) {
 		t.Fatalf("restored scope serves version %d with %d adapters, want %d with 1", v, len(as), seen[1])
 	}
 }
+
+// TestRatingAgainSupersedes: a reply rated again (thumbs-up, then
+// thumbs-down: the same key) leaves only the second rating in what
+// consolidation, replay and deep runs learn from, paused or not; another
+// reply's rating is kept. After a consolidation the replayed records hold
+// the second rating alone too. A state written in format 1 (records
+// without keys) still reads.
+func TestRatingAgainSupersedes(t *testing.T) {
+	l, tr := tinyLearner(t, Config{MicroSteps: 1, ValidationEvery: -1})
+	vocab := tr.Base().Config().Vocab
+	rng := rand.New(rand.NewPCG(4, 4))
+	ctx := context.Background()
+	signals := func(rs []record) (out []string) {
+		for _, r := range rs {
+			out = append(out, r.key+":"+r.signal.String())
+		}
+		return out
+	}
+	for _, paused := range []bool{false, true} {
+		s := NewScope("user")
+		if paused {
+			s.Pause()
+		}
+		fb := feedback(rng, vocab)
+		other := feedback(rng, vocab)
+		for _, f := range []Feedback{
+			{Signal: ThumbsUp, Prompt: fb.Prompt, Answer: fb.Answer, Key: "r1"},
+			{Signal: ThumbsUp, Prompt: other.Prompt, Answer: other.Answer, Key: "r2"},
+			{Signal: ThumbsDown, Prompt: fb.Prompt, Answer: fb.Answer, Key: "r1"},
+		} {
+			if _, err := l.Feedback(ctx, s, f, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := []string{"r2:" + ThumbsUp.String(), "r1:" + ThumbsDown.String()}
+		s.mu.Lock()
+		got, queued := signals(s.exchanges), signals(s.queue)
+		if paused {
+			queued = signals(s.pending)
+		}
+		s.mu.Unlock()
+		if !slices.Equal(got, want) || !slices.Equal(queued, want) {
+			t.Fatalf("paused %v: stored %v, queued %v; want %v", paused, got, queued, want)
+		}
+		if paused {
+			continue
+		}
+		if _, err := l.Consolidate(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		// Rated a third time after the consolidation: the replayed
+		// thumbs-down goes too.
+		if _, err := l.Feedback(ctx, s, Feedback{Signal: ThumbsUp, Prompt: fb.Prompt, Answer: fb.Answer, Key: "r1"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		s.mu.Lock()
+		replay, stored := signals(s.replay), signals(s.exchanges)
+		state1 := s.marshalVersion(1, true)
+		s.mu.Unlock()
+		if !slices.Equal(replay, []string{"r2:" + ThumbsUp.String()}) || !slices.Equal(stored, []string{"r2:" + ThumbsUp.String(), "r1:" + ThumbsUp.String()}) {
+			t.Fatalf("after a consolidation and a third rating: replayed %v, stored %v", replay, stored)
+		}
+		old, err := UnmarshalScope(state1)
+		if err != nil {
+			t.Fatalf("a format-1 state: %v", err)
+		}
+		if got := signals(old.exchanges); !slices.Equal(got, []string{":" + ThumbsUp.String(), ":" + ThumbsUp.String()}) {
+			t.Fatalf("format-1 records read as %v", got)
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 // stateMagic and stateVersion open a serialised scope.
 const (
 	stateMagic   = "SONA"
-	stateVersion = 1
+	stateVersion = 2 // 2: records carry their feedback's key; 1 still reads
 )
 
 // MarshalBinary serialises the scope's whole state: adapters, Fisher,
@@ -27,10 +27,13 @@ func (s *Scope) MarshalBinary() ([]byte, error) {
 // form (withUndo) holds the undo point and the trajectory bank; an undo
 // point itself holds neither (trajectories record what happened, which
 // undoing an update does not change, and the bank can be large).
-func (s *Scope) marshal(withUndo bool) []byte {
-	e := &encoder{}
+func (s *Scope) marshal(withUndo bool) []byte { return s.marshalVersion(stateVersion, withUndo) }
+
+// marshalVersion is marshal in format version (tests write version 1).
+func (s *Scope) marshalVersion(version uint32, withUndo bool) []byte {
+	e := &encoder{version: version}
 	e.b = append(e.b, stateMagic...)
-	e.u32(stateVersion)
+	e.u32(version)
 	e.str(s.Name)
 	e.bool(s.paused)
 	e.u64(s.version)
@@ -94,6 +97,9 @@ func (e *encoder) record(r record) {
 		e.f32(a.Weight)
 	}
 	e.u64(uint64(r.at.UnixNano()))
+	if e.version >= 2 {
+		e.str(r.key)
+	}
 }
 
 func (d *decoder) record() record {
@@ -106,6 +112,9 @@ func (d *decoder) record() record {
 		r.ex.Avoid = append(r.ex.Avoid, train.Avoid{Pos: d.int(), Token: int32(d.u32()), Weight: d.f32()})
 	}
 	r.at = time.Unix(0, int64(d.u64()))
+	if d.version >= 2 {
+		r.key = d.str()
+	}
 	if d.err == nil && (r.signal < Correction || r.signal > Regenerate || r.ex.Start < 1 || r.ex.Start >= len(r.ex.Tokens)) {
 		d.fail("feedback record %d", r.id)
 	}
@@ -126,8 +135,8 @@ func unmarshalScope(data []byte, full bool) (*Scope, error) {
 	if string(d.take(len(stateMagic))) != stateMagic {
 		return nil, fmt.Errorf("%w: not a learning state", ErrCorrupt)
 	}
-	if v := d.u32(); v != stateVersion && d.err == nil {
-		return nil, fmt.Errorf("%w: state version %d, want %d", ErrCorrupt, v, stateVersion)
+	if d.version = d.u32(); (d.version < 1 || d.version > stateVersion) && d.err == nil {
+		return nil, fmt.Errorf("%w: state version %d, want 1 to %d", ErrCorrupt, d.version, stateVersion)
 	}
 	s := &Scope{Name: d.str(), paused: d.bool(), version: d.u64(), seed: d.u64()}
 	s.micro = d.adapter()
