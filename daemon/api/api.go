@@ -390,7 +390,7 @@ func statusOf(err error) int {
 		// The model's template refused the conversation (raise_exception),
 		// or could not render it.
 		return http.StatusBadRequest
-	case errors.Is(err, llm.ErrInvalidModel):
+	case errors.Is(err, llm.ErrInvalidModel), errors.Is(err, llm.ErrNonFinite):
 		return http.StatusUnprocessableEntity
 	case errors.Is(err, models.ErrLoadFailed), errors.Is(err, mapfault.ErrFault):
 		// A fault: the model file changed under the loaded model, which

@@ -178,6 +178,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 		generated    int
 		forcedN      int
 		grammarErr   error
+		nonFinite    bool // no token could be drawn because the logits are NaN
 	)
 	if gs != nil {
 		dec = tokenizer.NewRawStreamDecoder(m.tok)
@@ -208,6 +209,11 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			id = sampler.SampleMasked(logits, history, gs.mask)
 		} else {
 			id = sampler.Sample(logits, history)
+		}
+		// No token left: every one banned (a bias, a grammar), or logits
+		// the model computed as NaN, which is its fault, not the request's.
+		if id < 0 && slices.ContainsFunc(logits, func(l float32) bool { return l != l }) {
+			nonFinite = true
 		}
 		tok := Token{ID: id}
 		if id >= 0 && wantLogprobs {
@@ -418,6 +424,9 @@ wait:
 	}
 	if grammarErr != nil {
 		return res, grammarErr
+	}
+	if nonFinite {
+		return res, ErrNonFinite
 	}
 	if req.WarmFollowUp {
 		m.startWarmFollowUp(req, reply.String())

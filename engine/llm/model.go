@@ -54,6 +54,13 @@ var ErrEmptyInput = errors.New("input has no tokens")
 // template.
 var ErrNoTemplate = errors.New("model has no chat template")
 
+// ErrNonFinite is returned when a forward pass computes NaN or infinite
+// values where a token or an embedding must come from: the model's weights
+// (or an applied adapter's) hold NaN or Inf, or overflow float32. Without
+// it such a model answered every request with an empty reply that ended
+// with "stop", or an embedding of zeros.
+var ErrNonFinite = errors.New("the model computed NaN or infinite values (its weights, or an adapter's, are not finite or overflow)")
+
 // Options configures Load.
 type Options struct {
 	// Threads for the CPU backend; 0 means all cores.
@@ -887,6 +894,9 @@ func (m *Model) embedOne(ctx context.Context, tokens []int32, i int, opts EmbedO
 	}
 	for j := range sum {
 		sum[j] /= float64(len(tokens))
+		if math.IsNaN(sum[j]) || math.IsInf(sum[j], 0) {
+			return nil, len(tokens), fmt.Errorf("input %d: %w", i, ErrNonFinite)
+		}
 	}
 	return sum, len(tokens), nil
 }
