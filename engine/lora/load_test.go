@@ -382,3 +382,46 @@ func FuzzLoadGGUF(f *testing.F) {
 		}
 	})
 }
+
+// TestPEFTEmptyMatrixRefused checks that a PEFT tensor with a dimension of
+// 0 is refused by name before anything is sized by its other dimension:
+// such a tensor holds no bytes, so the file bounded nothing, and a llama
+// q_proj lora_B of [4·2^40, 0] held the q/k row permutation in a loop of
+// trillions of steps (an adapter install that never returned).
+func TestPEFTEmptyMatrixRefused(t *testing.T) {
+	base := tinyBase(t, "llama")
+	const (
+		a = "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"
+		b = "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight"
+	)
+	for _, tc := range []struct {
+		name           string
+		shapeA, shapeB []uint64
+		bad            string // the tensor the error names
+	}{
+		{"lora_B without columns", []uint64{4, 64}, []uint64{8, 0}, b},
+		{"lora_B of 2^42 rows without columns", []uint64{4, 64}, []uint64{4 << 40, 0}, b},
+		{"lora_A without rows", []uint64{0, 64}, []uint64{64, 4}, a},
+		{"lora_A of 2^63 rows without columns", []uint64{1 << 63, 0}, []uint64{64, 4}, a},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			size := func(s []uint64) int { return int(s[0] * s[1]) }
+			st, err := safetensors.Encode([]string{a, b}, [][]uint64{tc.shapeA, tc.shapeB},
+				[][]float32{make([]float32, size(tc.shapeA)), make([]float32, size(tc.shapeB))}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, PEFTWeights), st, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, PEFTConfig), []byte(`{"r":4,"lora_alpha":8}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = LoadPEFT(dir, base, nil)
+			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.bad) {
+				t.Fatalf("err = %v, want malformed naming %s", err, tc.bad)
+			}
+		})
+	}
+}

@@ -122,6 +122,13 @@ func fromPEFT(cfg PEFTConfigFile, st *safetensors.File, base *gguf.File, b compu
 		if len(t.Shape) != 2 {
 			return nil, fmt.Errorf("%w: tensor %s has shape %v, want 2 dimensions", ErrMalformed, t.Name, t.Shape)
 		}
+		// A dimension of 0 holds no data whatever the other is, so the
+		// file bounds neither: a lora_B of [6·2^40, 0] held the row
+		// permutation below in a loop of trillions of steps (and a
+		// dimension past MaxInt became a negative int).
+		if t.Shape[0] == 0 || t.Shape[1] == 0 {
+			return nil, fmt.Errorf("%w: tensor %s has shape %v: an empty matrix", ErrMalformed, t.Name, t.Shape)
+		}
 		v, err := st.Floats(t.Name)
 		if err != nil {
 			return nil, err
