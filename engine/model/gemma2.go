@@ -35,8 +35,12 @@ func loadGemma2(l *loader) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.AttnSoftcap = l.floatKey("attn_logit_softcapping", 0)
-	c.FinalSoftcap = l.floatKey("final_logit_softcapping", 0)
+	if c.AttnSoftcap, err = l.floatKey("attn_logit_softcapping", 0); err != nil {
+		return nil, err
+	}
+	if c.FinalSoftcap, err = l.floatKey("final_logit_softcapping", 0); err != nil {
+		return nil, err
+	}
 	for _, k := range []struct {
 		name string
 		v    float32

@@ -26,7 +26,9 @@ func loadGemma3(l *loader) (Model, error) {
 		return nil, err
 	}
 	c.AttnSoftcap = 0
-	c.FinalSoftcap = l.floatKey("final_logit_softcapping", 0)
+	if c.FinalSoftcap, err = l.floatKey("final_logit_softcapping", 0); err != nil {
+		return nil, err
+	}
 	if err := checkFloat(l.arch+".final_logit_softcapping", c.FinalSoftcap, 0, 1e4); err != nil {
 		return nil, err
 	}
@@ -38,7 +40,10 @@ func loadGemma3(l *loader) (Model, error) {
 		return nil, err
 	}
 	localRoPE := c.RoPE
-	localRoPE.FreqBase, localRoPE.FreqScale = l.floatKey("rope.freq_base_swa", 10000), 1
+	if localRoPE.FreqBase, err = l.floatKey("rope.freq_base_swa", 10000); err != nil {
+		return nil, err
+	}
+	localRoPE.FreqScale = 1
 	if err := checkFloat(l.arch+".rope.freq_base_swa", localRoPE.FreqBase, 1.0001, 1e12); err != nil {
 		return nil, err
 	}

@@ -33,9 +33,17 @@ func (l *loader) releaseAgain() error {
 	return nil
 }
 
+// uintKey reads the integer <arch>.<suffix>: def when the file has no
+// such key (an error when required). A key of another type, or a negative
+// one, is an error naming it: it was taken for a missing one, so a
+// head_count_kv written as a string became head_count, and a
+// context_length of -1 the default.
 func (l *loader) uintKey(suffix string, def int, required bool) (int, error) {
 	v, ok := l.f.ArchUint(suffix)
 	if !ok {
+		if raw, present := l.f.Get(l.arch + "." + suffix); present {
+			return 0, fmt.Errorf("metadata %s.%s = %s (%s) is not a non-negative integer", l.arch, suffix, raw.Format(4), raw.Type())
+		}
 		if required {
 			return 0, fmt.Errorf("missing metadata %s.%s", l.arch, suffix)
 		}
@@ -47,11 +55,17 @@ func (l *loader) uintKey(suffix string, def int, required bool) (int, error) {
 	return int(v), nil
 }
 
-func (l *loader) floatKey(suffix string, def float32) float32 {
+// floatKey reads the number <arch>.<suffix> (a float or an integer): def
+// when the file has no such key. A key of another type is an error naming
+// it: a rope.freq_base written as a string was replaced by the default.
+func (l *loader) floatKey(suffix string, def float32) (float32, error) {
 	if v, ok := l.f.ArchFloat(suffix); ok {
-		return float32(v)
+		return float32(v), nil
 	}
-	return def
+	if raw, present := l.f.Get(l.arch + "." + suffix); present {
+		return 0, fmt.Errorf("metadata %s.%s = %s (%s) is not a number", l.arch, suffix, raw.Format(4), raw.Type())
+	}
+	return def, nil
 }
 
 // config reads the hyperparameters common to all families.
@@ -88,7 +102,9 @@ func (l *loader) config(mode compute.RoPEMode) (Config, error) {
 	if c.HeadDim, err = l.uintKey("attention.key_length", c.Dim/c.Heads, false); err != nil {
 		return c, err
 	}
-	c.NormEps = l.floatKey("attention.layer_norm_rms_epsilon", 1e-5)
+	if c.NormEps, err = l.floatKey("attention.layer_norm_rms_epsilon", 1e-5); err != nil {
+		return c, err
+	}
 	rd, err := l.uintKey("rope.dimension_count", c.HeadDim, false)
 	if err != nil {
 		return c, err

@@ -29,13 +29,16 @@ import (
 //
 // Every number is bounded before use.
 func (l *loader) ropeScaling(c *Config) error {
-	base := l.floatKey("rope.freq_base", 10000)
+	base, err := l.floatKey("rope.freq_base", 10000)
+	if err != nil {
+		return err
+	}
 	if err := checkFloat(l.arch+".rope.freq_base", base, 1.0001, 1e12); err != nil {
 		return err
 	}
 	c.RoPE.FreqBase, c.RoPE.FreqScale = base, 1
 	c.RoPE.OrigCtx = c.ContextLength
-	if _, ok := l.f.ArchUint("rope.scaling.original_context_length"); ok {
+	if _, ok := l.f.Get(l.arch + ".rope.scaling.original_context_length"); ok {
 		orig, err := l.uintKey("rope.scaling.original_context_length", 0, true)
 		if err != nil {
 			return err
@@ -46,9 +49,14 @@ func (l *loader) ropeScaling(c *Config) error {
 		c.RoPE.OrigCtx = orig
 	}
 	scaling, hasType := l.f.ArchString("rope.scaling.type")
-	factor := l.floatKey("rope.scaling.factor", 0)
+	factor, err := l.floatKey("rope.scaling.factor", 0)
+	if err != nil {
+		return err
+	}
 	if factor == 0 {
-		factor = l.floatKey("rope.scale_linear", 0)
+		if factor, err = l.floatKey("rope.scale_linear", 0); err != nil {
+			return err
+		}
 	}
 	if !hasType {
 		scaling = "linear"
@@ -58,7 +66,10 @@ func (l *loader) ropeScaling(c *Config) error {
 			return err
 		}
 	}
-	attn := l.floatKey("rope.scaling.attn_factor", 1)
+	attn, err := l.floatKey("rope.scaling.attn_factor", 1)
+	if err != nil {
+		return err
+	}
 	if err := checkFloat(l.arch+".rope.scaling.attn_factor", attn, 1e-3, 1e3); err != nil {
 		return err
 	}
