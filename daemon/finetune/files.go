@@ -131,6 +131,11 @@ func parseLine(b []byte, line int) (Example, error) {
 	if err := dec.Decode(&ex); err != nil {
 		return ex, bad("is not a JSON object {\"messages\": [...]}: %v", err)
 	}
+	// One example a line: what follows the object (a second example, as a
+	// file of objects joined by spaces has) was dropped without a word.
+	if dec.InputOffset() != int64(len(b)) {
+		return ex, bad("holds more than one JSON value (JSONL: one {\"messages\": [...]} per line)")
+	}
 	if len(ex.Messages) == 0 {
 		return ex, bad("has no messages")
 	}

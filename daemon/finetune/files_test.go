@@ -25,6 +25,9 @@ func TestReadExamples(t *testing.T) {
 		{"empty file", "\n\n", 0, "no examples"},
 		{"byte order mark", "\uFEFF" + `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}`, 1, ""},
 		{"latin-1 text", `{"messages":[{"role":"user","content":"caf` + "\xe9" + `"},{"role":"assistant","content":"a"}]}`, 0, "not UTF-8"},
+		{"two examples on a line", `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]} {"messages":[{"role":"user","content":"q2"},{"role":"assistant","content":"b"}]}`, 0, "line 1"},
+		{"text after the example", `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}` + "\n" + `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}, trailing`, 0, "line 2"},
+		{"carriage return", `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}` + "\r\n", 1, ""},
 		{"byte order mark on line 2", `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}` + "\n\uFEFF{}", 1, "line 2"},
 	} {
 		n, err := readExamples(strings.NewReader(c.in), nil)
