@@ -23,8 +23,14 @@ func LoadGGUF(f *gguf.File, base *gguf.File, b compute.Backend) (*Adapter, error
 	}
 	a := &Adapter{Arch: f.Architecture(), Targets: map[string]*Pair{}, Format: "gguf"}
 	a.Name, _ = f.String("general.name")
-	if v, ok := f.Float("adapter.lora.alpha"); ok {
-		a.Alpha = float32(v)
+	// An alpha of another type than a number is refused: it was taken for
+	// no alpha, which scales the pairs by 1 instead of alpha/rank.
+	if v, present := f.Get("adapter.lora.alpha"); present {
+		alpha, ok := v.Float()
+		if !ok {
+			return nil, fmt.Errorf("%w: adapter.lora.alpha = %s (%s) is not a number", ErrMalformed, v.Format(4), v.Type())
+		}
+		a.Alpha = float32(alpha)
 	}
 	for _, t := range f.Tensors {
 		var isA bool

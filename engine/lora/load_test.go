@@ -116,6 +116,11 @@ func TestLoadGGUF(t *testing.T) {
 		{"embedding", goodKV, map[string][]uint64{"token_embd.weight.lora_a": {64, 4}, "token_embd.weight.lora_b": {4, 64}}, ErrUnsupportedTarget, "token_embd"},
 		{"stray tensor", goodKV, map[string][]uint64{"blk.0.attn_q.weight": {64, 64}}, ErrMalformed, "blk.0.attn_q.weight"},
 		{"no tensors", goodKV, map[string][]uint64{}, ErrNotAdapter, "no lora tensors"},
+		// An alpha that is no number was taken for none: scale 1, not 8/4.
+		{"alpha a string", with("adapter.lora.alpha", "8"), map[string][]uint64{"blk.0.attn_q.weight.lora_a": {64, 4}, "blk.0.attn_q.weight.lora_b": {4, 64}}, ErrMalformed, "adapter.lora.alpha"},
+		{"alpha an array", with("adapter.lora.alpha", []float32{8}), map[string][]uint64{"blk.0.attn_q.weight.lora_a": {64, 4}, "blk.0.attn_q.weight.lora_b": {4, 64}}, ErrMalformed, "adapter.lora.alpha"},
+		{"alpha an integer", with("adapter.lora.alpha", uint32(8)), map[string][]uint64{"blk.0.attn_q.weight.lora_a": {64, 4}, "blk.0.attn_q.weight.lora_b": {4, 64},
+			"blk.1.attn_k.weight.lora_a": {64, 4}, "blk.1.attn_k.weight.lora_b": {4, 32}}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _ := writeParse(t, adapterWriter(t, tc.kv, tc.tensors))
