@@ -266,15 +266,37 @@ func (p *Pool) inspect(path, src string, dir bool, baseOf func() (string, string
 // name), replacing an older version of that name. The file (or PEFT
 // directory) is first copied into the registry (see stage: regular files
 // only, symlinks resolved), and that copy is what is validated, hashed and
-// installed; with move, src is removed once it is installed. The new
+// installed; with move, src is removed once it is installed (of a PEFT
+// directory, its two files, and the directory when nothing else is in
+// it). The new
 // version serves requests that start afterwards; requests holding the old
 // one finish on it.
 func (p *Pool) Install(ctx context.Context, src, name string, move bool) (ipc.AdapterInfo, error) {
 	info, err := p.install(ctx, src, src, name, false)
 	if err == nil && move {
-		removeInstalled(src)
+		removeMoved(src)
 	}
 	return info, err
+}
+
+// removeMoved deletes what Install copied from src: the file (a symlink
+// itself, never its target), or a PEFT directory's config and weights and
+// then the directory, which is left in place when anything else is in it:
+// a training run's output folder holds tokenizer files, checkpoints and
+// notes besides the adapter, and they were deleted with it.
+func removeMoved(src string) {
+	st, err := os.Lstat(src)
+	if err != nil {
+		return
+	}
+	if !st.IsDir() {
+		os.Remove(src)
+		return
+	}
+	for _, n := range []string{lora.PEFTConfig, lora.PEFTWeights} {
+		os.Remove(filepath.Join(src, n))
+	}
+	os.Remove(src) // only an empty directory goes
 }
 
 // install is Install; owned marks src as the daemon's own temporary file

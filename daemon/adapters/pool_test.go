@@ -402,3 +402,59 @@ func TestDropPEFTDirectoryWeightsLate(t *testing.T) {
 		t.Fatalf("record %+v", info)
 	}
 }
+
+// TestMovedPEFTDirectoryKeepsOtherFiles: installing a PEFT directory with
+// move (a drop) takes its config and weights, and removes the directory
+// only when nothing else is in it. A training run's output folder dropped
+// as a whole lost its tokenizer files, checkpoints and notes.
+func TestMovedPEFTDirectoryKeepsOtherFiles(t *testing.T) {
+	f := newFixture(t, 0)
+	base, err := gguf.Open(f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+	a, err := lora.Load(f.adapterFile(t, "x.gguf", 7, 4), base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		extras []string // files besides the adapter's, kept
+	}{
+		{"adapter only", nil},
+		{"training output", []string{"notes.txt", "tokenizer.json", filepath.Join("checkpoint-100", "optimizer.pt")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			if err := lora.ExportPEFT(a, base, dir); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range tc.extras {
+				p := filepath.Join(dir, e)
+				if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(e), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := f.pool.Install(context.Background(), dir, "", true); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []string{lora.PEFTConfig, lora.PEFTWeights} {
+				if _, err := os.Lstat(filepath.Join(dir, n)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s was not moved: %v", n, err)
+				}
+			}
+			for _, e := range tc.extras {
+				if b, err := os.ReadFile(filepath.Join(dir, e)); err != nil || string(b) != e {
+					t.Errorf("%s: %q, %v: want it kept", e, b, err)
+				}
+			}
+			if _, err := os.Lstat(dir); (err == nil) != (len(tc.extras) > 0) {
+				t.Errorf("directory: %v (with %d other files)", err, len(tc.extras))
+			}
+		})
+	}
+}
