@@ -124,6 +124,7 @@ func mergeWriter(ctx context.Context, base *gguf.File, t gguf.TensorInfo, ts []m
 			ds[i].rank, ds[i].scale = tm.pair.Rank, tm.scale
 		}
 		row := make([]float32, in)
+		check := make([]float32, in)
 		acc := make([]float64, in)
 		enc := make([]byte, rb)
 		for o := 0; o < rows; o++ {
@@ -150,6 +151,19 @@ func mergeWriter(ctx context.Context, base *gguf.File, t gguf.TensorInfo, ts []m
 			}
 			if err := quant.Quantize(t.Type, enc, row); err != nil {
 				return err
+			}
+			// A merged weight past float32, or past what the type's
+			// scales hold (an F16 block scale ends near 65504 times the
+			// largest quant), was written as ±Inf or NaN: a model that
+			// answered every request with nothing.
+			if err := quant.Dequantize(t.Type, enc, check); err != nil {
+				return err
+			}
+			for j, v := range check {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					return fmt.Errorf("merge %s: row %d column %d: the merged weight %g does not fit %s (the adapters' deltas are too large)",
+						t.Name, o, j, acc[j], t.Type)
+				}
 			}
 			if _, err := out.Write(enc); err != nil {
 				return err

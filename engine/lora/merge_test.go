@@ -160,3 +160,49 @@ func TestMergeFileRefusesItsInputs(t *testing.T) {
 		t.Error("the adapter was overwritten")
 	}
 }
+
+// TestMergeRefusesOverflow: an adapter whose scaled delta makes a weight
+// beyond what the base's type holds (past float32, or past Q8_0's F16
+// block scale) is refused with the weight named. The merged model was
+// written with ±Inf weights and answered every request with nothing.
+func TestMergeRefusesOverflow(t *testing.T) {
+	dir := t.TempDir()
+	basePath, adPath := filepath.Join(dir, "base.gguf"), filepath.Join(dir, "ad.gguf")
+	o := testmodel.DefaultOptions()
+	o.Type = quant.Q8_0
+	if err := testmodel.Write(context.Background(), o, basePath); err != nil {
+		t.Fatal(err)
+	}
+	base, err := gguf.Open(basePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Random(base, RandomOptions{Rank: 4, Alpha: 4, Seed: 1, Kinds: []string{"attn_v"}})
+	base.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile(adPath); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		scale float32
+		ok    bool
+	}{
+		{1, true},
+		{1e12, false}, // finite in float32, past Q8_0's F16 scales
+		{3e38, false}, // past float32
+	} {
+		out := filepath.Join(dir, "merged.gguf")
+		err := MergeFile(context.Background(), basePath, []Spec{{Path: adPath, Scale: tc.scale}}, out)
+		if tc.ok {
+			if err != nil {
+				t.Errorf("scale %g: %v", tc.scale, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "attn_v.weight") {
+			t.Errorf("scale %g: err = %v, want a refusal naming the weight", tc.scale, err)
+		}
+	}
+}
