@@ -400,6 +400,15 @@ func convertTensor(ctx context.Context, p TensorPlan, data []byte, threads int, 
 			if err := quantizeRows(p, q[:n*dstRB], x, r0, n, cols, rowsPerExpert, dstRB, threads); err != nil {
 				return err
 			}
+			// Finite values past what the type holds (an F16 value or
+			// block scale ends near 65504) were written as ±Inf: a model
+			// that answered every request with nothing.
+			if err := quant.Dequantize(p.To, q[:n*dstRB], x); err != nil {
+				return fmt.Errorf("tensor %s: %w", p.Name, err)
+			}
+			if i := nonFinite(x); i >= 0 {
+				return fmt.Errorf("tensor %s: row %d column %d does not fit %s: the input's values are too large for it", p.Name, r0+i/cols, i%cols, p.To)
+			}
 			if _, err := out.Write(q[:n*dstRB]); err != nil {
 				return err
 			}

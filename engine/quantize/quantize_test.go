@@ -304,3 +304,33 @@ func openSynth(t *testing.T, m synthModel, path string) *gguf.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// TestQuantizeRefusesValuesPastTheType: a finite weight too large for the
+// output type (an F16 value or block scale ends near 65504) is refused
+// with the tensor named; it was written as ±Inf, and the quantized model
+// answered every request with nothing. A BF16 weight of 1e20 is past
+// every type but F32's and BF16's.
+func TestQuantizeRefusesValuesPastTheType(t *testing.T) {
+	dir := t.TempDir()
+	openSynth(t, synthModels[1], filepath.Join(dir, "m.gguf"))
+	b, err := os.ReadFile(filepath.Join(dir, "m.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := gguf.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := raw.TensorData("blk.1.ffn_up.weight")
+	binary.LittleEndian.PutUint16(data[2*100:], 0x60ad) // 1e20 in BF16
+	for _, name := range []string{"Q4_0", "Q8_0", "F16"} {
+		ft, err := ParseFileType(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = File(context.Background(), raw, filepath.Join(dir, name+".gguf"), Options{Type: ft})
+		if err == nil || !strings.Contains(err.Error(), "blk.1.ffn_up.weight") {
+			t.Errorf("%s: err = %v, want a refusal naming blk.1.ffn_up.weight", name, err)
+		}
+	}
+}
