@@ -68,6 +68,7 @@ func (m *Model) openDraft(f *gguf.File, blocks int) (*draftModel, error) {
 		}
 		return nil, fmt.Errorf("%w (both have %d tokens, but token %d is %q in the draft and %q in the model)", ErrDraftVocab, len(want), i, got[i], want[i])
 	}
+	ident := fileIdentity(f) // before the weights load, as for the model
 	net, err := model.Load(f, m.backend)
 	if err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func (m *Model) openDraft(f *gguf.File, blocks int) (*draftModel, error) {
 	if !m.opts.NoPrefixCache {
 		cache = prefix.New(d.pool)
 	}
-	d.drafter = spec.NewModelDrafter(draftRunner{m}, d.pool, cache, "draft/"+fileIdentity(f))
+	d.drafter = spec.NewModelDrafter(draftRunner{m}, d.pool, cache, "draft/"+ident)
 	if m.opts.Speculate&spec.KindTree != 0 {
 		d.drafter.AltBelow = 0.3
 	}

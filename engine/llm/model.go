@@ -272,6 +272,9 @@ func load(f *gguf.File, path string, o Options) (_ *Model, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Before the weights load: it reads a little of each, whose pages
+	// loading may give back. (load's guard catches a fault here.)
+	ident := fileIdentity(f)
 	net, err := loadNet(f, b)
 	if errors.Is(err, mapfault.ErrFault) {
 		closeBackend(b)
@@ -359,7 +362,7 @@ func load(f *gguf.File, path string, o Options) (_ *Model, err error) {
 	case m.tmplErr != nil:
 		m.info.ChatFormat = "unusable: " + m.tmplErr.Error()
 	}
-	m.namespace = fmt.Sprintf("%s/%d/%s", m.info.Name, m.info.FileSize, fileIdentity(f))
+	m.namespace = fmt.Sprintf("%s/%d/%s", m.info.Name, m.info.FileSize, ident)
 	if x, ok := b.(interface{ Arithmetic() string }); ok {
 		// Keys computed in one arithmetic (llama.cpp's, the default mode's,
 		// an earlier version of it) are not those of another: a snapshot
@@ -974,15 +977,29 @@ func (m *Model) noteFault(err *error) {
 // fails from then on, and the model must be closed and loaded again.
 func (m *Model) Faulted() bool { return m.faulted.Load() }
 
-// fileIdentity fingerprints the model's tensors (names, types, offsets)
-// so two files with the same name and size never share cached prefixes.
+// fileIdentity fingerprints the model's tensors (names, types, offsets,
+// and the first and last identitySample bytes of each one's data) so two
+// files with the same name and size never share cached prefixes. The
+// layout alone was the same for another file of the same model and type
+// (a re-quantization, a fine-tune, a re-upload with fixed weights): a file
+// replaced by such a one restored the keys and values the old weights
+// computed, and answered as the old model did.
 func fileIdentity(f *gguf.File) string {
 	h := fnv.New64a()
 	for _, t := range f.Tensors {
 		fmt.Fprintf(h, "%s/%d/%d/%v;", t.Name, t.Type, t.Offset, t.Shape)
+		if data, err := f.TensorData(t.Name); err == nil {
+			n := min(len(data), identitySample)
+			h.Write(data[:n])
+			h.Write(data[len(data)-n:])
+		}
 	}
 	return fmt.Sprintf("%016x", h.Sum64())
 }
+
+// identitySample is how many bytes of each end of a tensor's data
+// fileIdentity reads: a page or two of each tensor.
+const identitySample = 256
 
 // CacheStats returns the prefix cache's counters (zero when disabled).
 func (m *Model) CacheStats() prefix.Stats {
