@@ -338,6 +338,17 @@ func (p *Pool) InstallFor(ctx context.Context, src, name, model string) (ipc.Ada
 func (p *Pool) installAs(ctx context.Context, src, label, name string, owned bool, x installExtra) (ipc.AdapterInfo, error) {
 	baseOf := x.baseOf
 	var info ipc.AdapterInfo
+	// An adapter a created model's Modelfile installed is part of that
+	// model, which stays as it was made: only re-creating the model
+	// replaces it (removing it is refused too). Another install of its
+	// name swapped the model's weights and dropped the record's owner.
+	p.mu.Lock()
+	prev, had := p.records[name]
+	p.mu.Unlock()
+	if had && prev.CreatedFor != "" && prev.CreatedFor != x.createdFor {
+		return info, fmt.Errorf("%w: %q is part of the model %q: pick another name, or delete or re-create that model first",
+			ErrInUse, name, prev.CreatedFor)
+	}
 	s, err := p.stage(src, owned)
 	if err != nil {
 		return info, err

@@ -458,3 +458,43 @@ func TestMovedPEFTDirectoryKeepsOtherFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestCreatedModelsAdapterNotReplaced: an adapter a created model's
+// Modelfile installed (recorded as CreatedFor) is not replaced by another
+// install of its name, which swapped the model's weights and dropped the
+// record's owner; re-creating that model replaces it.
+func TestCreatedModelsAdapterNotReplaced(t *testing.T) {
+	f := newFixture(t, 0)
+	ctx := context.Background()
+	first, other := f.adapterFile(t, "a.gguf", 1, 4), f.adapterFile(t, "b.gguf", 2, 4)
+	made, err := f.pool.InstallFor(ctx, first, "tone-adapter-1", "tone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		install func() (ipc.AdapterInfo, error)
+		ok      bool
+	}{
+		{"install by path", func() (ipc.AdapterInfo, error) { return f.pool.Install(ctx, other, "tone-adapter-1", false) }, false},
+		{"another created model", func() (ipc.AdapterInfo, error) { return f.pool.InstallFor(ctx, other, "tone-adapter-1", "mood") }, false},
+		{"the model re-created", func() (ipc.AdapterInfo, error) { return f.pool.InstallFor(ctx, other, "tone-adapter-1", "tone") }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.install()
+			got, _ := f.pool.Get("tone-adapter-1")
+			if tc.ok {
+				if err != nil || got.CreatedFor != "tone" || got.SHA256 == made.SHA256 {
+					t.Fatalf("err %v, record %+v: want the new version, still the model's", err, got)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), `"tone"`) {
+				t.Fatalf("err = %v, want ErrInUse naming the model", err)
+			}
+			if got.SHA256 != made.SHA256 || got.CreatedFor != "tone" {
+				t.Fatalf("record %+v: replaced", got)
+			}
+		})
+	}
+}
