@@ -430,3 +430,40 @@ func TestPEFTEmptyMatrixRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestPEFTConfigBounded: an adapter_config.json past maxPEFTConfigBytes
+// is refused before it is read; one of 400 MB (a long string in it) was
+// read and decoded at every load, taking twice its size in memory.
+func TestPEFTConfigBounded(t *testing.T) {
+	base := tinyBase(t, "llama")
+	pair, err := safetensors.Encode([]string{"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight"},
+		[][]uint64{{4, 64}, {64, 4}}, [][]float32{make([]float32, 256), make([]float32, 256)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"r":4,"lora_alpha":8}`
+	const bound = 1 << 20 // maxPEFTConfigBytes
+	for _, tc := range []struct {
+		name string
+		size int // bytes of the config, padded with spaces
+		ok   bool
+	}{
+		{"at the bound", bound, true},
+		{"past the bound", bound + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, PEFTWeights), pair, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			padded := cfg + strings.Repeat(" ", tc.size-len(cfg))
+			if err := os.WriteFile(filepath.Join(dir, PEFTConfig), []byte(padded), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadPEFT(dir, base, nil)
+			if tc.ok != (err == nil) || !tc.ok && (!errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), PEFTConfig)) {
+				t.Fatalf("err = %v, want ok: %v (or malformed naming %s)", err, tc.ok, PEFTConfig)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -64,7 +65,7 @@ func LoadPEFT(dir string, base *gguf.File, b compute.Backend) (*Adapter, error) 
 	if base == nil {
 		return nil, errors.New("load PEFT adapter: a base model is required to map its module names")
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, PEFTConfig))
+	raw, err := readPEFTConfig(filepath.Join(dir, PEFTConfig))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%w: no %s in %s", ErrNotAdapter, PEFTConfig, dir)
@@ -101,6 +102,29 @@ func LoadPEFT(dir string, base *gguf.File, b compute.Backend) (*Adapter, error) 
 		return nil, err
 	}
 	return fromPEFT(cfg, st, base, b)
+}
+
+// maxPEFTConfigBytes bounds adapter_config.json, a few hundred bytes in
+// practice: the whole file was read and decoded, so one of gigabytes (a
+// long string in it) took twice its size in memory at every load.
+const maxPEFTConfigBytes = 1 << 20
+
+// readPEFTConfig reads the config at path, refusing one over
+// maxPEFTConfigBytes before reading it.
+func readPEFTConfig(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxPEFTConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(raw) > maxPEFTConfigBytes {
+		return nil, fmt.Errorf("%w: %s is larger than %d KiB", ErrMalformed, PEFTConfig, maxPEFTConfigBytes>>10)
+	}
+	return raw, nil
 }
 
 // fromPEFT builds the adapter from a parsed config and weights file.
