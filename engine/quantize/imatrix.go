@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
@@ -55,14 +57,41 @@ func ReadImatrix(path string) (*Imatrix, error) {
 // ParseImatrix parses an importance matrix held in memory (see
 // ReadImatrix).
 func ParseImatrix(b []byte) (*Imatrix, error) {
+	var (
+		im  *Imatrix
+		err error
+	)
 	if len(b) >= 4 && string(b[:4]) == "GGUF" {
-		f, err := gguf.Parse(b)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrImatrix, err)
+		f, perr := gguf.Parse(b)
+		if perr != nil {
+			return nil, fmt.Errorf("%w: %w", ErrImatrix, perr)
 		}
-		return imatrixFromGGUF(f)
+		im, err = imatrixFromGGUF(f)
+	} else {
+		im, err = parseLegacyImatrix(b)
 	}
-	return parseLegacyImatrix(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := im.checkValues(); err != nil {
+		return nil, err
+	}
+	return im, nil
+}
+
+// checkValues refuses importance values that are not finite or are
+// negative (they are means of squares): the weighted quantizers turned
+// them into NaN block scales, a model that answered every request with
+// nothing.
+func (im *Imatrix) checkValues() error {
+	for _, name := range slices.Sorted(maps.Keys(im.Entries)) {
+		for i, v := range im.Entries[name] {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || v < 0 {
+				return fmt.Errorf("%w: %s value %d is %g: importance values are finite and not negative", ErrImatrix, name, i, v)
+			}
+		}
+	}
+	return nil
 }
 
 func imatrixFromGGUF(f *gguf.File) (*Imatrix, error) {

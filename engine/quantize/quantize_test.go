@@ -334,3 +334,45 @@ func TestQuantizeRefusesValuesPastTheType(t *testing.T) {
 		}
 	}
 }
+
+// TestImatrixValuesChecked: importance values that are NaN, infinite or
+// negative (means of squares never are) are refused with the entry named;
+// the weighted quantizers turned them into NaN scales, and the quantized
+// model answered every request with nothing.
+func TestImatrixValuesChecked(t *testing.T) {
+	// legacy .dat: one entry "w" of one call and two values
+	dat := func(a, b float32) []byte {
+		le := binary.LittleEndian
+		out := le.AppendUint32(nil, 1)
+		out = le.AppendUint32(out, 1)
+		out = append(out, 'w')
+		out = le.AppendUint32(out, 1)
+		out = le.AppendUint32(out, 2)
+		out = le.AppendUint32(out, math.Float32bits(a))
+		return le.AppendUint32(out, math.Float32bits(b))
+	}
+	for _, tc := range []struct {
+		name string
+		v    float32
+		ok   bool
+	}{
+		{"positive", 2.5, true},
+		{"zero", 0, true},
+		{"NaN", float32(math.NaN()), false},
+		{"+Inf", float32(math.Inf(1)), false},
+		{"negative", -1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseImatrix(dat(1, tc.v))
+			if tc.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrImatrix) || !strings.Contains(err.Error(), "w value 1") {
+				t.Fatalf("err = %v, want ErrImatrix naming w value 1", err)
+			}
+		})
+	}
+}
