@@ -307,12 +307,22 @@ const connKey ctxKey = 0
 // wrap adds token checks on TCP, body limits and metrics.
 func (s *Server) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tc, isTCP := r.Context().Value(connKey).(*tcpConn); isTCP && !tc.sameUser {
-			if !s.tokenOK(r) {
+		if tc, isTCP := r.Context().Value(connKey).(*tcpConn); isTCP {
+			switch {
+			case s.tokenOK(r):
+				tc.authenticated()
+			case !tc.sameUser:
 				s.unauthorized(w, r)
 				return
+			default:
+				// Admitted as the owner without the token: a web page in
+				// the user's browser is that too (browserRefusal).
+				if why := browserRefusal(r); why != "" {
+					writeError(w, r, http.StatusForbidden, why)
+					s.httpReqs.WithLabelValues("forbidden", "403").Inc()
+					return
+				}
 			}
-			tc.authenticated()
 		}
 		limit := s.cfg.MaxBodyBytes
 		s.mu.Lock()
