@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -539,7 +540,10 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		OutputTokensDetails: ipc.OutputTokensDetails{ReasoningTokens: rstream.reasoning}, ContextOverflow: overflowUsage(out.res)}
 	if storeIt {
 		st := storedResponse{Response: resp, Messages: stored, Input: items}
-		if err := a.srv.Store().PutResponse(r.Context(), id, st); err != nil {
+		// The reply is complete: a client that hung up since (its last
+		// events unread) chains from it by the id it already has, so it
+		// is stored whether the request is still open or not.
+		if err := a.srv.Store().PutResponse(context.WithoutCancel(r.Context()), id, st); err != nil {
 			a.log.Warn("response not stored", "id", id, "err", err)
 		}
 	}
