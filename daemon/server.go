@@ -337,7 +337,12 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 		s.mu.Unlock()
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, code: 200}
-		if r.ContentLength > limit {
+		if enc := r.Header.Get("Content-Encoding"); enc != "" && r.ContentLength != 0 && !strings.EqualFold(enc, "identity") {
+			// Read as it came, a compressed body was "invalid JSON at
+			// byte 1", which named neither the header nor the fix.
+			rec.Header().Set("Connection", "close")
+			writeError(rec, r, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Encoding %q is not supported: send the body uncompressed", enc))
+		} else if r.ContentLength > limit {
 			// Refused before a byte of the body is read.
 			rec.Header().Set("Connection", "close")
 			writeError(rec, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit))
