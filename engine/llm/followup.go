@@ -83,13 +83,28 @@ func (m *Model) WarmFollowUp(ctx context.Context, req Request, reply string) (in
 	return m.warmFollowUp(ctx, req, reply)
 }
 
+// MaxWarmBacklog is how many chats' next turns may wait to be warmed in
+// the background at once, per model. Warming runs only while no request
+// does, so under steady load every reply added one waiting goroutine that
+// held its conversation (the whole history, and the request's messages)
+// until the daemon was next idle: a shared daemon kept busy for days grew
+// without bound. Past the cap the oldest waiting warming is dropped: the
+// newest conversations are the ones whose next turn comes soonest, and
+// warming only ever makes a turn start sooner.
+const MaxWarmBacklog = 16
+
 // startWarmFollowUp runs WarmFollowUp in the background; it joins the
 // warming group before returning, so a ClearCache after the reply was
-// delivered cancels it.
+// delivered cancels it, and so does the start of MaxWarmBacklog newer
+// ones.
 func (m *Model) startWarmFollowUp(req Request, reply string) {
 	ctx, stop := m.warming.join(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
+	untrack := m.warming.track(cancel, MaxWarmBacklog)
 	go func() {
 		defer stop()
+		defer untrack()
+		defer cancel()
 		n, err := m.warmFollowUp(ctx, req, reply)
 		if err != nil {
 			m.log.Debug("follow-up warming", "err", err)
@@ -137,6 +152,42 @@ type warmGroup struct {
 	mu  sync.Mutex
 	cur *warmEpoch     // the work joined since the last cancelAll
 	wg  sync.WaitGroup // all work that joined and has not stopped
+	// backlog is the background warming in flight (startWarmFollowUp),
+	// oldest first, bounded by track.
+	backlog []*backlogEntry
+}
+
+// backlogEntry is one background warming: cancel ends it, done is closed
+// once it has stopped.
+type backlogEntry struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// track adds a background warming ended by cancel to the backlog and,
+// past max entries, cancels the oldest. The returned function, called when
+// the warming stops, takes it out.
+func (g *warmGroup) track(cancel context.CancelFunc, max int) (untrack func()) {
+	e := &backlogEntry{cancel: cancel, done: make(chan struct{})}
+	g.mu.Lock()
+	g.backlog = append(g.backlog, e)
+	var evicted []*backlogEntry
+	if over := len(g.backlog) - max; over > 0 {
+		evicted = append(evicted, g.backlog[:over]...)
+		g.backlog = append(g.backlog[:0:0], g.backlog[over:]...)
+	}
+	g.mu.Unlock()
+	for _, old := range evicted {
+		old.cancel()
+	}
+	return func() {
+		g.mu.Lock()
+		if i := slices.Index(g.backlog, e); i >= 0 {
+			g.backlog = slices.Delete(g.backlog, i, i+1)
+		}
+		g.mu.Unlock()
+		close(e.done)
+	}
 }
 
 // warmEpoch is the work that joined between two cancelAll calls.

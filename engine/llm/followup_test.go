@@ -264,3 +264,93 @@ func TestFollowUpTokensThinkingModel(t *testing.T) {
 		t.Fatalf("follow-up %q", text)
 	}
 }
+
+// TestWarmBacklogTrack: past its bound the backlog cancels its oldest
+// entries, exactly those, and an entry that stops leaves it.
+func TestWarmBacklogTrack(t *testing.T) {
+	for _, tc := range []struct{ max, n int }{{3, 2}, {3, 3}, {3, 7}, {1, 5}} {
+		t.Run(fmt.Sprintf("max%d-n%d", tc.max, tc.n), func(t *testing.T) {
+			var g warmGroup
+			ctxs := make([]context.Context, tc.n)
+			untracks := make([]func(), tc.n)
+			for i := range tc.n {
+				ctx, cancel := context.WithCancel(context.Background())
+				ctxs[i], untracks[i] = ctx, g.track(cancel, tc.max)
+				if len(g.backlog) > tc.max {
+					t.Fatalf("backlog of %d past its bound %d", len(g.backlog), tc.max)
+				}
+			}
+			for i, ctx := range ctxs {
+				if evicted := i < tc.n-tc.max; (ctx.Err() != nil) != evicted {
+					t.Errorf("entry %d of %d: cancelled %v, want %v", i, tc.n, ctx.Err() != nil, evicted)
+				}
+			}
+			for _, untrack := range untracks {
+				untrack()
+			}
+			if len(g.backlog) != 0 {
+				t.Fatalf("%d entries left after all stopped", len(g.backlog))
+			}
+		})
+	}
+}
+
+// TestWarmBacklogBoundedUnderLoad: warming a chat's next turn waits until
+// no request runs. While one does, every reply used to add a warming that
+// waited, holding its goroutine and its conversation, for as long as the
+// load lasted. Now at most MaxWarmBacklog wait, and the older ones end at
+// once.
+func TestWarmBacklogBoundedUnderLoad(t *testing.T) {
+	m, err := Load(context.Background(), synthetic(t, "qwen2", quant.Q8_0), Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	// The load: a request that decodes until it is cancelled.
+	ctx, cancel := context.WithCancel(context.Background())
+	running, fg := make(chan struct{}), make(chan error, 1)
+	go func() {
+		first := true
+		_, err := m.Generate(ctx, Request{Prompt: "hello", MaxTokens: 1 << 30, IgnoreEOS: true, Overflow: OverflowShift.Overflow()},
+			func(Token) error {
+				if first {
+					first = false
+					close(running)
+				}
+				return nil
+			})
+		fg <- err
+	}()
+	<-running
+	var started []*backlogEntry
+	for i := range 3 * MaxWarmBacklog {
+		req := Request{Messages: []chat.Message{
+			{Role: "system", Content: "You are a helpful assistant who answers questions about files and directories."},
+			{Role: "user", Content: fmt.Sprintf("Question number %d: how do I open a file, read it and close it again?", i)},
+		}}
+		if len(m.FollowUpTokens(req, "Use open.")) < blockSize {
+			t.Fatal("the conversation is too short to be warmed")
+		}
+		m.startWarmFollowUp(req, "Use open.")
+		m.warming.mu.Lock()
+		n := len(m.warming.backlog)
+		started = append(started, m.warming.backlog[n-1])
+		m.warming.mu.Unlock()
+		if n > MaxWarmBacklog {
+			t.Fatalf("%d warmings wait under load, more than %d", n, MaxWarmBacklog)
+		}
+	}
+	for i, e := range started[:len(started)-MaxWarmBacklog] {
+		select {
+		case <-e.done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("warming %d, dropped from the backlog, still waits", i)
+		}
+	}
+	cancel()
+	<-fg
+	m.WaitWarming()
+	if n := len(m.warming.backlog); n != 0 {
+		t.Fatalf("%d warmings left in the backlog after all ended", n)
+	}
+}
