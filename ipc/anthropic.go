@@ -3,7 +3,7 @@ package ipc
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"reflect"
 )
 
 // AnthropicRequest is the body of POST /v1/messages (Anthropic's Messages
@@ -79,7 +79,7 @@ func (c *AnthropicContent) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if err := json.Unmarshal(b, &c.Blocks); err != nil {
-		return fmt.Errorf("content must be a string or an array of content blocks")
+		return blocksError(b, err, reflect.TypeFor[AnthropicContent]())
 	}
 	return nil
 }

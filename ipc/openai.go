@@ -154,50 +154,70 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 		Content json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// The path names the JSON field, not the embedded Go type
+			// ("messages.role", not "messages.plain.role").
+			return &json.UnmarshalTypeError{Value: te.Value, Type: te.Type, Offset: te.Offset,
+				Field: strings.TrimPrefix(te.Field, "plain.")}
+		}
 		return err
 	}
 	*m = Message(raw.plain)
 	m.Content, m.NonText = "", nil
 	c := bytes.TrimSpace(raw.Content)
+	// Errors are type errors, so that the decoder adds the field's path
+	// and a server can name it ("messages.content[1]"), as it does for
+	// every other field.
 	switch {
 	case len(c) == 0 || string(c) == "null":
 	case c[0] == '"':
 		return json.Unmarshal(c, &m.Content)
 	case c[0] == '[':
-		var parts []ContentPart
+		var parts []json.RawMessage
 		if err := json.Unmarshal(c, &parts); err != nil {
-			return fmt.Errorf("content must be a string or an array of content parts: %w", err)
+			return &json.UnmarshalTypeError{Value: jsonValueKind(c), Type: reflect.TypeFor[messageContent](), Field: "content"}
 		}
 		var texts []string
-		for _, p := range parts {
+		for i, raw := range parts {
+			var p ContentPart
+			partError := &json.UnmarshalTypeError{Value: jsonValueKind(bytes.TrimSpace(raw)), Type: reflect.TypeFor[contentPart](),
+				Field: fmt.Sprintf("content[%d]", i)}
+			if err := json.Unmarshal(raw, &p); err != nil {
+				var te *json.UnmarshalTypeError
+				if errors.As(err, &te) && te.Field != "" {
+					return &json.UnmarshalTypeError{Value: te.Value, Type: te.Type, Field: partError.Field + "." + te.Field}
+				}
+				return partError
+			}
 			switch {
 			case p.Type == "text" || p.Type == "input_text" || (p.Type == "" && p.Text != nil):
 				if p.Text == nil {
-					return fmt.Errorf("content part of type %q has no text", p.Type)
+					partError.Value = fmt.Sprintf("a part of type %q without text", p.Type)
+					return partError
 				}
 				texts = append(texts, *p.Text)
 			case p.Type == "":
-				return fmt.Errorf("content part without a type")
+				partError.Value = "a part without a type"
+				return partError
 			default:
 				m.NonText = append(m.NonText, p.Type)
 			}
 		}
 		m.Content = strings.Join(texts, "\n")
 	default:
-		kind := "object"
-		switch c[0] {
-		case 't', 'f':
-			kind = "bool"
-		case '{':
-		default:
-			kind = "number"
-		}
-		// A type error names the field (messages.content) in the decoder's
-		// message, as it does for every other field.
-		return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeOf(""), Field: "content"}
+		return &json.UnmarshalTypeError{Value: jsonValueKind(c), Type: reflect.TypeFor[messageContent](), Field: "content"}
 	}
 	return nil
 }
+
+// messageContent and contentPart stand for the JSON that a message's
+// content and each of its parts take, in the type errors that name them
+// (JSONKind).
+type (
+	messageContent struct{}
+	contentPart    struct{}
+)
 
 // StopList is OpenAI's "stop": a string or an array of strings.
 type StopList []string
@@ -340,6 +360,26 @@ func (p *Prediction) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// blocksError is the type error for b, a value of type t that takes a
+// string or an array (of blocks, items), which failed to decode into the
+// array with err: the inner type error where it names a field inside an
+// element, else one naming the value (an array of strings is "array of
+// string"), so that the decoder adds the field's path.
+func blocksError(b []byte, err error, t reflect.Type) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	if te.Field != "" {
+		return &json.UnmarshalTypeError{Value: te.Value, Type: te.Type, Offset: te.Offset, Field: te.Field}
+	}
+	value := jsonValueKind(b)
+	if value == "array" {
+		value = "array of " + te.Value
+	}
+	return &json.UnmarshalTypeError{Value: value, Type: t}
+}
+
 // JSONKind names the JSON that a type of this package with its own
 // decoding takes ("a string or an array of strings"), for the type errors
 // its UnmarshalJSON methods return; "" for other types.
@@ -357,6 +397,14 @@ func JSONKind(t reflect.Type) string {
 		return "a string or an array of text parts"
 	case reflect.TypeFor[textPart]():
 		return `a text part {"type": "text", "text": ...}`
+	case reflect.TypeFor[messageContent]():
+		return "a string, null or an array of content parts"
+	case reflect.TypeFor[contentPart]():
+		return `a content part {"type": "text", "text": ...}`
+	case reflect.TypeFor[AnthropicContent]():
+		return "a string or an array of content blocks"
+	case reflect.TypeFor[ResponseInput]():
+		return "a string or an array of input items"
 	case reflect.TypeFor[EmbeddingInput]():
 		// OpenAI also takes token ids, which clients make with OpenAI's
 		// tokenizer (LangChain's OpenAIEmbeddings does by default): read in

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 )
 
 // ResponseRequest is the body of POST /v1/responses (OpenAI's Responses
@@ -51,7 +52,7 @@ func (in *ResponseInput) UnmarshalJSON(b []byte) error {
 		return json.Unmarshal(b, &in.Text)
 	}
 	if err := json.Unmarshal(b, &in.Items); err != nil {
-		return fmt.Errorf("input must be a string or an array of input items")
+		return blocksError(b, err, reflect.TypeFor[ResponseInput]())
 	}
 	return nil
 }

@@ -103,3 +103,56 @@ func TestJSONKind(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeContentNamesTheField: a message content, Anthropic system or
+// content, or Responses input of the wrong shape is a 400 naming that
+// field and what it takes, not "body" or the decoder's embedded Go type.
+func TestDecodeContentNamesTheField(t *testing.T) {
+	for _, tc := range []struct {
+		body  string
+		into  func() any
+		param string
+		want  string
+	}{
+		{`{"messages":[{"role":"user","content":["a"]}]}`, func() any { return &ipc.ChatCompletionRequest{} },
+			"messages.content[0]", `must be a content part {"type": "text", "text": ...}, not string`},
+		{`{"messages":[{"role":"user","content":[{"type":"text"}]}]}`, func() any { return &ipc.ChatCompletionRequest{} },
+			"messages.content[0]", `not a part of type "text" without text`},
+		{`{"messages":[{"role":"user","content":[{"text":5}]}]}`, func() any { return &ipc.ChatCompletionRequest{} },
+			"messages.content[0].text", "must be a string, not number"},
+		{`{"messages":[{"role":"user","content":[{}]}]}`, func() any { return &ipc.ChatCompletionRequest{} },
+			"messages.content[0]", "not a part without a type"},
+		{`{"messages":[{"role":"user","content":5}]}`, func() any { return &ipc.ChatCompletionRequest{} },
+			"messages.content", "must be a string, null or an array of content parts, not number"},
+		{`{"messages":[{"role":5,"content":"x"}]}`, func() any { return &ipc.ChatCompletionRequest{} },
+			"messages.role", "must be a string, not number"},
+		{`{"messages":[{"role":"user","content":"x","images":"a"}]}`, func() any { return &ipc.OllamaChatRequest{} },
+			"messages.images", "must be an array, not string"},
+		{`{"messages":[{"role":"user","content":[5]}]}`, func() any { return &ipc.OllamaChatRequest{} },
+			"messages.content[0]", "not number"},
+		{`{"max_tokens":1,"system":5,"messages":[]}`, func() any { return &ipc.AnthropicRequest{} },
+			"system", "must be a string or an array of content blocks, not number"},
+		{`{"max_tokens":1,"system":["x"],"messages":[]}`, func() any { return &ipc.AnthropicRequest{} },
+			"system", "not array of string"},
+		{`{"max_tokens":1,"messages":[{"role":"user","content":[{"type":"text","text":5}]}]}`, func() any { return &ipc.AnthropicRequest{} },
+			"messages.content.text", "must be a string, not number"},
+		{`{"input":5}`, func() any { return &ipc.ResponseRequest{} },
+			"input", "must be a string or an array of input items, not number"},
+		{`{"input":["a"]}`, func() any { return &ipc.ResponseRequest{} },
+			"input", "not array of string"},
+	} {
+		err := decodeString(tc.body, tc.into())
+		var re *requestError
+		if !errors.As(err, &re) || re.status != 400 || re.param != tc.param ||
+			!strings.Contains(re.msg, tc.want) || !strings.Contains(re.msg, `"`+tc.param+`"`) {
+			t.Errorf("%s: got %v (param %q), want 400 naming %q, containing %q", tc.body, err, paramOf(re), tc.param, tc.want)
+		}
+	}
+}
+
+func paramOf(re *requestError) string {
+	if re == nil {
+		return ""
+	}
+	return re.param
+}
