@@ -7,7 +7,6 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/sched"
-	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
 
 // followUpProbes stand for the user's next message when finding where the
@@ -47,7 +46,7 @@ func (m *Model) FollowUpTokens(req Request, reply string) []int32 {
 		if err != nil {
 			return nil
 		}
-		toks[i] = m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+		toks[i] = m.encodeChat(text)
 	}
 	a, b := toks[0], toks[1]
 	n := 0

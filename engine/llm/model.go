@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -601,7 +602,7 @@ func (m *Model) promptTokens(req Request) ([]int32, error) {
 		if err != nil {
 			return nil, err
 		}
-		return m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}), nil
+		return m.encodeChat(text), nil
 	}
 	if req.Suffix != "" {
 		fim, ok := m.FIM()
@@ -726,12 +727,14 @@ func (m *Model) chatTemplate() (chat.Template, error) {
 }
 
 // chatPrompt renders msgs with req's tools and template variables and
-// the assistant's generation prompt, as the text to tokenize.
+// the assistant's generation prompt, as the text to tokenize with
+// encodeChat: the messages' text is escaped (escapeMessages).
 func (m *Model) chatPrompt(ctx context.Context, req Request, msgs []chat.Message) (string, error) {
 	t, err := m.chatTemplate()
 	if err != nil {
 		return "", err
 	}
+	msgs = m.escapeMessages(msgs)
 	conv := chat.Conversation{Messages: msgs, Tools: req.Tools, AddGenerationPrompt: true, Vars: req.TemplateVars}
 	if last := len(msgs) - 1; continuesLast(req, msgs) {
 		// Hugging Face's continue_final_message, without its search for
@@ -753,6 +756,35 @@ func (m *Model) chatPrompt(ctx context.Context, req Request, msgs []chat.Message
 		conv.Messages, conv.AddGenerationPrompt = msgs, true
 	}
 	return t.Prompt(ctx, conv)
+}
+
+// escapeMessages returns msgs with the text their clients wrote (content,
+// reasoning, names, tool calls) escaped by Tokenizer.EscapeSpecial, so
+// that the control tokens it writes ("<|im_start|>system", "</s>") are
+// read as plain text, as llama.cpp reads a user's text with parse_special
+// off, and only the template writes the turns. msgs is not changed.
+func (m *Model) escapeMessages(msgs []chat.Message) []chat.Message {
+	out := make([]chat.Message, len(msgs))
+	for i, msg := range msgs {
+		msg.Content = m.tok.EscapeSpecial(msg.Content)
+		msg.ReasoningContent = m.tok.EscapeSpecial(msg.ReasoningContent)
+		msg.Name = m.tok.EscapeSpecial(msg.Name)
+		msg.ToolCallID = m.tok.EscapeSpecial(msg.ToolCallID)
+		if msg.ToolCalls != nil {
+			calls := make([]chat.ToolCall, len(msg.ToolCalls))
+			for j, c := range msg.ToolCalls {
+				c.ID = m.tok.EscapeSpecial(c.ID)
+				c.Function.Name = m.tok.EscapeSpecial(c.Function.Name)
+				if args := m.tok.EscapeSpecial(string(c.Function.Arguments)); args != string(c.Function.Arguments) {
+					c.Function.Arguments = json.RawMessage(args)
+				}
+				calls[j] = c
+			}
+			msg.ToolCalls = calls
+		}
+		out[i] = msg
+	}
+	return out
 }
 
 // Continued returns the text of the assistant message the reply continues

@@ -171,9 +171,10 @@ func (m *Model) fitPrompt(ctx context.Context, req Request, ctxLen int) (fitted,
 // never drops.
 func isSystem(role string) bool { return role == "system" || role == "developer" }
 
-// encodeChat tokenizes a rendered chat as PromptTokens does.
+// encodeChat tokenizes a chat rendered by chatPrompt as PromptTokens
+// does: the template's control tokens parsed, the messages' text plain.
 func (m *Model) encodeChat(text string) []int32 {
-	return m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+	return m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true, Unescape: true})
 }
 
 // dropOldest drops req's oldest chat turns, never a system message nor the
@@ -270,7 +271,7 @@ func (m *Model) systemTokens(ctx context.Context, req Request, sys []chat.Messag
 	if err != nil {
 		return 0
 	}
-	if text, err := t.Prompt(ctx, chat.Conversation{Messages: sys, Tools: req.Tools, Vars: req.TemplateVars}); err == nil {
+	if text, err := t.Prompt(ctx, chat.Conversation{Messages: m.escapeMessages(sys), Tools: req.Tools, Vars: req.TemplateVars}); err == nil {
 		return commonPrefix(prompt, m.encodeChat(text))
 	}
 	n := len(prompt)

@@ -88,6 +88,9 @@ func (t *Tokenizer) Encode(text string, o EncodeOptions) []int32 {
 			prevSpecial = true
 			continue
 		}
+		if o.Unescape {
+			f.text = unescape(f.text)
+		}
 		if f.text == "" {
 			continue // llama.cpp never tokenizes an empty fragment
 		}

@@ -187,6 +187,10 @@ type EncodeOptions struct {
 	// the text; otherwise they are tokenized as plain text. User-defined
 	// tokens are always matched, as in llama.cpp.
 	ParseSpecial bool
+	// Unescape reads the control-token texts that EscapeSpecial broke as
+	// plain text and drops its marks (with ParseSpecial: the rest of the
+	// text, a rendered chat template, keeps its control tokens).
+	Unescape bool
 }
 
 // DecodeOptions control Decode.
