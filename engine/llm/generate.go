@@ -2,7 +2,6 @@ package llm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -124,7 +123,9 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 	}
 	prompt := fit.prompt
 	if len(prompt) == 0 {
-		return res, errors.New("empty prompt: nothing to condition on")
+		// A client's error (a template that renders nothing), not the
+		// server's.
+		return res, fmt.Errorf("the prompt has no tokens, nothing to condition on (does the template render nothing?): %w", ErrEmptyInput)
 	}
 	if fit.droppedTokens > 0 {
 		res.TruncatedTokens, res.DroppedMessages = fit.droppedTokens, fit.droppedMessages
