@@ -673,7 +673,8 @@ type CompletionChoice struct {
 
 // CompletionLogprobs is the completions endpoint's (legacy) logprobs
 // object: parallel arrays, one entry per generated token. TextOffset is
-// the byte offset of each token in the generated text.
+// where each token starts in the choice's text, in characters (Unicode
+// code points; a character split across tokens counts once).
 type CompletionLogprobs struct {
 	Tokens []string `json:"tokens"`
 	// TokenLogprobs and TopLogprobs are null for the first token of an

@@ -511,7 +511,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 		startErr error
 		texts    = make([][]byte, n)
 		lps      = make([]*ipc.CompletionLogprobs, n)
-		offsets  = make([]int, n) // characters of each choice's tokens so far
+		offsets  = make([]charCount, n) // characters of each choice's tokens so far
 		sse      = &sseWriter{w: w, fl: w.(http.Flusher)}
 	)
 	resp := func(i int, text string, lp *ipc.CompletionLogprobs, finish *string) ipc.CompletionResponse {
@@ -524,7 +524,7 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		prefix, promptLP, startErr = a.echoPrompt(r.Context(), model, req, body.Logprobs)
-		offsets[0] = utf8.RuneCountInString(prefix)
+		offsets[0].add(prefix)
 		if startErr == nil && body.Stream {
 			sse.send(resp(0, prefix, promptLP, nil))
 		}
@@ -547,8 +547,8 @@ func (a *API) completions(w http.ResponseWriter, r *http.Request) {
 			// decoder holds text back, so a token's own Text may be
 			// empty and a later one carry several tokens' text).
 			tl := tokenLogprob(model, t)
-			lp.Add(tl, offsets[i])
-			offsets[i] += utf8.RuneCountInString(tl.Token)
+			lp.Add(tl, offsets[i].next(tl.Token))
+			offsets[i].add(tl.Token)
 		}
 		if !body.Stream {
 			texts[i] = append(texts[i], t.Text...)
@@ -656,7 +656,7 @@ func (a *API) echoPrompt(ctx context.Context, m models.Model, req llm.Request, t
 	}
 	lp := &ipc.CompletionLogprobs{}
 	skip := len(tokens) - len(shown) // the BOS, scored but not shown
-	off := 0
+	var off charCount
 	for i, id := range shown {
 		// Each token's text as it stands in the prompt: its bytes, less
 		// the space a SentencePiece vocabulary put before the first.
@@ -665,13 +665,13 @@ func (a *API) echoPrompt(ctx context.Context, m models.Model, req llm.Request, t
 			piece = strings.TrimPrefix(piece, " ")
 		}
 		if i+skip == 0 {
-			lp.AddUnscored(piece, off)
+			lp.AddUnscored(piece, off.next(piece))
 		} else {
 			tl := tokenLogprob(m, scored[i+skip-1])
 			tl.Token, tl.Bytes = piece, []byte(piece)
-			lp.Add(tl, off)
+			lp.Add(tl, off.next(piece))
 		}
-		off += utf8.RuneCountInString(piece)
+		off.add(piece)
 	}
 	return text, lp, nil
 }
@@ -827,4 +827,36 @@ func base64Floats(v []float32) string {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
 	return base64.StdEncoding.EncodeToString(b)
+}
+
+// charCount counts the characters (code points) of a text that comes in
+// tokens' bytes, for text_offset: a character whose bytes are split
+// across tokens counts once, so the tokens after it are not placed one
+// character further for each of its pieces.
+type charCount struct {
+	n       int
+	pending []byte // the first bytes of a character split across tokens
+}
+
+// next is where a token whose bytes are piece starts, in characters: at
+// the character its first bytes complete, if they continue one.
+func (c *charCount) next(piece string) int {
+	if len(c.pending) > 0 && (piece == "" || utf8.RuneStart(piece[0])) {
+		// What was pending is no character's start after all: its bytes
+		// are invalid, each a character (U+FFFD) of the text.
+		c.n += len(c.pending)
+		c.pending = c.pending[:0]
+	}
+	return c.n
+}
+
+// add counts piece's bytes.
+func (c *charCount) add(piece string) {
+	c.next(piece)
+	c.pending = append(c.pending, piece...)
+	for len(c.pending) > 0 && utf8.FullRune(c.pending) {
+		_, size := utf8.DecodeRune(c.pending)
+		c.pending = c.pending[size:]
+		c.n++
+	}
 }
