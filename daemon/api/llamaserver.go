@@ -965,7 +965,12 @@ func (a *API) llamaDetokenize(w http.ResponseWriter, r *http.Request) {
 // llamaProps answers GET /props for the model ?model= names (the default
 // without one), loading it if it is not loaded.
 func (a *API) llamaProps(w http.ResponseWriter, r *http.Request) {
-	h, err := a.models.Acquire(r.Context(), r.URL.Query().Get("model"), nil)
+	rm, err := a.resolveModel(r.URL.Query().Get("model")) // a created model runs as its base
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	h, err := a.models.Acquire(r.Context(), rm.base, nil)
 	if err != nil {
 		openAIError(w, err)
 		return

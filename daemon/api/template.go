@@ -34,12 +34,29 @@ func (a *API) chatTemplate(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), body.Model, nil)
+	rm, err := a.resolveModel(body.Model) // a created model renders as its requests are
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	h, err := a.models.Acquire(r.Context(), rm.base, nil)
 	if err != nil {
 		openAIError(w, err)
 		return
 	}
 	defer h.Release()
+	name, format := rm.shown(body.Model, h.Name), h.Model.Info().ChatFormat
+	if rm.man != nil {
+		prompt, ok, err := manifestConversation(rm.man, &conv)
+		if err != nil {
+			openAIError(w, err)
+			return
+		}
+		if ok {
+			daemon.WriteJSON(w, http.StatusOK, ipc.ChatTemplateResponse{Model: name, Prompt: prompt, ChatFormat: "the created model's TEMPLATE"})
+			return
+		}
+	}
 	m, ok := h.Model.(chatTemplater)
 	if !ok {
 		openAIError(w, &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf("model %s cannot render chat templates", h.Name)})
@@ -54,7 +71,27 @@ func (a *API) chatTemplate(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	daemon.WriteJSON(w, http.StatusOK, ipc.ChatTemplateResponse{Model: h.Name, Prompt: prompt, ChatFormat: h.Model.Info().ChatFormat})
+	daemon.WriteJSON(w, http.StatusOK, ipc.ChatTemplateResponse{Model: name, Prompt: prompt, ChatFormat: format})
+}
+
+// manifestConversation puts a created model's system prompt and messages
+// before conv's, as its chat requests do (withManifestMessages); with the
+// model's own TEMPLATE it returns that template's rendering and true.
+func manifestConversation(man *ipc.ModelManifest, conv *chat.Conversation) (string, bool, error) {
+	plain := make([]ipc.Message, len(conv.Messages))
+	for i, m := range conv.Messages {
+		plain[i] = ipc.Message{Role: m.Role, Content: m.Content}
+	}
+	all := withManifestMessages(man, plain)
+	if prompt, ok, err := applyTemplate(man, all); err != nil || ok {
+		return prompt, ok, err
+	}
+	msgs, err := chatMessages(all[:len(all)-len(plain)], "model")
+	if err != nil {
+		return "", false, err
+	}
+	conv.Messages = append(msgs, conv.Messages...)
+	return "", false, nil
 }
 
 // templateConversation checks a request and turns it into the

@@ -1,0 +1,46 @@
+package api
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestChatTemplateOfCreatedModel: /v1/chat/template, /apply-template and
+// /props take a created model's name, as every other route does (they
+// answered 404 model not found), and the prompt shown is the one its chat
+// requests read: its system prompt before the messages, or its own
+// TEMPLATE's rendering.
+func TestChatTemplateOfCreatedModel(t *testing.T) {
+	ta := startAPIWith(t, true)
+	base := quote(realTinyModel(t))
+	ta.postOK(t, "/api/create", `{"model":"terse","from":`+base+`,"system":"You are terse.","stream":false}`)
+	ta.postOK(t, "/api/create", `{"model":"own","from":`+base+`,"system":"S","template":"[{{ .System }}]{{ range .Messages }}<{{ .Role }}>{{ .Content }}{{ end }}","stream":false}`)
+	for _, tc := range []struct {
+		path, model, want string
+	}{
+		{"/v1/chat/template", "terse", "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"},
+		{"/apply-template", "terse", "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"},
+		{"/v1/chat/template", "terse:latest", "You are terse."},
+		{"/v1/chat/template", "own", "[S]<system>S<user>hi"},
+	} {
+		resp, b := ta.post(t, tc.path, `{"model":"`+tc.model+`","messages":[{"role":"user","content":"hi"}]}`)
+		if resp.StatusCode != 200 {
+			t.Errorf("%s %s: %d %s", tc.path, tc.model, resp.StatusCode, b)
+			continue
+		}
+		var out map[string]any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		if prompt, _ := out["prompt"].(string); !strings.Contains(prompt, tc.want) || (!strings.Contains(tc.model, ":") && prompt != tc.want) {
+			t.Errorf("%s %s: prompt %q, want %q", tc.path, tc.model, prompt, tc.want)
+		}
+		if out["model"] != tc.model {
+			t.Errorf("%s %s: model %v", tc.path, tc.model, out["model"])
+		}
+	}
+	if code, b := ta.get(t, "/props?model=terse"); code != 200 || !strings.Contains(string(b), "im_start") {
+		t.Errorf("/props?model=terse: %d %s", code, b)
+	}
+}
