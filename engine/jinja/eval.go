@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // scope holds the variables of one level: the template, a loop iteration,
@@ -69,6 +70,16 @@ func (r *renderer) charge(n int) error {
 		return fmt.Errorf("%w: more than %d bytes allocated", ErrLimit, r.lim.MaxAlloc)
 	}
 	return nil
+}
+
+// chargeItems charges a new list of n items at 16 bytes each, as
+// repeatList does, before it is made: a string's characters, each a
+// string of its own, take many times the string's bytes.
+func (r *renderer) chargeItems(n int) error {
+	if n > r.lim.MaxOutput/16 {
+		return fmt.Errorf("%w: a list of more than %d items", ErrLimit, r.lim.MaxOutput/16)
+	}
+	return r.charge(n * 16)
 }
 
 // write appends s to out within the output limit.
@@ -238,8 +249,14 @@ func (r *renderer) iterate(v any) ([]any, error) {
 	case *Dict:
 		return append([]any(nil), x.keys...), nil
 	case string:
+		if err := r.chargeItems(utf8.RuneCountInString(x)); err != nil {
+			return nil, err
+		}
 		return chars(x, false), nil
 	case markup:
+		if err := r.chargeItems(utf8.RuneCountInString(string(x))); err != nil {
+			return nil, err
+		}
 		return chars(string(x), true), nil
 	case undefined:
 		return nil, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +129,9 @@ func TestLimits(t *testing.T) {
 		{"deep lists", "{{ " + strings.Repeat("[", 200) + strings.Repeat("]", 200) + " }}"},
 		{"deep ifs", strings.Repeat("{% if 1 %}", 200) + strings.Repeat("{% endif %}", 200)},
 		{"many tokens", strings.Repeat("{{ 1 }}", 5000)},
+		{"string loop", "{% for c in 'x' * 60000 %}{% endfor %}"},
+		{"string list", "{{ ('x' * 60000)|list|length }}"},
+		{"string map", "{{ ('x' * 60000)|map('upper')|list|length }}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -145,6 +149,33 @@ func TestLimits(t *testing.T) {
 				t.Fatalf("%q: took %v to stop", tc.src, d)
 			}
 		})
+	}
+}
+
+// TestStringCharactersCharged: a string's characters, each made a string
+// of its own by a loop or a filter, are charged before they are made: a
+// template (a model file's) that iterates a long string stops at the item
+// limit instead of allocating tens of bytes per character first.
+func TestStringCharactersCharged(t *testing.T) {
+	for _, src := range []string{
+		"{% for c in 'x' * 4000000 %}{% endfor %}",
+		"{{ ('x' * 4000000)|list|length }}",
+		"{{ ('é' * 2000000)|join(',') }}",
+	} {
+		tmpl, err := Parse(src, &Options{Limits: Limits{MaxOutput: 16 << 20, MaxSteps: 5_000_000, MaxAlloc: 1 << 30}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = tmpl.Render(context.Background(), nil)
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, ErrLimit) {
+			t.Errorf("%q: %v, want a limit error", src, err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 32<<20 {
+			t.Errorf("%q: allocated %d MiB before stopping", src, n>>20)
+		}
 	}
 }
 
