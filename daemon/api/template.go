@@ -149,7 +149,8 @@ func templateConversation(body ipc.ChatTemplateRequest) (chat.Conversation, erro
 }
 
 // messageText is a message's content as text: a string, null (empty), or
-// the text parts of an array of content parts joined.
+// the text parts of an array of content parts joined with newlines, as a
+// chat request reads them (ipc.Message).
 func messageText(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
@@ -165,12 +166,12 @@ func messageText(raw json.RawMessage) (string, error) {
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", errors.New("must be a string, null or an array of content parts")
 	}
-	var b strings.Builder
+	texts := make([]string, len(parts))
 	for k, p := range parts {
-		if p.Type != "text" || p.Text == nil {
+		if (p.Type != "text" && p.Type != "input_text" && p.Type != "") || p.Text == nil {
 			return "", fmt.Errorf("part %d: only text parts are supported, got type %q", k, p.Type)
 		}
-		b.WriteString(*p.Text)
+		texts[k] = *p.Text
 	}
-	return b.String(), nil
+	return strings.Join(texts, "\n"), nil
 }

@@ -54,7 +54,7 @@ func TestChatTemplateEndpoint(t *testing.T) {
 			{"role": "user", "content": [{"type": "text", "text": "Weather in "}, {"type": "text", "text": "Oslo?"}]},
 			{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
 			{"role": "tool", "tool_call_id": "c1", "content": "-3 C"}]}`, 200,
-			`<|endoftext|>[TOOLS][{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}][/TOOLS]<user>Weather in Oslo?<assistant>[CALL c1 get_weather {"city": "Oslo"}]<tool>-3 C[RESULT c1]<nothink><assistant>`},
+			`<|endoftext|>[TOOLS][{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}][/TOOLS]<user>Weather in ` + "\n" + `Oslo?<assistant>[CALL c1 get_weather {"city": "Oslo"}]<tool>-3 C[RESULT c1]<nothink><assistant>`},
 		{"template raises", `{"model": "` + model + `", "messages": [{"role": "user", "content": "a"}, {"role": "system", "content": "b"}]}`, 400,
 			"System message must come first"},
 		{"no messages", `{"model": "` + model + `", "messages": []}`, 400, "messages must not be empty"},
