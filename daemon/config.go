@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -30,6 +31,9 @@ type Config struct {
 	StateDir, ModelsDir, AdaptersDir, CacheDir string
 	// MaxBodyBytes limits request bodies (default 32 MiB).
 	MaxBodyBytes int64
+	// UnixWriteIdle cuts a Unix-socket connection whose peer stops reading
+	// for that long (0: UnixWriteIdleTimeout).
+	UnixWriteIdle time.Duration
 	// Threads for inference (0: all cores).
 	Threads int
 	// Logger receives the daemon's logs.

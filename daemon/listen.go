@@ -35,6 +35,10 @@ const (
 	// each write must complete within it. A stream that keeps streaming is
 	// never cut, however long it runs.
 	TCPWriteIdleTimeout = 60 * time.Second
+	// UnixWriteIdleTimeout does the same on the Unix socket: a local app
+	// that stops reading a stream (hung, or never reading) held its slot
+	// while the reply's tokens queued in memory without end.
+	UnixWriteIdleTimeout = 60 * time.Second
 )
 
 // listen opens the Unix socket (or takes the ones systemd or launchd
@@ -62,7 +66,7 @@ func (s *Server) listen() (unixLns []net.Listener, tcp *tcpListener, err error) 
 	}()
 	if len(activated) > 0 {
 		for _, ln := range activated {
-			unixLns = append(unixLns, &peerListener{Listener: ln, uid: uint32(os.Getuid()), log: s.log})
+			unixLns = append(unixLns, &peerListener{Listener: ln, uid: uint32(os.Getuid()), log: s.log, writeIdle: s.unixWriteIdle()})
 		}
 	} else {
 		ln, err := s.listenUnix()
@@ -122,7 +126,7 @@ func (s *Server) listenUnix() (net.Listener, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("socket %s: %w", path, err)
 	}
-	return &peerListener{Listener: ln, uid: uint32(os.Getuid()), log: s.log}, nil
+	return &peerListener{Listener: ln, uid: uint32(os.Getuid()), log: s.log, writeIdle: s.unixWriteIdle()}, nil
 }
 
 // prepareSocketDir creates the socket's directory (mode) when it is
@@ -223,11 +227,13 @@ func activationListeners() ([]net.Listener, string, error) {
 	return lns, "launchd", nil
 }
 
-// peerListener closes connections from any user other than uid.
+// peerListener closes connections from any user other than uid, and
+// cuts those whose peer stops reading for writeIdle.
 type peerListener struct {
 	net.Listener
-	uid uint32
-	log *slog.Logger
+	uid       uint32
+	log       *slog.Logger
+	writeIdle time.Duration
 }
 
 func (l *peerListener) Accept() (net.Conn, error) {
@@ -246,10 +252,33 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		case uid != l.uid:
 			l.log.Warn("refused connection from another user", "peer_uid", uid, "uid", l.uid)
 		default:
-			return c, nil
+			return &writeIdleConn{Conn: c, idle: l.writeIdle}, nil
 		}
 		c.Close()
 	}
+}
+
+// unixWriteIdle is how long a Unix-socket peer may stop reading.
+func (s *Server) unixWriteIdle() time.Duration {
+	if s.cfg.UnixWriteIdle > 0 {
+		return s.cfg.UnixWriteIdle
+	}
+	return UnixWriteIdleTimeout
+}
+
+// writeIdleConn is a connection each write of which must complete within
+// idle (none when 0): a peer that stops reading is cut, a stream that
+// keeps flowing never is.
+type writeIdleConn struct {
+	net.Conn
+	idle time.Duration
+}
+
+func (c *writeIdleConn) Write(b []byte) (int, error) {
+	if c.idle > 0 {
+		c.Conn.SetWriteDeadline(time.Now().Add(c.idle))
+	}
+	return c.Conn.Write(b)
 }
 
 // tcpListener hands out *tcpConn, which the handler must authenticate
