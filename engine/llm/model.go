@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/compute"
@@ -734,7 +735,7 @@ func (m *Model) chatPrompt(ctx context.Context, req Request, msgs []chat.Message
 	if err != nil {
 		return "", err
 	}
-	msgs = m.escapeMessages(msgs)
+	msgs = m.escapeMessages(capMessageText(msgs, maxRenderedText))
 	conv := chat.Conversation{Messages: msgs, Tools: req.Tools, AddGenerationPrompt: true, Vars: req.TemplateVars}
 	if last := len(msgs) - 1; continuesLast(req, msgs) {
 		// Hugging Face's continue_final_message, without its search for
@@ -756,6 +757,63 @@ func (m *Model) chatPrompt(ctx context.Context, req Request, msgs []chat.Message
 		conv.Messages, conv.AddGenerationPrompt = msgs, true
 	}
 	return t.Prompt(ctx, conv)
+}
+
+// maxRenderedText bounds the messages' text a chat template renders: the
+// templates' values are bounded (jinja's MaxOutput, 16 MiB), and a
+// conversation of more (a body may hold 32 MiB) failed with "template
+// limit exceeded", naming no field, where a turn too long keeps its head
+// and its end. 12 MiB is millions of tokens, more than a context holds.
+const maxRenderedText = 12 << 20
+
+// capMessageText returns msgs with the longest messages' content cut to
+// its head and its end (at character boundaries) so that their content
+// totals at most limit bytes: each keeps at most the same share, the
+// shortest messages whole. msgs is returned as it is when it fits, and is
+// never changed.
+func capMessageText(msgs []chat.Message, limit int) []chat.Message {
+	total := 0
+	sizes := make([]int, len(msgs))
+	for i, msg := range msgs {
+		sizes[i] = len(msg.Content)
+		total += sizes[i]
+	}
+	if total <= limit {
+		return msgs
+	}
+	// The largest share c with Σ min(size, c) ≤ limit.
+	sorted := slices.Clone(sizes)
+	slices.Sort(sorted)
+	share, left := 0, limit
+	for i, n := range sorted {
+		each := left / (len(sorted) - i)
+		if n > each {
+			share = each
+			break
+		}
+		left -= n
+		share = n
+	}
+	out := slices.Clone(msgs)
+	for i, msg := range out {
+		if len(msg.Content) > share {
+			out[i].Content = headAndEnd(msg.Content, share)
+		}
+	}
+	return out
+}
+
+// headAndEnd returns at most n bytes of s: its first and last halves, cut
+// at character boundaries.
+func headAndEnd(s string, n int) string {
+	head, tail := n/2, len(s)-(n-n/2)
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + s[tail:]
 }
 
 // escapeMessages returns msgs with the text their clients wrote (content,
