@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -59,6 +60,7 @@ func (m *Model) copyLogits(net model.Model, hidden compute.Tensor, rows []int32,
 	vocab := len(m.logits)
 	if len(rows) == 1 && len(out[0]) == vocab { // decode: straight to the sampler's row
 		m.backend.Download(logits, out[0])
+		m.maskTextless(out[:1])
 		return nil
 	}
 	if cap(m.stepLogits) < len(rows)*vocab {
@@ -69,7 +71,22 @@ func (m *Model) copyLogits(net model.Model, hidden compute.Tensor, rows []int32,
 	for i := range rows {
 		copy(out[i], all[i*vocab:(i+1)*vocab])
 	}
+	m.maskTextless(out[:len(rows)])
 	return nil
+}
+
+// maskTextless makes the ids the tokenizer has no token for (an output
+// matrix with more rows than the vocabulary: llama.cpp refuses such a
+// file) impossible to sample: drawn, they were replies of empty text.
+func (m *Model) maskTextless(out [][]float32) {
+	n := m.tok.VocabSize()
+	for _, row := range out {
+		if n < len(row) {
+			for v := n; v < len(row); v++ {
+				row[v] = float32(math.Inf(-1))
+			}
+		}
+	}
 }
 
 // tokenQueue carries tokens from the scheduler goroutine to the caller
