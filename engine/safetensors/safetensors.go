@@ -9,10 +9,12 @@
 package safetensors
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -108,28 +110,10 @@ func Parse(b []byte) (*File, error) {
 	if n > uint64(len(b)-8) {
 		return nil, malformed("header length %d exceeds the %d bytes that follow", n, len(b)-8)
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b[8:8+n], &raw); err != nil {
-		return nil, malformed("the header is not valid JSON (%s)", jsonProblem(err))
-	}
 	data := b[8+n:]
 	f := &File{data: data, index: map[string]int{}}
-	for name, msg := range raw {
-		if name == "__metadata__" {
-			if err := json.Unmarshal(msg, &f.Metadata); err != nil {
-				return nil, malformed("__metadata__: %s", jsonProblem(err))
-			}
-			continue
-		}
-		var e headerEntry
-		if err := json.Unmarshal(msg, &e); err != nil {
-			return nil, malformed("tensor %q: %s", name, jsonProblem(err))
-		}
-		t, err := check(name, e, uint64(len(data)))
-		if err != nil {
-			return nil, err
-		}
-		f.Tensors = append(f.Tensors, t)
+	if err := f.readHeader(b[8:8+n], uint64(len(data))); err != nil {
+		return nil, err
 	}
 	sort.Slice(f.Tensors, func(i, j int) bool {
 		if f.Tensors[i].Begin != f.Tensors[j].Begin {
@@ -147,6 +131,56 @@ func Parse(b []byte) (*File, error) {
 		f.index[t.Name] = i
 	}
 	return f, nil
+}
+
+// MaxTensors bounds a header's entries: files hold thousands at most,
+// and a 100 MB header of tiny entries took 1.4 GB decoded whole.
+const MaxTensors = 1 << 18
+
+// readHeader decodes the JSON header entry by entry (never the whole
+// object into memory at once) into f's tensors and metadata.
+func (f *File) readHeader(hdr []byte, dataLen uint64) error {
+	dec := json.NewDecoder(bytes.NewReader(hdr))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return malformed("the header is not a JSON object")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return malformed("the header is not valid JSON (%s)", jsonProblem(err))
+		}
+		name, _ := tok.(string)
+		if seen[name] {
+			return malformed("%q appears twice in the header", name)
+		}
+		seen[name] = true
+		if name == "__metadata__" {
+			if err := dec.Decode(&f.Metadata); err != nil {
+				return malformed("__metadata__: %s", jsonProblem(err))
+			}
+			continue
+		}
+		if len(f.Tensors) == MaxTensors {
+			return malformed("more than %d tensors", MaxTensors)
+		}
+		var e headerEntry
+		if err := dec.Decode(&e); err != nil {
+			return malformed("tensor %q: %s", name, jsonProblem(err))
+		}
+		t, err := check(name, e, dataLen)
+		if err != nil {
+			return err
+		}
+		f.Tensors = append(f.Tensors, t)
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return malformed("the header is not valid JSON (%s)", jsonProblem(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return malformed("the header has data after its object")
+	}
+	return nil
 }
 
 // check validates one header entry against the data section's size.

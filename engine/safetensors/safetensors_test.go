@@ -3,6 +3,8 @@ package safetensors
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -74,12 +76,39 @@ func TestMalformed(t *testing.T) {
 		{"overlap", header(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, 8)},
 		{"one offset", header(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0]}}`, 4)},
 		{"negative shape", header(`{"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}`, 4)},
+		{"not an object", header(`["a"]`, 0)},
+		{"twice", header(`{"a":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"a":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}`, 0)},
+		{"data after the object", header(`{} {}`, 0)},
+		{"too many tensors", header(manyTensors(MaxTensors+1), 0)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Parse(tc.b); !errors.Is(err, ErrMalformed) {
 				t.Fatalf("err = %v, want ErrMalformed", err)
 			}
 		})
+	}
+}
+
+// manyTensors is a header of n empty tensors.
+func manyTensors(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"t%d":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}`, i)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// TestHeaderPadding: a header padded with spaces (as writers align the
+// data) and of MaxTensors entries parses.
+func TestHeaderPadding(t *testing.T) {
+	f, err := Parse(header(manyTensors(MaxTensors)+"       ", 0))
+	if err != nil || len(f.Tensors) != MaxTensors {
+		t.Fatalf("err %v", err)
 	}
 }
 
