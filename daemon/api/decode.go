@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +16,13 @@ import (
 // decode reads a JSON body into v. Unknown fields are tolerated; a field
 // of the wrong type is named in the error; an oversized body is 413.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+	// A UTF-8 byte order mark (PowerShell's and some Windows editors'
+	// bodies start with one) is skipped, not "invalid character 'ï'".
+	body := bufio.NewReader(r.Body)
+	if bom, err := body.Peek(3); err == nil && string(bom) == "\ufeff" {
+		body.Discard(3)
+	}
+	dec := json.NewDecoder(body)
 	err := dec.Decode(v)
 	if err == nil {
 		if _, err := dec.Token(); !errors.Is(err, io.EOF) {

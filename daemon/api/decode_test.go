@@ -29,6 +29,8 @@ func TestDecodeMessages(t *testing.T) {
 		{`{"model":`, 400, "ends in the middle"},
 		{`{"model" "m"}`, 400, "invalid JSON at byte"},
 		{`{"model":"m"} {"again":1}`, 400, "data after the JSON object"},
+		{"\ufeff{\"model\":\"m\",\"messages\":[]}", 0, ""}, // a UTF-8 byte order mark first
+		{"\ufeff", 400, "empty request body"},
 		{`{"model":5}`, 400, `field "model" must be a string, not number`},
 		{`{"model":"m","stream":"yes"}`, 400, `field "stream" must be a boolean`},
 		{`{"model":"m","max_tokens":1.5}`, 400, `field "max_tokens" must be an integer from -9223372036854775808 to 9223372036854775807, not number 1.5`},
