@@ -69,7 +69,7 @@ const MaxTools = 512
 // given, a JSON object schema; there may be at most MaxTools.
 func ParseTools(raw []json.RawMessage) ([]Tool, error) {
 	if len(raw) > MaxTools {
-		return nil, fmt.Errorf("%w: at most %d tools, not %d", ErrBadTool, MaxTools, len(raw))
+		return nil, fmt.Errorf("%w: %d tools, more than the %d a request may offer", ErrBadTool, len(raw), MaxTools)
 	}
 	var tools []Tool
 	seen := map[string]bool{}

@@ -173,7 +173,7 @@ func TestMaxTools(t *testing.T) {
 	for i := range raw {
 		raw[i] = json.RawMessage(fmt.Sprintf(`{"type":"function","function":{"name":"f%d","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}}`, i))
 	}
-	if _, err := ParseTools(raw); !errors.Is(err, ErrBadTool) || !strings.Contains(err.Error(), fmt.Sprintf("at most %d tools, not %d", MaxTools, MaxTools+1)) {
+	if _, err := ParseTools(raw); !errors.Is(err, ErrBadTool) || !strings.Contains(err.Error(), fmt.Sprintf("%d tools, more than the %d", MaxTools+1, MaxTools)) {
 		t.Fatalf("%d tools: %v", MaxTools+1, err)
 	}
 	tools, err := ParseTools(raw[:MaxTools])
