@@ -128,11 +128,17 @@ func templateConversation(body ipc.ChatTemplateRequest) (chat.Conversation, erro
 		if m.Role == "" {
 			return conv, bad("messages[%d].role is required", i)
 		}
+		// The roles chat requests take, mapped as they map them: the
+		// preview is the prompt those requests render.
+		role, err := checkRole(m.Role, i, "messages")
+		if err != nil {
+			return conv, err
+		}
 		content, err := messageText(m.Content)
 		if err != nil {
 			return conv, bad("messages[%d].content %v", i, err)
 		}
-		msg := chat.Message{Role: m.Role, Content: content, ToolCallID: m.ToolCallID, Name: m.Name, ReasoningContent: m.ReasoningContent}
+		msg := chat.Message{Role: role, Content: content, ToolCallID: m.ToolCallID, Name: m.Name, ReasoningContent: m.ReasoningContent}
 		for j, c := range m.ToolCalls {
 			if c.Function.Name == "" {
 				return conv, bad("messages[%d].tool_calls[%d].function.name is required", i, j)

@@ -59,6 +59,11 @@ func TestChatTemplateEndpoint(t *testing.T) {
 			"System message must come first"},
 		{"no messages", `{"model": "` + model + `", "messages": []}`, 400, "messages must not be empty"},
 		{"no role", `{"model": "` + model + `", "messages": [{"content": "x"}]}`, 400, "messages[0].role is required"},
+		// Roles as chat requests take them: a preview of a request chat
+		// would refuse is refused too, and developer renders as system.
+		{"unknown role", `{"model": "` + model + `", "messages": [{"role": "wizard", "content": "x"}]}`, 400, "messages[0].role"},
+		{"developer", `{"model": "` + model + `", "messages": [{"role": "developer", "content": "Be brief"}, {"role": "user", "content": "Hi"}]}`, 200,
+			"<|endoftext|><system>Be brief<user>Hi<assistant>"},
 		{"bad content", `{"model": "` + model + `", "messages": [{"role": "user", "content": 5}]}`, 400, "messages[0].content must be a string"},
 		{"image part", `{"model": "` + model + `", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}`, 400, `messages[0].content part 0: only text parts`},
 		{"unnamed call", `{"model": "` + model + `", "messages": [{"role": "assistant", "tool_calls": [{"function": {}}]}]}`, 400, "messages[0].tool_calls[0].function.name is required"},
