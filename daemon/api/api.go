@@ -445,6 +445,10 @@ func openAIErrorBody(err error) (int, ipc.OpenAIError) {
 	if errors.As(err, &re) && re.param != "" {
 		body.Error.Param = &re.param
 	}
+	if errors.Is(err, llm.ErrNoFIM) && body.Error.Param == nil {
+		// Only a completion's suffix asks for fill-in-the-middle.
+		body.Error.Param = strPtr("suffix")
+	}
 	if errors.Is(err, llm.ErrContextExceeded) {
 		// OpenAI's code: clients that trim their own history branch on it.
 		body.Error.Code = strPtr("context_length_exceeded")

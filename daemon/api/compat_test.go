@@ -254,6 +254,11 @@ func TestOllamaModelManagement(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d naming %q", c.path, c.body, resp.StatusCode, b, c.status, c.want)
 		}
 	}
+	// OpenAI's error names the field that asked for fill-in-the-middle.
+	if resp, b := ta.post(t, "/v1/completions", `{"model":"`+model+`","prompt":"x","suffix":"y"}`); resp.StatusCode != 400 ||
+		!strings.Contains(string(b), `"param":"suffix"`) {
+		t.Errorf("/v1/completions with a suffix the model cannot fill: %d %s, want a 400 with param suffix", resp.StatusCode, b)
+	}
 	// Legacy /api/embeddings.
 	e := post("/api/embeddings", `{"model":"`+model+`","prompt":"hello"}`, 200)
 	if n := len(e["embedding"].([]any)); n != 32 {
