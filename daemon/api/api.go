@@ -392,7 +392,7 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, llm.ErrInvalidModel), errors.Is(err, llm.ErrNonFinite):
 		return http.StatusUnprocessableEntity
-	case errors.Is(err, models.ErrLoadFailed), errors.Is(err, mapfault.ErrFault):
+	case errors.Is(err, models.ErrLoadFailed), errors.Is(err, mapfault.ErrFault), errors.Is(err, llm.ErrBusy):
 		// A fault: the model file changed under the loaded model, which
 		// the next request loads again.
 		return http.StatusServiceUnavailable

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/mapfault"
 )
 
@@ -30,5 +31,13 @@ func TestStatusOfModelFault(t *testing.T) {
 	err := fmt.Errorf("generate: %w", mapfault.Error("fault"))
 	if got := statusOf(err); got != http.StatusServiceUnavailable {
 		t.Fatalf("statusOf(%v) = %d, want 503", err, got)
+	}
+}
+
+// TestStatusOfBusy: a request past the model's --max-queue is a 503, as
+// Ollama's past OLLAMA_MAX_QUEUE.
+func TestStatusOfBusy(t *testing.T) {
+	if got := statusOf(fmt.Errorf("generate: %w", llm.ErrBusy)); got != http.StatusServiceUnavailable {
+		t.Fatalf("statusOf(busy) = %d, want 503", got)
 	}
 }

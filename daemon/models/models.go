@@ -80,7 +80,9 @@ type Options struct {
 	// zero KeepAlive otherwise takes the default.
 	UnloadIdle bool
 	MaxLoaded  int // models held at once (default 1)
-	Threads    int
+	// MaxQueue bounds each model's waiting requests (llm.Options.MaxQueue).
+	MaxQueue int
+	Threads  int
 	// ContextLength is each loaded model's context per sequence
 	// (llm.Options.ContextLength; 0: the model's own, at most 4096).
 	ContextLength int
@@ -183,12 +185,12 @@ func New(o Options) *Manager {
 		if o.CacheDir != "" {
 			draftDir = filepath.Join(o.CacheDir, "drafts")
 		}
-		cold, window, ctxLen := o.KVCold, o.KVHotWindow, o.ContextLength
+		cold, window, ctxLen, maxQueue := o.KVCold, o.KVHotWindow, o.ContextLength, o.MaxQueue
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
 			// A draft model that cannot be used costs speculation, not the
 			// model: DraftOptional serves it without.
 			lo := llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, Speculate: speculate,
-				KVCold: cold, KVHotWindow: window, Exact: exact, ContextLength: ctxLen, DraftOptional: true}
+				KVCold: cold, KVHotWindow: window, Exact: exact, ContextLength: ctxLen, DraftOptional: true, MaxQueue: maxQueue}
 			if draft != nil {
 				lo.Draft, lo.DraftDir = draft(llm.NameFromPath(path)), draftDir
 			}

@@ -43,6 +43,9 @@ type Options struct {
 	// OLLAMA_KEEP_ALIVE=0; FinishFlags sets it).
 	UnloadIdle bool
 	MaxLoaded  int
+	// MaxQueue bounds the requests waiting for each model (--max-queue;
+	// 0: no bound).
+	MaxQueue int
 	// AdapterBudget bounds the memory of loaded LoRA adapters (0: 1 GiB).
 	AdapterBudget int64
 	// Backend names the compute backend models run on (internal/backends:
@@ -110,6 +113,7 @@ func (o Options) checkCounts() error {
 		{"threads", o.Threads},
 		{"kv-hot-window", o.KVHotWindow},
 		{"max-loaded", o.MaxLoaded},
+		{"max-queue", o.MaxQueue},
 		{"learning-deep-min", o.Learning.Config.DeepMin},
 		{"learning-deep-every", o.Learning.DeepEvery},
 	} {
@@ -199,7 +203,7 @@ func Run(ctx context.Context, o Options) error {
 		lo.Threads = o.Threads
 	}
 	learner := learning.New(lo)
-	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, UnloadIdle: o.UnloadIdle && o.KeepAlive == 0, MaxLoaded: o.MaxLoaded,
+	mgr := models.New(models.Options{Dir: o.ModelsDir, CacheDir: o.CacheDir, KeepAlive: o.KeepAlive, UnloadIdle: o.UnloadIdle && o.KeepAlive == 0, MaxLoaded: o.MaxLoaded, MaxQueue: o.MaxQueue,
 		Threads: o.Threads, ContextLength: o.ContextLength, NewBackend: newBackend, Exact: o.Exact, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
 		Speculate: kinds, Draft: drafts, KVCold: kvCold, KVHotWindow: o.KVHotWindow,
 		OnLoad:   func(name, path string, m models.Model) { learner.Attach(name, path, m) },
@@ -305,6 +309,7 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.BoolVar(&o.Preload, "preload", true, "load the default model at start")
 	f.DurationVar(&o.KeepAlive, "keep-alive", 5*time.Minute, "how long an idle model stays loaded (negative: forever; 0: unloaded once idle)")
 	f.IntVar(&o.MaxLoaded, "max-loaded", 1, "models held in memory at once")
+	f.IntVar(&o.MaxQueue, "max-queue", 512, "requests that may wait for each model; more get 503 server busy (0: no bound; OLLAMA_MAX_QUEUE)")
 	f.StringVar(&o.Speculate, "spec", "all", "speculative decoding offered to requests: all, off, or kinds joined by + (lookup, draft, tree)")
 	f.StringArrayVar(&o.Drafts, "draft", nil, "draft model for speculative decoding: FILE (for the default model) or NAME=FILE (repeatable); FILE may be self:TYPE, the model converted to TYPE once (kept in the cache dir)")
 	f.StringVar(&o.KVType, "kv-type", "f16", "KV cache type: f16, or q8_0/q4_0 for a quantized cold tier behind an f16 hot window (more cached prefixes in the same memory)")

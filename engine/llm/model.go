@@ -63,6 +63,10 @@ var ErrNoTemplate = errors.New("model has no chat template")
 // with "stop", or an embedding of zeros.
 var ErrNonFinite = errors.New("the model computed NaN or infinite values (its weights, or an adapter's, are not finite or overflow)")
 
+// ErrBusy is returned for a request made while Options.MaxQueue requests
+// already wait.
+var ErrBusy = sched.ErrBusy
+
 // Options configures Load.
 type Options struct {
 	// Threads for the CPU backend; 0 means all cores.
@@ -87,6 +91,9 @@ type Options struct {
 	KVHotWindow int
 	// Sequences is how many full-length sequences the KV pool holds.
 	Sequences int
+	// MaxQueue bounds the requests waiting for the scheduler (0: no
+	// bound); one more fails with ErrBusy.
+	MaxQueue int
 	// NoPrefixCache disables sharing computed prompt prefixes.
 	NoPrefixCache bool
 	// Speculate is the set of speculative decoding kinds requests may use
@@ -397,7 +404,7 @@ func load(f *gguf.File, path string, o Options) (_ *Model, err error) {
 		}
 	}
 	m.sched = sched.New(runner{m}, m.pool, m.cache, sched.Options{
-		MaxBatchTokens: o.BatchSize, MaxRunning: o.Sequences * 4, MaxSeqLen: ctxLen, Logger: o.Logger,
+		MaxBatchTokens: o.BatchSize, MaxRunning: o.Sequences * 4, MaxSeqLen: ctxLen, MaxQueue: o.MaxQueue, Logger: o.Logger,
 		Speculation: m.speculation(), HotWindow: o.KVHotWindow, CostClock: m.costClock(),
 	})
 	m.log.Info("model loaded", "name", m.info.Name, "arch", cfg.Arch, "params", m.info.Parameters,

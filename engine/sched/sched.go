@@ -33,6 +33,10 @@ import (
 // scheduler.
 var ErrClosed = errors.New("scheduler closed")
 
+// ErrBusy is returned for a request submitted while Options.MaxQueue
+// requests already wait (Ollama's "server busy" past OLLAMA_MAX_QUEUE).
+var ErrBusy = errors.New("too many requests are waiting: the server is busy, try again")
+
 // ErrTooLarge is returned for a job that could not fit the KV pool even
 // if it ran alone.
 var ErrTooLarge = errors.New("sequence does not fit the KV cache")
@@ -149,6 +153,9 @@ type Options struct {
 	BackgroundDelay time.Duration
 	// MaxSeqLen is the longest sequence (context length).
 	MaxSeqLen int
+	// MaxQueue bounds the requests waiting to run (0: no bound); one more
+	// fails with ErrBusy. Background jobs are not counted nor refused.
+	MaxQueue int
 	// Speculation, when set, enables speculative decoding for jobs that
 	// ask for it (Job.Speculate).
 	Speculation *Speculation
@@ -299,6 +306,10 @@ func (s *Scheduler) Run(ctx context.Context, j *Job) error {
 		s.mu.Unlock()
 		return ErrClosed
 	}
+	if s.o.MaxQueue > 0 && !j.Background && s.waiting() >= s.o.MaxQueue {
+		s.mu.Unlock()
+		return ErrBusy
+	}
 	s.counter++
 	j.order = s.counter
 	s.queue = append(s.queue, j)
@@ -312,6 +323,18 @@ func (s *Scheduler) Run(ctx context.Context, j *Job) error {
 		<-j.done
 		return ctx.Err()
 	}
+}
+
+// waiting counts the queued requests (not background jobs); the caller
+// holds s.mu.
+func (s *Scheduler) waiting() int {
+	n := 0
+	for _, q := range s.queue {
+		if !q.Background {
+			n++
+		}
+	}
+	return n
 }
 
 // Close stops the loop; running and queued jobs end with ErrClosed.

@@ -968,3 +968,57 @@ func TestShortPromptsDoNotWaitForLongPrefill(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxQueueRefusesWhenFull: with MaxQueue requests waiting, one more
+// is refused with ErrBusy at once (1,500 concurrent requests were all
+// queued, without bound); a background job is not, and once the queue
+// drains requests are taken again.
+func TestMaxQueueRefusesWhenFull(t *testing.T) {
+	pool := kv.NewPool(256, 4)
+	r := &hashRunner{kv: newTokenKV(256, 4), gate: make(chan struct{})}
+	s := New(r, pool, prefix.New(pool), Options{MaxRunning: 1, MaxQueue: 2})
+	defer s.Close()
+	job := func(tok int32, bg bool) *Job {
+		return &Job{Prompt: []int32{tok, tok}, Background: bg, Next: func([]float32) (int32, bool) { return 0, true }}
+	}
+	errs := make(chan error, 4)
+	run := func(j *Job) { go func() { errs <- s.Run(context.Background(), j) }() }
+	waitQueued := func(n int) {
+		for {
+			s.mu.Lock()
+			q := len(s.queue)
+			s.mu.Unlock()
+			if q == n {
+				return
+			}
+			runtime.Gosched()
+		}
+	}
+	run(job(1, false)) // runs, held at the gate
+	for {
+		s.mu.Lock()
+		running := len(s.running)
+		s.mu.Unlock()
+		if running == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	run(job(2, false))
+	run(job(3, false))
+	waitQueued(2)
+	if err := s.Run(context.Background(), job(4, false)); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a request past the queue: %v, want ErrBusy", err)
+	}
+	run(job(5, true)) // background work is not refused
+	waitQueued(3)
+	close(r.gate)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Run(context.Background(), job(6, false)); err != nil {
+		t.Fatalf("after the queue drained: %v", err)
+	}
+}
