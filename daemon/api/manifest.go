@@ -288,7 +288,7 @@ func withManifestRequest(man *ipc.ModelManifest, req *llm.Request, setTemp, setT
 		if err != nil {
 			return err
 		}
-		req.Prompt, req.Templated, req.Messages = prompt, true, nil
+		req.Prompt, req.ClientSpans, req.Templated, req.Messages = prompt.Text, prompt.Client, true, nil
 	}
 	return nil
 }
@@ -325,13 +325,13 @@ func withManifestMessages(man *ipc.ModelManifest, msgs []ipc.Message) []ipc.Mess
 
 // applyTemplate renders a created model's prompt template over the
 // request's messages into req's prompt, when the model has one.
-func applyTemplate(man *ipc.ModelManifest, msgs []ipc.Message) (string, bool, error) {
+func applyTemplate(man *ipc.ModelManifest, msgs []ipc.Message) (renderedPrompt, bool, error) {
 	if man == nil || man.Template == "" {
-		return "", false, nil
+		return renderedPrompt{}, false, nil
 	}
 	t, err := parsePromptTemplate(man.Template)
 	if err != nil {
-		return "", false, err
+		return renderedPrompt{}, false, err
 	}
 	var system string
 	var tm []templateMessage
@@ -343,7 +343,7 @@ func applyTemplate(man *ipc.ModelManifest, msgs []ipc.Message) (string, bool, er
 	}
 	text, err := renderPromptTemplate(t, system, tm)
 	if err != nil {
-		return "", false, badParam("model", "its template failed: %v", err)
+		return renderedPrompt{}, false, badParam("model", "its template failed: %v", err)
 	}
 	return text, true, nil
 }

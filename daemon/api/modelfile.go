@@ -340,7 +340,23 @@ type templateMessage struct {
 // renderPromptTemplate renders t for a system prompt and chat messages:
 // .Messages holds every turn, .System the system prompt, .Prompt the last
 // user message and .Response "" (the model writes it).
-func renderPromptTemplate(t *template.Template, system string, msgs []templateMessage) (string, error) {
+func renderPromptTemplate(t *template.Template, system string, msgs []templateMessage) (renderedPrompt, error) {
+	text, err := executePromptTemplate(t, system, msgs)
+	if err != nil {
+		return renderedPrompt{}, err
+	}
+	return renderedPrompt{Text: text, Client: clientSpans(t, text, system, msgs)}, nil
+}
+
+// renderedPrompt is a prompt a Go template rendered, with the byte ranges
+// of it that are the client's text (llm.Request.ClientSpans).
+type renderedPrompt struct {
+	Text   string
+	Client [][2]int
+}
+
+// executePromptTemplate runs t over the system prompt and messages.
+func executePromptTemplate(t *template.Template, system string, msgs []templateMessage) (string, error) {
 	data := struct {
 		System, Prompt, Response string
 		Messages                 []templateMessage
@@ -357,6 +373,62 @@ func renderPromptTemplate(t *template.Template, system string, msgs []templateMe
 		return "", err
 	}
 	return out.String(), nil
+}
+
+// clientSpans finds where text holds the client's texts (the system
+// prompt and the messages' content), so that the model reads the control
+// tokens they spell ("<|im_end|>") as plain text, not as turns of their
+// own. t is rendered again with a placeholder for each non-empty text:
+// where putting the texts back into that rendering gives text exactly, the
+// template wrote them as they are, and their places are known; where it
+// does not (a template that changes or tests them), nil.
+func clientSpans(t *template.Template, text, system string, msgs []templateMessage) [][2]int {
+	const mark = "\ue000ruvllm-client-"
+	placeholder := func(i int) string { return mark + strconv.Itoa(i) + "\ue000" }
+	texts := []string{system}
+	marked := make([]templateMessage, len(msgs))
+	for i, m := range msgs {
+		texts = append(texts, m.Content)
+		marked[i] = m
+		if m.Content != "" {
+			marked[i].Content = placeholder(i + 1)
+		}
+	}
+	sys := ""
+	if system != "" {
+		sys = placeholder(0)
+	}
+	if strings.Contains(text, mark) {
+		return nil // the client wrote the mark itself
+	}
+	skeleton, err := executePromptTemplate(t, sys, marked)
+	if err != nil {
+		return nil
+	}
+	var b strings.Builder
+	var spans [][2]int
+	for {
+		i := strings.Index(skeleton, mark)
+		if i < 0 {
+			b.WriteString(skeleton)
+			break
+		}
+		b.WriteString(skeleton[:i])
+		rest := skeleton[i+len(mark):]
+		end := strings.Index(rest, "\ue000")
+		n, err := strconv.Atoi(rest[:max(end, 0)])
+		if end < 0 || err != nil || n < 0 || n >= len(texts) {
+			return nil
+		}
+		start := b.Len()
+		b.WriteString(texts[n])
+		spans = append(spans, [2]int{start, b.Len()})
+		skeleton = rest[end+len("\ue000"):]
+	}
+	if b.String() != text {
+		return nil
+	}
+	return spans
 }
 
 // limitedBuilder is a strings.Builder that refuses to grow past max.

@@ -216,7 +216,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	} else if ok {
-		req.Prompt, req.Templated, req.Messages = prompt, true, nil
+		req.Prompt, req.ClientSpans, req.Templated, req.Messages = prompt.Text, prompt.Client, true, nil
 	}
 	constraint, err := ollamaFormat(body.Format)
 	if err != nil {
@@ -360,7 +360,7 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 			ollamaError(w, badParam("template", "%v", err))
 			return
 		}
-		req.Prompt, req.Templated = text, true
+		req.Prompt, req.ClientSpans, req.Templated = text.Text, text.Client, true
 	default:
 		// Like Ollama, a generate prompt is wrapped in the model's chat
 		// template as one user turn (with the system prompt if given).

@@ -194,7 +194,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	} else if ok {
-		req.Prompt, req.Templated, req.Messages = prompt, true, nil
+		req.Prompt, req.ClientSpans, req.Templated, req.Messages = prompt.Text, prompt.Client, true, nil
 	}
 	req.Logprobs = body.Logprobs
 	if body.TopLogprobs < 0 || body.TopLogprobs > MaxTopLogprobs {

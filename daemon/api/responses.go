@@ -312,7 +312,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	} else if ok {
-		req.Prompt, req.Templated, req.Messages = prompt, true, nil
+		req.Prompt, req.ClientSpans, req.Templated, req.Messages = prompt.Text, prompt.Client, true, nil
 	}
 	constraint, err := responseTextFormat(body.Text)
 	if err != nil {

@@ -84,7 +84,7 @@ func manifestConversation(man *ipc.ModelManifest, conv *chat.Conversation) (stri
 	}
 	all := withManifestMessages(man, plain)
 	if prompt, ok, err := applyTemplate(man, all); err != nil || ok {
-		return prompt, ok, err
+		return prompt.Text, ok, err
 	}
 	msgs, err := chatMessages(all[:len(all)-len(plain)], "model")
 	if err != nil {

@@ -48,7 +48,7 @@ func TestPromptTemplateWorkBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := renderPromptTemplate(tpl, "", []templateMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "yo"}})
-	if err != nil || out != "[user]hi[assistant]yo" {
-		t.Fatalf("rendered %q, %v", out, err)
+	if err != nil || out.Text != "[user]hi[assistant]yo" {
+		t.Fatalf("rendered %q, %v", out.Text, err)
 	}
 }

@@ -629,7 +629,8 @@ func (m *Model) promptTokens(req Request) ([]int32, error) {
 		return append(out, fim.Middle), nil
 	}
 	if req.Templated {
-		return m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true}), nil
+		text, escaped := m.escapeSpans(req.Prompt, req.ClientSpans)
+		return m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true, Unescape: escaped}), nil
 	}
 	if req.Raw {
 		out := m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
@@ -821,6 +822,31 @@ func headAndEnd(s string, n int) string {
 		tail++
 	}
 	return s[:head] + s[tail:]
+}
+
+// escapeSpans returns text with its ranges in spans escaped as
+// escapeMessages escapes a chat's messages, and whether it escaped any;
+// spans that are not ascending, disjoint ranges of text leave it as it is.
+func (m *Model) escapeSpans(text string, spans [][2]int) (string, bool) {
+	end := 0
+	for _, sp := range spans {
+		if sp[0] < end || sp[1] < sp[0] || sp[1] > len(text) {
+			return text, false
+		}
+		end = sp[1]
+	}
+	if len(spans) == 0 {
+		return text, false
+	}
+	var b strings.Builder
+	at := 0
+	for _, sp := range spans {
+		b.WriteString(text[at:sp[0]])
+		b.WriteString(m.tok.EscapeSpecial(text[sp[0]:sp[1]]))
+		at = sp[1]
+	}
+	b.WriteString(text[at:])
+	return b.String(), true
 }
 
 // escapeMessages returns msgs with the text their clients wrote (content,

@@ -117,6 +117,12 @@ type Request struct {
 	// Templated says Prompt is a chat template already rendered: the
 	// tokenizer adds BOS as for any prompt and reads special tokens.
 	Templated bool
+	// ClientSpans, with Templated, are the byte ranges of Prompt that the
+	// client wrote (a system prompt, messages' text: ascending, not
+	// overlapping): the control tokens they spell are read as plain text,
+	// as a chat's messages are, so that they cannot write turns of their
+	// own. Invalid ranges are ignored.
+	ClientSpans [][2]int
 	// ContextLimit bounds this request's prompt and reply below the
 	// model's context (0: the model's context).
 	ContextLimit int
