@@ -208,6 +208,21 @@ func CheckScope(name string) error {
 // as "unsupported".
 func (s *Service) Attach(name, path string, m any) {
 	s.mu.Lock()
+	old := s.models[name]
+	if s.closed || (old != nil && old.instance == m) {
+		s.mu.Unlock()
+		return
+	}
+	// The model loaded again while its last instance unloads: that
+	// instance's Detach may come after this (the manager closes unloaded
+	// models behind), and it left the new one without learning. It stops
+	// here, its scopes saved before the new instance restores them.
+	delete(s.models, name)
+	s.mu.Unlock()
+	if old != nil {
+		old.stop()
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.models[name] != nil {
 		return
@@ -221,10 +236,14 @@ func (s *Service) Attach(name, path string, m any) {
 // manager's unload hook): training in progress is abandoned (its
 // feedback stays unlearned and is learned again on the next load), and
 // every scope's state is saved.
-func (s *Service) Detach(name string) {
+func (s *Service) Detach(name string, m any) {
 	s.mu.Lock()
 	ms := s.models[name]
-	delete(s.models, name)
+	if ms != nil && ms.instance != m {
+		ms = nil // another instance of the name, loaded since (Attach)
+	} else {
+		delete(s.models, name)
+	}
 	s.mu.Unlock()
 	if ms != nil {
 		ms.stop()

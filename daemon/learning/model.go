@@ -33,6 +33,9 @@ type modelState struct {
 	svc        *Service
 	name, path string
 	m          Model // nil: not a model the trainer can use
+	// instance is the loaded model as the manager gave it (Attach, Detach
+	// tell one load of a name from the next by it).
+	instance any
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -56,7 +59,7 @@ type modelState struct {
 
 func newModelState(s *Service, name, path string, m any) *modelState {
 	ctx, cancel := context.WithCancel(context.Background())
-	ms := &modelState{svc: s, name: name, path: path, ctx: ctx, cancel: cancel,
+	ms := &modelState{svc: s, name: name, path: path, instance: m, ctx: ctx, cancel: cancel,
 		restored: make(chan struct{}), ready: make(chan struct{}), status: statusPreparing,
 		scopes: map[string]*scopeState{}, inflight: map[string]bool{}}
 	if lm, ok := m.(Model); ok {

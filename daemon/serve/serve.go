@@ -207,7 +207,7 @@ func Run(ctx context.Context, o Options) error {
 		Threads: o.Threads, ContextLength: o.ContextLength, NewBackend: newBackend, Exact: o.Exact, Default: o.Model, Events: srv.Events(), Logger: o.Logger, Registry: srv.Store(),
 		Speculate: kinds, Draft: drafts, KVCold: kvCold, KVHotWindow: o.KVHotWindow,
 		OnLoad:   func(name, path string, m models.Model) { learner.Attach(name, path, m) },
-		OnUnload: func(name string, _ models.Model) { learner.Detach(name) }})
+		OnUnload: func(name string, m models.Model) { learner.Detach(name, m) }})
 	a := api.Register(srv, mgr)
 	a.SetContextOverflow(o.ContextOverflow) // checked above
 	a.SetLearning(learner)
