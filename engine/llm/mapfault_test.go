@@ -11,6 +11,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/mapfault"
+	"github.com/ruvllm/ruvllm/engine/mapfault/mapfaulttest"
 	"github.com/ruvllm/ruvllm/engine/quant"
 )
 
@@ -20,6 +21,7 @@ import (
 // mapfault.ErrFault, the model reports Faulted, every later pass fails
 // at once, and its prefix cache is not saved.
 func TestTruncatedFileFaultsAsError(t *testing.T) {
+	mapfaulttest.RequireFaultAddresses(t)
 	for _, typ := range []quant.Type{quant.F32, quant.Q4_0} {
 		t.Run(typ.String(), func(t *testing.T) {
 			path := synthetic(t, "llama", typ)
@@ -60,6 +62,7 @@ func TestTruncatedFileFaultsAsError(t *testing.T) {
 // TestLoadOfTruncatedMapping: a file truncated while it loads fails the
 // load with an error (Load maps the file, then reads it).
 func TestLoadOfTruncatedMapping(t *testing.T) {
+	mapfaulttest.RequireFaultAddresses(t)
 	path := synthetic(t, "llama", quant.Q4_0)
 	f, err := gguf.Open(path)
 	if err != nil {

@@ -21,6 +21,7 @@ func sum(b []byte) {
 }
 
 func TestCatch(t *testing.T) {
+	mapfaulttest.RequireFaultAddresses(t)
 	b := mapfaulttest.TruncatedMapping(t, 4)
 	tests := []struct {
 		name      string
@@ -57,6 +58,7 @@ func TestCatch(t *testing.T) {
 // TestGroupCarriesFaultToCaller: a fault in one of several goroutines is
 // raised on the caller once all are done, where Catch makes it an error.
 func TestGroupCarriesFaultToCaller(t *testing.T) {
+	mapfaulttest.RequireFaultAddresses(t)
 	b := mapfaulttest.TruncatedMapping(t, 2)
 	var err error
 	func() {

@@ -22,6 +22,7 @@ import (
 // the pass with an error wrapping mapfault.ErrFault instead of ending the
 // process, and so must preparing a base from such a mapping.
 func TestTruncatedBaseFaultsAsError(t *testing.T) {
+	mapfaulttest.RequireFaultAddresses(t)
 	path := filepath.Join(t.TempDir(), "base.gguf")
 	o := testmodel.Options{Arch: "llama", Layers: 2, Dim: 64, Heads: 4, KVHeads: 2, FF: 128, ContextLength: 64, Type: quant.Q8_0, Seed: 7}
 	if err := testmodel.Write(context.Background(), o, path); err != nil {
@@ -58,6 +59,7 @@ func TestTruncatedBaseFaultsAsError(t *testing.T) {
 // TestParallelPartsCarryFaults: the passes' parallel parts run on
 // goroutines of their own; a fault on one reaches the caller's guard.
 func TestParallelPartsCarryFaults(t *testing.T) {
+	mapfaulttest.RequireFaultAddresses(t)
 	mapped := mapfaulttest.TruncatedMapping(t, 1)
 	n := &net[float32]{threads: 4}
 	read := func(i int) { faultSink += int(mapped[i%len(mapped)]) }

@@ -17,6 +17,7 @@ import (
 // helper goroutine; the fault must reach the caller's guard as an error,
 // not end the process, and the pool must run the next loop as before.
 func TestWorkersCarryFaultToCaller(t *testing.T) {
+	mapfaulttest.RequireFaultAddresses(t)
 	mapped := mapfaulttest.TruncatedMapping(t, 1)
 	w := newWorkers(2)
 	defer w.close()

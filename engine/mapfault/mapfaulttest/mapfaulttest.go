@@ -7,8 +7,11 @@ package mapfaulttest
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/mapfault"
 )
 
 // TruncatedMapping maps a file of pages pages, then truncates the file to
@@ -36,3 +39,25 @@ func TruncatedMapping(t testing.TB, pages int) []byte {
 	}
 	return b
 }
+
+// RequireFaultAddresses skips the test where a fault on a truncated
+// mapping does not come with its address (qemu-user reports SIGBUS at
+// address 0, which Go reads as a nil dereference): mapfault turns only
+// faults with an address into errors, so that nil dereferences, which
+// are bugs, stay panics.
+func RequireFaultAddresses(t testing.TB) {
+	t.Helper()
+	b := TruncatedMapping(t, 1)
+	var r any
+	func() {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() { r = recover() }()
+		sink += int(b[0])
+	}()
+	if !mapfault.Is(r) {
+		t.Skipf("faults here come without their address (%v): qemu-user, most likely", r)
+	}
+}
+
+// sink keeps RequireFaultAddresses's read.
+var sink int
