@@ -90,6 +90,12 @@ func newPullCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The daemon reads $RUVLLM_REGISTRY from its own environment,
+			// which is not this shell's: send ours, so that
+			// `RUVLLM_REGISTRY=URL ruvllm pull` pulls from URL as --local does.
+			if registry == "" {
+				registry = os.Getenv(pull.RegistryEnv)
+			}
 			var name string
 			err = c.Pull(ctx, ipc.PullRequest{Model: args[0], Registry: registry}, func(p ipc.PullProgress) error {
 				disp.update(p.Status, p.Total, p.Completed)
