@@ -24,6 +24,27 @@ import (
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// TestClearStaleSocketNamesKind: the refusal says what is in the way (its
+// mode's type bits alone printed a regular file as "----------").
+func TestClearStaleSocketNamesKind(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o600)
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o700)
+	link := filepath.Join(dir, "link")
+	os.Symlink(file, link)
+	for _, tc := range []struct{ path, want string }{
+		{file, "is a regular file, not a socket"},
+		{sub, "is a directory, not a socket"},
+		{link, "is a symlink, not a socket"},
+	} {
+		if err := clearStaleSocket(tc.path); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.path, err, tc.want)
+		}
+	}
+}
+
 func TestClearStaleSocket(t *testing.T) {
 	dir := t.TempDir()
 	// A regular file is refused and left alone.
