@@ -34,6 +34,22 @@ type genFlags struct {
 	stops     []string
 	// predictionFile holds run's predicted output (--prediction).
 	predictionFile string
+	// speculation is --spec as run --remote sends it (empty: the
+	// daemon's setting).
+	speculation string
+}
+
+// checkRemoteFlags refuses, for run --remote, a flag that was set and
+// configures the engine of an in-process run, or a sampling field the
+// daemon's OpenAI endpoints do not take: with --remote such flags were
+// accepted and silently not applied.
+func checkRemoteFlags(f *pflag.FlagSet) error {
+	for _, name := range []string{"threads", "ctx", "draft", "spec-fixed", "kv-type", "kv-hot-window", "typical-p", "repeat-last-n"} {
+		if f.Changed(name) {
+			return fmt.Errorf("--%s applies to in-process runs only: run --remote does not send it (the daemon's flags decide)", name)
+		}
+	}
+	return nil
 }
 
 // maxSpecFixed bounds --spec-fixed: a step verifies at most this many
@@ -159,6 +175,14 @@ func newRunCmd() *cobra.Command {
 				}
 				if cmd.Flags().Changed("backend") || cmd.Flags().Changed("exact") || cmd.Flags().Changed("llama-build") || cmd.Flags().Changed("amx") {
 					return errors.New("--backend, --exact, --llama-build and --amx apply to in-process runs; with --remote the daemon's flags decide")
+				}
+				if err := checkRemoteFlags(cmd.Flags()); err != nil {
+					return err
+				}
+				if cmd.Flags().Changed("spec") {
+					// The request's speculation field: the daemon narrows
+					// what it offers to these kinds, or turns it off.
+					g.speculation = specs
 				}
 				return runRemote(ctx, cmd, g, path, asChat, system, asJSON)
 			}

@@ -25,7 +25,7 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 	p := g.params
 	sf := ipc.SamplingFields{Temperature: &p.Temperature, TopP: &p.TopP, TopK: &p.TopK, MinP: &p.MinP,
 		PresencePenalty: p.PresencePenalty, FrequencyPenalty: p.FrequencyPenalty, RepeatPenalty: p.RepeatPenalty,
-		Stop: g.stops, MaxTokens: g.maxTokens}
+		Stop: g.stops, MaxTokens: g.maxTokens, Speculation: g.speculation}
 	if g.seed >= 0 {
 		sf.Seed = &g.seed
 	}
