@@ -112,6 +112,7 @@ func fileExists(p string) bool { st, err := os.Stat(p); return err == nil && !st
 func newDaemonCmd() *cobra.Command {
 	cfg, _ := daemon.DefaultConfig()
 	o := serve.Options{Config: cfg}
+	var p serve.Process
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run ruvllmd in the foreground",
@@ -120,13 +121,18 @@ func newDaemonCmd() *cobra.Command {
 			if err := serve.FinishFlags(&o, cmd.Flags()); err != nil {
 				return err
 			}
+			var err error
+			if o.Logger, err = p.Logger(cmd.ErrOrStderr()); err != nil {
+				return err
+			}
 			ctx, stop := daemon.SignalContext(cmd.Context())
 			defer stop()
-			return serve.Run(ctx, o)
+			return p.Run(ctx, o)
 		},
 	}
 	o.RegisterFlags(cmd.Flags())
 	serve.RegisterFlags(&o, cmd.Flags())
+	p.RegisterFlags(cmd.Flags())
 	return cmd
 }
 

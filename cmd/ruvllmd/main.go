@@ -5,9 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
-	"runtime/pprof"
 
 	"github.com/spf13/pflag"
 
@@ -22,11 +20,11 @@ func main() {
 		os.Exit(1)
 	}
 	o := serve.Options{Config: cfg}
+	var p serve.Process
 	fs := pflag.NewFlagSet("ruvllmd", pflag.ExitOnError)
 	o.RegisterFlags(fs)
 	serve.RegisterFlags(&o, fs)
-	level := fs.String("log-level", "info", "debug, info, warn or error")
-	profile := fs.String("cpuprofile", "", "write a CPU profile of the daemon's whole run to `FILE` (go tool pprof)")
+	p.RegisterFlags(fs)
 	fs.Parse(os.Args[1:])
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "ruvllmd: unexpected argument %q (options start with --; the model is -m FILE)\n", fs.Arg(0))
@@ -36,32 +34,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ruvllmd:", err)
 		os.Exit(2)
 	}
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(*level)); err != nil {
-		fmt.Fprintln(os.Stderr, "ruvllmd: --log-level:", err)
+	if o.Logger, err = p.Logger(os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "ruvllmd:", err)
 		os.Exit(2)
 	}
-	o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
 	ctx, stop := daemon.SignalContext(context.Background())
 	defer stop()
-	if err := run(ctx, o, *profile); err != nil {
+	if err := p.Run(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-}
-
-// run serves until ctx ends, profiling the CPU into profile when it is set.
-func run(ctx context.Context, o serve.Options, profile string) error {
-	if profile != "" {
-		f, err := os.Create(profile)
-		if err != nil {
-			return fmt.Errorf("ruvllmd: cpu profile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("ruvllmd: cpu profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
-	}
-	return serve.Run(ctx, o)
 }
