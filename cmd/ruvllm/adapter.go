@@ -23,7 +23,7 @@ func newAdapterListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the adapters installed in the daemon",
-		Args:  cobra.NoArgs,
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), false)
 			if err != nil {
@@ -94,7 +94,7 @@ func newAdapterMergeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "merge -m BASE.gguf -a ADAPTER[:SCALE]... -o OUT.gguf",
 		Short: "Write a model with LoRA adapters merged into its weights, re-quantized to the base's types",
-		Args:  cobra.NoArgs,
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if base == "" || out == "" || len(specs) == 0 {
 				return fmt.Errorf("need -m BASE.gguf, at least one -a ADAPTER[:SCALE] and -o OUT.gguf")

@@ -15,7 +15,7 @@ func newBackendsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "backends",
 		Short: "List the compute backends (--backend values) and the accelerators this machine has",
-		Args:  cobra.NoArgs,
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st := backends.Statuses(cmd.Context())
 			if asJSON {

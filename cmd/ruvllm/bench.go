@@ -449,6 +449,7 @@ func newBenchServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [-m MODEL]",
 		Short: "Drive the running daemon with chat, RAG and concurrent workloads; TTFT with the cache on and off",
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			a, err := ipc.Dial(ctx, ipc.WithApp("bench-editor"))

@@ -41,7 +41,7 @@ func newBenchGrammarCmd() *cobra.Command {
 			"to first mask (compile + first mask, TTFM) and time per mask (TBM) percentiles, in CPU time of\n" +
 			"the one thread that computed each (workers run schemas side by side, each single-threaded).\n" +
 			"The data is read from the tarball at run time; nothing is unpacked to disk.",
-		Args: cobra.NoArgs,
+		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()

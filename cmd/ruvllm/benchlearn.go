@@ -25,7 +25,7 @@ func newBenchLearnCmd() *cobra.Command {
 			"instant loop, then the EWC++ consolidation (and, for contrast, one without EWC++). On held-out\n" +
 			"questions it reports the per-token NLL of the preferred answers, the share of greedy answers that\n" +
 			"follow the preference, the perplexity of general text, and the update latency.",
-		Args: cobra.NoArgs,
+		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Model == "" {
 				o.Model = filepath.Join("..", "shared", "models", "ruvllm-test-llama-19m-f16.gguf")

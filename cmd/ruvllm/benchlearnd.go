@@ -27,7 +27,7 @@ func newBenchLearnDaemonCmd() *cobra.Command {
 			"corrections go through POST /v1/feedback one after another: each one's latency from arrival to the end of\n" +
 			"its first instant step, when the scope's requests apply it). The requests opt out of the learned\n" +
 			"adapters, so that the phases differ only in the training the daemon does.",
-		Args: cobra.NoArgs,
+		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Model == "" {
 				o.Model = filepath.Join("..", "shared", "models", "ruvllm-test-llama-19m-f16.gguf")

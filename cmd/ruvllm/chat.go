@@ -31,7 +31,7 @@ func newChatCmd() *cobra.Command {
 			"prompt and temperature. Commands: /system TEXT sets the system prompt, /up and /down [CORRECTION]\n" +
 			"rate the last reply, /clear starts a new conversation, /bye quits. If no daemon is running, it\n" +
 			"starts ruvllmd in the background.",
-		Args: cobra.NoArgs,
+		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			// Checked before a daemon is started, not by every turn.

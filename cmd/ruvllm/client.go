@@ -116,7 +116,7 @@ func newDaemonCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run ruvllmd in the foreground",
-		Args:  cobra.NoArgs,
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := serve.FinishFlags(&o, cmd.Flags()); err != nil {
 				return err
@@ -140,6 +140,7 @@ func newPsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "ps",
 		Short: "List the models the daemon has loaded",
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), false)
 			if err != nil {
@@ -167,6 +168,7 @@ func newModelsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "models",
 		Short: "List the models the daemon can serve",
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), false)
 			if err != nil {
@@ -188,6 +190,7 @@ func newCacheCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "cache",
 		Short: "Show the daemon's shared prefix-cache statistics",
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), false)
 			if err != nil {

@@ -30,7 +30,7 @@ func newLearnCmd() *cobra.Command {
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "Per scope: signals received, applied and pending, steps, last update, validation figures",
-		Args:  cobra.NoArgs,
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), false)
 			if err != nil {
@@ -61,7 +61,7 @@ func newLearnCmd() *cobra.Command {
 		cmd.AddCommand(&cobra.Command{
 			Use:   a.name,
 			Short: a.short,
-			Args:  cobra.NoArgs,
+			Args:  exactArgs(0, ""),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				c, err := connect(cmd.Context(), false)
 				if err != nil {
@@ -84,7 +84,7 @@ func newLearnCmd() *cobra.Command {
 	export := &cobra.Command{
 		Use:   "export [-o FILE.gguf]",
 		Short: "Write the scope's consolidated adapter as a llama.cpp GGUF LoRA file (consolidating first)",
-		Args:  cobra.NoArgs,
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := connect(cmd.Context(), false)
 			if err != nil {

@@ -22,7 +22,7 @@ func newServiceCmd() *cobra.Command {
 	install := &cobra.Command{
 		Use:   "install",
 		Short: "Install and start the service; the daemon starts on the first connection",
-		Args:  cobra.NoArgs,
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Logger = logger()
 			return service.Install(cmd.Context(), o)
@@ -34,7 +34,7 @@ func newServiceCmd() *cobra.Command {
 	uninstall := &cobra.Command{
 		Use:   "uninstall",
 		Short: "Stop and remove the service",
-		Args:  cobra.NoArgs,
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Logger = logger()
 			return service.Uninstall(cmd.Context(), o)
@@ -43,7 +43,7 @@ func newServiceCmd() *cobra.Command {
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "Show the service's units and their states",
-		Args:  cobra.NoArgs,
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Logger = logger()
 			st, err := service.Status(cmd.Context(), o)

@@ -36,7 +36,7 @@ func newSocketCmd() *cobra.Command {
 		Short: "Print the daemon's socket path (for curl --unix-socket \"$(ruvllm socket)\")",
 		Long: "socket prints the path of the Unix socket the CLI talks to ($RUVLLM_SOCKET, else the platform's\n" +
 			"standard path) and nothing else, whether or not a daemon is listening there.",
-		Args: cobra.NoArgs,
+		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := ipc.SocketPath()
 			if err != nil {
@@ -60,7 +60,7 @@ func newStatusCmd() *cobra.Command {
 		Use:   "status [--json]",
 		Short: "Show the running daemon: socket, TCP address, pid, loaded models, prefix cache",
 		Long:  "status exits 1 when no daemon answers on the socket.",
-		Args:  cobra.NoArgs,
+		Args:  exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			c, err := connect(ctx, false)
@@ -145,7 +145,7 @@ func newEnvCmd() *cobra.Command {
 			"OPENAI_API_KEY and ANTHROPIC_API_KEY are the listener's bearer token. On Linux apps of your own user need no token (the\n" +
 			"daemon reads the peer's uid from the kernel) unless ruvllmd runs with --require-token; on macOS\n" +
 			"they must send it. A daemon without a TCP listener (started without --listen) is an error.",
-		Args: cobra.NoArgs,
+		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			c, err := connect(ctx, false)
@@ -192,7 +192,7 @@ func newStopCmd() *cobra.Command {
 			"--shutdown-grace). A daemon started by the service manager (`ruvllm service install`) is stopped\n" +
 			"through it; its socket stays, so the next client starts it again (`ruvllm service uninstall`\n" +
 			"removes the service). Otherwise the daemon gets SIGTERM. No daemon running is not an error.",
-		Args: cobra.NoArgs,
+		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			c, err := connect(ctx, false)

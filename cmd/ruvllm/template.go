@@ -46,7 +46,7 @@ func newTemplateRenderCmd() *cobra.Command {
 			"{\"enable_thinking\": false}), bos_token and eos_token (default: the model's, or empty\n" +
 			"with --template). A template that calls raise_exception fails with its message.\n" +
 			"--now fixes the time strftime_now reports (2006-01-02T15:04:05, UTC).",
-		Args: cobra.NoArgs,
+		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (tmplPath == "") == (model == "") {
 				return errors.New("template render: give exactly one of --template FILE.jinja and -m MODEL.gguf")

@@ -29,7 +29,7 @@ func newTestmodelCmd() *cobra.Command {
 		Long: "testmodel generates a model with random weights (same seed, same file) for tests and\n" +
 			"benchmarks. Tensor names and metadata follow llama.cpp for " + strings.Join(testmodel.Arches(), ", ") + ".\n" +
 			"The vocabulary is copied from --vocab-from FILE.gguf or is a built-in byte-level BPE one.",
-		Args: cobra.NoArgs,
+		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return errors.New("missing -o OUT.gguf")

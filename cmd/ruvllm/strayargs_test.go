@@ -1,0 +1,38 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// TestStrayArgumentRefused: a command that takes no arguments refuses one
+// as an unexpected argument, before it does anything. `ruvllm ps NAME`
+// listed every model as if NAME had been read, and `ruvllm stop MODEL`
+// (Ollama's way to unload one model) answered `unknown command "MODEL"`.
+func TestStrayArgumentRefused(t *testing.T) {
+	// No daemon answers here: a command that ignored the argument and
+	// went on would fail with another error.
+	t.Setenv(ipc.EnvSocket, filepath.Join(t.TempDir(), "none.sock"))
+	for _, path := range []string{
+		"ps", "models", "cache", "stop", "status", "env", "socket", "backends", "chat",
+		"bench serve", "learn status", "learn pause", "learn export", "adapter list",
+		"service status", "service install", "service uninstall", "template render", "testmodel",
+	} {
+		t.Run(path, func(t *testing.T) {
+			root := newRootCmd()
+			var out, errw bytes.Buffer
+			root.SetOut(&out)
+			root.SetErr(&errw)
+			root.SetArgs(append(strings.Fields(path), "bogus"))
+			err := root.ExecuteContext(context.Background())
+			if err == nil || !strings.Contains(err.Error(), `unexpected argument "bogus"`) {
+				t.Fatalf("ruvllm %s bogus: %v (stdout %q)", path, err, out.String())
+			}
+		})
+	}
+}
