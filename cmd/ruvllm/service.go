@@ -28,7 +28,7 @@ func newServiceCmd() *cobra.Command {
 			return service.Install(cmd.Context(), o)
 		},
 	}
-	install.Flags().StringVar(&o.Executable, "exec", "", "daemon binary (default: ruvllmd beside ruvllm, else `ruvllm daemon`)")
+	install.Flags().StringVar(&o.Executable, "exec", "", "daemon binary (default: ruvllmd beside ruvllm, else \"ruvllm daemon\")")
 	install.Flags().BoolVar(&o.RunAtLoad, "run-at-load", false, "macOS: start at login instead of on first connection")
 
 	uninstall := &cobra.Command{
