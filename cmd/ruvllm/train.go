@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"time"
@@ -35,6 +36,16 @@ func newTrainCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if model == "" {
 				return errors.New("name the model to fine-tune with -m")
+			}
+			// Only a positive value is sent: a negative one (or NaN) was
+			// taken for 0, "auto", and trained without a word.
+			for _, h := range []struct {
+				name string
+				v    float64
+			}{{"epochs", float64(epochs)}, {"batch-size", float64(batch)}, {"lr-multiplier", lrMult}, {"rank", float64(rank)}} {
+				if h.v < 0 || math.IsNaN(h.v) || math.IsInf(h.v, 0) {
+					return fmt.Errorf("--%s %v: want 0 (auto) or a positive number", h.name, h.v)
+				}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
