@@ -59,12 +59,30 @@ func newTrainCmd() *cobra.Command {
 				return fmt.Errorf("upload %s: %w", args[0], err)
 			}
 			fmt.Fprintf(out, "uploaded %s as %s (%d examples)\n", args[0], file.ID, file.Examples)
+			// A job that is refused leaves no upload behind: each retry
+			// with a bad flag kept another copy of the file (up to 512 MiB)
+			// in the daemon.
+			uploaded := []string{file.ID}
+			jobMade := false
+			defer func() {
+				if jobMade {
+					return
+				}
+				dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				for _, id := range uploaded {
+					if err := c.DeleteFile(dctx, id); err != nil {
+						fmt.Fprintf(out, "could not remove the upload %s: %v\n", id, err)
+					}
+				}
+			}()
 			req := ipc.FineTuningJobCreate{Model: model, TrainingFile: file.ID, Suffix: suffix, Hyperparameters: &ipc.Hyperparameters{}}
 			if validation != "" {
 				vf, err := c.UploadFile(ctx, validation, ipc.FilePurposeFineTune)
 				if err != nil {
 					return fmt.Errorf("upload %s: %w", validation, err)
 				}
+				uploaded = append(uploaded, vf.ID)
 				req.ValidationFile = vf.ID
 			}
 			num := func(v float64) *ipc.AutoNumber { return &ipc.AutoNumber{Value: v} }
@@ -87,6 +105,7 @@ func newTrainCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			jobMade = true
 			fmt.Fprintf(out, "job %s queued\n", job.ID)
 			if detach {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s\n", job.ID)
