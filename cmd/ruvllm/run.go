@@ -201,11 +201,12 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if specFixed < 0 {
-				return fmt.Errorf("--spec-fixed must not be negative, not %d", specFixed)
+			// Above maxSpecFixed it was cut to maxSpecFixed without a word.
+			if specFixed < 0 || specFixed > maxSpecFixed {
+				return fmt.Errorf("--spec-fixed %d: want 0 (adaptive) up to %d", specFixed, maxSpecFixed)
 			}
 			lo := llm.Options{Threads: threads, ContextLength: ctxLen, NewBackend: newBackend, Speculate: kinds, Draft: draft, DraftDir: draftDir(), Exact: exact, LlamaBuild: lb, AMX: amx,
-				SpecControl: spec.Options{Fixed: min(specFixed, maxSpecFixed)}}
+				SpecControl: spec.Options{Fixed: specFixed}}
 			if err := kvf.apply(&lo); err != nil {
 				return err
 			}
