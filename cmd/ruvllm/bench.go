@@ -62,6 +62,11 @@ func newBenchCmd() *cobra.Command {
 			if o.PromptTokens < 0 || o.GenTokens < 0 {
 				return fmt.Errorf("-p %d -n %d: token counts must be at least 0 (0 skips the test)", o.PromptTokens, o.GenTokens)
 			}
+			// A batch under one token ran as the default 256, without a
+			// word.
+			if batch < 1 {
+				return fmt.Errorf("-b %d: a batch holds at least 1 token", batch)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			if profile != "" {
