@@ -194,6 +194,11 @@ func newStopCmd() *cobra.Command {
 			"removes the service). Otherwise the daemon gets SIGTERM. No daemon running is not an error.",
 		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// A timeout that has run out before the stop stopped the
+			// daemon and then reported that it "did not exit".
+			if timeout <= 0 {
+				return fmt.Errorf("--timeout %s: want a positive duration", timeout)
+			}
 			ctx := cmd.Context()
 			c, err := connect(ctx, false)
 			if errors.Is(err, ipc.ErrNotRunning) {
