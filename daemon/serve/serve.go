@@ -280,9 +280,19 @@ func Run(ctx context.Context, o Options) error {
 
 // FinishFlags completes what the flags bound by RegisterFlags mean where
 // Options cannot tell a value given from its default: --keep-alive 0
-// (UnloadIdle), and the hot window's rules (CheckHotWindow).
+// (UnloadIdle), --shutdown-grace and --learning-interval of 0 or less
+// (which Options reads as unset: refused, where they became 10 s and 2 min
+// without a word), and the hot window's rules (CheckHotWindow).
 func FinishFlags(o *Options, f *pflag.FlagSet) error {
 	o.UnloadIdle = f.Changed("keep-alive") && o.KeepAlive == 0
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"shutdown-grace", o.Grace}, {"learning-interval", o.Learning.Interval}} {
+		if f.Changed(d.flag) && d.v <= 0 {
+			return fmt.Errorf("--%s %s: want a positive duration", d.flag, d.v)
+		}
+	}
 	return CheckHotWindow(f.Changed("kv-hot-window"), o.KVHotWindow, o.KVType)
 }
 
