@@ -21,7 +21,8 @@ const SelfDraftPrefix = "self:"
 // type typ (llama-quantize's rules and quantizers; a quantized model is
 // dequantized and quantized again), kept in dir: made on first use, then
 // reused as long as the model file keeps its path, size and modification
-// time. Making one removes the drafts of that name and type made before,
+// time, and as long as it parses (one truncated or corrupted since is made
+// again). Making one removes the drafts of that name and type made before,
 // and the temporary files of conversions to them that were cut off.
 func selfDraft(ctx context.Context, path, typ, dir string, log *slog.Logger) (string, error) {
 	ft, err := quantize.ParseFileType(typ)
@@ -43,7 +44,7 @@ func selfDraft(ctx context.Context, path, typ, dir string, log *slog.Logger) (st
 	fmt.Fprintf(h, "%s\x00%d\x00%d", abs, st.Size(), st.ModTime().UnixNano())
 	prefix := NameFromPath(abs) + "." + ft.Name + "." // then the key and .gguf
 	out := filepath.Join(dir, fmt.Sprintf("%s%016x.gguf", prefix, h.Sum64()))
-	if _, err := os.Stat(out); err == nil {
+	if reusable(out, log) {
 		return out, nil
 	}
 	f, err := gguf.Open(abs)
@@ -91,4 +92,25 @@ func selfDraft(ctx context.Context, path, typ, dir string, log *slog.Logger) (st
 		}
 	}
 	return out, nil
+}
+
+// reusable reports whether the draft made before at out can be used again:
+// it exists and parses. A draft truncated or corrupted since it was made
+// (its file cut short under a running daemon) is removed, so that it is
+// made again: kept, it was refused at every load, and the model served
+// without speculation until someone deleted the cache dir.
+func reusable(out string, log *slog.Logger) bool {
+	if _, err := os.Stat(out); err != nil {
+		return false
+	}
+	f, err := gguf.Open(out)
+	if err == nil {
+		f.Close()
+		return true
+	}
+	log.Warn("making again a draft model that no longer parses", "path", out, "err", err)
+	if err := os.Remove(out); err != nil {
+		log.Warn("removing a broken draft model", "path", out, "err", err)
+	}
+	return false
 }

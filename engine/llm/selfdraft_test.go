@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/internal/testpath"
 )
 
@@ -73,5 +74,51 @@ func TestSelfDraftRefusesNoCheaperType(t *testing.T) {
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Errorf("%s as %s: left %d files in the drafts dir", tc.model, tc.typ, len(entries))
 		}
+	}
+}
+
+// TestSelfDraftRemakesBrokenDraft: a kept draft that was truncated or
+// corrupted after it was made is made again, not returned: returned, it
+// failed every load and the model served without its draft for good.
+func TestSelfDraftRemakesBrokenDraft(t *testing.T) {
+	target := filepath.Join(testpath.Shared(t, "models"), "ruvllm-test-llama-19m-q8_0.gguf")
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, path string)
+	}{
+		{"truncated", func(t *testing.T, path string) {
+			if err := os.Truncate(path, 4096); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"emptied", func(t *testing.T, path string) {
+			if err := os.Truncate(path, 0); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"overwritten", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte("not a model"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			log := slog.New(slog.DiscardHandler)
+			out, err := selfDraft(context.Background(), target, "Q4_0", dir, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.spoil(t, out)
+			again, err := selfDraft(context.Background(), target, "Q4_0", dir, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := gguf.Open(again)
+			if err != nil {
+				t.Fatalf("the draft returned after it broke does not open: %v", err)
+			}
+			f.Close()
+		})
 	}
 }
