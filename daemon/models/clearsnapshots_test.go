@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 // snapModel is a stub model whose prefix cache is a number of blocks,
@@ -168,6 +169,91 @@ func TestClearSnapshotsDropsSavedPrefixes(t *testing.T) {
 			}
 			if err == nil && string(b) != "0" {
 				t.Errorf("snapshot of a after the clear holds %s blocks", b)
+			}
+		})
+	}
+}
+
+// layoutSnapModel is a snapModel with a cache layout, so that its
+// snapshot is not the one file of earlier versions ("prefix-NAME.snap"),
+// which saving removes.
+type layoutSnapModel struct{ *snapModel }
+
+func (layoutSnapModel) CacheLayout() string { return "test" }
+
+// TestNoSnapshotOfFileRewrittenInPlace: a model whose file was written to
+// while it was loaded (cp over it, dd conv=notrunc) does not save its
+// prefix cache when it unloads: blocks computed from the changed mapping
+// were saved under the old file's identity, and restored, wrong, once the
+// file was put back as it was. A file renamed over (the old data still
+// mapped) or left alone saves as before.
+func TestNoSnapshotOfFileRewrittenInPlace(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		change   func(t *testing.T, path string)
+		wantSave bool
+	}{
+		{"unchanged", func(*testing.T, string) {}, true},
+		{"rewritten in place, same size", func(t *testing.T, path string) {
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteAt([]byte("X"), 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			later := time.Now().Add(time.Minute)
+			if err := os.Chtimes(path, later, later); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"truncated", func(t *testing.T, path string) {
+			if err := os.Truncate(path, 1); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"renamed over", func(t *testing.T, path string) {
+			tmp := path + ".tmp"
+			if err := os.WriteFile(tmp, []byte("GGUF new"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, path); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := &snapLoader{}
+			load := func(ctx context.Context, path string) (Model, error) {
+				mdl, err := l.load(ctx, path)
+				if err != nil {
+					return nil, err
+				}
+				return layoutSnapModel{mdl.(*snapModel)}, nil
+			}
+			m := New(Options{Dir: dir, CacheDir: filepath.Join(dir, "cache"), Loader: load,
+				MemAvailable: func() (int64, bool) { return 0, false }})
+			t.Cleanup(func() { m.Close(context.Background()) })
+			if err := os.MkdirAll(m.o.CacheDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "a.gguf")
+			if err := os.WriteFile(path, []byte("GGUF"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			l.use(t, m, 5)
+			tc.change(t, path)
+			m.Unload("a")
+			snaps, err := filepath.Glob(filepath.Join(m.o.CacheDir, "prefix-a.*.snap"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if saved := len(snaps) == 1; saved != tc.wantSave {
+				t.Errorf("snapshot saved %v, want %v", saved, tc.wantSave)
 			}
 		})
 	}

@@ -426,6 +426,21 @@ func fileReplaced(e *entry) bool {
 	return !os.SameFile(st, e.file) || st.Size() != e.file.Size() || !st.ModTime().Equal(e.file.ModTime())
 }
 
+// rewrittenInPlace reports whether e's file was written to since it was
+// loaded (truncated, copied over with cp, dd conv=notrunc): the same file,
+// another size or modification time. Its mapping then read the new bytes,
+// unlike a file renamed over, whose old data the mapping keeps.
+func rewrittenInPlace(e *entry) bool {
+	if e.file == nil {
+		return false
+	}
+	st, err := os.Stat(e.path)
+	if err != nil {
+		return false
+	}
+	return os.SameFile(st, e.file) && (st.Size() != e.file.Size() || !st.ModTime().Equal(e.file.ModTime()))
+}
+
 // faulted reports whether e's model faulted reading its file's mapping
 // (the file truncated or overwritten in place): it can serve nothing
 // more, and is loaded again from the file as it is now.
@@ -666,7 +681,17 @@ func (m *Manager) finishUnload(e *entry) {
 	if m.o.OnUnload != nil {
 		m.o.OnUnload(e.name, e.model)
 	}
-	if snap, ok := e.model.(CacheSnapshotter); ok && m.snapshotPath(e) != "" {
+	snap, ok := e.model.(CacheSnapshotter)
+	if ok && m.snapshotPath(e) != "" && rewrittenInPlace(e) {
+		// Blocks computed since the file changed under the mapping are
+		// neither the old file's nor the new one's, and its identity
+		// (sampled) may be the old one's: a file put back as it was then
+		// restored them and answered wrongly. Keep the snapshot saved
+		// before, if any.
+		m.o.Logger.Warn("not saving the prefix cache: the model file was rewritten while loaded", "model", e.name)
+		ok = false
+	}
+	if ok && m.snapshotPath(e) != "" {
 		if n, err := snap.SaveCache(m.snapshotPath(e), m.o.SnapshotBlocks); err != nil {
 			m.o.Logger.Warn("saving prefix cache", "model", e.name, "err", err)
 		} else {
