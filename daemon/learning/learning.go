@@ -205,7 +205,9 @@ func CheckScope(name string) error {
 // manager's load hook). Preparing the trainer runs in the background;
 // requests apply the scopes' stored adapters as soon as they are
 // restored. Models without a trainer for their architecture are listed
-// as "unsupported".
+// as "unsupported". A disabled service attaches nothing: it prepared a
+// learner all the same, which learned the feedback stored before the
+// restart and ran consolidations and deep runs on it.
 func (s *Service) Attach(name, path string, m any) {
 	s.mu.Lock()
 	old := s.models[name]
@@ -224,7 +226,7 @@ func (s *Service) Attach(name, path string, m any) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.models[name] != nil {
+	if s.o.Disabled || s.closed || s.models[name] != nil {
 		return
 	}
 	ms := newModelState(s, name, path, m)
