@@ -2,10 +2,12 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/jinja"
 	"github.com/ruvllm/ruvllm/engine/sched"
 	"github.com/ruvllm/ruvllm/engine/tokenizer"
 )
@@ -115,7 +117,17 @@ func replyRoom(ctxLen, maxTokens int) int {
 // one that does not is cut to leave replyRoom for the reply.
 func (m *Model) fitPrompt(ctx context.Context, req Request, ctxLen int) (fitted, error) {
 	prompt, err := m.PromptTokens(req)
-	if err != nil {
+	// A chat of so many turns that its rendering exceeds the template's
+	// limits (a million short messages in a 32 MiB body) holds far more
+	// than a context: it does not fit, and drop_oldest renders only the
+	// turns it keeps. It failed with "template limit exceeded", naming
+	// nothing, whatever the overflow mode.
+	tooLong := err != nil && errors.Is(err, jinja.ErrLimit) && len(req.Messages) > 0 && req.Tokens == nil && req.Context == nil
+	renderErr := err
+	switch {
+	case tooLong && !req.Overflow.DropOldest:
+		return fitted{}, tooLongErr(req, renderErr)
+	case err != nil && !tooLong:
 		return fitted{}, err
 	}
 	f, orig := fitted{prompt: prompt}, len(prompt)
@@ -138,7 +150,7 @@ func (m *Model) fitPrompt(ctx context.Context, req Request, ctxLen int) (fitted,
 	if o.DropOldest && req.MaxTokens > 0 {
 		need = min(req.MaxTokens, max(ctxLen/4, 1))
 	}
-	if len(prompt)+need <= ctxLen {
+	if !tooLong && len(prompt)+need <= ctxLen {
 		return f, nil
 	}
 	if !o.DropOldest || ctxLen < 2 {
@@ -152,6 +164,9 @@ func (m *Model) fitPrompt(ctx context.Context, req Request, ctxLen int) (fitted,
 		if f.droppedMessages = len(req.Messages) - len(msgs); f.droppedMessages > 0 {
 			f.messages = msgs
 		}
+		if tooLong && f.droppedMessages == 0 { // no turn to drop (system messages only)
+			return f, tooLongErr(req, renderErr)
+		}
 	}
 	f.keep = lazyKeep(msgs, prompt)
 	if len(prompt) > budget {
@@ -164,7 +179,18 @@ func (m *Model) fitPrompt(ctx context.Context, req Request, ctxLen int) (fitted,
 	}
 	f.prompt = prompt
 	f.droppedTokens = orig - len(prompt)
+	if tooLong {
+		// The whole chat was never tokenized: count what is known, at
+		// least a token for each message left out.
+		f.droppedTokens = f.droppedMessages
+	}
 	return f, nil
+}
+
+// tooLongErr is the error of a chat whose rendering exceeds the chat
+// template's limits (renderErr) and that fitting cannot shorten.
+func tooLongErr(req Request, renderErr error) error {
+	return fmt.Errorf("%w: the %d messages render to more text than a chat template may write (%w)", ErrContextExceeded, len(req.Messages), renderErr)
 }
 
 // isSystem reports whether a message is a system prompt, which fitting
@@ -202,6 +228,9 @@ func (m *Model) dropOldest(ctx context.Context, req Request, prompt []int32, bud
 	type render struct {
 		msgs   []chat.Message
 		tokens []int32
+		// tooLong: the kept turns exceed the template's limits (too
+		// many to render), so they do not fit either.
+		tooLong bool
 	}
 	renders := make(map[int]render)
 	var rerr error
@@ -216,16 +245,27 @@ func (m *Model) dropOldest(ctx context.Context, req Request, prompt []int32, bud
 			}
 		}
 		text, err := m.chatPrompt(ctx, req, kept)
+		if errors.Is(err, jinja.ErrLimit) && k < len(cuts)-1 {
+			r := render{msgs: kept, tooLong: true}
+			renders[k] = r
+			return r
+		}
 		if err != nil && rerr == nil {
 			rerr = fmt.Errorf("render the chat without its oldest turns: %w", err)
 		}
-		r := render{kept, m.encodeChat(text)}
+		r := render{msgs: kept, tokens: m.encodeChat(text)}
 		renders[k] = r
 		return r
 	}
 	// Fewer turns render to fewer tokens: the first cut that fits is found
 	// by bisection, a few renderings however long the chat.
-	k := sort.Search(len(cuts), func(k int) bool { return rerr != nil || len(at(k).tokens) <= budget })
+	k := sort.Search(len(cuts), func(k int) bool {
+		if rerr != nil {
+			return true
+		}
+		r := at(k)
+		return !r.tooLong && len(r.tokens) <= budget
+	})
 	if rerr != nil {
 		return nil, nil, rerr
 	}

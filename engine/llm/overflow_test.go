@@ -348,3 +348,55 @@ func TestRawPrompt(t *testing.T) {
 		})
 	}
 }
+
+// TestChatTooManyTurnsToRender: a chat of so many short turns that its
+// rendering exceeds the chat template's limits (fits a 32 MiB body) is a
+// chat too long for the context like any other: drop_oldest keeps its
+// newest turns, and without it the error is ErrContextExceeded. Every
+// overflow mode failed with "template limit exceeded", naming nothing.
+func TestChatTooManyTurnsToRender(t *testing.T) {
+	ctx := context.Background()
+	msgs := []chat.Message{{Role: "system", Content: "Be brief."}}
+	for i := range 800_000 {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		msgs = append(msgs, chat.Message{Role: role, Content: "x"})
+	}
+	msgs = append(msgs, chat.Message{Role: "assistant", Content: "x"}, chat.Message{Role: "user", Content: "And the last one?"})
+	for name, m := range sharedChatModels(t, Options{}) {
+		if !strings.Contains(name, "qwen2") {
+			continue // ChatML: 800,000 turns render to more than 16 MiB
+		}
+		t.Run(name, func(t *testing.T) {
+			const ctxLen = 256
+			for _, tc := range []struct {
+				mode    OverflowMode
+				wantErr error
+			}{
+				{OverflowDropOldest, nil},
+				{OverflowShift, nil},
+				{OverflowError, ErrContextExceeded},
+			} {
+				req := Request{Messages: msgs, ContextLimit: ctxLen, MaxTokens: 8, Overflow: tc.mode.Overflow()}
+				f, err := m.fitPrompt(ctx, req, ctxLen)
+				if tc.wantErr != nil {
+					if !errors.Is(err, tc.wantErr) {
+						t.Errorf("%s: %v, want %v", tc.mode, err, tc.wantErr)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", tc.mode, err)
+				}
+				if len(f.prompt) == 0 || len(f.prompt) > ctxLen {
+					t.Fatalf("%s: prompt of %d tokens for a %d-token context", tc.mode, len(f.prompt), ctxLen)
+				}
+				if f.droppedMessages == 0 || f.droppedTokens < f.droppedMessages || f.messages[0].Content != "Be brief." || f.messages[len(f.messages)-1].Content != "And the last one?" {
+					t.Fatalf("%s: dropped %d messages, kept %d: want the system prompt and the newest turns", tc.mode, f.droppedMessages, len(f.messages))
+				}
+			}
+		})
+	}
+}
