@@ -262,6 +262,10 @@ func (l *Learner) Feedback(ctx context.Context, s *Scope, fb Feedback, onUpdate 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The undo point is the scope before this signal: taken after the
+	// signal was stored and the ratings it supersedes removed, undo kept
+	// it among the exchanges deep runs train on, and lost those.
+	undo := s.marshal(false)
 	s.stats.Received++
 	rec := record{id: uint64(s.stats.Received), signal: fb.Signal, ex: ex, at: fb.At, key: fb.Key}
 	s.supersede(fb.Key)
@@ -286,7 +290,6 @@ func (l *Learner) Feedback(ctx context.Context, s *Scope, fb Feedback, onUpdate 
 		s.pending = append(s.pending, rec)
 		return Update{Version: s.version, Queued: true}, nil
 	}
-	undo := s.marshal(false)
 	upd, err := l.instant(ctx, s, rec, start, onUpdate)
 	if upd.Steps > 0 {
 		s.undo = undo
@@ -479,10 +482,12 @@ func (s *Scope) Undo() error {
 	if err != nil {
 		return fmt.Errorf("undo: %w", err)
 	}
-	version := s.version
+	version, received := s.version, s.stats.Received
 	s.restore(prev)
 	s.undo = nil
-	s.version = version
+	// The undone signal was received (and stays stored), and record ids
+	// count received signals: they never go back.
+	s.version, s.stats.Received = version, received
 	s.publish()
 	return nil
 }

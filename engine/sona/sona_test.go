@@ -629,3 +629,58 @@ func TestRatingAgainSupersedes(t *testing.T) {
 		}
 	}
 }
+
+// TestUndoForgetsTheUndoneSignal: undo goes back to the scope before the
+// last signal: the undone rating leaves the exchanges and the queue that
+// deep runs and consolidation learn from, and a rating it superseded comes
+// back. The undo point was taken after the signal was stored, so a deep
+// run still learned the rating the user had undone.
+func TestUndoForgetsTheUndoneSignal(t *testing.T) {
+	l, tr := tinyLearner(t, Config{MicroSteps: 1, ValidationEvery: -1})
+	vocab := tr.Base().Config().Vocab
+	rng := rand.New(rand.NewPCG(5, 5))
+	ctx := context.Background()
+	fb, other := feedback(rng, vocab), feedback(rng, vocab)
+	signals := func(rs []record) (out []string) {
+		for _, r := range rs {
+			out = append(out, r.key+":"+r.signal.String())
+		}
+		return out
+	}
+	up := func(f Feedback, key string) Feedback {
+		return Feedback{Signal: ThumbsUp, Prompt: f.Prompt, Answer: f.Answer, Key: key}
+	}
+	down := func(f Feedback, key string) Feedback {
+		return Feedback{Signal: ThumbsDown, Prompt: f.Prompt, Answer: f.Answer, Key: key}
+	}
+	for _, tc := range []struct {
+		name    string
+		signals []Feedback // the last one is undone
+		want    []string
+	}{
+		{"a new rating", []Feedback{up(fb, "r1"), up(other, "r2")}, []string{"r1:" + ThumbsUp.String()}},
+		{"a rating again", []Feedback{up(fb, "r1"), down(fb, "r1")}, []string{"r1:" + ThumbsUp.String()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewScope("user")
+			for _, f := range tc.signals {
+				if _, err := l.Feedback(ctx, s, f, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			received := s.Stats().Received
+			if err := s.Undo(); err != nil {
+				t.Fatal(err)
+			}
+			s.mu.Lock()
+			stored, queued := signals(s.exchanges), signals(s.queue)
+			s.mu.Unlock()
+			if !slices.Equal(stored, tc.want) || !slices.Equal(queued, tc.want) {
+				t.Fatalf("after undo: stored %v, queued %v; want %v", stored, queued, tc.want)
+			}
+			if got := s.Stats().Received; got != received {
+				t.Fatalf("received %d after undo, want %d: the signal was received", got, received)
+			}
+		})
+	}
+}
