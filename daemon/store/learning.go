@@ -103,8 +103,9 @@ func (d *DB) LearningStates(ctx context.Context, model string) ([]LearningState,
 			state, err := readState(tx, v)
 			if err != nil {
 				// A chunk gone (a store damaged outside bbolt's
-				// transactions): the scope starts again, and its
-				// feedback, still stored, is learned anew.
+				// transactions): the scope starts again from nothing;
+				// what it learned is lost (its ratings stay stored, but
+				// marked learned) and its next save replaces the record.
 				d.skipped("learning state", k, err)
 				continue
 			}
