@@ -294,6 +294,10 @@ type SamplingFields struct {
 	// or "error" (a prompt that does not fit is a 400). Empty: the
 	// daemon's default (--context-overflow).
 	ContextOverflow string `json:"context_overflow,omitempty"`
+	// IgnoreEOS generates past the end-of-generation tokens, up to
+	// max_tokens or the context (llama-server takes it on these endpoints
+	// too; benchmarks send it).
+	IgnoreEOS bool `json:"ignore_eos,omitempty"`
 }
 
 // Prediction is a predicted output: {"type": "content", "content": text

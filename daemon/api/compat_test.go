@@ -276,3 +276,33 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestOpenAIIgnoreEOS: ignore_eos on the OpenAI endpoints generates past
+// the end-of-generation token up to max_tokens, as llama-server does on
+// them (it was accepted and ignored).
+func TestOpenAIIgnoreEOS(t *testing.T) {
+	ta := startAPIWith(t, true)
+	model := quote(realTinyModel(t))
+	tok := ta.postOK(t, "/tokenize", `{"model":`+model+`,"content":"<|endoftext|>","add_special":false}`)
+	ids := tok["tokens"].([]any)
+	if len(ids) != 1 {
+		t.Fatalf("<|endoftext|> is %v", ids)
+	}
+	eos := fmt.Sprint(ids[0])
+	for _, tc := range []struct {
+		path, body string
+		ignore     bool
+		usage      string
+	}{
+		{"/v1/completions", `"prompt":"hi"`, false, "completion_tokens"},
+		{"/v1/completions", `"prompt":"hi"`, true, "completion_tokens"},
+		{"/v1/chat/completions", `"messages":[{"role":"user","content":"hi"}]`, true, "completion_tokens"},
+	} {
+		body := `{"model":` + model + `,` + tc.body + `,"max_tokens":12,"logit_bias":{"` + eos + `":100},"ignore_eos":` + fmt.Sprint(tc.ignore) + `}`
+		out := ta.postOK(t, tc.path, body)
+		n := field(out, "usage", tc.usage).(float64)
+		if tc.ignore && n != 12 || !tc.ignore && n > 1 {
+			t.Errorf("%s ignore_eos %v: %v tokens with the end token favoured", tc.path, tc.ignore, n)
+		}
+	}
+}

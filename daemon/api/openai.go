@@ -65,6 +65,7 @@ func openAIRequest(f ipc.SamplingFields) (llm.Request, error) {
 		req.MaxTokens = f.MaxCompletion
 	}
 	req.Priority = f.Priority
+	req.IgnoreEOS = f.IgnoreEOS
 	if err := speculation(&req, f.Speculation); err != nil {
 		return req, err
 	}
