@@ -96,7 +96,9 @@ type LearningScope struct {
 	// Version changes whenever the adapters the scope's requests apply
 	// change.
 	Version uint64 `json:"version"`
-	// Received signals, Applied by the instant loop, Pending while
+	// Received signals (every one the learner saw, a reply rated again
+	// counting each time), Applied by the instant loop (instant steps:
+	// replays and restored records can apply again), Pending while
 	// paused, Queued (learned by the MicroLoRA, not yet consolidated),
 	// Unlearned (stored but not yet seen by the learner: it was busy or
 	// the daemon restarted).
@@ -105,9 +107,10 @@ type LearningScope struct {
 	Pending   int `json:"pending"`
 	Queued    int `json:"queued"`
 	Unlearned int `json:"unlearned"`
-	// Unlearnable counts the stored signals that could not become an
-	// example (an empty answer, say): Received + Unlearnable + Unlearned
-	// is every stored signal of the scope.
+	// Unlearnable counts the signals that could not become an example
+	// (an empty answer, say). Received + Unlearnable + Unlearned counts
+	// every signal the scope was sent: a reply rated again is stored
+	// once, its later rating replacing the earlier.
 	Unlearnable int `json:"unlearnable"`
 	Steps       int `json:"steps"`
 	// Consolidations and DeepRuns count background and deep runs;
