@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -204,4 +205,49 @@ func FuzzChunkedState(f *testing.F) {
 		}
 		recordChunks(rec)
 	})
+}
+
+// TestSetAsidePruned: setting a scope's state aside keeps the newest
+// MaxAsidePerScope of that scope (a model file replaced back and forth
+// set a whole state aside every time, never pruned) and leaves other
+// scopes' alone.
+func TestSetAsidePruned(t *testing.T) {
+	d, err := Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	other := LearningKey("m", "user2")
+	if err := d.SaveLearning(ctx, other, []byte("other"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetLearningAside(ctx, other, "test"); err != nil {
+		t.Fatal(err)
+	}
+	key := LearningKey("m", "user")
+	for i := range 5 {
+		if err := d.SaveLearning(ctx, key, []byte{byte(i)}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.SetLearningAside(ctx, key, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := d.LearningAside(); n != MaxAsidePerScope+1 {
+		t.Fatalf("%d states aside, want %d of the scope and the other scope's", n, MaxAsidePerScope+1)
+	}
+	var kept []byte
+	d.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(learningAside)).ForEach(func(k, v []byte) error {
+			var rec struct{ State []byte }
+			if json.Unmarshal(v, &rec) == nil && bytes.HasPrefix(k, []byte(key+"\x00")) {
+				kept = append(kept, rec.State...)
+			}
+			return nil
+		})
+	})
+	if !bytes.Equal(kept, []byte{3, 4}) {
+		t.Fatalf("kept states %v, want the newest two [3 4]", kept)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -143,8 +142,15 @@ func (d *DB) SetLearningAside(ctx context.Context, key, why string) error {
 		if err != nil {
 			return err
 		}
-		ak := key + "\x00" + strconv.FormatInt(time.Now().UnixNano(), 10)
-		if err := tx.Bucket([]byte(learningAside)).Put([]byte(ak), rec); err != nil {
+		ab := tx.Bucket([]byte(learningAside))
+		ak := key + "\x00" + fmt.Sprintf("%019d", time.Now().UnixNano()) // as strconv wrote it before: 19 digits until 2286
+		if err := ab.Put([]byte(ak), rec); err != nil {
+			return err
+		}
+		// The newest few of a scope are kept: each is the whole state
+		// (tens of megabytes), and a model file replaced back and forth
+		// set one aside every time, never pruned.
+		if err := pruneAside(ab, key, MaxAsidePerScope); err != nil {
 			return err
 		}
 		tx.Bucket([]byte(learningMeta)).Delete([]byte(key))
@@ -153,6 +159,27 @@ func (d *DB) SetLearningAside(ctx context.Context, key, why string) error {
 		}
 		return lb.Delete([]byte(key))
 	})
+}
+
+// MaxAsidePerScope is how many set-aside states of one scope are kept,
+// the newest.
+const MaxAsidePerScope = 2
+
+// pruneAside deletes all but the newest keep set-aside states of key
+// (their keys end in the time, zero-padded, so they sort by it).
+func pruneAside(ab *bolt.Bucket, key string, keep int) error {
+	prefix := []byte(key + "\x00")
+	var keys [][]byte
+	c := ab.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+	}
+	for _, k := range keys[:max(len(keys)-keep, 0)] {
+		if err := ab.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // LearningAside counts the states set aside.
