@@ -65,3 +65,23 @@ func TestHugeMessageKeepsHeadAndEnd(t *testing.T) {
 		t.Fatalf("prompt of %d tokens for a 256-token context", res.PromptTokens)
 	}
 }
+
+// TestHugeMessagePreview: the template preview (/v1/chat/template,
+// /apply-template) renders a message too large for a template as chat
+// requests do, its head and end, instead of failing with "template limit
+// exceeded" (soak M).
+func TestHugeMessagePreview(t *testing.T) {
+	m, err := Load(context.Background(), synthetic(t, "qwen2", quant.Q8_0), Options{Threads: 1, ContextLength: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	text := "START " + strings.Repeat("x", 20<<20) + " END"
+	got, err := m.ApplyChatTemplate(context.Background(), chat.Conversation{Messages: []chat.Message{{Role: "user", Content: text}}, AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "START") || !strings.Contains(got, " END") || len(got) > maxRenderedText+4096 {
+		t.Fatalf("preview of %d bytes", len(got))
+	}
+}

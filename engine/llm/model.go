@@ -908,6 +908,9 @@ func (m *Model) ApplyChatTemplate(ctx context.Context, conv chat.Conversation) (
 	if err != nil {
 		return "", err
 	}
+	// As a chat request renders it: a message too large for a template
+	// keeps its head and its end (capMessageText).
+	conv.Messages = capMessageText(conv.Messages, maxRenderedText)
 	return t.Apply(ctx, conv)
 }
 
