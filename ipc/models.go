@@ -88,3 +88,30 @@ func ModelNameFromPath(path string) string {
 	base := filepath.Base(path)
 	return strings.ToLower(strings.TrimSuffix(base, filepath.Ext(base)))
 }
+
+// Show describes a model as Ollama's POST /api/show does: its Modelfile,
+// parameters, template, system prompt, details and capabilities.
+func (c *Client) Show(ctx context.Context, model string) (OllamaShowResponse, error) {
+	var out OllamaShowResponse
+	err := c.Do(ctx, http.MethodPost, "/api/show", OllamaShowRequest{Model: model}, &out)
+	return out, err
+}
+
+// Copy makes destination a copy of the model source (POST /api/copy).
+func (c *Client) Copy(ctx context.Context, source, destination string) error {
+	return c.Do(ctx, http.MethodPost, "/api/copy", CopyRequest{Source: source, Destination: destination}, nil)
+}
+
+// Create makes a model (POST /api/create) and waits until it is made.
+func (c *Client) Create(ctx context.Context, req CreateRequest) error {
+	stream := false
+	req.Stream = &stream
+	var out ProgressStatus
+	if err := c.Do(ctx, http.MethodPost, "/api/create", req, &out); err != nil {
+		return err
+	}
+	if out.Error != "" {
+		return &APIError{Status: http.StatusBadRequest, Message: out.Error}
+	}
+	return nil
+}
