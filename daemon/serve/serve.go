@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -293,7 +294,29 @@ func FinishFlags(o *Options, f *pflag.FlagSet) error {
 			return fmt.Errorf("--%s %s: want a positive duration", d.flag, d.v)
 		}
 	}
-	return CheckHotWindow(f.Changed("kv-hot-window"), o.KVHotWindow, o.KVType)
+	if err := CheckHotWindow(f.Changed("kv-hot-window"), o.KVHotWindow, o.KVType); err != nil {
+		return err
+	}
+	o.Model = absModelPath(o.Model)
+	return nil
+}
+
+// absModelPath makes a --model that names a file by a relative path
+// (../models/x.gguf) absolute: the daemon showed the relative path in
+// /api/show's FROM lines and created models made from it, where it means
+// nothing to a client in another directory. Names and absolute paths are
+// returned as they are.
+func absModelPath(m string) string {
+	if m == "" || filepath.IsAbs(m) || !(strings.ContainsRune(m, filepath.Separator) || strings.HasSuffix(strings.ToLower(m), ".gguf")) {
+		return m
+	}
+	if st, err := os.Stat(m); err != nil || st.IsDir() {
+		return m
+	}
+	if abs, err := filepath.Abs(m); err == nil {
+		return abs
+	}
+	return m
 }
 
 // CheckHotWindow refuses a --kv-hot-window given (on the command line) as
