@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -168,24 +169,6 @@ func checkSocketDir(dir string, mode os.FileMode) error {
 	return nil
 }
 
-// fileKind names what a mode is for an error message. The mode's type
-// bits alone print a regular file as "----------", which names nothing.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "a regular file"
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeSymlink != 0:
-		return "a symlink"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "a file of mode " + m.String()
-}
-
 // clearStaleSocket makes path free for a new socket: nothing there is
 // fine; a socket nothing answers on is left over from a crash and is
 // removed; a socket that answers is another daemon; anything else (a
@@ -199,7 +182,7 @@ func clearStaleSocket(path string) error {
 		return fmt.Errorf("socket %s: %w", path, err)
 	}
 	if st.Mode()&os.ModeSocket == 0 {
-		return fmt.Errorf("socket path %s exists and is %s, not a socket: refusing to replace it", path, fileKind(st.Mode()))
+		return fmt.Errorf("socket path %s exists and is %s, not a socket: refusing to replace it", path, gguf.FileKind(st.Mode()))
 	}
 	c, err := net.DialTimeout("unix", path, time.Second)
 	if err == nil {

@@ -61,10 +61,15 @@ func Open(path string) (*File, error) {
 	return f, nil
 }
 
-// FileKind names the kind of a file that is not a regular one ("a named
-// pipe", "a directory", ...), for errors about a path.
+// FileKind names the kind of a file ("a named pipe", "a directory", ...)
+// for errors about a path: a mode's type bits alone print a regular file
+// as "----------", which names nothing.
 func FileKind(m fs.FileMode) string {
 	switch {
+	case m.IsRegular():
+		return "a regular file"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
 	case m.IsDir():
 		return "a directory"
 	case m&fs.ModeNamedPipe != 0:
