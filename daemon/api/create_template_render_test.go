@@ -13,7 +13,7 @@ func TestCreateRefusesTemplateThatCannotRender(t *testing.T) {
 	ta := startAPI(t)
 	for _, c := range []struct{ body, want string }{
 		{`{"model":"t1","from":"fake","template":"{{ .Nope }}{{ .Prompt }}","stream":false}`, "Nope"},
-		{`{"model":"t2","from":"fake","modelfile":"FROM fake\nTEMPLATE {{ range .Tools }}{{ . }}{{ end }}{{ .Prompt }}","stream":false}`, "Tools"},
+		{`{"model":"t2","from":"fake","modelfile":"FROM fake\nTEMPLATE {{ range .Messages }}{{ .Nope }}{{ end }}","stream":false}`, "Nope"},
 	} {
 		resp, b := ta.post(t, "/api/create", c.body)
 		if resp.StatusCode != 400 || !strings.Contains(string(b), "template") || !strings.Contains(string(b), c.want) {
@@ -23,6 +23,7 @@ func TestCreateRefusesTemplateThatCannotRender(t *testing.T) {
 	// Templates that render are still taken, and used.
 	ta.postOK(t, "/api/create", `{"model":"t3","from":"fake","template":"{{ if .System }}[{{ .System }}]{{ end }}{{ range .Messages }}<{{ .Role }}>{{ .Content }}{{ end }}","stream":false}`)
 	ta.postOK(t, "/api/chat", `{"model":"t3","stream":false,"messages":[{"role":"user","content":"Hi"}]}`)
+	ta.postOK(t, "/api/create", `{"model":"t4","from":"fake","modelfile":"FROM fake\nTEMPLATE {{ range .Tools }}{{ . }}{{ end }}{{ .Prompt }}","stream":false}`)
 }
 
 // TestCreateRefusesMessageImages: a created model's MESSAGE with images is

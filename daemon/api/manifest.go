@@ -279,16 +279,18 @@ func withManifestRequest(man *ipc.ModelManifest, req *llm.Request, setTemp, setT
 	if len(pre) > 0 {
 		req.Messages = slices.Concat(req.Messages[:n], pre, req.Messages[n:])
 	}
-	if man.Template != "" {
-		msgs := make([]ipc.Message, len(req.Messages))
-		for i, m := range req.Messages {
-			msgs[i] = ipc.Message{Role: m.Role, Content: m.Content}
-		}
-		prompt, _, err := applyTemplate(man, msgs)
-		if err != nil {
-			return err
-		}
-		req.Prompt, req.ClientSpans, req.Templated, req.Messages = prompt.Text, prompt.Client, true, nil
+	return setManifestTemplate(man, req)
+}
+
+// setManifestTemplate makes a created model's TEMPLATE, when it has one,
+// the renderer of req's chat.
+func setManifestTemplate(man *ipc.ModelManifest, req *llm.Request) error {
+	t, err := manifestTemplate(man)
+	if err != nil {
+		return err
+	}
+	if t != nil {
+		req.Template = t
 	}
 	return nil
 }
@@ -321,31 +323,6 @@ func withManifestMessages(man *ipc.ModelManifest, msgs []ipc.Message) []ipc.Mess
 	}
 	out = append(out, man.Messages...)
 	return append(out, msgs...)
-}
-
-// applyTemplate renders a created model's prompt template over the
-// request's messages into req's prompt, when the model has one.
-func applyTemplate(man *ipc.ModelManifest, msgs []ipc.Message) (renderedPrompt, bool, error) {
-	if man == nil || man.Template == "" {
-		return renderedPrompt{}, false, nil
-	}
-	t, err := parsePromptTemplate(man.Template)
-	if err != nil {
-		return renderedPrompt{}, false, err
-	}
-	var system string
-	var tm []templateMessage
-	for _, m := range msgs {
-		if m.Role == "system" || m.Role == "developer" {
-			system = m.Content
-		}
-		tm = append(tm, templateMessage{Role: m.Role, Content: m.Content})
-	}
-	text, err := renderPromptTemplate(t, system, tm)
-	if err != nil {
-		return renderedPrompt{}, false, badParam("model", "its template failed: %v", err)
-	}
-	return text, true, nil
 }
 
 // ollamaCreate answers POST /api/create.
@@ -520,14 +497,15 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 		return nil, err
 	}
 	if man.Template != "" {
-		t, err := parsePromptTemplate(man.Template)
+		t, err := parseGoTemplate(man.Template)
 		if err != nil {
 			return nil, badParam("template", "%v", err)
 		}
 		// Rendered once on a sample conversation: a field the template
-		// data has not (.Tools, a misspelling) fails every request, which
-		// then blamed the request's model.
-		if _, err := renderPromptTemplate(t, "You are helpful.", []templateMessage{{Role: "user", Content: "Hi"}}); err != nil {
+		// data has not (a misspelling) fails every request, which then
+		// blamed the request's model.
+		sample := chat.Conversation{Messages: []chat.Message{{Role: chat.RoleSystem, Content: "You are helpful."}, {Role: "user", Content: "Hi"}}, AddGenerationPrompt: true}
+		if _, err := t.Prompt(context.Background(), sample); err != nil {
 			return nil, badParam("template", "%v", err)
 		}
 	}

@@ -212,11 +212,9 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.ContinueLast = true // as Ollama: a last assistant message is continued
-	if prompt, ok, err := applyTemplate(rm.man, msgs); err != nil {
+	if err := setManifestTemplate(rm.man, &req); err != nil {
 		ollamaError(w, err)
 		return
-	} else if ok {
-		req.Prompt, req.ClientSpans, req.Templated, req.Messages = prompt.Text, prompt.Client, true, nil
 	}
 	constraint, err := ollamaFormat(body.Format)
 	if err != nil {
@@ -349,21 +347,18 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		req.Prompt, req.Suffix = body.Prompt, body.Suffix
 	case body.Raw:
 		req.Prompt, req.Raw = body.Prompt, true
-	case body.Template != "":
-		t, err := parsePromptTemplate(body.Template)
-		if err != nil {
-			ollamaError(w, badParam("template", "%v", err))
-			return
-		}
-		text, err := renderPromptTemplate(t, body.System, []templateMessage{{Role: "user", Content: body.Prompt}})
-		if err != nil {
-			ollamaError(w, badParam("template", "%v", err))
-			return
-		}
-		req.Prompt, req.ClientSpans, req.Templated = text.Text, text.Client, true
 	default:
 		// Like Ollama, a generate prompt is wrapped in the model's chat
-		// template as one user turn (with the system prompt if given).
+		// template (or the request's, or the created model's TEMPLATE) as
+		// one user turn, with the system prompt if given.
+		if body.Template != "" {
+			t, err := parseGoTemplate(body.Template)
+			if err != nil {
+				ollamaError(w, badParam("template", "%v", err))
+				return
+			}
+			req.Template = t
+		}
 		if body.System != "" {
 			req.Messages = append(req.Messages, chat.Message{Role: "system", Content: body.System})
 		}

@@ -191,11 +191,9 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	if prompt, ok, err := applyTemplate(rm.man, msgs); err != nil {
+	if err := setManifestTemplate(rm.man, &req); err != nil {
 		openAIError(w, err)
 		return
-	} else if ok {
-		req.Prompt, req.ClientSpans, req.Templated, req.Messages = prompt.Text, prompt.Client, true, nil
 	}
 	req.Logprobs = body.Logprobs
 	if body.TopLogprobs < 0 || body.TopLogprobs > MaxTopLogprobs {

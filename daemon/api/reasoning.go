@@ -67,7 +67,7 @@ func applyThinking(m models.Model, req *llm.Request, ts *thinkingSpec) (*thinkin
 	if ts.want != nil && *ts.want && r == nil {
 		return nil, badParam(ts.param, "this model does not think")
 	}
-	if r == nil || req.Templated || req.Messages == nil {
+	if r == nil || req.Template != nil || req.Messages == nil {
 		// Not a thinking model, or a prompt its template did not write
 		// (a raw prompt, a created model's own template).
 		return nil, nil

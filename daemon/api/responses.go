@@ -308,11 +308,9 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	if prompt, ok, err := applyTemplate(rm.man, msgs); err != nil {
+	if err := setManifestTemplate(rm.man, &req); err != nil {
 		openAIError(w, err)
 		return
-	} else if ok {
-		req.Prompt, req.ClientSpans, req.Templated, req.Messages = prompt.Text, prompt.Client, true, nil
 	}
 	constraint, err := responseTextFormat(body.Text)
 	if err != nil {

@@ -47,12 +47,17 @@ func (a *API) chatTemplate(w http.ResponseWriter, r *http.Request) {
 	defer h.Release()
 	name, format := rm.shown(body.Model, h.Name), h.Model.Info().ChatFormat
 	if rm.man != nil {
-		prompt, ok, err := manifestConversation(rm.man, &conv)
+		t, err := manifestConversation(rm.man, &conv)
 		if err != nil {
 			openAIError(w, err)
 			return
 		}
-		if ok {
+		if t != nil {
+			prompt, err := t.Prompt(r.Context(), conv)
+			if err != nil {
+				openAIError(w, badParam("model", "its template failed: %v", err))
+				return
+			}
 			daemon.WriteJSON(w, http.StatusOK, ipc.ChatTemplateResponse{Model: name, Prompt: prompt, ChatFormat: "the created model's TEMPLATE"})
 			return
 		}
@@ -75,23 +80,20 @@ func (a *API) chatTemplate(w http.ResponseWriter, r *http.Request) {
 }
 
 // manifestConversation puts a created model's system prompt and messages
-// before conv's, as its chat requests do (withManifestMessages); with the
-// model's own TEMPLATE it returns that template's rendering and true.
-func manifestConversation(man *ipc.ModelManifest, conv *chat.Conversation) (string, bool, error) {
-	plain := make([]ipc.Message, len(conv.Messages))
-	for i, m := range conv.Messages {
-		plain[i] = ipc.Message{Role: m.Role, Content: m.Content}
+// before conv's, as its chat requests do (withManifestMessages), and
+// returns the model's own TEMPLATE when it has one.
+func manifestConversation(man *ipc.ModelManifest, conv *chat.Conversation) (*goTemplate, error) {
+	var plain []ipc.Message
+	for _, m := range conv.Messages {
+		plain = append(plain, ipc.Message{Role: m.Role})
 	}
 	all := withManifestMessages(man, plain)
-	if prompt, ok, err := applyTemplate(man, all); err != nil || ok {
-		return prompt.Text, ok, err
-	}
 	msgs, err := chatMessages(all[:len(all)-len(plain)], "model")
 	if err != nil {
-		return "", false, err
+		return nil, err
 	}
 	conv.Messages = append(msgs, conv.Messages...)
-	return "", false, nil
+	return manifestTemplate(man)
 }
 
 // templateConversation checks a request and turns it into the

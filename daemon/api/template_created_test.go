@@ -66,3 +66,43 @@ func TestCreatedTemplateCannotWriteTurns(t *testing.T) {
 		t.Fatalf("20 \"<|im_end|>\" took %v prompt tokens against %v for \"x\": read as control tokens", injected, plain)
 	}
 }
+
+// TestCreatedModelTemplateChat: a created model's one-turn TEMPLATE (no
+// .Messages) renders the whole chat, one exchange after another, ending
+// where the reply begins, and one that renders .Tools offers a request's
+// tools in its own format, whose calls come back as tool calls. Before,
+// only the last user message was rendered, with the text after .Response
+// (an ended, empty assistant turn), and tools never reached the template.
+func TestCreatedModelTemplateChat(t *testing.T) {
+	ta := startAPIWith(t, true)
+	base := quote(realTinyModel(t))
+	ta.postOK(t, "/api/create", `{"model":"legacy","from":`+base+`,"template":`+quote(legacyChatML)+`,"stream":false}`)
+	history := `"messages":[{"role":"system","content":"SYS"},{"role":"user","content":"q1"},{"role":"assistant","content":"a1"},{"role":"user","content":"q2"}]`
+	got := ta.postOK(t, "/v1/chat/template", `{"model":"legacy",`+history+`}`)["prompt"]
+	want := "<|im_start|>system\nSYS<|im_end|>\n<|im_start|>user\nq1<|im_end|>\n<|im_start|>assistant\na1<|im_end|>\n<|im_start|>user\nq2<|im_end|>\n<|im_start|>assistant\n"
+	if got != want {
+		t.Errorf("/v1/chat/template: %q, want %q", got, want)
+	}
+	long := ta.postOK(t, "/api/chat", `{"model":"legacy","stream":false,"options":{"num_predict":1},`+history+`}`)["prompt_eval_count"].(float64)
+	short := ta.postOK(t, "/api/chat", `{"model":"legacy","stream":false,"options":{"num_predict":1},"messages":[{"role":"system","content":"SYS"},{"role":"user","content":"q2"}]}`)["prompt_eval_count"].(float64)
+	if long < short+8 {
+		t.Errorf("a chat with history read %v prompt tokens, one without %v: the history was not rendered", long, short)
+	}
+
+	ta.postOK(t, "/api/create", `{"model":"tools","from":`+base+`,"template":`+quote(qwenTools)+`,"stream":false}`)
+	tool := `{"type":"function","function":{"name":"weather","parameters":{"type":"object","properties":{"city":{"type":"string","enum":["Paris","Rome"]}},"required":["city"]}}}`
+	prompt := ta.postOK(t, "/v1/chat/template", `{"model":"tools","messages":[{"role":"user","content":"Weather?"}],"tools":[`+tool+`]}`)["prompt"].(string)
+	if !strings.Contains(prompt, `<tools>`+"\n"+`{"type": "function", "function": {"name":"weather"`) {
+		t.Errorf("the template did not render the tools: %q", prompt)
+	}
+	out := ta.postOK(t, "/v1/chat/completions", `{"model":"tools","max_tokens":300,"parallel_tool_calls":false,"tool_choice":"required","messages":[{"role":"user","content":"Weather?"}],"tools":[`+tool+`]}`)
+	msg := out["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)
+	calls, _ := msg["tool_calls"].([]any)
+	if len(calls) != 1 {
+		t.Fatalf("no tool call: %v", msg)
+	}
+	fn := calls[0].(map[string]any)["function"].(map[string]any)
+	if args := fn["arguments"].(string); fn["name"] != "weather" || (args != `{"city":"Paris"}` && args != `{"city":"Rome"}`) {
+		t.Errorf("call %v", fn)
+	}
+}

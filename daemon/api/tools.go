@@ -202,7 +202,9 @@ func applyConstraint(m models.Model, req *llm.Request, c *constraintSpec, think 
 // rendered the same way.
 func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingState) (*toolState, error) {
 	format := toolcall.Format(toolcall.Generic{})
-	if m != nil {
+	if gt, ok := req.Template.(*goTemplate); ok {
+		format = gt.toolFormat() // a created model's TEMPLATE
+	} else if m != nil {
 		format = toolcall.Detect(m.Info().ChatTemplate)
 	}
 	st := &toolState{format: format}

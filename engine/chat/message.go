@@ -7,9 +7,18 @@
 package chat
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 )
+
+// A Renderer renders a conversation as the prompt text to tokenize, with
+// the assistant's generation prompt when conv asks for it. A model's own
+// Template is one; a request may bring another (llm.Request.Template: an
+// Ollama Modelfile's TEMPLATE, which the daemon renders).
+type Renderer interface {
+	Prompt(ctx context.Context, conv Conversation) (string, error)
+}
 
 // Message is one turn of a conversation.
 type Message struct {

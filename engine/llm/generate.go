@@ -164,7 +164,7 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 	// string must not cut the object short. A lazy grammar's text is free
 	// until its trigger.
 	var turnStops []string
-	if req.Messages != nil {
+	if req.Messages != nil && req.Template == nil {
 		turnStops = m.tmpl.StopStrings()
 	}
 

@@ -628,10 +628,6 @@ func (m *Model) promptTokens(req Request) ([]int32, error) {
 		out = append(out, m.tok.Encode(req.Suffix, plain)...)
 		return append(out, fim.Middle), nil
 	}
-	if req.Templated {
-		text, escaped := m.escapeSpans(req.Prompt, req.ClientSpans)
-		return m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true, Unescape: escaped}), nil
-	}
 	if req.Raw {
 		out := m.tok.Encode(req.Prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
 		if m.tok.StartsWithBOS(out) && m.tok.StartsWithBOS(out[1:]) {
@@ -735,11 +731,20 @@ func (m *Model) chatTemplate() (chat.Template, error) {
 	return m.tmpl, nil
 }
 
+// renderer is what renders req's messages: its own template, or the
+// model's.
+func (m *Model) renderer(req Request) (chat.Renderer, error) {
+	if req.Template != nil {
+		return req.Template, nil
+	}
+	return m.chatTemplate()
+}
+
 // chatPrompt renders msgs with req's tools and template variables and
 // the assistant's generation prompt, as the text to tokenize with
 // encodeChat: the messages' text is escaped (escapeMessages).
 func (m *Model) chatPrompt(ctx context.Context, req Request, msgs []chat.Message) (string, error) {
-	t, err := m.chatTemplate()
+	t, err := m.renderer(req)
 	if err != nil {
 		return "", err
 	}
@@ -822,31 +827,6 @@ func headAndEnd(s string, n int) string {
 		tail++
 	}
 	return s[:head] + s[tail:]
-}
-
-// escapeSpans returns text with its ranges in spans escaped as
-// escapeMessages escapes a chat's messages, and whether it escaped any;
-// spans that are not ascending, disjoint ranges of text leave it as it is.
-func (m *Model) escapeSpans(text string, spans [][2]int) (string, bool) {
-	end := 0
-	for _, sp := range spans {
-		if sp[0] < end || sp[1] < sp[0] || sp[1] > len(text) {
-			return text, false
-		}
-		end = sp[1]
-	}
-	if len(spans) == 0 {
-		return text, false
-	}
-	var b strings.Builder
-	at := 0
-	for _, sp := range spans {
-		b.WriteString(text[at:sp[0]])
-		b.WriteString(m.tok.EscapeSpecial(text[sp[0]:sp[1]]))
-		at = sp[1]
-	}
-	b.WriteString(text[at:])
-	return b.String(), true
 }
 
 // escapeMessages returns msgs with the text their clients wrote (content,

@@ -200,7 +200,11 @@ func isSystem(role string) bool { return role == "system" || role == "developer"
 // encodeChat tokenizes a chat rendered by chatPrompt as PromptTokens
 // does: the template's control tokens parsed, the messages' text plain.
 func (m *Model) encodeChat(text string) []int32 {
-	return m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true, Unescape: true})
+	out := m.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true, Unescape: true})
+	if m.tok.StartsWithBOS(out) && m.tok.StartsWithBOS(out[1:]) {
+		out = out[1:] // a request's own template wrote the BOS the tokenizer adds
+	}
+	return out
 }
 
 // dropOldest drops req's oldest chat turns, never a system message nor the
@@ -307,7 +311,7 @@ func (m *Model) keepHead(ctx context.Context, req Request, msgs []chat.Message, 
 // the common prefix of the prompt and two renderings with different user
 // messages (which takes the user turn's opening too).
 func (m *Model) systemTokens(ctx context.Context, req Request, sys []chat.Message, prompt []int32) int {
-	t, err := m.chatTemplate()
+	t, err := m.renderer(req)
 	if err != nil {
 		return 0
 	}

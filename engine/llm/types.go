@@ -114,15 +114,11 @@ type Request struct {
 	// fill-in-the-middle tokens (Model.FIM); a model without them refuses
 	// (ErrNoFIM).
 	Suffix string
-	// Templated says Prompt is a chat template already rendered: the
-	// tokenizer adds BOS as for any prompt and reads special tokens.
-	Templated bool
-	// ClientSpans, with Templated, are the byte ranges of Prompt that the
-	// client wrote (a system prompt, messages' text: ascending, not
-	// overlapping): the control tokens they spell are read as plain text,
-	// as a chat's messages are, so that they cannot write turns of their
-	// own. Invalid ranges are ignored.
-	ClientSpans [][2]int
+	// Template, when set, renders Messages in place of the model's chat
+	// template (a created model's own prompt template). It is given the
+	// messages with their text escaped, as the model's template is, and
+	// the model's own turn-ending stop strings do not apply.
+	Template chat.Renderer
 	// ContextLimit bounds this request's prompt and reply below the
 	// model's context (0: the model's context).
 	ContextLimit int

@@ -1,0 +1,188 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/chat"
+	"github.com/ruvllm/ruvllm/engine/toolcall"
+)
+
+// render parses src and renders msgs (and tools) with it.
+func render(t *testing.T, src string, msgs []chat.Message, tools ...string) (string, error) {
+	t.Helper()
+	g, err := parseGoTemplate(src)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	conv := chat.Conversation{Messages: msgs, AddGenerationPrompt: true}
+	for _, tl := range tools {
+		conv.Tools = append(conv.Tools, json.RawMessage(tl))
+	}
+	return g.Prompt(context.Background(), conv)
+}
+
+// legacyChatML is an older Ollama template, of one exchange: no
+// .Messages, and text after .Response.
+const legacyChatML = `{{ if .System }}<|im_start|>system
+{{ .System }}<|im_end|>
+{{ end }}{{ if .Prompt }}<|im_start|>user
+{{ .Prompt }}<|im_end|>
+{{ end }}<|im_start|>assistant
+{{ .Response }}<|im_end|>
+`
+
+// TestGoTemplateOneTurnTemplates: a template without .Messages is
+// rendered once per exchange, as Ollama does, so a chat keeps its history,
+// and the last rendering stops where the reply begins. Before, only the
+// last user message was rendered, followed by the text after .Response:
+// the model read an empty, ended assistant turn.
+func TestGoTemplateOneTurnTemplates(t *testing.T) {
+	chatHistory := []chat.Message{{Role: "system", Content: "SYS"}, {Role: "user", Content: "q1"}, {Role: "assistant", Content: "a1"}, {Role: "user", Content: "q2"}}
+	for _, c := range []struct {
+		name, src string
+		msgs      []chat.Message
+		want      string
+	}{
+		{"history", legacyChatML, chatHistory,
+			"<|im_start|>system\nSYS<|im_end|>\n<|im_start|>user\nq1<|im_end|>\n<|im_start|>assistant\na1<|im_end|>\n" +
+				"<|im_start|>user\nq2<|im_end|>\n<|im_start|>assistant\n"},
+		{"one turn", legacyChatML, []chat.Message{{Role: "user", Content: "hi"}}, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"},
+		{"no .Response: the reply follows", `[INST] {{ .Prompt }} [/INST]`, chatHistory[1:], "[INST] q1 [/INST]a1[INST] q2 [/INST]"},
+		{"a later system prompt starts an exchange", legacyChatML, []chat.Message{{Role: "user", Content: "q1"}, {Role: "system", Content: "S2"}, {Role: "user", Content: "q2"}},
+			"<|im_start|>user\nq1<|im_end|>\n<|im_start|>assistant\n<|im_end|>\n<|im_start|>system\nS2<|im_end|>\n<|im_start|>user\nq2<|im_end|>\n<|im_start|>assistant\n"},
+		{"cut inside an if", `{{ if .Prompt }}U:{{ .Prompt }} A:{{ .Response }}</s>{{ end }}<end>`, chatHistory[1:], "U:q1 A:a1</s><end>U:q2 A:"},
+	} {
+		got, err := render(t, c.src, c.msgs)
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %q, %v\nwant %q", c.name, got, err, c.want)
+		}
+	}
+}
+
+// qwenTools is a template in the manner of Ollama's qwen2.5: tools,
+// calls and tool results through .Messages.
+const qwenTools = `{{- if or .System .Tools }}<|im_start|>system
+{{- if .System }}
+{{ .System }}
+{{- end }}
+{{- if .Tools }}
+# Tools
+<tools>
+{{- range .Tools }}
+{"type": "function", "function": {{ .Function }}}
+{{- end }}
+</tools>
+{{- end }}<|im_end|>
+{{ end }}
+{{- range $i, $_ := .Messages }}
+{{- $last := eq (len (slice $.Messages $i)) 1 -}}
+{{- if eq .Role "user" }}<|im_start|>user
+{{ .Content }}<|im_end|>
+{{ else if eq .Role "assistant" }}<|im_start|>assistant
+{{ if .Content }}{{ .Content }}
+{{- else if .ToolCalls }}<tool_call>
+{{ range .ToolCalls }}{"name": "{{ .Function.Name }}", "arguments": {{ .Function.Arguments }}}
+{{ end }}</tool_call>
+{{- end }}{{ if not $last }}<|im_end|>
+{{ end }}
+{{- else if eq .Role "tool" }}<|im_start|>user
+<tool_response>
+{{ .Content }}
+</tool_response><|im_end|>
+{{ end }}
+{{- if and (ne .Role "assistant") $last }}<|im_start|>assistant
+{{ end }}
+{{- end }}`
+
+// TestGoTemplateTools: a template that reads .Messages sees the tools
+// (printed as JSON, as Ollama's types print), the assistant's calls with
+// their arguments and the tool results, with nested ranges; the calls'
+// format is the one the template writes.
+func TestGoTemplateTools(t *testing.T) {
+	msgs := []chat.Message{
+		{Role: "system", Content: "Be brief."},
+		{Role: "user", Content: "Weather in Paris?"},
+		{Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "c1", Function: chat.FunctionCall{Name: "weather", Arguments: json.RawMessage(`"{\"city\":\"Paris\"}"`)}}}},
+		{Role: "tool", Content: "18C", Name: "weather"},
+	}
+	tool := `{"type":"function","function":{"name":"weather","description":"Current weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}`
+	got, err := render(t, qwenTools, msgs, tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<|im_start|>system\nBe brief.\n# Tools\n<tools>\n" +
+		`{"type": "function", "function": {"name":"weather","description":"Current weather","parameters":{"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"}}}` +
+		"\n</tools><|im_end|>\n<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n" +
+		`{"name": "weather", "arguments": {"city":"Paris"}}` + "\n</tool_call><|im_end|>\n" +
+		"<|im_start|>user\n<tool_response>\n18C\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
+	if got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	g, _ := parseGoTemplate(qwenTools)
+	if f := g.toolFormat(); f.Name() != "hermes" {
+		t.Errorf("tool format %s, want hermes", f.Name())
+	}
+	plain, _ := parseGoTemplate(legacyChatML)
+	if _, generic := plain.toolFormat().(toolcall.Generic); !generic {
+		t.Errorf("a template without .Tools: format %s, want generic", plain.toolFormat().Name())
+	}
+	// Consecutive messages of one role are one message, as in Ollama;
+	// every system message is in .System.
+	got, err = render(t, `{{ .System }}|{{ range .Messages }}[{{ .Role }}:{{ .Content }}]{{ end }}`,
+		[]chat.Message{{Role: "system", Content: "a"}, {Role: "user", Content: "x"}, {Role: "user", Content: "y"}, {Role: "system", Content: "b"}})
+	if want := "a\n\nb|[system:a][user:x\n\ny][system:b]"; got != want || err != nil {
+		t.Errorf("collated: %q, %v; want %q", got, err, want)
+	}
+}
+
+// TestGoTemplateWorkBounded: a template's work is bounded before it runs,
+// from the sizes of what it ranges over, so nested ranges are allowed
+// (a message's tool calls, the tools of the last message) while ones
+// whose work grows past the bound are refused: at parse when no chat can
+// render them (recursion, fan-out), else at render, quickly, with an
+// error. Nested ranges over .Messages rendered for 30 s per request (200
+// messages, four levels) and went on after the client had gone, as
+// text/template cannot be cancelled and the output bound never fired.
+func TestGoTemplateWorkBounded(t *testing.T) {
+	var fanOut strings.Builder // 40 templates, each calling the next twice: 2^40 calls
+	for i := range 40 {
+		fmt.Fprintf(&fanOut, `{{define "t%d"}}{{template "t%d" .}}{{template "t%d" .}}{{end}}`, i, i+1, i+1)
+	}
+	fanOut.WriteString(`{{define "t40"}}{{end}}{{template "t0" .}}{{.Prompt}}`)
+	for _, c := range []struct{ name, src, err string }{
+		{"range over a number", `{{range 100000000000}}{{end}}`, "range over a number"},
+		{"recursion", `{{define "a"}}{{template "a" .}}{{template "a" .}}{{end}}{{template "a" .}}`, "calls itself"},
+		{"fan-out", fanOut.String(), "steps"},
+		{"fan-out not called", strings.Replace(fanOut.String(), `{{template "t0" .}}`, "", 1), "steps"},
+	} {
+		_, err := parseGoTemplate(c.src)
+		if err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: err = %v, want one saying %q", c.name, err, c.err)
+		}
+	}
+	many := make([]chat.Message, 400)
+	for i := range many {
+		many[i] = chat.Message{Role: []string{"user", "assistant"}[i%2], Content: "x"}
+	}
+	for _, c := range []struct {
+		name, src string
+		ok        bool
+	}{
+		{"one range", `{{range .Messages}}<{{.Role}}>{{.Content}}{{end}}`, true},
+		{"two ranges in a row", `{{range .Messages}}{{.Role}}{{end}}{{range .Messages}}{{.Content}}{{end}}`, true},
+		{"calls in messages", `{{range .Messages}}{{range .ToolCalls}}{{.Function.Name}}{{end}}{{end}}`, true},
+		{"call in a range", `{{define "m"}}[{{.Role}}]{{.Content}}{{end}}{{range .Messages}}{{template "m" .}}{{end}}`, true},
+		{"three nested over messages", `{{range .Messages}}{{range $.Messages}}{{range $.Messages}}{{end}}{{end}}{{end}}`, false},
+		{"nested through a template", `{{define "all"}}{{range $.Messages}}{{range $.Messages}}{{end}}{{end}}{{end}}{{range .Messages}}{{template "all" $}}{{end}}`, false},
+		{"over a length", `{{range .Messages}}{{range $n := len $.Messages}}{{range $.Messages}}{{end}}{{end}}{{end}}`, false},
+	} {
+		_, err := render(t, c.src, many)
+		if c.ok != (err == nil) || !c.ok && !strings.Contains(err.Error(), "steps") {
+			t.Errorf("%s: err = %v, want ok %v", c.name, err, c.ok)
+		}
+	}
+}
