@@ -186,3 +186,28 @@ func TestGoTemplateWorkBounded(t *testing.T) {
 		}
 	}
 }
+
+// FuzzGoTemplate: any template source either fails to parse or renders
+// a chat with tools without panicking, within its output bound; what it
+// refuses to render, it refuses with an error.
+func FuzzGoTemplate(f *testing.F) {
+	for _, s := range []string{legacyChatML, qwenTools, `{{ range .Messages }}{{ range .ToolCalls }}{{ json .Function.Arguments }}{{ end }}{{ end }}`,
+		`{{ if .Response }}{{ .Response }}{{ else }}{{ .Prompt }}{{ end }}x`, `{{ define "a" }}{{ .Role }}{{ end }}{{ range .Messages }}{{ template "a" . }}{{ end }}`,
+		`{{ range $k, $v := (index .Tools 0).Function.Parameters.properties }}{{ $k }}={{ $v }}{{ end }}`} {
+		f.Add(s)
+	}
+	msgs := []chat.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "u"},
+		{Role: "assistant", ToolCalls: []chat.ToolCall{{Function: chat.FunctionCall{Name: "f", Arguments: json.RawMessage(`{"a":[1,2]}`)}}}},
+		{Role: "tool", Content: "r", Name: "f"}, {Role: "user", Content: "v"}}
+	tool := json.RawMessage(`{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"array"}}}}}`)
+	f.Fuzz(func(t *testing.T, src string) {
+		g, err := parseGoTemplate(src)
+		if err != nil {
+			return
+		}
+		out, err := g.Prompt(context.Background(), chat.Conversation{Messages: msgs, Tools: []json.RawMessage{tool}})
+		if err == nil && len(out) > maxRenderedBytes {
+			t.Fatalf("rendered %d bytes", len(out))
+		}
+	})
+}
