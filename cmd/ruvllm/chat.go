@@ -61,8 +61,12 @@ func newChatCmd() *cobra.Command {
 			}
 			defer c.Close()
 			s := &chatSession{c: c, opts: o, out: cmd.OutOrStdout(), errw: cmd.ErrOrStderr()}
+			f := cmd.Flags()
+			// A created model's PARAMETERs apply where no flag was given.
+			params := modelParameters(ctx, c, o.model)
+			s.opts.tempFromModel = !f.Changed("temp") && params["temperature"]
+			s.opts.maxFromModel = !f.Changed("max-tokens") && params["num_predict"]
 			if convID != "" {
-				f := cmd.Flags()
 				if err := s.resume(ctx, convID, f.Changed("model"), f.Changed("system"), f.Changed("temp")); err != nil {
 					return err
 				}
@@ -73,8 +77,8 @@ func newChatCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&o.model, "model", "m", "", "model name or .gguf path (default: the daemon's default model)")
 	f.StringVar(&o.system, "system", "", "system prompt")
-	f.Float32Var(&o.temp, "temp", 0.7, "temperature")
-	f.IntVarP(&o.maxTokens, "max-tokens", "n", 512, "most tokens per reply")
+	f.Float32Var(&o.temp, "temp", 0.7, "temperature (unset: a created model's PARAMETER temperature, else this)")
+	f.IntVarP(&o.maxTokens, "max-tokens", "n", 512, "most tokens per reply (unset: a created model's PARAMETER num_predict, else this)")
 	f.StringVar(&convID, "conversation", "", "continue the saved conversation `ID`")
 	f.BoolVar(&o.noSave, "no-save", false, "do not save the conversation in the daemon")
 	f.BoolVar(&o.think, "think", true, "let a thinking model reason before it answers (--think=false turns it off where its template can)")
@@ -93,6 +97,9 @@ type chatOptions struct {
 	// not show its reasoning (shown on the error stream, apart from the
 	// answer, by default).
 	think, hideThinking bool
+	// tempFromModel and maxFromModel leave the temperature and the reply
+	// length to a created model's PARAMETERs (no flag set them).
+	tempFromModel, maxFromModel bool
 }
 
 // chatSession is one REPL conversation: the turns sent with every request
@@ -155,7 +162,7 @@ func (s *chatSession) resume(ctx context.Context, id string, modelSet, systemSet
 		sampling.Temperature = &s.opts.temp
 		upd.Sampling = &sampling
 	case s.sampling.Temperature != nil:
-		s.opts.temp = *s.sampling.Temperature
+		s.opts.temp, s.opts.tempFromModel = *s.sampling.Temperature, false
 	}
 	if upd.Model != nil || upd.System != nil || upd.Sampling != nil {
 		s.pending = &upd
@@ -263,8 +270,12 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) e
 		msgs = append([]ipc.Message{{Role: "system", Content: s.opts.system}}, msgs...)
 	}
 	req := ipc.ChatCompletionRequest{Model: s.opts.model, Messages: msgs, SamplingFields: s.sampling}
-	req.Temperature = &s.opts.temp
-	req.MaxTokens = s.opts.maxTokens
+	if !s.opts.tempFromModel {
+		req.Temperature = &s.opts.temp
+	}
+	if !s.opts.maxFromModel {
+		req.MaxTokens = s.opts.maxTokens
+	}
 	if !s.opts.think {
 		req.ReasoningEffort = "none"
 	}
@@ -390,7 +401,9 @@ func (s *chatSession) save(ctx context.Context, user, reply ipc.Message, id stri
 	var err error
 	if s.conv == "" {
 		sampling := s.sampling
-		sampling.Temperature = &s.opts.temp
+		if !s.opts.tempFromModel {
+			sampling.Temperature = &s.opts.temp
+		}
 		conv, err = s.c.CreateConversation(ctx, ipc.ConversationCreate{Model: storedModel(s.opts.model), System: s.opts.system,
 			Sampling: &sampling, Messages: msgs})
 		if err == nil {

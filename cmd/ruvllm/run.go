@@ -240,7 +240,7 @@ func newRunCmd() *cobra.Command {
 	g.register(cmd)
 	f := cmd.Flags()
 	f.StringVarP(&path, "model", "m", "", "GGUF model file (with --remote: a model name the daemon knows)")
-	f.BoolVar(&remote, "remote", false, "generate through the daemon (started if needed) instead of in this process")
+	f.BoolVar(&remote, "remote", false, "generate through the daemon (started if needed) instead of in this process; sampling flags not given are left to a created model's PARAMETERs")
 	f.BoolVar(&asChat, "chat", false, "wrap the prompt in the model's chat template")
 	f.StringVar(&system, "system", "", "system prompt (with --chat)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of streaming")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ruvllm/ruvllm/ipc"
 )
@@ -22,13 +23,7 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 		return err
 	}
 	defer c.Close()
-	p := g.params
-	sf := ipc.SamplingFields{Temperature: &p.Temperature, TopP: &p.TopP, TopK: &p.TopK, MinP: &p.MinP,
-		PresencePenalty: p.PresencePenalty, FrequencyPenalty: p.FrequencyPenalty, RepeatPenalty: p.RepeatPenalty,
-		Stop: g.stops, MaxTokens: g.maxTokens, Speculation: g.speculation}
-	if g.seed >= 0 {
-		sf.Seed = &g.seed
-	}
+	sf := g.remoteSampling(cmd.Flags(), modelParameters(ctx, c, model))
 	if pred, err := g.prediction(); err != nil {
 		return err
 	} else if pred != "" {
@@ -154,4 +149,62 @@ func runRemote(ctx context.Context, cmd *cobra.Command, g genFlags, model string
 			usage.PromptTokens, cached, usage.CompletionTokens, ttft.Seconds()*1000, tps, finish)
 	}
 	return status
+}
+
+// remoteSampling is the sampling a remote run sends: each flag the user
+// set, and each other flag's default unless the model is a created one
+// whose PARAMETERs set that field (params): the daemon applies those to
+// the fields a request leaves unset, as Ollama does for `ollama run`.
+func (g genFlags) remoteSampling(f *pflag.FlagSet, params map[string]bool) ipc.SamplingFields {
+	p := g.params
+	send := func(flag, param string) bool { return f.Changed(flag) || !params[param] }
+	sf := ipc.SamplingFields{Stop: g.stops, Speculation: g.speculation}
+	if send("temp", "temperature") {
+		sf.Temperature = &p.Temperature
+	}
+	if send("top-p", "top_p") {
+		sf.TopP = &p.TopP
+	}
+	if send("top-k", "top_k") {
+		sf.TopK = &p.TopK
+	}
+	if send("min-p", "min_p") {
+		sf.MinP = &p.MinP
+	}
+	if send("presence-penalty", "presence_penalty") {
+		sf.PresencePenalty = p.PresencePenalty
+	}
+	if send("frequency-penalty", "frequency_penalty") {
+		sf.FrequencyPenalty = p.FrequencyPenalty
+	}
+	if send("repeat-penalty", "repeat_penalty") {
+		sf.RepeatPenalty = p.RepeatPenalty
+	}
+	if send("n", "num_predict") {
+		sf.MaxTokens = g.maxTokens
+	}
+	if g.seed >= 0 {
+		sf.Seed = &g.seed
+	}
+	return sf
+}
+
+// modelParameters are the PARAMETER names a created model sets (what
+// `ollama show --parameters` lists), or nil for a model the daemon does
+// not describe (a file path, the default model).
+func modelParameters(ctx context.Context, c *ipc.Client, model string) map[string]bool {
+	if model == "" || isModelPath(model) {
+		return nil
+	}
+	sh, err := c.Show(ctx, model)
+	if err != nil {
+		return nil
+	}
+	keys := map[string]bool{}
+	for _, line := range strings.Split(sh.Parameters, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			keys[f[0]] = true
+		}
+	}
+	return keys
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -86,4 +88,94 @@ func TestRunRemoteFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRemoteRunsLeaveModelParameters: run --remote and chat send the
+// sampling flags the user set, and leave the others to a created model's
+// PARAMETERs (as `ollama run` does); they always sent their own defaults
+// (temperature 0.8 or 0.7, 128 or 512 tokens), so a Modelfile's
+// temperature and num_predict never applied from the CLI.
+func TestRemoteRunsLeaveModelParameters(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan ipc.SamplingFields, 1)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/health":
+			w.Write([]byte("{}"))
+		case "/api/show":
+			var req ipc.OllamaShowRequest
+			json.NewDecoder(r.Body).Decode(&req)
+			if req.Model != "created" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Write([]byte(`{"parameters":"temperature                    0.1\nnum_predict                    3\nrepeat_penalty                 1.3"}`))
+		case "/v1/completions", "/v1/chat/completions":
+			var req struct{ ipc.SamplingFields }
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			got <- req.SamplingFields
+			w.Header().Set("Content-Type", "text/event-stream")
+			if r.URL.Path == "/v1/completions" {
+				w.Write([]byte("data: {\"choices\":[{\"index\":0,\"text\":\"ok\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n"))
+			} else {
+				w.Write([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n"))
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv(ipc.EnvSocket, sock)
+
+	for _, tc := range []struct {
+		name     string
+		cmd      func() *cobra.Command
+		args     []string
+		stdin    string
+		wantTemp *float32 // nil: left to the model
+		wantMax  int
+		wantRep  float32
+	}{
+		{"run, a created model", newRunCmd, []string{"--remote", "-m", "created", "-p", "hi"}, "", nil, 0, 0},
+		{"run, flags set", newRunCmd, []string{"--remote", "-m", "created", "-p", "hi", "--temp", "0.5", "-n", "7", "--repeat-penalty", "1.1"}, "", ptr(float32(0.5)), 7, 1.1},
+		{"run, another model", newRunCmd, []string{"--remote", "-m", "other", "-p", "hi"}, "", ptr(float32(0.8)), 128, 1},
+		{"chat, a created model", newChatCmd, []string{"-m", "created", "--no-save"}, "hi\n", nil, 0, 0},
+		{"chat, flags set", newChatCmd, []string{"-m", "created", "--no-save", "--temp", "0.2", "-n", "9"}, "hi\n", ptr(float32(0.2)), 9, 0},
+		{"chat, another model", newChatCmd, []string{"-m", "other", "--no-save"}, "hi\n", ptr(float32(0.7)), 512, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, err := runCLIIn(t, strings.NewReader(tc.stdin), tc.cmd(), tc.args...); err != nil {
+				t.Fatal(err)
+			}
+			var sf ipc.SamplingFields
+			select {
+			case sf = <-got:
+			default:
+				t.Fatal("no request was sent")
+			}
+			if (sf.Temperature == nil) != (tc.wantTemp == nil) || sf.Temperature != nil && *sf.Temperature != *tc.wantTemp {
+				t.Errorf("temperature %v, want %v", deref(sf.Temperature), deref(tc.wantTemp))
+			}
+			if sf.MaxTokens != tc.wantMax || sf.RepeatPenalty != tc.wantRep {
+				t.Errorf("max_tokens %d, repeat_penalty %v; want %d, %v", sf.MaxTokens, sf.RepeatPenalty, tc.wantMax, tc.wantRep)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref(p *float32) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
