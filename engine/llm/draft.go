@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/ruvllm/ruvllm/engine/compute"
 	"github.com/ruvllm/ruvllm/engine/gguf"
@@ -34,6 +35,10 @@ type draftModel struct {
 	pool    *kv.Pool
 	drafter *spec.ModelDrafter
 	name    string
+	// faulted is set once a draft pass faulted on the draft file's
+	// mapping: the draft model drafts nothing more, and the target, whose
+	// own file is whole, goes on without it until it is loaded again.
+	faulted atomic.Bool
 }
 
 // loadDraft opens the draft model at path on the target's backend, with
@@ -97,6 +102,10 @@ func (m *Model) openDraft(f *gguf.File, blocks int) (*draftModel, error) {
 	return d, nil
 }
 
+// errDraftFaulted is what a draft pass fails with once the draft model's
+// file faulted.
+var errDraftFaulted = errors.New("the draft model's file faulted; no drafts until the model is loaded again")
+
 // draftRunner runs the draft model for the scheduler's drafter, under the
 // model's lock like the target's passes.
 type draftRunner struct{ m *Model }
@@ -111,9 +120,17 @@ func (r draftRunner) Step(batch *model.Batch, rows []int32, out [][]float32) (er
 	if err := m.usable(); err != nil {
 		return err
 	}
-	defer m.noteFault(&err)
-	defer mapfault.Catch(&err, mapfault.Arm())
 	d := m.draft
+	if d.faulted.Load() {
+		return errDraftFaulted
+	}
+	defer func() {
+		if errors.Is(err, mapfault.ErrFault) && !d.faulted.Swap(true) {
+			m.opts.Logger.Error("reading the draft model file's mapping faulted: the file was truncated or overwritten while loaded; decoding goes on without the draft model until the model is loaded again",
+				"model", m.info.Name, "draft", d.name, "err", err)
+		}
+	}()
+	defer mapfault.Catch(&err, mapfault.Arm())
 	hidden := d.net.Forward(batch, d.kv)
 	return m.copyLogits(d.net, hidden, rows, out)
 }

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/engine/mapfault/mapfaulttest"
 	"github.com/ruvllm/ruvllm/engine/quant"
+	"github.com/ruvllm/ruvllm/engine/spec"
+	"github.com/ruvllm/ruvllm/internal/testpath"
 )
 
 // TestTruncatedFileFaultsAsError: a loaded model's file truncated in place
@@ -79,5 +82,52 @@ func TestLoadOfTruncatedMapping(t *testing.T) {
 	}
 	if !errors.Is(err, mapfault.ErrFault) {
 		t.Fatalf("err = %v, want ErrFault", err)
+	}
+}
+
+// TestTruncatedDraftFileDropsTheDraft: a draft model's file truncated
+// while loaded faults only the draft model: the target, whose own file is
+// whole, goes on decoding the same tokens without drafts, and is not
+// Faulted. The fault marked the target faulted, so the request failed
+// with a 503 and the model was loaded again.
+func TestTruncatedDraftFileDropsTheDraft(t *testing.T) {
+	mapfaulttest.RequireFaultAddresses(t)
+	models := testpath.Shared(t, "models")
+	draft := filepath.Join(t.TempDir(), "draft.gguf")
+	b, err := os.ReadFile(filepath.Join(models, "ruvllm-test-llama-19m-q4_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(draft, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(context.Background(), filepath.Join(models, "ruvllm-test-llama-19m-q8_0.gguf"), Options{Threads: 2, ContextLength: 256,
+		Speculate: spec.KindDraft, Draft: draft, SpecControl: spec.Options{Fixed: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	req := Request{Prompt: specPrompt, MaxTokens: 24, IgnoreEOS: true}
+	want, _, res := generate(t, m, req)
+	if res.Speculation.Verifications == 0 {
+		t.Fatalf("the draft model drafted nothing: %+v", res.Speculation)
+	}
+	if err := os.Truncate(draft, 4096); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		var got []int32
+		if _, err := m.Generate(context.Background(), req, func(tk Token) error { got = append(got, tk.ID); return nil }); err != nil {
+			t.Fatalf("generate after the draft's file was truncated: %v", err)
+		}
+		if m.Faulted() {
+			t.Fatal("the target is Faulted after its draft model's fault")
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("tokens %v, want %v (as with the draft model)", got, want)
+		}
+	}
+	if !m.draft.faulted.Load() {
+		t.Fatal("the draft model is not marked faulted")
 	}
 }

@@ -197,6 +197,8 @@ type Scheduler struct {
 
 	// owned by the loop goroutine
 	running []*Job
+	// draftFailing is set while draft model passes fail (logged once).
+	draftFailing bool
 	busyAt  time.Time // when a step last ran tokens of a job not in the background
 	logits  [][]float32
 	sb      stepBuffers

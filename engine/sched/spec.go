@@ -181,10 +181,15 @@ func (s *Scheduler) planDrafts(jobs []*Job) guardStep {
 	if len(s.specReqs) > 0 {
 		if k := s.ctl.DraftSteps(modelSeqs, decoding); k > 0 {
 			if err := s.spec.Drafter.Draft(s.specReqs, min(k, maxNodes)); err != nil {
-				s.log.Warn("draft model pass failed; no drafts this step", "err", err)
+				if !s.draftFailing {
+					s.log.Warn("draft model pass failed; no drafts while it fails", "err", err)
+				}
+				s.draftFailing = true
 				for _, d := range s.specDrafts {
 					d.Reset()
 				}
+			} else {
+				s.draftFailing = false
 			}
 		}
 		clear(s.specReqs)
