@@ -199,9 +199,9 @@ type Scheduler struct {
 	running []*Job
 	// draftFailing is set while draft model passes fail (logged once).
 	draftFailing bool
-	busyAt  time.Time // when a step last ran tokens of a job not in the background
-	logits  [][]float32
-	sb      stepBuffers
+	busyAt       time.Time // when a step last ran tokens of a job not in the background
+	logits       [][]float32
+	sb           stepBuffers
 
 	// speculation (spec.go): the controller and drafters are the loop's
 	spec       *Speculation
