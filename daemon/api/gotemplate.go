@@ -43,7 +43,11 @@ type goTemplate struct {
 	tmpl     *template.Template
 	messages bool      // it reads .Messages: one rendering of the whole chat
 	tools    bool      // it reads .Tools
+	thinks   bool      // it reads .Think: a thinking model's template
 	cost     *costTree // the nodes a rendering executes
+	// think is the request's choice, rendered as .Think and .IsThinkSet
+	// (nil: not set).
+	think *bool
 }
 
 // templateFuncs are the functions Ollama's templates may call besides
@@ -74,7 +78,7 @@ func parseGoTemplate(src string) (*goTemplate, error) {
 			identifiers(tt.Tree.Root, names)
 		}
 	}
-	g.messages, g.tools = names["messages"], names["tools"]
+	g.messages, g.tools, g.thinks = names["messages"], names["tools"], names["think"] || names["isthinkset"]
 	if !g.messages && !names["response"] && t.Tree != nil {
 		// Ollama: a one-turn template without .Response writes the
 		// reply after everything it renders.
@@ -179,6 +183,9 @@ func (g *goTemplate) Prompt(ctx context.Context, conv chat.Conversation) (string
 	out.max = maxRenderedBytes
 	if g.messages {
 		data := templateData{System: system, Messages: msgs}
+		if g.think != nil {
+			data.Think, data.IsThinkSet = *g.think, true
+		}
 		for _, raw := range conv.Tools {
 			t, err := newTemplateTool(raw)
 			if err != nil {
@@ -206,9 +213,12 @@ func (g *goTemplate) Prompt(ctx context.Context, conv chat.Conversation) (string
 	if n := g.cost.steps(listSizes{any: longest}); n > maxRenderSteps/turns {
 		return "", fmt.Errorf("the template would run more than %d steps over this chat of %d messages", maxRenderSteps, len(msgs))
 	}
+	if g.think != nil {
+		turn.Think, turn.IsThinkSet = *g.think, true
+	}
 	flush := func() error {
 		err := g.tmpl.Execute(&out, turn)
-		turn = templateData{}
+		turn = templateData{Think: turn.Think, IsThinkSet: turn.IsThinkSet}
 		return err
 	}
 	for _, m := range msgs {
@@ -239,6 +249,40 @@ func (g *goTemplate) Prompt(ctx context.Context, conv chat.Conversation) (string
 		return "", err
 	}
 	return out.String(), nil
+}
+
+// applyThinking takes a request's thinking choice for this template, as
+// Ollama does: it reaches the template as .Think and .IsThinkSet, and for a
+// template that marks the reasoning with <think> and </think> the reply's
+// reasoning is split from its content. A template that does not read
+// .Think cannot turn thinking on.
+func (g *goTemplate) applyThinking(ts *thinkingSpec) (*thinkingState, error) {
+	for k, v := range ts.vars {
+		on, isBool := v.(bool)
+		if (k != "enable_thinking" && k != "thinking") || !isBool {
+			return nil, badParam("chat_template_kwargs."+k, "a model with its own TEMPLATE takes only enable_thinking (true or false) here: its template reads .Think")
+		}
+		if ts.want == nil {
+			ts.want, ts.param = &on, "chat_template_kwargs."+k
+		}
+	}
+	if !g.thinks {
+		if ts.want != nil && *ts.want {
+			return nil, badParam(ts.param, "this model's TEMPLATE does not think (it reads no .Think)")
+		}
+		return nil, nil
+	}
+	g.think = ts.want
+	r := &chat.Reasoning{Open: "<think>", Close: "</think>"}
+	if !strings.Contains(g.src, r.Open) || !strings.Contains(g.src, r.Close) {
+		return nil, nil // no block to split: the reply is all content
+	}
+	probe, err := g.Prompt(context.Background(), chat.Conversation{Messages: []chat.Message{{Role: chat.RoleUser, Content: "Hello"}}, AddGenerationPrompt: true})
+	if err != nil {
+		return nil, badParam("model", "its template failed: %v", err)
+	}
+	open := strings.HasSuffix(strings.TrimRight(probe, " \t\r\n"), r.Open)
+	return &thinkingState{r: r, startsOpen: open, raw: ts.raw}, nil
 }
 
 // untilResponse is the template cut after its first .Response: the last

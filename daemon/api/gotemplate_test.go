@@ -211,3 +211,99 @@ func FuzzGoTemplate(f *testing.F) {
 		}
 	})
 }
+
+// thinkingTemplate renders an empty reasoning block when thinking is
+// turned off, as Ollama's templates of thinking models do.
+const thinkingTemplate = `{{ range .Messages }}<|im_start|>{{ .Role }}
+{{ .Content }}<|im_end|>
+{{ end }}<|im_start|>assistant
+{{ if and .IsThinkSet (not .Think) }}<think>
+
+</think>
+
+{{ end }}`
+
+// TestGoTemplateThinking: a request's think (Ollama) or enable_thinking
+// reaches a template as .Think and .IsThinkSet, and a template that marks
+// reasoning with <think> gets it split from the reply; one that reads no
+// .Think refuses think: true. The choice was ignored: a created model's
+// template never saw it, and its reasoning came back as content.
+func TestGoTemplateThinking(t *testing.T) {
+	on, off := true, false
+	for _, c := range []struct {
+		name, src string
+		ts        thinkingSpec
+		err       string
+		split     bool
+		ends      string
+	}{
+		{"off", thinkingTemplate, thinkingSpec{want: &off, param: "think"}, "", true, "<think>\n\n</think>\n\n"},
+		{"on", thinkingTemplate, thinkingSpec{want: &on, param: "think"}, "", true, "assistant\n"},
+		{"unset", thinkingTemplate, thinkingSpec{}, "", true, "assistant\n"},
+		{"enable_thinking", thinkingTemplate, thinkingSpec{vars: map[string]any{"enable_thinking": false}}, "", true, "</think>\n\n"},
+		{"another kwarg", thinkingTemplate, thinkingSpec{vars: map[string]any{"tools_in_user": true}}, "chat_template_kwargs.tools_in_user", false, ""},
+		{"no .Think, on", legacyChatML, thinkingSpec{want: &on, param: "think"}, "does not think", false, ""},
+		{"no .Think, off", legacyChatML, thinkingSpec{want: &off, param: "think"}, "", false, "assistant\n"},
+	} {
+		g, err := parseGoTemplate(c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := g.applyThinking(&c.ts)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err = %v, want one naming %s", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if (st != nil) != c.split {
+			t.Errorf("%s: reasoning split %v, want %v", c.name, st != nil, c.split)
+		}
+		out, err := g.Prompt(context.Background(), chat.Conversation{Messages: []chat.Message{{Role: "user", Content: "hi"}}})
+		if err != nil || !strings.HasSuffix(out, c.ends) {
+			t.Errorf("%s: prompt %q (%v), want it to end in %q", c.name, out, err, c.ends)
+		}
+	}
+}
+
+// TestCreatedThinkingTemplateSplitsReasoning: a created model whose
+// TEMPLATE reads .Think returns its reasoning apart from its reply (as
+// Ollama's message.thinking), whether the template opens the block for
+// it or the model writes the opening tag itself; think: false reaches
+// the template.
+func TestCreatedThinkingTemplateSplitsReasoning(t *testing.T) {
+	ta := startAPI(t)
+	opens := `{{ range .Messages }}<|im_start|>{{ .Role }}
+{{ .Content }}<|im_end|>
+{{ end }}<|im_start|>assistant
+{{ if .IsThinkSet }}{{ if .Think }}<think>
+{{ else }}<think></think>{{ end }}{{ else }}<think>
+{{ end }}`
+	ta.postOK(t, "/api/create", `{"model":"t-writes","from":"thinker","template":`+quote(thinkingTemplate)+`,"stream":false}`)
+	ta.postOK(t, "/api/create", `{"model":"t-opens","from":"r1","template":`+quote(opens)+`,"stream":false}`)
+	for _, c := range []struct{ model, think, thinking, content string }{
+		{"t-writes", ``, "Let me think.", "Hello there"},
+		{"t-opens", ``, "Hmm, so", "Answer."},
+		{"t-opens", `,"think":true`, "Hmm, so", "Answer."},
+	} {
+		out := ta.postOK(t, "/api/chat", `{"model":"`+c.model+`","stream":false`+c.think+`,"messages":[{"role":"user","content":"Hi"}]}`)
+		msg := out["message"].(map[string]any)
+		if th, _ := msg["thinking"].(string); strings.TrimSpace(th) != c.thinking || strings.TrimSpace(msg["content"].(string)) != c.content {
+			t.Errorf("%s%s: thinking %q, content %q; want %q, %q", c.model, c.think, msg["thinking"], msg["content"], c.thinking, c.content)
+		}
+	}
+	// think: false reaches the template: the block it writes is closed.
+	ta.postOK(t, "/api/chat", `{"model":"t-opens","stream":false,"think":false,"messages":[{"role":"user","content":"Hi"}]}`)
+	if p := ta.fakes["r1"].lastRequest().Template; p == nil {
+		t.Fatal("the request had no template")
+	} else if got, _ := p.Prompt(context.Background(), chat.Conversation{Messages: []chat.Message{{Role: "user", Content: "Hi"}}}); !strings.HasSuffix(got, "<think></think>") {
+		t.Errorf("think false rendered %q", got)
+	}
+	ta.postOK(t, "/api/create", `{"model":"plain","from":"fake","template":`+quote(legacyChatML)+`,"stream":false}`)
+	if resp, b := ta.post(t, "/api/chat", `{"model":"plain","stream":false,"think":true,"messages":[{"role":"user","content":"Hi"}]}`); resp.StatusCode != 400 || !strings.Contains(string(b), "think") {
+		t.Errorf("think: true on a template without .Think: %d %s", resp.StatusCode, b)
+	}
+}

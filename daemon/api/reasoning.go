@@ -61,15 +61,18 @@ func applyThinking(m models.Model, req *llm.Request, ts *thinkingSpec) (*thinkin
 	if ts == nil {
 		ts = &thinkingSpec{}
 	}
+	if gt, ok := req.Template.(*goTemplate); ok {
+		return gt.applyThinking(ts)
+	}
 	if len(ts.vars) > 0 {
 		req.TemplateVars = maps.Clone(ts.vars)
 	}
 	if ts.want != nil && *ts.want && r == nil {
 		return nil, badParam(ts.param, "this model does not think")
 	}
-	if r == nil || req.Template != nil || req.Messages == nil {
+	if r == nil || req.Messages == nil {
 		// Not a thinking model, or a prompt its template did not write
-		// (a raw prompt, a created model's own template).
+		// (a raw prompt).
 		return nil, nil
 	}
 	if ts.want != nil && r.Toggle != "" {
