@@ -373,6 +373,11 @@ type templateData struct {
 	Messages                 []templateMessage
 	Tools                    []templateTool
 	Think, IsThinkSet        bool
+	// Suffix, Query, Document and Instruction are Ollama's names for
+	// other uses of a template (fill in the middle, embedding and
+	// reranking models' templates): always empty here, so that a chat
+	// reaches such a template's chat branch.
+	Suffix, Query, Document, Instruction string
 }
 
 // templateMessage is one message of .Messages.

@@ -307,3 +307,17 @@ func TestCreatedThinkingTemplateSplitsReasoning(t *testing.T) {
 		t.Errorf("think: true on a template without .Think: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestGoTemplateUnsetNames: names a template reads that this request does
+// not set (.Suffix of a code model's template, .Tools without tools) are
+// empty, as in Ollama, so the template renders its chat branch; such a
+// template was refused at create ("can't evaluate field Suffix").
+func TestGoTemplateUnsetNames(t *testing.T) {
+	src := `{{- if .Suffix }}<|fim_prefix|>{{ .Prompt }}<|fim_suffix|>{{ .Suffix }}<|fim_middle|>
+{{- else if .Messages }}{{ if .Tools }}T{{ end }}{{ range .Messages }}<{{ .Role }}>{{ .Content }}{{ end }}<assistant>
+{{- else }}{{ .Prompt }}{{ end }}`
+	got, err := render(t, src, []chat.Message{{Role: "user", Content: "hi"}})
+	if err != nil || got != "<user>hi<assistant>" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+}

@@ -90,7 +90,7 @@ func TestCreatedModelTemplateChat(t *testing.T) {
 	}
 
 	ta.postOK(t, "/api/create", `{"model":"tools","from":`+base+`,"template":`+quote(qwenTools)+`,"stream":false}`)
-	tool := `{"type":"function","function":{"name":"weather","parameters":{"type":"object","properties":{"city":{"type":"string","enum":["Paris","Rome"]}},"required":["city"]}}}`
+	tool := `{"type":"function","function":{"name":"weather","parameters":{"type":"object","properties":{"city":{"type":"string","enum":["Paris","Rome"]}},"required":["city"],"additionalProperties":false}}}`
 	prompt := ta.postOK(t, "/v1/chat/template", `{"model":"tools","messages":[{"role":"user","content":"Weather?"}],"tools":[`+tool+`]}`)["prompt"].(string)
 	if !strings.Contains(prompt, `<tools>`+"\n"+`{"type": "function", "function": {"name":"weather"`) {
 		t.Errorf("the template did not render the tools: %q", prompt)
@@ -99,7 +99,7 @@ func TestCreatedModelTemplateChat(t *testing.T) {
 	msg := out["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)
 	calls, _ := msg["tool_calls"].([]any)
 	if len(calls) != 1 {
-		t.Fatalf("no tool call: %v", msg)
+		t.Fatalf("no tool call: %v", out)
 	}
 	fn := calls[0].(map[string]any)["function"].(map[string]any)
 	if args := fn["arguments"].(string); fn["name"] != "weather" || (args != `{"city":"Paris"}` && args != `{"city":"Rome"}`) {
