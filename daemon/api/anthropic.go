@@ -96,6 +96,9 @@ func anthropicChat(body ipc.AnthropicRequest, needMax bool) (llm.Request, error)
 	if len(body.Messages) == 0 {
 		return req, badParam("messages", "must not be empty")
 	}
+	if len(body.Messages) > MaxMessages {
+		return req, badParam("messages", "has %d messages; at most %d are taken", len(body.Messages), MaxMessages)
+	}
 	for i, m := range body.Messages {
 		at := fmt.Sprintf("messages[%d]", i)
 		if m.Role != "user" && m.Role != "assistant" {

@@ -270,10 +270,19 @@ func checkEmbeddingInputs(in []string, param string) error {
 	return nil
 }
 
+// MaxMessages bounds the messages of one chat request. Every message
+// costs the daemon some kilobytes while the chat is rendered and fitted
+// to the context (300,000 one-letter messages peaked at 700 MB), and no
+// context holds more turns than this.
+const MaxMessages = 65536
+
 // chatMessages converts a request's chat messages, checking each role and
 // refusing by name what the model cannot read (images, audio) and what
 // needs tool calling.
 func chatMessages(in []ipc.Message, param string) ([]chat.Message, error) {
+	if len(in) > MaxMessages {
+		return nil, badParam(param, "has %d messages; at most %d are taken", len(in), MaxMessages)
+	}
 	out := make([]chat.Message, 0, len(in))
 	for i, m := range in {
 		at := fmt.Sprintf("%s[%d]", param, i)
