@@ -395,10 +395,6 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, err)
 		return
 	}
-	if constraint != nil && tools != nil && tools.choice.Mode != toolcall.None {
-		anthropicError(w, badParam(constraint.param, "cannot be combined with tools (yet): use tool_choice none or one of them"))
-		return
-	}
 	id := newID("msg_")
 	w.Header().Set(RequestIDHeader, id)
 	var (
@@ -588,7 +584,7 @@ func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, err)
 		return
 	}
-	if _, err := applyTools(h.Model, &req, tools, nil); err != nil {
+	if _, err := applyTools(h.Model, &req, tools, nil, nil); err != nil {
 		anthropicError(w, err)
 		return
 	}

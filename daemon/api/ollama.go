@@ -223,10 +223,6 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	}
 	var tools *toolSpec
 	if len(body.Tools) > 0 {
-		if constraint != nil {
-			ollamaError(w, badParam("format", "cannot be combined with tools (yet)"))
-			return
-		}
 		tools = &toolSpec{raw: body.Tools, choice: toolcall.Choice{Mode: toolcall.Auto}, parallel: true, param: "tools"}
 	}
 	stream := body.Stream == nil || *body.Stream

@@ -405,9 +405,6 @@ func chatOutputControls(body ipc.ChatCompletionRequest) (*constraintSpec, *toolS
 		}
 		return c, nil, nil
 	}
-	if c != nil && choice.Mode != toolcall.None {
-		return nil, nil, badParam(c.param, "cannot be combined with tools (yet): use tool_choice \"none\" or one of them")
-	}
 	ts := &toolSpec{raw: body.Tools, choice: choice, parallel: body.ParallelToolCalls == nil || *body.ParallelToolCalls, param: "tools"}
 	return c, ts, nil
 }

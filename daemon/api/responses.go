@@ -329,10 +329,6 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 			openAIError(w, err)
 			return
 		}
-		if constraint != nil && choice.Mode != toolcall.None {
-			openAIError(w, badParam(constraint.param, "cannot be combined with tools (yet)"))
-			return
-		}
 		tools = &toolSpec{raw: rawTools, choice: choice, parallel: body.ParallelToolCalls == nil || *body.ParallelToolCalls, param: "tools"}
 	}
 	id := newID("resp_")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ruvllm/ruvllm/daemon/models"
@@ -50,6 +51,11 @@ type toolSpec struct {
 type toolState struct {
 	format toolcall.Format
 	active bool
+	// either: the reply is a call or text under the request's own
+	// constraint (tool_choice auto with a response format), so only
+	// calls of the offered tools are calls.
+	either bool
+	tools  []toolcall.Tool
 }
 
 // outputControls is a request's constraint and tools: prepare (a
@@ -72,7 +78,7 @@ func (o *outputControls) prepare(m models.Model, req *llm.Request) error {
 	if err := applyConstraint(m, req, o.constraint, think); err != nil {
 		return err
 	}
-	st, err := applyTools(m, req, o.tools, think)
+	st, err := applyTools(m, req, o.tools, think, o.constraint)
 	if err != nil {
 		return err
 	}
@@ -87,6 +93,9 @@ func (o *outputControls) prepare(m models.Model, req *llm.Request) error {
 func (o *outputControls) stream() *toolcall.Stream {
 	if o.state == nil || !o.state.active {
 		return nil
+	}
+	if o.state.either {
+		return toolcall.NewEitherStream(o.state.format, o.state.tools)
 	}
 	return toolcall.NewStream(o.state.format)
 }
@@ -200,7 +209,7 @@ func applyConstraint(m models.Model, req *llm.Request, c *constraintSpec, think 
 // the first byte (tool_choice required or a named tool) or from the
 // format's opening marker on (auto). Tool messages in the history are
 // rendered the same way.
-func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingState) (*toolState, error) {
+func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingState, c *constraintSpec) (*toolState, error) {
 	format := toolcall.Format(toolcall.Generic{})
 	if gt, ok := req.Template.(*goTemplate); ok {
 		format = gt.toolFormat() // a created model's TEMPLATE
@@ -225,6 +234,11 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingS
 		}
 	}
 	required := ts != nil && ts.choice.Mode == toolcall.Required
+	either := c != nil && !required && len(tools) > 0
+	if _, generic := format.(toolcall.Generic); generic && either {
+		format = toolcall.Generic{OwnFormat: true}
+		st.format = format
+	}
 	if !format.Native() {
 		if len(tools) > 0 || hasToolTurns {
 			req.Messages = toolcall.Generic{}.PrepareMessages(req.Messages, tools, required)
@@ -241,8 +255,18 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingS
 	if !ok {
 		return nil, badParam(ts.param, "this model cannot call tools")
 	}
-	part, triggers := format.Grammar(tools, required, ts.parallel)
-	if required { // a call is due after any reasoning (auto: free text until a call begins)
+	part, triggers := format.Grammar(tools, required || either, ts.parallel)
+	if either {
+		// A response format beside tools: the reply is the calls or a
+		// reply under the format, from the first byte (after any
+		// reasoning), never free text.
+		own, err := c.spec.Part()
+		if err != nil {
+			return nil, grammarError(c.param, err)
+		}
+		part, triggers = grammar.Choice(part, own), nil
+	}
+	if required || either { // a call (or the format) is due after any reasoning (auto: free text until a call begins)
 		part = think.wrap(part)
 	}
 	g, err := gm.ComposedGrammar(part)
@@ -253,6 +277,7 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingS
 		return nil, grammarError(ts.param, err)
 	}
 	req.Grammar = g
+	st.either, st.tools = either, tools
 	if !required && len(triggers) > 0 {
 		req.GrammarTriggers = triggers // free text until a call begins
 		if think.thinks() {
@@ -280,6 +305,11 @@ func (st *toolState) splitCalls(text, idPrefix string, cut bool) (string, []tool
 		return text, nil, nil
 	}
 	content, calls, err := st.format.Parse(text)
+	if st.either && (err != nil || !st.offered(calls)) {
+		// The reply under the request's format, which a format's call
+		// marker can read as a call ({"name": ...} for Llama 3.1's).
+		return text, nil, nil
+	}
 	if err != nil && !cut {
 		return content, nil, fmt.Errorf("the model's tool call does not parse: %w", err)
 	}
@@ -289,6 +319,20 @@ func (st *toolState) splitCalls(text, idPrefix string, cut bool) (string, []tool
 		}
 	}
 	return content, calls, nil
+}
+
+// offered reports whether calls are calls of the offered tools, and the
+// reply nothing else (what a reply under the calls' grammar is).
+func (st *toolState) offered(calls []toolcall.Call) bool {
+	if len(calls) == 0 {
+		return false
+	}
+	for _, c := range calls {
+		if !slices.ContainsFunc(st.tools, func(t toolcall.Tool) bool { return t.Name == c.Name }) {
+			return false
+		}
+	}
+	return true
 }
 
 // openAIToolChoice reads OpenAI's tool_choice: "none", "auto", "required"

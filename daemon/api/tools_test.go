@@ -146,7 +146,6 @@ func TestStructuredOutputAndTools(t *testing.T) {
 		{`,"tools":[` + weatherTool + `],"tool_choice":{"type":"function","function":{"name":"nope"}}`, "tool_choice", "nope"},
 		{`,"tool_choice":"required"`, "tool_choice", "no tools"},
 		{`,"functions":[{"name":"f"}]`, "functions", "tools"},
-		{`,"tools":[` + weatherTool + `],"response_format":{"type":"json_object"}`, "response_format", "tools"},
 	} {
 		resp, b := ta.post(t, "/v1/chat/completions", `{"model":"`+model+`","messages":[{"role":"user","content":"x"}]`+c.extra+`}`)
 		e := mustJSON(t, string(b))

@@ -16,7 +16,12 @@ import (
 // text (as llama.cpp's generic format does). The grammar makes the object
 // always valid, so even a model never trained on tools calls them
 // correctly; the streamed content is the response string, decoded.
-type Generic struct{}
+type Generic struct {
+	// OwnFormat says the reply that calls no tool follows a format the
+	// request gives (a JSON Schema beside the tools), not {"response"}:
+	// the instructions say so.
+	OwnFormat bool
+}
 
 // Name implements Format.
 func (Generic) Name() string { return "generic" }
@@ -50,7 +55,7 @@ func (g Generic) Grammar(tools []Tool, required, parallel bool) (grammar.Part, [
 
 // Instructions is the text the system prompt gains: the tools and how to
 // call them.
-func (Generic) Instructions(tools []Tool, required bool) string {
+func (g Generic) Instructions(tools []Tool, required bool) string {
 	var b strings.Builder
 	b.WriteString("You can call these tools (JSON Schema of each one's arguments):\n")
 	for _, t := range tools {
@@ -61,7 +66,11 @@ func (Generic) Instructions(tools []Tool, required bool) string {
 		fmt.Fprintf(&b, "\n  arguments: %s\n", compact(t.Parameters))
 	}
 	b.WriteString("To call tools, reply with only the JSON object {\"tool_calls\": [{\"name\": <tool name>, \"arguments\": {...}}]}.")
-	if !required {
+	switch {
+	case required:
+	case g.OwnFormat:
+		b.WriteString(" To answer without calling a tool, reply in the format you are asked for.")
+	default:
 		b.WriteString(" To answer without calling a tool, reply with only the JSON object {\"response\": <your answer as a string>}.")
 	}
 	return b.String()

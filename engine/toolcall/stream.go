@@ -1,6 +1,7 @@
 package toolcall
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -22,6 +23,33 @@ type Stream struct {
 	strAt   int             // where the response string's body begins (-1: not known yet)
 	emitted int             // bytes of the body already decoded and passed on
 	done    bool
+	// openings, for a reply that is either calls or text in a format of
+	// the request's own (NewEitherStream), are how calls begin; until the
+	// text shows which it is, it is held, and text that is no call
+	// passes as it is (plain).
+	openings []string
+	plain    bool
+}
+
+// NewEitherStream filters the text of a reply that is either tool calls
+// in format f, of tools, or a reply in a format the request gives (a JSON
+// Schema beside the tools): it holds the text back until its start shows
+// which, then passes a reply on as it comes and keeps calls back.
+func NewEitherStream(f Format, tools []Tool) *Stream {
+	s := NewStream(f)
+	switch f.(type) {
+	case Generic:
+		s.openings = []string{`{"tool_calls"`}
+	case llama3:
+		s.openings = []string{"<|python_tag|>"}
+		for _, t := range tools {
+			name, _ := json.Marshal(t.Name)
+			s.openings = append(s.openings, `{"name":`+string(name))
+		}
+	default:
+		s.openings = f.Triggers()
+	}
+	return s
 }
 
 // NewStream filters the text of a generation in format f.
@@ -36,6 +64,27 @@ func (s *Stream) InCalls() bool { return s.inCalls }
 // Push takes the next piece of text and returns the content it makes safe
 // to show.
 func (s *Stream) Push(text string) string {
+	if s.plain {
+		return text
+	}
+	if s.openings != nil {
+		buf := s.held + text
+		t := strings.TrimLeft(buf, " \t\r\n")
+		for _, o := range s.openings {
+			if strings.HasPrefix(t, o) { // calls
+				s.openings, s.held = nil, ""
+				return s.Push(buf)
+			}
+		}
+		for _, o := range s.openings {
+			if strings.HasPrefix(o, t) { // may still become a call
+				s.held = buf
+				return ""
+			}
+		}
+		s.openings, s.held, s.plain = nil, "", true
+		return buf
+	}
 	if s.generic {
 		return s.pushGeneric(text)
 	}
@@ -68,7 +117,12 @@ func (s *Stream) Push(text string) string {
 
 // Close returns the content still held back at the end of the text.
 func (s *Stream) Close() string {
-	if s.generic || s.inCalls {
+	if s.openings != nil { // never showed a call's start: a reply
+		h := s.held
+		s.held, s.openings = "", nil
+		return h
+	}
+	if s.plain || s.generic || s.inCalls {
 		return ""
 	}
 	h := s.held

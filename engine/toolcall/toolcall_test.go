@@ -236,3 +236,36 @@ func TestToolParametersOwnRefs(t *testing.T) {
 		}
 	}
 }
+
+// TestEitherStream: a reply that may be calls or text in the request's
+// own format is held until its start shows which; a reply then streams as
+// it comes (raw, even in the generic format), calls are kept back, and a
+// reply still ambiguous at its end is released.
+func TestEitherStream(t *testing.T) {
+	tools := []Tool{{Name: "get_weather"}}
+	for _, c := range []struct {
+		name   string
+		f      Format
+		pieces []string
+		want   []string // what each Push returns, then Close
+	}{
+		{"hermes reply", hermes{}, []string{`{"ans`, `wer":"hi"}`}, []string{`{"ans`, `wer":"hi"}`, ""}},
+		{"hermes call", hermes{}, []string{"<tool", "_call>\n{", `"name":"get_weather"}`}, []string{"", "", "", ""}},
+		{"hermes call after space", hermes{}, []string{"\n", "<tool_call>", "{}"}, []string{"", "\n", "", ""}}, // as NewStream: text before the marker
+		{"llama3 reply naming no tool", llama3{}, []string{`{"name":"`, `Bob"}`}, []string{"", `{"name":"Bob"}`, ""}},
+		{"llama3 call", llama3{}, []string{`{"name":"get_`, `weather","parameters":{}}`}, []string{"", "", ""}},
+		{"generic reply", Generic{}, []string{`{"`, `response":"x"}`}, []string{"", `{"response":"x"}`, ""}},
+		{"generic call", Generic{}, []string{`{"tool_`, `calls":[]}`}, []string{"", "", ""}},
+		{"ambiguous at the end", hermes{}, []string{"<tool"}, []string{"", "<tool"}},
+	} {
+		s := NewEitherStream(c.f, tools)
+		var got []string
+		for _, p := range c.pieces {
+			got = append(got, s.Push(p))
+		}
+		got = append(got, s.Close())
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
