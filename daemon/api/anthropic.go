@@ -564,7 +564,12 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 // anthropicCountTokens answers POST /v1/messages/count_tokens: the tokens
 // the model would read for the request (template included).
 func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
-	_, req, tools, thinking, rm, err := a.anthropicRequest(r, false)
+	body, req, tools, thinking, rm, err := a.anthropicRequest(r, false)
+	if err != nil {
+		anthropicError(w, err)
+		return
+	}
+	constraint, err := anthropicOutputFormat(body)
 	if err != nil {
 		anthropicError(w, err)
 		return
@@ -584,7 +589,7 @@ func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, err)
 		return
 	}
-	if _, err := applyTools(h.Model, &req, tools, nil, nil); err != nil {
+	if _, err := applyTools(h.Model, &req, tools, nil, constraint); err != nil {
 		anthropicError(w, err)
 		return
 	}
