@@ -166,6 +166,28 @@ await check('openai tools, tool_choice required', async () => {
   (e) => e instanceof OpenAI.BadRequestError && e.param === 'tool_choice' && /nope/.test(e.message));
 });
 
+await check('openai response_format beside tools (chat.completions.parse, auto)', async () => {
+  // Each reply is either a strict call of an offered tool or content in
+  // the format: parse() validates whichever came with zod.
+  const kinds = { calls: 0, content: 0 };
+  for (const seed of [1, 2, 3, 4, 5, 6]) {
+    const r = await openai.chat.completions.parse({ model, messages: user('What is the weather in Oslo?'), seed, max_tokens: 200,
+      tools: [weatherTool], parallel_tool_calls: false, response_format: zodResponseFormat(Answer, 'answer') });
+    const c = r.choices[0];
+    if (c.message.tool_calls?.length) {
+      kinds.calls++;
+      assert.equal(c.finish_reason, 'tool_calls');
+      assert.equal(c.message.tool_calls[0].function.name, 'get_weather');
+      assert.deepEqual(c.message.tool_calls[0].function.parsed_arguments, parseAs(Weather.strict(), c.message.tool_calls[0].function.arguments));
+    } else {
+      kinds.content++;
+      assert.equal(c.finish_reason, 'stop');
+      assert.deepEqual(c.message.parsed, parseAs(Answer.strict(), c.message.content));
+    }
+  }
+  return `${kinds.calls} calls, ${kinds.content} replies in the format`;
+});
+
 await check('openai tool-result turn, tool_choice auto', async () => {
   const { messages, call } = requiredCall;
   const history = [...messages, { role: 'tool', tool_call_id: call.id, content: JSON.stringify({ temperature: 12, unit: 'c' }) }];
