@@ -181,6 +181,13 @@ func (g *goTemplate) Prompt(ctx context.Context, conv chat.Conversation) (string
 	system, msgs := collate(conv.Messages)
 	var out limitedBuilder
 	out.max = maxRenderedBytes
+	// This rendering's own copy, whose functions are metered.
+	meter := &funcMeter{}
+	tmpl, err := g.tmpl.Clone()
+	if err != nil {
+		return "", err
+	}
+	tmpl.Funcs(meter.funcs())
 	if g.messages {
 		data := templateData{System: system, Messages: msgs}
 		if g.think != nil {
@@ -196,7 +203,7 @@ func (g *goTemplate) Prompt(ctx context.Context, conv chat.Conversation) (string
 		if n := g.cost.steps(data.sizes()); n > maxRenderSteps {
 			return "", fmt.Errorf("the template would run more than %d steps over this chat of %d messages", maxRenderSteps, len(msgs))
 		}
-		if err := g.tmpl.Execute(&out, data); err != nil {
+		if err := tmpl.Execute(&out, data); err != nil {
 			return "", err
 		}
 		return out.String(), nil
@@ -217,7 +224,7 @@ func (g *goTemplate) Prompt(ctx context.Context, conv chat.Conversation) (string
 		turn.Think, turn.IsThinkSet = *g.think, true
 	}
 	flush := func() error {
-		err := g.tmpl.Execute(&out, turn)
+		err := tmpl.Execute(&out, turn)
 		turn = templateData{Think: turn.Think, IsThinkSet: turn.IsThinkSet}
 		return err
 	}
@@ -241,7 +248,7 @@ func (g *goTemplate) Prompt(ctx context.Context, conv chat.Conversation) (string
 			turn.Response = m.Content
 		}
 	}
-	last, err := g.untilResponse()
+	last, err := untilResponse(tmpl)
 	if err != nil {
 		return "", err
 	}
@@ -285,16 +292,13 @@ func (g *goTemplate) applyThinking(ts *thinkingSpec) (*thinkingState, error) {
 	return &thinkingState{r: r, startsOpen: open, raw: ts.raw}, nil
 }
 
-// untilResponse is the template cut after its first .Response: the last
-// exchange's rendering ends where the model's reply begins.
-func (g *goTemplate) untilResponse() (*template.Template, error) {
-	root := g.tmpl.Tree.Root.CopyList()
+// untilResponse cuts tmpl (a rendering's own copy) after its first
+// .Response: the last exchange's rendering ends where the model's reply
+// begins.
+func untilResponse(tmpl *template.Template) (*template.Template, error) {
+	root := tmpl.Tree.Root.CopyList()
 	cutAfterResponse(root, new(bool))
-	t, err := g.tmpl.Clone()
-	if err != nil {
-		return nil, err
-	}
-	return t.AddParseTree("prompt", &parse.Tree{Name: "prompt", Root: root})
+	return tmpl.AddParseTree("prompt", &parse.Tree{Name: "prompt", Root: root})
 }
 
 // cutAfterResponse removes from n, in place, every node that comes after

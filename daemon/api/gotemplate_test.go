@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -319,5 +320,36 @@ func TestGoTemplateUnsetNames(t *testing.T) {
 	got, err := render(t, src, []chat.Message{{Role: "user", Content: "hi"}})
 	if err != nil || got != "<user>hi<assistant>" {
 		t.Fatalf("got %q, %v", got, err)
+	}
+}
+
+// TestGoTemplateFunctionsMetered: the functions that cost as much as the
+// text they read give text/template's results, and a rendering whose
+// calls would compare or write more than maxFuncBytes fails quickly,
+// where comparing a long message in every turn of a long chat ran for
+// minutes that could not be stopped.
+func TestGoTemplateFunctionsMetered(t *testing.T) {
+	msgs := []chat.Message{{Role: "user", Content: "a<b"}, {Role: "assistant", Content: "ok"}}
+	for _, c := range []struct{ src, want string }{
+		{`{{ range $i, $_ := .Messages }}{{ eq .Role "user" "x" }}{{ ne .Role "user" }}{{ eq (len (slice $.Messages $i)) 1 }};{{ end }}`, "truefalsefalse;falsetruetrue;"},
+		{`{{ lt 1 2 }}{{ le 2 2 }}{{ gt "b" "a" }}{{ ge 1 2 }}{{ eq 1.5 1.5 }}{{ lt "a" "b" }}`, "truetruetruefalsetruetrueok"}, // one-turn: the reply follows
+		{`{{ print "x" 1 }}|{{ printf "%03d" 7 }}|{{ println "y" }}|{{ html (index .Messages 0).Content }}|{{ js "'" }}|{{ urlquery "a b" }}|{{ json (index .Messages 0).Content }}`, "x1|007|y\n|a&lt;b|\\'|a+b|\"a\\u003cb\""},
+	} {
+		got, err := render(t, c.src, msgs)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.src, got, err, c.want)
+		}
+	}
+	if _, err := render(t, `{{ eq 1 "a" }}`, msgs); err == nil || !strings.Contains(err.Error(), "incompatible types") {
+		t.Errorf("eq of an int and a text: err = %v", err)
+	}
+	long := strings.Repeat("a", 1<<20)
+	many := []chat.Message{{Role: "system", Content: long}}
+	for i := range 1200 {
+		many = append(many, chat.Message{Role: []string{"user", "assistant"}[i%2], Content: long})
+	}
+	_, err := render(t, `{{ range .Messages }}{{ if eq $.System .Content }}={{ end }}{{ end }}`, many)
+	if !errors.Is(err, errFuncBudget) {
+		t.Fatalf("1,200 comparisons of 1 MiB texts: err = %v, want the functions' bound", err)
 	}
 }
