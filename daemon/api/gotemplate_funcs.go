@@ -80,7 +80,7 @@ func (m *funcMeter) funcs() template.FuncMap {
 			ok, err := equal(a, b)
 			return !ok, err
 		}),
-		"ge": cmp(func(a, b reflect.Value) (bool, error) { ok, err := less(a, b); return !ok, err }),
+		"ge":       cmp(func(a, b reflect.Value) (bool, error) { ok, err := less(a, b); return !ok, err }),
 		"print":    text(fmt.Sprint),
 		"println":  text(fmt.Sprintln),
 		"printf":   func(f string, args ...any) (string, error) { s := fmt.Sprintf(f, args...); return s, m.charge(len(s)) },
