@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -137,4 +138,19 @@ func TestClientCommandsAgainstDaemon(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(local, "Tiny-Qwen2-F32.gguf")); !bytes.Equal(b, model) {
 		t.Fatal("pull --local: file differs")
 	}
+}
+
+// serveDaemon answers the CLI's requests to the daemon with h, on a Unix
+// socket of the test's own (ipc.EnvSocket).
+func serveDaemon(t *testing.T, h http.HandlerFunc) {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv(ipc.EnvSocket, sock)
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,14 +15,8 @@ import (
 // CLI's own environment (the daemon's environment is not the shell's, so
 // leaving the variable to the daemon pulled from huggingface.co).
 func TestPullSendsRegistry(t *testing.T) {
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := make(chan string, 1)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serveDaemon(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/health":
 			w.Write([]byte("{}"))
@@ -39,10 +31,7 @@ func TestPullSendsRegistry(t *testing.T) {
 		default:
 			http.NotFound(w, r)
 		}
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	t.Setenv(ipc.EnvSocket, sock)
+	})
 
 	for _, tc := range []struct {
 		name, env string

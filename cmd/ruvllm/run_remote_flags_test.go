@@ -2,9 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,14 +16,8 @@ import (
 // own, and sampling fields the OpenAI endpoints do not take); they were
 // accepted and silently not applied.
 func TestRunRemoteFlags(t *testing.T) {
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := make(chan ipc.CompletionRequest, 1)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serveDaemon(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/health":
 			w.Write([]byte("{}"))
@@ -41,10 +33,7 @@ func TestRunRemoteFlags(t *testing.T) {
 		default:
 			http.NotFound(w, r)
 		}
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	t.Setenv(ipc.EnvSocket, sock)
+	})
 
 	for _, tc := range []struct {
 		args     []string
@@ -96,13 +85,8 @@ func TestRunRemoteFlags(t *testing.T) {
 // (temperature 0.8 or 0.7, 128 or 512 tokens), so a Modelfile's
 // temperature and num_predict never applied from the CLI.
 func TestRemoteRunsLeaveModelParameters(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "s.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := make(chan ipc.SamplingFields, 1)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serveDaemon(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/health":
 			w.Write([]byte("{}"))
@@ -130,10 +114,7 @@ func TestRemoteRunsLeaveModelParameters(t *testing.T) {
 		default:
 			http.NotFound(w, r)
 		}
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	t.Setenv(ipc.EnvSocket, sock)
+	})
 
 	for _, tc := range []struct {
 		name     string

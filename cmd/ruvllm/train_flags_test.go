@@ -1,15 +1,12 @@
 package main
 
 import (
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/ruvllm/ruvllm/ipc"
 )
 
 // TestTrainRefusesNegativeHyperparameters: a negative (or NaN) --epochs,
@@ -18,23 +15,15 @@ import (
 // trained with the defaults.
 func TestTrainRefusesNegativeHyperparameters(t *testing.T) {
 	dir := t.TempDir()
-	sock := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var calls atomic.Int32 // requests other than the health check
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serveDaemon(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/health" {
 			w.Write([]byte("{}"))
 			return
 		}
 		calls.Add(1)
 		http.Error(w, `{"error":{"message":"not in this test"}}`, http.StatusTeapot)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	t.Setenv(ipc.EnvSocket, sock)
+	})
 	data := filepath.Join(dir, "t.jsonl")
 	if err := os.WriteFile(data, []byte(`{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/ruvllm/ruvllm/ipc"
 )
 
 // TestTrainRemovesUploadsOfRefusedJob: when the daemon refuses the job
@@ -20,14 +17,9 @@ import (
 // retry.
 func TestTrainRemovesUploadsOfRefusedJob(t *testing.T) {
 	dir := t.TempDir()
-	sock := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var uploaded, deleted []string
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serveDaemon(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -46,10 +38,7 @@ func TestTrainRemovesUploadsOfRefusedJob(t *testing.T) {
 		default:
 			http.NotFound(w, r)
 		}
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	t.Setenv(ipc.EnvSocket, sock)
+	})
 	data := filepath.Join(dir, "t.jsonl")
 	if err := os.WriteFile(data, []byte(`{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
