@@ -296,7 +296,9 @@ func newCallID(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
-// splitCalls parses a reply into its content and calls (ids filled in).
+// splitCalls parses a reply into its content and calls (ids filled in:
+// of the format's own shape where its template checks them, else
+// idPrefix and hex).
 // The grammar holds every call to its format, so only a reply the length
 // limit cut (cut) can end in a call that does not parse: that call is
 // dropped, the complete ones before it kept.
@@ -314,7 +316,12 @@ func (st *toolState) splitCalls(text, idPrefix string, cut bool) (string, []tool
 		return content, nil, fmt.Errorf("the model's tool call does not parse: %w", err)
 	}
 	for i := range calls {
-		if calls[i].ID == "" {
+		if calls[i].ID != "" {
+			continue
+		}
+		if m, ok := st.format.(toolcall.IDMaker); ok {
+			calls[i].ID = m.NewCallID()
+		} else {
 			calls[i].ID = newCallID(idPrefix)
 		}
 	}

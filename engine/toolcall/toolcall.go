@@ -10,6 +10,7 @@ package toolcall
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -345,8 +346,30 @@ func (llama3) Parse(text string) (string, []Call, error) {
 	return strings.TrimSpace(content), calls, nil
 }
 
+// IDMaker is a Format whose chat template checks the ids of the calls and
+// results it renders back, so the ids the daemon gives calls must have the
+// template's shape (a follow-up turn with its tool results fails to render
+// otherwise).
+type IDMaker interface {
+	// NewCallID returns a fresh call id of the format's shape.
+	NewCallID() string
+}
+
 // mistral is Mistral: [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...].
 type mistral struct{}
+
+// NewCallID returns nine random letters and digits: Mistral's templates
+// refuse any other call id ("Tool call IDs should be alphanumeric strings
+// with length 9!").
+func (mistral) NewCallID() string {
+	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := make([]byte, 9)
+	rand.Read(b)
+	for i := range b {
+		b[i] = alnum[int(b[i])%len(alnum)]
+	}
+	return string(b)
+}
 
 func (mistral) Name() string       { return "mistral" }
 func (mistral) Native() bool       { return true }
