@@ -331,17 +331,26 @@ func (llama3) Parse(text string) (string, []Call, error) {
 	} else {
 		return text, nil, nil
 	}
+	// Calls are JSON objects joined by ';'. They are read one JSON value at
+	// a time: a ';' may sit inside an argument's string ("ls; pwd").
 	var calls []Call
-	for _, part := range strings.Split(body, ";") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
+	rest := strings.TrimSpace(body)
+	for rest != "" {
+		dec := json.NewDecoder(strings.NewReader(rest))
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return content, calls, fmt.Errorf("tool call is not a JSON object: %w", err)
 		}
-		c, err := unmarshalCall([]byte(part), "parameters")
+		c, err := unmarshalCall(raw, "parameters")
 		if err != nil {
 			return content, calls, err
 		}
 		calls = append(calls, c)
+		rest = strings.TrimSpace(rest[dec.InputOffset():])
+		if rest != "" && rest[0] != ';' {
+			return content, calls, fmt.Errorf("tool call %s: %q follows it instead of ';' or the end", c.Name, truncate(rest, 20))
+		}
+		rest = strings.TrimSpace(strings.TrimPrefix(rest, ";"))
 	}
 	return strings.TrimSpace(content), calls, nil
 }
@@ -353,6 +362,14 @@ func (llama3) Parse(text string) (string, []Call, error) {
 type IDMaker interface {
 	// NewCallID returns a fresh call id of the format's shape.
 	NewCallID() string
+}
+
+// truncate is s cut to at most n bytes, for error messages.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
 }
 
 // mistral is Mistral: [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...].

@@ -57,6 +57,10 @@ func TestFormatsParseAndCompile(t *testing.T) {
 		{`{% if tools %}<tool_call>{% endif %}`, "hermes", "Let me check.\n<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Oslo\"}}\n</tool_call>\n<tool_call>\n{\"name\":\"time_now\",\"arguments\":{}}\n</tool_call>",
 			"Let me check.", []string{`get_weather:{"city":"Oslo"}`, `time_now:{}`}},
 		{`<|python_tag|>`, "llama3", `{"name":"get_weather","parameters":{"city":"Rome"}}`, "", []string{`get_weather:{"city":"Rome"}`}},
+		// A ';' inside an argument is not the separator of calls (it was a 500).
+		{`<|python_tag|>`, "llama3", `<|python_tag|>{"name":"get_weather","parameters":{"city":"ls; rm -rf x"}}`, "", []string{`get_weather:{"city":"ls; rm -rf x"}`}},
+		{`<|python_tag|>`, "llama3", `Sure. <|python_tag|>{"name":"get_weather","parameters":{"city":"a;b"}}; {"name":"time_now","parameters":{}};`,
+			"Sure.", []string{`get_weather:{"city":"a;b"}`, `time_now:{}`}},
 		{`[TOOL_CALLS]`, "mistral", `[TOOL_CALLS][{"name":"time_now","arguments":{}},{"name":"get_weather","arguments":"{\"city\":\"Lima\"}"}]`,
 			"", []string{`time_now:{}`, `get_weather:{"city":"Lima"}`}},
 		{`{{ messages }}`, "generic", `{"tool_calls":[{"name":"get_weather","arguments":{"city":"Kyiv"}}]}`, "", []string{`get_weather:{"city":"Kyiv"}`}},
