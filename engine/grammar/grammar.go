@@ -174,6 +174,18 @@ func (b *builder) repeat(s sym, min, max int, sep sym, hasSep bool) sym {
 		next = []sym{sep, s}
 	}
 	r := b.rule("")
+	// Counts come from clients (a schema's minItems of 1e9): a repetition
+	// whose symbols alone pass the size limit fails before any of it is
+	// built, or the right-hand side of 2×min symbols is held in memory
+	// before add sees its size.
+	n := min
+	if max >= 0 {
+		n = max
+	}
+	if n > 1 && n-1 > (maxSymbols-b.size)/len(next) {
+		b.fail(fmt.Errorf("%w: a repetition of %d copies", ErrTooLarge, n))
+		return r
+	}
 	if max < 0 {
 		// s (sep s){min-1} (sep s)*, or nothing when min is 0.
 		tail := b.star(b.seq(next...))
@@ -201,7 +213,7 @@ func (b *builder) repeat(s sym, min, max int, sep sym, hasSep bool) sym {
 	if min <= 1 {
 		b.add(r, prev)
 	}
-	for k := 2; k <= max; k++ {
+	for k := 2; k <= max && b.err == nil; k++ {
 		cur := b.rule("")
 		b.add(cur, append([]sym{prev}, next...)...)
 		if k >= min {
