@@ -111,6 +111,8 @@ func ParseTools(raw []json.RawMessage) ([]Tool, error) {
 			t.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
 		} else if p[0] != '{' {
 			return nil, fmt.Errorf("%w: tools[%d]: parameters of %q must be a JSON Schema object", ErrBadTool, i, t.Name)
+		} else if typ, ok := schemaType(p); ok && typ != "object" {
+			return nil, fmt.Errorf("%w: tools[%d]: parameters of %q must describe an object (\"type\": \"object\"), not %s", ErrBadTool, i, t.Name, typ)
 		}
 		def2, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]any{
 			"name": t.Name, "description": t.Description, "parameters": t.Parameters}})
@@ -118,6 +120,20 @@ func ParseTools(raw []json.RawMessage) ([]Tool, error) {
 		tools = append(tools, t)
 	}
 	return tools, nil
+}
+
+// schemaType returns the "type" of a schema object as it is written (its
+// JSON text unless it is a string), and whether the schema has one.
+func schemaType(schema []byte) (string, bool) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(schema, &top) != nil || top["type"] == nil {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(top["type"], &s) == nil {
+		return s, true
+	}
+	return string(bytes.TrimSpace(top["type"])), true
 }
 
 func validName(s string) bool {
@@ -182,17 +198,24 @@ func callSchema(tools []Tool, argsKey string) []byte {
 // "#/definitions/..." that schema generators write) still name their parts
 // once the parameters sit inside the call schema; they named the call
 // schema's root instead. A $id the parameters give follows and wins.
+// Parameters that give no type get "type": "object": arguments are an
+// object whatever else the schema allows ({} allowed any JSON value, and a
+// string came back as arguments that are not JSON).
 func rooted(t Tool) string {
 	p := bytes.TrimSpace(t.Parameters)
 	if len(p) < 2 || p[0] != '{' {
 		return string(p) // ParseTools lets only objects through
 	}
 	id, _ := json.Marshal("urn:ruvllm:tool:" + t.Name)
+	head := `{"$id":` + string(id)
+	if _, ok := schemaType(p); !ok {
+		head += `,"type":"object"`
+	}
 	rest := bytes.TrimSpace(p[1:])
 	if rest[0] == '}' {
-		return `{"$id":` + string(id) + `}`
+		return head + `}`
 	}
-	return `{"$id":` + string(id) + `,` + string(rest)
+	return head + `,` + string(rest)
 }
 
 // Format is how one family of models writes tool calls.

@@ -28,6 +28,8 @@ func TestParseTools(t *testing.T) {
 		{`{"type":"function","function":{"name":"bad name"}}`, "may hold only"},
 		{`{"type":"retrieval"}`, "not supported"},
 		{`{"type":"function","function":{"name":"f","parameters":[1]}}`, "JSON Schema object"},
+		{`{"type":"function","function":{"name":"f","parameters":{"type":"string"}}}`, `must describe an object ("type": "object"), not string`},
+		{`{"type":"function","function":{"name":"f","parameters":{"type":["object","null"]}}}`, `not ["object","null"]`},
 		{`[]`, "not a tool object"},
 	} {
 		if _, err := ParseTools([]json.RawMessage{json.RawMessage(c.tool)}); !errors.Is(err, ErrBadTool) || !strings.Contains(err.Error(), c.want) {
@@ -270,6 +272,55 @@ func TestEitherStream(t *testing.T) {
 		got = append(got, s.Close())
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestToolArgumentsAreObjects checks that a call's arguments are an
+// object whatever the tool's parameters allow: parameters of {} (as
+// clients send for a function without arguments), a bare "$ref": "#" or
+// an anyOf with non-object branches let the model write a string, which
+// came back as a 500 ("arguments are not JSON"), or a number or an array
+// as the arguments (soak P).
+func TestToolArgumentsAreObjects(t *testing.T) {
+	toks := []grammar.Token{{EOG: true}}
+	for b := 0; b < 0x80; b++ {
+		toks = append(toks, grammar.Token{Bytes: []byte{byte(b)}})
+	}
+	v, err := grammar.NewVocab(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		params string
+		args   string
+		ok     bool
+	}{
+		{`{}`, `{}`, true},
+		{`{}`, `{"a":[1,"x"]}`, true},
+		{`{}`, `"text"`, false},
+		{`{}`, `5`, false},
+		{`{}`, `[]`, false},
+		{`{ }`, `"{}"`, false},
+		{`{"$ref":"#"}`, `{"a":1}`, true},
+		{`{"$ref":"#"}`, `"a"`, false},
+		{`{"anyOf":[{"type":"string"},{"properties":{"a":{"type":"integer"}},"required":["a"]}]}`, `{"a":1}`, true},
+		{`{"anyOf":[{"type":"string"},{"properties":{"a":{"type":"integer"}},"required":["a"]}]}`, `"a"`, false},
+		{`{"type":"object","properties":{"a":{"type":"integer"}}}`, `{"a":2}`, true},
+	} {
+		tools, err := ParseTools([]json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"f","parameters":` + tc.params + `}}`)})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.params, err)
+		}
+		part, _ := Detect("<tool_call>").Grammar(tools, true, false)
+		g, err := grammar.Compose(part)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.params, err)
+		}
+		m := grammar.NewConstraint(g, v).NewMatcher()
+		text := "<tool_call>\n{\"name\":\"f\",\"arguments\":" + tc.args + "}\n</tool_call>"
+		if ok := m.AcceptText([]byte(text)) == nil && m.CanEnd(); ok != tc.ok {
+			t.Errorf("parameters %s, arguments %s: accepted %v, want %v", tc.params, tc.args, ok, tc.ok)
 		}
 	}
 }
