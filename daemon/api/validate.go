@@ -315,5 +315,52 @@ func chatMessages(in []ipc.Message, param string) ([]chat.Message, error) {
 		}
 		out = append(out, cm)
 	}
+	linkToolCalls(out)
 	return out, nil
+}
+
+// linkToolCalls gives an id to each call that came without one (Ollama's
+// calls and tool turns carry none) and to the tool turns that answer them,
+// so that a chat template which renders or checks the ids renders the
+// conversation: Mistral's raise on a call without a nine-character id. A
+// tool turn answers the first unanswered call of the previous assistant
+// turn whose function it names (Ollama's tool_name), else the first
+// unanswered one. The ids are numbered in order ("call00001"), nine letters
+// and digits as Mistral's templates ask, and the same on every request of
+// a conversation, so its prompt's prefix stays cached.
+func linkToolCalls(msgs []chat.Message) {
+	n := 0
+	var pending []*chat.ToolCall // the last assistant turn's unanswered calls
+	for i := range msgs {
+		m := &msgs[i]
+		switch {
+		case len(m.ToolCalls) > 0:
+			pending = pending[:0]
+			for j := range m.ToolCalls {
+				c := &m.ToolCalls[j]
+				n++
+				if c.ID == "" {
+					c.ID = fmt.Sprintf("call%05d", n%100000)
+				}
+				pending = append(pending, c)
+			}
+		case m.Role == "tool":
+			k := -1
+			for j, c := range pending {
+				if m.ToolCallID != "" && c.ID == m.ToolCallID || m.ToolCallID == "" && m.Name != "" && c.Function.Name == m.Name {
+					k = j
+					break
+				}
+			}
+			if k < 0 && m.ToolCallID == "" && len(pending) > 0 {
+				k = 0
+			}
+			if k >= 0 {
+				if m.ToolCallID == "" {
+					m.ToolCallID = pending[k].ID
+				}
+				pending = append(pending[:k], pending[k+1:]...)
+			}
+		}
+	}
 }
