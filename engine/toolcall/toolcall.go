@@ -333,13 +333,13 @@ func (llama3) Name() string       { return "llama3" }
 func (llama3) Native() bool       { return true }
 func (llama3) Triggers() []string { return []string{"<|python_tag|>", `{"name"`} }
 
+// Grammar allows one call whatever parallel says: Llama 3.x's templates
+// raise "This model only supports single tool-calls at once!" on an
+// assistant turn of several, so the turn that sends their results back
+// could not be rendered (llama.cpp's Llama 3.x grammar has one call too).
 func (llama3) Grammar(tools []Tool, required, parallel bool) (grammar.Part, []string) {
 	one := grammar.JSONValue(callSchema(tools, "parameters"), grammar.JSONOptions{})
-	max := -1
-	if !parallel {
-		max = 1
-	}
-	return grammar.Seq(grammar.Opt(grammar.Special("<|python_tag|>")), grammar.Repeat(one, 1, max, grammar.Lit(";"))),
+	return grammar.Seq(grammar.Opt(grammar.Special("<|python_tag|>")), one),
 		[]string{"<|python_tag|>", `{"name"`}
 }
 

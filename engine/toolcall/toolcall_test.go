@@ -324,3 +324,43 @@ func TestToolArgumentsAreObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestLlama3OneCall checks that a Llama 3.x model makes one call per turn
+// even when parallel calls are allowed: its templates raise on an
+// assistant turn of several, so the follow-up with their results was a
+// 400 (soak P). Other formats keep parallel calls.
+func TestLlama3OneCall(t *testing.T) {
+	tools, err := ParseTools([]json.RawMessage{weather, clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := []grammar.Token{{EOG: true}}
+	for b := 0; b < 0x80; b++ {
+		toks = append(toks, grammar.Token{Bytes: []byte{byte(b)}})
+	}
+	v, err := grammar.NewVocab(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := `{"name":"get_weather","parameters":{"city":"Oslo"}}`
+	for _, tc := range []struct {
+		template, text string
+		parallel, ok   bool
+	}{
+		{"<|python_tag|>", one, true, true},
+		{"<|python_tag|>", "<|python_tag|>" + one, true, true},
+		{"<|python_tag|>", one + `;{"name":"time_now","parameters":{}}`, true, false},
+		{"<|python_tag|>", one + `;{"name":"time_now","parameters":{}}`, false, false},
+		{"<tool_call>", "<tool_call>\n{\"name\":\"time_now\",\"arguments\":{}}\n</tool_call>\n<tool_call>\n{\"name\":\"time_now\",\"arguments\":{}}\n</tool_call>", true, true},
+	} {
+		part, _ := Detect(tc.template).Grammar(tools, true, tc.parallel)
+		g, err := grammar.Compose(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := grammar.NewConstraint(g, v).NewMatcher()
+		if ok := m.AcceptText([]byte(tc.text)) == nil && m.CanEnd(); ok != tc.ok {
+			t.Errorf("%s, parallel %v: %s accepted %v, want %v", tc.template, tc.parallel, tc.text, ok, tc.ok)
+		}
+	}
+}
