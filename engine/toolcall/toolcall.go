@@ -429,17 +429,26 @@ func (mistral) Parse(text string) (string, []Call, error) {
 	if i < 0 {
 		return text, nil, nil
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal([]byte(strings.TrimSpace(text[i+len("[TOOL_CALLS]"):])), &items); err != nil {
-		return text[:i], nil, fmt.Errorf("tool calls are not a JSON array: %w", err)
+	// The array is read an element at a time, so that one the length limit
+	// cut short keeps the calls before the cut.
+	dec := json.NewDecoder(strings.NewReader(strings.TrimSpace(text[i+len("[TOOL_CALLS]"):])))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return text[:i], nil, errors.New("tool calls are not a JSON array")
 	}
 	var calls []Call
-	for _, it := range items {
+	for dec.More() {
+		var it json.RawMessage
+		if err := dec.Decode(&it); err != nil {
+			return text[:i], calls, fmt.Errorf("tool calls are not a JSON array: %w", err)
+		}
 		c, err := unmarshalCall(it, "arguments")
 		if err != nil {
 			return text[:i], calls, err
 		}
 		calls = append(calls, c)
+	}
+	if _, err := dec.Token(); err != nil {
+		return text[:i], calls, fmt.Errorf("tool calls are not a JSON array: %w", err)
 	}
 	return strings.TrimSpace(text[:i]), calls, nil
 }

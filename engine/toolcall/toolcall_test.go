@@ -364,3 +364,30 @@ func TestLlama3OneCall(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeParseCutShort parses native-format replies the length limit
+// cut inside a call: the complete calls before the cut are kept (the
+// daemon returns them with finish_reason "length"). Mistral's array lost
+// them all, so a tool_choice "required" reply cut short had no call (soak P).
+func TestNativeParseCutShort(t *testing.T) {
+	for _, c := range []struct {
+		template, text string
+		calls          []string // name and arguments of each call kept
+	}{
+		{"[TOOL_CALLS]", `[TOOL_CALLS][{"name":"add","arguments":{"a":1}}, {"name":"add","argu`, []string{`add{"a":1}`}},
+		{"[TOOL_CALLS]", `[TOOL_CALLS][{"name":"add","arguments":{"a":1}},{"name":"time_now","arguments":{}},`, []string{`add{"a":1}`, `time_now{}`}},
+		{"[TOOL_CALLS]", `[TOOL_CALLS][{"name":"add","argu`, nil},
+		{"[TOOL_CALLS]", `[TOOL_CALLS][`, nil},
+		{"[TOOL_CALLS]", `[TOOL_CALLS]`, nil},
+		{"<tool_call>", "<tool_call>\n{\"name\":\"add\",\"arguments\":{\"a\":1}}\n</tool_call>\n<tool_call>\n{\"name\":\"a", []string{`add{"a":1}`}},
+	} {
+		_, calls, _ := Detect(c.template).Parse(c.text)
+		var got []string
+		for _, call := range calls {
+			got = append(got, call.Name+string(call.Arguments))
+		}
+		if !slices.Equal(got, c.calls) {
+			t.Errorf("%q: calls %q, want %q", c.text, got, c.calls)
+		}
+	}
+}
