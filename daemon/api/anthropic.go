@@ -218,9 +218,18 @@ func anthropicThinking(raw json.RawMessage, maxTokens *int) (*thinkingSpec, erro
 
 // anthropicTools converts Anthropic's tools ({name, description,
 // input_schema}) and tool_choice ({type: auto | any | tool | none, name}).
+// A tool_choice is read, and refused when it asks for a call, even without
+// tools: "any" or a named tool cannot be honoured then.
 func anthropicTools(body ipc.AnthropicRequest) (*toolSpec, error) {
+	choice, parallel, err := anthropicToolChoice(body.ToolChoice)
+	if err != nil {
+		return nil, err
+	}
 	s := strings.TrimSpace(string(body.Tools))
 	if s == "" || s == "null" || s == "[]" {
+		if choice.Mode == toolcall.Required {
+			return nil, badParam("tool_choice", "asks for a tool call, but no tools are given")
+		}
 		return nil, nil
 	}
 	var defs []struct {
@@ -232,7 +241,7 @@ func anthropicTools(body ipc.AnthropicRequest) (*toolSpec, error) {
 	if err := json.Unmarshal(body.Tools, &defs); err != nil {
 		return nil, badParam("tools", "must be an array of tools")
 	}
-	ts := &toolSpec{choice: toolcall.Choice{Mode: toolcall.Auto}, parallel: true, param: "tools"}
+	ts := &toolSpec{choice: choice, parallel: parallel, param: "tools"}
 	for i, d := range defs {
 		if d.Type != "" && d.Type != "custom" {
 			return nil, badParam(fmt.Sprintf("tools[%d].type", i), "%q tools are not supported (only your own tools)", d.Type)
@@ -241,32 +250,41 @@ func anthropicTools(body ipc.AnthropicRequest) (*toolSpec, error) {
 			"name": d.Name, "description": d.Description, "parameters": d.InputSchema}})
 		ts.raw = append(ts.raw, raw)
 	}
-	if c := strings.TrimSpace(string(body.ToolChoice)); c != "" && c != "null" {
-		var tc struct {
-			Type                   string `json:"type"`
-			Name                   string `json:"name"`
-			DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
-		}
-		if err := json.Unmarshal(body.ToolChoice, &tc); err != nil {
-			return nil, badParam("tool_choice", "must be an object with a type")
-		}
-		switch tc.Type {
-		case "auto":
-		case "any":
-			ts.choice.Mode = toolcall.Required
-		case "tool":
-			if tc.Name == "" {
-				return nil, badParam("tool_choice.name", "is required")
-			}
-			ts.choice = toolcall.Choice{Mode: toolcall.Required, Name: tc.Name}
-		case "none":
-			ts.choice.Mode = toolcall.None
-		default:
-			return nil, badParam("tool_choice.type", "must be auto, any, tool or none, not %q", tc.Type)
-		}
-		ts.parallel = !tc.DisableParallelToolUse
-	}
 	return ts, nil
+}
+
+// anthropicToolChoice reads Anthropic's tool_choice ({type: auto | any |
+// tool | none, name, disable_parallel_tool_use}; absent: auto) and whether
+// parallel calls are allowed.
+func anthropicToolChoice(raw json.RawMessage) (toolcall.Choice, bool, error) {
+	auto := toolcall.Choice{Mode: toolcall.Auto}
+	if c := strings.TrimSpace(string(raw)); c == "" || c == "null" {
+		return auto, true, nil
+	}
+	var tc struct {
+		Type                   string `json:"type"`
+		Name                   string `json:"name"`
+		DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
+	}
+	if err := json.Unmarshal(raw, &tc); err != nil {
+		return auto, true, badParam("tool_choice", "must be an object with a type")
+	}
+	choice := auto
+	switch tc.Type {
+	case "auto":
+	case "any":
+		choice.Mode = toolcall.Required
+	case "tool":
+		if tc.Name == "" {
+			return auto, true, badParam("tool_choice.name", "is required")
+		}
+		choice = toolcall.Choice{Mode: toolcall.Required, Name: tc.Name}
+	case "none":
+		choice.Mode = toolcall.None
+	default:
+		return auto, true, badParam("tool_choice.type", "must be auto, any, tool or none, not %q", tc.Type)
+	}
+	return choice, !tc.DisableParallelToolUse, nil
 }
 
 // anthropicOutputFormat reads Anthropic's structured output:

@@ -319,14 +319,19 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	var tools *toolSpec
 	var rawTools []json.RawMessage
-	if s := strings.TrimSpace(string(body.Tools)); s != "" && s != "null" && s != "[]" {
-		if err := json.Unmarshal(body.Tools, &rawTools); err != nil {
-			openAIError(w, badParam("tools", "must be an array of tools"))
+	choice, err := openAIToolChoice(body.ToolChoice)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	if s := strings.TrimSpace(string(body.Tools)); s == "" || s == "null" || s == "[]" {
+		if choice.Mode == toolcall.Required {
+			openAIError(w, badParam("tool_choice", "asks for a tool call, but no tools are given"))
 			return
 		}
-		choice, err := openAIToolChoice(body.ToolChoice)
-		if err != nil {
-			openAIError(w, err)
+	} else {
+		if err := json.Unmarshal(body.Tools, &rawTools); err != nil {
+			openAIError(w, badParam("tools", "must be an array of tools"))
 			return
 		}
 		tools = &toolSpec{raw: rawTools, choice: choice, parallel: body.ParallelToolCalls == nil || *body.ParallelToolCalls, param: "tools"}
