@@ -523,7 +523,7 @@ func (a *API) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 			writeText(rest)
 		}
 		reasoning, reply = oc.think.splitReasoning(text.String())
-		reply, calls, err = oc.split(reply, "toolu_", out.res.FinishReason == llm.FinishLength)
+		reply, calls, err = oc.split(reply, "toolu_", out.res)
 	}
 	if err != nil {
 		if !sse.started {

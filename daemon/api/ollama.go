@@ -260,7 +260,7 @@ func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	thought, content := oc.think.splitReasoning(string(text))
-	content, calls, err := oc.split(content, "call_", out.res.FinishReason == llm.FinishLength)
+	content, calls, err := oc.split(content, "call_", out.res)
 	if err != nil {
 		if !nd.started {
 			ollamaError(w, err)

@@ -283,16 +283,17 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	// Each choice's text splits into reasoning, content and tool calls.
 	contents, reasonings := make([]string, n), make([]string, n)
 	calls := make([][]toolcall.Call, n)
-	reasonOf := func(i int) llm.FinishReason {
+	resultOf := func(i int) llm.Result {
 		if n > 1 {
-			return out.choices[i].FinishReason
+			return out.choices[i]
 		}
-		return out.res.FinishReason
+		return out.res
 	}
+	reasonOf := func(i int) llm.FinishReason { return resultOf(i).FinishReason }
 	for i := range n {
 		var content string
 		reasonings[i], content = oc.think.splitReasoning(string(texts[i]))
-		if contents[i], calls[i], err = oc.split(content, "call_", reasonOf(i) == llm.FinishLength); err != nil {
+		if contents[i], calls[i], err = oc.split(content, "call_", resultOf(i)); err != nil {
 			if !sse.started {
 				openAIError(w, err)
 			} else {

@@ -489,7 +489,7 @@ func (a *API) createResponse(w http.ResponseWriter, r *http.Request) {
 	var calls []toolcall.Call
 	if err == nil {
 		reasoning, reply = oc.think.splitReasoning(text.String())
-		reply, calls, err = oc.split(reply, "call_", out.res.FinishReason == llm.FinishLength)
+		reply, calls, err = oc.split(reply, "call_", out.res)
 	}
 	if err != nil {
 		if !sse.started {

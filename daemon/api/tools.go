@@ -153,9 +153,12 @@ func (s *replyStream) close() (reasoning, content string) {
 	return reasoning, content
 }
 
-// split divides a reply into content and calls. A reply the length limit
-// cut (cut) keeps its complete calls and drops one it cut short.
-func (o *outputControls) split(text, idPrefix string, cut bool) (string, []toolcall.Call, error) {
+// split divides a reply into content and calls. A reply that ended before
+// the model ended it (the length limit, or a stop string of the client's,
+// which may match inside a call's arguments) keeps its complete calls and
+// drops one it cut short.
+func (o *outputControls) split(text, idPrefix string, res llm.Result) (string, []toolcall.Call, error) {
+	cut := res.FinishReason == llm.FinishLength || res.StopSequence != ""
 	return o.state.splitCalls(text, idPrefix, cut)
 }
 
@@ -298,10 +301,10 @@ func newCallID(prefix string) string {
 
 // splitCalls parses a reply into its content and calls (ids filled in:
 // of the format's own shape where its template checks them, else
-// idPrefix and hex).
-// The grammar holds every call to its format, so only a reply the length
-// limit cut (cut) can end in a call that does not parse: that call is
-// dropped, the complete ones before it kept.
+// idPrefix and hex). The grammar holds every call to its format, so only
+// a reply cut short (cut: the length limit or a client's stop string) can
+// end in a call that does not parse: that call is dropped, the complete
+// ones before it kept.
 func (st *toolState) splitCalls(text, idPrefix string, cut bool) (string, []toolcall.Call, error) {
 	if st == nil || !st.active { // no tools were offered: it is text
 		return text, nil, nil
