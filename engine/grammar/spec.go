@@ -58,8 +58,15 @@ func (s Spec) Part() (Part, error) {
 	return Part{}, fmt.Errorf("grammar: unknown constraint kind %q", s.Kind)
 }
 
-// cacheSize is how many compiled constraints a Vocab keeps.
-const cacheSize = 64
+// cacheSize is how many compiled constraints a Vocab keeps, and
+// cacheSymbols how large they may be together (symbols over their
+// right-hand sides, about 70 bytes each once compiled): a schema a few
+// hundred bytes long ("maxItems": 200000) compiles to some 40 MB, so 64 of
+// them, one request each, held gigabytes.
+const (
+	cacheSize    = 64
+	cacheSymbols = 2 * maxSymbols
+)
 
 // Constraint returns the compiled constraint for s over this vocabulary,
 // compiling it on first use: repeated requests with the same schema or
@@ -101,7 +108,10 @@ func (v *Vocab) Cached(key string, build func() (*Grammar, error)) (*Constraint,
 	}
 	v.cache[key] = c
 	v.order = append(v.order, key)
-	for len(v.order) > cacheSize {
+	v.cachedSymbols += len(g.flat)
+	// The oldest go first; the newest stays, whatever its size.
+	for len(v.order) > 1 && (len(v.order) > cacheSize || v.cachedSymbols > v.cacheBudget) {
+		v.cachedSymbols -= len(v.cache[v.order[0]].g.flat)
 		delete(v.cache, v.order[0])
 		v.order = v.order[1:]
 	}

@@ -55,6 +55,9 @@ type Vocab struct {
 	mu    sync.Mutex
 	cache map[string]*Constraint // compiled constraints by spec key
 	order []string               // cache keys, oldest first
+	// cachedSymbols is the size of the cached grammars (symbols over
+	// their right-hand sides); cacheBudget bounds it (cacheSymbols).
+	cachedSymbols, cacheBudget int
 
 	// Lexeme entries shared by every grammar over this vocabulary, by the
 	// structure of the lexeme state (see rx.Pool.Canon) and its follow set.
@@ -234,7 +237,7 @@ func NewVocab(tokens []Token) (*Vocab, error) {
 	if len(tokens) == 0 || len(tokens) > 1<<24 {
 		return nil, fmt.Errorf("grammar: vocabulary of %d tokens", len(tokens))
 	}
-	v := &Vocab{n: len(tokens), bytes: make([][]byte, len(tokens)), names: map[string]bool{}, cache: map[string]*Constraint{}}
+	v := &Vocab{n: len(tokens), bytes: make([][]byte, len(tokens)), names: map[string]bool{}, cache: map[string]*Constraint{}, cacheBudget: cacheSymbols}
 	var es []entry
 	for i, tk := range tokens {
 		if tk.Special || tk.EOG {
