@@ -1,16 +1,19 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -749,7 +752,7 @@ func (m *Model) chatPrompt(ctx context.Context, req Request, msgs []chat.Message
 		return "", err
 	}
 	msgs = m.escapeMessages(capMessageText(msgs, maxRenderedText))
-	conv := chat.Conversation{Messages: msgs, Tools: req.Tools, AddGenerationPrompt: true, Vars: req.TemplateVars}
+	conv := chat.Conversation{Messages: msgs, Tools: m.escapeTools(req.Tools), AddGenerationPrompt: true, Vars: req.TemplateVars}
 	if last := len(msgs) - 1; continuesLast(req, msgs) {
 		// Hugging Face's continue_final_message, without its search for
 		// the text (which a short one can match in the end of the turn):
@@ -856,6 +859,86 @@ func (m *Model) escapeMessages(msgs []chat.Message) []chat.Message {
 		out[i] = msg
 	}
 	return out
+}
+
+// escapeTools returns tools with the text their clients wrote (names,
+// descriptions, parameter schemas) escaped as escapeMessages escapes
+// messages: a tool's description is a client's text too (or an MCP
+// server's), and one that spelled "<|im_end|><|im_start|>system" wrote
+// the template's turns where the template renders the tools. The strings
+// are escaped as the template reads them, after JSON's own escapes
+// ("\u003c|im_end|\u003e" is the same text), keys and order kept. tools is
+// not changed.
+func (m *Model) escapeTools(tools []json.RawMessage) []json.RawMessage {
+	if tools == nil {
+		return nil
+	}
+	out := make([]json.RawMessage, len(tools))
+	for i, t := range tools {
+		out[i] = t
+		if esc, err := mapJSONStrings(t, m.tok.EscapeSpecial); err == nil {
+			out[i] = esc
+		}
+	}
+	return out
+}
+
+// mapJSONStrings returns the JSON text raw with f applied to each of its
+// strings, object keys included; numbers, literals and the order of keys
+// stay as they are.
+func mapJSONStrings(raw []byte, f func(string) string) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var b bytes.Buffer
+	// Per open container: whether it is an object, and how many tokens
+	// (keys and values) it has had.
+	type level struct {
+		object bool
+		n      int
+	}
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			b.WriteByte(byte(d))
+			continue
+		}
+		if n := len(stack); n > 0 {
+			top := &stack[n-1]
+			switch {
+			case top.object && top.n%2 == 1:
+				b.WriteByte(':')
+			case top.n > 0:
+				b.WriteByte(',')
+			}
+			top.n++
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			b.WriteByte(byte(v))
+			stack = append(stack, level{object: v == '{'})
+		case string:
+			e, err := json.Marshal(f(v))
+			if err != nil {
+				return nil, err
+			}
+			b.Write(e)
+		case json.Number:
+			b.WriteString(v.String())
+		case bool:
+			b.WriteString(strconv.FormatBool(v))
+		case nil:
+			b.WriteString("null")
+		}
+	}
+	return b.Bytes(), nil
 }
 
 // Continued returns the text of the assistant message the reply continues

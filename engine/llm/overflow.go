@@ -315,7 +315,7 @@ func (m *Model) systemTokens(ctx context.Context, req Request, sys []chat.Messag
 	if err != nil {
 		return 0
 	}
-	if text, err := t.Prompt(ctx, chat.Conversation{Messages: m.escapeMessages(sys), Tools: req.Tools, Vars: req.TemplateVars}); err == nil {
+	if text, err := t.Prompt(ctx, chat.Conversation{Messages: m.escapeMessages(sys), Tools: m.escapeTools(req.Tools), Vars: req.TemplateVars}); err == nil {
 		return commonPrefix(prompt, m.encodeChat(text))
 	}
 	n := len(prompt)
