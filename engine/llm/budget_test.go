@@ -61,6 +61,23 @@ func TestReasoningBudget(t *testing.T) {
 			t.Fatalf("temperature %v: %q (%s)", temp, text, res.FinishReason)
 		}
 	}
+	// A grammar that writes the opening tag itself (a constraint on a
+	// model whose reply opens the block: Qwen3's, with tool_choice
+	// required or a schema) forces it without sampling; the budget still
+	// follows the block from that tag. It never saw the tag, and the
+	// reasoning ran to max_tokens (soak P).
+	c, err = m.ComposedGrammar(grammar.Seq(grammar.Lit("<think>"), grammar.Without("</think>"), grammar.Lit("</think>"), grammar.Regex(`\n?(yes|no)\.`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replyOpens := &grammar.Gate{Open: "<think>", Close: "</think>"}
+	for _, temp := range []float32{0, 1} {
+		_, text, res := generate(t, m, Request{Prompt: "Is it? ", MaxTokens: 60, Sampling: sample.Params{Temperature: temp, Seed: 3},
+			Grammar: c, Reasoning: replyOpens, ReasoningBudget: 4})
+		if res.FinishReason != FinishStop || !regexp.MustCompile(`(?s)^<think>.*\n</think>\n?(yes|no)\.$`).MatchString(text) {
+			t.Fatalf("reply opens the block, temperature %v: %q (%s)", temp, text, res.FinishReason)
+		}
+	}
 }
 
 // TestReasoningBudgetFollowsTheReply: the budget counts the reasoning's

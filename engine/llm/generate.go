@@ -318,6 +318,29 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			return tok.ID, emit(tok)
 		}
 	} else {
+		// spent follows the reply's reasoning through token id, sampled or
+		// forced (a grammar that writes the opening tag itself must not
+		// hide it from the budget), and once the budget is spent closes
+		// the block: the tags follow without sampling, computed in the
+		// next pass with the token. It reports whether generation ends.
+		spent := func(tokens []int32, id int32) ([]int32, bool) {
+			if budget == nil || !budget.add(m.tok, id) {
+				return tokens, false
+			}
+			budget.ended()
+			for _, id := range budget.closing {
+				sampler.Skip()
+				forcedN++
+				if emit(Token{ID: id}) {
+					return tokens, true
+				}
+				tokens = append(tokens, id)
+				if gs != nil && accept(id) {
+					return tokens, true
+				}
+			}
+			return tokens, false
+		}
 		job.NextN = func(logits []float32, tokens []int32) ([]int32, bool) {
 			tok := sampleOne(logits)
 			if emit(tok) {
@@ -327,21 +350,9 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 			if gs != nil && accept(tok.ID) {
 				return tokens, true
 			}
-			// A spent reasoning budget closes the block: the tags follow
-			// without sampling, computed in the next pass with the token.
-			if budget != nil && budget.add(m.tok, tok.ID) {
-				budget.ended()
-				for _, id := range budget.closing {
-					sampler.Skip()
-					forcedN++
-					if emit(Token{ID: id}) {
-						return tokens, true
-					}
-					tokens = append(tokens, id)
-					if gs != nil && accept(id) {
-						return tokens, true
-					}
-				}
+			var stop bool
+			if tokens, stop = spent(tokens, tok.ID); stop {
+				return tokens, true
 			}
 			if gs == nil {
 				return tokens, false
@@ -362,6 +373,9 @@ func (m *Model) Generate(ctx context.Context, req Request, onToken func(Token) e
 				}
 				tokens = append(tokens, id)
 				if accept(id) {
+					return tokens, true
+				}
+				if tokens, stop = spent(tokens, id); stop {
 					return tokens, true
 				}
 			}
