@@ -1,6 +1,7 @@
 package toolcall
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -150,6 +151,28 @@ func completeCalls(text string) []Call {
 	return calls
 }
 
+// callArguments is a past call's arguments as its JSON reply holds them:
+// the value they spell (OpenAI sends them as JSON text; none is {}), or,
+// when that text is not JSON, the text itself, as chat templates get it;
+// it was dropped for {}, so the model read a call other than the one made.
+func callArguments(raw json.RawMessage) any {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return map[string]any{}
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
+		return map[string]any{}
+	}
+	if s, ok := v.(string); ok {
+		var inner any
+		if json.Unmarshal([]byte(s), &inner) == nil {
+			return inner
+		}
+		return s
+	}
+	return v
+}
+
 // PrepareMessages makes a conversation with tools readable by a template
 // that knows nothing of them: the instructions join the system prompt, an
 // assistant turn's calls become its JSON reply, and a tool result becomes
@@ -180,15 +203,7 @@ func (g Generic) PrepareMessages(msgs []chat.Message, tools []Tool, required boo
 		case m.Role == "assistant" && len(m.ToolCalls) > 0:
 			var calls []map[string]any
 			for _, c := range m.ToolCalls {
-				var args any = map[string]any{}
-				if len(c.Function.Arguments) > 0 {
-					var s string
-					if json.Unmarshal(c.Function.Arguments, &s) == nil {
-						json.Unmarshal([]byte(s), &args)
-					} else {
-						json.Unmarshal(c.Function.Arguments, &args)
-					}
-				}
+				args := callArguments(c.Function.Arguments)
 				calls = append(calls, map[string]any{"name": c.Function.Name, "arguments": args})
 			}
 			b, _ := json.Marshal(map[string]any{"tool_calls": calls})

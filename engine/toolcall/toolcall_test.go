@@ -391,3 +391,26 @@ func TestNativeParseCutShort(t *testing.T) {
 		}
 	}
 }
+
+// TestGenericPastCallArguments: a past call's arguments reach the generic
+// format's JSON reply as sent, as chat templates get them: the value of
+// OpenAI's JSON text or Ollama's object, and text that is not JSON as
+// that text. Such text became {}, a call the client never made (soak P).
+func TestGenericPastCallArguments(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{`"{\"city\":\"Oslo\"}"`, `{"city":"Oslo"}`},
+		{`{"city":"Oslo"}`, `{"city":"Oslo"}`},
+		{`"{not json"`, `"{not json"`},
+		{`"[1,2]"`, `[1,2]`},
+		{``, `{}`},
+		{`null`, `{}`},
+	} {
+		msgs := []chat.Message{{Role: "user", Content: "q"},
+			{Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "c", Function: chat.FunctionCall{Name: "f", Arguments: json.RawMessage(tc.args)}}}}}
+		out := Generic{}.PrepareMessages(msgs, nil, false)
+		want := `{"tool_calls":[{"arguments":` + tc.want + `,"name":"f"}]}`
+		if len(out) != 2 || out[1].Content != want {
+			t.Errorf("arguments %s: %q, want %q", tc.args, out[len(out)-1].Content, want)
+		}
+	}
+}
