@@ -1,12 +1,15 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
@@ -14,7 +17,8 @@ import (
 )
 
 // TestNonFiniteWeightsAreAnError checks that a model whose weights make
-// its forward pass NaN fails generation and embeddings with ErrNonFinite:
+// its forward pass NaN fails generation, embeddings, perplexity and KL
+// divergence with ErrNonFinite:
 // it answered every request with an empty reply ending in "stop" (no token
 // could be drawn from NaN logits) and embeddings of zeros, as if all were
 // well.
@@ -24,6 +28,20 @@ func TestNonFiniteWeightsAreAnError(t *testing.T) {
 	if err := testmodel.Write(ctx, testmodel.DefaultOptions(), base); err != nil {
 		t.Fatal(err)
 	}
+	// perplexity and KL divergence printed NaN and exited 0 for such a
+	// model; the base log-probabilities come from the finite one
+	text := strings.Repeat("the cat sat on the mat ", 20)
+	var logProbs bytes.Buffer
+	bm, err := Load(ctx, base, Options{Threads: 1, ContextLength: 128, Sequences: 1, NoPrefixCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = bm.SaveLogProbs(ctx, text, 16, &logProbs, nil)
+	bm.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseLogProbs := logProbs.Bytes()
 	for _, tc := range []struct {
 		name    string
 		norm    float32 // every element of output_norm.weight (0: unchanged)
@@ -57,6 +75,12 @@ func TestNonFiniteWeightsAreAnError(t *testing.T) {
 			check("Embed", err)
 			_, _, err = m.EmbedTokens(ctx, [][]int32{{1, 5, 9}}, EmbedOptions{})
 			check("EmbedTokens", err)
+			_, err = m.Perplexity(ctx, text, 16, nil)
+			check("Perplexity", err)
+			_, err = m.SaveLogProbs(ctx, text, 16, io.Discard, nil)
+			check("SaveLogProbs", err)
+			_, err = m.KLDivergence(ctx, bytes.NewReader(baseLogProbs), nil)
+			check("KLDivergence", err)
 		})
 	}
 }

@@ -161,7 +161,10 @@ func (m *Model) Logits(ctx context.Context, tokens []int32, rows []int32, dst []
 	seq := kv.NewSequence(m.pool)
 	defer seq.Release()
 	if m.pool.ColdBlocks() > 0 {
-		return m.logitsTiered(seq, tokens, rows, dst)
+		if err := m.logitsTiered(seq, tokens, rows, dst); err != nil {
+			return err
+		}
+		return finiteLogits(rows, dst)
 	}
 	if err := seq.Reserve(len(tokens), m.kv); err != nil {
 		return fmt.Errorf("kv cache: %w", err)
@@ -169,6 +172,23 @@ func (m *Model) Logits(ctx context.Context, tokens []int32, rows []int32, dst []
 	batch := &model.Batch{Tokens: tokens, Spans: []compute.Span{{N: len(tokens), Blocks: seq.Blocks()}}}
 	hidden := m.net.Forward(batch, m.kv)
 	m.backend.Download(m.net.Logits(hidden, rows), dst)
+	return finiteLogits(rows, dst)
+}
+
+// finiteLogits returns ErrNonFinite, naming the row, when dst (the logits
+// of rows, one vocabulary each) holds NaN or an infinity: a perplexity
+// or KL divergence computed from them printed NaN and exited 0 (and
+// --json failed on encoding NaN), where generation reports the model.
+func finiteLogits(rows []int32, dst []float32) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	vocab := len(dst) / len(rows)
+	for i, v := range dst {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("logits of position %d: %w", rows[i/vocab], ErrNonFinite)
+		}
+	}
 	return nil
 }
 
