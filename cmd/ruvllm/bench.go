@@ -67,6 +67,10 @@ func newBenchCmd() *cobra.Command {
 			if batch < 1 {
 				return fmt.Errorf("-b %d: a batch holds at least 1 token", batch)
 			}
+			// A prompt under one KV block panicked in the prefix capacity.
+			if len(kvo.types) > 0 && kvo.prompt < 16 {
+				return fmt.Errorf("--kv-prompt %d: a cached prefix holds at least 16 tokens (one KV block)", kvo.prompt)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			if profile != "" {

@@ -122,3 +122,18 @@ func TestBenchCmd(t *testing.T) {
 		t.Error("no -m and no --membw: no error")
 	}
 }
+
+// TestBenchKVPromptRefused: --kv-prompt under one KV block (16 tokens)
+// is refused by name before the model loads; -1 and 5 panicked in the
+// prefix capacity.
+func TestBenchKVPromptRefused(t *testing.T) {
+	path := sharedModel(t, "ruvllm-test-qwen2-13m-q8_0.gguf")
+	for _, n := range []string{"-1", "0", "5", "15"} {
+		t.Run(n, func(t *testing.T) {
+			_, err := runBenchCmd(t, "-m", path, "-p", "0", "-n", "0", "-t", "1", "--kv-types", "f16", "--kv-ctx", "64", "--kv-prompt", n)
+			if err == nil || !strings.Contains(err.Error(), "--kv-prompt "+n) {
+				t.Errorf("--kv-prompt %s: %v, want an error naming --kv-prompt", n, err)
+			}
+		})
+	}
+}

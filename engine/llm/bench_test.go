@@ -185,3 +185,24 @@ func BenchmarkGenerate(b *testing.B) {
 	}
 	b.ReportMetric(64*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
+
+// TestPrefixCapacityShortPrompt: a prompt under one KV block caches
+// nothing, so the capacity in prompts is not defined; such a count (ruvllm
+// bench --kv-prompt) is an error, where a negative one panicked making
+// the prompt and one of 1 to 15 tokens divided by zero once the cache
+// evicted.
+func TestPrefixCapacityShortPrompt(t *testing.T) {
+	m, err := Load(context.Background(), synthetic(t, "llama", quant.Q8_0),
+		Options{Threads: 1, ContextLength: 128, Sequences: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, n := range []int{-1, 0, 1, blockSize - 1} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			if _, err := m.PrefixCapacity(context.Background(), n); err == nil || !strings.Contains(err.Error(), "one KV block") {
+				t.Errorf("PrefixCapacity(%d): %v, want an error about one KV block", n, err)
+			}
+		})
+	}
+}

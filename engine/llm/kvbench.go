@@ -62,6 +62,12 @@ func (m *Model) PrefixCapacity(ctx context.Context, promptTokens int) (int, erro
 	if m.cache == nil {
 		return 0, fmt.Errorf("prefix capacity: the prefix cache is off")
 	}
+	// Only whole blocks are cached, and a prompt's count of them divides
+	// the cached blocks: a prompt under one block (or a negative count)
+	// panicked, dividing by zero or making a slice of negative length.
+	if promptTokens < blockSize {
+		return 0, fmt.Errorf("prefix capacity: prompts of %d tokens: at least %d (one KV block) are needed to cache one", promptTokens, blockSize)
+	}
 	if promptTokens+1 >= m.opts.ContextLength {
 		return 0, fmt.Errorf("prefix capacity: prompts of %d tokens do not fit the context of %d", promptTokens, m.opts.ContextLength)
 	}
