@@ -285,7 +285,9 @@ const (
 func readInputFile(flag, path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		// named by its flag, as the read errors are: perplexity -f or
+		// run --grammar with a missing file said only "open NAME: ..."
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err != nil {

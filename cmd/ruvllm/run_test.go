@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/engine/testmodel"
 	"github.com/ruvllm/ruvllm/internal/testpath"
@@ -241,5 +243,28 @@ func TestRunRemoteInterrupted(t *testing.T) {
 	cmd.SetArgs([]string{"--remote", "-m", "tiny", "-p", "hello", "-n", "200", "--temp", "0"})
 	if err := cmd.ExecuteContext(ctx); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("interrupted run --remote: %v, want an interrupted error", err)
+	}
+}
+
+// TestInputFileErrorsNameTheFlag: a file that cannot be opened is an
+// error naming the flag that gave it, as one that cannot be read is
+// (perplexity -f, run --grammar and --json-schema, template render
+// --template and --conversation said only "open NAME: ...").
+func TestInputFileErrorsNameTheFlag(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.txt")
+	for _, tc := range []struct {
+		cmd  func() *cobra.Command
+		args []string
+		flag string
+	}{
+		{newPerplexityCmd, []string{"-m", "model.gguf", "-f", missing}, "-f"},
+		{newRunCmd, []string{"-m", "model.gguf", "-p", "hi", "--grammar", missing}, "--grammar"},
+		{newRunCmd, []string{"-m", "model.gguf", "-p", "hi", "--json-schema", missing}, "--json-schema"},
+		{newTemplateCmd, []string{"render", "--template", missing, "--conversation", missing}, "--conversation"},
+	} {
+		_, _, err := runCLI(t, tc.cmd(), tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.flag+": open "+missing) {
+			t.Errorf("%v: %v, want an error naming %s", tc.args, err, tc.flag)
+		}
 	}
 }
