@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/signal"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/compute/cpu"
+	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/grammar"
 	"github.com/ruvllm/ruvllm/engine/kldiv"
 	"github.com/ruvllm/ruvllm/engine/llm"
@@ -459,6 +461,11 @@ func newPerplexityCmd() *cobra.Command {
 			if kldScore && kldBase == "" {
 				return errors.New("--kl-divergence needs --kl-divergence-base FILE")
 			}
+			if kldBase != "" && !kldScore {
+				if err := checkKLDBaseTarget(kldBase, path, file); err != nil {
+					return err
+				}
+			}
 			var text []byte
 			if !kldScore {
 				var err error
@@ -541,12 +548,45 @@ func newPerplexityCmd() *cobra.Command {
 	return cmd
 }
 
+// checkKLDBaseTarget refuses a --kl-divergence-base FILE to save to that
+// would replace something else than log-probabilities: a directory (found
+// only by the rename, after the whole run), the model or the text being
+// scored, or any GGUF file (the base model, named where its log-probabilities
+// go): they were replaced without a word.
+func checkKLDBaseTarget(base, model, text string) error {
+	st, err := os.Stat(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--kl-divergence-base: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("--kl-divergence-base %s: it is %s; name a new or regular file", base, gguf.FileKind(st.Mode()))
+	}
+	for _, in := range []struct{ flag, path string }{{"-m", model}, {"-f", text}} {
+		if ist, err := os.Stat(in.path); err == nil && os.SameFile(st, ist) {
+			return fmt.Errorf("--kl-divergence-base %s is the file of %s: it would be replaced by the log-probabilities", base, in.flag)
+		}
+	}
+	f, err := os.Open(base)
+	if err != nil {
+		return fmt.Errorf("--kl-divergence-base: %w", err)
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err == nil && string(magic[:]) == "GGUF" {
+		return fmt.Errorf("--kl-divergence-base %s is a GGUF model: it would be replaced by the log-probabilities (to compare with a base model, save its log-probabilities to a new file first)", base)
+	}
+	return nil
+}
+
 // scoreKLD prints the comparison of m with the base log-probabilities in
 // the file base, in the terms llama-perplexity --kl-divergence prints.
 func scoreKLD(ctx context.Context, cmd *cobra.Command, m *llm.Model, base string, asJSON bool, start time.Time) error {
 	in, err := os.Open(base)
 	if err != nil {
-		return err
+		return fmt.Errorf("--kl-divergence-base: %w", err)
 	}
 	defer in.Close()
 	s, err := m.KLDivergence(ctx, in, func(c int, s kldiv.Summary) {

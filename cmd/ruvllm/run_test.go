@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -266,5 +267,53 @@ func TestInputFileErrorsNameTheFlag(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.flag+": open "+missing) {
 			t.Errorf("%v: %v, want an error naming %s", tc.args, err, tc.flag)
 		}
+	}
+}
+
+// TestPerplexityKLDBaseRefusesOtherFiles: --kl-divergence-base FILE to
+// save to must not name the model, the text, another GGUF model (the base
+// model, given where its log-probabilities go) or a directory: the first
+// three were replaced by log-probabilities without a word, and a directory
+// failed only after the whole run, as "rename ...: file exists".
+func TestPerplexityKLDBaseRefusesOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "tiny.gguf")
+	o := testmodel.DefaultOptions()
+	o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = 1, 32, 2, 1, 64, 64
+	if err := testmodel.Write(context.Background(), o, model); err != nil {
+		t.Fatal(err)
+	}
+	text, other, sub := filepath.Join(dir, "text.txt"), filepath.Join(dir, "other.gguf"), filepath.Join(dir, "sub")
+	os.WriteFile(text, []byte(strings.Repeat("the cat sat on the mat ", 40)), 0o644)
+	os.WriteFile(other, []byte("GGUF\x03\x00\x00\x00 another model"), 0o644)
+	os.Mkdir(sub, 0o755)
+	for _, tc := range []struct {
+		name, base, want string
+	}{
+		{"the model", model, "the file of -m"},
+		{"the text", text, "the file of -f"},
+		{"another model", other, "is a GGUF model"},
+		{"a directory", sub, "it is a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, _ := os.ReadFile(tc.base)
+			_, _, err := runCLI(t, newPerplexityCmd(), "-m", model, "-f", text, "--ctx", "16", "-t", "1", "--kl-divergence-base", tc.base)
+			if err == nil || !strings.Contains(err.Error(), "--kl-divergence-base") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("--kl-divergence-base %s: %v, want an error naming the flag and %q", tc.name, err, tc.want)
+			}
+			if after, _ := os.ReadFile(tc.base); !bytes.Equal(after, before) {
+				t.Errorf("--kl-divergence-base %s: the file changed", tc.name)
+			}
+		})
+	}
+	// a new file, then the same one again (log-probabilities saved before)
+	base := filepath.Join(dir, "base.kld")
+	for range 2 {
+		if _, _, err := runCLI(t, newPerplexityCmd(), "-m", model, "-f", text, "--ctx", "16", "-t", "1", "--kl-divergence-base", base); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := runCLI(t, newPerplexityCmd(), "-m", model, "--ctx", "16", "-t", "1", "--kl-divergence-base", filepath.Join(dir, "missing.kld"), "--kl-divergence"); err == nil || !strings.Contains(err.Error(), "--kl-divergence-base") {
+		t.Errorf("a missing base file to read: %v, want an error naming --kl-divergence-base", err)
 	}
 }
