@@ -90,7 +90,8 @@ func (g *genFlags) sampling() sample.Params {
 	return p
 }
 
-// check refuses a sampling flag that is not a finite number: in process,
+// check refuses a sampling flag that is not a finite number or is out of
+// its range: in process,
 // --temp NaN sampled greedily and --min-p Inf generated nothing, without a
 // word (the daemon refuses them with --remote).
 func (g *genFlags) check() error {
@@ -105,6 +106,30 @@ func (g *genFlags) check() error {
 		if v := float64(f.v); math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("--%s %v: want a finite number", f.name, f.v)
 		}
+	}
+	// Out of range, as the daemon refuses them with --remote: --min-p
+	// above 1 left no token to draw, and the run printed nothing, ending
+	// "stop"; a negative repeat penalty turned the penalty into a bonus.
+	for _, f := range []struct {
+		name   string
+		v      float32
+		lo, hi float32
+	}{
+		{"top-p", p.TopP, 0, 1}, {"min-p", p.MinP, 0, 1}, {"typical-p", p.TypicalP, 0, 1},
+		{"repeat-penalty", p.RepeatPenalty, 0, math.MaxFloat32},
+	} {
+		if f.v < f.lo || f.v > f.hi {
+			if f.hi == math.MaxFloat32 {
+				return fmt.Errorf("--%s %v: want at least %g", f.name, f.v, f.lo)
+			}
+			return fmt.Errorf("--%s %v: want %g to %g", f.name, f.v, f.lo, f.hi)
+		}
+	}
+	if p.TopK < 0 {
+		return fmt.Errorf("--top-k %d: want 0 (off) or more", p.TopK)
+	}
+	if p.RepeatLastN < -1 {
+		return fmt.Errorf("--repeat-last-n %d: want -1 (all), 0 (the default) or more", p.RepeatLastN)
 	}
 	return nil
 }

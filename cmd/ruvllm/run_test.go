@@ -109,6 +109,22 @@ func TestRunRefusesNonFiniteSampling(t *testing.T) {
 	}
 }
 
+// TestRunRefusesSamplingOutOfRange: a sampling flag outside the range the
+// daemon accepts is refused by name in process too: --min-p above 1 left
+// no token to draw, and the run printed nothing and ended "stop".
+func TestRunRefusesSamplingOutOfRange(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "model.gguf") // never opened
+	for _, args := range [][]string{
+		{"--min-p", "1.5"}, {"--min-p", "-0.1"}, {"--top-p", "2"}, {"--top-p", "-1"}, {"--typical-p", "3"},
+		{"--repeat-penalty", "-1"}, {"--top-k", "-5"}, {"--repeat-last-n", "-2"},
+	} {
+		_, _, err := runCLI(t, newRunCmd(), append([]string{"-m", model, "-p", "hi"}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), args[0]+" "+args[1]) || !strings.Contains(err.Error(), "want") {
+			t.Errorf("run %v: err %v, want the flag refused", args, err)
+		}
+	}
+}
+
 // TestRunInterrupted: a generation ended by Ctrl-C (its context
 // cancelled) prints its JSON with finish_reason "interrupted", not
 // "length", and returns an error, so the exit status is not 0.
