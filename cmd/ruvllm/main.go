@@ -117,12 +117,28 @@ func refuseUnknownSubcommands(root *cobra.Command) {
 // or extra and shows the command's usage line.
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
+		name, usage := commandPath(cmd)
 		switch {
 		case len(args) < n:
-			return fmt.Errorf("%s: missing %s (usage: ruvllm %s)", cmd.Name(), what, cmd.Use)
+			return fmt.Errorf("%s: missing %s (usage: %s)", name, what, usage)
 		case len(args) > n:
-			return fmt.Errorf("%s: unexpected argument %q (usage: ruvllm %s)", cmd.Name(), args[n], cmd.Use)
+			return fmt.Errorf("%s: unexpected argument %q (usage: %s)", name, args[n], usage)
 		}
 		return nil
 	}
+}
+
+// commandPath returns a command's words after "ruvllm" ("template render")
+// and its usage line with its parents ("ruvllm template render --template
+// ..."): a subcommand's errors showed its name and Use alone, as in
+// "usage: ruvllm render ..." or "ruvllm add FILE", commands that do not
+// exist.
+func commandPath(cmd *cobra.Command) (name, usage string) {
+	name = cmd.Name()
+	usage = cmd.Use
+	for p := cmd.Parent(); p != nil && p.Name() != "ruvllm"; p = p.Parent() {
+		name = p.Name() + " " + name
+		usage = p.Name() + " " + usage
+	}
+	return name, "ruvllm " + usage
 }

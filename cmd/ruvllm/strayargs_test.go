@@ -36,3 +36,28 @@ func TestStrayArgumentRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestArgErrorsShowTheSubcommandPath: a subcommand's argument errors name
+// it with its parents and show a usage line that can be typed: they said
+// "render: ... (usage: ruvllm render ...)" and "add: ... (usage: ruvllm
+// add FILE)", commands that do not exist.
+func TestArgErrorsShowTheSubcommandPath(t *testing.T) {
+	t.Setenv(ipc.EnvSocket, filepath.Join(t.TempDir(), "none.sock"))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"template", "render", "bogus"}, `template render: unexpected argument "bogus" (usage: ruvllm template render (`},
+		{[]string{"adapter", "add"}, "adapter add: missing the adapter file or PEFT folder (usage: ruvllm adapter add FILE)"},
+		{[]string{"learn", "pause", "bogus"}, `learn pause: unexpected argument "bogus" (usage: ruvllm learn pause)`},
+		{[]string{"inspect"}, "inspect: missing the model file (usage: ruvllm inspect FILE.gguf"},
+	} {
+		root := newRootCmd()
+		root.SetOut(&bytes.Buffer{})
+		root.SetErr(&bytes.Buffer{})
+		root.SetArgs(tc.args)
+		if err := root.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ruvllm %s: %v, want %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+}
