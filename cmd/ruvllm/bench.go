@@ -71,6 +71,17 @@ func newBenchCmd() *cobra.Command {
 			if len(kvo.types) > 0 && kvo.prompt < 16 {
 				return fmt.Errorf("--kv-prompt %d: a cached prefix holds at least 16 tokens (one KV block)", kvo.prompt)
 			}
+			// The parallel test runs only without a depth and with tokens to
+			// generate, and only for 2 sequences or more: otherwise
+			// --parallel was accepted and no tgNxP line came.
+			switch {
+			case o.Parallel == 1:
+				return errors.New("--parallel 1: want 0 (no parallel test) or at least 2 sequences")
+			case o.Parallel > 1 && o.Depth > 0:
+				return fmt.Errorf("--parallel %d with -d %d: the parallel test runs without a depth; give one or the other", o.Parallel, o.Depth)
+			case o.Parallel > 1 && o.GenTokens == 0:
+				return fmt.Errorf("--parallel %d with -n 0: the parallel test generates -n tokens in each sequence", o.Parallel)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			if profile != "" {

@@ -137,3 +137,23 @@ func TestBenchKVPromptRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchParallelNotIgnored: --parallel where the parallel test cannot
+// run (with -d, with -n 0, or of one sequence) is refused by name; it was
+// accepted and no tgNxP line came.
+func TestBenchParallelNotIgnored(t *testing.T) {
+	path := sharedModel(t, "ruvllm-test-qwen2-13m-q8_0.gguf")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-p", "8", "-n", "4", "-d", "16", "--parallel", "2"}, "--parallel 2 with -d 16"},
+		{[]string{"-p", "8", "-n", "0", "--parallel", "2"}, "--parallel 2 with -n 0"},
+		{[]string{"-p", "8", "-n", "4", "--parallel", "1"}, "--parallel 1"},
+	} {
+		_, err := runBenchCmd(t, append([]string{"-m", path, "-r", "1", "-t", "1"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("bench %v: %v, want an error naming %q", tc.args, err, tc.want)
+		}
+	}
+}
