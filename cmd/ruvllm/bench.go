@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ruvllm/ruvllm/engine/compute/cpu"
 	"github.com/ruvllm/ruvllm/engine/llm"
@@ -81,6 +82,9 @@ func newBenchCmd() *cobra.Command {
 				return fmt.Errorf("--parallel %d with -d %d: the parallel test runs without a depth; give one or the other", o.Parallel, o.Depth)
 			case o.Parallel > 1 && o.GenTokens == 0:
 				return fmt.Errorf("--parallel %d with -n 0: the parallel test generates -n tokens in each sequence", o.Parallel)
+			}
+			if err := checkBenchFlagsApply(cmd.Flags(), kvo, specs); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
@@ -301,6 +305,26 @@ func runSpecBench(ctx context.Context, path, draft string, specs []string, lo ll
 	}
 	defer m.Close()
 	return m.BenchSpec(ctx, kinds, max(o.GenTokens, 1), o.Reps)
+}
+
+// checkBenchFlagsApply refuses the flags of the KV report without
+// --kv-types and --draft without --spec: they were accepted and did
+// nothing (bench --ppl-file FILE printed no perplexity), and a KV
+// report context under 1 token printed "B/tok @-5".
+func checkBenchFlagsApply(fl *pflag.FlagSet, kvo kvBenchOptions, specs []string) error {
+	if len(kvo.types) == 0 {
+		for _, name := range []string{"ppl-file", "kv-ctx", "kv-prompt", "kv-hot-window"} {
+			if fl.Changed(name) {
+				return fmt.Errorf("--%s applies to the KV report: give --kv-types with it (e.g. --kv-types f16,q8_0)", name)
+			}
+		}
+	} else if kvo.ctx < 1 {
+		return fmt.Errorf("--kv-ctx %d: want at least 1 token", kvo.ctx)
+	}
+	if len(specs) == 0 && fl.Changed("draft") {
+		return errors.New("--draft applies to the speculation workloads: give --spec with it (e.g. --spec draft)")
+	}
+	return nil
 }
 
 // runBench loads path with lo (threads, backend, and a context of at least

@@ -157,3 +157,27 @@ func TestBenchParallelNotIgnored(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchFlagsThatDoNotApply: the KV report's flags without --kv-types
+// and --draft without --spec are refused by name, before the model loads
+// (bench --ppl-file FILE printed no perplexity, without a word), and so
+// is a KV report context under one token.
+func TestBenchFlagsThatDoNotApply(t *testing.T) {
+	path := sharedModel(t, "ruvllm-test-qwen2-13m-q8_0.gguf")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ppl-file", path}, "--ppl-file applies to the KV report"},
+		{[]string{"--kv-ctx", "512"}, "--kv-ctx applies to the KV report"},
+		{[]string{"--kv-prompt", "64"}, "--kv-prompt applies to the KV report"},
+		{[]string{"--kv-hot-window", "64"}, "--kv-hot-window applies to the KV report"},
+		{[]string{"--kv-types", "f16", "--kv-ctx", "-5"}, "--kv-ctx -5"},
+		{[]string{"--draft", path}, "--draft applies to the speculation workloads"},
+	} {
+		_, err := runBenchCmd(t, append([]string{"-m", path, "-p", "8", "-n", "4", "-r", "1", "-t", "1"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("bench %v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
