@@ -42,7 +42,7 @@ func newQuantizeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if absPath(in) == absPath(out) {
+			if sameFile(in, out) {
 				return errors.New("quantize: the output must be another file than the input")
 			}
 			f, err := gguf.Open(in)
@@ -101,6 +101,20 @@ func newQuantizeCmd() *cobra.Command {
 	fl.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores; the output does not depend on it)")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
 	return cmd
+}
+
+// sameFile reports whether the paths a and b name one file: the same
+// path, or (when both exist) the same file through a symbolic link, a
+// hard link or a linked directory. Comparing the absolute paths alone let
+// `quantize dir/x.gguf link-to-dir/x.gguf` replace its input, and an
+// output that is the input is renamed over it once written.
+func sameFile(a, b string) bool {
+	if absPath(a) == absPath(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 func absPath(p string) string {

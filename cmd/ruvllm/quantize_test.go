@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/quant"
@@ -98,5 +101,51 @@ func TestQuantizeInterruptedBar(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "100%") {
 		t.Fatalf("the interrupted quantize's bar reads 100%%:\n%q", stderr.String())
+	}
+}
+
+// TestOutputThatIsTheInputRefused: quantize and testmodel refuse an
+// output that names their input through a linked directory (quantize
+// compared absolute paths, and replaced its F16 input with the result) or
+// at all (testmodel -o X --vocab-from X replaced the model X with a
+// random one); the input is left as it was.
+func TestOutputThatIsTheInputRefused(t *testing.T) {
+	dir := t.TempDir()
+	real, link := filepath.Join(dir, "real"), filepath.Join(dir, "link")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	in := filepath.Join(real, "m.gguf")
+	o := testmodel.DefaultOptions()
+	o.Type = quant.F16
+	if err := testmodel.Write(context.Background(), o, in); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cmd  func() *cobra.Command
+		args []string
+		want string
+	}{
+		{newQuantizeCmd, []string{"-q", in, filepath.Join(link, "m.gguf"), "Q8_0"}, "another file than the input"},
+		{newTestmodelCmd, []string{"--vocab-from", in, "-o", in}, "is the --vocab-from file"},
+		{newTestmodelCmd, []string{"--vocab-from", in, "-o", filepath.Join(link, "m.gguf")}, "is the --vocab-from file"},
+	} {
+		cmd := tc.cmd()
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		cmd.SetArgs(tc.args)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %v: %v, want an error saying %q", cmd.Name(), tc.args, err, tc.want)
+		}
+		if after, _ := os.ReadFile(in); !bytes.Equal(after, before) {
+			t.Fatalf("%s %v replaced the input", cmd.Name(), tc.args)
+		}
 	}
 }

@@ -37,6 +37,10 @@ func newTestmodelCmd() *cobra.Command {
 			if byteVocab && o.VocabFrom != "" {
 				return errors.New("--byte-vocab and --vocab-from exclude each other")
 			}
+			// The vocabulary's model was replaced by a random one.
+			if o.VocabFrom != "" && sameFile(o.VocabFrom, out) {
+				return fmt.Errorf("-o %s is the --vocab-from file: the output must be another file", out)
+			}
 			t, err := quant.ParseType(typeName)
 			if err != nil {
 				return err
