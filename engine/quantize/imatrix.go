@@ -150,6 +150,13 @@ func imatrixFromGGUF(f *gguf.File) (*Imatrix, error) {
 		ne0 := nval / ncounts
 		e := make([]float32, nval)
 		for j := uint64(0); j < ncounts; j++ {
+			// A count is a number of calls: one that is NaN or infinite is
+			// a damaged file. An infinite count made every value 0, and the
+			// weighted quantizers wrote such tensors as zeros: a model of
+			// noise, without a word.
+			if raw := float64(f32le(counts[4*j:])); math.IsNaN(raw) || math.IsInf(raw, 0) {
+				return nil, fmt.Errorf("%w: %s count %d is %g: counts are finite", ErrImatrix, name, j, raw)
+			}
 			// llama.cpp rounds the count to an integer, then divides by it
 			// as a float
 			c := float32(math.Round(float64(f32le(counts[4*j:]))))

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -372,6 +373,66 @@ func TestImatrixValuesChecked(t *testing.T) {
 			}
 			if !errors.Is(err, ErrImatrix) || !strings.Contains(err.Error(), "w value 1") {
 				t.Fatalf("err = %v, want ErrImatrix naming w value 1", err)
+			}
+		})
+	}
+}
+
+// TestImatrixCountsChecked: a GGUF importance matrix whose count is NaN
+// or infinite is refused with the entry named; an infinite count divided
+// every sum to 0, and the weighted quantizers wrote the tensor as zeros
+// (a model of noise, perplexity 1e24, without a word). A count of 0 or
+// less stays llama.cpp's "no data": importance 1.
+func TestImatrixCountsChecked(t *testing.T) {
+	file := func(count float32) []byte {
+		w := gguf.NewWriter()
+		w.PadLast()
+		for _, kv := range []struct {
+			k string
+			v any
+		}{{"imatrix.datasets", []string{"t.txt"}}, {"imatrix.chunk_count", uint32(1)}, {"imatrix.chunk_size", uint32(16)}} {
+			if err := w.AddKV(kv.k, kv.v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		le := binary.LittleEndian
+		sums := le.AppendUint32(le.AppendUint32(nil, math.Float32bits(4)), math.Float32bits(8))
+		if err := w.AddTensor("w.in_sum2", quant.F32, []uint64{2, 1}, sums); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddTensor("w.counts", quant.F32, []uint64{1, 1}, le.AppendUint32(nil, math.Float32bits(count))); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if _, err := w.WriteTo(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	for _, tc := range []struct {
+		name  string
+		count float32
+		want  []float32 // nil: refused
+	}{
+		{"four", 4, []float32{1, 2}},
+		{"zero", 0, []float32{1, 1}},
+		{"+Inf", float32(math.Inf(1)), nil},
+		{"-Inf", float32(math.Inf(-1)), nil},
+		{"NaN", float32(math.NaN()), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			im, err := ParseImatrix(file(tc.count))
+			if tc.want == nil {
+				if !errors.Is(err, ErrImatrix) || !strings.Contains(err.Error(), "w count 0") {
+					t.Fatalf("err = %v, want ErrImatrix naming w count 0", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := im.Entries["w"]; !slices.Equal(got, tc.want) {
+				t.Errorf("values %v, want %v", got, tc.want)
 			}
 		})
 	}
