@@ -286,6 +286,9 @@ func runKVBench(ctx context.Context, log io.Writer, path string, lo llm.Options,
 // runSpecBench loads path with every speculation kind (and draft, when
 // given) and measures decode with each of specs against none.
 func runSpecBench(ctx context.Context, path, draft string, specs []string, lo llm.Options, o llm.BenchOptions) ([]llm.SpecFigure, error) {
+	if o.GenTokens < 2 {
+		return nil, fmt.Errorf("--spec with -n %d: the speculation workloads decode -n tokens each; want at least 2", o.GenTokens)
+	}
 	var kinds []llm.SpecSetting
 	for _, s := range specs {
 		k, err := llm.ParseSpecSetting(s)
@@ -304,7 +307,7 @@ func runSpecBench(ctx context.Context, path, draft string, specs []string, lo ll
 		return nil, err
 	}
 	defer m.Close()
-	return m.BenchSpec(ctx, kinds, max(o.GenTokens, 1), o.Reps)
+	return m.BenchSpec(ctx, kinds, o.GenTokens, o.Reps)
 }
 
 // checkBenchFlagsApply refuses the flags of the KV report without

@@ -181,3 +181,16 @@ func TestBenchFlagsThatDoNotApply(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchSpecNeedsTokens: --spec with -n 0 or 1 is refused by name; the
+// speculation table showed decode speeds of 0.0 and speed-ups of "NaNx",
+// and --json failed on encoding NaN.
+func TestBenchSpecNeedsTokens(t *testing.T) {
+	path := sharedModel(t, "ruvllm-test-qwen2-13m-q8_0.gguf")
+	for _, n := range []string{"0", "1"} {
+		_, err := runBenchCmd(t, "-m", path, "-p", "0", "-n", n, "-r", "1", "-t", "1", "--spec", "lookup", "--json")
+		if err == nil || !strings.Contains(err.Error(), "-n "+n) {
+			t.Errorf("--spec lookup -n %s: %v, want an error naming -n", n, err)
+		}
+	}
+}

@@ -409,3 +409,21 @@ func TestPrediction(t *testing.T) {
 		t.Fatalf("opted out of speculation, yet %d tokens drafted from the prediction", res.Speculation.PredictionDrafted)
 	}
 }
+
+// TestBenchSpecTooFewTokens: fewer than 2 tokens per workload leave no
+// decode step to time (the first token comes from the prompt pass); that
+// is an error, where every figure was 0/0 and every speed-up NaN, which
+// bench printed as "NaNx" and could not encode as JSON.
+func TestBenchSpecTooFewTokens(t *testing.T) {
+	m, err := Load(context.Background(), synthetic(t, "llama", quant.Q8_0), Options{Threads: 1, ContextLength: 1024, Speculate: spec.KindsAll, NoPrefixCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, n := range []int{1, 0, -1} {
+		figs, err := m.BenchSpec(context.Background(), []SpecSetting{{Kinds: spec.KindLookup}}, n, 1)
+		if err == nil || !strings.Contains(err.Error(), "at least 2") {
+			t.Errorf("%d tokens per workload: %v (figures %+v), want an error", n, err, figs)
+		}
+	}
+}

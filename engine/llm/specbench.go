@@ -178,6 +178,12 @@ type SpecWorkloadFigure struct {
 // alike. It checks that every setting's tokens equal those without
 // speculation.
 func (m *Model) BenchSpec(ctx context.Context, kinds []SpecSetting, genTokens, reps int) ([]SpecFigure, error) {
+	// The first token comes from the prompt pass: with fewer than 2 there
+	// is no decode to time, and every speed-up was 0/0, NaN (which JSON
+	// cannot encode).
+	if genTokens < 2 {
+		return nil, fmt.Errorf("bench speculation: %d tokens per workload: decode needs at least 2 (the first comes from the prompt)", genTokens)
+	}
 	if reps <= 0 {
 		reps = 5
 	}
