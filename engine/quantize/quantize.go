@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
@@ -109,6 +110,7 @@ func Plan(in *gguf.File, o Options) ([]TensorPlan, error) {
 	r := &rules{m: m, ft: o.Type.ID, hasImatrix: o.Imatrix != nil}
 	def := o.Type.Default
 	plans := make([]TensorPlan, 0, len(tensors))
+	converted, matched := false, false // tensors converted, of them with an imatrix entry
 	for _, t := range tensors {
 		p := TensorPlan{Name: t.Name, Shape: t.Shape, From: t.Type, To: t.Type}
 		allowed := allowsQuantization(t.Name, t.Shape)
@@ -152,11 +154,28 @@ func Plan(in *gguf.File, o Options) ([]TensorPlan, error) {
 				if p.Imatrix == nil && req {
 					return nil, fmt.Errorf("missing importance matrix for tensor %s in a very low-bit quantization (%s)", t.Name, p.To)
 				}
+				converted, matched = true, matched || p.Imatrix != nil
 			}
 		}
 		plans = append(plans, p)
 	}
+	// An importance matrix of another model weighted nothing, yet it
+	// changed the mix (the rules differ with one) and was recorded in the
+	// output's quantize.imatrix.* keys, without a word.
+	if converted && !matched {
+		return nil, fmt.Errorf("the importance matrix has no entry for any tensor of this model (its %d entries, e.g. %q): is it another model's?", len(o.Imatrix.Entries), firstKey(o.Imatrix.Entries))
+	}
 	return plans, nil
+}
+
+// firstKey returns the least key of m ("" if m is empty), for errors that
+// show an example.
+func firstKey(m map[string][]float32) string {
+	keys := slices.Sorted(maps.Keys(m))
+	if len(keys) == 0 {
+		return ""
+	}
+	return keys[0]
 }
 
 // layerOf is the layer number of a blk.N. tensor, -1 for others (which

@@ -437,3 +437,34 @@ func TestImatrixCountsChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestImatrixOfAnotherModel: an importance matrix that has no entry for
+// any tensor converted is refused; it weighted nothing, yet changed the
+// mix (the rules differ with one) and was recorded in the output, without
+// a word. One that covers some of the tensors is used as before.
+func TestImatrixOfAnotherModel(t *testing.T) {
+	in := openSynth(t, synthModels[1], filepath.Join(t.TempDir(), "m.gguf"))
+	q4km, _ := ParseFileType("Q4_K_M")
+	foreign := &Imatrix{Entries: map[string][]float32{"model.layers.0.mlp.weight": {1, 2}}}
+	if _, err := Plan(in, Options{Type: q4km, Imatrix: foreign}); err == nil || !strings.Contains(err.Error(), "model.layers.0.mlp.weight") {
+		t.Errorf("an imatrix of another model: %v, want an error naming its entry", err)
+	}
+	var name string
+	var cols uint64
+	for _, ti := range in.Tensors {
+		if strings.HasSuffix(ti.Name, "attn_q.weight") {
+			name, cols = ti.Name, ti.Shape[0]
+			break
+		}
+	}
+	partial := &Imatrix{Entries: map[string][]float32{name: slices.Repeat([]float32{1}, int(cols)), "other.weight": {1}}}
+	plans, err := Plan(in, Options{Type: q4km, Imatrix: partial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plans {
+		if (p.Name == name) != (p.Imatrix != nil) {
+			t.Errorf("%s: imatrix %v", p.Name, p.Imatrix != nil)
+		}
+	}
+}
