@@ -71,6 +71,12 @@ func (s *Stats) Add(base []float64, logits []float32, next int32, scratch []floa
 	s.sumNLLBase += nll * nllBase
 	s.sumKLD += kld
 	s.sumKLD2 += kld * kld
+	// the first position sets it: a divergence can be slightly negative
+	// (the base's log-probabilities are rounded to 16 bits), and a
+	// maximum that started at 0 was above a mean of all-negative ones
+	if s.n == 1 {
+		s.maxKLD = kld
+	}
 	s.maxKLD = max(s.maxKLD, kld)
 	if argmax(lp) == argmax(base) {
 		s.sameTop++
@@ -102,7 +108,13 @@ func (s *Stats) Merge(o *Stats) {
 	s.sumNLLBase += o.sumNLLBase
 	s.sumKLD += o.sumKLD
 	s.sumKLD2 += o.sumKLD2
-	s.maxKLD = max(s.maxKLD, o.maxKLD)
+	switch {
+	case o.n == 0:
+	case s.n == o.n: // s had none
+		s.maxKLD = o.maxKLD
+	default:
+		s.maxKLD = max(s.maxKLD, o.maxKLD)
+	}
 	s.sameTop += o.sameTop
 	s.sumPDiff2 += o.sumPDiff2
 	s.maxPDiff = max(s.maxPDiff, o.maxPDiff)

@@ -177,3 +177,26 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestMaxKLDNegative: the maximum divergence is the largest of those seen,
+// negative ones included (the base's log-probabilities are rounded, so a
+// divergence can fall a hair below 0); it started at 0, and a summary of
+// negative divergences showed a maximum above their mean ("-0.000009 ±
+// 0.000000 (max 0.000000)"). Merging into empty Stats keeps it.
+func TestMaxKLDNegative(t *testing.T) {
+	// base probabilities (0.5, 0.4) sum to 0.9: against (0.5, 0.5) the
+	// divergence is 0.4 ln 0.8 < 0
+	base := []float64{math.Log(0.5), math.Log(0.4)}
+	var s Stats
+	s.Add(base, []float32{0, 0}, 0, nil)
+	want := 0.4 * math.Log(0.8)
+	if got := s.Summary(); math.Abs(got.MaxKLD-want) > 1e-12 || math.Abs(got.MeanKLD-want) > 1e-12 {
+		t.Errorf("one position: max %v, mean %v, want both %v", got.MaxKLD, got.MeanKLD, want)
+	}
+	var merged Stats
+	merged.Merge(&Stats{})
+	merged.Merge(&s)
+	if got := merged.Summary(); math.Abs(got.MaxKLD-want) > 1e-12 {
+		t.Errorf("merged: max %v, want %v", got.MaxKLD, want)
+	}
+}
