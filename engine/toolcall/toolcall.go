@@ -220,7 +220,8 @@ func rooted(t Tool) string {
 
 // Format is how one family of models writes tool calls.
 type Format interface {
-	// Name names the format ("hermes", "llama3", "mistral", "generic").
+	// Name names the format ("hermes", "llama3", "mistral",
+	// "mistral-args", "generic").
 	Name() string
 	// Native reports whether the model's chat template renders the tools
 	// and tool messages itself; the generic format is described to the
@@ -240,6 +241,8 @@ func Detect(template string) Format {
 	switch {
 	case strings.Contains(template, "<tool_call>"):
 		return hermes{}
+	case strings.Contains(template, "[TOOL_CALLS]") && strings.Contains(template, "[ARGS]"):
+		return mistralArgs{}
 	case strings.Contains(template, "[TOOL_CALLS]"):
 		return mistral{}
 	case strings.Contains(template, "<|python_tag|>") || (strings.Contains(template, "ipython") && strings.Contains(template, `"parameters"`)):

@@ -65,6 +65,9 @@ func TestFormatsParseAndCompile(t *testing.T) {
 			"Sure.", []string{`get_weather:{"city":"a;b"}`, `time_now:{}`}},
 		{`[TOOL_CALLS]`, "mistral", `[TOOL_CALLS][{"name":"time_now","arguments":{}},{"name":"get_weather","arguments":"{\"city\":\"Lima\"}"}]`,
 			"", []string{`time_now:{}`, `get_weather:{"city":"Lima"}`}},
+		// Mistral Small 3.2, Devstral, Magistral: [TOOL_CALLS]name[ARGS]{...} (the array form was forced on them).
+		{`[TOOL_CALLS]' + name + '[ARGS]'`, "mistral-args", `Checking.[TOOL_CALLS]get_weather[ARGS]{"city":"Lima"}[TOOL_CALLS]time_now[CALL_ID]a1b2c3d4e[ARGS]{}`,
+			"Checking.", []string{`get_weather:{"city":"Lima"}`, `time_now:{}`}},
 		{`{{ messages }}`, "generic", `{"tool_calls":[{"name":"get_weather","arguments":{"city":"Kyiv"}}]}`, "", []string{`get_weather:{"city":"Kyiv"}`}},
 		{`{{ messages }}`, "generic", `{"response":"It is \"sunny\".\n"}`, "It is \"sunny\".\n", nil},
 		{`<tool_call>`, "hermes", "Just text, no calls.", "Just text, no calls.", nil},
@@ -412,5 +415,53 @@ func TestGenericPastCallArguments(t *testing.T) {
 		if len(out) != 2 || out[1].Content != want {
 			t.Errorf("arguments %s: %q, want %q", tc.args, out[len(out)-1].Content, want)
 		}
+	}
+}
+
+// TestMistralArgsGrammar: the grammar of [TOOL_CALLS]name[ARGS]{...} takes
+// a call of each tool with its arguments, several in a row only when
+// parallel, and nothing else; a call the length limit cut is dropped,
+// the complete ones kept.
+func TestMistralArgsGrammar(t *testing.T) {
+	tools, _ := ParseTools([]json.RawMessage{weather, clock})
+	f := Detect(`[TOOL_CALLS]{{ name }}[ARGS]{{ args }}`)
+	toks := []grammar.Token{{EOG: true}}
+	for b := 1; b < 0x80; b++ {
+		toks = append(toks, grammar.Token{Bytes: []byte{byte(b)}})
+	}
+	v, err := grammar.NewVocab(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepts := func(parallel bool, text string) bool {
+		p, _ := f.Grammar(tools, true, parallel)
+		g, err := grammar.Compose(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := grammar.NewConstraint(g, v).NewMatcher()
+		return m.AcceptText([]byte(text)) == nil && m.CanEnd()
+	}
+	one := `[TOOL_CALLS]get_weather[ARGS]{"city":"Oslo"}`
+	two := one + `[TOOL_CALLS]time_now[ARGS]{}`
+	for _, c := range []struct {
+		text     string
+		parallel bool
+		want     bool
+	}{
+		{one, false, true},
+		{two, true, true},
+		{two, false, false},
+		{`[TOOL_CALLS]get_weather[ARGS]{"town":"Oslo"}`, false, false},
+		{`[TOOL_CALLS]nope[ARGS]{}`, false, false},
+		{`[TOOL_CALLS][{"name":"time_now","arguments":{}}]`, false, false},
+	} {
+		if got := accepts(c.parallel, c.text); got != c.want {
+			t.Errorf("%s (parallel %v): accepted %v, want %v", c.text, c.parallel, got, c.want)
+		}
+	}
+	_, calls, err := f.Parse(one + `[TOOL_CALLS]time_now[ARGS]{"zo`)
+	if err == nil || len(calls) != 1 || calls[0].Name != "get_weather" {
+		t.Errorf("cut reply: calls %v, err %v; want the first call and an error", calls, err)
 	}
 }
