@@ -8,10 +8,13 @@ import (
 	"time"
 )
 
-// SignalContext returns a context cancelled by SIGINT or SIGTERM, for
-// graceful shutdown.
+// SignalContext returns a context cancelled by SIGINT, SIGTERM or SIGHUP,
+// for graceful shutdown. SIGHUP is the terminal a foreground daemon runs
+// in closing: left to Go's default it ended the process at once, without
+// the grace for requests in flight, the prefix-cache snapshots or the
+// socket's removal.
 func SignalContext(parent context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }
 
 // DefaultGrace is how long shutdown waits for in-flight requests.
