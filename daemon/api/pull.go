@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -60,8 +61,23 @@ func pullStatus(err error) int {
 		return http.StatusInsufficientStorage
 	case errors.Is(err, context.Canceled):
 		return 499
+	case isLocalFileError(err):
+		// The daemon's own models directory failed it (permissions, a
+		// directory where a file goes, a read-only file system): not the
+		// registry's fault, which is what 502 says.
+		return http.StatusInternalServerError
 	}
 	return http.StatusBadGateway
+}
+
+// isLocalFileError reports whether err is an operation on a local file
+// (the download's lock, partial file, metadata or rename) rather than the
+// registry's answer: network errors are never *fs.PathError or
+// *os.LinkError.
+func isLocalFileError(err error) bool {
+	var pe *fs.PathError
+	var le *os.LinkError
+	return errors.As(err, &pe) || errors.As(err, &le)
 }
 
 // ollamaPull answers POST /api/pull: download a GGUF from the registry

@@ -211,3 +211,24 @@ func TestPullSameNameFromAnotherRepo(t *testing.T) {
 		t.Fatalf("registry entry %+v, %v", src, err)
 	}
 }
+
+// TestPullLocalFileErrorIs500: a download the daemon's own models directory
+// cannot take (here a directory where its lock or partial file goes, as a
+// read-only or foreign-owned directory does) is the server's error, 500
+// naming the path, not 502 Bad Gateway, which blames the registry.
+func TestPullLocalFileErrorIs500(t *testing.T) {
+	for _, taken := range []string{"New-Model-Q4_0.gguf.partial.lock", "New-Model-Q4_0.gguf.partial"} {
+		t.Run(taken, func(t *testing.T) {
+			ta := startAPI(t)
+			reg := registryServer(t)
+			p := filepath.Join(ta.srv.Config().ModelsDir, taken)
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			resp, body := ta.post(t, "/api/pull", `{"model":"Org/Repo-GGUF/New-Model-Q4_0.gguf","stream":false,"registry":"`+reg.URL+`"}`)
+			if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), p) {
+				t.Fatalf("pull with %s taken: %d %s; want 500 naming the path", taken, resp.StatusCode, body)
+			}
+		})
+	}
+}
