@@ -291,13 +291,15 @@ type tcpListener struct {
 	// trustSameUser lets loopback clients of the daemon's own uid in
 	// without the token where the platform tells (tcpPeerUID).
 	trustSameUser bool
+	// peerUID looks up a connection's user: tcpPeerUID, or a test's.
+	peerUID func(net.Conn) (uint32, bool, error)
 
 	mu     sync.Mutex
 	unauth []*tcpConn // oldest first
 }
 
 func newTCPListener(ln net.Listener, max int) *tcpListener {
-	return &tcpListener{Listener: ln, max: max}
+	return &tcpListener{Listener: ln, max: max, peerUID: tcpPeerUID}
 }
 
 func (l *tcpListener) Accept() (net.Conn, error) {
@@ -309,10 +311,12 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 	// A loopback peer of our own uid (readable from the kernel on Linux)
 	// is the owner: no token needed, as on the Unix socket.
 	if l.trustSameUser {
-		if uid, ok := tcpPeerUID(c); ok && uid == uint32(os.Getuid()) {
+		uid, ok, err := l.peerUID(c)
+		if ok && uid == uint32(os.Getuid()) {
 			tc.sameUser, tc.authed = true, true
 			return tc, nil
 		}
+		tc.peerErr = err
 	}
 	l.mu.Lock()
 	var evict *tcpConn
@@ -355,9 +359,12 @@ type tcpConn struct {
 	ln *tcpListener
 	// sameUser: the peer runs as the daemon's uid (tcpPeerUID).
 	sameUser bool
-	mu       sync.Mutex
-	authed   bool
-	closed   bool
+	// peerErr: the peer's user could not be looked up (the daemon out of
+	// file descriptors), so it may be the owner, who needs no token.
+	peerErr error
+	mu      sync.Mutex
+	authed  bool
+	closed  bool
 }
 
 // authenticated marks the connection as having presented the token.

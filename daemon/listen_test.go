@@ -462,7 +462,7 @@ func TestSameUserLoopbackNeedsNoToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if uid, ok := tcpPeerUID(c); !ok || uid != uint32(os.Getuid()) {
+	if uid, ok, err := tcpPeerUID(c); !ok || err != nil || uid != uint32(os.Getuid()) {
 		t.Fatalf("tcpPeerUID = %d, %v; want our uid %d", uid, ok, os.Getuid())
 	}
 	ln6, err := net.Listen("tcp", "[::1]:0")
@@ -480,7 +480,7 @@ func TestSameUserLoopbackNeedsNoToken(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c6.Close()
-		if uid, ok := tcpPeerUID(c6); !ok || uid != uint32(os.Getuid()) {
+		if uid, ok, err := tcpPeerUID(c6); !ok || err != nil || uid != uint32(os.Getuid()) {
 			t.Fatalf("tcpPeerUID over IPv6 = %d, %v", uid, ok)
 		}
 	}

@@ -14,12 +14,14 @@ import (
 // connection, read from the kernel's socket table (/proc/net/tcp and
 // tcp6): the client's socket is the entry whose local address is c's
 // remote one and whose remote address is c's local one. It reports false
-// for a peer that is not on this machine or not found.
-func tcpPeerUID(c net.Conn) (uint32, bool) {
+// for a peer that is not on this machine or not found, and an error when
+// the table could not be read (out of file descriptors): then the peer's
+// user is unknown, not another user's.
+func tcpPeerUID(c net.Conn) (uint32, bool, error) {
 	ra, ok1 := c.RemoteAddr().(*net.TCPAddr)
 	la, ok2 := c.LocalAddr().(*net.TCPAddr)
 	if !ok1 || !ok2 || !ra.IP.IsLoopback() {
-		return 0, false
+		return 0, false, nil
 	}
 	file := "/proc/net/tcp"
 	if ra.IP.To4() == nil {
@@ -28,7 +30,7 @@ func tcpPeerUID(c net.Conn) (uint32, bool) {
 	want := procAddr(ra) + " " + procAddr(la)
 	f, err := os.Open(file)
 	if err != nil {
-		return 0, false
+		return 0, false, fmt.Errorf("read the socket table: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -40,11 +42,14 @@ func tcpPeerUID(c net.Conn) (uint32, bool) {
 		}
 		uid, err := strconv.ParseUint(fields[7], 10, 32)
 		if err != nil {
-			return 0, false
+			return 0, false, nil
 		}
-		return uint32(uid), true
+		return uint32(uid), true, nil
 	}
-	return 0, false
+	if err := sc.Err(); err != nil {
+		return 0, false, fmt.Errorf("read the socket table: %w", err)
+	}
+	return 0, false, nil
 }
 
 // procAddr writes an address as /proc/net/tcp{,6} does: the IP as 32-bit

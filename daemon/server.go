@@ -311,6 +311,15 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 			switch {
 			case s.tokenOK(r):
 				tc.authenticated()
+			case !tc.sameUser && tc.peerErr != nil:
+				// Not "wrong token": the owner, who sends none, is
+				// refused only until descriptors free up.
+				s.log.Warn("cannot tell a TCP client's user", "remote", tc.RemoteAddr().String(), "err", tc.peerErr)
+				w.Header().Set("Connection", "close")
+				w.Header().Set("Retry-After", "1")
+				writeError(w, r, http.StatusServiceUnavailable, fmt.Sprintf("server busy: cannot tell whether this connection is the daemon's own user (%v): try again, or send the token", tc.peerErr))
+				s.httpReqs.WithLabelValues("unauthorized", "503").Inc()
+				return
 			case !tc.sameUser:
 				s.unauthorized(w, r)
 				return
