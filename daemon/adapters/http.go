@@ -135,8 +135,19 @@ func (p *Pool) installUpload(r *http.Request) (ipc.AdapterInfo, error) {
 				return ipc.AdapterInfo{}, fmt.Errorf("upload: %w", err)
 			}
 			tmpPath = tmp.Name()
-			n, err := io.Copy(tmp, io.LimitReader(part, MaxAdapterBytes+1))
-			if err == nil && n > MaxAdapterBytes {
+			// Without a length Check had nothing to weigh: the upload
+			// may take what leaves the margin free, not fill the disk.
+			limit, room := int64(MaxAdapterBytes), int64(-1)
+			if r.ContentLength < 0 {
+				if rm, ok := disk.Room(p.o.RegistryDir); ok && rm < limit {
+					limit, room = rm, rm
+				}
+			}
+			n, err := io.Copy(tmp, io.LimitReader(part, limit+1))
+			switch {
+			case err == nil && room >= 0 && n > room:
+				err = fmt.Errorf("%w in %s: the upload outgrew the %d MiB that keep %d MiB free", disk.ErrNoSpace, p.o.RegistryDir, room>>20, int64(disk.Margin)>>20)
+			case err == nil && n > MaxAdapterBytes:
 				err = fmt.Errorf("%w: the upload is larger than %d MiB", ErrTooLarge, MaxAdapterBytes>>20)
 			}
 			if cerr := tmp.Close(); err == nil {
@@ -144,7 +155,7 @@ func (p *Pool) installUpload(r *http.Request) (ipc.AdapterInfo, error) {
 			}
 			switch {
 			case err == nil:
-			case errors.Is(err, ErrTooLarge):
+			case errors.Is(err, ErrTooLarge), errors.Is(err, disk.ErrNoSpace): // they say so already
 				return ipc.AdapterInfo{}, err
 			case disk.IsFull(err):
 				return ipc.AdapterInfo{}, fmt.Errorf("%w: the disk filled up during the upload: %w", disk.ErrNoSpace, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -186,5 +187,40 @@ func TestHardLinkedDropIsCopied(t *testing.T) {
 	b, _ := os.Stat(other)
 	if os.SameFile(a, b) {
 		t.Fatal("the installed file shares its inode with a link outside the registry")
+	}
+}
+
+// TestChunkedUploadKeepsDiskMargin: an upload without a length may take
+// what leaves disk.Margin free, as one announcing its length is checked
+// against: it used to be written until the disk was full, and here, on a
+// disk of the margin + 128 KiB, it was installed, leaving less.
+func TestChunkedUploadKeepsDiskMargin(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a small tmpfs")
+	}
+	f := newFixture(t, 0)
+	small := filepath.Join(f.dir, "small")
+	os.MkdirAll(small, 0o700)
+	size := fmt.Sprintf("size=%dk", (disk.Margin+128<<10)>>10)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", size, "tmpfs", small).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", small).Run() })
+	f.pool.o.RegistryDir = small
+	adapter, _ := os.ReadFile(f.adapterFile(t, "big.gguf", 9, 64))
+	if len(adapter) < 300<<10 {
+		t.Fatalf("test adapter of %d bytes fits in 128 KiB", len(adapter))
+	}
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, _ := mw.CreateFormFile("file", "big.gguf")
+	fw.Write(adapter)
+	mw.Close()
+	code, body := install(t, f.pool, mw.FormDataContentType(), bytes.NewReader(buf.Bytes()), -1)
+	if code != http.StatusInsufficientStorage || !strings.Contains(body, "free") {
+		t.Fatalf("chunked upload into less than the margin: status %d body %s; want 507", code, body)
+	}
+	if ents, _ := os.ReadDir(small); len(ents) != 0 {
+		t.Fatalf("a refused upload left %d files", len(ents))
 	}
 }

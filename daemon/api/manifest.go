@@ -723,12 +723,25 @@ func (a *API) blobPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer os.Remove(tmp.Name())
+	// Without a length (the ollama CLI streams the file chunked) Check
+	// had nothing to weigh: the upload may take what leaves the margin
+	// free, not fill the disk the state store and snapshots share.
+	limit, room := int64(MaxBlobBytes), int64(-1)
+	if r.ContentLength < 0 {
+		if rm, ok := disk.Room(dir); ok && rm < limit {
+			limit, room = rm, rm
+		}
+	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(r.Body, MaxBlobBytes+1))
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(r.Body, limit+1))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	switch {
+	case err == nil && room >= 0 && n > room:
+		ollamaError(w, &requestError{status: http.StatusInsufficientStorage,
+			msg: fmt.Sprintf("%v in %s: the upload outgrew the %d MiB that keep %d MiB free", disk.ErrNoSpace, dir, room>>20, int64(disk.Margin)>>20)})
+		return
 	case err != nil && disk.IsFull(err):
 		ollamaError(w, &requestError{status: http.StatusInsufficientStorage, msg: fmt.Sprintf("%v: %v", disk.ErrNoSpace, err)})
 		return

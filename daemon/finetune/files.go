@@ -264,14 +264,28 @@ func (s *Service) SaveUpload(mr *multipart.Reader, size int64) (ipc.FileObject, 
 				return ipc.FileObject{}, fmt.Errorf("upload: %w", err)
 			}
 			tmpPath = tmp.Name()
-			n, err = io.Copy(tmp, io.LimitReader(part, s.o.MaxFileBytes+1))
-			if err == nil && n > s.o.MaxFileBytes {
+			// Without a length Check had nothing to weigh: the upload
+			// may take what leaves the margin free, not fill the disk.
+			limit, room := s.o.MaxFileBytes, int64(-1)
+			if size < 0 {
+				if rm, ok := disk.Room(s.o.Dir); ok && rm < limit {
+					limit, room = rm, rm
+				}
+			}
+			n, err = io.Copy(tmp, io.LimitReader(part, limit+1))
+			switch {
+			case err == nil && room >= 0 && n > room:
+				err = fmt.Errorf("%w in %s: the upload outgrew the %d MiB that keep %d MiB free", disk.ErrNoSpace, s.o.Dir, room>>20, int64(disk.Margin)>>20)
+			case err == nil && n > s.o.MaxFileBytes:
 				err = fmt.Errorf("%w: the upload is larger than %d MiB", ErrTooLarge, s.o.MaxFileBytes>>20)
 			}
 			if cerr := tmp.Close(); err == nil {
 				err = cerr
 			}
 			if err != nil {
+				if errors.Is(err, disk.ErrNoSpace) { // it says so already
+					return ipc.FileObject{}, err
+				}
 				if disk.IsFull(err) {
 					return ipc.FileObject{}, fmt.Errorf("%w: the disk filled up during the upload: %w", disk.ErrNoSpace, err)
 				}

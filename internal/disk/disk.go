@@ -35,6 +35,18 @@ func Check(dir string, need int64) error {
 	return nil
 }
 
+// Room returns how many bytes a write of unknown length (a chunked
+// upload) may put into dir and still leave Margin free, as Check keeps it
+// for a write whose length is known. ok is false where free space cannot
+// be read: the write itself will tell.
+func Room(dir string) (room int64, ok bool) {
+	free, ok := Free(dir)
+	if !ok {
+		return 0, false
+	}
+	return max(free-Margin, 0), true
+}
+
 // IsFull reports whether err is a write that ran out of space (ENOSPC or
 // a disk quota).
 func IsFull(err error) bool {
