@@ -144,6 +144,12 @@ func (a *API) ollamaPull(w http.ResponseWriter, r *http.Request) {
 	opts := pull.Options{Registry: pull.Registry(body.Registry), Dir: a.srv.Config().ModelsDir}
 	if stream {
 		opts.Progress = func(p pull.Progress) {
+			if p.Status == "success" {
+				// The last line says so once the model is recorded (as
+				// Ollama's one "success"): sent now, a client read it
+				// twice, and before a failure to record the model.
+				return
+			}
 			nd.send(ipc.PullProgress{Status: p.Status, Digest: p.Digest, Total: p.Total, Completed: p.Completed})
 		}
 	}

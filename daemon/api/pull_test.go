@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -230,5 +231,35 @@ func TestPullLocalFileErrorIs500(t *testing.T) {
 				t.Fatalf("pull with %s taken: %d %s; want 500 naming the path", taken, resp.StatusCode, body)
 			}
 		})
+	}
+}
+
+// TestPullSaysSuccessOnce: a streamed pull ends with one "success" line,
+// the one naming the model, as Ollama's does; the downloader's own
+// "success" went out too, so clients printed it twice (and read it before
+// the model was recorded, which can still fail).
+func TestPullSaysSuccessOnce(t *testing.T) {
+	ta := startAPI(t)
+	reg := registryServer(t)
+	resp, body := ta.post(t, "/api/pull", `{"model":"Org/Repo-GGUF/New-Model-Q4_0.gguf","registry":"`+reg.URL+`"}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("pull: %d %s", resp.StatusCode, body)
+	}
+	var lines []ipc.PullProgress
+	for line := range strings.Lines(string(body)) {
+		var p ipc.PullProgress
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		lines = append(lines, p)
+	}
+	n := 0
+	for _, p := range lines {
+		if p.Status == "success" {
+			n++
+		}
+	}
+	if last := lines[len(lines)-1]; n != 1 || last.Status != "success" || last.Model != "new-model-q4_0" {
+		t.Fatalf("%d success lines, the last line %+v, in\n%s; want one, last, naming the model", n, last, body)
 	}
 }
