@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -45,7 +46,8 @@ var ErrNoFIM = errors.New("this model has no fill-in-the-middle tokens")
 // ErrInvalidModel wraps every reason a model file is refused at load: it
 // is not a GGUF file, its metadata is malformed or absurd, its tensors do
 // not match it, or its tokenizer is unknown. A load that fails for any
-// other reason (no memory, no backend) does not wrap it.
+// other reason (no memory, no backend, a file that cannot be opened or
+// mapped) does not wrap it.
 var ErrInvalidModel = errors.New("invalid model file")
 
 // ErrTokenRange is returned for a prompt given as token ids that holds an
@@ -244,13 +246,20 @@ func Load(ctx context.Context, path string, o Options) (*Model, error) {
 		}
 	}
 	f, err := gguf.Open(path)
-	if err != nil {
+	var pathErr *fs.PathError
+	switch {
+	case errors.As(err, &pathErr):
+		// The file could not be stat'ed, opened or mapped (permissions,
+		// out of descriptors or memory, removed): a failure of the
+		// environment, not of the file, which may load once it is fixed.
+		return nil, err // gguf's errors name the path
+	case err != nil:
 		return nil, fmt.Errorf("%w: %w", ErrInvalidModel, err) // gguf's errors name the path
 	}
 	m, err := load(f, path, o)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("load %s: %w", filepath.Base(path), err)
+		return nil, err // gguf's errors name the path
 	}
 	if m.draft != nil && draftName != "" {
 		m.draft.name = draftName
