@@ -153,7 +153,8 @@ type Options struct {
 	BackgroundDelay time.Duration
 	// MaxSeqLen is the longest sequence (context length).
 	MaxSeqLen int
-	// MaxQueue bounds the requests waiting to run (0: no bound); one more
+	// MaxQueue bounds the requests waiting to run (0: no bound), beyond
+	// those the next admission takes into free MaxRunning slots; one more
 	// fails with ErrBusy. Background jobs are not counted nor refused.
 	MaxQueue int
 	// Speculation, when set, enables speculative decoding for jobs that
@@ -308,7 +309,7 @@ func (s *Scheduler) Run(ctx context.Context, j *Job) error {
 		s.mu.Unlock()
 		return ErrClosed
 	}
-	if s.o.MaxQueue > 0 && !j.Background && s.waiting() >= s.o.MaxQueue {
+	if s.o.MaxQueue > 0 && !j.Background && s.waiting() >= s.o.MaxQueue+s.freeSlots() {
 		s.mu.Unlock()
 		return ErrBusy
 	}
@@ -326,6 +327,14 @@ func (s *Scheduler) Run(ctx context.Context, j *Job) error {
 		return ctx.Err()
 	}
 }
+
+// freeSlots is how many queued requests the loop's next admission takes
+// without any waiting for a slot: MaxRunning less the requests running
+// when it last looked. Requests of a burst are queued until that step,
+// and MaxQueue bounds those that wait beyond them: counted alone, a burst
+// of MaxQueue+1 requests to an idle model was refused though all would
+// have run at once. The caller holds s.mu.
+func (s *Scheduler) freeSlots() int { return max(s.o.MaxRunning-s.foreground, 0) }
 
 // waiting counts the queued requests (not background jobs); the caller
 // holds s.mu.

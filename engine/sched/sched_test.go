@@ -997,7 +997,7 @@ func TestMaxQueueRefusesWhenFull(t *testing.T) {
 	run(job(1, false)) // runs, held at the gate
 	for {
 		s.mu.Lock()
-		running := len(s.running)
+		running := s.foreground // as Run sees it
 		s.mu.Unlock()
 		if running == 1 {
 			break
@@ -1020,5 +1020,59 @@ func TestMaxQueueRefusesWhenFull(t *testing.T) {
 	}
 	if err := s.Run(context.Background(), job(6, false)); err != nil {
 		t.Fatalf("after the queue drained: %v", err)
+	}
+}
+
+// TestMaxQueueCountsOnlyRequestsBeyondFreeSlots: requests that arrive
+// together wait in the queue for the loop's next admission; those that
+// free MaxRunning slots will take are not the "waiting" MaxQueue bounds.
+// With 3 slots free and MaxQueue 1, a burst of 4 is taken and a fifth is
+// refused; the burst's second request was refused with ErrBusy, though
+// the model would have run it at once.
+func TestMaxQueueCountsOnlyRequestsBeyondFreeSlots(t *testing.T) {
+	pool := kv.NewPool(256, 4)
+	r := &hashRunner{kv: newTokenKV(256, 4), gate: make(chan struct{})}
+	s := New(r, pool, prefix.New(pool), Options{MaxRunning: 4, MaxQueue: 1})
+	defer s.Close()
+	job := func(tok int32) *Job {
+		return &Job{Prompt: []int32{tok, tok}, Next: func([]float32) (int32, bool) { return 0, true }}
+	}
+	errs := make(chan error, 6)
+	run := func(j *Job) { go func() { errs <- s.Run(context.Background(), j) }() }
+	// One request runs, holding the loop inside its step at the gate: the
+	// burst's requests stay queued until the gate opens.
+	run(job(1))
+	for {
+		s.mu.Lock()
+		fg := s.foreground
+		s.mu.Unlock()
+		if fg == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	for tok := int32(2); tok <= 5; tok++ {
+		run(job(tok))
+	}
+	for { // each of the burst is queued or has its answer
+		s.mu.Lock()
+		q := len(s.queue)
+		s.mu.Unlock()
+		if q+len(errs) == 4 {
+			break
+		}
+		runtime.Gosched()
+	}
+	if len(errs) > 0 {
+		t.Fatalf("a burst of 4 with 3 slots free and MaxQueue 1: %v; want all taken", <-errs)
+	}
+	if err := s.Run(context.Background(), job(6)); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a fifth request (3 to be admitted, 1 waiting): %v, want ErrBusy", err)
+	}
+	close(r.gate)
+	for range 5 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
