@@ -53,9 +53,11 @@ type AnthropicBlock struct {
 	ID    string          `json:"id,omitempty"`
 	Name  string          `json:"name,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
-	// ToolUseID and Content belong to tool_result blocks.
+	// ToolUseID, Content and IsError belong to tool_result blocks (IsError
+	// kept as sent: it must be a boolean).
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   json.RawMessage `json:"content,omitempty"`
+	IsError   json.RawMessage `json:"is_error,omitempty"`
 	// Thinking and Signature belong to thinking blocks: a thinking model's
 	// reasoning (Signature is always empty here: nothing signs it).
 	Thinking  string  `json:"thinking,omitempty"`

@@ -163,6 +163,16 @@ func anthropicTurn(m ipc.AnthropicMessage, at string) ([]chat.Message, error) {
 			default:
 				return nil, badParam(bat+".content", "must be a string or text blocks")
 			}
+			if len(b.IsError) > 0 && string(b.IsError) != "null" {
+				var failed bool
+				if err := json.Unmarshal(b.IsError, &failed); err != nil {
+					return nil, badParam(bat+".is_error", "must be true or false")
+				}
+				if failed {
+					// Templates have no place for it: the model reads it.
+					content = "Error: " + content
+				}
+			}
 			results = append(results, chat.Message{Role: "tool", ToolCallID: b.ToolUseID, Content: content})
 		case "image", "document":
 			return nil, badParam(bat, "this model takes text only, not %s blocks", b.Type)

@@ -342,7 +342,7 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.BoolVar(&o.Preload, "preload", true, "load the default model at start")
 	f.DurationVar(&o.KeepAlive, "keep-alive", 5*time.Minute, "how long an idle model stays loaded (negative: forever; 0: unloaded once idle)")
 	f.IntVar(&o.MaxLoaded, "max-loaded", 1, "models held in memory at once")
-	f.IntVar(&o.MaxQueue, "max-queue", 512, "requests that may wait for each model; more get 503 server busy (0: no bound; OLLAMA_MAX_QUEUE)")
+	f.IntVar(&o.MaxQueue, "max-queue", 512, "requests that may wait for each model; more get 503 server busy (0: no bound; Ollama's OLLAMA_MAX_QUEUE)")
 	f.StringVar(&o.Speculate, "spec", "all", "speculative decoding offered to requests: all, off, or kinds joined by + (lookup, draft, tree)")
 	f.StringArrayVar(&o.Drafts, "draft", nil, "draft model for speculative decoding: FILE (for the default model) or NAME=FILE (repeatable); FILE may be self:TYPE, the model converted to TYPE once (kept in the cache dir)")
 	f.StringVar(&o.KVType, "kv-type", "f16", "KV cache type: f16, or q8_0/q4_0 for a quantized cold tier behind an f16 hot window (more cached prefixes in the same memory)")
