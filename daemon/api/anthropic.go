@@ -251,7 +251,7 @@ func anthropicTools(body ipc.AnthropicRequest) (*toolSpec, error) {
 	if err := json.Unmarshal(body.Tools, &defs); err != nil {
 		return nil, badParam("tools", "must be an array of tools")
 	}
-	ts := &toolSpec{choice: choice, parallel: parallel, param: "tools"}
+	ts := &toolSpec{choice: choice, parallel: parallel, param: "tools", anthropic: true}
 	for i, d := range defs {
 		if d.Type != "" && d.Type != "custom" {
 			return nil, badParam(fmt.Sprintf("tools[%d].type", i), "%q tools are not supported (only your own tools)", d.Type)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -44,6 +45,25 @@ type toolSpec struct {
 	choice   toolcall.Choice
 	parallel bool
 	param    string // "tools"
+	// anthropic: the tools came in Anthropic's shape (errors use its
+	// names).
+	anthropic bool
+}
+
+// toolError is a 400 for err, a toolcall.ErrBadTool about the field
+// param: its message names the place itself ("tools[2]: ...",
+// "tool_choice names ..."), so it is not named twice, and Anthropic's
+// requests read their own names (input_schema, not parameters).
+func (ts *toolSpec) toolError(param string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), toolcall.ErrBadTool.Error()+": ")
+	if !strings.HasPrefix(msg, param) {
+		msg = param + " " + msg
+	}
+	if ts.anthropic {
+		msg = strings.NewReplacer("function name", "name", "the function has no name", "the tool has no name",
+			"parameters of", "input_schema of", "function ", "tool ").Replace(msg)
+	}
+	return &requestError{status: http.StatusBadRequest, msg: msg, param: param}
 }
 
 // toolState is what tool calling made of a request once the model is
@@ -224,10 +244,10 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingS
 	if ts != nil {
 		all, err := toolcall.ParseTools(ts.raw)
 		if err != nil {
-			return nil, badParam(ts.param, "%s", strings.TrimPrefix(err.Error(), toolcall.ErrBadTool.Error()+": "))
+			return nil, ts.toolError(ts.param, err)
 		}
 		if tools, err = toolcall.Select(all, ts.choice); err != nil {
-			return nil, badParam("tool_choice", "%s", strings.TrimPrefix(err.Error(), toolcall.ErrBadTool.Error()+": "))
+			return nil, ts.toolError("tool_choice", err)
 		}
 	}
 	hasToolTurns := false

@@ -87,7 +87,7 @@ func ParseTools(raw []json.RawMessage) ([]Tool, error) {
 			Parameters  json.RawMessage `json:"parameters"`
 		}
 		if err := json.Unmarshal(r, &def); err != nil {
-			return nil, fmt.Errorf("%w: tools[%d]: not a tool object", ErrBadTool, i)
+			return nil, fmt.Errorf("%w: tools[%d]: not a tool object (%v)", ErrBadTool, i, err)
 		}
 		if def.Type != "" && def.Type != "function" {
 			return nil, fmt.Errorf("%w: tools[%d].type: %q tools are not supported (only function)", ErrBadTool, i, def.Type)
