@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,8 @@ func newTemplateCmd() *cobra.Command {
 // templateCase is one conversation to render: an entry of
 // ../shared/templates/conversations.json plus optional special tokens.
 type templateCase struct {
+	// ID names the case (as the shared cases do); it renders nothing.
+	ID                  string            `json:"id"`
 	Messages            []chat.Message    `json:"messages"`
 	Tools               []json.RawMessage `json:"tools"`
 	AddGenerationPrompt *bool             `json:"add_generation_prompt"`
@@ -89,8 +92,12 @@ func readTemplateCase(path string) (templateCase, error) {
 	if err != nil {
 		return c, fmt.Errorf("template render: %w", err)
 	}
-	if err := json.Unmarshal(data, &c); err != nil {
-		return c, fmt.Errorf("template render: %s: %w", path, err)
+	// A field it does not know (a misspelt add_generation_prompt) is an
+	// error: it was ignored, and the rendering silently not the one asked.
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("template render: --conversation %s: %w", path, err)
 	}
 	if len(c.Messages) == 0 {
 		return c, fmt.Errorf("template render: %s: messages must not be empty", path)

@@ -117,3 +117,23 @@ func TestTemplateRenderCmdModel(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateRenderRefusesUnknownFields: a conversation file's field the
+// command does not know (a misspelt add_generation_prompt) is an error
+// naming it; it was ignored and the rendering was not the one asked for.
+func TestTemplateRenderRefusesUnknownFields(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "t.jinja")
+	conv := filepath.Join(dir, "c.json")
+	os.WriteFile(tmpl, []byte(`{% for m in messages %}{{ m.content }}{% endfor %}{% if add_generation_prompt %}>{% endif %}`), 0o644)
+	os.WriteFile(conv, []byte(`{"id":"x","messages":[{"role":"user","content":"hi"}],"add_generation_promt":false}`), 0o644)
+	_, _, err := runCLI(t, newTemplateCmd(), "render", "--template", tmpl, "--conversation", conv)
+	if err == nil || !strings.Contains(err.Error(), "add_generation_promt") {
+		t.Fatalf("err = %v, want one naming add_generation_promt", err)
+	}
+	os.WriteFile(conv, []byte(`{"id":"x","messages":[{"role":"user","content":"hi"}],"add_generation_prompt":false}`), 0o644)
+	out, _, err := runCLI(t, newTemplateCmd(), "render", "--template", tmpl, "--conversation", conv)
+	if err != nil || out != "hi" {
+		t.Fatalf("rendered %q, %v", out, err)
+	}
+}
