@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/quant"
 	"github.com/ruvllm/ruvllm/engine/testmodel"
 )
@@ -52,6 +53,21 @@ func newTestmodelCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", out)
+			// Matrices whose rows cannot hold the type's blocks take
+			// llama.cpp's fallback type: said, not silent.
+			if f, err := gguf.Open(out); err == nil {
+				fell := map[quant.Type]int{}
+				for _, ti := range f.Tensors {
+					if len(ti.Shape) == 2 && ti.Type != t && testmodel.MatrixType(t, int(ti.Shape[0])) == ti.Type {
+						fell[ti.Type]++
+					}
+				}
+				f.Close()
+				for ft, n := range fell {
+					fmt.Fprintf(cmd.ErrOrStderr(), "note: %d matrices have rows that cannot hold %s's %d-element super-blocks: they are %s, as llama.cpp falls back (--dim and --ff multiples of %d avoid it)\n",
+						n, t, quant.QKK, ft, quant.QKK)
+				}
+			}
 			return nil
 		},
 	}

@@ -251,7 +251,7 @@ func (o Options) normalize() (Options, error) {
 		ff = 0 // no dense feed-forward matrix
 	}
 	for _, n := range []int{o.Dim, ff, o.Heads * o.HeadDim, o.ExpertFF, o.SharedFF} {
-		if t := matrixType(o.Type, n); n > 0 && n%t.BlockSize() != 0 {
+		if t := MatrixType(o.Type, n); n > 0 && n%t.BlockSize() != 0 {
 			return o, fmt.Errorf("testmodel: %s needs dim (%d), ff (%d), heads×head size (%d) and expert widths (%d, %d) to be multiples of %d",
 				t, o.Dim, o.FF, o.Heads*o.HeadDim, o.ExpertFF, o.SharedFF, t.BlockSize())
 		}
@@ -278,7 +278,7 @@ func plan(o Options, vocab int) []tensor {
 	// activations stay O(1) however many layers there are.
 	resid := 1 / math.Sqrt(float64(2*o.Layers))
 	mat := func(name string, in, out int, scale float64) tensor {
-		return tensor{name: name, shape: []uint64{uint64(in), uint64(out)}, typ: matrixType(o.Type, in), std: scale / math.Sqrt(float64(in))}
+		return tensor{name: name, shape: []uint64{uint64(in), uint64(out)}, typ: MatrixType(o.Type, in), std: scale / math.Sqrt(float64(in))}
 	}
 	exps := func(name string, in, out int, scale float64) tensor {
 		t := mat(name, in, out, scale)
@@ -419,12 +419,12 @@ func LongRoPEAttnFactor(ctx, orig int) float64 {
 	return math.Sqrt(1 + math.Log(scale)/math.Log(float64(orig)))
 }
 
-// matrixType is the type of a weight matrix with rows of n elements:
-// t, or when t is a K-quant whose 256-element super-block does not divide
-// n, the fallback llama.cpp's quantizer picks (Q4_K→Q5_0, Q5_K→Q5_1,
-// Q6_K→Q8_0; Q2_K and Q3_K get Q4_0, where llama.cpp uses IQ4_NL, which
-// engine/quant does not implement).
-func matrixType(t quant.Type, n int) quant.Type {
+// MatrixType is the type Write gives a weight matrix of type t with rows
+// of n elements: t, or when t is a K-quant whose 256-element super-block
+// does not divide n, the fallback llama.cpp's quantizer picks (Q4_K→Q5_0,
+// Q5_K→Q5_1, Q6_K→Q8_0; Q2_K and Q3_K get Q4_0 here, where llama.cpp
+// takes IQ4_NL).
+func MatrixType(t quant.Type, n int) quant.Type {
 	if t.BlockSize() != quant.QKK || n%quant.QKK == 0 {
 		return t
 	}

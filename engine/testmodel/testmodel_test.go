@@ -352,7 +352,7 @@ func TestQuantizedTypes(t *testing.T) {
 			typ  quant.Type
 		}{
 			{"blk.0.attn_q.weight", typ},                    // rows of 256
-			{"blk.0.ffn_down.weight", matrixType(typ, 384)}, // rows of 384
+			{"blk.0.ffn_down.weight", MatrixType(typ, 384)}, // rows of 384
 		} {
 			ti, _ := f.Tensor(c.name)
 			if ti.Type != c.typ {
