@@ -4,9 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"io/fs"
+	"math"
 	"os"
+	"path"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // lowMemory reports whether loading the file at path would leave less free
@@ -27,7 +32,10 @@ func (m *Manager) lowMemory(path string) bool {
 	return avail-need < m.o.MemoryMargin
 }
 
-// memAvailable reads MemAvailable from /proc/meminfo. Other systems (darwin)
+// memAvailable reads MemAvailable from /proc/meminfo, lowered to what
+// the daemon's memory cgroup has left where it has a limit (a container,
+// a systemd unit's MemoryMax): past that limit the kernel kills the
+// daemon, however much the machine has free. Other systems (darwin)
 // report ok=false and the memory check is skipped.
 func memAvailable() (int64, bool) {
 	if runtime.GOOS != "linux" {
@@ -38,7 +46,87 @@ func memAvailable() (int64, bool) {
 		return 0, false
 	}
 	defer f.Close()
-	return parseMemAvailable(f)
+	avail, ok := parseMemAvailable(f)
+	if !ok {
+		return 0, false
+	}
+	if self, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		if left, limited := cgroupHeadroom(os.DirFS("/sys/fs/cgroup"), self); limited {
+			avail = min(avail, left)
+		}
+	}
+	return avail, true
+}
+
+// cgroupHeadroom is the memory the cgroup of /proc/self/cgroup (self)
+// has left under its limit, in fsys (the cgroup file system's root):
+// the limit less what is used, page cache that can be dropped not
+// counted. limited is false where no limit is set or none is found.
+// cgroup v2 (0::/path: memory.max, memory.current, memory.stat's
+// inactive_file) and v1 (N:memory:/path: memory.limit_in_bytes,
+// memory.usage_in_bytes, memory.stat's total_inactive_file) are read. A
+// container sees its own cgroup at the root, so the root is tried where
+// the path has no files.
+func cgroupHeadroom(fsys fs.FS, self []byte) (left int64, limited bool) {
+	for _, line := range strings.Split(string(self), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		v2 := parts[0] == "0" && parts[1] == ""
+		v1 := slices.Contains(strings.Split(parts[1], ","), "memory")
+		if !v2 && !v1 {
+			continue
+		}
+		dir, limitFile, usageFile, inactiveKey := ".", "memory.max", "memory.current", "inactive_file"
+		if v1 {
+			dir, limitFile, usageFile, inactiveKey = "memory", "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"
+		}
+		for _, d := range []string{path.Join(dir, strings.TrimPrefix(parts[2], "/")), dir} {
+			limit, ok := readBytes(fsys, path.Join(d, limitFile))
+			if !ok {
+				continue
+			}
+			if limit >= 1<<60 { // "max", or v1's page-rounded MaxInt64
+				break
+			}
+			used, ok := readBytes(fsys, path.Join(d, usageFile))
+			if !ok {
+				break
+			}
+			if stat, err := fs.ReadFile(fsys, path.Join(d, "memory.stat")); err == nil {
+				used -= min(used, statValue(stat, inactiveKey))
+			}
+			return max(limit-used, 0), true
+		}
+	}
+	return 0, false
+}
+
+// readBytes reads a cgroup file of one number of bytes ("max": no limit).
+func readBytes(fsys fs.FS, name string) (int64, bool) {
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return 0, false
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "max" {
+		return math.MaxInt64, true
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// statValue is the value of key in a memory.stat file (0 when absent).
+func statValue(stat []byte, key string) int64 {
+	for _, line := range strings.Split(string(stat), "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && k == key {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // parseMemAvailable finds the "MemAvailable:  N kB" line of a meminfo file.
