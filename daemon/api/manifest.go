@@ -115,6 +115,14 @@ func (a *API) resolveModel(name string) (resolvedModel, error) {
 	if len(chain) == 0 {
 		return resolvedModel{base: name}, nil
 	}
+	if filepath.IsAbs(cur) {
+		if _, err := os.Stat(cur); errors.Is(err, fs.ErrNotExist) {
+			// A blob removed outside the daemon: say which model lost
+			// what, not "model not found" of a blob's path.
+			return resolvedModel{}, &requestError{status: http.StatusNotFound,
+				msg: fmt.Sprintf("model %q: its weights file %s is gone (removed outside the daemon?); create the model again", name, cur)}
+		}
+	}
 	merged := &ipc.ModelManifest{Name: chain[0].Name, From: cur, Parameters: map[string]any{}, Created: chain[0].Created}
 	for i := len(chain) - 1; i >= 0; i-- { // the base's first, the nearest last
 		overlayManifest(merged, chain[i])
