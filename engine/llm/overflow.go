@@ -190,7 +190,7 @@ func (m *Model) fitPrompt(ctx context.Context, req Request, ctxLen int) (fitted,
 // tooLongErr is the error of a chat whose rendering exceeds the chat
 // template's limits (renderErr) and that fitting cannot shorten.
 func tooLongErr(req Request, renderErr error) error {
-	return fmt.Errorf("%w: the %d messages render to more text than a chat template may write (%w)", ErrContextExceeded, len(req.Messages), renderErr)
+	return fmt.Errorf("%w: the %d messages are more than the chat template can render within its limits (%w)", ErrContextExceeded, len(req.Messages), renderErr)
 }
 
 // isSystem reports whether a message is a system prompt, which fitting
