@@ -375,7 +375,7 @@ func collate(in []chat.Message) (string, []templateMessage) {
 type templateData struct {
 	System, Prompt, Response string
 	Messages                 []templateMessage
-	Tools                    []templateTool
+	Tools                    templateTools
 	Think, IsThinkSet        bool
 	// Suffix, Query, Document and Instruction are Ollama's names for
 	// other uses of a template (fill in the middle, embedding and
@@ -415,6 +415,14 @@ type templateTool struct {
 
 // String is the tool as JSON, what Ollama templates print with {{ . }}.
 func (t templateTool) String() string { return jsonText(t) }
+
+// templateTools is .Tools. Mistral's templates print the list whole
+// ([AVAILABLE_TOOLS] {{ $.Tools }}), which Ollama writes as a JSON array;
+// a plain slice would print as Go does, space-separated in brackets.
+type templateTools []templateTool
+
+// String is the tools as a JSON array ({{ .Tools }}).
+func (ts templateTools) String() string { return jsonText([]templateTool(ts)) }
 
 // toolFunction is a tool's function.
 type toolFunction struct {

@@ -353,3 +353,28 @@ func TestGoTemplateFunctionsMetered(t *testing.T) {
 		t.Fatalf("1,200 comparisons of 1 MiB texts: err = %v, want the functions' bound", err)
 	}
 }
+
+// TestGoTemplateToolsPrintAsJSONArray: {{ $.Tools }}, as Mistral's
+// templates write it inside [AVAILABLE_TOOLS], prints the tools as one JSON
+// array, as Ollama does, not as Go prints a slice (elements joined by a
+// space), which no model can read as JSON once there are two tools.
+func TestGoTemplateToolsPrintAsJSONArray(t *testing.T) {
+	weather := `{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}`
+	clock := `{"type":"function","function":{"name":"get_time","parameters":{"type":"object"}}}`
+	src := `{{ range .Messages }}{{ if .Content }}[AVAILABLE_TOOLS] {{ $.Tools }}[/AVAILABLE_TOOLS][INST] {{ .Content }}[/INST]{{ end }}{{ end }}`
+	for _, c := range []struct {
+		name  string
+		tools []string
+		want  string
+	}{
+		{"one tool", []string{weather}, `[AVAILABLE_TOOLS] [` + weather + `][/AVAILABLE_TOOLS][INST] hi[/INST]`},
+		{"two tools", []string{weather, clock}, `[AVAILABLE_TOOLS] [` + weather + `,` + clock + `][/AVAILABLE_TOOLS][INST] hi[/INST]`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := render(t, src, []chat.Message{{Role: "user", Content: "hi"}}, c.tools...)
+			if err != nil || got != c.want {
+				t.Fatalf("got %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
