@@ -221,10 +221,23 @@ func (a *API) ollamaShow(w http.ResponseWriter, r *http.Request) {
 		out.Parameters = formatParameters(rm.man.Parameters)
 		if rm.man.Template != "" {
 			out.Template = rm.man.Template
+			out.Capabilities = templateCapabilities(out.Capabilities, rm.man.Template)
 		}
 		out.ModifiedAt = rm.man.Created.UTC().Format(time.RFC3339)
 	}
 	daemon.WriteJSON(w, http.StatusOK, out)
+}
+
+// templateCapabilities is caps, the base file's capabilities, for a
+// created model with its own TEMPLATE: as Ollama reads it from the
+// template, "thinking" where the template reads .Think (a request's think
+// reaches it there), not where the file's chat template thinks.
+func templateCapabilities(caps []string, src string) []string {
+	out := slices.DeleteFunc(slices.Clone(caps), func(c string) bool { return c == "thinking" })
+	if g, err := parseGoTemplate(src); err == nil && g.thinks {
+		out = append(out, "thinking")
+	}
+	return out
 }
 
 // describeLoaded describes a model from its loaded form.
