@@ -53,6 +53,12 @@ func (a *API) chatTemplate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if t != nil {
+			// chat_template_kwargs.enable_thinking reaches the TEMPLATE as
+			// .Think and .IsThinkSet, as in the model's chat requests.
+			if _, err := t.applyThinking(&thinkingSpec{vars: body.ChatTemplateKwargs}); err != nil {
+				openAIError(w, err)
+				return
+			}
 			prompt, err := t.Prompt(r.Context(), conv)
 			if err != nil {
 				openAIError(w, badParam("model", "its template failed: %v", err))
