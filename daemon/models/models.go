@@ -348,6 +348,16 @@ func (m *Manager) Acquire(ctx context.Context, name string, keepAlive *time.Dura
 		}
 		if e := m.loaded[key]; e != nil {
 			if !sameFile(e.path, path) {
+				// An idle model of this name from another file (a created
+				// model FROM a path named like a file of the models
+				// directory) is unloaded and this file loaded, as for any
+				// other model; it refused every request for the file until
+				// its keep-alive ran out. One in use keeps its name.
+				if m.detach(e) {
+					m.mu.Unlock()
+					m.finishUnload(e)
+					continue
+				}
 				m.mu.Unlock()
 				return nil, nameTaken(key, e.path, path)
 			}
