@@ -188,7 +188,7 @@ func TestOllamaModelManagement(t *testing.T) {
 	mf := "FROM " + model + "\nSYSTEM \"\"\"You are terse.\nVery.\"\"\"\nPARAMETER temperature 0\nPARAMETER num_predict 3\nPARAMETER stop \"END\"\nMESSAGE user Hello\nMESSAGE assistant Hi\n"
 	post("/api/create", `{"model":"terse:v1","modelfile":`+quote(mf)+`,"stream":false}`, 200)
 	s = post("/api/show", `{"model":"terse:v1"}`, 200)
-	if s["system"] != "You are terse.\nVery." || !strings.Contains(s["parameters"].(string), "temperature 0") ||
+	if s["system"] != "You are terse.\nVery." || !strings.Contains(strings.Join(strings.Fields(s["parameters"].(string)), " "), "temperature 0") ||
 		!strings.Contains(s["modelfile"].(string), "FROM "+model) {
 		t.Fatalf("show of a created model: %v", s)
 	}

@@ -261,23 +261,38 @@ func needsQuote(s string) bool {
 
 // formatParameters writes parameters as PARAMETER lines, sorted by name.
 func formatParameters(params map[string]any) string {
+	return writeParameters(params, "PARAMETER %s %s\n")
+}
+
+// showParameters writes parameters as Ollama's /api/show does in its
+// "parameters" field: a line each, the name padded to 30 columns, then the
+// value (a string quoted), sorted by name. Clients read the first word of
+// each line as the name (ruvllm chat and run --remote, to leave a created
+// model's PARAMETERs unset); PARAMETER lines made that word "PARAMETER".
+func showParameters(params map[string]any) string {
+	return writeParameters(params, "%-30s %s\n")
+}
+
+// writeParameters writes a line per parameter value, sorted by name, with
+// line taking the name and the value as text.
+func writeParameters(params map[string]any, line string) string {
 	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		switch v := params[k].(type) {
 		case []string:
 			for _, s := range v {
-				fmt.Fprintf(&b, "PARAMETER %s %q\n", k, s)
+				fmt.Fprintf(&b, line, k, strconv.Quote(s))
 			}
 		case []any:
 			for _, s := range v {
-				fmt.Fprintf(&b, "PARAMETER %s %q\n", k, fmt.Sprint(s))
+				fmt.Fprintf(&b, line, k, strconv.Quote(fmt.Sprint(s)))
 			}
 		case float64:
 			// Not %v: it writes 1e+06 for a million, which an integer
 			// parameter (seed, num_ctx, ...) does not read back.
-			fmt.Fprintf(&b, "PARAMETER %s %s\n", k, strconv.FormatFloat(v, 'f', -1, 64))
+			fmt.Fprintf(&b, line, k, strconv.FormatFloat(v, 'f', -1, 64))
 		default:
-			fmt.Fprintf(&b, "PARAMETER %s %v\n", k, v)
+			fmt.Fprintf(&b, line, k, fmt.Sprint(v))
 		}
 	}
 	return b.String()

@@ -218,7 +218,7 @@ func (a *API) ollamaShow(w http.ResponseWriter, r *http.Request) {
 	if rm.man != nil {
 		out.System = rm.man.System
 		out.License = strings.Join(rm.man.License, "\n")
-		out.Parameters = formatParameters(rm.man.Parameters)
+		out.Parameters = showParameters(rm.man.Parameters)
 		if rm.man.Template != "" {
 			out.Template = rm.man.Template
 			out.Capabilities = templateCapabilities(out.Capabilities, rm.man.Template)
