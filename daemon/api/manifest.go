@@ -684,6 +684,13 @@ func (a *API) blobPath(digest string) (string, error) {
 	return filepath.Join(a.srv.Config().ModelsDir, "blobs", "sha256-"+m[1]), nil
 }
 
+// isBlob reports whether path is an uploaded blob (a created model's
+// weights, loaded under the blob's file name): not a model of its own to
+// list, as Ollama lists none of its blobs.
+func (a *API) isBlob(path string) bool {
+	return filepath.Dir(path) == filepath.Join(a.srv.Config().ModelsDir, "blobs")
+}
+
 // blobHead answers HEAD /api/blobs/{digest}: 200 when it was uploaded.
 func (a *API) blobHead(w http.ResponseWriter, r *http.Request) {
 	p, err := a.blobPath(r.PathValue("digest"))

@@ -135,6 +135,9 @@ func (a *API) ollamaTags(w http.ResponseWriter, r *http.Request) {
 	}
 	out := ipc.OllamaTags{Models: []ipc.OllamaModel{}}
 	for _, m := range list {
+		if a.isBlob(m.Path) {
+			continue // the loaded weights of a model created from files
+		}
 		out.Models = append(out.Models, a.modelEntry(m.Name, m.Path, m.Size, m.Modified))
 	}
 	// Created models and fine-tuning jobs' models (as /v1/models lists

@@ -716,6 +716,9 @@ func (a *API) listModels(w http.ResponseWriter, r *http.Request) {
 	}
 	out := ipc.ModelList{Object: "list", Data: []ipc.ModelCard{}}
 	for _, m := range list {
+		if a.isBlob(m.Path) {
+			continue // the loaded weights of a model created from files
+		}
 		out.Data = append(out.Data, ipc.ModelCard{ID: m.Name, Object: "model", Created: m.Modified.Unix(), OwnedBy: "ruvllm"})
 	}
 	// Fine-tuning jobs' adapters are models too, as OpenAI lists them.
