@@ -258,6 +258,9 @@ type OllamaShowResponse struct {
 	ModifiedAt   string   `json:"modified_at,omitempty"`
 	// License is a created model's licenses, one after another.
 	License string `json:"license,omitempty"`
+	// Messages are a created model's MESSAGE turns (Ollama's field),
+	// which its chats start with.
+	Messages []Message `json:"messages,omitempty"`
 }
 
 // OllamaEmbeddingsRequest is the body of the legacy POST /api/embeddings.

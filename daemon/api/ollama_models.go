@@ -221,6 +221,7 @@ func (a *API) ollamaShow(w http.ResponseWriter, r *http.Request) {
 	if rm.man != nil {
 		out.System = rm.man.System
 		out.License = strings.Join(rm.man.License, "\n")
+		out.Messages = rm.man.Messages
 		out.Parameters = showParameters(rm.man.Parameters)
 		if rm.man.Template != "" {
 			out.Template = rm.man.Template
