@@ -428,11 +428,70 @@ func (ts templateTools) String() string { return jsonText([]templateTool(ts)) }
 type toolFunction struct {
 	Name        string     `json:"name"`
 	Description string     `json:"description,omitempty"`
-	Parameters  jsonObject `json:"parameters"`
+	Parameters  toolSchema `json:"parameters"`
 }
 
 // String is the function as JSON ({{ .Function }}).
 func (f toolFunction) String() string { return jsonText(f) }
+
+// toolSchema is a JSON Schema object of a tool's parameters, every object
+// in it one too (schemaValue). A template reads it by key
+// (.Function.Parameters.properties) or by the names of Ollama's struct
+// (.Properties, .Required, .Type, with each property's .Type,
+// .Description and .Enum, as Command R's template writes them), and
+// prints it as JSON. The methods are found before the keys and cost no
+// more than a key's lookup.
+type toolSchema map[string]any
+
+// String is the schema as JSON ({{ .Function.Parameters }}).
+func (s toolSchema) String() string { return jsonText(map[string]any(s)) }
+
+// Type is the "type": a name, or names as Ollama prints several ([a b]).
+func (s toolSchema) Type() string {
+	switch t := s["type"].(type) {
+	case string:
+		return t
+	case []any:
+		if len(t) == 1 {
+			return fmt.Sprint(t[0])
+		}
+		return fmt.Sprint(t)
+	}
+	return ""
+}
+
+// Properties is the "properties" object, each property a toolSchema.
+func (s toolSchema) Properties() toolSchema { p, _ := s["properties"].(toolSchema); return p }
+
+// Required is the "required" list.
+func (s toolSchema) Required() []any { r, _ := s["required"].([]any); return r }
+
+// Description is the "description".
+func (s toolSchema) Description() string { d, _ := s["description"].(string); return d }
+
+// Enum is the "enum" list.
+func (s toolSchema) Enum() []any { e, _ := s["enum"].([]any); return e }
+
+// Items is the "items" schema of an array.
+func (s toolSchema) Items() any { return s["items"] }
+
+// schemaValue is v, a decoded JSON value, with each object in it made a
+// toolSchema, once, so that reading one costs a lookup.
+func schemaValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(toolSchema, len(x))
+		for k, e := range x {
+			out[k] = schemaValue(e)
+		}
+		return out
+	case []any:
+		for i, e := range x {
+			x[i] = schemaValue(e)
+		}
+	}
+	return v
+}
 
 // jsonObject is a JSON object a template reads by key (.Properties) and
 // prints as JSON.
@@ -468,9 +527,9 @@ func newTemplateTool(raw json.RawMessage) (templateTool, error) {
 	var t struct {
 		Type     string `json:"type"`
 		Function struct {
-			Name        string     `json:"name"`
-			Description string     `json:"description"`
-			Parameters  jsonObject `json:"parameters"`
+			Name        string         `json:"name"`
+			Description string         `json:"description"`
+			Parameters  map[string]any `json:"parameters"`
 		} `json:"function"`
 	}
 	if err := json.Unmarshal(raw, &t); err != nil {
@@ -479,7 +538,11 @@ func newTemplateTool(raw json.RawMessage) (templateTool, error) {
 	if t.Type == "" {
 		t.Type = "function"
 	}
-	return templateTool{Type: t.Type, Function: toolFunction{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters}}, nil
+	params, _ := schemaValue(t.Function.Parameters).(toolSchema)
+	if t.Function.Parameters == nil {
+		params = nil
+	}
+	return templateTool{Type: t.Type, Function: toolFunction{Name: t.Function.Name, Description: t.Function.Description, Parameters: params}}, nil
 }
 
 // listSizes are the longest lists of each kind a template may range over.
@@ -499,6 +562,8 @@ func (d templateData) sizes() listSizes {
 				longest(e)
 			}
 		case jsonObject:
+			longest(map[string]any(x))
+		case toolSchema:
 			longest(map[string]any(x))
 		case []any:
 			s.other = max(s.other, len(x))

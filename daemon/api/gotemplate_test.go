@@ -378,3 +378,30 @@ func TestGoTemplateToolsPrintAsJSONArray(t *testing.T) {
 		})
 	}
 }
+
+// TestGoTemplateToolSchemaFields: a tool's parameters read by the names of
+// Ollama's struct, as Command R's template reads them
+// (.Function.Parameters.Properties, each property's .Type, .Description
+// and .Enum; .Required, .Type), render what Ollama renders; they rendered
+// nothing ("<no value>"), the JSON's keys being lower-case. The keys read
+// as before, and the parameters still print as JSON.
+func TestGoTemplateToolSchemaFields(t *testing.T) {
+	tool := `{"type":"function","function":{"name":"get_weather","description":"Get weather","parameters":{"type":"object","required":["city"],"properties":{"city":{"type":"string","description":"The city"},"unit":{"type":["string","null"],"enum":["c","f"]}}}}}`
+	msgs := []chat.Message{{Role: "user", Content: "hi"}}
+	for _, c := range []struct{ name, src, want string }{
+		{"command-r signature", `{{ range .Tools }}def {{ .Function.Name }}({{ range $name, $prop := .Function.Parameters.Properties }}{{ $name }}: {{ $prop.Type }}, {{ end }}){{ end }}`,
+			`def get_weather(city: string, unit: [string null], )`},
+		{"args", `{{ range .Tools }}{{ range $name, $prop := .Function.Parameters.Properties }}{{ $name }} ({{ $prop.Type }}): {{ $prop.Description }}{{ if $prop.Enum }} {{ $prop.Enum }}{{ end }};{{ end }}{{ end }}`,
+			`city (string): The city;unit ([string null]):  [c f];`},
+		{"required and type", `{{ range .Tools }}{{ .Function.Parameters.Required }} {{ .Function.Parameters.Type }}{{ end }}`, `[city] object`},
+		{"keys", `{{ range .Tools }}{{ range $k, $v := .Function.Parameters.properties }}{{ $k }}={{ $v.type }};{{ end }}{{ end }}`, `city=string;unit=[string null];`},
+		{"json", `{{ range .Tools }}{{ .Function.Parameters.Properties.city }}{{ end }}`, `{"description":"The city","type":"string"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := render(t, c.src+`{{ range .Messages }}{{ end }}`, msgs, tool)
+			if err != nil || got != c.want {
+				t.Fatalf("got %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
