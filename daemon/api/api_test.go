@@ -544,7 +544,7 @@ func TestOllamaGenerate(t *testing.T) {
 	if len(got.Messages) != 2 || got.Messages[0].Role != "system" || got.Messages[1].Content != "Why?" {
 		t.Fatalf("engine request %+v", got)
 	}
-	ta.post(t, "/api/generate", `{"model":"fake","prompt":"<s>raw","raw":true,"stream":false,"template":"{{ .Prompt }}"}`)
+	ta.post(t, "/api/generate", `{"model":"fake","prompt":"<s>raw","raw":true,"stream":false}`)
 	if got := ta.fakes["fake"].lastRequest(); !got.Raw || got.Prompt != "<s>raw" || got.Messages != nil {
 		t.Fatalf("raw request %+v", got)
 	}

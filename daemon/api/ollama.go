@@ -330,6 +330,16 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
+	if body.Raw && (body.System != "" || body.Template != "") {
+		// As Ollama: a raw prompt is sent as it is, so a system prompt or
+		// template the request gives would be dropped without a word.
+		field := "system"
+		if body.Template != "" {
+			field = "template"
+		}
+		ollamaError(w, badParam(field, "cannot be given with raw: a raw prompt is sent as it is, with no template"))
+		return
+	}
 	if rm.man != nil && body.System == "" {
 		body.System = rm.man.System
 	}
