@@ -49,13 +49,13 @@ func parseModelfile(text string) (ipc.CreateRequest, []string, error) {
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
-		cmd, rest, _ := strings.Cut(l, " ")
+		cmd, rest, _ := cutSpace(l)
 		rest = strings.TrimSpace(rest)
 		start := line
 		// MESSAGE's value follows its role: MESSAGE user """...""".
 		var role string
 		if strings.EqualFold(cmd, "MESSAGE") {
-			r, content, ok := strings.Cut(rest, " ")
+			r, content, ok := cutSpace(rest)
 			if !ok {
 				return req, nil, fmt.Errorf("line %d: MESSAGE wants a role and a text", start)
 			}
@@ -95,7 +95,7 @@ func parseModelfile(text string) (ipc.CreateRequest, []string, error) {
 		case "MESSAGE":
 			req.Messages = append(req.Messages, ipc.Message{Role: strings.ToLower(role), Content: rest})
 		case "PARAMETER":
-			key, value, ok := strings.Cut(rest, " ")
+			key, value, ok := cutSpace(rest)
 			if !ok {
 				return req, nil, fmt.Errorf("line %d: PARAMETER wants a name and a value", start)
 			}
@@ -116,6 +116,16 @@ func parseModelfile(text string) (ipc.CreateRequest, []string, error) {
 		return req, nil, fmt.Errorf("the Modelfile has no FROM line")
 	}
 	return req, adapters, nil
+}
+
+// cutSpace cuts s around its first space or tab: Ollama's Modelfile
+// separates a command, a MESSAGE's role and a PARAMETER's name from what
+// follows by either.
+func cutSpace(s string) (before, after string, found bool) {
+	if i := strings.IndexAny(s, " \t"); i >= 0 {
+		return s[:i], s[i+1:], true
+	}
+	return s, "", false
 }
 
 func appendLicense(l any, s string) any {
