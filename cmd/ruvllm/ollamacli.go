@@ -187,6 +187,30 @@ func newCreateCmd() *cobra.Command {
 // on a request body is larger).
 const maxModelfile = 1 << 20
 
+// modelfilePath is the absolute path of a file a FROM or ADAPTER line
+// names as ollama create finds it: "~/" is the home directory, and a
+// relative path, with or without "./" (FROM model.gguf), is taken from
+// the Modelfile's directory dir. ok is false where no such file exists:
+// the argument is a model name (FROM llama3.1) or a path the daemon
+// reads as it is.
+func modelfilePath(dir, arg string) (string, bool) {
+	if rest, ok := strings.CutPrefix(arg, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", false
+		}
+		arg = filepath.Join(home, rest)
+	}
+	if !filepath.IsAbs(arg) {
+		arg = filepath.Join(dir, arg)
+	}
+	if !fileExists(arg) {
+		return "", false
+	}
+	abs, err := filepath.Abs(arg)
+	return abs, err == nil
+}
+
 // readModelfile reads the Modelfile at path with the paths its FROM and
 // ADAPTER lines give relative to the Modelfile made absolute, as ollama
 // create reads them: the daemon resolves paths from its own directory.
@@ -206,13 +230,8 @@ func readModelfile(path string) (string, error) {
 		line := sc.Text()
 		fields := strings.Fields(line)
 		if len(fields) == 2 && (strings.EqualFold(fields[0], "FROM") || strings.EqualFold(fields[0], "ADAPTER")) {
-			arg := fields[1]
-			if !filepath.IsAbs(arg) && (strings.HasPrefix(arg, ".") || strings.Contains(arg, string(filepath.Separator))) {
-				if p := filepath.Join(dir, arg); fileExists(p) {
-					if abs, err := filepath.Abs(p); err == nil {
-						line = fields[0] + " " + abs
-					}
-				}
+			if p, ok := modelfilePath(dir, fields[1]); ok {
+				line = fields[0] + " " + p
 			}
 		}
 		out.WriteString(line)
