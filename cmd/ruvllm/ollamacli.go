@@ -224,7 +224,8 @@ func readModelfile(path string) (string, error) {
 	}
 	dir := filepath.Dir(path)
 	var out strings.Builder
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	// Without its byte order mark, the first line's FROM is found.
+	sc := bufio.NewScanner(strings.NewReader(strings.TrimPrefix(string(b), "\ufeff")))
 	sc.Buffer(make([]byte, 0, 64<<10), maxModelfile)
 	for sc.Scan() {
 		line := sc.Text()

@@ -30,6 +30,9 @@ func parseModelfile(text string) (ipc.CreateRequest, []string, error) {
 	if len(text) > MaxModelfileBytes {
 		return req, nil, fmt.Errorf("the Modelfile is %d bytes; at most %d are allowed", len(text), MaxModelfileBytes)
 	}
+	// A byte order mark (a Modelfile saved by Notepad) is not part of the
+	// first command, as Ollama's parser reads it.
+	text = strings.TrimPrefix(text, "\ufeff")
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 64<<10), MaxModelfileBytes+1)
 	line := 0
