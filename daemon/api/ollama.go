@@ -571,6 +571,19 @@ func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
+	if len(body.Input) == 0 || (len(body.Input) == 1 && body.Input[0] == "") {
+		// As Ollama: no input loads the model (keep_alive 0 unloads it),
+		// how apps warm an embedding model, and embeds nothing.
+		rm, err := a.resolveModel(body.Model)
+		if err != nil {
+			ollamaError(w, err)
+			return
+		}
+		a.preload(w, r, rm, body.Model, body.KeepAlive, func(name string) any {
+			return ipc.OllamaEmbedResponse{Model: name, Embeddings: [][]float32{}}
+		})
+		return
+	}
 	if err := checkEmbeddingInputs(body.Input, "input"); err != nil {
 		ollamaError(w, err)
 		return

@@ -280,12 +280,18 @@ func (a *API) ollamaEmbeddings(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
-	if err := checkEmbeddingInputs([]string{body.Prompt}, "prompt"); err != nil {
+	rm, err := a.resolveModel(body.Model)
+	if err != nil {
 		ollamaError(w, err)
 		return
 	}
-	rm, err := a.resolveModel(body.Model)
-	if err != nil {
+	if body.Prompt == "" { // as Ollama: loads the model, embeds nothing
+		a.preload(w, r, rm, body.Model, body.KeepAlive, func(string) any {
+			return ipc.OllamaEmbeddingsResponse{Embedding: []float32{}}
+		})
+		return
+	}
+	if err := checkEmbeddingInputs([]string{body.Prompt}, "prompt"); err != nil {
 		ollamaError(w, err)
 		return
 	}
