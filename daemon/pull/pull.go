@@ -88,6 +88,9 @@ type Result struct {
 // ParseRef splits "OWNER/REPO/PATH/TO/FILE.gguf" into the repository and
 // the file path inside it.
 func ParseRef(ref string) (repo, file string, err error) {
+	if hint := refHint(ref); hint != "" {
+		return "", "", fmt.Errorf("%w %q: %s", ErrInvalidRef, ref, hint)
+	}
 	parts := strings.Split(strings.Trim(ref, "/"), "/")
 	if len(parts) < 3 {
 		return "", "", fmt.Errorf("%w %q: want OWNER/REPO/FILE.gguf", ErrInvalidRef, ref)
@@ -111,6 +114,24 @@ func ParseRef(ref string) (repo, file string, err error) {
 		return "", "", fmt.Errorf("%w %q: the file must be a .gguf", ErrInvalidRef, ref)
 	}
 	return parts[0] + "/" + parts[1], file, nil
+}
+
+// refHint says what to give instead of a reference in another tool's
+// form (a URL, Ollama's hf.co/OWNER/REPO:QUANT or a library name), which
+// ParseRef would refuse for a reason that does not name the form it
+// takes; "" for any other reference.
+func refHint(ref string) string {
+	const want = "want OWNER/REPO/FILE.gguf, a GGUF file of a Hugging Face repository"
+	lower := strings.ToLower(ref)
+	switch {
+	case strings.Contains(lower, "://"):
+		return want + ", not a URL (--registry or $RUVLLM_REGISTRY sets the registry's base URL)"
+	case strings.HasPrefix(lower, "hf.co/") || strings.HasPrefix(lower, "huggingface.co/"):
+		return want + ", without the host: Ollama's hf.co/OWNER/REPO:QUANT form names no file"
+	case !strings.Contains(ref, "/"):
+		return want + " (Ollama's library names, such as llama3.2, are not a registry here)"
+	}
+	return ""
 }
 
 // Bounds of a reference: each segment of OWNER/REPO/PATH/FILE.gguf is a
