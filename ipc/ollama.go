@@ -346,4 +346,8 @@ type OllamaEmbedResponse struct {
 	Model           string      `json:"model"`
 	Embeddings      [][]float32 `json:"embeddings"`
 	PromptEvalCount int         `json:"prompt_eval_count"`
+	// TotalDuration and LoadDuration are Ollama's timings, in
+	// nanoseconds: the whole request, and loading the model for it.
+	TotalDuration int64 `json:"total_duration,omitempty"`
+	LoadDuration  int64 `json:"load_duration,omitempty"`
 }

@@ -566,6 +566,7 @@ func (a *API) ollamaVersion(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	var body ipc.OllamaEmbedRequest
 	if err := decode(r, &body); err != nil {
 		ollamaError(w, err)
@@ -617,7 +618,8 @@ func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 			vecs[i] = truncateNormalized(v, *body.Dimensions)
 		}
 	}
-	daemon.WriteJSON(w, http.StatusOK, ipc.OllamaEmbedResponse{Model: rm.shown(body.Model, h.Name), Embeddings: vecs, PromptEvalCount: n})
+	daemon.WriteJSON(w, http.StatusOK, ipc.OllamaEmbedResponse{Model: rm.shown(body.Model, h.Name), Embeddings: vecs, PromptEvalCount: n,
+		TotalDuration: max(time.Since(start).Nanoseconds(), 1), LoadDuration: h.LoadTime.Nanoseconds()})
 }
 
 // ollamaAdapters returns the adapters named in options.adapters.
