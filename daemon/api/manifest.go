@@ -543,9 +543,15 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 	var paths []string
 	paths = append(paths, modelfileAdapters...)
 	for _, fname := range slices.Sorted(maps.Keys(body.Adapters)) {
-		p, err := a.blobPath(body.Adapters[fname])
+		digest := body.Adapters[fname]
+		p, err := a.blobPath(digest)
 		if err != nil {
 			return nil, badParam("adapters."+fname, "%v", err)
+		}
+		if _, err := os.Stat(p); err != nil {
+			// As for files: the digest the client gave, not the blob's
+			// path in the models directory (an lstat error of it).
+			return nil, badParam("adapters."+fname, "blob %s was not uploaded (POST /api/blobs/%s first)", digest, digest)
 		}
 		paths = append(paths, p)
 	}
