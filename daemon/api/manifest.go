@@ -786,33 +786,39 @@ func (a *API) blobPost(w http.ResponseWriter, r *http.Request) {
 
 // deleteManifest removes a created model; false when name is none.
 func (a *API) deleteManifest(name string) (bool, error) {
-	man, ok := a.manifest(name)
-	if !ok {
-		return false, nil
-	}
-	if err := a.checkUnused(man.Name, ""); err != nil {
-		return true, err
-	}
+	// One read of the store decides: reading the manifest, then reading
+	// it again to tell a created model from a fine-tuning job's, took a
+	// model deleted in between by a request at the same time for a job's,
+	// whose adapter removal failed as a 500 ("unknown adapter").
 	var stored ipc.ModelManifest
 	if a.srv.Store().Get(ManifestBucket, canonicalName(name), &stored) != nil {
 		// A fine-tuning job's model has no stored manifest: it is its
 		// adapter (fineTunedManifest), which deleting the model removes.
 		// (The store's delete of the absent key answered 200 and the
 		// model stayed.)
-		pool := a.adapterPool()
-		if pool == nil { // fineTunedManifest found none then
+		man, ok := a.fineTunedManifest(canonicalName(name))
+		if !ok {
 			return false, nil
 		}
-		if err := pool.Remove(man.Name); err != nil {
+		if err := a.checkUnused(man.Name, ""); err != nil {
+			return true, err
+		}
+		if err := a.adapterPool().Remove(man.Name); err != nil {
+			if errors.Is(err, adapters.ErrUnknown) {
+				return false, nil // removed at the same time: not found
+			}
 			return true, err
 		}
 		a.srv.Events().Publish("model.removed", map[string]any{"model": man.Name})
 		return true, nil
 	}
+	if err := a.checkUnused(stored.Name, ""); err != nil {
+		return true, err
+	}
 	if err := a.srv.Store().Delete(ManifestBucket, canonicalName(name)); err != nil {
 		return true, err
 	}
-	a.pruneBlob(man.From)
+	a.pruneBlob(stored.From)
 	a.pruneAdapters(stored)
 	a.srv.Events().Publish("model.removed", map[string]any{"model": canonicalName(name)})
 	return true, nil
