@@ -45,6 +45,9 @@ type goTemplate struct {
 	tools    bool      // it reads .Tools
 	thinks   bool      // it reads .Think: a thinking model's template
 	cost     *costTree // the nodes a rendering executes
+	// literal is the largest integer the template writes: a range over
+	// a variable, a pipeline or dot may range over it.
+	literal int
 	// think is the request's choice, rendered as .Think and .IsThinkSet
 	// (nil: not set).
 	think *bool
@@ -84,6 +87,11 @@ func parseGoTemplate(src string) (*goTemplate, error) {
 		// reply after everything it renders.
 		t.Tree.Root.Nodes = append(t.Tree.Root.Nodes, responseNode())
 	}
+	for _, tt := range t.Templates() {
+		if tt.Tree != nil {
+			g.literal = max(g.literal, largestInt(tt.Tree.Root))
+		}
+	}
 	c := costBuilder{t: t, done: map[string]*costTree{}, active: map[string]bool{}}
 	if g.cost, err = c.named("prompt"); err != nil {
 		return nil, err
@@ -96,11 +104,65 @@ func parseGoTemplate(src string) (*goTemplate, error) {
 		if err != nil {
 			return nil, err
 		}
-		if k.steps(listSizes{1, 1, 1, 1, 1}) > maxRenderSteps {
+		if k.steps(g.bound(listSizes{1, 1, 1, 1, 1})) > maxRenderSteps {
 			return nil, fmt.Errorf("the template runs more than %d steps", maxRenderSteps)
 		}
 	}
 	return g, nil
+}
+
+// bound is s with the template's own integers counted: a range over
+// anything but a field may range over one of them ({{ $n := 1000000000 }}
+// {{ range $n }}, {{ range (1000000000) }}, {{ with 1000000000 }}{{ range . }}),
+// as text/template ranges over integers.
+func (g *goTemplate) bound(s listSizes) listSizes {
+	s.any = max(s.any, g.literal)
+	return s
+}
+
+// largestInt is the largest integer literal in n and below it.
+func largestInt(n parse.Node) int {
+	most := 0
+	switch x := n.(type) {
+	case *parse.NumberNode:
+		if x.IsInt && x.Int64 > 0 {
+			most = int(min(x.Int64, int64(maxRenderSteps)+1))
+		}
+	case *parse.ListNode:
+		if x != nil {
+			for _, c := range x.Nodes {
+				most = max(most, largestInt(c))
+			}
+		}
+	case *parse.ActionNode:
+		most = largestInt(x.Pipe)
+	case *parse.TemplateNode:
+		if x.Pipe != nil {
+			most = largestInt(x.Pipe)
+		}
+	case *parse.IfNode:
+		most = largestInt(&x.BranchNode)
+	case *parse.RangeNode:
+		most = largestInt(&x.BranchNode)
+	case *parse.WithNode:
+		most = largestInt(&x.BranchNode)
+	case *parse.BranchNode:
+		most = max(largestInt(x.Pipe), largestInt(x.List))
+		if x.ElseList != nil {
+			most = max(most, largestInt(x.ElseList))
+		}
+	case *parse.PipeNode:
+		if x != nil {
+			for _, c := range x.Cmds {
+				for _, a := range c.Args {
+					most = max(most, largestInt(a))
+				}
+			}
+		}
+	case *parse.ChainNode:
+		most = largestInt(x.Node)
+	}
+	return most
 }
 
 // responseNode is {{ .Response }}.
@@ -200,7 +262,7 @@ func (g *goTemplate) Prompt(ctx context.Context, conv chat.Conversation) (string
 			}
 			data.Tools = append(data.Tools, t)
 		}
-		if n := g.cost.steps(data.sizes()); n > maxRenderSteps {
+		if n := g.cost.steps(g.bound(data.sizes())); n > maxRenderSteps {
 			return "", fmt.Errorf("the template would run more than %d steps over this chat of %d messages", maxRenderSteps, len(msgs))
 		}
 		if err := tmpl.Execute(&out, data); err != nil {
@@ -217,7 +279,7 @@ func (g *goTemplate) Prompt(ctx context.Context, conv chat.Conversation) (string
 		}
 		longest = max(longest, len(m.Content))
 	}
-	if n := g.cost.steps(listSizes{any: longest}); n > maxRenderSteps/turns {
+	if n := g.cost.steps(g.bound(listSizes{any: longest})); n > maxRenderSteps/turns {
 		return "", fmt.Errorf("the template would run more than %d steps over this chat of %d messages", maxRenderSteps, len(msgs))
 	}
 	if g.think != nil {

@@ -156,6 +156,15 @@ func TestGoTemplateWorkBounded(t *testing.T) {
 	fanOut.WriteString(`{{define "t40"}}{{end}}{{template "t0" .}}{{.Prompt}}`)
 	for _, c := range []struct{ name, src, err string }{
 		{"range over a number", `{{range 100000000000}}{{end}}`, "range over a number"},
+		// A number reaches a range through a variable, a pipeline, dot
+		// or a template's argument: each ran a billion steps (30 s that
+		// could not be stopped) where the cost tree counted one.
+		{"range over a variable's number", `{{ $n := 1000000000 }}{{ range $n }}{{ end }}{{ .Prompt }}`, "steps"},
+		{"range over an assigned number", `{{ $n := 1 }}{{ $n = 1000000000 }}{{ range $n }}{{ end }}`, "steps"},
+		{"range over a number in parentheses", `{{ range (1000000000) }}{{ end }}{{ .Prompt }}`, "steps"},
+		{"range over a number as dot", `{{ with 1000000000 }}{{ range . }}{{ end }}{{ end }}`, "steps"},
+		{"range over or's number", `{{ range (or 0 1000000000) }}{{ end }}`, "steps"},
+		{"range over a template's argument", `{{ define "a" }}{{ range . }}{{ end }}{{ end }}{{ template "a" 1000000000 }}`, "steps"},
 		{"recursion", `{{define "a"}}{{template "a" .}}{{template "a" .}}{{end}}{{template "a" .}}`, "calls itself"},
 		{"fan-out", fanOut.String(), "steps"},
 		{"fan-out not called", strings.Replace(fanOut.String(), `{{template "t0" .}}`, "", 1), "steps"},
@@ -163,6 +172,11 @@ func TestGoTemplateWorkBounded(t *testing.T) {
 		_, err := parseGoTemplate(c.src)
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%s: err = %v, want one saying %q", c.name, err, c.err)
+		}
+	}
+	for _, src := range []string{`{{ $n := 3 }}{{ range $n }}x{{ end }}`, `{{ range $i, $_ := .Messages }}{{ if eq $i 0 }}first{{ end }}{{ end }}`} {
+		if _, err := parseGoTemplate(src); err != nil {
+			t.Errorf("%s: %v", src, err)
 		}
 	}
 	many := make([]chat.Message, 400)
