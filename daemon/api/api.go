@@ -419,7 +419,8 @@ func statusOf(err error) int {
 func isTemplateError(err error) bool {
 	var re *jinja.RaiseError
 	var je *jinja.Error
-	return errors.As(err, &re) || errors.As(err, &je) || errors.Is(err, jinja.ErrLimit) || errors.Is(err, llm.ErrNoTemplate) ||
+	var ge *goTemplateError
+	return errors.As(err, &re) || errors.As(err, &je) || errors.As(err, &ge) || errors.Is(err, jinja.ErrLimit) || errors.Is(err, llm.ErrNoTemplate) ||
 		errors.Is(err, chat.ErrTools) || errors.Is(err, chat.ErrInvalidRole) || errors.Is(err, chat.ErrRoleOrder)
 }
 

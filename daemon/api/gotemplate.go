@@ -236,10 +236,31 @@ func (g *goTemplate) toolFormat() toolcall.Format {
 // Prompt implements chat.Renderer: conv rendered by Ollama's rules. The
 // generation prompt is the template's own (Ollama templates always end
 // with the assistant's turn open), so AddGenerationPrompt is not read.
+// A rendering that fails (the template's own error, or its bounds) is a
+// *goTemplateError: the template refuses this conversation.
 func (g *goTemplate) Prompt(ctx context.Context, conv chat.Conversation) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	prompt, err := g.render(conv)
+	if err != nil {
+		return "", &goTemplateError{err: err}
+	}
+	return prompt, nil
+}
+
+// goTemplateError is why a Go TEMPLATE could not render a conversation:
+// an error of the template's own (an index out of range, a field of a
+// text), or a bound of its work or output that this chat passes. It is
+// the request's (a 400), as a chat template's error is.
+type goTemplateError struct{ err error }
+
+func (e *goTemplateError) Error() string { return e.err.Error() }
+
+func (e *goTemplateError) Unwrap() error { return e.err }
+
+// render is Prompt's rendering of conv.
+func (g *goTemplate) render(conv chat.Conversation) (string, error) {
 	system, msgs := collate(conv.Messages)
 	var out limitedBuilder
 	out.max = maxRenderedBytes

@@ -419,3 +419,46 @@ func TestGoTemplateToolSchemaFields(t *testing.T) {
 		})
 	}
 }
+
+// TestGoTemplateErrorsAreTheRequests: a created model's or a request's
+// TEMPLATE that cannot render a conversation (its own error on this
+// chat, or a bound this chat passes) is a 400 with the template's
+// message, as a chat template's error is; it was a 500 server_error on
+// every API.
+func TestGoTemplateErrorsAreTheRequests(t *testing.T) {
+	many := make([]chat.Message, 401)
+	for i := range many {
+		many[i] = chat.Message{Role: []string{"user", "assistant"}[i%2], Content: "x"}
+	}
+	hi := []chat.Message{{Role: "user", Content: "hi"}}
+	for _, c := range []struct {
+		name, src string
+		msgs      []chat.Message
+		want      string
+	}{
+		{"index past the chat", `{{ (index .Messages 1).Content }}`, hi, "index out of range"},
+		{"slice past a text", `{{ slice .Prompt 5 1 }}`, hi, "index out of range"},
+		{"field of a text", `{{ .Prompt.Foo }}`, hi, "can't evaluate field Foo"},
+		{"template not defined", `{{ template "nope" }}`, hi, "not defined"},
+		{"call of a text", `{{ call .Prompt }}`, hi, "non-function"},
+		{"too many steps for this chat", `{{range .Messages}}{{range $.Messages}}{{range $.Messages}}{{end}}{{end}}{{end}}`, many, "steps"},
+	} {
+		_, err := render(t, c.src, c.msgs)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one saying %q", c.name, err, c.want)
+			continue
+		}
+		if got := statusOf(fmt.Errorf("generate: %w", err)); got != 400 {
+			t.Errorf("%s: status %d, want 400", c.name, got)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	g, err := parseGoTemplate(legacyChatML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Prompt(ctx, chat.Conversation{Messages: hi}); !errors.Is(err, context.Canceled) || statusOf(err) == 400 {
+		t.Errorf("a cancelled rendering: %v (status %d)", err, statusOf(err))
+	}
+}
