@@ -332,8 +332,13 @@ func (st *toolState) splitCalls(text, idPrefix string, cut bool) (string, []tool
 	content, calls, err := st.format.Parse(text)
 	if st.either && (err != nil || !st.offered(calls)) {
 		// The reply under the request's format, which a format's call
-		// marker can read as a call ({"name": ...} for Llama 3.1's).
-		return text, nil, nil
+		// marker can read as a call ({"name": ...} for Llama 3.1's),
+		// unless it began as calls (as its stream saw it) and was cut
+		// short: then, as without a format, the complete calls are kept
+		// and the one cut dropped, not returned as the reply's text.
+		if !cut || !st.beganCalls(text) || (len(calls) > 0 && !st.offered(calls)) {
+			return text, nil, nil
+		}
 	}
 	if err != nil && !cut {
 		return content, nil, fmt.Errorf("the model's tool call does not parse: %w", err)
@@ -349,6 +354,15 @@ func (st *toolState) splitCalls(text, idPrefix string, cut bool) (string, []tool
 		}
 	}
 	return content, calls, nil
+}
+
+// beganCalls reports whether a reply that is either calls or a reply in
+// the request's format began as calls: what its stream holds back as
+// calls (toolcall.NewEitherStream).
+func (st *toolState) beganCalls(text string) bool {
+	s := toolcall.NewEitherStream(st.format, st.tools)
+	s.Push(text)
+	return s.InCalls()
 }
 
 // offered reports whether calls are calls of the offered tools, and the
