@@ -1,7 +1,6 @@
 package toolcall
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,8 +40,9 @@ func (mistralArgs) Parse(text string) (string, []Call, error) {
 	}
 	content := strings.TrimSpace(text[:i])
 	var calls []Call
-	for _, part := range strings.Split(text[i+len("[TOOL_CALLS]"):], "[TOOL_CALLS]") {
-		name, args, ok := strings.Cut(part, "[ARGS]")
+	rest := text[i+len("[TOOL_CALLS]"):]
+	for {
+		name, args, ok := strings.Cut(rest, "[ARGS]")
 		if !ok {
 			return content, calls, errors.New("tool call without [ARGS]")
 		}
@@ -51,12 +51,23 @@ func (mistralArgs) Parse(text string) (string, []Call, error) {
 		if name == "" {
 			return content, calls, errors.New("tool call has no name")
 		}
-		args = strings.TrimSpace(args)
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(args), &obj); err != nil {
+		// The arguments are read as one JSON value, not up to the next
+		// [TOOL_CALLS]: an argument may hold the marker's text.
+		raw, after, err := nextJSON(args)
+		if err == nil && raw[0] != '{' {
+			err = errors.New("not an object")
+		}
+		if err != nil {
 			return content, calls, fmt.Errorf("tool call %s: arguments are not a JSON object: %w", name, err)
 		}
-		calls = append(calls, Call{ID: strings.TrimSpace(id), Name: name, Arguments: json.RawMessage(args)})
+		calls = append(calls, Call{ID: strings.TrimSpace(id), Name: name, Arguments: raw})
+		rest = strings.TrimSpace(after)
+		if rest == "" {
+			return content, calls, nil
+		}
+		var next bool
+		if rest, next = strings.CutPrefix(rest, "[TOOL_CALLS]"); !next {
+			return content, calls, fmt.Errorf("tool call %s: text after its arguments", name)
+		}
 	}
-	return content, calls, nil
 }

@@ -312,21 +312,32 @@ func (hermes) Parse(text string) (string, []Call, error) {
 		if start < 0 {
 			break
 		}
-		rest = rest[start+len("<tool_call>"):]
-		end := strings.Index(rest, "</tool_call>")
-		body := rest
-		if end >= 0 {
-			body, rest = rest[:end], rest[end+len("</tool_call>"):]
-		} else {
-			rest = ""
+		// The call is read as one JSON value, not up to the next
+		// </tool_call>: an argument may hold the markers' text.
+		raw, after, err := nextJSON(rest[start+len("<tool_call>"):])
+		if err != nil {
+			return content, calls, fmt.Errorf("tool call is not a JSON object: %w", err)
 		}
-		c, err := unmarshalCall([]byte(strings.TrimSpace(body)), "arguments")
+		c, err := unmarshalCall(raw, "arguments")
 		if err != nil {
 			return content, calls, err
 		}
 		calls = append(calls, c)
+		rest = strings.TrimPrefix(strings.TrimLeft(after, " \t\r\n"), "</tool_call>")
 	}
 	return strings.TrimRight(content, " \n"), calls, nil
+}
+
+// nextJSON reads the JSON value text begins with (after white space) and
+// returns it and the text after it.
+func nextJSON(text string) (json.RawMessage, string, error) {
+	text = strings.TrimLeft(text, " \t\r\n")
+	dec := json.NewDecoder(strings.NewReader(text))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return nil, "", err
+	}
+	return raw, text[dec.InputOffset():], nil
 }
 
 // llama3 is Llama 3.1+: optionally <|python_tag|>, then {"name": ..., "parameters": {...}}.

@@ -465,3 +465,36 @@ func TestMistralArgsGrammar(t *testing.T) {
 		t.Errorf("cut reply: calls %v, err %v; want the first call and an error", calls, err)
 	}
 }
+
+// TestParseMarkersInArguments: a call whose argument holds a format's own
+// markers ("[TOOL_CALLS]", "</tool_call>"), which the calls' grammar
+// allows in a JSON string, parses as the model wrote it; the parsers split
+// the text at the marker and the reply was a 500 (soak T). Arguments that
+// are not an object are refused.
+func TestParseMarkersInArguments(t *testing.T) {
+	for _, c := range []struct {
+		template, text string
+		calls          []string // name and arguments of each call
+		err            bool
+	}{
+		{"[TOOL_CALLS] [ARGS]", `[TOOL_CALLS]run[ARGS]{"cmd":"echo [TOOL_CALLS]x"}`, []string{`run{"cmd":"echo [TOOL_CALLS]x"}`}, false},
+		{"[TOOL_CALLS] [ARGS]", `[TOOL_CALLS]run[ARGS]{"cmd":"[TOOL_CALLS]a[ARGS]b"}[TOOL_CALLS]run[CALL_ID]a1b2c3d4e[ARGS]{}`, []string{`run{"cmd":"[TOOL_CALLS]a[ARGS]b"}`, `run{}`}, false},
+		{"[TOOL_CALLS] [ARGS]", `[TOOL_CALLS]run[ARGS]{"cmd":"x"} [TOOL_CALLS]run[ARGS]{"cmd":"[TOOL_CALLS]`, []string{`run{"cmd":"x"}`}, true},
+		{"[TOOL_CALLS] [ARGS]", `[TOOL_CALLS]run[ARGS]null`, nil, true},
+		{"[TOOL_CALLS] [ARGS]", `[TOOL_CALLS]run[ARGS][1]`, nil, true},
+		{"[TOOL_CALLS] [ARGS]", `[TOOL_CALLS]run[ARGS]{} trailing`, []string{`run{}`}, true},
+		{"<tool_call>", "<tool_call>\n{\"name\":\"run\",\"arguments\":{\"cmd\":\"</tool_call><tool_call>\"}}\n</tool_call>", []string{`run{"cmd":"</tool_call><tool_call>"}`}, false},
+		{"<tool_call>", "<tool_call>\n{\"name\":\"run\",\"arguments\":{\"cmd\":\"</tool_call>\"}}\n</tool_call>\n<tool_call>\n{\"name\":\"run\",\"arguments\":{}}\n</tool_call>",
+			[]string{`run{"cmd":"</tool_call>"}`, `run{}`}, false},
+		{"<tool_call>", "<tool_call>\n{\"name\":\"run\",\"arguments\":{}}", []string{`run{}`}, false},
+	} {
+		_, calls, err := Detect(c.template).Parse(c.text)
+		var got []string
+		for _, call := range calls {
+			got = append(got, call.Name+string(call.Arguments))
+		}
+		if !slices.Equal(got, c.calls) || (err != nil) != c.err {
+			t.Errorf("%q: calls %q, err %v; want %q, error %v", c.text, got, err, c.calls, c.err)
+		}
+	}
+}
