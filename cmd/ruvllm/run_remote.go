@@ -200,10 +200,22 @@ func modelParameters(ctx context.Context, c *ipc.Client, model string) map[strin
 	if err != nil {
 		return nil
 	}
+	return parameterNames(sh.Parameters)
+}
+
+// parameterNames are the names /api/show's parameters text sets: lines
+// of a name and a value, as Ollama writes them, or PARAMETER lines, as
+// ruvllmd does (a Modelfile's). The PARAMETER lines were read as setting
+// "PARAMETER", so no created model's PARAMETERs applied.
+func parameterNames(text string) map[string]bool {
 	keys := map[string]bool{}
-	for _, line := range strings.Split(sh.Parameters, "\n") {
-		if f := strings.Fields(line); len(f) > 0 {
-			keys[f[0]] = true
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 1 && strings.EqualFold(f[0], "PARAMETER") {
+			f = f[1:]
+		}
+		if len(f) > 0 {
+			keys[strings.ToLower(f[0])] = true
 		}
 	}
 	return keys

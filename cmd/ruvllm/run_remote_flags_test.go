@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,4 +161,25 @@ func deref(p *float32) any {
 		return nil
 	}
 	return *p
+}
+
+// TestParameterNames: the PARAMETER names of /api/show's parameters text,
+// in ruvllmd's shape (PARAMETER lines, as in a Modelfile) and in Ollama's
+// (a padded name and its value). ruvllmd's lines were read as setting
+// "PARAMETER", so chat and run --remote sent their own defaults to every
+// created model (soak T).
+func TestParameterNames(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"ruvllmd", "PARAMETER num_predict 2\nPARAMETER stop \"<|im_end|>\"\nPARAMETER temperature 0\n", []string{"num_predict", "stop", "temperature"}},
+		{"ollama", "temperature                    0.1\nnum_predict                    3\nrepeat_penalty                 1.3", []string{"num_predict", "repeat_penalty", "temperature"}},
+		{"none", "", nil},
+	} {
+		got := slices.Sorted(maps.Keys(parameterNames(c.text)))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
 }
