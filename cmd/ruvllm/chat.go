@@ -62,15 +62,18 @@ func newChatCmd() *cobra.Command {
 			defer c.Close()
 			s := &chatSession{c: c, opts: o, out: cmd.OutOrStdout(), errw: cmd.ErrOrStderr()}
 			f := cmd.Flags()
-			// A created model's PARAMETERs apply where no flag was given.
-			params := modelParameters(ctx, c, o.model)
-			s.opts.tempFromModel = !f.Changed("temp") && params["temperature"]
-			s.opts.maxFromModel = !f.Changed("max-tokens") && params["num_predict"]
 			if convID != "" {
 				if err := s.resume(ctx, convID, f.Changed("model"), f.Changed("system"), f.Changed("temp")); err != nil {
 					return err
 				}
 			}
+			// A created model's PARAMETERs apply where no flag (nor a
+			// resumed conversation's stored temperature) was given: the
+			// model is the one a resumed conversation talks to, unless
+			// -m names another.
+			params := modelParameters(ctx, c, s.opts.model)
+			s.opts.tempFromModel = !f.Changed("temp") && s.sampling.Temperature == nil && params["temperature"]
+			s.opts.maxFromModel = !f.Changed("max-tokens") && params["num_predict"]
 			return s.repl(ctx, cmd.InOrStdin())
 		},
 	}
@@ -162,7 +165,7 @@ func (s *chatSession) resume(ctx context.Context, id string, modelSet, systemSet
 		sampling.Temperature = &s.opts.temp
 		upd.Sampling = &sampling
 	case s.sampling.Temperature != nil:
-		s.opts.temp, s.opts.tempFromModel = *s.sampling.Temperature, false
+		s.opts.temp = *s.sampling.Temperature
 	}
 	if upd.Model != nil || upd.System != nil || upd.Sampling != nil {
 		s.pending = &upd

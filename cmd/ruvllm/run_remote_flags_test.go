@@ -100,6 +100,10 @@ func TestRemoteRunsLeaveModelParameters(t *testing.T) {
 				return
 			}
 			w.Write([]byte(`{"parameters":"temperature                    0.1\nnum_predict                    3\nrepeat_penalty                 1.3"}`))
+		case "/v1/conversations/conv-created":
+			w.Write([]byte(`{"id":"conv-created","model":"created","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`))
+		case "/v1/conversations/conv-temp":
+			w.Write([]byte(`{"id":"conv-temp","model":"created","sampling":{"temperature":0.3}}`))
 		case "/v1/completions", "/v1/chat/completions":
 			var req struct{ ipc.SamplingFields }
 			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -133,6 +137,11 @@ func TestRemoteRunsLeaveModelParameters(t *testing.T) {
 		{"chat, a created model", newChatCmd, []string{"-m", "created", "--no-save"}, "hi\n", nil, 0, 0},
 		{"chat, flags set", newChatCmd, []string{"-m", "created", "--no-save", "--temp", "0.2", "-n", "9"}, "hi\n", ptr(float32(0.2)), 9, 0},
 		{"chat, another model", newChatCmd, []string{"-m", "other", "--no-save"}, "hi\n", ptr(float32(0.7)), 512, 0},
+		// A resumed conversation's model is the created one (soak T: the
+		// CLI's defaults were sent, as no -m named it).
+		{"chat, resuming a created model's conversation", newChatCmd, []string{"--conversation", "conv-created", "--no-save"}, "hi\n", nil, 0, 0},
+		{"chat, resuming with a stored temperature", newChatCmd, []string{"--conversation", "conv-temp", "--no-save"}, "hi\n", ptr(float32(0.3)), 0, 0},
+		{"chat, resuming with another model", newChatCmd, []string{"--conversation", "conv-created", "-m", "other", "--no-save"}, "hi\n", ptr(float32(0.7)), 512, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, _, err := runCLIIn(t, strings.NewReader(tc.stdin), tc.cmd(), tc.args...); err != nil {
