@@ -40,16 +40,25 @@ func (m *funcMeter) funcs() template.FuncMap {
 			return op(a, b)
 		}
 	}
+	// The text functions are charged what they may write before they
+	// write it (printedBound), and what they wrote beyond that after: a
+	// charge after the writing let one call build gigabytes first
+	// (printf of a thousand 999,999-wide verbs, print of a doubled text).
 	text := func(f func(args ...any) string) func(args ...any) (string, error) {
 		return func(args ...any) (string, error) {
-			s := f(args...)
-			return s, m.charge(len(s))
+			pre := len(args)
+			for _, a := range args {
+				pre = addBound(pre, printedBound(reflect.ValueOf(a)))
+			}
+			return m.chargeAround(pre, func() string { return f(args...) })
 		}
 	}
 	return template.FuncMap{
 		"json": func(v any) (string, error) {
-			b, _ := json.Marshal(v)
-			return string(b), m.charge(len(b))
+			return m.chargeAround(printedBound(reflect.ValueOf(v)), func() string {
+				b, _ := json.Marshal(v)
+				return string(b)
+			})
 		},
 		"eq": func(a reflect.Value, bs ...reflect.Value) (bool, error) {
 			if len(bs) == 0 {
@@ -80,14 +89,131 @@ func (m *funcMeter) funcs() template.FuncMap {
 			ok, err := equal(a, b)
 			return !ok, err
 		}),
-		"ge":       cmp(func(a, b reflect.Value) (bool, error) { ok, err := less(a, b); return !ok, err }),
-		"print":    text(fmt.Sprint),
-		"println":  text(fmt.Sprintln),
-		"printf":   func(f string, args ...any) (string, error) { s := fmt.Sprintf(f, args...); return s, m.charge(len(s)) },
+		"ge":      cmp(func(a, b reflect.Value) (bool, error) { ok, err := less(a, b); return !ok, err }),
+		"print":   text(fmt.Sprint),
+		"println": text(fmt.Sprintln),
+		"printf": func(f string, args ...any) (string, error) {
+			return m.chargeAround(printfBound(f, args), func() string { return fmt.Sprintf(f, args...) })
+		},
 		"html":     text(template.HTMLEscaper),
 		"js":       text(template.JSEscaper),
 		"urlquery": text(template.URLQueryEscaper),
 	}
+}
+
+// chargeAround charges pre, the most that write may write, before
+// calling it, and what it wrote beyond pre after.
+func (m *funcMeter) chargeAround(pre int, write func() string) (string, error) {
+	if err := m.charge(pre); err != nil {
+		return "", err
+	}
+	s := write()
+	return s, m.charge(max(0, len(s)-pre))
+}
+
+// boundCap is where printedBound and printfBound stop counting: past
+// it, any call is over the functions' budget.
+const boundCap = maxFuncBytes + 1
+
+// addBound is a + b, saturating at boundCap.
+func addBound(a, b int) int { return min(a+b, boundCap) }
+
+// printedBound is the most bytes fmt's verbs or json write for v: a text
+// escaped at its worst (six bytes a byte, as JSON's \u003c), numbers
+// at their longest, and the punctuation, names and separators of lists,
+// maps and structs. It saturates at boundCap.
+func printedBound(v reflect.Value) int {
+	const scalar = 400 // a float64 written in full (%f of 1e308)
+	switch v.Kind() {
+	case reflect.Invalid:
+		return len("<nil>")
+	case reflect.String:
+		return min(6*v.Len()+2, boundCap)
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return len("<nil>")
+		}
+		return printedBound(v.Elem())
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return min(6*v.Len()+2, boundCap)
+		}
+		n := 2
+		for i := range v.Len() {
+			if n = addBound(n, printedBound(v.Index(i))+1); n >= boundCap {
+				break
+			}
+		}
+		return n
+	case reflect.Map:
+		n := 2
+		for it := v.MapRange(); it.Next(); {
+			if n = addBound(n, printedBound(it.Key())+printedBound(it.Value())+2); n >= boundCap {
+				break
+			}
+		}
+		return n
+	case reflect.Struct:
+		n := 2
+		for i := range v.NumField() {
+			if n = addBound(n, len(v.Type().Field(i).Name)+printedBound(v.Field(i))+4); n >= boundCap {
+				break
+			}
+		}
+		return n
+	}
+	return scalar
+}
+
+// printfBound is the most bytes fmt.Sprintf(format, args...) writes: the
+// format, each verb's width and precision (at most a million each, or
+// fmt refuses them), and each argument as often as the verbs may print
+// it (every verb may, with an explicit index: %[1]s%[1]s...), with what
+// a verb of the wrong kind adds (%!d(string=...)).
+func printfBound(format string, args []any) int {
+	const pad = 64 // %!verb(type=...) around a misused argument
+	const widest = 1_000_000
+	n := len(format)
+	verbs, indexed := 0, false
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		verbs++
+		for i++; i < len(format); i++ {
+			c := format[i]
+			if c >= '0' && c <= '9' {
+				num := 0
+				for ; i < len(format) && format[i] >= '0' && format[i] <= '9'; i++ {
+					num = min(num*10+int(format[i]-'0'), widest)
+				}
+				n = addBound(n, num)
+				i--
+				continue
+			}
+			switch c {
+			case '*':
+				n = addBound(n, widest)
+				continue
+			case '[':
+				indexed = true
+				continue
+			case '+', '-', '#', ' ', '.', ']':
+				continue
+			}
+			break // the verb
+		}
+	}
+	args1, widestArg := len(args)*pad, 0
+	for _, a := range args {
+		b := printedBound(reflect.ValueOf(a)) + pad
+		args1, widestArg = addBound(args1, b), max(widestArg, b)
+	}
+	n = addBound(n, args1)
+	if indexed {
+		n = addBound(n, min(verbs, boundCap)*min(widestArg, boundCap/max(verbs, 1)+1))
+	}
+	return n
 }
 
 // compareCost is what comparing a and b reads at most: the shorter of

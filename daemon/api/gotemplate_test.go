@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"text/template"
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/toolcall"
@@ -460,5 +462,55 @@ func TestGoTemplateErrorsAreTheRequests(t *testing.T) {
 	}
 	if _, err := g.Prompt(ctx, chat.Conversation{Messages: hi}); !errors.Is(err, context.Canceled) || statusOf(err) == 400 {
 		t.Errorf("a cancelled rendering: %v (status %d)", err, statusOf(err))
+	}
+}
+
+// TestGoTemplateFunctionsChargedFirst: a text function is charged what
+// it may write before it writes, so a call past the budget fails without
+// building its text. They were charged after: a 20 KB /api/generate
+// template of 2,000 999,999-wide printf verbs took the daemon to 6 GB
+// before failing, and a 256 KiB one could take some 25 GB (soak T).
+func TestGoTemplateFunctionsChargedFirst(t *testing.T) {
+	big := strings.Repeat("<", 1<<20)
+	for _, c := range []struct {
+		name string
+		call func(template.FuncMap) (string, error)
+	}{
+		{"printf widths", func(f template.FuncMap) (string, error) {
+			return f["printf"].(func(string, ...any) (string, error))("%999999d%999999d%999999d%999999d", 1, 2, 3, 4)
+		}},
+		{"printf star widths", func(f template.FuncMap) (string, error) {
+			return f["printf"].(func(string, ...any) (string, error))("%*d%*d%*d%*d", 999999, 1, 999999, 2, 999999, 3, 999999, 4)
+		}},
+		{"printf one argument again and again", func(f template.FuncMap) (string, error) {
+			return f["printf"].(func(string, ...any) (string, error))("%[1]s%[1]s%[1]s%[1]s", big)
+		}},
+		{"print", func(f template.FuncMap) (string, error) {
+			return f["print"].(func(...any) (string, error))(big, big, big, big)
+		}},
+		{"println of a list", func(f template.FuncMap) (string, error) {
+			return f["println"].(func(...any) (string, error))([]templateMessage{{Content: big}, {Content: big}, {Content: big}, {Content: big}})
+		}},
+		{"html", func(f template.FuncMap) (string, error) { return f["html"].(func(...any) (string, error))(big) }},
+		{"js", func(f template.FuncMap) (string, error) { return f["js"].(func(...any) (string, error))(big) }},
+		{"json", func(f template.FuncMap) (string, error) { return f["json"].(func(any) (string, error))(big) }},
+	} {
+		m := &funcMeter{used: maxFuncBytes - 1000}
+		f := m.funcs()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := c.call(f)
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, errFuncBudget) {
+			t.Errorf("%s: err = %v, want the functions' bound", c.name, err)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+			t.Errorf("%s: allocated %d bytes before failing", c.name, grew)
+		}
+	}
+	// Within the budget, the same calls write what text/template's do.
+	m := &funcMeter{}
+	if s, err := m.funcs()["printf"].(func(string, ...any) (string, error))("%[1]s-%[1]s|%5d|%.2f|%d", "ab", 7, 1.0, "x"); err != nil || s != "ab-ab|    7|1.00|%!d(string=x)" {
+		t.Errorf("printf: %q, %v", s, err)
 	}
 }
