@@ -53,8 +53,8 @@ func (a *API) chatTemplate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if t != nil {
-			// chat_template_kwargs.enable_thinking reaches the TEMPLATE as
-			// .Think and .IsThinkSet, as in the model's chat requests.
+			// chat_template_kwargs reach the TEMPLATE as a chat
+			// request's do: enable_thinking as .Think, others refused.
 			if _, err := t.applyThinking(&thinkingSpec{vars: body.ChatTemplateKwargs}); err != nil {
 				openAIError(w, err)
 				return

@@ -106,3 +106,38 @@ func TestCreatedModelTemplateChat(t *testing.T) {
 		t.Errorf("call %v", fn)
 	}
 }
+
+// TestChatTemplateOfCreatedModelTakesKwargs: /v1/chat/template renders a
+// created model's TEMPLATE with the thinking choice of its
+// chat_template_kwargs, as a chat request does (.Think, .IsThinkSet), and
+// refuses the keys and values a chat request refuses. They were ignored:
+// enable_thinking false showed the prompt of thinking on, and any key was
+// taken (soak T).
+func TestChatTemplateOfCreatedModelTakesKwargs(t *testing.T) {
+	ta := startAPIWith(t, true)
+	base := quote(realTinyModel(t))
+	ta.postOK(t, "/api/create", `{"model":"thinks","from":`+base+`,"template":`+quote(thinkingTemplate)+`,"stream":false}`)
+	ta.postOK(t, "/api/create", `{"model":"plain","from":`+base+`,"template":`+quote(legacyChatML)+`,"stream":false}`)
+	for _, tc := range []struct {
+		name, model, kwargs string
+		status              int
+		closed              bool // the prompt closes an empty reasoning block
+	}{
+		{"thinking off", "thinks", `{"enable_thinking":false}`, 200, true},
+		{"thinking on", "thinks", `{"enable_thinking":true}`, 200, false},
+		{"no choice", "thinks", `{}`, 200, false},
+		{"another key", "thinks", `{"foo":1}`, 400, false},
+		{"not a boolean", "thinks", `{"enable_thinking":"yes"}`, 400, false},
+		{"thinking on, a template that does not think", "plain", `{"enable_thinking":true}`, 400, false},
+		{"thinking off, a template that does not think", "plain", `{"enable_thinking":false}`, 200, false},
+	} {
+		resp, b := ta.post(t, "/v1/chat/template", `{"model":"`+tc.model+`","messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":`+tc.kwargs+`}`)
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: %d %s, want %d", tc.name, resp.StatusCode, b, tc.status)
+			continue
+		}
+		if tc.status == 200 && strings.Contains(string(b), `\u003c/think\u003e`) != tc.closed {
+			t.Errorf("%s: prompt %s, want an empty block closed: %v", tc.name, b, tc.closed)
+		}
+	}
+}
