@@ -225,9 +225,13 @@ func identifiers(n parse.Node, into map[string]bool) {
 
 // toolFormat is how a model prompted by this template writes tool calls:
 // the format its template describes when it renders .Tools, else the
-// generic one (the tools described in the system prompt).
+// generic one (the tools described in the system prompt). A one-turn
+// template (no .Messages) is rendered without .Tools, tool calls or tool
+// results, as Ollama renders it, so it gets the generic format even where
+// it reads .Tools: with its own format the tools were never described
+// and a chat's calls and results were dropped from the prompt.
 func (g *goTemplate) toolFormat() toolcall.Format {
-	if !g.tools {
+	if !g.tools || !g.messages {
 		return toolcall.Generic{}
 	}
 	return toolcall.Detect(g.src)

@@ -514,3 +514,41 @@ func TestGoTemplateFunctionsChargedFirst(t *testing.T) {
 		t.Errorf("printf: %q, %v", s, err)
 	}
 }
+
+// TestGoTemplateToolFormat: a template that renders .Tools in a call
+// format of its own has that format, but a one-turn template (no
+// .Messages), which renders without .Tools and without the chat's calls
+// and results, has the generic one: its tools are described in the
+// system prompt and past calls reach the prompt as text. With the
+// format its text named, the tools were never described and a chat's
+// calls and results were dropped (soak T).
+func TestGoTemplateToolFormat(t *testing.T) {
+	for _, c := range []struct{ name, src, want string }{
+		{"chat template, mistral", `{{ if .Tools }}[AVAILABLE_TOOLS]{{ json .Tools }}[/AVAILABLE_TOOLS]{{ end }}{{ range .Messages }}{{ .Content }}{{ range .ToolCalls }}[TOOL_CALLS]{{ json . }}{{ end }}{{ end }}`, "mistral"},
+		{"chat template, hermes", qwenTools, "hermes"},
+		{"chat template without .Tools", `{{ range .Messages }}<tool_call>{{ .Content }}{{ end }}`, "generic"},
+		{"one-turn template reading .Tools", `[INST] {{ if .Tools }}[AVAILABLE_TOOLS] {{ json .Tools }}[/AVAILABLE_TOOLS]{{ end }}{{ .Prompt }} [/INST] [TOOL_CALLS] {{ .Response }}`, "generic"},
+	} {
+		g, err := parseGoTemplate(c.src)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := g.toolFormat().Name(); got != c.want {
+			t.Errorf("%s: format %s, want %s", c.name, got, c.want)
+		}
+	}
+	// The one-turn template's chat keeps its calls and results, as text.
+	g, _ := parseGoTemplate(`[INST] {{ if .Tools }}[AVAILABLE_TOOLS] {{ json .Tools }}[/AVAILABLE_TOOLS]{{ end }}{{ .Prompt }} [/INST] [TOOL_CALLS] {{ .Response }}`)
+	msgs := []chat.Message{{Role: "user", Content: "w?"},
+		{Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "abcdefghi", Function: chat.FunctionCall{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Oslo"}`)}}}},
+		{Role: "tool", ToolCallID: "abcdefghi", Content: "sunny"}}
+	tools := []toolcall.Tool{{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	gen, ok := g.toolFormat().(toolcall.Generic)
+	if !ok {
+		t.Fatalf("one-turn template: format %s, want generic", g.toolFormat().Name())
+	}
+	out, err := g.Prompt(context.Background(), chat.Conversation{Messages: gen.PrepareMessages(msgs, tools, false)})
+	if err != nil || !strings.Contains(out, "get_weather") || !strings.Contains(out, "Oslo") || !strings.Contains(out, "sunny") {
+		t.Errorf("one-turn chat with calls: %q, %v", out, err)
+	}
+}
