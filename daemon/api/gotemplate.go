@@ -376,7 +376,7 @@ func (g *goTemplate) applyThinking(ts *thinkingSpec) (*thinkingState, error) {
 		return nil, badParam("model", "its template failed: %v", err)
 	}
 	open := strings.HasSuffix(strings.TrimRight(probe, " \t\r\n"), r.Open)
-	return &thinkingState{r: r, startsOpen: open, raw: ts.raw}, nil
+	return &thinkingState{r: r, startsOpen: open, raw: ts.raw, off: g.think != nil && !*g.think}, nil
 }
 
 // untilResponse cuts tmpl (a rendering's own copy) after its first

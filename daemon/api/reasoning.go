@@ -47,6 +47,9 @@ type thinkingState struct {
 	// raw: the reasoning stays in the content (a constraint still holds
 	// only the reply after it).
 	raw bool
+	// off: the request turned thinking off and the template took it, so
+	// a constrained reply may not open a reasoning block of its own.
+	off bool
 }
 
 // applyThinking checks ts against the model and sets the request's
@@ -81,7 +84,8 @@ func applyThinking(m models.Model, req *llm.Request, ts *thinkingSpec) (*thinkin
 		}
 		req.TemplateVars[r.Toggle] = *ts.want
 	}
-	return &thinkingState{r: r, startsOpen: r.StartsOpen(req.TemplateVars), raw: ts.raw}, nil
+	off := ts.want != nil && !*ts.want && r.Toggle != ""
+	return &thinkingState{r: r, startsOpen: r.StartsOpen(req.TemplateVars), raw: ts.raw, off: off}, nil
 }
 
 // continuePrefill fixes where a reply that continues the conversation's
@@ -117,8 +121,8 @@ func (st *thinkingState) thinks() bool { return st != nil }
 // text up to the closing tag, then the part. Where the prompt does not
 // open the block, the reply may also skip the reasoning.
 func (st *thinkingState) wrap(p grammar.Part) grammar.Part {
-	if st == nil {
-		return p
+	if st == nil || st.off && !st.startsOpen {
+		return p // no reasoning, or turned off: the reply is the part
 	}
 	think := grammar.Seq(grammar.Without(st.r.Close), grammar.Special(st.r.Close), grammar.Regex(`[ \t\r\n]*`), p)
 	if st.startsOpen {
