@@ -362,7 +362,7 @@ func (g *goTemplate) applyThinking(ts *thinkingSpec) (*thinkingState, error) {
 	}
 	if !g.thinks {
 		if ts.want != nil && *ts.want {
-			return nil, badParam(ts.param, "this model's TEMPLATE does not think (it reads no .Think)")
+			return nil, badParam(ts.param, "asks for thinking, but this model's TEMPLATE does not think (it reads no .Think)")
 		}
 		return nil, nil
 	}
@@ -740,7 +740,7 @@ type costBuilder struct {
 // named is the cost of the template called name.
 func (c *costBuilder) named(name string) (*costTree, error) {
 	if c.active[name] {
-		return nil, fmt.Errorf("template %q calls itself, which is not allowed", name)
+		return nil, fmt.Errorf("%q calls itself, which is not allowed", name)
 	}
 	if k, ok := c.done[name]; ok {
 		return k, nil

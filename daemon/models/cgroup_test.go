@@ -39,6 +39,12 @@ func TestCgroupHeadroom(t *testing.T) {
 			"memory/memory.limit_in_bytes": {Data: []byte("9223372036854771712\n")},
 			"memory/memory.usage_in_bytes": {Data: []byte("1\n")},
 		}, 0, false},
+		{"v2 limit on a parent slice", "0::/user.slice/app.scope\n", fstest.MapFS{
+			"user.slice/memory.max":               {Data: []byte("1073741824")},
+			"user.slice/memory.current":           {Data: []byte("805306368")},
+			"user.slice/app.scope/memory.max":     {Data: []byte("max")},
+			"user.slice/app.scope/memory.current": {Data: []byte("1")},
+		}, 256 << 20, true},
 		{"no files", "0::/x\n", fstest.MapFS{}, 0, false},
 		{"garbage", "0::/x\n", fstest.MapFS{"x/memory.max": {Data: []byte("lots")}, "x/memory.current": {Data: []byte("-5")}}, 0, false},
 	} {

@@ -61,12 +61,11 @@ func memAvailable() (int64, bool) {
 // cgroupHeadroom is the memory the cgroup of /proc/self/cgroup (self)
 // has left under its limit, in fsys (the cgroup file system's root):
 // the limit less what is used, page cache that can be dropped not
-// counted. limited is false where no limit is set or none is found.
+// counted, the least of its own and its ancestors'. limited is false
+// where no limit is set or none is found.
 // cgroup v2 (0::/path: memory.max, memory.current, memory.stat's
 // inactive_file) and v1 (N:memory:/path: memory.limit_in_bytes,
-// memory.usage_in_bytes, memory.stat's total_inactive_file) are read. A
-// container sees its own cgroup at the root, so the root is tried where
-// the path has no files.
+// memory.usage_in_bytes, memory.stat's total_inactive_file) are read.
 func cgroupHeadroom(fsys fs.FS, self []byte) (left int64, limited bool) {
 	for _, line := range strings.Split(string(self), "\n") {
 		parts := strings.SplitN(line, ":", 3)
@@ -82,25 +81,27 @@ func cgroupHeadroom(fsys fs.FS, self []byte) (left int64, limited bool) {
 		if v1 {
 			dir, limitFile, usageFile, inactiveKey = "memory", "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"
 		}
-		for _, d := range []string{path.Join(dir, strings.TrimPrefix(parts[2], "/")), dir} {
+		// The cgroup and each one above it (a limit on a parent slice
+		// holds too): the least headroom of those with a limit. A
+		// container sees its own cgroup at the root.
+		for d := path.Join(dir, strings.TrimPrefix(parts[2], "/")); ; d = path.Dir(d) {
 			limit, ok := readBytes(fsys, path.Join(d, limitFile))
-			if !ok {
-				continue
+			if ok && limit < 1<<60 { // not "max", nor v1's page-rounded MaxInt64
+				if used, ok := readBytes(fsys, path.Join(d, usageFile)); ok {
+					if stat, err := fs.ReadFile(fsys, path.Join(d, "memory.stat")); err == nil {
+						used -= min(used, statValue(stat, inactiveKey))
+					}
+					if here := max(limit-used, 0); !limited || here < left {
+						left, limited = here, true
+					}
+				}
 			}
-			if limit >= 1<<60 { // "max", or v1's page-rounded MaxInt64
+			if d == dir || d == "." || d == "/" {
 				break
 			}
-			used, ok := readBytes(fsys, path.Join(d, usageFile))
-			if !ok {
-				break
-			}
-			if stat, err := fs.ReadFile(fsys, path.Join(d, "memory.stat")); err == nil {
-				used -= min(used, statValue(stat, inactiveKey))
-			}
-			return max(limit-used, 0), true
 		}
 	}
-	return 0, false
+	return left, limited
 }
 
 // readBytes reads a cgroup file of one number of bytes ("max": no limit).
