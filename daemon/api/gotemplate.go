@@ -44,6 +44,7 @@ type goTemplate struct {
 	messages bool      // it reads .Messages: one rendering of the whole chat
 	tools    bool      // it reads .Tools
 	thinks   bool      // it reads .Think: a thinking model's template
+	suffix   bool      // it reads .Suffix: a fill-in-the-middle branch
 	cost     *costTree // the nodes a rendering executes
 	// literal is the largest integer the template writes: a range over
 	// a variable, a pipeline or dot may range over it.
@@ -82,6 +83,7 @@ func parseGoTemplate(src string) (*goTemplate, error) {
 		}
 	}
 	g.messages, g.tools, g.thinks = names["messages"], names["tools"], names["think"] || names["isthinkset"]
+	g.suffix = names["suffix"]
 	if !g.messages && !names["response"] && t.Tree != nil {
 		// Ollama: a one-turn template without .Response writes the
 		// reply after everything it renders.
@@ -377,6 +379,32 @@ func (g *goTemplate) applyThinking(ts *thinkingSpec) (*thinkingState, error) {
 	}
 	open := strings.HasSuffix(strings.TrimRight(probe, " \t\r\n"), r.Open)
 	return &thinkingState{r: r, startsOpen: open, raw: ts.raw, off: g.think != nil && !*g.think}, nil
+}
+
+// fillInTheMiddle renders a fill-in-the-middle request with a template
+// that reads .Suffix, as Ollama does for /api/generate's suffix: one
+// rendering with .Prompt (the text before the insertion point) and
+// .Suffix (the text after it); ok is false for a template without such
+// a branch.
+func (g *goTemplate) fillInTheMiddle(prompt, suffix string) (text string, ok bool, err error) {
+	if !g.suffix {
+		return "", false, nil
+	}
+	if n := g.cost.steps(listSizes{any: max(len(prompt), len(suffix))}); n > maxRenderSteps {
+		return "", true, &goTemplateError{fmt.Errorf("the template would run more than %d steps", maxRenderSteps)}
+	}
+	meter := &funcMeter{}
+	tmpl, err := g.tmpl.Clone()
+	if err != nil {
+		return "", true, err
+	}
+	tmpl.Funcs(meter.funcs())
+	var out limitedBuilder
+	out.max = maxRenderedBytes
+	if err := tmpl.Execute(&out, templateData{Prompt: prompt, Suffix: suffix}); err != nil {
+		return "", true, &goTemplateError{err}
+	}
+	return out.String(), true, nil
 }
 
 // untilResponse cuts tmpl (a rendering's own copy) after its first

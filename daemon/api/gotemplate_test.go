@@ -552,3 +552,27 @@ func TestGoTemplateToolFormat(t *testing.T) {
 		t.Errorf("one-turn chat with calls: %q, %v", out, err)
 	}
 }
+
+// TestCreatedTemplateFillInTheMiddle: /api/generate's suffix on a created
+// model whose TEMPLATE has a .Suffix branch renders that branch, as
+// Ollama does (code models' templates); it used only the GGUF's FIM
+// tokens, a 400 on a model without them.
+func TestCreatedTemplateFillInTheMiddle(t *testing.T) {
+	ta := startAPIWith(t, true)
+	base := quote(realTinyModel(t))
+	const tmpl = `{{ if .Suffix }}<PRE> {{ .Prompt }} <SUF>{{ .Suffix }} <MID>{{ else }}{{ .Prompt }}{{ end }}`
+	ta.postOK(t, "/api/create", `{"model":"coder","from":`+base+`,"template":`+quote(tmpl)+`,"stream":false}`)
+	fim := ta.postOK(t, "/api/generate", `{"model":"coder","prompt":"def f(x):","suffix":"return y","stream":false,"options":{"num_predict":1}}`)
+	raw := ta.postOK(t, "/api/generate", `{"model":`+base+`,"prompt":"<PRE> def f(x): <SUF>return y <MID>","raw":true,"stream":false,"options":{"num_predict":1}}`)
+	if fim["prompt_eval_count"] != raw["prompt_eval_count"] {
+		t.Errorf("the .Suffix branch read %v prompt tokens, its text %v", fim["prompt_eval_count"], raw["prompt_eval_count"])
+	}
+	if caps := fmt.Sprint(ta.postOK(t, "/api/show", `{"model":"coder"}`)["capabilities"]); !strings.Contains(caps, "insert") {
+		t.Errorf("/api/show capabilities %s, want insert", caps)
+	}
+	// A TEMPLATE without the branch keeps the FIM tokens' path (none here).
+	ta.postOK(t, "/api/create", `{"model":"plain","from":`+base+`,"template":"{{ .Prompt }}","stream":false}`)
+	if resp, b := ta.post(t, "/api/generate", `{"model":"plain","prompt":"a","suffix":"b","stream":false}`); resp.StatusCode != 400 || !strings.Contains(string(b), "fill-in-the-middle") {
+		t.Errorf("suffix without a .Suffix branch or FIM tokens: %d %s", resp.StatusCode, b)
+	}
+}

@@ -349,8 +349,24 @@ func (a *API) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case body.Suffix != "":
 		// Fill in the middle: the prompt is the text before the insertion
-		// point, with the model's FIM tokens (no chat template).
+		// point, written by a TEMPLATE's .Suffix branch where it has one
+		// (as Ollama renders it), else with the model's FIM tokens.
 		req.Prompt, req.Suffix = body.Prompt, body.Suffix
+		if body.Template != "" {
+			t, err := parseGoTemplate(body.Template)
+			if err != nil {
+				ollamaError(w, badParam("template", "%v", err))
+				return
+			}
+			text, ok, err := t.fillInTheMiddle(body.Prompt, body.Suffix)
+			if err != nil {
+				ollamaError(w, badParam("template", "%v", err))
+				return
+			}
+			if ok {
+				req.Prompt, req.Suffix, req.Raw = text, "", true
+			}
+		}
 	case body.Raw:
 		req.Prompt, req.Raw = body.Prompt, true
 	default:

@@ -238,8 +238,13 @@ func (a *API) ollamaShow(w http.ResponseWriter, r *http.Request) {
 // reaches it there), not where the file's chat template thinks.
 func templateCapabilities(caps []string, src string) []string {
 	out := slices.DeleteFunc(slices.Clone(caps), func(c string) bool { return c == "thinking" })
-	if g, err := parseGoTemplate(src); err == nil && g.thinks {
-		out = append(out, "thinking")
+	if g, err := parseGoTemplate(src); err == nil {
+		if g.thinks {
+			out = append(out, "thinking")
+		}
+		if g.suffix && !slices.Contains(out, "insert") { // its fill-in-the-middle branch
+			out = append(out, "insert")
+		}
 	}
 	return out
 }
