@@ -544,10 +544,31 @@ type toolFunction struct {
 	Name        string     `json:"name"`
 	Description string     `json:"description,omitempty"`
 	Parameters  toolSchema `json:"parameters"`
+	// params are the parameters as the client wrote them, which the
+	// function's JSON keeps (their keys in the client's order, as Hugging
+	// Face templates print them, not sorted).
+	params json.RawMessage
 }
 
 // String is the function as JSON ({{ .Function }}).
 func (f toolFunction) String() string { return jsonText(f) }
+
+// MarshalJSON writes the function with its parameters as the client
+// wrote them.
+func (f toolFunction) MarshalJSON() ([]byte, error) {
+	params := f.params
+	if len(params) == 0 {
+		var err error
+		if params, err = json.Marshal(f.Parameters); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}{f.Name, f.Description, params})
+}
 
 // toolSchema is a JSON Schema object of a tool's parameters, every object
 // in it one too (schemaValue). A template reads it by key
@@ -650,6 +671,12 @@ func newTemplateTool(raw json.RawMessage) (templateTool, error) {
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return templateTool{}, fmt.Errorf("tool definition: %w", err)
 	}
+	var kept struct {
+		Function struct {
+			Parameters json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+	json.Unmarshal(raw, &kept)
 	if t.Type == "" {
 		t.Type = "function"
 	}
@@ -657,7 +684,11 @@ func newTemplateTool(raw json.RawMessage) (templateTool, error) {
 	if t.Function.Parameters == nil {
 		params = nil
 	}
-	return templateTool{Type: t.Type, Function: toolFunction{Name: t.Function.Name, Description: t.Function.Description, Parameters: params}}, nil
+	fn := toolFunction{Name: t.Function.Name, Description: t.Function.Description, Parameters: params}
+	if params != nil {
+		fn.params = kept.Function.Parameters
+	}
+	return templateTool{Type: t.Type, Function: fn}, nil
 }
 
 // listSizes are the longest lists of each kind a template may range over.

@@ -102,7 +102,8 @@ const qwenTools = `{{- if or .System .Tools }}<|im_start|>system
 {{- end }}`
 
 // TestGoTemplateTools: a template that reads .Messages sees the tools
-// (printed as JSON, as Ollama's types print), the assistant's calls with
+// (printed as JSON, as Ollama's types print, the parameters' keys in the
+// client's order), the assistant's calls with
 // their arguments and the tool results, with nested ranges; the calls'
 // format is the one the template writes.
 func TestGoTemplateTools(t *testing.T) {
@@ -118,7 +119,7 @@ func TestGoTemplateTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "<|im_start|>system\nBe brief.\n# Tools\n<tools>\n" +
-		`{"type": "function", "function": {"name":"weather","description":"Current weather","parameters":{"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"}}}` +
+		`{"type": "function", "function": {"name":"weather","description":"Current weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}` +
 		"\n</tools><|im_end|>\n<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n" +
 		`{"name": "weather", "arguments": {"city":"Paris"}}` + "\n</tool_call><|im_end|>\n" +
 		"<|im_start|>user\n<tool_response>\n18C\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
