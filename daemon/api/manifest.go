@@ -319,13 +319,17 @@ func mergeAdapters(base, req []ipc.AdapterRef) []ipc.AdapterRef {
 }
 
 // withManifestMessages adds a created model's system prompt (unless the
-// request has one) and its MESSAGE turns before the request's messages.
+// request starts with one) and its MESSAGE turns before the request's
+// messages.
 func withManifestMessages(man *ipc.ModelManifest, msgs []ipc.Message) []ipc.Message {
 	if man == nil || (man.System == "" && len(man.Messages) == 0) {
 		return msgs
 	}
 	var out []ipc.Message
-	hasSystem := slices.ContainsFunc(msgs, func(m ipc.Message) bool { return m.Role == "system" || m.Role == "developer" })
+	// As Ollama: the model's SYSTEM comes first unless the chat starts
+	// with a system message of its own (one later in the chat is joined
+	// to it, as templates see system messages).
+	hasSystem := len(msgs) > 0 && (msgs[0].Role == "system" || msgs[0].Role == "developer")
 	if man.System != "" && !hasSystem {
 		out = append(out, ipc.Message{Role: "system", Content: man.System})
 	}

@@ -141,3 +141,24 @@ func TestChatTemplateOfCreatedModelTakesKwargs(t *testing.T) {
 		}
 	}
 }
+
+// TestCreatedModelSystemComesFirst: a created model's SYSTEM comes first
+// unless the chat starts with a system message, as in Ollama; a system
+// message later in the chat dropped it.
+func TestCreatedModelSystemComesFirst(t *testing.T) {
+	ta := startAPIWith(t, true)
+	ta.postOK(t, "/api/create", `{"model":"terse","from":`+quote(realTinyModel(t))+`,"system":"You are terse.","stream":false}`)
+	for _, c := range []struct {
+		messages string
+		want     bool
+	}{
+		{`[{"role":"user","content":"hi"},{"role":"system","content":"Later."},{"role":"user","content":"x"}]`, true},
+		{`[{"role":"system","content":"Mine."},{"role":"user","content":"hi"}]`, false},
+		{`[{"role":"user","content":"hi"}]`, true},
+	} {
+		prompt, _ := ta.postOK(t, "/v1/chat/template", `{"model":"terse","messages":`+c.messages+`}`)["prompt"].(string)
+		if got := strings.Contains(prompt, "You are terse."); got != c.want {
+			t.Errorf("%s: the model's SYSTEM in the prompt: %v, want %v (%q)", c.messages, got, c.want, prompt)
+		}
+	}
+}
