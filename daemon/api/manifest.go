@@ -450,7 +450,7 @@ func (a *API) buildManifest(ctx context.Context, body ipc.CreateRequest, modelfi
 		f, err := gguf.Open(abs)
 		if err != nil {
 			if errors.Is(err, gguf.ErrNotGGUF) {
-				return nil, badParam("from", "not a GGUF file: %s", abs)
+				return nil, badParam("from", "names %s, which is not a GGUF file", abs)
 			}
 			return nil, badParam("from", "%s: %v", abs, err)
 		}

@@ -71,7 +71,7 @@ func applyThinking(m models.Model, req *llm.Request, ts *thinkingSpec) (*thinkin
 		req.TemplateVars = maps.Clone(ts.vars)
 	}
 	if ts.want != nil && *ts.want && r == nil {
-		return nil, badParam(ts.param, "this model does not think")
+		return nil, badParam(ts.param, "asks for thinking, but this model does not think")
 	}
 	if r == nil || req.Messages == nil {
 		// Not a thinking model, or a prompt its template did not write
