@@ -273,8 +273,10 @@ func unmarshalCall(b []byte, argsKey string) (Call, error) {
 	if json.Unmarshal(args, &s) == nil {
 		args = json.RawMessage(s)
 	}
-	if !json.Valid(args) {
-		return Call{}, fmt.Errorf("tool call %s: arguments are not JSON", c.Name)
+	if t := bytes.TrimSpace(args); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+		// Every API hands the client an object (Ollama's arguments are
+		// one); the grammar only ever writes one.
+		return Call{}, fmt.Errorf("tool call %s: arguments are not a JSON object", c.Name)
 	}
 	c.Arguments = args
 	if id, ok := raw["id"]; ok {
