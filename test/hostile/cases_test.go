@@ -301,7 +301,7 @@ func TestClientMistakesAre4xx(t *testing.T) {
 		{"/api/chat", `{"model":"` + m + `","messages":[{"role":"user","content":"hi"}],"options":{"num_predict":-7}}`, "options.num_predict", ""},
 		{"/api/chat", `{"model":"` + m + `","messages":[{"role":"wizard","content":"hi"}]}`, "messages[0].role", ""},
 		{"/api/generate", `{"model":"` + m + `","prompt":"hi","options":{"repeat_penalty":-2}}`, "options.repeat_penalty", ""},
-		{"/api/embed", `{"model":"` + m + `","input":""}`, "input", ""},
+		{"/api/embed", `{"model":"` + m + `","input":{"a":1}}`, "input", ""}, // an empty input loads the model, as in Ollama
 		{"/api/pull", `{"model":"Org/Repo/x\n.gguf","stream":false}`, `segment "x\n.gguf"`, ""},
 		{"/api/pull", `{"model":"Org/Repo/` + strings.Repeat("a", 300) + `.gguf","stream":false}`, "invalid model reference", ""},
 		{"/v1/feedback", `{"request_id":"chatcmpl-nope","rating":1}`, "chatcmpl-nope", ""},
