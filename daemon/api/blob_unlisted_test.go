@@ -1,9 +1,6 @@
 package api
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"os"
 	"strings"
 	"testing"
 )
@@ -14,17 +11,7 @@ import (
 // too, as a model named sha256-<digest>, which Ollama never shows.
 func TestLoadedBlobNotListed(t *testing.T) {
 	ta := startAPIWith(t, true)
-	data, err := os.ReadFile(realTinyModel(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	digest := "sha256:" + hex.EncodeToString(sum[:])
-	resp, err := ta.http.Post("http://ruvllm/api/blobs/"+digest, "application/octet-stream", strings.NewReader(string(data)))
-	if err != nil || resp.StatusCode != 201 {
-		t.Fatalf("blob upload: %v %v", resp, err)
-	}
-	ta.postOK(t, "/api/create", `{"model":"fromblob","files":{"m.gguf":"`+digest+`"},"stream":false}`)
+	createFromBlob(t, ta, "fromblob")
 	ta.postOK(t, "/api/chat", `{"model":"fromblob","stream":false,"options":{"num_predict":1},"messages":[{"role":"user","content":"hi"}]}`)
 	for _, path := range []string{"/api/tags", "/v1/models"} {
 		code, b := ta.get(t, path)

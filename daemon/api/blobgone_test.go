@@ -17,20 +17,10 @@ import (
 // client knew), and can still be deleted.
 func TestCreatedModelWhoseBlobIsGone(t *testing.T) {
 	ta := startAPIWith(t, true)
-	data, err := os.ReadFile(realTinyModel(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	digest := "sha256:" + hex.EncodeToString(sum[:])
-	resp, err := ta.http.Post("http://ruvllm/api/blobs/"+digest, "application/octet-stream", strings.NewReader(string(data)))
-	if err != nil || resp.StatusCode != 201 {
-		t.Fatalf("blob upload: %v %v", resp, err)
-	}
-	ta.postOK(t, "/api/create", `{"model":"fromblob","files":{"m.gguf":"`+digest+`"},"stream":false}`)
+	digest := createFromBlob(t, ta, "fromblob")
 	var blob string
 	filepath.WalkDir(ta.srv.Config().ModelsDir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.Contains(d.Name(), hex.EncodeToString(sum[:])) {
+		if err == nil && !d.IsDir() && strings.Contains(d.Name(), strings.TrimPrefix(digest, "sha256:")) {
 			blob = p
 		}
 		return nil
@@ -49,4 +39,23 @@ func TestCreatedModelWhoseBlobIsGone(t *testing.T) {
 	if resp, err := ta.http.Do(req); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("delete of the broken model: %v %v", resp, err)
 	}
+}
+
+// createFromBlob uploads the tiny real model as a blob (as the ollama
+// client does with a local GGUF) and creates the model name from it; it
+// returns the blob's digest.
+func createFromBlob(t *testing.T, ta *testAPI, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(realTinyModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	resp, err := ta.http.Post("http://ruvllm/api/blobs/"+digest, "application/octet-stream", strings.NewReader(string(data)))
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("blob upload: %v %v", resp, err)
+	}
+	ta.postOK(t, "/api/create", `{"model":"`+name+`","files":{"m.gguf":"`+digest+`"},"stream":false}`)
+	return digest
 }

@@ -214,14 +214,7 @@ func TestToolParametersOwnRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	toks := []grammar.Token{{EOG: true}}
-	for b := 0; b < 0x80; b++ {
-		toks = append(toks, grammar.Token{Bytes: []byte{byte(b)}})
-	}
-	v, err := grammar.NewVocab(toks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := byteVocab(t)
 	part, _ := Generic{}.Grammar(tools, true, true)
 	g, err := grammar.Compose(part)
 	if err != nil {
@@ -286,14 +279,7 @@ func TestEitherStream(t *testing.T) {
 // came back as a 500 ("arguments are not JSON"), or a number or an array
 // as the arguments (soak P).
 func TestToolArgumentsAreObjects(t *testing.T) {
-	toks := []grammar.Token{{EOG: true}}
-	for b := 0; b < 0x80; b++ {
-		toks = append(toks, grammar.Token{Bytes: []byte{byte(b)}})
-	}
-	v, err := grammar.NewVocab(toks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := byteVocab(t)
 	for _, tc := range []struct {
 		params string
 		args   string
@@ -337,14 +323,7 @@ func TestLlama3OneCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	toks := []grammar.Token{{EOG: true}}
-	for b := 0; b < 0x80; b++ {
-		toks = append(toks, grammar.Token{Bytes: []byte{byte(b)}})
-	}
-	v, err := grammar.NewVocab(toks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := byteVocab(t)
 	one := `{"name":"get_weather","parameters":{"city":"Oslo"}}`
 	for _, tc := range []struct {
 		template, text string
@@ -425,14 +404,7 @@ func TestGenericPastCallArguments(t *testing.T) {
 func TestMistralArgsGrammar(t *testing.T) {
 	tools, _ := ParseTools([]json.RawMessage{weather, clock})
 	f := Detect(`[TOOL_CALLS]{{ name }}[ARGS]{{ args }}`)
-	toks := []grammar.Token{{EOG: true}}
-	for b := 1; b < 0x80; b++ {
-		toks = append(toks, grammar.Token{Bytes: []byte{byte(b)}})
-	}
-	v, err := grammar.NewVocab(toks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := byteVocab(t)
 	accepts := func(parallel bool, text string) bool {
 		p, _ := f.Grammar(tools, true, parallel)
 		g, err := grammar.Compose(p)
@@ -497,4 +469,19 @@ func TestParseMarkersInArguments(t *testing.T) {
 			t.Errorf("%q: calls %q, err %v; want %q, error %v", c.text, got, err, c.calls, c.err)
 		}
 	}
+}
+
+// byteVocab is a vocabulary of the 127 ASCII bytes and an end token, on
+// which a grammar's matcher reads text byte by byte.
+func byteVocab(t *testing.T) *grammar.Vocab {
+	t.Helper()
+	toks := []grammar.Token{{EOG: true}}
+	for b := 1; b < 0x80; b++ {
+		toks = append(toks, grammar.Token{Bytes: []byte{byte(b)}})
+	}
+	v, err := grammar.NewVocab(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
