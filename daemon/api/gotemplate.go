@@ -826,7 +826,6 @@ func (c *costBuilder) node(n parse.Node) (*costTree, error) {
 	switch x := n.(type) {
 	case *parse.ListNode:
 		if x != nil {
-			lists = []*parse.ListNode{}
 			for _, sub := range x.Nodes {
 				sk, err := c.node(sub)
 				if err != nil {
