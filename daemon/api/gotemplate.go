@@ -122,6 +122,21 @@ func (g *goTemplate) bound(s listSizes) listSizes {
 	return s
 }
 
+// steps is the nodes the template executes over lists of sizes s, the
+// template's own integers counted as possible range lengths (bound).
+func (g *goTemplate) steps(s listSizes) int { return g.cost.steps(g.bound(s)) }
+
+// instance is one rendering's own copy of the template, its functions
+// metered, and the bounded buffer it writes to.
+func (g *goTemplate) instance() (*template.Template, *limitedBuilder, error) {
+	tmpl, err := g.tmpl.Clone()
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl.Funcs((&funcMeter{}).funcs())
+	return tmpl, &limitedBuilder{max: maxRenderedBytes}, nil
+}
+
 // largestInt is the largest integer literal in n and below it.
 func largestInt(n parse.Node) int {
 	most := 0
@@ -268,15 +283,10 @@ func (e *goTemplateError) Unwrap() error { return e.err }
 // render is Prompt's rendering of conv.
 func (g *goTemplate) render(conv chat.Conversation) (string, error) {
 	system, msgs := collate(conv.Messages)
-	var out limitedBuilder
-	out.max = maxRenderedBytes
-	// This rendering's own copy, whose functions are metered.
-	meter := &funcMeter{}
-	tmpl, err := g.tmpl.Clone()
+	tmpl, out, err := g.instance()
 	if err != nil {
 		return "", err
 	}
-	tmpl.Funcs(meter.funcs())
 	if g.messages {
 		data := templateData{System: system, Messages: msgs}
 		if g.think != nil {
@@ -289,10 +299,10 @@ func (g *goTemplate) render(conv chat.Conversation) (string, error) {
 			}
 			data.Tools = append(data.Tools, t)
 		}
-		if n := g.cost.steps(g.bound(data.sizes())); n > maxRenderSteps {
+		if n := g.steps(data.sizes()); n > maxRenderSteps {
 			return "", fmt.Errorf("the template would run more than %d steps over this chat of %d messages", maxRenderSteps, len(msgs))
 		}
-		if err := tmpl.Execute(&out, data); err != nil {
+		if err := tmpl.Execute(out, data); err != nil {
 			return "", err
 		}
 		return out.String(), nil
@@ -306,14 +316,14 @@ func (g *goTemplate) render(conv chat.Conversation) (string, error) {
 		}
 		longest = max(longest, len(m.Content))
 	}
-	if n := g.cost.steps(g.bound(listSizes{any: longest})); n > maxRenderSteps/turns {
+	if n := g.steps(listSizes{any: longest}); n > maxRenderSteps/turns {
 		return "", fmt.Errorf("the template would run more than %d steps over this chat of %d messages", maxRenderSteps, len(msgs))
 	}
 	if g.think != nil {
 		turn.Think, turn.IsThinkSet = *g.think, true
 	}
 	flush := func() error {
-		err := tmpl.Execute(&out, turn)
+		err := tmpl.Execute(out, turn)
 		turn = templateData{Think: turn.Think, IsThinkSet: turn.IsThinkSet}
 		return err
 	}
@@ -341,7 +351,7 @@ func (g *goTemplate) render(conv chat.Conversation) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := last.Execute(&out, turn); err != nil {
+	if err := last.Execute(out, turn); err != nil {
 		return "", err
 	}
 	return out.String(), nil
@@ -390,18 +400,14 @@ func (g *goTemplate) fillInTheMiddle(prompt, suffix string) (text string, ok boo
 	if !g.suffix {
 		return "", false, nil
 	}
-	if n := g.cost.steps(listSizes{any: max(len(prompt), len(suffix))}); n > maxRenderSteps {
+	if n := g.steps(listSizes{any: max(len(prompt), len(suffix))}); n > maxRenderSteps {
 		return "", true, &goTemplateError{fmt.Errorf("the template would run more than %d steps", maxRenderSteps)}
 	}
-	meter := &funcMeter{}
-	tmpl, err := g.tmpl.Clone()
+	tmpl, out, err := g.instance()
 	if err != nil {
 		return "", true, err
 	}
-	tmpl.Funcs(meter.funcs())
-	var out limitedBuilder
-	out.max = maxRenderedBytes
-	if err := tmpl.Execute(&out, templateData{Prompt: prompt, Suffix: suffix}); err != nil {
+	if err := tmpl.Execute(out, templateData{Prompt: prompt, Suffix: suffix}); err != nil {
 		return "", true, &goTemplateError{err}
 	}
 	return out.String(), true, nil
