@@ -96,8 +96,8 @@ func anthropicChat(body ipc.AnthropicRequest, needMax bool) (llm.Request, error)
 	if len(body.Messages) == 0 {
 		return req, badParam("messages", "must not be empty")
 	}
-	if len(body.Messages) > MaxMessages {
-		return req, badParam("messages", "has %d messages; at most %d are taken", len(body.Messages), MaxMessages)
+	if err := checkMessageCount(len(body.Messages), "messages"); err != nil {
+		return req, err
 	}
 	for i, m := range body.Messages {
 		at := fmt.Sprintf("messages[%d]", i)

@@ -276,12 +276,21 @@ func checkEmbeddingInputs(in []string, param string) error {
 // context holds more turns than this.
 const MaxMessages = 65536
 
+// checkMessageCount refuses a chat of more than MaxMessages messages,
+// naming param.
+func checkMessageCount(n int, param string) error {
+	if n > MaxMessages {
+		return badParam(param, "has %d messages; at most %d are taken", n, MaxMessages)
+	}
+	return nil
+}
+
 // chatMessages converts a request's chat messages, checking each role and
 // refusing by name what the model cannot read (images, audio) and what
 // needs tool calling.
 func chatMessages(in []ipc.Message, param string) ([]chat.Message, error) {
-	if len(in) > MaxMessages {
-		return nil, badParam(param, "has %d messages; at most %d are taken", len(in), MaxMessages)
+	if err := checkMessageCount(len(in), param); err != nil {
+		return nil, err
 	}
 	out := make([]chat.Message, 0, len(in))
 	for i, m := range in {
