@@ -300,6 +300,10 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingS
 		return nil, grammarError(ts.param, err)
 	}
 	req.Grammar = g
+	// A format that writes arguments as tagged text reads them by the
+	// tools' schemas (a string's "007" stays a string, an integer's 7 is
+	// a number).
+	st.format = toolcall.Bind(st.format, tools)
 	st.either, st.tools = either, tools
 	if !required && len(triggers) > 0 {
 		req.GrammarTriggers = triggers // free text until a call begins

@@ -1,7 +1,7 @@
 // Package toolcall is function calling over a model's own chat format: it
 // picks how a model writes tool calls from its chat template (Hermes/Qwen
 // <tool_call> blocks, Llama 3.1 JSON with <|python_tag|>, Mistral
-// [TOOL_CALLS], or, for templates without tools, a generic JSON format that
+// [TOOL_CALLS], the XML arguments of Qwen3-Coder, GLM and MiniMax, or, for templates without tools, a generic JSON format that
 // the daemon describes to the model itself), builds the grammar that holds
 // a generation to valid calls of the offered tools, parses calls out of
 // the generated text, and filters a stream so that no half-written call
@@ -221,7 +221,7 @@ func rooted(t Tool) string {
 // Format is how one family of models writes tool calls.
 type Format interface {
 	// Name names the format ("hermes", "llama3", "mistral",
-	// "mistral-args", "generic").
+	// "mistral-args", "qwen3-coder", "glm", "minimax", "generic").
 	Name() string
 	// Native reports whether the model's chat template renders the tools
 	// and tool messages itself; the generic format is described to the
@@ -239,6 +239,14 @@ type Format interface {
 // Detect picks the format of a chat template from what it renders.
 func Detect(template string) Format {
 	switch {
+	case strings.Contains(template, "<seed:tool_call>") && strings.Contains(template, "<function="):
+		return xmlCalls{xmlLayout: seedLayout}
+	case strings.Contains(template, "<function=") && strings.Contains(template, "<parameter="):
+		return xmlCalls{xmlLayout: qwen3CoderLayout}
+	case strings.Contains(template, "<arg_key>") && strings.Contains(template, "<arg_value>"):
+		return xmlCalls{xmlLayout: glmLayout}
+	case strings.Contains(template, "<minimax:tool_call>") && strings.Contains(template, "<invoke name="):
+		return xmlCalls{xmlLayout: minimaxLayout}
 	case strings.Contains(template, "<tool_call>"):
 		return hermes{}
 	case strings.Contains(template, "[TOOL_CALLS]") && strings.Contains(template, "[ARGS]"):
