@@ -281,7 +281,7 @@ func (b *Backend) Attend(dst, q, k, v compute.Tensor, store compute.KVStore, spa
 	if units*kvh >= 2*b.w.n {
 		perItem, grain = group, 1
 	}
-	tiled := (!b.exact || b.batched && tokens >= quant.FlashTile) && a.HeadDim%16 == 0 && s.coldT == nil
+	tiled := (!b.exact || b.batched && tokens >= quant.FlashTile) && a.HeadDim%16 == 0
 	if tiled {
 		// Every query head of a KV head in one item, so that each tile of
 		// keys and values is read and converted once for all of them,
@@ -357,6 +357,7 @@ type attendJob struct {
 type tileState struct {
 	kt, vt, sc, acc, ms, ss []float32
 	tmp                     []float32
+	kt16                    []uint16 // a row store's keys transposed, in f16
 }
 
 // grow returns buf resliced to n elements, reallocated when too short with
@@ -602,40 +603,7 @@ func (j *attendJob) tiled(wk int, it attendItem) {
 		clear(st.vt[(hi-t0+1)*hd:])
 		for p := lo; p <= hi; {
 			m := min(bs-p%bs, hi+1-p)
-			o := s.offset(sp.Blocks, a.Layer, p) + kvOff
-			jj := p - t0
-			vo, vs := s.vRow(sp.Blocks, a.Layer, p, kvOff/hd)
-			if s.f16 != nil {
-				quant.FlashLoadV(st.vt[jj*hd:], s.f16[vo:], vs, m, hd)
-			} else {
-				for u := range m {
-					copy(st.vt[(jj+u)*hd:(jj+u+1)*hd], s.f32[vo+u*vs:])
-				}
-			}
-			if s.kT {
-				// The whole block's keys, transposed already.
-				p0 := p - p%bs
-				kb := s.kHead(sp.Blocks, a.Layer, p, kvOff/hd)
-				if s.f16 != nil {
-					quant.FlashLoadKT(st.kt, s.f16[kb:kb+hd*bs], hd, bs, p0-t0)
-				} else {
-					for e := range hd {
-						copy(st.kt[e*tile+p0-t0:e*tile+p0-t0+bs], s.f32[kb+e*bs:])
-					}
-				}
-			} else {
-				for u := range m {
-					ko := o + u*s.rowElems
-					if s.f16 != nil {
-						quant.HalfToFloat(st.tmp, s.f16[ko:ko+hd])
-					} else {
-						copy(st.tmp, s.f32[ko:ko+hd])
-					}
-					for e, x := range st.tmp[:hd] {
-						st.kt[e*tile+jj+u] = x
-					}
-				}
-			}
+			j.tileLoad(wk, st, sp.Blocks, p, p-t0, m, kvOff, true)
 			p += m
 		}
 		for i := it.i0; i < it.i1; i++ {

@@ -178,3 +178,102 @@ func BenchmarkAttendDecode(b *testing.B) {
 		})
 	}
 }
+
+// TestColdTierStoreTakesDefaultArithmetic: in the default mode a store
+// with a cold tier attends with the same tiled arithmetic as one without:
+// over blocks that are all hot, prompts, decode steps and tree spans give
+// the same bits. It took the per-key flash path for every position (the
+// tiled kernel read only transposed keys), which was 1.5-2.3 times
+// slower on prompts over a long context and scored unlike f16 with
+// nothing quantized (soak S).
+func TestColdTierStoreTakesDefaultArithmetic(t *testing.T) {
+	const bs, hd, heads, kvHeads, n = 16, 64, 4, 2, 150
+	b := New(Options{Threads: 2})
+	defer b.Close()
+	a := compute.Attention{Heads: heads, KVHeads: kvHeads, HeadDim: hd, Scale: 0.125, Layer: 0}
+	blocks := make([]int32, (n+8+bs-1)/bs)
+	for i := range blocks {
+		blocks[i] = int32(i)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	prompt := [3][]float32{randRows(r, n, heads*hd), randRows(r, n, kvHeads*hd), randRows(r, n, kvHeads*hd)}
+	step := [3][]float32{randRows(r, 1, heads*hd), randRows(r, 1, kvHeads*hd), randRows(r, 1, kvHeads*hd)}
+	tree := [3][]float32{randRows(r, 3, heads*hd), randRows(r, 3, kvHeads*hd), randRows(r, 3, kvHeads*hd)}
+	run := func(cold quant.Type) [][]float32 {
+		cfg := compute.KVConfig{Layers: 1, Blocks: len(blocks), BlockSize: bs, KVHeads: kvHeads, HeadDim: hd, Type: quant.F16}
+		if cold != 0 {
+			cfg.ColdType, cfg.ColdBlocks = cold, 4
+		}
+		st, err := b.NewKVStore(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up := func(v []float32, rows, cols int) compute.Tensor { x := b.New(rows, cols); b.Upload(x, v); return x }
+		attend := func(x [3][]float32, rows, pos int, tr []int32) []float32 {
+			dst := b.New(rows, heads*hd)
+			b.Attend(dst, up(x[0], rows, heads*hd), up(x[1], rows, kvHeads*hd), up(x[2], rows, kvHeads*hd), st,
+				[]compute.Span{{N: rows, Pos: pos, Blocks: blocks, Tree: tr}}, a)
+			return append([]float32(nil), F32(dst)...)
+		}
+		return [][]float32{attend(prompt, n, 0, nil), attend(step, 1, n, nil), attend(tree, 3, n+1, []int32{-1, 0, 0})}
+	}
+	want := run(0)
+	for _, cold := range []quant.Type{quant.Q8_0, quant.Q4_0} {
+		got := run(cold)
+		for c, name := range []string{"prompt", "decode step", "tree"} {
+			for i := range want[c] {
+				if math.Float32bits(got[c][i]) != math.Float32bits(want[c][i]) {
+					t.Fatalf("%s cold tier, %s, element %d: %v, without a cold tier %v", cold, name, i, got[c][i], want[c][i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkAttendPrompt is a 512-token prompt attending over a cached
+// prefix of 1536 positions (6 heads / 2 KV heads of 64, one layer), the
+// prefix in f16 or, for q8_0 and q4_0, in the cold tier: the cost of a
+// new question over a long cached document.
+func BenchmarkAttendPrompt(b *testing.B) {
+	for _, typ := range []quant.Type{0, quant.Q8_0, quant.Q4_0} {
+		name := "f16"
+		if typ != 0 {
+			name = typ.String()
+		}
+		b.Run(name, func(b *testing.B) {
+			const bs, hd, heads, kvHeads, prefix, n = 16, 64, 6, 2, 1536, 512
+			be := New(Options{Threads: 2})
+			defer be.Close()
+			nb := (prefix + n) / bs
+			cfg := compute.KVConfig{Layers: 1, Blocks: nb, BlockSize: bs, KVHeads: kvHeads, HeadDim: hd, Type: quant.F16}
+			if typ != 0 {
+				cfg.ColdType, cfg.ColdBlocks = typ, prefix/bs
+			}
+			st, err := be.NewKVStore(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			a := compute.Attention{Heads: heads, KVHeads: kvHeads, HeadDim: hd, Scale: 0.125}
+			blocks := make([]int32, nb)
+			for i := range blocks {
+				blocks[i] = int32(i)
+			}
+			up := func(v []float32, rows, cols int) compute.Tensor { x := be.New(rows, cols); be.Upload(x, v); return x }
+			be.Attend(be.New(prefix, heads*hd), up(randRows(r, prefix, heads*hd), prefix, heads*hd), up(randRows(r, prefix, kvHeads*hd), prefix, kvHeads*hd),
+				up(randRows(r, prefix, kvHeads*hd), prefix, kvHeads*hd), st, []compute.Span{{N: prefix, Blocks: blocks}}, a)
+			if typ != 0 {
+				for i := 0; i < prefix/bs; i++ {
+					st.(compute.TieredKV).DemoteBlock(int32(cfg.Blocks+i), int32(i))
+					blocks[i] = int32(cfg.Blocks + i)
+				}
+			}
+			q, k, v, dst := up(randRows(r, n, heads*hd), n, heads*hd), up(randRows(r, n, kvHeads*hd), n, kvHeads*hd), up(randRows(r, n, kvHeads*hd), n, kvHeads*hd), be.New(n, heads*hd)
+			sp := []compute.Span{{N: n, Pos: prefix, Blocks: blocks}}
+			b.ResetTimer()
+			for range b.N {
+				be.Attend(dst, q, k, v, st, sp, a)
+			}
+		})
+	}
+}

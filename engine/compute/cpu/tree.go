@@ -248,7 +248,7 @@ func (j *attendJob) tiledTree(wk int, it attendItem) {
 				for x := max(l, lo); x <= min(l+r.n-1, hi); {
 					p := r.pos + x - l
 					m := min(bs-p%bs, min(l+r.n-1, hi)+1-x)
-					j.tileLoad(st, sp.Blocks, p, x-t0, m, kvOff, p+m <= sp.Pos)
+					j.tileLoad(wk, st, sp.Blocks, p, x-t0, m, kvOff, p+m <= sp.Pos)
 					x += m
 				}
 				l += r.n
@@ -265,10 +265,28 @@ func (j *attendJob) tiledTree(wk int, it attendItem) {
 // the positions are those of the keys (before the tree) and a transposed
 // store's whole block of keys is converted at once, as tiled does; the
 // columns of its other positions are overwritten by later loads or masked.
-func (j *attendJob) tileLoad(st *tileState, blocks []int32, p, col, m, kvOff int, block bool) {
+func (j *attendJob) tileLoad(wk int, st *tileState, blocks []int32, p, col, m, kvOff int, block bool) {
 	s, a := j.s, j.a
 	hd, bs := a.HeadDim, s.cfg.BlockSize
 	const tile = quant.FlashTile
+	if s.coldT != nil {
+		// A store with a cold tier keeps rows; a cold block's are decoded
+		// to f16 first (kvRows), so both tiers take the same arithmetic.
+		k, v, stride := j.kvRows(wk, blocks, a.Layer, p, m, kvOff)
+		quant.FlashLoadV(st.vt[col*hd:], v, stride, m, hd)
+		// The keys transposed in f16 first, then converted as a
+		// transposed store's block is.
+		kt := growHalf(st.kt16, hd*m)
+		st.kt16 = kt
+		for u := range m {
+			row := k[u*stride : u*stride+hd]
+			for e, x := range row {
+				kt[e*m+u] = x
+			}
+		}
+		quant.FlashLoadKT(st.kt, kt, hd, m, col)
+		return
+	}
 	o := s.offset(blocks, a.Layer, p) + kvOff
 	vo, vs := s.vRow(blocks, a.Layer, p, kvOff/hd)
 	if s.f16 != nil {
