@@ -49,8 +49,9 @@ func newBenchCmd() *cobra.Command {
 		Short: "Measure prompt processing and generation speed, like llama-bench",
 		Long: "bench loads a model and measures prompt processing (ppN) and generation (tgN) in tokens\n" +
 			"per second, mean ± stddev over the repetitions, plus peak resident memory and KV cache size.\n" +
-			"-d runs both after a context of that many tokens (\"pp512 @ d4096\", as llama-bench -d); the KV\n" +
-			"cache is sized for the depth and the tests (or --ctx, for the memory of a longer context).\n" +
+			"-d runs both after a context of that many tokens (\"pp512 @ d4096\", as llama-bench -d), read\n" +
+			"from the prefix cache in whole KV blocks, so a multiple of 16; the KV cache is sized for the\n" +
+			"depth and the tests (or --ctx, for the memory of a longer context).\n" +
 			"--membw also measures memory bandwidth with the same threads (a read-only stream through\n" +
 			"buffers far beyond the caches, loaded as the decode kernels load weights; and a copy) and, with\n" +
 			"a model, the decode speed the read bandwidth allows (weight bytes read per token ÷ bandwidth).",
@@ -71,6 +72,12 @@ func newBenchCmd() *cobra.Command {
 			// A prompt under one KV block panicked in the prefix capacity.
 			if len(kvo.types) > 0 && kvo.prompt < 16 {
 				return fmt.Errorf("--kv-prompt %d: a cached prefix holds at least 16 tokens (one KV block)", kvo.prompt)
+			}
+			// The depth comes from the prefix cache, which holds whole KV
+			// blocks: -d 17 timed 33 prompt tokens at depth 16 as "pp32 @
+			// d17".
+			if o.Depth < 0 || o.Depth%16 != 0 {
+				return fmt.Errorf("-d %d: the context comes from the prefix cache in whole KV blocks of 16 tokens; want 0 (none) or a multiple of 16", o.Depth)
 			}
 			// The parallel test runs only without a depth and with tokens to
 			// generate, and only for 2 sequences or more: otherwise
@@ -158,7 +165,7 @@ func newBenchCmd() *cobra.Command {
 	f.IntVarP(&o.GenTokens, "n", "n", 128, "generated tokens (tg test; 0 skips)")
 	f.IntVarP(&o.Reps, "reps", "r", 5, "repetitions")
 	f.BoolVar(&o.NoWarmup, "no-warmup", false, "skip the untimed run before each test's repetitions")
-	f.IntVarP(&o.Depth, "depth", "d", 0, "run the tests after a context of this many tokens (like llama-bench -d)")
+	f.IntVarP(&o.Depth, "depth", "d", 0, "run the tests after a context of this many tokens, a multiple of 16 (like llama-bench -d)")
 	f.IntVar(&ctxLen, "ctx", 0, "size the KV cache for this context (0: depth + the tests' tokens); with -p 0 -n 0 it reports that context's memory")
 	f.IntVar(&o.Parallel, "parallel", 0, "also generate N sequences at once and report their aggregate tokens per second (tgNxP)")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")

@@ -194,3 +194,18 @@ func TestBenchSpecNeedsTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchDepthWholeBlocks: a depth that is not a multiple of the KV
+// block (16 tokens) is refused by name before the model loads; -d 17 ran
+// and timed 33 prompt tokens at depth 16 as "pp32 @ d17".
+func TestBenchDepthWholeBlocks(t *testing.T) {
+	path := sharedModel(t, "ruvllm-test-qwen2-13m-q8_0.gguf")
+	for _, d := range []string{"-16", "-5", "5", "15", "17", "100"} {
+		t.Run(d, func(t *testing.T) {
+			_, err := runBenchCmd(t, "-m", path, "-p", "8", "-n", "4", "-r", "1", "-t", "1", "-d", d)
+			if err == nil || !strings.Contains(err.Error(), "-d "+d+": ") || !strings.Contains(err.Error(), "multiple of 16") {
+				t.Errorf("-d %s: %v, want an error naming -d and the 16-token block", d, err)
+			}
+		})
+	}
+}

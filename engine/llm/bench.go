@@ -34,7 +34,8 @@ type BenchOptions struct {
 	// context is computed once, untimed, and every repetition reads it
 	// from the prefix cache, so the timed part is the N new tokens'
 	// attention over Depth cached positions. The model needs the prefix
-	// cache and a context of Depth + the test's tokens.
+	// cache and a context of Depth + the test's tokens. The cache holds
+	// whole KV blocks, so Depth is a multiple of 16 tokens.
 	Depth int
 	// NoWarmup skips the untimed run before each test's repetitions (as
 	// llama-bench --no-warmup): at tens of thousands of tokens it costs as
@@ -158,6 +159,11 @@ func (m *Model) Bench(ctx context.Context, o BenchOptions) ([]BenchFigure, error
 		if m.cache == nil {
 			return nil, fmt.Errorf("bench at depth %d: the prefix cache is off", o.Depth)
 		}
+		// The prefix cache holds whole blocks: the rest of the depth was
+		// computed again in every repetition and timed as prompt tokens.
+		if o.Depth%blockSize != 0 {
+			return nil, fmt.Errorf("bench at depth %d: the context comes from the prefix cache in whole KV blocks of %d tokens; want a multiple of %d", o.Depth, blockSize, blockSize)
+		}
 		if o.Depth+max(o.PromptTokens, o.GenTokens)+1 >= m.opts.ContextLength {
 			return nil, fmt.Errorf("bench at depth %d: %d more tokens do not fit the context of %d", o.Depth, max(o.PromptTokens, o.GenTokens), m.opts.ContextLength)
 		}
@@ -187,7 +193,7 @@ func (m *Model) Bench(ctx context.Context, o BenchOptions) ([]BenchFigure, error
 			if err != nil {
 				return fmt.Errorf("%s: %w", test, err)
 			}
-			if res.CachedTokens < o.Depth/blockSize*blockSize {
+			if res.CachedTokens < o.Depth {
 				return fmt.Errorf("%s: only %d of the %d context tokens came from the prefix cache", test, res.CachedTokens, o.Depth)
 			}
 			if rep >= 0 {

@@ -76,6 +76,13 @@ func TestBenchAtDepth(t *testing.T) {
 	if _, err := m.Bench(context.Background(), BenchOptions{PromptTokens: 64, Reps: 1, Depth: 64}); err == nil || !strings.Contains(err.Error(), "context") {
 		t.Errorf("pp64 at depth 64 in a context of 128: %v, want a context error", err)
 	}
+	// The cache holds whole blocks: the rest of a depth of 17 was computed
+	// again in every repetition and timed with the test's tokens.
+	for _, d := range []int{5, 17, 63} {
+		if _, err := m.Bench(context.Background(), BenchOptions{PromptTokens: 8, Reps: 1, Depth: d}); err == nil || !strings.Contains(err.Error(), "multiple of 16") {
+			t.Errorf("depth %d: %v, want an error asking for a multiple of 16", d, err)
+		}
+	}
 	off, err := Load(context.Background(), synthetic(t, "llama", quant.Q8_0), Options{Threads: 1, ContextLength: 128, Sequences: 1, NoPrefixCache: true})
 	if err != nil {
 		t.Fatal(err)
