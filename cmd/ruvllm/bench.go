@@ -166,7 +166,7 @@ func newBenchCmd() *cobra.Command {
 	f.IntVarP(&o.Reps, "reps", "r", 5, "repetitions")
 	f.BoolVar(&o.NoWarmup, "no-warmup", false, "skip the untimed run before each test's repetitions")
 	f.IntVarP(&o.Depth, "depth", "d", 0, "run the tests after a context of this many tokens, a multiple of 16 (like llama-bench -d)")
-	f.IntVar(&ctxLen, "ctx", 0, "size the KV cache for this context (0: depth + the tests' tokens); with -p 0 -n 0 it reports that context's memory")
+	f.IntVar(&ctxLen, "ctx", 0, "size the KV cache for this context, at least depth + the tests' tokens + 2 (0: that + 14); with -p 0 -n 0 it reports that context's memory")
 	f.IntVar(&o.Parallel, "parallel", 0, "also generate N sequences at once and report their aggregate tokens per second (tgNxP)")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (0: all cores)")
 	f.IntVarP(&batch, "batch-size", "b", 256, "prompt tokens per forward pass (like llama-bench's -ub)")
@@ -343,7 +343,20 @@ func runBench(ctx context.Context, path string, lo llm.Options, o llm.BenchOptio
 	if o.Depth < 0 || lo.ContextLength < 0 {
 		return nil, fmt.Errorf("bench: negative depth %d or context %d", o.Depth, lo.ContextLength)
 	}
-	lo.ContextLength = max(lo.ContextLength, o.Depth+max(o.PromptTokens, o.GenTokens)+16)
+	// The tests need their tokens, the depth's, and one position past
+	// the last (llm.Model.Bench). A --ctx under that was enlarged without
+	// a word; 0 sizes the cache for the tests, with a block to spare.
+	need := o.Depth + max(o.PromptTokens, o.GenTokens) + 2
+	switch {
+	case lo.ContextLength == 0:
+		lo.ContextLength = o.Depth + max(o.PromptTokens, o.GenTokens) + 16
+	case lo.ContextLength < need:
+		tests := fmt.Sprintf("-p %d -n %d", o.PromptTokens, o.GenTokens)
+		if o.Depth > 0 {
+			tests += fmt.Sprintf(" -d %d", o.Depth)
+		}
+		return nil, fmt.Errorf("--ctx %d: %s need a context of at least %d tokens; give --ctx %d or more, or leave --ctx out", lo.ContextLength, tests, need, need)
+	}
 	// A batch holds the prompt (or the depth's), or one token of every
 	// parallel sequence.
 	lo.BatchSize = min(max(lo.BatchSize, 1), max(o.PromptTokens, o.Depth, o.Parallel, 1))

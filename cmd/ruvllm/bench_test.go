@@ -209,3 +209,42 @@ func TestBenchDepthWholeBlocks(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchCtxExact: --ctx sizes the cache for exactly that context, and
+// one too small for the tests is refused by name with the least that
+// fits; it was enlarged without a word (--ctx 32 -p 64 ran in 80).
+func TestBenchCtxExact(t *testing.T) {
+	path := sharedModel(t, "ruvllm-test-qwen2-13m-q8_0.gguf")
+	for _, tc := range []struct {
+		args []string
+		ctx  int    // the context the report shows, when it runs
+		want string // the error, when it does not
+	}{
+		{args: []string{"-p", "64", "-n", "8", "--ctx", "32"}, want: "--ctx 32: -p 64 -n 8 need a context of at least 66 tokens"},
+		{args: []string{"-p", "64", "-n", "8", "--ctx", "65"}, want: "--ctx 65: -p 64 -n 8 need a context of at least 66 tokens"},
+		{args: []string{"-p", "8", "-n", "4", "-d", "32", "--ctx", "41"}, want: "--ctx 41: -p 8 -n 4 -d 32 need a context of at least 42 tokens"},
+		{args: []string{"-p", "64", "-n", "8", "--ctx", "66"}, ctx: 66},
+		{args: []string{"-p", "8", "-n", "4", "-d", "32", "--ctx", "42"}, ctx: 42},
+		{args: []string{"-p", "8", "-n", "4", "--ctx", "100"}, ctx: 100},
+		{args: []string{"-p", "8", "-n", "4"}, ctx: 8 + 16},
+	} {
+		out, err := runBenchCmd(t, append([]string{"-m", path, "-r", "1", "-t", "1", "--json"}, tc.args...)...)
+		if tc.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("bench %v: %v, want %q", tc.args, err, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("bench %v: %v", tc.args, err)
+			continue
+		}
+		var got benchOutput
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%v in %s", err, out)
+		}
+		if r := got.BenchReport; r.ContextLength != tc.ctx || len(r.Results) != 2 {
+			t.Errorf("bench %v: context %d, results %+v; want a context of %d and both tests", tc.args, r.ContextLength, r.Results, tc.ctx)
+		}
+	}
+}
