@@ -602,7 +602,7 @@ func (a *API) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, err)
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), rm.base, nil)
+	h, err := a.models.AcquireAs(r.Context(), rm.base, psName(rm.alias(body.Model)), nil)
 	if err != nil {
 		anthropicError(w, err)
 		return

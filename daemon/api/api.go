@@ -213,7 +213,7 @@ func sumResults(rs []llm.Result) llm.Result {
 func (a *API) run(ctx context.Context, r *http.Request, s runSpec) (runResult, error) {
 	var out runResult
 	start := time.Now()
-	h, err := a.models.Acquire(ctx, s.model, s.keepAlive)
+	h, err := a.models.AcquireAs(ctx, s.model, psName(s.alias), s.keepAlive)
 	if err != nil {
 		a.reqs.WithLabelValues(s.endpoint, "error").Inc()
 		return out, err

@@ -886,7 +886,7 @@ func (a *API) acquireTokenizer(w http.ResponseWriter, r *http.Request, model str
 		openAIError(w, err)
 		return nil, nil, false
 	}
-	h, err := a.models.Acquire(r.Context(), rm.base, nil)
+	h, err := a.models.AcquireAs(r.Context(), rm.base, psName(rm.alias(model)), nil)
 	if err != nil {
 		openAIError(w, err)
 		return nil, nil, false
@@ -965,12 +965,13 @@ func (a *API) llamaDetokenize(w http.ResponseWriter, r *http.Request) {
 // llamaProps answers GET /props for the model ?model= names (the default
 // without one), loading it if it is not loaded.
 func (a *API) llamaProps(w http.ResponseWriter, r *http.Request) {
-	rm, err := a.resolveModel(r.URL.Query().Get("model")) // a created model runs as its base
+	model := r.URL.Query().Get("model")
+	rm, err := a.resolveModel(model) // a created model runs as its base
 	if err != nil {
 		openAIError(w, err)
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), rm.base, nil)
+	h, err := a.models.AcquireAs(r.Context(), rm.base, psName(rm.alias(model)), nil)
 	if err != nil {
 		openAIError(w, err)
 		return

@@ -87,6 +87,20 @@ func (rm resolvedModel) alias(requested string) string {
 	return requested
 }
 
+// psName is the name /api/ps and /v1/health give a model that a request
+// for the created model alias (rm.alias) loads: its name as /api/tags
+// lists it, tagged; "" (the model's own) for no alias.
+func psName(alias string) string {
+	if alias == "" {
+		return ""
+	}
+	n := canonicalName(alias)
+	if !strings.Contains(n, ":") {
+		n += ":latest"
+	}
+	return n
+}
+
 // shown is the name a response shows for a request that named requested
 // and ran on the model named served: a created model's own name, else
 // served.

@@ -553,7 +553,7 @@ func isNoTemplate(err error) bool { return errors.Is(err, llm.ErrNoTemplate) }
 // named as generation names it (a created model by its own name, which
 // the answer gave as its base's).
 func (a *API) preload(w http.ResponseWriter, r *http.Request, rm resolvedModel, requested string, ka *ipc.Duration, resp func(string) any) {
-	h, err := a.models.Acquire(r.Context(), rm.base, keepAlive(ka))
+	h, err := a.models.AcquireAs(r.Context(), rm.base, psName(rm.alias(requested)), keepAlive(ka))
 	if err != nil {
 		ollamaError(w, err)
 		return
@@ -614,7 +614,7 @@ func (a *API) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), rm.base, keepAlive(body.KeepAlive))
+	h, err := a.models.AcquireAs(r.Context(), rm.base, psName(rm.alias(body.Model)), keepAlive(body.KeepAlive))
 	if err != nil {
 		ollamaError(w, err)
 		return

@@ -300,7 +300,7 @@ func (a *API) ollamaEmbeddings(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, err)
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), rm.base, keepAlive(body.KeepAlive))
+	h, err := a.models.AcquireAs(r.Context(), rm.base, psName(rm.alias(body.Model)), keepAlive(body.KeepAlive))
 	if err != nil {
 		ollamaError(w, err)
 		return

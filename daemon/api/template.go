@@ -39,7 +39,7 @@ func (a *API) chatTemplate(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, err)
 		return
 	}
-	h, err := a.models.Acquire(r.Context(), rm.base, nil)
+	h, err := a.models.AcquireAs(r.Context(), rm.base, psName(rm.alias(body.Model)), nil)
 	if err != nil {
 		openAIError(w, err)
 		return

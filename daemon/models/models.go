@@ -145,12 +145,15 @@ type Manager struct {
 
 type entry struct {
 	name, path string
-	model      Model
-	refs       int
-	lastUsed   time.Time
-	keepAlive  time.Duration
-	timer      *time.Timer
-	loadTime   time.Duration
+	// shown is the name Loaded gives the model: the one the request that
+	// loaded it named (a created model over this file), "" for name.
+	shown     string
+	model     Model
+	refs      int
+	lastUsed  time.Time
+	keepAlive time.Duration
+	timer     *time.Timer
+	loadTime  time.Duration
 	// cleared is Manager.cleared when the entry was detached.
 	cleared uint64
 	// file is the model file as it was when loading began (nil if it
@@ -161,6 +164,7 @@ type entry struct {
 type loadCall struct {
 	done chan struct{}
 	path string
+	as   string // the entry's shown name
 	e    *entry
 	err  error
 }
@@ -335,6 +339,14 @@ func (h *Handle) Release() { h.once.Do(func() { h.m.release(h.e) }) }
 // Acquire returns the named model, loading it if needed. keepAlive, when
 // non-nil, sets how long the model stays loaded after this use.
 func (m *Manager) Acquire(ctx context.Context, name string, keepAlive *time.Duration) (*Handle, error) {
+	return m.AcquireAs(ctx, name, "", keepAlive)
+}
+
+// AcquireAs is Acquire for a request that named the model as another
+// name (a created model made from it): a load it starts shows as that
+// name in Loaded, as Ollama's ps names a loaded model by the model whose
+// request loaded it, for as long as it stays loaded. "" is name.
+func (m *Manager) AcquireAs(ctx context.Context, name, as string, keepAlive *time.Duration) (*Handle, error) {
 	path, err := m.Resolve(name)
 	if err != nil {
 		return nil, err
@@ -390,7 +402,7 @@ func (m *Manager) Acquire(ctx context.Context, name string, keepAlive *time.Dura
 		}
 		call := m.loading[key]
 		if call == nil {
-			call = &loadCall{done: make(chan struct{}), path: path}
+			call = &loadCall{done: make(chan struct{}), path: path, as: as}
 			m.loading[key] = call
 			m.mu.Unlock()
 			go m.load(key, path, call)
@@ -475,7 +487,7 @@ func (m *Manager) load(key, path string, call *loadCall) {
 		m.o.Logger.Error("model load failed", "model", key, "err", err)
 		return
 	}
-	e := &entry{name: key, path: path, model: model, keepAlive: m.o.KeepAlive, lastUsed: time.Now(), loadTime: time.Since(start), file: file}
+	e := &entry{name: key, path: path, shown: call.as, model: model, keepAlive: m.o.KeepAlive, lastUsed: time.Now(), loadTime: time.Since(start), file: file}
 	m.mu.Lock()
 	cleared := m.cleared
 	m.mu.Unlock()
@@ -742,7 +754,11 @@ func (m *Manager) Loaded() []ipc.LoadedModel {
 	var out []ipc.LoadedModel
 	for _, e := range m.loaded {
 		info := e.model.Info()
-		lm := ipc.LoadedModel{Name: e.name, Path: e.path, Arch: info.Architecture, FileType: info.FileType,
+		name := e.name
+		if e.shown != "" {
+			name = e.shown
+		}
+		lm := ipc.LoadedModel{Name: name, Path: e.path, Arch: info.Architecture, FileType: info.FileType,
 			Size: info.FileSize, Context: info.ContextLength, KVBytes: info.KVBytes, Active: e.refs}
 		if e.keepAlive >= 0 && e.refs == 0 {
 			lm.ExpiresAt = e.lastUsed.Add(e.keepAlive)
