@@ -190,6 +190,12 @@ func withManifestOptions(man *ipc.ModelManifest, o *ipc.OllamaOptions) (*ipc.Oll
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, badParam("options", "the model's parameters do not decode: %v", err)
 	}
+	// An explicit empty stop list (which omitempty left out of the JSON
+	// above) replaces the model's, as in Ollama's merge of options over
+	// the Modelfile's; null or none keeps them.
+	if o != nil && o.Stop != nil {
+		out.Stop = o.Stop
+	}
 	return &out, nil
 }
 
@@ -229,7 +235,7 @@ func withManifestSampling(man *ipc.ModelManifest, f *ipc.SamplingFields) {
 	if f.RepeatPenalty == 0 && o.RepeatPenalty != nil {
 		f.RepeatPenalty = *o.RepeatPenalty
 	}
-	if len(f.Stop) == 0 {
+	if f.Stop == nil { // an explicit [] is no stop strings
 		f.Stop = o.Stop
 	}
 	if f.MaxTokens == 0 && f.MaxCompletion == 0 && o.NumPredict != nil && *o.NumPredict > 0 {
@@ -283,7 +289,7 @@ func withManifestRequest(man *ipc.ModelManifest, req *llm.Request, setTemp, setT
 		if o.Seed != nil && *o.Seed >= 0 && !p.Seeded {
 			p.Seed, p.Seeded = uint64(*o.Seed), true
 		}
-		if len(req.Stop) == 0 {
+		if req.Stop == nil { // an explicit [] is no stop strings
 			req.Stop = o.Stop
 		}
 	}
