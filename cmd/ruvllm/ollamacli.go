@@ -227,12 +227,23 @@ func readModelfile(path string) (string, error) {
 	// Without its byte order mark, the first line's FROM is found.
 	sc := bufio.NewScanner(strings.NewReader(strings.TrimPrefix(string(b), "\ufeff")))
 	sc.Buffer(make([]byte, 0, 64<<10), maxModelfile)
+	// inText is true between the """ that opens a multi-line value
+	// (SYSTEM, TEMPLATE, MESSAGE, LICENSE) and the line that closes it:
+	// a FROM or ADAPTER line there is text, not an instruction.
+	inText := false
 	for sc.Scan() {
 		line := sc.Text()
-		fields := strings.Fields(line)
-		if len(fields) == 2 && (strings.EqualFold(fields[0], "FROM") || strings.EqualFold(fields[0], "ADAPTER")) {
-			if p, ok := modelfilePath(dir, fields[1]); ok {
-				line = fields[0] + " " + p
+		switch {
+		case inText:
+			inText = !strings.Contains(line, `"""`)
+		case opensText(line):
+			inText = true
+		default:
+			fields := strings.Fields(line)
+			if len(fields) == 2 && (strings.EqualFold(fields[0], "FROM") || strings.EqualFold(fields[0], "ADAPTER")) {
+				if p, ok := modelfilePath(dir, fields[1]); ok {
+					line = fields[0] + " " + p
+				}
 			}
 		}
 		out.WriteString(line)
@@ -242,4 +253,31 @@ func readModelfile(path string) (string, error) {
 		return "", fmt.Errorf("modelfile %s: %w", path, err)
 	}
 	return out.String(), nil
+}
+
+// opensText reports whether a Modelfile line starts a value between
+// triple quotes that it does not close, as the daemon's parser reads it:
+// the command's value (after a MESSAGE's role) starts with """ and holds
+// no second """.
+func opensText(line string) bool {
+	l := strings.TrimSpace(line)
+	if strings.HasPrefix(l, "#") {
+		return false
+	}
+	cmd, rest := cutField(l)
+	if strings.EqualFold(cmd, "MESSAGE") {
+		_, rest = cutField(rest)
+	}
+	body, ok := strings.CutPrefix(rest, `"""`)
+	return ok && !strings.Contains(body, `"""`)
+}
+
+// cutField cuts s at its first space or tab, the Modelfile's separator
+// after a command and a MESSAGE's role, and trims what follows.
+func cutField(s string) (field, rest string) {
+	i := strings.IndexAny(s, " \t")
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimSpace(s[i+1:])
 }
