@@ -505,7 +505,19 @@ func (a *API) llamaCompletion(w http.ResponseWriter, r *http.Request) {
 // several prompts; streamed, every prompt's events as they come, each
 // with its index.
 func (a *API) llamaServe(w http.ResponseWriter, r *http.Request, c *llamaCall) {
-	var err error
+	// A created model runs its base with its adapters, and its parameters
+	// fill what the request leaves unset, as on the OpenAI and Ollama
+	// endpoints. Its system prompt, messages and template do not apply to
+	// a raw prompt.
+	rm, err := a.resolveModel(c.body.Model)
+	if err != nil {
+		openAIError(w, err)
+		return
+	}
+	if err := withManifestLlama(rm.man, c.body); err != nil {
+		openAIError(w, err)
+		return
+	}
 	if c.plan, err = llamaRequest(c.body); err != nil {
 		openAIError(w, err)
 		return
@@ -519,14 +531,6 @@ func (a *API) llamaServe(w http.ResponseWriter, r *http.Request, c *llamaCall) {
 			openAIError(w, err)
 			return
 		}
-	}
-	// A created model runs its base with its adapters. Its system prompt,
-	// messages and template do not apply to a raw prompt, nor its
-	// parameters to llama-server's own defaults.
-	rm, err := a.resolveModel(c.body.Model)
-	if err != nil {
-		openAIError(w, err)
-		return
 	}
 	if rm.man != nil {
 		c.alias, c.body.Model = c.body.Model, rm.base
@@ -981,6 +985,10 @@ func (a *API) llamaProps(w http.ResponseWriter, r *http.Request) {
 	// What a /completion that sets nothing runs with (streamed, as
 	// llama-server reports its defaults).
 	body := &ipc.LlamaCompletionRequest{Stream: true}
+	if err := withManifestLlama(rm.man, body); err != nil { // a created model's parameters
+		openAIError(w, err)
+		return
+	}
 	plan, err := llamaRequest(body)
 	if err != nil {
 		openAIError(w, err)

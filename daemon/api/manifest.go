@@ -243,6 +243,54 @@ func withManifestSampling(man *ipc.ModelManifest, f *ipc.SamplingFields) {
 	}
 }
 
+// withManifestLlama fills a llama-server /completion or /infill request's
+// unset sampling fields from a created model's parameters, as
+// withManifestSampling does for OpenAI's: what the request sets wins, and
+// llama-server's defaults fill what neither sets.
+func withManifestLlama(man *ipc.ModelManifest, b *ipc.LlamaCompletionRequest) error {
+	if man == nil {
+		return nil
+	}
+	o, err := withManifestOptions(man, nil)
+	if err != nil || o == nil {
+		return err
+	}
+	fill := func(dst **float32, v *float32) {
+		if *dst == nil {
+			*dst = v
+		}
+	}
+	fill(&b.Temperature, o.Temperature)
+	fill(&b.TopP, o.TopP)
+	fill(&b.MinP, o.MinP)
+	fill(&b.TypicalP, o.TypicalP)
+	fill(&b.RepeatPenalty, o.RepeatPenalty)
+	if b.TopK == nil {
+		b.TopK = o.TopK
+	}
+	if b.RepeatLastN == nil {
+		b.RepeatLastN = o.RepeatLastN
+	}
+	if b.PresencePenalty == 0 {
+		b.PresencePenalty = o.PresencePenalty
+	}
+	if b.FrequencyPenalty == 0 {
+		b.FrequencyPenalty = o.FrequencyPenalty
+	}
+	if b.Seed == nil {
+		b.Seed = o.Seed
+	}
+	if b.Stop == nil { // an explicit [] is no stop strings
+		b.Stop = o.Stop
+	}
+	// num_predict -1 and -2 mean what n_predict's do; 0 is the default
+	// (no limit) for Ollama but "the prompt only" for llama-server.
+	if b.NPredict == nil && b.MaxTokens == nil && o.NumPredict != nil && *o.NumPredict != 0 {
+		b.NPredict = o.NumPredict
+	}
+	return nil
+}
+
 // withManifestRequest applies a created model's settings to a chat request
 // an API built as an engine request (Anthropic's Messages): its parameters
 // where the request left them (setTemp, setTopP and setTopK say which it
