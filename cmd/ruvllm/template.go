@@ -12,6 +12,7 @@ import (
 
 	"github.com/ruvllm/ruvllm/engine/chat"
 	"github.com/ruvllm/ruvllm/engine/gguf"
+	"github.com/ruvllm/ruvllm/ipc"
 )
 
 func newTemplateCmd() *cobra.Command {
@@ -28,12 +29,44 @@ func newTemplateCmd() *cobra.Command {
 type templateCase struct {
 	// ID names the case (as the shared cases do); it renders nothing.
 	ID                  string            `json:"id"`
-	Messages            []chat.Message    `json:"messages"`
+	Messages            []caseMessage     `json:"messages"`
 	Tools               []json.RawMessage `json:"tools"`
 	AddGenerationPrompt *bool             `json:"add_generation_prompt"`
 	Extra               map[string]any    `json:"extra"`
 	BOS                 *string           `json:"bos_token"`
 	EOS                 *string           `json:"eos_token"`
+}
+
+// caseMessage is a message of a templateCase: a chat.Message whose
+// content is read as a chat request (and /v1/chat/template) reads it: a
+// string, null, or an array of text parts joined with newlines
+// (ipc.Message). A part that is not text is an error naming its type.
+type caseMessage struct{ chat.Message }
+
+// UnmarshalJSON reads a message, refusing fields chat.Message lacks.
+func (m *caseMessage) UnmarshalJSON(b []byte) error {
+	type plain chat.Message
+	var v struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	var text ipc.Message
+	if len(v.Content) > 0 {
+		if err := json.Unmarshal(fmt.Appendf(nil, `{"content":%s}`, v.Content), &text); err != nil {
+			return err
+		}
+	}
+	if len(text.NonText) > 0 {
+		return fmt.Errorf("content has a %q part: only text parts render", text.NonText[0])
+	}
+	m.Message = chat.Message(v.plain)
+	m.Content = text.Content
+	return nil
 }
 
 func newTemplateRenderCmd() *cobra.Command {
@@ -61,7 +94,11 @@ func newTemplateRenderCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			conv := chat.Conversation{Messages: c.Messages, Tools: c.Tools, AddGenerationPrompt: c.AddGenerationPrompt == nil || *c.AddGenerationPrompt, Vars: c.Extra}
+			msgs := make([]chat.Message, len(c.Messages))
+			for i, m := range c.Messages {
+				msgs[i] = m.Message
+			}
+			conv := chat.Conversation{Messages: msgs, Tools: c.Tools, AddGenerationPrompt: c.AddGenerationPrompt == nil || *c.AddGenerationPrompt, Vars: c.Extra}
 			if now != "" {
 				if conv.Now, err = time.Parse("2006-01-02T15:04:05", now); err != nil {
 					return fmt.Errorf("template render: --now %q: want 2006-01-02T15:04:05", now)

@@ -137,3 +137,36 @@ func TestTemplateRenderRefusesUnknownFields(t *testing.T) {
 		t.Fatalf("rendered %q, %v", out, err)
 	}
 }
+
+// TestTemplateRenderContentParts: a conversation's message content may be
+// an array of text parts, as chat requests and /v1/chat/template take it,
+// and renders as their texts joined with newlines; the command refused
+// it. A part that is not text is an error naming its type.
+func TestTemplateRenderContentParts(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "t.jinja")
+	os.WriteFile(tmpl, []byte(`{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}`), 0o644)
+	for _, c := range []struct{ name, content, want, wantErr string }{
+		{"string", `"a\nb"`, "[user:a\nb]", ""},
+		{"text parts", `[{"type":"text","text":"a"},{"type":"text","text":"b"}]`, "[user:a\nb]", ""},
+		{"input_text and untyped", `[{"type":"input_text","text":"a"},{"text":"b"}]`, "[user:a\nb]", ""},
+		{"null", `null`, "[user:]", ""},
+		{"image", `[{"type":"image_url","image_url":{"url":"x"}}]`, "", `"image_url" part`},
+		{"number", `1`, "", "content"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			conv := filepath.Join(dir, "c.json")
+			os.WriteFile(conv, []byte(`{"messages":[{"role":"user","content":`+c.content+`}]}`), 0o644)
+			out, _, err := runCLI(t, newTemplateCmd(), "render", "--template", tmpl, "--conversation", conv)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || out != c.want {
+				t.Fatalf("rendered %q, %v; want %q", out, err, c.want)
+			}
+		})
+	}
+}
