@@ -159,6 +159,7 @@ func (a *API) ollamaTags(w http.ResponseWriter, r *http.Request) {
 		if !strings.Contains(man.Name, ":") {
 			e.Name = man.Name + ":latest"
 		}
+		e.Model = e.Name // Ollama gives both the tagged name
 		out.Models = append(out.Models, e)
 	}
 	slices.SortFunc(out.Models, func(x, y ipc.OllamaModel) int { return strings.Compare(x.Name, y.Name) })

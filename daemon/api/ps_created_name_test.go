@@ -40,3 +40,25 @@ func TestPsNamesCreatedModel(t *testing.T) {
 		})
 	}
 }
+
+// TestTagsNamesCreatedModelInBoth: /api/tags gives a created model its
+// tagged name in both name and model, as Ollama does (model was the bare
+// name, so a client matching /api/ps's model against it missed).
+func TestTagsNamesCreatedModelInBoth(t *testing.T) {
+	ta := startAPI(t)
+	ta.postOK(t, "/api/create", `{"model":"persona","from":"fake","system":"You are P.","stream":false}`)
+	_, body := ta.get(t, "/api/tags")
+	tags := mustJSON(t, string(body))
+	found := false
+	for i := range tags["models"].([]any) {
+		if field(tags, "models", i, "name") == "persona:latest" {
+			found = true
+			if m := field(tags, "models", i, "model"); m != "persona:latest" {
+				t.Errorf("/api/tags model %v, want persona:latest", m)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("/api/tags has no persona:latest: %s", body)
+	}
+}
