@@ -105,16 +105,13 @@ func manifestConversation(man *ipc.ModelManifest, conv *chat.Conversation) (*goT
 // templateConversation checks a request and turns it into the
 // conversation to render; a bad field is a 400 naming it.
 func templateConversation(body ipc.ChatTemplateRequest) (chat.Conversation, error) {
-	bad := func(format string, args ...any) error {
-		return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
-	}
 	conv := chat.Conversation{AddGenerationPrompt: body.AddGenerationPrompt == nil || *body.AddGenerationPrompt, Vars: body.ChatTemplateKwargs}
 	if len(body.Messages) == 0 {
-		return conv, bad("messages must not be empty")
+		return conv, badParam("messages", "must not be empty")
 	}
 	for k := range body.ChatTemplateKwargs {
 		if slices.Contains(chat.ReservedVars(), k) {
-			return conv, bad("chat_template_kwargs.%s is set by the request itself", k)
+			return conv, badParam("chat_template_kwargs."+k, "is set by the request itself")
 		}
 	}
 	for i, t := range body.Tools {
@@ -125,16 +122,16 @@ func templateConversation(body ipc.ChatTemplateRequest) (chat.Conversation, erro
 			} `json:"function"`
 		}
 		if err := json.Unmarshal(t, &tool); err != nil {
-			return conv, bad("tools[%d] must be an object: %v", i, err)
+			return conv, badParam(fmt.Sprintf("tools[%d]", i), "must be an object: %v", err)
 		}
 		if tool.Function == nil || tool.Function.Name == "" {
-			return conv, bad("tools[%d].function.name is required", i)
+			return conv, badParam(fmt.Sprintf("tools[%d].function.name", i), "is required")
 		}
 		conv.Tools = append(conv.Tools, t)
 	}
 	for i, m := range body.Messages {
 		if m.Role == "" {
-			return conv, bad("messages[%d].role is required", i)
+			return conv, badParam(fmt.Sprintf("messages[%d].role", i), "is required")
 		}
 		// The roles chat requests take, mapped as they map them: the
 		// preview is the prompt those requests render.
@@ -144,15 +141,15 @@ func templateConversation(body ipc.ChatTemplateRequest) (chat.Conversation, erro
 		}
 		content, err := messageText(m.Content)
 		if err != nil {
-			return conv, bad("messages[%d].content %v", i, err)
+			return conv, badParam(fmt.Sprintf("messages[%d].content", i), "%v", err)
 		}
 		msg := chat.Message{Role: role, Content: content, ToolCallID: m.ToolCallID, Name: m.Name, ReasoningContent: m.ReasoningContent}
 		for j, c := range m.ToolCalls {
 			if c.Function.Name == "" {
-				return conv, bad("messages[%d].tool_calls[%d].function.name is required", i, j)
+				return conv, badParam(fmt.Sprintf("messages[%d].tool_calls[%d].function.name", i, j), "is required")
 			}
 			if len(c.Function.Arguments) > 0 && !json.Valid(c.Function.Arguments) {
-				return conv, bad("messages[%d].tool_calls[%d].function.arguments is not JSON", i, j)
+				return conv, badParam(fmt.Sprintf("messages[%d].tool_calls[%d].function.arguments", i, j), "is not JSON")
 			}
 			msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: c.ID, Type: c.Type,
 				Function: chat.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}})

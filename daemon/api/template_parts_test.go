@@ -34,3 +34,24 @@ func TestChatTemplateJoinsPartsAsChat(t *testing.T) {
 		}
 	}
 }
+
+// TestChatTemplateErrorsNameTheField: /v1/chat/template refuses a bad
+// conversation with a 400 whose param names the field, as chat does; its
+// errors carried no param ("param": null).
+func TestChatTemplateErrorsNameTheField(t *testing.T) {
+	ta := startAPI(t)
+	for _, c := range []struct{ body, param string }{
+		{`{"model":"fake","messages":[]}`, "messages"},
+		{`{"model":"fake","messages":[{"content":"hi"}]}`, "messages[0].role"},
+		{`{"model":"fake","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, "messages[0].content"},
+		{`{"model":"fake","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{}}]}`, "tools[0].function.name"},
+		{`{"model":"fake","messages":[{"role":"user","content":"hi"}],"tools":[1]}`, "tools[0]"},
+		{`{"model":"fake","messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":{"messages":1}}`, "chat_template_kwargs.messages"},
+		{`{"model":"fake","messages":[{"role":"assistant","tool_calls":[{"function":{"arguments":"{}"}}]}]}`, "messages[0].tool_calls[0].function.name"},
+	} {
+		resp, b := ta.post(t, "/v1/chat/template", c.body)
+		if resp.StatusCode != 400 || field(mustJSON(t, string(b)), "error", "param") != c.param {
+			t.Errorf("%s: %d %s, want 400 naming %s", c.body, resp.StatusCode, b, c.param)
+		}
+	}
+}
