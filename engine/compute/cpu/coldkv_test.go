@@ -45,12 +45,13 @@ func TestColdTierAttention(t *testing.T) {
 				b.Upload(x, v)
 				return x
 			}
+			var tree []int32 // the span's tree, when set
 			attend := func(blocks []int32, pos int, q, k, v []float32, rows int) []float32 {
 				dst := b.New(rows, qd)
 				for l := range cfg.Layers {
 					a.Layer = l
 					b.Attend(dst, tensor(q, rows, qd), tensor(k, rows, kd), tensor(v, rows, kd), st,
-						[]compute.Span{{N: rows, Pos: pos, Blocks: blocks}}, a)
+						[]compute.Span{{N: rows, Pos: pos, Blocks: blocks, Tree: tree}}, a)
 				}
 				return append([]float32(nil), F32(dst)...)
 			}
@@ -84,6 +85,17 @@ func TestColdTierAttention(t *testing.T) {
 				}
 				worst = max(worst, math.Abs(float64(got[i]-exact[i])))
 			}
+			// A speculation tree's span (two branches) reads them alike.
+			tree = []int32{-1, 0, 0}
+			tq, tk, tv := randRows(r, 3, qd), randRows(r, 3, kd), randRows(r, 3, kd)
+			gotTree := attend([]int32{12, 13, 14, 3, 4}, n, tq, tk, tv, 3)
+			wantTree := attend(decoded, n, tq, tk, tv, 3)
+			for i := range gotTree {
+				if math.Float32bits(gotTree[i]) != math.Float32bits(wantTree[i]) {
+					t.Fatalf("tree, element %d: cold blocks %v, their decoded values hot %v", i, gotTree[i], wantTree[i])
+				}
+			}
+			tree = nil
 			if worst > tc.tol {
 				t.Fatalf("cold tier differs from f16 by up to %g (tolerance %g)", worst, tc.tol)
 			}
