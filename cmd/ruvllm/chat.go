@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,9 +29,7 @@ func newChatCmd() *cobra.Command {
 		Short: "Chat with a model through the daemon (starting it if needed)",
 		Long: "chat is an interactive REPL. Every turn is saved in a new conversation in the daemon (see\n" +
 			"`ruvllm conversations`); --conversation ID continues a saved one with its history, model, system\n" +
-			"prompt and temperature. Commands: /system TEXT sets the system prompt, /up and /down [CORRECTION]\n" +
-			"rate the last reply, /clear starts a new conversation, /bye quits. If no daemon is running, it\n" +
-			"starts ruvllmd in the background.",
+			"prompt and temperature. If no daemon is running, it starts ruvllmd in the background.\n\n" + chatHelp,
 		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -126,6 +125,14 @@ type chatSession struct {
 	// replyContext is the context a reply streams under at a terminal
 	// (nil: one that Ctrl-C cancels).
 	replyContext func(context.Context) (context.Context, context.CancelFunc)
+	// answered is the model that gave the last reply.
+	answered string
+	// userParams are the parameters /set parameter gave, in order.
+	userParams []string
+	// format is "json" after /set format json.
+	format string
+	// verbose prints each reply's counts and speeds (/set verbose).
+	verbose bool
 }
 
 // resume loads conversation id: its thread becomes the history and its
@@ -192,23 +199,45 @@ func (s *chatSession) repl(ctx context.Context, in io.Reader) error {
 			return sc.Err()
 		}
 		line := strings.TrimSpace(sc.Text())
+		if first, ok := strings.CutPrefix(line, `"""`); ok {
+			// A message of several lines, up to the line that ends
+			// with """ (as ollama run reads one).
+			if interactive && !strings.HasSuffix(first, `"""`) {
+				fmt.Fprint(s.out, "... ")
+			}
+			var whole bool
+			line, whole = readMessage(first, func() (string, bool) {
+				if !sc.Scan() {
+					return "", false
+				}
+				if interactive {
+					fmt.Fprint(s.out, "... ")
+				}
+				return sc.Text(), true
+			})
+			if !whole {
+				if err := sc.Err(); err != nil {
+					return err
+				}
+				return errors.New(`the input ended inside a message begun with """`)
+			}
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			if err := s.turn(ctx, line, interactive); err != nil {
+				if !interactive {
+					return err
+				}
+				fmt.Fprintln(s.errw, "error:", err)
+			}
+			continue
+		}
 		switch {
 		case line == "":
-		case line == "/bye" || line == "/exit":
-			return nil
-		case line == "/clear":
-			s.conv, s.history, s.lastRequest, s.lastMessage = "", nil, "", ""
-			fmt.Fprintln(s.errw, "(new conversation)")
-		case command(line, "/system"):
-			s.setSystem(ctx, strings.TrimSpace(strings.TrimPrefix(line, "/system")))
-		case command(line, "/up"), command(line, "/down"):
-			rating, correction := 1, ""
-			if command(line, "/down") {
-				rating, correction = -1, strings.TrimSpace(strings.TrimPrefix(line, "/down"))
-			}
-			s.rate(ctx, rating, correction)
 		case strings.HasPrefix(line, "/"):
-			fmt.Fprintln(s.errw, "commands: /system [TEXT] (no TEXT: none), /up, /down [CORRECTION], /clear, /bye")
+			if s.runCommand(ctx, line) {
+				return nil
+			}
 		default:
 			if err := s.turn(ctx, line, interactive); err != nil {
 				// Typed at a terminal, the next line may do better; read
@@ -221,12 +250,6 @@ func (s *chatSession) repl(ctx context.Context, in io.Reader) error {
 			}
 		}
 	}
-}
-
-// command reports whether line is the REPL command name, alone or with an
-// argument.
-func command(line, name string) bool {
-	return line == name || strings.HasPrefix(line, name+" ")
 }
 
 func (s *chatSession) setSystem(ctx context.Context, system string) {
@@ -282,6 +305,9 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) e
 	if !s.opts.think {
 		req.ReasoningEffort = "none"
 	}
+	if s.format == "json" {
+		req.ResponseFormat = json.RawMessage(`{"type":"json_object"}`)
+	}
 	var usage *ipc.Usage
 	var id, model string
 	start := time.Now()
@@ -328,8 +354,13 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) e
 	reply := ipc.Message{Role: "assistant", Content: p.answer.String(), ReasoningContent: p.reasoning.String()}
 	s.history = append(s.history, user, reply)
 	s.lastRequest, s.lastMessage = id, ""
-	stats := replyStats(usage, first, time.Since(start))
-	if usage != nil && interactive {
+	s.answered = model
+	total := time.Since(start)
+	stats := replyStats(usage, first, total)
+	switch {
+	case stats != nil && s.verbose:
+		printVerbose(s.errw, stats, total)
+	case stats != nil && interactive:
 		fmt.Fprintf(s.errw, "(%d prompt tokens, %d cached, %d generated, first token %.0f ms)\n",
 			stats.PromptTokens, stats.CachedTokens, stats.CompletionTokens, stats.TTFTMillis)
 	}

@@ -103,28 +103,8 @@ func newShowCmd() *cobra.Command {
 					return nil
 				}
 			}
-			tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-			fmt.Fprintln(tw, "  Model")
-			fmt.Fprintf(tw, "    architecture\t%s\n", s.Details.Family)
-			fmt.Fprintf(tw, "    parameters\t%s\n", s.Details.ParameterSize)
-			if n, ok := s.ModelInfo[s.Details.Family+".context_length"]; ok {
-				fmt.Fprintf(tw, "    context length\t%v\n", n)
-			}
-			fmt.Fprintf(tw, "    quantization\t%s\n", s.Details.QuantizationLevel)
-			fmt.Fprintln(tw, "\n  Capabilities")
-			for _, c := range s.Capabilities {
-				fmt.Fprintf(tw, "    %s\t\n", c)
-			}
-			if s.Parameters != "" {
-				fmt.Fprintln(tw, "\n  Parameters")
-				for _, line := range strings.Split(strings.TrimSpace(s.Parameters), "\n") {
-					fmt.Fprintf(tw, "    %s\n", line)
-				}
-			}
-			if s.System != "" {
-				fmt.Fprintf(tw, "\n  System\n    %s\n", strings.ReplaceAll(strings.TrimSpace(s.System), "\n", "\n    "))
-			}
-			return tw.Flush()
+			printShow(w, s)
+			return nil
 		},
 	}
 	f := cmd.Flags()

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// TestChatOllamaCommands: the REPL takes ollama run's commands: /set
+// parameter (applied to every request and stored with the conversation,
+// bad names and values refused by name), /set system, a message of
+// several lines between """, /show parameters and system, /set verbose,
+// /save NAME (a created model with the chat's system prompt, parameters
+// and messages), /load MODEL and /set format json. Chat knew only
+// /system, /up, /down, /clear and /bye.
+func TestChatOllamaCommands(t *testing.T) {
+	startTinyDaemon(t)
+	ctx := context.Background()
+	c, err := ipc.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	in := strings.Join([]string{
+		"/set parameter num_predict 3",
+		"/set parameter temperature 0",
+		"/set parameter top_k 5",
+		"/set parameter stop END",
+		"/set parameter bogus 1",
+		"/set parameter top_p 7",
+		"/set system Be terse.",
+		`"""`, "line one", "line two", `"""`,
+		"/show parameters",
+		"/set verbose",
+		`"""second"""`,
+		"/save saved-chat",
+		"/show system",
+		"/nonsense",
+		"/bye",
+	}, "\n") + "\n"
+	out, errOut, err := runCLIIn(t, strings.NewReader(in), newChatCmd(), "--temp", "0.7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`unknown parameter "bogus"`, `/set parameter top_p: "7": want a number from 0 to 1`,
+		"eval count:", "eval rate:", "(created new model 'saved-chat')", `unknown command "/nonsense"`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	for _, want := range []string{"User defined parameters:", "num_predict  3", "temperature  0", "top_k        5", `stop         ["END"]`, "Be terse."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	m := regexp.MustCompile(`saved as conversation (conv-[0-9a-f]+)`).FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("no conversation saved: %s", errOut)
+	}
+	conv, err := c.Conversation(ctx, m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv.Messages) != 4 || conv.Messages[0].Content != "line one\nline two" || conv.Messages[2].Content != "second" ||
+		conv.System != "Be terse." || conv.Sampling == nil || *conv.Sampling.Temperature != 0 || conv.Sampling.TopK == nil || *conv.Sampling.TopK != 5 {
+		t.Fatalf("conversation %+v", conv)
+	}
+	for _, i := range []int{1, 3} {
+		if st := conv.Messages[i].Stats; st == nil || st.CompletionTokens > 3 {
+			t.Errorf("reply %d: %+v, want at most 3 tokens (num_predict)", i, st)
+		}
+	}
+	sh, err := c.Show(ctx, "saved-chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh.System != "Be terse." || len(sh.Messages) != 4 || sh.Messages[0].Content != "line one\nline two" {
+		t.Errorf("saved model: system %q, messages %+v", sh.System, sh.Messages)
+	}
+	for _, want := range []string{"temperature", "top_k", "num_predict", "stop"} {
+		if !strings.Contains(sh.Parameters, want) {
+			t.Errorf("saved model's parameters lack %s: %q", want, sh.Parameters)
+		}
+	}
+
+	// /load talks to the saved model in a new conversation; /set format
+	// json holds replies to JSON.
+	_, errOut, err = runCLIIn(t, strings.NewReader("/load nosuch\n/load saved-chat\n/show system\n/set format json\nhi\n/bye\n"), newChatCmd(), "-n", "6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "nosuch") || !strings.Contains(errOut, "(talking to saved-chat in a new conversation)") {
+		t.Fatalf("/load: %s", errOut)
+	}
+	m = regexp.MustCompile(`saved as conversation (conv-[0-9a-f]+)`).FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("no conversation saved: %s", errOut)
+	}
+	conv, err = c.Conversation(ctx, m[1])
+	if err != nil || conv.Model != "saved-chat" || len(conv.Messages) != 2 || !strings.HasPrefix(strings.TrimSpace(conv.Messages[1].Content), "{") {
+		t.Fatalf("after /load and /set format json: %+v, %v", conv, err)
+	}
+}
+
+// TestReadMessage: a message between """ may start on the first line,
+// end on its last, or be one line; input that ends inside it is reported.
+func TestReadMessage(t *testing.T) {
+	for _, c := range []struct {
+		first string
+		rest  []string
+		want  string
+		whole bool
+	}{
+		{"", []string{"a", "b", `"""`}, "a\nb", true},
+		{"a", []string{`b"""`}, "a\nb", true},
+		{`one line"""`, nil, "one line", true},
+		{"", []string{"a", "  indented", `c """  `}, "a\n  indented\nc ", true},
+		{"a", []string{"b"}, "a\nb", false},
+	} {
+		i := 0
+		got, whole := readMessage(c.first, func() (string, bool) {
+			if i == len(c.rest) {
+				return "", false
+			}
+			i++
+			return c.rest[i-1], true
+		})
+		if got != c.want || whole != c.whole {
+			t.Errorf("%q %q: %q %v, want %q %v", c.first, c.rest, got, whole, c.want, c.whole)
+		}
+	}
+}
