@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/ruvllm/ruvllm/ipc"
 )
@@ -491,4 +494,48 @@ func printVerbose(w io.Writer, st *ipc.ReplyStats, total time.Duration) {
 		fmt.Fprintf(tw, "eval rate:\t%.2f tokens/s\n", st.TokensPerSecond)
 	}
 	tw.Flush()
+}
+
+// ollamaRunPrompt is the prompt of `run MODEL [PROMPT...]`, as ollama run
+// reads it: input piped in (at most maxChatLine bytes), then the words,
+// joined by a space. interactive is true when there is neither and the
+// input is a terminal: the chat REPL's turn.
+func ollamaRunPrompt(in io.Reader, words []string) (prompt string, interactive bool, err error) {
+	parts := []string{}
+	if !isTerminal(in) && in != nil {
+		b, err := io.ReadAll(io.LimitReader(in, maxChatLine+1))
+		if err != nil {
+			return "", false, fmt.Errorf("read the input: %w", err)
+		}
+		if len(b) > maxChatLine {
+			return "", false, fmt.Errorf("the input is longer than %d MiB, the most run reads as a prompt", maxChatLine>>20)
+		}
+		if t := strings.TrimSpace(string(b)); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	if len(words) > 0 {
+		parts = append(parts, strings.Join(words, " "))
+	}
+	if len(parts) == 0 {
+		if isTerminal(in) {
+			return "", true, nil
+		}
+		return "", false, errors.New("run MODEL: no prompt: give it after the model, or pipe it in")
+	}
+	return strings.Join(parts, " "), false, nil
+}
+
+// runChatREPL is `run MODEL` at a terminal: ruvllm chat -m MODEL.
+func runChatREPL(cmd *cobra.Command, model, system string) error {
+	chat := newChatCmd()
+	args := []string{"-m", model}
+	if system != "" {
+		args = append(args, "--system", system)
+	}
+	chat.SetArgs(args)
+	chat.SetIn(cmd.InOrStdin())
+	chat.SetOut(cmd.OutOrStdout())
+	chat.SetErr(cmd.ErrOrStderr())
+	return chat.ExecuteContext(cmd.Context())
 }

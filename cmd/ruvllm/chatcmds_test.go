@@ -135,3 +135,58 @@ func TestReadMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestRunOllamaStyle: `run MODEL PROMPT...` answers as ollama run does,
+// through the daemon as a chat, the piped input before the words;
+// mixing that with -m or -p, or giving no prompt from a pipe, is refused
+// by name. run took only -m and -p (an argument was an error).
+func TestRunOllamaStyle(t *testing.T) {
+	startTinyDaemon(t)
+	ctx := context.Background()
+	c, err := ipc.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	promptTokens := func(text string) int {
+		r, err := c.Chat(ctx, ipc.ChatCompletionRequest{Model: "tiny", Messages: []ipc.Message{{Role: "user", Content: text}},
+			SamplingFields: ipc.SamplingFields{MaxTokens: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Usage.PromptTokens
+	}
+	for _, tc := range []struct {
+		in     string
+		args   []string
+		prompt string
+	}{
+		{"", []string{"tiny", "why", "is", "the", "sky", "blue"}, "why is the sky blue"},
+		{"a long document\nof two lines\n", []string{"tiny", "summarize", "it"}, "a long document\nof two lines summarize it"},
+		{"only piped\n", []string{"tiny"}, "only piped"},
+	} {
+		out, _, err := runCLIIn(t, strings.NewReader(tc.in), newRunCmd(), append(tc.args, "-n", "3", "--temp", "0")...)
+		if err != nil || out == "" {
+			t.Fatalf("run %v: %q, %v", tc.args, out, err)
+		}
+		recs, err := c.Requests(ctx, 1)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("requests %v %v", recs, err)
+		}
+		if r := recs[0]; r.Model != "tiny" || r.CompletionTokens > 3 || r.PromptTokens != promptTokens(tc.prompt) {
+			t.Errorf("run %v (input %q): record %+v, want the chat prompt %q (%d tokens)", tc.args, tc.in, r, tc.prompt, promptTokens(tc.prompt))
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tiny", "hi", "-m", "tiny"}, "not both"},
+		{[]string{"tiny", "-p", "hi"}, "not both"},
+		{[]string{"tiny"}, "no prompt"},
+	} {
+		if _, _, err := runCLIIn(t, strings.NewReader(""), newRunCmd(), tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run %v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}

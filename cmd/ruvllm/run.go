@@ -173,16 +173,46 @@ func newRunCmd() *cobra.Command {
 		amx       cpu.AMXMode
 	)
 	cmd := &cobra.Command{
-		Use:   "run [--remote] -m MODEL -p TEXT [--json-schema FILE | --grammar FILE | --regex RE | --any-json]",
-		Short: "Generate text from a GGUF model in this process",
+		Use:   "run [--remote] -m MODEL -p TEXT [--json-schema FILE | --grammar FILE | --regex RE | --any-json] | run MODEL [PROMPT]",
+		Short: "Generate text from a GGUF model in this process, or chat with a model as ollama run does",
 		Long: "run loads the model itself (no daemon), streams the generated text to stdout and prints timings\n" +
 			"to stderr. With --json it prints one object {tokens, text, timings} instead.\n" +
+			"As ollama run, `run MODEL PROMPT...` answers the prompt through the daemon (started if needed) as\n" +
+			"a chat, with the model's chat template and until it ends its reply (-n limits it); input piped in\n" +
+			"comes before the prompt's words. `run MODEL` alone opens the chat REPL (ruvllm chat -m MODEL).\n" +
 			"--json-schema, --grammar (GBNF), --regex and --any-json hold the output to a constraint: only\n" +
 			"tokens it allows are sampled, and generation stops once the text is complete.",
-		// The prompt comes with -p: a word after the flags was ignored,
-		// and the model generated from an empty prompt.
-		Args: exactArgs(0, ""),
+		// The prompt comes with -p, or as ollama run takes it (run MODEL
+		// [PROMPT...]): a word after the flags was ignored, and the model
+		// generated from an empty prompt.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && (cmd.Flags().Changed("model") || cmd.Flags().Changed("prompt")) {
+				name, usage := commandPath(cmd)
+				return fmt.Errorf("%s: unexpected argument %q: give the model and prompt as words (run MODEL [PROMPT]) or with -m and -p, not both (usage: %s)", name, args[0], usage)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				// ollama run MODEL [PROMPT...]: through the daemon, as a
+				// chat; without a prompt, the chat REPL.
+				prompt, interactive, err := ollamaRunPrompt(cmd.InOrStdin(), args[1:])
+				if err != nil {
+					return err
+				}
+				if interactive {
+					return runChatREPL(cmd, args[0], system)
+				}
+				remote, asChat, path, g.prompt = true, true, args[0], prompt
+				if isModelPath(path) {
+					if path, err = modelFile(path); err != nil {
+						return err
+					}
+				}
+				if !cmd.Flags().Changed("n") {
+					g.maxTokens = 0 // as ollama run: until the model ends its reply
+				}
+			}
 			if err := g.check(); err != nil {
 				return err
 			}
