@@ -190,3 +190,34 @@ func TestRunOllamaStyle(t *testing.T) {
 		}
 	}
 }
+
+// TestStopUnloadsModels: `stop MODEL` unloads a loaded model as ollama
+// stop does, and the daemon keeps running; a model that is not loaded is
+// named in the error. stop took no argument.
+func TestStopUnloadsModels(t *testing.T) {
+	startTinyDaemon(t)
+	ctx := context.Background()
+	c, err := ipc.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Chat(ctx, ipc.ChatCompletionRequest{Model: "tiny", Messages: []ipc.Message{{Role: "user", Content: "hi"}},
+		SamplingFields: ipc.SamplingFields{MaxTokens: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, newStopCmd(), "nosuch"); err == nil || !strings.Contains(err.Error(), `"nosuch" is not loaded`) {
+		t.Errorf("stop nosuch: %v", err)
+	}
+	if _, _, err := runCLI(t, newStopCmd(), "--timeout", "5s", "tiny"); err == nil || !strings.Contains(err.Error(), "--timeout") {
+		t.Errorf("stop --timeout tiny: %v", err)
+	}
+	_, errOut, err := runCLI(t, newStopCmd(), "tiny")
+	if err != nil || !strings.Contains(errOut, "unloaded tiny") {
+		t.Fatalf("stop tiny: %q, %v", errOut, err)
+	}
+	ps, err := c.Ps(ctx)
+	if err != nil || len(ps.Models) != 0 {
+		t.Fatalf("after stop tiny: ps %+v, %v (the daemon must keep running with nothing loaded)", ps, err)
+	}
+}

@@ -186,14 +186,21 @@ func shellQuote(s string) string {
 func newStopCmd() *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "stop [--timeout 30s]",
-		Short: "Stop the daemon (through systemd or launchd when it runs as a service) and wait until it exits",
+		Use:   "stop [--timeout 30s] [MODEL...]",
+		Short: "Stop the daemon (through systemd or launchd when it runs as a service) and wait until it exits, or unload models",
 		Long: "stop ends the running ruvllmd and waits for it to exit (requests in flight get the daemon's\n" +
 			"--shutdown-grace). A daemon started by the service manager (`ruvllm service install`) is stopped\n" +
 			"through it; its socket stays, so the next client starts it again (`ruvllm service uninstall`\n" +
-			"removes the service). Otherwise the daemon gets SIGTERM. No daemon running is not an error.",
-		Args: exactArgs(0, ""),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+			"removes the service). Otherwise the daemon gets SIGTERM. No daemon running is not an error.\n" +
+			"With MODEL names, as ollama stop, it unloads those models (ruvllm ps lists them) and the daemon\n" +
+			"keeps running.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				if cmd.Flags().Changed("timeout") {
+					return errors.New("--timeout applies to stopping the daemon, not to unloading models")
+				}
+				return unloadModels(cmd.Context(), args, cmd.ErrOrStderr())
+			}
 			// A timeout that has run out before the stop stopped the
 			// daemon and then reported that it "did not exit".
 			if timeout <= 0 {
@@ -219,6 +226,37 @@ func newStopCmd() *cobra.Command {
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the daemon to exit")
 	return cmd
+}
+
+// unloadModels is `stop MODEL...`: each model, which must be loaded,
+// unloaded as ollama stop does it (a generate request with keep_alive 0).
+func unloadModels(ctx context.Context, models []string, w io.Writer) error {
+	c, err := connect(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ps, err := c.Ps(ctx)
+	if err != nil {
+		return err
+	}
+	for _, model := range models {
+		name := ""
+		for _, m := range ps.Models {
+			if m.Name == model || m.Name == model+":latest" || strings.TrimSuffix(m.Name, ":latest") == model {
+				name = m.Name
+			}
+		}
+		if name == "" {
+			return fmt.Errorf("model %q is not loaded (ruvllm ps lists the loaded ones)", model)
+		}
+		req := map[string]any{"model": model, "keep_alive": 0, "stream": false}
+		if err := c.Do(ctx, "POST", "/api/generate", req, nil); err != nil {
+			return fmt.Errorf("unload %s: %w", model, err)
+		}
+		fmt.Fprintf(w, "unloaded %s\n", name)
+	}
+	return nil
 }
 
 // stopDaemon stops the daemon h describes and waits up to timeout for its
