@@ -221,3 +221,15 @@ func TestStopUnloadsModels(t *testing.T) {
 		t.Fatalf("after stop tiny: ps %+v, %v (the daemon must keep running with nothing loaded)", ps, err)
 	}
 }
+
+// TestOllamaCommandNames: the words an Ollama user types find ruvllm's
+// commands (serve is the daemon in the foreground).
+func TestOllamaCommandNames(t *testing.T) {
+	root := newRootCmd()
+	for word, want := range map[string]string{"serve": "daemon", "ls": "list", "run": "run", "stop": "stop", "show": "show", "ps": "ps", "rm": "rm", "cp": "cp", "create": "create", "pull": "pull"} {
+		c, _, err := root.Find([]string{word})
+		if err != nil || c.Name() != want {
+			t.Errorf("ruvllm %s: %v, %v; want the %s command", word, c, err, want)
+		}
+	}
+}

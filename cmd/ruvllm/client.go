@@ -114,9 +114,10 @@ func newDaemonCmd() *cobra.Command {
 	o := serve.Options{Config: cfg}
 	var p serve.Process
 	cmd := &cobra.Command{
-		Use:   "daemon",
-		Short: "Run ruvllmd in the foreground",
-		Args:  exactArgs(0, ""),
+		Use:     "daemon",
+		Aliases: []string{"serve"}, // what an Ollama user types
+		Short:   "Run ruvllmd in the foreground (also: ruvllm serve, as ollama serve)",
+		Args:    exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := serve.FinishFlags(&o, cmd.Flags()); err != nil {
 				return err
