@@ -3,6 +3,9 @@ package models
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -31,6 +34,59 @@ func (m *Manager) lowMemory(path string) bool {
 	}
 	return avail-need < m.o.MemoryMargin
 }
+
+// ErrInsufficientMemory wraps the refusal of a model whose weights and KV
+// cache need more memory than is free (Ollama's "model requires more
+// system memory than is available").
+var ErrInsufficientMemory = errors.New("model requires more system memory than is available")
+
+// loadFitting loads the file at path (file: its stat, nil if unknown)
+// unless it cannot fit in the free memory, which is checked for every
+// load, the first one too (makeRoom's margin only decides which idle
+// models to unload): refused, where the kernel would kill the daemon. The
+// weights (the file's size) are checked before the file is read, the KV
+// cache once loading it told its size: the cache is mapped, not yet
+// touched (the warm-up touches it), so a model refused then is closed
+// before it costs the memory.
+func (m *Manager) loadFitting(path string, file os.FileInfo) (Model, error) {
+	avail, known := m.o.MemAvailable()
+	if !known || m.o.MemoryMargin < 0 {
+		return m.o.Loader(context.Background(), path)
+	}
+	var weights int64
+	if file != nil {
+		weights = file.Size()
+	}
+	if err := checkFits(weights, 0, avail); err != nil {
+		return nil, err
+	}
+	model, err := m.o.Loader(context.Background(), path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFits(weights, model.Info().KVBytes, avail); err != nil {
+		model.Close()
+		return nil, err
+	}
+	return model, nil
+}
+
+// checkFits refuses weights and a KV cache of kv bytes (0: not yet known)
+// that need more than avail bytes.
+func checkFits(weights, kv, avail int64) error {
+	need := weights + max(kv, 0)
+	if need <= avail {
+		return nil
+	}
+	if kv > 0 {
+		return fmt.Errorf("%w: %s (weights %s, KV cache %s; a smaller --ctx-size shrinks the cache), %s free",
+			ErrInsufficientMemory, mib(need), mib(weights), mib(kv), mib(avail))
+	}
+	return fmt.Errorf("%w: %s of weights, %s free", ErrInsufficientMemory, mib(weights), mib(avail))
+}
+
+// mib formats n bytes in MiB.
+func mib(n int64) string { return strconv.FormatInt(n>>20, 10) + " MiB" }
 
 // memAvailable reads MemAvailable from /proc/meminfo, lowered to what
 // the daemon's memory cgroup has left where it has a limit (a container,

@@ -478,7 +478,7 @@ func (m *Manager) load(key, path string, call *loadCall) {
 	m.makeRoom(path)
 	file, _ := os.Stat(path)
 	start := time.Now()
-	model, err := m.o.Loader(context.Background(), path)
+	model, err := m.loadFitting(path, file)
 	if err != nil {
 		m.mu.Lock()
 		delete(m.loading, key)
