@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -50,6 +51,49 @@ const (
 	DefaultMaxExchanges     = 2000
 	DefaultMaxExchangeBytes = 64 << 20
 )
+
+// ErrNotRecorded is returned for a rating of a completion whose recording
+// failed (a full disk, a failed state-store write); the error wraps it,
+// that failure and ErrNotFound, where a rating of a completion never made
+// or since dropped gets ErrNotFound alone.
+var ErrNotRecorded = errors.New("the completion was not recorded, so it cannot be rated")
+
+// maxUnrecorded is how many completions whose recording failed the store
+// remembers (the most recent), for the ratings that name them.
+const maxUnrecorded = 256
+
+// unrecordedLog remembers the completions whose recording failed, and why,
+// up to maxUnrecorded of them, oldest forgotten first. Completion ids are
+// the daemon's own, so the memory is bounded by the count.
+type unrecordedLog struct {
+	mu    sync.Mutex
+	cause map[string]error
+	order []string
+}
+
+func (u *unrecordedLog) add(id string, err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.cause == nil {
+		u.cause = map[string]error{}
+	}
+	if _, ok := u.cause[id]; !ok {
+		if len(u.order) == maxUnrecorded {
+			delete(u.cause, u.order[0])
+			u.order = u.order[1:]
+		}
+		u.order = append(u.order, id)
+	}
+	u.cause[id] = err
+}
+
+// why is the failure that kept completion id from being recorded (nil if
+// none is remembered).
+func (u *unrecordedLog) why(id string) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.cause[id]
+}
 
 var bytesKey = []byte("bytes")
 
@@ -109,14 +153,22 @@ type storedExchange struct {
 }
 
 // LogCompletion records a finished generation: its request-log record and
-// its exchange, in one transaction. rec.ID and ex.ID must be equal.
-func (d *DB) LogCompletion(ctx context.Context, rec ipc.RequestRecord, ex Exchange) error {
+// its exchange, in one transaction. rec.ID and ex.ID must be equal. When
+// the write fails, a rating of the completion gets ErrNotRecorded with
+// the failure, not ErrNotFound as for an id never made.
+func (d *DB) LogCompletion(ctx context.Context, rec ipc.RequestRecord, ex Exchange) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if rec.ID != ex.ID || ex.ID == "" {
 		return fmt.Errorf("log completion: record id %q and exchange id %q differ", rec.ID, ex.ID)
 	}
+	defer func() {
+		if err != nil {
+			d.unrecorded.add(ex.ID, err)
+			err = fmt.Errorf("record completion %s: %w", ex.ID, err)
+		}
+	}()
 	rb, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -155,6 +207,13 @@ func (d *DB) Exchange(ctx context.Context, id string) (Exchange, error) {
 
 func (d *DB) exchangeTx(tx *bolt.Tx, id string) (Exchange, error) {
 	v := tx.Bucket([]byte(Exchanges)).Get([]byte(id))
+	if v == nil && id != "" {
+		if why := d.unrecorded.why(id); why != nil {
+			// Not found still (404): the rating can never succeed, and
+			// the client learns why.
+			return Exchange{}, fmt.Errorf("request_id %q: %w: %w: %w", id, ErrNotRecorded, why, ErrNotFound)
+		}
+	}
 	if v == nil || id == "" {
 		return Exchange{}, fmt.Errorf("unknown request_id %q: no completion with this id is on record (the daemon keeps the last %d): %w",
 			id, d.maxExchanges, ErrNotFound)

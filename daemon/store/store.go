@@ -44,6 +44,8 @@ type DB struct {
 	maxFeedbackListBytes int
 	// log hears of records a listing skipped as unreadable (SetLogger).
 	log atomic.Pointer[slog.Logger]
+	// unrecorded remembers the completions LogCompletion failed to write.
+	unrecorded unrecordedLog
 }
 
 // SetLogger sets where unreadable records that listings skip are
