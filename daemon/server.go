@@ -76,7 +76,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.socketMode == 0 {
 		cfg.socketMode, cfg.dirMode = 0o600, 0o700
 	}
-	for _, d := range []string{cfg.StateDir, cfg.ModelsDir, cfg.AdaptersDir, cfg.CacheDir} {
+	// The adapters folder is the adapter pool's to create: one it cannot
+	// create costs adapter installs, not the daemon.
+	for _, d := range []string{cfg.StateDir, cfg.ModelsDir, cfg.CacheDir} {
 		if d == "" {
 			continue
 		}

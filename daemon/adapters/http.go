@@ -98,6 +98,9 @@ func (p *Pool) handleInstall(w http.ResponseWriter, r *http.Request) {
 // (never into memory), within MaxAdapterBytes and the free space there,
 // and installs it from there.
 func (p *Pool) installUpload(r *http.Request) (ipc.AdapterInfo, error) {
+	if p.noInstall != nil {
+		return ipc.AdapterInfo{}, p.noInstall
+	}
 	if err := disk.Check(p.o.RegistryDir, r.ContentLength); err != nil {
 		return ipc.AdapterInfo{}, err
 	}

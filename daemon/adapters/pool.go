@@ -46,6 +46,9 @@ var (
 	// ErrInUse: a created model is made with the adapter, so removing it
 	// would break that model.
 	ErrInUse = errors.New("adapter in use")
+	// ErrUnavailable: adapters cannot be installed, their directory could
+	// not be created (read-only, a file in the way); the reason follows.
+	ErrUnavailable = errors.New("adapter installs are unavailable")
 )
 
 // Publisher receives pool events ("adapter.installed", "adapter.removed",
@@ -92,6 +95,10 @@ type Pool struct {
 	loaded  map[loadKey]*loadedAdapter
 	bytes   int64
 	clock   uint64
+
+	// noInstall, set when RegistryDir could not be created, refuses
+	// installs; noWatch, set when DropDir could not be, stops Watch.
+	noInstall, noWatch error
 }
 
 // loadKey is one adapter version on one model.
@@ -110,7 +117,10 @@ type loadedAdapter struct {
 }
 
 // New opens the pool: reads the records from the store and creates the
-// directories.
+// directories. A directory that cannot be created (read-only, a file in
+// the way) costs what needs it, not the daemon: it is logged, and installs
+// (the registry directory) are refused with ErrUnavailable, or the drop
+// folder is not watched; models and installed adapters still serve.
 func New(o Options) (*Pool, error) {
 	if o.Budget <= 0 {
 		o.Budget = 1 << 30
@@ -127,15 +137,17 @@ func New(o Options) (*Pool, error) {
 	if o.RegistryDir == "" || o.Store == nil {
 		return nil, errors.New("adapters: a registry directory and a store are required")
 	}
-	for _, d := range []string{o.DropDir, o.RegistryDir} {
-		if d == "" {
-			continue
-		}
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("adapters: %w", err)
+	p := &Pool{o: o, log: o.Logger, records: map[string]ipc.AdapterInfo{}, loaded: map[loadKey]*loadedAdapter{}}
+	if o.DropDir != "" {
+		if err := os.MkdirAll(o.DropDir, 0o700); err != nil {
+			p.noWatch = fmt.Errorf("the adapters folder %s cannot be created: %w", o.DropDir, err)
+			p.log.Warn("adapters folder not watched", "dir", o.DropDir, "err", err)
 		}
 	}
-	p := &Pool{o: o, log: o.Logger, records: map[string]ipc.AdapterInfo{}, loaded: map[loadKey]*loadedAdapter{}}
+	if err := os.MkdirAll(o.RegistryDir, 0o700); err != nil {
+		p.noInstall = fmt.Errorf("%w: the adapters directory %s cannot be created: %w", ErrUnavailable, o.RegistryDir, err)
+		p.log.Warn("adapter installs disabled", "dir", o.RegistryDir, "err", err)
+	}
 	err := o.Store.List(Bucket, func(key string, value []byte) error {
 		var r ipc.AdapterInfo
 		if err := json.Unmarshal(value, &r); err != nil {
@@ -338,6 +350,9 @@ func (p *Pool) InstallFor(ctx context.Context, src, name, model string) (ipc.Ada
 func (p *Pool) installAs(ctx context.Context, src, label, name string, owned bool, x installExtra) (ipc.AdapterInfo, error) {
 	baseOf := x.baseOf
 	var info ipc.AdapterInfo
+	if p.noInstall != nil {
+		return info, p.noInstall
+	}
 	// An adapter a created model's Modelfile installed is part of that
 	// model, which stays as it was made: only re-creating the model
 	// replaces it (removing it is refused too). Another install of its
@@ -572,6 +587,8 @@ func StatusOf(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, ErrInUse):
 		return http.StatusConflict
+	case errors.Is(err, ErrUnavailable):
+		return http.StatusServiceUnavailable
 	case disk.IsFull(err):
 		return http.StatusInsufficientStorage
 	}
@@ -582,6 +599,9 @@ func StatusOf(err error) int {
 // adapter the daemon writes itself (a fine-tuning job's result), so that
 // installing it is a rename.
 func (p *Pool) CreateTemp() (*os.File, error) {
+	if p.noInstall != nil {
+		return nil, p.noInstall
+	}
 	return os.CreateTemp(p.o.RegistryDir, ".upload-*")
 }
 

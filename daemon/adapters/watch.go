@@ -34,10 +34,14 @@ type pending struct {
 // invalid one into rejected/ next to a <name>.reason.txt once it has been
 // stable for RejectAfter (a stalled copy is not rejected early). Nothing is
 // deleted. fsnotify events make pickup immediate; a periodic rescan covers
-// events a platform drops.
+// events a platform drops. A drop folder New could not create is not
+// watched: Watch returns nil at once (New logged why).
 func (p *Pool) Watch(ctx context.Context) error {
 	if p.o.DropDir == "" {
 		return errors.New("adapters: no drop folder configured")
+	}
+	if p.noWatch != nil {
+		return nil // New logged why
 	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
