@@ -33,7 +33,9 @@ func newQuantizeCmd() *cobra.Command {
 			"--imatrix FILE uses an importance matrix from llama-imatrix (GGUF or legacy .dat format), which\n" +
 			"the IQ1, IQ2 and IQ3_XXS/IQ3_XS types need, as in llama.cpp. --allow-requantize accepts a quantized\n" +
 			"IN (dequantized, then quantized again, as llama-quantize --allow-requantize: worse than from the\n" +
-			"original weights; e.g. a Q4_0 draft model made from a Q8_0 file).\n" +
+			"original weights; e.g. a Q4_0 draft model made from a Q8_0 file). OUT.gguf is written as a hidden\n" +
+			"temporary file beside it (.OUT.gguf.tmpNNN), renamed once complete: a run cut off never leaves a\n" +
+			"partial OUT.gguf, and the next run to OUT.gguf removes the temporary file of one killed outright.\n" +
 			"Types: " + strings.Join(quantize.FileTypeNames(), ", ") + ".",
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ruvllm/ruvllm/engine/quant"
 )
@@ -286,10 +287,15 @@ func (w *Writer) WriteFile(path string) (err error) {
 		}
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	prefix := "." + filepath.Base(path) + ".tmp"
+	removeAbandoned(dir, prefix)
+	tmp, err := os.CreateTemp(dir, prefix+"*")
 	if err != nil {
 		return fmt.Errorf("gguf: write %s: %w", path, err)
 	}
+	// Best effort: where it fails, abandoned cannot lock the file either,
+	// and leaves it.
+	_ = lockTemp(tmp)
 	defer func() {
 		if err != nil {
 			tmp.Close()
@@ -317,6 +323,27 @@ func (w *Writer) WriteFile(path string) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// removeAbandoned removes the temporary files an earlier WriteFile of the
+// same path left in dir when it was cut off (kill -9, a crash, a power
+// loss): prefix followed by os.CreateTemp's digits, which no writer holds
+// (abandoned). They were never renamed to the path, so never taken for
+// its file, but each kept up to a model's size of disk for good.
+func removeAbandoned(dir, prefix string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		if p := filepath.Join(dir, e.Name()); abandoned(p) {
+			os.Remove(p)
+		}
+	}
 }
 
 // encoder writes little-endian GGUF primitives, keeping the first error.
