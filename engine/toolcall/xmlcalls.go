@@ -439,7 +439,7 @@ func (x xmlCalls) parseCall(text string) (Call, string, error) {
 			return Call{}, "", fmt.Errorf("tool call %s: argument %s: its name is not closed", name, key)
 		}
 		var raw string
-		if raw, r, ok = strings.Cut(r, x.endTag); !ok {
+		if raw, r, ok = x.cutValue(name, key, r); !ok {
 			return Call{}, "", fmt.Errorf("tool call %s: argument %s has no end", name, key)
 		}
 		if strings.HasSuffix(x.keyEnd, "\n") {
@@ -460,6 +460,36 @@ func (x xmlCalls) parseCall(text string) (Call, string, error) {
 		b.WriteByte(':')
 		b.Write(x.argument(name, key, raw))
 	}
+}
+
+// cutValue splits the text after an argument's name into its value's
+// text and the text after its end tag. A value its tool's schema writes
+// as JSON is read as JSON first: a string inside it may hold the end tag
+// (the grammar lets it, as JSON), which does not end the value there.
+func (x xmlCalls) cutValue(tool, key, text string) (raw, rest string, ok bool) {
+	if x.jsonValued(tool, key) {
+		t := strings.TrimLeft(text, " \t\r\n")
+		dec := json.NewDecoder(strings.NewReader(t))
+		var v json.RawMessage
+		if dec.Decode(&v) == nil {
+			n := int(dec.InputOffset())
+			if after, found := cutTags(t[n:], x.endTag); found {
+				return t[:n], after, true
+			}
+		}
+	}
+	return strings.Cut(text, x.endTag)
+}
+
+// jsonValued reports whether a bound tool's parameter is written as JSON
+// (not raw text).
+func (x xmlCalls) jsonValued(tool, key string) bool {
+	for _, p := range x.params[tool] {
+		if p.name == key {
+			return !p.text
+		}
+	}
+	return false
 }
 
 // argument is one argument's value as JSON: the text as a string where
