@@ -431,10 +431,9 @@ func (x xmlCalls) parseCall(text string) (Call, string, error) {
 			return Call{}, "", fmt.Errorf("tool call %s: neither an argument nor its end", name)
 		}
 		var key string
-		if key, r, ok = strings.Cut(r, x.keyStop); !ok || strings.TrimSpace(key) == "" {
+		if key, r, ok = x.cutKey(name, r); !ok {
 			return Call{}, "", fmt.Errorf("tool call %s: an argument without a name", name)
 		}
-		key = strings.TrimSpace(key)
 		if r, ok = cutTags(r, x.keyEnd[len(x.keyStop):]); !ok {
 			return Call{}, "", fmt.Errorf("tool call %s: argument %s: its name is not closed", name, key)
 		}
@@ -490,6 +489,29 @@ func (x xmlCalls) jsonValued(tool, key string) bool {
 		}
 	}
 	return false
+}
+
+// cutKey splits the text after an argument's opening tag into the
+// argument's name and the text after the name's stop. A bound tool's
+// parameter names are matched first, the longest that the stop follows:
+// the grammar writes them as they are, so a name may hold the stop itself
+// (a property "a>b" in <parameter=a>b>), be empty or have white space
+// around it. Other names end at the first stop, white space trimmed.
+func (x xmlCalls) cutKey(tool, text string) (key, rest string, ok bool) {
+	best := -1
+	for i, p := range x.params[tool] {
+		if after, found := strings.CutPrefix(text, p.name); found && strings.HasPrefix(after, x.keyStop) &&
+			(best < 0 || len(p.name) > len(x.params[tool][best].name)) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		key = x.params[tool][best].name
+		return key, text[len(key)+len(x.keyStop):], true
+	}
+	key, rest, ok = strings.Cut(text, x.keyStop)
+	key = strings.TrimSpace(key)
+	return key, rest, ok && key != ""
 }
 
 // argument is one argument's value as JSON: the text as a string where
