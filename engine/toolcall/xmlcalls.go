@@ -153,7 +153,8 @@ func xmlParams(t Tool) []xmlParam {
 	names, schemas := orderedObject(top["properties"])
 	var ps []xmlParam
 	for i, name := range names {
-		p := xmlParam{name: name, schema: withDefs(schemas[i], top), text: textValued(schemas[i])}
+		p := xmlParam{name: name, schema: withDefs(schemas[i], top)}
+		p.text = textValued(p.schema)
 		for _, r := range required {
 			p.required = p.required || r == name
 		}
@@ -214,17 +215,47 @@ func withDefs(schema json.RawMessage, top map[string]json.RawMessage) json.RawMe
 	return json.RawMessage("{" + head + string(rest))
 }
 
+// maxRefHops bounds the references followed to read one schema's type
+// (a definition may name itself).
+const maxRefHops = 32
+
 // textValued reports whether a parameter's value is written as raw text:
-// a schema that allows strings (or gives no type). Values of every other
-// type are JSON.
+// a schema that allows strings (or gives no type), through its "$ref" to
+// the tool's definitions (which withDefs put beside it) and the branches
+// of its anyOf or oneOf (text when one of them is: Optional[int], an
+// anyOf of an integer and null, is JSON). Values of every other type are
+// JSON.
 func textValued(schema json.RawMessage) bool {
+	return textValuedIn(schema, schema, 0)
+}
+
+// textValuedIn is textValued of schema, its references resolved in root,
+// after hops references and branches.
+func textValuedIn(schema, root json.RawMessage, hops int) bool {
 	var s struct {
-		Type  json.RawMessage `json:"type"`
-		Const json.RawMessage `json:"const"`
-		Enum  []json.RawMessage
+		Type  json.RawMessage   `json:"type"`
+		Const json.RawMessage   `json:"const"`
+		Enum  []json.RawMessage `json:"enum"`
+		Ref   string            `json:"$ref"`
+		AnyOf []json.RawMessage `json:"anyOf"`
+		OneOf []json.RawMessage `json:"oneOf"`
 	}
-	if json.Unmarshal(schema, &s) != nil {
+	if json.Unmarshal(schema, &s) != nil || hops > maxRefHops {
 		return true
+	}
+	if len(s.Type) == 0 && s.Ref != "" {
+		if def, ok := definition(root, s.Ref); ok {
+			return textValuedIn(def, root, hops+1)
+		}
+		return true
+	}
+	if branches := append(s.AnyOf, s.OneOf...); len(s.Type) == 0 && len(branches) > 0 {
+		for _, b := range branches {
+			if textValuedIn(b, root, hops+1) {
+				return true
+			}
+		}
+		return false
 	}
 	var one string
 	var many []string
@@ -245,6 +276,25 @@ func textValued(schema json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// definition is the schema a local reference ("#/$defs/NAME" or
+// "#/definitions/NAME") names in root; false for any other reference.
+func definition(root json.RawMessage, ref string) (json.RawMessage, bool) {
+	for _, k := range []string{"$defs", "definitions"} {
+		name, ok := strings.CutPrefix(ref, "#/"+k+"/")
+		if !ok || strings.Contains(name, "/") {
+			continue
+		}
+		name = strings.NewReplacer("~1", "/", "~0", "~").Replace(name)
+		var top map[string]json.RawMessage
+		var defs map[string]json.RawMessage
+		if json.Unmarshal(root, &top) != nil || json.Unmarshal(top[k], &defs) != nil || defs[name] == nil {
+			return nil, false
+		}
+		return defs[name], true
+	}
+	return nil, false
 }
 
 // marks is text with the family's control tokens matched as specials.
@@ -300,12 +350,25 @@ func (x xmlCalls) value(p xmlParam) grammar.Part {
 	if !p.text {
 		return grammar.JSONValue(p.schema, grammar.JSONOptions{})
 	}
+	schema := p.schema
+	for hops := 0; hops < maxRefHops; hops++ { // a reference to a string enum: its words
+		var r struct {
+			Type json.RawMessage `json:"type"`
+			Ref  string          `json:"$ref"`
+		}
+		json.Unmarshal(schema, &r)
+		def, ok := definition(p.schema, r.Ref)
+		if len(r.Type) > 0 || !ok {
+			break
+		}
+		schema = def
+	}
 	var s struct {
 		Type  json.RawMessage   `json:"type"`
 		Const *string           `json:"const"`
 		Enum  []json.RawMessage `json:"enum"`
 	}
-	json.Unmarshal(p.schema, &s)
+	json.Unmarshal(schema, &s)
 	var words []string
 	if s.Const != nil {
 		words = []string{*s.Const}
