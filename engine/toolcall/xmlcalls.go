@@ -142,7 +142,9 @@ func (x xmlCalls) bind(tools []Tool) Format {
 // xmlParams lists t's parameters in the order its schema gives them. A
 // schema whose top level has no properties (a bare object, or a
 // combination the arguments cannot be read from one by one) has none:
-// such a tool is called without arguments.
+// such a tool is called without arguments. A property written twice is
+// one parameter, its last schema read as a JSON decoder reads it (the
+// grammar would otherwise ask for it twice, and Parse refuses that).
 func xmlParams(t Tool) []xmlParam {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(t.Parameters, &top) != nil {
@@ -152,12 +154,18 @@ func xmlParams(t Tool) []xmlParam {
 	json.Unmarshal(top["required"], &required)
 	names, schemas := orderedObject(top["properties"])
 	var ps []xmlParam
+	at := map[string]int{}
 	for i, name := range names {
 		p := xmlParam{name: name, schema: withDefs(schemas[i], top)}
 		p.text = textValued(p.schema)
 		for _, r := range required {
 			p.required = p.required || r == name
 		}
+		if j, ok := at[name]; ok {
+			ps[j] = p
+			continue
+		}
+		at[name] = len(ps)
 		ps = append(ps, p)
 	}
 	return ps
