@@ -352,8 +352,8 @@ func (x xmlCalls) lit(text string) grammar.Part {
 }
 
 // value is the grammar of one parameter's value: JSON under its schema,
-// or, for text, any text without the tag that ends it (a string schema's
-// enum or const: exactly those strings).
+// or, for text, any text without the tag that ends it (an enum or const
+// of strings, typed "string" or untyped: exactly those strings).
 func (x xmlCalls) value(p xmlParam) grammar.Part {
 	if !p.text {
 		return grammar.JSONValue(p.schema, grammar.JSONOptions{})
@@ -389,7 +389,7 @@ func (x xmlCalls) value(p xmlParam) grammar.Part {
 		}
 		words = append(words, w)
 	}
-	if len(words) > 0 && string(s.Type) == `"string"` {
+	if len(words) > 0 && (len(s.Type) == 0 || string(s.Type) == `"string"`) {
 		var alts []grammar.Part
 		for _, w := range words {
 			if !strings.Contains(w, x.endTag) {
