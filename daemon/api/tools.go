@@ -75,7 +75,10 @@ type toolState struct {
 	// constraint (tool_choice auto with a response format), so only
 	// calls of the offered tools are calls.
 	either bool
-	tools  []toolcall.Tool
+	// required: the reply is calls from its first byte (tool_choice
+	// required or a named tool), so none of it is content.
+	required bool
+	tools    []toolcall.Tool
 }
 
 // outputControls is a request's constraint and tools: prepare (a
@@ -116,6 +119,9 @@ func (o *outputControls) stream() *toolcall.Stream {
 	}
 	if o.state.either {
 		return toolcall.NewEitherStream(o.state.format, o.state.tools)
+	}
+	if o.state.required {
+		return toolcall.NewCallsStream(o.state.format)
 	}
 	return toolcall.NewStream(o.state.format)
 }
@@ -304,7 +310,7 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingS
 	// tools' schemas (a string's "007" stays a string, an integer's 7 is
 	// a number).
 	st.format = toolcall.Bind(st.format, tools)
-	st.either, st.tools = either, tools
+	st.either, st.required, st.tools = either, required, tools
 	if !required && len(triggers) > 0 {
 		req.GrammarTriggers = triggers // free text until a call begins
 		if think.thinks() {
@@ -346,6 +352,11 @@ func (st *toolState) splitCalls(text, idPrefix string, cut bool) (string, []tool
 	}
 	if err != nil && !cut {
 		return content, nil, fmt.Errorf("the model's tool call does not parse: %w", err)
+	}
+	if st.required {
+		// Text before a call's marker was complete (a reply cut short
+		// at "<tool") is the start of a call, not content.
+		content = ""
 	}
 	for i := range calls {
 		if calls[i].ID != "" {

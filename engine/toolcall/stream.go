@@ -52,6 +52,15 @@ func NewEitherStream(f Format, tools []Tool) *Stream {
 	return s
 }
 
+// NewCallsStream filters the text of a reply that is calls from its first
+// byte (tool_choice required or a named tool): none of it is content, not
+// even the start of a call marker that the length limit cut short.
+func NewCallsStream(f Format) *Stream {
+	s := NewStream(f)
+	s.inCalls, s.generic = true, false
+	return s
+}
+
 // NewStream filters the text of a generation in format f.
 func NewStream(f Format) *Stream {
 	_, generic := f.(Generic)
