@@ -284,6 +284,9 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingS
 	if !ok {
 		return nil, badParam(ts.param, "this model cannot call tools")
 	}
+	if err := toolcall.CheckSchemas(format, tools); err != nil {
+		return nil, grammarError(ts.param, err)
+	}
 	part, triggers := format.Grammar(tools, required || either, ts.parallel)
 	if either {
 		// A response format beside tools: the reply is the calls or a

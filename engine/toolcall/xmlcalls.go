@@ -626,6 +626,20 @@ func cutTags(text, tags string) (string, bool) {
 	return text, true
 }
 
+// CheckSchemas returns the first error in tools' parameters that f's
+// grammar does not find itself: a tagged-argument format compiles a
+// parameter's schema only where its value is JSON (a string argument is
+// raw text), so an invalid schema ("properties" that is no object, a
+// text parameter's "pattern" that is no regular expression, a "$ref" to
+// nowhere) passed unnoticed there, while every JSON format refuses it.
+// Other formats compile the whole parameters in their grammar: nil.
+func CheckSchemas(f Format, tools []Tool) error {
+	if _, ok := f.(xmlCalls); ok {
+		return CheckParameters(tools)
+	}
+	return nil
+}
+
 // Bind gives f the tools a request offers, for a format that needs their
 // schemas to read calls (the XML formats: whether an argument is a string
 // or JSON); other formats are returned as they are.
