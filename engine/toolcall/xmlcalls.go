@@ -152,15 +152,16 @@ func xmlParams(t Tool) []xmlParam {
 	}
 	var required []string
 	json.Unmarshal(top["required"], &required)
+	isRequired := make(map[string]bool, len(required)) // a set: a schema may list 100,000
+	for _, r := range required {
+		isRequired[r] = true
+	}
 	names, schemas := orderedObject(top["properties"])
 	var ps []xmlParam
 	at := map[string]int{}
 	for i, name := range names {
-		p := xmlParam{name: name, schema: withDefs(schemas[i], top)}
+		p := xmlParam{name: name, schema: withDefs(schemas[i], top), required: isRequired[name]}
 		p.text = textValued(p.schema)
-		for _, r := range required {
-			p.required = p.required || r == name
-		}
 		if j, ok := at[name]; ok {
 			ps[j] = p
 			continue
