@@ -19,6 +19,11 @@ type Reasoning struct {
 	opens [3]bool
 }
 
+// reasoningTags are the tags that open and close a reasoning block, in
+// the order they are tried: ByteDance Seed-OSS's own, then the <think>
+// of Qwen3, QwQ, DeepSeek-R1 and most others.
+var reasoningTags = [][2]string{{"<seed:think>", "</seed:think>"}, {"<think>", "</think>"}}
+
 // thinkingToggles are the variables templates turn thinking on and off
 // with, in the order they are tried.
 var thinkingToggles = []string{"enable_thinking", "thinking"}
@@ -41,13 +46,20 @@ func (r *Reasoning) StartsOpen(vars map[string]any) bool {
 }
 
 // detectReasoning finds how a file template's model reasons: a template
-// that writes "<think>" and "</think>" is a thinking model's; rendering a
+// that writes a pair of reasoningTags ("<think>" and "</think>") is a
+// thinking model's; rendering a
 // one-message conversation with each candidate toggle set either way tells
 // which variable turns thinking off and whether the generation prompt
 // leaves the block open. Nil for a template that does not reason.
 func detectReasoning(t Template, src string) *Reasoning {
-	r := &Reasoning{Open: "<think>", Close: "</think>"}
-	if !strings.Contains(src, r.Open) || !strings.Contains(src, r.Close) {
+	var r *Reasoning
+	for _, tags := range reasoningTags {
+		if strings.Contains(src, tags[0]) && strings.Contains(src, tags[1]) {
+			r = &Reasoning{Open: tags[0], Close: tags[1]}
+			break
+		}
+	}
+	if r == nil {
 		return nil
 	}
 	render := func(vars map[string]any) (string, bool) {

@@ -18,18 +18,21 @@ func TestReasoningDetected(t *testing.T) {
 	type want struct {
 		toggle string
 		opens  [3]bool // unset, on, off
+		open   string  // the tag that opens the block ("<think>" when "")
 	}
 	for file, w := range map[string]*want{
-		"Qwen-Qwen3-0.6B.jinja":                          {"enable_thinking", [3]bool{false, false, false}},
-		"Qwen-QwQ-32B.jinja":                             {"enable_thinking", [3]bool{false, true, false}},
-		"Qwen3.5-4B.jinja":                               {"enable_thinking", [3]bool{true, true, false}},
-		"deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja": {"", [3]bool{true, true, true}},
-		"deepseek-ai-DeepSeek-V3.1.jinja":                {"enable_thinking", [3]bool{false, true, false}},
-		"Kimi-K2-Thinking.jinja":                         {"", [3]bool{false, false, false}},
-		"GLM-4.6.jinja":                                  {"enable_thinking", [3]bool{false, false, false}},
-		"meta-llama-Llama-3.1-8B-Instruct.jinja":         nil,
-		"Qwen-Qwen2.5-7B-Instruct.jinja":                 nil,
-		"openai-gpt-oss-120b.jinja":                      nil, // channels, not a think block
+		"Qwen-Qwen3-0.6B.jinja":                          {"enable_thinking", [3]bool{false, false, false}, ""},
+		"Qwen-QwQ-32B.jinja":                             {"enable_thinking", [3]bool{false, true, false}, ""},
+		"Qwen3.5-4B.jinja":                               {"enable_thinking", [3]bool{true, true, false}, ""},
+		"deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja": {"", [3]bool{true, true, true}, ""},
+		"deepseek-ai-DeepSeek-V3.1.jinja":                {"enable_thinking", [3]bool{false, true, false}, ""},
+		"Kimi-K2-Thinking.jinja":                         {"", [3]bool{false, false, false}, ""},
+		"GLM-4.6.jinja":                                  {"enable_thinking", [3]bool{false, false, false}, ""},
+		// Seed-OSS's own tags (its reasoning came back as content).
+		"ByteDance-Seed-OSS.jinja":               {"", [3]bool{false, false, false}, "<seed:think>"},
+		"meta-llama-Llama-3.1-8B-Instruct.jinja": nil,
+		"Qwen-Qwen2.5-7B-Instruct.jinja":         nil,
+		"openai-gpt-oss-120b.jinja":              nil, // channels, not a think block
 	} {
 		src, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
@@ -46,7 +49,11 @@ func TestReasoningDetected(t *testing.T) {
 		case w != nil && r == nil:
 			t.Errorf("%s: no reasoning found", file)
 		case w != nil:
-			if r.Open != "<think>" || r.Close != "</think>" || r.Toggle != w.toggle {
+			open := w.open
+			if open == "" {
+				open = "<think>"
+			}
+			if r.Open != open || r.Close != "</"+open[1:] || r.Toggle != w.toggle {
 				t.Errorf("%s: %+v, want toggle %q", file, *r, w.toggle)
 			}
 			got := [3]bool{r.StartsOpen(nil), r.StartsOpen(map[string]any{r.Toggle: true}), r.StartsOpen(map[string]any{r.Toggle: false})}
