@@ -68,9 +68,10 @@ type xmlLayout struct {
 	// specials are the tags that are control tokens in the family's
 	// vocabulary (the grammar takes either the token or the same text).
 	specials []string
-	// looseNewlines lets the grammar leave out the layout's newlines: the
-	// family's templates differ in them (GLM 4.6 writes a newline between
-	// tags, Laguna and Spark none).
+	// looseNewlines lets the grammar write none, one or two for each of
+	// the layout's newlines: the family's templates differ in them (GLM
+	// 4.6 writes a newline between tags, Laguna and Spark none, Ling 3.0
+	// two after the name of a call without arguments).
 	looseNewlines bool
 }
 
@@ -340,7 +341,9 @@ func (x xmlCalls) lit(text string) grammar.Part {
 	var parts []grammar.Part
 	for i, piece := range strings.Split(text, "\n") {
 		if i > 0 {
-			parts = append(parts, grammar.Opt(grammar.Lit("\n")))
+			// None, one or two: Ling 3.0 writes a call without
+			// arguments as name, two newlines, </tool_call>.
+			parts = append(parts, grammar.Repeat(grammar.Lit("\n"), 0, 2))
 		}
 		if piece != "" {
 			parts = append(parts, grammar.Lit(piece))

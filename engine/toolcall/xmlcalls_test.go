@@ -46,6 +46,7 @@ func TestXMLFormatsThroughRealTemplates(t *testing.T) {
 		{"GLM-4.6", "glm", "<|observation|>"},
 		{"GLM-4.7-Flash", "glm", "<|observation|>"},
 		{"poolside-Laguna-S-2.1", "glm", "\x00"},
+		{"inclusionai-ling-3.0-flash", "glm", "<|role_end|>"},
 		{"MiniMax-M2", "minimax", "[e~["},
 	} {
 		t.Run(c.file, func(t *testing.T) {
