@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -282,7 +283,10 @@ func (e *goTemplateError) Unwrap() error { return e.err }
 
 // render is Prompt's rendering of conv.
 func (g *goTemplate) render(conv chat.Conversation) (string, error) {
-	system, msgs := collate(conv.Messages)
+	system, msgs, err := collate(conv.Messages)
+	if err != nil {
+		return "", &goTemplateError{err}
+	}
 	tmpl, out, err := g.instance()
 	if err != nil {
 		return "", err
@@ -474,22 +478,32 @@ func readsResponse(p *parse.PipeNode) bool {
 // collate is the chat as Ollama's templates see it: the system messages'
 // text joined, and consecutive messages of one role (but tool results)
 // merged into one.
-func collate(in []chat.Message) (string, []templateMessage) {
+func collate(in []chat.Message) (string, []templateMessage, error) {
 	var system []string
 	var out []templateMessage
-	for _, m := range in {
+	for i, m := range in {
 		if m.Role == chat.RoleSystem {
 			system = append(system, m.Content)
 		}
-		if n := len(out); n > 0 && out[n-1].Role == m.Role && m.Role != "tool" {
+		first := 0
+		n := len(out)
+		merge := n > 0 && out[n-1].Role == m.Role && m.Role != "tool"
+		if merge {
+			first = len(out[n-1].ToolCalls)
+		}
+		calls, err := templateCalls(m.ToolCalls, first)
+		if err != nil {
+			return "", nil, fmt.Errorf("messages[%d]: %w", i, err)
+		}
+		if merge {
 			out[n-1].Content += "\n\n" + m.Content
-			out[n-1].ToolCalls = append(out[n-1].ToolCalls, templateCalls(m.ToolCalls, len(out[n-1].ToolCalls))...)
+			out[n-1].ToolCalls = append(out[n-1].ToolCalls, calls...)
 			continue
 		}
 		out = append(out, templateMessage{Role: m.Role, Content: m.Content, Thinking: m.ReasoningContent,
-			ToolName: m.Name, ToolCallID: m.ToolCallID, ToolCalls: templateCalls(m.ToolCalls, 0)})
+			ToolName: m.Name, ToolCallID: m.ToolCallID, ToolCalls: calls})
 	}
-	return strings.Join(system, "\n\n"), out
+	return strings.Join(system, "\n\n"), out, nil
 }
 
 // templateData is what an Ollama template renders (Ollama's names).
@@ -649,19 +663,26 @@ func jsonText(v any) string {
 
 // templateCalls converts an assistant turn's calls, numbering them from
 // first.
-func templateCalls(calls []chat.ToolCall, first int) []templateCall {
+// Arguments that are not a JSON object (OpenAI's string holding broken
+// JSON, say) are an error, as Ollama refuses them: a template reads them
+// as an object, and they were rendered as none.
+func templateCalls(calls []chat.ToolCall, first int) ([]templateCall, error) {
 	var out []templateCall
 	for i, c := range calls {
-		var args jsonObject
-		raw := []byte(c.Function.Arguments)
+		args := jsonObject{}
+		raw := bytes.TrimSpace(c.Function.Arguments)
 		var s string
 		if json.Unmarshal(raw, &s) == nil { // OpenAI's arguments string
-			raw = []byte(s)
+			raw = bytes.TrimSpace([]byte(s))
 		}
-		json.Unmarshal(raw, &args)
+		if len(raw) > 0 && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+				return nil, fmt.Errorf("tool_calls[%d] (%s): the arguments are not a JSON object: %.40q", i, c.Function.Name, raw)
+			}
+		}
 		out = append(out, templateCall{ID: c.ID, Function: templateCallFunction{Index: first + i, Name: c.Function.Name, Arguments: args}})
 	}
-	return out
+	return out, nil
 }
 
 // newTemplateTool reads an OpenAI-style tool definition.

@@ -577,3 +577,36 @@ func TestCreatedTemplateFillInTheMiddle(t *testing.T) {
 		t.Errorf("suffix without a .Suffix branch or FIM tokens: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestGoTemplateToolCallArgumentsMustBeObjects: an assistant call whose
+// arguments are not a JSON object (OpenAI's string holding broken JSON,
+// an array) makes the rendering fail with the message and call named, a
+// template error the APIs answer with a 400, as Ollama refuses such
+// arguments; they were rendered as no arguments. Empty or null arguments
+// are {}.
+func TestGoTemplateToolCallArgumentsMustBeObjects(t *testing.T) {
+	call := func(args string) []chat.Message {
+		return []chat.Message{{Role: "user", Content: "Weather?"},
+			{Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "c1", Function: chat.FunctionCall{Name: "weather", Arguments: json.RawMessage(args)}}}},
+			{Role: "tool", Content: "18C", Name: "weather"}}
+	}
+	for _, c := range []struct{ args, want string }{
+		{`"{bad"`, "messages[1]: tool_calls[0] (weather): the arguments are not a JSON object"},
+		{`"[1,2]"`, "not a JSON object"},
+		{`[1,2]`, "not a JSON object"},
+		{`""`, `{"name": "weather", "arguments": {}}`},
+		{`null`, `{"name": "weather", "arguments": {}}`},
+		{`{"city":"Oslo"}`, `{"name": "weather", "arguments": {"city":"Oslo"}}`},
+	} {
+		got, err := render(t, qwenTools, call(c.args))
+		var ge *goTemplateError
+		switch {
+		case strings.HasPrefix(c.want, "{"):
+			if err != nil || !strings.Contains(got, c.want) {
+				t.Errorf("arguments %s: %v\n%s", c.args, err, got)
+			}
+		case err == nil || !errors.As(err, &ge) || !strings.Contains(err.Error(), c.want) || !isTemplateError(err):
+			t.Errorf("arguments %s: %v, want a template error saying %q", c.args, err, c.want)
+		}
+	}
+}
