@@ -65,7 +65,7 @@ func (d *DB) skipped(what string, key []byte, err error) {
 // on the same file gets an error instead of waiting; a file that cannot
 // be read whole gets one wrapping ErrCorrupt.
 func Open(path string) (*DB, error) {
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	b, err := openBolt(path, &bolt.Options{Timeout: 2 * time.Second})
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("state store %s is locked by another ruvllmd", path)
 	}

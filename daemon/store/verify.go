@@ -82,3 +82,26 @@ func (e extent) walk(b *bolt.Bucket, name []byte) error {
 	}
 	return nil
 }
+
+// openBolt is bolt.Open with the errors of a file that does not read
+// whole wrapped in ErrCorrupt: both meta pages invalid, or a page Open
+// itself reads (the freelist's) past the end of a truncated file. bbolt
+// follows that page into the mapping beyond the file's end, and the
+// SIGBUS killed the daemon at every start ("fatal error: fault") where a
+// corrupt store is set aside. A read that faults is turned into a panic
+// and recovered; the file descriptor, lock and mapping bbolt had opened
+// then stay open, as Open left no handle to close them with (the caller
+// sets the file aside and opens a new one, so they are the old file's).
+func openBolt(path string, opts *bolt.Options) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("%w: reading it faulted (truncated?): %v", ErrCorrupt, r)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, opts)
+	if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return db, err
+}
