@@ -24,7 +24,8 @@ type Options struct {
 	Executable string
 	// Args come before the --socket flag on the daemon's command line.
 	Args []string
-	// SocketPath is where the service manager listens (default ipc.SocketPath()).
+	// SocketPath is where the service manager listens (default
+	// ipc.SocketPath()); a relative one is taken from the working directory.
 	SocketPath string
 	// Home is the user's home directory (default os.UserHomeDir()).
 	Home string
@@ -80,6 +81,18 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("service: %w", err)
 		}
 		o.SocketPath = p
+	}
+	// The service manager listens where the unit or plist says, from its
+	// own working directory: a relative path (--socket or $RUVLLM_SOCKET
+	// given as one) made a systemd socket unit that does not parse
+	// (ListenStream takes an absolute path, a port or an address), so the
+	// install failed after writing it. It means the path from here.
+	if !filepath.IsAbs(o.SocketPath) {
+		abs, err := filepath.Abs(o.SocketPath)
+		if err != nil {
+			return o, fmt.Errorf("service: socket path %s: %w", o.SocketPath, err)
+		}
+		o.SocketPath = abs
 	}
 	if o.UID == 0 {
 		o.UID = os.Getuid()
