@@ -44,6 +44,9 @@ type Config struct {
 	// the peer check, not file modes, refuses other users.
 	socketMode os.FileMode
 	dirMode    os.FileMode
+	// beforeStaleRemove runs between finding the socket path stale and
+	// removing it; tests start another daemon there.
+	beforeStaleRemove func()
 }
 
 // DefaultConfig returns the platform's directories: XDG on Linux,

@@ -107,7 +107,12 @@ func (s *Server) listenUnix() (net.Listener, error) {
 	if err := prepareSocketDir(dir, s.cfg.dirMode); err != nil {
 		return nil, err
 	}
-	if err := clearStaleSocket(path); err != nil {
+	unlock, err := lockSocketPath(path)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := clearStaleSocket(path, s.cfg.beforeStaleRemove); err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("unix", path)
@@ -169,11 +174,36 @@ func checkSocketDir(dir string, mode os.FileMode) error {
 	return nil
 }
 
+// lockSocketPath takes the exclusive lock (flock) on path+".lock", the
+// socket's lock file in its own directory, without waiting, and returns
+// its release. Held from the stale socket's check to the new socket's
+// listen, it keeps two daemons starting at once on a stale socket apart:
+// both found nothing answering and removed it, and the second's removal
+// took the first's new socket, which then served no one while it ran.
+// The file is left in place (a lock on a removed file keeps nothing
+// apart); the kernel releases the lock however the process ends.
+func lockSocketPath(path string) (unlock func(), err error) {
+	lp := path + ".lock"
+	f, err := os.OpenFile(lp, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("socket lock %s: %w", lp, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another ruvllmd is starting on %s (it holds %s)", path, lp)
+		}
+		return nil, fmt.Errorf("socket lock %s: %w", lp, err)
+	}
+	return func() { f.Close() }, nil
+}
+
 // clearStaleSocket makes path free for a new socket: nothing there is
 // fine; a socket nothing answers on is left over from a crash and is
 // removed; a socket that answers is another daemon; anything else (a
 // regular file, a directory, a symlink) is refused, never deleted.
-func clearStaleSocket(path string) error {
+// beforeRemove, when set, runs between the check and the removal (tests).
+func clearStaleSocket(path string, beforeRemove func()) error {
 	st, err := os.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -191,6 +221,9 @@ func clearStaleSocket(path string) error {
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		return fmt.Errorf("socket %s: cannot tell whether a daemon answers there: %w", path, err)
+	}
+	if beforeRemove != nil {
+		beforeRemove()
 	}
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("remove stale socket %s: %w", path, err)

@@ -39,7 +39,7 @@ func TestClearStaleSocketNamesKind(t *testing.T) {
 		{sub, "is a directory, not a socket"},
 		{link, "is a symlink, not a socket"},
 	} {
-		if err := clearStaleSocket(tc.path); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err := clearStaleSocket(tc.path, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.path, err, tc.want)
 		}
 	}
@@ -50,14 +50,14 @@ func TestClearStaleSocket(t *testing.T) {
 	// A regular file is refused and left alone.
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, []byte("precious"), 0o600)
-	if err := clearStaleSocket(file); err == nil || !strings.Contains(err.Error(), "not a socket") {
+	if err := clearStaleSocket(file, nil); err == nil || !strings.Contains(err.Error(), "not a socket") {
 		t.Fatalf("regular file: %v", err)
 	}
 	if b, _ := os.ReadFile(file); string(b) != "precious" {
 		t.Fatal("the regular file was touched")
 	}
 	// So is a directory, and a symlink to a socket.
-	if err := clearStaleSocket(dir); err == nil {
+	if err := clearStaleSocket(dir, nil); err == nil {
 		t.Fatal("a directory was accepted")
 	}
 	// A socket that answers belongs to another daemon.
@@ -67,12 +67,12 @@ func TestClearStaleSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	if err := clearStaleSocket(live); err == nil || !strings.Contains(err.Error(), "another ruvllmd") {
+	if err := clearStaleSocket(live, nil); err == nil || !strings.Contains(err.Error(), "another ruvllmd") {
 		t.Fatalf("live socket: %v", err)
 	}
 	link := filepath.Join(dir, "link.sock")
 	os.Symlink(live, link)
-	if err := clearStaleSocket(link); err == nil || !strings.Contains(err.Error(), "not a socket") {
+	if err := clearStaleSocket(link, nil); err == nil || !strings.Contains(err.Error(), "not a socket") {
 		t.Fatalf("symlink to a socket: %v", err)
 	}
 	// A socket nothing answers on is stale and removed.
@@ -83,13 +83,13 @@ func TestClearStaleSocket(t *testing.T) {
 	}
 	l2.(*net.UnixListener).SetUnlinkOnClose(false)
 	l2.Close()
-	if err := clearStaleSocket(stale); err != nil {
+	if err := clearStaleSocket(stale, nil); err != nil {
 		t.Fatalf("stale socket: %v", err)
 	}
 	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
 		t.Fatal("the stale socket is still there")
 	}
-	if err := clearStaleSocket(filepath.Join(dir, "none")); err != nil {
+	if err := clearStaleSocket(filepath.Join(dir, "none"), nil); err != nil {
 		t.Fatalf("nothing there: %v", err)
 	}
 }

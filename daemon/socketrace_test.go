@@ -26,7 +26,7 @@ func TestShutdownKeepsNextDaemonsSocket(t *testing.T) {
 	// Shutdown hooks run after the listeners closed and before the
 	// socket file is removed: the next daemon starts there.
 	s.OnShutdown(func(context.Context) error {
-		if err := clearStaleSocket(sock); err != nil {
+		if err := clearStaleSocket(sock, nil); err != nil {
 			return err
 		}
 		var err error
