@@ -191,7 +191,8 @@ func newStopCmd() *cobra.Command {
 		Long: "stop ends the running ruvllmd and waits for it to exit (requests in flight get the daemon's\n" +
 			"--shutdown-grace). A daemon started by the service manager (`ruvllm service install`) is stopped\n" +
 			"through it; its socket stays, so the next client starts it again (`ruvllm service uninstall`\n" +
-			"removes the service). Otherwise the daemon gets SIGTERM. No daemon running is not an error.\n" +
+			"removes the service). Otherwise, or when the manager cannot stop it (a socket handed over by\n" +
+			"another launcher), the daemon gets SIGTERM. No daemon running is not an error.\n" +
 			"With MODEL names, as ollama stop, it unloads those models (ruvllm ps lists them) and the daemon\n" +
 			"keeps running.",
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -267,13 +268,23 @@ func stopDaemon(ctx context.Context, h ipc.Health, timeout time.Duration, w io.W
 	}
 	how := "SIGTERM"
 	if h.ServiceManager != "" {
+		// A daemon handed its socket by something other than the
+		// service `ruvllm service install` made (systemd-socket-activate,
+		// a unit of the user's own, no session bus) is no unit the
+		// manager can stop: stop failed and left it running. SIGTERM
+		// ends it cleanly either way (the units restart it only on
+		// failure), so the manager's refusal falls back to it.
 		o := service.Options{Logger: slog.New(slog.DiscardHandler)}
 		if err := service.Stop(ctx, o); err != nil {
-			return fmt.Errorf("stop ruvllmd (pid %d) through %s: %w", h.PID, h.ServiceManager, err)
+			fmt.Fprintf(w, "cannot stop ruvllmd (pid %d) through %s (%v): sending SIGTERM\n", h.PID, h.ServiceManager, err)
+		} else {
+			how = h.ServiceManager
 		}
-		how = h.ServiceManager
-	} else if err := syscall.Kill(h.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("stop ruvllmd (pid %d): %w", h.PID, err)
+	}
+	if how == "SIGTERM" {
+		if err := syscall.Kill(h.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("stop ruvllmd (pid %d): %w", h.PID, err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -287,7 +298,7 @@ func stopDaemon(ctx context.Context, h ipc.Health, timeout time.Duration, w io.W
 		}
 	}
 	fmt.Fprintf(w, "stopped ruvllmd (pid %d, through %s)\n", h.PID, how)
-	if h.ServiceManager != "" {
+	if how == h.ServiceManager {
 		fmt.Fprintf(w, "its socket stays with %s: the next client starts it again (`ruvllm service uninstall` removes the service)\n", h.ServiceManager)
 	}
 	return nil
