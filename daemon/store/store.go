@@ -67,6 +67,12 @@ func (d *DB) skipped(what string, key []byte, err error) {
 func Open(path string) (*DB, error) {
 	b, err := openBolt(path, &bolt.Options{Timeout: 2 * time.Second})
 	if errors.Is(err, bolt.ErrTimeout) {
+		// Its pid is the way to a daemon no client reaches (its socket
+		// removed by a /tmp cleaner, or set elsewhere): `ruvllm stop`
+		// said none runs, and a new one failed with these words alone.
+		if pid := lockHolder(path); pid > 0 {
+			return nil, fmt.Errorf("state store %s is locked by another ruvllmd (pid %d; `ruvllm stop` reaches it only through its socket, `kill %d` ends it)", path, pid, pid)
+		}
 		return nil, fmt.Errorf("state store %s is locked by another ruvllmd", path)
 	}
 	var pathErr *fs.PathError
