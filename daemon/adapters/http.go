@@ -133,7 +133,7 @@ func (p *Pool) installUpload(r *http.Request) (ipc.AdapterInfo, error) {
 			if name == "" {
 				name = part.FileName()
 			}
-			tmp, err := os.CreateTemp(p.o.RegistryDir, ".upload-*")
+			tmp, err := disk.CreateTemp(p.o.RegistryDir, ".upload-*")
 			if err != nil {
 				return ipc.AdapterInfo{}, fmt.Errorf("upload: %w", err)
 			}

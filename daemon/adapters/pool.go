@@ -602,7 +602,7 @@ func (p *Pool) CreateTemp() (*os.File, error) {
 	if p.noInstall != nil {
 		return nil, p.noInstall
 	}
-	return os.CreateTemp(p.o.RegistryDir, ".upload-*")
+	return disk.CreateTemp(p.o.RegistryDir, ".upload-*")
 }
 
 // quotedList names models for a message: "model(s) "a", "b"".

@@ -102,7 +102,7 @@ func (p *Pool) copyIn(src, dir string) (staged, error) {
 	if err := disk.Check(dir, st.Size()); err != nil {
 		return staged{}, err
 	}
-	out, err := os.CreateTemp(dir, ".stage-*")
+	out, err := disk.CreateTemp(dir, ".stage-*")
 	if err != nil {
 		return staged{}, fmt.Errorf("stage adapter: %w", err)
 	}

@@ -810,7 +810,7 @@ func (a *API) blobPost(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, &requestError{status: http.StatusInsufficientStorage, msg: err.Error()})
 		return
 	}
-	tmp, err := os.CreateTemp(dir, ".upload-*")
+	tmp, err := disk.CreateTemp(dir, ".upload-*")
 	if err != nil {
 		ollamaError(w, err)
 		return

@@ -12,6 +12,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/gguf"
 	"github.com/ruvllm/ruvllm/engine/modelinfo"
 	"github.com/ruvllm/ruvllm/engine/quantize"
+	"github.com/ruvllm/ruvllm/internal/disk"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -50,7 +51,7 @@ func (a *API) quantizeToBlob(ctx context.Context, path string, o quantize.Option
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("quantize: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".quantize-*.gguf")
+	tmp, err := disk.CreateTemp(dir, ".quantize-*.gguf")
 	if err != nil {
 		return "", fmt.Errorf("quantize: %w", err)
 	}

@@ -56,10 +56,13 @@ func IsFull(err error) bool {
 // RemoveTemp removes the daemon's temporary upload files in dir (regular
 // files whose names start with one of prefixes, as os.CreateTemp makes
 // them) and returns the bytes it freed. An upload streams into such a file
-// and renames or removes it when it ends, so at start (the state store's
-// lock held: no other daemon shares these directories) any that remain
+// and renames or removes it when it ends, so at start any that remain
 // were cut off by a crash or kill -9, and nothing else would ever remove
-// them.
+// them; except one another daemon is writing (made with CreateTemp, still
+// locked): the state store's lock keeps a second daemon off the state
+// directory only, and one with its own state directory shares the models,
+// cache and adapters directories. Its start removed the first's
+// quantization or upload under way, which then failed at its rename.
 func RemoveTemp(dir string, prefixes ...string) int64 {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -77,6 +80,9 @@ func RemoveTemp(dir string, prefixes ...string) int64 {
 		}
 		switch {
 		case info.Mode().IsRegular():
+			if inUse(p) {
+				continue
+			}
 			if os.Remove(p) == nil {
 				freed += info.Size()
 			}
