@@ -13,7 +13,14 @@ import (
 // in closing: left to Go's default it ended the process at once, without
 // the grace for requests in flight, the prefix-cache snapshots or the
 // socket's removal.
+//
+// It also ignores SIGPIPE for the whole process: a daemon whose log went
+// to a pipe (`ruvllmd | tee log`, the tee gone with its terminal) was
+// killed by its next log line, there and then, with the same losses, and
+// its socket left behind. Its writes to the closed pipe now fail instead,
+// and it keeps serving.
 func SignalContext(parent context.Context) (context.Context, context.CancelFunc) {
+	signal.Ignore(syscall.SIGPIPE)
 	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 }
 
