@@ -27,6 +27,7 @@ import (
 	"github.com/ruvllm/ruvllm/engine/spec"
 	"github.com/ruvllm/ruvllm/internal/backends"
 	"github.com/ruvllm/ruvllm/internal/disk"
+	"github.com/ruvllm/ruvllm/ipc"
 )
 
 // Options adds model settings to the server configuration.
@@ -298,6 +299,36 @@ func FinishFlags(o *Options, f *pflag.FlagSet) error {
 		return err
 	}
 	o.Model = absModelPath(o.Model)
+	if err := absDirs(&o.Config); err != nil {
+		return err
+	}
+	return nil
+}
+
+// absDirs makes the socket path and the directories given relative
+// (--state-dir st, $RUVLLM_SOCKET=s.sock) absolute: the daemon reported
+// them as given in /v1/health, where they mean nothing to a client in
+// another directory (`ruvllm env` failed to read "st/token", `ruvllm
+// status` named files no one could find). A socket path whose absolute
+// form is longer than a socket address holds stays relative: it still
+// binds, from the daemon's directory.
+func absDirs(c *daemon.Config) error {
+	for _, d := range []struct {
+		flag string
+		p    *string
+	}{{"state-dir", &c.StateDir}, {"models-dir", &c.ModelsDir}, {"adapters-dir", &c.AdaptersDir}, {"cache-dir", &c.CacheDir}, {"socket", &c.SocketPath}} {
+		if *d.p == "" || filepath.IsAbs(*d.p) {
+			continue
+		}
+		abs, err := filepath.Abs(*d.p)
+		if err != nil {
+			return fmt.Errorf("--%s %s: %w", d.flag, *d.p, err)
+		}
+		if d.p == &c.SocketPath && ipc.CheckSocketPath(abs) != nil {
+			continue
+		}
+		*d.p = abs
+	}
 	return nil
 }
 

@@ -1,0 +1,53 @@
+package serve
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/ipc"
+)
+
+// TestFinishFlagsMakesPathsAbsolute: directories and the socket given by
+// relative paths are made absolute, as the daemon reports them in
+// /v1/health to clients in other directories: `ruvllm env` failed with
+// "read token: open st/token: no such file or directory", and `ruvllm
+// status` printed "socket s.sock".
+func TestFinishFlagsMakesPathsAbsolute(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	long := strings.Repeat("d", ipc.MaxSocketPath()-len("/s.sock")) + "/s.sock" // fits only relative
+	for _, tc := range []struct {
+		name string
+		args []string
+		get  func(daemon.Config) string
+		want string
+	}{
+		{"state dir", []string{"--state-dir", "st"}, func(c daemon.Config) string { return c.StateDir }, filepath.Join(wd, "st")},
+		{"models dir", []string{"--models-dir", "./mo"}, func(c daemon.Config) string { return c.ModelsDir }, filepath.Join(wd, "mo")},
+		{"adapters dir", []string{"--adapters-dir", "ad"}, func(c daemon.Config) string { return c.AdaptersDir }, filepath.Join(wd, "ad")},
+		{"cache dir", []string{"--cache-dir", "ca/x/.."}, func(c daemon.Config) string { return c.CacheDir }, filepath.Join(wd, "ca")},
+		{"socket", []string{"--socket", "run/s.sock"}, func(c daemon.Config) string { return c.SocketPath }, filepath.Join(wd, "run", "s.sock")},
+		{"absolute kept", []string{"--state-dir", "/x/y"}, func(c daemon.Config) string { return c.StateDir }, "/x/y"},
+		{"socket too long absolute", []string{"--socket", long}, func(c daemon.Config) string { return c.SocketPath }, long},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{}
+			fs := pflag.NewFlagSet("ruvllmd", pflag.ContinueOnError)
+			o.RegisterFlags(fs)
+			RegisterFlags(&o, fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if err := FinishFlags(&o, fs); err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.get(o.Config); got != tc.want {
+				t.Errorf("%v: %q, want %q", tc.args, got, tc.want)
+			}
+		})
+	}
+}
