@@ -119,6 +119,12 @@ func (s *Server) listenUnix() (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", path, err)
 	}
+	// Closing the listener (the shutdown's first step) unlinked whatever
+	// was at path by then: another daemon's socket, when ours had been
+	// removed (a /tmp cleaner) and that one started in its place, which
+	// then ran unreachable. Run's end removes the file only if it is
+	// still ours (removeOwnSocket).
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	// Chmod through the path would follow a symlink swapped in after
 	// Listen; the directory is ours alone (checked above), so the path
 	// still names our socket.
