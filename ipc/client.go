@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -108,13 +109,31 @@ func Dial(ctx context.Context, opts ...Option) (*Client, error) {
 			return nil, fmt.Errorf("%w within %s on %s: it may be stopped (SIGSTOP) or hung; find it with `pgrep -a ruvllmd` and end it",
 				ErrNoAnswer, time.Since(start).Round(100*time.Millisecond), where)
 		}
-		var apiErr *APIError
-		if errors.As(err, &apiErr) || errors.Is(err, ErrForeignServer) || errors.Is(err, ErrSocketPathTooLong) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %v", ErrNotRunning, err)
+		return nil, dialFailure(err)
 	}
 	return c, nil
+}
+
+// ErrSocketDenied is returned by Dial when the socket, or a directory on
+// its path, does not let this user in: a socket path of another user,
+// such as a $XDG_RUNTIME_DIR that `su` carried over. It is not
+// ErrNotRunning: the CLI said "nothing answers" (`ruvllm stop`: nothing
+// to stop) where another user's daemon may well run, and started a
+// daemon of its own that failed to make the socket there.
+var ErrSocketDenied = errors.New("permission denied on ruvllmd's socket")
+
+// dialFailure says why Dial's health check failed: err itself when it is
+// an answer, another user's server or a path too long; ErrSocketDenied
+// when the path is not this user's to reach; ErrNotRunning otherwise.
+func dialFailure(err error) error {
+	var apiErr *APIError
+	switch {
+	case errors.As(err, &apiErr) || errors.Is(err, ErrForeignServer) || errors.Is(err, ErrSocketPathTooLong):
+		return err
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("%w: %v (is the path another user's? check $%s and $XDG_RUNTIME_DIR)", ErrSocketDenied, err, EnvSocket)
+	}
+	return fmt.Errorf("%w: %v", ErrNotRunning, err)
 }
 
 // Close releases idle connections.
