@@ -50,34 +50,57 @@ type Config struct {
 }
 
 // DefaultConfig returns the platform's directories: XDG on Linux,
-// ~/Library/Application Support/ruvllm on macOS.
+// ~/Library/Application Support/ruvllm on macOS. Without a home directory
+// ($HOME unset: a system service, env -i) those under it are left empty
+// for flags to give (CheckDirs says which): it failed, and no flag could
+// start the daemon.
 func DefaultConfig() (Config, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return Config{}, fmt.Errorf("default config: %w", err)
-	}
+	home, homeErr := os.UserHomeDir()
 	sock, err := ipc.SocketPath()
 	if err != nil {
 		return Config{}, err
 	}
 	c := Config{SocketPath: sock, MaxBodyBytes: 32 << 20, Version: "dev"}
+	under := func(parts ...string) string {
+		if homeErr != nil {
+			return ""
+		}
+		return filepath.Join(append([]string{home}, parts...)...)
+	}
 	if runtime.GOOS == "darwin" {
-		base := filepath.Join(home, "Library", "Application Support", "ruvllm")
-		c.StateDir, c.ModelsDir, c.AdaptersDir = base, filepath.Join(base, "models"), filepath.Join(base, "adapters")
-		c.CacheDir = filepath.Join(home, "Library", "Caches", "ruvllm")
+		if base := under("Library", "Application Support", "ruvllm"); base != "" {
+			c.StateDir, c.ModelsDir, c.AdaptersDir = base, filepath.Join(base, "models"), filepath.Join(base, "adapters")
+			c.CacheDir = under("Library", "Caches", "ruvllm")
+		}
 		return c, nil
 	}
-	xdg := func(env, def string) string {
-		if v := os.Getenv(env); v != "" {
-			return v
+	xdg := func(env, def string, sub ...string) string {
+		base := os.Getenv(env)
+		if base == "" {
+			if base = under(def); base == "" {
+				return ""
+			}
 		}
-		return filepath.Join(home, def)
+		return filepath.Join(append([]string{base, "ruvllm"}, sub...)...)
 	}
-	c.StateDir = filepath.Join(xdg("XDG_CONFIG_HOME", ".config"), "ruvllm")
-	data := filepath.Join(xdg("XDG_DATA_HOME", ".local/share"), "ruvllm")
-	c.ModelsDir, c.AdaptersDir = filepath.Join(data, "models"), filepath.Join(data, "adapters")
-	c.CacheDir = filepath.Join(xdg("XDG_CACHE_HOME", ".cache"), "ruvllm")
+	c.StateDir = xdg("XDG_CONFIG_HOME", ".config")
+	c.ModelsDir, c.AdaptersDir = xdg("XDG_DATA_HOME", ".local/share", "models"), xdg("XDG_DATA_HOME", ".local/share", "adapters")
+	c.CacheDir = xdg("XDG_CACHE_HOME", ".cache")
 	return c, nil
+}
+
+// CheckDirs refuses a configuration without one of its directories, as
+// DefaultConfig leaves them without a home directory, naming the flag
+// that gives it.
+func (c Config) CheckDirs() error {
+	for _, d := range []struct{ flag, dir string }{
+		{"state-dir", c.StateDir}, {"models-dir", c.ModelsDir}, {"adapters-dir", c.AdaptersDir}, {"cache-dir", c.CacheDir},
+	} {
+		if d.dir == "" {
+			return fmt.Errorf("--%s: no default without a home directory ($HOME is not set): give one", d.flag)
+		}
+	}
+	return nil
 }
 
 // RegisterFlags binds the daemon's command-line flags to c (shared by

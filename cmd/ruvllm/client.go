@@ -44,6 +44,9 @@ func connect(ctx context.Context, start bool, daemonArgs ...string) (*ipc.Client
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.CheckDirs(); err != nil {
+		return nil, fmt.Errorf("start ruvllmd: %w", err)
+	}
 	os.MkdirAll(cfg.CacheDir, 0o700)
 	logPath := filepath.Join(cfg.CacheDir, "ruvllmd.log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -120,6 +123,9 @@ func newDaemonCmd() *cobra.Command {
 		Args:    exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := serve.FinishFlags(&o, cmd.Flags()); err != nil {
+				return err
+			}
+			if err := o.CheckDirs(); err != nil {
 				return err
 			}
 			var err error

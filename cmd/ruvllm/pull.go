@@ -73,6 +73,9 @@ func newPullCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
+					if cfg.ModelsDir == "" {
+						return fmt.Errorf("--models-dir: no default without a home directory ($HOME is not set): give one")
+					}
 					modelsDir = cfg.ModelsDir
 				}
 				res, err := pull.Pull(ctx, args[0], pull.Options{Registry: pull.Registry(registry), Dir: modelsDir,

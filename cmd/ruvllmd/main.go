@@ -34,6 +34,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ruvllmd:", err)
 		os.Exit(2)
 	}
+	if err := o.CheckDirs(); err != nil {
+		fmt.Fprintln(os.Stderr, "ruvllmd:", err)
+		os.Exit(2)
+	}
 	if o.Logger, err = p.Logger(os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "ruvllmd:", err)
 		os.Exit(2)
