@@ -12,14 +12,14 @@ import (
 
 // TestStrayArgumentRefused: a command that takes no arguments refuses one
 // as an unexpected argument, before it does anything. `ruvllm ps NAME`
-// listed every model as if NAME had been read, and `ruvllm stop MODEL`
-// (Ollama's way to unload one model) answered `unknown command "MODEL"`.
+// listed every model as if NAME had been read. (`ruvllm stop MODEL`
+// unloads MODEL, as ollama stop does: TestStopUnloadsModels.)
 func TestStrayArgumentRefused(t *testing.T) {
 	// No daemon answers here: a command that ignored the argument and
 	// went on would fail with another error.
 	t.Setenv(ipc.EnvSocket, filepath.Join(t.TempDir(), "none.sock"))
 	for _, path := range []string{
-		"ps", "models", "cache", "stop", "status", "env", "socket", "backends", "chat",
+		"ps", "models", "cache", "status", "env", "socket", "backends", "chat",
 		"bench serve", "learn status", "learn pause", "learn export", "adapter list",
 		"service status", "service install", "service uninstall", "template render", "testmodel",
 	} {
