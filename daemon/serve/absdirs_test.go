@@ -51,3 +51,25 @@ func TestFinishFlagsMakesPathsAbsolute(t *testing.T) {
 		})
 	}
 }
+
+// TestFinishFlagsRefusesNoLoadedModels: --max-loaded 0 is refused by
+// name; it held one model, as 1 does, while the message for a negative
+// value ("must be at least 0") said 0 was a value of its own.
+func TestFinishFlagsRefusesNoLoadedModels(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{{[]string{"--max-loaded", "0"}, false}, {[]string{"--max-loaded", "1"}, true}, {nil, true}} {
+		o := Options{}
+		fs := pflag.NewFlagSet("ruvllmd", pflag.ContinueOnError)
+		o.RegisterFlags(fs)
+		RegisterFlags(&o, fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := FinishFlags(&o, fs)
+		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), "--max-loaded 0")) {
+			t.Errorf("%v: %v", tc.args, err)
+		}
+	}
+}

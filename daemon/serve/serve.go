@@ -5,6 +5,7 @@ package serve
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -297,6 +298,10 @@ func FinishFlags(o *Options, f *pflag.FlagSet) error {
 	}
 	if err := CheckHotWindow(f.Changed("kv-hot-window"), o.KVHotWindow, o.KVType); err != nil {
 		return err
+	}
+	if f.Changed("max-loaded") && o.MaxLoaded == 0 {
+		// It held one model, as 1 does, without a word.
+		return errors.New("--max-loaded 0: must be at least 1 (models held in memory at once)")
 	}
 	o.Model = absModelPath(o.Model)
 	if err := absDirs(&o.Config); err != nil {
