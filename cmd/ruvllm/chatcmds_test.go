@@ -233,3 +233,39 @@ func TestOllamaCommandNames(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceInstallDaemonArgs: the daemon flags after `service install
+// --` are parsed as ruvllmd parses them before anything is installed:
+// unknown flags, stray words, values ruvllmd refuses, --socket and
+// relative paths are refused by name; a model name, absolute paths and
+// self: drafts pass. There was no way to give the service's daemon a
+// model or a TCP listener.
+func TestServiceInstallDaemonArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // "" when accepted
+	}{
+		{[]string{"-m", "/models/q.gguf", "--listen", "127.0.0.1:11434"}, ""},
+		{[]string{"-m", "qwen", "--draft", "self:q4_0", "--max-loaded", "2"}, ""},
+		{[]string{"--draft", "qwen=/models/d.gguf", "--state-dir", "/srv/st"}, ""},
+		{[]string{"--bogus"}, "unknown flag: --bogus"},
+		{[]string{"-m", "/m.gguf", "extra"}, `unexpected argument "extra"`},
+		{[]string{"--socket", "/tmp/s.sock"}, "--socket is service install's own flag"},
+		{[]string{"-m", "models/q.gguf"}, "--model models/q.gguf: give an absolute path"},
+		{[]string{"--state-dir", "st"}, "--state-dir st: give an absolute path"},
+		{[]string{"--draft", "qwen=d.gguf"}, "--draft qwen=d.gguf: give an absolute path"},
+		{[]string{"--max-loaded", "0"}, "--max-loaded 0"},
+		{[]string{"--threads", "abc"}, "--threads"},
+	} {
+		err := checkDaemonArgs(tc.args)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	// Words before -- are refused by name; install takes no argument of
+	// its own.
+	_, _, err := runCLI(t, newServiceCmd(), "install", "bogus")
+	if err == nil || !strings.Contains(err.Error(), `unexpected argument "bogus"`) {
+		t.Errorf("service install bogus: %v", err)
+	}
+}

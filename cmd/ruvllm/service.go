@@ -1,13 +1,21 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
-	"github.com/ruvllm/ruvllm/daemon/service"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ruvllm/ruvllm/daemon"
+	"github.com/ruvllm/ruvllm/daemon/serve"
+	"github.com/ruvllm/ruvllm/daemon/service"
 )
 
 func newServiceCmd() *cobra.Command {
@@ -20,10 +28,26 @@ func newServiceCmd() *cobra.Command {
 	logger := func() *slog.Logger { return slog.New(slog.NewTextHandler(os.Stderr, nil)) }
 
 	install := &cobra.Command{
-		Use:   "install",
+		Use:   "install [-- RUVLLMD_FLAGS...]",
 		Short: "Install and start the service; the daemon starts on the first connection",
-		Args:  exactArgs(0, ""),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Long: "install writes and starts a per-user service (a systemd socket and service unit, or a launchd\n" +
+			"agent) whose daemon starts on the first connection to its socket. Flags after -- are the\n" +
+			"daemon's own (ruvllmd --help), checked now and kept in the unit, for example\n" +
+			"  ruvllm service install -- -m /models/qwen.gguf --listen 127.0.0.1:11434\n" +
+			"for SDK apps on the TCP port. Paths among them must be absolute (the service does not start in\n" +
+			"this directory); the socket is install's own --socket.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
+				name, usage := commandPath(cmd)
+				return fmt.Errorf("%s: unexpected argument %q: the daemon's flags go after -- (usage: %s)", name, args[0], usage)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkDaemonArgs(args); err != nil {
+				return err
+			}
+			o.DaemonArgs = args
 			o.Logger = logger()
 			return service.Install(cmd.Context(), o)
 		},
@@ -60,4 +84,67 @@ func newServiceCmd() *cobra.Command {
 	}
 	cmd.AddCommand(install, uninstall, status)
 	return cmd
+}
+
+// checkDaemonArgs parses the daemon flags service install keeps in the
+// unit as ruvllmd would, so that a mistake is told now and not by a
+// service that fails at its first connection: unknown flags, stray
+// words, values ruvllmd refuses, --socket (install's own) and relative
+// paths (the service manager starts the daemon elsewhere).
+func checkDaemonArgs(args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	cfg, err := daemon.DefaultConfig()
+	if err != nil {
+		return err
+	}
+	o := serve.Options{Config: cfg}
+	var p serve.Process
+	fs := pflag.NewFlagSet("ruvllmd", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.RegisterFlags(fs)
+	serve.RegisterFlags(&o, fs)
+	p.RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("the daemon's flags after --: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("the daemon's flags after --: unexpected argument %q (the model is -m FILE)", fs.Arg(0))
+	}
+	if fs.Changed("socket") {
+		return errors.New("the daemon's flags after --: --socket is service install's own flag (give it before --)")
+	}
+	for _, name := range []string{"model", "models-dir", "state-dir", "adapters-dir", "cache-dir", "cpuprofile", "draft"} {
+		f := fs.Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		values := []string{f.Value.String()}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			values = sv.GetSlice()
+		}
+		for _, v := range values {
+			path := v
+			if name == "draft" {
+				_, path, _ = strings.Cut(v, "=") // MODEL=FILE, or FILE
+				if path == "" {
+					path = v
+				}
+				if strings.HasPrefix(path, "self:") {
+					continue
+				}
+			}
+			if name == "model" && !isModelPath(path) {
+				continue // a model name
+			}
+			if path != "" && !filepath.IsAbs(path) {
+				return fmt.Errorf("the daemon's flags after --: --%s %s: give an absolute path (the service does not start in this directory)", name, v)
+			}
+		}
+	}
+	if err := serve.FinishFlags(&o, fs); err != nil {
+		return fmt.Errorf("the daemon's flags after --: %w", err)
+	}
+	return nil
 }

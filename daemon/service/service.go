@@ -24,6 +24,9 @@ type Options struct {
 	Executable string
 	// Args come before the --socket flag on the daemon's command line.
 	Args []string
+	// DaemonArgs are the daemon's own flags (-m, --listen, ...), after
+	// --socket on its command line.
+	DaemonArgs []string
 	// SocketPath is where the service manager listens (default
 	// ipc.SocketPath()); a relative one is taken from the working directory.
 	SocketPath string
@@ -122,7 +125,8 @@ func (o Options) withDefaults() (Options, error) {
 
 // command is the daemon's full command line.
 func (o Options) command() []string {
-	return append(append([]string{o.Executable}, o.Args...), "--socket", o.SocketPath)
+	cmd := append(append([]string{o.Executable}, o.Args...), "--socket", o.SocketPath)
+	return append(cmd, o.DaemonArgs...)
 }
 
 func fileExists(p string) bool {
