@@ -395,6 +395,11 @@ func load(f *gguf.File, path string, o Options) (_ *Model, err error) {
 		// cold tier): blocks of one layout are not keys in the other.
 		m.cacheLayout += "|" + x.Layout()
 	}
+	if o.KVCold != 0 {
+		// Cold blocks hold Q8_0 or Q4_0 rows: a snapshot of one cold type
+		// is not restored in the other, so each keeps its own file.
+		m.cacheLayout += "|cold-" + o.KVCold.String()
+	}
 	m.namespace += m.cacheLayout
 	if m.followsOutputs {
 		// Its products depend on the rows of a pass, so a prompt whose
