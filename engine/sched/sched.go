@@ -820,25 +820,23 @@ func (s *Scheduler) step() error {
 		s.timeStep(len(batch.Tokens), len(rows), s.now()-start)
 		for i, sp := range batch.Spans {
 			j := spanJobs[i]
+			fed := sp.N
+			if j.draft.Len() > 0 {
+				fed = 1 // the pending token, which may be the prompt's last
+			}
+			if j.Prefilled.IsZero() {
+				j.PrefillSteps++
+				if j.fed+fed >= len(j.Prompt) {
+					j.Prefilled = now
+				}
+			}
 			if j.draft.Len() > 0 {
 				continue // acceptDraft advances it by what it keeps
 			}
 			j.seq.Advance(sp.N)
-			if j.Prefilled.IsZero() {
-				j.PrefillSteps++
-				if j.fed+sp.N >= len(j.Prompt) {
-					j.Prefilled = now
-				}
-			}
 			j.fed += sp.N
 			s.demote(j, s.o.HotWindow)
-			if j.OnPrefilled != nil && !j.prefilled && j.fed >= len(j.Prompt) {
-				j.prefilled = true
-				if s.cache != nil && j.Namespace != "" {
-					s.cache.Insert(j.Namespace, j.tokens[:len(j.Prompt)], j.seq.Blocks())
-				}
-				j.OnPrefilled()
-			}
+			s.notePrefilled(j)
 		}
 		start, calls, verified := s.now(), 0, 0
 		for _, j := range spanJobs {
@@ -963,6 +961,19 @@ func (s *Scheduler) preempt(j *Job) {
 	s.mu.Lock()
 	s.queue = append(s.queue, j)
 	s.mu.Unlock()
+}
+
+// notePrefilled, once j's prompt is computed, puts its blocks in the
+// prefix cache and calls OnPrefilled (once).
+func (s *Scheduler) notePrefilled(j *Job) {
+	if j.OnPrefilled == nil || j.prefilled || j.fed < len(j.Prompt) {
+		return
+	}
+	j.prefilled = true
+	if s.cache != nil && j.Namespace != "" {
+		s.cache.Insert(j.Namespace, j.tokens[:len(j.Prompt)], j.seq.Blocks())
+	}
+	j.OnPrefilled()
 }
 
 // release gives j's computed blocks to the prefix cache and frees its hold.

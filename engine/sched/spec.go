@@ -334,6 +334,7 @@ func (s *Scheduler) acceptDraft(j *Job, sp compute.Span, logits [][]float32) (ca
 	j.fed += 1 + len(path)
 	j.seq.Trim()
 	s.demote(j, s.o.HotWindow)
+	s.notePrefilled(j)
 	s.ctl.Observe(&j.Spec, d, path, mismatched)
 	s.specStats.verifications.Add(1)
 	for i := range d.Tokens {

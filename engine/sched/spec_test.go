@@ -587,3 +587,66 @@ func TestLookupWithoutPayingDraftModel(t *testing.T) {
 		t.Fatalf("%d passes for %d tokens: lookup did not carry on while the draft model was off", runner.steps, gen)
 	}
 }
+
+// TestPrefillTimesWithDraftedLastToken checks the prefill's bookkeeping
+// when the prompt's last token is verified together with a draft (a
+// prompt cached but for its last token, which prompt lookup drafts
+// after): Prefilled must be set before the first Next, the pass counted
+// and OnPrefilled called, as without speculation. The drafted pass was
+// skipped, so Prefilled came a step after the first token and the
+// daemon's TTFT breakdown showed a prefill longer than the TTFT and a
+// negative sample time.
+func TestPrefillTimesWithDraftedLastToken(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		kinds spec.Kinds
+	}{
+		{"plain", 0},
+		{"lookup", spec.KindLookup},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, pool, _ := newTestScheduler(64, 4, Options{MaxSeqLen: 200,
+				Speculation: &Speculation{Lookup: &spec.Lookup{MinNgram: 1}, Control: spec.Options{Fixed: 4}}})
+			prompt := []int32{1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1}
+			var warm []int32
+			if err := s.Run(context.Background(), greedyJob(prompt, 1, &warm)); err != nil {
+				t.Fatal(err)
+			}
+			var got []int32
+			j := greedyJob(prompt, 8, &got)
+			j.Speculate = tc.kinds
+			prefilled := false
+			j.OnPrefilled = func() { prefilled = true }
+			next := j.Next
+			var atFirst *time.Time
+			j.Next = func(logits []float32) (int32, bool) {
+				if atFirst == nil {
+					p := j.Prefilled
+					atFirst = &p
+				}
+				return next(logits)
+			}
+			if err := s.Run(context.Background(), j); err != nil {
+				t.Fatal(err)
+			}
+			if j.CachedTokens != len(prompt)-1 {
+				t.Fatalf("cached %d of %d prompt tokens, want all but the last", j.CachedTokens, len(prompt))
+			}
+			if tc.kinds != 0 && j.Spec.Verifications == 0 {
+				t.Fatal("no draft was verified")
+			}
+			if atFirst == nil || atFirst.IsZero() {
+				t.Fatal("Prefilled was not set at the first Next")
+			}
+			if j.PrefillSteps != 1 || !prefilled {
+				t.Fatalf("PrefillSteps %d (want 1), OnPrefilled called: %v", j.PrefillSteps, prefilled)
+			}
+			if want := expected(prompt, 8); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("got %v, want %v", got, want)
+			}
+			s.Close()
+			s.Cache().Clear()
+			waitFree(t, pool)
+		})
+	}
+}
