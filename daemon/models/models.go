@@ -192,9 +192,11 @@ func New(o Options) *Manager {
 		cold, window, ctxLen, maxQueue := o.KVCold, o.KVHotWindow, o.ContextLength, o.MaxQueue
 		o.Loader = func(ctx context.Context, path string) (Model, error) {
 			// A draft model that cannot be used costs speculation, not the
-			// model: DraftOptional serves it without.
+			// model: DraftOptional serves it without; so does a cold tier
+			// the model's head size cannot take (KVColdOptional).
 			lo := llm.Options{Threads: threads, Logger: logger, Sequences: 4, NewBackend: newBackend, Speculate: speculate,
-				KVCold: cold, KVHotWindow: window, Exact: exact, ContextLength: ctxLen, DraftOptional: true, MaxQueue: maxQueue}
+				KVCold: cold, KVHotWindow: window, Exact: exact, ContextLength: ctxLen, DraftOptional: true, KVColdOptional: true,
+				MaxQueue: maxQueue}
 			if draft != nil {
 				lo.Draft, lo.DraftDir = draft(llm.NameFromPath(path)), draftDir
 			}

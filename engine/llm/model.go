@@ -117,6 +117,12 @@ type Options struct {
 	// return as an ErrDraft): a shared daemon keeps serving the model
 	// without that speculation instead of failing its every request.
 	DraftOptional bool
+	// KVColdOptional loads a model whose shape the cold tier cannot take
+	// (a head size the backend cannot quantize in rows, such as 80 or 48)
+	// with an all-F16 cache, with a warning, instead of failing: a shared
+	// daemon's --kv-type then costs that model its cold tier, not its
+	// every request.
+	KVColdOptional bool
 	// SpecControl tunes how much is drafted (spec.Options; zero: adaptive
 	// with the defaults).
 	SpecControl spec.Options
@@ -332,23 +338,15 @@ func load(f *gguf.File, path string, o Options) (_ *Model, err error) {
 		Layers: cfg.Layers, Blocks: blocks, BlockSize: blockSize,
 		KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim, Type: o.KVType,
 	}
-	pool := kv.NewPool(blocks, blockSize)
-	if o.KVCold != 0 {
-		if o.KVHotWindow <= 0 {
-			o.KVHotWindow = 256
-		}
-		// The budget of the all-hot cache, in cold blocks: as many as fit
-		// when every block is cold.
-		hotBytes, coldBytes, err := tierBytes(cfg, o.KVType, o.KVCold)
-		if err != nil {
-			closeBackend(b)
-			return nil, err
-		}
-		kvCfg.ColdType, kvCfg.ColdBlocks = o.KVCold, int(kvBytes/coldBytes)
-		pool = kv.NewTieredPool(blocks, kvCfg.ColdBlocks, blockSize)
-		pool.SetBudget(kvBytes, hotBytes, coldBytes)
+	if o.KVCold != 0 && o.KVHotWindow <= 0 {
+		o.KVHotWindow = 256
 	}
-	store, err := b.NewKVStore(kvCfg)
+	pool, store, err := newKV(b, cfg, kvCfg, kvBytes, o.KVCold)
+	if err != nil && o.KVCold != 0 && o.KVColdOptional {
+		o.Logger.Warn("KV cold tier unavailable for this model: its cache is all F16", "model", path, "kv_type", o.KVCold, "err", err)
+		o.KVCold = 0
+		pool, store, err = newKV(b, cfg, kvCfg, kvBytes, 0)
+	}
 	if err != nil {
 		closeBackend(b)
 		return nil, err
@@ -427,6 +425,28 @@ func load(f *gguf.File, path string, o Options) (_ *Model, err error) {
 	m.log.Info("model loaded", "name", m.info.Name, "arch", cfg.Arch, "params", m.info.Parameters,
 		"type", m.info.FileType, "ctx", ctxLen, "kv_blocks", blocks)
 	return m, nil
+}
+
+// newKV makes the block pool and the backend's KV store of kvCfg, with a
+// cold tier of type cold (0: none) within the all-hot cache's kvBytes.
+func newKV(b compute.Backend, cfg model.Config, kvCfg compute.KVConfig, kvBytes int64, cold quant.Type) (*kv.Pool, compute.KVStore, error) {
+	pool := kv.NewPool(kvCfg.Blocks, kvCfg.BlockSize)
+	if cold != 0 {
+		// The budget of the all-hot cache, in cold blocks: as many as fit
+		// when every block is cold.
+		hotBytes, coldBytes, err := tierBytes(cfg, kvCfg.Type, cold)
+		if err != nil {
+			return nil, nil, err
+		}
+		kvCfg.ColdType, kvCfg.ColdBlocks = cold, int(kvBytes/coldBytes)
+		pool = kv.NewTieredPool(kvCfg.Blocks, kvCfg.ColdBlocks, kvCfg.BlockSize)
+		pool.SetBudget(kvBytes, hotBytes, coldBytes)
+	}
+	store, err := b.NewKVStore(kvCfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pool, store, nil
 }
 
 // checkKVSize refuses a KV cache out of all proportion to the weights.
