@@ -2,6 +2,7 @@ package kv
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -249,5 +250,37 @@ func TestBudgetSharedByTiers(t *testing.T) {
 	s.Release()
 	if p.UsedBytes() != 0 || p.Free() != 10 || p.FreeCold() != 20 {
 		t.Fatalf("after release: %d bytes, %d hot, %d cold free", p.UsedBytes(), p.Free(), p.FreeCold())
+	}
+}
+
+// TestDemoteWindow checks which full blocks Demote moves for windows
+// from none to the int's maximum: a window of math.MaxInt (or any near
+// it) overflowed the block's end plus the window and moved every block,
+// where it must move none.
+func TestDemoteWindow(t *testing.T) {
+	for _, tc := range []struct {
+		window int
+		moved  int
+	}{
+		{0, 4},           // every full block of 18 positions (4 of 4)
+		{2, 4},           // block 3 ends at 16, 2 before 18
+		{3, 3},           // block 3 ends within the window
+		{14, 1},          // block 0 ends at 4, 14 before 18
+		{15, 0},          // no block ends 15 before 18
+		{1 << 40, 0},     // a window past any context
+		{math.MaxInt, 0}, // "keep everything hot"
+		{math.MaxInt - 3, 0},
+	} {
+		p := NewTieredPool(6, 6, 4)
+		var d demoteLog
+		s := NewSequence(p)
+		if err := s.Reserve(18, &d); err != nil {
+			t.Fatal(err)
+		}
+		s.Advance(18)
+		if n, err := s.Demote(tc.window, &d); n != tc.moved || err != nil {
+			t.Errorf("Demote(%d) over 18 positions = %d, %v; want %d moved", tc.window, n, err, tc.moved)
+		}
+		s.Release()
 	}
 }

@@ -145,7 +145,10 @@ func (s *Sequence) Demote(window int, d Demoter) (int, error) {
 	}
 	bs := s.pool.blockSize
 	moved := 0
-	for ; s.demoted < len(s.blocks) && (s.demoted+1)*bs+window <= s.len; s.demoted++ {
+	// s.len-(end of the block) >= window, not end+window <= s.len: a
+	// window near the int's maximum (a flag's "keep everything hot")
+	// overflowed the sum and demoted every block.
+	for ; s.demoted < len(s.blocks) && s.len-(s.demoted+1)*bs >= window; s.demoted++ {
 		b := s.blocks[s.demoted]
 		if s.pool.Cold(b) || s.pool.Refs(b) > 1 {
 			continue
