@@ -275,7 +275,7 @@ func runKVBench(ctx context.Context, log io.Writer, path string, lo llm.Options,
 			fig.RatioToF16 = fig.ColdBytesPerToken / fig.HotBytesPerToken
 		}
 		fig.CachedPrefixes, err = m.PrefixCapacity(ctx, o.prompt)
-		if err == nil && text != "" {
+		if err == nil && o.pplFile != "" { // an empty file is refused by Perplexity, not skipped
 			var res llm.PerplexityResult
 			res, err = m.Perplexity(ctx, text, o.ctx, func(c int, ppl float64) { fmt.Fprintf(log, "[%s %d]%.4f ", t, c+1, ppl) })
 			fmt.Fprintln(log)

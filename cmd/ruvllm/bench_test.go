@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -135,6 +137,23 @@ func TestBenchKVPromptRefused(t *testing.T) {
 				t.Errorf("--kv-prompt %s: %v, want an error naming --kv-prompt", n, err)
 			}
 		})
+	}
+}
+
+// TestBenchEmptyPPLFileRefused: an empty --ppl-file fails as a text too
+// short for one chunk, as `ruvllm perplexity` does; the KV report was
+// printed without its perplexity column, without a word.
+func TestBenchEmptyPPLFileRefused(t *testing.T) {
+	path := sharedModel(t, "ruvllm-test-qwen2-13m-q8_0.gguf")
+	for _, text := range []string{"", "\n"} {
+		file := filepath.Join(t.TempDir(), "text.txt")
+		if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := runBenchCmd(t, "-m", path, "-p", "0", "-n", "0", "-t", "1", "--kv-types", "f16", "--kv-ctx", "64", "--kv-prompt", "16", "--ppl-file", file)
+		if err == nil || !strings.Contains(err.Error(), "tokens for one chunk") {
+			t.Errorf("--ppl-file of %q: %v, want an error that the text is too short", text, err)
+		}
 	}
 }
 
