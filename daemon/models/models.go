@@ -721,8 +721,10 @@ func (m *Manager) finishUnload(e *entry) {
 		} else {
 			m.mu.Lock()
 			if m.cleared != e.cleared { // cleared after the model left the loaded set: keep nothing
-				if err := os.Remove(m.snapshotPath(e)); err != nil && !errors.Is(err, os.ErrNotExist) {
-					m.o.Logger.Warn("removing a cleared prefix-cache snapshot", "model", e.name, "err", err)
+				for _, p := range llm.SnapshotFiles(m.snapshotPath(e)) {
+					if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+						m.o.Logger.Warn("removing a cleared prefix-cache snapshot", "model", e.name, "err", err)
+					}
 				}
 				n = 0
 			}

@@ -1,16 +1,26 @@
 package llm
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ruvllm/ruvllm/engine/mapfault"
+	"github.com/ruvllm/ruvllm/engine/prefix"
 )
 
 // SaveCache writes the hottest cached prefixes (up to maxBlocks KV blocks)
 // with their keys and values to path, atomically. The snapshot is bound to
-// this model file: another model rejects it.
+// this model file: another model rejects it. Prefixes cached under the
+// model's adapters (a learned adapter's included: every request of a user
+// whose feedback trained one runs under it) go beside path, one file per
+// adapter set (SnapshotFiles names them all), within the same maxBlocks,
+// the model's own first; without them, no prefix survived a restart once
+// the model had learned anything.
 func (m *Model) SaveCache(path string, maxBlocks int) (int, error) {
 	if m.cache == nil {
 		return 0, nil
@@ -22,15 +32,42 @@ func (m *Model) SaveCache(path string, maxBlocks int) (int, error) {
 		// snapshot saved before, if any, rather than these.
 		return 0, fmt.Errorf("save prefix cache: %w", mapfault.ErrFault)
 	}
-	// The snapshot goes straight to a temporary file that replaces path
-	// only once it is complete and synced: a crash mid-write leaves the
-	// old snapshot, and no copy of the blocks is held in memory.
+	total, err := m.saveNamespace(path, m.namespace, maxBlocks)
+	if err != nil {
+		return 0, err
+	}
+	// The adapters' files of the last save go: their adapters may be gone.
+	for _, p := range SnapshotFiles(path)[1:] {
+		os.Remove(p)
+	}
+	for _, ns := range m.cache.Namespaces() {
+		if !m.adapterNamespaceOf(ns) || total >= maxBlocks {
+			continue
+		}
+		p := adapterSnapshotPath(path, ns)
+		n, err := m.saveNamespace(p, ns, maxBlocks-total)
+		if err != nil {
+			return total, err
+		}
+		if n == 0 {
+			os.Remove(p)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// saveNamespace writes the prefixes of namespace ns (at most maxBlocks
+// blocks) to path: to a temporary file that replaces path only once it is
+// complete and synced, so a crash mid-write leaves the old snapshot, and
+// no copy of the blocks is held in memory.
+func (m *Model) saveNamespace(path, ns string, maxBlocks int) (int, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".prefix-*")
 	if err != nil {
 		return 0, fmt.Errorf("save prefix cache: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	n, err := m.cache.Save(tmp, m.namespace, m.kv, maxBlocks)
+	n, err := m.cache.Save(tmp, ns, m.kv, maxBlocks)
 	if err != nil {
 		tmp.Close()
 		return 0, fmt.Errorf("save prefix cache: %w", err)
@@ -48,13 +85,70 @@ func (m *Model) SaveCache(path string, maxBlocks int) (int, error) {
 	return n, nil
 }
 
-// LoadCache restores prefixes saved by SaveCache. A corrupt snapshot, or
-// one made for another model or cache layout, is rejected with an error
-// wrapping prefix.ErrBadSnapshot and nothing is loaded.
+// adapterNamespaceOf reports whether ns is the namespace of one of this
+// model's adapter sets (adapterNamespace): its name holds the adapters'
+// checksums, so the same adapters applied again find its prefixes.
+func (m *Model) adapterNamespaceOf(ns string) bool {
+	return strings.HasPrefix(ns, m.namespace+"|lora:")
+}
+
+// adapterSnapshotPath is the file beside the snapshot at path that holds
+// the prefixes of adapter namespace ns.
+func adapterSnapshotPath(path, ns string) string {
+	sum := sha256.Sum256([]byte(ns))
+	return strings.TrimSuffix(path, ".snap") + ".lora-" + hex.EncodeToString(sum[:8]) + ".snap"
+}
+
+// SnapshotFiles returns the files of the snapshot SaveCache wrote to path:
+// path itself, then those of the model's adapters beside it.
+func SnapshotFiles(path string) []string {
+	files := []string{path}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	head := strings.TrimSuffix(base, ".snap") + ".lora-"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return files
+	}
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, head) && strings.HasSuffix(n, ".snap") && !e.IsDir() {
+			files = append(files, filepath.Join(dir, n))
+		}
+	}
+	return files
+}
+
+// LoadCache restores prefixes saved by SaveCache: the model's own from
+// path, then those of its adapters beside it. A corrupt snapshot at path,
+// or one made for another model or cache layout, is rejected with an error
+// wrapping prefix.ErrBadSnapshot and nothing is loaded; a bad adapter file
+// is logged, removed and skipped.
 func (m *Model) LoadCache(path string) (int, error) {
 	if m.cache == nil {
 		return 0, nil
 	}
+	n, err := m.loadSnapshot(path, func(ns string) bool { return ns == m.namespace })
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range SnapshotFiles(path)[1:] {
+		k, err := m.loadSnapshot(p, m.adapterNamespaceOf)
+		if err != nil {
+			m.log.Warn("prefix-cache snapshot of an adapter not restored", "path", p, "err", err)
+			if errors.Is(err, prefix.ErrBadSnapshot) {
+				os.Remove(p)
+			}
+			continue
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// loadSnapshot loads the snapshot at path if accept takes its namespace.
+func (m *Model) loadSnapshot(path string, accept func(ns string) bool) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
@@ -62,7 +156,8 @@ func (m *Model) LoadCache(path string) (int, error) {
 	defer f.Close()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.cache.Load(f, m.namespace, m.kv)
+	n, _, err := m.cache.LoadMatching(f, accept, m.kv)
+	return n, err
 }
 
 // CacheLayout names what the options chose of the cached keys and values

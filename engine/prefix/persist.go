@@ -156,6 +156,21 @@ const maxNamespaceBytes = 64 << 10
 // given back and the tree is as before: a corrupt snapshot loads nothing.
 // It returns the number of blocks restored.
 func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
+	n, _, err := c.LoadMatching(r, func(got string) bool { return got == ns }, kvd)
+	if errors.Is(err, errOtherNamespace) {
+		err = fmt.Errorf("%w, not %q", err, ns)
+	}
+	return n, err
+}
+
+// errOtherNamespace marks a snapshot of a namespace LoadMatching was not
+// to take.
+var errOtherNamespace = fmt.Errorf("%w: made for another namespace", ErrBadSnapshot)
+
+// LoadMatching is Load for a snapshot of any namespace accept takes (the
+// namespaces of a model's adapters, whose names hold their checksums): it
+// returns the blocks restored and the snapshot's namespace.
+func (c *Cache) LoadMatching(r io.Reader, accept func(ns string) bool, kvd KVData) (int, string, error) {
 	h := sha256.New()
 	br := bufio.NewReaderSize(r, 64<<10)
 	tr := io.TeeReader(br, h)
@@ -179,43 +194,44 @@ func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
 	magic := make([]byte, len(snapshotMagic))
 	if err := read(magic); err != nil || string(magic) != snapshotMagic {
 		if err != nil && !errors.Is(err, ErrBadSnapshot) {
-			return 0, err
+			return 0, "", err
 		}
-		return 0, fmt.Errorf("%w: not a prefix snapshot", ErrBadSnapshot)
+		return 0, "", fmt.Errorf("%w: not a prefix snapshot", ErrBadSnapshot)
 	}
 	nsLen, err := u32()
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if nsLen > maxNamespaceBytes {
-		return 0, fmt.Errorf("%w: namespace of %d bytes", ErrBadSnapshot, nsLen)
+		return 0, "", fmt.Errorf("%w: namespace of %d bytes", ErrBadSnapshot, nsLen)
 	}
 	gotNS := make([]byte, nsLen)
 	if err := read(gotNS); err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	if string(gotNS) != ns {
-		return 0, fmt.Errorf("%w: made for %q, not %q", ErrBadSnapshot, gotNS, ns)
+	ns := string(gotNS)
+	if !accept(ns) {
+		return 0, "", fmt.Errorf("%w %q", errOtherNamespace, ns)
 	}
 	bs, err := u32()
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	bb, err := u32()
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	cb, err := u32()
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if int(bs) != c.bs || int(bb) != kvd.BlockBytes() || int(cb) != coldBlockBytes(kvd) {
-		return 0, fmt.Errorf("%w: block layout %d positions/%d bytes/%d cold bytes, cache uses %d/%d/%d",
+		return 0, "", fmt.Errorf("%w: block layout %d positions/%d bytes/%d cold bytes, cache uses %d/%d/%d",
 			ErrBadSnapshot, bs, bb, cb, c.bs, kvd.BlockBytes(), coldBlockBytes(kvd))
 	}
 	count, err := u32()
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -225,7 +241,7 @@ func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
 		c.roots[ns] = root
 	}
 	var created []*node
-	fail := func(err error) (int, error) {
+	fail := func(err error) (int, string, error) {
 		// Children were created after their parents: undo in reverse.
 		for i := len(created) - 1; i >= 0; i-- {
 			n := created[i]
@@ -236,7 +252,7 @@ func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
 		if len(root.children) == 0 {
 			delete(c.roots, ns)
 		}
-		return 0, err
+		return 0, "", err
 	}
 	head := make([]byte, 4+8+4*c.bs+1)
 	hotBytes, coldBytes := make([]byte, bb), make([]byte, cb)
@@ -305,5 +321,5 @@ func (c *Cache) Load(r io.Reader, ns string, kvd KVData) (int, error) {
 	case err != io.EOF:
 		return fail(fmt.Errorf("read prefix snapshot: %w", err))
 	}
-	return len(created), nil
+	return len(created), ns, nil
 }

@@ -414,3 +414,32 @@ func headTokens(x *node, n int) []int32 {
 	}
 	return out
 }
+
+// Namespaces returns the namespaces that hold cached blocks, those with
+// the most blocks first.
+func (c *Cache) Namespaces() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	count := map[string]int{}
+	var walk func(ns string, n *node)
+	walk = func(ns string, n *node) {
+		for _, ch := range n.children {
+			count[ns]++
+			walk(ns, ch)
+		}
+	}
+	var out []string
+	for ns, r := range c.roots {
+		walk(ns, r)
+		if count[ns] > 0 {
+			out = append(out, ns)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if count[out[i]] != count[out[j]] {
+			return count[out[i]] > count[out[j]]
+		}
+		return out[i] < out[j]
+	})
+	return out
+}

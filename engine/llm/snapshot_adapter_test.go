@@ -1,0 +1,75 @@
+package llm
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ruvllm/ruvllm/engine/lora"
+)
+
+// TestSnapshotKeepsAdapterPrefixes: SaveCache keeps the prefixes cached
+// under an adapter set (a learned adapter's: every request of a user whose
+// feedback trained one runs under it) in a file of its own beside the
+// model's, and a freshly loaded model with the same adapter restores and
+// reuses them; a corrupt adapter file is skipped and removed, the model's
+// own prefixes still restored. Only the model's own namespace was saved,
+// so nothing survived a restart once the model had learned anything.
+func TestSnapshotKeepsAdapterPrefixes(t *testing.T) {
+	basePath, adapterPath, _ := adapterFixture(t, 1)
+	m := loadTest(t, basePath)
+	a, err := m.LoadAdapter(adapterPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := make([]int32, 64)
+	for i := range long {
+		long[i] = int32(1 + (i*37)%200)
+	}
+	with := Request{Tokens: long, MaxTokens: 2, IgnoreEOS: true, Adapters: []lora.Applied{{Adapter: a, Scale: 1}}}
+	plain := Request{Tokens: long[:40], MaxTokens: 2, IgnoreEOS: true}
+	generateIDs(t, m, with)
+	generateIDs(t, m, plain)
+	snap := filepath.Join(t.TempDir(), "prefix-base.snap")
+	n, err := m.SaveCache(snap, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := SnapshotFiles(snap)
+	if len(files) != 2 || n < 4 {
+		t.Fatalf("SaveCache saved %d blocks in %v, want the model's file and one adapter file", n, files)
+	}
+
+	fresh := loadTest(t, basePath)
+	fa, err := fresh.LoadAdapter(adapterPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored, err := fresh.LoadCache(snap)
+	if err != nil || restored != n {
+		t.Fatalf("LoadCache = %d, %v; want %d", restored, err, n)
+	}
+	again := with
+	again.Adapters = []lora.Applied{{Adapter: fa, Scale: 1}}
+	if _, res := generateIDs(t, fresh, again); res.CachedTokens < 48 {
+		t.Errorf("the adapter's restored prefix was not reused: %d cached tokens", res.CachedTokens)
+	}
+
+	// A corrupt adapter file is skipped and removed; the model's own
+	// prefixes are restored.
+	if err := os.WriteFile(files[1], []byte("not a snapshot"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	third := loadTest(t, basePath)
+	got, err := third.LoadCache(snap)
+	if err != nil || got == 0 || got >= n {
+		t.Errorf("LoadCache with a corrupt adapter file = %d, %v; want the model's own blocks (fewer than %d)", got, err, n)
+	}
+	if _, err := os.Stat(files[1]); !os.IsNotExist(err) {
+		t.Errorf("the corrupt adapter file was kept: %v", err)
+	}
+	// A save drops the files of adapters no longer cached.
+	if _, err := third.SaveCache(snap, 1000); err != nil || len(SnapshotFiles(snap)) != 1 {
+		t.Errorf("after a save without adapter prefixes: %v, files %v", err, SnapshotFiles(snap))
+	}
+}
