@@ -203,6 +203,13 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 		BaseContext: base, ConnContext: connCtx, ErrorLog: errLog}
 	servers := []*http.Server{local}
 	errc := make(chan error, len(unixLns)+1)
+	if tcp != nil {
+		// Known before the socket serves: a client's first /v1/health
+		// there could come before it and find no TCP address or token.
+		s.mu.Lock()
+		s.tcp = tcp
+		s.mu.Unlock()
+	}
 	for _, ln := range unixLns {
 		go func() { errc <- local.Serve(ln) }()
 	}
@@ -210,9 +217,6 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 		remote := &http.Server{Handler: handler, ReadHeaderTimeout: TCPHeaderTimeout, ReadTimeout: TCPReadTimeout,
 			IdleTimeout: TCPIdleTimeout, BaseContext: base, ConnContext: connCtx, ErrorLog: errLog}
 		servers = append(servers, remote)
-		s.mu.Lock()
-		s.tcp = tcp
-		s.mu.Unlock()
 		go func() { errc <- remote.Serve(tcp) }()
 	}
 	s.log.Info("ruvllmd listening", "socket", s.cfg.SocketPath, "tcp", s.cfg.TCPAddr, "pid", os.Getpid())
