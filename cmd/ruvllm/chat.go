@@ -62,7 +62,7 @@ func newChatCmd() *cobra.Command {
 			s := &chatSession{c: c, opts: o, out: cmd.OutOrStdout(), errw: cmd.ErrOrStderr()}
 			f := cmd.Flags()
 			if convID != "" {
-				if err := s.resume(ctx, convID, f.Changed("model"), f.Changed("system"), f.Changed("temp")); err != nil {
+				if err := s.resume(ctx, convID, f.Changed("model"), f.Changed("system"), f.Changed("temp"), f.Changed("max-tokens")); err != nil {
 					return err
 				}
 			}
@@ -72,7 +72,7 @@ func newChatCmd() *cobra.Command {
 			// -m names another.
 			params := modelParameters(ctx, c, s.opts.model)
 			s.opts.tempFromModel = !f.Changed("temp") && s.sampling.Temperature == nil && params["temperature"]
-			s.opts.maxFromModel = !f.Changed("max-tokens") && params["num_predict"]
+			s.opts.maxFromModel = !f.Changed("max-tokens") && s.sampling.MaxTokens == 0 && params["num_predict"]
 			return s.repl(ctx, cmd.InOrStdin())
 		},
 	}
@@ -138,7 +138,7 @@ type chatSession struct {
 // resume loads conversation id: its thread becomes the history and its
 // settings apply unless the matching flag was given, in which case the
 // flag's value is stored in the conversation.
-func (s *chatSession) resume(ctx context.Context, id string, modelSet, systemSet, tempSet bool) error {
+func (s *chatSession) resume(ctx context.Context, id string, modelSet, systemSet, tempSet, maxSet bool) error {
 	conv, err := s.c.Conversation(ctx, id)
 	if err != nil {
 		return fmt.Errorf("load conversation %s: %w", id, err)
@@ -174,11 +174,36 @@ func (s *chatSession) resume(ctx context.Context, id string, modelSet, systemSet
 	case s.sampling.Temperature != nil:
 		s.opts.temp = *s.sampling.Temperature
 	}
+	// A stored reply length (/set parameter num_predict) applies unless
+	// -n was given; the stored settings are the chat's parameters for
+	// /show parameters and /save, as /set parameter made them.
+	if s.sampling.MaxTokens > 0 && !maxSet {
+		s.opts.maxTokens = s.sampling.MaxTokens
+	}
+	s.userParams = storedParams(s.sampling)
 	if upd.Model != nil || upd.System != nil || upd.Sampling != nil {
 		s.pending = &upd
 	}
 	fmt.Fprintf(s.errw, "(continuing %q, %d messages)\n", conv.Title, len(conv.Messages))
 	return nil
+}
+
+// storedParams are the names of the /set parameter parameters that
+// stored sampling settings hold, in chatParameters' order.
+func storedParams(sf ipc.SamplingFields) []string {
+	set := map[string]bool{
+		"temperature": sf.Temperature != nil, "top_p": sf.TopP != nil, "top_k": sf.TopK != nil,
+		"min_p": sf.MinP != nil, "seed": sf.Seed != nil, "num_predict": sf.MaxTokens > 0,
+		"repeat_penalty": sf.RepeatPenalty != 0, "presence_penalty": sf.PresencePenalty != 0,
+		"frequency_penalty": sf.FrequencyPenalty != 0, "stop": len(sf.Stop) > 0,
+	}
+	var names []string
+	for _, p := range chatParameters {
+		if set[p.name] {
+			names = append(names, p.name)
+		}
+	}
+	return names
 }
 
 // maxChatLine is the longest input line chat reads.

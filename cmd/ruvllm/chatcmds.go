@@ -91,7 +91,11 @@ var chatParameters = []chatParameter{
 			err = fmt.Errorf("0")
 		}
 		if err == nil {
+			// Kept in the sampling settings too, so that the conversation
+			// stores it and a resumed chat applies it (-1, no limit, is
+			// stored as no setting).
 			s.opts.maxTokens, s.opts.maxFromModel = int(max(v, 0)), false
+			s.sampling.MaxTokens = s.opts.maxTokens
 		}
 		return err
 	}},

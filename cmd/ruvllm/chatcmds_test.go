@@ -269,3 +269,52 @@ func TestServiceInstallDaemonArgs(t *testing.T) {
 		t.Errorf("service install bogus: %v", err)
 	}
 }
+
+// TestChatResumeKeepsSetParameters: a conversation resumed after /set
+// parameter keeps what it set: num_predict bounds the replies (it was not
+// stored, so a resumed chat wrote 512 tokens), and /show parameters and
+// /save list the stored parameters (they listed none, and the saved
+// model had no PARAMETERs).
+func TestChatResumeKeepsSetParameters(t *testing.T) {
+	startTinyDaemon(t)
+	ctx := context.Background()
+	c, err := ipc.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	in := "/set parameter num_predict 2\n/set parameter top_k 3\nhello\n"
+	_, errOut, err := runCLIIn(t, strings.NewReader(in), newChatCmd(), "--temp", "1")
+	m := regexp.MustCompile(`saved as conversation (conv-[0-9a-f]+)`).FindStringSubmatch(errOut)
+	if err != nil || m == nil {
+		t.Fatalf("chat: %v %q", err, errOut)
+	}
+	out, errOut, err := runCLIIn(t, strings.NewReader("/show parameters\nagain\n/save resumed-chat\n"), newChatCmd(), "--conversation", m[1])
+	if err != nil {
+		t.Fatalf("resume: %v %q", err, errOut)
+	}
+	for _, want := range []string{"num_predict  2", "top_k        3", "temperature  1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("/show parameters after resume lacks %q:\n%s", want, out)
+		}
+	}
+	conv, err := c.Conversation(ctx, m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(conv.Messages); n != 4 {
+		t.Fatalf("%d messages, want 4", n)
+	}
+	if st := conv.Messages[3].Stats; st == nil || st.CompletionTokens > 2 {
+		t.Errorf("resumed reply: %+v, want at most 2 tokens (num_predict)", st)
+	}
+	sh, err := c.Show(ctx, "resumed-chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"num_predict", "top_k"} {
+		if !strings.Contains(sh.Parameters, want) {
+			t.Errorf("saved model's parameters lack %s: %q", want, sh.Parameters)
+		}
+	}
+}
