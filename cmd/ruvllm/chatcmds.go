@@ -294,7 +294,9 @@ func (s *chatSession) show(ctx context.Context, what string) {
 		fmt.Fprintln(s.errw, "(no model yet: send a message or /load MODEL)")
 		return
 	}
-	sh, err := s.c.Show(ctx, storedModel(model))
+	// A model file is shown by its path: the daemon knows it by name only
+	// while it is loaded.
+	sh, err := s.c.Show(ctx, model)
 	if err != nil {
 		fmt.Fprintln(s.errw, "error:", err)
 		return

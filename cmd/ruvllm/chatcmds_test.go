@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/ruvllm/ruvllm/engine/testmodel"
 	"github.com/ruvllm/ruvllm/ipc"
 )
 
@@ -316,5 +318,33 @@ func TestChatResumeKeepsSetParameters(t *testing.T) {
 		if !strings.Contains(sh.Parameters, want) {
 			t.Errorf("saved model's parameters lack %s: %q", want, sh.Parameters)
 		}
+	}
+}
+
+// TestChatShowModelFile: /show describes a model given by path (-m or
+// /load FILE.gguf) before any reply; it asked the daemon for the file's
+// name, which it knows only once the model is loaded: "model not found".
+func TestChatShowModelFile(t *testing.T) {
+	startTinyDaemon(t)
+	file := filepath.Join(t.TempDir(), "other-model.gguf")
+	o := testmodel.DefaultOptions()
+	o.Arch, o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = "llama", 1, 32, 2, 1, 64, 512
+	if err := testmodel.Write(context.Background(), o, file); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		in   string
+	}{
+		{"-m FILE", []string{"-m", file}, "/show info\n"},
+		{"/load FILE", nil, "/load " + file + "\n/show info\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, err := runCLIIn(t, strings.NewReader(tc.in), newChatCmd(), tc.args...)
+			if err != nil || strings.Contains(errOut, "error:") || !strings.Contains(out, "context length   512") {
+				t.Fatalf("/show info: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+			}
+		})
 	}
 }
