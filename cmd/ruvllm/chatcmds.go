@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ruvllm/ruvllm/ipc"
 )
@@ -532,16 +533,39 @@ func ollamaRunPrompt(in io.Reader, words []string) (prompt string, interactive b
 	return strings.Join(parts, " "), false, nil
 }
 
-// runChatREPL is `run MODEL` at a terminal: ruvllm chat -m MODEL.
-func runChatREPL(cmd *cobra.Command, model, system string) error {
-	chat := newChatCmd()
-	args := []string{"-m", model}
-	if system != "" {
-		args = append(args, "--system", system)
+// runChatREPL is `run MODEL` at a terminal: ruvllm chat -m MODEL, with
+// run's --system, --temp and -n.
+func runChatREPL(cmd *cobra.Command, model string) error {
+	args, err := chatREPLArgs(cmd.Flags(), model)
+	if err != nil {
+		return err
 	}
+	chat := newChatCmd()
 	chat.SetArgs(args)
 	chat.SetIn(cmd.InOrStdin())
 	chat.SetOut(cmd.OutOrStdout())
 	chat.SetErr(cmd.ErrOrStderr())
 	return chat.ExecuteContext(cmd.Context())
+}
+
+// chatREPLArgs are the chat arguments of `run MODEL` at a terminal: the
+// model and the run flags the chat takes (--system, --temp, -n); any other
+// run flag given is refused by name, where it was dropped without a word.
+func chatREPLArgs(f *pflag.FlagSet, model string) ([]string, error) {
+	args := []string{"-m", model}
+	var err error
+	f.Visit(func(fl *pflag.Flag) {
+		switch fl.Name {
+		case "system", "temp":
+			args = append(args, "--"+fl.Name, fl.Value.String())
+		case "n":
+			args = append(args, "-n", fl.Value.String())
+		case "remote", "chat": // what run MODEL does anyway
+		default:
+			if err == nil {
+				err = fmt.Errorf("--%s applies to run MODEL PROMPT; the chat run MODEL opens takes --system, --temp and -n (/set parameter sets the others)", fl.Name)
+			}
+		}
+	})
+	return args, err
 }

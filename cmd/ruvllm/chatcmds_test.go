@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -346,5 +347,37 @@ func TestChatShowModelFile(t *testing.T) {
 				t.Fatalf("/show info: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 			}
 		})
+	}
+}
+
+// TestRunREPLFlags: `run MODEL` at a terminal opens the chat with run's
+// --system, --temp and -n, and refuses a run flag the chat cannot apply;
+// --temp and -n were dropped without a word (replies ran to 512 tokens
+// under -n 2).
+func TestRunREPLFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		want    []string
+		wantErr string
+	}{
+		{[]string{"tiny"}, []string{"-m", "tiny"}, ""},
+		{[]string{"tiny", "-n", "2", "--temp", "0", "--system", "Be brief."},
+			[]string{"-m", "tiny", "-n", "2", "--system", "Be brief.", "--temp", "0"}, ""},
+		{[]string{"tiny", "--top-k", "5"}, nil, "--top-k"},
+		{[]string{"tiny", "--seed", "1"}, nil, "--seed"},
+	} {
+		cmd := newRunCmd()
+		if err := cmd.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		got, err := chatREPLArgs(cmd.Flags(), cmd.Flags().Arg(0))
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("run %v: %v, want an error naming %s", tc.args, err, tc.wantErr)
+			}
+		case err != nil || !slices.Equal(got, tc.want):
+			t.Errorf("run %v: chat %v, %v; want %v", tc.args, got, err, tc.want)
+		}
 	}
 }

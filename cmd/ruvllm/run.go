@@ -201,7 +201,7 @@ func newRunCmd() *cobra.Command {
 					return err
 				}
 				if interactive {
-					return runChatREPL(cmd, args[0], system)
+					return runChatREPL(cmd, args[0])
 				}
 				remote, asChat, path, g.prompt = true, true, args[0], prompt
 				if isModelPath(path) {
