@@ -78,12 +78,8 @@ func (s *Server) listen() (unixLns []net.Listener, tcp *tcpListener, err error) 
 		unixLns = append(unixLns, ln)
 	}
 	if s.cfg.TCPAddr != "" {
-		host, _, err := net.SplitHostPort(s.cfg.TCPAddr)
-		if err != nil {
-			return unixLns, nil, fmt.Errorf("--listen %s: %w", s.cfg.TCPAddr, err)
-		}
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return unixLns, nil, fmt.Errorf("--listen %s: only loopback addresses are allowed", s.cfg.TCPAddr)
+		if err := CheckTCPAddr(s.cfg.TCPAddr); err != nil {
+			return unixLns, nil, err
 		}
 		ln, err := net.Listen("tcp", s.cfg.TCPAddr)
 		if err != nil {
@@ -93,6 +89,23 @@ func (s *Server) listen() (unixLns []net.Listener, tcp *tcpListener, err error) 
 		tcp.trustSameUser = !s.cfg.RequireToken
 	}
 	return unixLns, tcp, nil
+}
+
+// CheckTCPAddr refuses a --listen address the daemon will not listen
+// on: one that is not HOST:PORT, a port that is no TCP port, or a host
+// that is not loopback.
+func CheckTCPAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--listen %s: only loopback addresses are allowed", addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	return nil
 }
 
 func (s *Server) listenUnix() (net.Listener, error) {

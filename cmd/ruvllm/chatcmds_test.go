@@ -259,6 +259,15 @@ func TestServiceInstallDaemonArgs(t *testing.T) {
 		{[]string{"--draft", "qwen=d.gguf"}, "--draft qwen=d.gguf: give an absolute path"},
 		{[]string{"--max-loaded", "0"}, "--max-loaded 0"},
 		{[]string{"--threads", "abc"}, "--threads"},
+		// What ruvllmd refuses as it starts was kept in the unit.
+		{[]string{"--kv-type", "bogus"}, `KV type "bogus"`},
+		{[]string{"--ctx-size", "-5"}, "--ctx-size -5"},
+		{[]string{"--context-overflow", "bogus"}, `context overflow mode "bogus"`},
+		{[]string{"--threads", "-1"}, "--threads -1"},
+		{[]string{"--spec", "bogus"}, "--spec"},
+		{[]string{"--listen", "0.0.0.0:11434"}, "only loopback addresses"},
+		{[]string{"--listen", "127.0.0.1:99999"}, "--listen 127.0.0.1:99999"},
+		{[]string{"--listen", "localhost:11434", "--kv-type", "q8_0"}, ""},
 	} {
 		err := checkDaemonArgs(tc.args)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {

@@ -146,5 +146,11 @@ func checkDaemonArgs(args []string) error {
 	if err := serve.FinishFlags(&o, fs); err != nil {
 		return fmt.Errorf("the daemon's flags after --: %w", err)
 	}
+	// The values ruvllmd refuses as it starts (--kv-type bogus, --listen
+	// 0.0.0.0:80) were kept in the unit, and the service failed at its
+	// first connection.
+	if err := o.Check(); err != nil {
+		return fmt.Errorf("the daemon's flags after --: %w", err)
+	}
 	return nil
 }

@@ -134,18 +134,46 @@ func (o Options) checkCounts() error {
 // above any core count; a typo of 100000 started that many threads).
 const MaxThreads = 1024
 
+// Check refuses the options Run refuses before it takes the socket
+// (--ctx-size, negative counts, --context-overflow, --backend, --spec,
+// --draft, --kv-type) and a --listen address it will not listen on, so
+// that a command which only records them (ruvllm service install) tells
+// the mistake at once rather than leaving a service that fails at its
+// first connection.
+func (o Options) Check() error {
+	if o.ContextLength < 0 || o.ContextLength > model.MaxContextLength {
+		return fmt.Errorf("--ctx-size %d: want 0 (the model's) up to %d", o.ContextLength, model.MaxContextLength)
+	}
+	if err := o.checkCounts(); err != nil {
+		return err
+	}
+	if err := api.CheckContextOverflow(o.ContextOverflow); err != nil {
+		return err
+	}
+	if _, err := backends.Factory(o.Backend, o.Threads); err != nil {
+		return err
+	}
+	if _, err := spec.ParseKinds(cmp.Or(o.Speculate, "all")); err != nil {
+		return fmt.Errorf("--spec: %w", err)
+	}
+	if _, err := o.drafts(); err != nil {
+		return err
+	}
+	if _, err := llm.ParseKVType(o.KVType); err != nil {
+		return fmt.Errorf("--kv-type: %w", err)
+	}
+	if o.TCPAddr != "" {
+		return daemon.CheckTCPAddr(o.TCPAddr)
+	}
+	return nil
+}
+
 // Run serves until ctx is cancelled.
 func Run(ctx context.Context, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.ContextLength < 0 || o.ContextLength > model.MaxContextLength {
-		return fmt.Errorf("ruvllmd: --ctx-size %d: want 0 (the model's) up to %d", o.ContextLength, model.MaxContextLength)
-	}
-	if err := o.checkCounts(); err != nil {
-		return fmt.Errorf("ruvllmd: %w", err)
-	}
-	if err := api.CheckContextOverflow(o.ContextOverflow); err != nil {
+	if err := o.Check(); err != nil {
 		return fmt.Errorf("ruvllmd: %w", err)
 	}
 	// A backend this platform lacks fails before the socket is taken.
