@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ruvllm/ruvllm/engine/llm"
 	"github.com/ruvllm/ruvllm/ipc"
@@ -542,11 +543,10 @@ func storedModel(model string) string {
 	return model
 }
 
+// isTerminal reports whether r is a terminal: a character device that
+// answers as one, not /dev/null (read as a terminal, `run MODEL
+// </dev/null` printed the chat's prompt and exited 0).
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }

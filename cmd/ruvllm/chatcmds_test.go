@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -387,6 +388,31 @@ func TestRunREPLFlags(t *testing.T) {
 			}
 		case err != nil || !slices.Equal(got, tc.want):
 			t.Errorf("run %v: chat %v, %v; want %v", tc.args, got, err, tc.want)
+		}
+	}
+}
+
+// TestRunPromptFromDevNull: input from /dev/null (cron, ssh -n, nohup)
+// is no terminal: `run MODEL` with no words has no prompt, and `run
+// MODEL WORDS` answers the words. /dev/null, a character device, was read
+// as a terminal: run MODEL printed the chat's ">>> " and exited 0.
+func TestRunPromptFromDevNull(t *testing.T) {
+	for _, tc := range []struct {
+		words   []string
+		prompt  string
+		wantErr string
+	}{
+		{nil, "", "no prompt"},
+		{[]string{"why", "not"}, "why not", ""},
+	} {
+		devNull, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompt, interactive, err := ollamaRunPrompt(devNull, tc.words)
+		devNull.Close()
+		if interactive || prompt != tc.prompt || (tc.wantErr == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("run MODEL %v </dev/null: prompt %q, interactive %v, %v; want %q, error %q", tc.words, prompt, interactive, err, tc.prompt, tc.wantErr)
 		}
 	}
 }
