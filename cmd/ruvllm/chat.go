@@ -60,8 +60,9 @@ func newChatCmd() *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			s := &chatSession{c: c, opts: o, out: cmd.OutOrStdout(), errw: cmd.ErrOrStderr()}
 			f := cmd.Flags()
+			o.thinkAsked = o.think && f.Changed("think")
+			s := &chatSession{c: c, opts: o, out: cmd.OutOrStdout(), errw: cmd.ErrOrStderr()}
 			if convID != "" {
 				if err := s.resume(ctx, convID, f.Changed("model"), f.Changed("system"), f.Changed("temp"), f.Changed("max-tokens")); err != nil {
 					return err
@@ -100,6 +101,11 @@ type chatOptions struct {
 	// not show its reasoning (shown on the error stream, apart from the
 	// answer, by default).
 	think, hideThinking bool
+	// thinkAsked is true where --think or /set think asked for thinking:
+	// it is then requested (chat_template_kwargs.enable_thinking), which
+	// a created model's TEMPLATE needs to think (.Think); unset, the
+	// model's template decides.
+	thinkAsked bool
 	// tempFromModel and maxFromModel leave the temperature and the reply
 	// length to a created model's PARAMETERs (no flag set them).
 	tempFromModel, maxFromModel bool
@@ -328,8 +334,11 @@ func (s *chatSession) turn(ctx context.Context, line string, interactive bool) e
 	if !s.opts.maxFromModel {
 		req.MaxTokens = s.opts.maxTokens
 	}
-	if !s.opts.think {
+	switch {
+	case !s.opts.think:
 		req.ReasoningEffort = "none"
+	case s.opts.thinkAsked:
+		req.ChatTemplateKwargs = map[string]any{"enable_thinking": true}
 	}
 	if s.format == "json" {
 		req.ResponseFormat = json.RawMessage(`{"type":"json_object"}`)

@@ -248,7 +248,9 @@ func (s *chatSession) set(ctx context.Context, what string, args []string, text 
 		s.format = "json"
 		fmt.Fprintln(s.errw, "(answers in JSON)")
 	case "think", "nothink":
-		s.opts.think = what == "think"
+		// /set think asks for thinking: a created model's TEMPLATE
+		// thinks only when asked (.Think), as with ollama run.
+		s.opts.think, s.opts.thinkAsked = what == "think", what == "think"
 		fmt.Fprintf(s.errw, "(thinking %s)\n", map[bool]string{true: "on", false: "off"}[s.opts.think])
 	case "verbose", "quiet":
 		s.verbose = what == "verbose"

@@ -416,3 +416,37 @@ func TestRunPromptFromDevNull(t *testing.T) {
 		}
 	}
 }
+
+// TestChatSetThink: /set think (and --think) asks for thinking, so a
+// created model whose TEMPLATE thinks only when asked (.Think, as
+// Ollama's do) reasons; /set think was accepted ("thinking on") but sent
+// nothing, and the model answered without reasoning.
+func TestChatSetThink(t *testing.T) {
+	startTinyDaemon(t)
+	ctx := context.Background()
+	c, err := ipc.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tmpl := "{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}assistant: " +
+		"{{ if .Think }}<think>\n{{ else }}<think>\n\n</think>\n\n{{ end }}"
+	if err := c.Create(ctx, ipc.CreateRequest{Model: "thinker", From: "tiny", Template: tmpl}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		in   string
+	}{
+		{"/set think", []string{"-m", "thinker"}, "/set think\nhi\n"},
+		{"--think", []string{"-m", "thinker", "--think"}, "hi\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, err := runCLIIn(t, strings.NewReader(tc.in), newChatCmd(), append(tc.args, "-n", "3", "--temp", "0", "--no-save")...)
+			if err != nil || !strings.Contains(errOut, "Thinking...") {
+				t.Errorf("no reasoning shown: %v\n%s", err, errOut)
+			}
+		})
+	}
+}
