@@ -199,10 +199,32 @@ func (s *chatSession) runCommand(ctx context.Context, line string) (quit bool) {
 		s.saveModel(ctx, fields[1])
 	case cmd == "/?" || cmd == "/help":
 		fmt.Fprintln(s.errw, chatHelp)
+	case commandUsage(cmd) != "":
+		// A known command with missing or extra words: how to type it,
+		// where it was called an unknown command.
+		fmt.Fprintf(s.errw, "usage: %s\n", commandUsage(cmd))
 	default:
 		fmt.Fprintf(s.errw, "unknown command %q; /? lists the commands\n", line)
 	}
 	return false
+}
+
+// commandUsage is how to type the REPL command cmd that takes words
+// ("" for another).
+func commandUsage(cmd string) string {
+	switch cmd {
+	case "/set":
+		return "/set parameter NAME VALUE | system TEXT | format json | think | nothink | verbose | quiet"
+	case "/unset":
+		return "/unset format | system"
+	case "/show":
+		return "/show info | parameters | system | template | modelfile | license"
+	case "/load":
+		return "/load MODEL"
+	case "/save":
+		return "/save NAME"
+	}
+	return ""
 }
 
 // newConversation starts over: no history, and the next reply is saved in

@@ -450,3 +450,23 @@ func TestChatSetThink(t *testing.T) {
 		})
 	}
 }
+
+// TestChatCommandUsage: a known command typed without its words (or with
+// too many) tells how to type it; "/save" alone was an unknown command.
+func TestChatCommandUsage(t *testing.T) {
+	startTinyDaemon(t)
+	for _, tc := range []struct{ in, want string }{
+		{"/save", "usage: /save NAME"},
+		{"/save a b", "usage: /save NAME"},
+		{"/load", "usage: /load MODEL"},
+		{"/show", "usage: /show info"},
+		{"/set", "usage: /set parameter NAME VALUE"},
+		{"/unset", "usage: /unset format | system"},
+		{"/bogus", `unknown command "/bogus"`},
+	} {
+		_, errOut, err := runCLIIn(t, strings.NewReader(tc.in+"\n"), newChatCmd(), "--no-save")
+		if err != nil || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: %v %q, want %q", tc.in, err, errOut, tc.want)
+		}
+	}
+}
