@@ -216,9 +216,9 @@ func TestStopUnloadsModels(t *testing.T) {
 	if _, _, err := runCLI(t, newStopCmd(), "--timeout", "5s", "tiny"); err == nil || !strings.Contains(err.Error(), "--timeout") {
 		t.Errorf("stop --timeout tiny: %v", err)
 	}
-	_, errOut, err := runCLI(t, newStopCmd(), "tiny")
-	if err != nil || !strings.Contains(errOut, "unloaded tiny") {
-		t.Fatalf("stop tiny: %q, %v", errOut, err)
+	_, errOut, err := runCLI(t, newStopCmd(), "tiny", "tiny")
+	if err != nil || strings.Count(errOut, "unloaded tiny") != 1 {
+		t.Fatalf("stop tiny tiny: %q, %v; want it unloaded once", errOut, err)
 	}
 	ps, err := c.Ps(ctx)
 	if err != nil || len(ps.Models) != 0 {

@@ -241,7 +241,12 @@ func unloadModels(ctx context.Context, models []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	seen := map[string]bool{}
 	for _, model := range models {
+		if seen[model] {
+			continue // stop M M unloads M once, and says so once
+		}
+		seen[model] = true
 		name := ""
 		for _, m := range ps.Models {
 			if m.Name == model || m.Name == model+":latest" || strings.TrimSuffix(m.Name, ":latest") == model {
