@@ -21,13 +21,8 @@ import (
 // and messages), /load MODEL and /set format json. Chat knew only
 // /system, /up, /down, /clear and /bye.
 func TestChatOllamaCommands(t *testing.T) {
-	startTinyDaemon(t)
+	c := tinyClient(t)
 	ctx := context.Background()
-	c, err := ipc.Dial(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	in := strings.Join([]string{
 		"/set parameter num_predict 3",
 		"/set parameter temperature 0",
@@ -145,13 +140,8 @@ func TestReadMessage(t *testing.T) {
 // mixing that with -m or -p, or giving no prompt from a pipe, is refused
 // by name. run took only -m and -p (an argument was an error).
 func TestRunOllamaStyle(t *testing.T) {
-	startTinyDaemon(t)
+	c := tinyClient(t)
 	ctx := context.Background()
-	c, err := ipc.Dial(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	promptTokens := func(text string) int {
 		r, err := c.Chat(ctx, ipc.ChatCompletionRequest{Model: "tiny", Messages: []ipc.Message{{Role: "user", Content: text}},
 			SamplingFields: ipc.SamplingFields{MaxTokens: 1}})
@@ -199,13 +189,8 @@ func TestRunOllamaStyle(t *testing.T) {
 // stop does, and the daemon keeps running; a model that is not loaded is
 // named in the error. stop took no argument.
 func TestStopUnloadsModels(t *testing.T) {
-	startTinyDaemon(t)
+	c := tinyClient(t)
 	ctx := context.Background()
-	c, err := ipc.Dial(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	if _, err := c.Chat(ctx, ipc.ChatCompletionRequest{Model: "tiny", Messages: []ipc.Message{{Role: "user", Content: "hi"}},
 		SamplingFields: ipc.SamplingFields{MaxTokens: 1}}); err != nil {
 		t.Fatal(err)
@@ -289,13 +274,8 @@ func TestServiceInstallDaemonArgs(t *testing.T) {
 // /save list the stored parameters (they listed none, and the saved
 // model had no PARAMETERs).
 func TestChatResumeKeepsSetParameters(t *testing.T) {
-	startTinyDaemon(t)
+	c := tinyClient(t)
 	ctx := context.Background()
-	c, err := ipc.Dial(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	in := "/set parameter num_predict 2\n/set parameter top_k 3\nhello\n"
 	_, errOut, err := runCLIIn(t, strings.NewReader(in), newChatCmd(), "--temp", "1")
 	m := regexp.MustCompile(`saved as conversation (conv-[0-9a-f]+)`).FindStringSubmatch(errOut)
@@ -422,13 +402,8 @@ func TestRunPromptFromDevNull(t *testing.T) {
 // Ollama's do) reasons; /set think was accepted ("thinking on") but sent
 // nothing, and the model answered without reasoning.
 func TestChatSetThink(t *testing.T) {
-	startTinyDaemon(t)
+	c := tinyClient(t)
 	ctx := context.Background()
-	c, err := ipc.Dial(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	tmpl := "{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}assistant: " +
 		"{{ if .Think }}<think>\n{{ else }}<think>\n\n</think>\n\n{{ end }}"
 	if err := c.Create(ctx, ipc.CreateRequest{Model: "thinker", From: "tiny", Template: tmpl}); err != nil {
@@ -469,4 +444,17 @@ func TestChatCommandUsage(t *testing.T) {
 			t.Errorf("%s: %v %q, want %q", tc.in, err, errOut, tc.want)
 		}
 	}
+}
+
+// tinyClient starts a daemon for the test (startTinyDaemon) and returns a
+// client of it, closed when the test ends.
+func tinyClient(t *testing.T) *ipc.Client {
+	t.Helper()
+	startTinyDaemon(t)
+	c, err := ipc.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
