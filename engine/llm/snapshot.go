@@ -36,10 +36,7 @@ func (m *Model) SaveCache(path string, maxBlocks int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	// The adapters' files of the last save go: their adapters may be gone.
-	for _, p := range SnapshotFiles(path)[1:] {
-		os.Remove(p)
-	}
+	kept := map[string]bool{}
 	for _, ns := range m.cache.Namespaces() {
 		if !m.adapterNamespaceOf(ns) || total >= maxBlocks {
 			continue
@@ -47,12 +44,25 @@ func (m *Model) SaveCache(path string, maxBlocks int) (int, error) {
 		p := adapterSnapshotPath(path, ns)
 		n, err := m.saveNamespace(p, ns, maxBlocks-total)
 		if err != nil {
+			// The adapters' files of the last save stay, as a crash
+			// here would leave them: each is whole, and the next
+			// complete save replaces or removes it.
 			return total, err
 		}
 		if n == 0 {
 			os.Remove(p)
+			continue
 		}
+		kept[p] = true
 		total += n
+	}
+	// Only once every file is written do those of the last save that this
+	// one did not rewrite go (their adapters may be gone): removed first,
+	// a crash or kill -9 mid-save lost every adapter's prefixes.
+	for _, p := range SnapshotFiles(path)[1:] {
+		if !kept[p] {
+			os.Remove(p)
+		}
 	}
 	return total, nil
 }

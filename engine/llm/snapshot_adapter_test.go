@@ -73,3 +73,63 @@ func TestSnapshotKeepsAdapterPrefixes(t *testing.T) {
 		t.Errorf("after a save without adapter prefixes: %v, files %v", err, SnapshotFiles(snap))
 	}
 }
+
+// TestSnapshotAdapterFilesSurviveFailedSave: a save that fails partway
+// through the adapters' files (as one cut short by kill -9 would) leaves
+// the adapter files of the last complete save, whole and restorable. They
+// were removed before the new ones were written, so a daemon killed while
+// saving lost the prefixes of every adapter, a learned one's included.
+func TestSnapshotAdapterFilesSurviveFailedSave(t *testing.T) {
+	basePath, adapterPath, _ := adapterFixture(t, 1)
+	long := make([]int32, 64)
+	for i := range long {
+		long[i] = int32(1 + (i*37)%200)
+	}
+	under := func(m *Model, scale float32) Request {
+		t.Helper()
+		a, err := m.LoadAdapter(adapterPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Request{Tokens: long, MaxTokens: 2, IgnoreEOS: true, Adapters: []lora.Applied{{Adapter: a, Scale: scale}}}
+	}
+	snap := filepath.Join(t.TempDir(), "prefix-base.snap")
+
+	first := loadTest(t, basePath)
+	generateIDs(t, first, under(first, 1))
+	saved, err := first.SaveCache(snap, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := SnapshotFiles(snap)
+	if len(files) != 2 {
+		t.Fatalf("first save wrote %v, want the model's file and one adapter file", files)
+	}
+
+	// The next run caches prefixes under another adapter set, whose file
+	// cannot be written (a directory is in its place).
+	second := loadTest(t, basePath)
+	other := under(second, 0.5)
+	generateIDs(t, second, other)
+	ns, err := second.adapterNamespace(other.Adapters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := adapterSnapshotPath(snap, ns)
+	if err := os.MkdirAll(filepath.Join(blocked, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := second.SaveCache(snap, 1000); err == nil {
+		t.Fatal("SaveCache over a directory succeeded")
+	}
+	if _, err := os.Stat(files[1]); err != nil {
+		t.Fatalf("the adapter file of the last complete save is gone after a failed save: %v", err)
+	}
+	if err := os.RemoveAll(blocked); err != nil {
+		t.Fatal(err)
+	}
+	third := loadTest(t, basePath)
+	if n, err := third.LoadCache(snap); err != nil || n != saved {
+		t.Errorf("LoadCache after a failed save = %d, %v; want the %d blocks of the last complete save", n, err, saved)
+	}
+}
