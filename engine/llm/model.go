@@ -199,7 +199,8 @@ type Model struct {
 	draft     *draftModel // nil without Options.Draft
 	namespace string      // prefix-cache namespace: the model's identity
 	// cacheLayout is the part of namespace that the options choose (the
-	// arithmetic, the KV layout), for CacheLayout.
+	// arithmetic, the KV layout, the RoPE factors the context picks), for
+	// CacheLayout.
 	cacheLayout string
 	warming     warmGroup
 	warmed      atomic.Uint64 // tokens computed by follow-up warming
@@ -325,8 +326,9 @@ func load(f *gguf.File, path string, o Options) (_ *Model, err error) {
 		return nil, fmt.Errorf("context length %d is above the supported %d", ctxLen, model.MaxContextLength)
 	}
 	o.ContextLength = ctxLen
+	var ropeChoice string // what the context chose of the positions' encoding
 	if cs, ok := net.(model.ContextSizer); ok {
-		cs.SizeContext(ctxLen)
+		ropeChoice = cs.SizeContext(ctxLen)
 	}
 	blocks := o.Sequences * ((ctxLen + blockSize - 1) / blockSize)
 	kvBytes, err := checkKVSize(f, cfg, blocks, o.KVType)
@@ -392,6 +394,13 @@ func load(f *gguf.File, path string, o Options) (_ *Model, err error) {
 		// The same arithmetic keeps keys transposed or in rows (with a
 		// cold tier): blocks of one layout are not keys in the other.
 		m.cacheLayout += "|" + x.Layout()
+	}
+	if ropeChoice != "" {
+		// Phi-3's LongRoPE rotates keys by its long or short factors as
+		// the context exceeds its original one or not: a snapshot saved
+		// with --ctx-size on one side was restored on the other, and the
+		// first answers after the restart came from wrongly rotated keys.
+		m.cacheLayout += "|" + ropeChoice
 	}
 	if o.KVCold != 0 {
 		// Cold blocks hold Q8_0 or Q4_0 rows: a snapshot of one cold type

@@ -172,7 +172,8 @@ func (m *Model) loadSnapshot(path string, accept func(ns string) bool) (int, err
 
 // CacheLayout names what the options chose of the cached keys and values
 // (the arithmetic that computed them, the KV layout: an f16 cache or one
-// with a quantized cold tier of Q8_0 or Q4_0). Snapshots of one layout are
+// with a quantized cold tier of Q8_0 or Q4_0; for Phi-3's LongRoPE, the
+// factors the context picked). Snapshots of one layout are
 // not restored in another, so a daemon keeps one snapshot per layout and
 // a switch of options does not lose the other's.
 func (m *Model) CacheLayout() string { return m.cacheLayout }

@@ -111,17 +111,18 @@ func loadLlamaLayers(l *loader, c Config, o llamaOptions) (*Llama, error) {
 // which it rounds up to a multiple of 256 first (so a context of 3000 on a
 // file trained at 2500 takes the long factors there too; Phi-3.5's
 // original 4096 is a multiple).
-func (m *Llama) SizeContext(n int) {
+func (m *Llama) SizeContext(n int) string {
 	if m.longFactors == nil {
-		return
+		return ""
 	}
-	f := m.shortFactors
+	f, chose := m.shortFactors, "longrope-short"
 	if (n+255)/256*256 > m.cfg.RoPE.OrigCtx {
-		f = m.longFactors
+		f, chose = m.longFactors, "longrope-long"
 	}
 	for i := range m.layers {
 		m.layers[i].attn.ropeFactors = f
 	}
+	return chose
 }
 
 // Forward implements Model.

@@ -73,9 +73,12 @@ type Model interface {
 // context they run with: Phi-3's LongRoPE picks its long factors when the
 // per-sequence context exceeds the original training context, as
 // llama.cpp does by its context size. Callers that choose the context
-// after Load call SizeContext with it before the first Forward.
+// after Load call SizeContext with it before the first Forward. It
+// returns what the context chose ("" when nothing): keys computed under
+// one choice are not those of another, so a prefix-cache snapshot saved
+// under one must not be restored under the other.
 type ContextSizer interface {
-	SizeContext(n int)
+	SizeContext(n int) string
 }
 
 type family func(l *loader) (Model, error)
