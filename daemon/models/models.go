@@ -581,6 +581,60 @@ func (m *Manager) ClearSnapshots() error {
 	return nil
 }
 
+// removeSnapshotsOf removes the saved prefix caches of the model named key,
+// of every cache layout, its adapters' files included: a deleted model's
+// snapshots (up to Options.SnapshotBlocks blocks of keys and values per
+// layout) were kept in the cache dir for ever. Only names snapshotPath
+// and llm.SnapshotFiles give are matched, so a model whose name extends
+// key ("qwen2.5" for "qwen2") keeps its own.
+func (m *Manager) removeSnapshotsOf(key string) {
+	if m.o.CacheDir == "" {
+		return
+	}
+	entries, err := os.ReadDir(m.o.CacheDir)
+	if err != nil {
+		return
+	}
+	for _, d := range entries {
+		if !isSnapshotOf(d.Name(), key) || d.IsDir() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(m.o.CacheDir, d.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			m.o.Logger.Warn("removing a deleted model's prefix-cache snapshot", "model", key, "err", err)
+		}
+	}
+}
+
+// isSnapshotOf reports whether file is a prefix-cache snapshot of the
+// model named key: prefix-KEY.snap (before layouts), prefix-KEY.LAYOUT.snap
+// or an adapter set's prefix-KEY.LAYOUT.lora-SET.snap, LAYOUT 8 and SET 16
+// hex digits.
+func isSnapshotOf(file, key string) bool {
+	rest, ok := strings.CutPrefix(file, "prefix-"+key+".")
+	if !ok {
+		return false
+	}
+	if rest == "snap" {
+		return true
+	}
+	rest, ok = strings.CutSuffix(rest, ".snap")
+	if !ok || len(rest) < 8 || !isHex(rest[:8]) {
+		return false
+	}
+	set, ok := strings.CutPrefix(rest[8:], ".lora-")
+	return rest[8:] == "" || ok && len(set) == 16 && isHex(set)
+}
+
+// isHex reports whether s is made of lowercase hex digits only.
+func isHex(s string) bool {
+	for _, r := range s {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // restoreCache loads the model's saved prefix cache; a bad snapshot is
 // logged and deleted, never trusted.
 func (m *Manager) restoreCache(e *entry) int {
@@ -865,6 +919,7 @@ func (m *Manager) Remove(name string) error {
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("remove %s: %w", key, err)
 	}
+	m.removeSnapshotsOf(key)
 	if m.o.Registry != nil {
 		if err := m.o.Registry.Delete(RegistryBucket, key); err != nil {
 			return fmt.Errorf("remove %s: registry: %w", key, err)
