@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/ruvllm/ruvllm/engine/mapfault"
 	"github.com/ruvllm/ruvllm/engine/prefix"
@@ -123,7 +124,7 @@ func SnapshotFiles(path string) []string {
 		return files
 	}
 	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, head) && strings.HasSuffix(n, ".snap") && !e.IsDir() {
+		if n := e.Name(); strings.HasPrefix(n, head) && strings.HasSuffix(n, ".snap") && e.Type().IsRegular() {
 			files = append(files, filepath.Join(dir, n))
 		}
 	}
@@ -158,12 +159,20 @@ func (m *Model) LoadCache(path string) (int, error) {
 }
 
 // loadSnapshot loads the snapshot at path if accept takes its namespace.
+// Only a regular file is read, opened without blocking: a FIFO (or a
+// device) at a snapshot's name blocked the model's load for ever, and
+// every request waiting for the model with it.
 func (m *Model) loadSnapshot(path string, accept func(ns string) bool) (int, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return 0, fmt.Errorf("prefix snapshot %s: %w", path, err)
+	} else if !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("%w: %s is not a regular file (%s)", prefix.ErrBadSnapshot, path, fi.Mode().Type())
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, _, err := m.cache.LoadMatching(f, accept, m.kv)
