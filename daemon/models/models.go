@@ -643,10 +643,11 @@ func (m *Manager) restoreCache(e *entry) int {
 	if p == "" || !ok {
 		return 0
 	}
+	// n counts the adapters' prefixes too, restored whatever became of the
+	// model's own file.
 	n, err := snap.LoadCache(p)
 	switch {
 	case err == nil:
-		return n
 	case errors.Is(err, os.ErrNotExist):
 	case errors.Is(err, prefix.ErrBadSnapshot):
 		m.o.Logger.Warn("discarding prefix-cache snapshot", "path", p, "err", err)
@@ -654,7 +655,7 @@ func (m *Manager) restoreCache(e *entry) int {
 	default:
 		m.o.Logger.Warn("prefix-cache snapshot not restored", "path", p, "err", err)
 	}
-	return 0
+	return n
 }
 
 // makeRoom unloads idle models, least recently used first, while the

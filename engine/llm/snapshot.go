@@ -132,18 +132,21 @@ func SnapshotFiles(path string) []string {
 }
 
 // LoadCache restores prefixes saved by SaveCache: the model's own from
-// path, then those of its adapters beside it. A corrupt snapshot at path,
-// or one made for another model or cache layout, is rejected with an error
-// wrapping prefix.ErrBadSnapshot and nothing is loaded; a bad adapter file
-// is logged, removed and skipped.
+// path, then those of its adapters beside it, and returns the blocks
+// restored. A corrupt snapshot at path, or one made for another model or
+// cache layout, is an error wrapping prefix.ErrBadSnapshot (a missing one
+// os.ErrNotExist) and nothing of it is loaded; the adapters' files are
+// loaded either way, and a bad one is logged, removed and skipped.
 func (m *Model) LoadCache(path string) (int, error) {
 	if m.cache == nil {
 		return 0, nil
 	}
-	n, err := m.loadSnapshot(path, func(ns string) bool { return ns == m.namespace })
-	if err != nil {
-		return 0, err
+	n, baseErr := m.loadSnapshot(path, func(ns string) bool { return ns == m.namespace })
+	if baseErr != nil {
+		n = 0
 	}
+	// The adapters' files are loaded whatever became of the model's own:
+	// a missing or corrupt one cost them all.
 	for _, p := range SnapshotFiles(path)[1:] {
 		k, err := m.loadSnapshot(p, m.adapterNamespaceOf)
 		if err != nil {
@@ -155,7 +158,7 @@ func (m *Model) LoadCache(path string) (int, error) {
 		}
 		n += k
 	}
-	return n, nil
+	return n, baseErr
 }
 
 // loadSnapshot loads the snapshot at path if accept takes its namespace.

@@ -1,11 +1,13 @@
 package llm
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/ruvllm/ruvllm/engine/lora"
+	"github.com/ruvllm/ruvllm/engine/prefix"
 )
 
 // TestSnapshotKeepsAdapterPrefixes: SaveCache keeps the prefixes cached
@@ -131,5 +133,52 @@ func TestSnapshotAdapterFilesSurviveFailedSave(t *testing.T) {
 	third := loadTest(t, basePath)
 	if n, err := third.LoadCache(snap); err != nil || n != saved {
 		t.Errorf("LoadCache after a failed save = %d, %v; want the %d blocks of the last complete save", n, err, saved)
+	}
+}
+
+// TestLoadCacheAdaptersWithoutModelFile: the adapters' prefixes are
+// restored when the model's own snapshot is missing or corrupt; LoadCache
+// returned at the model's file and the adapters' were lost with it.
+func TestLoadCacheAdaptersWithoutModelFile(t *testing.T) {
+	basePath, adapterPath, _ := adapterFixture(t, 1)
+	m := loadTest(t, basePath)
+	a, err := m.LoadAdapter(adapterPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := make([]int32, 64)
+	for i := range long {
+		long[i] = int32(1 + (i*41)%200)
+	}
+	generateIDs(t, m, Request{Tokens: long, MaxTokens: 2, IgnoreEOS: true, Adapters: []lora.Applied{{Adapter: a, Scale: 1}}})
+	snap := filepath.Join(t.TempDir(), "prefix-base.snap")
+	if _, err := m.SaveCache(snap, 1000); err != nil || len(SnapshotFiles(snap)) != 2 {
+		t.Fatalf("SaveCache: %v, files %v", err, SnapshotFiles(snap))
+	}
+	for _, tc := range []struct {
+		name  string
+		model func() error // what becomes of the model's own file
+		isErr func(error) bool
+	}{
+		{"missing", func() error { return os.Remove(snap) }, os.IsNotExist},
+		{"corrupt", func() error { return os.WriteFile(snap, []byte("junk"), 0o600) }, func(err error) bool { return errors.Is(err, prefix.ErrBadSnapshot) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.model(); err != nil {
+				t.Fatal(err)
+			}
+			fresh := loadTest(t, basePath)
+			fa, err := fresh.LoadAdapter(adapterPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := fresh.LoadCache(snap)
+			if !tc.isErr(err) || n < 3 {
+				t.Fatalf("LoadCache = %d, %v; want the adapter's blocks and the model file's error", n, err)
+			}
+			if _, res := generateIDs(t, fresh, Request{Tokens: long, MaxTokens: 2, IgnoreEOS: true, Adapters: []lora.Applied{{Adapter: fa, Scale: 1}}}); res.CachedTokens < 48 {
+				t.Errorf("the adapter's prefix was not restored: %d cached tokens", res.CachedTokens)
+			}
+		})
 	}
 }
