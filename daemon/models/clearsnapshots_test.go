@@ -19,12 +19,21 @@ type snapModel struct {
 	mu       sync.Mutex
 	blocks   int
 	onWarmup func()
+	// failSave makes SaveCache fail after writing its file, as a save
+	// of several files does that fails partway.
+	failSave bool
 }
 
 func (s *snapModel) SaveCache(path string, maxBlocks int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.blocks, os.WriteFile(path, []byte(strconv.Itoa(s.blocks)), 0o600)
+	if err := os.WriteFile(path, []byte(strconv.Itoa(s.blocks)), 0o600); err != nil {
+		return 0, err
+	}
+	if s.failSave {
+		return 0, errors.New("disk full")
+	}
+	return s.blocks, nil
 }
 
 func (s *snapModel) LoadCache(path string) (int, error) {
@@ -136,6 +145,22 @@ func TestClearSnapshotsDropsSavedPrefixes(t *testing.T) {
 			}
 			clear(t, m)
 			m.finishUnload(e) // saves the cache that was cleared
+			return l.use(t, m, -1)
+		}},
+		{"a save failing partway across the clear", func(t *testing.T, m *Manager, l *snapLoader) int {
+			l.use(t, m, 5)
+			l.model().mu.Lock()
+			l.model().failSave = true
+			l.model().mu.Unlock()
+			m.mu.Lock()
+			e := m.loaded["a"]
+			detached := m.detach(e)
+			m.mu.Unlock()
+			if !detached {
+				t.Fatal("a not detached")
+			}
+			clear(t, m)
+			m.finishUnload(e) // writes a file of the cleared cache, then fails
 			return l.use(t, m, -1)
 		}},
 		{"loading across the clear", func(t *testing.T, m *Manager, l *snapLoader) int {

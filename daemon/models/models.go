@@ -771,19 +771,24 @@ func (m *Manager) finishUnload(e *entry) {
 		ok = false
 	}
 	if ok && m.snapshotPath(e) != "" {
-		if n, err := snap.SaveCache(m.snapshotPath(e), m.o.SnapshotBlocks); err != nil {
+		n, err := snap.SaveCache(m.snapshotPath(e), m.o.SnapshotBlocks)
+		if err != nil {
 			m.o.Logger.Warn("saving prefix cache", "model", e.name, "err", err)
-		} else {
-			m.mu.Lock()
-			if m.cleared != e.cleared { // cleared after the model left the loaded set: keep nothing
-				for _, p := range llm.SnapshotFiles(m.snapshotPath(e)) {
-					if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-						m.o.Logger.Warn("removing a cleared prefix-cache snapshot", "model", e.name, "err", err)
-					}
+		}
+		// Cleared after the model left the loaded set: keep nothing, of a
+		// save that failed partway too (its files written before the error
+		// brought back what the clear dropped).
+		m.mu.Lock()
+		if m.cleared != e.cleared {
+			for _, p := range llm.SnapshotFiles(m.snapshotPath(e)) {
+				if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+					m.o.Logger.Warn("removing a cleared prefix-cache snapshot", "model", e.name, "err", err)
 				}
-				n = 0
 			}
-			m.mu.Unlock()
+			n = 0
+		}
+		m.mu.Unlock()
+		if err == nil {
 			m.o.Logger.Info("prefix cache saved", "model", e.name, "blocks", n)
 			// The one file of versions that kept a snapshot per model.
 			os.Remove(filepath.Join(m.o.CacheDir, "prefix-"+e.name+".snap"))
