@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -70,6 +72,43 @@ func TestFinishFlagsRefusesNoLoadedModels(t *testing.T) {
 		err := FinishFlags(&o, fs)
 		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), "--max-loaded 0")) {
 			t.Errorf("%v: %v", tc.args, err)
+		}
+	}
+}
+
+// TestKeepAliveFlagTakesSeconds: --keep-alive takes a duration or, as
+// Ollama's keep_alive does, a number of seconds; "-1" (forever, as the
+// help says negative means) was refused as a duration without a unit.
+func TestKeepAliveFlagTakesSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+		bad  bool
+	}{
+		{nil, 5 * time.Minute, false},
+		{[]string{"--keep-alive", "-1"}, -time.Second, false},
+		{[]string{"--keep-alive=300"}, 5 * time.Minute, false},
+		{[]string{"--keep-alive", "10m"}, 10 * time.Minute, false},
+		{[]string{"--keep-alive", "0"}, 0, false},
+		{[]string{"--keep-alive", "1.5"}, 1500 * time.Millisecond, false},
+		{[]string{"--keep-alive", "soon"}, 0, true},
+		{[]string{"--keep-alive", "1e300"}, 0, true},
+		{[]string{"--keep-alive", "NaN"}, 0, true},
+	} {
+		o := Options{}
+		fs := pflag.NewFlagSet("ruvllmd", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		o.RegisterFlags(fs)
+		RegisterFlags(&o, fs)
+		err := fs.Parse(tc.args)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%v: accepted as %v", tc.args, o.KeepAlive)
+			}
+			continue
+		}
+		if err != nil || o.KeepAlive != tc.want {
+			t.Errorf("%v: %v, %v; want %v", tc.args, o.KeepAlive, err, tc.want)
 		}
 	}
 }

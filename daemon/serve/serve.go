@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -404,7 +406,8 @@ func CheckHotWindow(given bool, window int, kvType string) error {
 func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.StringVarP(&o.Model, "model", "m", "", "default model (name or .gguf path), used when a request names none")
 	f.BoolVar(&o.Preload, "preload", true, "load the default model at start")
-	f.DurationVar(&o.KeepAlive, "keep-alive", 5*time.Minute, "how long an idle model stays loaded (negative: forever; 0: unloaded once idle)")
+	o.KeepAlive = 5 * time.Minute
+	f.Var((*keepAliveFlag)(&o.KeepAlive), "keep-alive", "how long an idle model stays loaded: a duration (5m) or seconds, as Ollama's keep_alive (negative: forever; 0: unloaded once idle)")
 	f.IntVar(&o.MaxLoaded, "max-loaded", 1, "models held in memory at once")
 	f.IntVar(&o.MaxQueue, "max-queue", 512, "requests that may wait for each model; more get 503 server busy (0: no bound; Ollama's OLLAMA_MAX_QUEUE)")
 	f.StringVar(&o.Speculate, "spec", "all", "speculative decoding offered to requests: all, off, or kinds joined by + (lookup, draft, tree)")
@@ -422,4 +425,32 @@ func RegisterFlags(o *Options, f *pflag.FlagSet) {
 	f.IntVar(&o.Learning.DeepEvery, "learning-deep-every", 0, "new signals between deep runs (0: the deep minimum)")
 	backends.Flag(f, &o.Backend)
 	backends.ExactFlag(f, &o.Exact)
+}
+
+// keepAliveFlag is --keep-alive: a Go duration ("5m", "-1s") or, as
+// Ollama's keep_alive and OLLAMA_KEEP_ALIVE take it, a number of seconds
+// ("-1", "300"); "-1" was refused though the help says negative means
+// forever.
+type keepAliveFlag time.Duration
+
+func (k *keepAliveFlag) String() string { return time.Duration(*k).String() }
+
+// Type names the flag's kind in the help.
+func (k *keepAliveFlag) Type() string { return "duration" }
+
+// Set reads a duration or a number of seconds.
+func (k *keepAliveFlag) Set(s string) error {
+	if secs, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(secs) || math.Abs(secs) > math.MaxInt64/float64(time.Second) {
+			return fmt.Errorf("%q: want a duration (5m) or a number of seconds", s)
+		}
+		*k = keepAliveFlag(time.Duration(secs * float64(time.Second)))
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q: want a duration (5m) or a number of seconds", s)
+	}
+	*k = keepAliveFlag(d)
+	return nil
 }
