@@ -70,6 +70,22 @@ func (r *AdapterRefs) UnmarshalJSON(b []byte) error {
 		Scale *float32 `json:"scale"`
 	}
 	if err := json.Unmarshal(b, &list); err != nil {
+		// An entry's field of the wrong type is named with its index (an
+		// array of entries was told it must be an array).
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			var raw []json.RawMessage
+			json.Unmarshal(b, &raw)
+			for i, e := range raw {
+				var one struct {
+					Name  string   `json:"name"`
+					Scale *float32 `json:"scale"`
+				}
+				if json.Unmarshal(e, &one) != nil {
+					return &json.UnmarshalTypeError{Value: te.Value, Type: te.Type, Field: fmt.Sprintf("%d.%s", i, te.Field)}
+				}
+			}
+		}
 		return &json.UnmarshalTypeError{Value: jsonValueKind(b), Type: reflect.TypeFor[AdapterRefs]()}
 	}
 	out := make(AdapterRefs, 0, len(list))

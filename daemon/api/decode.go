@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/ruvllm/ruvllm/ipc"
@@ -60,6 +62,10 @@ func jsonPath(p string) string {
 		if seg != "" && seg[0] >= 'A' && seg[0] <= 'Z' {
 			continue
 		}
+		if _, err := strconv.Atoi(seg); err == nil && len(keep) > 0 {
+			keep[len(keep)-1] += "[" + seg + "]" // an index an UnmarshalJSON gave: adapters[0]
+			continue
+		}
 		keep = append(keep, seg)
 	}
 	return strings.Join(keep, ".")
@@ -92,6 +98,10 @@ func jsonKind(t reflect.Type, value string) string {
 			return fmt.Sprintf("an integer from 0 to %d", uint64(1)<<(t.Bits()-1)*2-1)
 		}
 		return "a non-negative integer"
+	case reflect.Float32:
+		if number { // a number past float32's range (1e39)
+			return fmt.Sprintf("a number from %.2g to %.2g", -math.MaxFloat32, math.MaxFloat32)
+		}
 	}
 	return "a number"
 }

@@ -22,6 +22,11 @@ func TestDecodeNamesFieldsOfOwnTypes(t *testing.T) {
 		{`{"stop":7}`, newCompletionRequest, "stop", `field "stop" must be a string or an array of strings, not number`},
 		{`{"adapters":5}`, newChatRequest, "adapters", `field "adapters" must be an array of {"name", "scale"}, "auto" or "none", not number`},
 		{`{"adapters":"most"}`, newChatRequest, "adapters", `not "most"`},
+		// An entry's field is named with its index; the array was told it
+		// must be an array ("..., not array").
+		{`{"adapters":[{"name":"a"},{"name":"b","scale":"x"}]}`, newChatRequest, "adapters[1].scale", `field "adapters[1].scale" must be a number, not string`},
+		// A number past float32's range says the range, not "a number, not number 1e39".
+		{`{"temperature":1e39}`, newChatRequest, "temperature", `must be a number from -3.4e+38 to 3.4e+38, not number 1e39`},
 		{`{"prediction":"x"}`, newChatRequest, "prediction", `field "prediction" must be an object {"type": "content", "content": ...}, not string`},
 		{`{"prediction":{"type":5}}`, newChatRequest, "prediction.type", `field "prediction.type" must be a string, not number`},
 		{`{"prediction":{"type":"content","content":5}}`, newChatRequest, "prediction.content", `field "prediction.content" must be a string or an array of text parts, not number`},
