@@ -19,9 +19,9 @@ import (
 // this model file: another model rejects it. Prefixes cached under the
 // model's adapters (a learned adapter's included: every request of a user
 // whose feedback trained one runs under it) go beside path, one file per
-// adapter set (SnapshotFiles names them all), within the same maxBlocks,
-// the model's own first; without them, no prefix survived a restart once
-// the model had learned anything.
+// adapter set (SnapshotFiles names them all), within the same maxBlocks:
+// the model's own first, then the most recently used sets. Without them,
+// no prefix survived a restart once the model had learned anything.
 func (m *Model) SaveCache(path string, maxBlocks int) (int, error) {
 	if m.cache == nil {
 		return 0, nil

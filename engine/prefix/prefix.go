@@ -415,29 +415,32 @@ func headTokens(x *node, n int) []int32 {
 	return out
 }
 
-// Namespaces returns the namespaces that hold cached blocks, those with
-// the most blocks first.
+// Namespaces returns the namespaces that hold cached blocks, the most
+// recently used first (a snapshot's budget goes to the prefixes in use,
+// not to the largest set: an adapter since replaced, a learned adapter's
+// old version, kept its blocks and crowded the current ones out).
 func (c *Cache) Namespaces() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	count := map[string]int{}
+	last := map[string]uint64{}
 	var walk func(ns string, n *node)
 	walk = func(ns string, n *node) {
 		for _, ch := range n.children {
-			count[ns]++
+			last[ns] = max(last[ns], ch.lastUsed)
 			walk(ns, ch)
 		}
 	}
 	var out []string
 	for ns, r := range c.roots {
-		walk(ns, r)
-		if count[ns] > 0 {
-			out = append(out, ns)
+		if len(r.children) == 0 {
+			continue
 		}
+		walk(ns, r)
+		out = append(out, ns)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if count[out[i]] != count[out[j]] {
-			return count[out[i]] > count[out[j]]
+		if last[out[i]] != last[out[j]] {
+			return last[out[i]] > last[out[j]]
 		}
 		return out[i] < out[j]
 	})

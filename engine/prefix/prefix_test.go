@@ -316,3 +316,28 @@ func TestPartialLeaves(t *testing.T) {
 		t.Fatalf("leak: %d of %d blocks free", pool.Free(), pool.Blocks())
 	}
 }
+
+// TestNamespacesMostRecentFirst: Namespaces lists the namespaces that hold
+// blocks, the most recently used first whatever their size, so that a
+// snapshot's budget goes to the prefixes in use; by size, an adapter's old
+// version kept its blocks and crowded the current one out (soak H).
+func TestNamespacesMostRecentFirst(t *testing.T) {
+	pool := kv.NewPool(64, 4)
+	c := New(pool)
+	big, small := seqTokens(24, 1), seqTokens(6, 2)
+	s1, _ := fill(t, c, pool, "m|lora:old", big)
+	s1.Release()
+	s2, _ := fill(t, c, pool, "m|lora:new", small)
+	s2.Release()
+	if got := c.Namespaces(); !slices.Equal(got, []string{"m|lora:new", "m|lora:old"}) {
+		t.Fatalf("Namespaces = %v, want the one used last first", got)
+	}
+	c.Done(c.Lookup("m|lora:old", big)) // used again
+	if got := c.Namespaces(); !slices.Equal(got, []string{"m|lora:old", "m|lora:new"}) {
+		t.Fatalf("after a lookup: Namespaces = %v", got)
+	}
+	c.Clear()
+	if got := c.Namespaces(); len(got) != 0 {
+		t.Fatalf("after Clear: Namespaces = %v", got)
+	}
+}
