@@ -113,19 +113,27 @@ func (m *Model) startWarmFollowUp(req Request, reply string) {
 	}()
 }
 
+// A chat under adapters (a learned adapter's: every chat of a user who gave
+// feedback) is warmed under them, in their namespace: it was skipped, so
+// no such user's next turn was ever warmed.
 func (m *Model) warmFollowUp(ctx context.Context, req Request, reply string) (int, error) {
-	if m.cache == nil || len(req.Adapters) > 0 {
+	if m.cache == nil {
 		return 0, nil
+	}
+	namespace, err := m.adapterNamespace(req.Adapters)
+	if err != nil {
+		return 0, err
 	}
 	tokens := m.FollowUpTokens(req, reply)
 	// Only whole blocks are cached: the tail is the next turn's to compute.
 	tokens = tokens[:len(tokens)/blockSize*blockSize]
-	if len(tokens) == 0 || m.cache.Cached(m.namespace, tokens) == len(tokens) {
+	if len(tokens) == 0 || m.cache.Cached(namespace, tokens) == len(tokens) {
 		return len(tokens), nil
 	}
 	job := &sched.Job{
 		Prompt:     tokens,
-		Namespace:  m.namespace,
+		Namespace:  namespace,
+		Adapters:   req.Adapters,
 		Priority:   req.Priority - 1,
 		Background: true,
 		// Only the keys and values are wanted: stop at the first logits.
