@@ -20,15 +20,8 @@ import (
 func TestSnapshotKeepsAdapterPrefixes(t *testing.T) {
 	basePath, adapterPath, _ := adapterFixture(t, 1)
 	m := loadTest(t, basePath)
-	a, err := m.LoadAdapter(adapterPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	long := make([]int32, 64)
-	for i := range long {
-		long[i] = int32(1 + (i*37)%200)
-	}
-	with := Request{Tokens: long, MaxTokens: 2, IgnoreEOS: true, Adapters: []lora.Applied{{Adapter: a, Scale: 1}}}
+	long := adapterTokens(37)
+	with := underAdapter(t, m, adapterPath, long, 1)
 	plain := Request{Tokens: long[:40], MaxTokens: 2, IgnoreEOS: true}
 	generateIDs(t, m, with)
 	generateIDs(t, m, plain)
@@ -43,16 +36,11 @@ func TestSnapshotKeepsAdapterPrefixes(t *testing.T) {
 	}
 
 	fresh := loadTest(t, basePath)
-	fa, err := fresh.LoadAdapter(adapterPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := underAdapter(t, fresh, adapterPath, long, 1)
 	restored, err := fresh.LoadCache(snap)
 	if err != nil || restored != n {
 		t.Fatalf("LoadCache = %d, %v; want %d", restored, err, n)
 	}
-	again := with
-	again.Adapters = []lora.Applied{{Adapter: fa, Scale: 1}}
 	if _, res := generateIDs(t, fresh, again); res.CachedTokens < 48 {
 		t.Errorf("the adapter's restored prefix was not reused: %d cached tokens", res.CachedTokens)
 	}
@@ -83,18 +71,8 @@ func TestSnapshotKeepsAdapterPrefixes(t *testing.T) {
 // saving lost the prefixes of every adapter, a learned one's included.
 func TestSnapshotAdapterFilesSurviveFailedSave(t *testing.T) {
 	basePath, adapterPath, _ := adapterFixture(t, 1)
-	long := make([]int32, 64)
-	for i := range long {
-		long[i] = int32(1 + (i*37)%200)
-	}
-	under := func(m *Model, scale float32) Request {
-		t.Helper()
-		a, err := m.LoadAdapter(adapterPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return Request{Tokens: long, MaxTokens: 2, IgnoreEOS: true, Adapters: []lora.Applied{{Adapter: a, Scale: scale}}}
-	}
+	long := adapterTokens(37)
+	under := func(m *Model, scale float32) Request { return underAdapter(t, m, adapterPath, long, scale) }
 	snap := filepath.Join(t.TempDir(), "prefix-base.snap")
 
 	first := loadTest(t, basePath)
@@ -142,15 +120,8 @@ func TestSnapshotAdapterFilesSurviveFailedSave(t *testing.T) {
 func TestLoadCacheAdaptersWithoutModelFile(t *testing.T) {
 	basePath, adapterPath, _ := adapterFixture(t, 1)
 	m := loadTest(t, basePath)
-	a, err := m.LoadAdapter(adapterPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	long := make([]int32, 64)
-	for i := range long {
-		long[i] = int32(1 + (i*41)%200)
-	}
-	generateIDs(t, m, Request{Tokens: long, MaxTokens: 2, IgnoreEOS: true, Adapters: []lora.Applied{{Adapter: a, Scale: 1}}})
+	long := adapterTokens(41)
+	generateIDs(t, m, underAdapter(t, m, adapterPath, long, 1))
 	snap := filepath.Join(t.TempDir(), "prefix-base.snap")
 	if _, err := m.SaveCache(snap, 1000); err != nil || len(SnapshotFiles(snap)) != 2 {
 		t.Fatalf("SaveCache: %v, files %v", err, SnapshotFiles(snap))
@@ -168,17 +139,34 @@ func TestLoadCacheAdaptersWithoutModelFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			fresh := loadTest(t, basePath)
-			fa, err := fresh.LoadAdapter(adapterPath)
-			if err != nil {
-				t.Fatal(err)
-			}
+			again := underAdapter(t, fresh, adapterPath, long, 1)
 			n, err := fresh.LoadCache(snap)
 			if !tc.isErr(err) || n < 3 {
 				t.Fatalf("LoadCache = %d, %v; want the adapter's blocks and the model file's error", n, err)
 			}
-			if _, res := generateIDs(t, fresh, Request{Tokens: long, MaxTokens: 2, IgnoreEOS: true, Adapters: []lora.Applied{{Adapter: fa, Scale: 1}}}); res.CachedTokens < 48 {
+			if _, res := generateIDs(t, fresh, again); res.CachedTokens < 48 {
 				t.Errorf("the adapter's prefix was not restored: %d cached tokens", res.CachedTokens)
 			}
 		})
 	}
+}
+
+// adapterTokens is a 64-token prompt, its tokens picked by stride.
+func adapterTokens(stride int) []int32 {
+	long := make([]int32, 64)
+	for i := range long {
+		long[i] = int32(1 + (i*stride)%200)
+	}
+	return long
+}
+
+// underAdapter loads the adapter at path into m and returns a request for
+// tokens under it at scale.
+func underAdapter(t *testing.T, m *Model, path string, tokens []int32, scale float32) Request {
+	t.Helper()
+	a, err := m.LoadAdapter(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Request{Tokens: tokens, MaxTokens: 2, IgnoreEOS: true, Adapters: []lora.Applied{{Adapter: a, Scale: scale}}}
 }
