@@ -404,16 +404,7 @@ func TestGenericPastCallArguments(t *testing.T) {
 func TestMistralArgsGrammar(t *testing.T) {
 	tools, _ := ParseTools([]json.RawMessage{weather, clock})
 	f := Detect(`[TOOL_CALLS]{{ name }}[ARGS]{{ args }}`)
-	v := byteVocab(t)
-	accepts := func(parallel bool, text string) bool {
-		p, _ := f.Grammar(tools, true, parallel)
-		g, err := grammar.Compose(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := grammar.NewConstraint(g, v).NewMatcher()
-		return m.AcceptText([]byte(text)) == nil && m.CanEnd()
-	}
+	accepts := func(parallel bool, text string) bool { return acceptsCalls(t, f, tools, parallel, text) == nil }
 	one := `[TOOL_CALLS]get_weather[ARGS]{"city":"Oslo"}`
 	two := one + `[TOOL_CALLS]time_now[ARGS]{}`
 	for _, c := range []struct {

@@ -3,8 +3,6 @@ package toolcall
 import (
 	"encoding/json"
 	"testing"
-
-	"github.com/ruvllm/ruvllm/engine/grammar"
 )
 
 // TestXMLPropertyWrittenTwice: a schema whose properties name one key
@@ -19,11 +17,6 @@ func TestXMLPropertyWrittenTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := xmlCalls{xmlLayout: qwen3CoderLayout}
-	p, _ := x.Grammar(tools, true, false)
-	g, err := grammar.Compose(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	arg := func(k, v string) string { return "<parameter=" + k + ">\n" + v + "\n</parameter>\n" }
 	call := func(args string) string { return "<tool_call>\n<function=f>\n" + args + "</function>\n</tool_call>" }
 	for _, c := range []struct {
@@ -35,8 +28,7 @@ func TestXMLPropertyWrittenTwice(t *testing.T) {
 		{"twice", call(arg("u", "7") + arg("u", "8")), false},
 		{"once, text", call(arg("u", "seven")), false},
 	} {
-		m := grammar.NewConstraint(g, byteVocab(t)).NewMatcher()
-		if got := m.AcceptText([]byte(c.text)) == nil && m.CanEnd(); got != c.accepted {
+		if got := acceptsCalls(t, x, tools, false, c.text) == nil; got != c.accepted {
 			t.Errorf("%s: the grammar accepts %q: %v, want %v", c.name, c.text, got, c.accepted)
 		}
 	}

@@ -3,8 +3,6 @@ package toolcall
 import (
 	"encoding/json"
 	"testing"
-
-	"github.com/ruvllm/ruvllm/engine/grammar"
 )
 
 // TestXMLJSONValueHoldingEndTag: a parameter written as JSON (an object,
@@ -26,13 +24,7 @@ func TestXMLJSONValueHoldingEndTag(t *testing.T) {
 			arg := func(k, v string) string { return layout.paramOpen + k + layout.keyEnd + v + layout.valueEnd }
 			text := layout.blockOpen + layout.callOpen + "save" + layout.nameEnd +
 				arg("doc", doc) + arg("tags", tags) + arg("note", "plain") + layout.callClose + layout.blockClose
-			p, _ := x.Grammar(tools, true, true)
-			g, err := grammar.Compose(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := grammar.NewConstraint(g, byteVocab(t)).NewMatcher()
-			if err := m.AcceptText([]byte(text)); err != nil || !m.CanEnd() {
+			if err := acceptsCalls(t, x, tools, true, text); err != nil {
 				t.Fatalf("the grammar refuses %q: %v", text, err)
 			}
 			_, calls, err := Bind(x, tools).Parse(text)

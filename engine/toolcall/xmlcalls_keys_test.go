@@ -3,8 +3,6 @@ package toolcall
 import (
 	"encoding/json"
 	"testing"
-
-	"github.com/ruvllm/ruvllm/engine/grammar"
 )
 
 // TestXMLParameterNamesHoldingTags: a schema's property names may hold
@@ -37,13 +35,7 @@ func TestXMLParameterNamesHoldingTags(t *testing.T) {
 				text += layout.paramOpen + n + layout.keyEnd + string(rune('1'+i)) + layout.valueEnd
 			}
 			text += layout.callClose + layout.blockClose
-			p, _ := x.Grammar(tools, true, false)
-			g, err := grammar.Compose(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := grammar.NewConstraint(g, byteVocab(t)).NewMatcher()
-			if err := m.AcceptText([]byte(text)); err != nil || !m.CanEnd() {
+			if err := acceptsCalls(t, x, tools, false, text); err != nil {
 				t.Fatalf("the grammar refuses %q: %v", text, err)
 			}
 			_, calls, err := Bind(x, tools).Parse(text)

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/ruvllm/ruvllm/engine/grammar"
 )
 
 // TestXMLValueTypeThroughRefsAndAnyOf: whether a parameter is raw text or
@@ -44,13 +42,7 @@ func TestXMLValueTypeThroughRefsAndAnyOf(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		text := "<tool_call>\n<function=f>\n<parameter=v>\n" + c.value + "\n</parameter>\n</function>\n</tool_call>"
-		p, _ := x.Grammar(tools, true, false)
-		g, err := grammar.Compose(p)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		m := grammar.NewConstraint(g, byteVocab(t)).NewMatcher()
-		if got := m.AcceptText([]byte(text)) == nil && m.CanEnd(); got != c.accepted {
+		if got := acceptsCalls(t, x, tools, false, text) == nil; got != c.accepted {
 			t.Errorf("%s: the grammar accepts %q: %v, want %v", c.name, c.value, got, c.accepted)
 		}
 		if !c.accepted {

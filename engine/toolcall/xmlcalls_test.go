@@ -3,6 +3,7 @@ package toolcall
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,17 +111,11 @@ func TestXMLFormatsThroughRealTemplates(t *testing.T) {
 			if strings.Join(names, "|") != strings.Join(want, "|") {
 				t.Errorf("Parse(%q) = %v, want %v", reply, names, want)
 			}
-			p, _ := f.Grammar(tools, true, true)
-			g, err := grammar.Compose(p)
-			if err != nil {
-				t.Fatal(err)
-			}
 			// The grammar writes JSON compactly, as everywhere; the
 			// templates' tojson puts a space after the colon.
 			reply = strings.ReplaceAll(reply, `{"hourly": true}`, `{"hourly":true}`)
-			m := grammar.NewConstraint(g, byteVocab(t)).NewMatcher()
-			if err := m.AcceptText([]byte(reply)); err != nil || !m.CanEnd() {
-				t.Errorf("the grammar refuses the template's own calls %q: %v (can end %v)", reply, err, m.CanEnd())
+			if err := acceptsCalls(t, f, tools, true, reply); err != nil {
+				t.Errorf("the grammar refuses the template's own calls %q: %v", reply, err)
 			}
 		})
 	}
@@ -137,7 +132,6 @@ func TestXMLGrammarHoldsCallsToSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := Detect("<function=f><parameter=p>")
-	v := byteVocab(t)
 	call := func(params string) string {
 		return "<tool_call>\n<function=forecast>\n" + params + "</function>\n</tool_call>"
 	}
@@ -164,13 +158,7 @@ func TestXMLGrammarHoldsCallsToSchema(t *testing.T) {
 		{"an unknown tool", "<tool_call>\n<function=nope>\n</function>\n</tool_call>", false, false},
 		{"Hermes JSON", "<tool_call>\n{\"name\":\"time_now\",\"arguments\":{}}\n</tool_call>", false, false},
 	} {
-		pt, _ := f.Grammar(tools, true, c.parallel)
-		g, err := grammar.Compose(pt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := grammar.NewConstraint(g, v).NewMatcher()
-		if got := m.AcceptText([]byte(c.text)) == nil && m.CanEnd(); got != c.want {
+		if got := acceptsCalls(t, f, tools, c.parallel, c.text) == nil; got != c.want {
 			t.Errorf("%s: accepted %v, want %v\n%s", c.name, got, c.want, c.text)
 		}
 	}
@@ -215,4 +203,23 @@ func TestXMLParse(t *testing.T) {
 			t.Errorf("%s: content %q calls %v err %v; want %q %v (fails %v)", c.name, content, got, err, c.content, c.calls, c.fails)
 		}
 	}
+}
+
+// acceptsCalls is nil when format f's grammar of required calls of tools
+// (parallel or not) takes the whole of text, else why it does not.
+func acceptsCalls(t *testing.T, f Format, tools []Tool, parallel bool, text string) error {
+	t.Helper()
+	p, _ := f.Grammar(tools, true, parallel)
+	g, err := grammar.Compose(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := grammar.NewConstraint(g, byteVocab(t)).NewMatcher()
+	if err := m.AcceptText([]byte(text)); err != nil {
+		return err
+	}
+	if !m.CanEnd() {
+		return errors.New("the text ends before the calls do")
+	}
+	return nil
 }
