@@ -148,48 +148,7 @@ func TestColdTierConfig(t *testing.T) {
 // BenchmarkAttendDecode is one decode step's attention (6 query heads, 2
 // KV heads of 64, 2048 positions) over an f16 cache and over one whose
 // blocks are all in the cold tier.
-func BenchmarkAttendDecode(b *testing.B) {
-	for _, typ := range []quant.Type{0, quant.Q8_0, quant.Q4_0} {
-		name := "f16"
-		if typ != 0 {
-			name = typ.String()
-		}
-		b.Run(name, func(b *testing.B) {
-			const bs, hd, heads, kvHeads, n = 16, 64, 6, 2, 2048
-			be := New(Options{Threads: 2})
-			defer be.Close()
-			cfg := compute.KVConfig{Layers: 1, Blocks: n/bs + 1, BlockSize: bs, KVHeads: kvHeads, HeadDim: hd, Type: quant.F16}
-			if typ != 0 {
-				cfg.ColdType, cfg.ColdBlocks = typ, n/bs
-			}
-			st, err := be.NewKVStore(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := rand.New(rand.NewPCG(1, 2))
-			a := compute.Attention{Heads: heads, KVHeads: kvHeads, HeadDim: hd, Scale: 0.125}
-			blocks := make([]int32, n/bs+1)
-			for i := range blocks {
-				blocks[i] = int32(i)
-			}
-			up := func(v []float32, rows, cols int) compute.Tensor { x := be.New(rows, cols); be.Upload(x, v); return x }
-			be.Attend(be.New(n, heads*hd), up(randRows(r, n, heads*hd), n, heads*hd), up(randRows(r, n, kvHeads*hd), n, kvHeads*hd),
-				up(randRows(r, n, kvHeads*hd), n, kvHeads*hd), st, []compute.Span{{N: n, Blocks: blocks}}, a)
-			if typ != 0 {
-				for i := 0; i < n/bs; i++ {
-					st.(compute.TieredKV).DemoteBlock(int32(cfg.Blocks+i), int32(i))
-					blocks[i] = int32(cfg.Blocks + i)
-				}
-			}
-			q, k, v, dst := up(randRows(r, 1, heads*hd), 1, heads*hd), up(randRows(r, 1, kvHeads*hd), 1, kvHeads*hd), up(randRows(r, 1, kvHeads*hd), 1, kvHeads*hd), be.New(1, heads*hd)
-			sp := []compute.Span{{N: 1, Pos: n, Blocks: blocks}}
-			b.ResetTimer()
-			for range b.N {
-				be.Attend(dst, q, k, v, st, sp, a)
-			}
-		})
-	}
-}
+func BenchmarkAttendDecode(b *testing.B) { benchAttendOverPrefix(b, 2048, 1) }
 
 // TestColdTierStoreTakesDefaultArithmetic: in the default mode a store
 // with a cold tier attends with the same tiled arithmetic as one without:
@@ -246,17 +205,22 @@ func TestColdTierStoreTakesDefaultArithmetic(t *testing.T) {
 // prefix of 1536 positions (6 heads / 2 KV heads of 64, one layer), the
 // prefix in f16 or, for q8_0 and q4_0, in the cold tier: the cost of a
 // new question over a long cached document.
-func BenchmarkAttendPrompt(b *testing.B) {
+func BenchmarkAttendPrompt(b *testing.B) { benchAttendOverPrefix(b, 1536, 512) }
+
+// benchAttendOverPrefix times n query rows attending over a cached prefix
+// of prefix positions (6 heads / 2 KV heads of 64, one layer), the prefix
+// in f16 or, for q8_0 and q4_0, in the cold tier.
+func benchAttendOverPrefix(b *testing.B, prefix, n int) {
 	for _, typ := range []quant.Type{0, quant.Q8_0, quant.Q4_0} {
 		name := "f16"
 		if typ != 0 {
 			name = typ.String()
 		}
 		b.Run(name, func(b *testing.B) {
-			const bs, hd, heads, kvHeads, prefix, n = 16, 64, 6, 2, 1536, 512
+			const bs, hd, heads, kvHeads = 16, 64, 6, 2
 			be := New(Options{Threads: 2})
 			defer be.Close()
-			nb := (prefix + n) / bs
+			nb := (prefix + n + bs - 1) / bs
 			cfg := compute.KVConfig{Layers: 1, Blocks: nb, BlockSize: bs, KVHeads: kvHeads, HeadDim: hd, Type: quant.F16}
 			if typ != 0 {
 				cfg.ColdType, cfg.ColdBlocks = typ, prefix/bs
