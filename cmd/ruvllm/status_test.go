@@ -240,30 +240,7 @@ func (f *fakeSystemdStop) StopUnit(name, mode string) (dbus.ObjectPath, *dbus.Er
 // which stops ruvllmd.service and leaves the socket unit alone.
 func TestStopThroughSystemd(t *testing.T) {
 	bus := dbustest.Start(t)
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "run"), 0o700)
-	ln, err := net.Listen("unix", filepath.Join(dir, "run", "s.sock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	f, err := ln.(*net.UnixListener).File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d := startHelperDaemon(t, dir, "", f)
-	h, err := func() (ipc.Health, error) {
-		c, err := ipc.Dial(context.Background(), ipc.WithSocket(d.sock))
-		if err != nil {
-			return ipc.Health{}, err
-		}
-		defer c.Close()
-		return c.Health(context.Background())
-	}()
-	if err != nil || h.ServiceManager != "systemd" {
-		t.Fatalf("health of a socket-activated daemon: %+v %v", h, err)
-	}
+	d := startActivatedDaemon(t, t.TempDir())
 
 	conn, err := dbus.Connect(bus)
 	if err != nil {
@@ -378,4 +355,33 @@ func TestChatModelPathStoresName(t *testing.T) {
 	if conv.Model != "tiny-model" {
 		t.Fatalf("conversation model %q, want the name tiny-model", conv.Model)
 	}
+}
+
+// startActivatedDaemon runs a helper daemon in dir that is handed its
+// listening socket as systemd's socket activation hands it, and checks that
+// it reports systemd as what started it.
+func startActivatedDaemon(t *testing.T, dir string) *helperDaemon {
+	t.Helper()
+	os.MkdirAll(filepath.Join(dir, "run"), 0o700)
+	ln, err := net.Listen("unix", filepath.Join(dir, "run", "s.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() }) // at the test's end: closing it removes the socket file
+	f, err := ln.(*net.UnixListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	d := startHelperDaemon(t, dir, "", f)
+	c, err := ipc.Dial(context.Background(), ipc.WithSocket(d.sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.Health(context.Background())
+	c.Close()
+	if err != nil || h.ServiceManager != "systemd" {
+		t.Fatalf("health of a socket-activated daemon: %+v %v", h, err)
+	}
+	return d
 }

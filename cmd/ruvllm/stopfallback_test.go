@@ -1,14 +1,9 @@
 package main
 
 import (
-	"context"
-	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/ruvllm/ruvllm/ipc"
 )
 
 // TestStopActivatedWithoutManager: a daemon handed its socket by a
@@ -18,27 +13,7 @@ import (
 // session bus") and left it running; now it says so and sends SIGTERM.
 func TestStopActivatedWithoutManager(t *testing.T) {
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "run"), 0o700)
-	ln, err := net.Listen("unix", filepath.Join(dir, "run", "s.sock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	f, err := ln.(*net.UnixListener).File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d := startHelperDaemon(t, dir, "", f)
-	c, err := ipc.Dial(context.Background(), ipc.WithSocket(d.sock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := c.Health(context.Background())
-	c.Close()
-	if err != nil || h.ServiceManager != "systemd" {
-		t.Fatalf("health of a socket-activated daemon: %+v %v", h, err)
-	}
+	d := startActivatedDaemon(t, dir)
 	// No session bus answers there.
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+filepath.Join(dir, "no-bus"))
 
