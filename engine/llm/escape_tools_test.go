@@ -26,17 +26,7 @@ func TestToolDefinitionsCannotWriteControlTokens(t *testing.T) {
 {{ m.content }}<|im_end|>
 {% endfor %}{%- if add_generation_prompt %}<|im_start|>assistant
 {% endif %}`
-	o := testmodel.DefaultOptions()
-	o.Arch, o.Seed, o.ContextLength, o.ChatTemplate = "qwen2", 7, 1024, tmpl
-	path := filepath.Join(t.TempDir(), "tools.gguf")
-	if err := testmodel.Write(context.Background(), o, path); err != nil {
-		t.Fatal(err)
-	}
-	m, err := Load(context.Background(), path, Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := loadWithTemplate(t, tmpl)
 	tok := m.Tokenizer()
 	var control []int32
 	for _, s := range []string{"<|im_start|>", "<|im_end|>", "<|endoftext|>"} {
@@ -86,4 +76,22 @@ func TestToolDefinitionsCannotWriteControlTokens(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadWithTemplate loads a small synthetic qwen2 model whose chat template
+// is tmpl, closed when the test ends.
+func loadWithTemplate(t *testing.T, tmpl string) *Model {
+	t.Helper()
+	o := testmodel.DefaultOptions()
+	o.Arch, o.Seed, o.ContextLength, o.ChatTemplate = "qwen2", 7, 1024, tmpl
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	if err := testmodel.Write(context.Background(), o, path); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(context.Background(), path, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
 }

@@ -235,17 +235,7 @@ func TestFollowUpTokensThinkingModel(t *testing.T) {
 {% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}<|im_end|>
 {% endfor %}{%- if add_generation_prompt %}<|im_start|>assistant
 {% endif %}`
-	o := testmodel.DefaultOptions()
-	o.Arch, o.Seed, o.ContextLength, o.ChatTemplate = "qwen2", 7, 1024, tmpl
-	path := filepath.Join(t.TempDir(), "thinker.gguf")
-	if err := testmodel.Write(context.Background(), o, path); err != nil {
-		t.Fatal(err)
-	}
-	m, err := Load(context.Background(), path, Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := loadWithTemplate(t, tmpl)
 	if m.Info().Reasoning == nil {
 		t.Fatal("the template's reasoning was not found")
 	}
