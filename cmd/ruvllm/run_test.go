@@ -191,12 +191,7 @@ func TestPerplexityReportsChunkSize(t *testing.T) {
 // it; a run that succeeds writes it.
 func TestPerplexityKLDBaseKeptOnFailure(t *testing.T) {
 	dir := t.TempDir()
-	model := filepath.Join(dir, "tiny.gguf")
-	o := testmodel.DefaultOptions()
-	o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = 1, 32, 2, 1, 64, 64
-	if err := testmodel.Write(context.Background(), o, model); err != nil {
-		t.Fatal(err)
-	}
+	model := writeTinyPerplexityModel(t, dir)
 	short, long, base := filepath.Join(dir, "short.txt"), filepath.Join(dir, "long.txt"), filepath.Join(dir, "base.kld")
 	os.WriteFile(short, []byte("hi"), 0o644)
 	os.WriteFile(long, []byte(strings.Repeat("the cat sat on the mat ", 40)), 0o644)
@@ -293,12 +288,7 @@ func TestInputFileErrorsNameTheFlag(t *testing.T) {
 // failed only after the whole run, as "rename ...: file exists".
 func TestPerplexityKLDBaseRefusesOtherFiles(t *testing.T) {
 	dir := t.TempDir()
-	model := filepath.Join(dir, "tiny.gguf")
-	o := testmodel.DefaultOptions()
-	o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = 1, 32, 2, 1, 64, 64
-	if err := testmodel.Write(context.Background(), o, model); err != nil {
-		t.Fatal(err)
-	}
+	model := writeTinyPerplexityModel(t, dir)
 	text, other, sub := filepath.Join(dir, "text.txt"), filepath.Join(dir, "other.gguf"), filepath.Join(dir, "sub")
 	os.WriteFile(text, []byte(strings.Repeat("the cat sat on the mat ", 40)), 0o644)
 	os.WriteFile(other, []byte("GGUF\x03\x00\x00\x00 another model"), 0o644)
@@ -332,4 +322,17 @@ func TestPerplexityKLDBaseRefusesOtherFiles(t *testing.T) {
 	if _, _, err := runCLI(t, newPerplexityCmd(), "-m", model, "--ctx", "16", "-t", "1", "--kl-divergence-base", filepath.Join(dir, "missing.kld"), "--kl-divergence"); err == nil || !strings.Contains(err.Error(), "--kl-divergence-base") {
 		t.Errorf("a missing base file to read: %v, want an error naming --kl-divergence-base", err)
 	}
+}
+
+// writeTinyPerplexityModel writes a one-layer synthetic model of 64
+// positions to dir/tiny.gguf and returns its path.
+func writeTinyPerplexityModel(t *testing.T, dir string) string {
+	t.Helper()
+	model := filepath.Join(dir, "tiny.gguf")
+	o := testmodel.DefaultOptions()
+	o.Layers, o.Dim, o.Heads, o.KVHeads, o.FF, o.ContextLength = 1, 32, 2, 1, 64, 64
+	if err := testmodel.Write(context.Background(), o, model); err != nil {
+		t.Fatal(err)
+	}
+	return model
 }
