@@ -199,11 +199,12 @@ func orderedObject(raw json.RawMessage) ([]string, []json.RawMessage) {
 
 // withDefs is a parameter's schema with the tool schema's $defs and
 // definitions beside it, so that its "#/$defs/..." references name them
-// when the parameter is compiled as a schema of its own.
+// when the parameter is compiled as a schema of its own; a schema that
+// holds no reference (mayRefer) is left as it is.
 func withDefs(schema json.RawMessage, top map[string]json.RawMessage) json.RawMessage {
 	s := bytes.TrimSpace(schema)
-	if len(s) < 2 || s[0] != '{' {
-		return schema // true/false schemas
+	if len(s) < 2 || s[0] != '{' || !mayRefer(s) {
+		return schema // true/false schemas, schemas without a reference
 	}
 	var own map[string]json.RawMessage
 	if json.Unmarshal(s, &own) != nil {
@@ -225,9 +226,53 @@ func withDefs(schema json.RawMessage, top map[string]json.RawMessage) json.RawMe
 	return json.RawMessage("{" + head + string(rest))
 }
 
+// mayRefer reports whether a schema's text may hold a "$ref" key (written
+// as it is or with its "$" escaped).
+func mayRefer(schema []byte) bool {
+	return bytes.Contains(schema, []byte(`"$ref"`)) || bytes.Contains(schema, []byte(`\u0024`))
+}
+
+// maxCopiedDefs bounds the bytes of definitions an XML format's grammar
+// copies into its parameters' schemas (withDefs: each parameter that may
+// refer to them is compiled as a schema of its own): a tool of a few
+// megabytes of $defs and thousands of parameters that refer to them stood
+// for gigabytes of copies.
+const maxCopiedDefs = 32 << 20
+
+// checkCopiedDefs refuses a tool whose definitions withDefs would copy
+// into its parameters past maxCopiedDefs bytes.
+func checkCopiedDefs(t Tool) error {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(t.Parameters, &top) != nil {
+		return nil
+	}
+	defs := len(top["$defs"]) + len(top["definitions"])
+	if defs == 0 {
+		return nil
+	}
+	_, schemas := orderedObject(top["properties"])
+	referring := 0
+	for _, p := range schemas {
+		if mayRefer(p) {
+			referring++
+		}
+	}
+	if defs*referring > maxCopiedDefs {
+		return fmt.Errorf("%w: tool %q: its definitions (%d bytes) would be copied into each of the %d parameters that refer to them, more than the %d bytes a call's grammar in this model's format takes",
+			ErrBadTool, t.Name, defs, referring, maxCopiedDefs)
+	}
+	return nil
+}
+
 // maxRefHops bounds the references followed to read one schema's type
 // (a definition may name itself).
 const maxRefHops = 32
+
+// maxSchemaVisits bounds the subschemas textValued reads for one
+// parameter: definitions that are anyOf of references to others share
+// their branches, and a few of them, nested, stood for billions of
+// branches to read (a schema beyond the bound is read as text).
+const maxSchemaVisits = 1024
 
 // textValued reports whether a parameter's value is written as raw text:
 // a schema that allows strings (or gives no type), through its "$ref" to
@@ -236,32 +281,31 @@ const maxRefHops = 32
 // anyOf of an integer and null, is JSON). Values of every other type are
 // JSON.
 func textValued(schema json.RawMessage) bool {
-	return textValuedIn(schema, schema, 0)
+	budget := maxSchemaVisits
+	return textValuedIn(schema, schema, &budget)
 }
 
 // textValuedIn is textValued of schema, its references resolved in root,
-// after hops references and branches.
-func textValuedIn(schema, root json.RawMessage, hops int) bool {
+// reading at most *budget more subschemas.
+func textValuedIn(schema, root json.RawMessage, budget *int) bool {
+	if *budget <= 0 {
+		return true
+	}
+	*budget--
 	var s struct {
 		Type  json.RawMessage   `json:"type"`
 		Const json.RawMessage   `json:"const"`
 		Enum  []json.RawMessage `json:"enum"`
-		Ref   string            `json:"$ref"`
 		AnyOf []json.RawMessage `json:"anyOf"`
 		OneOf []json.RawMessage `json:"oneOf"`
 	}
-	if json.Unmarshal(schema, &s) != nil || hops > maxRefHops {
-		return true
-	}
-	if len(s.Type) == 0 && s.Ref != "" {
-		if def, ok := definition(root, s.Ref); ok {
-			return textValuedIn(def, root, hops+1)
-		}
+	schema, resolved := resolveRefs(schema, root)
+	if !resolved || json.Unmarshal(schema, &s) != nil {
 		return true
 	}
 	if branches := append(s.AnyOf, s.OneOf...); len(s.Type) == 0 && len(branches) > 0 {
 		for _, b := range branches {
-			if textValuedIn(b, root, hops+1) {
+			if textValuedIn(b, root, budget) {
 				return true
 			}
 		}
@@ -286,6 +330,28 @@ func textValuedIn(schema, root json.RawMessage, hops int) bool {
 		}
 	}
 	return true
+}
+
+// resolveRefs follows schema's references (a schema that gives a "$ref"
+// and no type) to the definitions they name in root, at most maxRefHops of
+// them: the schema it ends at, and false where a reference names nothing
+// or the chain does not end (the schema it stopped at, then).
+func resolveRefs(schema, root json.RawMessage) (json.RawMessage, bool) {
+	for range maxRefHops {
+		var r struct {
+			Type json.RawMessage `json:"type"`
+			Ref  string          `json:"$ref"`
+		}
+		if json.Unmarshal(schema, &r) != nil || len(r.Type) > 0 || r.Ref == "" {
+			return schema, true
+		}
+		def, ok := definition(root, r.Ref)
+		if !ok {
+			return schema, false
+		}
+		schema = def
+	}
+	return schema, false
 }
 
 // definition is the schema a local reference ("#/$defs/NAME" or
@@ -362,19 +428,7 @@ func (x xmlCalls) value(p xmlParam) grammar.Part {
 	if !p.text {
 		return grammar.JSONValue(p.schema, grammar.JSONOptions{})
 	}
-	schema := p.schema
-	for hops := 0; hops < maxRefHops; hops++ { // a reference to a string enum: its words
-		var r struct {
-			Type json.RawMessage `json:"type"`
-			Ref  string          `json:"$ref"`
-		}
-		json.Unmarshal(schema, &r)
-		def, ok := definition(p.schema, r.Ref)
-		if len(r.Type) > 0 || !ok {
-			break
-		}
-		schema = def
-	}
+	schema, _ := resolveRefs(p.schema, p.schema) // a reference to a string enum: its words
 	var s struct {
 		Type  json.RawMessage   `json:"type"`
 		Const *string           `json:"const"`
@@ -636,12 +690,19 @@ func cutTags(text, tags string) (string, bool) {
 // raw text), so an invalid schema ("properties" that is no object, a
 // text parameter's "pattern" that is no regular expression, a "$ref" to
 // nowhere) passed unnoticed there, while every JSON format refuses it.
-// Other formats compile the whole parameters in their grammar: nil.
+// Other formats compile the whole parameters in their grammar: nil. A
+// tool whose definitions the format would copy into its parameters past
+// maxCopiedDefs bytes is refused too.
 func CheckSchemas(f Format, tools []Tool) error {
-	if _, ok := f.(xmlCalls); ok {
-		return CheckParameters(tools)
+	if _, ok := f.(xmlCalls); !ok {
+		return nil
 	}
-	return nil
+	for _, t := range tools {
+		if err := checkCopiedDefs(t); err != nil {
+			return err
+		}
+	}
+	return CheckParameters(tools)
 }
 
 // Bind gives f the tools a request offers, for a format that needs their

@@ -1,7 +1,10 @@
 package toolcall
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -51,6 +54,51 @@ func TestXMLValueTypeThroughRefsAndAnyOf(t *testing.T) {
 		_, calls, err := Bind(x, tools).Parse(text)
 		if err != nil || len(calls) != 1 || string(calls[0].Arguments) != c.want {
 			t.Errorf("%s: Parse = %v, %v; want %s", c.name, calls, err, c.want)
+		}
+	}
+}
+
+// TestXMLCopiedDefinitionsBounded: an XML-format grammar copies a tool's
+// definitions into each parameter that may refer to them, so a tool whose
+// copies would pass maxCopiedDefs bytes is refused by name before any
+// grammar is built (a few megabytes of $defs and thousands of parameters
+// stood for gigabytes); parameters without a reference take no copy.
+func TestXMLCopiedDefinitionsBounded(t *testing.T) {
+	big := `{"type":"string","description":"` + strings.Repeat("d", 1<<20) + `"}`
+	tool := func(params int, ref string) json.RawMessage {
+		var props []string
+		for i := range params {
+			props = append(props, fmt.Sprintf(`"p%d":%s`, i, ref))
+		}
+		return json.RawMessage(`{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{` +
+			strings.Join(props, ",") + `},"$defs":{"Big":` + big + `}}}}`)
+	}
+	x := xmlCalls{xmlLayout: qwen3CoderLayout}
+	for _, c := range []struct {
+		name    string
+		def     json.RawMessage
+		refused bool
+	}{
+		{"40 parameters referring to 1 MB", tool(40, `{"$ref":"#/$defs/Big"}`), true},
+		{"40 parameters referring with an escaped $", tool(40, `{"\u0024ref":"#/$defs/Big"}`), true},
+		{"8 parameters referring to 1 MB", tool(8, `{"$ref":"#/$defs/Big"}`), false},
+		{"400 parameters that refer to nothing", tool(400, `{"type":"integer"}`), false},
+	} {
+		tools, err := ParseTools([]json.RawMessage{c.def})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = CheckSchemas(x, tools)
+		if c.refused != (err != nil) || c.refused && (!errors.Is(err, ErrBadTool) || !strings.Contains(err.Error(), `tool "f"`)) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if c.refused {
+			continue
+		}
+		for _, p := range xmlParams(tools[0]) {
+			if copied := bytes.Contains(p.schema, []byte(`"$defs"`)); copied != mayRefer(p.schema) {
+				t.Errorf("%s: parameter %s copied the definitions: %v", c.name, p.name, copied)
+			}
 		}
 	}
 }
