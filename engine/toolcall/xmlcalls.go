@@ -282,12 +282,12 @@ const maxSchemaVisits = 1024
 // JSON.
 func textValued(schema json.RawMessage) bool {
 	budget := maxSchemaVisits
-	return textValuedIn(schema, schema, &budget)
+	return textValuedIn(schema, localDefs(schema), &budget)
 }
 
-// textValuedIn is textValued of schema, its references resolved in root,
-// reading at most *budget more subschemas.
-func textValuedIn(schema, root json.RawMessage, budget *int) bool {
+// textValuedIn is textValued of schema, its references resolved in defs
+// (localDefs), reading at most *budget more subschemas.
+func textValuedIn(schema json.RawMessage, defs map[string]json.RawMessage, budget *int) bool {
 	if *budget <= 0 {
 		return true
 	}
@@ -299,13 +299,13 @@ func textValuedIn(schema, root json.RawMessage, budget *int) bool {
 		AnyOf []json.RawMessage `json:"anyOf"`
 		OneOf []json.RawMessage `json:"oneOf"`
 	}
-	schema, resolved := resolveRefs(schema, root)
+	schema, resolved := resolveRefs(schema, defs)
 	if !resolved || json.Unmarshal(schema, &s) != nil {
 		return true
 	}
 	if branches := append(s.AnyOf, s.OneOf...); len(s.Type) == 0 && len(branches) > 0 {
 		for _, b := range branches {
-			if textValuedIn(b, root, budget) {
+			if textValuedIn(b, defs, budget) {
 				return true
 			}
 		}
@@ -333,10 +333,11 @@ func textValuedIn(schema, root json.RawMessage, budget *int) bool {
 }
 
 // resolveRefs follows schema's references (a schema that gives a "$ref"
-// and no type) to the definitions they name in root, at most maxRefHops of
-// them: the schema it ends at, and false where a reference names nothing
-// or the chain does not end (the schema it stopped at, then).
-func resolveRefs(schema, root json.RawMessage) (json.RawMessage, bool) {
+// and no type) to the definitions they name in defs (localDefs), at most
+// maxRefHops of them: the schema it ends at, and false where a reference
+// names nothing or the chain does not end (the schema it stopped at,
+// then).
+func resolveRefs(schema json.RawMessage, defs map[string]json.RawMessage) (json.RawMessage, bool) {
 	for range maxRefHops {
 		var r struct {
 			Type json.RawMessage `json:"type"`
@@ -345,7 +346,7 @@ func resolveRefs(schema, root json.RawMessage) (json.RawMessage, bool) {
 		if json.Unmarshal(schema, &r) != nil || len(r.Type) > 0 || r.Ref == "" {
 			return schema, true
 		}
-		def, ok := definition(root, r.Ref)
+		def, ok := defs[r.Ref]
 		if !ok {
 			return schema, false
 		}
@@ -354,23 +355,27 @@ func resolveRefs(schema, root json.RawMessage) (json.RawMessage, bool) {
 	return schema, false
 }
 
-// definition is the schema a local reference ("#/$defs/NAME" or
-// "#/definitions/NAME") names in root; false for any other reference.
-func definition(root json.RawMessage, ref string) (json.RawMessage, bool) {
+// localDefs reads the definitions a schema's local references name, by
+// the reference ("#/$defs/NAME" and "#/definitions/NAME", the name
+// escaped as a JSON pointer escapes it), once: resolving a reference
+// parsed the whole schema again at every hop.
+func localDefs(root json.RawMessage) map[string]json.RawMessage {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(root, &top) != nil {
+		return nil
+	}
+	escape := strings.NewReplacer("~", "~0", "/", "~1")
+	out := map[string]json.RawMessage{}
 	for _, k := range []string{"$defs", "definitions"} {
-		name, ok := strings.CutPrefix(ref, "#/"+k+"/")
-		if !ok || strings.Contains(name, "/") {
+		var defs map[string]json.RawMessage
+		if json.Unmarshal(top[k], &defs) != nil {
 			continue
 		}
-		name = strings.NewReplacer("~1", "/", "~0", "~").Replace(name)
-		var top map[string]json.RawMessage
-		var defs map[string]json.RawMessage
-		if json.Unmarshal(root, &top) != nil || json.Unmarshal(top[k], &defs) != nil || defs[name] == nil {
-			return nil, false
+		for name, d := range defs {
+			out["#/"+k+"/"+escape.Replace(name)] = d
 		}
-		return defs[name], true
 	}
-	return nil, false
+	return out
 }
 
 // marks is text with the family's control tokens matched as specials.
@@ -428,7 +433,7 @@ func (x xmlCalls) value(p xmlParam) grammar.Part {
 	if !p.text {
 		return grammar.JSONValue(p.schema, grammar.JSONOptions{})
 	}
-	schema, _ := resolveRefs(p.schema, p.schema) // a reference to a string enum: its words
+	schema, _ := resolveRefs(p.schema, localDefs(p.schema)) // a reference to a string enum: its words
 	var s struct {
 		Type  json.RawMessage   `json:"type"`
 		Const *string           `json:"const"`
