@@ -102,3 +102,27 @@ func TestXMLCopiedDefinitionsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestXMLTextValuedBounded: reading whether a parameter is text visits at
+// most maxSchemaVisits subschemas: anyOf definitions that refer three
+// times each to the next stand for 3^depth branches (integers all, so
+// none is text and nothing stops the reading early; 8 deep is 9,841
+// subschemas, 21 deep ten billion). Past the bound the parameter is read
+// as text.
+func TestXMLTextValuedBounded(t *testing.T) {
+	var defs []string
+	for i := range 8 {
+		next := fmt.Sprintf(`{"$ref":"#/$defs/L%d"}`, i+1)
+		defs = append(defs, fmt.Sprintf(`"L%d":{"anyOf":[%s,%s,%s]}`, i, next, next, next))
+	}
+	defs = append(defs, `"L8":{"type":"integer"}`)
+	schema := json.RawMessage(`{"$ref":"#/$defs/L0","$defs":{` + strings.Join(defs, ",") + `}}`)
+	budget := maxSchemaVisits
+	if !textValuedIn(schema, localDefs(schema), &budget) || budget < 0 {
+		t.Errorf("read past its bound (%d visits left) or not as text", budget)
+	}
+	small := json.RawMessage(`{"$ref":"#/$defs/L7","$defs":{` + strings.Join(defs, ",") + `}}`)
+	if textValued(small) {
+		t.Error("an anyOf of integers within the bound is read as text")
+	}
+}
