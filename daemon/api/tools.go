@@ -287,6 +287,11 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingS
 	if err := toolcall.CheckSchemas(format, tools); err != nil {
 		return nil, grammarError(ts.param, err)
 	}
+	// A format that writes arguments as tagged text reads them by the
+	// tools' schemas (a string's "007" stays a string, an integer's 7 is
+	// a number); its grammar takes the parameters it read.
+	format = toolcall.Bind(format, tools)
+	st.format = format
 	part, triggers := format.Grammar(tools, required || either, ts.parallel)
 	if either {
 		// A response format beside tools: the reply is the calls or a
@@ -309,10 +314,6 @@ func applyTools(m models.Model, req *llm.Request, ts *toolSpec, think *thinkingS
 		return nil, grammarError(ts.param, err)
 	}
 	req.Grammar = g
-	// A format that writes arguments as tagged text reads them by the
-	// tools' schemas (a string's "007" stays a string, an integer's 7 is
-	// a number).
-	st.format = toolcall.Bind(st.format, tools)
 	st.either, st.required, st.tools = either, required, tools
 	if !required && len(triggers) > 0 {
 		req.GrammarTriggers = triggers // free text until a call begins

@@ -472,7 +472,11 @@ func (x xmlCalls) Grammar(tools []Tool, required, parallel bool) (grammar.Part, 
 	var alts []grammar.Part
 	for _, t := range tools {
 		seq := []grammar.Part{grammar.Lit(t.Name), x.marks(x.nameEnd)}
-		for _, p := range xmlParams(t) {
+		params, bound := x.params[t.Name]
+		if !bound {
+			params = xmlParams(t)
+		}
+		for _, p := range params {
 			arg := grammar.Seq(x.marks(x.paramOpen), grammar.Lit(p.name), x.marks(x.keyEnd), x.value(p), x.marks(x.valueEnd))
 			if !p.required {
 				arg = grammar.Opt(arg)
