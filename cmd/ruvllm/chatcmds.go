@@ -39,10 +39,13 @@ const chatHelp = `Available commands:
   """                        begin and end a message of several lines`
 
 // chatParameter is one sampling parameter /set parameter takes: its
-// name (Ollama's), what it takes, and how it is set on the session.
+// name (Ollama's), what it takes, and how it is set on the session and
+// read back.
 type chatParameter struct {
 	name, want string
 	set        func(s *chatSession, args []string) error
+	// get is the value set, as a Modelfile's PARAMETER takes it.
+	get func(s *chatSession) any
 }
 
 // chatParameters are the parameters /set parameter knows, in the order
@@ -54,7 +57,7 @@ var chatParameters = []chatParameter{
 			s.opts.temp, s.opts.tempFromModel = float32(v), false
 		}
 		return err
-	}},
+	}, func(s *chatSession) any { return s.opts.temp }},
 	{"top_p", "a number from 0 to 1", func(s *chatSession, a []string) error {
 		v, err := parseFloat(a, 0, 1)
 		if err == nil {
@@ -62,7 +65,7 @@ var chatParameters = []chatParameter{
 			s.sampling.TopP = &f
 		}
 		return err
-	}},
+	}, func(s *chatSession) any { return *s.sampling.TopP }},
 	{"top_k", "a whole number from 0 (off)", func(s *chatSession, a []string) error {
 		v, err := parseInt(a, 0, math.MaxInt32)
 		if err == nil {
@@ -70,7 +73,7 @@ var chatParameters = []chatParameter{
 			s.sampling.TopK = &k
 		}
 		return err
-	}},
+	}, func(s *chatSession) any { return *s.sampling.TopK }},
 	{"min_p", "a number from 0 to 1", func(s *chatSession, a []string) error {
 		v, err := parseFloat(a, 0, 1)
 		if err == nil {
@@ -78,14 +81,14 @@ var chatParameters = []chatParameter{
 			s.sampling.MinP = &f
 		}
 		return err
-	}},
+	}, func(s *chatSession) any { return *s.sampling.MinP }},
 	{"seed", "a whole number", func(s *chatSession, a []string) error {
 		v, err := parseInt(a, math.MinInt64, math.MaxInt64)
 		if err == nil {
 			s.sampling.Seed = &v
 		}
 		return err
-	}},
+	}, func(s *chatSession) any { return *s.sampling.Seed }},
 	{"num_predict", "-1 (no limit but the context) or a whole number from 1", func(s *chatSession, a []string) error {
 		v, err := parseInt(a, -1, math.MaxInt32)
 		if err == nil && v == 0 {
@@ -99,6 +102,11 @@ var chatParameters = []chatParameter{
 			s.sampling.MaxTokens = s.opts.maxTokens
 		}
 		return err
+	}, func(s *chatSession) any {
+		if s.opts.maxTokens == 0 {
+			return -1 // no limit
+		}
+		return s.opts.maxTokens
 	}},
 	{"repeat_penalty", "a number above 0 (1: off)", func(s *chatSession, a []string) error {
 		v, err := parseFloat(a, math.SmallestNonzeroFloat32, 100)
@@ -106,28 +114,28 @@ var chatParameters = []chatParameter{
 			s.sampling.RepeatPenalty = float32(v)
 		}
 		return err
-	}},
+	}, func(s *chatSession) any { return s.sampling.RepeatPenalty }},
 	{"presence_penalty", "a number from -2 to 2", func(s *chatSession, a []string) error {
 		v, err := parseFloat(a, -2, 2)
 		if err == nil {
 			s.sampling.PresencePenalty = float32(v)
 		}
 		return err
-	}},
+	}, func(s *chatSession) any { return s.sampling.PresencePenalty }},
 	{"frequency_penalty", "a number from -2 to 2", func(s *chatSession, a []string) error {
 		v, err := parseFloat(a, -2, 2)
 		if err == nil {
 			s.sampling.FrequencyPenalty = float32(v)
 		}
 		return err
-	}},
+	}, func(s *chatSession) any { return s.sampling.FrequencyPenalty }},
 	{"stop", "one or more stop strings", func(s *chatSession, a []string) error {
 		if len(a) == 0 {
 			return fmt.Errorf("no stop string")
 		}
 		s.sampling.Stop = append(ipc.StopList(nil), a...)
 		return nil
-	}},
+	}, func(s *chatSession) any { return []string(s.sampling.Stop) }},
 }
 
 // parseFloat reads the one value of args as a number in [lo, hi].
@@ -366,31 +374,15 @@ func (s *chatSession) show(ctx context.Context, what string) {
 
 // paramValue is the value /set parameter gave name, as Ollama writes it.
 func (s *chatSession) paramValue(name string) string {
-	switch name {
-	case "temperature":
-		return fmt.Sprint(s.opts.temp)
-	case "top_p":
-		return fmt.Sprint(*s.sampling.TopP)
-	case "top_k":
-		return fmt.Sprint(*s.sampling.TopK)
-	case "min_p":
-		return fmt.Sprint(*s.sampling.MinP)
-	case "seed":
-		return fmt.Sprint(*s.sampling.Seed)
-	case "num_predict":
-		if s.opts.maxTokens == 0 {
-			return "-1"
+	for _, p := range chatParameters {
+		if p.name != name {
+			continue
 		}
-		return fmt.Sprint(s.opts.maxTokens)
-	case "repeat_penalty":
-		return fmt.Sprint(s.sampling.RepeatPenalty)
-	case "presence_penalty":
-		return fmt.Sprint(s.sampling.PresencePenalty)
-	case "frequency_penalty":
-		return fmt.Sprint(s.sampling.FrequencyPenalty)
-	case "stop":
-		b, _ := json.Marshal([]string(s.sampling.Stop))
-		return string(b)
+		if v, ok := p.get(s).([]string); ok { // stop
+			b, _ := json.Marshal(v)
+			return string(b)
+		}
+		return fmt.Sprint(p.get(s))
 	}
 	return ""
 }
@@ -454,31 +446,9 @@ func (s *chatSession) saveModel(ctx context.Context, name string) {
 		return
 	}
 	req := ipc.CreateRequest{Model: name, From: model, System: s.opts.system, Parameters: map[string]any{}, Messages: s.history}
-	for _, p := range s.userParams {
-		switch p {
-		case "temperature":
-			req.Parameters[p] = s.opts.temp
-		case "top_p":
-			req.Parameters[p] = *s.sampling.TopP
-		case "top_k":
-			req.Parameters[p] = *s.sampling.TopK
-		case "min_p":
-			req.Parameters[p] = *s.sampling.MinP
-		case "seed":
-			req.Parameters[p] = *s.sampling.Seed
-		case "num_predict":
-			req.Parameters[p] = s.opts.maxTokens
-			if s.opts.maxTokens == 0 {
-				req.Parameters[p] = -1 // no limit
-			}
-		case "repeat_penalty":
-			req.Parameters[p] = s.sampling.RepeatPenalty
-		case "presence_penalty":
-			req.Parameters[p] = s.sampling.PresencePenalty
-		case "frequency_penalty":
-			req.Parameters[p] = s.sampling.FrequencyPenalty
-		case "stop":
-			req.Parameters[p] = []string(s.sampling.Stop)
+	for _, p := range chatParameters {
+		if slices.Contains(s.userParams, p.name) {
+			req.Parameters[p.name] = p.get(s)
 		}
 	}
 	if err := s.c.Create(ctx, req); err != nil {
