@@ -137,9 +137,7 @@ func newDaemonCmd() *cobra.Command {
 			return p.Run(ctx, o)
 		},
 	}
-	o.RegisterFlags(cmd.Flags())
-	serve.RegisterFlags(&o, cmd.Flags())
-	p.RegisterFlags(cmd.Flags())
+	serve.RegisterAllFlags(cmd.Flags(), &o, &p)
 	return cmd
 }
 

@@ -103,9 +103,7 @@ func checkDaemonArgs(args []string) error {
 	var p serve.Process
 	fs := pflag.NewFlagSet("ruvllmd", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o.RegisterFlags(fs)
-	serve.RegisterFlags(&o, fs)
-	p.RegisterFlags(fs)
+	serve.RegisterAllFlags(fs, &o, &p)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("the daemon's flags after --: %w", err)
 	}

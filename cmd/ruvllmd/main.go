@@ -22,9 +22,7 @@ func main() {
 	o := serve.Options{Config: cfg}
 	var p serve.Process
 	fs := pflag.NewFlagSet("ruvllmd", pflag.ExitOnError)
-	o.RegisterFlags(fs)
-	serve.RegisterFlags(&o, fs)
-	p.RegisterFlags(fs)
+	serve.RegisterAllFlags(fs, &o, &p)
 	fs.Parse(os.Args[1:])
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "ruvllmd: unexpected argument %q (options start with --; the model is -m FILE)\n", fs.Arg(0))

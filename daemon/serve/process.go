@@ -50,3 +50,13 @@ func (p Process) Run(ctx context.Context, o Options) error {
 	}
 	return Run(ctx, o)
 }
+
+// RegisterAllFlags binds every flag of ruvllmd to o and p: the daemon's
+// configuration, the model flags and the process's own. ruvllmd, `ruvllm
+// daemon` and `ruvllm service install --` (which checks the flags it keeps
+// in the unit) take the same flags through it.
+func RegisterAllFlags(f *pflag.FlagSet, o *Options, p *Process) {
+	o.RegisterFlags(f)
+	RegisterFlags(o, f)
+	p.RegisterFlags(f)
+}
