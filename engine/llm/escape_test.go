@@ -128,6 +128,15 @@ func controlTokenModel(t *testing.T) (*Model, []int32, func([]int32) int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
+	control, count := controlTokens(t, m)
+	return m, control, count
+}
+
+// controlTokens returns the ids of m's <|im_start|>, <|im_end|> and
+// <|endoftext|>, which must be control tokens, and a function counting
+// them in a prompt.
+func controlTokens(t *testing.T, m *Model) ([]int32, func([]int32) int) {
+	t.Helper()
 	tok := m.Tokenizer()
 	var control []int32
 	for _, s := range []string{"<|im_start|>", "<|im_end|>", "<|endoftext|>"} {
@@ -137,7 +146,7 @@ func controlTokenModel(t *testing.T) (*Model, []int32, func([]int32) int) {
 		}
 		control = append(control, id)
 	}
-	return m, control, func(ids []int32) (n int) {
+	return control, func(ids []int32) (n int) {
 		for _, id := range ids {
 			if slices.Contains(control, id) {
 				n++
