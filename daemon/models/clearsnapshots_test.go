@@ -136,15 +136,7 @@ func TestClearSnapshotsDropsSavedPrefixes(t *testing.T) {
 		}},
 		{"unloading across the clear", func(t *testing.T, m *Manager, l *snapLoader) int {
 			l.use(t, m, 5)
-			m.mu.Lock()
-			e := m.loaded["a"]
-			detached := m.detach(e)
-			m.mu.Unlock()
-			if !detached {
-				t.Fatal("a not detached")
-			}
-			clear(t, m)
-			m.finishUnload(e) // saves the cache that was cleared
+			unloadAcrossClear(t, m, clear) // saves the cache that was cleared
 			return l.use(t, m, -1)
 		}},
 		{"a save failing partway across the clear", func(t *testing.T, m *Manager, l *snapLoader) int {
@@ -152,15 +144,7 @@ func TestClearSnapshotsDropsSavedPrefixes(t *testing.T) {
 			l.model().mu.Lock()
 			l.model().failSave = true
 			l.model().mu.Unlock()
-			m.mu.Lock()
-			e := m.loaded["a"]
-			detached := m.detach(e)
-			m.mu.Unlock()
-			if !detached {
-				t.Fatal("a not detached")
-			}
-			clear(t, m)
-			m.finishUnload(e) // writes a file of the cleared cache, then fails
+			unloadAcrossClear(t, m, clear) // writes a file of the cleared cache, then fails
 			return l.use(t, m, -1)
 		}},
 		{"loading across the clear", func(t *testing.T, m *Manager, l *snapLoader) int {
@@ -212,6 +196,22 @@ func TestClearSnapshotsDropsSavedPrefixes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unloadAcrossClear takes model a out of the loaded set, runs clear, and
+// then finishes a's unload (its prefix cache saved, or not, after the
+// clear).
+func unloadAcrossClear(t *testing.T, m *Manager, clear func(*testing.T, *Manager)) {
+	t.Helper()
+	m.mu.Lock()
+	e := m.loaded["a"]
+	detached := m.detach(e)
+	m.mu.Unlock()
+	if !detached {
+		t.Fatal("a not detached")
+	}
+	clear(t, m)
+	m.finishUnload(e)
 }
 
 // layoutSnapModel is a snapModel with a cache layout, so that its

@@ -37,11 +37,8 @@ func TestFinishFlagsMakesPathsAbsolute(t *testing.T) {
 		{"socket too long absolute", []string{"--socket", long}, func(c daemon.Config) string { return c.SocketPath }, long},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := Options{}
-			fs := pflag.NewFlagSet("ruvllmd", pflag.ContinueOnError)
-			o.RegisterFlags(fs)
-			RegisterFlags(&o, fs)
-			if err := fs.Parse(tc.args); err != nil {
+			o, fs, err := parseFlags(tc.args)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if err := FinishFlags(&o, fs); err != nil {
@@ -62,14 +59,11 @@ func TestFinishFlagsRefusesNoLoadedModels(t *testing.T) {
 		args []string
 		ok   bool
 	}{{[]string{"--max-loaded", "0"}, false}, {[]string{"--max-loaded", "1"}, true}, {nil, true}} {
-		o := Options{}
-		fs := pflag.NewFlagSet("ruvllmd", pflag.ContinueOnError)
-		o.RegisterFlags(fs)
-		RegisterFlags(&o, fs)
-		if err := fs.Parse(tc.args); err != nil {
+		o, fs, err := parseFlags(tc.args)
+		if err != nil {
 			t.Fatal(err)
 		}
-		err := FinishFlags(&o, fs)
+		err = FinishFlags(&o, fs)
 		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), "--max-loaded 0")) {
 			t.Errorf("%v: %v", tc.args, err)
 		}
@@ -95,12 +89,7 @@ func TestKeepAliveFlagTakesSeconds(t *testing.T) {
 		{[]string{"--keep-alive", "1e300"}, 0, true},
 		{[]string{"--keep-alive", "NaN"}, 0, true},
 	} {
-		o := Options{}
-		fs := pflag.NewFlagSet("ruvllmd", pflag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		o.RegisterFlags(fs)
-		RegisterFlags(&o, fs)
-		err := fs.Parse(tc.args)
+		o, _, err := parseFlags(tc.args)
 		if tc.bad {
 			if err == nil {
 				t.Errorf("%v: accepted as %v", tc.args, o.KeepAlive)
@@ -111,4 +100,14 @@ func TestKeepAliveFlagTakesSeconds(t *testing.T) {
 			t.Errorf("%v: %v, %v; want %v", tc.args, o.KeepAlive, err, tc.want)
 		}
 	}
+}
+
+// parseFlags parses args as ruvllmd's flags into fresh Options.
+func parseFlags(args []string) (Options, *pflag.FlagSet, error) {
+	var o Options
+	var p Process
+	fs := pflag.NewFlagSet("ruvllmd", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	RegisterAllFlags(fs, &o, &p)
+	return o, fs, fs.Parse(args)
 }
